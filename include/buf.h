@@ -1,0 +1,26 @@
+/* A growable byte buffer, always NUL-terminated. */
+#ifndef BUF_H
+#define BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *data; // NUL-terminated; NULL until the first append
+	size_t len;
+	size_t cap;
+};
+
+void buf_init(struct buf *b);
+/** Frees the contents; accepts a zeroed buffer. */
+void buf_finish(struct buf *b);
+/** Hands the contents to the caller (who frees them) and resets @b. Never NULL. */
+char *buf_steal(struct buf *b);
+void buf_clear(struct buf *b);
+void buf_append(struct buf *b, const void *data, size_t len);
+void buf_puts(struct buf *b, const char *s);
+void buf_putc(struct buf *b, char c);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+
+#endif

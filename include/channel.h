@@ -1,0 +1,71 @@
+/* A channel is one reading of the board (a zone's temperature, a cluster's clock) with a stable key. */
+#ifndef CHANNEL_H
+#define CHANNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Keys are printable ASCII without spaces, unique, and built from stable identities, never
+ * from probe-order numbers (thermal_zoneN, hwmonN, iio:deviceN):
+ *   thermal/<type>            thermal/soc-thermal (a repeated type gets "#2", "#3" ...)
+ *   cooling/<type>            cooling/pwm-fan
+ *   cpufreq/<policy>          cpufreq/policy4 (or cpufreq/cpu3 for a per-CPU directory)
+ *   devfreq/<device>          devfreq/fdab0000.npu
+ *   iio/<name>/<channel>      iio/maxim_thermocouple/temp, iio/fec10000.saradc/voltage2
+ *   hwmon/<chip>/<feature>    hwmon/nvme-pci-0100/temp1
+ *   <anything valid>          imported channels keep the CSV's name
+ */
+#define CHANNEL_KEY_MAX 200
+
+enum channel_kind {
+	CHANNEL_KIND_TEMPERATURE,
+	CHANNEL_KIND_FREQUENCY,
+	CHANNEL_KIND_VOLTAGE,
+	CHANNEL_KIND_CURRENT,
+	CHANNEL_KIND_POWER,
+	CHANNEL_KIND_ENERGY,
+	CHANNEL_KIND_FAN,
+	CHANNEL_KIND_HUMIDITY,
+	CHANNEL_KIND_STATE, // cooling device state index
+	CHANNEL_KIND_OTHER,
+};
+
+/** What a channel is; the sampler owns these for the channels it reads. */
+struct channel {
+	char *key;
+	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "import"
+	char *label;
+	enum channel_kind kind;
+	const char *unit; // static: "celsius", "hertz", "volts", "amperes", "watts", "joules", "rpm", ...
+	/*
+	 * The value step the source can express, in the unit: 0.001 for m°C and mV, 1 for Hz.
+	 * The store keeps llround(value / resolution) as an integer, so statistics are exact
+	 * at this resolution.
+	 */
+	double resolution;
+	char *path; // sysfs path read, relative to the sysfs root ("class/thermal/thermal_zone0/temp")
+	char *meta; // a JSON object with source details (trips, governor, ...), or NULL
+};
+
+/** One value of one channel in a cycle. */
+struct reading {
+	double value; // in the channel's unit, calibration applied; meaningless when err != 0
+	int err;      // 0, or a negative errno: the value is missing, never a fake 0
+};
+
+const char *channel_kind_name(enum channel_kind kind);
+/** Parses a kind name; false if unknown. */
+bool channel_kind_parse(const char *name, enum channel_kind *out);
+/** The unit's static name if @name is a known unit, else NULL. */
+const char *channel_unit_lookup(const char *name);
+/** The usual unit of a kind ("celsius" for a temperature). */
+const char *channel_kind_unit(enum channel_kind kind);
+/** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */
+bool channel_key_valid(const char *key);
+/** Frees the strings of @c (not @c itself); accepts a zeroed struct. */
+void channel_finish(struct channel *c);
+/** Deep copy of @src into @dst. */
+void channel_copy(struct channel *dst, const struct channel *src);
+
+#endif

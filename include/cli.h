@@ -1,0 +1,29 @@
+/* The thermlog CLI: global options and one function per command (cli-*.c). */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+
+#include "config.h"
+
+/* Exit codes of every command. */
+#define CLI_EXIT_OK      0
+#define CLI_EXIT_FAILURE 1 // the command ran and failed (database, I/O)
+#define CLI_EXIT_USAGE   2 // bad arguments or configuration
+
+struct cli_context {
+	const char *config_path; // -c FILE, or NULL = the default path if it exists
+	const char *db_path;     // --db PATH, or NULL = the configured database
+};
+
+/**
+ * Loads the configuration the context names into @cfg (initialized here): -c FILE must exist;
+ * the default path is optional. Errors are printed; returns false on any.
+ */
+bool cli_load_config(const struct cli_context *ctx, struct config *cfg);
+/** The database path: --db, else the configuration's. */
+const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg);
+
+/* Each command gets argv[0] = its name and the arguments after global options are removed. */
+
+#endif

@@ -1,0 +1,137 @@
+/* Configuration: defaults in code, overridden by /etc/thermlog/thermlog.yaml (libyaml). */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH     "/etc/thermlog/thermlog.yaml"
+#define CONFIG_DEFAULT_DATABASE "/var/lib/thermlog/thermlog.db"
+#define CONFIG_DEFAULT_LISTEN   "127.0.0.1:9470"
+
+enum source_id {
+	SOURCE_THERMAL, // thermal zones and cooling devices
+	SOURCE_HWMON,
+	SOURCE_CPUFREQ,
+	SOURCE_DEVFREQ,
+	SOURCE_IIO,
+	SOURCE_COUNT,
+};
+
+struct source_config {
+	bool enabled;     // default true
+	char **include;   // glob patterns on channel keys; NULL-terminated, empty = everything
+	char **exclude;   // NULL-terminated
+};
+
+struct channel_override {
+	char *key;
+	char *label;   // NULL = keep the discovered label
+	bool enabled;  // default true
+	double offset; // calibrated = value * gain + offset
+	double gain;   // default 1
+};
+
+struct iio_channel_config {
+	char *device;  // IIO `name`, or "iio:deviceN"
+	char *channel; // "voltage2" -> in_voltage2_raw
+	char *label;   // NULL = "<device> <channel>"
+	const char *unit; // static unit name the conversion yields; default "volts"
+	double gain;   // value = gain * volts + offset; default 1, 0
+	double offset;
+};
+
+enum lifetime_model {
+	LIFETIME_MODEL_BT,
+	LIFETIME_MODEL_ARRHENIUS,
+};
+
+enum capacitor_type {
+	CAPACITOR_TYPE_WET,
+	CAPACITOR_TYPE_POLYMER,
+};
+
+enum temp_basis {
+	TEMP_BASIS_AMBIENT,
+	TEMP_BASIS_CASE,
+	TEMP_BASIS_CORE,
+};
+
+enum self_heating_form {
+	SELF_HEATING_NONE,
+	SELF_HEATING_RISE,    // rise_k
+	SELF_HEATING_POWER,   // current_a^2 * esr_ohm * rth_k_per_w
+	SELF_HEATING_RIPPLE,  // (current_a / rated_ripple_a)^2 * rated_rise_k
+};
+
+struct capacitor_config {
+	char *name;
+	char *sensor; // channel key or label
+	enum temp_basis basis;
+	double rated_life_h;
+	double rated_temp_c;
+	enum lifetime_model model;
+	double bt;        // NAN = default for the type (2.0 wet; polymer uses 10 per 20 K)
+	double ea_ev;     // arrhenius only; NAN = unset
+	enum capacitor_type type;
+	enum self_heating_form self_heating;
+	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
+	int64_t in_service; // unix seconds (UTC midnight), or -1 = unset
+	double life_cap_years;  // default 15
+	double validity_low_c;  // NAN = the model's default (40 °C)
+	int line;               // where it was defined, for messages
+};
+
+struct http_config {
+	char *listen;         // "127.0.0.1:9470"
+	char *token;          // bearer token, NULL = none
+	char *token_file;
+	bool metrics_public;  // /metrics without the token
+	char *tls_cert;       // paths, NULL = plain HTTP
+	char *tls_key;
+	unsigned max_points;  // cap for /api/v1/samples max_points, default 5000
+	int64_t max_window_s; // cap for query windows, default 400 days
+	unsigned connection_limit; // default 32
+};
+
+struct config {
+	char *path;        // the file read, NULL = defaults only
+	int64_t interval_ms; // default 60000, at least 1000
+	char *database;
+	char *sysfs_root;  // default "/sys"
+	int64_t retention_raw_s; // default 400 days
+	int64_t rescan_s;        // default 300
+	struct http_config http;
+	struct source_config sources[SOURCE_COUNT];
+	struct channel_override *channels;
+	size_t n_channels;
+	struct iio_channel_config *iio_channels;
+	size_t n_iio_channels;
+	struct capacitor_config *capacitors;
+	size_t n_capacitors;
+};
+
+/** Fills @cfg with the built-in defaults; every string is heap-allocated. */
+void config_init(struct config *cfg);
+/** Frees everything; accepts a zeroed struct. */
+void config_finish(struct config *cfg);
+
+/**
+ * Reads @path over the defaults already in @cfg. On error returns false and appends one line
+ * per problem to @errors (caller frees) as "FILE:LINE:COL: problem" (1-based), leaving @cfg
+ * unusable (finish it).
+ */
+bool config_load(struct config *cfg, const char *path, char **errors);
+/** The same on a memory buffer; @name stands for the file name in messages. */
+bool config_load_string(struct config *cfg, const char *name, const char *text, size_t len,
+		char **errors);
+
+/** The source name used in config and channel keys: "thermal", "hwmon", ... */
+const char *config_source_name(enum source_id id);
+/** Applies include/exclude for @source and the channel's enabled override. */
+bool config_channel_wanted(const struct config *cfg, enum source_id source, const char *key);
+/** The override for @key, or NULL. */
+const struct channel_override *config_channel_override(const struct config *cfg, const char *key);
+
+#endif

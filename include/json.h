@@ -1,0 +1,46 @@
+/* A streaming JSON writer into a struct buf: commas and escaping are handled here. Pure. */
+#ifndef JSON_H
+#define JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define JSON_MAX_DEPTH 32
+
+struct json {
+	struct buf *out; // borrowed
+	int depth;
+	bool need_comma[JSON_MAX_DEPTH];
+	bool after_key;
+	bool pretty; // newline + two-space indent
+};
+
+/** Writes into @out (borrowed), appending. */
+void json_init(struct json *j, struct buf *out, bool pretty);
+
+void json_object_begin(struct json *j);
+void json_object_end(struct json *j);
+void json_array_begin(struct json *j);
+void json_array_end(struct json *j);
+/** Emits an object key; the next value call supplies its value. */
+void json_key(struct json *j, const char *key);
+
+void json_string(struct json *j, const char *s); // NULL writes null
+void json_int(struct json *j, int64_t v);
+/** Shortest text that reads back as the same double ("%.17g" trimmed); non-finite → null. */
+void json_double(struct json *j, double v);
+/** Fixed precision: @digits after the point; non-finite → null. */
+void json_fixed(struct json *j, double v, int digits);
+void json_bool(struct json *j, bool v);
+void json_null(struct json *j);
+/** Inserts @text, which must already be valid JSON. */
+void json_raw(struct json *j, const char *text);
+
+/** Appends @s escaped as a JSON string body (no quotes) to @out. */
+void json_escape(struct buf *out, const char *s);
+/** Formats @v as the shortest round-trip decimal into @out (at least 32 bytes). */
+void json_format_double(char *out, double v);
+
+#endif

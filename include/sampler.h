@@ -1,0 +1,36 @@
+/* The sampler: discovers channels from every enabled source and reads them all once per cycle. */
+#ifndef SAMPLER_H
+#define SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel.h"
+#include "config.h"
+
+struct sampler;
+
+/**
+ * Opens cfg->sysfs_root and discovers every channel. @cfg is borrowed and must outlive the
+ * sampler (swap with sampler_set_config() on reload). Returns NULL if the root cannot be
+ * opened (logged).
+ */
+struct sampler *sampler_create(const struct config *cfg);
+void sampler_destroy(struct sampler *sampler); // accepts NULL
+
+/** Replaces the borrowed config and rescans. */
+void sampler_set_config(struct sampler *sampler, const struct config *cfg);
+
+/** Re-discovers channels now: new ones appear, vanished ones drop out of the list. */
+void sampler_rescan(struct sampler *sampler);
+
+/**
+ * Reads every channel once. @mono_s (a monotonic clock) drives the periodic rescan, which also
+ * happens after a read reports a vanished object. Returns the channel count; *channels and
+ * *readings stay valid until the next sampler call. A failing channel carries err != 0 and is
+ * logged only when its state changes.
+ */
+size_t sampler_read(struct sampler *sampler, int64_t mono_s, const struct channel **channels,
+		const struct reading **readings);
+
+#endif

@@ -1,0 +1,153 @@
+/* The store: SQLite schema, one transaction per cycle, hourly rollups, retention, queries. */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel.h"
+
+struct store;
+
+enum store_mode {
+	STORE_MODE_WRITE,  // the daemon, import: creates and migrates
+	STORE_MODE_READ,   // CLI queries and the HTTP thread: read-only, no migration
+};
+
+enum clock_state {
+	CLOCK_STATE_UNKNOWN = 0, // no sync information: trusted
+	CLOCK_STATE_SYNCED = 1,
+	CLOCK_STATE_UNSYNCED = 2, // excluded from queries by default
+};
+
+const char *clock_state_name(enum clock_state state);
+
+/**
+ * Opens (or creates, in write mode) the database at @path (":memory:" works) with WAL,
+ * synchronous=NORMAL, secure_delete=OFF, a busy timeout and a bounded page cache, and applies
+ * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
+ * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
+ * corrupt, -EROFS/-EACCES when it cannot be written.
+ */
+int store_open(struct store **out, const char *path, enum store_mode mode);
+void store_close(struct store *store); // accepts NULL
+
+/** One sampling cycle, stored whole or not at all. */
+struct cycle {
+	int64_t ts; // s since epoch, UTC: the cycle's wall-clock stamp
+	const char *boot_id; // may be NULL
+	enum clock_state clock;
+	size_t n;
+	const struct channel *channels; // borrowed, n entries
+	const struct reading *readings; // borrowed, n entries; err != 0 stores nothing
+};
+
+/**
+ * Stores a cycle in one transaction, registering new channels and marking present ones.
+ * A cycle whose ts is not after the last stored one is refused with -EEXIST (never a duplicate
+ * or overlapping row). -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
+ */
+int store_write_cycle(struct store *store, const struct cycle *cycle);
+
+/** Marks channels not in @keys absent (they keep their history). */
+int store_mark_present(struct store *store, const char *const *keys, size_t n, int64_t now);
+
+/** Rolls up every complete hour not yet rolled up and prunes raw rows older than @raw_keep_s. */
+int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
+
+/** A stored channel. Strings are owned by the array returned by store_channels(). */
+struct store_channel {
+	int64_t id;
+	struct channel ch; // path and meta may be NULL
+	int64_t first_seen, last_seen; // s since epoch
+	bool present;
+};
+
+/** Every known channel, ordered by key. Free with store_channels_free(). */
+int store_channels(struct store *store, struct store_channel **out, size_t *n);
+void store_channels_free(struct store_channel *list, size_t n);
+
+/** Summary for status pages. */
+struct store_info {
+	int64_t cycles;        // stored cycles
+	int64_t first_cycle;   // ts, or 0 when empty
+	int64_t last_cycle;    // ts, or 0 when empty
+	int64_t unsynced_cycles;
+	int64_t size_bytes;    // database file plus WAL
+	int64_t bytes_written; // by this connection since open (data pages written)
+};
+int store_info(struct store *store, struct store_info *info);
+
+/** A stored cycle in a window, for coverage and gap counting. */
+struct store_cycle {
+	int64_t ts;
+	enum clock_state clock;
+};
+
+typedef int (*store_cycle_fn)(void *ctx, const struct store_cycle *cycle);
+/** Calls @fn for every cycle with from <= ts < to, in time order; a nonzero return stops. */
+int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle_fn fn, void *ctx);
+
+/** A raw stored value: the integer kept is llround(value / resolution). */
+struct store_sample {
+	int64_t ts;
+	int64_t channel_id;
+	int64_t q; // quantized value; value = q * resolution
+	enum clock_state clock;
+};
+
+typedef int (*store_sample_fn)(void *ctx, const struct store_sample *sample);
+/**
+ * Calls @fn for every raw sample with from <= ts < to of the channels in @ids (all channels
+ * when n_ids == 0), ordered by (ts, channel_id). Unsynced cycles are skipped unless
+ * @include_unsynced. A nonzero return from @fn stops the scan and is returned.
+ */
+int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
+		size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx);
+
+/**
+ * An hourly rollup of one channel: count, sum, min, max and the exact histogram of quantized
+ * values (distinct q ascending with counts), so percentiles over whole hours stay exact.
+ * Unsynced cycles are not part of rollups; `unsynced` counts them.
+ */
+struct store_rollup {
+	int64_t hour; // ts of the hour's start
+	int64_t channel_id;
+	int64_t count;
+	int64_t sum_q;
+	int64_t min_q, max_q;
+	int64_t max_ts; // when max_q was first reached
+	int64_t unsynced;
+	size_t n_bins;
+	const int64_t *bin_q;     // ascending
+	const int64_t *bin_count;
+};
+
+typedef int (*store_rollup_fn)(void *ctx, const struct store_rollup *rollup);
+/** Calls @fn for the rollups of hours [from_hour, to_hour) of @ids (all when n_ids == 0). */
+int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour,
+		const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
+/** The first hour not yet rolled up (raw rows must be read from there on). */
+int store_rollup_horizon(struct store *store, int64_t *hour);
+
+/** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
+int store_state_get(struct store *store, const char *key, char **value);
+int store_state_set(struct store *store, const char *key, const char *value);
+
+/** Imported rows: registers @ch if unknown (source "import" unless given). */
+int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id);
+/**
+ * Inserts imported values; a cycle row is created as synced where none exists. Existing
+ * (ts, channel) rows are left as they are (re-import changes nothing). Callers wrap a whole
+ * file in store_begin()/store_commit() so nothing is half-imported.
+ */
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q);
+int store_begin(struct store *store);
+int store_commit(struct store *store);
+int store_rollback(struct store *store);
+
+/** Writes a consistent copy to @path (online backup API) while others keep writing. */
+int store_backup(struct store *store, const char *path);
+
+#endif

@@ -1,0 +1,87 @@
+/* Channel names and rules shared by the sources, the store and the importers. */
+#include "channel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static const char *const kind_names[] = {
+	[CHANNEL_KIND_TEMPERATURE] = "temperature", [CHANNEL_KIND_FREQUENCY] = "frequency",
+	[CHANNEL_KIND_VOLTAGE] = "voltage",         [CHANNEL_KIND_CURRENT] = "current",
+	[CHANNEL_KIND_POWER] = "power",             [CHANNEL_KIND_ENERGY] = "energy",
+	[CHANNEL_KIND_FAN] = "fan",                 [CHANNEL_KIND_HUMIDITY] = "humidity",
+	[CHANNEL_KIND_STATE] = "state",             [CHANNEL_KIND_OTHER] = "other",
+};
+
+static const char *const kind_units[] = {
+	[CHANNEL_KIND_TEMPERATURE] = "celsius", [CHANNEL_KIND_FREQUENCY] = "hertz",
+	[CHANNEL_KIND_VOLTAGE] = "volts",       [CHANNEL_KIND_CURRENT] = "amperes",
+	[CHANNEL_KIND_POWER] = "watts",         [CHANNEL_KIND_ENERGY] = "joules",
+	[CHANNEL_KIND_FAN] = "rpm",             [CHANNEL_KIND_HUMIDITY] = "percent",
+	[CHANNEL_KIND_STATE] = "state",         [CHANNEL_KIND_OTHER] = "1",
+};
+
+static const char *const units[] = {
+	"celsius", "hertz", "volts", "millivolts", "amperes", "watts", "joules",
+	"rpm",     "percent", "state", "ohms",      "1",
+};
+
+const char *channel_kind_name(enum channel_kind kind) {
+	return kind_names[kind];
+}
+
+bool channel_kind_parse(const char *name, enum channel_kind *out) {
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+		if (strcmp(name, kind_names[i]) == 0) {
+			*out = (enum channel_kind)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *channel_kind_unit(enum channel_kind kind) {
+	return kind_units[kind];
+}
+
+const char *channel_unit_lookup(const char *name) {
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(name, units[i]) == 0) {
+			return units[i];
+		}
+	}
+	return NULL;
+}
+
+bool channel_key_valid(const char *key) {
+	size_t n = 0;
+	for (const char *p = key; *p; p++, n++) {
+		if (*p <= ' ' || *p > '~') {
+			return false;
+		}
+	}
+	return n > 0 && n <= CHANNEL_KEY_MAX;
+}
+
+void channel_finish(struct channel *c) {
+	free(c->key);
+	free(c->source);
+	free(c->label);
+	free(c->path);
+	free(c->meta);
+	*c = (struct channel){0};
+}
+
+static char *dup_or_null(const char *s) {
+	return s ? xstrdup(s) : NULL;
+}
+
+void channel_copy(struct channel *dst, const struct channel *src) {
+	*dst = *src;
+	dst->key = dup_or_null(src->key);
+	dst->source = dup_or_null(src->source);
+	dst->label = dup_or_null(src->label);
+	dst->path = dup_or_null(src->path);
+	dst->meta = dup_or_null(src->meta);
+}

@@ -1,0 +1,168 @@
+/* JSON writer: keeps only a comma flag per nesting level, so output streams into the buffer. */
+#include "json.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void json_init(struct json *j, struct buf *out, bool pretty) {
+	*j = (struct json){.out = out, .pretty = pretty};
+}
+
+static void newline(struct json *j) {
+	if (!j->pretty) {
+		return;
+	}
+	buf_putc(j->out, '\n');
+	for (int i = 0; i < j->depth; i++) {
+		buf_puts(j->out, "  ");
+	}
+}
+
+/* Called before every value or key: separates siblings unless a key was just written. */
+static void before_value(struct json *j) {
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->depth > 0) {
+		if (j->need_comma[j->depth]) {
+			buf_putc(j->out, ',');
+		}
+		j->need_comma[j->depth] = true;
+		newline(j);
+	}
+}
+
+static void open(struct json *j, char c) {
+	before_value(j);
+	buf_putc(j->out, c);
+	assert(j->depth + 1 < JSON_MAX_DEPTH);
+	j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void close(struct json *j, char c) {
+	bool had_items = j->need_comma[j->depth];
+	j->depth--;
+	if (had_items) {
+		newline(j);
+	}
+	buf_putc(j->out, c);
+}
+
+void json_object_begin(struct json *j) {
+	open(j, '{');
+}
+
+void json_object_end(struct json *j) {
+	close(j, '}');
+}
+
+void json_array_begin(struct json *j) {
+	open(j, '[');
+}
+
+void json_array_end(struct json *j) {
+	close(j, ']');
+}
+
+void json_escape(struct buf *out, const char *s) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			buf_puts(out, "\\\"");
+			break;
+		case '\\':
+			buf_puts(out, "\\\\");
+			break;
+		case '\n':
+			buf_puts(out, "\\n");
+			break;
+		case '\r':
+			buf_puts(out, "\\r");
+			break;
+		case '\t':
+			buf_puts(out, "\\t");
+			break;
+		default:
+			if (*p < 0x20) {
+				buf_printf(out, "\\u%04x", *p);
+			} else {
+				buf_putc(out, (char)*p);
+			}
+		}
+	}
+}
+
+void json_key(struct json *j, const char *key) {
+	before_value(j);
+	buf_putc(j->out, '"');
+	json_escape(j->out, key);
+	buf_puts(j->out, j->pretty ? "\": " : "\":");
+	j->after_key = true;
+}
+
+void json_string(struct json *j, const char *s) {
+	if (!s) {
+		json_null(j);
+		return;
+	}
+	before_value(j);
+	buf_putc(j->out, '"');
+	json_escape(j->out, s);
+	buf_putc(j->out, '"');
+}
+
+void json_int(struct json *j, int64_t v) {
+	before_value(j);
+	buf_printf(j->out, "%" PRId64, v);
+}
+
+void json_format_double(char *out, double v) {
+	// The shortest of %.15g..%.17g that reads back exactly: 0.1 stays "0.1".
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(out, 32, "%.*g", prec, v);
+		if (strtod(out, NULL) == v) {
+			break;
+		}
+	}
+}
+
+void json_double(struct json *j, double v) {
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	char text[32];
+	json_format_double(text, v);
+	before_value(j);
+	buf_puts(j->out, text);
+}
+
+void json_fixed(struct json *j, double v, int digits) {
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	before_value(j);
+	buf_printf(j->out, "%.*f", digits, v);
+}
+
+void json_bool(struct json *j, bool v) {
+	before_value(j);
+	buf_puts(j->out, v ? "true" : "false");
+}
+
+void json_null(struct json *j) {
+	before_value(j);
+	buf_puts(j->out, "null");
+}
+
+void json_raw(struct json *j, const char *text) {
+	before_value(j);
+	buf_puts(j->out, text);
+}
