@@ -1,0 +1,62 @@
+/*
+ * The last cycle in memory, shared between the sampling loop (writer) and the HTTP thread
+ * (readers), so /metrics and /api/v1/latest need no sysfs or database work per request.
+ */
+#ifndef LIVE_H
+#define LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "channel.h"
+#include "store.h"
+
+/** The daemon's own health, published with each cycle. */
+struct live_health {
+	int64_t started;         // s since epoch
+	int64_t interval_ms;
+	int64_t cycles_total;    // cycles stored since start
+	int64_t cycles_failed;   // cycles that could not be stored (queued or dropped)
+	int64_t read_errors_total;
+	int64_t errors_last_hour;
+	int64_t queued_cycles;   // waiting for disk space
+	double cycle_seconds;    // duration of the last cycle (read + store)
+	int64_t bytes_written_total; // database bytes written since start
+	enum clock_state clock;
+};
+
+/** One capacitor's running damage, kept by the daemon. */
+struct live_capacitor {
+	const char *name; // copied by live_publish_capacitors()
+	const char *sensor;
+	double consumed_fraction; // D
+	double remaining_h;       // (1 - D) * L_eff, NAN when unknown
+	double effective_life_h;
+	double observed_h;
+};
+
+/** A consistent copy of the last cycle, owned by the caller of live_snapshot(). */
+struct live_snapshot {
+	int64_t ts; // 0 before the first cycle
+	size_t n;
+	struct channel *channels;
+	struct reading *readings;
+	struct live_health health;
+	size_t n_capacitors;
+	struct live_capacitor *capacitors;
+};
+
+struct live *live_create(void);
+void live_destroy(struct live *live); // accepts NULL
+
+/** Copies a stored cycle and the health counters in (mutex-protected). */
+void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health);
+/** Copies the capacitor states in. */
+void live_publish_capacitors(struct live *live, const struct live_capacitor *caps, size_t n);
+
+/** Deep copy of the current state; free with live_snapshot_finish(). */
+void live_snapshot(struct live *live, struct live_snapshot *out);
+void live_snapshot_finish(struct live_snapshot *snap); // accepts a zeroed struct
+
+#endif
