@@ -1,0 +1,146 @@
+/*
+ * The last cycle in memory: the sampling loop publishes deep copies under a mutex and the HTTP
+ * thread takes deep copies out, so neither ever sees the other's buffers.
+ */
+#include "live.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+struct live {
+	pthread_mutex_t lock;
+	struct live_snapshot cur; // owned deep copy
+};
+
+static char *dup_or_null(const char *s) {
+	return s ? xstrdup(s) : NULL;
+}
+
+static void channels_free(struct channel *channels, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		channel_finish(&channels[i]);
+	}
+	free(channels);
+}
+
+static void capacitors_free(struct live_capacitor *caps, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		// The strings are our own copies; the header keeps them const for readers.
+		free((char *)caps[i].name);
+		free((char *)caps[i].sensor);
+	}
+	free(caps);
+}
+
+static struct channel *channels_copy(const struct channel *src, size_t n) {
+	if (n == 0) {
+		return NULL;
+	}
+	struct channel *dst = xcalloc(n, sizeof(*dst));
+	for (size_t i = 0; i < n; i++) {
+		channel_copy(&dst[i], &src[i]);
+	}
+	return dst;
+}
+
+static struct reading *readings_copy(const struct reading *src, size_t n) {
+	if (n == 0) {
+		return NULL;
+	}
+	struct reading *dst = xcalloc(n, sizeof(*dst));
+	memcpy(dst, src, n * sizeof(*dst));
+	return dst;
+}
+
+static struct live_capacitor *capacitors_copy(const struct live_capacitor *src, size_t n) {
+	if (n == 0) {
+		return NULL;
+	}
+	struct live_capacitor *dst = xcalloc(n, sizeof(*dst));
+	for (size_t i = 0; i < n; i++) {
+		dst[i] = src[i];
+		dst[i].name = dup_or_null(src[i].name);
+		dst[i].sensor = dup_or_null(src[i].sensor);
+	}
+	return dst;
+}
+
+struct live *live_create(void) {
+	struct live *live = xcalloc(1, sizeof(*live));
+	pthread_mutex_init(&live->lock, NULL);
+	return live;
+}
+
+void live_destroy(struct live *live) {
+	if (!live) {
+		return;
+	}
+	live_snapshot_finish(&live->cur);
+	pthread_mutex_destroy(&live->lock);
+	free(live);
+}
+
+void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health) {
+	// Copy outside the lock so readers wait only for a pointer swap. A NULL cycle (one that
+	// could not be stored) updates the health counters and keeps the last good values.
+	struct channel *channels = NULL;
+	struct reading *readings = NULL;
+	if (cycle) {
+		channels = channels_copy(cycle->channels, cycle->n);
+		readings = readings_copy(cycle->readings, cycle->n);
+	}
+
+	struct channel *old_channels = NULL;
+	size_t old_n = 0;
+	struct reading *old_readings = NULL;
+	pthread_mutex_lock(&live->lock);
+	if (cycle) {
+		old_channels = live->cur.channels;
+		old_readings = live->cur.readings;
+		old_n = live->cur.n;
+		live->cur.channels = channels;
+		live->cur.readings = readings;
+		live->cur.n = cycle->n;
+		live->cur.ts = cycle->ts;
+	}
+	if (health) {
+		live->cur.health = *health;
+	}
+	pthread_mutex_unlock(&live->lock);
+
+	channels_free(old_channels, old_n);
+	free(old_readings);
+}
+
+void live_publish_capacitors(struct live *live, const struct live_capacitor *caps, size_t n) {
+	struct live_capacitor *copy = capacitors_copy(caps, n);
+	pthread_mutex_lock(&live->lock);
+	struct live_capacitor *old = live->cur.capacitors;
+	size_t old_n = live->cur.n_capacitors;
+	live->cur.capacitors = copy;
+	live->cur.n_capacitors = copy ? n : 0;
+	pthread_mutex_unlock(&live->lock);
+	capacitors_free(old, old_n);
+}
+
+void live_snapshot(struct live *live, struct live_snapshot *out) {
+	pthread_mutex_lock(&live->lock);
+	out->ts = live->cur.ts;
+	out->n = live->cur.n;
+	out->channels = channels_copy(live->cur.channels, live->cur.n);
+	out->readings = readings_copy(live->cur.readings, live->cur.n);
+	out->health = live->cur.health;
+	out->n_capacitors = live->cur.n_capacitors;
+	out->capacitors = capacitors_copy(live->cur.capacitors, live->cur.n_capacitors);
+	pthread_mutex_unlock(&live->lock);
+}
+
+void live_snapshot_finish(struct live_snapshot *snap) {
+	channels_free(snap->channels, snap->n);
+	free(snap->readings);
+	capacitors_free(snap->capacitors, snap->n_capacitors);
+	*snap = (struct live_snapshot){0};
+}
