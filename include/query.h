@@ -1,0 +1,101 @@
+/*
+ * Window statistics over the store, shared by the CLI and the HTTP API: whole hours from the
+ * rollups' exact histograms, window edges and recent hours from raw samples, same answers.
+ */
+#ifndef QUERY_H
+#define QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json.h"
+#include "store.h"
+
+#define QUERY_MAX_PERCENTILES 16
+
+/** What to query; zero-initialize, then set what you need. Everything is borrowed. */
+struct query_params {
+	bool has_from, has_to; // false: the first stored cycle / just after the last one
+	int64_t from, to;      // s since epoch, UTC: the window is [from, to)
+	/*
+	 * Channel keys or fnmatch(3) globs ("thermal/*"); n_channels == 0 selects every channel.
+	 * A key or glob that matches no channel is an error naming it.
+	 */
+	const char *const *channels;
+	size_t n_channels;
+	/** Extra percentiles (0..100) reported besides p50 and p95, as "p99", "p99.9". */
+	const double *percentiles;
+	size_t n_percentiles;
+	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
+	int64_t interval_s;    // expected cycle spacing; 0 = inferred (median spacing in the window)
+	unsigned samples;      // peak: cycles around the maximum (0 = 30)
+	unsigned max_points;   // samples: at most this many buckets (0 = 1000)
+};
+
+/*
+ * JSON writers: each appends one object to @out and returns 0, or a negative errno with a
+ * newly allocated message in *err (caller frees): -EINVAL for bad parameters (an unknown
+ * channel, from >= to), -ENOENT for an empty database, -EIO for store failures.
+ */
+
+/**
+ * {"from", "to", "interval_s", "cycles", "expected_cycles", "coverage", "longest_gap_s",
+ *  "unsynced_excluded", "channels": [{"key", "label", "unit", "kind", "resolution", "count",
+ *  "coverage", "mean", "stddev", "min", "p50", "p95", "max", "max_time", "p<P>"...,
+ *  "unsynced_excluded", "time_in_state" (frequency channels: [{"value", "share"}])}]}.
+ * Times are unix seconds, values in the channel's unit; stddev is the population one (ddof 0);
+ * percentiles are numpy's default (type 7). Statistics without samples are null.
+ */
+int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
+		char **err);
+
+/**
+ * The p->samples cycles centred on the maximum of the one channel p->channels[0] names:
+ * {"key", "max", "max_time", "columns": [{"key", "label", "unit"}] (the peak channel first,
+ *  then every other channel), "rows": [[time, value or null, ...]]}.
+ */
+int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
+		char **err);
+
+/**
+ * {"channels": [{"key", "label", "source", "kind", "unit", "resolution", "first_seen",
+ *  "last_seen", "present"}]} for every known channel (p may be NULL).
+ */
+int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
+		char **err);
+
+/**
+ * A downsampled series for charts: at most p->max_points buckets of equal width over the
+ * window, each with the min, max and mean of the samples inside:
+ * {"from", "to", "bucket_s", "channels": [{"key", "label", "unit",
+ *  "points": [[bucket start, min, max, mean, count], ...]}]} (empty buckets are left out).
+ */
+int query_samples_json(struct store *store, const struct query_params *p, struct json *out,
+		char **err);
+
+/** The resolved window of @p: the stored history's edges where from/to are unset. */
+int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
+		char **err);
+
+enum export_format {
+	EXPORT_FORMAT_LONG, // time,unix,channel,value,unit: one row per value
+	EXPORT_FORMAT_WIDE, // time,unix,<key> (<unit>)...: one row per cycle, empty cell = missing
+};
+
+struct export;
+
+/**
+ * A pull-style CSV exporter (RFC 4180, UTF-8, ISO 8601 UTC times, values exact at the
+ * channel's resolution) that holds a bounded amount of memory however long the window:
+ * it reads the store in slices. @store is borrowed until export_destroy(); @p is copied.
+ * NULL on error with *err set as above.
+ */
+struct export *export_create(struct store *store, const struct query_params *p,
+		enum export_format format, char **err);
+/** Copies up to @max bytes of CSV into @buf: the count, 0 at the end, or a negative errno. */
+ssize_t export_read(struct export *e, char *buf, size_t max);
+void export_destroy(struct export *e); // accepts NULL
+
+#endif
