@@ -1,0 +1,175 @@
+/*
+ * Electrolytic capacitor wear-out life from temperature: the B_t rule L = L_0 * B^((T_0 - T)/10)
+ * or Arrhenius, with Palmgren-Miner damage accumulation over a measured history. Pure: no I/O,
+ * no clock, no globals; times are parameters.
+ */
+#ifndef LIFETIME_H
+#define LIFETIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+
+#define LIFETIME_HOURS_PER_YEAR 8760.0         // 365 d x 24 h, the basis every year figure uses
+#define LIFETIME_BOLTZMANN_EV   8.617333262e-5 // eV/K
+#define LIFETIME_KELVIN_OFFSET  273.15
+#define LIFETIME_DEFAULT_CAP_Y  15.0 // seal ageing limit (Nichicon, TDK, Beckhoff)
+#define LIFETIME_DEFAULT_LOW_C  40.0 // lowest ambient manufacturer calculators accept
+#define LIFETIME_BT2_LOW_C      60.0 // the B_t = 2 rule deviates from Arrhenius below
+#define LIFETIME_MIN_RATED_C    40.0
+#define LIFETIME_MAX_RATED_C    200.0
+#define LIFETIME_MAX_WARNINGS   16
+#define LIFETIME_WARNING_LEN    320
+#define LIFETIME_N_RELATIVE     4 // reductions 0, 10, 20, 30 K
+
+/** A validated capacitor model, derived from a struct capacitor_config. */
+struct lifetime_params {
+	double rated_life_h; // L_0
+	double rated_temp_c; // T_0, on the model's temperature scale (ambient, case or core)
+	enum lifetime_model model;
+	double base;   // bt model: life x base per -step K
+	double step_k; // 10, or 20 for a polymer part on its default rule
+	double ea_ev;  // arrhenius
+	enum capacitor_type type;
+	bool bt_given; // B_t set explicitly
+	enum temp_basis basis;
+	enum self_heating_form self_heating;
+	double rise_k; // added to the sensor temperature (ambient basis only); may be negative
+		       // for the ripple form below rated ripple
+	bool ripple_over_rated;
+	int64_t in_service; // s since epoch, or -1
+	double life_cap_h;  // life_cap_years * 8760
+	double validity_low_c;
+};
+
+/**
+ * Validates @cc and fills @p. On error returns false and sets *err to a newly allocated
+ * sentence naming the problem (caller frees); *err is untouched on success.
+ */
+bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc, char **err);
+
+/** Life in hours (uncapped) at a constant *sensor* temperature (self-heating added here). */
+double lifetime_life_at(const struct lifetime_params *p, double sensor_c);
+/** Life in hours (uncapped) at a model temperature (sensor + self-heating). */
+double lifetime_life_at_model(const struct lifetime_params *p, double model_c);
+/** The model temperature at which the uncapped life is @life_h (inverse of the above). */
+double lifetime_temp_for_life(const struct lifetime_params *p, double life_h);
+
+/** Neumaier's compensated sum: adds terms of very different size without losing the small. */
+struct lifetime_sum {
+	double s, c;
+};
+void lifetime_sum_add(struct lifetime_sum *sum, double x);
+double lifetime_sum_value(const struct lifetime_sum *sum);
+
+/**
+ * Running damage: everything a report needs that can be summed sample by sample, so the daemon
+ * can add cycles one at a time and a full recomputation over the same samples in the same order
+ * gives the identical bits. Temperatures are on the sensor's scale.
+ */
+struct lifetime_acc {
+	struct lifetime_sum damage;     // D = sum of dt / L(T)
+	struct lifetime_sum observed_h; // sum of dt
+	struct lifetime_sum temp_h;     // sum of T * dt, for the time-weighted mean
+	struct lifetime_sum above_rated_h, below_validity_h, below_bt2_h;
+	double min_c, max_c; // NAN before the first sample
+	int64_t samples;
+};
+
+/** Zeroes @acc. */
+void lifetime_acc_init(struct lifetime_acc *acc);
+/** Adds @dt_h hours at sensor temperature @sensor_c. Non-finite values are ignored. */
+void lifetime_acc_add(struct lifetime_acc *acc, const struct lifetime_params *p, double sensor_c,
+		      double dt_h);
+/** Appends an exact text form (hex floats) of @acc to @out. */
+void lifetime_acc_format(const struct lifetime_acc *acc, struct buf *out);
+/** Reads what lifetime_acc_format() wrote; false (acc untouched) on any malformation. */
+bool lifetime_acc_parse(struct lifetime_acc *acc, const char *text);
+
+/** Stable warning codes; the names are part of the JSON output. */
+enum lifetime_warning_code {
+	LIFETIME_WARN_ABOVE_RATED,     // "above_rated"
+	LIFETIME_WARN_BELOW_VALIDITY,  // "below_validity"
+	LIFETIME_WARN_BT2_LOW,         // "bt2_below_60c"
+	LIFETIME_WARN_LIFE_CAPPED,     // "life_capped"
+	LIFETIME_WARN_CALENDAR_CAP,    // "calendar_cap"
+	LIFETIME_WARN_EXHAUSTED,       // "life_exhausted"
+	LIFETIME_WARN_POLYMER_WET,     // "polymer_wet_rule"
+	LIFETIME_WARN_RIPPLE_OVER,     // "ripple_over_rated"
+	LIFETIME_WARN_DATA_GAPS,       // "data_gaps"
+	LIFETIME_WARN_UNSYNCED,        // "unsynced_cycles"
+	LIFETIME_WARN_NO_DATA,         // "no_data"
+	LIFETIME_WARN_SENSOR,          // "sensor_not_found"
+	LIFETIME_WARN_SHORT_HISTORY,   // "short_history"
+	LIFETIME_WARN_HISTORY_TRIMMED, // "history_trimmed"
+};
+
+const char *lifetime_warning_name(enum lifetime_warning_code code);
+
+struct lifetime_warning {
+	enum lifetime_warning_code code;
+	char message[LIFETIME_WARNING_LEN];
+};
+
+struct lifetime_relative {
+	double reduction_k; // 0, 10, 20, 30
+	double factor;      // life(T_eq - reduction) / life(T_eq)
+	double life_h;      // uncapped
+};
+
+/** The figures of one capacitor over a history (or a profile). */
+struct lifetime_result {
+	double observed_h;
+	double consumed_fraction;    // D (thermal Miner sum)
+	double rate_per_h;           // D / observed_h = 1 / life_uncapped_h
+	double life_uncapped_h;      // L_eff = observed_h / D
+	double life_h;               // L_eff capped at life_cap_h
+	double remaining_uncapped_h; // (1 - D) * L_eff, at least 0
+	double remaining_h;          // also bounded by the seal-ageing cap minus the part's age
+	bool capped;                 // life_h or remaining_h was cut by a cap
+	double equivalent_temp_c;    // constant sensor temperature consuming life at the same rate
+	double mean_temp_c;          // time-weighted mean sensor temperature
+	double life_at_mean_temp_h;  // uncapped, for comparison (Jensen: >= life_uncapped_h)
+	double min_temp_c, max_temp_c;
+	double above_rated_h, below_validity_h;
+	struct lifetime_relative relative[LIFETIME_N_RELATIVE];
+	size_t n_warnings;
+	struct lifetime_warning warnings[LIFETIME_MAX_WARNINGS];
+};
+
+/**
+ * Derives every figure and the model warnings from @acc. @now (s since epoch) is only used
+ * for the calendar cap from p->in_service. Figures are NAN when nothing was observed.
+ */
+void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_acc *acc,
+			int64_t now, struct lifetime_result *r);
+
+/** Appends a warning (dropped beyond LIFETIME_MAX_WARNINGS). */
+void lifetime_warn(struct lifetime_result *r, enum lifetime_warning_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** A temperature held for a while, for percentiles and profiles. */
+struct lifetime_point {
+	double temp_c;
+	double dt_h;
+};
+
+/**
+ * The time-weighted percentile (0 < @pct <= 100): the lowest temperature at or below which
+ * at least @pct % of the time was spent. Sorts @pts in place. NAN when empty.
+ */
+double lifetime_percentile(struct lifetime_point *pts, size_t n, double pct);
+
+/**
+ * Parses a profile "T:HOURS[,T:HOURS...]" (°C, positive hours) into a newly allocated array.
+ * On error returns false with *err naming the bad element (caller frees).
+ */
+bool lifetime_profile_parse(const char *text, struct lifetime_point **pts, size_t *n, char **err);
+
+/** A compact string of everything that changes the damage sum, to detect changed ratings. */
+void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *out);
+
+#endif

@@ -1,0 +1,504 @@
+/* The lifetime model against the reference's vectors, closed forms and error cases. */
+#include "lifetime.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static struct capacitor_config cap(double life_h, double temp_c) {
+	return (struct capacitor_config){
+		.name = "C1",
+		.sensor = "thermal/test",
+		.basis = TEMP_BASIS_AMBIENT,
+		.rated_life_h = life_h,
+		.rated_temp_c = temp_c,
+		.model = LIFETIME_MODEL_BT,
+		.bt = NAN,
+		.ea_ev = NAN,
+		.type = CAPACITOR_TYPE_WET,
+		.self_heating = SELF_HEATING_NONE,
+		.in_service = -1,
+		.life_cap_years = 15,
+		.validity_low_c = NAN,
+	};
+}
+
+static struct lifetime_params params(const struct capacitor_config *cc) {
+	struct lifetime_params p;
+	char *err = NULL;
+	if (!lifetime_params_init(&p, cc, &err)) {
+		printf("# unexpected error: %s\n", err);
+		free(err);
+		abort();
+	}
+	return p;
+}
+
+static double life(double life_h, double rated_c, double temp_c) {
+	struct capacitor_config cc = cap(life_h, rated_c);
+	struct lifetime_params p = params(&cc);
+	return lifetime_life_at(&p, temp_c);
+}
+
+static const struct lifetime_warning *find_warning(const struct lifetime_result *r,
+						   enum lifetime_warning_code code) {
+	for (size_t i = 0; i < r->n_warnings; i++) {
+		if (r->warnings[i].code == code) {
+			return &r->warnings[i];
+		}
+	}
+	return NULL;
+}
+
+/* Independent I0 by its power series: sum ((x/2)^k / k!)^2. */
+static double bessel_i0(double x) {
+	double term = 1, sum = 1;
+	for (int k = 1; k < 60; k++) {
+		term *= (x / 2) / k;
+		sum += term * term;
+	}
+	return sum;
+}
+
+static void test_published_vectors(void) {
+	// V1
+	is_near(life(2000, 105, 95), 4000, 0, "V1 2000 h @105 °C at 95 °C");
+	is_near(life(2000, 105, 85), 8000, 0, "V1 at 85 °C");
+	is_near(life(2000, 105, 75), 16000, 0, "V1 at 75 °C");
+	is_near(life(2000, 105, 65), 32000, 0, "V1 at 65 °C");
+	is_near(life(2000, 105, 65) / LIFETIME_HOURS_PER_YEAR, 3.653, 1e-3, "V1 32,000 h = 3.65 y");
+	// V2
+	is_near(life(1000, 105, 55), 32000, 0, "V2 1000 h @105 °C at 55 °C");
+	// V4
+	is_near(life(1000, 85, 45), 16000, 0, "V4 1000 h @85 °C at 45 °C");
+	is_near(life(1000, 105, 45), 64000, 0, "V4 1000 h @105 °C at 45 °C");
+	// V12: polymer x10 per 20 K, wet x2 per 10 K
+	struct capacitor_config cc = cap(2000, 105);
+	cc.type = CAPACITOR_TYPE_POLYMER;
+	struct lifetime_params p = params(&cc);
+	is_near(lifetime_life_at(&p, 85), 20000, 1e-15, "V12 polymer at 85 °C");
+	is_near(lifetime_life_at(&p, 65), 200000, 1e-15, "V12 polymer at 65 °C");
+	is_near(life(2000, 105, 85), 8000, 0, "V12 wet at 85 °C");
+	ok(lifetime_life_at(&p, 85) > life(2000, 105, 85), "V12 polymer outlives wet at 85 °C");
+}
+
+static void test_ripple_vectors(void) {
+	// V6: Jianghai/Albertsen K_R with dT0 = 5 K, at 65 °C
+	const double ratio[] = {0, 0.5, 1.0, 1.2};
+	const double want[] = {45254.8, 41498.9, 32000, 23588.3};
+	for (int i = 0; i < 4; i++) {
+		struct capacitor_config cc = cap(2000, 105);
+		cc.self_heating = SELF_HEATING_RIPPLE;
+		cc.current_a = ratio[i];
+		cc.rated_ripple_a = 1.0;
+		cc.rated_rise_k = 5;
+		struct lifetime_params p = params(&cc);
+		char what[64];
+		snprintf(what, sizeof(what), "V6 I/I_R = %g -> %g h", ratio[i], want[i]);
+		is_near(lifetime_life_at(&p, 65), want[i], 2e-6, what);
+		ok(p.ripple_over_rated == (ratio[i] > 1),
+		   "V6 over-rated ripple flagged only above 1");
+	}
+	// V13: the beta form expressed as R_th = 1 / (beta * A)
+	double area = M_PI * 1.0 * (1.0 + 4 * 2.0) / 4;
+	double beta = 2.3e-3 * pow(area, -0.2);
+	is_near(area, 7.0686, 1e-4, "V13 can surface 7.0686 cm2");
+	is_near(beta, 1.5555e-3, 1e-4, "V13 beta 1.5555e-3 W/(K cm2)");
+	struct capacitor_config cc = cap(2000, 105);
+	cc.self_heating = SELF_HEATING_POWER;
+	cc.current_a = 1;
+	cc.esr_ohm = 0.1;
+	cc.rth_k_per_w = 1 / (beta * area);
+	struct lifetime_params p = params(&cc);
+	is_near(p.rise_k, 9.095, 1e-3, "V13 case rise 9.095 K");
+	is_near(lifetime_life_at(&p, 65), 32000 / pow(2, 0.9095), 1e-3,
+		"V13 rise shifts the temperature");
+	cc.self_heating = SELF_HEATING_RISE;
+	cc.rise_k = 3.2;
+	p = params(&cc);
+	is_near(lifetime_life_at(&p, 61.8), 32000, 1e-12, "fixed 3.2 K rise on 61.8 °C ambient");
+}
+
+static void test_arrhenius(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	cc.model = LIFETIME_MODEL_ARRHENIUS;
+	// "E_a ~ 0.832 eV": the value that makes B_t = 2 exact between 95 and 105 °C
+	cc.ea_ev = 8.617333262e-5 * log(2) / (1 / 368.15 - 1 / 378.15);
+	is_near(cc.ea_ev, 0.832, 1e-3, "derived E_a is 0.832 eV");
+	struct lifetime_params p = params(&cc);
+	is_near(lifetime_life_at(&p, 40), 399382, 2e-6, "Arrhenius 0.832 eV at 40 °C: 399,382 h");
+	is_near(life(2000, 105, 40), 181019, 2e-6, "2x rule at 40 °C: 181,019 h");
+	is_near(lifetime_life_at(&p, 95) / 2000, 2.0, 1e-14, "0.832 eV doubles life 105 -> 95 °C");
+	is_near(lifetime_life_at(&p, 40) / lifetime_life_at(&p, 50), 2.59, 5e-3,
+		"per-10 K factor 2.59 at 40-50 °C");
+	is_near(lifetime_life_at(&p, 115) / lifetime_life_at(&p, 125), 1.87, 2e-3,
+		"per-10 K factor 1.87 at 115-125 °C");
+	// the inverse and the Boltzmann constant as specified
+	double t = lifetime_temp_for_life(&p, lifetime_life_at(&p, 57.3));
+	is_near(t, 57.3, 1e-12, "Arrhenius inverse round trip");
+	double k = 8.617333262e-5;
+	double want = 2000 * exp(p.ea_ev / k * (1 / (70 + 273.15) - 1 / (105 + 273.15)));
+	is_near(lifetime_life_at(&p, 70), want, 1e-15, "Arrhenius with k = 8.617333262e-5 eV/K");
+}
+
+static void add_profile(struct lifetime_acc *acc, const struct lifetime_params *p, const double *t,
+			const double *h, int n) {
+	for (int i = 0; i < n; i++) {
+		lifetime_acc_add(acc, p, t[i], h[i]);
+	}
+}
+
+static void test_miner(void) {
+	// COSEL FAQ: 1000 h @105 °C, 8 h each at 45/55/65 °C -> Ta = 57.2 °C
+	struct capacitor_config cc = cap(1000, 105);
+	struct lifetime_params p = params(&cc);
+	struct lifetime_acc acc;
+	lifetime_acc_init(&acc);
+	add_profile(&acc, &p, (double[]){45, 55, 65}, (double[]){8, 8, 8}, 3);
+	struct lifetime_result r;
+	lifetime_summarize(&p, &acc, 0, &r);
+	is_near(r.life_uncapped_h, 24 / (8.0 / 64000 + 8.0 / 32000 + 8.0 / 16000), 1e-14,
+		"COSEL effective life");
+	is_near(r.equivalent_temp_c, 57.2, 1e-3, "COSEL equivalent temperature 57.2 °C");
+	is_near(r.mean_temp_c, 55, 1e-15, "COSEL mean 55 °C");
+	is_near(r.life_at_mean_temp_h, 32000, 1e-15, "life at the mean temperature beside it");
+	ok(r.life_at_mean_temp_h > r.life_uncapped_h, "the mean temperature overstates life");
+	is_near(r.rate_per_h, 1 / r.life_uncapped_h, 1e-15, "rate is 1 / L_eff");
+
+	// Two-level closed form: p at T1, 1 - p at T2
+	double frac = 0.3, t1 = 85, t2 = 55;
+	lifetime_acc_init(&acc);
+	add_profile(&acc, &p, (double[]){t1, t2}, (double[]){frac * 100, (1 - frac) * 100}, 2);
+	lifetime_summarize(&p, &acc, 0, &r);
+	double l1 = life(1000, 105, t1), l2 = life(1000, 105, t2);
+	is_near(r.life_uncapped_h, 1 / (frac / l1 + (1 - frac) / l2), 1e-14, "two-level L_eff");
+	is_near(r.life_at_mean_temp_h, life(1000, 105, frac * t1 + (1 - frac) * t2), 1e-14,
+		"two-level life at the mean");
+	is_near(lifetime_life_at(&p, r.equivalent_temp_c), r.life_uncapped_h, 1e-12,
+		"life at T_eq is L_eff");
+
+	// V19: one year of 1-minute samples at 65 °C, then the remaining life at 45 °C
+	struct capacitor_config c2 = cap(2000, 105);
+	struct lifetime_params p2 = params(&c2);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p2, 65, 1.0 / 60);
+	is_near(lifetime_sum_value(&acc.damage), 5.2083e-7, 1e-4, "V19 damage per sample");
+	for (int i = 1; i < 8760 * 60; i++) {
+		lifetime_acc_add(&acc, &p2, 65, 1.0 / 60);
+	}
+	is_near(lifetime_sum_value(&acc.damage), 0.27375, 1e-13, "V19 D after 8760 h = 0.27375");
+	is_near(lifetime_sum_value(&acc.observed_h), 8760, 1e-14, "V19 observed 8760 h");
+	double remaining = (1 - lifetime_sum_value(&acc.damage)) * lifetime_life_at(&p2, 45);
+	is_near(remaining, 92960, 1e-12, "V19 remaining at 45 °C = 92,960 h");
+	lifetime_summarize(&p2, &acc, 0, &r);
+	is_near(r.remaining_h, (1 - 0.27375) * 32000, 1e-12, "V19 remaining at the long-run rate");
+	ok(!r.capped, "V19 not capped");
+
+	// Compensated summation: 525,600 terms of 1/60 h sum to 8760 within one rounding
+	struct lifetime_sum s = {0};
+	double plain = 0;
+	for (int i = 0; i < 525600; i++) {
+		lifetime_sum_add(&s, 1.0 / 60);
+		plain += 1.0 / 60;
+	}
+	ok(fabs(lifetime_sum_value(&s) - 525600 * (1.0 / 60)) <= 8760 * 2.3e-16,
+	   "Neumaier sum exact to the last bit");
+	printf("# plain sum error %.3g h, compensated %.3g h\n", plain - 8760,
+	       lifetime_sum_value(&s) - 8760);
+}
+
+static void test_sine(void) {
+	// 1440 one-minute samples of 65 ± 15 °C: L_eff = L(65) / I0(15 ln2 / 10)
+	struct capacitor_config cc = cap(2000, 105);
+	struct lifetime_params p = params(&cc);
+	const double amps[] = {5, 10, 15, 20};
+	const double costs[] = {1.03, 1.12, 1.289, 1.54};
+	for (int a = 0; a < 4; a++) {
+		struct lifetime_acc acc;
+		lifetime_acc_init(&acc);
+		for (int i = 0; i < 1440; i++) {
+			lifetime_acc_add(&acc, &p, 65 + amps[a] * sin(2 * M_PI * i / 1440),
+					 1.0 / 60);
+		}
+		struct lifetime_result r;
+		lifetime_summarize(&p, &acc, 0, &r);
+		double i0 = bessel_i0(amps[a] * log(2) / 10);
+		char what[80];
+		snprintf(what, sizeof(what), "daily sine ±%g K: L_eff = L(mean) / I0", amps[a]);
+		is_near(r.life_uncapped_h, 32000 / i0, 1e-12, what);
+		snprintf(what, sizeof(what), "daily sine ±%g K: mean overstates life %.3gx",
+			 amps[a], costs[a]);
+		is_near(r.life_at_mean_temp_h / r.life_uncapped_h, costs[a], 5e-3, what);
+	}
+}
+
+static void test_outputs_and_warnings(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	struct lifetime_params p = params(&cc);
+	struct lifetime_acc acc;
+	struct lifetime_result r;
+
+	// life above the 15-year cap: capped, the uncapped figure kept
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 40, 24);
+	lifetime_summarize(&p, &acc, 0, &r);
+	is_near(r.life_uncapped_h, 181019, 2e-6, "uncapped life at 40 °C");
+	is_near(r.life_h, 131400, 0, "life capped at 15 y = 131,400 h");
+	ok(r.capped, "capped flag");
+	ok(find_warning(&r, LIFETIME_WARN_LIFE_CAPPED) != NULL, "life_capped warning");
+	ok(find_warning(&r, LIFETIME_WARN_BT2_LOW) != NULL, "B_t = 2 below 60 °C note");
+	ok(find_warning(&r, LIFETIME_WARN_BELOW_VALIDITY) == NULL, "40 °C is inside the band");
+	is_near(r.remaining_h, 131400 - 24, 1e-15, "remaining bounded by the cap minus the age");
+	is_near(r.relative[0].factor, 1, 0, "relative 0 K: 1x");
+	is_near(r.relative[1].factor, 2, 0, "relative 10 K: 2x");
+	is_near(r.relative[2].factor, 4, 0, "relative 20 K: 4x");
+	is_near(r.relative[3].factor, 8, 0, "relative 30 K: 8x");
+	is_near(r.relative[3].life_h, 8 * r.life_uncapped_h, 0, "relative life at -30 K");
+
+	// calendar cap from in_service
+	cc.in_service = 0;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 65, 100);
+	int64_t now = (int64_t)130000 * 3600;
+	lifetime_summarize(&p, &acc, now, &r);
+	is_near(r.remaining_h, 1400, 1e-12, "calendar cap leaves 131,400 - 130,000 h");
+	ok(r.capped, "calendar cap sets capped");
+	const struct lifetime_warning *w = find_warning(&r, LIFETIME_WARN_CALENDAR_CAP);
+	ok(w && strstr(w->message, "seal-ageing"), "calendar_cap warning explains");
+	is_near(r.remaining_uncapped_h, (1 - 100.0 / 32000) * 32000, 1e-12, "thermal remaining");
+
+	// above rated, below validity
+	cc = cap(2000, 105);
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 110, 1);
+	lifetime_acc_add(&acc, &p, 35, 3);
+	lifetime_summarize(&p, &acc, 0, &r);
+	w = find_warning(&r, LIFETIME_WARN_ABOVE_RATED);
+	ok(w && strstr(w->message, "underestimated") && strstr(w->message, "1.0 h"),
+	   "above_rated warning with time");
+	w = find_warning(&r, LIFETIME_WARN_BELOW_VALIDITY);
+	ok(w && strstr(w->message, "3.0 h") && strstr(w->message, "40 °C"),
+	   "below_validity warning with time and bound");
+	is_near(r.above_rated_h, 1, 0, "time above rated");
+	is_near(r.below_validity_h, 3, 0, "time below validity");
+	is_str(lifetime_warning_name(LIFETIME_WARN_ABOVE_RATED), "above_rated", "code name");
+
+	// configurable validity bound
+	cc.validity_low_c = 60;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 50, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	w = find_warning(&r, LIFETIME_WARN_BELOW_VALIDITY);
+	ok(w && strstr(w->message, "60 °C"), "validity_low_c 60 °C applies");
+
+	// polymer part on the wet rule
+	cc = cap(2000, 105);
+	cc.type = CAPACITOR_TYPE_POLYMER;
+	cc.bt = 2;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 85, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	ok(find_warning(&r, LIFETIME_WARN_POLYMER_WET) != NULL, "polymer on the wet rule warned");
+	is_near(lifetime_life_at(&p, 85), 8000, 0, "explicit bt wins over the polymer default");
+
+	// no data
+	lifetime_acc_init(&acc);
+	lifetime_summarize(&p, &acc, 0, &r);
+	ok(isnan(r.life_h) && isnan(r.equivalent_temp_c), "no data: figures NAN");
+	ok(find_warning(&r, LIFETIME_WARN_NO_DATA) != NULL, "no_data warning");
+
+	// exhausted
+	cc = cap(2000, 105);
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 105, 2500);
+	lifetime_summarize(&p, &acc, 0, &r);
+	is_near(r.remaining_h, 0, 0, "no remaining life past D = 1");
+	ok(find_warning(&r, LIFETIME_WARN_EXHAUSTED) != NULL, "life_exhausted warning");
+}
+
+static void expect_error(struct capacitor_config cc, const char *needle, const char *what) {
+	struct lifetime_params p;
+	char *err = NULL;
+	bool okay = lifetime_params_init(&p, &cc, &err);
+	ok(!okay && err && strstr(err, needle), what);
+	if (err && !strstr(err, needle)) {
+		printf("#   message: %s\n", err);
+	}
+	free(err);
+}
+
+static void test_errors(void) {
+	expect_error(cap(0, 105), "rated life must be a positive", "zero life");
+	expect_error(cap(-2000, 105), "rated life must be a positive", "negative life");
+	expect_error(cap(NAN, 105), "rated life must be a positive", "NaN life");
+	expect_error(cap(2000, 300), "rated temperature 300 °C is out of range", "T0 too high");
+	expect_error(cap(2000, 20), "out of range", "T0 too low");
+	struct capacitor_config cc = cap(2000, 105);
+	cc.basis = TEMP_BASIS_CASE;
+	cc.self_heating = SELF_HEATING_RISE;
+	cc.rise_k = 3;
+	expect_error(cc, "count it twice", "self-heating on a case basis");
+	expect_error(cc, "a case sensor", "names the case basis");
+	cc.basis = TEMP_BASIS_CORE;
+	expect_error(cc, "a core sensor", "self-heating on a core basis");
+	cc = cap(2000, 105);
+	cc.bt = 1;
+	expect_error(cc, "bt must be above 1", "bt = 1");
+	cc = cap(2000, 105);
+	cc.model = LIFETIME_MODEL_ARRHENIUS;
+	expect_error(cc, "needs ea_ev", "arrhenius without ea_ev");
+	cc.ea_ev = -1;
+	expect_error(cc, "ea_ev must be above 0", "negative ea_ev");
+	cc = cap(2000, 105);
+	cc.ea_ev = 0.8;
+	expect_error(cc, "arrhenius only", "ea_ev on the bt model");
+	cc = cap(2000, 105);
+	cc.life_cap_years = 0;
+	expect_error(cc, "life_cap_years", "zero cap");
+	cc = cap(2000, 105);
+	cc.validity_low_c = 110;
+	expect_error(cc, "validity_low_c", "validity bound above rating");
+	cc = cap(2000, 105);
+	cc.self_heating = SELF_HEATING_POWER;
+	cc.current_a = 1;
+	cc.esr_ohm = 0;
+	cc.rth_k_per_w = 10;
+	expect_error(cc, "esr_ohm > 0", "power form without ESR");
+	cc.self_heating = SELF_HEATING_RIPPLE;
+	cc.rated_ripple_a = 0;
+	cc.rated_rise_k = 5;
+	expect_error(cc, "rated_ripple_a > 0", "ripple form without rated ripple");
+}
+
+static void expect_profile_error(const char *text, const char *needle) {
+	struct lifetime_point *pts;
+	size_t n;
+	char *err = NULL;
+	bool okay = lifetime_profile_parse(text, &pts, &n, &err);
+	char what[96];
+	snprintf(what, sizeof(what), "profile '%s' rejected: %s", text, needle);
+	ok(!okay && pts == NULL && n == 0 && err && strstr(err, needle), what);
+	if (err && !strstr(err, needle)) {
+		printf("#   message: %s\n", err);
+	}
+	free(err);
+}
+
+static void test_profiles(void) {
+	struct lifetime_point *pts;
+	size_t n;
+	char *err = NULL;
+	ok(lifetime_profile_parse("45:8,55:8,65:8.5,-10:1", &pts, &n, &err), "profile parses");
+	is_int(n, 4, "four elements");
+	is_near(pts[2].temp_c, 65, 0, "third temperature");
+	is_near(pts[2].dt_h, 8.5, 0, "third hours");
+	is_near(pts[3].temp_c, -10, 0, "negative temperature");
+	free(pts);
+	expect_profile_error("", "empty profile");
+	expect_profile_error("65", "element 1 '65': expected TEMP:HOURS");
+	expect_profile_error("65:8;55:4", "element 1 '65:8;55:4'");
+	expect_profile_error("65:8,abc:1", "element 2 'abc:1'");
+	expect_profile_error("65:8,", "ends with ','");
+	expect_profile_error("65:0", "hours must be positive");
+	expect_profile_error("65:-2", "hours must be positive");
+	expect_profile_error("-300:1", "out of range");
+	expect_profile_error("65:8,,55:1", "element 2");
+}
+
+static void test_percentile(void) {
+	struct lifetime_point pts[100];
+	for (int i = 0; i < 100; i++) {
+		pts[i] = (struct lifetime_point){99 - i, 1.0 / 60}; // reversed: sorting is needed
+	}
+	is_near(lifetime_percentile(pts, 100, 95), 94, 0, "p95 of 0..99 is the 95th value");
+	is_near(lifetime_percentile(pts, 100, 50), 49, 0, "p50 nearest rank");
+	is_near(lifetime_percentile(pts, 100, 100), 99, 0, "p100 is the max");
+	struct lifetime_point w[] = {{50, 9}, {80, 1}};
+	is_near(lifetime_percentile(w, 2, 95), 80, 0, "time-weighted: 10 % of time at 80 °C");
+	is_near(lifetime_percentile(w, 2, 90), 50, 0, "90 % of time at or below 50 °C");
+	ok(isnan(lifetime_percentile(w, 0, 95)), "empty is NAN");
+}
+
+static void test_persistence(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	struct lifetime_params p = params(&cc);
+	struct lifetime_acc a, b;
+	lifetime_acc_init(&a);
+	for (int i = 0; i < 1000; i++) {
+		lifetime_acc_add(&a, &p, 30 + 0.037 * i, 1.0 / 60);
+	}
+	struct buf text;
+	buf_init(&text);
+	lifetime_acc_format(&a, &text);
+	ok(lifetime_acc_parse(&b, text.data), "state parses");
+	ok(memcmp(&a, &b, sizeof(a)) == 0, "state restored bit for bit");
+	// continuing after a restore gives the same bits as never stopping
+	lifetime_acc_add(&a, &p, 77.7, 1.0 / 60);
+	lifetime_acc_add(&b, &p, 77.7, 1.0 / 60);
+	ok(memcmp(&a, &b, sizeof(a)) == 0, "resumed accumulation identical");
+	struct lifetime_acc empty, e2;
+	lifetime_acc_init(&empty);
+	buf_clear(&text);
+	lifetime_acc_format(&empty, &text);
+	ok(lifetime_acc_parse(&e2, text.data) && isnan(e2.min_c) && e2.samples == 0,
+	   "empty state round trip");
+	ok(!lifetime_acc_parse(&e2, "v1 n=3 d=1,2"), "truncated state rejected");
+	ok(!lifetime_acc_parse(&e2, "v2 n=3"), "unknown version rejected");
+	ok(!lifetime_acc_parse(&e2, ""), "empty text rejected");
+	buf_finish(&text);
+}
+
+/* Jensen: for random profiles L_eff <= L(mean) and T_eq >= mean. Prints the seed. */
+static void test_random_profiles(unsigned seed) {
+	printf("# seed %u (rerun with -s %u)\n", seed, seed);
+	srand(seed);
+	struct capacitor_config cc = cap(5000, 105);
+	struct lifetime_params p = params(&cc);
+	bool jensen = true, inverse = true;
+	for (int k = 0; k < 200; k++) {
+		struct lifetime_acc acc;
+		lifetime_acc_init(&acc);
+		int n = 1 + rand() % 50;
+		for (int i = 0; i < n; i++) {
+			lifetime_acc_add(&acc, &p, 20 + 90.0 * rand() / RAND_MAX,
+					 0.01 + 10.0 * rand() / RAND_MAX);
+		}
+		struct lifetime_result r;
+		lifetime_summarize(&p, &acc, 0, &r);
+		jensen &= r.life_uncapped_h <= r.life_at_mean_temp_h * (1 + 1e-12) &&
+			  r.equivalent_temp_c >= r.mean_temp_c - 1e-9;
+		inverse &= fabs(lifetime_life_at(&p, r.equivalent_temp_c) / r.life_uncapped_h - 1) <
+			   1e-12;
+	}
+	ok(jensen, "random profiles: mean temperature never understates the damage");
+	ok(inverse, "random profiles: life at T_eq equals L_eff");
+}
+
+int main(int argc, char **argv) {
+	unsigned seed = 20260820;
+	int opt;
+	while ((opt = getopt(argc, argv, "s:")) != -1) {
+		if (opt == 's') {
+			seed = (unsigned)strtoul(optarg, NULL, 10);
+		}
+	}
+	test_published_vectors();
+	test_ripple_vectors();
+	test_arrhenius();
+	test_miner();
+	test_sine();
+	test_outputs_and_warnings();
+	test_errors();
+	test_profiles();
+	test_percentile();
+	test_persistence();
+	test_random_profiles(seed);
+	return test_done();
+}
