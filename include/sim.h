@@ -1,0 +1,73 @@
+/*
+ * The demo's simulated Radxa ROCK 5C: a sysfs tree laid out like an RK3588 BSP 6.1 kernel's, in a
+ * temporary directory, driven by a small deterministic thermal model.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Thermal zones in TSADC channel order (thermal_zone0..6 on the BSP). */
+enum sim_zone {
+	SIM_ZONE_SOC,
+	SIM_ZONE_BIGCORE0,
+	SIM_ZONE_BIGCORE1,
+	SIM_ZONE_LITTLECORE,
+	SIM_ZONE_CENTER,
+	SIM_ZONE_GPU,
+	SIM_ZONE_NPU,
+	SIM_ZONE_COUNT,
+};
+
+/* cpufreq policies: policy0 (A55 cpu0-3), policy4 (A76 cpu4-5), policy6 (A76 cpu6-7). */
+enum sim_policy {
+	SIM_POLICY_LITTLE,
+	SIM_POLICY_BIG0,
+	SIM_POLICY_BIG1,
+	SIM_POLICY_COUNT,
+};
+
+#define SIM_SARADC_CHANNELS 8
+#define SIM_JOB_S           1500 // an NPU job lasts 25 minutes
+#define SIM_NPU_BUSY_HZ     1000000000LL
+
+/** The board at one instant, in the units sysfs prints. */
+struct sim_state {
+	double zone_c[SIM_ZONE_COUNT];   // the model's temperature, °C
+	int32_t zone_mc[SIM_ZONE_COUNT]; // what the TSADC reports: ~1 °C steps, m°C
+	int32_t tc_raw;         // MAX31855 in_temp_raw: 0.25 °C per LSB (in_temp_scale 250)
+	int32_t tc_ambient_raw; // cold junction: 0.0625 °C per LSB
+	int fan_state;          // pwm-fan cur_state, 0..4
+	int64_t cpu_khz[SIM_POLICY_COUNT];
+	int64_t npu_hz, gpu_hz, dmc_hz;
+	int32_t saradc_raw[SIM_SARADC_CHANNELS]; // 12 bit, 0.439453125 mV per LSB
+	bool npu_busy;                           // an NPU job runs at this instant
+};
+
+/**
+ * The thermal model, pure: the state at @t (s since epoch) for @seed. Idle around 38-40 °C;
+ * bursts of 25-minute NPU jobs (NPU at 1.0 GHz) heat the NPU and big cores toward 65-75 °C with
+ * first-order lags; the thermocouple beside the bulk capacitor follows the board more slowly.
+ * The same (seed, t) always gives the same state.
+ */
+void sim_model(uint64_t seed, int64_t t, struct sim_state *out);
+
+/** Converts °C to what the RK3588 TSADC driver prints (its code table, linear in between). */
+int32_t sim_tsadc_mc(double celsius);
+
+struct sim;
+
+/**
+ * Creates the tree in a new directory under @parent (NULL = $TMPDIR or /tmp) and writes the
+ * state at @t. Returns NULL on error (logged).
+ */
+struct sim *sim_create(const char *parent, uint64_t seed, int64_t t);
+/** The tree's root directory: use it as the sysfs root. Owned by @sim. */
+const char *sim_root(const struct sim *sim);
+/** Rewrites every changing file (temperatures, clocks, raw ADC values) for time @t. 0 or -errno. */
+int sim_write(struct sim *sim, int64_t t);
+/** Removes the tree and frees @sim; accepts NULL. */
+void sim_destroy(struct sim *sim);
+
+#endif

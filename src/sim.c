@@ -1,0 +1,570 @@
+/*
+ * The simulated ROCK 5C. The model is a linear first-order (RC) response to NPU jobs, so each
+ * job's heat is a closed form and the state at any t is computed without stepping through time:
+ * seeking a week back for the backfill costs the same as the present.
+ */
+#include "sim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xalloc.h"
+
+#define WINDOW_S  1800  // one job may start in each 30-minute window
+#define BLOCK_S   14400 // bursts: a 4-hour block is busy or idle
+#define DAY_S     86400
+#define TAIL_WINS 8 // windows of past jobs still warming the board (4 h: > 15 time constants)
+
+struct sim {
+	char *root;
+	int fd;
+	uint64_t seed;
+};
+
+/* splitmix64: a well-mixed hash of the seed and an event's coordinates. */
+static uint64_t mix(uint64_t x) {
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t hash3(uint64_t seed, uint64_t a, uint64_t b) {
+	return mix(mix(mix(seed) ^ a) ^ b);
+}
+
+/* Uniform in [0, 1). */
+static double unit(uint64_t h) {
+	return (double)(h >> 11) * 0x1.0p-53;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+struct job {
+	int64_t start, end;
+	double intensity; // scales every rise: some networks are heavier
+};
+
+/* The job of window @w, if any: busy blocks run a job in 3 of 4 windows. */
+static bool window_job(uint64_t seed, int64_t w, struct job *job) {
+	int64_t block = floor_div(w * WINDOW_S, BLOCK_S);
+	if (unit(hash3(seed, (uint64_t)block, 'B')) >= 0.5) {
+		return false;
+	}
+	uint64_t h = hash3(seed, (uint64_t)w, 'J');
+	if (unit(h) >= 0.75) {
+		return false;
+	}
+	job->start = w * WINDOW_S + (int64_t)(mix(h) % 240);
+	job->end = job->start + SIM_JOB_S;
+	job->intensity = 0.86 + 0.2 * unit(mix(h ^ 1));
+	return true;
+}
+
+/* Step response of a first-order lag with time constant @tau_s, @x seconds after the step. */
+static double lag(double x, double tau_s) {
+	return x > 0 ? 1 - exp(-x / tau_s) : 0;
+}
+
+/* Response to one job: the rise starts at start and is cancelled from end on (superposition). */
+static double job_response(const struct job *job, int64_t t, double tau_s) {
+	return job->intensity *
+	       (lag((double)(t - job->start), tau_s) - lag((double)(t - job->end), tau_s));
+}
+
+/* Small sensor noise, deterministic per (seed, channel, second). */
+static double noise(uint64_t seed, uint64_t channel, int64_t t, double amplitude) {
+	return amplitude * (2 * unit(hash3(seed, channel, (uint64_t)t)) - 1);
+}
+
+/* Per zone: idle offset (°C), rise at full job load (K), time constant (s). */
+static const struct {
+	double offset_c, rise_k, tau_s;
+} zone_model[SIM_ZONE_COUNT] = {
+	[SIM_ZONE_SOC] = {0.2, 23, 240},      [SIM_ZONE_BIGCORE0] = {0.4, 28, 150},
+	[SIM_ZONE_BIGCORE1] = {0.3, 27, 150}, [SIM_ZONE_LITTLECORE] = {-0.4, 12, 240},
+	[SIM_ZONE_CENTER] = {-0.1, 18, 300},  [SIM_ZONE_GPU] = {-0.3, 10, 300},
+	[SIM_ZONE_NPU] = {0.0, 31, 120},
+};
+
+#define TC_TAU_S    900.0 // the capacitor sits on the board, away from the SoC: slower
+#define TC_RISE_K   13.0
+#define TC_OFFSET_C 6.5
+#define CJ_OFFSET_C -7.0
+#define CJ_RISE_K   4.0
+
+/* RK3588 TSADC code table (rockchip_thermal.c): code -> m°C, linear between entries. */
+static const struct {
+	int code;
+	int32_t mc;
+} tsadc_table[] = {{215, -40000}, {285, 25000}, {350, 85000}, {395, 125000}};
+
+int32_t sim_tsadc_mc(double celsius) {
+	double mc = celsius * 1000;
+	size_t n = sizeof(tsadc_table) / sizeof(tsadc_table[0]);
+	if (mc <= tsadc_table[0].mc) {
+		return tsadc_table[0].mc;
+	}
+	if (mc >= tsadc_table[n - 1].mc) {
+		return tsadc_table[n - 1].mc; // the driver clamps at the table top
+	}
+	size_t i = 1;
+	while (mc > tsadc_table[i].mc) {
+		i++;
+	}
+	int dc = tsadc_table[i].code - tsadc_table[i - 1].code;
+	int32_t dt = tsadc_table[i].mc - tsadc_table[i - 1].mc;
+	long code = lround(tsadc_table[i - 1].code + (mc - tsadc_table[i - 1].mc) * dc / dt);
+	// The driver interpolates in integers, as here.
+	return tsadc_table[i - 1].mc +
+	       (int32_t)((int64_t)dt * (code - tsadc_table[i - 1].code) / dc);
+}
+
+static const int64_t little_opp_khz[] = {408000,  600000,  816000,  1008000,
+					 1200000, 1416000, 1608000, 1800000};
+static const int64_t big_opp_khz[] = {408000,  600000,  816000,  1008000, 1200000, 1416000,
+				      1608000, 1800000, 2016000, 2208000, 2256000};
+#define N_LITTLE (sizeof(little_opp_khz) / sizeof(little_opp_khz[0]))
+#define N_BIG    (sizeof(big_opp_khz) / sizeof(big_opp_khz[0]))
+
+void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
+	memset(out, 0, sizeof(*out));
+	double phase = 2 * M_PI * unit(hash3(seed, 0, 'P'));
+	double daily = 0.5 * sin(2 * M_PI * (double)(t % DAY_S) / DAY_S + phase);
+	double idle = 39.0 + daily;
+
+	double heat[SIM_ZONE_COUNT] = {0}, tc_heat = 0, cj_heat = 0;
+	int64_t w_now = floor_div(t, WINDOW_S);
+	for (int64_t w = w_now - TAIL_WINS; w <= w_now; w++) {
+		struct job job;
+		if (!window_job(seed, w, &job) || job.start > t) {
+			continue;
+		}
+		if (t >= job.start && t < job.end) {
+			out->npu_busy = true;
+		}
+		for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+			heat[z] +=
+				zone_model[z].rise_k * job_response(&job, t, zone_model[z].tau_s);
+		}
+		tc_heat += TC_RISE_K * job_response(&job, t, TC_TAU_S);
+		cj_heat += CJ_RISE_K * job_response(&job, t, TC_TAU_S);
+	}
+	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+		out->zone_c[z] =
+			idle + zone_model[z].offset_c + heat[z] + noise(seed, (uint64_t)z, t, 0.1);
+		out->zone_mc[z] = sim_tsadc_mc(out->zone_c[z]);
+	}
+	double tc_c = idle + TC_OFFSET_C + tc_heat + noise(seed, 100, t, 0.1);
+	out->tc_raw = (int32_t)lround(tc_c / 0.25);
+	double cj_c = idle + CJ_OFFSET_C + cj_heat + noise(seed, 101, t, 0.05);
+	out->tc_ambient_raw = (int32_t)lround(cj_c / 0.0625);
+
+	// pwm-fan bound to soc-thermal's 60 °C trip (ROCK 5C BSP): one level per 3 K above 57 °C.
+	double soc = out->zone_mc[SIM_ZONE_SOC] / 1000.0;
+	out->fan_state = soc < 57 ? 0 : soc >= 66 ? 4 : 1 + (int)((soc - 57) / 3);
+
+	uint64_t h = hash3(seed, (uint64_t)t, 'F');
+	if (out->npu_busy) {
+		// Pre- and post-processing keep the big cores near their top OPPs.
+		out->cpu_khz[SIM_POLICY_LITTLE] = little_opp_khz[N_LITTLE - 1 - h % 3];
+		out->cpu_khz[SIM_POLICY_BIG0] = big_opp_khz[N_BIG - 1 - (h >> 8) % 3];
+		out->cpu_khz[SIM_POLICY_BIG1] = big_opp_khz[N_BIG - 1 - (h >> 16) % 3];
+		out->npu_hz = SIM_NPU_BUSY_HZ;
+		out->gpu_hz = 300000000LL + 100000000LL * (int64_t)((h >> 24) % 4);
+		out->dmc_hz = 2112000000LL;
+	} else {
+		// Mostly at the bottom OPP, with the occasional housekeeping blip.
+		out->cpu_khz[SIM_POLICY_LITTLE] = little_opp_khz[(h % 8) < 5 ? 0 : (h % 8) - 4];
+		out->cpu_khz[SIM_POLICY_BIG0] = big_opp_khz[((h >> 8) % 8) < 6 ? 0 : 2];
+		out->cpu_khz[SIM_POLICY_BIG1] = big_opp_khz[((h >> 16) % 8) < 7 ? 0 : 2];
+		out->npu_hz = 300000000LL;
+		out->gpu_hz = 300000000LL;
+		out->dmc_hz = ((h >> 24) % 8) < 6 ? 528000000LL : 1068000000LL;
+	}
+
+	// SARADC: ch0/ch1 keys pulled up, ch2 the 5 V rail through 47k/10k (droops under load),
+	// ch3 headphone detect, ch4-7 unconnected pins near ground.
+	double rail_v = 5.10 - 0.08 * heat[SIM_ZONE_NPU] / zone_model[SIM_ZONE_NPU].rise_k;
+	double ch2_mv = rail_v * 10.0 / 57.0 * 1000 + noise(seed, 200, t, 1.5);
+	out->saradc_raw[0] = 4095 - (int32_t)(h % 3);
+	out->saradc_raw[1] = 4094 - (int32_t)((h >> 4) % 3);
+	out->saradc_raw[2] = (int32_t)lround(ch2_mv / 0.439453125);
+	out->saradc_raw[3] = 4095;
+	for (int i = 4; i < SIM_SARADC_CHANNELS; i++) {
+		out->saradc_raw[i] = (int32_t)((h >> (4 * i)) % 24);
+	}
+}
+
+/* --- the tree --- */
+
+static const char *const zone_types[SIM_ZONE_COUNT] = {
+	"soc-thermal",    "bigcore0-thermal", "bigcore1-thermal", "littlecore-thermal",
+	"center-thermal", "gpu-thermal",      "npu-thermal",
+};
+
+static const char *const cooling_types[] = {
+	"cpufreq-cpu0", "cpufreq-cpu4", "cpufreq-cpu6", "devfreq-fb000000.gpu", "pwm-fan",
+};
+static const int cooling_max[] = {7, 10, 10, 7, 4};
+#define N_COOLING (sizeof(cooling_types) / sizeof(cooling_types[0]))
+#define FAN_CDEV  4
+
+static const int policy_cpu[SIM_POLICY_COUNT] = {0, 4, 6};
+static const char *const policy_cpus[SIM_POLICY_COUNT] = {"0 1 2 3", "4 5", "6 7"};
+
+#define SARADC_DIR "devices/platform/fec10000.saradc"
+#define TC_DIR     "devices/platform/feb20000.spi/spi_master/spi2/spi2.0"
+
+static int mkdirs(int fd, const char *path) {
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdirat(fd, buf, 0755) < 0 && errno != EEXIST) {
+				return -errno;
+			}
+			if (c == '\0') {
+				return 0;
+			}
+			*p = c;
+		}
+	}
+}
+
+static int put(int fd, const char *path, mode_t mode, const char *text, size_t len) {
+	int f = openat(fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (f < 0) {
+		return -errno;
+	}
+	ssize_t n = write(f, text, len);
+	int err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+	close(f);
+	return err;
+}
+
+/* Writes printf output to @path under the tree, creating parent directories. */
+static int __attribute__((format(printf, 3, 4)))
+putf(struct sim *sim, const char *path, const char *fmt, ...) {
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	int err = put(sim->fd, path, 0644, text, (size_t)len);
+	if (err == -ENOENT) {
+		char dir[512];
+		snprintf(dir, sizeof(dir), "%s", path);
+		*strrchr(dir, '/') = '\0';
+		err = mkdirs(sim->fd, dir);
+		if (err == 0) {
+			err = put(sim->fd, path, 0644, text, (size_t)len);
+		}
+	}
+	return err;
+}
+
+static int link_to(struct sim *sim, const char *target, const char *path) {
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	int err = mkdirs(sim->fd, dir);
+	if (err == 0 && symlinkat(target, sim->fd, path) < 0 && errno != EEXIST) {
+		err = -errno;
+	}
+	return err;
+}
+
+static void list_khz(char *out, size_t size, const int64_t *khz, size_t n) {
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++) {
+		len += (size_t)snprintf(out + len, size - len, "%s%lld", i ? " " : "",
+					(long long)khz[i]);
+	}
+}
+
+static int build_thermal(struct sim *sim) {
+	int err = 0;
+	char p[256], t[512];
+	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d", z);
+		snprintf(t, sizeof(t), "%s/type", p);
+		err |= putf(sim, t, "%s\n", zone_types[z]);
+		snprintf(t, sizeof(t), "%s/mode", p);
+		err |= putf(sim, t, "enabled\n");
+		snprintf(t, sizeof(t), "%s/policy", p);
+		err |= putf(sim, t, "step_wise\n");
+		snprintf(t, sizeof(t), "%s/available_policies", p);
+		err |= putf(sim, t, "fair_share bang_bang step_wise user_space power_allocator\n");
+		snprintf(t, sizeof(t), "../../devices/virtual/thermal/thermal_zone%d", z);
+		snprintf(p, sizeof(p), "class/thermal/thermal_zone%d", z);
+		err |= link_to(sim, t, p);
+	}
+	// Only soc-thermal has trips on the BSP; the ROCK 5C moves trip 0 to 60 °C for the fan.
+	static const struct {
+		int temp;
+		const char *type;
+	} trips[] = {{60000, "passive"}, {85000, "passive"}, {115000, "critical"}};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone0/trip_point_%d_temp",
+			 i);
+		err |= putf(sim, p, "%d\n", trips[i].temp);
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone0/trip_point_%d_type",
+			 i);
+		err |= putf(sim, p, "%s\n", trips[i].type);
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone0/trip_point_%d_hyst",
+			 i);
+		err |= putf(sim, p, "2000\n");
+	}
+	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_trip_point", "0\n");
+	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_weight", "0\n");
+	err |= link_to(sim, "../cooling_device4", "devices/virtual/thermal/thermal_zone0/cdev0");
+	for (size_t c = 0; c < N_COOLING; c++) {
+		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%zu", c);
+		snprintf(t, sizeof(t), "%s/type", p);
+		err |= putf(sim, t, "%s\n", cooling_types[c]);
+		snprintf(t, sizeof(t), "%s/max_state", p);
+		err |= putf(sim, t, "%d\n", cooling_max[c]);
+		snprintf(t, sizeof(t), "%s/cur_state", p);
+		err |= putf(sim, t, "0\n");
+		snprintf(t, sizeof(t), "../../devices/virtual/thermal/cooling_device%zu", c);
+		snprintf(p, sizeof(p), "class/thermal/cooling_device%zu", c);
+		err |= link_to(sim, t, p);
+	}
+	return err;
+}
+
+static int build_cpufreq(struct sim *sim) {
+	int err = 0;
+	char p[256], t[512], list[256];
+	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
+		const int64_t *opp = i == SIM_POLICY_LITTLE ? little_opp_khz : big_opp_khz;
+		size_t n = i == SIM_POLICY_LITTLE ? N_LITTLE : N_BIG;
+		static const char *const files[] = {"affected_cpus", "related_cpus"};
+		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d", policy_cpu[i]);
+		for (size_t f = 0; f < 2; f++) {
+			snprintf(t, sizeof(t), "%s/%s", p, files[f]);
+			err |= putf(sim, t, "%s\n", policy_cpus[i]);
+		}
+		list_khz(list, sizeof(list), opp, n);
+		snprintf(t, sizeof(t), "%s/scaling_available_frequencies", p);
+		err |= putf(sim, t, "%s \n", list); // the kernel leaves a trailing space
+		snprintf(t, sizeof(t), "%s/cpuinfo_min_freq", p);
+		err |= putf(sim, t, "%lld\n", (long long)opp[0]);
+		snprintf(t, sizeof(t), "%s/scaling_min_freq", p);
+		err |= putf(sim, t, "%lld\n", (long long)opp[0]);
+		snprintf(t, sizeof(t), "%s/cpuinfo_max_freq", p);
+		err |= putf(sim, t, "%lld\n", (long long)opp[n - 1]);
+		snprintf(t, sizeof(t), "%s/scaling_max_freq", p);
+		err |= putf(sim, t, "%lld\n", (long long)opp[n - 1]);
+		snprintf(t, sizeof(t), "%s/cpuinfo_transition_latency", p);
+		err |= putf(sim, t, "40000\n");
+		snprintf(t, sizeof(t), "%s/scaling_driver", p);
+		err |= putf(sim, t, "cpufreq-dt\n");
+		snprintf(t, sizeof(t), "%s/scaling_governor", p);
+		err |= putf(sim, t, "schedutil\n");
+		snprintf(t, sizeof(t), "%s/scaling_available_governors", p);
+		err |= putf(sim, t,
+			    "conservative ondemand userspace powersave performance schedutil\n");
+		snprintf(t, sizeof(t), "%s/scaling_setspeed", p);
+		err |= putf(sim, t, "<unsupported>\n");
+	}
+	for (int cpu = 0; cpu < 8; cpu++) {
+		int policy = cpu < 4 ? 0 : cpu < 6 ? 4 : 6;
+		snprintf(t, sizeof(t), "../cpufreq/policy%d", policy);
+		snprintf(p, sizeof(p), "devices/system/cpu/cpu%d/cpufreq", cpu);
+		err |= link_to(sim, t, p);
+		snprintf(p, sizeof(p), "devices/system/cpu/cpu%d/online", cpu);
+		err |= putf(sim, p, "1\n");
+	}
+	err |= putf(sim, "devices/system/cpu/online", "0-7\n");
+	err |= putf(sim, "devices/system/cpu/possible", "0-7\n");
+	err |= putf(sim, "devices/system/cpu/present", "0-7\n");
+	return err;
+}
+
+static const struct {
+	const char *name, *dir, *governor, *freqs;
+} devfreqs[] = {
+	{"dmc", "devices/platform/dmc/devfreq/dmc", "dmc_ondemand",
+	 "528000000 1068000000 1560000000 2112000000"},
+	{"fb000000.gpu", "devices/platform/fb000000.gpu/devfreq/fb000000.gpu", "simple_ondemand",
+	 "300000000 400000000 500000000 600000000 700000000 800000000 900000000 1000000000"},
+	{"fdab0000.npu", "devices/platform/fdab0000.npu/devfreq/fdab0000.npu", "rknpu_ondemand",
+	 "300000000 400000000 500000000 600000000 700000000 800000000 900000000 1000000000"},
+};
+#define N_DEVFREQ 3
+
+static int build_devfreq(struct sim *sim) {
+	int err = 0;
+	char p[256], t[512];
+	for (int i = 0; i < N_DEVFREQ; i++) {
+		const char *d = devfreqs[i].dir;
+		snprintf(p, sizeof(p), "%s/name", d);
+		err |= putf(sim, p, "%s\n", devfreqs[i].name);
+		snprintf(p, sizeof(p), "%s/governor", d);
+		err |= putf(sim, p, "%s\n", devfreqs[i].governor);
+		snprintf(p, sizeof(p), "%s/available_governors", d);
+		err |= putf(sim, p,
+			    "rknpu_ondemand dmc_ondemand userspace powersave performance "
+			    "simple_ondemand\n");
+		snprintf(p, sizeof(p), "%s/available_frequencies", d);
+		err |= putf(sim, p, "%s\n", devfreqs[i].freqs);
+		const char *last = strrchr(devfreqs[i].freqs, ' ') + 1;
+		snprintf(p, sizeof(p), "%s/min_freq", d);
+		err |= putf(sim, p, "%.*s\n", (int)strcspn(devfreqs[i].freqs, " "),
+			    devfreqs[i].freqs);
+		snprintf(p, sizeof(p), "%s/max_freq", d);
+		err |= putf(sim, p, "%s\n", last);
+		snprintf(p, sizeof(p), "%s/polling_interval", d);
+		err |= putf(sim, p, "50\n");
+		snprintf(t, sizeof(t), "../../%s", d);
+		snprintf(p, sizeof(p), "class/devfreq/%s", devfreqs[i].name);
+		err |= link_to(sim, t, p);
+	}
+	return err;
+}
+
+static int build_iio(struct sim *sim) {
+	int err = 0;
+	char p[512];
+	// The devicetree nodes the devices point to, for matching on compatible.
+	static const char saradc_compat[] = "rockchip,rk3588-saradc";
+	static const char tc_compat[] = "maxim,max31855k";
+	err |= mkdirs(sim->fd, "firmware/devicetree/base/saradc@fec10000");
+	err |= put(sim->fd, "firmware/devicetree/base/saradc@fec10000/compatible", 0444,
+		   saradc_compat, sizeof(saradc_compat));
+	err |= mkdirs(sim->fd, "firmware/devicetree/base/spi@feb20000/thermocouple@0");
+	err |= put(sim->fd, "firmware/devicetree/base/spi@feb20000/thermocouple@0/compatible", 0444,
+		   tc_compat, sizeof(tc_compat));
+
+	err |= putf(sim, SARADC_DIR "/iio:device0/name", "fec10000.saradc\n");
+	err |= putf(sim, SARADC_DIR "/iio:device0/in_voltage_scale", "0.439453125\n");
+	err |= link_to(sim, "../../../firmware/devicetree/base/saradc@fec10000",
+		       SARADC_DIR "/of_node");
+	err |= link_to(sim, "../../../../firmware/devicetree/base/saradc@fec10000",
+		       SARADC_DIR "/iio:device0/of_node");
+	err |= link_to(sim, "../../../" SARADC_DIR "/iio:device0", "bus/iio/devices/iio:device0");
+
+	err |= putf(sim, TC_DIR "/iio:device1/name", "maxim_thermocouple\n");
+	err |= putf(sim, TC_DIR "/iio:device1/in_temp_scale", "250\n");
+	err |= putf(sim, TC_DIR "/iio:device1/in_temp_ambient_scale", "62.500000\n");
+	err |= putf(sim, TC_DIR "/iio:device1/in_temp_thermocouple_type", "K\n");
+	snprintf(p, sizeof(p), "%s", TC_DIR "/iio:device1/of_node");
+	err |= link_to(sim,
+		       "../../../../../../../firmware/devicetree/base/spi@feb20000/thermocouple@0",
+		       p);
+	err |= link_to(sim, "../../../" TC_DIR "/iio:device1", "bus/iio/devices/iio:device1");
+	return err;
+}
+
+int sim_write(struct sim *sim, int64_t t) {
+	struct sim_state s;
+	char p[512];
+	int err = 0;
+	sim_model(sim->seed, t, &s);
+	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/temp", z);
+		err = err ? err : putf(sim, p, "%d\n", (int)s.zone_mc[z]);
+	}
+	snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%d/cur_state", FAN_CDEV);
+	err = err ? err : putf(sim, p, "%d\n", s.fan_state);
+	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
+		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/scaling_cur_freq",
+			 policy_cpu[i]);
+		err = err ? err : putf(sim, p, "%lld\n", (long long)s.cpu_khz[i]);
+	}
+	const int64_t dev_hz[N_DEVFREQ] = {s.dmc_hz, s.gpu_hz, s.npu_hz};
+	for (int i = 0; i < N_DEVFREQ; i++) {
+		snprintf(p, sizeof(p), "%s/cur_freq", devfreqs[i].dir);
+		err = err ? err : putf(sim, p, "%lld\n", (long long)dev_hz[i]);
+		snprintf(p, sizeof(p), "%s/target_freq", devfreqs[i].dir);
+		err = err ? err : putf(sim, p, "%lld\n", (long long)dev_hz[i]);
+		// The vendor NPU driver reports a constant 100 % (platform brief §3).
+		int load = i == 2 ? 100 : s.npu_busy ? 60 : 5;
+		snprintf(p, sizeof(p), "%s/load", devfreqs[i].dir);
+		err = err ? err : putf(sim, p, "%d@%lldHz\n", load, (long long)dev_hz[i]);
+	}
+	for (int i = 0; i < SIM_SARADC_CHANNELS; i++) {
+		snprintf(p, sizeof(p), SARADC_DIR "/iio:device0/in_voltage%d_raw", i);
+		err = err ? err : putf(sim, p, "%d\n", (int)s.saradc_raw[i]);
+	}
+	err = err ? err : putf(sim, TC_DIR "/iio:device1/in_temp_raw", "%d\n", (int)s.tc_raw);
+	err = err ? err
+		  : putf(sim, TC_DIR "/iio:device1/in_temp_ambient_raw", "%d\n",
+			 (int)s.tc_ambient_raw);
+	return err;
+}
+
+struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
+	if (!parent) {
+		parent = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	}
+	struct sim *sim = xcalloc(1, sizeof(*sim));
+	sim->seed = seed;
+	sim->fd = -1;
+	sim->root = xasprintf("%s/thermlog-sim.XXXXXX", parent);
+	if (!mkdtemp(sim->root)) {
+		log_errno("could not create the simulated sysfs tree in %s", parent);
+		free(sim->root);
+		free(sim);
+		return NULL;
+	}
+	sim->fd = open(sim->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sim->fd < 0) {
+		log_errno("could not open %s", sim->root);
+		goto err_tree;
+	}
+	int err = build_thermal(sim) | build_cpufreq(sim) | build_devfreq(sim) | build_iio(sim);
+	if (err == 0) {
+		err = sim_write(sim, t);
+	}
+	if (err != 0) {
+		log_error("could not build the simulated sysfs tree in %s", sim->root);
+		goto err_tree;
+	}
+	return sim;
+err_tree:
+	sim_destroy(sim);
+	return NULL;
+}
+
+const char *sim_root(const struct sim *sim) {
+	return sim->root;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+void sim_destroy(struct sim *sim) {
+	if (!sim) {
+		return;
+	}
+	if (sim->fd >= 0) {
+		close(sim->fd);
+	}
+	if (nftw(sim->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0) {
+		log_errno("could not remove %s", sim->root);
+	}
+	free(sim->root);
+	free(sim);
+}

@@ -1,0 +1,223 @@
+/* The simulated ROCK 5C: model ranges, job bursts, sensor steps, determinism, and the tree. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "test.h"
+
+#define T0   1787000000LL // 2026-08-17
+#define WEEK (7 * 86400)
+
+static bool same_state(const struct sim_state *a, const struct sim_state *b) {
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+static void test_determinism(void) {
+	struct sim_state a, b;
+	bool same = true, differs = false;
+	for (int64_t t = T0; t < T0 + 86400; t += 60) {
+		sim_model(7, t, &a);
+		sim_model(7, t, &b);
+		same = same && same_state(&a, &b);
+		sim_model(8, t, &b);
+		differs = differs || !same_state(&a, &b);
+	}
+	ok(same, "the same seed and time give the same state");
+	ok(differs, "another seed gives another day");
+}
+
+/* A week, minute by minute: idle band, job peaks, the NPU clock, the fan. */
+static void test_week(uint64_t seed) {
+	struct sim_state s;
+	int64_t busy = 0, minutes = 0, jobs = 0;
+	double idle_min = 1e9, idle_max = -1e9, npu_peak_min = 1e9, npu_peak_max = -1e9;
+	double big_peak_max = -1e9, job_npu_peak = -1e9, job_big_peak = -1e9;
+	bool npu_clock_ok = true, was_busy = false, fan_on = false, tc_ok = true;
+	int64_t quiet_since = T0 - 86400;
+	for (int64_t t = T0; t < T0 + WEEK; t += 60, minutes++) {
+		sim_model(seed, t, &s);
+		if (s.npu_busy) {
+			busy++;
+			npu_clock_ok = npu_clock_ok && s.npu_hz == SIM_NPU_BUSY_HZ;
+			job_npu_peak = fmax(job_npu_peak, s.zone_c[SIM_ZONE_NPU]);
+			job_big_peak = fmax(job_big_peak, s.zone_c[SIM_ZONE_BIGCORE0]);
+			quiet_since = t;
+		} else if (was_busy) {
+			jobs++;
+			npu_peak_min = fmin(npu_peak_min, job_npu_peak);
+			npu_peak_max = fmax(npu_peak_max, job_npu_peak);
+			big_peak_max = fmax(big_peak_max, job_big_peak);
+			job_npu_peak = job_big_peak = -1e9;
+		}
+		was_busy = s.npu_busy;
+		// Two hours after the last job the board is back at idle.
+		if (!s.npu_busy && t - quiet_since > 7200) {
+			for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+				idle_min = fmin(idle_min, s.zone_c[z]);
+				idle_max = fmax(idle_max, s.zone_c[z]);
+			}
+		}
+		fan_on = fan_on || s.fan_state > 0;
+		tc_ok = tc_ok && s.tc_raw * 0.25 > 30 && s.tc_raw * 0.25 < 70;
+	}
+	printf("# seed %llu: %lld jobs, busy %.1f %%, idle %.2f..%.2f C, NPU peaks %.1f..%.1f C, "
+	       "big core peak %.1f C\n",
+	       (unsigned long long)seed, (long long)jobs, 100.0 * busy / minutes, idle_min,
+	       idle_max, npu_peak_min, npu_peak_max, big_peak_max);
+	ok(jobs >= 30 && jobs <= 200, "a week has bursts of NPU jobs");
+	ok(busy * 100 / minutes >= 10 && busy * 100 / minutes <= 60, "jobs take part of the time");
+	ok(idle_min >= 37.9 && idle_max <= 40.1, "idle zones stay within 38-40 C");
+	ok(npu_peak_min >= 62 && npu_peak_max <= 76, "NPU jobs peak toward 65-75 C");
+	ok(big_peak_max >= 62 && big_peak_max <= 76, "big cores heat with the NPU");
+	ok(npu_clock_ok, "the NPU runs at 1.0 GHz during jobs");
+	ok(fan_on, "the fan spins up during jobs");
+	ok(tc_ok, "the thermocouple stays in a plausible band");
+}
+
+/* One job from its start: the thermocouple lags the NPU and stays cooler. */
+static void test_job_shape(void) {
+	struct sim_state s;
+	int64_t start = -1;
+	for (int64_t t = T0; t < T0 + WEEK && start < 0; t += 10) {
+		sim_model(3, t, &s);
+		if (s.npu_busy) {
+			// Back up to the exact start second.
+			while (s.npu_busy) {
+				sim_model(3, --t, &s);
+			}
+			start = t + 1;
+		}
+	}
+	ok(start > 0, "a job starts within the week");
+	struct sim_state before, mid, end;
+	sim_model(3, start - 1, &before);
+	sim_model(3, start + 300, &mid);
+	sim_model(3, start + SIM_JOB_S - 1, &end);
+	double npu_rise_mid = mid.zone_c[SIM_ZONE_NPU] - before.zone_c[SIM_ZONE_NPU];
+	double npu_rise_end = end.zone_c[SIM_ZONE_NPU] - before.zone_c[SIM_ZONE_NPU];
+	double tc_rise_mid = (mid.tc_raw - before.tc_raw) * 0.25;
+	double tc_rise_end = (end.tc_raw - before.tc_raw) * 0.25;
+	ok(npu_rise_mid > 0.8 * npu_rise_end, "the NPU is near its plateau five minutes in");
+	ok(tc_rise_mid < 0.5 * tc_rise_end, "the capacitor thermocouple follows more slowly");
+	ok(tc_rise_end > 5 && tc_rise_end < npu_rise_end, "and rises less than the NPU");
+	ok(end.npu_busy, "the job still runs in its last second");
+	struct sim_state after;
+	sim_model(3, start + SIM_JOB_S, &after);
+	ok(!after.npu_busy, "the job lasts 25 minutes");
+}
+
+static void test_steps(void) {
+	is_int(sim_tsadc_mc(25.0), 25000, "TSADC table point 25 C");
+	is_int(sim_tsadc_mc(85.0), 85000, "TSADC table point 85 C");
+	is_int(sim_tsadc_mc(40.0), 39769, "40 C reads as the driver interpolates code 301");
+	is_int(sim_tsadc_mc(200.0), 125000, "the driver clamps at 125 C");
+	is_int(sim_tsadc_mc(-60.0), -40000, "and at -40 C");
+	int32_t prev = sim_tsadc_mc(30.0);
+	int distinct = 0;
+	bool steps_ok = true;
+	for (double c = 30.0; c <= 80.0; c += 0.01) {
+		int32_t v = sim_tsadc_mc(c);
+		if (v != prev) {
+			distinct++;
+			steps_ok = steps_ok && v - prev >= 900 && v - prev <= 950;
+			prev = v;
+		}
+	}
+	ok(steps_ok, "TSADC values move in ~0.92 C steps");
+	ok(distinct >= 50 && distinct <= 56, "about one code per degree between 30 and 80 C");
+	struct sim_state s;
+	sim_model(1, T0, &s);
+	ok(s.tc_ambient_raw > 400 && s.tc_ambient_raw < 640, "cold junction in 0.0625 C steps");
+}
+
+static char *slurp(const char *root, const char *path) {
+	static char text[256];
+	char full[1024];
+	snprintf(full, sizeof(full), "%s/%s", root, path);
+	int fd = open(full, O_RDONLY);
+	if (fd < 0) {
+		return NULL;
+	}
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	text[n < 0 ? 0 : n] = '\0';
+	return text;
+}
+
+static void test_tree(void) {
+	char parent[] = "/tmp/test-sim.XXXXXX";
+	ok(mkdtemp(parent) != NULL, "temporary parent");
+	struct sim *sim = sim_create(parent, 42, T0);
+	ok(sim != NULL, "sim_create builds the tree");
+	if (!sim) {
+		return;
+	}
+	const char *root = sim_root(sim);
+	static const char *const types[] = {
+		"soc-thermal",    "bigcore0-thermal", "bigcore1-thermal", "littlecore-thermal",
+		"center-thermal", "gpu-thermal",      "npu-thermal"};
+	bool types_ok = true;
+	for (int z = 0; z < 7; z++) {
+		char p[128], want[64];
+		snprintf(p, sizeof(p), "class/thermal/thermal_zone%d/type", z);
+		snprintf(want, sizeof(want), "%s\n", types[z]);
+		const char *got = slurp(root, p);
+		types_ok = types_ok && got && strcmp(got, want) == 0;
+	}
+	ok(types_ok, "seven zones in TSADC channel order, BSP names");
+	struct sim_state s;
+	sim_model(42, T0, &s);
+	char want[64];
+	snprintf(want, sizeof(want), "%d\n", (int)s.zone_mc[SIM_ZONE_NPU]);
+	is_str(slurp(root, "class/thermal/thermal_zone6/temp"), want, "zone temp is the model's");
+	is_str(slurp(root, "class/thermal/cooling_device4/type"), "pwm-fan\n", "pwm-fan cooling");
+	is_str(slurp(root, "class/thermal/cooling_device4/max_state"), "4\n", "BSP fan levels");
+	is_str(slurp(root, "class/thermal/thermal_zone0/trip_point_0_temp"), "60000\n",
+	       "ROCK 5C fan trip");
+	snprintf(want, sizeof(want), "%lld\n", (long long)s.cpu_khz[SIM_POLICY_BIG0]);
+	is_str(slurp(root, "devices/system/cpu/cpu5/cpufreq/scaling_cur_freq"), want,
+	       "cpu5 links to policy4");
+	is_str(slurp(root, "devices/system/cpu/cpufreq/policy6/related_cpus"), "6 7\n",
+	       "policy6 covers cpu6-7");
+	is_str(slurp(root, "class/devfreq/fdab0000.npu/governor"), "rknpu_ondemand\n",
+	       "NPU devfreq governor");
+	is_str(slurp(root, "bus/iio/devices/iio:device0/name"), "fec10000.saradc\n", "SARADC");
+	is_str(slurp(root, "bus/iio/devices/iio:device0/of_node/compatible"),
+	       "rockchip,rk3588-saradc", "SARADC compatible through of_node");
+	is_str(slurp(root, "bus/iio/devices/iio:device1/name"), "maxim_thermocouple\n",
+	       "MAX31855 driver name");
+	is_str(slurp(root, "bus/iio/devices/iio:device1/in_temp_scale"), "250\n",
+	       "thermocouple scale");
+	snprintf(want, sizeof(want), "%d\n", (int)s.tc_raw);
+	is_str(slurp(root, "bus/iio/devices/iio:device1/in_temp_raw"), want, "thermocouple raw");
+
+	// A time inside a job changes the NPU clock file.
+	int64_t busy_t = -1;
+	for (int64_t t = T0; t < T0 + WEEK && busy_t < 0; t += 60) {
+		sim_model(42, t, &s);
+		busy_t = s.npu_busy ? t : -1;
+	}
+	ok(busy_t > 0 && sim_write(sim, busy_t) == 0, "sim_write during a job");
+	is_str(slurp(root, "class/devfreq/fdab0000.npu/cur_freq"), "1000000000\n",
+	       "NPU at 1.0 GHz in the tree");
+	char *copy = strdup(root);
+	sim_destroy(sim);
+	struct stat st;
+	ok(stat(copy, &st) < 0, "sim_destroy removes the tree");
+	free(copy);
+	rmdir(parent);
+}
+
+int main(void) {
+	test_determinism();
+	test_week(1);
+	test_week(2024);
+	test_job_shape();
+	test_steps();
+	test_tree();
+	return test_done();
+}
