@@ -26,4 +26,7 @@ const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg)
 
 /* Each command gets argv[0] = its name and the arguments after global options are removed. */
 
+/** thermlog sample [--sysfs-root DIR] [--json]: one reading of every channel, nothing stored. */
+int cli_sample(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

@@ -25,6 +25,7 @@ static int cmd_version(const struct cli_context *ctx, int argc, char **argv) {
 /* One line per command; each lives in its own cli-*.c file. */
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
+	{"sample", cli_sample, "read every channel once and print it"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,119 @@
+/* The seam between the sampler and its sources: a static ops table, sensors, sysfs reading. */
+#ifndef SOURCE_H
+#define SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "channel.h"
+#include "config.h"
+
+struct sampler;
+
+/** pread(2), or a test double that fails chosen files with a chosen errno. */
+typedef ssize_t (*source_pread_fn)(int fd, void *buf, size_t len, off_t off);
+
+/** What the sources see of the sampler; hwmon keeps its libsensors state here. */
+struct source_ctx {
+	int root_fd; // the sysfs root, O_DIRECTORY
+	const struct config *cfg;
+	source_pread_fn pread;
+	bool hwmon_active;      // sensors_init() succeeded and sensors_cleanup() is owed
+	bool hwmon_skip_logged; // "not /sys" said once per sampler
+};
+
+/** How to read one channel; parallel to its struct channel. */
+struct sensor {
+	const struct source_ops *ops;
+	enum source_id config_id; // which `sources:` entry governs it
+	const char *path;         // borrowed from the channel: the value file
+	int fd;                   // held open on channel.path; -1 = open on the next read
+	int mode_fd;              // thermal zones: held open on `mode`; -1 = none
+	char *mode_path;          // thermal zones: relative path of `mode`, else NULL
+	/* value = (raw + raw_offset) * scale / divisor, then cal_gain * value + cal_offset */
+	double raw_offset, scale, divisor;
+	double lin_gain, lin_offset; // configured IIO channels: gain * volts + offset
+	double cal_gain, cal_offset; // `channels:` override
+	const void *chip;            // hwmon: the libsensors chip
+	int subfeature;              // hwmon: the subfeature number
+	int absent_err;              // configured but not found: read gives this; 0 = present
+	int last_err;                // for logging on state change
+};
+
+struct sensor_list {
+	struct channel *channels; // parallel arrays of n
+	struct sensor *sensors;
+	size_t n, cap;
+};
+
+struct source_ops {
+	const char *name; // "thermal", "cpufreq", ...
+	enum source_id config_id;
+	/** Appends every channel it finds; never opens the value files (reads do, lazily). */
+	void (*discover)(struct source_ctx *ctx, struct sensor_list *out);
+	/** Reads one value in the channel's unit (before calibration); 0 or a negative errno. */
+	int (*read)(struct source_ctx *ctx, struct sensor *sensor, double *value);
+	/** Drops global state (libsensors); may be NULL. */
+	void (*cleanup)(struct source_ctx *ctx);
+};
+
+extern const struct source_ops source_thermal; // zones and cooling devices
+extern const struct source_ops source_cpufreq;
+extern const struct source_ops source_devfreq;
+extern const struct source_ops source_iio;
+extern const struct source_ops source_hwmon;
+
+/**
+ * Appends a channel with the given identity; every string is copied. A key that is already in
+ * the list gets "#2", "#3" ... Returns the new sensor (fds closed, scale 1, divisor 1, gains
+ * identity) for the caller to fill in; its channel's meta is NULL.
+ */
+struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
+			       const char *key, const char *source, const char *label,
+			       enum channel_kind kind, double resolution, const char *path);
+/** Closes the fds and frees everything; accepts a zeroed list. */
+void sensor_list_finish(struct sensor_list *list);
+/** Closes a sensor's fds and frees its own strings. */
+void sensor_finish(struct sensor *sensor);
+
+/**
+ * Parses a sysfs integer: optional '-', digits, an optional trailing newline, nothing else.
+ * Returns 0, -ENODATA (empty), -EBADMSG (anything else) or -ERANGE (overflow).
+ */
+int sysfs_parse_int(const char *text, size_t len, int64_t *out);
+/**
+ * Reads a whole small attribute relative to @root_fd into @buf (NUL-terminated, the trailing
+ * newline removed). Returns the length, or a negative errno (-ENOBUFS if it does not fit).
+ */
+int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size);
+/** sysfs_read_text() + sysfs_parse_int(). */
+int sysfs_read_int(int root_fd, const char *path, int64_t *out);
+/** True if @path (relative to @root_fd) exists, following links. */
+bool sysfs_exists(int root_fd, const char *path);
+
+/**
+ * Reads the integer at sensor->fd through ctx->pread (opening sensor->path first if the fd is
+ * closed) and converts it with raw_offset/scale/divisor. On a read error the fd is closed, so the
+ * next read reopens it. Returns 0 or a negative errno.
+ */
+int source_read_scaled(struct source_ctx *ctx, struct sensor *sensor, double *value);
+
+/** Sorts names like "thermal_zone10" after "thermal_zone2": by prefix, then number. */
+int source_name_cmp(const char *a, const char *b);
+/**
+ * Lists directory @dir (relative to @root_fd): names starting with @prefix (every name not
+ * starting with '.' if NULL), sorted with source_name_cmp(). Returns a NULL-terminated array
+ * (caller frees each and the array), or NULL if the directory cannot be opened (errno set).
+ */
+char **source_list_dir(int root_fd, const char *dir, const char *prefix);
+void source_free_names(char **names);
+/** Replaces every byte that is not printable ASCII, or a space, with '_' (keys must not hold any).
+ */
+void source_key_sanitize(char *s);
+
+/** The test seam: every sysfs value read goes through @fn (pread(2) by default). */
+void sampler_set_pread(struct sampler *sampler, source_pread_fn fn);
+
+#endif

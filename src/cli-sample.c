@@ -1,0 +1,204 @@
+/* thermlog sample: reads every channel once and prints a table or JSON; stores nothing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "sampler.h"
+#include "xalloc.h"
+
+static const char usage_text[] =
+	"usage: thermlog sample [--sysfs-root DIR] [-c FILE] [--json]\n"
+	"\n"
+	"Reads every channel once and prints it; nothing is stored. Channels that fail carry\n"
+	"their error, and the exit status is still 0.\n"
+	"\n"
+	"  --sysfs-root DIR  read DIR instead of the configured sysfs_root (default /sys)\n"
+	"  --json            {\"time\": ..., \"channels\": [{\"key\", \"source\", \"label\", \"kind\",\n"
+	"                    \"unit\", \"value\", \"path\", \"error\"}, ...]}\n";
+
+static void write_json(struct buf *out, double now, const char *root, size_t n,
+		       const struct channel *ch, const struct reading *rd) {
+	size_t root_len = strlen(root);
+	while (root_len > 0 && root[root_len - 1] == '/') {
+		root_len--;
+	}
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	json_key(&j, "time");
+	json_fixed(&j, now, 3);
+	json_key(&j, "channels");
+	json_array_begin(&j);
+	for (size_t i = 0; i < n; i++) {
+		json_object_begin(&j);
+		json_key(&j, "key");
+		json_string(&j, ch[i].key);
+		json_key(&j, "source");
+		json_string(&j, ch[i].source);
+		json_key(&j, "label");
+		json_string(&j, ch[i].label);
+		json_key(&j, "kind");
+		json_string(&j, channel_kind_name(ch[i].kind));
+		json_key(&j, "unit");
+		json_string(&j, ch[i].unit);
+		json_key(&j, "value");
+		if (rd[i].err) {
+			json_null(&j);
+		} else {
+			json_double(&j, rd[i].value);
+		}
+		char *path = xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
+		json_key(&j, "path");
+		json_string(&j, path);
+		free(path);
+		if (rd[i].err) {
+			json_key(&j, "error");
+			json_string(&j, strerror(-rd[i].err));
+		}
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	buf_putc(out, '\n');
+}
+
+/* "43.461 °C", "1800 MHz": a value for people, in the channel's unit. */
+static char *human_value(const struct channel *c, double v) {
+	static const struct {
+		const char *unit, *symbol;
+		double div;
+	} units[] = {
+		{"celsius", "°C", 1},    {"hertz", "MHz", 1e6}, {"volts", "V", 1},
+		{"millivolts", "mV", 1}, {"amperes", "A", 1},   {"watts", "W", 1},
+		{"joules", "J", 1},      {"rpm", "rpm", 1},     {"percent", "%", 1},
+	};
+	const char *symbol =
+		strcmp(c->unit, "state") == 0 || strcmp(c->unit, "1") == 0 ? "" : c->unit;
+	double div = 1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(c->unit, units[i].unit) == 0) {
+			symbol = units[i].symbol;
+			div = units[i].div;
+		}
+	}
+	char num[32];
+	json_format_double(num, v / div);
+	return *symbol ? xasprintf("%s %s", num, symbol) : xstrdup(num);
+}
+
+/* Terminal columns of UTF-8 text (every code point counts one). */
+static int text_width(const char *s) {
+	int w = 0;
+	for (; *s; s++) {
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	}
+	return w;
+}
+
+static void print_padded(const char *s, int width) {
+	fputs(s, stdout);
+	for (int i = text_width(s); i < width; i++) {
+		putchar(' ');
+	}
+}
+
+static void write_table(size_t n, const struct channel *ch, const struct reading *rd) {
+	char **values = xcalloc(n + 1, sizeof(*values));
+	int wk = 3, wl = 5, wv = 5;
+	for (size_t i = 0; i < n; i++) {
+		values[i] = rd[i].err ? xstrdup("-") : human_value(&ch[i], rd[i].value);
+		wk = text_width(ch[i].key) > wk ? text_width(ch[i].key) : wk;
+		wl = text_width(ch[i].label) > wl ? text_width(ch[i].label) : wl;
+		wv = text_width(values[i]) > wv ? text_width(values[i]) : wv;
+	}
+	print_padded("KEY", wk + 2);
+	print_padded("LABEL", wl + 2);
+	print_padded("VALUE", wv + 2);
+	puts("ERROR");
+	for (size_t i = 0; i < n; i++) {
+		print_padded(ch[i].key, wk + 2);
+		print_padded(ch[i].label, wl + 2);
+		// Right-align numbers so the decimal places line up better than ragged text would.
+		for (int k = text_width(values[i]); k < wv; k++) {
+			putchar(' ');
+		}
+		fputs(values[i], stdout);
+		if (rd[i].err) {
+			printf("  %s", strerror(-rd[i].err));
+		}
+		putchar('\n');
+		free(values[i]);
+	}
+	free(values);
+}
+
+int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
+	static const struct option options[] = {
+		{"sysfs-root", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *root = NULL;
+	bool json = false;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			root = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return CLI_EXIT_OK;
+		default:
+			fputs(usage_text, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog sample: unexpected argument '%s'\n", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		return CLI_EXIT_USAGE;
+	}
+	if (root) {
+		free(cfg.sysfs_root);
+		cfg.sysfs_root = xstrdup(root);
+	}
+	int rc = CLI_EXIT_USAGE;
+	struct sampler *sampler = sampler_create(&cfg); // logs why it failed
+	if (!sampler) {
+		goto err_sampler;
+	}
+	struct timespec mono, now;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &now);
+	const struct channel *ch;
+	const struct reading *rd;
+	size_t n = sampler_read(sampler, mono.tv_sec, &ch, &rd);
+	if (json) {
+		struct buf out;
+		buf_init(&out);
+		write_json(&out, (double)now.tv_sec + now.tv_nsec / 1e9, cfg.sysfs_root, n, ch, rd);
+		fputs(out.data, stdout);
+		buf_finish(&out);
+	} else {
+		write_table(n, ch, rd);
+	}
+	rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+	sampler_destroy(sampler);
+err_sampler:
+	config_finish(&cfg);
+	return rc;
+}

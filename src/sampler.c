@@ -1,0 +1,191 @@
+/*
+ * The sampler: asks every enabled source for its channels, applies the configuration (include,
+ * exclude, overrides), and reads them all once per cycle through held file descriptors.
+ */
+#include "sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "source.h"
+#include "xalloc.h"
+
+static const struct source_ops *const sources[] = {
+	&source_thermal, &source_cpufreq, &source_devfreq, &source_iio, &source_hwmon,
+};
+#define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
+
+struct sampler {
+	struct source_ctx ctx;
+	struct sensor_list list;
+	struct reading *readings;
+	size_t readings_cap;
+	int64_t last_scan_s; // monotonic; INT64_MIN = not yet known
+	bool rescan_due;     // a read reported a vanished object
+};
+
+static ssize_t default_pread(int fd, void *buf, size_t len, off_t off) {
+	return pread(fd, buf, len, off);
+}
+
+/* Keeps only what the configuration wants and applies label and calibration overrides. */
+static void apply_config(const struct config *cfg, struct sensor_list *list) {
+	size_t kept = 0;
+	for (size_t i = 0; i < list->n; i++) {
+		struct channel *c = &list->channels[i];
+		struct sensor *s = &list->sensors[i];
+		if (!cfg->sources[s->config_id].enabled ||
+		    !config_channel_wanted(cfg, s->config_id, c->key)) {
+			sensor_finish(s);
+			channel_finish(c);
+			continue;
+		}
+		const struct channel_override *o = config_channel_override(cfg, c->key);
+		if (o) {
+			if (o->label) {
+				free(c->label);
+				c->label = xstrdup(o->label);
+			}
+			s->cal_gain = o->gain;
+			s->cal_offset = o->offset;
+		}
+		list->channels[kept] = *c;
+		list->sensors[kept] = *s;
+		kept++;
+	}
+	list->n = kept;
+}
+
+/* Finds @key in @list from index @hint on (lists keep their order across scans), or -1. */
+static ptrdiff_t find_key(const struct sensor_list *list, const char *key, size_t hint) {
+	for (size_t k = 0; k < list->n; k++) {
+		size_t i = (hint + k) % list->n;
+		if (strcmp(list->channels[i].key, key) == 0) {
+			return (ptrdiff_t)i;
+		}
+	}
+	return -1;
+}
+
+void sampler_rescan(struct sampler *s) {
+	struct sensor_list fresh = {0};
+	for (size_t i = 0; i < N_SOURCES; i++) {
+		if (s->ctx.cfg->sources[sources[i]->config_id].enabled) {
+			sources[i]->discover(&s->ctx, &fresh);
+		} else if (sources[i]->cleanup) {
+			sources[i]->cleanup(&s->ctx);
+		}
+	}
+	apply_config(s->ctx.cfg, &fresh);
+	// Carry over open fds and error states, so a rescan neither reopens nor re-logs.
+	for (size_t i = 0; i < fresh.n; i++) {
+		ptrdiff_t j = find_key(&s->list, fresh.channels[i].key, i);
+		if (j < 0) {
+			log_debug("new channel %s (%s)", fresh.channels[i].key,
+				  fresh.channels[i].path);
+			continue;
+		}
+		struct sensor *old = &s->list.sensors[j], *new = &fresh.sensors[i];
+		new->last_err = old->last_err;
+		if (strcmp(s->list.channels[j].path, fresh.channels[i].path) == 0 && !new->chip) {
+			new->fd = old->fd;
+			new->mode_fd = old->mode_fd;
+			old->fd = old->mode_fd = -1;
+		}
+	}
+	for (size_t i = 0; i < s->list.n; i++) {
+		if (find_key(&fresh, s->list.channels[i].key, i) < 0) {
+			log_info("channel %s is gone", s->list.channels[i].key);
+		}
+	}
+	sensor_list_finish(&s->list);
+	s->list = fresh;
+	s->readings = xgrow(s->readings, &s->readings_cap, s->list.n + 1, sizeof(*s->readings));
+	s->rescan_due = false;
+}
+
+struct sampler *sampler_create(const struct config *cfg) {
+	int fd = open(cfg->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_errno("could not open sysfs root %s", cfg->sysfs_root);
+		return NULL;
+	}
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	s->ctx = (struct source_ctx){.root_fd = fd, .cfg = cfg, .pread = default_pread};
+	s->last_scan_s = INT64_MIN;
+	sampler_rescan(s);
+	return s;
+}
+
+void sampler_destroy(struct sampler *s) {
+	if (!s) {
+		return;
+	}
+	sensor_list_finish(&s->list);
+	for (size_t i = 0; i < N_SOURCES; i++) {
+		if (sources[i]->cleanup) {
+			sources[i]->cleanup(&s->ctx);
+		}
+	}
+	close(s->ctx.root_fd);
+	free(s->readings);
+	free(s);
+}
+
+void sampler_set_config(struct sampler *s, const struct config *cfg) {
+	s->ctx.cfg = cfg;
+	sampler_rescan(s);
+}
+
+void sampler_set_pread(struct sampler *s, source_pread_fn fn) {
+	s->ctx.pread = fn ? fn : default_pread;
+}
+
+static bool vanished(int err) {
+	return err == -ENOENT || err == -ENODEV;
+}
+
+/* Logs a channel's error only when it changes: a failing sensor must not fill the journal. */
+static void log_transition(const struct channel *c, struct sensor *s, int err) {
+	if (err == s->last_err) {
+		return;
+	}
+	if (err == 0) {
+		log_info("%s readable again: %s", c->key, c->path);
+	} else if (vanished(err) && !s->absent_err) {
+		log_debug("could not read %s: %s", c->path, strerror(-err)); // expected on unplug
+	} else {
+		log_warn("could not read %s: %s", c->path, strerror(-err));
+	}
+	s->last_err = err;
+}
+
+size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **channels,
+		    const struct reading **readings) {
+	if (s->last_scan_s == INT64_MIN) {
+		s->last_scan_s = mono_s; // created just now
+	} else if (s->rescan_due || mono_s - s->last_scan_s >= s->ctx.cfg->rescan_s) {
+		sampler_rescan(s);
+		s->last_scan_s = mono_s;
+	}
+	for (size_t i = 0; i < s->list.n; i++) {
+		struct sensor *sen = &s->list.sensors[i];
+		double v = 0;
+		int err = sen->ops->read(&s->ctx, sen, &v);
+		if (err == 0) {
+			v = v * sen->cal_gain + sen->cal_offset;
+		} else if (vanished(err) && !sen->absent_err) {
+			s->rescan_due = true;
+		}
+		s->readings[i] = (struct reading){.value = err ? NAN : v, .err = err};
+		log_transition(&s->list.channels[i], sen, err);
+	}
+	*channels = s->list.channels;
+	*readings = s->readings;
+	return s->list.n;
+}

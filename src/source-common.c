@@ -1,0 +1,274 @@
+/* What every source shares: strict sysfs reads and parsing, sorted directory lists, the sensor
+ * list. */
+#include "source.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xalloc.h"
+
+int sysfs_parse_int(const char *text, size_t len, int64_t *out) {
+	if (len > 0 && text[len - 1] == '\n') {
+		len--;
+	}
+	if (len == 0) {
+		return -ENODATA;
+	}
+	size_t i = 0;
+	bool neg = false;
+	if (text[0] == '-') {
+		neg = true;
+		i = 1;
+	}
+	if (i == len) {
+		return -EBADMSG;
+	}
+	// Accumulate negatively so INT64_MIN parses too.
+	int64_t v = 0;
+	bool range = false;
+	for (; i < len; i++) {
+		if (text[i] < '0' || text[i] > '9') {
+			return -EBADMSG;
+		}
+		int d = text[i] - '0';
+		if (v < (INT64_MIN + d) / 10) {
+			range = true;
+		} else {
+			v = v * 10 - d;
+		}
+	}
+	if (range || (!neg && v == INT64_MIN)) {
+		return -ERANGE;
+	}
+	*out = neg ? v : -v;
+	return 0;
+}
+
+int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size) {
+	int fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	size_t len = 0;
+	int rc = 0;
+	for (;;) {
+		if (len + 1 >= size) {
+			rc = -ENOBUFS;
+			break;
+		}
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			rc = -errno;
+			break;
+		}
+		if (n == 0) {
+			break;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (rc < 0) {
+		return rc;
+	}
+	if (len > 0 && buf[len - 1] == '\n') {
+		len--;
+	}
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int sysfs_read_int(int root_fd, const char *path, int64_t *out) {
+	char buf[64];
+	int len = sysfs_read_text(root_fd, path, buf, sizeof(buf));
+	if (len < 0) {
+		return len == -ENOBUFS ? -EBADMSG : len;
+	}
+	return sysfs_parse_int(buf, (size_t)len, out);
+}
+
+bool sysfs_exists(int root_fd, const char *path) {
+	return faccessat(root_fd, path, F_OK, 0) == 0;
+}
+
+int source_read_scaled(struct source_ctx *ctx, struct sensor *sensor, double *value) {
+	if (sensor->fd < 0) {
+		sensor->fd = openat(ctx->root_fd, sensor->path, O_RDONLY | O_CLOEXEC);
+		if (sensor->fd < 0) {
+			return -errno;
+		}
+	}
+	char buf[64];
+	ssize_t n = ctx->pread(sensor->fd, buf, sizeof(buf), 0);
+	int rc;
+	int64_t raw = 0;
+	if (n < 0) {
+		rc = -errno;
+	} else if ((size_t)n == sizeof(buf)) {
+		rc = -EBADMSG; // no integer attribute is this long
+	} else {
+		rc = sysfs_parse_int(buf, (size_t)n, &raw);
+	}
+	if (rc < 0) {
+		// A vanished device keeps failing on this fd: reopen next time to learn its fate.
+		close(sensor->fd);
+		sensor->fd = -1;
+		return rc;
+	}
+	*value = ((double)raw + sensor->raw_offset) * sensor->scale / sensor->divisor;
+	return 0;
+}
+
+/* Splits a name into its non-digit prefix length and trailing number (or -1). */
+static long long trailing_number(const char *s, size_t *prefix_len) {
+	size_t len = strlen(s), i = len;
+	while (i > 0 && isdigit((unsigned char)s[i - 1])) {
+		i--;
+	}
+	*prefix_len = i;
+	if (i == len || len - i > 18) {
+		return -1;
+	}
+	return strtoll(s + i, NULL, 10);
+}
+
+int source_name_cmp(const char *a, const char *b) {
+	size_t pa, pb;
+	long long na = trailing_number(a, &pa), nb = trailing_number(b, &pb);
+	if (na >= 0 && nb >= 0 && pa == pb && strncmp(a, b, pa) == 0 && na != nb) {
+		return na < nb ? -1 : 1;
+	}
+	return strcmp(a, b);
+}
+
+static int cmp_names(const void *a, const void *b) {
+	return source_name_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **source_list_dir(int root_fd, const char *dir, const char *prefix) {
+	int fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return NULL;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (prefix ? strncmp(e->d_name, prefix, strlen(prefix)) != 0
+			   : e->d_name[0] == '.') {
+			continue;
+		}
+		names = xgrow(names, &cap, n + 2, sizeof(*names));
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	names = xgrow(names, &cap, n + 1, sizeof(*names));
+	names[n] = NULL;
+	qsort(names, n, sizeof(*names), cmp_names);
+	return names;
+}
+
+void source_free_names(char **names) {
+	if (!names) {
+		return;
+	}
+	for (char **p = names; *p; p++) {
+		free(*p);
+	}
+	free(names);
+}
+
+void source_key_sanitize(char *s) {
+	for (; *s; s++) {
+		if (*s <= ' ' || *s > '~') {
+			*s = '_';
+		}
+	}
+}
+
+static bool key_taken(const struct sensor_list *list, const char *key) {
+	for (size_t i = 0; i < list->n; i++) {
+		if (strcmp(list->channels[i].key, key) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
+			       const char *key, const char *source, const char *label,
+			       enum channel_kind kind, double resolution, const char *path) {
+	if (list->n == list->cap) {
+		size_t cap = list->cap;
+		list->channels = xgrow(list->channels, &cap, list->n + 1, sizeof(*list->channels));
+		list->sensors =
+			xgrow(list->sensors, &list->cap, list->n + 1, sizeof(*list->sensors));
+	}
+	char *unique = xstrdup(key);
+	for (int i = 2; key_taken(list, unique); i++) {
+		free(unique);
+		unique = xasprintf("%s#%d", key, i);
+	}
+	struct channel *c = &list->channels[list->n];
+	*c = (struct channel){
+		.key = unique,
+		.source = xstrdup(source),
+		.label = xstrdup(label),
+		.kind = kind,
+		.unit = channel_kind_unit(kind),
+		.resolution = resolution,
+		.path = xstrdup(path),
+	};
+	struct sensor *s = &list->sensors[list->n++];
+	*s = (struct sensor){
+		.ops = ops,
+		.config_id = ops->config_id,
+		.path = c->path,
+		.fd = -1,
+		.mode_fd = -1,
+		.scale = 1,
+		.divisor = 1,
+		.lin_gain = 1,
+		.cal_gain = 1,
+	};
+	return s;
+}
+
+void sensor_finish(struct sensor *sensor) {
+	if (sensor->fd >= 0) {
+		close(sensor->fd);
+	}
+	if (sensor->mode_fd >= 0) {
+		close(sensor->mode_fd);
+	}
+	free(sensor->mode_path);
+	sensor->fd = sensor->mode_fd = -1;
+	sensor->mode_path = NULL;
+}
+
+void sensor_list_finish(struct sensor_list *list) {
+	for (size_t i = 0; i < list->n; i++) {
+		sensor_finish(&list->sensors[i]);
+		channel_finish(&list->channels[i]);
+	}
+	free(list->channels);
+	free(list->sensors);
+	*list = (struct sensor_list){0};
+}

@@ -1,0 +1,66 @@
+/* devfreq: class/devfreq/<device>/cur_freq in Hz (NPU, GPU and DDR on RK3588). */
+#include "source.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "log.h"
+#include "xalloc.h"
+
+static void discover_device(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
+	char path[256], text[64];
+	snprintf(path, sizeof(path), "class/devfreq/%s/cur_freq", name);
+	if (!sysfs_exists(ctx->root_fd, path)) {
+		log_debug("skipping class/devfreq/%s: no cur_freq (%s)", name, strerror(errno));
+		return;
+	}
+	char *key = xasprintf("devfreq/%s", name);
+	source_key_sanitize(key);
+	sensor_list_add(out, &source_devfreq, key, "devfreq", name, CHANNEL_KIND_FREQUENCY, 1,
+			path);
+	free(key);
+
+	struct buf meta;
+	buf_init(&meta);
+	struct json j;
+	json_init(&j, &meta, false);
+	json_object_begin(&j);
+	snprintf(path, sizeof(path), "class/devfreq/%s/governor", name);
+	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
+		json_key(&j, "governor");
+		json_string(&j, text);
+	}
+	static const char *const limits[] = {"min_freq", "max_freq"};
+	for (size_t i = 0; i < 2; i++) {
+		int64_t hz;
+		snprintf(path, sizeof(path), "class/devfreq/%s/%s", name, limits[i]);
+		if (sysfs_read_int(ctx->root_fd, path, &hz) == 0) {
+			json_key(&j, limits[i]);
+			json_int(&j, hz);
+		}
+	}
+	json_object_end(&j);
+	out->channels[out->n - 1].meta = buf_steal(&meta);
+}
+
+static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
+	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
+	for (char **p = names; p && *p; p++) {
+		discover_device(ctx, out, *p);
+	}
+	source_free_names(names);
+}
+
+static int devfreq_read(struct source_ctx *ctx, struct sensor *s, double *value) {
+	return source_read_scaled(ctx, s, value);
+}
+
+const struct source_ops source_devfreq = {
+	.name = "devfreq",
+	.config_id = SOURCE_DEVFREQ,
+	.discover = devfreq_discover,
+	.read = devfreq_read,
+};

@@ -1,0 +1,176 @@
+/* Thermal zones (class/thermal/thermal_zoneN/temp, m°C) and cooling devices (cur_state). */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "log.h"
+#include "xalloc.h"
+
+#define THERMAL_TEMP_INVALID (-274000) // the kernel's "no such trip"
+
+/* Appends the zone's trips as {"type", "temp", "hyst"} in °C; unreadable trips are skipped. */
+static void write_trips(int root_fd, const char *dir, struct json *j) {
+	json_key(j, "trips");
+	json_array_begin(j);
+	for (int k = 0; k < 64; k++) {
+		char path[256], type[32];
+		int64_t temp_mc, hyst_mc;
+		snprintf(path, sizeof(path), "%s/trip_point_%d_type", dir, k);
+		if (sysfs_read_text(root_fd, path, type, sizeof(type)) < 0) {
+			break; // trips are numbered densely from 0
+		}
+		snprintf(path, sizeof(path), "%s/trip_point_%d_temp", dir, k);
+		if (sysfs_read_int(root_fd, path, &temp_mc) < 0 ||
+		    temp_mc <= THERMAL_TEMP_INVALID) {
+			continue;
+		}
+		static const char *const known[] = {"critical", "hot", "passive", "active"};
+		bool valid = false;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			valid |= strcmp(type, known[i]) == 0;
+		}
+		if (!valid) {
+			continue;
+		}
+		json_object_begin(j);
+		json_key(j, "type");
+		json_string(j, type);
+		json_key(j, "temp");
+		json_double(j, (double)temp_mc / 1000);
+		snprintf(path, sizeof(path), "%s/trip_point_%d_hyst", dir, k);
+		if (sysfs_read_int(root_fd, path, &hyst_mc) == 0) {
+			json_key(j, "hyst"); // m°C in practice, despite the ABI document
+			json_double(j, (double)hyst_mc / 1000);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
+	char dir[128], path[192], type[128], text[64];
+	snprintf(dir, sizeof(dir), "class/thermal/%s", name);
+	snprintf(path, sizeof(path), "%s/type", dir);
+	int rc = sysfs_read_text(ctx->root_fd, path, type, sizeof(type));
+	if (rc <= 0) {
+		// A dangling link is a zone whose device went away between readdir and now.
+		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
+		return;
+	}
+	source_key_sanitize(type);
+	char *key = xasprintf("thermal/%s", type);
+	snprintf(path, sizeof(path), "%s/temp", dir);
+	struct sensor *s = sensor_list_add(out, &source_thermal, key, "thermal", type,
+					   CHANNEL_KIND_TEMPERATURE, 0.001, path);
+	free(key);
+	s->divisor = 1000;
+	s->mode_path = xasprintf("%s/mode", dir);
+
+	struct buf meta;
+	buf_init(&meta);
+	struct json j;
+	json_init(&j, &meta, false);
+	json_object_begin(&j);
+	json_key(&j, "zone");
+	json_string(&j, name);
+	if (sysfs_read_text(ctx->root_fd, s->mode_path, text, sizeof(text)) > 0) {
+		json_key(&j, "mode");
+		json_string(&j, text);
+	}
+	snprintf(path, sizeof(path), "%s/policy", dir);
+	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
+		json_key(&j, "policy");
+		json_string(&j, text);
+	}
+	write_trips(ctx->root_fd, dir, &j);
+	json_object_end(&j);
+	out->channels[out->n - 1].meta = buf_steal(&meta);
+}
+
+static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
+	char dir[128], path[192], type[128];
+	snprintf(dir, sizeof(dir), "class/thermal/%s", name);
+	snprintf(path, sizeof(path), "%s/type", dir);
+	int rc = sysfs_read_text(ctx->root_fd, path, type, sizeof(type));
+	if (rc <= 0) {
+		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
+		return;
+	}
+	source_key_sanitize(type);
+	char *key = xasprintf("cooling/%s", type);
+	snprintf(path, sizeof(path), "%s/cur_state", dir);
+	sensor_list_add(out, &source_thermal, key, "cooling", type, CHANNEL_KIND_STATE, 1, path);
+	free(key);
+
+	struct buf meta;
+	buf_init(&meta);
+	struct json j;
+	json_init(&j, &meta, false);
+	json_object_begin(&j);
+	json_key(&j, "device");
+	json_string(&j, name);
+	json_key(&j, "type");
+	json_string(&j, type);
+	int64_t max_state;
+	snprintf(path, sizeof(path), "%s/max_state", dir);
+	if (sysfs_read_int(ctx->root_fd, path, &max_state) == 0) {
+		json_key(&j, "max_state");
+		json_int(&j, max_state);
+	}
+	json_object_end(&j);
+	out->channels[out->n - 1].meta = buf_steal(&meta);
+}
+
+static void thermal_discover(struct source_ctx *ctx, struct sensor_list *out) {
+	char **zones = source_list_dir(ctx->root_fd, "class/thermal", "thermal_zone");
+	char **cdevs = source_list_dir(ctx->root_fd, "class/thermal", "cooling_device");
+	if (!zones || !cdevs) {
+		log_debug("no class/thermal: %s", strerror(errno));
+	}
+	for (char **p = zones; p && *p; p++) {
+		discover_zone(ctx, out, *p);
+	}
+	for (char **p = cdevs; p && *p; p++) {
+		discover_cooling(ctx, out, *p);
+	}
+	source_free_names(zones);
+	source_free_names(cdevs);
+}
+
+/* A zone is disabled when `mode` says so; a missing or unreadable `mode` counts as enabled. */
+static bool zone_disabled(struct source_ctx *ctx, struct sensor *s) {
+	if (s->mode_fd < 0) {
+		s->mode_fd = openat(ctx->root_fd, s->mode_path, O_RDONLY | O_CLOEXEC);
+		if (s->mode_fd < 0) {
+			return false;
+		}
+	}
+	char buf[16];
+	ssize_t n = ctx->pread(s->mode_fd, buf, sizeof(buf), 0);
+	if (n < 0) {
+		close(s->mode_fd);
+		s->mode_fd = -1;
+		return false;
+	}
+	return n >= 8 && memcmp(buf, "disabled", 8) == 0;
+}
+
+static int thermal_read(struct source_ctx *ctx, struct sensor *s, double *value) {
+	if (s->mode_path && zone_disabled(ctx, s)) {
+		return -ENODATA;
+	}
+	return source_read_scaled(ctx, s, value);
+}
+
+const struct source_ops source_thermal = {
+	.name = "thermal",
+	.config_id = SOURCE_THERMAL,
+	.discover = thermal_discover,
+	.read = thermal_read,
+};
