@@ -1,20 +1,960 @@
 'use strict';
-// thermlog dashboard (first cut): the daemon status from /api/v1/status.
-(async function main() {
-  const msg = document.getElementById('message');
-  try {
-    const r = await fetch('api/v1/status');
-    if (!r.ok) throw new Error('the daemon answered ' + r.status);
-    const s = await r.json();
-    const dl = document.getElementById('status-list');
-    for (const [k, v] of Object.entries(s)) {
-      const dt = document.createElement('dt');
-      dt.textContent = k;
-      const dd = document.createElement('dd');
-      dd.textContent = typeof v === 'object' ? JSON.stringify(v) : String(v);
-      dl.append(dt, dd);
+/*
+ * thermlog dashboard: plain JavaScript over the JSON API (/api/v1/...). Four views share one
+ * time window, resolved to absolute unix seconds when it is chosen, so every request of a view
+ * (and the CSV links) covers exactly the same span.
+ */
+(function () {
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const el = (tag, attrs, ...children) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : v);
     }
-  } catch (e) {
-    msg.textContent = 'Cannot reach the thermlog daemon: ' + e.message;
+    for (const c of children) {
+      if (c !== undefined && c !== null && c !== false) e.append(c);
+    }
+    return e;
+  };
+
+  const WINDOWS = { '1h': 3600, '24h': 86400, '7d': 7 * 86400, '30d': 30 * 86400 };
+  const GROUPS = [
+    ['thermal', 'Thermal zones'],
+    ['cpufreq', 'CPU clusters'],
+    ['devfreq', 'Devfreq devices (NPU, GPU, memory)'],
+    ['iio', 'IIO channels and thermocouples'],
+    ['hwmon', 'hwmon sensors'],
+    ['cooling', 'Cooling devices'],
+    ['import', 'Imported channels'],
+  ];
+  const HOURS_PER_YEAR = 8760;
+  const SPARK_POINTS = 48;
+  const CHART_POINTS = 480;
+
+  const state = {
+    view: 'overview',
+    win: null, // {from, to, label} in unix seconds
+    channels: [], // from /api/v1/channels
+    status: null,
+    loaded: {}, // view -> window key it was last loaded for
+    refreshTimer: 0,
+    retryTimer: 0,
+    charts: {},
+  };
+
+  /* ---------- API ---------- */
+
+  class ApiError extends Error {
+    constructor(message, status) {
+      super(message);
+      this.status = status;
+    }
   }
+
+  async function api(path, params) {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(params || {})) {
+      if (v === undefined || v === null) continue;
+      for (const item of Array.isArray(v) ? v : [v]) qs.append(k, String(item));
+    }
+    const url = 'api/v1/' + path + (qs.toString() ? '?' + qs : '');
+    let resp;
+    try {
+      resp = await fetch(url, { headers: { Accept: 'application/json' } });
+    } catch (e) {
+      throw new ApiError('The thermlog daemon is not answering. It may be restarting; this page tries again every 10 seconds.', 0);
+    }
+    let body = null;
+    try {
+      body = await resp.json();
+    } catch (e) {
+      body = null;
+    }
+    if (!resp.ok) {
+      const why = body && body.error ? body.error : resp.statusText;
+      if (resp.status === 503) {
+        throw new ApiError('The daemon is starting or busy: ' + why + '. Trying again shortly.', 503);
+      }
+      throw new ApiError(why + ' (HTTP ' + resp.status + ' from ' + path + ')', resp.status);
+    }
+    if (body === null) throw new ApiError('The daemon sent a response that is not JSON (' + path + ').', resp.status);
+    return body;
+  }
+
+  /* Runs fn over items with at most `limit` requests in flight. */
+  async function pool(items, limit, fn) {
+    const out = new Array(items.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const i = next++;
+        try {
+          out[i] = await fn(items[i], i);
+        } catch (e) {
+          out[i] = e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+    return out;
+  }
+
+  const first = (obj, ...names) => {
+    if (!obj) return undefined;
+    for (const n of names) if (obj[n] !== undefined && obj[n] !== null) return obj[n];
+    return undefined;
+  };
+  const asArray = (v, ...names) => (Array.isArray(v) ? v : first(v, ...names) || []);
+  const parseMeta = (m) => {
+    if (!m) return {};
+    if (typeof m === 'string') {
+      try {
+        return JSON.parse(m) || {};
+      } catch (e) {
+        return {};
+      }
+    }
+    return m;
+  };
+
+  /*
+   * Series points as {t, min, mean, max}. The API sends {"channels": [{"key", "points":
+   * [[bucket start, min, max, mean, count], ...]}]}; objects with named fields work too.
+   */
+  function normPoints(resp, key) {
+    const chans = resp && Array.isArray(resp.channels) ? resp.channels : null;
+    const src = chans ? chans.find((c) => c.key === key) || chans[0] || {} : resp;
+    const raw = asArray(src, 'points', 'samples', 'data', 'series');
+    const pts = [];
+    for (const p of raw) {
+      let t, lo, mid, hi;
+      if (Array.isArray(p)) {
+        t = p[0];
+        if (p.length >= 4) [lo, hi, mid] = [p[1], p[2], p[3]];
+        else lo = mid = hi = p[1];
+      } else {
+        t = first(p, 't', 'ts', 'time', 'unix');
+        mid = first(p, 'mean', 'value', 'avg', 'v');
+        lo = first(p, 'min');
+        hi = first(p, 'max');
+        if (lo === undefined) lo = mid;
+        if (hi === undefined) hi = mid;
+      }
+      if (typeof t === 'string') t = Date.parse(t) / 1000;
+      if (typeof t !== 'number' || typeof mid !== 'number') continue;
+      pts.push({ t, min: lo, mean: mid, max: hi });
+    }
+    pts.sort((a, b) => a.t - b.t);
+    return pts;
+  }
+
+  /* ---------- formatting ---------- */
+
+  const intFmt = new Intl.NumberFormat('en-US');
+  const pad = (n) => String(n).padStart(2, '0');
+
+  function fmtTime(ts, withSeconds) {
+    if (typeof ts !== 'number' || !isFinite(ts)) return '–';
+    const d = new Date(ts * 1000);
+    const s = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes());
+    return withSeconds ? s + ':' + pad(d.getSeconds()) : s;
+  }
+
+  function fmtDuration(s) {
+    if (typeof s !== 'number' || !isFinite(s)) return '–';
+    s = Math.abs(s);
+    if (s < 1) return (s * 1000).toFixed(0) + ' ms';
+    if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
+    if (s < 5400) return Math.round(s / 60) + ' min';
+    if (s < 2 * 86400) return (s / 3600).toFixed(s < 36000 ? 1 : 0) + ' h';
+    return (s / 86400).toFixed(s < 864000 ? 1 : 0) + ' d';
+  }
+
+  function fmtBytes(b) {
+    if (typeof b !== 'number') return '–';
+    if (b < 1024) return b + ' B';
+    if (b < 1048576) return (b / 1024).toFixed(1) + ' KiB';
+    if (b < 1073741824) return (b / 1048576).toFixed(1) + ' MiB';
+    return (b / 1073741824).toFixed(2) + ' GiB';
+  }
+
+  function fmtHz(v) {
+    const a = Math.abs(v);
+    if (a >= 1e9) return (v / 1e9).toFixed(2) + ' GHz';
+    if (a >= 1e6) return (v / 1e6).toFixed(0) + ' MHz';
+    if (a >= 1e3) return (v / 1e3).toFixed(0) + ' kHz';
+    return v.toFixed(0) + ' Hz';
+  }
+
+  /* A value with its unit; `digits` is the precision for temperatures (1 in the overview). */
+  function fmtValue(v, unit, digits) {
+    if (typeof v !== 'number' || !isFinite(v)) return '–';
+    const d = digits === undefined ? 1 : digits;
+    switch (unit) {
+      case 'celsius': return v.toFixed(d) + ' °C';
+      case 'hertz': return fmtHz(v);
+      case 'volts': return Math.abs(v) < 1 ? (v * 1000).toFixed(1) + ' mV' : v.toFixed(3) + ' V';
+      case 'amperes': return Math.abs(v) < 1 ? (v * 1000).toFixed(1) + ' mA' : v.toFixed(3) + ' A';
+      case 'watts': return v.toFixed(2) + ' W';
+      case 'joules': return Math.abs(v) >= 1e6 ? (v / 1e6).toFixed(2) + ' MJ' :
+        Math.abs(v) >= 1e3 ? (v / 1e3).toFixed(2) + ' kJ' : v.toFixed(1) + ' J';
+      case 'rpm': return v.toFixed(0) + ' rpm';
+      case 'percent': return v.toFixed(1) + ' %';
+      default: return Number.isInteger(v) ? String(v) : v.toFixed(2) + (unit ? ' ' + unit : '');
+    }
+  }
+
+  const fmtPercent = (f, digits) => (typeof f === 'number' && isFinite(f) ? (f * 100).toFixed(digits === undefined ? 1 : digits) + ' %' : '–');
+
+  function fmtHours(h) {
+    if (typeof h !== 'number' || !isFinite(h)) return '–';
+    const y = h / HOURS_PER_YEAR;
+    const years = y >= 100 ? intFmt.format(Math.round(y)) : y.toFixed(y < 10 ? 2 : 1);
+    return years + ' years (' + intFmt.format(Math.round(h)) + ' h)';
+  }
+
+  /* Years in bold, hours beside them in muted text. */
+  function hoursNode(h, suffix) {
+    if (typeof h !== 'number' || !isFinite(h)) return '–';
+    const y = h / HOURS_PER_YEAR;
+    const years = y >= 100 ? intFmt.format(Math.round(y)) : y.toFixed(y < 10 ? 2 : 1);
+    return el('span', {}, years + ' years', el('span', { class: 'hours', text: ' ' + intFmt.format(Math.round(h)) + ' h' + (suffix || '') }));
+  }
+
+  /* ---------- window ---------- */
+
+  function toLocalInput(ts) {
+    const d = new Date(ts * 1000);
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes());
+  }
+
+  function resolveWindow() {
+    const sel = $('#window-select').value;
+    const now = Math.floor(Date.now() / 1000);
+    if (sel === 'custom') {
+      const f = Date.parse($('#window-from').value);
+      const t = Date.parse($('#window-to').value);
+      if (!isFinite(f) || !isFinite(t) || t <= f) {
+        return null;
+      }
+      return { from: Math.floor(f / 1000), to: Math.floor(t / 1000), label: 'custom' };
+    }
+    return { from: now - WINDOWS[sel], to: now, label: sel };
+  }
+
+  const winKey = () => (state.win ? state.win.from + '-' + state.win.to : '');
+  const winParams = () => ({ from: state.win.from, to: state.win.to });
+
+  function showWindow() {
+    const w = state.win;
+    $('#window-text').textContent = fmtTime(w.from) + ' → ' + fmtTime(w.to) + ' (' + fmtDuration(w.to - w.from) + ', local time)';
+    for (const fmt of ['long', 'wide']) {
+      const a = $('#csv-' + fmt);
+      a.href = 'api/v1/export.csv?' + new URLSearchParams({ from: w.from, to: w.to, format: fmt });
+      a.setAttribute('download', 'thermlog-' + fmt + '-' + w.from + '-' + w.to + '.csv');
+    }
+  }
+
+  /* ---------- messages ---------- */
+
+  function banner(text, bad) {
+    const b = $('#banner');
+    if (!text) {
+      b.hidden = true;
+      b.textContent = '';
+      return;
+    }
+    b.hidden = false;
+    b.className = 'banner' + (bad ? ' bad' : '');
+    b.textContent = text;
+  }
+
+  function notice(container, text) {
+    container.replaceChildren(el('p', { class: 'notice', role: 'status', text }));
+  }
+
+  /* Errors that mean "the daemon is away" retry the whole page; others stay in their panel. */
+  function handleError(e, container) {
+    const away = e instanceof ApiError && (e.status === 0 || e.status === 503);
+    if (away) {
+      banner(e.message, true);
+      clearTimeout(state.retryTimer);
+      state.retryTimer = setTimeout(() => {
+        state.loaded = {};
+        start();
+      }, 10000);
+    }
+    if (container) notice(container, e.message || String(e));
+  }
+
+  /* ---------- channels ---------- */
+
+  function normChannel(c) {
+    const meta = parseMeta(c.meta);
+    return {
+      key: c.key,
+      label: c.label || c.key,
+      source: c.source || String(c.key).split('/')[0],
+      kind: c.kind || '',
+      unit: c.unit || '',
+      present: c.present !== false && c.absent !== true,
+      meta,
+      governor: first(meta, 'governor', 'scaling_governor') || c.governor,
+    };
+  }
+
+  const isTemp = (c) => c.unit === 'celsius' || c.kind === 'temperature';
+  const isClock = (c) => c.unit === 'hertz' || c.kind === 'frequency';
+  const channelByKey = (key) => state.channels.find((c) => c.key === key);
+
+  function channelCell(c, tag) {
+    const cell = el(tag || 'th', { scope: 'row' }, el('span', { text: c.label }));
+    if (c.label !== c.key) cell.append(el('span', { class: 'key', text: c.key }));
+    if (c.governor) cell.append(' ', el('span', { class: 'gov', text: 'governor ' + c.governor }));
+    if (!c.present) cell.append(' ', el('span', { class: 'gov', text: '(absent)' }));
+    return cell;
+  }
+
+  /* ---------- overview ---------- */
+
+  function renderStatus(s) {
+    const list = $('#status-list');
+    const items = [];
+    const now = Date.now() / 1000;
+    const interval = first(s, 'interval_s', 'interval');
+    const intervalS = first(s, 'interval_ms') !== undefined ? s.interval_ms / 1000 : interval;
+    const last = first(s, 'last_cycle', 'last_cycle_time', 'last_cycle_ts');
+    if (typeof last === 'number' && last > 0) {
+      const age = now - last;
+      const stale = intervalS && age > 3 * intervalS + 5;
+      const today = fmtTime(last).slice(0, 10) === fmtTime(now).slice(0, 10);
+      const when = today ? fmtTime(last, true).slice(11) : fmtTime(last, true);
+      items.push(['Last cycle', when + ' (' + fmtDuration(Math.max(0, Math.round(age))) + ' ago)', stale ? 'warn' : '']);
+    } else {
+      items.push(['Last cycle', 'none yet', 'warn']);
+    }
+    items.push(['Interval', fmtDuration(intervalS)]);
+    let sync = first(s, 'clock_synchronized', 'clock_synced', 'clock');
+    if (typeof sync === 'string') sync = sync === 'synced' ? true : sync === 'unsynced' ? false : sync;
+    items.push(['Clock', sync === true ? 'synchronized' : sync === false ? 'not synchronized' : 'no sync information',
+      sync === true ? 'good' : sync === false ? 'bad' : '']);
+    const errs = first(s, 'errors_last_hour', 'errors_1h', 'errors');
+    if (errs !== undefined) items.push(['Errors (last hour)', intFmt.format(errs), errs > 0 ? 'warn' : 'good']);
+    const stored = first(s, 'cycles_stored', 'cycles');
+    if (stored !== undefined) items.push(['Cycles stored', intFmt.format(stored)]);
+    const present = first(s, 'channels_present');
+    const absent = first(s, 'channels_absent');
+    if (present !== undefined) items.push(['Channels', intFmt.format(present) + ' present' + (absent ? ', ' + absent + ' absent' : ''), absent ? 'warn' : '']);
+    const db = first(s, 'database_size', 'db_size', 'database_bytes', 'db_bytes');
+    if (db !== undefined) items.push(['Database', fmtBytes(db)]);
+    const up = first(s, 'uptime_s', 'uptime');
+    if (up !== undefined) items.push(['Uptime', fmtDuration(up)]);
+    list.replaceChildren(...items.map(([k, v, cls]) => el('div', {}, el('dt', { text: k }), el('dd', { class: cls || '', text: v }))));
+
+    const board = first(s, 'board', 'model', 'board_name');
+    const host = first(s, 'hostname', 'host', 'node');
+    $('#board-name').textContent = board || 'board';
+    $('#host-name').textContent = host ? '· ' + host : '';
+    document.title = 'thermlog · ' + (host || board || 'board');
+    const ver = first(s, 'version');
+    $('#version').textContent = ver ? 'thermlog ' + ver : 'thermlog';
+  }
+
+  function latestMap(resp) {
+    const map = new Map();
+    const list = asArray(resp, 'channels', 'readings', 'latest');
+    if (list.length) {
+      for (const r of list) {
+        map.set(r.key, { value: first(r, 'value', 'v'), err: r.error || r.err });
+      }
+    } else {
+      const vals = first(resp, 'values') || {};
+      for (const [k, v] of Object.entries(vals)) map.set(k, { value: v });
+    }
+    return map;
+  }
+
+  function sparkline(points, unit) {
+    const W = 120, H = 28;
+    const NS = 'http://www.w3.org/2000/svg';
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('class', 'spark');
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('role', 'img');
+    if (!points.length) {
+      svg.setAttribute('aria-label', 'no samples in the window');
+      return svg;
+    }
+    let lo = Infinity, hi = -Infinity;
+    for (const p of points) {
+      lo = Math.min(lo, p.min);
+      hi = Math.max(hi, p.max);
+    }
+    if (hi - lo < 1e-9) {
+      lo -= 1;
+      hi += 1;
+    }
+    const t0 = points[0].t, t1 = points[points.length - 1].t || t0 + 1;
+    const x = (t) => (t1 > t0 ? ((t - t0) / (t1 - t0)) * (W - 2) + 1 : W / 2);
+    const y = (v) => H - 2 - ((v - lo) / (hi - lo)) * (H - 4);
+    const band = document.createElementNS(NS, 'polygon');
+    const up = points.map((p) => x(p.t).toFixed(1) + ',' + y(p.max).toFixed(1));
+    const down = points.slice().reverse().map((p) => x(p.t).toFixed(1) + ',' + y(p.min).toFixed(1));
+    band.setAttribute('points', up.concat(down).join(' '));
+    const line = document.createElementNS(NS, 'polyline');
+    line.setAttribute('points', points.map((p) => x(p.t).toFixed(1) + ',' + y(p.mean).toFixed(1)).join(' '));
+    svg.append(band, line);
+    svg.setAttribute('aria-label', 'trend from ' + fmtValue(lo, unit) + ' to ' + fmtValue(hi, unit));
+    return svg;
+  }
+
+  async function loadOverview() {
+    const groups = $('#groups');
+    const [statsResp, latestResp] = await Promise.all([
+      api('stats', winParams()).catch((e) => e),
+      api('latest').catch((e) => e),
+    ]);
+    if (!state.channels.length) {
+      notice(groups, 'No channels are stored yet. The daemon writes its first cycle within one interval of starting; this page refreshes on its own.');
+      return;
+    }
+    const stats = statsResp instanceof Error ? new Map() : statsMap(statsResp);
+    const latest = latestResp instanceof Error ? new Map() : latestMap(latestResp);
+    if (statsResp instanceof Error) banner('Statistics unavailable: ' + statsResp.message);
+
+    const bySource = new Map();
+    for (const c of state.channels) {
+      const g = GROUPS.some(([s]) => s === c.source) ? c.source : 'other';
+      if (!bySource.has(g)) bySource.set(g, []);
+      bySource.get(g).push(c);
+    }
+    const order = GROUPS.concat([['other', 'Other channels']]);
+    const sparkCells = [];
+    const blocks = [];
+    for (const [src, title] of order) {
+      const list = bySource.get(src);
+      if (!list) continue;
+      const tbody = el('tbody');
+      for (const c of list) {
+        const st = stats.get(c.key) || {};
+        const cur = latest.get(c.key);
+        const curVal = cur && typeof cur.value === 'number' ? cur.value : undefined;
+        const spark = el('td', { class: 'spark-cell', 'data-label': 'Trend' });
+        sparkCells.push([c, spark]);
+        tbody.append(el('tr', { 'data-key': c.key },
+          channelCell(c),
+          el('td', { class: 'num current' + (curVal === undefined ? ' missing' : ''), 'data-label': 'Now', 'data-value': curVal, text: curVal === undefined ? (cur && cur.err ? 'read error' : '–') : fmtValue(curVal, c.unit) }),
+          spark,
+          el('td', { class: 'num stat', 'data-label': 'p50', 'data-value': st.p50, text: fmtValue(st.p50, c.unit) }),
+          el('td', { class: 'num stat', 'data-label': 'p95', 'data-value': st.p95, text: fmtValue(st.p95, c.unit) }),
+          el('td', { class: 'num stat', 'data-label': 'Max', 'data-value': st.max, text: fmtValue(st.max, c.unit) })));
+      }
+      blocks.push(el('div', { class: 'group table-wrap', 'data-source': src },
+        el('table', { class: 'ov' },
+          el('caption', {}, title + ' ', el('span', { class: 'count', text: '(' + list.length + ')' })),
+          el('colgroup', {}, el('col', { class: 'c-name' }), el('col', { class: 'c-now' }), el('col', { class: 'c-spark' }),
+            el('col', { class: 'c-stat' }), el('col', { class: 'c-stat' }), el('col', { class: 'c-stat' })),
+          el('thead', {}, el('tr', {},
+            el('th', { scope: 'col', text: 'Channel' }), el('th', { scope: 'col', class: 'num', text: 'Now' }),
+            el('th', { scope: 'col', text: 'Trend' }), el('th', { scope: 'col', class: 'num', text: 'p50' }),
+            el('th', { scope: 'col', class: 'num', text: 'p95' }), el('th', { scope: 'col', class: 'num', text: 'Max' }))),
+          tbody)));
+    }
+    groups.replaceChildren(...blocks);
+    const key = winKey();
+    await pool(sparkCells, 4, async ([c, cell]) => {
+      const resp = await api('samples', { channel: c.key, ...winParams(), max_points: SPARK_POINTS });
+      if (winKey() === key) cell.replaceChildren(sparkline(normPoints(resp, c.key), c.unit));
+    });
+  }
+
+  async function refreshLive() {
+    try {
+      const [s, latest] = await Promise.all([api('status'), api('latest')]);
+      state.status = s;
+      renderStatus(s);
+      const map = latestMap(latest);
+      for (const row of document.querySelectorAll('#groups tr[data-key]')) {
+        const c = channelByKey(row.dataset.key);
+        const cur = map.get(row.dataset.key);
+        const cell = row.querySelector('td.current');
+        if (!c || !cell) continue;
+        const v = cur && typeof cur.value === 'number' ? cur.value : undefined;
+        cell.textContent = v === undefined ? '–' : fmtValue(v, c.unit);
+        cell.classList.toggle('missing', v === undefined);
+        if (v === undefined) cell.removeAttribute('data-value');
+        else cell.dataset.value = v;
+      }
+    } catch (e) {
+      handleError(e);
+    }
+  }
+
+  /* ---------- statistics ---------- */
+
+  function statsMap(resp) {
+    const map = new Map();
+    for (const c of asArray(resp, 'channels', 'stats')) map.set(c.key, c);
+    return map;
+  }
+
+  function coverageOf(st) {
+    const c = st.coverage;
+    if (c && typeof c === 'object') return first(c, 'ratio', 'fraction', 'value');
+    return c;
+  }
+
+  /* Time-in-state as [{value, share}] with share a fraction. */
+  function timeInState(st) {
+    const raw = first(st, 'time_in_state', 'states');
+    if (!raw) return [];
+    let list = Array.isArray(raw) ? raw.map((r) => ({ value: first(r, 'value', 'freq', 'state'), share: first(r, 'share', 'fraction', 'ratio') })) :
+      Object.entries(raw).map(([k, v]) => ({ value: Number(k), share: v }));
+    list = list.filter((r) => typeof r.value === 'number' && typeof r.share === 'number');
+    if (list.some((r) => r.share > 1.0001)) list.forEach((r) => (r.share /= 100));
+    return list.sort((a, b) => b.value - a.value);
+  }
+
+  async function loadStatistics() {
+    const tbody = $('#stats-table tbody');
+    const tis = $('#time-in-state');
+    let resp;
+    try {
+      resp = await api('stats', winParams());
+    } catch (e) {
+      tbody.replaceChildren(el('tr', {}, el('td', { colspan: 8, class: 'notice', text: e.message })));
+      tis.replaceChildren();
+      handleError(e);
+      return;
+    }
+    const table = $('#stats-table');
+    table.dataset.from = state.win.from;
+    table.dataset.to = state.win.to;
+    const list = asArray(resp, 'channels', 'stats');
+    const rows = [];
+    const tisBlocks = [];
+    let withData = 0;
+    for (const st of list) {
+      const c = channelByKey(st.key) || normChannel(st);
+      const unit = st.unit || c.unit;
+      const label = st.label || c.label;
+      const ch = { ...c, label, unit };
+      const count = first(st, 'count', 'samples', 'n') || 0;
+      if (count > 0) withData++;
+      const cov = coverageOf(st);
+      const td = (name, v, text) => el('td', { class: 'num', 'data-label': name, 'data-field': name.toLowerCase(), 'data-value': v, text });
+      rows.push(el('tr', { 'data-key': st.key },
+        channelCell(ch),
+        td('Mean', st.mean, fmtValue(st.mean, unit, 2)),
+        td('Median', st.p50, fmtValue(st.p50, unit, 2)),
+        td('p95', st.p95, fmtValue(st.p95, unit, 2)),
+        td('Max', st.max, fmtValue(st.max, unit, 3)),
+        el('td', { 'data-label': 'Time of max', 'data-value': st.max_time, text: fmtTime(st.max_time, true) }),
+        td('Samples', count, intFmt.format(count)),
+        td('Coverage', cov, fmtPercent(cov))));
+      const states = timeInState(st);
+      if (states.length && (isClock(ch) || st.time_in_state)) {
+        tisBlocks.push(el('table', { 'data-key': st.key },
+          el('caption', {}, label),
+          el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Clock' }), el('th', { scope: 'col', class: 'num', text: 'Share' }), el('th', { scope: 'col', text: '', 'aria-hidden': 'true' }))),
+          el('tbody', {}, ...states.map((s) => el('tr', {},
+            el('td', { class: 'num', text: fmtValue(s.value, unit) }),
+            el('td', { class: 'num', 'data-value': s.share, text: fmtPercent(s.share) }),
+            el('td', { style: 'width:40%' }, el('div', { class: 'bar', style: 'width:' + (s.share * 100).toFixed(1) + '%' })))))));
+      }
+    }
+    if (!rows.length) {
+      rows.push(el('tr', {}, el('td', { colspan: 8, class: 'notice', text: 'No channels are stored yet.' })));
+    }
+    tbody.replaceChildren(...rows);
+    tis.replaceChildren(...(tisBlocks.length ? tisBlocks : [el('p', { class: 'notice', text: 'No clock channels with samples in this window.' })]));
+    const excluded = first(resp, 'unsynced_excluded', 'excluded_unsynced', 'unsynced_cycles');
+    let summary = list.length + ' channels, ' + withData + ' with samples in the window.';
+    if (!withData && list.length) summary = 'No samples in this window: pick a longer window, or wait for the next cycle.';
+    if (excluded) summary += ' ' + intFmt.format(excluded) + ' cycles with an unsynchronized clock are excluded.';
+    summary += ' Percentiles interpolate linearly between closest ranks (numpy’s default).';
+    $('#stats-summary').textContent = summary;
+  }
+
+  /* ---------- charts (dygraphs, loaded when first needed) ---------- */
+
+  let dygraphsLoading = null;
+  function loadDygraphs() {
+    if (window.Dygraph) return Promise.resolve();
+    if (!dygraphsLoading) {
+      dygraphsLoading = new Promise((resolve, reject) => {
+        document.head.append(el('link', { rel: 'stylesheet', href: 'vendor/dygraph.min.css' }));
+        const s = el('script', { src: 'vendor/dygraph.min.js' });
+        s.onload = () => resolve();
+        s.onerror = () => reject(new Error('could not load the chart library'));
+        document.head.append(s);
+      });
+    }
+    return dygraphsLoading;
+  }
+
+  function chartColors() {
+    const css = getComputedStyle(document.documentElement);
+    const dark = window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches;
+    return {
+      grid: css.getPropertyValue('--line').trim() || '#ddd',
+      axis: css.getPropertyValue('--muted').trim() || '#666',
+      palette: dark ?
+        ['#fb923c', '#60a5fa', '#34d399', '#f472b6', '#facc15', '#a78bfa', '#f87171', '#2dd4bf', '#e879f9', '#fde68a', '#93c5fd', '#86efac'] :
+        ['#c2410c', '#1d4ed8', '#047857', '#be185d', '#a16207', '#6d28d9', '#b91c1c', '#0f766e', '#a21caf', '#854d0e', '#1e40af', '#15803d'],
+    };
+  }
+
+  function drawChart(id, labels, data, opts) {
+    const colors = chartColors();
+    if (state.charts[id]) {
+      state.charts[id].destroy();
+      delete state.charts[id];
+    }
+    const clockNames = opts.clocks || [];
+    const series = {};
+    for (const n of clockNames) series[n] = { axis: 'y2', strokePattern: [6, 3] };
+    const y2 = clockNames.length > 0;
+    const g = new window.Dygraph($('#' + id), data, {
+      labels,
+      customBars: !!opts.bars,
+      series,
+      colors: colors.palette,
+      legend: 'always',
+      labelsDiv: $('#' + opts.legend),
+      labelsSeparateLines: false,
+      showRangeSelector: !!opts.range,
+      rangeSelectorPlotFillColor: colors.palette[0],
+      rangeSelectorPlotStrokeColor: colors.palette[0],
+      gridLineColor: colors.grid,
+      axisLineColor: colors.axis,
+      connectSeparatedPoints: false,
+      strokeWidth: 1.4,
+      highlightCircleSize: 3,
+      ylabel: 'Temperature (°C)',
+      y2label: y2 ? 'Clock (GHz)' : undefined,
+      axes: {
+        y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: 44 },
+        y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: 44, independentTicks: true, drawGrid: false },
+        x: { valueFormatter: (ms) => fmtTime(ms / 1000, true) },
+      },
+    });
+    state.charts[id] = g;
+    return g;
+  }
+
+  async function loadHistory() {
+    const box = $('#history-chart');
+    const legend = $('#history-legend');
+    legend.textContent = 'Loading…';
+    const showClocks = $('#show-clocks').checked;
+    const wanted = state.channels.filter((c) => isTemp(c) || (showClocks && isClock(c)));
+    fillPeakSelect();
+    if (!wanted.length) {
+      notice(box, 'No temperature channels are stored yet.');
+      legend.textContent = '';
+      return;
+    }
+    const [, series] = await Promise.all([loadDygraphs(), pool(wanted, 4, (c) => api('samples', { channel: c.key, ...winParams(), max_points: CHART_POINTS }))]);
+    const failed = series.find((s) => s instanceof Error);
+    if (failed) {
+      handleError(failed, box);
+      legend.textContent = '';
+      return;
+    }
+    const labels = ['Time'];
+    const clocks = [];
+    const cols = [];
+    wanted.forEach((c, i) => {
+      const pts = normPoints(series[i], c.key);
+      if (!pts.length) return;
+      const name = c.label === c.key ? c.key : c.label;
+      labels.push(labels.includes(name) ? c.key : name);
+      if (isClock(c)) clocks.push(labels[labels.length - 1]);
+      cols.push({ pts, scale: isClock(c) ? 1e-9 : 1 });
+    });
+    if (!cols.length) {
+      notice(box, 'No samples in this window: choose a longer window.');
+      legend.textContent = '';
+      return;
+    }
+    const rows = new Map();
+    cols.forEach((col, j) => {
+      for (const p of col.pts) {
+        let row = rows.get(p.t);
+        if (!row) {
+          row = new Array(cols.length + 1).fill(null);
+          row[0] = new Date(p.t * 1000);
+          rows.set(p.t, row);
+        }
+        row[j + 1] = [p.min * col.scale, p.mean * col.scale, p.max * col.scale];
+      }
+    });
+    const data = Array.from(rows.values()).sort((a, b) => a[0] - b[0]);
+    box.replaceChildren();
+    legend.textContent = '';
+    drawChart('history-chart', labels, data, { bars: true, clocks, legend: 'history-legend', range: true });
+    box.dataset.points = data.length;
+  }
+
+  function fillPeakSelect() {
+    const sel = $('#peak-channel');
+    if (sel.options.length) return;
+    const temps = state.channels.filter(isTemp);
+    for (const c of temps) sel.append(el('option', { value: c.key, text: c.label === c.key ? c.key : c.label + ' (' + c.key + ')' }));
+    const preferred = temps.find((c) => /npu/i.test(c.key)) || temps.find((c) => /big/i.test(c.key)) || temps[0];
+    if (preferred) sel.value = preferred.key;
+  }
+
+  /* Peak rows as {t, values: Map(key -> value)} for any of the plausible layouts. */
+  function normPeak(resp) {
+    const cols = asArray(first(resp, 'channels', 'columns') || [], 'keys').map((c) => (typeof c === 'string' ? c : c.key));
+    const raw = asArray(resp, 'samples', 'rows', 'cycles', 'points');
+    const rows = [];
+    for (const r of raw) {
+      const t = Array.isArray(r) ? r[0] : first(r, 'time', 'ts', 'unix', 't');
+      const values = new Map();
+      const v = Array.isArray(r) ? r.slice(1) : first(r, 'values', 'channels');
+      if (Array.isArray(v)) {
+        v.forEach((x, i) => {
+          if (x && typeof x === 'object') values.set(x.key, first(x, 'value', 'v'));
+          else values.set(cols[i], x);
+        });
+      } else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) values.set(k, x);
+      } else if (!Array.isArray(r)) {
+        for (const [k, x] of Object.entries(r)) if (typeof x === 'number' && !['time', 'ts', 'unix', 't'].includes(k)) values.set(k, x);
+      }
+      rows.push({ t: typeof t === 'string' ? Date.parse(t) / 1000 : t, values });
+    }
+    return rows.filter((r) => typeof r.t === 'number').sort((a, b) => a.t - b.t);
+  }
+
+  async function loadPeak() {
+    const key = $('#peak-channel').value;
+    const n = Math.max(3, Math.min(1000, parseInt($('#peak-samples').value, 10) || 30));
+    const box = $('#peak-chart');
+    const summary = $('#peak-summary');
+    if (!key) {
+      notice(box, 'No temperature channel to search.');
+      return;
+    }
+    let resp;
+    try {
+      [resp] = await Promise.all([api('peak', { channel: key, samples: n, ...winParams() }), loadDygraphs()]);
+    } catch (e) {
+      summary.textContent = '';
+      handleError(e, box);
+      return;
+    }
+    const rows = normPeak(resp);
+    const c = channelByKey(key) || { key, label: key, unit: 'celsius' };
+    const max = first(resp, 'max', 'peak', 'value');
+    const maxTime = first(resp, 'max_time', 'peak_time', 'time');
+    if (!rows.length) {
+      summary.textContent = '';
+      notice(box, 'No samples of ' + c.label + ' in this window.');
+      return;
+    }
+    summary.textContent = c.label + ' peaked at ' + fmtValue(typeof max === 'object' ? first(max, 'value') : max, c.unit, 3) +
+      (typeof maxTime === 'number' ? ' at ' + fmtTime(maxTime, true) : '') + '; ' + rows.length + ' cycles around it, every zone plotted' +
+      ($('#show-clocks').checked ? ', clocks on the right axis.' : '.');
+    const showClocks = $('#show-clocks').checked;
+    const keys = [];
+    const present = new Set();
+    rows.forEach((r) => r.values.forEach((_, k) => present.add(k)));
+    for (const ch of state.channels) {
+      if (present.has(ch.key) && (isTemp(ch) || (showClocks && isClock(ch)))) keys.push(ch);
+    }
+    const labels = ['Time'].concat(keys.map((ch) => (ch.label === ch.key ? ch.key : ch.label)));
+    const clocks = keys.filter(isClock).map((ch) => (ch.label === ch.key ? ch.key : ch.label));
+    const data = rows.map((r) => [new Date(r.t * 1000)].concat(keys.map((ch) => {
+      const v = r.values.get(ch.key);
+      return typeof v === 'number' ? (isClock(ch) ? v * 1e-9 : v) : null;
+    })));
+    box.replaceChildren();
+    drawChart('peak-chart', labels, data, { clocks, legend: 'peak-legend' });
+  }
+
+  /* ---------- lifetime ---------- */
+
+  function warningText(w) {
+    return typeof w === 'string' ? w : first(w, 'message', 'text', 'code') || JSON.stringify(w);
+  }
+
+  function renderCapacitor(cap) {
+    const d = first(cap, 'consumed_fraction', 'consumed');
+    const eff = cap.effective_life_h;
+    const mean = cap.life_at_mean_temp_h;
+    const facts = [
+      ['Consumed life', fmtPercent(d, 2)],
+      ['Remaining life', hoursNode(first(cap, 'remaining_h', 'remaining_life_h'))],
+      ['Effective life', hoursNode(eff)],
+      ['Equivalent temperature', fmtValue(cap.equivalent_temp_c, 'celsius', 1)],
+      ['Life at the mean temperature', hoursNode(mean, typeof cap.mean_temp_c === 'number' ? ' at ' + fmtValue(cap.mean_temp_c, 'celsius', 1) : '')],
+    ];
+    if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h)]);
+    if (cap.observed_h !== undefined) facts.push(['Observed', fmtDuration(cap.observed_h * 3600)]);
+    if (cap.coverage !== undefined) facts.push(['Coverage', fmtPercent(typeof cap.coverage === 'object' ? first(cap.coverage, 'ratio', 'fraction') : cap.coverage)]);
+    if (cap.capped) facts.push(['Capped', 'yes: life limited by seal ageing or the service date' + (cap.life_uncapped_h ? ' (uncapped ' + fmtHours(cap.life_uncapped_h) + ')' : '')]);
+
+    let why = '';
+    if (typeof eff === 'number' && typeof mean === 'number' && eff > 0) {
+      const ratio = mean / eff;
+      why = ratio > 1.005 ?
+        'The life at the mean temperature is ' + ratio.toFixed(2) + '× the effective life: ageing speeds up exponentially with temperature, so the hotter spells consume more life than the cooler spells save. The equivalent temperature (' + fmtValue(cap.equivalent_temp_c, 'celsius', 1) + ') is the constant temperature that would age the part as fast as the measured history.' :
+        'The temperature barely varied, so the effective life equals the life at the mean temperature.';
+    }
+    const rel = asArray(first(cap, 'relative_lifetime', 'relative') || []);
+    const relTable = rel.length ? el('div', { class: 'table-wrap' }, el('table', { class: 'relative' },
+      el('caption', { text: 'If it ran cooler' }),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Temperature reduction' }), el('th', { scope: 'col', class: 'num', text: 'Life factor' }), el('th', { scope: 'col', class: 'num', text: 'Expected life' }))),
+      el('tbody', {}, ...rel.map((r) => el('tr', {},
+        el('td', { text: r.reduction_k ? '−' + r.reduction_k + ' K' : 'as measured' }),
+        el('td', { class: 'num', text: (typeof r.factor === 'number' ? r.factor.toFixed(r.factor < 10 ? 2 : 1) : '–') + '×' }),
+        el('td', { class: 'num', text: fmtHours(r.life_h) })))))) : null;
+    const warnings = asArray(cap.warnings || []);
+    const pct = typeof d === 'number' ? Math.max(0, Math.min(1, d)) : 0;
+    const sensor = first(cap, 'sensor', 'channel');
+    return el('article', { class: 'card cap', 'data-name': cap.name },
+      el('h3', {}, el('span', { text: cap.name }), sensor ? el('span', { class: 'key', text: sensor + (cap.basis ? ' · ' + cap.basis + ' temperature' : '') }) : null),
+      el('div', { class: 'meter', role: 'meter', 'aria-label': 'consumed life', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': (pct * 100).toFixed(2) },
+        el('span', { style: 'width:' + (pct * 100).toFixed(2) + '%' })),
+      el('dl', { class: 'facts' }, ...facts.map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', {}, v)))),
+      why ? el('p', { class: 'why', text: why }) : null,
+      relTable,
+      warnings.length ? el('ul', { class: 'warnings', 'aria-label': 'warnings' }, ...warnings.map((w) => el('li', { class: 'warn', text: warningText(w) }))) : null);
+  }
+
+  async function loadLifetime() {
+    const box = $('#capacitors');
+    let resp;
+    try {
+      resp = await api('lifetime');
+    } catch (e) {
+      if (e.status === 404 || /no capacitor/i.test(e.message)) {
+        notice(box, 'No capacitors are configured. Add a capacitors: section to thermlog.yaml naming the temperature channel each capacitor sits in, its rated life and rated temperature, then reload the daemon (see thermlog.yaml(5)).');
+      } else {
+        handleError(e, box);
+      }
+      return;
+    }
+    const caps = asArray(resp, 'capacitors');
+    if (!caps.length) {
+      notice(box, 'No capacitors are configured. Add a capacitors: section to thermlog.yaml naming the temperature channel each capacitor sits in, its rated life and rated temperature, then reload the daemon (see thermlog.yaml(5)).');
+      return;
+    }
+    box.replaceChildren(el('div', { class: 'caps' }, ...caps.map(renderCapacitor)),
+      el('p', { class: 'muted', text: 'Over the whole stored history; years of 8760 hours.' }));
+  }
+
+  /* ---------- views ---------- */
+
+  const LOADERS = {
+    overview: loadOverview,
+    statistics: loadStatistics,
+    history: async () => {
+      await loadHistory();
+      await loadPeak();
+    },
+    lifetime: loadLifetime,
+  };
+
+  async function showView(view, force) {
+    if (!LOADERS[view]) view = 'overview';
+    state.view = view;
+    $('#window-form').hidden = view === 'lifetime';
+    for (const v of Object.keys(LOADERS)) {
+      $('#view-' + v).hidden = v !== view;
+      const link = $('nav a[data-view="' + v + '"]');
+      if (v === view) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    const key = view === 'lifetime' ? 'all' : winKey();
+    if (!force && state.loaded[view] === key) return;
+    state.loaded[view] = key;
+    document.body.dataset.loading = view;
+    try {
+      await LOADERS[view]();
+    } catch (e) {
+      handleError(e, $('#view-' + view));
+    } finally {
+      if (document.body.dataset.loading === view) delete document.body.dataset.loading;
+      document.body.dataset.ready = view + ':' + key;
+    }
+  }
+
+  function setWindow(win) {
+    state.win = win;
+    showWindow();
+    for (const v of Object.keys(state.loaded)) if (v !== 'lifetime') delete state.loaded[v];
+  }
+
+  async function start() {
+    clearTimeout(state.retryTimer);
+    try {
+      const [status, channels] = await Promise.all([api('status'), api('channels')]);
+      banner('');
+      state.status = status;
+      renderStatus(status);
+      state.channels = asArray(channels, 'channels').map(normChannel);
+    } catch (e) {
+      handleError(e, $('#groups'));
+      return;
+    }
+    if (!state.win) setWindow(resolveWindow());
+    await showView((location.hash || '#overview').slice(1));
+    clearInterval(state.refreshTimer);
+    const interval = Math.max(10, first(state.status, 'interval_s', 'interval') || 30);
+    state.refreshTimer = setInterval(() => {
+      if (state.view === 'overview' && !document.hidden) refreshLive();
+    }, interval * 1000);
+  }
+
+  function init() {
+    const sel = $('#window-select');
+    const custom = $('#custom-range');
+    sel.addEventListener('change', () => {
+      custom.hidden = sel.value !== 'custom';
+      if (sel.value === 'custom') {
+        const w = state.win || resolveWindow();
+        $('#window-from').value = toLocalInput(w.from);
+        $('#window-to').value = toLocalInput(w.to);
+        return;
+      }
+      setWindow(resolveWindow());
+      showView(state.view);
+    });
+    $('#window-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const w = resolveWindow();
+      if (!w) {
+        banner('The custom range needs a start before its end.');
+        return;
+      }
+      banner('');
+      setWindow(w);
+      showView(state.view);
+    });
+    $('#refresh').addEventListener('click', () => {
+      if (sel.value !== 'custom') setWindow(resolveWindow());
+      state.loaded = {};
+      start();
+    });
+    $('#peak-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      loadPeak();
+    });
+    $('#show-clocks').addEventListener('change', () => showView('history', true));
+    window.addEventListener('hashchange', () => showView(location.hash.slice(1)));
+    start();
+  }
+
+  init();
 })();
