@@ -150,4 +150,10 @@ int store_rollback(struct store *store);
 /** Writes a consistent copy to @path (online backup API) while others keep writing. */
 int store_backup(struct store *store, const char *path);
 
+/**
+ * Caps the database at @max_pages pages (PRAGMA max_page_count, this connection only): a write
+ * past it fails with -ENOSPC as on a full disk. For tests of the disk-full paths.
+ */
+int store_limit_pages(struct store *store, int64_t max_pages);
+
 #endif

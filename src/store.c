@@ -1,0 +1,1831 @@
+/*
+ * The store: thermlog's SQLite database. Migrations from sql/ (embedded at build time), one
+ * transaction per cycle with the values of a cycle packed in one row, hourly rollups with exact
+ * histograms, incremental retention. The schema comments in sql/0001-initial.sql explain the
+ * layout.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "sql/store-migrations.h"
+#include "xalloc.h"
+
+#define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
+#define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
+#define HOUR_S            3600
+#define PRUNE_BATCH       1024          // sample rows (cycles) deleted per transaction
+#define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
+#define STATE_HORIZON     "store.rollup_horizon"
+#define STATE_RAW_HORIZON "store.raw_horizon"
+
+const char *clock_state_name(enum clock_state state) {
+	switch (state) {
+	case CLOCK_STATE_SYNCED:
+		return "synced";
+	case CLOCK_STATE_UNSYNCED:
+		return "unsynced";
+	case CLOCK_STATE_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+enum stmt {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_SAVEPOINT,
+	ST_RELEASE,
+	ST_ROLLBACK_TO,
+	ST_LAST_CYCLE,
+	ST_FIRST_CYCLE,
+	ST_CYCLE_INSERT,
+	ST_CYCLE_INSERT_IMPORT,
+	ST_CYCLE_CLOCK,
+	ST_SAMPLES_INSERT,
+	ST_SAMPLES_GET,
+	ST_SAMPLES_UPDATE,
+	ST_BOOT_INSERT,
+	ST_BOOT_SELECT,
+	ST_CHANNEL_INSERT,
+	ST_CHANNEL_SEEN,
+	ST_CHANNEL_UPDATE,
+	ST_CHANNEL_ABSENT,
+	ST_CHANNEL_PRESENT,
+	ST_CHANNEL_SPAN,
+	ST_CHANNELS,
+	ST_CHANNEL_IDS,
+	ST_SCAN_CYCLES,
+	ST_SCAN_SAMPLES,
+	ST_SCAN_ROLLUPS,
+	ST_ROLLUP_PUT,
+	ST_PRUNE,
+	ST_STATE_GET,
+	ST_STATE_SET,
+	ST_INFO,
+	ST_COUNT,
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_SAVEPOINT] = "SAVEPOINT store_step",
+	[ST_RELEASE] = "RELEASE store_step",
+	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
+	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles",
+	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles",
+	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
+	[ST_CYCLE_INSERT_IMPORT] =
+		"INSERT OR IGNORE INTO cycles (ts, boot, clock) VALUES (?1, NULL, 1)",
+	[ST_CYCLE_CLOCK] = "SELECT clock FROM cycles WHERE ts = ?1",
+	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3)",
+	[ST_SAMPLES_GET] = "SELECT data FROM samples WHERE ts = ?1",
+	[ST_SAMPLES_UPDATE] = "UPDATE samples SET data = ?2 WHERE ts = ?1",
+	[ST_BOOT_INSERT] = "INSERT OR IGNORE INTO boots (boot_id) VALUES (?1)",
+	[ST_BOOT_SELECT] = "SELECT id FROM boots WHERE boot_id = ?1",
+	[ST_CHANNEL_INSERT] =
+		"INSERT INTO channels (key, source, label, kind, unit, resolution, path, "
+		"meta, first_seen, last_seen, present) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)",
+	[ST_CHANNEL_SEEN] = "UPDATE channels SET last_seen = max(last_seen, ?2), present = 1 "
+			    "WHERE id = ?1",
+	[ST_CHANNEL_UPDATE] = "UPDATE channels SET source = ?2, label = ?3, path = ?4, meta = ?5 "
+			      "WHERE id = ?1",
+	[ST_CHANNEL_ABSENT] = "UPDATE channels SET present = 0 WHERE id = ?1 AND present = 1",
+	[ST_CHANNEL_PRESENT] = "UPDATE channels SET present = 1 WHERE id = ?1 AND present = 0",
+	[ST_CHANNEL_SPAN] =
+		"UPDATE channels SET first_seen = CASE WHEN first_seen = 0 OR ?2 < "
+		"first_seen THEN ?2 ELSE first_seen END, last_seen = max(last_seen, ?2) "
+		"WHERE id = ?1 AND (first_seen = 0 OR ?2 < first_seen OR ?2 > last_seen)",
+	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
+			"first_seen, last_seen, present FROM channels ORDER BY key",
+	[ST_CHANNEL_IDS] = "SELECT id FROM channels ORDER BY id",
+	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
+	[ST_SCAN_SAMPLES] = "SELECT ts, clock, data FROM samples WHERE ts >= ?1 AND ts < ?2 "
+			    "AND clock <= ?3 ORDER BY ts",
+	[ST_SCAN_ROLLUPS] =
+		"SELECT hour, count, sum, min, max, max_ts, unsynced, hist FROM rollups "
+		"WHERE channel_id = ?1 AND hour >= ?2 AND hour < ?3 ORDER BY hour",
+	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
+			  "max_ts, unsynced, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_PRUNE] = "DELETE FROM samples WHERE ts IN "
+		     "(SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts LIMIT ?2)",
+	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
+	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
+			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+	[ST_INFO] = "SELECT count(*), min(ts), max(ts), total(clock = 2) FROM cycles",
+};
+
+/* What the writer remembers of a channel, so a cycle touches channels only on change. */
+struct known_channel {
+	int64_t id; // 0: rejected (bad key or resolution), logged once
+	char *key;
+	char *source, *label, *path, *meta;
+	double resolution; // as stored: fixed at first sight
+	int64_t last_seen;
+	bool present;
+	bool resolution_warned;
+};
+
+/* One channel's hour in store_maintain(). */
+struct rollup_acc {
+	int64_t *q; // synced and unknown-clock values
+	size_t n, cap;
+	int64_t sum, min, max, max_ts, unsynced;
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	enum store_mode mode;
+	sqlite3_stmt *stmts[ST_COUNT];
+	int depth;   // 1 while store_begin() is open
+	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
+
+	struct known_channel *known; // sorted by key
+	size_t n_known, cap_known;
+	bool known_valid;
+
+	char *boot_id; // of boot_row
+	int64_t boot_row;
+
+	uint8_t *blob; // scratch for encoding
+	size_t blob_cap;
+	int64_t *bin_q, *bin_count; // scratch for decoding histograms
+	size_t bins_cap;
+};
+
+/* --- errors ------------------------------------------------------------------------------- */
+
+static int errno_from_sqlite(int rc) {
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:
+	case SQLITE_FORMAT:
+		return -EINVAL;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+/* Logs @what with SQLite's message and returns the errno for @rc. */
+static int fail(struct store *store, int rc, const char *what) {
+	log_error("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+	return errno_from_sqlite(rc);
+}
+
+/* --- statements --------------------------------------------------------------------------- */
+
+static sqlite3_stmt *stmt(struct store *store, enum stmt which) {
+	sqlite3_stmt *st = store->stmts[which];
+	if (!st) {
+		// Persistent: these live as long as the connection, reused every cycle.
+		int rc = sqlite3_prepare_v3(store->db, stmt_sql[which], -1,
+					    SQLITE_PREPARE_PERSISTENT, &st, NULL);
+		if (rc != SQLITE_OK) {
+			log_error("store: could not prepare \"%s\": %s", stmt_sql[which],
+				  sqlite3_errmsg(store->db));
+			return NULL;
+		}
+		store->stmts[which] = st;
+	}
+	return st;
+}
+
+static void done(sqlite3_stmt *st) {
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* Runs a statement that returns no rows; returns the SQLite result code. */
+static int step_done(sqlite3_stmt *st) {
+	int rc = sqlite3_step(st);
+	done(st);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+static int exec(struct store *store, enum stmt which, const char *what) {
+	sqlite3_stmt *st = stmt(store, which);
+	if (!st) {
+		return -EIO;
+	}
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, what);
+}
+
+/* One integer from a single-row query with an optional integer parameter; *null if NULL. */
+static int query_int(struct store *store, enum stmt which, int64_t param, int64_t *out,
+		     bool *null) {
+	sqlite3_stmt *st = stmt(store, which);
+	if (!st) {
+		return -EIO;
+	}
+	if (sqlite3_bind_parameter_count(st) > 0) {
+		sqlite3_bind_int64(st, 1, param);
+	}
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		*out = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		*null = true;
+		*out = 0;
+		rc = SQLITE_OK;
+	}
+	done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not query");
+}
+
+/* --- transactions ------------------------------------------------------------------------ */
+
+static void known_clear(struct store *store);
+
+static bool writable(struct store *store) {
+	if (store->mode != STORE_MODE_WRITE) {
+		log_error("store: %s is open read-only", store->path);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A step of work is its own BEGIN IMMEDIATE transaction, or a savepoint inside an enclosing
+ * store_begin() transaction, so a failed step never leaves half of itself behind either way.
+ */
+static int step_begin(struct store *store) {
+	if (store->depth > 0) {
+		if (store->aborted) {
+			return store->aborted;
+		}
+		return exec(store, ST_SAVEPOINT, "could not start a savepoint");
+	}
+	return exec(store, ST_BEGIN, "could not start a transaction");
+}
+
+static int step_end(struct store *store, int err) {
+	if (err == 0) {
+		int rc = exec(store, store->depth > 0 ? ST_RELEASE : ST_COMMIT, "could not commit");
+		if (rc == 0) {
+			return 0;
+		}
+		err = rc;
+	}
+	if (sqlite3_get_autocommit(store->db)) {
+		// SQLite already rolled back everything (disk full or I/O error mid-statement).
+		if (store->depth > 0 && !store->aborted) {
+			log_error("store: the enclosing transaction was rolled back: %s",
+				  store->path);
+			store->aborted = err;
+		}
+	} else if (store->depth > 0) {
+		exec(store, ST_ROLLBACK_TO, "could not roll back to the savepoint");
+		exec(store, ST_RELEASE, "could not release the savepoint");
+	} else {
+		exec(store, ST_ROLLBACK, "could not roll back");
+	}
+	known_clear(store); // ids inserted by the failed step are gone
+	return err;
+}
+
+int store_begin(struct store *store) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	if (store->depth > 0) {
+		log_error("store: transactions do not nest");
+		return -EBUSY;
+	}
+	int rc = exec(store, ST_BEGIN, "could not start a transaction");
+	if (rc == 0) {
+		store->depth = 1;
+		store->aborted = 0;
+	}
+	return rc;
+}
+
+int store_commit(struct store *store) {
+	if (store->depth == 0) {
+		log_error("store: commit without a transaction");
+		return -EINVAL;
+	}
+	store->depth = 0;
+	int err = store->aborted;
+	store->aborted = 0;
+	if (err) {
+		return err;
+	}
+	err = exec(store, ST_COMMIT, "could not commit");
+	if (err && !sqlite3_get_autocommit(store->db)) {
+		exec(store, ST_ROLLBACK, "could not roll back");
+	}
+	if (err) {
+		known_clear(store);
+	}
+	return err;
+}
+
+int store_rollback(struct store *store) {
+	if (store->depth == 0) {
+		log_error("store: rollback without a transaction");
+		return -EINVAL;
+	}
+	store->depth = 0;
+	store->aborted = 0;
+	known_clear(store);
+	if (sqlite3_get_autocommit(store->db)) {
+		return 0;
+	}
+	return exec(store, ST_ROLLBACK, "could not roll back");
+}
+
+/* --- varints ------------------------------------------------------------------------------ */
+
+static size_t put_varint(uint8_t *p, uint64_t v) {
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+	uint64_t r = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end) {
+			return false;
+		}
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t zigzag(int64_t v) {
+	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
+}
+
+static int64_t unzigzag(uint64_t u) {
+	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
+}
+
+#define VARINT_MAX 10
+
+static uint8_t *blob_reserve(struct store *store, size_t n) {
+	if (n > store->blob_cap) {
+		store->blob = xgrow(store->blob, &store->blob_cap, n, 1);
+	}
+	return store->blob;
+}
+
+/* A sample row's data: (id delta, zigzag q) pairs for ids ascending. */
+struct pair {
+	int64_t id;
+	int64_t q;
+};
+
+static size_t encode_pairs(struct store *store, const struct pair *pairs, size_t n) {
+	uint8_t *p = blob_reserve(store, n * 2 * VARINT_MAX + 1);
+	size_t len = 0;
+	int64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		len += put_varint(p + len, (uint64_t)pairs[i].id - (uint64_t)prev);
+		len += put_varint(p + len, zigzag(pairs[i].q));
+		prev = pairs[i].id;
+	}
+	return len;
+}
+
+/* Iterates a sample row's data; false at the end or on damage (*bad set). */
+struct pair_iter {
+	const uint8_t *p, *end;
+	int64_t id;
+	bool bad;
+};
+
+static bool pair_next(struct pair_iter *it, struct pair *out) {
+	if (it->p >= it->end) {
+		return false;
+	}
+	uint64_t delta, zq;
+	if (!get_varint(&it->p, it->end, &delta) || !get_varint(&it->p, it->end, &zq)) {
+		it->bad = true;
+		return false;
+	}
+	it->id = (int64_t)((uint64_t)it->id + delta);
+	out->id = it->id;
+	out->q = unzigzag(zq);
+	return true;
+}
+
+/* --- channels (writer's cache) ----------------------------------------------------------- */
+
+static void known_free(struct known_channel *k) {
+	free(k->key);
+	free(k->source);
+	free(k->label);
+	free(k->path);
+	free(k->meta);
+}
+
+static void known_clear(struct store *store) {
+	for (size_t i = 0; i < store->n_known; i++) {
+		known_free(&store->known[i]);
+	}
+	store->n_known = 0;
+	store->known_valid = false;
+	free(store->boot_id);
+	store->boot_id = NULL;
+}
+
+static bool str_eq(const char *a, const char *b) {
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static char *dup_or_null(const char *s) {
+	return s ? xstrdup(s) : NULL;
+}
+
+static const char *column_text(sqlite3_stmt *st, int col) {
+	return (const char *)sqlite3_column_text(st, col);
+}
+
+/* Finds @key, or where it would go (*found false). */
+static size_t known_find(struct store *store, const char *key, bool *found) {
+	size_t lo = 0, hi = store->n_known;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(store->known[mid].key, key);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	*found = false;
+	return lo;
+}
+
+static struct known_channel *known_insert(struct store *store, size_t at, const char *key) {
+	store->known =
+		xgrow(store->known, &store->cap_known, store->n_known + 1, sizeof(*store->known));
+	memmove(&store->known[at + 1], &store->known[at],
+		(store->n_known - at) * sizeof(*store->known));
+	store->n_known++;
+	struct known_channel *k = &store->known[at];
+	*k = (struct known_channel){.key = xstrdup(key)};
+	return k;
+}
+
+static int known_load(struct store *store) {
+	if (store->known_valid) {
+		return 0;
+	}
+	known_clear(store);
+	sqlite3_stmt *st = stmt(store, ST_CHANNELS);
+	if (!st) {
+		return -EIO;
+	}
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		// Rows come ordered by key, so appending keeps the array sorted.
+		struct known_channel *k = known_insert(store, store->n_known, column_text(st, 1));
+		k->id = sqlite3_column_int64(st, 0);
+		k->source = dup_or_null(column_text(st, 2));
+		k->label = dup_or_null(column_text(st, 3));
+		k->resolution = sqlite3_column_double(st, 6);
+		k->path = dup_or_null(column_text(st, 7));
+		k->meta = dup_or_null(column_text(st, 8));
+		k->last_seen = sqlite3_column_int64(st, 10);
+		k->present = sqlite3_column_int(st, 11) != 0;
+	}
+	done(st);
+	if (rc != SQLITE_DONE) {
+		known_clear(store);
+		return fail(store, rc, "could not read channels");
+	}
+	store->known_valid = true;
+	return 0;
+}
+
+static bool resolution_valid(double r) {
+	return isfinite(r) && r > 0;
+}
+
+static int channel_insert(struct store *store, const struct channel *ch, int64_t seen, bool present,
+			  int64_t *id) {
+	sqlite3_stmt *st = stmt(store, ST_CHANNEL_INSERT);
+	if (!st) {
+		return -EIO;
+	}
+	const char *unit = ch->unit ? ch->unit : channel_kind_unit(ch->kind);
+	sqlite3_bind_text(st, 1, ch->key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, ch->source ? ch->source : "import", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, ch->label ? ch->label : ch->key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, channel_kind_name(ch->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, unit, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 6, ch->resolution);
+	sqlite3_bind_text(st, 7, ch->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 8, ch->meta, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, seen);
+	sqlite3_bind_int(st, 10, present);
+	int rc = step_done(st);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not add a channel");
+	}
+	*id = sqlite3_last_insert_rowid(store->db);
+	return 0;
+}
+
+static int bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_t v,
+			const char *what) {
+	sqlite3_stmt *st = stmt(store, which);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_bind_parameter_count(st) > 1) {
+		sqlite3_bind_int64(st, 2, v);
+	}
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, what);
+}
+
+/*
+ * Registers @ch or brings its row up to date: last_seen only when the hour changes or the
+ * channel comes back, so a steady cycle writes no channel rows at all. Sets *k (NULL when the
+ * channel is unusable; logged once).
+ */
+static int channel_seen(struct store *store, const struct channel *ch, int64_t ts,
+			struct known_channel **out) {
+	bool found;
+	size_t at = known_find(store, ch->key, &found);
+	struct known_channel *k = found ? &store->known[at] : NULL;
+	*out = NULL;
+	if (!k) {
+		k = known_insert(store, at, ch->key);
+		if (!channel_key_valid(ch->key) || !resolution_valid(ch->resolution)) {
+			log_error(
+				"store: channel '%s' has a bad key or resolution (%g); its values "
+				"are not stored",
+				ch->key, ch->resolution);
+			return 0; // id 0 remembers the refusal
+		}
+		int rc = channel_insert(store, ch, ts, true, &k->id);
+		if (rc < 0) {
+			return rc;
+		}
+		k->source = dup_or_null(ch->source);
+		k->label = dup_or_null(ch->label);
+		k->path = dup_or_null(ch->path);
+		k->meta = dup_or_null(ch->meta);
+		k->resolution = ch->resolution;
+		k->last_seen = ts;
+		k->present = true;
+		*out = k;
+		return 0;
+	}
+	if (k->id == 0) {
+		return 0;
+	}
+	if (!str_eq(k->source, ch->source) || !str_eq(k->label, ch->label) ||
+	    !str_eq(k->path, ch->path) || !str_eq(k->meta, ch->meta)) {
+		sqlite3_stmt *st = stmt(store, ST_CHANNEL_UPDATE);
+		if (!st) {
+			return -EIO;
+		}
+		sqlite3_bind_int64(st, 1, k->id);
+		sqlite3_bind_text(st, 2, ch->source ? ch->source : "import", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, ch->label ? ch->label : ch->key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, ch->path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, ch->meta, -1, SQLITE_STATIC);
+		int rc = step_done(st);
+		if (rc != SQLITE_OK) {
+			return fail(store, rc, "could not update a channel");
+		}
+		free(k->source);
+		free(k->label);
+		free(k->path);
+		free(k->meta);
+		k->source = dup_or_null(ch->source);
+		k->label = dup_or_null(ch->label);
+		k->path = dup_or_null(ch->path);
+		k->meta = dup_or_null(ch->meta);
+	}
+	if (ch->resolution != k->resolution && !k->resolution_warned) {
+		log_warn("store: channel '%s' now reports resolution %g; values stay quantized at "
+			 "the stored %g",
+			 ch->key, ch->resolution, k->resolution);
+		k->resolution_warned = true;
+	}
+	if (!k->present || ts / HOUR_S != k->last_seen / HOUR_S) {
+		int rc =
+			bind_id_exec(store, ST_CHANNEL_SEEN, k->id, ts, "could not mark a channel");
+		if (rc < 0) {
+			return rc;
+		}
+		k->present = true;
+		k->last_seen = ts > k->last_seen ? ts : k->last_seen;
+	}
+	*out = k;
+	return 0;
+}
+
+static int boot_row(struct store *store, const char *boot_id, int64_t *row) {
+	if (store->boot_id && strcmp(store->boot_id, boot_id) == 0) {
+		*row = store->boot_row;
+		return 0;
+	}
+	sqlite3_stmt *st = stmt(store, ST_BOOT_INSERT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	int rc = step_done(st);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not record the boot");
+	}
+	st = stmt(store, ST_BOOT_SELECT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*row = sqlite3_column_int64(st, 0);
+	}
+	done(st);
+	if (rc != SQLITE_ROW) {
+		return fail(store, rc, "could not find the boot");
+	}
+	free(store->boot_id);
+	store->boot_id = xstrdup(boot_id);
+	store->boot_row = *row;
+	return 0;
+}
+
+/* --- cycles ------------------------------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b) {
+	const struct pair *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* llround(value / resolution), false if it is not a finite integer in range. */
+static bool quantize(double value, double resolution, int64_t *q) {
+	double x = round(value / resolution);
+	if (!isfinite(x) || fabs(x) >= 9.2e18) {
+		return false;
+	}
+	*q = (int64_t)x;
+	return true;
+}
+
+static int write_cycle(struct store *store, const struct cycle *cycle, struct pair *pairs) {
+	int64_t last;
+	bool empty;
+	int rc = query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	if (rc < 0) {
+		return rc;
+	}
+	if (!empty && cycle->ts <= last) {
+		return -EEXIST;
+	}
+	rc = known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+
+	int64_t boot = 0;
+	if (cycle->boot_id && (rc = boot_row(store, cycle->boot_id, &boot)) < 0) {
+		return rc;
+	}
+	sqlite3_stmt *st = stmt(store, ST_CYCLE_INSERT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, cycle->ts);
+	if (cycle->boot_id) {
+		sqlite3_bind_int64(st, 2, boot);
+	}
+	sqlite3_bind_int(st, 3, (int)cycle->clock);
+	rc = step_done(st);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not store a cycle");
+	}
+
+	size_t n = 0;
+	for (size_t i = 0; i < cycle->n; i++) {
+		struct known_channel *k;
+		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &k);
+		if (rc < 0) {
+			return rc;
+		}
+		if (!k || cycle->readings[i].err != 0) {
+			continue;
+		}
+		if (!quantize(cycle->readings[i].value, k->resolution, &pairs[n].q)) {
+			log_debug("store: %s: value %g is out of range", k->key,
+				  cycle->readings[i].value);
+			continue;
+		}
+		pairs[n++].id = k->id;
+	}
+	if (n == 0) {
+		return 0;
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_pair);
+	size_t m = 1; // a channel listed twice keeps its first value
+	for (size_t i = 1; i < n; i++) {
+		if (pairs[i].id != pairs[m - 1].id) {
+			pairs[m++] = pairs[i];
+		}
+	}
+	size_t len = encode_pairs(store, pairs, m);
+	st = stmt(store, ST_SAMPLES_INSERT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, cycle->ts);
+	sqlite3_bind_int(st, 2, (int)cycle->clock);
+	sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+	rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+}
+
+int store_write_cycle(struct store *store, const struct cycle *cycle) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	struct pair *pairs = xcalloc(cycle->n ? cycle->n : 1, sizeof(*pairs));
+	rc = write_cycle(store, cycle, pairs);
+	free(pairs);
+	return step_end(store, rc);
+}
+
+/* --- presence ---------------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b) {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int mark_present(struct store *store, const char *const *keys, size_t n) {
+	int rc = known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	const char **sorted = xcalloc(n ? n : 1, sizeof(*sorted));
+	if (n > 0) {
+		memcpy(sorted, keys, n * sizeof(*sorted));
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	for (size_t i = 0; i < store->n_known && rc == 0; i++) {
+		struct known_channel *k = &store->known[i];
+		const char *key = k->key;
+		bool listed = bsearch(&key, sorted, n, sizeof(*sorted), cmp_str) != NULL;
+		if (k->id == 0 || listed == k->present) {
+			continue;
+		}
+		rc = bind_id_exec(store, listed ? ST_CHANNEL_PRESENT : ST_CHANNEL_ABSENT, k->id, 0,
+				  "could not mark a channel");
+		k->present = listed;
+	}
+	free(sorted);
+	return rc;
+}
+
+int store_mark_present(struct store *store, const char *const *keys, size_t n, int64_t now) {
+	(void)now; // last_seen moves with stored cycles, not with scans
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, mark_present(store, keys, n));
+}
+
+/* --- state -------------------------------------------------------------------------------- */
+
+int store_state_get(struct store *store, const char *key, char **value) {
+	*value = NULL;
+	sqlite3_stmt *st = stmt(store, ST_STATE_GET);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*value = xstrdup(column_text(st, 0));
+	}
+	done(st);
+	if (rc == SQLITE_DONE) {
+		return -ENOENT;
+	}
+	return rc == SQLITE_ROW ? 0 : fail(store, rc, "could not read state");
+}
+
+static int state_set(struct store *store, const char *key, const char *value) {
+	sqlite3_stmt *st = stmt(store, ST_STATE_SET);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not write state");
+}
+
+int store_state_set(struct store *store, const char *key, const char *value) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, state_set(store, key, value));
+}
+
+/* An integer state value; *value unchanged if absent. */
+static int state_get_int(struct store *store, const char *key, int64_t *value) {
+	char *text;
+	int rc = store_state_get(store, key, &text);
+	if (rc == -ENOENT) {
+		return 0;
+	}
+	if (rc < 0) {
+		return rc;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	bool ok = errno == 0 && end != text && *end == '\0';
+	if (ok) {
+		*value = v;
+	} else {
+		log_error("store: state %s is not an integer: '%s'", key, text);
+	}
+	free(text);
+	return ok ? 0 : -EINVAL;
+}
+
+static int state_set_int(struct store *store, const char *key, int64_t value) {
+	char text[32];
+	snprintf(text, sizeof(text), "%lld", (long long)value);
+	return state_set(store, key, text);
+}
+
+/* --- opening ------------------------------------------------------------------------------ */
+
+static int pragma(struct store *store, const char *sql) {
+	int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		log_error("store: %s: %s: %s", sql, store->path, sqlite3_errmsg(store->db));
+		return errno_from_sqlite(rc);
+	}
+	return 0;
+}
+
+static int pragma_int(struct store *store, const char *sql, int64_t *out) {
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	// Callers explain a foreign or corrupt file themselves.
+	if (rc != SQLITE_OK && errno_from_sqlite(rc) != -EINVAL) {
+		log_error("store: %s: %s: %s", sql, store->path, sqlite3_errmsg(store->db));
+	}
+	sqlite3_finalize(st);
+	return errno_from_sqlite(rc);
+}
+
+static int check_identity(struct store *store, int64_t version) {
+	int64_t app_id, tables;
+	int rc = pragma_int(store, "PRAGMA application_id", &app_id);
+	if (rc == 0) {
+		rc = pragma_int(store, "SELECT count(*) FROM sqlite_schema", &tables);
+	}
+	if (rc == -EINVAL) {
+		log_error("store: %s is not a SQLite database or is corrupt", store->path);
+	}
+	if (rc < 0) {
+		return rc;
+	}
+	if (app_id != APPLICATION_ID && (app_id != 0 || version != 0 || tables != 0)) {
+		log_error("store: %s is a SQLite database but not a thermlog one (application_id "
+			  "%lld)",
+			  store->path, (long long)app_id);
+		return -EINVAL;
+	}
+	if (version > SCHEMA_VERSION) {
+		log_error("store: %s has schema version %lld, newer than this thermlog's %d; "
+			  "refusing to touch it",
+			  store->path, (long long)version, SCHEMA_VERSION);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int migrate(struct store *store) {
+	int rc = pragma(store, "BEGIN IMMEDIATE");
+	if (rc < 0) {
+		return rc;
+	}
+	int64_t version;
+	rc = pragma_int(store, "PRAGMA user_version", &version);
+	if (rc == -EINVAL) {
+		log_error("store: %s is not a SQLite database or is corrupt", store->path);
+	}
+	if (rc == 0) {
+		rc = check_identity(store, version);
+	}
+	for (int64_t v = version; rc == 0 && v < SCHEMA_VERSION; v++) {
+		if (sqlite3_exec(store->db, store_migrations[v], NULL, NULL, NULL) != SQLITE_OK) {
+			log_error("store: migration to schema %lld failed: %s: %s",
+				  (long long)v + 1, store->path, sqlite3_errmsg(store->db));
+			rc = errno_from_sqlite(sqlite3_errcode(store->db));
+			break;
+		}
+		char sql[64];
+		// user_version cannot be bound; written inside the transaction with the schema.
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v + 1);
+		rc = pragma(store, sql);
+		if (rc == 0) {
+			log_info("store: %s migrated to schema %lld", store->path,
+				 (long long)v + 1);
+		}
+	}
+	if (rc == 0 && version == 0) {
+		char sql[64];
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
+		rc = pragma(store, sql);
+	}
+	if (rc == 0) {
+		rc = pragma(store, "COMMIT");
+	}
+	if (rc < 0 && !sqlite3_get_autocommit(store->db)) {
+		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	return rc;
+}
+
+static int check_reader(struct store *store) {
+	int64_t version;
+	int rc = pragma_int(store, "PRAGMA user_version", &version);
+	if (rc == -EINVAL) {
+		log_error("store: %s is not a SQLite database or is corrupt", store->path);
+	}
+	if (rc == 0) {
+		rc = check_identity(store, version);
+	}
+	if (rc == 0 && version < SCHEMA_VERSION) {
+		log_error("store: %s has schema version %lld, older than this thermlog's %d; "
+			  "thermlogd migrates it when it starts",
+			  store->path, (long long)version, SCHEMA_VERSION);
+		rc = version == 0 ? -ENOENT : -EPROTO;
+	}
+	return rc;
+}
+
+/* A write-mode database must be checked once: corruption found now can be moved aside. */
+static int quick_check(struct store *store) {
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(store->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+	const char *result = NULL;
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		result = column_text(st, 0);
+		rc = SQLITE_OK;
+	}
+	int err = errno_from_sqlite(rc);
+	if (err == 0 && (!result || strcmp(result, "ok") != 0)) {
+		log_error("store: %s is corrupt: %s", store->path, result ? result : "no result");
+		err = -EINVAL;
+	} else if (err == -EINVAL) {
+		log_error("store: %s is not a SQLite database or is corrupt: %s", store->path,
+			  sqlite3_errmsg(store->db));
+	} else if (err < 0) {
+		log_error("store: could not check %s: %s", store->path, sqlite3_errmsg(store->db));
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int open_errno(const char *path, sqlite3 *db, int rc) {
+	int sys = db ? sqlite3_system_errno(db) : 0;
+	int err = (rc & 0xff) == SQLITE_CANTOPEN && sys > 0 ? -sys : errno_from_sqlite(rc);
+	log_error("store: could not open %s: %s", path,
+		  sys > 0 ? strerror(sys)
+		  : db    ? sqlite3_errmsg(db)
+			  : sqlite3_errstr(rc));
+	return err;
+}
+
+int store_open(struct store **out, const char *path, enum store_mode mode) {
+	*out = NULL;
+	struct store *store = xcalloc(1, sizeof(*store));
+	store->path = xstrdup(path);
+	store->mode = mode;
+	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+	flags |= mode == STORE_MODE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+					  : SQLITE_OPEN_READONLY;
+	int err;
+	int rc = sqlite3_open_v2(path, &store->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		err = open_errno(path, store->db, rc);
+		goto err_db;
+	}
+	sqlite3_extended_result_codes(store->db, 1);
+	if (mode == STORE_MODE_WRITE && sqlite3_db_readonly(store->db, "main") == 1) {
+		log_error("store: %s cannot be written (read-only file or file system)", path);
+		err = -EROFS;
+		goto err_db;
+	}
+	// The busy timeout lets the CLI read while thermlogd commits (and the other way round).
+	sqlite3_busy_timeout(store->db, 5000);
+	// Identity first, so a foreign file gets a clear error before any pragma touches it.
+	if (mode == STORE_MODE_READ) {
+		err = check_reader(store);
+	} else {
+		int64_t version = 0;
+		err = pragma_int(store, "PRAGMA user_version", &version);
+		if (err == -EINVAL) {
+			log_error("store: %s is not a SQLite database or is corrupt", path);
+		}
+		if (err == 0) {
+			err = check_identity(store, version);
+		}
+		if (err == 0 && version > 0) {
+			err = quick_check(store);
+		}
+	}
+	// Bounded cache so RSS stays flat; temp b-trees stay off the flash.
+	if (err == 0) {
+		err = pragma(store, "PRAGMA cache_size = -512; PRAGMA temp_store = MEMORY");
+	}
+	if (err < 0) {
+		goto err_db;
+	}
+	if (mode == STORE_MODE_READ) {
+		*out = store;
+		return 0;
+	}
+	/*
+	 * Debian builds SQLite with SECURE_DELETE and WAL synchronous=FULL: both cost flash writes
+	 * for nothing here. NORMAL in WAL mode syncs only at checkpoints; a crash keeps every
+	 * commit, a power cut may lose the last few but never corrupts. The auto-checkpoint at
+	 * 1000 pages (about 8 hours of one-minute cycles) coalesces the hot leaf pages so each is
+	 * written to the database file once; journal_size_limit truncates a WAL that grew.
+	 */
+	err = pragma(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+			    "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
+			    "PRAGMA journal_size_limit = 4194304");
+	if (err == 0) {
+		err = migrate(store);
+	}
+	if (err < 0) {
+		goto err_db;
+	}
+	*out = store;
+	return 0;
+err_db:
+	store_close(store);
+	return err;
+}
+
+void store_close(struct store *store) {
+	if (!store) {
+		return;
+	}
+	if (store->depth > 0) {
+		log_warn("store: %s closed inside a transaction; rolling it back", store->path);
+		store_rollback(store);
+	}
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(store->stmts[i]);
+	}
+	sqlite3_close(store->db);
+	known_clear(store);
+	free(store->known);
+	free(store->blob);
+	free(store->bin_q);
+	free(store->bin_count);
+	free(store->path);
+	free(store);
+}
+
+/* --- reading ------------------------------------------------------------------------------ */
+
+int store_channels(struct store *store, struct store_channel **out, size_t *n) {
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = stmt(store, ST_CHANNELS);
+	if (!st) {
+		return -EIO;
+	}
+	struct store_channel *list = NULL;
+	size_t len = 0, cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		list = xgrow(list, &cap, len + 1, sizeof(*list));
+		struct store_channel *c = &list[len++];
+		*c = (struct store_channel){.id = sqlite3_column_int64(st, 0)};
+		c->ch.key = xstrdup(column_text(st, 1));
+		c->ch.source = xstrdup(column_text(st, 2));
+		c->ch.label = xstrdup(column_text(st, 3));
+		if (!channel_kind_parse(column_text(st, 4), &c->ch.kind)) {
+			c->ch.kind = CHANNEL_KIND_OTHER;
+		}
+		const char *unit = channel_unit_lookup(column_text(st, 5));
+		c->ch.unit = unit ? unit : channel_kind_unit(c->ch.kind);
+		c->ch.resolution = sqlite3_column_double(st, 6);
+		c->ch.path = dup_or_null(column_text(st, 7));
+		c->ch.meta = dup_or_null(column_text(st, 8));
+		c->first_seen = sqlite3_column_int64(st, 9);
+		c->last_seen = sqlite3_column_int64(st, 10);
+		c->present = sqlite3_column_int(st, 11) != 0;
+	}
+	done(st);
+	if (rc != SQLITE_DONE) {
+		store_channels_free(list, len);
+		return fail(store, rc, "could not read channels");
+	}
+	*out = list;
+	*n = len;
+	return 0;
+}
+
+void store_channels_free(struct store_channel *list, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		channel_finish(&list[i].ch);
+	}
+	free(list);
+}
+
+static int64_t file_size(const char *path, const char *suffix) {
+	char *name = xasprintf("%s%s", path, suffix);
+	struct stat sb;
+	int64_t size = stat(name, &sb) == 0 ? (int64_t)sb.st_size : 0;
+	free(name);
+	return size;
+}
+
+int store_info(struct store *store, struct store_info *info) {
+	*info = (struct store_info){0};
+	sqlite3_stmt *st = stmt(store, ST_INFO);
+	if (!st) {
+		return -EIO;
+	}
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		info->cycles = sqlite3_column_int64(st, 0);
+		info->first_cycle = sqlite3_column_int64(st, 1);
+		info->last_cycle = sqlite3_column_int64(st, 2);
+		info->unsynced_cycles = sqlite3_column_int64(st, 3);
+	}
+	done(st);
+	if (rc != SQLITE_ROW) {
+		return fail(store, rc, "could not summarize");
+	}
+	const char *file = sqlite3_db_filename(store->db, "main");
+	if (file && *file) {
+		info->size_bytes = file_size(file, "") + file_size(file, "-wal");
+	} else {
+		int64_t pages = 0, page_size = 0;
+		pragma_int(store, "PRAGMA page_count", &pages);
+		pragma_int(store, "PRAGMA page_size", &page_size);
+		info->size_bytes = pages * page_size;
+	}
+	int cur = 0, hi = 0, page_size = 4096;
+	sqlite3_db_status(store->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
+	int64_t ps;
+	if (pragma_int(store, "PRAGMA page_size", &ps) == 0 && ps > 0) {
+		page_size = (int)ps;
+	}
+	info->bytes_written = (int64_t)cur * page_size;
+	return 0;
+}
+
+int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle_fn fn, void *ctx) {
+	sqlite3_stmt *st = stmt(store, ST_SCAN_CYCLES);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_cycle c = {
+			.ts = sqlite3_column_int64(st, 0),
+			.clock = (enum clock_state)sqlite3_column_int(st, 1),
+		};
+		if ((ret = fn(ctx, &c)) != 0) {
+			break;
+		}
+	}
+	done(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read cycles");
+}
+
+static int cmp_i64(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int64_t *sorted_ids(const int64_t *ids, size_t n) {
+	int64_t *copy = xcalloc(n ? n : 1, sizeof(*copy));
+	if (n > 0) {
+		memcpy(copy, ids, n * sizeof(*copy));
+	}
+	qsort(copy, n, sizeof(*copy), cmp_i64);
+	return copy;
+}
+
+int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
+		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
+	sqlite3_stmt *st = stmt(store, ST_SCAN_SAMPLES);
+	if (!st) {
+		return -EIO;
+	}
+	int64_t *want = sorted_ids(ids, n_ids);
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	sqlite3_bind_int(st, 3, include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED);
+	int rc, ret = 0;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_sample s = {
+			.ts = sqlite3_column_int64(st, 0),
+			.clock = (enum clock_state)sqlite3_column_int(st, 1),
+		};
+		const uint8_t *data = sqlite3_column_blob(st, 2);
+		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct pair p;
+		while (ret == 0 && pair_next(&it, &p)) {
+			if (n_ids && !bsearch(&p.id, want, n_ids, sizeof(*want), cmp_i64)) {
+				continue;
+			}
+			s.channel_id = p.id;
+			s.q = p.q;
+			ret = fn(ctx, &s);
+		}
+		if (it.bad) {
+			log_error("store: damaged sample row at %lld: %s", (long long)s.ts,
+				  store->path);
+			ret = -EINVAL;
+		}
+	}
+	done(st);
+	free(want);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read samples");
+}
+
+/* --- rollups ------------------------------------------------------------------------------ */
+
+static int64_t hour_of(int64_t ts) {
+	int64_t h = ts / HOUR_S;
+	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
+}
+
+/* The histogram blob: (q delta, count) pairs, the first q zigzag encoded. */
+static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
+	uint8_t *p = blob_reserve(store, n * 2 * VARINT_MAX + 1);
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && sorted[j] == sorted[i]) {
+			j++;
+		}
+		uint64_t q =
+			i == 0 ? zigzag(sorted[i]) : (uint64_t)sorted[i] - (uint64_t)sorted[i - 1];
+		len += put_varint(p + len, q);
+		len += put_varint(p + len, (uint64_t)(j - i));
+		i = j;
+	}
+	return len;
+}
+
+static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_t *n_bins) {
+	const uint8_t *end = p + len;
+	size_t n = 0;
+	uint64_t q = 0;
+	while (p < end) {
+		uint64_t dq, count;
+		if (!get_varint(&p, end, &dq) || !get_varint(&p, end, &count)) {
+			return false;
+		}
+		if (n == store->bins_cap) {
+			size_t cap = store->bins_cap;
+			store->bin_q = xgrow(store->bin_q, &cap, n + 1, sizeof(int64_t));
+			store->bin_count = xrealloc(store->bin_count, cap * sizeof(int64_t));
+			store->bins_cap = cap;
+		}
+		q = n == 0 ? (uint64_t)unzigzag(dq) : q + dq;
+		store->bin_q[n] = (int64_t)q;
+		store->bin_count[n] = (int64_t)count;
+		n++;
+	}
+	*n_bins = n;
+	return true;
+}
+
+static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
+	sqlite3_stmt *st = stmt(store, ST_ROLLUP_PUT);
+	if (!st) {
+		return -EIO;
+	}
+	for (size_t id = 0; id < n_acc; id++) {
+		struct rollup_acc *a = &acc[id];
+		if (a->n == 0 && a->unsynced == 0) {
+			continue;
+		}
+		qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		size_t len = encode_hist(store, a->q, a->n);
+		sqlite3_bind_int64(st, 1, (int64_t)id);
+		sqlite3_bind_int64(st, 2, hour);
+		sqlite3_bind_int64(st, 3, (int64_t)a->n);
+		sqlite3_bind_int64(st, 4, a->sum);
+		if (a->n > 0) {
+			sqlite3_bind_int64(st, 5, a->min);
+			sqlite3_bind_int64(st, 6, a->max);
+			sqlite3_bind_int64(st, 7, a->max_ts);
+		}
+		sqlite3_bind_int64(st, 8, a->unsynced);
+		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
+		int rc = step_done(st);
+		if (rc != SQLITE_OK) {
+			return fail(store, rc, "could not store a rollup");
+		}
+		a->n = 0;
+		a->sum = 0;
+		a->unsynced = 0;
+	}
+	return 0;
+}
+
+/* Rolls up the hours [from, to) in one step; raw rows are read, never changed. */
+static int rollup_range(struct store *store, int64_t from, int64_t to) {
+	sqlite3_stmt *st = stmt(store, ST_SCAN_SAMPLES);
+	if (!st) {
+		return -EIO;
+	}
+	struct rollup_acc *acc = NULL;
+	size_t n_acc = 0, cap_acc = 0;
+	int64_t hour = from;
+	int ret = 0, rc;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
+		if (hour_of(ts) != hour) {
+			ret = rollup_flush(store, acc, n_acc, hour);
+			hour = hour_of(ts);
+		}
+		const uint8_t *data = sqlite3_column_blob(st, 2);
+		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct pair p;
+		while (ret == 0 && pair_next(&it, &p)) {
+			if (p.id <= 0 || p.id > 100000000) {
+				it.bad = true;
+				break;
+			}
+			if ((size_t)p.id >= n_acc) {
+				size_t need = (size_t)p.id + 1;
+				acc = xgrow(acc, &cap_acc, need, sizeof(*acc));
+				memset(&acc[n_acc], 0, (cap_acc - n_acc) * sizeof(*acc));
+				n_acc = cap_acc;
+			}
+			struct rollup_acc *a = &acc[p.id];
+			if (unsynced) {
+				a->unsynced++;
+				continue;
+			}
+			if (a->n == 0 || p.q < a->min) {
+				a->min = p.q;
+			}
+			if (a->n == 0 || p.q > a->max) {
+				a->max = p.q;
+				a->max_ts = ts;
+			}
+			a->q = xgrow(a->q, &a->cap, a->n + 1, sizeof(*a->q));
+			a->q[a->n++] = p.q;
+			a->sum += p.q;
+		}
+		if (it.bad) {
+			log_error("store: damaged sample row at %lld: %s", (long long)ts,
+				  store->path);
+			ret = -EINVAL;
+		}
+	}
+	done(st);
+	if (ret == 0 && rc != SQLITE_DONE) {
+		ret = fail(store, rc, "could not read samples");
+	}
+	if (ret == 0) {
+		ret = rollup_flush(store, acc, n_acc, hour);
+	}
+	if (ret == 0) {
+		ret = state_set_int(store, STATE_HORIZON, to);
+	}
+	for (size_t i = 0; i < n_acc; i++) {
+		free(acc[i].q);
+	}
+	free(acc);
+	return ret;
+}
+
+int store_rollup_horizon(struct store *store, int64_t *hour) {
+	*hour = 0;
+	return state_get_int(store, STATE_HORIZON, hour);
+}
+
+/* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */
+static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
+	sqlite3_stmt *st = stmt(store, ST_PRUNE);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, cutoff);
+	sqlite3_bind_int(st, 2, PRUNE_BATCH);
+	int rc = step_done(st);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not prune samples");
+	}
+	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
+	return 0;
+}
+
+int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int64_t horizon = 0, first, last;
+	bool empty;
+	int rc = state_get_int(store, STATE_HORIZON, &horizon);
+	if (rc == 0) {
+		rc = query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	}
+	if (rc < 0 || empty) {
+		return rc;
+	}
+	if (horizon == 0) {
+		if ((rc = query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0) {
+			return rc;
+		}
+		horizon = hour_of(first);
+	}
+	/*
+	 * An hour is complete once @now is past it and a later cycle exists: cycles only move
+	 * forward, so none can land in it any more (a wrong @now cannot close an hour early).
+	 */
+	int64_t end = hour_of(now) < hour_of(last) ? hour_of(now) : hour_of(last);
+	while (horizon < end) {
+		int64_t to = horizon + ROLLUP_CHUNK_S < end ? horizon + ROLLUP_CHUNK_S : end;
+		if ((rc = step_begin(store)) < 0) {
+			return rc;
+		}
+		if ((rc = step_end(store, rollup_range(store, horizon, to))) < 0) {
+			return rc;
+		}
+		horizon = to;
+	}
+	if (raw_keep_s <= 0) {
+		return 0;
+	}
+	// Whole hours only, and never rows not rolled up yet.
+	int64_t cutoff = hour_of(now - raw_keep_s);
+	cutoff = cutoff < horizon ? cutoff : horizon;
+	int64_t pruned = 0;
+	if ((rc = state_get_int(store, STATE_RAW_HORIZON, &pruned)) < 0) {
+		return rc;
+	}
+	for (bool more = cutoff > pruned; more;) {
+		if ((rc = step_begin(store)) < 0) {
+			return rc;
+		}
+		rc = prune_batch(store, cutoff, &more);
+		if (rc == 0 && !more) {
+			rc = state_set_int(store, STATE_RAW_HORIZON, cutoff);
+		}
+		if ((rc = step_end(store, rc)) < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
+		       size_t n_ids, store_rollup_fn fn, void *ctx) {
+	int64_t *list = NULL;
+	size_t n = 0;
+	int ret = 0, rc;
+	if (n_ids > 0) {
+		list = sorted_ids(ids, n_ids);
+		n = n_ids;
+	} else {
+		sqlite3_stmt *st = stmt(store, ST_CHANNEL_IDS);
+		if (!st) {
+			return -EIO;
+		}
+		size_t cap = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			list = xgrow(list, &cap, n + 1, sizeof(*list));
+			list[n++] = sqlite3_column_int64(st, 0);
+		}
+		done(st);
+		if (rc != SQLITE_DONE) {
+			free(list);
+			return fail(store, rc, "could not read channels");
+		}
+	}
+	sqlite3_stmt *st = stmt(store, ST_SCAN_ROLLUPS);
+	if (!st) {
+		free(list);
+		return -EIO;
+	}
+	// One index range per channel: the key is (channel_id, hour).
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (i > 0 && list[i] == list[i - 1]) {
+			continue;
+		}
+		sqlite3_bind_int64(st, 1, list[i]);
+		sqlite3_bind_int64(st, 2, from_hour);
+		sqlite3_bind_int64(st, 3, to_hour);
+		while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct store_rollup r = {
+				.hour = sqlite3_column_int64(st, 0),
+				.channel_id = list[i],
+				.count = sqlite3_column_int64(st, 1),
+				.sum_q = sqlite3_column_int64(st, 2),
+				.min_q = sqlite3_column_int64(st, 3),
+				.max_q = sqlite3_column_int64(st, 4),
+				.max_ts = sqlite3_column_int64(st, 5),
+				.unsynced = sqlite3_column_int64(st, 6),
+			};
+			const uint8_t *hist = sqlite3_column_blob(st, 7);
+			if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 7),
+					 &r.n_bins)) {
+				log_error("store: damaged rollup of channel %lld at %lld: %s",
+					  (long long)r.channel_id, (long long)r.hour, store->path);
+				ret = -EINVAL;
+				break;
+			}
+			r.bin_q = store->bin_q;
+			r.bin_count = store->bin_count;
+			ret = fn(ctx, &r);
+		}
+		done(st);
+		if (ret == 0 && rc != SQLITE_DONE) {
+			ret = fail(store, rc, "could not read rollups");
+		}
+	}
+	free(list);
+	return ret;
+}
+
+/* --- imports ------------------------------------------------------------------------------ */
+
+static int channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
+	int rc = known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	bool found;
+	size_t at = known_find(store, ch->key, &found);
+	if (found && store->known[at].id > 0) {
+		*id = store->known[at].id;
+		return 0;
+	}
+	if (!channel_key_valid(ch->key) || !resolution_valid(ch->resolution)) {
+		log_error("store: cannot add channel '%s': bad key or resolution %g", ch->key,
+			  ch->resolution);
+		return -EINVAL;
+	}
+	rc = channel_insert(store, ch, 0, false, id);
+	store->known_valid = false; // reloaded with the new row on next use
+	return rc;
+}
+
+int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, channel_ensure(store, ch, id));
+}
+
+static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q) {
+	int64_t raw_horizon = 0, horizon = 0, clock;
+	bool null;
+	int rc = state_get_int(store, STATE_RAW_HORIZON, &raw_horizon);
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_HORIZON, &horizon);
+	}
+	if (rc < 0) {
+		return rc;
+	}
+	if (ts < raw_horizon) {
+		log_error(
+			"store: cannot import a value at %lld: raw values before %lld were pruned",
+			(long long)ts, (long long)raw_horizon);
+		return -ERANGE;
+	}
+	sqlite3_stmt *st = stmt(store, ST_CYCLE_INSERT_IMPORT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, ts);
+	if ((rc = step_done(st)) != SQLITE_OK) {
+		return fail(store, rc, "could not store a cycle");
+	}
+	if ((rc = query_int(store, ST_CYCLE_CLOCK, ts, &clock, &null)) < 0) {
+		return rc;
+	}
+
+	// Merge into the cycle's packed row; an existing (ts, channel) value wins.
+	st = stmt(store, ST_SAMPLES_GET);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, ts);
+	struct pair *pairs = NULL;
+	size_t n = 0, cap = 0;
+	bool exists = false, dup = false;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		exists = true;
+		const uint8_t *data = sqlite3_column_blob(st, 0);
+		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 0)};
+		struct pair p;
+		bool placed = false;
+		while (pair_next(&it, &p)) {
+			if (p.id == channel_id) {
+				dup = true;
+			}
+			if (!placed && p.id > channel_id) {
+				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+				pairs[n++] = (struct pair){channel_id, q};
+				placed = true;
+			}
+			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+			pairs[n++] = p;
+		}
+		if (!placed) {
+			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+			pairs[n++] = (struct pair){channel_id, q};
+		}
+		rc = it.bad ? SQLITE_CORRUPT : SQLITE_DONE;
+	} else {
+		pairs = xgrow(pairs, &cap, 1, sizeof(*pairs));
+		pairs[n++] = (struct pair){channel_id, q};
+	}
+	done(st);
+	if (rc != SQLITE_DONE) {
+		free(pairs);
+		return fail(store, rc, "could not read samples");
+	}
+	if (dup) {
+		free(pairs);
+		return 0;
+	}
+	size_t len = encode_pairs(store, pairs, n);
+	free(pairs);
+	st = stmt(store, exists ? ST_SAMPLES_UPDATE : ST_SAMPLES_INSERT);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, ts);
+	if (exists) {
+		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_int64(st, 2, clock);
+		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+	}
+	if ((rc = step_done(st)) != SQLITE_OK) {
+		return fail(store, rc, "could not store samples");
+	}
+	if ((rc = bind_id_exec(store, ST_CHANNEL_SPAN, channel_id, ts,
+			       "could not update a channel")) < 0) {
+		return rc;
+	}
+	// A value in an hour already rolled up: roll that hour (and later ones) up again.
+	if (horizon > 0 && hour_of(ts) < horizon) {
+		return state_set_int(store, STATE_HORIZON, hour_of(ts));
+	}
+	return 0;
+}
+
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, insert_sample(store, ts, channel_id, q));
+}
+
+/* --- backup ------------------------------------------------------------------------------- */
+
+int store_backup(struct store *store, const char *path) {
+	sqlite3 *dest = NULL;
+	int rc = sqlite3_open_v2(path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		int err = open_errno(path, dest, rc);
+		sqlite3_close(dest);
+		return err;
+	}
+	sqlite3_busy_timeout(dest, 5000);
+	sqlite3_backup *b = sqlite3_backup_init(dest, "main", store->db, "main");
+	if (!b) {
+		log_error("store: could not back up %s to %s: %s", store->path, path,
+			  sqlite3_errmsg(dest));
+		rc = sqlite3_errcode(dest);
+		sqlite3_close(dest);
+		return errno_from_sqlite(rc);
+	}
+	// One step copies everything under one read snapshot, so writers cannot restart it.
+	for (int tries = 0; tries < 50; tries++) {
+		rc = sqlite3_backup_step(b, -1);
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+			break;
+		}
+		sqlite3_sleep(100);
+	}
+	sqlite3_backup_finish(b);
+	int err = rc == SQLITE_DONE ? 0 : errno_from_sqlite(rc);
+	if (err < 0) {
+		log_error("store: could not back up %s to %s: %s", store->path, path,
+			  sqlite3_errstr(rc));
+	}
+	if (sqlite3_close(dest) != SQLITE_OK && err == 0) {
+		log_error("store: could not close the backup %s", path);
+		err = -EIO;
+	}
+	return err;
+}
+
+int store_limit_pages(struct store *store, int64_t max_pages) {
+	char sql[64];
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", (long long)max_pages);
+	return pragma(store, sql);
+}

@@ -1,0 +1,464 @@
+/* The store: schema and migrations, cycles, channels, rollups, retention, readers, backup. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "store.h"
+#include "test.h"
+#include "xalloc.h"
+
+#define T0 1787000400 // 2026-08-17T21:00:00Z, an hour boundary (T0 % 3600 == 0)
+
+static char tmpdir[] = "/tmp/test-store-XXXXXX";
+
+static char *tmp_path(const char *name) {
+	return xasprintf("%s/%s", tmpdir, name);
+}
+
+static void remove_db(const char *path) {
+	const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
+	for (size_t i = 0; i < 4; i++) {
+		char *p = xasprintf("%s%s", path, suffixes[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+/* Three channels like the sampler's: a zone (m°C), a cpufreq policy (kHz) and a fan state. */
+static struct channel chans[] = {
+	{.key = "thermal/soc-thermal",
+	 .source = "thermal",
+	 .label = "SoC",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.001,
+	 .path = "class/thermal/thermal_zone0/temp"},
+	{.key = "cpufreq/policy4",
+	 .source = "cpufreq",
+	 .label = "big cores 0",
+	 .kind = CHANNEL_KIND_FREQUENCY,
+	 .unit = "hertz",
+	 .resolution = 1000},
+	{.key = "cooling/pwm-fan",
+	 .source = "cooling",
+	 .label = "fan",
+	 .kind = CHANNEL_KIND_STATE,
+	 .unit = "state",
+	 .resolution = 1,
+	 .meta = "{\"max_state\":4}"},
+};
+#define N_CHANS 3
+
+static int put(struct store *store, int64_t ts, enum clock_state clock, const double *values,
+	       const int *errs) {
+	struct reading r[N_CHANS];
+	for (int i = 0; i < N_CHANS; i++) {
+		r[i] = (struct reading){.value = values[i], .err = errs ? errs[i] : 0};
+	}
+	struct cycle c = {.ts = ts,
+			  .boot_id = "3f1c0f7e-5b0a-4a43-9c1e-2f0d2b1a9e11",
+			  .clock = clock,
+			  .n = N_CHANS,
+			  .channels = chans,
+			  .readings = r};
+	return store_write_cycle(store, &c);
+}
+
+struct collect {
+	struct store_sample s[256];
+	size_t n;
+	int stop_after;
+};
+
+static int collect_sample(void *ctx, const struct store_sample *s) {
+	struct collect *c = ctx;
+	if (c->n < 256) {
+		c->s[c->n] = *s;
+	}
+	c->n++;
+	return c->stop_after && (int)c->n == c->stop_after ? 42 : 0;
+}
+
+static int64_t channel_id(struct store *store, const char *key) {
+	struct store_channel *list;
+	size_t n;
+	int64_t id = -1;
+	if (store_channels(store, &list, &n) < 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i].ch.key, key) == 0) {
+			id = list[i].id;
+		}
+	}
+	store_channels_free(list, n);
+	return id;
+}
+
+static void test_open_memory(void) {
+	struct store *store;
+	is_int(store_open(&store, ":memory:", STORE_MODE_WRITE), 0, "open :memory:");
+	struct store_info info;
+	is_int(store_info(store, &info), 0, "info on an empty store");
+	is_int(info.cycles, 0, "no cycles");
+	is_int(info.last_cycle, 0, "last_cycle 0 when empty");
+	char *v = NULL;
+	is_int(store_state_get(store, "nothing", &v), -ENOENT, "missing state is -ENOENT");
+	ok(v == NULL, "missing state leaves NULL");
+	store_close(store);
+	store_close(NULL);
+}
+
+static void test_cycle_round_trip(void) {
+	struct store *store;
+	is_int(store_open(&store, ":memory:", STORE_MODE_WRITE), 0, "open");
+	// 41.234 °C, 1.8 GHz in kHz steps, fan state 3; the second cycle misses the fan.
+	double v1[] = {41.234, 1800000000, 3};
+	double v2[] = {-12.5, 408000000, 0};
+	int e2[] = {0, 0, -ENODATA};
+	is_int(put(store, T0, CLOCK_STATE_SYNCED, v1, NULL), 0, "first cycle stored");
+	is_int(put(store, T0 + 60, CLOCK_STATE_UNKNOWN, v2, e2), 0, "second cycle stored");
+	is_int(put(store, T0 + 60, CLOCK_STATE_SYNCED, v1, NULL), -EEXIST, "same ts refused");
+	is_int(put(store, T0 - 60, CLOCK_STATE_SYNCED, v1, NULL), -EEXIST, "older ts refused");
+
+	struct collect c = {0};
+	is_int(store_scan_samples(store, 0, INT64_MAX, NULL, 0, false, collect_sample, &c), 0,
+	       "scan all");
+	is_int(c.n, 5, "five values: the missing reading stored no row");
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	int64_t cpu = channel_id(store, "cpufreq/policy4");
+	int64_t fan = channel_id(store, "cooling/pwm-fan");
+	ok(soc > 0 && cpu > 0 && fan > 0, "channels registered");
+	is_int(c.s[0].ts, T0, "ordered by ts");
+	ok(c.s[0].channel_id < c.s[1].channel_id && c.s[1].channel_id < c.s[2].channel_id,
+	   "then by channel id");
+	for (size_t i = 0; i < 3; i++) {
+		int64_t want = c.s[i].channel_id == soc   ? 41234
+			       : c.s[i].channel_id == cpu ? 1800000
+							  : 3;
+		is_int(c.s[i].q, want, "quantized exactly (q = llround(value / resolution))");
+	}
+	is_int(c.s[0].clock, CLOCK_STATE_SYNCED, "clock state kept");
+	is_int(c.s[3].ts, T0 + 60, "second cycle");
+	is_int(c.s[3].clock, CLOCK_STATE_UNKNOWN, "unknown clock kept");
+	bool neg = false;
+	for (size_t i = 3; i < 5; i++) {
+		neg |= c.s[i].channel_id == soc && c.s[i].q == -12500;
+	}
+	ok(neg, "negative values round trip");
+
+	struct collect only = {0};
+	int64_t ids[] = {cpu};
+	store_scan_samples(store, 0, INT64_MAX, ids, 1, false, collect_sample, &only);
+	is_int(only.n, 2, "channel filter");
+	is_int(only.s[1].q, 408000, "filtered value");
+
+	struct collect win = {0};
+	store_scan_samples(store, T0 + 1, T0 + 61, NULL, 0, false, collect_sample, &win);
+	is_int(win.n, 2, "window is [from, to)");
+
+	struct collect stop = {.stop_after = 2};
+	is_int(store_scan_samples(store, 0, INT64_MAX, NULL, 0, false, collect_sample, &stop), 42,
+	       "a nonzero callback return stops the scan and is returned");
+	is_int(stop.n, 2, "stopped after two");
+
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.cycles, 2, "two cycles");
+	is_int(info.first_cycle, T0, "first cycle");
+	is_int(info.last_cycle, T0 + 60, "last cycle");
+	ok(info.bytes_written >= 0, "bytes written reported");
+	store_close(store);
+}
+
+static int count_cycle(void *ctx, const struct store_cycle *c) {
+	struct store_cycle *list = ctx;
+	size_t i = 0;
+	while (list[i].ts != 0) {
+		i++;
+	}
+	list[i] = *c;
+	return 0;
+}
+
+static void test_unsynced_and_cycles(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1000000000, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	put(store, T0 + 60, CLOCK_STATE_UNSYNCED, v, NULL);
+	put(store, T0 + 120, CLOCK_STATE_UNKNOWN, v, NULL);
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, false, collect_sample, &c);
+	is_int(c.n, 6, "unsynced cycle skipped by default");
+	struct collect all = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &all);
+	is_int(all.n, 9, "include_unsynced keeps it");
+	is_int(all.s[3].clock, CLOCK_STATE_UNSYNCED, "and marks it");
+
+	struct store_cycle cycles[8] = {0};
+	is_int(store_scan_cycles(store, T0, T0 + 121, count_cycle, cycles), 0, "scan cycles");
+	is_int(cycles[2].ts, T0 + 120, "three cycles in order");
+	is_int(cycles[1].clock, CLOCK_STATE_UNSYNCED, "cycle clock state");
+	ok(cycles[3].ts == 0, "no more");
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.unsynced_cycles, 1, "info counts unsynced cycles");
+	is_str(clock_state_name(CLOCK_STATE_UNSYNCED), "unsynced", "clock state name");
+	store_close(store);
+}
+
+static void test_channels(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1000000000, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	put(store, T0 + 60, CLOCK_STATE_SYNCED, v, NULL);
+	put(store, T0 + 3600, CLOCK_STATE_SYNCED, v, NULL);
+	struct store_channel *list;
+	size_t n;
+	is_int(store_channels(store, &list, &n), 0, "list channels");
+	is_int(n, 3, "three channels");
+	is_str(list[0].ch.key, "cooling/pwm-fan", "ordered by key");
+	is_str(list[0].ch.meta, "{\"max_state\":4}", "meta kept");
+	is_str(list[2].ch.key, "thermal/soc-thermal", "last key");
+	is_str(list[2].ch.label, "SoC", "label");
+	is_str(list[2].ch.unit, "celsius", "unit");
+	is_int(list[2].ch.kind, CHANNEL_KIND_TEMPERATURE, "kind");
+	is_near(list[2].ch.resolution, 0.001, 1e-15, "resolution");
+	is_str(list[2].ch.path, "class/thermal/thermal_zone0/temp", "path");
+	ok(list[1].ch.path == NULL, "NULL path stays NULL");
+	is_int(list[2].first_seen, T0, "first seen");
+	is_int(list[2].last_seen, T0 + 3600, "last seen moves at the hour boundary");
+	ok(list[2].present, "present");
+	store_channels_free(list, n);
+
+	const char *keys[] = {"thermal/soc-thermal", "cpufreq/policy4"};
+	is_int(store_mark_present(store, keys, 2, T0 + 3700), 0, "mark present");
+	store_channels(store, &list, &n);
+	ok(!list[0].present, "the fan is absent");
+	ok(list[1].present && list[2].present, "the others present");
+	store_channels_free(list, n);
+
+	// The fan comes back: its history is still there and it is present again.
+	put(store, T0 + 3660, CLOCK_STATE_SYNCED, v, NULL);
+	store_channels(store, &list, &n);
+	ok(list[0].present, "a channel seen again is present");
+	is_int(list[0].first_seen, T0, "and keeps its first_seen");
+	store_channels_free(list, n);
+	struct collect c = {0};
+	int64_t fan = channel_id(store, "cooling/pwm-fan");
+	store_scan_samples(store, 0, INT64_MAX, &fan, 1, false, collect_sample, &c);
+	is_int(c.n, 4, "history kept across absence");
+
+	// A new label is written through; the resolution stays the first one.
+	chans[0].label = "SoC package";
+	chans[0].resolution = 0.5;
+	double w[] = {41.234, 1000000000, 1};
+	put(store, T0 + 3720, CLOCK_STATE_SYNCED, w, NULL);
+	chans[0].label = "SoC";
+	chans[0].resolution = 0.001;
+	store_channels(store, &list, &n);
+	is_str(list[2].ch.label, "SoC package", "label updated on change");
+	is_near(list[2].ch.resolution, 0.001, 1e-15, "resolution fixed at first sight");
+	store_channels_free(list, n);
+	struct collect d = {0};
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	store_scan_samples(store, T0 + 3720, T0 + 3721, &soc, 1, false, collect_sample, &d);
+	is_int(d.s[0].q, 41234, "quantized with the stored resolution");
+	store_close(store);
+}
+
+static void test_state(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	is_int(store_state_set(store, "capwatch.c1", "{\"damage\":0.25}"), 0, "state set");
+	is_int(store_state_set(store, "capwatch.c1", "{\"damage\":0.5}"), 0, "state overwrite");
+	char *v;
+	is_int(store_state_get(store, "capwatch.c1", &v), 0, "state get");
+	is_str(v, "{\"damage\":0.5}", "latest value");
+	free(v);
+	store_close(store);
+}
+
+/* A transaction open around cycles (the demo's backfill) and an import. */
+static void test_transactions(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1000000000, 1};
+	is_int(store_begin(store), 0, "begin");
+	for (int i = 0; i < 10; i++) {
+		put(store, T0 + 60 * i, CLOCK_STATE_SYNCED, v, NULL);
+	}
+	is_int(put(store, T0, CLOCK_STATE_SYNCED, v, NULL), -EEXIST,
+	       "a refused cycle inside a transaction");
+	is_int(store_commit(store), 0, "and the transaction still commits");
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.cycles, 10, "ten cycles from one transaction");
+
+	store_begin(store);
+	put(store, T0 + 6000, CLOCK_STATE_SYNCED, v, NULL);
+	is_int(store_rollback(store), 0, "rollback");
+	store_info(store, &info);
+	is_int(info.cycles, 10, "rolled back cycle is gone");
+	is_int(put(store, T0 + 6000, CLOCK_STATE_SYNCED, v, NULL), 0,
+	       "and its ts can be written again");
+	store_close(store);
+}
+
+static void test_import(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1000000000, 1};
+	put(store, T0 + 60, CLOCK_STATE_UNSYNCED, v, NULL);
+	struct channel ext = {.key = "bench/thermocouple",
+			      .kind = CHANNEL_KIND_TEMPERATURE,
+			      .unit = "celsius",
+			      .resolution = 0.01};
+	int64_t id, again;
+	is_int(store_channel_ensure(store, &ext, &id), 0, "ensure a new channel");
+	is_int(store_channel_ensure(store, &ext, &again), 0, "ensure it again");
+	is_int(again, id, "same id");
+	int64_t soc;
+	is_int(store_channel_ensure(store, &chans[0], &soc), 0, "ensure a known channel");
+	is_int(soc, channel_id(store, "thermal/soc-thermal"), "gives its id");
+	struct channel bad = {.key = "has space", .resolution = 1};
+	int64_t bad_id;
+	is_int(store_channel_ensure(store, &bad, &bad_id), -EINVAL, "bad key refused");
+
+	store_begin(store);
+	is_int(store_insert_sample(store, T0, id, 2512), 0, "import into a new cycle");
+	is_int(store_insert_sample(store, T0 + 60, id, 2600), 0, "import into a daemon cycle");
+	is_int(store_insert_sample(store, T0 + 60, soc, 99999), 0, "existing value kept");
+	is_int(store_commit(store), 0, "commit");
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, 5, "one new cycle value plus one merged");
+	is_int(c.s[0].clock, CLOCK_STATE_SYNCED, "imported cycle is synced");
+	is_int(c.s[0].q, 2512, "imported q");
+	is_int(c.s[1].clock, CLOCK_STATE_UNSYNCED, "a merged value keeps its cycle's clock");
+	bool kept = false, merged = false;
+	for (size_t i = 1; i < c.n; i++) {
+		kept |= c.s[i].channel_id == soc && c.s[i].q == 40000;
+		merged |= c.s[i].channel_id == id && c.s[i].q == 2600;
+	}
+	ok(kept, "re-import does not overwrite");
+	ok(merged, "merged into the existing cycle");
+	struct store_channel *list;
+	size_t n;
+	store_channels(store, &list, &n);
+	is_str(list[0].ch.key, "bench/thermocouple", "imported channel listed");
+	is_str(list[0].ch.source, "import", "source import");
+	is_int(list[0].first_seen, T0, "first seen from the data");
+	is_int(list[0].last_seen, T0 + 60, "last seen from the data");
+	ok(!list[0].present, "imported channels are not live");
+	store_channels_free(list, n);
+	store_close(store);
+}
+
+/* A failing cycle leaves nothing: the database refuses to grow past a page limit. */
+static void test_atomic_disk_full(void) {
+	char *path = tmp_path("full.db");
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open a file");
+	double v[] = {40, 1000000000, 1};
+	is_int(put(store, T0, CLOCK_STATE_SYNCED, v, NULL), 0, "first cycle");
+	struct store_info before;
+	store_info(store, &before);
+	store_limit_pages(store, 1); // smaller than the database: every new page fails
+	struct channel many[40];
+	struct reading r[40];
+	char keys[40][32];
+	for (int i = 0; i < 40; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "hwmon/chip/temp%d", i);
+		many[i] = (struct channel){
+			.key = keys[i],
+			.source = "hwmon",
+			.label = keys[i],
+			.kind = CHANNEL_KIND_TEMPERATURE,
+			.unit = "celsius",
+			.resolution = 0.001,
+			.meta = "{\"padding\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+				"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}"};
+		r[i] = (struct reading){.value = 30 + i};
+	}
+	struct cycle big = {.ts = T0 + 60, .n = 40, .channels = many, .readings = r};
+	is_int(store_write_cycle(store, &big), -ENOSPC, "disk full is -ENOSPC");
+	struct store_info after;
+	store_info(store, &after);
+	is_int(after.cycles, before.cycles, "no cycle row left behind");
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, 3, "no sample left behind");
+	ok(channel_id(store, "hwmon/chip/temp0") == -1, "no channel left behind");
+
+	store_limit_pages(store, 1000000);
+	is_int(store_write_cycle(store, &big), 0, "the same cycle stores once space returns");
+	ok(channel_id(store, "hwmon/chip/temp39") > 0, "with its channels");
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
+static void test_files(void) {
+	char *path = tmp_path("a.db");
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "create a file database");
+	store_close(store);
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "reopen it");
+	store_close(store);
+
+	char *text = tmp_path("text.db");
+	FILE *f = fopen(text, "w");
+	for (int i = 0; i < 200; i++) {
+		fputs("time,channel,value\n", f);
+	}
+	fclose(f);
+	is_int(store_open(&store, text, STORE_MODE_WRITE), -EINVAL, "a text file is refused");
+	ok(store == NULL, "no store on error");
+	is_int(store_open(&store, text, STORE_MODE_READ), -EINVAL, "also for readers");
+	remove_db(text);
+	free(text);
+
+	char *missing = tmp_path("missing.db");
+	ok(store_open(&store, missing, STORE_MODE_READ) < 0, "a reader does not create");
+	ok(access(missing, F_OK) != 0, "no file was created");
+	free(missing);
+
+	// A file from a newer thermlog: schema version far ahead.
+	char *newer = tmp_path("newer.db");
+	store_open(&store, newer, STORE_MODE_WRITE);
+	store_close(store);
+	// user_version is the big-endian integer at offset 60 of the header (no WAL after close).
+	FILE *db = fopen(newer, "r+b");
+	ok(db && fseek(db, 60, SEEK_SET) == 0 && fwrite("\0\0\0\x63", 1, 4, db) == 4,
+	   "set user_version 99 in the file header");
+	fclose(db);
+	is_int(store_open(&store, newer, STORE_MODE_WRITE), -ENOTSUP, "a newer schema is refused");
+	is_int(store_open(&store, newer, STORE_MODE_READ), -ENOTSUP, "also for readers");
+	remove_db(newer);
+	free(newer);
+	remove_db(path);
+	free(path);
+}
+
+int main(void) {
+	log_init(LOG_LEVEL_ERROR);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_open_memory();
+	test_cycle_round_trip();
+	test_unsynced_and_cycles();
+	test_channels();
+	test_state();
+	test_transactions();
+	test_import();
+	test_atomic_disk_full();
+	test_files();
+	rmdir(tmpdir);
+	return test_done();
+}
