@@ -1,0 +1,1119 @@
+/*
+ * thermlogd: samples every channel on a wall-clock-aligned cadence into SQLite, serves HTTP,
+ * keeps the capacitors' running damage, and talks to systemd. See docs/DAEMON.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capwatch.h"
+#include "clock.h"
+#include "config.h"
+#include "http.h"
+#include "live.h"
+#include "log.h"
+#include "notify.h"
+#include "sampler.h"
+#include "sim.h"
+#include "store.h"
+#include "timefmt.h"
+#include "version.h"
+#include "xalloc.h"
+
+#define EXIT_USAGE 2
+
+/* Unwritten cycles kept while the disk refuses writes: about a day at one minute with 25
+ * channels, far less than the 8 MiB RSS budget. The oldest are dropped beyond it. */
+#define QUEUE_MAX_BYTES (1024 * 1024)
+#define MAX_CAPACITORS  64
+#define DEMO_INTERVAL   "5s"
+#define DEMO_BACKFILL_S (7 * 86400)
+
+struct options {
+	const char *config_path; // -c FILE; NULL = the default path if it exists
+	const char *sysfs_root, *db, *interval, *listen;
+	bool check_config, demo;
+	uint64_t seed;
+};
+
+/* A channel list shared by consecutive queued cycles (it rarely changes). */
+struct chanset {
+	int refs;
+	size_t n;
+	struct channel *channels;
+};
+
+struct queued {
+	int64_t ts;
+	enum clock_state clock;
+	struct chanset *set;
+	struct reading *readings;
+};
+
+struct daemon {
+	struct options opt;
+	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
+	char *db_path;
+	bool db_is_temp;
+	struct store *store;
+	struct sampler *sampler;
+	struct live *live;
+	struct http *http;
+	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
+	struct capwatch *capwatch;
+	struct notify *notify;
+	struct sim *sim;
+	struct clock_source clock;
+	char boot_id[CLOCK_BOOT_ID_LEN];
+	int sfd;                 // signalfd: SIGTERM, SIGINT, SIGHUP
+	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
+	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
+
+	int64_t last_ts;      // the last stored or queued cycle, s since epoch; 0 = none
+	int64_t last_mono_ms; // when last_ts was stamped (boot clock); 0 = in another process
+	int64_t prev_wall_ms, prev_mono_ms; // the previous cycle, for step detection
+	bool continued; // stamping on the continued timeline after a backwards step
+
+	struct queued *queue;
+	size_t q_head, q_len, q_cap, q_bytes;
+	bool queue_logged;
+	struct chanset *last_set;
+
+	struct live_health health;
+	int64_t errors_minute[60]; // read errors per minute of the last hour, by minute
+	int64_t errors_minute_at[60];
+	int64_t last_hour; // hour of the last store_maintain()
+	bool ready;
+	bool url_printed;
+};
+
+/* --- time --------------------------------------------------------------------------------- */
+
+static int64_t clock_ms(clockid_t id) {
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The boot clock: monotonic, and it keeps counting through suspend. */
+static int64_t mono_ms(void) {
+	return clock_ms(CLOCK_BOOTTIME);
+}
+
+/*
+ * Wall-clock ms. The test hook: when $THERMLOG_TEST_CLOCK_OFFSET_FILE names a file, its
+ * content (signed seconds) is added, read anew each time, so a test can step the clock.
+ */
+static int64_t wall_ms(const struct daemon *d) {
+	int64_t now = clock_ms(CLOCK_REALTIME);
+	if (d->offset_file) {
+		FILE *f = fopen(d->offset_file, "re");
+		long long off = 0;
+		if (f) {
+			if (fscanf(f, "%lld", &off) == 1) {
+				now += off * 1000;
+			}
+			fclose(f);
+		}
+	}
+	return now;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* --- the unwritten-cycle queue ------------------------------------------------------------- */
+
+static void chanset_unref(struct chanset *set) {
+	if (set && --set->refs == 0) {
+		for (size_t i = 0; i < set->n; i++) {
+			channel_finish(&set->channels[i]);
+		}
+		free(set->channels);
+		free(set);
+	}
+}
+
+static bool same_channels(const struct chanset *set, const struct channel *ch, size_t n) {
+	if (!set || set->n != n) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(set->channels[i].key, ch[i].key) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static size_t queued_bytes(const struct queued *q) {
+	return sizeof(*q) + q->set->n * sizeof(struct reading);
+}
+
+static void queue_drop_oldest(struct daemon *d) {
+	struct queued *q = &d->queue[d->q_head];
+	d->q_bytes -= queued_bytes(q);
+	chanset_unref(q->set);
+	free(q->readings);
+	d->q_head = (d->q_head + 1) % d->q_cap;
+	d->q_len--;
+}
+
+static void queue_push(struct daemon *d, const struct cycle *c) {
+	if (!same_channels(d->last_set, c->channels, c->n)) {
+		struct chanset *set = xcalloc(1, sizeof(*set));
+		set->refs = 1; // the daemon's reference as last_set
+		set->n = c->n;
+		set->channels = xcalloc(c->n, sizeof(*set->channels));
+		for (size_t i = 0; i < c->n; i++) {
+			channel_copy(&set->channels[i], &c->channels[i]);
+		}
+		chanset_unref(d->last_set);
+		d->last_set = set;
+	}
+	if (d->q_len == d->q_cap) {
+		size_t cap = d->q_cap ? d->q_cap * 2 : 64;
+		struct queued *grown = xcalloc(cap, sizeof(*grown));
+		for (size_t i = 0; i < d->q_len; i++) {
+			grown[i] = d->queue[(d->q_head + i) % d->q_cap];
+		}
+		free(d->queue);
+		d->queue = grown;
+		d->q_cap = cap;
+		d->q_head = 0;
+	}
+	struct queued *q = &d->queue[(d->q_head + d->q_len) % d->q_cap];
+	q->ts = c->ts;
+	q->clock = c->clock;
+	q->set = d->last_set;
+	q->set->refs++;
+	q->readings = xcalloc(c->n ? c->n : 1, sizeof(*q->readings));
+	memcpy(q->readings, c->readings, c->n * sizeof(*q->readings));
+	d->q_len++;
+	d->q_bytes += queued_bytes(q);
+	int64_t dropped = 0;
+	while (d->q_bytes > QUEUE_MAX_BYTES && d->q_len > 1) {
+		queue_drop_oldest(d);
+		dropped++;
+	}
+	if (dropped) {
+		d->health.cycles_failed += dropped;
+		log_warn("queue of unwritten cycles full (%d KiB): dropped the oldest",
+			 QUEUE_MAX_BYTES / 1024);
+	}
+}
+
+/* --- after a cycle is stored --------------------------------------------------------------- */
+
+static void count_read_errors(struct daemon *d, const struct cycle *c) {
+	int64_t errors = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		errors += c->readings[i].err != 0;
+	}
+	d->health.read_errors_total += errors;
+	int64_t minute = floor_div(c->ts, 60);
+	size_t slot = (size_t)(minute % 60 + 60) % 60;
+	if (d->errors_minute_at[slot] != minute) {
+		d->errors_minute_at[slot] = minute;
+		d->errors_minute[slot] = 0;
+	}
+	d->errors_minute[slot] += errors;
+	int64_t last_hour = 0;
+	for (size_t i = 0; i < 60; i++) {
+		if (d->errors_minute_at[i] > minute - 60 && d->errors_minute_at[i] <= minute) {
+			last_hour += d->errors_minute[i];
+		}
+	}
+	d->health.errors_last_hour = last_hour;
+}
+
+static void publish_capacitors(struct daemon *d) {
+	if (!d->capwatch) {
+		return;
+	}
+	struct live_capacitor caps[MAX_CAPACITORS];
+	size_t n = capwatch_states(d->capwatch, caps, MAX_CAPACITORS);
+	live_publish_capacitors(d->live, caps, n);
+}
+
+static void stored(struct daemon *d, const struct cycle *c) {
+	d->health.cycles_total++;
+	if (d->capwatch) {
+		capwatch_update(d->capwatch, c);
+	}
+}
+
+/* Hourly work: rollups and retention, the capacitors' persisted state, the size figures. */
+static void maintain(struct daemon *d, int64_t ts) {
+	int64_t hour = floor_div(ts, 3600);
+	if (d->capwatch) {
+		capwatch_persist(d->capwatch, ts);
+	}
+	if (hour == d->last_hour) {
+		return;
+	}
+	d->last_hour = hour;
+	if (store_maintain(d->store, ts, d->cfg->retention_raw_s) < 0) {
+		log_warn("hourly maintenance failed; it is retried next hour");
+	}
+	struct store_info info;
+	if (store_info(d->store, &info) == 0) {
+		d->health.bytes_written_total = info.bytes_written;
+	}
+}
+
+/* --- one cycle ----------------------------------------------------------------------------- */
+
+/* Writes queued cycles, oldest first, until the store refuses. */
+static void flush_queue(struct daemon *d) {
+	size_t flushed = 0;
+	while (d->q_len > 0) {
+		struct queued *q = &d->queue[d->q_head];
+		struct cycle c = {
+			.ts = q->ts,
+			.boot_id = d->boot_id[0] ? d->boot_id : NULL,
+			.clock = q->clock,
+			.n = q->set->n,
+			.channels = q->set->channels,
+			.readings = q->readings,
+		};
+		int rc = store_write_cycle(d->store, &c);
+		if (rc == -EEXIST) {
+			log_warn("dropped a queued cycle: the store already has a later one");
+		} else if (rc < 0) {
+			break;
+		} else {
+			stored(d, &c);
+			flushed++;
+		}
+		queue_drop_oldest(d);
+	}
+	if (flushed && d->q_len == 0) {
+		log_notice("the database accepts writes again: stored %zu queued cycles", flushed);
+		d->queue_logged = false;
+	}
+}
+
+/*
+ * The stamp of a cycle whose wall clock reads @wall_ts. Normally the wall clock itself. After a
+ * backwards step (wall_ts not after the last stored cycle) the cycle goes on the continued
+ * timeline: the last stamp plus the boot-clock time elapsed since it, on the interval grid, and
+ * at least one interval later. It never blocks writing and never overlaps stored rows; the
+ * cycles are marked unsynced. Wall-clock stamps resume once the wall clock passes that timeline.
+ */
+static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, bool *continued) {
+	*continued = false;
+	if (d->last_ts == 0 || wall_ts > d->last_ts) {
+		if (d->continued) {
+			log_notice(
+				"the wall clock passed the continued timeline: stamping with it again");
+			d->continued = false;
+		}
+		return wall_ts;
+	}
+	int64_t interval_ms = d->cfg->interval_ms;
+	int64_t steps = 1;
+	if (d->last_mono_ms > 0) {
+		steps = (now_mono_ms - d->last_mono_ms + interval_ms / 2) / interval_ms;
+		steps = steps < 1 ? 1 : steps;
+	}
+	int64_t ts = (d->last_ts * 1000 + steps * interval_ms) / 1000;
+	ts = ts > d->last_ts ? ts : d->last_ts + 1;
+	if (!d->continued) {
+		char wall[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+		timefmt_iso(wall_ts, wall);
+		timefmt_iso(d->last_ts, last);
+		log_warn("the clock reads %s, not after the last stored cycle %s (stepped back by "
+			 "%" PRId64
+			 " s): stamping cycles on the continued timeline, marked unsynced, "
+			 "until the wall clock passes it",
+			 wall, last, ts - wall_ts);
+		d->continued = true;
+	}
+	*continued = true;
+	return ts;
+}
+
+static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
+	if (d->prev_mono_ms > 0) {
+		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
+		if (llabs(step_ms) >= 2000) {
+			log_notice("the wall clock stepped %s by %" PRId64 " s",
+				   step_ms > 0 ? "forward" : "back", llabs(step_ms) / 1000);
+		}
+	}
+	d->prev_wall_ms = now_wall_ms;
+	d->prev_mono_ms = now_mono_ms;
+}
+
+static void print_url(struct daemon *d) {
+	if (!d->opt.demo || d->url_printed || !d->http) {
+		return;
+	}
+	printf("http://127.0.0.1:%u/\n", http_port(d->http));
+	fflush(stdout);
+	d->url_printed = true;
+}
+
+static void run_cycle(struct daemon *d, int64_t slot_ms) {
+	int64_t start_mono = mono_ms();
+	int64_t wall_ts = floor_div(slot_ms, 1000);
+	bool continued;
+	int64_t ts = stamp(d, wall_ts, start_mono, &continued);
+	const char *why;
+	enum clock_state clock = clock_probe(&d->clock, wall_ts, d->last_ts, &why);
+	if (continued) {
+		clock = CLOCK_STATE_UNSYNCED;
+	}
+	if (clock != d->health.clock || d->health.cycles_total + d->health.cycles_failed == 0) {
+		log_info("clock %s: %s", clock_state_name(clock), why);
+	}
+	if (d->sim) {
+		sim_write(d->sim, ts);
+	}
+	const struct channel *channels;
+	const struct reading *readings;
+	size_t n = sampler_read(d->sampler, start_mono / 1000, &channels, &readings);
+	struct cycle c = {
+		.ts = ts,
+		.boot_id = d->boot_id[0] ? d->boot_id : NULL,
+		.clock = clock,
+		.n = n,
+		.channels = channels,
+		.readings = readings,
+	};
+	count_read_errors(d, &c);
+	d->health.clock = clock;
+
+	flush_queue(d);
+	int rc = d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
+	if (rc == 0) {
+		stored(d, &c);
+	} else if (rc == -EEXIST) {
+		// Only another writer can cause this: last_ts tracks what we stored.
+		log_warn("cycle at %" PRId64 " not stored: the database already has a later cycle",
+			 ts);
+		d->health.cycles_failed++;
+	} else {
+		if (!d->queue_logged) {
+			log_error(
+				"could not store cycles (%s): keeping them in memory (up to %d KiB) "
+				"until the database accepts writes",
+				rc == -EAGAIN ? "earlier cycles are waiting" : strerror(-rc),
+				QUEUE_MAX_BYTES / 1024);
+			d->queue_logged = true;
+		}
+		queue_push(d, &c);
+		d->health.cycles_failed++;
+	}
+	if (rc != -EEXIST) {
+		d->last_ts = ts;
+		d->last_mono_ms = start_mono;
+	}
+	d->health.queued_cycles = (int64_t)d->q_len;
+	if (rc == 0) {
+		maintain(d, ts);
+	}
+	d->health.cycle_seconds = (double)(mono_ms() - start_mono) / 1000.0;
+	live_publish(d->live, &c, &d->health);
+	publish_capacitors(d);
+
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, iso);
+	if (d->q_len > 0) {
+		notify_sendf(d->notify,
+			     "STATUS=last cycle %s, %zu channels, %zu cycles waiting for the disk",
+			     iso, n, d->q_len);
+	} else {
+		notify_sendf(d->notify, "STATUS=last cycle %s, %zu channels, clock %s", iso, n,
+			     clock_state_name(clock));
+	}
+	if (rc == 0 && !d->ready) {
+		d->ready = true;
+		notify_send(d->notify, "READY=1");
+		log_info("first cycle stored at %s: %zu channels", iso, n);
+		print_url(d);
+	}
+}
+
+/* --- configuration ------------------------------------------------------------------------- */
+
+static bool apply_overrides(const struct options *opt, struct config *cfg, char **errors) {
+	if (opt->sysfs_root) {
+		free(cfg->sysfs_root);
+		cfg->sysfs_root = xstrdup(opt->sysfs_root);
+	}
+	if (opt->db) {
+		free(cfg->database);
+		cfg->database = xstrdup(opt->db);
+	}
+	if (opt->listen) {
+		free(cfg->http.listen);
+		cfg->http.listen = xstrdup(opt->listen);
+	}
+	if (opt->interval) {
+		int64_t ms;
+		if (!timefmt_parse_duration_ms(opt->interval, &ms) || ms < 1000 || ms > 86400000) {
+			*errors = xasprintf(
+				"--interval %s: expected a duration from 1s to 1d, e.g. 60s",
+				opt->interval);
+			return false;
+		}
+		cfg->interval_ms = ms;
+	}
+	return true;
+}
+
+/* Loads the configuration the options name into a new heap config; NULL with errors printed. */
+static struct config *load_config(const struct options *opt) {
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
+	config_init(cfg);
+	char *errors = NULL;
+	const char *path = opt->config_path;
+	struct stat st;
+	if (!path && stat(CONFIG_DEFAULT_PATH, &st) == 0) {
+		path = CONFIG_DEFAULT_PATH;
+	}
+	bool ok = !path || config_load(cfg, path, &errors);
+	ok = ok && apply_overrides(opt, cfg, &errors);
+	if (!ok) {
+		log_error("configuration rejected:");
+		for (char *line = errors ? strtok(errors, "\n") : NULL; line;
+		     line = strtok(NULL, "\n")) {
+			log_error("  %s", line);
+		}
+		free(errors);
+		config_finish(cfg);
+		free(cfg);
+		return NULL;
+	}
+	free(errors);
+	return cfg;
+}
+
+/* The demo's configuration, through the real parser: the simulated tree, a capacitor. */
+static struct config *demo_config(const struct options *opt, const char *root) {
+	char *yaml =
+		xasprintf("interval: %s\n"
+			  "sysfs_root: %s\n"
+			  "sources:\n"
+			  "  hwmon: {enabled: false}\n" // libsensors would read the host's /sys
+			  "iio_channels:\n"
+			  "  - device: fec10000.saradc\n"
+			  "    channel: voltage2\n"
+			  "    label: 5 V rail (47k/10k divider)\n"
+			  "    unit: volts\n"
+			  "    linear: {gain: 5.7, offset: 0}\n"
+			  "channels:\n"
+			  "  iio/maxim_thermocouple/temp:\n"
+			  "    label: C12 bulk capacitor (thermocouple)\n"
+			  "capacitors:\n"
+			  "  - name: C12 bulk 470uF/35V\n"
+			  "    sensor: iio/maxim_thermocouple/temp\n"
+			  "    basis: ambient\n"
+			  "    rated_life_h: 2000\n"
+			  "    rated_temp_c: 105\n"
+			  "    model: bt\n"
+			  "    type: wet\n"
+			  "    self_heating: {rise_k: 3.0}\n",
+			  opt->interval ? opt->interval : DEMO_INTERVAL, root);
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
+	config_init(cfg);
+	char *errors = NULL;
+	struct options o = *opt;
+	o.sysfs_root = NULL;
+	o.interval = NULL;
+	bool ok = config_load_string(cfg, "demo", yaml, strlen(yaml), &errors) &&
+		  apply_overrides(&o, cfg, &errors);
+	free(yaml);
+	if (!ok) {
+		log_error("demo configuration rejected: %s", errors ? errors : "");
+		free(errors);
+		config_finish(cfg);
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* --- start and stop ------------------------------------------------------------------------ */
+
+/* What the first bytes of the database file say: the header decides corrupt vs. foreign. */
+enum db_kind { DB_ABSENT, DB_EMPTY, DB_SQLITE, DB_FOREIGN };
+
+static enum db_kind db_kind(const char *path) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return errno == ENOENT ? DB_ABSENT : DB_SQLITE; // let SQLite report the reason
+	}
+	char head[16];
+	ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n == 0) {
+		return DB_EMPTY;
+	}
+	return n == 16 && memcmp(head, "SQLite format 3", 16) == 0 ? DB_SQLITE : DB_FOREIGN;
+}
+
+/* Renames a corrupt database (and its WAL) to PATH.corrupt-YYYYMMDDTHHMMSSZ. */
+static bool move_aside(const char *path, char **aside) {
+	char stamp_text[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(stamp_text, sizeof(stamp_text), "%Y%m%dT%H%M%SZ", &tm);
+	*aside = xasprintf("%s.corrupt-%s", path, stamp_text);
+	if (rename(path, *aside) < 0) {
+		log_errno("could not move the corrupt database %s aside", path);
+		return false;
+	}
+	char *wal = xasprintf("%s-wal", path), *wal_aside = xasprintf("%s-wal", *aside);
+	char *shm = xasprintf("%s-shm", path);
+	if (rename(wal, wal_aside) < 0 && errno != ENOENT) {
+		log_errno("could not move %s aside", wal);
+	}
+	unlink(shm); // rebuilt from the WAL by SQLite; stale content must not be reused
+	free(wal);
+	free(wal_aside);
+	free(shm);
+	return true;
+}
+
+static int open_store(struct daemon *d) {
+	const char *path = d->db_path;
+	enum db_kind kind = db_kind(path);
+	if (kind == DB_FOREIGN) {
+		log_error(
+			"%s is not an SQLite database: refusing to touch it (move it away or choose "
+			"another path with --db)",
+			path);
+		return -EINVAL;
+	}
+	int rc = store_open(&d->store, path, STORE_MODE_WRITE);
+	if (rc == -EINVAL && kind == DB_SQLITE) {
+		char *aside;
+		if (!move_aside(path, &aside)) {
+			return rc;
+		}
+		log_error(
+			"DATABASE CORRUPT: %s failed its integrity check; moved it to %s and "
+			"started a new database (the old one can be examined with sqlite3's .recover)",
+			path, aside);
+		free(aside);
+		rc = store_open(&d->store, path, STORE_MODE_WRITE);
+	}
+	switch (rc) {
+	case 0:
+		break;
+	case -ENOTSUP:
+		log_error(
+			"%s was written by a newer thermlog: refusing to use it (upgrade thermlogd)",
+			path);
+		break;
+	case -EROFS:
+	case -EACCES:
+	case -EPERM:
+		log_error("%s cannot be written: %s (the daemon needs write access to the file and "
+			  "its directory)",
+			  path, strerror(-rc));
+		break;
+	default:
+		log_error("could not open the database %s: %s", path, strerror(-rc));
+		break;
+	}
+	return rc;
+}
+
+/* Socket activation (sd_listen_fds(3)): exactly one listening socket at fd 3. */
+static int activated_fd(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int fd = -1;
+	if (pid && fds && strtoll(pid, NULL, 10) == (long long)getpid()) {
+		if (strcmp(fds, "1") == 0) {
+			fd = 3;
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		} else {
+			log_warn("LISTEN_FDS=%s: expected one socket; binding http.listen instead",
+				 fds);
+		}
+	}
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return fd;
+}
+
+static struct http *start_http(struct daemon *d, const struct config *cfg) {
+	int fd = -1;
+	if (d->listen_fd >= 0) {
+		fd = fcntl(d->listen_fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			log_errno("could not duplicate the activated socket");
+			return NULL;
+		}
+	}
+	return http_create(cfg, d->live, d->db_path, fd);
+}
+
+/* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
+static void reload(struct daemon *d) {
+	log_info("reloading the configuration");
+	struct config *next = d->opt.demo ? NULL : load_config(&d->opt);
+	if (d->opt.demo) {
+		log_notice("the demo has no configuration file to reload; rescanning sources");
+		sampler_rescan(d->sampler);
+		return;
+	}
+	if (!next) {
+		log_error("reload failed: keeping the running configuration");
+		return;
+	}
+	notify_send(d->notify, "RELOADING=1");
+	if (strcmp(next->database, d->cfg->database) != 0 && !d->opt.db) {
+		log_warn("database path change to %s takes effect at the next restart",
+			 next->database);
+	}
+	http_destroy(d->http);
+	d->http = start_http(d, next);
+	if (!d->http) {
+		log_error(
+			"reload failed: the HTTP server does not start with the new configuration; "
+			"keeping the running one");
+		config_finish(next);
+		free(next);
+		d->http = start_http(d, d->cfg);
+		notify_send(d->notify, "READY=1");
+		return;
+	}
+	if (d->capwatch) {
+		capwatch_persist(d->capwatch, d->last_ts);
+	}
+	capwatch_destroy(d->capwatch);
+	sampler_set_config(d->sampler, next);
+	d->capwatch = capwatch_create(next, d->store);
+	config_finish(d->cfg);
+	free(d->cfg);
+	d->cfg = next;
+	d->health.interval_ms = next->interval_ms;
+	notify_send(d->notify, "READY=1");
+	log_info("configuration reloaded");
+}
+
+/* --- the demo ------------------------------------------------------------------------------ */
+
+/* A week of one-minute history through the real sampler and store, in one transaction. */
+static int demo_backfill(struct daemon *d, int64_t now) {
+	struct store_info info;
+	if (store_info(d->store, &info) < 0) {
+		return -EIO;
+	}
+	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
+	if (info.last_cycle >= from) {
+		from = floor_div(info.last_cycle, 60) * 60 + 60;
+	}
+	int64_t to = floor_div(now - 1, 60) * 60; // the live cycles come after it
+	if (from > to) {
+		return 0;
+	}
+	log_info("demo: backfilling %" PRId64 " minutes of simulated history",
+		 (to - from) / 60 + 1);
+	int rc = store_begin(d->store);
+	if (rc < 0) {
+		return rc;
+	}
+	for (int64_t t = from; t <= to && rc == 0; t += 60) {
+		sim_write(d->sim, t);
+		const struct channel *channels;
+		const struct reading *readings;
+		size_t n = sampler_read(d->sampler, 0, &channels, &readings);
+		struct cycle c = {
+			t,       d->boot_id[0] ? d->boot_id : NULL, CLOCK_STATE_SYNCED, n, channels,
+			readings};
+		rc = store_write_cycle(d->store, &c);
+		d->last_ts = t;
+	}
+	if (rc < 0) {
+		store_rollback(d->store);
+		return rc;
+	}
+	rc = store_commit(d->store);
+	if (rc == 0) {
+		rc = store_maintain(d->store, now, d->cfg->retention_raw_s);
+	}
+	return rc;
+}
+
+static int demo_setup(struct daemon *d, int64_t now) {
+	if (d->opt.config_path) {
+		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
+	}
+	if (d->opt.db && strcmp(d->opt.db, CONFIG_DEFAULT_DATABASE) == 0) {
+		log_error("the demo never writes the service's database %s: choose another --db",
+			  CONFIG_DEFAULT_DATABASE);
+		return -EINVAL;
+	}
+	d->sim = sim_create(NULL, d->opt.seed, now);
+	if (!d->sim) {
+		return -EIO;
+	}
+	d->cfg = demo_config(&d->opt, sim_root(d->sim));
+	if (!d->cfg) {
+		return -EINVAL;
+	}
+	if (d->opt.db) {
+		d->db_path = xstrdup(d->opt.db);
+	} else {
+		const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		d->db_path = xasprintf("%s/thermlog-demo.XXXXXX.db", tmp);
+		int fd = mkstemps(d->db_path, 3);
+		if (fd < 0) {
+			log_errno("could not create the demo database in %s", tmp);
+			return -EIO;
+		}
+		close(fd);
+		d->db_is_temp = true;
+	}
+	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
+		 d->db_path, d->opt.seed);
+	return 0;
+}
+
+static void remove_temp_db(const char *path) {
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	for (size_t i = 0; i < 4; i++) {
+		char *p = xasprintf("%s%s", path, suffixes[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+/* --- main ---------------------------------------------------------------------------------- */
+
+static void usage(FILE *out) {
+	fprintf(out,
+		"usage: thermlogd [-c FILE] [--sysfs-root DIR] [--db PATH] [--interval DUR]\n"
+		"                 [--listen ADDR:PORT] [--check-config] [--demo [--seed N]]\n"
+		"                 [--version] [--help]\n"
+		"\n"
+		"Samples board telemetry into SQLite and serves it over HTTP.\n"
+		"\n"
+		"  -c, --config FILE    configuration (default %s, if present)\n"
+		"      --sysfs-root DIR read sysfs from DIR instead of /sys\n"
+		"      --db PATH        database (default %s)\n"
+		"      --interval DUR   sampling interval, e.g. 60s (1s .. 1d)\n"
+		"      --listen A:P     HTTP address, e.g. 127.0.0.1:9470\n"
+		"      --check-config   validate the configuration and exit\n"
+		"      --demo           simulate a ROCK 5C with a week of history; own database\n"
+		"      --seed N         the demo's simulation seed (default 1)\n"
+		"      --version        print the version\n"
+		"      --help           this text\n"
+		"\nFlags override the configuration file. See thermlogd(8).\n",
+		CONFIG_DEFAULT_PATH, CONFIG_DEFAULT_DATABASE);
+}
+
+static int parse_args(int argc, char **argv, struct options *opt) {
+	enum {
+		OPT_SYSFS = 256,
+		OPT_DB,
+		OPT_INTERVAL,
+		OPT_LISTEN,
+		OPT_CHECK,
+		OPT_DEMO,
+		OPT_SEED,
+		OPT_VERSION,
+		OPT_HELP
+	};
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"sysfs-root", required_argument, NULL, OPT_SYSFS},
+		{"db", required_argument, NULL, OPT_DB},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"check-config", no_argument, NULL, OPT_CHECK},
+		{"demo", no_argument, NULL, OPT_DEMO},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, OPT_HELP},
+		{0},
+	};
+	bool seed_given = false;
+	opt->seed = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			opt->config_path = optarg;
+			break;
+		case OPT_SYSFS:
+			opt->sysfs_root = optarg;
+			break;
+		case OPT_DB:
+			opt->db = optarg;
+			break;
+		case OPT_INTERVAL:
+			opt->interval = optarg;
+			break;
+		case OPT_LISTEN:
+			opt->listen = optarg;
+			break;
+		case OPT_CHECK:
+			opt->check_config = true;
+			break;
+		case OPT_DEMO:
+			opt->demo = true;
+			break;
+		case OPT_SEED: {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-') {
+				fprintf(stderr,
+					"thermlogd: --seed %s: expected a non-negative integer\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			opt->seed = v;
+			seed_given = true;
+			break;
+		}
+		case OPT_VERSION:
+			printf("thermlogd %s\n", THERMLOG_VERSION);
+			return 0;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlogd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (seed_given && !opt->demo) {
+		fprintf(stderr, "thermlogd: --seed only applies to --demo\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Arms the schedule for the next wall-clock slot after now; no catch-up for missed slots. */
+static int64_t arm_next(struct daemon *d) {
+	int64_t interval = d->cfg->interval_ms;
+	int64_t now_wall = wall_ms(d), now_mono = mono_ms();
+	int64_t slot = (floor_div(now_wall, interval) + 1) * interval;
+	int64_t deadline = now_mono + (slot - now_wall);
+	struct itimerspec its = {
+		.it_value = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000},
+	};
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	return slot;
+}
+
+static int run(struct daemon *d) {
+	arm_next(d);
+	for (;;) {
+		struct pollfd fds[3] = {
+			{.fd = d->sfd, .events = POLLIN},
+			{.fd = d->tfd, .events = POLLIN},
+			{.fd = notify_watchdog_fd(d->notify), .events = POLLIN},
+		};
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			log_errno("poll failed");
+			return 1;
+		}
+		if (fds[2].revents & POLLIN) {
+			notify_watchdog(d->notify);
+		}
+		if (fds[1].revents & POLLIN) {
+			uint64_t expirations;
+			if (read(d->tfd, &expirations, sizeof(expirations)) < 0 &&
+			    errno == EAGAIN) {
+				continue;
+			}
+			int64_t interval = d->cfg->interval_ms;
+			int64_t now_wall = wall_ms(d), now_mono = mono_ms();
+			detect_step(d, now_wall, now_mono);
+			int64_t slot = floor_div(now_wall + interval / 2, interval) * interval;
+			int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
+			// Woken away from a slot: the clock stepped or the system slept. Wait for
+			// the next slot instead of sampling off the grid.
+			if (llabs(now_wall - slot) <= tolerance) {
+				run_cycle(d, slot);
+			} else {
+				log_debug("woke %" PRId64
+					  " ms off the grid: waiting for the next slot",
+					  now_wall - slot);
+			}
+			arm_next(d);
+		}
+		if (fds[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(d->sfd, &si, sizeof(si)) != sizeof(si)) {
+				continue;
+			}
+			if (si.ssi_signo == SIGHUP) {
+				reload(d);
+				arm_next(d);
+			} else {
+				log_info("%s received: stopping", strsignal((int)si.ssi_signo));
+				return 0;
+			}
+		}
+	}
+}
+
+static void daemon_finish(struct daemon *d) {
+	http_destroy(d->http);
+	if (d->capwatch && d->last_ts) {
+		capwatch_persist(d->capwatch, d->last_ts);
+	}
+	capwatch_destroy(d->capwatch);
+	if (d->q_len) {
+		log_warn("%zu cycles were never written: the database did not accept them",
+			 d->q_len);
+	}
+	while (d->q_len) {
+		queue_drop_oldest(d);
+	}
+	free(d->queue);
+	chanset_unref(d->last_set);
+	sampler_destroy(d->sampler);
+	store_close(d->store);
+	live_destroy(d->live);
+	if (d->db_is_temp) {
+		remove_temp_db(d->db_path);
+	}
+	sim_destroy(d->sim);
+	notify_destroy(d->notify);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+	}
+	if (d->sfd >= 0) {
+		close(d->sfd);
+	}
+	if (d->tfd >= 0) {
+		close(d->tfd);
+	}
+	free(d->db_path);
+	if (d->cfg) {
+		config_finish(d->cfg);
+		free(d->cfg);
+	}
+}
+
+int main(int argc, char **argv) {
+	struct daemon d = {.listen_fd = -1, .sfd = -1, .tfd = -1};
+	log_init(LOG_LEVEL_INFO);
+	int rc = parse_args(argc, argv, &d.opt);
+	if (rc >= 0) {
+		return rc;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	// Block the signals before any thread exists, so they all arrive at the signalfd.
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d.offset_file = getenv("THERMLOG_TEST_CLOCK_OFFSET_FILE");
+	if (d.offset_file && !*d.offset_file) {
+		d.offset_file = NULL;
+	}
+	if (d.offset_file) {
+		log_warn("test hook: wall clock offset from %s", d.offset_file);
+	}
+	clock_source_init(&d.clock);
+	clock_boot_id("", d.boot_id);
+
+	int exit_code = 1;
+	int64_t now = floor_div(wall_ms(&d), 1000);
+	if (d.opt.demo) {
+		if (d.opt.check_config) {
+			fprintf(stderr,
+				"thermlogd: --check-config and --demo exclude each other\n");
+			return EXIT_USAGE;
+		}
+		rc = demo_setup(&d, now);
+		if (rc < 0) {
+			exit_code = rc == -EINVAL ? EXIT_USAGE : 1;
+			goto out;
+		}
+	} else {
+		d.cfg = load_config(&d.opt);
+		if (!d.cfg) {
+			exit_code = EXIT_USAGE;
+			goto out;
+		}
+		if (d.opt.check_config) {
+			printf("configuration OK\n");
+			exit_code = 0;
+			goto out;
+		}
+		d.db_path = xstrdup(d.cfg->database);
+	}
+
+	d.notify = notify_create();
+	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d.tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.sfd < 0 || d.tfd < 0) {
+		log_errno("could not create the signal and timer descriptors");
+		goto out;
+	}
+	if (open_store(&d) < 0) {
+		goto out;
+	}
+	struct store_info info;
+	if (store_info(d.store, &info) == 0) {
+		d.last_ts = info.last_cycle;
+	}
+	d.sampler = sampler_create(d.cfg);
+	if (!d.sampler) {
+		goto out;
+	}
+	d.live = live_create();
+	if (d.opt.demo && demo_backfill(&d, now) < 0) {
+		log_error("demo: could not backfill the simulated history");
+		goto out;
+	}
+	d.capwatch = capwatch_create(d.cfg, d.store);
+	d.listen_fd = activated_fd();
+	d.http = start_http(&d, d.cfg);
+	if (!d.http) {
+		goto out;
+	}
+	d.health.started = now;
+	d.health.interval_ms = d.cfg->interval_ms;
+	d.health.clock = CLOCK_STATE_UNKNOWN;
+	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
+		 d.db_path, d.cfg->interval_ms, d.cfg->sysfs_root);
+
+	exit_code = run(&d);
+	notify_send(d.notify, "STOPPING=1");
+out:
+	daemon_finish(&d);
+	return exit_code;
+}
