@@ -28,5 +28,7 @@ const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg)
 
 /** thermlog sample [--sysfs-root DIR] [--json]: one reading of every channel, nothing stored. */
 int cli_sample(const struct cli_context *ctx, int argc, char **argv);
+/** thermlog check-config [FILE]: prints "configuration OK" (exit 0) or every error (exit 2). */
+int cmd_check_config(const struct cli_context *ctx, int argc, char **argv);
 
 #endif

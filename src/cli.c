@@ -26,6 +26,7 @@ static int cmd_version(const struct cli_context *ctx, int argc, char **argv) {
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"sample", cli_sample, "read every channel once and print it"},
+	{"check-config", cmd_check_config, "validate the configuration file"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,580 @@
+/* config: defaults, every key, one check per error class (exact FILE:LINE:COL text), globs. */
+#include <math.h>
+
+#include "config.h"
+#include "test.h"
+
+/* Loads @yaml as "t.yaml" and checks the whole error text (NULL = must be valid). */
+static void check(const char *yaml, const char *want, const char *what) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	bool good = config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors);
+	ok(good == (want == NULL), what);
+	is_str(errors, want, what);
+	free(errors);
+	config_finish(&cfg);
+}
+
+static void test_defaults(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	ok(config_load_string(&cfg, "empty.yaml", "", 0, &errors), "empty file is valid");
+	ok(errors == NULL, "no error text for a valid file");
+	is_int(cfg.interval_ms, 60000, "interval 60 s");
+	is_str(cfg.database, "/var/lib/thermlog/thermlog.db", "database");
+	is_str(cfg.sysfs_root, "/sys", "sysfs_root");
+	is_int(cfg.retention_raw_s, 400 * 86400, "retention 400 d");
+	is_int(cfg.rescan_s, 300, "rescan 300 s");
+	is_str(cfg.http.listen, "127.0.0.1:9470", "listen");
+	ok(cfg.http.token == NULL && cfg.http.token_file == NULL, "no token");
+	ok(!cfg.http.metrics_public, "metrics need the token");
+	ok(cfg.http.tls_cert == NULL && cfg.http.tls_key == NULL, "no TLS");
+	is_int(cfg.http.max_points, 5000, "max_points");
+	is_int(cfg.http.max_window_s, 400 * 86400, "max_window 400 d");
+	is_int(cfg.http.connection_limit, 32, "connection_limit");
+	bool all = true;
+	for (int i = 0; i < SOURCE_COUNT; i++) {
+		all = all && cfg.sources[i].enabled && cfg.sources[i].include &&
+		      !cfg.sources[i].include[0] && cfg.sources[i].exclude &&
+		      !cfg.sources[i].exclude[0];
+	}
+	ok(all, "all sources enabled with empty (non-NULL) glob lists");
+	ok(cfg.n_channels == 0 && cfg.n_iio_channels == 0 && cfg.n_capacitors == 0, "no lists");
+	ok(cfg.path == NULL, "config_load_string leaves path alone");
+	config_finish(&cfg);
+	config_finish(&cfg); // a finished config is zeroed: finishing again is harmless
+
+	check("# only a comment\n", NULL, "comment-only file is valid");
+	check("---\n", NULL, "empty document is valid");
+	check("http:\n  # listen: 1.2.3.4:5\nsources:\n", NULL, "sections left empty are valid");
+	is_str(config_source_name(SOURCE_IIO), "iio", "source name iio");
+	is_str(config_source_name(SOURCE_THERMAL), "thermal", "source name thermal");
+}
+
+static void test_example(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	bool good = config_load(&cfg, "../etc/thermlog.yaml", &errors);
+	ok(good, "etc/thermlog.yaml is valid");
+	if (errors) {
+		printf("# %s", errors);
+	}
+	free(errors);
+	is_str(cfg.path, "../etc/thermlog.yaml", "path recorded");
+	struct config def;
+	config_init(&def);
+	ok(cfg.interval_ms == def.interval_ms && strcmp(cfg.database, def.database) == 0 &&
+		   strcmp(cfg.sysfs_root, def.sysfs_root) == 0 &&
+		   cfg.retention_raw_s == def.retention_raw_s && cfg.rescan_s == def.rescan_s &&
+		   strcmp(cfg.http.listen, def.http.listen) == 0 &&
+		   cfg.http.max_points == def.http.max_points &&
+		   cfg.http.max_window_s == def.http.max_window_s &&
+		   cfg.http.connection_limit == def.http.connection_limit,
+	   "the example states the built-in defaults");
+	config_finish(&def);
+	config_finish(&cfg);
+}
+
+static void test_full(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	bool good = config_load(&cfg, "configs/full.yaml", &errors);
+	ok(good, "configs/full.yaml is valid");
+	if (errors) {
+		printf("# %s", errors);
+	}
+	free(errors);
+	if (!good) {
+		config_finish(&cfg);
+		return; // the checks below would index missing entries
+	}
+	is_int(cfg.interval_ms, 30000, "interval");
+	is_str(cfg.database, "/tmp/thermlog-test.db", "database");
+	is_str(cfg.sysfs_root, "fixtures/sysfs", "sysfs_root");
+	is_int(cfg.retention_raw_s, 90 * 86400, "retention.raw");
+	is_int(cfg.rescan_s, 120, "rescan");
+	is_str(cfg.http.listen, "[::1]:8080", "http.listen");
+	is_str(cfg.http.token, "s3cret-token_42", "http.token");
+	ok(cfg.http.metrics_public, "http.metrics_public");
+	is_str(cfg.http.tls_cert, "/etc/thermlog/cert.pem", "http.tls_cert");
+	is_str(cfg.http.tls_key, "/etc/thermlog/key.pem", "http.tls_key");
+	is_int(cfg.http.max_points, 2000, "http.max_points");
+	is_int(cfg.http.max_window_s, 30 * 86400, "http.max_window");
+	is_int(cfg.http.connection_limit, 8, "http.connection_limit");
+
+	const struct source_config *th = &cfg.sources[SOURCE_THERMAL];
+	ok(th->enabled, "thermal enabled");
+	is_str(th->include[0], "thermal/*", "thermal include 1");
+	is_str(th->include[1], "cooling/pwm-fan", "thermal include 2");
+	ok(th->include[2] == NULL, "thermal include has two");
+	is_str(th->exclude[0], "thermal/npu-*", "thermal exclude");
+	ok(!cfg.sources[SOURCE_HWMON].enabled, "hwmon disabled");
+	is_str(cfg.sources[SOURCE_CPUFREQ].include[0], "cpufreq/policy[04]", "cpufreq include");
+	is_str(cfg.sources[SOURCE_DEVFREQ].exclude[0], "devfreq/dmc", "devfreq exclude");
+	ok(cfg.sources[SOURCE_IIO].enabled && !cfg.sources[SOURCE_IIO].include[0],
+	   "iio: {} keeps defaults");
+
+	is_int(cfg.n_channels, 3, "three channel overrides");
+	const struct channel_override *o =
+		config_channel_override(&cfg, "iio/maxim_thermocouple/temp");
+	ok(o != NULL, "override found");
+	if (o) {
+		is_str(o->label, "C12 bulk capacitor", "override label");
+		is_near(o->offset, -0.75, 1e-15, "override offset");
+		is_near(o->gain, 1.01, 1e-15, "override gain");
+		ok(o->enabled, "override enabled by default");
+	}
+	o = config_channel_override(&cfg, "thermal/gpu-thermal");
+	ok(o && !o->enabled && o->label == NULL && o->gain == 1 && o->offset == 0,
+	   "enabled: false with other fields at their defaults");
+	o = config_channel_override(&cfg, "cpufreq/policy0");
+	ok(o && strcmp(o->label, "little cores") == 0, "flow-style override");
+	ok(config_channel_override(&cfg, "cpufreq/policy4") == NULL, "no override: NULL");
+
+	is_int(cfg.n_iio_channels, 2, "two iio channels");
+	const struct iio_channel_config *ic = &cfg.iio_channels[0];
+	is_str(ic->device, "fec10000.saradc", "iio device");
+	is_str(ic->channel, "voltage2", "iio channel");
+	is_str(ic->label, "C12 ambient (AD8495)", "iio label");
+	is_str(ic->unit, "celsius", "iio unit");
+	is_near(ic->gain, 200.0, 0, "iio linear gain");
+	is_near(ic->offset, -250.0, 0, "iio linear offset");
+	ic = &cfg.iio_channels[1];
+	is_str(ic->device, "iio:device1", "iio device by number");
+	ok(ic->label == NULL && strcmp(ic->unit, "volts") == 0 && ic->gain == 1 && ic->offset == 0,
+	   "iio defaults: no label, volts, identity");
+
+	is_int(cfg.n_capacitors, 4, "four capacitors");
+	const struct capacitor_config *c = &cfg.capacitors[0];
+	is_str(c->name, "C12 bulk 100uF/400V", "cap name");
+	is_str(c->sensor, "iio/maxim_thermocouple/temp", "cap sensor");
+	is_int(c->basis, TEMP_BASIS_AMBIENT, "cap basis");
+	is_near(c->rated_life_h, 2000, 0, "cap rated_life_h");
+	is_near(c->rated_temp_c, 105, 0, "cap rated_temp_c");
+	is_int(c->model, LIFETIME_MODEL_BT, "cap model");
+	is_near(c->bt, 2.0, 0, "cap bt");
+	ok(isnan(c->ea_ev), "cap ea_ev unset");
+	is_int(c->type, CAPACITOR_TYPE_WET, "cap type");
+	is_int(c->self_heating, SELF_HEATING_POWER, "cap self-heating form I2*ESR*Rth");
+	is_near(c->current_a, 0.654, 0, "cap current_a");
+	is_near(c->esr_ohm, 0.5, 0, "cap esr_ohm");
+	is_near(c->rth_k_per_w, 15, 0, "cap rth_k_per_w");
+	is_int(c->in_service, 1768435200, "cap in_service 2026-01-15 UTC");
+	is_near(c->life_cap_years, 12, 0, "cap life_cap_years");
+	is_near(c->validity_low_c, 40, 0, "cap validity_low_c");
+	is_int(c->line, 46, "cap line");
+	c = &cfg.capacitors[1];
+	is_int(c->basis, TEMP_BASIS_CASE, "cap 2 basis case");
+	is_int(c->model, LIFETIME_MODEL_ARRHENIUS, "cap 2 arrhenius");
+	is_near(c->ea_ev, 0.83, 0, "cap 2 ea_ev");
+	ok(isnan(c->bt), "cap 2 bt unset");
+	is_int(c->type, CAPACITOR_TYPE_POLYMER, "cap 2 polymer");
+	is_int(c->self_heating, SELF_HEATING_NONE, "cap 2 no self-heating");
+	is_int(c->in_service, -1, "cap 2 in_service unset");
+	is_near(c->life_cap_years, 15, 0, "cap 2 default life cap");
+	ok(isnan(c->validity_low_c), "cap 2 validity default (NAN)");
+	c = &cfg.capacitors[2];
+	is_int(c->self_heating, SELF_HEATING_RIPPLE, "cap 3 ripple form");
+	is_near(c->current_a, 1.2, 0, "cap 3 current_a");
+	is_near(c->rated_ripple_a, 2.4, 0, "cap 3 rated_ripple_a");
+	is_near(c->rated_rise_k, 5, 0, "cap 3 rated_rise_k");
+	is_str(c->sensor, "C12 ambient (AD8495)", "cap 3 sensor by label");
+	c = &cfg.capacitors[3];
+	is_int(c->self_heating, SELF_HEATING_RISE, "cap 4 fixed rise");
+	is_near(c->rise_k, 3.2, 0, "cap 4 rise_k");
+	config_finish(&cfg);
+}
+
+static void test_syntax(void) {
+	check("a: 1\n  b: 2\n", "t.yaml:2:4: mapping values are not allowed in this context\n",
+	      "scanner error with libyaml's text");
+	check("interval: [1, 2\n",
+	      "t.yaml:2:1: did not find expected ',' or ']' while parsing a flow sequence started at line 1, column 11\n",
+	      "parser error with its context");
+	check("interval: 60s\n\xff\n",
+	      "t.yaml:2:1: invalid leading UTF-8 octet (the file must be UTF-8 text)\n",
+	      "reader error: not UTF-8");
+	check("interval: 60s\n---\ninterval: 2m\n",
+	      "t.yaml:2:1: multiple documents are not supported: keep one configuration per file\n",
+	      "multiple documents");
+	check("interval: &i 60s\nrescan: *i\n",
+	      "t.yaml:1:11: anchors are not supported ('&i'): write each value out\n"
+	      "t.yaml:2:9: aliases are not supported ('*i'): write the value out\n",
+	      "anchors and aliases");
+	check("interval: !!str 60s\n",
+	      "t.yaml:1:11: tags are not supported ('tag:yaml.org,2002:str'): write the plain value\n",
+	      "tags");
+	check("database: \"a\\0b\"\n", "t.yaml:1:11: NUL characters are not allowed in values\n",
+	      "NUL in a value");
+	check("- 1\n- 2\n",
+	      "t.yaml:1:1: the configuration must be a mapping of keys to values, got a list\n",
+	      "root must be a mapping");
+	char deep[200] = "a: ";
+	for (int i = 0; i < 40; i++) {
+		strcat(deep, "[");
+	}
+	strcat(deep, "\n");
+	check(deep, "t.yaml:1:35: nesting deeper than 32 levels\n", "nesting depth capped");
+}
+
+static void test_keys(void) {
+	check("intervall: 60s\n",
+	      "t.yaml:1:1: unknown key 'intervall' in the top level (allowed: interval, database, sysfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
+	      "unknown top-level key");
+	check("http:\n  lisen: 1.2.3.4:80\n",
+	      "t.yaml:2:3: unknown key 'lisen' in http (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, max_points, max_window, connection_limit)\n",
+	      "unknown http key");
+	check("sources:\n  zfs: {}\n",
+	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio)\n",
+	      "unknown source");
+	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
+	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
+	      "unknown capacitor key");
+	check("interval: 60s\nrescan: 1m\ninterval: 2m\n",
+	      "t.yaml:3:1: duplicate key 'interval' in the top level (first at line 1)\n",
+	      "duplicate top-level key");
+	check("channels:\n  thermal/a: {label: x, label: y}\n",
+	      "t.yaml:2:25: duplicate key 'label' in thermal/a (first at line 2)\n",
+	      "duplicate key in a flow mapping");
+	check("channels:\n  thermal/a: {}\n  thermal/a: {}\n  thermal/a: {}\n",
+	      "t.yaml:3:3: duplicate key 'thermal/a' in channels (first at line 2)\n"
+	      "t.yaml:4:3: duplicate key 'thermal/a' in channels (first at line 2)\n",
+	      "every repeat of a channel key");
+	check("? [a]\n: 1\n", "t.yaml:1:3: the top level: keys must be strings, got a list\n",
+	      "complex key");
+}
+
+static void test_types(void) {
+	check("database: [a]\n", "t.yaml:1:11: database: expected a string, got a list\n",
+	      "string wanted, list given");
+	check("database:\n", "t.yaml:1:10: database: expected a string, got an empty value\n",
+	      "empty value for a required string");
+	check("http: 5\n",
+	      "t.yaml:1:7: http: expected a mapping (key: value lines), got a string\n",
+	      "mapping wanted");
+	check("capacitors: {a: 1}\n",
+	      "t.yaml:1:13: capacitors: expected a list (lines starting with '- '), got a mapping\n",
+	      "list wanted");
+	check("http: {metrics_public: yes}\n",
+	      "t.yaml:1:24: metrics_public: expected true or false, got 'yes'\n",
+	      "booleans are true/false only");
+	check("sources: {iio: {enabled: \"false\"}}\n",
+	      "t.yaml:1:26: enabled: expected true or false, got the quoted string 'false' (drop the quotes)\n",
+	      "a quoted boolean is a string");
+	check("http: {max_points: 5k}\n",
+	      "t.yaml:1:20: max_points: expected an integer, got '5k'\n", "integer wanted");
+	check("channels: {thermal/a: {offset: 0x10}}\n",
+	      "t.yaml:1:32: offset: expected a number, got '0x10'\n", "no hex numbers");
+	check("channels: {thermal/a: {offset: nan}}\n",
+	      "t.yaml:1:32: offset: expected a number, got 'nan'\n", "no NaN");
+	check("channels: {thermal/a: {offset: \"1.5\"}}\n",
+	      "t.yaml:1:32: offset: expected a number, got '1.5'\n", "a quoted number is a string");
+	check("interval: 60\n",
+	      "t.yaml:1:11: interval: '60' has no unit: write e.g. 60s or 60m (units ms, s, m, h, d, w)\n",
+	      "bare integer duration");
+	check("rescan: soon\n",
+	      "t.yaml:1:9: rescan: 'soon' is not a duration (e.g. 500ms, 60s, 5m, 2h, 7d)\n",
+	      "not a duration");
+	check("capacitors:\n  - name: a\n    sensor: b\n    rated_life_h: 1\n    rated_temp_c: 105\n    in_service: 2026-02-30\n",
+	      "t.yaml:6:17: in_service: expected a date YYYY-MM-DD, got '2026-02-30'\n",
+	      "invalid date");
+	check("capacitors:\n  - name: a\n    sensor: b\n    rated_life_h: 1\n    rated_temp_c: 105\n    model: weibull\n",
+	      "t.yaml:6:12: model: expected bt or arrhenius, got 'weibull'\n", "unknown model");
+	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, basis: air}]\n",
+	      "t.yaml:1:78: basis: expected ambient or case or core, got 'air'\n", "unknown basis");
+	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, type: tantalum}]\n",
+	      "t.yaml:1:77: type: expected wet or polymer, got 'tantalum'\n", "unknown type");
+	check("capacitors: [5]\n",
+	      "t.yaml:1:14: capacitors: each entry is a mapping with name, sensor, rated_life_h and rated_temp_c, got a string\n",
+	      "capacitor entry must be a mapping");
+}
+
+static void test_ranges(void) {
+	check("interval: 500ms\n", "t.yaml:1:11: interval: '500ms' is below the minimum of 1s\n",
+	      "interval below 1 s");
+	check("interval: 2d\n", "t.yaml:1:11: interval: '2d' is above the maximum of 1d\n",
+	      "interval above 1 d");
+	check("interval: 1500ms\n", NULL, "interval 1.5 s is fine");
+	check("retention: {raw: -5d}\n", "t.yaml:1:18: raw: must not be negative, got '-5d'\n",
+	      "negative retention");
+	check("retention: {raw: 30m}\n", "t.yaml:1:18: raw: '30m' is below the minimum of 1h\n",
+	      "retention too short");
+	check("rescan: 1500ms\n",
+	      "t.yaml:1:9: rescan: must be a whole number of seconds, got '1500ms'\n",
+	      "rescan in whole seconds");
+	check("http: {max_points: 0}\n",
+	      "t.yaml:1:20: max_points: must be between 2 and 1000000, got 0\n", "max_points 0");
+	check("http: {connection_limit: 99999999999999999999}\n",
+	      "t.yaml:1:26: connection_limit: must be between 1 and 65536, got 99999999999999999999\n",
+	      "huge integer does not wrap");
+	check("channels: {thermal/a: {gain: 0}}\n",
+	      "t.yaml:1:30: gain: 0 would turn every reading into the offset\n", "gain 0");
+	const char *cap = "capacitors:\n  - name: a\n    sensor: b\n";
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s    rated_life_h: -1\n    rated_temp_c: 105\n", cap);
+	check(buf, "t.yaml:4:19: rated_life_h: must be greater than 0 and at most 1e+07, got -1\n",
+	      "negative rated life");
+	snprintf(buf, sizeof(buf), "%s    rated_life_h: 0\n    rated_temp_c: 105\n", cap);
+	check(buf, "t.yaml:4:19: rated_life_h: must be greater than 0 and at most 1e+07, got 0\n",
+	      "zero rated life");
+	snprintf(buf, sizeof(buf), "%s    rated_life_h: 2000\n    rated_temp_c: 250\n", cap);
+	check(buf, "t.yaml:5:19: rated_temp_c: must be between 40 and 200, got 250\n",
+	      "rated temperature out of range");
+	snprintf(buf, sizeof(buf), "%s    rated_life_h: 2000\n    rated_temp_c: 105\n    bt: 1\n",
+		 cap);
+	check(buf, "t.yaml:6:9: bt: must be greater than 1 and at most 10, got 1\n", "bt 1");
+	snprintf(
+		buf, sizeof(buf),
+		"%s    rated_life_h: 2000\n    rated_temp_c: 105\n    model: arrhenius\n    ea_ev: 0\n",
+		cap);
+	check(buf, "t.yaml:7:12: ea_ev: must be greater than 0 and at most 5, got 0\n", "ea_ev 0");
+	snprintf(buf, sizeof(buf),
+		 "%s    rated_life_h: 2000\n    rated_temp_c: 105\n    life_cap_years: 0\n", cap);
+	check(buf, "t.yaml:6:21: life_cap_years: must be greater than 0 and at most 100, got 0\n",
+	      "life cap 0");
+	snprintf(buf, sizeof(buf),
+		 "%s    rated_life_h: 2000\n    rated_temp_c: 85\n    validity_low_c: 90\n", cap);
+	check(buf, "t.yaml:6:21: validity_low_c: must be below rated_temp_c (85)\n",
+	      "validity bound above the rating");
+}
+
+static void test_listen(void) {
+	check("http: {listen: 0.0.0.0:80}\n", NULL, "IPv4 any");
+	check("http: {listen: \"[::]:9470\"}\n", NULL, "IPv6 any");
+	check("http: {listen: \"[fe80::1]:1\"}\n", NULL, "IPv6 address");
+	check("http: {listen: localhost:80}\n",
+	      "t.yaml:1:16: listen: 'localhost:80': not an IPv4 address (host names are not resolved)\n",
+	      "host name");
+	check("http: {listen: 127.0.0.1}\n",
+	      "t.yaml:1:16: listen: '127.0.0.1': expected ADDRESS:PORT, e.g. 127.0.0.1:9470\n",
+	      "no port");
+	check("http: {listen: 127.0.0.1:0}\n",
+	      "t.yaml:1:16: listen: '127.0.0.1:0': the port must be a number from 1 to 65535\n",
+	      "port 0");
+	check("http: {listen: 127.0.0.1:65536}\n",
+	      "t.yaml:1:16: listen: '127.0.0.1:65536': the port must be a number from 1 to 65535\n",
+	      "port 65536");
+	check("http: {listen: \"::1:80\"}\n",
+	      "t.yaml:1:16: listen: '::1:80': an IPv6 address goes in brackets, e.g. [::1]:9470\n",
+	      "unbracketed IPv6");
+	check("http: {listen: \"[::g]:80\"}\n",
+	      "t.yaml:1:16: listen: '[::g]:80': not an IPv6 address\n", "bad IPv6");
+	check("http: {listen: \"[::1]80\"}\n",
+	      "t.yaml:1:16: listen: '[::1]80': an IPv6 address goes in brackets followed by :PORT, e.g. [::1]:9470\n",
+	      "IPv6 without colon");
+	check("http: {listen: 256.1.1.1:80}\n",
+	      "t.yaml:1:16: listen: '256.1.1.1:80': not an IPv4 address (host names are not resolved)\n",
+	      "IPv4 out of range");
+	check("http: {token: a b}\n", "t.yaml:1:15: token: must be visible ASCII without spaces\n",
+	      "token with a space");
+	check("http: {token: abc, token_file: /x}\n",
+	      "t.yaml:1:32: token_file: give either token or token_file, not both\n",
+	      "token and token_file");
+	check("http: {tls_key: /k}\n", "t.yaml:1:17: tls_key: needs tls_cert as well\n",
+	      "key without cert");
+	check("http: {token: }\n", NULL, "an empty token means none");
+}
+
+static void test_globs(void) {
+	check("sources: {thermal: {include: [\"thermal/[abc\"]}}\n",
+	      "t.yaml:1:31: sources.thermal.include: bad glob 'thermal/[abc': unbalanced '[': a bracket expression needs its ']'\n",
+	      "unbalanced bracket");
+	check("sources: {thermal: {exclude: [\"\"]}}\n",
+	      "t.yaml:1:31: sources.thermal.exclude: bad glob '': an empty pattern matches nothing\n",
+	      "empty pattern");
+	check("sources: {hwmon: {exclude: [\"hwmon/x\\\\\"]}}\n",
+	      "t.yaml:1:29: sources.hwmon.exclude: bad glob 'hwmon/x\\': a trailing '\\' escapes nothing\n",
+	      "trailing backslash");
+	check("sources: {hwmon: {exclude: [\"hwmon/a b\"]}}\n",
+	      "t.yaml:1:29: sources.hwmon.exclude: bad glob 'hwmon/a b': channel keys never contain spaces\n",
+	      "space in pattern");
+	check("sources: {thermal: {include: [cpufreq/*]}}\n",
+	      "t.yaml:1:31: sources.thermal.include: 'cpufreq/*' can never match: thermal channel keys start with thermal/ or cooling/\n",
+	      "pattern for another source");
+	check("sources: {cpufreq: {include: [\"*[]]*\", \"cpufreq/policy[!0]\", \"*4\"]}}\n", NULL,
+	      "']' first in a bracket is a member; leading '*' fits any source");
+	check("sources: {iio: {include: iio/*}}\n",
+	      "t.yaml:1:26: sources.iio.include: expected a list (lines starting with '- '), got a string\n",
+	      "globs come as a list");
+	check("channels: {\"thermal/a b\": {}}\n",
+	      "t.yaml:1:12: channels: 'thermal/a b' is not a channel key (1 to 200 printable ASCII characters, no spaces, e.g. thermal/soc-thermal)\n",
+	      "invalid channel key");
+}
+
+static void test_iio(void) {
+	check("iio_channels:\n  - device: fec10000.saradc\n    channel: voltage2\n    unit: kelvinz\n",
+	      "t.yaml:4:11: unit: unknown unit 'kelvinz' (e.g. celsius, volts, amperes, watts, hertz)\n",
+	      "unknown unit");
+	check("iio_channels:\n  - channel: voltage2\n",
+	      "t.yaml:2:5: iio_channels entry: 'device' is required\n", "device required");
+	check("iio_channels:\n  - {device: a/b, channel: voltage2}\n",
+	      "t.yaml:2:14: device: 'a/b' is not an IIO device name (its 'name' file, or iio:deviceN)\n",
+	      "device with a slash");
+	check("iio_channels:\n  - {device: adc, channel: in_voltage2_raw}\n", NULL,
+	      "a channel name with an index and suffix is syntactically fine");
+	check("iio_channels:\n  - {device: adc, channel: \"2\"}\n",
+	      "t.yaml:2:28: channel: '2' is not an IIO channel (e.g. voltage2 for in_voltage2_raw)\n",
+	      "channel must start with a type");
+	check("iio_channels:\n  - {device: adc, channel: voltage2}\n  - {device: adc, channel: voltage2}\n",
+	      "t.yaml:3:5: iio_channels: adc voltage2 is configured twice\n",
+	      "the same ADC channel twice");
+	check("iio_channels:\n  - {device: adc, channel: voltage2, linear: {gain: 2, scale: 3}}\n",
+	      "t.yaml:2:56: unknown key 'scale' in linear (allowed: gain, offset)\n",
+	      "unknown key in linear");
+}
+
+static void test_capacitors(void) {
+	check("capacitors:\n  - name: C1\n    sensor: thermal/soc-thermal\n    basis: case\n    rated_life_h: 2000\n    rated_temp_c: 105\n    self_heating: {rise_k: 3}\n",
+	      "t.yaml:7:19: self_heating: only for an ambient basis: a case temperature already includes the capacitor's own heating, so adding it again would count it twice\n",
+	      "self-heating on a case basis");
+	check("capacitors:\n  - name: C1\n    sensor: s\n    self_heating: {rise_k: 3}\n    basis: core\n    rated_life_h: 2000\n    rated_temp_c: 105\n",
+	      "t.yaml:4:19: self_heating: only for an ambient basis: a core temperature already includes the capacitor's own heating, so adding it again would count it twice\n",
+	      "self-heating on a core basis, basis given later");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, self_heating: {current_a: 1, esr_ohm: 0.5}}\n",
+	      "t.yaml:2:77: self_heating: give exactly one form: {rise_k}, {current_a, esr_ohm, rth_k_per_w} or {current_a, rated_ripple_a, rated_rise_k}\n",
+	      "incomplete self-heating");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, self_heating: {rise_k: 1, current_a: 1, esr_ohm: 1, rth_k_per_w: 1}}\n",
+	      "t.yaml:2:77: self_heating: give exactly one form: {rise_k}, {current_a, esr_ohm, rth_k_per_w} or {current_a, rated_ripple_a, rated_rise_k}\n",
+	      "two self-heating forms");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, model: arrhenius, bt: 2}\n",
+	      "t.yaml:2:70: model: arrhenius needs ea_ev (the activation energy in eV, e.g. 0.83)\n"
+	      "t.yaml:2:85: bt: applies to model bt only (arrhenius uses ea_ev)\n",
+	      "bt with arrhenius, no ea_ev");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, ea_ev: 0.8}\n",
+	      "t.yaml:2:70: ea_ev: applies to model arrhenius only (set model: arrhenius, or use bt)\n",
+	      "ea_ev with the bt model");
+	check("capacitors:\n  - {name: C1}\n",
+	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n",
+	      "required capacitor keys");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105}\n  - {name: C1, sensor: t, rated_life_h: 1, rated_temp_c: 105}\n",
+	      "t.yaml:3:5: capacitors: the name 'C1' is used twice (first at line 2)\n",
+	      "duplicate capacitor name");
+}
+
+static void test_files(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	ok(!config_load(&cfg, "configs/does-not-exist.yaml", &errors), "missing file fails");
+	is_str(errors,
+	       "configs/does-not-exist.yaml:1:1: could not read the configuration: No such file or directory\n",
+	       "missing file message");
+	free(errors);
+	config_finish(&cfg);
+
+	config_init(&cfg);
+	errors = NULL;
+	ok(!config_load(&cfg, "configs", &errors), "a directory fails");
+	is_str(errors, "configs:1:1: could not read the configuration: Is a directory\n",
+	       "directory message");
+	free(errors);
+	config_finish(&cfg);
+
+	size_t len = 1024 * 1024 + 1;
+	char *big = malloc(len);
+	memset(big, '#', len);
+	config_init(&cfg);
+	errors = NULL;
+	ok(!config_load_string(&cfg, "big.yaml", big, len, &errors), "over 1 MiB fails");
+	is_str(errors, "big.yaml:1:1: file too large: 1048577 bytes, the limit is 1024 KiB\n",
+	       "too large message");
+	free(errors);
+	config_finish(&cfg);
+	free(big);
+
+	// Errors come out in file order whatever order the checks found them in.
+	check("capacitors:\n  - {name: C1}\nintervall: 1s\ninterval: 5\n",
+	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
+	      "t.yaml:3:1: unknown key 'intervall' in the top level (allowed: interval, database, sysfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n"
+	      "t.yaml:4:11: interval: '5' has no unit: write e.g. 5s or 5m (units ms, s, m, h, d, w)\n",
+	      "several errors in file order");
+
+	// Errors are capped so a hostile file cannot make the report unbounded.
+	char *many = calloc(150, 16);
+	size_t many_len = 0;
+	for (int i = 0; i < 150; i++) {
+		many_len += (size_t)sprintf(many + many_len, "k%d: 1\n", i);
+	}
+	config_init(&cfg);
+	errors = NULL;
+	ok(!config_load_string(&cfg, "m.yaml", many, many_len, &errors), "150 errors fail");
+	int lines = 0;
+	for (const char *q = errors; q && *q; q++) {
+		lines += *q == '\n';
+	}
+	is_int(lines, 101, "100 errors and a summary line");
+	ok(errors && strstr(errors, "m.yaml: 50 more errors not shown\n"),
+	   "summary counts the rest");
+	free(errors);
+	config_finish(&cfg);
+	free(many);
+}
+
+static void test_wanted(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	const char *yaml =
+		"sources:\n"
+		"  thermal: {include: [\"thermal/*\", cooling/pwm-fan], exclude: [\"thermal/npu-*\"]}\n"
+		"  hwmon: {enabled: false}\n"
+		"  iio: {exclude: [\"iio/*/voltage[0-9]\"]}\n"
+		"channels:\n"
+		"  thermal/gpu-thermal: {enabled: false}\n"
+		"  thermal/soc-thermal: {label: SoC}\n"
+		"  thermal/npu-thermal: {enabled: true}\n";
+	ok(config_load_string(&cfg, "w.yaml", yaml, strlen(yaml), &errors), "wanted config valid");
+	free(errors);
+	ok(config_channel_wanted(&cfg, SOURCE_THERMAL, "thermal/soc-thermal"), "included zone");
+	ok(config_channel_wanted(&cfg, SOURCE_THERMAL, "thermal/bigcore0-thermal#2"),
+	   "'*' matches any character, '#' too");
+	ok(!config_channel_wanted(&cfg, SOURCE_THERMAL, "thermal/npu-thermal"),
+	   "exclude wins; enabled: true does not override a glob");
+	ok(!config_channel_wanted(&cfg, SOURCE_THERMAL, "thermal/gpu-thermal"), "enabled: false");
+	ok(config_channel_wanted(&cfg, SOURCE_THERMAL, "cooling/pwm-fan"), "second include");
+	ok(!config_channel_wanted(&cfg, SOURCE_THERMAL, "cooling/cpufreq-cpu0"),
+	   "not in include list");
+	ok(!config_channel_wanted(&cfg, SOURCE_HWMON, "hwmon/nvme-pci-0100/temp1"),
+	   "disabled source");
+	ok(config_channel_wanted(&cfg, SOURCE_CPUFREQ, "cpufreq/policy0"), "no filter: wanted");
+	ok(config_channel_wanted(&cfg, SOURCE_IIO, "iio/maxim_thermocouple/temp"), "iio temp");
+	ok(!config_channel_wanted(&cfg, SOURCE_IIO, "iio/fec10000.saradc/voltage2"),
+	   "'*' spans '/' and brackets match");
+	ok(config_channel_wanted(&cfg, SOURCE_IIO, "iio/fec10000.saradc/voltage10"),
+	   "a pattern matches the whole key");
+	ok(!config_channel_wanted(&cfg, SOURCE_COUNT, "thermal/soc-thermal"), "bad source id");
+	const struct channel_override *o = config_channel_override(&cfg, "thermal/soc-thermal");
+	ok(o && strcmp(o->label, "SoC") == 0, "override lookup");
+	config_finish(&cfg);
+
+	struct config def;
+	config_init(&def);
+	ok(config_channel_wanted(&def, SOURCE_HWMON, "hwmon/x/temp1"), "defaults want everything");
+	ok(config_channel_override(&def, "hwmon/x/temp1") == NULL, "defaults: no overrides");
+	config_finish(&def);
+}
+
+int main(void) {
+	test_defaults();
+	test_example();
+	test_full();
+	test_syntax();
+	test_keys();
+	test_types();
+	test_ranges();
+	test_listen();
+	test_globs();
+	test_iio();
+	test_capacitors();
+	test_files();
+	test_wanted();
+	return test_done();
+}
