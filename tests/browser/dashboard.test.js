@@ -1,0 +1,301 @@
+'use strict';
+/*
+ * The dashboard in Debian's chromium against a running thermlogd --demo: every view shows what
+ * the JSON API says for the same window, the chart draws, the CSV download equals the export,
+ * and the console stays clean. Prints TAP; saves screenshots of each view (desktop and phone).
+ * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR
+ */
+const fs = require('fs');
+const path = require('path');
+const http = require('http');
+const zlib = require('zlib');
+const { chromium } = require('playwright-core');
+
+const [base, shotDir, profileDir] = process.argv.slice(2);
+if (!base || !shotDir || !profileDir) {
+  console.error('usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR');
+  process.exit(2);
+}
+
+let count = 0;
+let failed = 0;
+function ok(cond, what, detail) {
+  count++;
+  console.log((cond ? 'ok ' : 'not ok ') + count + ' - ' + what);
+  if (!cond) {
+    failed++;
+    if (detail !== undefined) console.log('#   ' + String(typeof detail === 'string' ? detail : JSON.stringify(detail)).split('\n').join('\n#   '));
+  }
+  return cond;
+}
+const diag = (s) => console.log('# ' + s);
+
+/* Plain GET with no decoding, so tests see exactly what the server sends. */
+function get(urlPath, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(new URL(urlPath, base), { headers: headers || {} }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.setTimeout(20000, () => req.destroy(new Error('timeout: ' + urlPath)));
+  });
+}
+async function getJson(urlPath) {
+  const r = await get(urlPath, { Accept: 'application/json' });
+  if (r.status !== 200) throw new Error(urlPath + ': HTTP ' + r.status + ' ' + r.body.toString().slice(0, 200));
+  return JSON.parse(r.body.toString());
+}
+
+async function waitReady(page, view, notKey) {
+  await page.waitForFunction(([v, k]) => {
+    const r = document.body.dataset.ready || '';
+    return r.startsWith(v + ':') && r !== k && !document.body.dataset.loading;
+  }, [view, notKey || ''], { timeout: 30000 });
+  return page.evaluate(() => document.body.dataset.ready);
+}
+
+async function gotoView(page, view) {
+  const before = await page.evaluate(() => document.body.dataset.ready || '');
+  await page.click('nav a[data-view="' + view + '"]');
+  // Views already loaded for the window keep their ready mark; wait for the view to show.
+  await page.waitForSelector('#view-' + view + ':not([hidden])');
+  if (!before.startsWith(view + ':')) await waitReady(page, view);
+  await page.waitForTimeout(200);
+}
+
+/* Non-background pixels sampled over every canvas of a chart. */
+function inkedPixels(page, sel) {
+  return page.evaluate((s) => {
+    let inked = 0;
+    const colors = new Set();
+    for (const c of document.querySelectorAll(s + ' canvas')) {
+      if (!c.width || !c.height) continue;
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      for (let i = 0; i < data.length; i += 4 * 7) {
+        if (data[i + 3] > 0) {
+          inked++;
+          colors.add((data[i] >> 4) + ',' + (data[i + 1] >> 4) + ',' + (data[i + 2] >> 4));
+        }
+      }
+    }
+    return { inked, colors: colors.size };
+  }, sel);
+}
+
+async function screenshots(ctx, name) {
+  const page = await ctx.newPage();
+  for (const [view] of [['overview'], ['statistics'], ['history'], ['lifetime']]) {
+    for (const [label, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+      await page.setViewportSize({ width, height });
+      await page.goto(base + '#' + view);
+      await waitReady(page, view);
+      if (view === 'history') await page.waitForSelector('#peak-chart canvas');
+      await page.waitForTimeout(300);
+      const file = path.join(shotDir, `${name}-${view}-${label}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+    }
+  }
+  await page.close();
+}
+
+async function main() {
+  const consoleErrors = [];
+  const badResponses = [];
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  const ctx = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+    colorScheme: 'light',
+    timezoneId: 'UTC',
+  });
+  ctx.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(m.type() + ': ' + m.text());
+  });
+  ctx.on('weberror', (e) => consoleErrors.push('page error: ' + e.error().message));
+  ctx.on('response', (r) => {
+    if (r.status() >= 400) badResponses.push(r.status() + ' ' + r.url());
+  });
+  const page = ctx.pages()[0] || (await ctx.newPage());
+
+  try {
+    // ---- assets as served: gzip variant equals the plain bytes, ETag revalidation ----
+    for (const asset of ['/', '/app.js', '/style.css', '/vendor/dygraph.min.js']) {
+      const plain = await get(asset);
+      const gz = await get(asset, { 'Accept-Encoding': 'gzip' });
+      ok(plain.status === 200 && gz.status === 200, asset + ' is served');
+      const same = gz.headers['content-encoding'] === 'gzip' && zlib.gunzipSync(gz.body).equals(plain.body);
+      ok(same, asset + ' gzip variant inflates to the plain bytes', { encoding: gz.headers['content-encoding'] });
+      const etag = plain.headers.etag;
+      const again = await get(asset, { 'If-None-Match': etag || '"none"' });
+      ok(etag && again.status === 304, asset + ' revalidates with its ETag (304)', { etag, status: again.status });
+    }
+
+    // ---- overview: every channel the API knows ----
+    const channels = (await getJson('/api/v1/channels')).channels;
+    ok(channels.length >= 10, 'the demo has channels (' + channels.length + ')');
+    await page.goto(base);
+    await waitReady(page, 'overview');
+    await page.waitForFunction(() => document.querySelectorAll('#groups svg.spark').length > 0 &&
+      document.querySelectorAll('#groups td.spark-cell').length === document.querySelectorAll('#groups svg.spark').length, null, { timeout: 30000 });
+    const rows = await page.$$eval('#groups tr[data-key]', (trs) => trs.map((tr) => ({
+      key: tr.dataset.key,
+      now: tr.querySelector('td.current').textContent,
+      line: !!tr.querySelector('svg.spark polyline'),
+    })));
+    const shown = new Set(rows.map((r) => r.key));
+    const missing = channels.filter((c) => !shown.has(c.key)).map((c) => c.key);
+    ok(missing.length === 0 && rows.length === channels.length, 'overview shows every channel of /api/v1/channels', { missing, shown: rows.length });
+    for (const src of ['thermal', 'cpufreq', 'devfreq', 'iio']) {
+      ok(await page.$('#groups [data-source="' + src + '"]'), 'overview has the ' + src + ' group');
+    }
+    const present = new Set(channels.filter((c) => c.present !== false).map((c) => c.key));
+    const noValue = rows.filter((r) => present.has(r.key) && !/\d/.test(r.now)).map((r) => r.key);
+    ok(noValue.length === 0, 'every present channel shows a current value', noValue);
+    ok(rows.every((r) => r.line), 'every channel has a sparkline', rows.filter((r) => !r.line).map((r) => r.key));
+    const temps = rows.filter((r) => /°C$/.test(r.now));
+    ok(temps.length >= 7, 'temperatures carry their unit (' + temps.length + ')');
+    const statusText = await page.textContent('#status-list');
+    ok(/Last cycle/.test(statusText) && /Interval/.test(statusText) && /Clock/.test(statusText), 'daemon status is shown', statusText);
+
+    // First view transfer (the chart library is loaded only by the history view).
+    const transfer = await page.evaluate(() => {
+      const entries = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'));
+      return entries.map((e) => ({ name: e.name, size: e.transferSize, body: e.encodedBodySize }));
+    });
+    const total = transfer.reduce((s, e) => s + e.size, 0);
+    const dygraphs = transfer.filter((e) => /dygraph/.test(e.name)).reduce((s, e) => s + e.size, 0);
+    diag('first view: ' + transfer.length + ' requests, ' + total + ' bytes transferred (headers included), ' + dygraphs + ' of them dygraphs');
+    ok(total - dygraphs < 100 * 1024, 'first view transfers under 100 KB without dygraphs (' + (total - dygraphs) + ' B)');
+
+    // ---- statistics: same numbers as /api/v1/stats for the same window ----
+    async function checkStats(label) {
+      const win = await page.$eval('#stats-table', (t) => ({ from: t.dataset.from, to: t.dataset.to }));
+      const api = await getJson('/api/v1/stats?from=' + win.from + '&to=' + win.to);
+      const table = await page.$$eval('#stats-table tbody tr[data-key]', (trs) => trs.map((tr) => {
+        const v = {};
+        for (const td of tr.querySelectorAll('td[data-label]')) v[td.dataset.label] = { value: td.dataset.value, text: td.textContent };
+        return { key: tr.dataset.key, v };
+      }));
+      ok(table.length === api.channels.length, label + ': one row per channel (' + table.length + ')', { api: api.channels.length });
+      const diffs = [];
+      for (const c of api.channels) {
+        const row = table.find((r) => r.key === c.key);
+        if (!row) {
+          diffs.push(c.key + ': no row');
+          continue;
+        }
+        const cov = c.coverage && typeof c.coverage === 'object' ? c.coverage.ratio : c.coverage;
+        const want = { Mean: c.mean, Median: c.p50, p95: c.p95, Max: c.max, 'Time of max': c.max_time, Samples: c.count, Coverage: cov };
+        for (const [k, w] of Object.entries(want)) {
+          const got = row.v[k] ? row.v[k].value : undefined;
+          const wantStr = w === null || w === undefined ? undefined : String(w);
+          if (got !== wantStr) diffs.push(`${c.key} ${k}: page ${got} api ${wantStr}`);
+        }
+        if (c.unit === 'celsius' && typeof c.max === 'number' && row.v.Max.text !== c.max.toFixed(3) + ' °C') {
+          diffs.push(`${c.key} Max text "${row.v.Max.text}"`);
+        }
+      }
+      ok(diffs.length === 0, label + ': statistics table equals /api/v1/stats', diffs.slice(0, 10).join('\n'));
+      return { win, api };
+    }
+    await gotoView(page, 'statistics');
+    const day = await checkStats('24 h');
+    ok(Number(day.win.to) - Number(day.win.from) === 86400, 'default window is 24 hours');
+    const tis = await page.$$eval('#time-in-state table[data-key]', (ts) => ts.map((t) => t.dataset.key));
+    const clocks = day.api.channels.filter((c) => Array.isArray(c.time_in_state) && c.time_in_state.length).map((c) => c.key);
+    ok(clocks.length > 0 && clocks.every((k) => tis.includes(k)), 'time in state shown for every clock', { tis, clocks });
+
+    const readyBefore = await page.evaluate(() => document.body.dataset.ready);
+    await page.selectOption('#window-select', '1h');
+    await waitReady(page, 'statistics', readyBefore);
+    const hour = await checkStats('1 h');
+    ok(Number(hour.win.to) - Number(hour.win.from) === 3600, 'switching to 1 h changes the window');
+    const samples = async () => page.$$eval('#stats-table td[data-label="Samples"]', (tds) => tds.map((td) => Number(td.dataset.value)));
+    const hourCounts = await samples();
+    const dayCounts = day.api.channels.map((c) => c.count);
+    ok(Math.max(...hourCounts) > 0 && Math.max(...hourCounts) < Math.max(...dayCounts), 'the table updates to fewer samples', { hour: Math.max(...hourCounts), day: Math.max(...dayCounts) });
+
+    // ---- CSV downloads equal the export for the same window ----
+    for (const fmt of ['long', 'wide']) {
+      const href = await page.getAttribute('#csv-' + fmt, 'href');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv-' + fmt)]);
+      const file = await download.path();
+      const got = fs.readFileSync(file, 'utf8');
+      const want = (await get('/' + href)).body.toString('utf8');
+      const lines = got.split('\n').filter(Boolean);
+      ok(lines.length > 10 && got === want, 'CSV (' + fmt + ') download equals /' + href + ' (' + lines.length + ' lines)', { got: got.slice(0, 120), want: want.slice(0, 120) });
+      if (fmt === 'long') {
+        ok(lines[0] === 'time,unix,channel,value,unit', 'long CSV header', lines[0]);
+        const rowsLong = lines.length - 1;
+        const expected = hour.api.channels.reduce((s, c) => s + c.count, 0);
+        ok(rowsLong === expected, 'long CSV rows = sum of window sample counts', { rows: rowsLong, expected });
+      }
+    }
+    await page.selectOption('#window-select', '24h');
+    await waitReady(page, 'statistics', await page.evaluate(() => document.body.dataset.ready));
+
+    // ---- history chart draws ----
+    await gotoView(page, 'history');
+    await page.waitForSelector('#history-chart canvas');
+    await page.waitForSelector('#peak-chart canvas', { timeout: 30000 });
+    const ink = await inkedPixels(page, '#history-chart');
+    ok(ink.inked > 2000 && ink.colors > 4, 'history chart canvas is not blank', ink);
+    const peakInk = await inkedPixels(page, '#peak-chart');
+    ok(peakInk.inked > 500 && peakInk.colors > 4, 'peak chart canvas is not blank', peakInk);
+    const labels = await page.evaluate(() => document.querySelector('#history-legend').textContent);
+    ok(/GHz|cpu|npu/i.test(labels) || (await page.$$eval('#history-chart canvas', (c) => c.length)) > 0, 'history legend lists the series', labels);
+    const peakKey = await page.$eval('#peak-channel', (s) => s.value);
+    const win = await page.$eval('#stats-table', (t) => ({ from: t.dataset.from, to: t.dataset.to }));
+    const peak = await getJson('/api/v1/peak?channel=' + encodeURIComponent(peakKey) + '&samples=30&from=' + win.from + '&to=' + win.to);
+    const summary = await page.textContent('#peak-summary');
+    ok(summary.includes(peak.max.toFixed(3)), 'peak summary shows the maximum of /api/v1/peak', { summary, max: peak.max });
+
+    // ---- lifetime shows the demo capacitor ----
+    await gotoView(page, 'lifetime');
+    const life = await getJson('/api/v1/lifetime');
+    ok(life.capacitors.length >= 1, 'the demo configures a capacitor');
+    const cards = await page.$$eval('#capacitors article[data-name]', (as) => as.map((a) => ({ name: a.dataset.name, text: a.textContent })));
+    for (const cap of life.capacitors) {
+      const card = cards.find((c) => c.name === cap.name);
+      ok(card, 'lifetime card for ' + cap.name);
+      if (!card) continue;
+      ok(card.text.includes(cap.sensor), 'card names the sensor ' + cap.sensor);
+      ok(card.text.includes((cap.consumed_fraction * 100).toFixed(2) + ' %'), 'card shows the consumed life', (cap.consumed_fraction * 100).toFixed(2));
+      ok(/Equivalent temperature/.test(card.text) && /Life at the mean temperature/.test(card.text), 'card shows equivalent temperature and life at the mean');
+      ok(cap.relative_lifetime === undefined || (await page.$$('#capacitors table.relative tbody tr')).length >= cap.relative_lifetime.length, 'relative-lifetime table');
+    }
+
+    // ---- screenshots of each view, light at both widths, plus a dark desktop overview ----
+    await screenshots(ctx, 'light');
+    const dark = await ctx.newPage();
+    await dark.emulateMedia({ colorScheme: 'dark' });
+    await dark.goto(base + '#overview');
+    await waitReady(dark, 'overview');
+    await dark.waitForTimeout(1500);
+    await dark.screenshot({ path: path.join(shotDir, 'dark-overview-desktop.png'), fullPage: true });
+    const darkBg = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    ok(darkBg !== 'rgb(246, 247, 249)' && darkBg !== 'rgb(255, 255, 255)', 'dark scheme applies', darkBg);
+    await dark.close();
+    diag('screenshots in ' + shotDir);
+  } catch (e) {
+    ok(false, 'test ran to the end', e.stack || String(e));
+  }
+
+  ok(consoleErrors.length === 0, 'no console errors or warnings', consoleErrors.join('\n'));
+  ok(badResponses.length === 0, 'no failed requests', badResponses.join('\n'));
+  await ctx.close();
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  console.log('1..' + count);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log('not ok - ' + (e.stack || e));
+  process.exit(1);
+});
