@@ -1,8 +1,10 @@
 /* The store: schema and migrations, cycles, channels, rollups, retention, readers, backup. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "store.h"
 #include "test.h"
@@ -444,6 +446,343 @@ static void test_files(void) {
 	free(path);
 }
 
+struct rollups {
+	struct store_rollup r[64];
+	int64_t bins_q[64][64], bins_n[64][64];
+	size_t n;
+};
+
+static int collect_rollup(void *ctx, const struct store_rollup *r) {
+	struct rollups *c = ctx;
+	if (c->n < 64 && r->n_bins <= 64) {
+		c->r[c->n] = *r;
+		memcpy(c->bins_q[c->n], r->bin_q, r->n_bins * sizeof(int64_t));
+		memcpy(c->bins_n[c->n], r->bin_count, r->n_bins * sizeof(int64_t));
+	}
+	c->n++;
+	return 0;
+}
+
+static int cmp_q(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Three hours of 20-second cycles with repeated values; every fifth cycle unsynced. */
+static void fill_hours(struct store *store, unsigned seed) {
+	srand(seed);
+	for (int i = 0; i < 3 * 180; i++) {
+		double v[] = {40 + (rand() % 50) * 0.125, (408 + 96 * (rand() % 4)) * 1e6,
+			      rand() % 5};
+		int errs[] = {0, i % 7 == 3 ? -EIO : 0, 0};
+		put(store, T0 + 20 * i, i % 5 == 4 ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED, v,
+		    errs);
+	}
+}
+
+/* Every rollup must equal what the raw rows of its hour give. */
+static void check_rollups(struct store *store, const char *what) {
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	store_scan_rollups(store, T0, T0 + 3 * 3600, NULL, 0, collect_rollup, got);
+	bool all = got->n == 9;
+	for (size_t i = 0; i < got->n && i < 64; i++) {
+		const struct store_rollup *r = &got->r[i];
+		struct collect *raw = xcalloc(1, sizeof(*raw));
+		store_scan_samples(store, r->hour, r->hour + 3600, &r->channel_id, 1, true,
+				   collect_sample, raw);
+		int64_t q[256], n = 0, unsynced = 0, sum = 0, max = INT64_MIN, max_ts = 0;
+		for (size_t j = 0; j < raw->n; j++) {
+			if (raw->s[j].clock == CLOCK_STATE_UNSYNCED) {
+				unsynced++;
+				continue;
+			}
+			q[n++] = raw->s[j].q;
+			sum += raw->s[j].q;
+			if (raw->s[j].q > max) {
+				max = raw->s[j].q;
+				max_ts = raw->s[j].ts;
+			}
+		}
+		qsort(q, (size_t)n, sizeof(q[0]), cmp_q);
+		bool same = r->count == n && r->unsynced == unsynced && r->sum_q == sum &&
+			    r->min_q == q[0] && r->max_q == max && r->max_ts == max_ts;
+		// Expand the histogram and compare value by value with the sorted raw values.
+		int64_t k = 0;
+		for (size_t b = 0; b < r->n_bins; b++) {
+			same &= b == 0 || got->bins_q[i][b] > got->bins_q[i][b - 1];
+			for (int64_t c = 0; c < got->bins_n[i][b]; c++, k++) {
+				same &= k < n && q[k] == got->bins_q[i][b];
+			}
+		}
+		same &= k == n;
+		all &= same;
+		free(raw);
+	}
+	ok(all, what);
+	free(got);
+}
+
+static void test_rollups(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	fill_hours(store, 7);
+	int64_t horizon;
+	is_int(store_maintain(store, T0 + 3600 + 5, 0), 0, "maintain after the first hour");
+	store_rollup_horizon(store, &horizon);
+	is_int(horizon, T0 + 3600, "one hour rolled up");
+	is_int(store_maintain(store, T0 + 5 * 3600, 0), 0, "maintain later");
+	store_rollup_horizon(store, &horizon);
+	is_int(horizon, T0 + 2 * 3600, "the hour holding the last cycle stays raw");
+
+	// A cycle in a later hour closes the third one.
+	double v[] = {40, 1e9, 1};
+	put(store, T0 + 3 * 3600, CLOCK_STATE_SYNCED, v, NULL);
+	store_maintain(store, T0 + 5 * 3600, 0);
+	store_rollup_horizon(store, &horizon);
+	is_int(horizon, T0 + 3 * 3600, "all complete hours rolled up");
+	check_rollups(store, "rollups equal the raw values: count, sum, min, max, max_ts, "
+			     "unsynced and every histogram bin");
+
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	int64_t cpu = channel_id(store, "cpufreq/policy4");
+	store_scan_rollups(store, T0 + 3600, T0 + 2 * 3600, &cpu, 1, collect_rollup, got);
+	is_int(got->n, 1, "one channel, one hour");
+	is_int(got->r[0].hour, T0 + 3600, "its hour");
+	int64_t present = 0, unsynced = 0; // fill_hours(): i % 7 == 3 misses, i % 5 == 4 unsynced
+	for (int i = 180; i < 360; i++) {
+		present += i % 7 != 3;
+		unsynced += i % 7 != 3 && i % 5 == 4;
+	}
+	is_int(got->r[0].count + got->r[0].unsynced, present, "missing readings are not counted");
+	is_int(got->r[0].unsynced, unsynced, "unsynced values counted apart");
+	ok(got->r[0].n_bins <= 4, "four frequencies at most: one bin each");
+	free(got);
+
+	// An imported value in a rolled-up hour is rolled up again, exactly.
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	is_int(store_insert_sample(store, T0 + 10, soc, 99000), 0, "import into a rolled-up hour");
+	store_rollup_horizon(store, &horizon);
+	is_int(horizon, T0, "the horizon moves back");
+	store_maintain(store, T0 + 5 * 3600, 0);
+	check_rollups(store, "re-rolled hours equal the raw values");
+	got = xcalloc(1, sizeof(*got));
+	store_scan_rollups(store, T0, T0 + 3600, &soc, 1, collect_rollup, got);
+	is_int(got->r[0].max_q, 99000, "the imported maximum is in the rollup");
+	is_int(got->r[0].max_ts, T0 + 10, "with its time");
+	free(got);
+	store_close(store);
+}
+
+static void test_retention(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	fill_hours(store, 11);
+	double v[] = {40, 1e9, 1};
+	put(store, T0 + 3 * 3600, CLOCK_STATE_SYNCED, v, NULL);
+	// Keep 2 hours of raw values at T0 + 3h30: the first hour goes.
+	is_int(store_maintain(store, T0 + 3 * 3600 + 1800, 7200), 0, "maintain with retention");
+	struct collect c = {0};
+	store_scan_samples(store, T0, T0 + 3600, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, 0, "raw values of the first hour pruned");
+	struct collect d = {0};
+	store_scan_samples(store, T0 + 3600, T0 + 3600 + 20, NULL, 0, true, collect_sample, &d);
+	is_int(d.n, 3, "the second hour is kept");
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	store_scan_rollups(store, T0, T0 + 3600, NULL, 0, collect_rollup, got);
+	is_int(got->n, 3, "rollups of the pruned hour stay");
+	free(got);
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.cycles, 3 * 180 + 1, "cycle rows stay for coverage");
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	is_int(store_insert_sample(store, T0 + 30, soc, 1), -ERANGE,
+	       "an import before the pruned horizon is refused");
+
+	// Pruning is batched: many hours pruned over several transactions.
+	for (int i = 0; i < 3000; i++) {
+		put(store, T0 + 4 * 3600 + i, CLOCK_STATE_SYNCED, v, NULL);
+	}
+	put(store, T0 + 6 * 3600, CLOCK_STATE_SYNCED, v, NULL);
+	is_int(store_maintain(store, T0 + 9 * 3600, 3600), 0, "maintain prunes in batches");
+	struct collect e = {0};
+	store_scan_samples(store, 0, T0 + 6 * 3600, NULL, 0, true, collect_sample, &e);
+	is_int(e.n, 0, "everything before the retention window pruned");
+	struct collect f = {0};
+	store_scan_samples(store, T0 + 6 * 3600, INT64_MAX, NULL, 0, true, collect_sample, &f);
+	is_int(f.n, 3, "newest hour kept: it is not rolled up yet");
+	store_close(store);
+}
+
+static int dump_sample(void *ctx, const struct store_sample *s) {
+	buf_printf(ctx, "s %lld %lld %lld %d\n", (long long)s->ts, (long long)s->channel_id,
+		   (long long)s->q, s->clock);
+	return 0;
+}
+
+static int dump_cycle(void *ctx, const struct store_cycle *c) {
+	buf_printf(ctx, "c %lld %d\n", (long long)c->ts, c->clock);
+	return 0;
+}
+
+static int dump_rollup(void *ctx, const struct store_rollup *r) {
+	buf_printf(ctx, "r %lld %lld %lld %lld %lld %lld %lld %lld", (long long)r->channel_id,
+		   (long long)r->hour, (long long)r->count, (long long)r->sum_q,
+		   (long long)r->min_q, (long long)r->max_q, (long long)r->max_ts,
+		   (long long)r->unsynced);
+	for (size_t i = 0; i < r->n_bins; i++) {
+		buf_printf(ctx, " %lld:%lld", (long long)r->bin_q[i], (long long)r->bin_count[i]);
+	}
+	buf_putc(ctx, '\n');
+	return 0;
+}
+
+/* Everything a reader can see, as text. */
+static char *dump(struct store *store) {
+	struct buf b;
+	buf_init(&b);
+	struct store_channel *list;
+	size_t n;
+	store_channels(store, &list, &n);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&b, "ch %lld %s %s %s %s %g %lld %lld %d\n", (long long)list[i].id,
+			   list[i].ch.key, list[i].ch.label, list[i].ch.unit,
+			   list[i].ch.meta ? list[i].ch.meta : "-", list[i].ch.resolution,
+			   (long long)list[i].first_seen, (long long)list[i].last_seen,
+			   list[i].present);
+	}
+	store_channels_free(list, n);
+	store_scan_cycles(store, 0, INT64_MAX, dump_cycle, &b);
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, dump_sample, &b);
+	store_scan_rollups(store, 0, INT64_MAX, NULL, 0, dump_rollup, &b);
+	int64_t horizon;
+	store_rollup_horizon(store, &horizon);
+	buf_printf(&b, "horizon %lld\n", (long long)horizon);
+	char *v;
+	if (store_state_get(store, "capwatch.c1", &v) == 0) {
+		buf_printf(&b, "state %s\n", v);
+		free(v);
+	}
+	return buf_steal(&b);
+}
+
+static void test_backup(void) {
+	char *path = tmp_path("live.db"), *copy = tmp_path("copy.db");
+	struct store *store, *reader, *backup;
+	store_open(&store, path, STORE_MODE_WRITE);
+	fill_hours(store, 3);
+	double v[] = {40, 1e9, 1};
+	put(store, T0 + 3 * 3600, CLOCK_STATE_SYNCED, v, NULL);
+	store_maintain(store, T0 + 4 * 3600, 0);
+	store_state_set(store, "capwatch.c1", "{\"damage\":0.125}");
+	is_int(store_open(&reader, path, STORE_MODE_READ), 0, "reader beside the writer");
+	store_begin(store); // a write in progress must not leak into the copy
+	put(store, T0 + 3 * 3600 + 60, CLOCK_STATE_SYNCED, v, NULL);
+	is_int(store_backup(reader, copy), 0, "backup while a write is in progress");
+	store_rollback(store);
+	is_int(store_open(&backup, copy, STORE_MODE_READ), 0, "the copy opens");
+	char *a = dump(store), *b = dump(backup);
+	ok(strlen(a) > 10000, "a realistic database to compare");
+	is_str(b, a, "the copy has identical logical content");
+	free(a);
+	free(b);
+	store_close(backup);
+	store_close(reader);
+	store_close(store);
+	remove_db(copy);
+	remove_db(path);
+	free(copy);
+	free(path);
+}
+
+static int count_per_cycle(void *ctx, const struct store_sample *s) {
+	int64_t *last = ctx; // [last ts, values in it, cycles with a wrong count]
+	if (s->ts != last[0]) {
+		last[2] += last[0] != 0 && last[1] != N_CHANS;
+		last[0] = s->ts;
+		last[1] = 0;
+	}
+	last[1]++;
+	return 0;
+}
+
+/* A reader in another process while the writer commits: it sees whole cycles only. */
+static void test_reader_while_writing(void) {
+	char *path = tmp_path("rw.db");
+	struct store *store, *reader;
+	store_open(&store, path, STORE_MODE_WRITE);
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	is_int(store_open(&reader, path, STORE_MODE_READ), 0, "open a reader");
+	store_begin(store);
+	put(store, T0 + 60, CLOCK_STATE_SYNCED, v, NULL);
+	struct store_info info;
+	is_int(store_info(reader, &info), 0, "the reader reads during a write transaction");
+	is_int(info.cycles, 1, "and does not see uncommitted cycles");
+	store_commit(store);
+	store_info(reader, &info);
+	is_int(info.cycles, 2, "it sees them once committed");
+	is_int(put(reader, T0 + 120, CLOCK_STATE_SYNCED, v, NULL), -EROFS, "a reader cannot write");
+	is_int(store_maintain(reader, T0, 0), -EROFS, "nor maintain");
+	store_close(store);
+
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct store *w;
+		if (store_open(&w, path, STORE_MODE_WRITE) < 0) {
+			free(path);
+			_exit(1);
+		}
+		int bad = 0;
+		for (int i = 0; i < 400; i++) {
+			bad |= put(w, T0 + 180 + 60 * i, CLOCK_STATE_SYNCED, v, NULL) != 0;
+		}
+		store_close(w);
+		free(path);
+		_exit(bad);
+	}
+	int64_t torn = 0, reads = 0, errors = 0;
+	int status = -1;
+	for (;;) {
+		int64_t last[3] = {0};
+		errors += store_scan_samples(reader, 0, INT64_MAX, NULL, 0, false, count_per_cycle,
+					     last) != 0;
+		torn += last[2] + (last[1] != N_CHANS);
+		reads++;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			break;
+		}
+	}
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer process stored 400 cycles");
+	is_int(errors, 0, "no read failed while the other process wrote");
+	is_int(torn, 0, "every read saw whole cycles");
+	ok(reads > 0, "reads happened");
+	store_info(reader, &info);
+	is_int(info.cycles, 402, "the reader sees the final state");
+	store_close(reader);
+	remove_db(path);
+	free(path);
+}
+
+static void test_corrupt(void) {
+	char *path = tmp_path("corrupt.db");
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	fill_hours(store, 5);
+	store_close(store);
+	// Keep page 1 (header and schema), overwrite pages 2 to 4 with noise.
+	FILE *f = fopen(path, "r+b");
+	fseek(f, 4096, SEEK_SET);
+	for (int i = 0; i < 3 * 4096; i++) {
+		fputc((i * 7919) & 0xff, f);
+	}
+	fclose(f);
+	is_int(store_open(&store, path, STORE_MODE_WRITE), -EINVAL,
+	       "a corrupt database is -EINVAL (moved aside by the daemon)");
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -458,7 +797,12 @@ int main(void) {
 	test_transactions();
 	test_import();
 	test_atomic_disk_full();
+	test_rollups();
+	test_retention();
 	test_files();
+	test_backup();
+	test_reader_while_writing();
+	test_corrupt();
 	rmdir(tmpdir);
 	return test_done();
 }
