@@ -31,7 +31,7 @@
     ['import', 'Imported channels'],
   ];
   const HOURS_PER_YEAR = 8760;
-  const SPARK_POINTS = 48;
+  const SPARK_POINTS = 40;
   const CHART_POINTS = 480;
 
   const state = {
@@ -149,6 +149,24 @@
     }
     pts.sort((a, b) => a.t - b.t);
     return pts;
+  }
+
+  /*
+   * Downsampled series of many channels: /api/v1/samples takes repeated channel parameters
+   * (at most 32 parameters in all), so channels go in chunks. Returns Map(key -> points).
+   */
+  async function fetchSeries(chans, maxPoints) {
+    const CHUNK = 16;
+    const chunks = [];
+    for (let i = 0; i < chans.length; i += CHUNK) chunks.push(chans.slice(i, i + CHUNK));
+    const out = new Map();
+    const results = await pool(chunks, 3, (chunk) =>
+      api('samples', { channel: chunk.map((c) => c.key), ...winParams(), max_points: maxPoints }));
+    for (const r of results) {
+      if (r instanceof Error) throw r;
+      for (const c of asArray(r, 'channels')) out.set(c.key, normPoints({ channels: [c] }, c.key));
+    }
+    return out;
   }
 
   /* ---------- formatting ---------- */
@@ -289,7 +307,7 @@
         start();
       }, 10000);
     }
-    if (container) notice(container, e.message || String(e));
+    if (container) notice(container, away ? 'Waiting for the daemon…' : e.message || String(e));
   }
 
   /* ---------- channels ---------- */
@@ -468,10 +486,9 @@
     }
     groups.replaceChildren(...blocks);
     const key = winKey();
-    await pool(sparkCells, 4, async ([c, cell]) => {
-      const resp = await api('samples', { channel: c.key, ...winParams(), max_points: SPARK_POINTS });
-      if (winKey() === key) cell.replaceChildren(sparkline(normPoints(resp, c.key), c.unit));
-    });
+    const series = await fetchSeries(sparkCells.map(([c]) => c), SPARK_POINTS);
+    if (winKey() !== key) return;
+    for (const [c, cell] of sparkCells) cell.replaceChildren(sparkline(series.get(c.key) || [], c.unit));
   }
 
   async function refreshLive() {
@@ -621,6 +638,8 @@
     const series = {};
     for (const n of clockNames) series[n] = { axis: 'y2', strokePattern: [6, 3] };
     const y2 = clockNames.length > 0;
+    // On a phone the axis titles would take a third of the plot; the legend names the units.
+    const narrow = $('#' + id).clientWidth < 520;
     const g = new window.Dygraph($('#' + id), data, {
       labels,
       customBars: !!opts.bars,
@@ -637,11 +656,11 @@
       connectSeparatedPoints: false,
       strokeWidth: 1.4,
       highlightCircleSize: 3,
-      ylabel: 'Temperature (°C)',
-      y2label: y2 ? 'Clock (GHz)' : undefined,
+      ylabel: narrow ? undefined : 'Temperature (°C)',
+      y2label: y2 && !narrow ? 'Clock (GHz)' : undefined,
       axes: {
-        y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: 44 },
-        y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: 44, independentTicks: true, drawGrid: false },
+        y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: narrow ? 30 : 44 },
+        y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: narrow ? 30 : 44, independentTicks: true, drawGrid: false },
         x: { valueFormatter: (ms) => fmtTime(ms / 1000, true) },
       },
     });
@@ -661,10 +680,11 @@
       legend.textContent = '';
       return;
     }
-    const [, series] = await Promise.all([loadDygraphs(), pool(wanted, 4, (c) => api('samples', { channel: c.key, ...winParams(), max_points: CHART_POINTS }))]);
-    const failed = series.find((s) => s instanceof Error);
-    if (failed) {
-      handleError(failed, box);
+    let series;
+    try {
+      [, series] = await Promise.all([loadDygraphs(), fetchSeries(wanted, CHART_POINTS)]);
+    } catch (e) {
+      handleError(e, box);
       legend.textContent = '';
       return;
     }
@@ -672,7 +692,7 @@
     const clocks = [];
     const cols = [];
     wanted.forEach((c, i) => {
-      const pts = normPoints(series[i], c.key);
+      const pts = series.get(c.key) || [];
       if (!pts.length) return;
       const name = c.label === c.key ? c.key : c.label;
       labels.push(labels.includes(name) ? c.key : name);
@@ -905,6 +925,7 @@
       renderStatus(status);
       state.channels = asArray(channels, 'channels').map(normChannel);
     } catch (e) {
+      $('#status-list').replaceChildren(el('div', {}, el('dt', { text: 'State' }), el('dd', { class: 'bad', text: 'not answering' })));
       handleError(e, $('#groups'));
       return;
     }

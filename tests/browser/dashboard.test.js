@@ -100,6 +100,41 @@ async function screenshots(ctx, name) {
   await page.close();
 }
 
+async function errorStates(ctx) {
+  const json = (body, status) => (route) => route.fulfill({ status: status || 200, contentType: 'application/json', body: JSON.stringify(body) });
+  const cases = [
+    ['daemon away', async (page) => page.route('**/api/v1/**', (r) => r.abort('connectionrefused')), 'overview', '#banner', /not answering/],
+    ['daemon starting', async (page) => page.route('**/api/v1/**', json({ error: 'the first cycle is not stored yet' }, 503)), 'overview', '#banner', /starting or busy/],
+    ['empty database', async (page) => {
+      await page.route('**/api/v1/channels*', json({ channels: [] }));
+      await page.route('**/api/v1/stats*', json({ error: 'the database holds no samples' }, 404));
+    }, 'overview', '#groups', /No channels are stored yet/],
+    ['empty window', async (page) => page.route('**/api/v1/stats*', async (route) => {
+      const r = await route.fetch();
+      const body = await r.json();
+      for (const c of body.channels) Object.assign(c, { count: 0, mean: null, p50: null, p95: null, max: null, max_time: null, time_in_state: [] });
+      await route.fulfill({ response: r, json: body });
+    }), 'statistics', '#stats-summary', /No samples in this window/],
+    ['no capacitors', async (page) => page.route('**/api/v1/lifetime*', json({ capacitors: [] })), 'lifetime', '#capacitors', /No capacitors are configured/],
+    ['bad request', async (page) => page.route('**/api/v1/lifetime*', json({ error: 'from: not a time' }, 400)), 'lifetime', '#capacitors', /from: not a time/],
+  ];
+  for (const [name, setup, view, sel, want] of cases) {
+    const page = await ctx.newPage();
+    await setup(page);
+    await page.goto(base + '#' + view);
+    let text = '';
+    try {
+      await page.waitForFunction(([s, re]) => new RegExp(re).test(document.querySelector(s).textContent), [sel, want.source], { timeout: 15000 });
+      text = await page.textContent(sel);
+    } catch (e) {
+      text = (await page.textContent(sel)) + ' / ' + (await page.textContent('#banner'));
+    }
+    ok(want.test(text), name + ': shows "' + want.source + '"', text);
+    await page.screenshot({ path: path.join(shotDir, 'error-' + name.replace(/ /g, '-') + '.png') });
+    await page.close();
+  }
+}
+
 async function main() {
   const consoleErrors = [];
   const badResponses = [];
@@ -170,6 +205,7 @@ async function main() {
     });
     const total = transfer.reduce((s, e) => s + e.size, 0);
     const dygraphs = transfer.filter((e) => /dygraph/.test(e.name)).reduce((s, e) => s + e.size, 0);
+    for (const e of transfer) diag('  ' + String(e.size).padStart(7) + ' B  ' + e.name.replace(base, '/'));
     diag('first view: ' + transfer.length + ' requests, ' + total + ' bytes transferred (headers included), ' + dygraphs + ' of them dygraphs');
     ok(total - dygraphs < 100 * 1024, 'first view transfers under 100 KB without dygraphs (' + (total - dygraphs) + ' B)');
 
@@ -289,6 +325,13 @@ async function main() {
 
   ok(consoleErrors.length === 0, 'no console errors or warnings', consoleErrors.join('\n'));
   ok(badResponses.length === 0, 'no failed requests', badResponses.join('\n'));
+
+  // ---- API trouble shows a message, never a blank page (responses faked in the browser) ----
+  try {
+    await errorStates(ctx);
+  } catch (e) {
+    ok(false, 'error states ran to the end', e.stack || String(e));
+  }
   await ctx.close();
   fs.rmSync(profileDir, { recursive: true, force: true });
   console.log('1..' + count);
