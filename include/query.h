@@ -20,7 +20,7 @@ struct query_params {
 	bool has_from, has_to; // false: the first stored cycle / just after the last one
 	int64_t from, to;      // s since epoch, UTC: the window is [from, to)
 	/*
-	 * Channel keys or fnmatch(3) globs ("thermal/*"); n_channels == 0 selects every channel.
+	 * Channel keys or fnmatch(3) globs ("cpufreq/policy?"); n_channels == 0 selects every channel.
 	 * A key or glob that matches no channel is an error naming it.
 	 */
 	const char *const *channels;
@@ -74,6 +74,19 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
  */
 int query_samples_json(struct store *store, const struct query_params *p, struct json *out,
 		char **err);
+
+/*
+ * The same answers as aligned text tables for the CLI, appended to @out: a summary line
+ * ("7002 samples over 6 days ...") and one row per channel; frequencies shown in MHz.
+ */
+int query_stats_text(struct store *store, const struct query_params *p, struct buf *out,
+		char **err);
+int query_peak_text(struct store *store, const struct query_params *p, struct buf *out,
+		char **err);
+int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
+		char **err);
+/** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
+void query_format_duration(char *out, size_t len, int64_t s);
 
 /** The resolved window of @p: the stored history's edges where from/to are unset. */
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
