@@ -103,7 +103,7 @@ struct export;
  * A pull-style CSV exporter (RFC 4180, UTF-8, ISO 8601 UTC times, values exact at the
  * channel's resolution) that holds a bounded amount of memory however long the window:
  * it reads the store in slices. @store is borrowed until export_destroy(); @p is copied.
- * NULL on error with *err set as above.
+ * NULL on error with *err set as above and errno set to the positive error code.
  */
 struct export *export_create(struct store *store, const struct query_params *p,
 		enum export_format format, char **err);

@@ -1282,15 +1282,18 @@ static int export_sample(void *ctx, const struct store_sample *s) {
 struct export *export_create(struct store *store, const struct query_params *p,
 		enum export_format format, char **err) {
 	int64_t from, to;
-	if (query_window(store, p, &from, &to, err) < 0) {
+	int rc = query_window(store, p, &from, &to, err);
+	if (rc < 0) {
+		errno = -rc;
 		return NULL;
 	}
 	struct export *e = xcalloc(1, sizeof(*e));
 	*e = (struct export){.store = store, .format = format, .include_unsynced = p->include_unsynced,
 			.cursor = from, .to = to};
 	buf_init(&e->out);
-	if (select_channels(store, p->channels, p->n_channels, &e->sel, err) < 0) {
+	if ((rc = select_channels(store, p->channels, p->n_channels, &e->sel, err)) < 0) {
 		free(e);
+		errno = -rc;
 		return NULL;
 	}
 	size_t n = e->sel.n ? e->sel.n : 1;

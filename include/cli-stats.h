@@ -1,0 +1,55 @@
+/* Shared pieces of the query commands (stats, peak, channels, export, import, backup). */
+#ifndef CLI_STATS_H
+#define CLI_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "query.h"
+#include "store.h"
+
+/* Window options common to stats, peak and export. */
+struct cli_window {
+	struct query_params p; // points into the arrays below
+	const char **channels;
+	size_t cap_channels;
+	double percentiles[QUERY_MAX_PERCENTILES];
+};
+
+void cli_window_init(struct cli_window *w);
+void cli_window_finish(struct cli_window *w);
+
+/* Option values for getopt_long; each command lists the ones it takes. */
+enum {
+	CLI_OPT_FROM = 256,
+	CLI_OPT_TO,
+	CLI_OPT_CHANNEL,
+	CLI_OPT_PERCENTILE,
+	CLI_OPT_UNSYNCED,
+	CLI_OPT_JSON,
+	CLI_OPT_SAMPLES,
+	CLI_OPT_FORMAT,
+	CLI_OPT_SKIP_BAD,
+	CLI_OPT_INTERVAL,
+};
+
+/**
+ * Applies one window option (--from, --to, --channel, --percentile, --include-unsynced,
+ * --interval) with times relative to @now. Returns 1 if taken, 0 if @opt is no window option,
+ * -1 after printing an error naming @cmd and the bad value.
+ */
+int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
+		int64_t now);
+
+/**
+ * Opens the configured database (or --db) for @mode; a missing file is an error in read
+ * mode. Returns CLI_EXIT_OK with *store set, or the exit code after printing the reason.
+ */
+int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
+		struct store **store);
+
+/** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
+int cli_query_failed(const char *cmd, int rc, char *err);
+
+#endif

@@ -1,0 +1,626 @@
+/*
+ * thermlog export, import and backup. Import reads its input twice (stdin is spooled to a
+ * temporary file): the first pass validates every row and learns each new channel's
+ * resolution from the decimals it uses, the second inserts everything in one transaction.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "cli-stats.h"
+#include "csv.h"
+#include "stats.h"
+#include "timefmt.h"
+#include "xalloc.h"
+
+/* ---- export ---- */
+
+int cli_export(const struct cli_context *ctx, int argc, char **argv) {
+	static const struct option options[] = {
+		{"from", required_argument, NULL, CLI_OPT_FROM},
+		{"to", required_argument, NULL, CLI_OPT_TO},
+		{"channel", required_argument, NULL, CLI_OPT_CHANNEL},
+		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
+		{"format", required_argument, NULL, CLI_OPT_FORMAT},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *usage = "usage: thermlog export [--from T] [--to T] [--channel KEY|GLOB]... "
+			    "[--format long|wide] [--include-unsynced] [-o FILE]\n";
+	struct cli_window w;
+	cli_window_init(&w);
+	enum export_format format = EXPORT_FORMAT_LONG;
+	const char *output = NULL;
+	int64_t now = (int64_t)time(NULL);
+	int opt, rc = CLI_EXIT_USAGE;
+	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			rc = CLI_EXIT_OK;
+			goto out;
+		} else if (opt == 'o') {
+			output = optarg;
+		} else if (opt == CLI_OPT_FORMAT) {
+			if (strcmp(optarg, "long") == 0) {
+				format = EXPORT_FORMAT_LONG;
+			} else if (strcmp(optarg, "wide") == 0) {
+				format = EXPORT_FORMAT_WIDE;
+			} else {
+				fprintf(stderr, "thermlog export: unknown format '%s' (long or wide)\n",
+						optarg);
+				goto out;
+			}
+		} else if (opt == '?' || cli_window_option(&w, "export", opt, optarg, now) <= 0) {
+			fputs(usage, stderr);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog export: unexpected argument '%s'\n%s", argv[optind], usage);
+		goto out;
+	}
+	struct store *store;
+	if ((rc = cli_open_store(ctx, "export", STORE_MODE_READ, &store)) != CLI_EXIT_OK) {
+		goto out;
+	}
+	char *err = NULL;
+	struct export *e = export_create(store, &w.p, format, &err);
+	if (!e) {
+		rc = cli_query_failed("export", -errno, err);
+		goto close;
+	}
+	FILE *f = output ? fopen(output, "w") : stdout;
+	if (!f) {
+		fprintf(stderr, "thermlog export: could not create %s: %s\n", output, strerror(errno));
+		rc = CLI_EXIT_FAILURE;
+		goto destroy;
+	}
+	static char chunk[64 * 1024];
+	ssize_t n;
+	rc = CLI_EXIT_OK;
+	while ((n = export_read(e, chunk, sizeof(chunk))) > 0) {
+		if (fwrite(chunk, 1, (size_t)n, f) != (size_t)n) {
+			break;
+		}
+	}
+	if (n < 0) {
+		fprintf(stderr, "thermlog export: could not read the database\n");
+		rc = CLI_EXIT_FAILURE;
+	}
+	if (ferror(f) || (output ? fclose(f) : fflush(f)) != 0) {
+		fprintf(stderr, "thermlog export: could not write %s: %s\n", output ? output : "stdout",
+				strerror(errno));
+		rc = CLI_EXIT_FAILURE;
+	}
+destroy:
+	export_destroy(e);
+close:
+	store_close(store);
+out:
+	cli_window_finish(&w);
+	return rc;
+}
+
+/* ---- import ---- */
+
+/* A decimal as read: value = mant / 10^places. */
+struct decimal {
+	int64_t mant;
+	int places;
+};
+
+/* Parses "-12.345", "7", "1.5e3" exactly; false for anything else or beyond 18 digits. */
+static bool parse_decimal(const char *s, struct decimal *d) {
+	const char *p = s;
+	bool neg = *p == '-';
+	if (*p == '-' || *p == '+') {
+		p++;
+	}
+	uint64_t m = 0;
+	int digits = 0, places = 0;
+	bool point = false, any = false;
+	for (; *p; p++) {
+		if (*p == '.' && !point) {
+			point = true;
+		} else if (*p >= '0' && *p <= '9') {
+			any = true;
+			if (m == 0 && *p == '0' && !point) {
+				continue; // leading zeros carry nothing
+			}
+			if (++digits > 18) {
+				return false;
+			}
+			m = m * 10 + (uint64_t)(*p - '0');
+			places += point;
+		} else {
+			break;
+		}
+	}
+	if (!any) {
+		return false;
+	}
+	if (*p == 'e' || *p == 'E') {
+		char *end;
+		long e = strtol(p + 1, &end, 10);
+		if (end == p + 1 || *end || e < -18 || e > 18) {
+			return false;
+		}
+		places -= (int)e;
+		p = end;
+	}
+	if (*p) {
+		return false;
+	}
+	while (places < 0) {
+		if (m > UINT64_MAX / 10 / 10) {
+			return false;
+		}
+		m *= 10;
+		places++;
+	}
+	if (m > (uint64_t)INT64_MAX) {
+		return false;
+	}
+	d->mant = neg ? -(int64_t)m : (int64_t)m;
+	d->places = places;
+	return true;
+}
+
+static const int64_t pow10s[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000, 100000000000, 1000000000000, 10000000000000,
+		100000000000000, 1000000000000000, 10000000000000000, 100000000000000000,
+		1000000000000000000};
+
+/* The stored integer for @d at @resolution; false if the value is finer than the resolution. */
+static bool quantize(const struct decimal *d, double resolution, int64_t *q) {
+	int rd = stats_resolution_digits(resolution);
+	if (rd < 0) {
+		double v = (double)d->mant / pow(10, d->places);
+		double x = v / resolution;
+		if (!(fabs(x) < 9e18) || fabs(x - nearbyint(x)) > 1e-6 * fmax(1, fabs(x))) {
+			return false;
+		}
+		*q = llround(x);
+		return true;
+	}
+	int64_t step = llround(resolution * (double)pow10s[rd]); // resolution = step / 10^rd
+	int64_t num = d->mant;
+	if (rd >= d->places) {
+		if (__builtin_mul_overflow(num, pow10s[rd - d->places], &num)) {
+			return false;
+		}
+	} else {
+		int64_t div = pow10s[d->places - rd];
+		if (num % div != 0) {
+			return false;
+		}
+		num /= div;
+	}
+	if (num % step != 0) {
+		return false;
+	}
+	*q = num / step;
+	return true;
+}
+
+/* A channel met in the file. */
+struct import_channel {
+	char *key;
+	const char *unit; // static
+	int places;       // the most decimal places among its values
+	bool known;       // already in the database
+	int64_t id;
+	double resolution;
+	int64_t rows;
+};
+
+struct importer {
+	const char *name; // for messages
+	bool skip_bad;
+	bool quiet; // the second pass: rows were reported already
+	int64_t now;
+	struct import_channel *ch;
+	size_t n_ch, cap_ch;
+	size_t *index; // open-addressed hash of ch by key: slot -> index + 1
+	size_t cap_index;
+	struct store_channel *stored;
+	size_t n_stored;
+	int col_time, col_unix, col_channel, col_value, col_unit;
+	int64_t bad, good;
+};
+
+static uint64_t hash_key(const char *s) {
+	uint64_t h = UINT64_C(1469598103934665603); // FNV-1a
+	for (; *s; s++) {
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static struct import_channel *find_channel(struct importer *im, const char *key, bool add) {
+	if ((im->n_ch + 1) * 2 > im->cap_index) {
+		size_t cap = im->cap_index ? im->cap_index * 2 : 64;
+		size_t *index = xcalloc(cap, sizeof(*index));
+		for (size_t i = 0; i < im->n_ch; i++) {
+			size_t s = hash_key(im->ch[i].key) & (cap - 1);
+			while (index[s]) {
+				s = (s + 1) & (cap - 1);
+			}
+			index[s] = i + 1;
+		}
+		free(im->index);
+		im->index = index;
+		im->cap_index = cap;
+	}
+	size_t s = hash_key(key) & (im->cap_index - 1);
+	while (im->index[s]) {
+		struct import_channel *c = &im->ch[im->index[s] - 1];
+		if (strcmp(c->key, key) == 0) {
+			return c;
+		}
+		s = (s + 1) & (im->cap_index - 1);
+	}
+	if (!add) {
+		return NULL;
+	}
+	im->ch = xgrow(im->ch, &im->cap_ch, im->n_ch + 1, sizeof(*im->ch));
+	struct import_channel *c = &im->ch[im->n_ch];
+	*c = (struct import_channel){.key = xstrdup(key)};
+	for (size_t i = 0; i < im->n_stored; i++) {
+		if (strcmp(im->stored[i].ch.key, key) == 0) {
+			c->known = true;
+			c->id = im->stored[i].id;
+			c->resolution = im->stored[i].ch.resolution;
+			c->unit = im->stored[i].ch.unit;
+			break;
+		}
+	}
+	im->index[s] = ++im->n_ch;
+	return c;
+}
+
+static void report(struct importer *im, unsigned long line, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+
+static void report(struct importer *im, unsigned long line, const char *fmt, ...) {
+	im->bad++;
+	if (im->quiet) {
+		return;
+	}
+	if (im->bad > 50) {
+		if (im->bad == 51) {
+			fprintf(stderr, "%s: more bad rows follow; only the first 50 are listed\n",
+					im->name);
+		}
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s:%lu: ", im->name, line);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static const char *field(const struct csv_reader *r, int col) {
+	return col >= 0 && (size_t)col < r->n_fields ? r->fields[col] : "";
+}
+
+static bool parse_header(struct importer *im, struct csv_reader *r) {
+	im->col_time = im->col_unix = im->col_channel = im->col_value = im->col_unit = -1;
+	for (size_t i = 0; i < r->n_fields; i++) {
+		const char *h = r->fields[i];
+		int *slot = strcmp(h, "time") == 0      ? &im->col_time
+			    : strcmp(h, "unix") == 0    ? &im->col_unix
+			    : strcmp(h, "channel") == 0 ? &im->col_channel
+			    : strcmp(h, "value") == 0   ? &im->col_value
+			    : strcmp(h, "unit") == 0    ? &im->col_unit
+							: NULL;
+		if (slot && *slot >= 0) {
+			fprintf(stderr, "%s:%lu: column '%s' appears twice\n", im->name, r->line, h);
+			return false;
+		}
+		if (slot) {
+			*slot = (int)i;
+		}
+	}
+	if ((im->col_time < 0 && im->col_unix < 0) || im->col_channel < 0 || im->col_value < 0) {
+		fprintf(stderr,
+				"%s:%lu: the header must name the columns time (or unix), channel and "
+				"value (optional: unit); this is a long-format import\n",
+				im->name, r->line);
+		return false;
+	}
+	return true;
+}
+
+static enum channel_kind kind_of_unit(const char *unit) {
+	if (strcmp(unit, "millivolts") == 0) {
+		return CHANNEL_KIND_VOLTAGE;
+	}
+	for (int k = 0; k <= CHANNEL_KIND_OTHER; k++) {
+		if (strcmp(channel_kind_unit((enum channel_kind)k), unit) == 0) {
+			return (enum channel_kind)k;
+		}
+	}
+	return CHANNEL_KIND_OTHER;
+}
+
+/* One data row, checked; on success fills the channel, time and exact value. */
+static bool parse_row(struct importer *im, const struct csv_reader *r, bool first_pass,
+		struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
+	unsigned long line = r->line;
+	const char *t = field(r, im->col_time);
+	if (*t) {
+		// Stored history is absolute: relative forms ("-24h", "now") make no sense here.
+		if (t[0] == '-' || strcmp(t, "now") == 0 || !timefmt_parse_time(t, im->now, ts)) {
+			report(im, line, "bad time '%s' (ISO 8601 with a zone, or unix seconds)", t);
+			return false;
+		}
+	} else {
+		const char *u = field(r, im->col_unix);
+		char *end;
+		long long v = strtoll(u, &end, 10);
+		if (!*u || *end || v < 0) {
+			report(im, line, "no time: the time and unix cells are empty or bad");
+			return false;
+		}
+		*ts = v;
+	}
+	const char *key = field(r, im->col_channel);
+	if (!channel_key_valid(key)) {
+		report(im, line,
+				"channel name '%s' breaks the key rules (1 to %d printable ASCII "
+				"characters, no spaces)",
+				key, CHANNEL_KEY_MAX);
+		return false;
+	}
+	const char *v = field(r, im->col_value);
+	if (!parse_decimal(v, value)) {
+		report(im, line, "bad value '%s' (a decimal number)", v);
+		return false;
+	}
+	const char *unit_text = field(r, im->col_unit);
+	const char *unit = *unit_text ? channel_unit_lookup(unit_text) : "1";
+	if (!unit) {
+		report(im, line, "unknown unit '%s'", unit_text);
+		return false;
+	}
+	struct import_channel *c = find_channel(im, key, first_pass);
+	if (!c) {
+		return false; // skipped in the first pass
+	}
+	if (!c->unit) {
+		c->unit = unit;
+	} else if (strcmp(c->unit, unit) != 0 && *unit_text) {
+		report(im, line, "unit '%s' differs from %s's unit '%s'", unit_text, key, c->unit);
+		return false;
+	}
+	if (first_pass) {
+		if (c->known) {
+			int64_t q;
+			if (!quantize(value, c->resolution, &q)) {
+				report(im, line, "value %s is finer than %s's resolution %g", v, key,
+						c->resolution);
+				return false;
+			}
+		} else if (value->places > 9) {
+			report(im, line, "value %s has more than 9 decimal places", v);
+			return false;
+		} else if (value->places > c->places) {
+			c->places = value->places;
+		}
+	}
+	*out_ch = c;
+	return true;
+}
+
+static int import_pass(struct importer *im, FILE *in, struct store *store, bool first_pass) {
+	struct csv_reader r;
+	csv_reader_init(&r, in);
+	int rc = csv_read(&r);
+	if (rc <= 0) {
+		fprintf(stderr, "%s: %s\n", im->name, rc < 0 ? r.error : "empty file: no header");
+		csv_reader_finish(&r);
+		return -1;
+	}
+	if (!parse_header(im, &r)) {
+		csv_reader_finish(&r);
+		return -1;
+	}
+	while ((rc = csv_read(&r)) == 1) {
+		struct import_channel *c = NULL;
+		int64_t ts;
+		struct decimal value;
+		if (!parse_row(im, &r, first_pass, &c, &ts, &value)) {
+			continue;
+		}
+		if (first_pass) {
+			c->rows++;
+			im->good++;
+			continue;
+		}
+		int64_t q;
+		if (!quantize(&value, c->resolution, &q)) {
+			// only possible if the first pass missed it: refuse rather than round
+			fprintf(stderr, "%s:%lu: value not representable\n", im->name, r.line);
+			rc = -1;
+			break;
+		}
+		if (store_insert_sample(store, ts, c->id, q) < 0) {
+			fprintf(stderr, "%s:%lu: could not store the value\n", im->name, r.line);
+			rc = -1;
+			break;
+		}
+	}
+	if (rc < 0 && r.error[0]) {
+		fprintf(stderr, "%s: %s\n", im->name, r.error);
+	}
+	csv_reader_finish(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Copies @in to an anonymous temporary file so it can be read twice. */
+static FILE *spool(FILE *in) {
+	FILE *tmp = tmpfile();
+	if (!tmp) {
+		return NULL;
+	}
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0) {
+		if (fwrite(chunk, 1, n, tmp) != n) {
+			fclose(tmp);
+			return NULL;
+		}
+	}
+	if (ferror(in) || fflush(tmp) != 0) {
+		fclose(tmp);
+		return NULL;
+	}
+	rewind(tmp);
+	return tmp;
+}
+
+int cli_import(const struct cli_context *ctx, int argc, char **argv) {
+	static const struct option options[] = {
+		{"format", required_argument, NULL, CLI_OPT_FORMAT},
+		{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *usage = "usage: thermlog import [--format long] [--skip-bad] FILE|-\n"
+			    "Columns by header name: time (ISO 8601 or unix seconds) or unix, "
+			    "channel, value; optional unit.\n";
+	struct importer im = {.now = (int64_t)time(NULL)};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return CLI_EXIT_OK;
+		} else if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0) {
+			fprintf(stderr, "thermlog import: only --format long can be imported\n");
+			return CLI_EXIT_USAGE;
+		} else if (opt == CLI_OPT_SKIP_BAD) {
+			im.skip_bad = true;
+		} else if (opt != CLI_OPT_FORMAT) {
+			fputs(usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs(usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	bool from_stdin = strcmp(path, "-") == 0;
+	im.name = from_stdin ? "stdin" : path;
+	FILE *in = from_stdin ? spool(stdin) : fopen(path, "r");
+	if (!in) {
+		fprintf(stderr, "thermlog import: could not read %s: %s\n", im.name, strerror(errno));
+		return CLI_EXIT_FAILURE;
+	}
+	struct store *store = NULL;
+	int rc = cli_open_store(ctx, "import", STORE_MODE_WRITE, &store);
+	if (rc != CLI_EXIT_OK) {
+		fclose(in);
+		return rc;
+	}
+	rc = CLI_EXIT_FAILURE;
+	if (store_channels(store, &im.stored, &im.n_stored) < 0) {
+		fprintf(stderr, "thermlog import: could not read the channel list\n");
+		goto out;
+	}
+	if (import_pass(&im, in, store, true) < 0) {
+		goto out;
+	}
+	if (im.bad > 0 && !im.skip_bad) {
+		fprintf(stderr, "thermlog import: %lld bad rows; nothing imported (--skip-bad imports "
+				"the good ones)\n",
+				(long long)im.bad);
+		goto out;
+	}
+	int64_t skipped = im.bad, new_channels = 0;
+	if (store_begin(store) < 0) {
+		fprintf(stderr, "thermlog import: could not start a transaction\n");
+		goto out;
+	}
+	for (size_t i = 0; i < im.n_ch; i++) {
+		struct import_channel *c = &im.ch[i];
+		if (c->known || c->rows == 0) {
+			continue;
+		}
+		c->resolution = 1.0 / (double)pow10s[c->places];
+		struct channel ch = {.key = c->key, .source = "import", .label = c->key,
+				.kind = kind_of_unit(c->unit), .unit = c->unit,
+				.resolution = c->resolution};
+		if (store_channel_ensure(store, &ch, &c->id) < 0) {
+			fprintf(stderr, "thermlog import: could not register channel %s\n", c->key);
+			store_rollback(store);
+			goto out;
+		}
+		new_channels++;
+	}
+	rewind(in);
+	im.bad = 0;
+	im.quiet = true;
+	if (import_pass(&im, in, store, false) < 0 || store_commit(store) < 0) {
+		fprintf(stderr, "thermlog import: nothing imported\n");
+		store_rollback(store);
+		goto out;
+	}
+	printf("imported %lld values of %zu channels (%lld new) from %s", (long long)im.good,
+			im.n_ch, (long long)new_channels, im.name);
+	if (skipped) {
+		printf("; %lld bad rows skipped", (long long)skipped);
+	}
+	printf("\n");
+	rc = CLI_EXIT_OK;
+out:
+	for (size_t i = 0; i < im.n_ch; i++) {
+		free(im.ch[i].key);
+	}
+	free(im.ch);
+	free(im.index);
+	store_channels_free(im.stored, im.n_stored);
+	store_close(store);
+	fclose(in);
+	return rc;
+}
+
+/* ---- backup ---- */
+
+int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
+	if (argc != 2 || argv[1][0] == '-') {
+		bool help = argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+		fputs("usage: thermlog backup FILE\nA consistent copy of the database, taken while "
+		      "the daemon keeps writing.\n",
+				help ? stdout : stderr);
+		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	const char *path = argv[1];
+	if (access(path, F_OK) == 0) {
+		fprintf(stderr, "thermlog backup: %s exists; refusing to overwrite it\n", path);
+		return CLI_EXIT_FAILURE;
+	}
+	struct store *store;
+	int rc = cli_open_store(ctx, "backup", STORE_MODE_READ, &store);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
+	}
+	if (store_backup(store, path) < 0) { // logs why
+		fprintf(stderr, "thermlog backup: could not write %s\n", path);
+		rc = CLI_EXIT_FAILURE;
+	}
+	store_close(store);
+	return rc;
+}
