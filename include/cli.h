@@ -30,5 +30,12 @@ const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg)
 int cli_sample(const struct cli_context *ctx, int argc, char **argv);
 /** thermlog check-config [FILE]: prints "configuration OK" (exit 0) or every error (exit 2). */
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv);
+/* stats area: cli-stats.c, cli-export.c */
+int cli_stats(const struct cli_context *ctx, int argc, char **argv);
+int cli_peak(const struct cli_context *ctx, int argc, char **argv);
+int cli_channels(const struct cli_context *ctx, int argc, char **argv);
+int cli_export(const struct cli_context *ctx, int argc, char **argv);
+int cli_import(const struct cli_context *ctx, int argc, char **argv);
+int cli_backup(const struct cli_context *ctx, int argc, char **argv);
 
 #endif

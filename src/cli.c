@@ -27,6 +27,12 @@ static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"sample", cli_sample, "read every channel once and print it"},
 	{"check-config", cmd_check_config, "validate the configuration file"},
+	{"stats", cli_stats, "exact statistics per channel over a window"},
+	{"peak", cli_peak, "the cycles around a channel's maximum, with every channel"},
+	{"channels", cli_channels, "every known channel with first/last seen"},
+	{"export", cli_export, "write samples as CSV (long or wide)"},
+	{"import", cli_import, "load samples from a long-format CSV file"},
+	{"backup", cli_backup, "write a consistent copy of the database"},
 };
 
 static void usage(FILE *out) {
