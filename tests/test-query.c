@@ -1,0 +1,416 @@
+/*
+ * Window statistics over a store built here with store_write_cycle/store_maintain: answers
+ * from rollups equal answers from raw rows, byte for byte, and match a sorted reference.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <time.h>
+
+#include "csv.h"
+#include "json.h"
+#include "query.h"
+#include "stats.h"
+#include "store.h"
+#include "test.h"
+
+#define T0    1787000000 // 2026-08-17T21:33:20Z: deliberately not on an hour
+#define N_CYC 3000       // 50 hours of minutes
+
+static uint64_t rng_state;
+
+static uint64_t rng(void) {
+	uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static struct channel channels[] = {
+	{.key = "thermal/bigcore0-thermal", .source = "thermal", .label = "bigcore0",
+			.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.001},
+	{.key = "thermal/soc-thermal", .source = "thermal", .label = "SoC",
+			.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.001},
+	{.key = "devfreq/fdab0000.npu", .source = "devfreq", .label = "NPU",
+			.kind = CHANNEL_KIND_FREQUENCY, .unit = "hertz", .resolution = 1},
+};
+#define N_CH 3
+
+/* The generated history, for the reference answers. */
+static int64_t hist_ts[N_CYC];
+static int64_t hist_q[N_CYC][N_CH];
+static bool hist_have[N_CYC][N_CH];
+static bool hist_unsynced[N_CYC];
+
+static struct store *build(void) {
+	struct store *store;
+	if (store_open(&store, ":memory:", STORE_MODE_WRITE) < 0) {
+		return NULL;
+	}
+	const int64_t opp[] = {300000000, 600000000, 800000000, 1000000000};
+	int64_t ts = T0;
+	store_begin(store);
+	for (int i = 0; i < N_CYC; i++) {
+		ts += i == 1500 ? 3 * 3600 : 60; // a three-hour gap in the middle
+		hist_ts[i] = ts;
+		hist_unsynced[i] = i >= 100 && i < 130; // half an hour before NTP
+		struct reading r[N_CH];
+		for (int c = 0; c < N_CH; c++) {
+			int64_t q = c == 2 ? opp[rng() % 4]
+					   : 40000 + (int64_t)(rng() % 35) * 1000 + (c ? 0 : 769);
+			r[c] = (struct reading){.value = (double)q * channels[c].resolution};
+			if (c == 1 && i % 97 == 5) {
+				r[c].err = -ENODEV; // a missed reading: no value, never a fake 0
+			}
+			hist_q[i][c] = q;
+			hist_have[i][c] = r[c].err == 0;
+		}
+		struct cycle cy = {.ts = ts, .boot_id = "b1",
+				.clock = hist_unsynced[i] ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED,
+				.n = N_CH, .channels = channels, .readings = r};
+		if (store_write_cycle(store, &cy) < 0) {
+			store_close(store);
+			return NULL;
+		}
+	}
+	store_commit(store);
+	return store;
+}
+
+static char *stats_json(struct store *store, const struct query_params *p, int *rc) {
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *err = NULL;
+	*rc = query_stats_json(store, p, &j, &err);
+	if (*rc < 0) {
+		buf_finish(&b);
+		return err;
+	}
+	free(err);
+	return buf_steal(&b);
+}
+
+/* The number after "field": in the object of channel @key (or the top level if NULL). */
+static double number(const char *json, const char *key, const char *field) {
+	const char *p = json;
+	if (key) {
+		char pat[256];
+		snprintf(pat, sizeof(pat), "\"key\":\"%s\"", key);
+		p = strstr(json, pat);
+		if (!p) {
+			return NAN;
+		}
+	}
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\"%s\":", field);
+	p = strstr(p, pat);
+	if (!p || strncmp(p + strlen(pat), "null", 4) == 0) {
+		return NAN;
+	}
+	return strtod(p + strlen(pat), NULL);
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double ref_pct(const double *v, size_t n, double p) {
+	double h = (double)(n - 1) * (p / 100.0);
+	size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : n - 1;
+	double g = h - floor(h), d = v[hi] - v[lo];
+	return g >= 0.5 ? v[hi] - d * (1 - g) : v[lo] + d * g;
+}
+
+/* Checks the JSON against a reference computed from the generated history. */
+static void check_reference(const char *json, int64_t from, int64_t to, bool unsynced,
+		const char *what) {
+	for (int c = 0; c < N_CH; c++) {
+		double *v = malloc(N_CYC * sizeof(*v));
+		size_t n = 0;
+		long double sum = 0;
+		int64_t max_q = INT64_MIN, max_ts = 0;
+		for (int i = 0; i < N_CYC; i++) {
+			if (hist_ts[i] < from || hist_ts[i] >= to || !hist_have[i][c] ||
+					(hist_unsynced[i] && !unsynced)) {
+				continue;
+			}
+			v[n++] = stats_value(hist_q[i][c], channels[c].resolution);
+			sum += v[n - 1];
+			if (hist_q[i][c] > max_q) {
+				max_q = hist_q[i][c];
+				max_ts = hist_ts[i];
+			}
+		}
+		qsort(v, n, sizeof(*v), cmp_double);
+		long double mean = sum / n, ss = 0;
+		for (size_t i = 0; i < n; i++) {
+			ss += (v[i] - mean) * (v[i] - mean);
+		}
+		const char *k = channels[c].key;
+		bool same = number(json, k, "count") == (double)n &&
+			    fabs(number(json, k, "mean") - (double)mean) <= 1e-12 * fabs((double)mean) &&
+			    fabs(number(json, k, "stddev") - (double)sqrtl(ss / n)) <=
+					    1e-9 * fabs((double)mean) &&
+			    number(json, k, "p50") == ref_pct(v, n, 50) &&
+			    number(json, k, "p95") == ref_pct(v, n, 95) &&
+			    number(json, k, "p99") == ref_pct(v, n, 99) &&
+			    number(json, k, "min") == v[0] && number(json, k, "max") == v[n - 1] &&
+			    number(json, k, "max_time") == (double)max_ts;
+		if (!ok(same, what)) {
+			printf("# channel %s: %s\n", k, json);
+		}
+		free(v);
+	}
+}
+
+static void test_stats(struct store *store) {
+	const double pct[] = {99};
+	struct query_params p = {.percentiles = pct, .n_percentiles = 1};
+	int rc;
+	// Raw only: nothing is rolled up yet.
+	char *all_raw = stats_json(store, &p, &rc);
+	is_int(rc, 0, "whole history from raw rows");
+	check_reference(all_raw, 0, INT64_MAX, false, "whole history matches the reference");
+	is_int(number(all_raw, NULL, "from"), hist_ts[0], "default from = first cycle");
+	is_int(number(all_raw, NULL, "to"), hist_ts[N_CYC - 1] + 1, "default to = after the last");
+	is_int(number(all_raw, NULL, "interval_s"), 60, "interval inferred from spacing");
+	is_int(number(all_raw, NULL, "unsynced_excluded"), 30, "unsynced cycles counted");
+	is_int(number(all_raw, NULL, "longest_gap_s"), 3 * 3600 + 60, "the three-hour gap");
+	is_int(number(all_raw, NULL, "cycles"), N_CYC - 30, "cycles kept");
+	is_int(number(all_raw, "thermal/soc-thermal", "unsynced_excluded"), 30,
+			"per-channel unsynced count");
+	ok(strstr(all_raw, "\"time_in_state\":[{\"value\":300000000,\"share\":") != NULL,
+			"time in state for the NPU clock");
+	p.include_unsynced = true;
+	char *all_raw_u = stats_json(store, &p, &rc);
+	check_reference(all_raw_u, 0, INT64_MAX, true, "include_unsynced keeps them");
+	p.include_unsynced = false;
+
+	// A window with ragged edges: 23:59 into the history for 31.5 hours.
+	struct query_params w = p;
+	w.has_from = w.has_to = true;
+	w.from = hist_ts[0] + 23 * 60 + 59;
+	w.to = w.from + 31 * 3600 + 1800;
+	char *win_raw = stats_json(store, &w, &rc);
+	check_reference(win_raw, w.from, w.to, false, "ragged window matches the reference");
+	w.include_unsynced = true;
+	char *win_raw_u = stats_json(store, &w, &rc);
+	w.include_unsynced = false;
+
+	// Roll up every complete hour, keep raw rows: the answers must not change at all.
+	int64_t end = hist_ts[N_CYC - 1] + 60;
+	is_int(store_maintain(store, end, 400 * 86400), 0, "rollups built");
+	int64_t horizon = 0;
+	store_rollup_horizon(store, &horizon);
+	ok(horizon > hist_ts[0] + 40 * 3600, "rollup horizon advanced");
+	char *s;
+	is_str(s = stats_json(store, &p, &rc), all_raw, "whole history: rollups = raw");
+	free(s);
+	p.include_unsynced = true;
+	is_str(s = stats_json(store, &p, &rc), all_raw_u, "with unsynced: rollups = raw");
+	free(s);
+	p.include_unsynced = false;
+	is_str(s = stats_json(store, &w, &rc), win_raw, "ragged window: rollups = raw");
+	free(s);
+	w.include_unsynced = true;
+	is_str(s = stats_json(store, &w, &rc), win_raw_u, "ragged window with unsynced");
+	free(s);
+	w.include_unsynced = false;
+
+	// Prune raw rows older than a day: old whole hours are answered by rollups alone.
+	struct query_params old = p;
+	old.has_from = old.has_to = true;
+	old.from = (hist_ts[0] / 3600 + 2) * 3600;
+	old.to = old.from + 10 * 3600;
+	char *old_raw = stats_json(store, &old, &rc);
+	check_reference(old_raw, old.from, old.to, false, "old whole hours match the reference");
+	is_int(store_maintain(store, end, 86400), 0, "raw rows pruned");
+	is_str(s = stats_json(store, &old, &rc), old_raw, "pruned hours: same answer from rollups");
+	free(s);
+
+	// Selection and errors.
+	struct query_params g = {.channels = (const char *const[]){"thermal/*"}, .n_channels = 1};
+	s = stats_json(store, &g, &rc);
+	ok(strstr(s, "soc-thermal") && strstr(s, "bigcore0") && !strstr(s, "npu"),
+			"a glob selects the thermal channels");
+	free(s);
+	struct query_params bad = {.channels = (const char *const[]){"thermal/nope"},
+			.n_channels = 1};
+	s = stats_json(store, &bad, &rc);
+	is_int(rc, -EINVAL, "unknown channel refused");
+	is_str(s, "unknown channel 'thermal/nope' (see thermlog channels)", "and named");
+	free(s);
+	struct query_params empty = {.has_from = true, .has_to = true, .from = 10, .to = 10};
+	s = stats_json(store, &empty, &rc);
+	is_int(rc, -EINVAL, "empty window refused");
+	free(s);
+	struct query_params nowhere = {.has_from = true, .has_to = true, .from = 10, .to = 20};
+	s = stats_json(store, &nowhere, &rc);
+	is_int(rc, 0, "a window without data is no error");
+	ok(strstr(s, "\"count\":0,\"coverage\":0,\"mean\":null") != NULL, "statistics are null");
+	free(s);
+
+	free(all_raw);
+	free(all_raw_u);
+	free(win_raw);
+	free(win_raw_u);
+	free(old_raw);
+}
+
+static void test_peak(struct store *store) {
+	// The bigcore maximum in the still-raw last day.
+	struct query_params p = {.channels = (const char *const[]){"thermal/bigcore0-thermal"},
+			.n_channels = 1, .samples = 5, .has_from = true,
+			.from = hist_ts[N_CYC - 1] - 12 * 3600};
+	p.has_to = true;
+	p.to = hist_ts[N_CYC - 1] + 1;
+	int64_t max_q = INT64_MIN, max_ts = 0;
+	int at = 0;
+	for (int i = 0; i < N_CYC; i++) {
+		if (hist_ts[i] >= p.from && !hist_unsynced[i] && hist_q[i][0] > max_q) {
+			max_q = hist_q[i][0];
+			max_ts = hist_ts[i];
+			at = i;
+		}
+	}
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *err = NULL;
+	is_int(query_peak_json(store, &p, &j, &err), 0, "peak");
+	is_int(number(b.data, NULL, "max_time"), max_ts, "peak time");
+	char row[128];
+	snprintf(row, sizeof(row), "[%lld,%.3f,", (long long)max_ts, (double)max_q / 1000);
+	ok(strstr(b.data, row) != NULL, "the maximum's row");
+	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[at - 2]);
+	ok(strstr(b.data, row) != NULL, "two cycles before it");
+	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[at + 3]);
+	ok(strstr(b.data, row) == NULL, "five rows only");
+	ok(strstr(b.data, "{\"key\":\"devfreq/fdab0000.npu\"") != NULL, "other channels as columns");
+	buf_finish(&b);
+	free(err);
+}
+
+static void test_samples(struct store *store) {
+	struct query_params p = {.max_points = 10,
+			.channels = (const char *const[]){"devfreq/fdab0000.npu"}, .n_channels = 1};
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *err = NULL;
+	is_int(query_samples_json(store, &p, &j, &err), 0, "samples");
+	int points = 0;
+	for (const char *s = b.data; (s = strstr(s, "],[")) || (s = NULL); s++) {
+		points++;
+	}
+	ok(points + 1 <= 10, "at most max_points buckets");
+	ok(number(b.data, NULL, "bucket_s") >= 3600, "hour-sized buckets over 53 hours");
+	ok(strstr(b.data, ",300000000,1000000000,") != NULL, "a bucket spans the OPP range");
+	buf_finish(&b);
+	free(err);
+}
+
+static char *export_all(struct store *store, const struct query_params *p,
+		enum export_format f, size_t chunk) {
+	char *err = NULL;
+	struct export *e = export_create(store, p, f, &err);
+	if (!e) {
+		printf("# %s\n", err);
+		free(err);
+		return NULL;
+	}
+	struct buf out;
+	buf_init(&out);
+	char *tmp = malloc(chunk);
+	ssize_t n;
+	while ((n = export_read(e, tmp, chunk)) > 0) {
+		buf_append(&out, tmp, (size_t)n);
+	}
+	free(tmp);
+	export_destroy(e);
+	return buf_steal(&out);
+}
+
+static void test_export(struct store *store) {
+	struct query_params p = {.has_from = true, .has_to = true, .from = hist_ts[N_CYC - 3],
+			.to = hist_ts[N_CYC - 1] + 1};
+	char *s = export_all(store, &p, EXPORT_FORMAT_LONG, 7);
+	char want[512];
+	char iso[] = "2026-08-20T08:40:20Z"; // hist_ts[2997] for T0 and the gap above
+	snprintf(want, sizeof(want), "time,unix,channel,value,unit\r\n%s,%lld,thermal/bigcore0-thermal,",
+			iso, (long long)hist_ts[N_CYC - 3]);
+	ok(strncmp(s, want, strlen(want)) == 0, "long header and first row");
+	int lines = 0;
+	for (char *c = s; *c; c++) {
+		lines += *c == '\n';
+	}
+	is_int(lines, 1 + 3 * N_CH - (hist_have[N_CYC - 3][1] && hist_have[N_CYC - 2][1] &&
+						     hist_have[N_CYC - 1][1]
+					     ? 0
+					     : 1),
+			"one line per value");
+	free(s);
+	s = export_all(store, &p, EXPORT_FORMAT_WIDE, 4096);
+	ok(strncmp(s, "time,unix,devfreq/fdab0000.npu (hertz),thermal/bigcore0-thermal (celsius),"
+		      "thermal/soc-thermal (celsius)\r\n",
+			   strlen("time,unix,devfreq/fdab0000.npu (hertz),thermal/bigcore0-thermal "
+				  "(celsius),thermal/soc-thermal (celsius)\r\n")) == 0,
+			"wide header in key order");
+	free(s);
+	// Big slices: the whole remaining history in long format through tiny reads equals big reads.
+	struct query_params all = {0};
+	char *a = export_all(store, &all, EXPORT_FORMAT_LONG, 3);
+	char *b = export_all(store, &all, EXPORT_FORMAT_LONG, 1 << 20);
+	ok(a && b && strcmp(a, b) == 0 && strlen(a) > 200000, "slicing does not change the export");
+	free(a);
+	free(b);
+	a = export_all(store, &all, EXPORT_FORMAT_WIDE, 5);
+	int rows = 0;
+	for (char *c = a; *c; c++) {
+		rows += *c == '\n';
+	}
+	struct store_info info;
+	store_info(store, &info);
+	ok(rows > 1000 && strstr(a, ",,") != NULL, "wide rows with empty cells for missed readings");
+	free(a);
+}
+
+static void test_empty(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	struct query_params p = {0};
+	int rc;
+	char *s = stats_json(store, &p, &rc);
+	is_int(rc, -ENOENT, "empty database");
+	is_str(s, "the database holds no samples yet", "says so");
+	free(s);
+	store_close(store);
+}
+
+int main(int argc, char **argv) {
+	uint64_t seed = (uint64_t)time(NULL);
+	int opt;
+	while ((opt = getopt(argc, argv, "s:")) != -1) {
+		if (opt == 's') {
+			seed = strtoull(optarg, NULL, 10);
+		}
+	}
+	printf("# seed %llu (repeat with -s %llu)\n", (unsigned long long)seed,
+			(unsigned long long)seed);
+	rng_state = seed;
+	struct store *store = build();
+	if (!ok(store != NULL, "store built")) {
+		return test_done();
+	}
+	test_stats(store);
+	test_peak(store);
+	test_samples(store);
+	test_export(store);
+	store_close(store);
+	test_empty();
+	return test_done();
+}
