@@ -39,15 +39,14 @@ enum {
  * --interval) with times relative to @now. Returns 1 if taken, 0 if @opt is no window option,
  * -1 after printing an error naming @cmd and the bad value.
  */
-int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
-		int64_t now);
+int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg, int64_t now);
 
 /**
  * Opens the configured database (or --db) for @mode; a missing file is an error in read
  * mode. Returns CLI_EXIT_OK with *store set, or the exit code after printing the reason.
  */
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-		struct store **store);
+		   struct store **store);
 
 /** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
 int cli_query_failed(const char *cmd, int rc, char *err);

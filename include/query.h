@@ -20,8 +20,8 @@ struct query_params {
 	bool has_from, has_to; // false: the first stored cycle / just after the last one
 	int64_t from, to;      // s since epoch, UTC: the window is [from, to)
 	/*
-	 * Channel keys or fnmatch(3) globs ("cpufreq/policy?"); n_channels == 0 selects every channel.
-	 * A key or glob that matches no channel is an error naming it.
+	 * Channel keys or fnmatch(3) globs ("cpufreq/policy?"); n_channels == 0 selects every
+	 * channel. A key or glob that matches no channel is an error naming it.
 	 */
 	const char *const *channels;
 	size_t n_channels;
@@ -29,9 +29,9 @@ struct query_params {
 	const double *percentiles;
 	size_t n_percentiles;
 	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
-	int64_t interval_s;    // expected cycle spacing; 0 = inferred (median spacing in the window)
-	unsigned samples;      // peak: cycles around the maximum (0 = 30)
-	unsigned max_points;   // samples: at most this many buckets (0 = 1000)
+	int64_t interval_s;  // expected cycle spacing; 0 = inferred (median spacing in the window)
+	unsigned samples;    // peak: cycles around the maximum (0 = 30)
+	unsigned max_points; // samples: at most this many buckets (0 = 1000)
 };
 
 /*
@@ -49,7 +49,7 @@ struct query_params {
  * percentiles are numpy's default (type 7). Statistics without samples are null.
  */
 int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err);
+		     char **err);
 
 /**
  * The p->samples cycles centred on the maximum of the one channel p->channels[0] names:
@@ -57,14 +57,14 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
  *  then every other channel), "rows": [[time, value or null, ...]]}.
  */
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err);
+		    char **err);
 
 /**
  * {"channels": [{"key", "label", "source", "kind", "unit", "resolution", "first_seen",
  *  "last_seen", "present"}]} for every known channel (p may be NULL).
  */
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err);
+			char **err);
 
 /**
  * A downsampled series for charts: at most p->max_points buckets of equal width over the
@@ -73,24 +73,23 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
  *  "points": [[bucket start, min, max, mean, count], ...]}]} (empty buckets are left out).
  */
 int query_samples_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err);
+		       char **err);
 
 /*
  * The same answers as aligned text tables for the CLI, appended to @out: a summary line
  * ("7002 samples over 6 days ...") and one row per channel; frequencies shown in MHz.
  */
 int query_stats_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err);
-int query_peak_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err);
+		     char **err);
+int query_peak_text(struct store *store, const struct query_params *p, struct buf *out, char **err);
 int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err);
+			char **err);
 /** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
 void query_format_duration(char *out, size_t len, int64_t s);
 
 /** The resolved window of @p: the stored history's edges where from/to are unset. */
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
-		char **err);
+		 char **err);
 
 enum export_format {
 	EXPORT_FORMAT_LONG, // time,unix,channel,value,unit: one row per value
@@ -106,7 +105,7 @@ struct export;
  * NULL on error with *err set as above and errno set to the positive error code.
  */
 struct export *export_create(struct store *store, const struct query_params *p,
-		enum export_format format, char **err);
+			     enum export_format format, char **err);
 /** Copies up to @max bytes of CSV into @buf: the count, 0 at the end, or a negative errno. */
 ssize_t export_read(struct export *e, char *buf, size_t max);
 void export_destroy(struct export *e); // accepts NULL

@@ -55,8 +55,9 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			} else if (strcmp(optarg, "wide") == 0) {
 				format = EXPORT_FORMAT_WIDE;
 			} else {
-				fprintf(stderr, "thermlog export: unknown format '%s' (long or wide)\n",
-						optarg);
+				fprintf(stderr,
+					"thermlog export: unknown format '%s' (long or wide)\n",
+					optarg);
 				goto out;
 			}
 		} else if (opt == '?' || cli_window_option(&w, "export", opt, optarg, now) <= 0) {
@@ -65,7 +66,8 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "thermlog export: unexpected argument '%s'\n%s", argv[optind], usage);
+		fprintf(stderr, "thermlog export: unexpected argument '%s'\n%s", argv[optind],
+			usage);
 		goto out;
 	}
 	struct store *store;
@@ -80,7 +82,8 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	}
 	FILE *f = output ? fopen(output, "w") : stdout;
 	if (!f) {
-		fprintf(stderr, "thermlog export: could not create %s: %s\n", output, strerror(errno));
+		fprintf(stderr, "thermlog export: could not create %s: %s\n", output,
+			strerror(errno));
 		rc = CLI_EXIT_FAILURE;
 		goto destroy;
 	}
@@ -97,8 +100,8 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		rc = CLI_EXIT_FAILURE;
 	}
 	if (ferror(f) || (output ? fclose(f) : fflush(f)) != 0) {
-		fprintf(stderr, "thermlog export: could not write %s: %s\n", output ? output : "stdout",
-				strerror(errno));
+		fprintf(stderr, "thermlog export: could not write %s: %s\n",
+			output ? output : "stdout", strerror(errno));
 		rc = CLI_EXIT_FAILURE;
 	}
 destroy:
@@ -175,10 +178,25 @@ static bool parse_decimal(const char *s, struct decimal *d) {
 	return true;
 }
 
-static const int64_t pow10s[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-		1000000000, 10000000000, 100000000000, 1000000000000, 10000000000000,
-		100000000000000, 1000000000000000, 10000000000000000, 100000000000000000,
-		1000000000000000000};
+static const int64_t pow10s[] = {1,
+				 10,
+				 100,
+				 1000,
+				 10000,
+				 100000,
+				 1000000,
+				 10000000,
+				 100000000,
+				 1000000000,
+				 10000000000,
+				 100000000000,
+				 1000000000000,
+				 10000000000000,
+				 100000000000000,
+				 1000000000000000,
+				 10000000000000000,
+				 100000000000000000,
+				 1000000000000000000};
 
 /* The stored integer for @d at @resolution; false if the value is finer than the resolution. */
 static bool quantize(const struct decimal *d, double resolution, int64_t *q) {
@@ -289,7 +307,7 @@ static struct import_channel *find_channel(struct importer *im, const char *key,
 }
 
 static void report(struct importer *im, unsigned long line, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 static void report(struct importer *im, unsigned long line, const char *fmt, ...) {
 	im->bad++;
@@ -299,7 +317,7 @@ static void report(struct importer *im, unsigned long line, const char *fmt, ...
 	if (im->bad > 50) {
 		if (im->bad == 51) {
 			fprintf(stderr, "%s: more bad rows follow; only the first 50 are listed\n",
-					im->name);
+				im->name);
 		}
 		return;
 	}
@@ -326,7 +344,8 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			    : strcmp(h, "unit") == 0    ? &im->col_unit
 							: NULL;
 		if (slot && *slot >= 0) {
-			fprintf(stderr, "%s:%lu: column '%s' appears twice\n", im->name, r->line, h);
+			fprintf(stderr, "%s:%lu: column '%s' appears twice\n", im->name, r->line,
+				h);
 			return false;
 		}
 		if (slot) {
@@ -335,9 +354,9 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 	}
 	if ((im->col_time < 0 && im->col_unix < 0) || im->col_channel < 0 || im->col_value < 0) {
 		fprintf(stderr,
-				"%s:%lu: the header must name the columns time (or unix), channel and "
-				"value (optional: unit); this is a long-format import\n",
-				im->name, r->line);
+			"%s:%lu: the header must name the columns time (or unix), channel and "
+			"value (optional: unit); this is a long-format import\n",
+			im->name, r->line);
 		return false;
 	}
 	return true;
@@ -357,13 +376,14 @@ static enum channel_kind kind_of_unit(const char *unit) {
 
 /* One data row, checked; on success fills the channel, time and exact value. */
 static bool parse_row(struct importer *im, const struct csv_reader *r, bool first_pass,
-		struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
+		      struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
 	unsigned long line = r->line;
 	const char *t = field(r, im->col_time);
 	if (*t) {
 		// Stored history is absolute: relative forms ("-24h", "now") make no sense here.
 		if (t[0] == '-' || strcmp(t, "now") == 0 || !timefmt_parse_time(t, im->now, ts)) {
-			report(im, line, "bad time '%s' (ISO 8601 with a zone, or unix seconds)", t);
+			report(im, line, "bad time '%s' (ISO 8601 with a zone, or unix seconds)",
+			       t);
 			return false;
 		}
 	} else {
@@ -379,9 +399,9 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 	const char *key = field(r, im->col_channel);
 	if (!channel_key_valid(key)) {
 		report(im, line,
-				"channel name '%s' breaks the key rules (1 to %d printable ASCII "
-				"characters, no spaces)",
-				key, CHANNEL_KEY_MAX);
+		       "channel name '%s' breaks the key rules (1 to %d printable ASCII "
+		       "characters, no spaces)",
+		       key, CHANNEL_KEY_MAX);
 		return false;
 	}
 	const char *v = field(r, im->col_value);
@@ -409,8 +429,8 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		if (c->known) {
 			int64_t q;
 			if (!quantize(value, c->resolution, &q)) {
-				report(im, line, "value %s is finer than %s's resolution %g", v, key,
-						c->resolution);
+				report(im, line, "value %s is finer than %s's resolution %g", v,
+				       key, c->resolution);
 				return false;
 			}
 		} else if (value->places > 9) {
@@ -526,7 +546,8 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	im.name = from_stdin ? "stdin" : path;
 	FILE *in = from_stdin ? spool(stdin) : fopen(path, "r");
 	if (!in) {
-		fprintf(stderr, "thermlog import: could not read %s: %s\n", im.name, strerror(errno));
+		fprintf(stderr, "thermlog import: could not read %s: %s\n", im.name,
+			strerror(errno));
 		return CLI_EXIT_FAILURE;
 	}
 	struct store *store = NULL;
@@ -544,9 +565,10 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		goto out;
 	}
 	if (im.bad > 0 && !im.skip_bad) {
-		fprintf(stderr, "thermlog import: %lld bad rows; nothing imported (--skip-bad imports "
-				"the good ones)\n",
-				(long long)im.bad);
+		fprintf(stderr,
+			"thermlog import: %lld bad rows; nothing imported (--skip-bad imports "
+			"the good ones)\n",
+			(long long)im.bad);
 		goto out;
 	}
 	int64_t skipped = im.bad, new_channels = 0;
@@ -560,9 +582,12 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 			continue;
 		}
 		c->resolution = 1.0 / (double)pow10s[c->places];
-		struct channel ch = {.key = c->key, .source = "import", .label = c->key,
-				.kind = kind_of_unit(c->unit), .unit = c->unit,
-				.resolution = c->resolution};
+		struct channel ch = {.key = c->key,
+				     .source = "import",
+				     .label = c->key,
+				     .kind = kind_of_unit(c->unit),
+				     .unit = c->unit,
+				     .resolution = c->resolution};
 		if (store_channel_ensure(store, &ch, &c->id) < 0) {
 			fprintf(stderr, "thermlog import: could not register channel %s\n", c->key);
 			store_rollback(store);
@@ -579,7 +604,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		goto out;
 	}
 	printf("imported %lld values of %zu channels (%lld new) from %s", (long long)im.good,
-			im.n_ch, (long long)new_channels, im.name);
+	       im.n_ch, (long long)new_channels, im.name);
 	if (skipped) {
 		printf("; %lld bad rows skipped", (long long)skipped);
 	}
@@ -601,10 +626,11 @@ out:
 
 int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 	if (argc != 2 || argv[1][0] == '-') {
-		bool help = argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+		bool help =
+			argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
 		fputs("usage: thermlog backup FILE\nA consistent copy of the database, taken while "
 		      "the daemon keeps writing.\n",
-				help ? stdout : stderr);
+		      help ? stdout : stderr);
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *path = argv[1];

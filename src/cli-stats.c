@@ -27,16 +27,16 @@ void cli_window_finish(struct cli_window *w) {
 }
 
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
-		int64_t now) {
+		      int64_t now) {
 	switch (opt) {
 	case CLI_OPT_FROM:
 	case CLI_OPT_TO: {
 		int64_t ts;
 		if (!timefmt_parse_time(arg, now, &ts)) {
 			fprintf(stderr,
-					"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, "
-					"2026-08-20, unix seconds, -24h or now)\n",
-					cmd, opt == CLI_OPT_FROM ? "--from" : "--to", arg);
+				"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, "
+				"2026-08-20, unix seconds, -24h or now)\n",
+				cmd, opt == CLI_OPT_FROM ? "--from" : "--to", arg);
 			return -1;
 		}
 		if (opt == CLI_OPT_FROM) {
@@ -50,7 +50,7 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 	}
 	case CLI_OPT_CHANNEL:
 		w->channels = xgrow(w->channels, &w->cap_channels, w->p.n_channels + 1,
-				sizeof(*w->channels));
+				    sizeof(*w->channels));
 		w->channels[w->p.n_channels++] = arg;
 		w->p.channels = w->channels;
 		return 1;
@@ -58,13 +58,14 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 		char *end;
 		double v = strtod(arg, &end);
 		if (end == arg || *end || !(v >= 0 && v <= 100)) {
-			fprintf(stderr, "thermlog %s: bad percentile '%s' (a number from 0 to 100)\n",
-					cmd, arg);
+			fprintf(stderr,
+				"thermlog %s: bad percentile '%s' (a number from 0 to 100)\n", cmd,
+				arg);
 			return -1;
 		}
 		if (w->p.n_percentiles == QUERY_MAX_PERCENTILES) {
 			fprintf(stderr, "thermlog %s: at most %d --percentile options\n", cmd,
-					QUERY_MAX_PERCENTILES);
+				QUERY_MAX_PERCENTILES);
 			return -1;
 		}
 		w->percentiles[w->p.n_percentiles++] = v;
@@ -76,7 +77,8 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 	case CLI_OPT_INTERVAL: {
 		int64_t ms;
 		if (!timefmt_parse_duration_ms(arg, &ms) || ms < 1000) {
-			fprintf(stderr, "thermlog %s: bad interval '%s' (e.g. 60s, 1m)\n", cmd, arg);
+			fprintf(stderr, "thermlog %s: bad interval '%s' (e.g. 60s, 1m)\n", cmd,
+				arg);
 			return -1;
 		}
 		w->p.interval_s = ms / 1000;
@@ -88,7 +90,7 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 }
 
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-		struct store **store) {
+		   struct store **store) {
 	struct config cfg;
 	if (!cli_load_config(ctx, &cfg)) {
 		config_finish(&cfg);
@@ -98,7 +100,7 @@ int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mo
 	int rc = CLI_EXIT_OK;
 	if (mode == STORE_MODE_READ && access(path, F_OK) != 0) {
 		fprintf(stderr, "thermlog %s: no database at %s (--db PATH names another)\n", cmd,
-				path);
+			path);
 		rc = CLI_EXIT_FAILURE;
 	} else if (store_open(store, path, mode) < 0) { // logs why
 		fprintf(stderr, "thermlog %s: could not open the database %s\n", cmd, path);
@@ -134,19 +136,19 @@ static void usage(FILE *out, enum query_kind kind) {
 		      "channel;\npercentiles interpolate linearly between closest ranks (numpy's "
 		      "default).\nT: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
 		      "(default: all history).\n",
-				out);
+		      out);
 		break;
 	case QUERY_PEAK:
 		fputs("usage: thermlog peak --channel KEY [--samples N] [--from T] [--to T] "
 		      "[--include-unsynced] [--json]\n"
 		      "The N cycles (default 30) centred on the channel's maximum, with every "
 		      "channel's value.\n",
-				out);
+		      out);
 		break;
 	case QUERY_CHANNELS:
 		fputs("usage: thermlog channels [--channel KEY|GLOB]... [--json]\n"
 		      "Every known channel with first/last seen and present/absent.\n",
-				out);
+		      out);
 		break;
 	}
 }
@@ -171,7 +173,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		bool allowed = kind == QUERY_STATS ? opt != CLI_OPT_SAMPLES
+		bool allowed = kind == QUERY_STATS  ? opt != CLI_OPT_SAMPLES
 			       : kind == QUERY_PEAK ? opt != CLI_OPT_PERCENTILE
 						    : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h') {
@@ -182,7 +184,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		if (opt == '?' || !allowed) {
 			if (opt != '?') {
 				fprintf(stderr, "thermlog %s: option %s does not apply\n", cmd,
-						argv[optind - 1]);
+					argv[optind - 1]);
 			}
 			usage(stderr, kind);
 			goto out;
@@ -196,7 +198,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			long n = strtol(optarg, &end, 10);
 			if (end == optarg || *end || n < 1 || n > 10000) {
 				fprintf(stderr, "thermlog %s: bad --samples '%s' (1..10000)\n", cmd,
-						optarg);
+					optarg);
 				goto out;
 			}
 			w.p.samples = (unsigned)n;
@@ -230,12 +232,12 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	if (json) {
 		struct json j;
 		json_init(&j, &b, false);
-		qrc = kind == QUERY_STATS ? query_stats_json(store, &w.p, &j, &err)
+		qrc = kind == QUERY_STATS  ? query_stats_json(store, &w.p, &j, &err)
 		      : kind == QUERY_PEAK ? query_peak_json(store, &w.p, &j, &err)
 					   : query_channels_json(store, &w.p, &j, &err);
 		buf_putc(&b, '\n');
 	} else {
-		qrc = kind == QUERY_STATS ? query_stats_text(store, &w.p, &b, &err)
+		qrc = kind == QUERY_STATS  ? query_stats_text(store, &w.p, &b, &err)
 		      : kind == QUERY_PEAK ? query_peak_text(store, &w.p, &b, &err)
 					   : query_channels_text(store, &w.p, &b, &err);
 	}

@@ -72,7 +72,7 @@ static bool matches(const char *pattern, const char *key) {
 }
 
 static int select_channels(struct store *store, const char *const *patterns, size_t n_patterns,
-		struct selection *s, char **err) {
+			   struct selection *s, char **err) {
 	*s = (struct selection){0};
 	if (store_channels(store, &s->all, &s->n_all) < 0) {
 		return set_err(err, -EIO, "could not read the channel list");
@@ -84,7 +84,8 @@ static int select_channels(struct store *store, const char *const *patterns, siz
 		}
 		if (!any) {
 			int rc = set_err(err, -EINVAL, "unknown channel '%s'%s", patterns[k],
-					s->n_all ? " (see thermlog channels)" : ": the database has no channels");
+					 s->n_all ? " (see thermlog channels)"
+						  : ": the database has no channels");
 			selection_finish(s);
 			return rc;
 		}
@@ -127,7 +128,7 @@ static const struct channel *sel_channel(const struct selection *s, size_t k) {
 /* ---- window and cycles ---- */
 
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
-		char **err) {
+		 char **err) {
 	struct store_info info;
 	if (store_info(store, &info) < 0) {
 		return set_err(err, -EIO, "could not read the database summary");
@@ -139,7 +140,7 @@ int query_window(struct store *store, const struct query_params *p, int64_t *fro
 	*to = p->has_to ? p->to : info.last_cycle + 1;
 	if (*from >= *to) {
 		return set_err(err, -EINVAL, "empty window: from (%lld) is not before to (%lld)",
-				(long long)*from, (long long)*to);
+			       (long long)*from, (long long)*to);
 	}
 	return 0;
 }
@@ -165,9 +166,10 @@ static int on_cycle(void *ctx, const struct store_cycle *c) {
 	if (c->clock == CLOCK_STATE_UNSYNCED) {
 		cs->unsynced++;
 		int64_t hour = floor_hour(c->ts);
-		if (cs->n_unsynced_hours == 0 || cs->unsynced_hours[cs->n_unsynced_hours - 1] != hour) {
+		if (cs->n_unsynced_hours == 0 ||
+		    cs->unsynced_hours[cs->n_unsynced_hours - 1] != hour) {
 			cs->unsynced_hours = xgrow(cs->unsynced_hours, &cs->cap_unsynced_hours,
-					cs->n_unsynced_hours + 1, sizeof(int64_t));
+						   cs->n_unsynced_hours + 1, sizeof(int64_t));
 			cs->unsynced_hours[cs->n_unsynced_hours++] = hour;
 		}
 		if (!cs->include_unsynced) {
@@ -192,9 +194,9 @@ static void cycles_finish(struct cycle_summary *cs) {
 }
 
 static int summarize_cycles(struct store *store, const struct query_params *p, int64_t from,
-		int64_t to, struct cycle_summary *cs, char **err) {
-	*cs = (struct cycle_summary){.from = from, .to = to, .include_unsynced = p->include_unsynced,
-			.last_ts = from};
+			    int64_t to, struct cycle_summary *cs, char **err) {
+	*cs = (struct cycle_summary){
+		.from = from, .to = to, .include_unsynced = p->include_unsynced, .last_ts = from};
 	stats_init(&cs->spacing);
 	if (store_scan_cycles(store, from, to, on_cycle, cs) < 0) {
 		cycles_finish(cs);
@@ -348,8 +350,8 @@ static void json_value(struct json *j, int64_t q, double resolution) {
 #define TIME_IN_STATE_MAX 256
 
 static void write_channel_stats(struct json *out, const struct channel *ch,
-		const struct stats_acc *acc, const struct query_params *p, int64_t expected,
-		int64_t unsynced_excluded) {
+				const struct stats_acc *acc, const struct query_params *p,
+				int64_t expected, int64_t unsynced_excluded) {
 	double res = ch->resolution;
 	json_object_begin(out);
 	json_key(out, "key");
@@ -385,14 +387,16 @@ static void write_channel_stats(struct json *out, const struct channel *ch,
 		char key[32];
 		percentile_key(key, sizeof(key), p->percentiles[k]);
 		json_key(out, key);
-		any ? json_double(out, stats_percentile(acc, p->percentiles[k], res)) : json_null(out);
+		any ? json_double(out, stats_percentile(acc, p->percentiles[k], res))
+		    : json_null(out);
 	}
 	json_key(out, "unsynced_excluded");
 	json_int(out, unsynced_excluded);
 	size_t n_bins;
 	const struct stats_bin *bins = stats_bins(acc, &n_bins);
 	if (ch->kind == CHANNEL_KIND_FREQUENCY && n_bins <= TIME_IN_STATE_MAX) {
-		// Each sample stands for one cycle, so a value's share of samples is its share of time.
+		// Each sample stands for one cycle, so a value's share of samples is its share of
+		// time.
 		json_key(out, "time_in_state");
 		json_array_begin(out);
 		for (size_t i = 0; i < n_bins; i++) {
@@ -415,7 +419,7 @@ static int check_params(const struct query_params *p, char **err) {
 	for (size_t k = 0; k < p->n_percentiles; k++) {
 		if (!(p->percentiles[k] >= 0 && p->percentiles[k] <= 100)) {
 			return set_err(err, -EINVAL, "percentile %g is outside 0..100",
-					p->percentiles[k]);
+				       p->percentiles[k]);
 		}
 	}
 	return 0;
@@ -440,8 +444,8 @@ static void window_finish(struct window_stats *w) {
 	selection_finish(&w->sel);
 }
 
-static int compute_stats(struct store *store, const struct query_params *p,
-		struct window_stats *w, char **err) {
+static int compute_stats(struct store *store, const struct query_params *p, struct window_stats *w,
+			 char **err) {
 	*w = (struct window_stats){0};
 	int rc = check_params(p, err);
 	if (rc < 0 || (rc = query_window(store, p, &w->from, &w->to, err)) < 0) {
@@ -460,9 +464,13 @@ static int compute_stats(struct store *store, const struct query_params *p,
 	for (size_t k = 0; k < w->sel.n; k++) {
 		stats_init(&w->acc[k]);
 	}
-	struct feed f = {.sel = &w->sel, .cs = &w->cs, .include_unsynced = p->include_unsynced,
-			.raw = stats_raw, .rollup = stats_rollup, .ctx = w->acc,
-			.unsynced_excluded = w->unsynced};
+	struct feed f = {.sel = &w->sel,
+			 .cs = &w->cs,
+			 .include_unsynced = p->include_unsynced,
+			 .raw = stats_raw,
+			 .rollup = stats_rollup,
+			 .ctx = w->acc,
+			 .unsynced_excluded = w->unsynced};
 	if (feed_window(store, &f, w->from, w->to) < 0) {
 		window_finish(w);
 		return set_err(err, -EIO, "could not read the stored samples");
@@ -474,7 +482,7 @@ static int compute_stats(struct store *store, const struct query_params *p,
 }
 
 int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err) {
+		     char **err) {
 	struct window_stats w;
 	int rc = compute_stats(store, p, &w, err);
 	if (rc < 0) {
@@ -501,7 +509,7 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 	json_array_begin(out);
 	for (size_t k = 0; k < w.sel.n; k++) {
 		write_channel_stats(out, sel_channel(&w.sel, k), &w.acc[k], p, w.cs.expected,
-				w.unsynced[k]);
+				    w.unsynced[k]);
 	}
 	json_array_end(out);
 	json_object_end(out);
@@ -517,9 +525,10 @@ static const char *display_unit(const char *unit, double *factor) {
 		const char *unit, *symbol;
 		double factor;
 	} units[] = {
-		{"celsius", "°C", 1}, {"hertz", "MHz", 1e-6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1}, {"amperes", "A", 1}, {"watts", "W", 1},
-		{"joules", "J", 1}, {"rpm", "rpm", 1}, {"percent", "%", 1}, {"ohms", "ohm", 1},
+		{"celsius", "°C", 1},    {"hertz", "MHz", 1e-6}, {"volts", "V", 1},
+		{"millivolts", "mV", 1}, {"amperes", "A", 1},    {"watts", "W", 1},
+		{"joules", "J", 1},      {"rpm", "rpm", 1},      {"percent", "%", 1},
+		{"ohms", "ohm", 1},
 	};
 	*factor = 1;
 	for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++) {
@@ -567,7 +576,7 @@ static void table_row(struct table *t) {
 }
 
 static void table_set(struct table *t, size_t col, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 static void table_set(struct table *t, size_t col, const char *fmt, ...) {
 	va_list ap;
@@ -631,7 +640,7 @@ static void format_shown(char *out, size_t len, double v, double factor, int dig
 }
 
 int query_stats_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err) {
+		     char **err) {
 	struct window_stats w;
 	int rc = compute_stats(store, p, &w, err);
 	if (rc < 0) {
@@ -643,8 +652,8 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 	timefmt_iso(w.from, from);
 	timefmt_iso(w.to, to);
 	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, longest gap %s",
-			(long long)w.cs.cycles, span, from, to,
-			100.0 * (double)w.cs.cycles / (double)w.cs.expected, gap);
+		   (long long)w.cs.cycles, span, from, to,
+		   100.0 * (double)w.cs.cycles / (double)w.cs.expected, gap);
 	if (!p->include_unsynced && w.cs.unsynced > 0) {
 		buf_printf(out, ", %lld unsynced cycles excluded", (long long)w.cs.unsynced);
 	}
@@ -695,7 +704,8 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 			format_shown(v, sizeof(v), vals[i], factor, digits + (i < 2 && digits < 3));
 			table_set(&t, 3 + i, "%s", v);
 		}
-		format_shown(v, sizeof(v), any ? stats_value(acc->max_q, res) : NAN, factor, digits);
+		format_shown(v, sizeof(v), any ? stats_value(acc->max_q, res) : NAN, factor,
+			     digits);
 		table_set(&t, cols - 2, "%s", v);
 		if (any) {
 			char at[TIMEFMT_ISO_LEN];
@@ -707,10 +717,11 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 		if (ch->kind == CHANNEL_KIND_FREQUENCY && any && n_bins <= 16) {
 			buf_printf(&states, "%s:", ch->key);
 			for (size_t i = n_bins; i-- > 0;) {
-				format_shown(v, sizeof(v), stats_value(bins[i].q, res), factor, digits);
+				format_shown(v, sizeof(v), stats_value(bins[i].q, res), factor,
+					     digits);
 				buf_printf(&states, " %s %s %.1f %%%s", v, unit,
-						100.0 * (double)bins[i].count / (double)acc->count,
-						i ? "," : "");
+					   100.0 * (double)bins[i].count / (double)acc->count,
+					   i ? "," : "");
 			}
 			buf_putc(&states, '\n');
 		}
@@ -777,7 +788,7 @@ static int peak_fill(void *ctx, const struct store_sample *s) {
 
 /* The peak as JSON into @out, or as a table into @text when @out is NULL. */
 static int peak_run(struct store *store, const struct query_params *p, struct json *out,
-		struct buf *text, char **err) {
+		    struct buf *text, char **err) {
 	if (p->n_channels != 1) {
 		return set_err(err, -EINVAL, "peak needs exactly one channel");
 	}
@@ -791,8 +802,8 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		return rc;
 	}
 	if (one.n != 1) {
-		rc = set_err(err, -EINVAL, "'%s' matches %zu channels; peak needs one", p->channels[0],
-				one.n);
+		rc = set_err(err, -EINVAL, "'%s' matches %zu channels; peak needs one",
+			     p->channels[0], one.n);
 		selection_finish(&one);
 		return rc;
 	}
@@ -809,10 +820,14 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	const struct channel *pch = sel_channel(&one, 0);
 	struct stats_acc acc;
 	stats_init(&acc);
-	struct peak_ctx pc = {.sel = &all, .include_unsynced = p->include_unsynced,
-			.peak_id = one.ids[0]};
-	struct feed f = {.sel = &one, .cs = &cs, .include_unsynced = p->include_unsynced,
-			.raw = stats_raw, .rollup = stats_rollup, .ctx = &acc};
+	struct peak_ctx pc = {
+		.sel = &all, .include_unsynced = p->include_unsynced, .peak_id = one.ids[0]};
+	struct feed f = {.sel = &one,
+			 .cs = &cs,
+			 .include_unsynced = p->include_unsynced,
+			 .raw = stats_raw,
+			 .rollup = stats_rollup,
+			 .ctx = &acc};
 	if (feed_window(store, &f, from, to) < 0) {
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
@@ -841,9 +856,9 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		char iso[TIMEFMT_ISO_LEN];
 		timefmt_iso(acc.max_ts, iso);
 		rc = set_err(err, -ENOENT,
-				"the raw samples around the maximum of %s (%s) were pruned; only "
-				"hourly rollups remain",
-				pch->key, iso);
+			     "the raw samples around the maximum of %s (%s) were pruned; only "
+			     "hourly rollups remain",
+			     pch->key, iso);
 		goto out;
 	}
 	size_t first = peak_at >= want / 2 ? peak_at - want / 2 : 0;
@@ -856,7 +871,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	pc.cells = xcalloc(pc.n_rows * (all.n ? all.n : 1), sizeof(*pc.cells));
 	pc.have = xcalloc(pc.n_rows * (all.n ? all.n : 1), sizeof(*pc.have));
 	if (store_scan_samples(store, pc.row_ts[0], pc.row_ts[pc.n_rows - 1] + 1, NULL, 0, true,
-			    peak_fill, &pc) < 0) {
+			       peak_fill, &pc) < 0) {
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
 	}
@@ -908,7 +923,8 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 			for (size_t c = 0; c < n_cols; c++) {
 				size_t cell = r * all.n + cols[c];
 				if (pc.have[cell]) {
-					json_value(out, pc.cells[cell], sel_channel(&all, cols[c])->resolution);
+					json_value(out, pc.cells[cell],
+						   sel_channel(&all, cols[c])->resolution);
 				} else {
 					json_null(out);
 				}
@@ -923,9 +939,9 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		const char *unit = display_unit(pch->unit, &factor);
 		timefmt_iso(acc.max_ts, at);
 		format_shown(v, sizeof(v), stats_value(acc.max_q, pch->resolution), factor,
-				display_digits(pch, factor));
-		buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key, v,
-				unit, at, pc.n_rows);
+			     display_digits(pch, factor));
+		buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key,
+			   v, unit, at, pc.n_rows);
 		struct table t;
 		table_init(&t, n_cols + 1);
 		table_row(&t);
@@ -944,8 +960,10 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 				size_t cell = r * all.n + cols[c];
 				display_unit(ch->unit, &factor);
 				format_shown(v, sizeof(v),
-						pc.have[cell] ? stats_value(pc.cells[cell], ch->resolution) : NAN,
-						factor, display_digits(ch, factor));
+					     pc.have[cell]
+						     ? stats_value(pc.cells[cell], ch->resolution)
+						     : NAN,
+					     factor, display_digits(ch, factor));
 				table_set(&t, c + 1, "%s", v);
 			}
 		}
@@ -965,19 +983,19 @@ out:
 }
 
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err) {
+		    char **err) {
 	return peak_run(store, p, out, NULL, err);
 }
 
 int query_peak_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err) {
+		    char **err) {
 	return peak_run(store, p, NULL, out, err);
 }
 
 /* ---- channel list ---- */
 
 int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
-		char **err) {
+			char **err) {
 	struct selection sel;
 	int rc = select_channels(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
 	if (rc < 0) {
@@ -986,7 +1004,8 @@ int query_channels_text(struct store *store, const struct query_params *p, struc
 	struct table t;
 	table_init(&t, 7);
 	table_row(&t);
-	const char *head[] = {"channel", "label", "kind", "unit", "first seen", "last seen", "state"};
+	const char *head[] = {"channel",    "label",     "kind", "unit",
+			      "first seen", "last seen", "state"};
 	for (size_t c = 0; c < 7; c++) {
 		table_set(&t, c, "%s", head[c]);
 	}
@@ -1011,7 +1030,7 @@ int query_channels_text(struct store *store, const struct query_params *p, struc
 }
 
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err) {
+			char **err) {
 	struct selection sel;
 	int rc = select_channels(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
 	if (rc < 0) {
@@ -1097,7 +1116,7 @@ static int series_rollup(void *ctx, int slot, const struct store_rollup *r) {
 }
 
 int query_samples_json(struct store *store, const struct query_params *p, struct json *out,
-		char **err) {
+		       char **err) {
 	int64_t from, to;
 	int rc = query_window(store, p, &from, &to, err);
 	if (rc < 0) {
@@ -1123,15 +1142,18 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	struct cycle_summary cs = {0};
 	bool rollups = sc.width % HOUR_S == 0;
 	if (rollups && p->include_unsynced &&
-			(rc = summarize_cycles(store, p, from, to, &cs, err)) < 0) {
+	    (rc = summarize_cycles(store, p, from, to, &cs, err)) < 0) {
 		selection_finish(&sel);
 		return rc;
 	}
 	sc.n_channels = sel.n;
 	sc.b = xcalloc(sc.n_buckets * (sel.n ? sel.n : 1), sizeof(*sc.b));
-	struct feed f = {.sel = &sel, .cs = rollups && p->include_unsynced ? &cs : NULL,
-			.include_unsynced = p->include_unsynced, .raw = series_raw,
-			.rollup = rollups ? series_rollup : NULL, .ctx = &sc};
+	struct feed f = {.sel = &sel,
+			 .cs = rollups && p->include_unsynced ? &cs : NULL,
+			 .include_unsynced = p->include_unsynced,
+			 .raw = series_raw,
+			 .rollup = rollups ? series_rollup : NULL,
+			 .ctx = &sc};
 	if (feed_window(store, &f, from, to) < 0) {
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
@@ -1233,7 +1255,8 @@ static void flush_wide_row(struct export *e) {
 		buf_putc(&e->out, ',');
 		if (e->row_have[k]) {
 			char v[STATS_VALUE_LEN];
-			size_t len = stats_format_value(v, e->row_q[k], sel_channel(&e->sel, k)->resolution);
+			size_t len = stats_format_value(v, e->row_q[k],
+							sel_channel(&e->sel, k)->resolution);
 			buf_append(&e->out, v, len);
 			e->row_have[k] = false;
 		}
@@ -1280,7 +1303,7 @@ static int export_sample(void *ctx, const struct store_sample *s) {
 }
 
 struct export *export_create(struct store *store, const struct query_params *p,
-		enum export_format format, char **err) {
+			     enum export_format format, char **err) {
 	int64_t from, to;
 	int rc = query_window(store, p, &from, &to, err);
 	if (rc < 0) {
@@ -1288,8 +1311,11 @@ struct export *export_create(struct store *store, const struct query_params *p,
 		return NULL;
 	}
 	struct export *e = xcalloc(1, sizeof(*e));
-	*e = (struct export){.store = store, .format = format, .include_unsynced = p->include_unsynced,
-			.cursor = from, .to = to};
+	*e = (struct export){.store = store,
+			     .format = format,
+			     .include_unsynced = p->include_unsynced,
+			     .cursor = from,
+			     .to = to};
 	buf_init(&e->out);
 	if ((rc = select_channels(store, p->channels, p->n_channels, &e->sel, err)) < 0) {
 		free(e);
@@ -1327,7 +1353,7 @@ struct export *export_create(struct store *store, const struct query_params *p,
 static int export_fill(struct export *e) {
 	int64_t start = e->cursor;
 	int rc = store_scan_samples(e->store, start, e->to, e->sel.ids, e->sel.n, true,
-			export_sample, e);
+				    export_sample, e);
 	if (rc < 0) {
 		return -EIO;
 	}
