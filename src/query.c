@@ -541,6 +541,9 @@ static const char *display_unit(const char *unit, double *factor) {
 }
 
 static int display_digits(const struct channel *ch, double factor) {
+	if (ch->unit && strcmp(ch->unit, "hertz") == 0) {
+		return 0; // operating points are whole MHz
+	}
 	int d = stats_resolution_digits(ch->resolution * factor);
 	return d < 0 ? 3 : d > 3 ? 3 : d;
 }
