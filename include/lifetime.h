@@ -105,6 +105,8 @@ enum lifetime_warning_code {
 	LIFETIME_WARN_SENSOR,          // "sensor_not_found"
 	LIFETIME_WARN_SHORT_HISTORY,   // "short_history"
 	LIFETIME_WARN_HISTORY_TRIMMED, // "history_trimmed"
+	LIFETIME_WARN_INVALID,         // "invalid_rating"
+	LIFETIME_WARN_NOT_TEMPERATURE, // "not_temperature"
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code);
@@ -168,6 +170,16 @@ double lifetime_percentile(struct lifetime_point *pts, size_t n, double pct);
  * On error returns false with *err naming the bad element (caller frees).
  */
 bool lifetime_profile_parse(const char *text, struct lifetime_point **pts, size_t *n, char **err);
+
+/**
+ * The time one sample stands for: the spacing since the previous included cycle @prev_ts when
+ * it is at most 1.5 nominal intervals, else one nominal interval @nominal_s (the first sample,
+ * @prev_ts = INT64_MIN,
+ * or the first after a gap: gap time is not observed time). Seconds.
+ */
+int64_t lifetime_sample_interval(int64_t prev_ts, int64_t ts, int64_t nominal_s);
+/** True when the spacing from @prev_ts to @ts is a gap (over 1.5 nominal intervals). */
+bool lifetime_is_gap(int64_t prev_ts, int64_t ts, int64_t nominal_s);
 
 /** A compact string of everything that changes the damage sum, to detect changed ratings. */
 void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *out);

@@ -28,6 +28,8 @@ static const char *const warning_names[] = {
 	[LIFETIME_WARN_SENSOR] = "sensor_not_found",
 	[LIFETIME_WARN_SHORT_HISTORY] = "short_history",
 	[LIFETIME_WARN_HISTORY_TRIMMED] = "history_trimmed",
+	[LIFETIME_WARN_INVALID] = "invalid_rating",
+	[LIFETIME_WARN_NOT_TEMPERATURE] = "not_temperature",
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code) {
@@ -377,34 +379,49 @@ static double pct_of(double part, double whole) {
 	return whole > 0 ? 100 * part / whole : 0;
 }
 
+/* "12.5 h (3.1 % of the observed time)", or "all the time" for a constant temperature. */
+static void describe_share(char *out, size_t len, double part, double whole) {
+	if (part >= whole) {
+		snprintf(out, len, "all the time");
+	} else {
+		snprintf(out, len, "%.1f h (%.1f %% of the observed time)", part,
+			 pct_of(part, whole));
+	}
+}
+
 static void model_warnings(const struct lifetime_params *p, const struct lifetime_acc *acc,
 			   struct lifetime_result *r) {
 	double obs = r->observed_h;
 	double above = lifetime_sum_value(&acc->above_rated_h);
 	double below = lifetime_sum_value(&acc->below_validity_h);
 	double below60 = lifetime_sum_value(&acc->below_bt2_h);
+	char share[96];
 	if (above > 0) {
-		lifetime_warn(r, LIFETIME_WARN_ABOVE_RATED,
-			      "%.1f h (%.1f %% of the observed time) above the rated %g °C, up to "
-			      "%.1f °C: the formula is extrapolated there, so the damage is likely "
-			      "underestimated",
-			      above, pct_of(above, obs), p->rated_temp_c, acc->max_c + p->rise_k);
+		describe_share(share, sizeof(share), above, obs);
+		lifetime_warn(
+			r, LIFETIME_WARN_ABOVE_RATED,
+			"%s above the rated %g °C, up to %.1f °C: the formula is extrapolated "
+			"there, so the damage is likely underestimated",
+			share, p->rated_temp_c, acc->max_c + p->rise_k);
 	}
 	if (below > 0) {
-		lifetime_warn(r, LIFETIME_WARN_BELOW_VALIDITY,
-			      "%.1f h (%.1f %% of the observed time) below %g °C, outside the "
-			      "model's validity band (manufacturer calculators accept %g °C up to "
-			      "the rated temperature): life there is extrapolated",
-			      below, pct_of(below, obs), p->validity_low_c, p->validity_low_c);
+		describe_share(share, sizeof(share), below, obs);
+		lifetime_warn(
+			r, LIFETIME_WARN_BELOW_VALIDITY,
+			"%s below %g °C, outside the model's validity band (manufacturer "
+			"calculators accept %g °C up to the rated temperature): life there is "
+			"extrapolated",
+			share, p->validity_low_c, p->validity_low_c);
 	}
 	if (p->model == LIFETIME_MODEL_BT && p->base == 2 && p->step_k == 10 && below60 > 0 &&
 	    below60 > below) {
+		describe_share(share, sizeof(share), below60, obs);
 		lifetime_warn(
 			r, LIFETIME_WARN_BT2_LOW,
-			"%.1f h (%.1f %% of the observed time) below %g °C, where the B_t = 2 "
-			"rule departs from Arrhenius (they agree at 70-90 °C): there it "
-			"predicts a shorter life, so the estimate is conservative",
-			below60, pct_of(below60, obs), LIFETIME_BT2_LOW_C);
+			"%s below %g °C, where the B_t = 2 rule departs from Arrhenius (they "
+			"agree at 70-90 °C): there it predicts a shorter life, so the estimate "
+			"is conservative",
+			share, LIFETIME_BT2_LOW_C);
 	}
 	if (p->type == CAPACITOR_TYPE_POLYMER && p->model == LIFETIME_MODEL_BT && p->bt_given &&
 	    p->base < 3) {
@@ -577,6 +594,17 @@ err:
 	*pts = NULL;
 	*n = 0;
 	return false;
+}
+
+bool lifetime_is_gap(int64_t prev_ts, int64_t ts, int64_t nominal_s) {
+	return prev_ts != INT64_MIN && ts > prev_ts && (ts - prev_ts) * 2 > nominal_s * 3;
+}
+
+int64_t lifetime_sample_interval(int64_t prev_ts, int64_t ts, int64_t nominal_s) {
+	if (prev_ts == INT64_MIN || ts <= prev_ts || lifetime_is_gap(prev_ts, ts, nominal_s)) {
+		return nominal_s;
+	}
+	return ts - prev_ts;
 }
 
 void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *out) {

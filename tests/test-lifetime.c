@@ -294,7 +294,7 @@ static void test_outputs_and_warnings(void) {
 	lifetime_acc_add(&acc, &p, 50, 1);
 	lifetime_summarize(&p, &acc, 0, &r);
 	w = find_warning(&r, LIFETIME_WARN_BELOW_VALIDITY);
-	ok(w && strstr(w->message, "60 °C"), "validity_low_c 60 °C applies");
+	ok(w && strstr(w->message, "all the time below 60 °C"), "validity_low_c 60 °C applies");
 
 	// polymer part on the wet rule
 	cc = cap(2000, 105);
@@ -455,6 +455,17 @@ static void test_persistence(void) {
 	buf_finish(&text);
 }
 
+static void test_sample_interval(void) {
+	is_int(lifetime_sample_interval(INT64_MIN, 1000, 60), 60, "first sample: one interval");
+	is_int(lifetime_sample_interval(940, 1000, 60), 60, "regular spacing");
+	is_int(lifetime_sample_interval(939, 1000, 60), 61, "jitter is kept: spacing 61 s");
+	is_int(lifetime_sample_interval(910, 1000, 60), 90, "1.5 intervals is still no gap");
+	is_int(lifetime_sample_interval(909, 1000, 60), 60, "a gap counts one interval");
+	ok(lifetime_is_gap(880, 1000, 60), "two intervals is a gap");
+	ok(!lifetime_is_gap(940, 1000, 60), "one interval is no gap");
+	ok(!lifetime_is_gap(INT64_MIN, 1000, 60), "no previous cycle: no gap");
+}
+
 /* Jensen: for random profiles L_eff <= L(mean) and T_eq >= mean. Prints the seed. */
 static void test_random_profiles(unsigned seed) {
 	printf("# seed %u (rerun with -s %u)\n", seed, seed);
@@ -499,6 +510,7 @@ int main(int argc, char **argv) {
 	test_profiles();
 	test_percentile();
 	test_persistence();
+	test_sample_interval();
 	test_random_profiles(seed);
 	return test_done();
 }

@@ -1,0 +1,82 @@
+/*
+ * Capacitor lifetime over the store: the daemon's running damage per capacitor (updated per
+ * stored cycle, persisted hourly, caught up from raw samples on start) and the full
+ * recomputation from the stored history that `thermlog lifetime` and GET /api/v1/lifetime show.
+ * Both replay samples through the same code, so their figures agree to the bit.
+ */
+#ifndef CAPWATCH_H
+#define CAPWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "json.h"
+#include "lifetime.h"
+#include "live.h"
+#include "store.h"
+
+struct capwatch;
+
+/**
+ * Restores each configured capacitor's persisted state (store key "lifetime/<name>"; a state
+ * written for a different rating is discarded) and catches up from the raw samples stored after
+ * it. @cfg and @store are borrowed and must outlive the capwatch. Each sample stands for the
+ * spacing since the previous cycle, or one configured interval after a gap. Returns NULL only
+ * when the store cannot be read (logged); invalid capacitors are logged and left out.
+ */
+struct capwatch *capwatch_create(const struct config *cfg, struct store *store);
+/** Adds a stored cycle (call after store_write_cycle() succeeded); unsynced cycles are skipped. */
+void capwatch_update(struct capwatch *cw, const struct cycle *cycle);
+/**
+ * Writes the states through store_state_set() when something changed and at least an hour has
+ * passed since the last write (the first call writes). @now: s since epoch. 0 or -errno.
+ */
+int capwatch_persist(struct capwatch *cw, int64_t now);
+/** Fills up to @max entries (strings borrowed from the config); returns the number filled. */
+size_t capwatch_states(struct capwatch *cw, struct live_capacitor *out, size_t max);
+void capwatch_destroy(struct capwatch *cw); // accepts NULL
+
+/** One capacitor's figures over a window of the stored history. */
+struct lifetime_report_entry {
+	const struct capacitor_config *cc; // borrowed from the config
+	char *sensor_key; // owned: the matched channel key, or the configured sensor
+	struct lifetime_result r;
+	double coverage;           // observed time / stored span of the window, NAN when empty
+	double p95_temp_c;         // time-weighted, NAN when empty
+	double life_at_p95_temp_h; // uncapped
+};
+
+struct lifetime_report {
+	int64_t from, to;   // the stored span evaluated (0, 0 when empty)
+	int64_t interval_s; // nominal sampling interval inferred from the cycles' spacing
+	size_t n;
+	struct lifetime_report_entry *entries; // one per configured capacitor, in config order
+};
+
+/**
+ * Recomputes every configured capacitor from the raw samples with from <= ts < to
+ * (INT64_MIN/INT64_MAX or 0 for open ends). @now (s since epoch) bounds the calendar age.
+ * Returns 0, or a negative errno with *err newly allocated (caller frees).
+ */
+int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			    bool include_unsynced, int64_t now, struct lifetime_report *rep,
+			    char **err);
+void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed struct
+
+/**
+ * The JSON of `thermlog lifetime --json`, appended to @out: {"capacitors": [{"name", "sensor",
+ * "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
+ * "equivalent_temp_c", "life_at_mean_temp_h", "life_at_p95_temp_h", "remaining_h", "capped",
+ * "warnings": [{"code", "message"}], "relative_lifetime": [{"reduction_k", "factor",
+ * "life_h"}]}]}. Hours; effective_life_h and remaining_h are capped (see "capped"), the
+ * comparison lives are not; temperatures are on the sensor's scale; null where unknown.
+ * Arguments as lifetime_report_compute(); 0 or -errno with *err.
+ */
+int lifetime_report_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			 bool include_unsynced, int64_t now, struct json *out, char **err);
+/** Writes a computed report as the JSON above. */
+void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out);
+
+#endif

@@ -1,0 +1,699 @@
+/*
+ * Capacitor damage over the store: a replay of raw samples shared by the full recomputation
+ * (CLI, HTTP) and the daemon's catch-up, and the daemon's per-cycle running sums.
+ */
+#include "capwatch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xalloc.h"
+
+#define STATE_PREFIX    "lifetime/"
+#define PERSIST_EVERY_S 3600
+
+static const char *basis_name(enum temp_basis basis) {
+	switch (basis) {
+	case TEMP_BASIS_AMBIENT:
+		return "ambient";
+	case TEMP_BASIS_CASE:
+		return "case";
+	case TEMP_BASIS_CORE:
+		return "core";
+	}
+	return "unknown";
+}
+
+static bool is_celsius(const char *unit) {
+	return unit && strcmp(unit, "celsius") == 0;
+}
+
+/* The stored channel a capacitor's sensor names: a key first, else a label. */
+static const struct store_channel *match_channel(const struct store_channel *list, size_t n,
+						 const char *sensor) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i].ch.key, sensor) == 0) {
+			return &list[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].ch.label && strcmp(list[i].ch.label, sensor) == 0) {
+			return &list[i];
+		}
+	}
+	return NULL;
+}
+
+/* ---- replay: included cycles and their samples, in time order ---- */
+
+struct cycle_list {
+	int64_t *ts; // included cycles, ascending
+	size_t n, cap;
+	int64_t unsynced; // unsynced cycles seen (excluded unless included)
+	bool include_unsynced;
+};
+
+static int collect_cycle(void *ctx, const struct store_cycle *c) {
+	struct cycle_list *l = ctx;
+	if (c->clock == CLOCK_STATE_UNSYNCED) {
+		l->unsynced++;
+		if (!l->include_unsynced) {
+			return 0;
+		}
+	}
+	l->ts = xgrow(l->ts, &l->cap, l->n + 1, sizeof(*l->ts));
+	l->ts[l->n++] = c->ts;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median spacing of consecutive cycles, or @fallback with fewer than two. */
+static int64_t median_spacing(const struct cycle_list *l, int64_t fallback) {
+	if (l->n < 2) {
+		return fallback;
+	}
+	int64_t *d = xcalloc(l->n - 1, sizeof(*d));
+	for (size_t i = 1; i < l->n; i++) {
+		d[i - 1] = l->ts[i] - l->ts[i - 1];
+	}
+	qsort(d, l->n - 1, sizeof(*d), cmp_i64);
+	int64_t m = d[(l->n - 2) / 2]; // the lower median: an actual spacing
+	free(d);
+	return m > 0 ? m : fallback;
+}
+
+struct replay_target {
+	const struct lifetime_params *p;
+	struct lifetime_acc *acc;
+	int64_t channel_id; // -1: no channel, only the time advances
+	double resolution;
+	int64_t *last_ts; // previous included cycle, INT64_MIN = none; advanced by the replay
+	int64_t cycle_ts; // the cycle whose sample is expected next
+	int64_t cycle_dt; // its interval, s
+	struct lifetime_point *pts; // optional: collected for percentiles
+	size_t n_pts, cap_pts;
+	bool collect;
+};
+
+struct replay {
+	const struct cycle_list *cycles;
+	size_t next;
+	int64_t nominal_s;
+	struct replay_target *targets;
+	size_t n_targets;
+};
+
+static void replay_cycle(struct replay *rp, int64_t ts) {
+	for (size_t i = 0; i < rp->n_targets; i++) {
+		struct replay_target *t = &rp->targets[i];
+		if (ts <= *t->last_ts) {
+			continue; // already in this target's persisted sum
+		}
+		t->cycle_dt = lifetime_sample_interval(*t->last_ts, ts, rp->nominal_s);
+		t->cycle_ts = ts;
+		*t->last_ts = ts;
+	}
+}
+
+/* The one place a stored value becomes damage, for the replay and the live update alike. */
+static void add_sample(struct replay_target *t, double temp_c) {
+	double dt_h = (double)t->cycle_dt / 3600.0;
+	lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
+	if (t->collect) {
+		t->pts = xgrow(t->pts, &t->cap_pts, t->n_pts + 1, sizeof(*t->pts));
+		t->pts[t->n_pts++] = (struct lifetime_point){temp_c, dt_h};
+	}
+	t->cycle_ts = INT64_MIN; // one sample per cycle
+}
+
+static int replay_sample(void *ctx, const struct store_sample *s) {
+	struct replay *rp = ctx;
+	while (rp->next < rp->cycles->n && rp->cycles->ts[rp->next] <= s->ts) {
+		replay_cycle(rp, rp->cycles->ts[rp->next++]);
+	}
+	for (size_t i = 0; i < rp->n_targets; i++) {
+		struct replay_target *t = &rp->targets[i];
+		if (t->channel_id == s->channel_id && t->cycle_ts == s->ts) {
+			add_sample(t, (double)s->q * t->resolution);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Replays the included cycles of [from, to) and the samples of the targets' channels.
+ * @nominal_s 0 infers the interval from the cycles (median spacing, else @fallback_s).
+ */
+static int replay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
+		      int64_t nominal_s, int64_t fallback_s, struct replay_target *targets,
+		      size_t n, struct cycle_list *cycles, int64_t *nominal_out) {
+	*cycles = (struct cycle_list){.include_unsynced = include_unsynced};
+	int rc = store_scan_cycles(store, from, to, collect_cycle, cycles);
+	if (rc < 0) {
+		return rc;
+	}
+	struct replay rp = {
+		.cycles = cycles,
+		.nominal_s = nominal_s > 0 ? nominal_s : median_spacing(cycles, fallback_s),
+		.targets = targets,
+		.n_targets = n,
+	};
+	*nominal_out = rp.nominal_s;
+	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
+	size_t n_ids = 0;
+	for (size_t i = 0; i < n; i++) {
+		targets[i].cycle_ts = INT64_MIN;
+		bool seen = targets[i].channel_id < 0;
+		for (size_t j = 0; j < n_ids && !seen; j++) {
+			seen = ids[j] == targets[i].channel_id;
+		}
+		if (!seen) {
+			ids[n_ids++] = targets[i].channel_id;
+		}
+	}
+	if (n_ids > 0) { // n_ids == 0 would mean every channel
+		rc = store_scan_samples(store, from, to, ids, n_ids, include_unsynced,
+					replay_sample, &rp);
+	}
+	free(ids);
+	if (rc < 0) {
+		return rc;
+	}
+	while (rp.next < cycles->n) {
+		replay_cycle(&rp, cycles->ts[rp.next++]);
+	}
+	return 0;
+}
+
+/* ---- full recomputation ---- */
+
+static void history_warnings(struct lifetime_report_entry *e, const struct cycle_list *cycles,
+			     int64_t nominal_s, bool include_unsynced) {
+	int64_t gaps = 0, gap_s = 0, longest = 0;
+	for (size_t i = 1; i < cycles->n; i++) {
+		if (lifetime_is_gap(cycles->ts[i - 1], cycles->ts[i], nominal_s)) {
+			int64_t missing = cycles->ts[i] - cycles->ts[i - 1] - nominal_s;
+			gaps++;
+			gap_s += missing;
+			longest = missing > longest ? missing : longest;
+		}
+	}
+	if (gaps > 0) {
+		lifetime_warn(&e->r, LIFETIME_WARN_DATA_GAPS,
+			      "%" PRId64 " gaps in the data totalling %.1f h (longest %.1f h): gap "
+			      "time is not counted as observed; the part aged meanwhile at an "
+			      "unknown temperature",
+			      gaps, gap_s / 3600.0, longest / 3600.0);
+	}
+	if (cycles->unsynced > 0) {
+		if (include_unsynced) {
+			lifetime_warn(&e->r, LIFETIME_WARN_UNSYNCED,
+				      "%" PRId64
+				      " cycles with an unsynchronized clock are included; "
+				      "their time stamps may be wrong",
+				      cycles->unsynced);
+		} else {
+			lifetime_warn(&e->r, LIFETIME_WARN_UNSYNCED,
+				      "%" PRId64
+				      " cycles with an unsynchronized clock were left out "
+				      "(--include-unsynced keeps them)",
+				      cycles->unsynced);
+		}
+	}
+	double obs = e->r.observed_h;
+	if (obs > 0 && obs < LIFETIME_HOURS_PER_YEAR) {
+		lifetime_warn(&e->r, LIFETIME_WARN_SHORT_HISTORY,
+			      "projected from %.1f days of data, assuming they repeat: seasons and "
+			      "load changes outside them are not captured",
+			      obs / 24);
+	}
+}
+
+void lifetime_report_finish(struct lifetime_report *rep) {
+	for (size_t i = 0; i < rep->n; i++) {
+		free(rep->entries[i].sensor_key);
+	}
+	free(rep->entries);
+	*rep = (struct lifetime_report){0};
+}
+
+int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			    bool include_unsynced, int64_t now, struct lifetime_report *rep,
+			    char **err) {
+	*rep = (struct lifetime_report){0};
+	if (from == 0) {
+		from = INT64_MIN;
+	}
+	if (to == 0) {
+		to = INT64_MAX;
+	}
+	if (from >= to) {
+		*err = xstrdup("the window is empty: --from must be before --to");
+		return -EINVAL;
+	}
+	struct store_channel *chans = NULL;
+	size_t n_chans = 0;
+	int rc = store_channels(store, &chans, &n_chans);
+	if (rc < 0) {
+		*err = xasprintf("could not read the channel list: %s", strerror(-rc));
+		return rc;
+	}
+	size_t n = cfg->n_capacitors;
+	rep->n = n;
+	rep->entries = xcalloc(n ? n : 1, sizeof(*rep->entries));
+	struct lifetime_params *params = xcalloc(n ? n : 1, sizeof(*params));
+	struct lifetime_acc *accs = xcalloc(n ? n : 1, sizeof(*accs));
+	int64_t *last = xcalloc(n ? n : 1, sizeof(*last));
+	struct replay_target *targets = xcalloc(n ? n : 1, sizeof(*targets));
+	size_t n_targets = 0;
+	size_t *target_of = xcalloc(n ? n : 1, sizeof(*target_of));
+	char **problems = xcalloc(n ? n : 1, sizeof(*problems));
+	enum lifetime_warning_code *problem_code = xcalloc(n ? n : 1, sizeof(*problem_code));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct capacitor_config *cc = &cfg->capacitors[i];
+		struct lifetime_report_entry *e = &rep->entries[i];
+		e->cc = cc;
+		target_of[i] = SIZE_MAX;
+		lifetime_acc_init(&accs[i]);
+		last[i] = INT64_MIN;
+		char *perr = NULL;
+		if (!lifetime_params_init(&params[i], cc, &perr)) {
+			problems[i] = perr;
+			problem_code[i] = LIFETIME_WARN_INVALID;
+			e->sensor_key = xstrdup(cc->sensor);
+			continue;
+		}
+		const struct store_channel *ch = match_channel(chans, n_chans, cc->sensor);
+		e->sensor_key = xstrdup(ch ? ch->ch.key : cc->sensor);
+		if (!ch) {
+			problems[i] = xasprintf(
+				"sensor '%s' matches no stored channel key or label", cc->sensor);
+			problem_code[i] = LIFETIME_WARN_SENSOR;
+			continue;
+		}
+		if (!is_celsius(ch->ch.unit)) {
+			problems[i] = xasprintf("sensor '%s' is not a temperature (unit %s)",
+						ch->ch.key, ch->ch.unit ? ch->ch.unit : "none");
+			problem_code[i] = LIFETIME_WARN_NOT_TEMPERATURE;
+			continue;
+		}
+		target_of[i] = n_targets;
+		targets[n_targets++] = (struct replay_target){
+			.p = &params[i],
+			.acc = &accs[i],
+			.channel_id = ch->id,
+			.resolution = ch->ch.resolution,
+			.last_ts = &last[i],
+			.collect = true,
+		};
+	}
+
+	struct cycle_list cycles;
+	int64_t fallback = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	rc = replay_run(store, from, to, include_unsynced, 0, fallback, targets, n_targets, &cycles,
+			&rep->interval_s);
+	if (rc < 0) {
+		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
+		goto out;
+	}
+	if (cycles.n > 0) {
+		rep->from = cycles.ts[0];
+		rep->to = cycles.ts[cycles.n - 1] + rep->interval_s;
+	}
+	double span_h = (double)(rep->to - rep->from) / 3600.0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct lifetime_report_entry *e = &rep->entries[i];
+		if (problem_code[i] == LIFETIME_WARN_INVALID) {
+			e->r = (struct lifetime_result){0};
+			e->r.observed_h = 0;
+			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
+			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
+			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
+				e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
+			}
+		} else {
+			lifetime_summarize(&params[i], &accs[i], now, &e->r);
+		}
+		if (problems[i]) {
+			lifetime_warn(&e->r, problem_code[i], "%s", problems[i]);
+		}
+		e->coverage = span_h > 0 && !problems[i] ? e->r.observed_h / span_h : NAN;
+		e->p95_temp_c = e->life_at_p95_temp_h = NAN;
+		if (target_of[i] != SIZE_MAX) {
+			struct replay_target *t = &targets[target_of[i]];
+			e->p95_temp_c = lifetime_percentile(t->pts, t->n_pts, 95);
+			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
+		}
+		if (problem_code[i] != LIFETIME_WARN_INVALID) {
+			history_warnings(e, &cycles, rep->interval_s, include_unsynced);
+		}
+	}
+	rc = 0;
+out:
+	free(cycles.ts);
+	for (size_t i = 0; i < n_targets; i++) {
+		free(targets[i].pts);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(problems[i]);
+	}
+	free(problems);
+	free(problem_code);
+	free(target_of);
+	free(targets);
+	free(last);
+	free(accs);
+	free(params);
+	store_channels_free(chans, n_chans);
+	if (rc < 0) {
+		lifetime_report_finish(rep);
+	}
+	return rc;
+}
+
+void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
+	json_object_begin(out);
+	json_key(out, "capacitors");
+	json_array_begin(out);
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_report_entry *e = &rep->entries[i];
+		const struct lifetime_result *r = &e->r;
+		json_object_begin(out);
+		json_key(out, "name");
+		json_string(out, e->cc->name);
+		json_key(out, "sensor");
+		json_string(out, e->sensor_key);
+		json_key(out, "basis");
+		json_string(out, basis_name(e->cc->basis));
+		json_key(out, "observed_h");
+		json_double(out, r->observed_h);
+		json_key(out, "coverage");
+		json_double(out, e->coverage);
+		json_key(out, "consumed_fraction");
+		json_double(out, r->consumed_fraction);
+		json_key(out, "effective_life_h");
+		json_double(out, r->life_h);
+		json_key(out, "equivalent_temp_c");
+		json_double(out, r->equivalent_temp_c);
+		json_key(out, "life_at_mean_temp_h");
+		json_double(out, r->life_at_mean_temp_h);
+		json_key(out, "life_at_p95_temp_h");
+		json_double(out, e->life_at_p95_temp_h);
+		json_key(out, "remaining_h");
+		json_double(out, r->remaining_h);
+		json_key(out, "capped");
+		json_bool(out, r->capped);
+		json_key(out, "warnings");
+		json_array_begin(out);
+		for (size_t k = 0; k < r->n_warnings; k++) {
+			json_object_begin(out);
+			json_key(out, "code");
+			json_string(out, lifetime_warning_name(r->warnings[k].code));
+			json_key(out, "message");
+			json_string(out, r->warnings[k].message);
+			json_object_end(out);
+		}
+		json_array_end(out);
+		json_key(out, "relative_lifetime");
+		json_array_begin(out);
+		for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
+			json_object_begin(out);
+			json_key(out, "reduction_k");
+			json_double(out, r->relative[k].reduction_k);
+			json_key(out, "factor");
+			json_double(out, r->relative[k].factor);
+			json_key(out, "life_h");
+			json_double(out, r->relative[k].life_h);
+			json_object_end(out);
+		}
+		json_array_end(out);
+		json_object_end(out);
+	}
+	json_array_end(out);
+	json_object_end(out);
+}
+
+int lifetime_report_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			 bool include_unsynced, int64_t now, struct json *out, char **err) {
+	struct lifetime_report rep;
+	int rc = lifetime_report_compute(store, cfg, from, to, include_unsynced, now, &rep, err);
+	if (rc < 0) {
+		return rc;
+	}
+	lifetime_report_write_json(&rep, out);
+	lifetime_report_finish(&rep);
+	return 0;
+}
+
+/* ---- the daemon's running sums ---- */
+
+struct watched {
+	const struct capacitor_config *cc; // borrowed
+	struct lifetime_params p;
+	char *state_key;
+	char *fingerprint;
+	struct lifetime_acc acc;
+	int64_t last_ts; // last included cycle added, INT64_MIN = none
+	size_t hint;     // index of the sensor in the last cycle's channels
+};
+
+struct capwatch {
+	const struct config *cfg;
+	struct store *store;
+	int64_t nominal_s;
+	struct watched *caps;
+	size_t n;
+	int64_t last_persist; // s since epoch, 0 = never
+	bool dirty;
+};
+
+static char *state_text(const struct watched *w) {
+	struct buf b;
+	buf_init(&b);
+	buf_printf(&b, "%s\nlast=%" PRId64 "\n", w->fingerprint, w->last_ts);
+	lifetime_acc_format(&w->acc, &b);
+	return buf_steal(&b);
+}
+
+/* Restores a persisted state written for the same rating; false leaves @w fresh. */
+static bool state_restore(struct watched *w, const char *text) {
+	size_t fp_len = strlen(w->fingerprint);
+	if (strncmp(text, w->fingerprint, fp_len) != 0 || strncmp(text + fp_len, "\nlast=", 6)) {
+		return false;
+	}
+	const char *s = text + fp_len + 6;
+	char *end;
+	long long last = strtoll(s, &end, 10);
+	if (end == s || *end != '\n') {
+		return false;
+	}
+	struct lifetime_acc acc;
+	if (!lifetime_acc_parse(&acc, end + 1)) {
+		return false;
+	}
+	w->acc = acc;
+	w->last_ts = last;
+	return true;
+}
+
+struct capwatch *capwatch_create(const struct config *cfg, struct store *store) {
+	struct capwatch *cw = xcalloc(1, sizeof(*cw));
+	cw->cfg = cfg;
+	cw->store = store;
+	cw->nominal_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
+	for (size_t i = 0; i < cfg->n_capacitors; i++) {
+		const struct capacitor_config *cc = &cfg->capacitors[i];
+		struct watched *w = &cw->caps[cw->n];
+		char *err = NULL;
+		if (!lifetime_params_init(&w->p, cc, &err)) {
+			log_error("capacitor %s: %s; not tracked", cc->name, err);
+			free(err);
+			continue;
+		}
+		w->cc = cc;
+		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
+		struct buf fp;
+		buf_init(&fp);
+		buf_printf(&fp, "sensor=%s ", cc->sensor);
+		lifetime_params_fingerprint(&w->p, &fp);
+		w->fingerprint = buf_steal(&fp);
+		lifetime_acc_init(&w->acc);
+		w->last_ts = INT64_MIN;
+		cw->n++;
+		char *saved = NULL;
+		int rc = store_state_get(store, w->state_key, &saved);
+		if (rc == 0 && saved && !state_restore(w, saved)) {
+			log_info("capacitor %s: saved damage was for another rating or sensor; "
+				 "recomputing from the stored history",
+				 cc->name);
+		}
+		free(saved);
+	}
+
+	// Catch up from the raw samples after each persisted point.
+	struct store_channel *chans = NULL;
+	size_t n_chans = 0;
+	int rc = store_channels(store, &chans, &n_chans);
+	if (rc < 0) {
+		log_error("lifetime: could not read the channel list: %s", strerror(-rc));
+		capwatch_destroy(cw);
+		return NULL;
+	}
+	struct replay_target *targets = xcalloc(cw->n ? cw->n : 1, sizeof(*targets));
+	int64_t from = INT64_MAX;
+	for (size_t i = 0; i < cw->n; i++) {
+		struct watched *w = &cw->caps[i];
+		const struct store_channel *ch = match_channel(chans, n_chans, w->cc->sensor);
+		if (ch && !is_celsius(ch->ch.unit)) {
+			log_warn("capacitor %s: sensor %s is not a temperature (unit %s)",
+				 w->cc->name, ch->ch.key, ch->ch.unit ? ch->ch.unit : "none");
+			ch = NULL;
+		}
+		targets[i] = (struct replay_target){
+			.p = &w->p,
+			.acc = &w->acc,
+			.channel_id = ch ? ch->id : -1,
+			.resolution = ch ? ch->ch.resolution : 0,
+			.last_ts = &w->last_ts,
+		};
+		int64_t start = w->last_ts == INT64_MIN ? INT64_MIN : w->last_ts + 1;
+		from = start < from ? start : from;
+	}
+	store_channels_free(chans, n_chans);
+	if (cw->n > 0 && from != INT64_MAX) {
+		struct cycle_list cycles;
+		int64_t nominal;
+		rc = replay_run(store, from, INT64_MAX, false, cw->nominal_s, cw->nominal_s,
+				targets, cw->n, &cycles, &nominal);
+		free(cycles.ts);
+		if (rc < 0) {
+			log_error("lifetime: could not catch up from the stored history: %s",
+				  strerror(-rc));
+			free(targets);
+			capwatch_destroy(cw);
+			return NULL;
+		}
+		if (cycles.n > 0) {
+			cw->dirty = true;
+			log_info("lifetime: caught up %zu stored cycles", cycles.n);
+		}
+	}
+	free(targets);
+	return cw;
+}
+
+/* The reading of @sensor (key, else label) in @cycle, by the hinted index first. */
+static const struct reading *find_reading(const struct cycle *cycle, const char *sensor,
+					  size_t *hint, const struct channel **ch) {
+	if (*hint < cycle->n && strcmp(cycle->channels[*hint].key, sensor) == 0) {
+		*ch = &cycle->channels[*hint];
+		return &cycle->readings[*hint];
+	}
+	for (int by_label = 0; by_label < 2; by_label++) {
+		for (size_t i = 0; i < cycle->n; i++) {
+			const char *name =
+				by_label ? cycle->channels[i].label : cycle->channels[i].key;
+			if (name && strcmp(name, sensor) == 0) {
+				*hint = i;
+				*ch = &cycle->channels[i];
+				return &cycle->readings[i];
+			}
+		}
+	}
+	return NULL;
+}
+
+void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
+	if (!cw || cycle->clock == CLOCK_STATE_UNSYNCED) {
+		return; // left out of the history by default, so out of the running sum too
+	}
+	for (size_t i = 0; i < cw->n; i++) {
+		struct watched *w = &cw->caps[i];
+		if (cycle->ts <= w->last_ts) {
+			continue; // counted by the catch-up already
+		}
+		struct replay_target t = {.p = &w->p, .acc = &w->acc, .last_ts = &w->last_ts};
+		t.cycle_dt = lifetime_sample_interval(w->last_ts, cycle->ts, cw->nominal_s);
+		w->last_ts = cycle->ts;
+		cw->dirty = true;
+		const struct channel *ch = NULL;
+		const struct reading *rd = find_reading(cycle, w->cc->sensor, &w->hint, &ch);
+		if (!rd || rd->err != 0 || !is_celsius(ch->unit) || !(ch->resolution > 0)) {
+			continue;
+		}
+		// Quantized exactly as the store keeps it, so the replay sees the same value.
+		double temp_c = (double)llround(rd->value / ch->resolution) * ch->resolution;
+		add_sample(&t, temp_c);
+	}
+}
+
+int capwatch_persist(struct capwatch *cw, int64_t now) {
+	if (!cw || !cw->dirty ||
+	    (cw->last_persist != 0 && now - cw->last_persist < PERSIST_EVERY_S)) {
+		return 0;
+	}
+	int rc = store_begin(cw->store);
+	if (rc < 0) {
+		return rc;
+	}
+	for (size_t i = 0; i < cw->n; i++) {
+		char *text = state_text(&cw->caps[i]);
+		rc = store_state_set(cw->store, cw->caps[i].state_key, text);
+		free(text);
+		if (rc < 0) {
+			store_rollback(cw->store);
+			log_warn("lifetime: could not save the running damage: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	rc = store_commit(cw->store);
+	if (rc < 0) {
+		store_rollback(cw->store);
+		return rc;
+	}
+	cw->last_persist = now;
+	cw->dirty = false;
+	return 0;
+}
+
+size_t capwatch_states(struct capwatch *cw, struct live_capacitor *out, size_t max) {
+	size_t n = 0;
+	for (size_t i = 0; cw && i < cw->n && n < max; i++) {
+		const struct watched *w = &cw->caps[i];
+		struct lifetime_result r;
+		lifetime_summarize(&w->p, &w->acc, w->last_ts == INT64_MIN ? 0 : w->last_ts, &r);
+		out[n++] = (struct live_capacitor){
+			.name = w->cc->name,
+			.sensor = w->cc->sensor,
+			.consumed_fraction = r.consumed_fraction,
+			.remaining_h = r.remaining_h,
+			.effective_life_h = r.life_h,
+			.observed_h = r.observed_h,
+		};
+	}
+	return n;
+}
+
+void capwatch_destroy(struct capwatch *cw) {
+	if (!cw) {
+		return;
+	}
+	for (size_t i = 0; i < cw->n; i++) {
+		free(cw->caps[i].state_key);
+		free(cw->caps[i].fingerprint);
+	}
+	free(cw->caps);
+	free(cw);
+}
