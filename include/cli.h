@@ -38,4 +38,10 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv);
 int cli_import(const struct cli_context *ctx, int argc, char **argv);
 int cli_backup(const struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog lifetime [--from T] [--to T] [--include-unsynced] [--json]: every configured
+ * capacitor from the stored history; `thermlog lifetime calc ...`: the calculator, no database.
+ */
+int cli_lifetime(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

@@ -1,0 +1,422 @@
+/* thermlog lifetime: capacitor life from the stored history, and a calculator without one. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capwatch.h"
+#include "cli.h"
+#include "json.h"
+#include "lifetime.h"
+#include "store.h"
+#include "timefmt.h"
+#include "xalloc.h"
+
+static const char calc_usage[] =
+	"usage: thermlog lifetime calc --rated-life-h H --rated-temp-c T\n"
+	"                              (--temp-c T | --profile T:HOURS[,T:HOURS...])\n"
+	"                              [--model bt|arrhenius] [--bt B] [--ea-ev E]\n"
+	"                              [--type wet|polymer] [--self-heating-k K]\n"
+	"                              [--cap-years Y] [--json]\n"
+	"\n"
+	"Expected life of an electrolytic capacitor rated H hours at T °C, at a constant\n"
+	"temperature or over a profile of (temperature, hours) steps (Miner's rule). Years are\n"
+	"of 8760 h; lives above the cap (15 years) are reported capped and uncapped.\n";
+
+static const char history_usage[] =
+	"usage: thermlog [--db PATH] [-c FILE] lifetime [--from T] [--to T] [--include-unsynced]\n"
+	"                [--json]\n"
+	"       thermlog lifetime calc --help\n"
+	"\n"
+	"Consumed and remaining life of every configured capacitor from the stored temperature\n"
+	"history (the whole history by default). T: ISO 8601, unix seconds, -7d, now.\n";
+
+static bool parse_number(const char *opt, const char *s, double *out) {
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+		fprintf(stderr, "thermlog lifetime: %s: '%s' is not a number\n", opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static void print_hours(const char *what, double h) {
+	printf("%-28s %.0f h (%.2f years of 8760 h)\n", what, h, h / LIFETIME_HOURS_PER_YEAR);
+}
+
+static void print_warnings(const struct lifetime_result *r, const char *indent) {
+	for (size_t i = 0; i < r->n_warnings; i++) {
+		printf("%swarning [%s]: %s\n", indent, lifetime_warning_name(r->warnings[i].code),
+		       r->warnings[i].message);
+	}
+}
+
+enum calc_opt {
+	OPT_LIFE = 1000,
+	OPT_TEMP_RATED,
+	OPT_TEMP,
+	OPT_PROFILE,
+	OPT_MODEL,
+	OPT_BT,
+	OPT_EA,
+	OPT_TYPE,
+	OPT_SELF,
+	OPT_CAP,
+	OPT_JSON,
+	OPT_HELP,
+};
+
+static int cmd_calc(int argc, char **argv) {
+	static const struct option opts[] = {
+		{"rated-life-h", required_argument, NULL, OPT_LIFE},
+		{"rated-temp-c", required_argument, NULL, OPT_TEMP_RATED},
+		{"temp-c", required_argument, NULL, OPT_TEMP},
+		{"profile", required_argument, NULL, OPT_PROFILE},
+		{"model", required_argument, NULL, OPT_MODEL},
+		{"bt", required_argument, NULL, OPT_BT},
+		{"ea-ev", required_argument, NULL, OPT_EA},
+		{"type", required_argument, NULL, OPT_TYPE},
+		{"self-heating-k", required_argument, NULL, OPT_SELF},
+		{"cap-years", required_argument, NULL, OPT_CAP},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"help", no_argument, NULL, OPT_HELP},
+		{0},
+	};
+	struct capacitor_config cc = {
+		.name = "calc",
+		.sensor = "",
+		.basis = TEMP_BASIS_AMBIENT,
+		.rated_life_h = NAN,
+		.rated_temp_c = NAN,
+		.model = LIFETIME_MODEL_BT,
+		.bt = NAN,
+		.ea_ev = NAN,
+		.type = CAPACITOR_TYPE_WET,
+		.self_heating = SELF_HEATING_NONE,
+		.in_service = -1,
+		.life_cap_years = LIFETIME_DEFAULT_CAP_Y,
+		.validity_low_c = NAN,
+	};
+	double temp = NAN;
+	const char *profile = NULL;
+	bool json = false, have_life = false, have_rated = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		bool good = true;
+		switch (c) {
+		case OPT_LIFE:
+			good = parse_number("--rated-life-h", optarg, &cc.rated_life_h);
+			have_life = true;
+			break;
+		case OPT_TEMP_RATED:
+			good = parse_number("--rated-temp-c", optarg, &cc.rated_temp_c);
+			have_rated = true;
+			break;
+		case OPT_TEMP:
+			good = parse_number("--temp-c", optarg, &temp);
+			if (good && !(temp > -LIFETIME_KELVIN_OFFSET && temp < 500)) {
+				fprintf(stderr,
+					"thermlog lifetime calc: --temp-c %g °C is out of range\n",
+					temp);
+				good = false;
+			}
+			break;
+		case OPT_PROFILE:
+			profile = optarg;
+			break;
+		case OPT_MODEL:
+			if (strcmp(optarg, "bt") == 0) {
+				cc.model = LIFETIME_MODEL_BT;
+			} else if (strcmp(optarg, "arrhenius") == 0) {
+				cc.model = LIFETIME_MODEL_ARRHENIUS;
+			} else {
+				fprintf(stderr,
+					"thermlog lifetime calc: --model '%s': expected bt or "
+					"arrhenius\n",
+					optarg);
+				good = false;
+			}
+			break;
+		case OPT_BT:
+			good = parse_number("--bt", optarg, &cc.bt);
+			break;
+		case OPT_EA:
+			good = parse_number("--ea-ev", optarg, &cc.ea_ev);
+			break;
+		case OPT_TYPE:
+			if (strcmp(optarg, "wet") == 0) {
+				cc.type = CAPACITOR_TYPE_WET;
+			} else if (strcmp(optarg, "polymer") == 0) {
+				cc.type = CAPACITOR_TYPE_POLYMER;
+			} else {
+				fprintf(stderr,
+					"thermlog lifetime calc: --type '%s': expected wet or "
+					"polymer\n",
+					optarg);
+				good = false;
+			}
+			break;
+		case OPT_SELF:
+			good = parse_number("--self-heating-k", optarg, &cc.rise_k);
+			cc.self_heating = SELF_HEATING_RISE;
+			break;
+		case OPT_CAP:
+			good = parse_number("--cap-years", optarg, &cc.life_cap_years);
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_HELP:
+			fputs(calc_usage, stdout);
+			return CLI_EXIT_OK;
+		default:
+			fputs(calc_usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+		if (!good) {
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog lifetime calc: unexpected argument '%s'\n", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	if (!have_life || !have_rated) {
+		fprintf(stderr,
+			"thermlog lifetime calc: --rated-life-h and --rated-temp-c are "
+			"required\n%s",
+			calc_usage);
+		return CLI_EXIT_USAGE;
+	}
+	if ((profile != NULL) == !isnan(temp)) {
+		fprintf(stderr, "thermlog lifetime calc: give either --temp-c or --profile\n%s",
+			calc_usage);
+		return CLI_EXIT_USAGE;
+	}
+
+	struct lifetime_params p;
+	char *err = NULL;
+	if (!lifetime_params_init(&p, &cc, &err)) {
+		fprintf(stderr, "thermlog lifetime calc: %s\n", err);
+		free(err);
+		return CLI_EXIT_USAGE;
+	}
+	struct lifetime_point *pts = NULL;
+	size_t n = 0;
+	if (profile) {
+		if (!lifetime_profile_parse(profile, &pts, &n, &err)) {
+			fprintf(stderr, "thermlog lifetime calc: --profile: %s\n", err);
+			free(err);
+			return CLI_EXIT_USAGE;
+		}
+	} else {
+		pts = xcalloc(1, sizeof(*pts));
+		pts[n++] = (struct lifetime_point){temp, 1};
+	}
+	struct lifetime_acc acc;
+	lifetime_acc_init(&acc);
+	for (size_t i = 0; i < n; i++) {
+		lifetime_acc_add(&acc, &p, pts[i].temp_c, pts[i].dt_h);
+	}
+	free(pts);
+	struct lifetime_result r;
+	lifetime_summarize(&p, &acc, 0, &r);
+	// The calculator has no part age: only the life cap applies, not the remaining-life one.
+	bool capped = r.life_uncapped_h > p.life_cap_h;
+
+	if (json) {
+		struct buf b;
+		buf_init(&b);
+		struct json j;
+		json_init(&j, &b, true);
+		json_object_begin(&j);
+		json_key(&j, "life_h");
+		json_double(&j, r.life_h);
+		json_key(&j, "life_uncapped_h");
+		json_double(&j, r.life_uncapped_h);
+		json_key(&j, "capped");
+		json_bool(&j, capped);
+		json_key(&j, "equivalent_temp_c");
+		json_double(&j, r.equivalent_temp_c);
+		json_key(&j, "life_at_mean_temp_h");
+		json_double(&j, r.life_at_mean_temp_h);
+		json_key(&j, "consumed_fraction_per_hour");
+		json_double(&j, r.rate_per_h);
+		json_key(&j, "warnings");
+		json_array_begin(&j);
+		for (size_t i = 0; i < r.n_warnings; i++) {
+			json_object_begin(&j);
+			json_key(&j, "code");
+			json_string(&j, lifetime_warning_name(r.warnings[i].code));
+			json_key(&j, "message");
+			json_string(&j, r.warnings[i].message);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+		buf_putc(&b, '\n');
+		fputs(b.data, stdout);
+		buf_finish(&b);
+		return CLI_EXIT_OK;
+	}
+
+	if (profile) {
+		printf("profile: %zu steps over %.6g h, mean %.2f °C\n", n, r.observed_h,
+		       r.mean_temp_c);
+		print_hours("effective life (Miner):", r.life_h);
+		if (capped) {
+			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
+		}
+		printf("%-28s %.2f °C\n", "equivalent temperature:", r.equivalent_temp_c);
+		print_hours("life at the mean temp.:", r.life_at_mean_temp_h);
+		printf("%-28s %.1f %% longer than Miner's\n", "  mean-temperature estimate",
+		       100 * (r.life_at_mean_temp_h / r.life_uncapped_h - 1));
+	} else {
+		char what[64];
+		snprintf(what, sizeof(what), "life at %g °C:", temp);
+		print_hours(what, r.life_h);
+		if (capped) {
+			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
+		}
+	}
+	printf("%-28s %.6g\n", "consumed per hour:", r.rate_per_h);
+	print_warnings(&r, "");
+	return CLI_EXIT_OK;
+}
+
+static void print_table(const struct lifetime_report *rep) {
+	printf("%-22s %-30s %9s %9s %16s %8s %12s %12s %16s\n", "capacitor", "sensor", "observed",
+	       "consumed", "effective life", "T_eq", "life@mean", "life@p95", "remaining");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_report_entry *e = &rep->entries[i];
+		const struct lifetime_result *r = &e->r;
+		char life[32], rem[32];
+		snprintf(life, sizeof(life), "%.0f h %s%.1fy", r->life_h, r->capped ? "*" : "",
+			 r->life_h / LIFETIME_HOURS_PER_YEAR);
+		snprintf(rem, sizeof(rem), "%.0f h %.1fy", r->remaining_h,
+			 r->remaining_h / LIFETIME_HOURS_PER_YEAR);
+		printf("%-22s %-30s %7.1f h %9.5f %16s %6.1f°C %10.0f h %10.0f h %16s\n",
+		       e->cc->name, e->sensor_key, r->observed_h, r->consumed_fraction, life,
+		       r->equivalent_temp_c, r->life_at_mean_temp_h, e->life_at_p95_temp_h, rem);
+	}
+	printf("years of 8760 h; * capped at the seal-ageing limit. Reductions of 10/20/30 K at "
+	       "T_eq:\n");
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_report_entry *e = &rep->entries[i];
+		const struct lifetime_result *r = &e->r;
+		printf("  %s:", e->cc->name);
+		for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
+			printf("  -%g K: x%.2f (%.0f h)", r->relative[k].reduction_k,
+			       r->relative[k].factor, r->relative[k].life_h);
+		}
+		printf("\n");
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_result *r = &rep->entries[i].r;
+		for (size_t k = 0; k < r->n_warnings; k++) {
+			printf("%s: warning [%s]: %s\n", rep->entries[i].cc->name,
+			       lifetime_warning_name(r->warnings[k].code), r->warnings[k].message);
+		}
+	}
+}
+
+int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "calc") == 0) {
+		return cmd_calc(argc - 1, argv + 1);
+	}
+	static const struct option opts[] = {
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
+		{"include-unsynced", no_argument, NULL, 'u'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int64_t now = (int64_t)time(NULL);
+	int64_t from = INT64_MIN, to = INT64_MAX;
+	bool include_unsynced = false, json = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+		case 't':
+			if (!timefmt_parse_time(optarg, now, c == 'f' ? &from : &to)) {
+				fprintf(stderr,
+					"thermlog lifetime: --%s '%s': expected ISO 8601, unix "
+					"seconds, -7d or now\n",
+					c == 'f' ? "from" : "to", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'u':
+			include_unsynced = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(history_usage, stdout);
+			return CLI_EXIT_OK;
+		default:
+			fputs(history_usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	if (from >= to) {
+		fprintf(stderr, "thermlog lifetime: --from must be before --to\n");
+		return CLI_EXIT_USAGE;
+	}
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		return CLI_EXIT_USAGE;
+	}
+	int rc = CLI_EXIT_FAILURE;
+	struct store *store = NULL;
+	const char *path = cli_db_path(ctx, &cfg);
+	if (store_open(&store, path, STORE_MODE_READ) < 0) {
+		fprintf(stderr, "thermlog lifetime: could not open the database %s\n", path);
+		goto out;
+	}
+	if (cfg.n_capacitors == 0) {
+		fprintf(stderr,
+			"thermlog lifetime: no capacitors configured (add a 'capacitors:' "
+			"section to %s)\n",
+			cfg.path ? cfg.path : CONFIG_DEFAULT_PATH);
+	}
+	struct lifetime_report rep;
+	char *err = NULL;
+	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {
+		fprintf(stderr, "thermlog lifetime: %s\n", err);
+		free(err);
+		goto out;
+	}
+	if (json) {
+		struct buf b;
+		buf_init(&b);
+		struct json j;
+		json_init(&j, &b, true);
+		lifetime_report_write_json(&rep, &j);
+		buf_putc(&b, '\n');
+		fputs(b.data, stdout);
+		buf_finish(&b);
+	} else if (rep.n > 0) {
+		print_table(&rep);
+	}
+	lifetime_report_finish(&rep);
+	rc = CLI_EXIT_OK;
+out:
+	store_close(store);
+	config_finish(&cfg);
+	return rc;
+}

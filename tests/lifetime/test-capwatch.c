@@ -1,0 +1,259 @@
+/*
+ * The daemon's running damage against the full recomputation over the same store: identical
+ * bits across gaps, failed readings, unsynced cycles, a crash and a restart, and against an
+ * independent long double Miner sum.
+ */
+#include "capwatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "test.h"
+
+#define T0       1787000000 // 2026-08-17
+#define STEP     60
+#define N_CYCLES (3 * 1440)
+
+static struct channel channels[] = {
+	{.key = "iio/maxim_thermocouple/temp",
+	 .source = "iio",
+	 .label = "Bulk cap thermocouple",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.25},
+	{.key = "thermal/soc-thermal",
+	 .source = "thermal",
+	 .label = "SoC",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.001},
+};
+
+static struct capacitor_config cap(const char *name, const char *sensor) {
+	return (struct capacitor_config){
+		.name = (char *)name,
+		.sensor = (char *)sensor,
+		.basis = TEMP_BASIS_AMBIENT,
+		.rated_life_h = 2000,
+		.rated_temp_c = 105,
+		.model = LIFETIME_MODEL_BT,
+		.bt = NAN,
+		.ea_ev = NAN,
+		.type = CAPACITOR_TYPE_WET,
+		.self_heating = SELF_HEATING_NONE,
+		.in_service = -1,
+		.life_cap_years = 15,
+		.validity_low_c = NAN,
+	};
+}
+
+/* The history: 3 days, 1-minute cycles with jitter, a 2-hour outage, failed reads, unsynced. */
+static bool cycle_exists(int i) {
+	return !(i >= 1000 && i < 1120);
+}
+
+static int64_t cycle_ts(int i) {
+	return T0 + (int64_t)i * STEP + (i % 7 == 3 ? 1 : 0); // jitter of a second now and then
+}
+
+static enum clock_state cycle_clock(int i) {
+	return i >= 2000 && i < 2010 ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
+}
+
+static void cycle_values(int i, struct reading r[2]) {
+	double day = 2 * M_PI * i / 1440.0;
+	r[0] = (struct reading){55 + 18 * sin(day) + 3 * sin(7.3 * day), 0};
+	r[1] = (struct reading){62.3456 + 10 * cos(day), 0};
+	if (i % 97 == 5) {
+		r[0].err = -EIO; // a failed read stores nothing
+	}
+}
+
+struct feeder {
+	struct store *store;
+	struct capwatch *cw; // NULL while the daemon is down
+	int next;
+};
+
+static void feed(struct feeder *f, int upto) {
+	for (; f->next < upto; f->next++) {
+		int i = f->next;
+		if (!cycle_exists(i)) {
+			continue;
+		}
+		struct reading r[2];
+		cycle_values(i, r);
+		struct cycle c = {
+			.ts = cycle_ts(i),
+			.clock = cycle_clock(i),
+			.n = 2,
+			.channels = channels,
+			.readings = r,
+		};
+		if (store_write_cycle(f->store, &c) < 0) {
+			abort();
+		}
+		if (f->cw) {
+			capwatch_update(f->cw, &c);
+			capwatch_persist(f->cw, c.ts);
+		}
+	}
+}
+
+/* The Miner sum written out independently: spacing rule and quantization by hand. */
+static long double naive_damage(double resolution, int ch, long double *observed_h) {
+	long double d = 0, obs = 0;
+	int64_t prev = 0;
+	bool have_prev = false;
+	for (int i = 0; i < N_CYCLES; i++) {
+		if (!cycle_exists(i) || cycle_clock(i) == CLOCK_STATE_UNSYNCED) {
+			continue;
+		}
+		int64_t ts = cycle_ts(i);
+		int64_t dt = have_prev && ts - prev <= 90 ? ts - prev : STEP;
+		prev = ts;
+		have_prev = true;
+		struct reading r[2];
+		cycle_values(i, r);
+		if (r[ch].err) {
+			continue;
+		}
+		long double t = (long double)llround(r[ch].value / resolution) * resolution;
+		d += (dt / 3600.0L) / (2000.0L * powl(2, (105 - t) / 10));
+		obs += dt / 3600.0L;
+	}
+	*observed_h = obs;
+	return d;
+}
+
+static void compare(struct capwatch *cw, struct store *store, const struct config *cfg,
+		    const char *when) {
+	struct live_capacitor live[4];
+	size_t n = capwatch_states(cw, live, 4);
+	struct lifetime_report rep;
+	char *err = NULL;
+	int rc = lifetime_report_compute(store, cfg, INT64_MIN, INT64_MAX, false, 0, &rep, &err);
+	is_int(rc, 0, "full recomputation runs");
+	is_int(n, rep.n, "one state per capacitor");
+	for (size_t i = 0; i < n && i < rep.n; i++) {
+		char what[128];
+		snprintf(what, sizeof(what), "%s: %s consumed fraction identical", when,
+			 live[i].name);
+		ok(live[i].consumed_fraction == rep.entries[i].r.consumed_fraction, what);
+		if (live[i].consumed_fraction != rep.entries[i].r.consumed_fraction) {
+			printf("#   running %.17g\n#   full    %.17g\n", live[i].consumed_fraction,
+			       rep.entries[i].r.consumed_fraction);
+		}
+		snprintf(what, sizeof(what), "%s: %s observed time identical", when, live[i].name);
+		ok(live[i].observed_h == rep.entries[i].r.observed_h, what);
+		snprintf(what, sizeof(what), "%s: %s remaining life identical", when, live[i].name);
+		ok(live[i].remaining_h == rep.entries[i].r.remaining_h, what);
+		snprintf(what, sizeof(what), "%s: %s effective life identical", when, live[i].name);
+		ok(live[i].effective_life_h == rep.entries[i].r.life_h, what);
+	}
+	free(err);
+	lifetime_report_finish(&rep);
+}
+
+int main(void) {
+	log_init(LOG_LEVEL_ERROR);
+	struct store *store = NULL;
+	if (store_open(&store, ":memory:", STORE_MODE_WRITE) < 0) {
+		printf("Bail out! cannot open an in-memory store\n");
+		return 1;
+	}
+	struct capacitor_config caps[] = {
+		cap("C12 bulk", "iio/maxim_thermocouple/temp"),
+		cap("C7 near SoC", "SoC"), // matched by label
+	};
+	caps[1].type = CAPACITOR_TYPE_POLYMER;
+	struct config cfg = {.interval_ms = 60000, .capacitors = caps, .n_capacitors = 2};
+
+	// A day of history before the daemon first runs: the first create catches it all up.
+	struct feeder f = {.store = store};
+	feed(&f, 1440);
+	f.cw = capwatch_create(&cfg, store);
+	ok(f.cw != NULL, "capwatch created over an existing history");
+	compare(f.cw, store, &cfg, "after the first catch-up");
+
+	char *saved = NULL;
+	int src = store_state_get(store, "lifetime/C12 bulk", &saved);
+	ok((src == 0 || src == -ENOENT) && saved == NULL,
+	   "nothing persisted before the first persist call");
+	free(saved);
+	feed(&f, 1441); // persists at once (first call), then at most hourly
+	saved = NULL;
+	store_state_get(store, "lifetime/C12 bulk", &saved);
+	ok(saved && strstr(saved, "v1 n="), "state persisted");
+	feed(&f, 1441 + 30);
+	char *later = NULL;
+	store_state_get(store, "lifetime/C12 bulk", &later);
+	ok(saved && later && strcmp(saved, later) == 0, "not rewritten within the hour");
+	free(later);
+	feed(&f, 1441 + 61);
+	later = NULL;
+	store_state_get(store, "lifetime/C12 bulk", &later);
+	ok(saved && later && strcmp(saved, later) != 0, "rewritten after an hour");
+	free(later);
+	free(saved);
+
+	feed(&f, 2500); // through the outage and the unsynced cycles
+	compare(f.cw, store, &cfg, "running");
+
+	// A crash: the in-memory sums are lost, the store keeps the cycles written since.
+	capwatch_destroy(f.cw);
+	f.cw = NULL;
+	feed(&f, 2800);
+	f.cw = capwatch_create(&cfg, store);
+	ok(f.cw != NULL, "restarted after a crash");
+	compare(f.cw, store, &cfg, "after the crash catch-up");
+	feed(&f, N_CYCLES);
+	compare(f.cw, store, &cfg, "at the end");
+
+	long double obs;
+	long double d = naive_damage(0.25, 0, &obs);
+	struct live_capacitor live[2];
+	capwatch_states(f.cw, live, 2);
+	is_near(live[0].consumed_fraction, (double)d, 1e-13, "agrees with a plain long double sum");
+	is_near(live[0].observed_h, (double)obs, 1e-15, "observed hours by the spacing rule");
+	ok(live[0].observed_h < N_CYCLES / 60.0 - 2, "the outage is not observed time");
+	ok(strcmp(live[1].sensor, "SoC") == 0, "states name the configured sensor");
+
+	// A changed rating discards the saved sums and recomputes from the whole history.
+	capwatch_persist(f.cw, T0 + 10 * 86400);
+	capwatch_destroy(f.cw);
+	caps[0].rated_life_h = 5000;
+	f.cw = capwatch_create(&cfg, store);
+	compare(f.cw, store, &cfg, "after a rating change");
+	capwatch_states(f.cw, live, 2);
+	is_near(live[0].consumed_fraction, (double)d * 2000 / 5000, 1e-13,
+		"recomputed for the new rating");
+	capwatch_destroy(f.cw);
+
+	// The report over a window and its JSON
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *err = NULL;
+	int rc = lifetime_report_json(store, &cfg, T0, T0 + 86400, false, T0 + 86400, &j, &err);
+	is_int(rc, 0, "report JSON over one day");
+	ok(b.data && strstr(b.data, "\"name\":\"C12 bulk\"") &&
+		   strstr(b.data, "\"sensor\":\"thermal/soc-thermal\"") &&
+		   strstr(b.data, "\"relative_lifetime\":[{\"reduction_k\":0,\"factor\":1,"),
+	   "JSON names, resolved sensor and relative table");
+	ok(b.data && strstr(b.data, "\"code\":\"data_gaps\""), "the outage is reported as a gap");
+	buf_clear(&b);
+	struct capacitor_config missing = cap("C99", "hwmon/nothing/temp1");
+	struct config cfg2 = {.interval_ms = 60000, .capacitors = &missing, .n_capacitors = 1};
+	json_init(&j, &b, false);
+	rc = lifetime_report_json(store, &cfg2, INT64_MIN, INT64_MAX, false, 0, &j, &err);
+	ok(rc == 0 && strstr(b.data, "\"code\":\"sensor_not_found\"") &&
+		   strstr(b.data, "\"effective_life_h\":null"),
+	   "an unknown sensor is a warning with null figures");
+	buf_finish(&b);
+	store_close(store);
+	return test_done();
+}
