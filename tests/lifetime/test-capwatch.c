@@ -104,7 +104,8 @@ static void feed(struct feeder *f, int upto) {
 
 /* The Miner sum written out independently: spacing rule and quantization by hand. */
 static long double naive_damage(double resolution, int ch, long double *observed_h) {
-	long double d = 0, obs = 0;
+	long double d = 0;
+	int64_t obs_s = 0;
 	int64_t prev = 0;
 	bool have_prev = false;
 	for (int i = 0; i < N_CYCLES; i++) {
@@ -122,9 +123,9 @@ static long double naive_damage(double resolution, int ch, long double *observed
 		}
 		long double t = (long double)llround(r[ch].value / resolution) * resolution;
 		d += (dt / 3600.0L) / (2000.0L * powl(2, (105 - t) / 10));
-		obs += dt / 3600.0L;
+		obs_s += dt;
 	}
-	*observed_h = obs;
+	*observed_h = obs_s / 3600.0L;
 	return d;
 }
 
