@@ -279,7 +279,11 @@ static int cmd_calc(int argc, char **argv) {
 		       100 * (r.life_at_mean_temp_h / r.life_uncapped_h - 1));
 	} else {
 		char what[64];
-		snprintf(what, sizeof(what), "life at %g °C:", temp);
+		if (p.rise_k != 0) {
+			snprintf(what, sizeof(what), "life at %g °C + %g K:", temp, p.rise_k);
+		} else {
+			snprintf(what, sizeof(what), "life at %g °C:", temp);
+		}
 		print_hours(what, r.life_h);
 		if (capped) {
 			print_hours("  uncapped (theoretical):", r.life_uncapped_h);

@@ -463,7 +463,9 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 	}
 	r->rate_per_h = d / obs;
 	r->life_uncapped_h = obs / d;
-	double eq_model = lifetime_temp_for_life(p, r->life_uncapped_h);
+	// A constant temperature is its own equivalent; the inverse would add rounding.
+	double eq_model = acc->min_c == acc->max_c ? acc->min_c + p->rise_k
+						   : lifetime_temp_for_life(p, r->life_uncapped_h);
 	r->equivalent_temp_c = eq_model - p->rise_k;
 	r->mean_temp_c = lifetime_sum_value(&acc->temp_h) / obs;
 	r->life_at_mean_temp_h = lifetime_life_at(p, r->mean_temp_c);
