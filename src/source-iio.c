@@ -55,13 +55,11 @@ static bool read_attr(int root_fd, const char *dir, const char *id, const char *
 /* The step of (raw + offset) × scale / 1000: 0.001 °C, finer when the scale has fractions of m°C.
  */
 static double temp_resolution(double scale, double offset) {
-	for (int k = 1; k <= 4096; k *= 2) {
-		for (int f = 1; f <= 1000; f *= 10) {
-			double a = scale * k * f, b = offset * scale * k * f;
-			if (fabs(a - round(a)) < 1e-9 * fabs(a) + 1e-12 &&
-			    fabs(b - round(b)) < 1e-9 * fabs(b) + 1e-12) {
-				return 0.001 / (k * f);
-			}
+	for (int m = 1; m <= 100000; m++) {
+		double a = scale * m, b = offset * scale * m;
+		if (fabs(a - round(a)) < 1e-9 * fabs(a) + 1e-12 &&
+		    fabs(b - round(b)) < 1e-9 * fabs(b) + 1e-12) {
+			return 0.001 / m;
 		}
 	}
 	return 1e-9;
@@ -123,29 +121,37 @@ static void discover_temps(struct source_ctx *ctx, struct sensor_list *out, cons
 	for (char **p = files; p && *p; p++) {
 		n++;
 	}
-	if (n == 0) {
-		source_free_names(files);
-		return;
-	}
-	qsort(files, n, sizeof(*files), cmp_str);
+	// Channel ids ("temp", "temp_ambient") in text order, each once, marked processed or not.
+	char **ids = xcalloc(n + 1, sizeof(*ids));
+	size_t n_ids = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *f = files[i];
-		size_t len = strlen(f);
-		bool raw = len > 7 && strcmp(f + len - 4, "_raw") == 0;
-		bool input = len > 9 && strcmp(f + len - 6, "_input") == 0;
-		if (!raw && !input) {
-			continue;
+		size_t len = strlen(files[i]);
+		bool raw = len > 7 && strcmp(files[i] + len - 4, "_raw") == 0;
+		bool input = len > 9 && strcmp(files[i] + len - 6, "_input") == 0;
+		if (raw || input) {
+			// "<id>\1i" or "<id>\1r": \1 sorts "temp" before "temp_ambient", and 'i'
+			// sorts a processed _input before the _raw of the same id.
+			char *id = xstrndup(files[i] + 3, len - 3 - (raw ? 4 : 6));
+			ids[n_ids++] = xasprintf("%s\1%c", id, input ? 'i' : 'r');
+			free(id);
 		}
-		char *id = xstrndup(f + 3, len - 3 - (raw ? 4 : 6));
-		char *other = xasprintf("in_%s_%s", id, raw ? "input" : "raw");
-		bool has_other = bsearch(&other, files, n, sizeof(*files), cmp_str) != NULL;
-		// One channel per id: the processed _input wins over _raw.
-		if (input || !has_other) {
-			add_temp(ctx, out, dir, dev, name, id, input);
-		}
-		free(other);
-		free(id);
 	}
+	qsort(ids, n_ids, sizeof(*ids), cmp_str);
+	const char *prev = "";
+	for (size_t i = 0; i < n_ids; i++) {
+		size_t len = strlen(ids[i]);
+		bool input = ids[i][len - 1] == 'i';
+		ids[i][len - 2] = '\0';
+		// One channel per id: the first of a group, the processed _input if there is one.
+		if (strcmp(ids[i], prev) != 0) {
+			add_temp(ctx, out, dir, dev, name, ids[i], input);
+		}
+		prev = ids[i];
+	}
+	for (size_t i = 0; i < n_ids; i++) {
+		free(ids[i]);
+	}
+	free(ids);
 	source_free_names(files);
 }
 

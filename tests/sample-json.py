@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""thermlog sample over the sysfs fixtures: the JSON shape and values, the table, exit codes.
+
+usage: sample-json.py THERMLOG FIXTURES_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+thermlog, fixtures = sys.argv[1], sys.argv[2]
+count = failed = 0
+
+
+def check(cond, what, detail=""):
+    global count, failed
+    count += 1
+    print(f"{'ok' if cond else 'not ok'} {count} - {what}")
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines():
+            print(f"#   {line}")
+
+
+def run(*args):
+    return subprocess.run([thermlog, "-c", empty_cfg, *args], capture_output=True, text=True,
+                          timeout=30)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    empty_cfg = os.path.join(tmp, "empty.yaml")
+    open(empty_cfg, "w").close()
+
+    root = os.path.join(fixtures, "rock5c")
+    p = run("sample", "--json", "--sysfs-root", root)
+    check(p.returncode == 0, "rock5c: exit 0", p.stderr)
+    doc = json.loads(p.stdout)
+    check(set(doc) == {"time", "channels"}, "top level has time and channels", doc.keys())
+    check(isinstance(doc["time"], float) and doc["time"] > 1.7e9, "time is unix seconds, float",
+          doc["time"])
+    want = [
+        ("thermal/soc-thermal", "thermal", "soc-thermal", "temperature", "celsius", 43.461,
+         "class/thermal/thermal_zone0/temp"),
+        ("thermal/bigcore0-thermal", "thermal", "bigcore0-thermal", "temperature", "celsius",
+         44.384, "class/thermal/thermal_zone1/temp"),
+        ("thermal/bigcore1-thermal", "thermal", "bigcore1-thermal", "temperature", "celsius",
+         43.461, "class/thermal/thermal_zone2/temp"),
+        ("thermal/littlecore-thermal", "thermal", "littlecore-thermal", "temperature",
+         "celsius", 42.538, "class/thermal/thermal_zone3/temp"),
+        ("thermal/center-thermal", "thermal", "center-thermal", "temperature", "celsius",
+         42.538, "class/thermal/thermal_zone4/temp"),
+        ("thermal/gpu-thermal", "thermal", "gpu-thermal", "temperature", "celsius", 41.615,
+         "class/thermal/thermal_zone5/temp"),
+        ("thermal/npu-thermal", "thermal", "npu-thermal", "temperature", "celsius", 42.538,
+         "class/thermal/thermal_zone6/temp"),
+        ("cooling/cpufreq-cpu0", "cooling", "cpufreq-cpu0", "state", "state", 0,
+         "class/thermal/cooling_device0/cur_state"),
+        ("cooling/cpufreq-cpu4", "cooling", "cpufreq-cpu4", "state", "state", 0,
+         "class/thermal/cooling_device1/cur_state"),
+        ("cooling/cpufreq-cpu6", "cooling", "cpufreq-cpu6", "state", "state", 0,
+         "class/thermal/cooling_device2/cur_state"),
+        ("cooling/devfreq-fb000000.gpu", "cooling", "devfreq-fb000000.gpu", "state", "state", 0,
+         "class/thermal/cooling_device3/cur_state"),
+        ("cooling/pwm-fan", "cooling", "pwm-fan", "state", "state", 1,
+         "class/thermal/cooling_device4/cur_state"),
+        ("cpufreq/policy0", "cpufreq", "CPU 0-3", "frequency", "hertz", 1800000000,
+         "devices/system/cpu/cpufreq/policy0/scaling_cur_freq"),
+        ("cpufreq/policy4", "cpufreq", "CPU 4-5", "frequency", "hertz", 816000000,
+         "devices/system/cpu/cpufreq/policy4/scaling_cur_freq"),
+        ("cpufreq/policy6", "cpufreq", "CPU 6-7", "frequency", "hertz", 408000000,
+         "devices/system/cpu/cpufreq/policy6/scaling_cur_freq"),
+        ("devfreq/dmc", "devfreq", "dmc", "frequency", "hertz", 528000000,
+         "class/devfreq/dmc/cur_freq"),
+        ("devfreq/fb000000.gpu", "devfreq", "fb000000.gpu", "frequency", "hertz", 300000000,
+         "class/devfreq/fb000000.gpu/cur_freq"),
+        ("devfreq/fdab0000.npu", "devfreq", "fdab0000.npu", "frequency", "hertz", 1000000000,
+         "class/devfreq/fdab0000.npu/cur_freq"),
+        ("iio/maxim_thermocouple/temp", "iio", "maxim_thermocouple temp", "temperature",
+         "celsius", 65.75, "bus/iio/devices/iio:device1/in_temp_raw"),
+        ("iio/maxim_thermocouple/temp_ambient", "iio", "maxim_thermocouple temp_ambient",
+         "temperature", "celsius", 23.5625, "bus/iio/devices/iio:device1/in_temp_ambient_raw"),
+    ]
+    got = doc["channels"]
+    check(len(got) == len(want), f"rock5c: {len(want)} channels", [c["key"] for c in got])
+    for w, c in zip(want, got):
+        key, source, label, kind, unit, value, path = w
+        check(set(c) == {"key", "source", "label", "kind", "unit", "value", "path"},
+              f"{key}: exactly the documented fields", sorted(c))
+        expect = {"key": key, "source": source, "label": label, "kind": kind, "unit": unit,
+                  "value": value, "path": root + "/" + path}
+        check(c == expect, f"{key}: fields and value", f"want {expect}\ngot  {c}")
+    # JSON text carries the shortest exact decimal, not 43.461000000000006
+    check('"value":43.461,' in p.stdout, "values are printed as their shortest decimal",
+          p.stdout[:300])
+
+    # A configured ADC channel, an override, and a vanished configured device.
+    cfg = os.path.join(tmp, "adc.yaml")
+    with open(cfg, "w") as f:
+        f.write("channels:\n  thermal/soc-thermal: {label: SoC, offset: 0.5}\n"
+                "iio_channels:\n  - device: fec10000.saradc\n    channel: voltage2\n"
+                "    label: C12 ambient (AD8495)\n    unit: celsius\n"
+                "    linear: {gain: 200.0, offset: -250.0}\n"
+                "  - device: fe720000.saradc\n    channel: voltage0\n")
+    p = subprocess.run([thermlog, "sample", "--json", "-c", cfg, "--sysfs-root", root],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, "configured ADC: exit 0", p.stderr)
+    by_key = {c["key"]: c for c in json.loads(p.stdout)["channels"]}
+    soc = by_key.get("thermal/soc-thermal", {})
+    check(soc.get("label") == "SoC" and abs(soc.get("value", 0) - 43.961) < 1e-9,
+          "override: label and offset", soc)
+    adc = by_key.get("iio/fec10000.saradc/voltage2", {})
+    check(adc.get("unit") == "celsius" and adc.get("kind") == "temperature" and
+          abs(adc.get("value", 0) - 25.009765625) < 1e-9, "AD8495 on SARADC ch2: 25.01 °C", adc)
+    gone = by_key.get("iio/fe720000.saradc/voltage0", {})
+    check(gone.get("value", 0) is None and gone.get("error") == "No such device",
+          "configured but absent device: null with its error", gone)
+
+    p = run("sample", "--json", "--sysfs-root", os.path.join(fixtures, "broken"))
+    check(p.returncode == 0, "broken: still exit 0", p.stderr)
+    by_key = {c["key"]: c for c in json.loads(p.stdout)["channels"]}
+    errors = {
+        "thermal/soc-thermal": "Bad message",
+        "thermal/bigcore0-thermal": "No data available",
+        "thermal/center-thermal": "No data available",
+        "thermal/gpu-thermal": "Is a directory",
+        "thermal/pmic-thermal": "Numerical result out of range",
+        "cooling/pwm-fan": "No data available",
+        "devfreq/fb000000.gpu": "Bad message",
+        "iio/maxim_thermocouple/temp": "Is a directory",
+    }
+    for key, err in errors.items():
+        c = by_key.get(key, {})
+        check(c.get("value", 0) is None and c.get("error") == err, f"broken: {key} is null, {err}",
+              c)
+    check(by_key.get("thermal/littlecore-thermal", {}).get("value") == -12.5,
+          "broken: negative temperature", by_key.get("thermal/littlecore-thermal"))
+    check(all("error" not in c for c in by_key.values() if c["value"] is not None),
+          "error only when value is null")
+
+    p = run("sample", "--sysfs-root", os.path.join(fixtures, "x86"))
+    check(p.returncode == 0, "x86 table: exit 0", p.stderr)
+    lines = p.stdout.splitlines()
+    check(lines and lines[0].split() == ["KEY", "LABEL", "VALUE", "ERROR"], "table header",
+          p.stdout)
+    row = [line for line in lines if line.startswith("thermal/acpitz#2 ")]
+    check(len(row) == 1 and row[0].split()[1:] == ["acpitz", "29.8", "°C"],
+          "table row: key, label, value with unit", row)
+    check(any(line.split()[0] == "cpufreq/policy2" and "3900.012 MHz" in line for line in lines),
+          "frequencies in MHz", p.stdout)
+    value_col = {line.index("°C") for line in lines if "°C" in line}
+    check(len(value_col) == 1, "values are aligned", p.stdout)
+
+    p = run("sample", "--sysfs-root", os.path.join(tmp, "no-such-dir"))
+    check(p.returncode == 2 and "no-such-dir" in p.stderr, "missing sysfs root: exit 2, named",
+          p.stderr)
+    p = run("sample", "--bogus")
+    check(p.returncode == 2, "unknown option: exit 2", p.stderr)
+    p = subprocess.run([thermlog, "sample", "-c", os.path.join(tmp, "none.yaml")],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2, "missing config file: exit 2", p.stderr)
+
+print(f"1..{count}")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,599 @@
+/* Sources and sampler against the sysfs fixtures: keys, labels, units, values, errors, rescans. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "sampler.h"
+#include "source.h"
+#include "test.h"
+#include "xalloc.h"
+
+struct sample {
+	size_t n;
+	const struct channel *ch;
+	const struct reading *rd;
+};
+
+/* A config over @root from @yaml (may be NULL); aborts the test run on a config error. */
+static void make_config(struct config *cfg, const char *root, const char *yaml) {
+	config_init(cfg);
+	if (yaml) {
+		char *errors = NULL;
+		if (!config_load_string(cfg, "test.yaml", yaml, strlen(yaml), &errors)) {
+			printf("Bail out! config: %s\n", errors);
+			exit(1);
+		}
+		free(errors);
+	}
+	free(cfg->sysfs_root);
+	cfg->sysfs_root = xstrdup(root);
+}
+
+static struct sample take(struct sampler *s, int64_t mono_s) {
+	struct sample r;
+	r.n = sampler_read(s, mono_s, &r.ch, &r.rd);
+	return r;
+}
+
+static ptrdiff_t find(const struct sample *s, const char *key) {
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->ch[i].key, key) == 0) {
+			return (ptrdiff_t)i;
+		}
+	}
+	return -1;
+}
+
+struct want {
+	const char *key, *source, *label, *kind, *unit;
+	double resolution;
+	double value; // checked when err == 0
+	int err;
+	const char *path;
+};
+
+/* Checks the channels of @s in order against @w (n entries). */
+static void check_all(const char *what, const struct sample *s, const struct want *w, size_t n) {
+	char msg[300];
+	snprintf(msg, sizeof(msg), "%s: channel count", what);
+	is_int(s->n, n, msg);
+	for (size_t i = 0; i < n && i < s->n; i++) {
+		const struct channel *c = &s->ch[i];
+		const struct reading *r = &s->rd[i];
+#define CHECK_STR(field)                                              \
+	snprintf(msg, sizeof(msg), "%s: %s " #field, what, w[i].key); \
+	is_str(c->field, w[i].field, msg)
+		CHECK_STR(key);
+		CHECK_STR(source);
+		CHECK_STR(label);
+		CHECK_STR(unit);
+		CHECK_STR(path);
+		snprintf(msg, sizeof(msg), "%s: %s kind", what, w[i].key);
+		is_str(channel_kind_name(c->kind), w[i].kind, msg);
+		snprintf(msg, sizeof(msg), "%s: %s resolution", what, w[i].key);
+		is_near(c->resolution, w[i].resolution, 1e-12, msg);
+		snprintf(msg, sizeof(msg), "%s: %s error", what, w[i].key);
+		is_int(r->err, w[i].err, msg);
+		if (w[i].err == 0) {
+			snprintf(msg, sizeof(msg), "%s: %s value", what, w[i].key);
+			is_near(r->value, w[i].value, 1e-12, msg);
+		}
+	}
+}
+
+#define TZ(n)     "class/thermal/thermal_zone" #n "/temp"
+#define CD(n)     "class/thermal/cooling_device" #n "/cur_state"
+#define POLICY(n) "devices/system/cpu/cpufreq/policy" #n "/scaling_cur_freq"
+#define TEMP(key, label, v, path) \
+	{ key, "thermal", label, "temperature", "celsius", 0.001, v, 0, path }
+#define STATE(key, label, v, path) \
+	{ key, "cooling", label, "state", "state", 1, v, 0, path }
+#define FREQ(src, key, label, v, path) \
+	{ key, src, label, "frequency", "hertz", 1, v, 0, path }
+
+static const struct want rock5c[] = {
+	TEMP("thermal/soc-thermal", "soc-thermal", 43.461, TZ(0)),
+	TEMP("thermal/bigcore0-thermal", "bigcore0-thermal", 44.384, TZ(1)),
+	TEMP("thermal/bigcore1-thermal", "bigcore1-thermal", 43.461, TZ(2)),
+	TEMP("thermal/littlecore-thermal", "littlecore-thermal", 42.538, TZ(3)),
+	TEMP("thermal/center-thermal", "center-thermal", 42.538, TZ(4)),
+	TEMP("thermal/gpu-thermal", "gpu-thermal", 41.615, TZ(5)),
+	TEMP("thermal/npu-thermal", "npu-thermal", 42.538, TZ(6)),
+	STATE("cooling/cpufreq-cpu0", "cpufreq-cpu0", 0, CD(0)),
+	STATE("cooling/cpufreq-cpu4", "cpufreq-cpu4", 0, CD(1)),
+	STATE("cooling/cpufreq-cpu6", "cpufreq-cpu6", 0, CD(2)),
+	STATE("cooling/devfreq-fb000000.gpu", "devfreq-fb000000.gpu", 0, CD(3)),
+	STATE("cooling/pwm-fan", "pwm-fan", 1, CD(4)),
+	FREQ("cpufreq", "cpufreq/policy0", "CPU 0-3", 1800000000, POLICY(0)),
+	FREQ("cpufreq", "cpufreq/policy4", "CPU 4-5", 816000000, POLICY(4)),
+	FREQ("cpufreq", "cpufreq/policy6", "CPU 6-7", 408000000, POLICY(6)),
+	FREQ("devfreq", "devfreq/dmc", "dmc", 528000000, "class/devfreq/dmc/cur_freq"),
+	FREQ("devfreq", "devfreq/fb000000.gpu", "fb000000.gpu", 300000000,
+	     "class/devfreq/fb000000.gpu/cur_freq"),
+	FREQ("devfreq", "devfreq/fdab0000.npu", "fdab0000.npu", 1000000000,
+	     "class/devfreq/fdab0000.npu/cur_freq"),
+	{"iio/maxim_thermocouple/temp", "iio", "maxim_thermocouple temp", "temperature", "celsius",
+	 0.001, 65.75, 0, "bus/iio/devices/iio:device1/in_temp_raw"},
+	// 377 × 62.5 m°C: half-m°C steps, so the resolution is finer than 0.001
+	{"iio/maxim_thermocouple/temp_ambient", "iio", "maxim_thermocouple temp_ambient",
+	 "temperature", "celsius", 0.0005, 23.5625, 0,
+	 "bus/iio/devices/iio:device1/in_temp_ambient_raw"},
+};
+
+static const struct want x86[] = {
+	TEMP("thermal/acpitz", "acpitz", 27.8, TZ(0)),
+	TEMP("thermal/acpitz#2", "acpitz", 29.8, TZ(1)),
+	TEMP("thermal/x86_pkg_temp", "x86_pkg_temp", 52, TZ(2)),
+	TEMP("thermal/iwlwifi_1", "iwlwifi_1", 41, TZ(3)),
+	STATE("cooling/Processor", "Processor", 0, CD(0)),
+	STATE("cooling/Processor#2", "Processor", 0, CD(1)),
+	STATE("cooling/Processor#3", "Processor", 0, CD(2)),
+	STATE("cooling/Processor#4", "Processor", 0, CD(3)),
+	STATE("cooling/Fan", "Fan", 0, CD(4)),
+	FREQ("cpufreq", "cpufreq/policy0", "CPU 0", 800054000, POLICY(0)),
+	FREQ("cpufreq", "cpufreq/policy1", "CPU 1", 1199917000, POLICY(1)),
+	FREQ("cpufreq", "cpufreq/policy2", "CPU 2", 3900012000, POLICY(2)),
+	FREQ("cpufreq", "cpufreq/policy3", "CPU 3", 799999000, POLICY(3)),
+};
+
+#define TEMP_ERR(key, label, err, path) \
+	{ key, "thermal", label, "temperature", "celsius", 0.001, 0, err, path }
+
+static const struct want broken[] = {
+	TEMP_ERR("thermal/soc-thermal", "soc-thermal", -EBADMSG, TZ(0)),
+	TEMP_ERR("thermal/bigcore0-thermal", "bigcore0-thermal", -ENODATA, TZ(1)),
+	TEMP("thermal/littlecore-thermal", "littlecore-thermal", -12.5, TZ(2)),
+	TEMP_ERR("thermal/center-thermal", "center-thermal", -ENODATA, TZ(3)),
+	TEMP_ERR("thermal/gpu-thermal", "gpu-thermal", -EISDIR, TZ(4)),
+	TEMP("thermal/npu-thermal", "npu-thermal", 39.5, TZ(5)),
+	TEMP("thermal/npu-thermal#2", "npu-thermal", 43, TZ(7)),
+	TEMP_ERR("thermal/pmic-thermal", "pmic-thermal", -ERANGE, TZ(8)),
+	{"cooling/pwm-fan", "cooling", "pwm-fan", "state", "state", 1, 0, -ENODATA, CD(0)},
+	STATE("cooling/cpufreq-cpu0", "cpufreq-cpu0", 7, CD(1)),
+	FREQ("cpufreq", "cpufreq/policy0", "CPU 0-1", 408000000, POLICY(0)),
+	FREQ("cpufreq", "cpufreq/policy4", "CPU 4", 2256000000,
+	     "devices/system/cpu/cpufreq/policy4/cpuinfo_cur_freq"),
+	FREQ("cpufreq", "cpufreq/cpu5", "CPU 5", 1416000000,
+	     "devices/system/cpu/cpu5/cpufreq/scaling_cur_freq"),
+	FREQ("devfreq", "devfreq/dmc", "dmc", 528000000, "class/devfreq/dmc/cur_freq"),
+	{"devfreq/fb000000.gpu", "devfreq", "fb000000.gpu", "frequency", "hertz", 1, 0, -EBADMSG,
+	 "class/devfreq/fb000000.gpu/cur_freq"},
+	{"iio/maxim_thermocouple/temp", "iio", "maxim_thermocouple temp", "temperature", "celsius",
+	 0.001, 0, -EISDIR, "bus/iio/devices/iio:device0/in_temp_raw"},
+	{"iio/maxim_thermocouple/temp_ambient", "iio", "maxim_thermocouple temp_ambient",
+	 "temperature", "celsius", 0.0005, -5.8125, 0,
+	 "bus/iio/devices/iio:device0/in_temp_ambient_raw"},
+};
+
+#define N(a) (sizeof(a) / sizeof(a[0]))
+
+static void check_meta(const struct sample *s, const char *key, const char *want) {
+	ptrdiff_t i = find(s, key);
+	char msg[256];
+	snprintf(msg, sizeof(msg), "meta of %s", key);
+	is_str(i >= 0 ? s->ch[i].meta : NULL, want, msg);
+}
+
+static void test_fixture(const char *name, const struct want *w, size_t n) {
+	char root[64];
+	snprintf(root, sizeof(root), "fixtures/%s", name);
+	struct config cfg;
+	make_config(&cfg, root, NULL);
+	struct sampler *s = sampler_create(&cfg);
+	ok(s != NULL, "sampler over the fixture");
+	if (!s) {
+		config_finish(&cfg);
+		return;
+	}
+	struct sample smp = take(s, 100);
+	check_all(name, &smp, w, n);
+	// A second pass reads the held fds again (pread at offset 0) and must agree.
+	struct sample again = take(s, 160);
+	bool same = again.n == n;
+	for (size_t i = 0; same && i < n; i++) {
+		same = again.rd[i].err == w[i].err &&
+		       (w[i].err || again.rd[i].value == w[i].value ||
+			fabs(again.rd[i].value - w[i].value) < 1e-9);
+	}
+	ok(same, "second pass over held fds gives the same readings");
+
+	if (strcmp(name, "rock5c") == 0) {
+		check_meta(&smp, "thermal/soc-thermal",
+			   "{\"zone\":\"thermal_zone0\",\"mode\":\"enabled\",\"policy\":\"power_"
+			   "allocator\",\"trips\":[{\"type\":\"passive\",\"temp\":60,\"hyst\":2},{"
+			   "\"type\":\"passive\",\"temp\":85,\"hyst\":2},{\"type\":\"critical\","
+			   "\"temp\":115,\"hyst\":2}]}");
+		check_meta(&smp, "thermal/npu-thermal",
+			   "{\"zone\":\"thermal_zone6\",\"mode\":\"enabled\",\"policy\":\"step_"
+			   "wise\",\"trips\":[]}");
+		check_meta(&smp, "cooling/pwm-fan",
+			   "{\"device\":\"cooling_device4\",\"type\":\"pwm-fan\",\"max_state\":4}");
+		check_meta(
+			&smp, "cpufreq/policy4",
+			"{\"governor\":\"schedutil\",\"driver\":\"cpufreq-dt\",\"affected_cpus\":"
+			"[4,5]}");
+		check_meta(&smp, "devfreq/fdab0000.npu",
+			   "{\"governor\":\"rknpu_ondemand\",\"min_freq\":300000000,\"max_freq\":"
+			   "1000000000}");
+		check_meta(&smp, "devfreq/dmc",
+			   "{\"governor\":\"dmc_ondemand\",\"min_freq\":528000000,\"max_freq\":"
+			   "2112000000}");
+		check_meta(&smp, "iio/maxim_thermocouple/temp",
+			   "{\"device\":\"iio:device1\",\"scale\":250,\"offset\":0,"
+			   "\"thermocouple_type\":\"K\"}");
+	} else if (strcmp(name, "x86") == 0) {
+		// THERMAL_TEMP_INVALID trips are no trips
+		check_meta(&smp, "thermal/iwlwifi_1",
+			   "{\"zone\":\"thermal_zone3\",\"mode\":\"enabled\",\"policy\":\"step_"
+			   "wise\",\"trips\":[]}");
+		check_meta(&smp, "thermal/acpitz#2",
+			   "{\"zone\":\"thermal_zone1\",\"mode\":\"enabled\",\"policy\":\"step_"
+			   "wise\",\"trips\":[{\"type\":\"critical\",\"temp\":105,\"hyst\":0}]}");
+		check_meta(&smp, "cpufreq/policy2",
+			   "{\"governor\":\"powersave\",\"driver\":\"intel_pstate\","
+			   "\"affected_cpus\":[2]}");
+		check_meta(&smp, "cooling/Fan",
+			   "{\"device\":\"cooling_device4\",\"type\":\"Fan\",\"max_state\":1}");
+	} else {
+		check_meta(&smp, "thermal/center-thermal",
+			   "{\"zone\":\"thermal_zone3\",\"mode\":\"disabled\",\"policy\":\"step_"
+			   "wise\",\"trips\":[]}");
+		// garbage trip temperature and unknown trip type are skipped; empty mode omitted
+		check_meta(&smp, "thermal/npu-thermal",
+			   "{\"zone\":\"thermal_zone5\",\"policy\":\"step_wise\",\"trips\":[{"
+			   "\"type\":\"critical\",\"temp\":115,\"hyst\":2}]}");
+		check_meta(&smp, "devfreq/dmc", "{\"max_freq\":2112000000}");
+		check_meta(&smp, "cpufreq/cpu5",
+			   "{\"governor\":\"ondemand\",\"affected_cpus\":[5]}");
+	}
+	sampler_destroy(s);
+	config_finish(&cfg);
+}
+
+static void test_parse(void) {
+	static const struct {
+		const char *text;
+		int rc;
+		int64_t v;
+	} cases[] = {
+		{"42\n", 0, 42},
+		{"-12500\n", 0, -12500},
+		{"0", 0, 0},
+		{"9223372036854775807\n", 0, INT64_MAX},
+		{"-9223372036854775808\n", 0, INT64_MIN},
+		{"9223372036854775808\n", -ERANGE, 0},
+		{"99999999999999999999\n", -ERANGE, 0},
+		{"", -ENODATA, 0},
+		{"\n", -ENODATA, 0},
+		{"43000 \n", -EBADMSG, 0},
+		{" 43000\n", -EBADMSG, 0},
+		{"4x!garbage\n", -EBADMSG, 0},
+		{"-\n", -EBADMSG, 0},
+		{"300 MHz\n", -EBADMSG, 0},
+		{"1\n\n", -EBADMSG, 0},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		int64_t v = 0;
+		int rc = sysfs_parse_int(cases[i].text, strlen(cases[i].text), &v);
+		char msg[80], shown[32];
+		size_t k = 0;
+		for (const char *p = cases[i].text; *p && k < 24; p++) {
+			k += (size_t)snprintf(shown + k, sizeof(shown) - k,
+					      *p == '\n' ? "\\n" : "%c", *p);
+		}
+		shown[k] = '\0';
+		snprintf(msg, sizeof(msg), "parse \"%s\" rc", shown);
+		is_int(rc, cases[i].rc, msg);
+		if (cases[i].rc == 0) {
+			snprintf(msg, sizeof(msg), "parse \"%s\" value", shown);
+			is_int(v, cases[i].v, msg);
+		}
+	}
+	ok(source_name_cmp("thermal_zone2", "thermal_zone10") < 0, "zone2 sorts before zone10");
+	ok(source_name_cmp("policy6", "policy4") > 0, "policy6 after policy4");
+	ok(source_name_cmp("dmc", "fb000000.gpu") < 0, "names without numbers sort as text");
+}
+
+/* Config: overrides, calibration, include/exclude, disabled sources, configured ADC channels. */
+static void test_config(void) {
+	static const char yaml[] = "sources:\n"
+				   "  thermal:\n"
+				   "    include: ['thermal/*core*', 'cooling/pwm-fan']\n"
+				   "  cpufreq:\n"
+				   "    exclude: ['cpufreq/policy6']\n"
+				   "  devfreq:\n"
+				   "    enabled: false\n"
+				   "channels:\n"
+				   "  thermal/littlecore-thermal:\n"
+				   "    label: A55 cluster\n"
+				   "  iio/maxim_thermocouple/temp:\n"
+				   "    label: C12 case\n"
+				   "    offset: -1.5\n"
+				   "    gain: 1.02\n"
+				   "  cooling/pwm-fan:\n"
+				   "    enabled: false\n"
+				   "iio_channels:\n"
+				   "  - device: fec10000.saradc\n"
+				   "    channel: voltage2\n"
+				   "    label: C12 ambient (AD8495)\n"
+				   "    unit: celsius\n"
+				   "    linear: {gain: 200.0, offset: -250.0}\n"
+				   "  - device: iio:device0\n"
+				   "    channel: voltage5\n"
+				   "  - device: fe720000.saradc\n"
+				   "    channel: voltage1\n";
+	struct config cfg;
+	make_config(&cfg, "fixtures/rock5c", yaml);
+	struct sampler *s = sampler_create(&cfg);
+	struct sample smp = take(s, 0);
+	static const struct want w[] = {
+		TEMP("thermal/bigcore0-thermal", "bigcore0-thermal", 44.384, TZ(1)),
+		TEMP("thermal/bigcore1-thermal", "bigcore1-thermal", 43.461, TZ(2)),
+		TEMP("thermal/littlecore-thermal", "A55 cluster", 42.538, TZ(3)),
+		FREQ("cpufreq", "cpufreq/policy0", "CPU 0-3", 1800000000, POLICY(0)),
+		FREQ("cpufreq", "cpufreq/policy4", "CPU 4-5", 816000000, POLICY(4)),
+		// 263 × 250 m°C = 65.75 °C, calibrated × 1.02 − 1.5
+		{"iio/maxim_thermocouple/temp", "iio", "C12 case", "temperature", "celsius", 0.001,
+		 65.75 * 1.02 - 1.5, 0, "bus/iio/devices/iio:device1/in_temp_raw"},
+		{"iio/maxim_thermocouple/temp_ambient", "iio", "maxim_thermocouple temp_ambient",
+		 "temperature", "celsius", 0.0005, 23.5625, 0,
+		 "bus/iio/devices/iio:device1/in_temp_ambient_raw"},
+		// 3129 × 0.439453125 mV = 1.375048828125 V → 200 V − 250
+		{"iio/fec10000.saradc/voltage2", "iio", "C12 ambient (AD8495)", "temperature",
+		 "celsius", 0.001, 200 * 1.375048828125 - 250, 0,
+		 "bus/iio/devices/iio:device0/in_voltage2_raw"},
+		{"iio/fec10000.saradc/voltage5", "iio", "fec10000.saradc voltage5", "voltage",
+		 "volts", 0.001, 0.899560546875, 0, "bus/iio/devices/iio:device0/in_voltage5_raw"},
+		{"iio/fe720000.saradc/voltage1", "iio", "fe720000.saradc voltage1", "voltage",
+		 "volts", 0.001, 0, -ENODEV, "bus/iio/devices/fe720000.saradc/in_voltage1_raw"},
+	};
+	check_all("config", &smp, w, N(w));
+	is_near(smp.rd[find(&smp, "iio/fec10000.saradc/voltage2")].value, 25.009765625, 1e-12,
+		"AD8495 at 1.375 V reads 25 °C");
+	// A configured channel of an absent device does not make every cycle a rescan.
+	struct sample again = take(s, 1);
+	is_int(again.n, N(w), "absent configured channel stays listed");
+	sampler_destroy(s);
+	config_finish(&cfg);
+}
+
+/* Fails chosen files with a chosen errno, the way drivers fail their show() callbacks. */
+static struct {
+	const char *suffix;
+	int err;
+} faults[8];
+
+static ssize_t faulty_pread(int fd, void *buf, size_t len, off_t off) {
+	char link[64], target[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		for (size_t i = 0; i < N(faults) && faults[i].suffix; i++) {
+			size_t sl = strlen(faults[i].suffix);
+			if ((size_t)n >= sl && strcmp(target + n - sl, faults[i].suffix) == 0) {
+				errno = faults[i].err;
+				return -1;
+			}
+		}
+	}
+	return pread(fd, buf, len, off);
+}
+
+static void test_error_classes(void) {
+	struct config cfg;
+	make_config(&cfg, "fixtures/rock5c", NULL);
+	struct sampler *s = sampler_create(&cfg);
+	sampler_set_pread(s, faulty_pread);
+	faults[0].suffix = "thermal_zone0/temp";
+	faults[0].err = EINVAL;
+	faults[1].suffix = "thermal_zone1/temp";
+	faults[1].err = EAGAIN;
+	faults[2].suffix = "thermal_zone2/temp";
+	faults[2].err = ENODATA;
+	faults[3].suffix = "thermal_zone3/temp";
+	faults[3].err = EIO;
+	faults[4].suffix = "policy6/scaling_cur_freq";
+	faults[4].err = EBUSY;
+	faults[5].suffix = "iio:device1/in_temp_raw"; // MAX31855 fault bit
+	faults[5].err = EINVAL;
+	struct sample smp = take(s, 0);
+	static const struct {
+		const char *key;
+		int err;
+	} want[] = {
+		{"thermal/soc-thermal", -EINVAL},
+		{"thermal/bigcore0-thermal", -EAGAIN},
+		{"thermal/bigcore1-thermal", -ENODATA},
+		{"thermal/littlecore-thermal", -EIO},
+		{"thermal/center-thermal", 0},
+		{"cpufreq/policy6", -EBUSY},
+		{"iio/maxim_thermocouple/temp", -EINVAL},
+		{"iio/maxim_thermocouple/temp_ambient", 0},
+	};
+	for (size_t i = 0; i < N(want); i++) {
+		ptrdiff_t k = find(&smp, want[i].key);
+		char msg[128];
+		snprintf(msg, sizeof(msg), "injected error of %s", want[i].key);
+		is_int(k >= 0 ? smp.rd[k].err : 1, want[i].err, msg);
+	}
+	// Transient errors keep every channel and recover on the next read (the fd is reopened).
+	memset(faults, 0, sizeof(faults));
+	smp = take(s, 1);
+	is_int(smp.n, N(rock5c), "transient errors drop no channel");
+	bool all_ok = true;
+	for (size_t i = 0; i < smp.n; i++) {
+		all_ok &= smp.rd[i].err == 0;
+	}
+	ok(all_ok, "every channel reads again once the faults clear");
+	is_near(smp.rd[find(&smp, "thermal/soc-thermal")].value, 43.461, 1e-12,
+		"soc-thermal value after EINVAL");
+	sampler_destroy(s);
+	config_finish(&cfg);
+}
+
+/* Runs @cmd through the shell; the test run stops if it fails. */
+static void sh(const char *cmd) {
+	if (system(cmd) != 0) {
+		printf("Bail out! %s\n", cmd);
+		exit(1);
+	}
+}
+
+static void test_rescan(void) {
+	char tmp[] = "/tmp/thermlog-test-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	char cmd[512], root[128];
+	snprintf(cmd, sizeof(cmd), "cp -a fixtures/rock5c %s/", tmp);
+	sh(cmd);
+	snprintf(root, sizeof(root), "%s/rock5c", tmp);
+	struct config cfg;
+	make_config(&cfg, root, NULL);
+	struct sampler *s = sampler_create(&cfg);
+	struct sample smp = take(s, 1000);
+	is_int(smp.n, N(rock5c), "copied fixture: all channels");
+
+	// The NPU driver unbinds: its device directory goes, the class link dangles.
+	snprintf(cmd, sizeof(cmd), "mv %s/devices/platform/fdab0000.npu %s/npu.gone", root, tmp);
+	sh(cmd);
+	smp = take(s, 1010);
+	ok(find(&smp, "devfreq/fdab0000.npu") >= 0, "before a rescan the channel is still listed");
+	smp = take(s, 1000 + cfg.rescan_s);
+	ok(find(&smp, "devfreq/fdab0000.npu") < 0, "the periodic rescan drops the vanished device");
+	is_int(smp.n, N(rock5c) - 1, "the other channels stay");
+	ptrdiff_t k = find(&smp, "thermal/soc-thermal");
+	ok(k >= 0 && smp.rd[k].err == 0, "others keep reading");
+
+	snprintf(cmd, sizeof(cmd), "mv %s/npu.gone %s/devices/platform/fdab0000.npu", tmp, root);
+	sh(cmd);
+	smp = take(s, 1000 + 2 * cfg.rescan_s);
+	k = find(&smp, "devfreq/fdab0000.npu");
+	ok(k >= 0 && smp.rd[k].err == 0 && smp.rd[k].value == 1e9,
+	   "it comes back on the next rescan");
+
+	// A read that reports a vanished object (ENODEV from a kernel) rescans before the next
+	// cycle, without waiting for rescan_s.
+	int64_t t = 1000 + 2 * cfg.rescan_s + 1;
+	sampler_set_pread(s, faulty_pread);
+	faults[0].suffix = "thermal_zone6/temp";
+	faults[0].err = ENODEV;
+	smp = take(s, t);
+	k = find(&smp, "thermal/npu-thermal");
+	is_int(k >= 0 ? smp.rd[k].err : 0, -ENODEV, "ENODEV is reported as the reading's error");
+	memset(faults, 0, sizeof(faults));
+	snprintf(cmd, sizeof(cmd), "rm -r %s/devices/virtual/thermal/thermal_zone6", root);
+	sh(cmd);
+	smp = take(s, t + 1);
+	ok(find(&smp, "thermal/npu-thermal") < 0, "ENODEV triggers a rescan on the next cycle");
+	is_int(smp.n, N(rock5c) - 1, "only the vanished zone is gone");
+
+	// sampler_rescan() on demand sees a new zone at once.
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a fixtures/rock5c/devices/virtual/thermal/thermal_zone6 "
+		 "%s/devices/virtual/thermal/",
+		 root);
+	sh(cmd);
+	sampler_rescan(s);
+	smp = take(s, t + 2);
+	k = find(&smp, "thermal/npu-thermal");
+	ok(k >= 0 && smp.rd[k].err == 0 && fabs(smp.rd[k].value - 42.538) < 1e-12,
+	   "sampler_rescan() finds the zone again");
+	sampler_destroy(s);
+	config_finish(&cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	sh(cmd);
+}
+
+/* Counts the lines of @text that contain @needle. */
+static int count_lines(const char *text, const char *needle) {
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p++) {
+		n++;
+	}
+	return n;
+}
+
+static void test_log_on_change(void) {
+	fflush(stderr);
+	FILE *capture = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	dup2(fileno(capture), STDERR_FILENO);
+	enum log_level level = log_get_level();
+	log_set_level(LOG_LEVEL_INFO);
+
+	struct config cfg;
+	make_config(&cfg, "fixtures/rock5c", NULL);
+	struct sampler *s = sampler_create(&cfg);
+	sampler_set_pread(s, faulty_pread);
+	faults[0].suffix = "thermal_zone4/temp";
+	faults[0].err = EAGAIN;
+	for (int t = 0; t < 5; t++) {
+		struct sample smp = take(s, t);
+		(void)smp;
+	}
+	faults[0].err = EIO;
+	take(s, 5);
+	take(s, 6);
+	memset(faults, 0, sizeof(faults));
+	take(s, 7);
+	take(s, 8);
+	sampler_destroy(s);
+	config_finish(&cfg);
+
+	log_set_level(level);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char text[8192] = "";
+	rewind(capture);
+	size_t n = fread(text, 1, sizeof(text) - 1, capture);
+	text[n] = '\0';
+	fclose(capture);
+	is_int(count_lines(text, "thermal_zone4/temp: Resource temporarily unavailable"), 1,
+	       "EAGAIN for five cycles is logged once");
+	is_int(count_lines(text, "thermal_zone4/temp: Input/output error"), 1,
+	       "a different error is logged once");
+	is_int(count_lines(text, "thermal/center-thermal readable again"), 1,
+	       "recovery is logged once");
+	is_int(count_lines(text, "thermal_zone4"), 3, "nothing else about that zone");
+}
+
+static void test_bad_root(void) {
+	fflush(stdout);
+	struct config cfg;
+	make_config(&cfg, "fixtures/no-such-board", NULL);
+	fflush(stderr);
+	ok(sampler_create(&cfg) == NULL, "a missing sysfs root fails sampler_create");
+	config_finish(&cfg);
+	// hwmon needs the real /sys: over a fixture it is skipped, not an error.
+	make_config(&cfg, "fixtures/x86",
+		    "sources:\n  thermal: {enabled: false}\n"
+		    "  cpufreq: {enabled: false}\n");
+	struct sampler *s = sampler_create(&cfg);
+	struct sample smp = take(s, 0);
+	is_int(smp.n, 0, "x86 fixture with thermal and cpufreq off: no channels (no IIO, devfreq)");
+	sampler_destroy(s);
+	config_finish(&cfg);
+}
+
+int main(void) {
+	log_init(LOG_LEVEL_ERROR);
+	test_parse();
+	test_fixture("rock5c", rock5c, N(rock5c));
+	test_fixture("x86", x86, N(x86));
+	test_fixture("broken", broken, N(broken));
+	test_config();
+	test_error_classes();
+	test_rescan();
+	test_log_on_change();
+	test_bad_root();
+	return test_done();
+}
