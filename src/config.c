@@ -25,7 +25,8 @@
 
 #define CONFIG_MAX_BYTES  (1024 * 1024) // a config is a few KiB; the cap bounds memory and time
 #define CONFIG_MAX_DEPTH  32            // the schema nests 4 deep
-#define CONFIG_MAX_ERRORS 100
+#define CONFIG_MAX_ERRORS 100           // enough to fix a file in one go; bounds the report
+#define CONFIG_MAX_ITEMS  1024          // per list: bounds the pairwise duplicate checks
 
 #define DAY_S  86400LL
 #define YEAR_S (365LL * DAY_S)
@@ -73,8 +74,22 @@ __attribute__((format(printf, 4, 5))) static void error_at(struct parser *p, siz
 	va_start(ap, fmt);
 	buf_vprintf(&b, fmt, ap);
 	va_end(ap);
+	// Values quoted in messages may hold line breaks (folded scalars): one error, one line.
+	struct buf clean;
+	buf_init(&clean);
+	for (size_t i = 0; i < b.len; i++) {
+		unsigned char c = (unsigned char)b.data[i];
+		if (c == '\n') {
+			buf_puts(&clean, "\\n");
+		} else if (c < 0x20 || c == 0x7f) {
+			buf_printf(&clean, "\\x%02x", c);
+		} else {
+			buf_putc(&clean, (char)c);
+		}
+	}
+	buf_finish(&b);
 	p->errors = xgrow(p->errors, &p->cap_errors, p->n_errors + 1, sizeof(*p->errors));
-	p->errors[p->n_errors] = (struct error){line, col, p->n_errors, buf_steal(&b)};
+	p->errors[p->n_errors] = (struct error){line, col, p->n_errors, buf_steal(&clean)};
 	p->n_errors++;
 }
 
@@ -617,6 +632,11 @@ static bool check_sequence(struct parser *p, const struct node *seq, const char 
 	if (seq->kind != NODE_SEQUENCE) {
 		error_node(p, seq, "%s: expected a list (lines starting with '- '), got %s",
 			   section, describe(seq));
+		return false;
+	}
+	if (seq->n > CONFIG_MAX_ITEMS) {
+		error_node(p, seq, "%s: too many entries (%zu, the limit is %d)", section, seq->n,
+			   CONFIG_MAX_ITEMS);
 		return false;
 	}
 	return true;

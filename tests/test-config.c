@@ -276,6 +276,9 @@ static void test_types(void) {
 	check("interval: 60\n",
 	      "t.yaml:1:11: interval: '60' has no unit: write e.g. 60s or 60m (units ms, s, m, h, d, w)\n",
 	      "bare integer duration");
+	check("interval: 2\n  \n  serv\t1m\n",
+	      "t.yaml:1:11: interval: '2\\nserv\\x091m' is not a duration (e.g. 500ms, 60s, 5m, 2h, 7d)\n",
+	      "a folded value stays on one line (found by fuzz-config)");
 	check("rescan: soon\n",
 	      "t.yaml:1:9: rescan: 'soon' is not a duration (e.g. 500ms, 60s, 5m, 2h, 7d)\n",
 	      "not a duration");
@@ -516,6 +519,16 @@ static void test_files(void) {
 	free(errors);
 	config_finish(&cfg);
 	free(many);
+
+	char *list = calloc(1025, 4);
+	strcpy(list, "capacitors: [");
+	for (int i = 0; i < 1025; i++) {
+		strcat(list, i ? ",1" : "1");
+	}
+	strcat(list, "]\n");
+	check(list, "t.yaml:1:13: capacitors: too many entries (1025, the limit is 1024)\n",
+	      "list length capped");
+	free(list);
 }
 
 static void test_wanted(void) {
