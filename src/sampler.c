@@ -138,6 +138,18 @@ void sampler_destroy(struct sampler *s) {
 }
 
 void sampler_set_config(struct sampler *s, const struct config *cfg) {
+	if (strcmp(cfg->sysfs_root, s->ctx.cfg->sysfs_root) != 0) {
+		int fd = open(cfg->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			log_errno("could not open sysfs root %s, keeping %s", cfg->sysfs_root,
+				  s->ctx.cfg->sysfs_root);
+		} else {
+			// Held fds belong to the old root: drop them all.
+			sensor_list_finish(&s->list);
+			close(s->ctx.root_fd);
+			s->ctx.root_fd = fd;
+		}
+	}
 	s->ctx.cfg = cfg;
 	sampler_rescan(s);
 }

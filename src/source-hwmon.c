@@ -120,7 +120,12 @@ static void add_feature(struct sensor_list *out, const sensors_chip_name *chip,
 }
 
 static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
-	if (strcmp(ctx->cfg->sysfs_root, "/sys") != 0) {
+	const char *root = ctx->cfg->sysfs_root;
+	size_t len = strlen(root);
+	while (len > 1 && root[len - 1] == '/') {
+		len--;
+	}
+	if (len != 4 || strncmp(root, "/sys", 4) != 0) {
 		if (!ctx->hwmon_skip_logged) {
 			log_info("hwmon skipped: libsensors reads only /sys, and sysfs_root is %s",
 				 ctx->cfg->sysfs_root);

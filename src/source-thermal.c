@@ -63,8 +63,8 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
 		return;
 	}
-	source_key_sanitize(type);
 	char *key = xasprintf("thermal/%s", type);
+	source_key_sanitize(key);
 	snprintf(path, sizeof(path), "%s/temp", dir);
 	struct sensor *s = sensor_list_add(out, &source_thermal, key, "thermal", type,
 					   CHANNEL_KIND_TEMPERATURE, 0.001, path);
@@ -102,8 +102,8 @@ static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, co
 		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
 		return;
 	}
-	source_key_sanitize(type);
 	char *key = xasprintf("cooling/%s", type);
+	source_key_sanitize(key);
 	snprintf(path, sizeof(path), "%s/cur_state", dir);
 	sensor_list_add(out, &source_thermal, key, "cooling", type, CHANNEL_KIND_STATE, 1, path);
 	free(key);

@@ -131,6 +131,8 @@ static const struct want x86[] = {
 	TEMP("thermal/acpitz#2", "acpitz", 29.8, TZ(1)),
 	TEMP("thermal/x86_pkg_temp", "x86_pkg_temp", 52, TZ(2)),
 	TEMP("thermal/iwlwifi_1", "iwlwifi_1", 41, TZ(3)),
+	// a type with a space: the key replaces it, the label keeps it
+	TEMP("thermal/INT3400_Thermal", "INT3400 Thermal", 20, TZ(4)),
 	STATE("cooling/Processor", "Processor", 0, CD(0)),
 	STATE("cooling/Processor#2", "Processor", 0, CD(1)),
 	STATE("cooling/Processor#3", "Processor", 0, CD(2)),
@@ -566,6 +568,25 @@ static void test_log_on_change(void) {
 	is_int(count_lines(text, "thermal_zone4"), 3, "nothing else about that zone");
 }
 
+/* A reload that points the sampler at another root drops the old channels and finds the new. */
+static void test_set_config(void) {
+	struct config a, b;
+	make_config(&a, "fixtures/rock5c", NULL);
+	make_config(&b, "fixtures/x86", "sources:\n  cpufreq: {enabled: false}\n");
+	struct sampler *s = sampler_create(&a);
+	struct sample smp = take(s, 0);
+	is_int(smp.n, N(rock5c), "before the reload: the ROCK 5C");
+	sampler_set_config(s, &b);
+	smp = take(s, 1);
+	is_int(smp.n, 10, "after the reload: x86 zones and cooling devices, cpufreq off");
+	ptrdiff_t k = find(&smp, "thermal/acpitz#2");
+	ok(k >= 0 && smp.rd[k].err == 0 && smp.rd[k].value == 29.8, "reads the new root");
+	ok(find(&smp, "thermal/soc-thermal") < 0, "old channels are gone");
+	sampler_destroy(s);
+	config_finish(&a);
+	config_finish(&b);
+}
+
 static void test_bad_root(void) {
 	fflush(stdout);
 	struct config cfg;
@@ -594,6 +615,7 @@ int main(void) {
 	test_error_classes();
 	test_rescan();
 	test_log_on_change();
+	test_set_config();
 	test_bad_root();
 	return test_done();
 }
