@@ -209,10 +209,11 @@ static void history_warnings(struct lifetime_report_entry *e, const struct cycle
 	}
 	if (gaps > 0) {
 		lifetime_warn(&e->r, LIFETIME_WARN_DATA_GAPS,
-			      "%" PRId64 " gaps in the data totalling %.1f h (longest %.1f h): gap "
+			      "%" PRId64
+			      " gap%s in the data totalling %.1f h (longest %.1f h): gap "
 			      "time is not counted as observed; the part aged meanwhile at an "
 			      "unknown temperature",
-			      gaps, gap_s / 3600.0, longest / 3600.0);
+			      gaps, gaps == 1 ? "" : "s", gap_s / 3600.0, longest / 3600.0);
 	}
 	if (cycles->unsynced > 0) {
 		if (include_unsynced) {
@@ -334,9 +335,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 
 	for (size_t i = 0; i < n; i++) {
 		struct lifetime_report_entry *e = &rep->entries[i];
-		if (problem_code[i] == LIFETIME_WARN_INVALID) {
+		if (problems[i]) {
 			e->r = (struct lifetime_result){0};
-			e->r.observed_h = 0;
 			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
 			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
 			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
@@ -355,7 +355,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			e->p95_temp_c = lifetime_percentile(t->pts, t->n_pts, 95);
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
 		}
-		if (problem_code[i] != LIFETIME_WARN_INVALID) {
+		if (!problems[i]) {
 			history_warnings(e, &cycles, rep->interval_s, include_unsynced);
 		}
 	}

@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""End to end: import a known temperature history, configure capacitors, and check
+`thermlog lifetime --json` against a Miner sum computed here independently; then the
+calculator form `thermlog lifetime calc`. Usage: e2e.py THERMLOG"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+thermlog = sys.argv[1]
+failures = 0
+count = 0
+
+
+def ok(cond, what, detail=""):
+    global failures, count
+    count += 1
+    print(("ok" if cond else "not ok") + f" {count} - {what}")
+    if not cond:
+        failures += 1
+        if detail:
+            print("#   " + str(detail).replace("\n", "\n#   "))
+
+
+def near(got, want, rel, what):
+    good = got is not None and want is not None and abs(got - want) <= rel * max(abs(want), 1)
+    ok(good, what, f"want {want!r}\ngot  {got!r}")
+
+
+def run(*args, check=True):
+    p = subprocess.run([thermlog, *args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        print(f"# {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+T_START = 1785542400  # 2026-08-01T00:00:00Z
+STEP = 300            # an older logger: one sample every 5 minutes
+
+
+def history():
+    """Two days and a bit of a daily cycle, a 3-hour outage and a hot afternoon."""
+    rows = []
+    for i in range(2 * 288 + 40):
+        if 300 <= i < 336:
+            continue  # outage
+        ts = T_START + i * STEP
+        phase = 2 * math.pi * i / 288
+        temp = round(58 + 16 * math.sin(phase) + (9 if 120 <= i < 140 else 0), 1)
+        rows.append((ts, temp))
+    return rows
+
+
+def lib(rated_life, rated_temp, base, step):
+    return lambda t: rated_life * base ** ((rated_temp - t) / step)
+
+
+def miner(rows, res, life, t_from=None, t_to=None):
+    """The Miner sum written out: each sample stands for the spacing since the previous
+    cycle when that is at most 1.5 intervals, else one interval (median spacing)."""
+    rows = [r for r in rows if (t_from is None or r[0] >= t_from) and (t_to is None or r[0] < t_to)]
+    spacings = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:]))
+    nominal = spacings[(len(spacings) - 1) // 2]
+    d = obs = tsum = 0.0
+    pts = []
+    prev = None
+    gaps = 0
+    for ts, v in rows:
+        t = round(v / res) * res
+        if prev is not None and 2 * (ts - prev) > 3 * nominal:
+            gaps += 1
+        dt = ts - prev if prev is not None and 2 * (ts - prev) <= 3 * nominal else nominal
+        prev = ts
+        d += (dt / 3600) / life(t)
+        obs += dt / 3600
+        tsum += t * dt / 3600
+        pts.append((t, dt / 3600))
+    pts.sort()
+    total = sum(w for _, w in pts)
+    cum = 0.0
+    p95 = None
+    for t, w in pts:
+        cum += w
+        if cum >= 0.95 * total * (1 - 1e-12):
+            p95 = t
+            break
+    span = (rows[-1][0] + nominal - rows[0][0]) / 3600
+    return {"D": d, "obs": obs, "mean": tsum / obs, "p95": p95, "gaps": gaps, "span": span}
+
+
+def check_capacitor(c, m, life, rated_temp, base, step, cap_h, label):
+    near(c["observed_h"], m["obs"], 1e-12, f"{label}: observed hours")
+    near(c["consumed_fraction"], m["D"], 1e-12, f"{label}: consumed fraction = Miner sum")
+    l_eff = m["obs"] / m["D"]
+    near(c["effective_life_h"], min(l_eff, cap_h), 1e-12, f"{label}: effective life")
+    t_eq = rated_temp - step * math.log(l_eff / life(rated_temp)) / math.log(base)
+    near(c["equivalent_temp_c"], t_eq, 1e-12, f"{label}: equivalent temperature")
+    near(c["life_at_mean_temp_h"], life(m["mean"]), 1e-12, f"{label}: life at the mean temperature")
+    near(c["life_at_p95_temp_h"], life(m["p95"]), 1e-12, f"{label}: life at the p95 temperature")
+    ok(c["life_at_mean_temp_h"] > c["effective_life_h"], f"{label}: Miner is below the mean-temperature life")
+    near(c["remaining_h"], min((1 - m["D"]) * l_eff, cap_h - m["obs"]), 1e-12, f"{label}: remaining life")
+    near(c["coverage"], m["obs"] / m["span"], 1e-12, f"{label}: coverage")
+    rel = c["relative_lifetime"]
+    ok([r["reduction_k"] for r in rel] == [0, 10, 20, 30], f"{label}: reductions 0/10/20/30 K")
+    for r in rel:
+        near(r["factor"], base ** (r["reduction_k"] / step), 1e-12, f"{label}: factor at -{r['reduction_k']} K")
+        near(r["life_h"], l_eff * base ** (r["reduction_k"] / step), 1e-12, f"{label}: life at -{r['reduction_k']} K")
+    codes = {w["code"] for w in c["warnings"]}
+    ok("data_gaps" in codes, f"{label}: the outage is reported", codes)
+    ok("short_history" in codes, f"{label}: a short history is reported", codes)
+    ok(all(w["message"] for w in c["warnings"]), f"{label}: every warning has a sentence")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="thermlog-lifetime-")
+    try:
+        rows = history()
+        csv_path = os.path.join(tmp, "history.csv")
+        with open(csv_path, "w") as f:
+            f.write("time,channel,value,unit\n")
+            for ts, v in rows:
+                f.write(f"{ts},bench/c12_case,{v},celsius\n")
+        db = os.path.join(tmp, "t.db")
+        p = run("--db", db, "import", csv_path)
+        ok(p.returncode == 0, "import the history", p.stderr)
+
+        cfg = os.path.join(tmp, "thermlog.yaml")
+        with open(cfg, "w") as f:
+            f.write("capacitors:\n"
+                    "  - name: C12 bulk 100uF/400V\n"
+                    "    sensor: bench/c12_case\n"
+                    "    basis: case\n"
+                    "    rated_life_h: 2000\n"
+                    "    rated_temp_c: 105\n"
+                    "  - name: C30 polymer\n"
+                    "    sensor: bench/c12_case\n"
+                    "    basis: ambient\n"
+                    "    rated_life_h: 5000\n"
+                    "    rated_temp_c: 105\n"
+                    "    type: polymer\n")
+        chans = json.loads(run("--db", db, "channels", "--json").stdout)["channels"]
+        res = [c for c in chans if c["key"] == "bench/c12_case"][0]["resolution"]
+
+        p = run("--db", db, "-c", cfg, "lifetime", "--json")
+        ok(p.returncode == 0, "thermlog lifetime --json", p.stderr)
+        caps = json.loads(p.stdout)["capacitors"]
+        ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
+        keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
+                "equivalent_temp_c", "life_at_mean_temp_h", "life_at_p95_temp_h", "remaining_h", "capped",
+                "warnings", "relative_lifetime"]
+        ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
+        ok(caps[0]["sensor"] == "bench/c12_case" and caps[0]["basis"] == "case", "sensor and basis")
+
+        wet = lib(2000, 105, 2, 10)
+        m = miner(rows, res, wet)
+        check_capacitor(caps[0], m, wet, 105, 2, 10, 131400, "wet")
+        poly = lib(5000, 105, 10, 20)
+        check_capacitor(caps[1], miner(rows, res, poly), poly, 105, 10, 20, 131400, "polymer")
+        ok(not caps[0]["capped"], "wet part not capped")
+
+        # a window: the second day only
+        t_from, t_to = T_START + 86400, T_START + 2 * 86400
+        p = run("--db", db, "-c", cfg, "lifetime", "--json", "--from", str(t_from), "--to", str(t_to))
+        w = json.loads(p.stdout)["capacitors"][0]
+        mw = miner(rows, res, wet, t_from, t_to)
+        near(w["consumed_fraction"], mw["D"], 1e-12, "window: consumed fraction")
+        near(w["observed_h"], mw["obs"], 1e-12, "window: observed hours")
+        p = run("--db", db, "-c", cfg, "lifetime", "--from", "2026-08-02", "--to", "2026-08-03", "--json")
+        near(json.loads(p.stdout)["capacitors"][0]["consumed_fraction"], mw["D"], 1e-12,
+             "window given as ISO dates")
+
+        # human output
+        p = run("--db", db, "-c", cfg, "lifetime")
+        ok(p.returncode == 0 and "C12 bulk 100uF/400V" in p.stdout and "8760 h" in p.stdout
+           and "data_gaps" in p.stdout, "human table with warnings", p.stdout)
+
+        # an unknown sensor is a warning, not a failure
+        with open(cfg, "a") as f:
+            f.write("  - name: C40\n    sensor: hwmon/nothing/temp1\n    rated_life_h: 1000\n"
+                    "    rated_temp_c: 85\n")
+        p = run("--db", db, "-c", cfg, "lifetime", "--json")
+        c40 = json.loads(p.stdout)["capacitors"][2]
+        ok(p.returncode == 0 and c40["effective_life_h"] is None
+           and c40["warnings"][0]["code"] == "sensor_not_found", "unknown sensor warned", c40)
+
+        p = run("--db", db, "-c", cfg, "lifetime", "--from", "yesterday-ish", check=False)
+        ok(p.returncode == 2 and "--from" in p.stderr, "bad --from is a usage error", p.stderr)
+        p = run("--db", os.path.join(tmp, "nope", "x.db"), "-c", cfg, "lifetime", check=False)
+        ok(p.returncode == 1, "a missing database is a runtime failure", p.returncode)
+
+        calc_tests()
+    finally:
+        shutil.rmtree(tmp)
+    print(f"1..{count}")
+    return 1 if failures else 0
+
+
+def calc(*args, check=True):
+    return run("lifetime", "calc", *args, check=check)
+
+
+def calc_tests():
+    base = ["--rated-life-h", "2000", "--rated-temp-c", "105", "--json"]
+    for t, want in [(95, 4000), (85, 8000), (75, 16000), (65, 32000)]:
+        j = json.loads(calc(*base, "--temp-c", str(t)).stdout)
+        ok(j["life_h"] == want, f"calc V1 at {t} °C: {want} h", j)
+    j = json.loads(calc(*base, "--temp-c", "65").stdout)
+    ok(list(j.keys()) == ["life_h", "life_uncapped_h", "capped", "equivalent_temp_c", "life_at_mean_temp_h",
+                          "consumed_fraction_per_hour", "warnings"], "calc JSON keys as specified", list(j.keys()))
+    near(j["consumed_fraction_per_hour"], 1 / 32000, 1e-15, "calc rate per hour")
+    j = json.loads(calc(*base, "--temp-c", "40").stdout)
+    ok(j["capped"] and j["life_h"] == 131400, "calc caps at 15 years", j)
+    near(j["life_uncapped_h"], 2000 * 2 ** 6.5, 1e-15, "calc keeps the uncapped life")
+    ok("life_capped" in {w["code"] for w in j["warnings"]}, "calc warns about the cap")
+    j = json.loads(calc(*base, "--temp-c", "40", "--cap-years", "25").stdout)
+    ok(not j["capped"], "--cap-years raises the cap")
+    j = json.loads(calc("--rated-life-h", "1000", "--rated-temp-c", "105", "--json",
+                        "--profile", "45:8,55:8,65:8").stdout)
+    near(j["equivalent_temp_c"], 105 - 10 * math.log2(24 / (8 / 64000 + 8 / 32000 + 8 / 16000) / 1000), 1e-12,
+         "calc COSEL profile: T_eq 57.2 °C")
+    near(j["life_at_mean_temp_h"], 32000, 1e-15, "calc COSEL: life at the mean 55 °C")
+    j = json.loads(calc(*base, "--temp-c", "85", "--type", "polymer").stdout)
+    near(j["life_h"], 20000, 1e-15, "calc V12 polymer at 85 °C")
+    j = json.loads(calc(*base, "--temp-c", "40", "--model", "arrhenius", "--ea-ev", "0.8315478777968554",
+                        "--cap-years", "100").stdout)
+    near(j["life_h"], 399382, 2e-6, "calc Arrhenius at 40 °C")
+    j = json.loads(calc(*base, "--temp-c", "62", "--self-heating-k", "3").stdout)
+    ok(j["life_h"] == 32000, "calc self-heating adds to the ambient", j)
+    j = json.loads(calc(*base, "--temp-c", "110").stdout)
+    ok("above_rated" in {w["code"] for w in j["warnings"]}, "calc warns above the rating")
+
+    for args, needle in [
+        (["--rated-life-h", "0", "--rated-temp-c", "105", "--temp-c", "60"], "rated life must be a positive"),
+        (["--rated-life-h", "-5", "--rated-temp-c", "105", "--temp-c", "60"], "rated life must be a positive"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "400", "--temp-c", "60"], "out of range"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8;55:4"], "element 1"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8,x"], "element 2 'x'"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:0"], "hours must be positive"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105"], "either --temp-c or --profile"),
+        (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "x"], "expected bt"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius"],
+         "needs ea_ev"),
+    ]:
+        p = calc(*args, check=False)
+        ok(p.returncode == 2 and needle in p.stderr, f"calc rejects {' '.join(args[-2:])}: {needle}", p.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
