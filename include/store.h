@@ -125,7 +125,10 @@ struct store_rollup {
 };
 
 typedef int (*store_rollup_fn)(void *ctx, const struct store_rollup *rollup);
-/** Calls @fn for the rollups of hours [from_hour, to_hour) of @ids (all when n_ids == 0). */
+/**
+ * Calls @fn for the rollups of hours [from_hour, to_hour) of @ids (all when n_ids == 0), in
+ * (hour, channel_id) order; the bins stay valid until @fn returns. Stops on a nonzero return.
+ */
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour,
 		const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
 /** The first hour not yet rolled up (raw rows must be read from there on). */

@@ -63,7 +63,6 @@ enum stmt {
 	ST_CHANNEL_PRESENT,
 	ST_CHANNEL_SPAN,
 	ST_CHANNELS,
-	ST_CHANNEL_IDS,
 	ST_SCAN_CYCLES,
 	ST_SCAN_SAMPLES,
 	ST_SCAN_ROLLUPS,
@@ -109,13 +108,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"WHERE id = ?1 AND (first_seen = 0 OR ?2 < first_seen OR ?2 > last_seen)",
 	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
 			"first_seen, last_seen, present FROM channels ORDER BY key",
-	[ST_CHANNEL_IDS] = "SELECT id FROM channels ORDER BY id",
 	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
 	[ST_SCAN_SAMPLES] = "SELECT ts, clock, data FROM samples WHERE ts >= ?1 AND ts < ?2 "
 			    "AND clock <= ?3 ORDER BY ts",
-	[ST_SCAN_ROLLUPS] =
-		"SELECT hour, count, sum, min, max, max_ts, unsynced, hist FROM rollups "
-		"WHERE channel_id = ?1 AND hour >= ?2 AND hour < ?3 ORDER BY hour",
+	[ST_SCAN_ROLLUPS] = "SELECT hour, channel_id, count, sum, min, max, max_ts, unsynced, hist "
+			    "FROM rollups WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, channel_id",
 	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
 			  "max_ts, unsynced, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_PRUNE] = "DELETE FROM samples WHERE ts IN "
@@ -1047,7 +1044,12 @@ static int quick_check(struct store *store) {
 	}
 	int err = errno_from_sqlite(rc);
 	if (err == 0 && (!result || strcmp(result, "ok") != 0)) {
-		log_error("store: %s is corrupt: %s", store->path, result ? result : "no result");
+		char *text = xstrdup(result ? result : "no result");
+		for (char *c = text; *c; c++) {
+			*c = *c == '\n' ? ' ' : *c; // one log line
+		}
+		log_error("store: %s is corrupt: %s", store->path, text);
+		free(text);
 		err = -EINVAL;
 	} else if (err == -EINVAL) {
 		log_error("store: %s is not a SQLite database or is corrupt: %s", store->path,
@@ -1129,6 +1131,10 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 			    "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
 			    "PRAGMA journal_size_limit = 4194304");
 	if (err == 0) {
+		// Keep -wal and -shm after the last close: a reader without write access to the
+		// directory (the thermlog group) can then still open the database read-only.
+		int persist = 1;
+		sqlite3_file_control(store->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
 		err = migrate(store);
 	}
 	if (err < 0) {
@@ -1571,71 +1577,46 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
 		       size_t n_ids, store_rollup_fn fn, void *ctx) {
-	int64_t *list = NULL;
-	size_t n = 0;
-	int ret = 0, rc;
-	if (n_ids > 0) {
-		list = sorted_ids(ids, n_ids);
-		n = n_ids;
-	} else {
-		sqlite3_stmt *st = stmt(store, ST_CHANNEL_IDS);
-		if (!st) {
-			return -EIO;
-		}
-		size_t cap = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			list = xgrow(list, &cap, n + 1, sizeof(*list));
-			list[n++] = sqlite3_column_int64(st, 0);
-		}
-		done(st);
-		if (rc != SQLITE_DONE) {
-			free(list);
-			return fail(store, rc, "could not read channels");
-		}
-	}
 	sqlite3_stmt *st = stmt(store, ST_SCAN_ROLLUPS);
 	if (!st) {
-		free(list);
 		return -EIO;
 	}
-	// One index range per channel: the key is (channel_id, hour).
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		if (i > 0 && list[i] == list[i - 1]) {
+	int64_t *want = sorted_ids(ids, n_ids);
+	sqlite3_bind_int64(st, 1, from_hour);
+	sqlite3_bind_int64(st, 2, to_hour);
+	int ret = 0, rc;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_rollup r = {
+			.hour = sqlite3_column_int64(st, 0),
+			.channel_id = sqlite3_column_int64(st, 1),
+		};
+		// The key is (hour, channel_id): other channels are skipped before decoding.
+		if (n_ids && !bsearch(&r.channel_id, want, n_ids, sizeof(*want), cmp_i64)) {
 			continue;
 		}
-		sqlite3_bind_int64(st, 1, list[i]);
-		sqlite3_bind_int64(st, 2, from_hour);
-		sqlite3_bind_int64(st, 3, to_hour);
-		while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			struct store_rollup r = {
-				.hour = sqlite3_column_int64(st, 0),
-				.channel_id = list[i],
-				.count = sqlite3_column_int64(st, 1),
-				.sum_q = sqlite3_column_int64(st, 2),
-				.min_q = sqlite3_column_int64(st, 3),
-				.max_q = sqlite3_column_int64(st, 4),
-				.max_ts = sqlite3_column_int64(st, 5),
-				.unsynced = sqlite3_column_int64(st, 6),
-			};
-			const uint8_t *hist = sqlite3_column_blob(st, 7);
-			if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 7),
-					 &r.n_bins)) {
-				log_error("store: damaged rollup of channel %lld at %lld: %s",
-					  (long long)r.channel_id, (long long)r.hour, store->path);
-				ret = -EINVAL;
-				break;
-			}
-			r.bin_q = store->bin_q;
-			r.bin_count = store->bin_count;
-			ret = fn(ctx, &r);
+		r.count = sqlite3_column_int64(st, 2);
+		r.sum_q = sqlite3_column_int64(st, 3);
+		r.min_q = sqlite3_column_int64(st, 4);
+		r.max_q = sqlite3_column_int64(st, 5);
+		r.max_ts = sqlite3_column_int64(st, 6);
+		r.unsynced = sqlite3_column_int64(st, 7);
+		const uint8_t *hist = sqlite3_column_blob(st, 8);
+		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 8), &r.n_bins)) {
+			log_error("store: damaged rollup of channel %lld at %lld: %s",
+				  (long long)r.channel_id, (long long)r.hour, store->path);
+			ret = -EINVAL;
+			break;
 		}
-		done(st);
-		if (ret == 0 && rc != SQLITE_DONE) {
-			ret = fail(store, rc, "could not read rollups");
-		}
+		r.bin_q = store->bin_q;
+		r.bin_count = store->bin_count;
+		ret = fn(ctx, &r);
 	}
-	free(list);
-	return ret;
+	done(st);
+	free(want);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read rollups");
 }
 
 /* --- imports ------------------------------------------------------------------------------ */

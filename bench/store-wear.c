@@ -1,0 +1,356 @@
+/*
+ * Flash wear and size of the store with 25 channels of the simulated ROCK 5C.
+ *
+ * Bytes written per cycle at steady state: a database preloaded with a week, then a day of
+ * one-minute cycles, each its own transaction as thermlogd does (with store_maintain() every
+ * cycle), then the connection is closed, which checkpoints the WAL into the database file. The
+ * figure is the wchar delta of /proc/self/io over that stretch divided by the cycles: every
+ * byte handed to write() for the database and its WAL, checkpoints included. (The -shm
+ * wal-index is a 32 KiB memory map, not written with write(); it is not counted.)
+ * The same run measures two baselines with one row per value, keyed (ts, channel_id) and
+ * (channel_id, ts), written through SQLite directly with the same pragmas.
+ *
+ * Size per value: a simulated year of one-minute cycles written through the store in one
+ * transaction per day, rolled up daily, then the database size divided by the values stored.
+ *
+ * Usage: store-wear [-d DIR] [-y DAYS] (DAYS of the "year", default 365)
+ */
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h> // the baselines only: they are the layouts the store does not use
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sim.h"
+#include "store.h"
+#include "xalloc.h"
+
+#define N_CH      25
+#define T_START   1767225600 // 2026-01-01T00:00:00Z
+#define DAY       86400
+#define PRELOAD_D 7
+#define MEASURE_N 1440 // one day of cycles
+#define SEED      42
+
+static struct channel chans[N_CH];
+static char keys[N_CH][64];
+
+static void define(int i, const char *key, enum channel_kind kind, double resolution) {
+	snprintf(keys[i], sizeof(keys[i]), "%s", key);
+	chans[i] = (struct channel){.key = keys[i],
+				    .source = "sim",
+				    .label = keys[i],
+				    .kind = kind,
+				    .unit = channel_kind_unit(kind),
+				    .resolution = resolution};
+}
+
+static void define_channels(void) {
+	static const char *const zones[] = {"soc",    "bigcore0", "bigcore1", "littlecore",
+					    "center", "gpu",      "npu"};
+	int n = 0;
+	char key[64];
+	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+		snprintf(key, sizeof(key), "thermal/%s-thermal", zones[z]);
+		define(n++, key, CHANNEL_KIND_TEMPERATURE, 0.001);
+	}
+	define(n++, "iio/maxim_thermocouple/temp", CHANNEL_KIND_TEMPERATURE, 0.25);
+	define(n++, "iio/maxim_thermocouple/temp_ambient", CHANNEL_KIND_TEMPERATURE, 0.0625);
+	define(n++, "cooling/pwm-fan", CHANNEL_KIND_STATE, 1);
+	define(n++, "cpufreq/policy0", CHANNEL_KIND_FREQUENCY, 1000);
+	define(n++, "cpufreq/policy4", CHANNEL_KIND_FREQUENCY, 1000);
+	define(n++, "cpufreq/policy6", CHANNEL_KIND_FREQUENCY, 1000);
+	define(n++, "devfreq/fdab0000.npu", CHANNEL_KIND_FREQUENCY, 1);
+	define(n++, "devfreq/fb000000.gpu", CHANNEL_KIND_FREQUENCY, 1);
+	define(n++, "devfreq/dmc", CHANNEL_KIND_FREQUENCY, 1);
+	for (int c = 0; c < SIM_SARADC_CHANNELS; c++) {
+		snprintf(key, sizeof(key), "iio/fec10000.saradc/voltage%d", c);
+		define(n++, key, CHANNEL_KIND_VOLTAGE, 0.000439453125);
+	}
+	define(n++, "hwmon/nvme-pci-0100/temp1", CHANNEL_KIND_TEMPERATURE, 0.001);
+}
+
+/* The 25 readings of the board at @t, in the channels' units. */
+static void readings_at(int64_t t, struct reading *r) {
+	struct sim_state s;
+	sim_model(SEED, t, &s);
+	int n = 0;
+	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+		r[n++].value = s.zone_mc[z] / 1000.0;
+	}
+	r[n++].value = s.tc_raw * 0.25;
+	r[n++].value = s.tc_ambient_raw * 0.0625;
+	r[n++].value = s.fan_state;
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		r[n++].value = (double)s.cpu_khz[p] * 1000;
+	}
+	r[n++].value = (double)s.npu_hz;
+	r[n++].value = (double)s.gpu_hz;
+	r[n++].value = (double)s.dmc_hz;
+	for (int c = 0; c < SIM_SARADC_CHANNELS; c++) {
+		r[n++].value = s.saradc_raw[c] * 0.000439453125;
+	}
+	r[n++].value = round(s.zone_c[SIM_ZONE_SOC] - 4); // an NVMe drive reports whole degrees
+	for (int i = 0; i < N_CH; i++) {
+		r[i].err = 0;
+	}
+}
+
+static int64_t wchar(void) {
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long long v = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "wchar: %lld", &v) == 1) {
+			break;
+		}
+	}
+	if (f) {
+		fclose(f);
+	}
+	return v;
+}
+
+static double now_s(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int64_t file_size(const char *path) {
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+static void remove_db(const char *path) {
+	const char *suffixes[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		char *p = xasprintf("%s%s", path, suffixes[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+static void die(const char *what, int rc) {
+	fprintf(stderr, "store-wear: %s: %s\n", what, strerror(-rc));
+	exit(1);
+}
+
+static int write_cycle(struct store *store, int64_t t) {
+	struct reading r[N_CH];
+	readings_at(t, r);
+	struct cycle c = {.ts = t,
+			  .boot_id = "0b5e7a52-1f6c-4d0e-9a43-1c2d3e4f5a6b",
+			  .clock = CLOCK_STATE_SYNCED,
+			  .n = N_CH,
+			  .channels = chans,
+			  .readings = r};
+	return store_write_cycle(store, &c);
+}
+
+/* Writes [from, to) in one-minute cycles, one transaction per day, rolling up each day. */
+static void fill(struct store *store, int64_t from, int64_t to) {
+	for (int64_t day = from; day < to; day += DAY) {
+		int rc = store_begin(store);
+		for (int64_t t = day; rc == 0 && t < day + DAY && t < to; t += 60) {
+			rc = write_cycle(store, t);
+		}
+		if (rc == 0) {
+			rc = store_commit(store);
+		}
+		if (rc == 0) {
+			rc = store_maintain(store, day + DAY, 400LL * DAY);
+		}
+		if (rc < 0) {
+			die("fill", rc);
+		}
+	}
+}
+
+struct wear {
+	double bytes_per_cycle;
+	double bytes_per_value; // file size after the preload and the measured day
+};
+
+static struct wear measure_store(const char *path) {
+	remove_db(path);
+	struct store *store;
+	int rc = store_open(&store, path, STORE_MODE_WRITE);
+	if (rc < 0) {
+		die(path, rc);
+	}
+	int64_t start = T_START + PRELOAD_D * DAY;
+	fill(store, T_START, start);
+	int64_t before = wchar();
+	for (int i = 0; i < MEASURE_N; i++) {
+		int64_t t = start + 60 * i;
+		if ((rc = write_cycle(store, t)) < 0 ||
+		    (rc = store_maintain(store, t, 400LL * DAY)) < 0) {
+			die("cycle", rc);
+		}
+	}
+	store_close(store); // the last connection checkpoints the WAL into the database
+	int64_t after = wchar();
+	struct wear w = {.bytes_per_cycle = (double)(after - before) / MEASURE_N};
+	w.bytes_per_value = (double)file_size(path) / ((PRELOAD_D * DAY / 60 + MEASURE_N) * N_CH);
+	remove_db(path);
+	return w;
+}
+
+/* The per-value layouts, written the way a simple daemon would. */
+static void sql(sqlite3 *db, const char *text) {
+	char *err = NULL;
+	if (sqlite3_exec(db, text, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "store-wear: %s: %s\n", text, err);
+		exit(1);
+	}
+}
+
+static void baseline_cycle(sqlite3 *db, sqlite3_stmt *cyc, sqlite3_stmt *ins, int64_t t,
+			   double *res) {
+	struct reading r[N_CH];
+	readings_at(t, r);
+	sqlite3_bind_int64(cyc, 1, t);
+	if (sqlite3_step(cyc) != SQLITE_DONE) {
+		fprintf(stderr, "store-wear: baseline: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	sqlite3_reset(cyc);
+	for (int i = 0; i < N_CH; i++) {
+		sqlite3_bind_int64(ins, 1, t);
+		sqlite3_bind_int64(ins, 2, i + 1);
+		sqlite3_bind_int64(ins, 3, llround(r[i].value / res[i]));
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			fprintf(stderr, "store-wear: baseline: %s\n", sqlite3_errmsg(db));
+			exit(1);
+		}
+		sqlite3_reset(ins);
+	}
+}
+
+static struct wear measure_baseline(const char *path, const char *key) {
+	remove_db(path);
+	sqlite3 *db;
+	if (sqlite3_open(path, &db) != SQLITE_OK) {
+		fprintf(stderr, "store-wear: %s: %s\n", path, sqlite3_errmsg(db));
+		exit(1);
+	}
+	sql(db,
+	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = OFF;"
+	    "PRAGMA cache_size = -512; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 1000;"
+	    "PRAGMA journal_size_limit = 4194304;"
+	    "CREATE TABLE cycles (ts INTEGER PRIMARY KEY, boot INTEGER, clock INTEGER NOT NULL)"
+	    " STRICT;");
+	char *create =
+		xasprintf("CREATE TABLE samples (ts INTEGER NOT NULL, channel_id INTEGER NOT "
+			  "NULL, q INTEGER NOT NULL, PRIMARY KEY (%s)) STRICT, WITHOUT ROWID",
+			  key);
+	sql(db, create);
+	free(create);
+	sqlite3_stmt *cyc, *ins;
+	sqlite3_prepare_v3(db, "INSERT INTO cycles (ts, boot, clock) VALUES (?1, 1, 1)", -1,
+			   SQLITE_PREPARE_PERSISTENT, &cyc, NULL);
+	sqlite3_prepare_v3(db, "INSERT INTO samples (ts, channel_id, q) VALUES (?1, ?2, ?3)", -1,
+			   SQLITE_PREPARE_PERSISTENT, &ins, NULL);
+	double res[N_CH];
+	for (int i = 0; i < N_CH; i++) {
+		res[i] = chans[i].resolution;
+	}
+	int64_t start = T_START + PRELOAD_D * DAY;
+	for (int64_t day = T_START; day < start; day += DAY) {
+		sql(db, "BEGIN IMMEDIATE");
+		for (int64_t t = day; t < day + DAY; t += 60) {
+			baseline_cycle(db, cyc, ins, t, res);
+		}
+		sql(db, "COMMIT");
+	}
+	int64_t before = wchar();
+	for (int i = 0; i < MEASURE_N; i++) {
+		sql(db, "BEGIN IMMEDIATE");
+		baseline_cycle(db, cyc, ins, start + 60 * i, res);
+		sql(db, "COMMIT");
+	}
+	sqlite3_finalize(cyc);
+	sqlite3_finalize(ins);
+	sqlite3_close(db);
+	int64_t after = wchar();
+	struct wear w = {.bytes_per_cycle = (double)(after - before) / MEASURE_N};
+	w.bytes_per_value = (double)file_size(path) / ((PRELOAD_D * DAY / 60 + MEASURE_N) * N_CH);
+	remove_db(path);
+	return w;
+}
+
+int main(int argc, char **argv) {
+	const char *dir = NULL;
+	long days = 365;
+	int opt;
+	while ((opt = getopt(argc, argv, "d:y:")) != -1) {
+		if (opt == 'd') {
+			dir = optarg;
+		} else if (opt == 'y' && atol(optarg) > 0) {
+			days = atol(optarg);
+		} else {
+			fprintf(stderr, "usage: store-wear [-d DIR] [-y DAYS]\n");
+			return 2;
+		}
+	}
+	log_init(LOG_LEVEL_WARN);
+	define_channels();
+	char tmpl[] = "/var/tmp/store-wear-XXXXXX";
+	if (!dir) {
+		dir = mkdtemp(tmpl);
+		if (!dir) {
+			perror("store-wear: mkdtemp");
+			return 1;
+		}
+	}
+	char *path = xasprintf("%s/wear.db", dir);
+
+	printf("steady state: %d channels, %d days preloaded, %d one-minute cycles measured, one "
+	       "transaction each, checkpoints included (write() bytes to db + WAL)\n",
+	       N_CH, PRELOAD_D, MEASURE_N);
+	struct wear base = measure_baseline(path, "channel_id, ts");
+	struct wear tsk = measure_baseline(path, "ts, channel_id");
+	struct wear st = measure_store(path);
+	printf("%-44s %12s %10s %12s\n", "layout", "bytes/cycle", "ratio", "bytes/value");
+	printf("%-44s %12.0f %10.2f %12.2f\n", "baseline: row per value, key (channel_id, ts)",
+	       base.bytes_per_cycle, 1.0, base.bytes_per_value);
+	printf("%-44s %12.0f %10.2f %12.2f\n", "row per value, key (ts, channel_id)",
+	       tsk.bytes_per_cycle, base.bytes_per_cycle / tsk.bytes_per_cycle,
+	       tsk.bytes_per_value);
+	printf("%-44s %12.0f %10.2f %12.2f\n", "thermlog store: row per cycle, key ts",
+	       st.bytes_per_cycle, base.bytes_per_cycle / st.bytes_per_cycle, st.bytes_per_value);
+	printf("store: %.1f KiB per cycle (target <= 16 KiB), %.1fx less than the baseline\n",
+	       st.bytes_per_cycle / 1024, base.bytes_per_cycle / st.bytes_per_cycle);
+
+	// The year, as fast as the store allows.
+	remove_db(path);
+	struct store *store;
+	int rc = store_open(&store, path, STORE_MODE_WRITE);
+	if (rc < 0) {
+		die(path, rc);
+	}
+	double t0 = now_s();
+	fill(store, T_START, T_START + days * DAY);
+	struct store_info info;
+	store_info(store, &info);
+	store_close(store);
+	double elapsed = now_s() - t0;
+	int64_t values = info.cycles * N_CH, size = file_size(path);
+	printf("year: %lld cycles x %d channels = %lld values in %.1f s (%.0f values/s); "
+	       "database %.1f MiB (raw values and hourly rollups): %.2f bytes per value "
+	       "(target <= 16)\n",
+	       (long long)info.cycles, N_CH, (long long)values, elapsed, values / elapsed,
+	       size / 1048576.0, (double)size / (double)values);
+	remove_db(path);
+	free(path);
+	if (dir == tmpl) {
+		rmdir(tmpl);
+	}
+	return 0;
+}
