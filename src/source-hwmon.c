@@ -119,6 +119,63 @@ static void add_feature(struct sensor_list *out, const sensors_chip_name *chip,
 	free(label);
 }
 
+/*
+ * The thermal core mirrors each zone type as a virtual hwmon chip ("soc-thermal" becomes
+ * "soc_thermal-virtual-0"). Returns the mirrored names of zones the thermal source already
+ * reads, NULL-terminated (caller frees with source_free_names()).
+ */
+static char **mirrored_zones(struct source_ctx *ctx) {
+	char **zones = NULL;
+	if (ctx->cfg->sources[SOURCE_THERMAL].enabled) {
+		zones = source_list_dir(ctx->root_fd, "class/thermal", "thermal_zone");
+	}
+	size_t n = 0;
+	for (char **p = zones; p && *p; p++) {
+		char path[128], type[128];
+		snprintf(path, sizeof(path), "class/thermal/%s/type", *p);
+		free(*p);
+		if (sysfs_read_text(ctx->root_fd, path, type, sizeof(type)) <= 0) {
+			continue;
+		}
+		char *key = xasprintf("thermal/%s", type);
+		source_key_sanitize(key);
+		bool read_there = config_channel_wanted(ctx->cfg, SOURCE_THERMAL, key);
+		free(key);
+		if (read_there) {
+			for (char *c = type; *c; c++) {
+				*c = *c == '-' ? '_' : *c;
+			}
+			zones[n++] = xstrdup(type);
+		}
+	}
+	if (zones) {
+		zones[n] = NULL;
+	}
+	return zones;
+}
+
+static bool is_mirror(char **mirrored, const sensors_chip_name *chip) {
+	if (chip->bus.type != SENSORS_BUS_TYPE_VIRTUAL) {
+		return false;
+	}
+	for (char **p = mirrored; p && *p; p++) {
+		if (strcmp(*p, chip->prefix) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+struct named_chip {
+	const sensors_chip_name *chip;
+	char name[256]; // "nvme-pci-0100"
+};
+
+static int cmp_chips(const void *a, const void *b) {
+	return source_name_cmp(((const struct named_chip *)a)->name,
+			       ((const struct named_chip *)b)->name);
+}
+
 static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	const char *root = ctx->cfg->sysfs_root;
 	size_t len = strlen(root);
@@ -139,11 +196,28 @@ static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 		return;
 	}
 	ctx->hwmon_active = true;
+	// libsensors lists chips in directory order; channels are listed by chip name instead.
+	struct named_chip *chips = NULL;
+	size_t n = 0, cap = 0;
 	const sensors_chip_name *chip;
 	int c = 0;
 	while ((chip = sensors_get_detected_chips(NULL, &c))) {
-		char name[256];
-		if (sensors_snprintf_chip_name(name, sizeof(name), chip) < 0) {
+		chips = xgrow(chips, &cap, n + 1, sizeof(*chips));
+		if (sensors_snprintf_chip_name(chips[n].name, sizeof(chips[n].name), chip) >= 0) {
+			chips[n++].chip = chip;
+		}
+	}
+	if (n > 0) {
+		qsort(chips, n, sizeof(*chips), cmp_chips);
+	}
+	char **mirrored = mirrored_zones(ctx);
+	for (size_t i = 0; i < n; i++) {
+		chip = chips[i].chip;
+		const char *name = chips[i].name;
+		if (is_mirror(mirrored, chip)) {
+			// Stored once is enough on a small board: the zone is read as
+			// thermal/<type>.
+			log_debug("hwmon %s mirrors a thermal zone: skipped", name);
 			continue;
 		}
 		const sensors_feature *ft;
@@ -152,6 +226,8 @@ static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 			add_feature(out, chip, name, ft);
 		}
 	}
+	source_free_names(mirrored);
+	free(chips);
 }
 
 static int hwmon_read(struct source_ctx *ctx, struct sensor *s, double *value) {

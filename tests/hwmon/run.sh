@@ -2,6 +2,8 @@
 # The libsensors source against fixture chips: libsensors only reads the real /sys, so this runs
 # `thermlog sample --json` in a private mount namespace with a tmpfs on /sys/class holding
 # tests/fixtures/hwmon (statfs("/sys") stays sysfs), and labels from a sensors.d file.
+# Runs: hwmon alone; with the thermal source (whose zones' hwmon mirrors are then skipped); and
+# with a sensors.d file that does not parse (libsensors falls back to an empty configuration).
 # usage: run.sh THERMLOG FIXTURES_DIR      (needs root, as developers and CI are)
 set -euo pipefail
 thermlog=$(realpath "$1")
@@ -26,6 +28,7 @@ channels:
   hwmon/pwmfan-isa-0000/fan1:
     label: Case fan
 EOF
+sed -e '/thermal: {enabled: false}/d' "$tmp/thermlog.yaml" >"$tmp/with-thermal.yaml"
 cat >"$tmp/ina219.conf" <<'EOF'
 chip "ina219-*"
     label in0 "Shunt"
@@ -47,6 +50,12 @@ if [ -d /etc/sensors.d ]; then
 fi
 "$thermlog" -c "$tmp/thermlog.yaml" sample --json >"$tmp/out.json" 2>"$tmp/err.txt"
 "$thermlog" -c "$tmp/thermlog.yaml" sample >"$tmp/out.txt" 2>>"$tmp/err.txt"
+"$thermlog" -c "$tmp/with-thermal.yaml" sample --json >"$tmp/thermal.json" 2>"$tmp/thermal.err"
+if [ -d /etc/sensors.d ]; then
+	# a section for an I2C bus this board does not have: sensors_init() fails on it
+	printf 'chip "lm75-i2c-9-*"\n    label temp1 "Inlet"\n' >"$tmp/sensors.d/broken.conf"
+	"$thermlog" -c "$tmp/thermlog.yaml" sample --json >"$tmp/fallback.json" 2>"$tmp/fallback.err"
+fi
 EOF
 
 /usr/bin/python3 - "$tmp" <<'EOF'
@@ -57,14 +66,8 @@ err = open(os.path.join(tmp, "err.txt")).read()
 labels_from_conf = os.path.isdir("/etc/sensors.d")
 H = "/sys/class/"
 want = [
-    ("hwmon/soc_thermal-virtual-0/temp1", "temp1", "temperature", "celsius", 43.461,
-     H + "hwmon/hwmon0/temp1_input"),
     ("hwmon/bigcore0_thermal-virtual-0/temp1", "temp1", "temperature", "celsius", 44.384,
      H + "hwmon/hwmon1/temp1_input"),
-    ("hwmon/nvme-pci-0100/temp1", "Composite", "temperature", "celsius", 38.85,
-     H + "hwmon/hwmon2/temp1_input"),
-    ("hwmon/nvme-pci-0100/temp2", "Sensor 1", "temperature", "celsius", 41.85,
-     H + "hwmon/hwmon2/temp2_input"),
     ("hwmon/coretemp-isa-0000/temp1", "Package id 0", "temperature", "celsius", 52,
      H + "hwmon/hwmon3/temp1_input"),
     ("hwmon/coretemp-isa-0000/temp2", "Core 0", "temperature", "celsius", 49,
@@ -79,8 +82,14 @@ want = [
      H + "hwmon/hwmon4/power1_input"),
     ("hwmon/ina219-i2c-1-40/curr1", "Board current" if labels_from_conf else "curr1", "current",
      "amperes", 1.25, H + "hwmon/hwmon4/curr1_input"),
+    ("hwmon/nvme-pci-0100/temp1", "Composite", "temperature", "celsius", 38.85,
+     H + "hwmon/hwmon2/temp1_input"),
+    ("hwmon/nvme-pci-0100/temp2", "Sensor 1", "temperature", "celsius", 41.85,
+     H + "hwmon/hwmon2/temp2_input"),
     ("hwmon/pwmfan-isa-0000/fan1", "Case fan", "fan", "rpm", 2650,
      H + "hwmon/hwmon5/fan1_input"),
+    ("hwmon/soc_thermal-virtual-0/temp1", "temp1", "temperature", "celsius", 43.461,
+     H + "hwmon/hwmon0/temp1_input"),
 ]
 n = failed = 0
 def check(cond, what, detail=""):
@@ -92,8 +101,8 @@ def check(cond, what, detail=""):
         for line in str(detail).splitlines():
             print("#   " + line)
 got = {c["key"]: c for c in doc["channels"]}
-check(len(doc["channels"]) == len(want), f"{len(want)} hwmon channels",
-      "\n".join(got) + "\n" + err)
+check([c["key"] for c in doc["channels"]] == [w[0] for w in want],
+      f"{len(want)} hwmon channels, listed by chip name", "\n".join(got) + "\n" + err)
 for key, label, kind, unit, value, path in want:
     c = got.get(key)
     expect = {"key": key, "source": "hwmon", "label": label, "kind": kind, "unit": unit,
@@ -105,6 +114,30 @@ table = open(os.path.join(tmp, "out.txt")).read()
 check("Case fan" in table and "2650 rpm" in table and "6.265 W" in table,
       "the table shows hwmon values with units", table)
 check("error" not in err.lower(), "no errors logged", err)
+
+# With the thermal source on, zones are read once: as thermal/<type>, not again as their mirrors.
+doc = json.load(open(os.path.join(tmp, "thermal.json")))
+keys = [c["key"] for c in doc["channels"]]
+mirrors = {"hwmon/soc_thermal-virtual-0/temp1", "hwmon/bigcore0_thermal-virtual-0/temp1"}
+check(keys[:2] == ["thermal/soc-thermal", "thermal/bigcore0-thermal"],
+      "thermal zones under /sys are read", keys)
+check([c["value"] for c in doc["channels"][:2]] == [43.461, 44.384], "zone values",
+      doc["channels"][:2])
+check(keys[2:] == [w[0] for w in want if w[0] not in mirrors],
+      "hwmon mirrors of those zones are skipped, the other chips stay", keys)
+
+if labels_from_conf:
+    doc = json.load(open(os.path.join(tmp, "fallback.json")))
+    ferr = open(os.path.join(tmp, "fallback.err")).read()
+    got = {c["key"]: c for c in doc["channels"]}
+    check(len(got) == len(want) and all(c["value"] is not None for c in got.values()),
+          "a sensors.conf that does not parse: every chip is still read", ferr)
+    check(got.get("hwmon/ina219-i2c-1-40/in1", {}).get("label") == "in1" and
+          got.get("hwmon/nvme-pci-0100/temp1", {}).get("label") == "Composite",
+          "labels then come from the chips only", got.get("hwmon/ina219-i2c-1-40/in1"))
+    check("broken.conf:1: Undeclared bus id referenced" in ferr and
+          "labels from the chips only" in ferr,
+          "the parse error and the fallback are logged", ferr)
 print(f"1..{n}")
 sys.exit(1 if failed else 0)
 EOF
