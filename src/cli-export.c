@@ -603,6 +603,10 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		store_rollback(store);
 		goto out;
 	}
+	// Roll up the imported hours now, so the next query over them is served from rollups.
+	if (store_maintain(store, im.now, 0) < 0) {
+		fprintf(stderr, "thermlog import: imported, but the hourly rollups failed\n");
+	}
 	printf("imported %lld values of %zu channels (%lld new) from %s", (long long)im.good,
 	       im.n_ch, (long long)new_channels, im.name);
 	if (skipped) {
