@@ -305,10 +305,32 @@ static void test_peak(struct store *store) {
 	char row[128];
 	snprintf(row, sizeof(row), "[%lld,%.3f,", (long long)max_ts, (double)max_q / 1000);
 	ok(strstr(b.data, row) != NULL, "the maximum's row");
-	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[at - 2]);
-	ok(strstr(b.data, row) != NULL, "two cycles before it");
-	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[at + 3]);
-	ok(strstr(b.data, row) == NULL, "five rows only");
+	// Five rows centred on the maximum, shifted inwards at the window's edges.
+	int idx[N_CYC], n = 0, pos = 0;
+	for (int i = 0; i < N_CYC; i++) {
+		if (hist_ts[i] >= p.from && hist_ts[i] < p.to && !hist_unsynced[i]) {
+			pos = i == at ? n : pos;
+			idx[n++] = i;
+		}
+	}
+	int first = pos >= 2 ? pos - 2 : 0, last = first + 5 < n ? first + 5 : n;
+	if (last - first < 5 && last == n) {
+		first = n >= 5 ? n - 5 : 0;
+	}
+	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[idx[first]]);
+	ok(strstr(b.data, row) != NULL, "the first row");
+	snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[idx[last - 1]]);
+	ok(strstr(b.data, row) != NULL, "the last row");
+	bool outside = false;
+	if (first > 0) {
+		snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[idx[first - 1]]);
+		outside = outside || strstr(b.data, row);
+	}
+	if (last < n) {
+		snprintf(row, sizeof(row), "[%lld,", (long long)hist_ts[idx[last]]);
+		outside = outside || strstr(b.data, row);
+	}
+	ok(!outside, "five rows only");
 	ok(strstr(b.data, "{\"key\":\"devfreq/fdab0000.npu\"") != NULL,
 	   "other channels as columns");
 	buf_finish(&b);
