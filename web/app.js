@@ -344,11 +344,12 @@
     const list = $('#status-list');
     const items = [];
     const now = Date.now() / 1000;
-    const interval = first(s, 'interval_s', 'interval');
-    const intervalS = first(s, 'interval_ms') !== undefined ? s.interval_ms / 1000 : interval;
-    const last = first(s, 'last_cycle', 'last_cycle_time', 'last_cycle_ts');
+    const db = s.database && typeof s.database === 'object' ? s.database : {};
+    const intervalS = first(s, 'interval_ms') !== undefined ? s.interval_ms / 1000 : first(s, 'interval_s', 'interval');
+    let last = first(s, 'last_cycle_ts', 'last_cycle');
+    if (typeof last === 'string') last = Date.parse(last) / 1000;
     if (typeof last === 'number' && last > 0) {
-      const age = now - last;
+      const age = typeof s.last_cycle_age_s === 'number' ? s.last_cycle_age_s : now - last;
       const stale = intervalS && age > 3 * intervalS + 5;
       const today = fmtTime(last).slice(0, 10) === fmtTime(now).slice(0, 10);
       const when = today ? fmtTime(last, true).slice(11) : fmtTime(last, true);
@@ -357,20 +358,28 @@
       items.push(['Last cycle', 'none yet', 'warn']);
     }
     items.push(['Interval', fmtDuration(intervalS)]);
-    let sync = first(s, 'clock_synchronized', 'clock_synced', 'clock');
-    if (typeof sync === 'string') sync = sync === 'synced' ? true : sync === 'unsynced' ? false : sync;
-    items.push(['Clock', sync === true ? 'synchronized' : sync === false ? 'not synchronized' : 'no sync information',
-      sync === true ? 'good' : sync === false ? 'bad' : '']);
-    const errs = first(s, 'errors_last_hour', 'errors_1h', 'errors');
+    if (typeof s.cycle_seconds === 'number' && s.cycle_seconds > 0) items.push(['Cycle takes', fmtDuration(s.cycle_seconds)]);
+    // "synced", "unsynced" or "unknown" (no sync service: trusted, per the daemon's rules).
+    let clock = first(s, 'clock');
+    if (typeof clock !== 'string') {
+      const sync = first(s, 'clock_synchronized');
+      clock = sync === true ? 'synced' : sync === false ? 'unsynced' : 'unknown';
+    }
+    items.push(['Clock', clock === 'synced' ? 'synchronized' : clock === 'unsynced' ? 'not synchronized' : 'no sync information',
+      clock === 'synced' ? 'good' : clock === 'unsynced' ? 'bad' : '']);
+    const errs = first(s, 'errors_last_hour');
     if (errs !== undefined) items.push(['Errors (last hour)', intFmt.format(errs), errs > 0 ? 'warn' : 'good']);
-    const stored = first(s, 'cycles_stored', 'cycles');
-    if (stored !== undefined) items.push(['Cycles stored', intFmt.format(stored)]);
+    if (s.queued_cycles > 0) items.push(['Waiting for disk', intFmt.format(s.queued_cycles) + ' cycles', 'bad']);
+    const stored = first(db, 'cycles') ?? first(s, 'cycles_stored');
+    if (stored !== undefined) {
+      items.push(['Cycles stored', intFmt.format(stored) + (db.unsynced_cycles ? ' (' + intFmt.format(db.unsynced_cycles) + ' unsynchronized)' : '')]);
+    }
     const present = first(s, 'channels_present');
     const absent = first(s, 'channels_absent');
     if (present !== undefined) items.push(['Channels', intFmt.format(present) + ' present' + (absent ? ', ' + absent + ' absent' : ''), absent ? 'warn' : '']);
-    const db = first(s, 'database_size', 'db_size', 'database_bytes', 'db_bytes');
-    if (db !== undefined) items.push(['Database', fmtBytes(db)]);
-    const up = first(s, 'uptime_s', 'uptime');
+    const size = first(db, 'size_bytes') ?? first(s, 'database_size', 'db_size');
+    if (size !== undefined) items.push(['Database', fmtBytes(size)]);
+    const up = first(s, 'uptime_s');
     if (up !== undefined) items.push(['Uptime', fmtDuration(up)]);
     list.replaceChildren(...items.map(([k, v, cls]) => el('div', {}, el('dt', { text: k }), el('dd', { class: cls || '', text: v }))));
 
@@ -593,6 +602,10 @@
     tis.replaceChildren(...(tisBlocks.length ? tisBlocks : [el('p', { class: 'notice', text: 'No clock channels with samples in this window.' })]));
     const excluded = first(resp, 'unsynced_excluded', 'excluded_unsynced', 'unsynced_cycles');
     let summary = list.length + ' channels, ' + withData + ' with samples in the window.';
+    if (typeof resp.cycles === 'number' && typeof resp.expected_cycles === 'number') {
+      summary += ' ' + intFmt.format(resp.cycles) + ' of ' + intFmt.format(resp.expected_cycles) + ' expected cycles stored (' + fmtPercent(resp.coverage) + ')';
+      summary += typeof resp.longest_gap_s === 'number' && resp.longest_gap_s > 0 ? ', longest gap ' + fmtDuration(resp.longest_gap_s) + '.' : '.';
+    }
     if (!withData && list.length) summary = 'No samples in this window: pick a longer window, or wait for the next cycle.';
     if (excluded) summary += ' ' + intFmt.format(excluded) + ' cycles with an unsynchronized clock are excluded.';
     summary += ' Percentiles interpolate linearly between closest ranks (numpy’s default).';
