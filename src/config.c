@@ -446,9 +446,7 @@ static void get_double(struct parser *p, const struct node *v, const char *key, 
 		error_node(p, v, "%s: expected a number, got '%s'", key, v->text);
 		return;
 	}
-	if (r.min_open && d <= r.min && r.max == HUGE_VAL) {
-		error_node(p, v, "%s: must be greater than %g, got %s", key, r.min, v->text);
-	} else if (r.min_open && (d <= r.min || d > r.max)) {
+	if (r.min_open && (d <= r.min || d > r.max)) {
 		error_node(p, v, "%s: must be greater than %g and at most %g, got %s", key, r.min,
 			   r.max, v->text);
 	} else if (!r.min_open && (d < r.min || d > r.max)) {
