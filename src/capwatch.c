@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 #define STATE_PREFIX    "lifetime/"
@@ -149,25 +150,64 @@ static int replay_sample(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
+static int first_sample(void *ctx, const struct store_sample *s) {
+	*(int64_t *)ctx = s->ts;
+	return 1; // stop: only the first one is wanted
+}
+
+static int64_t floor_hour(int64_t ts) {
+	int64_t h = ts / 3600 * 3600;
+	return h > ts ? h - 3600 : h;
+}
+
+struct rollup_replay {
+	struct replay_target *targets;
+	size_t n_targets;
+	int64_t nominal_s;
+	int64_t first_hour; // the earliest rollup used, INT64_MAX = none
+};
+
+/* An hour of pruned history: each stored value stands for one nominal interval. */
+static int replay_rollup(void *ctx, const struct store_rollup *r) {
+	struct rollup_replay *rr = ctx;
+	for (size_t i = 0; i < rr->n_targets; i++) {
+		struct replay_target *t = &rr->targets[i];
+		if (t->channel_id != r->channel_id || *t->last_ts != INT64_MIN) {
+			continue; // a resumed sum already holds this time
+		}
+		for (size_t b = 0; b < r->n_bins; b++) {
+			t->cycle_dt = r->bin_count[b] * rr->nominal_s;
+			t->cycle_ts = 0;
+			add_sample(t, (double)r->bin_q[b] * t->resolution);
+		}
+		rr->first_hour = r->hour < rr->first_hour ? r->hour : rr->first_hour;
+	}
+	return 0;
+}
+
+struct replay_info {
+	int64_t nominal_s;
+	int64_t raw_from;    // the first raw sample in the window, INT64_MAX = none
+	int64_t rollup_from; // the first hour taken from rollups, INT64_MAX = none
+	int64_t rollup_to;   // rollup hours end here (= the hour of raw_from)
+};
+
 /*
- * Replays the included cycles of [from, to) and the samples of the targets' channels.
+ * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
+ * hourly rollups, then the included cycles and the samples of the targets' channels.
  * @nominal_s 0 infers the interval from the cycles (median spacing, else @fallback_s).
  */
 static int replay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
 		      int64_t nominal_s, int64_t fallback_s, struct replay_target *targets,
-		      size_t n, struct cycle_list *cycles, int64_t *nominal_out) {
+		      size_t n, struct cycle_list *cycles, struct replay_info *info) {
 	*cycles = (struct cycle_list){.include_unsynced = include_unsynced};
+	*info = (struct replay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
 	int rc = store_scan_cycles(store, from, to, collect_cycle, cycles);
 	if (rc < 0) {
 		return rc;
 	}
-	struct replay rp = {
-		.cycles = cycles,
-		.nominal_s = nominal_s > 0 ? nominal_s : median_spacing(cycles, fallback_s),
-		.targets = targets,
-		.n_targets = n,
-	};
-	*nominal_out = rp.nominal_s;
+	int64_t nominal = nominal_s > 0 ? nominal_s : median_spacing(cycles, fallback_s);
+	info->nominal_s = nominal;
 	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
 	size_t n_ids = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -180,24 +220,70 @@ static int replay_run(struct store *store, int64_t from, int64_t to, bool includ
 			ids[n_ids++] = targets[i].channel_id;
 		}
 	}
-	if (n_ids > 0) { // n_ids == 0 would mean every channel
-		rc = store_scan_samples(store, from, to, ids, n_ids, include_unsynced,
-					replay_sample, &rp);
+	struct replay rp = {
+		.cycles = cycles,
+		.nominal_s = nominal,
+		.targets = targets,
+		.n_targets = n,
+	};
+	if (n_ids == 0) { // n_ids == 0 would mean every channel
+		goto advance;
 	}
-	free(ids);
+	rc = store_scan_samples(store, from, to, NULL, 0, true, first_sample, &info->raw_from);
 	if (rc < 0) {
-		return rc;
+		goto out;
 	}
+	// Whole hours before the first raw sample were pruned by retention: take their rollups.
+	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
+	int64_t from_hour = from == INT64_MIN ? INT64_MIN : floor_hour(from);
+	from_hour += from_hour < from ? 3600 : 0;
+	int64_t to_hour = floor_hour(raw_from);
+	if (from_hour < to_hour) {
+		struct rollup_replay rr = {targets, n, nominal, INT64_MAX};
+		rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup, &rr);
+		if (rc < 0) {
+			goto out;
+		}
+		if (rr.first_hour != INT64_MAX) {
+			info->rollup_from = rr.first_hour;
+			info->rollup_to = to_hour;
+			// Their cycles carry no temperatures any more: the rollups stand for them.
+			size_t k = 0;
+			while (k < cycles->n && cycles->ts[k] < raw_from) {
+				k++;
+			}
+			memmove(cycles->ts, cycles->ts + k, (cycles->n - k) * sizeof(*cycles->ts));
+			cycles->n -= k;
+		}
+	}
+	rc = store_scan_samples(store, from, to, ids, n_ids, include_unsynced, replay_sample, &rp);
+	if (rc < 0) {
+		goto out;
+	}
+advance:
 	while (rp.next < cycles->n) {
 		replay_cycle(&rp, cycles->ts[rp.next++]);
 	}
-	return 0;
+out:
+	free(ids);
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- full recomputation ---- */
 
 static void history_warnings(struct lifetime_report_entry *e, const struct cycle_list *cycles,
-			     int64_t nominal_s, bool include_unsynced) {
+			     const struct replay_info *info, bool include_unsynced) {
+	int64_t nominal_s = info->nominal_s;
+	if (info->rollup_from != INT64_MAX) {
+		char iso[TIMEFMT_ISO_LEN];
+		timefmt_iso(info->rollup_to, iso);
+		lifetime_warn(
+			&e->r, LIFETIME_WARN_HISTORY_TRIMMED,
+			"raw samples before %s were pruned by the raw retention: the %.0f h "
+			"before come from hourly rollups, where each value counts one %" PRId64
+			" s interval and gaps inside an hour are not visible",
+			iso, (info->rollup_to - info->rollup_from) / 3600.0, nominal_s);
+	}
 	int64_t gaps = 0, gap_s = 0, longest = 0;
 	for (size_t i = 1; i < cycles->n; i++) {
 		if (lifetime_is_gap(cycles->ts[i - 1], cycles->ts[i], nominal_s)) {
@@ -320,9 +406,11 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 	}
 
 	struct cycle_list cycles;
+	struct replay_info info;
 	int64_t fallback = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
 	rc = replay_run(store, from, to, include_unsynced, 0, fallback, targets, n_targets, &cycles,
-			&rep->interval_s);
+			&info);
+	rep->interval_s = info.nominal_s;
 	if (rc < 0) {
 		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
 		goto out;
@@ -330,6 +418,10 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 	if (cycles.n > 0) {
 		rep->from = cycles.ts[0];
 		rep->to = cycles.ts[cycles.n - 1] + rep->interval_s;
+	}
+	if (info.rollup_from != INT64_MAX) {
+		rep->from = info.rollup_from;
+		rep->to = cycles.n > 0 ? rep->to : info.rollup_to;
 	}
 	double span_h = (double)(rep->to - rep->from) / 3600.0;
 
@@ -356,7 +448,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
 		}
 		if (!problems[i]) {
-			history_warnings(e, &cycles, rep->interval_s, include_unsynced);
+			history_warnings(e, &cycles, &info, include_unsynced);
 		}
 	}
 	rc = 0;
@@ -574,9 +666,9 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 	store_channels_free(chans, n_chans);
 	if (cw->n > 0 && from != INT64_MAX) {
 		struct cycle_list cycles;
-		int64_t nominal;
+		struct replay_info info;
 		rc = replay_run(store, from, INT64_MAX, false, cw->nominal_s, cw->nominal_s,
-				targets, cw->n, &cycles, &nominal);
+				targets, cw->n, &cycles, &info);
 		free(cycles.ts);
 		if (rc < 0) {
 			log_error("lifetime: could not catch up from the stored history: %s",

@@ -233,6 +233,26 @@ int main(void) {
 		"recomputed for the new rating");
 	capwatch_destroy(f.cw);
 
+	// Retention prunes the first day's raw samples; hourly rollups stand for them.
+	struct capwatch *kept = capwatch_create(&cfg, store); // from the raw history
+	int64_t now = cycle_ts(N_CYCLES - 1) + STEP;
+	int64_t cutoff = (T0 + 86400) / 3600 * 3600;
+	ok(store_maintain(store, now, now - cutoff) == 0, "roll up and prune the first day");
+	struct live_capacitor before[2], after[2];
+	capwatch_states(kept, before, 2);
+	capwatch_destroy(kept);
+	caps[0].rated_life_h = 2500; // no saved state for these ratings: recomputed after pruning
+	caps[1].rated_life_h = 4000;
+	f.cw = capwatch_create(&cfg, store);
+	compare(f.cw, store, &cfg, "after pruning");
+	capwatch_states(f.cw, after, 2);
+	capwatch_destroy(f.cw);
+	is_near(after[0].consumed_fraction, (double)d * 2000 / 2500, 1e-4,
+		"rollups keep the pruned damage");
+	is_near(after[0].observed_h, (double)obs, 1e-4, "rollups keep the pruned time");
+	is_near(after[1].consumed_fraction, before[1].consumed_fraction / 2, 1e-4,
+		"polymer part: rollups agree with the raw history");
+
 	// The report over a window and its JSON
 	struct buf b;
 	buf_init(&b);
@@ -245,7 +265,11 @@ int main(void) {
 		   strstr(b.data, "\"sensor\":\"thermal/soc-thermal\"") &&
 		   strstr(b.data, "\"relative_lifetime\":[{\"reduction_k\":0,\"factor\":1,"),
 	   "JSON names, resolved sensor and relative table");
-	ok(b.data && strstr(b.data, "\"code\":\"data_gaps\""), "the outage is reported as a gap");
+	ok(b.data && strstr(b.data, "\"code\":\"history_trimmed\""), "pruned history reported");
+	buf_clear(&b);
+	json_init(&j, &b, false);
+	rc = lifetime_report_json(store, &cfg, cutoff, INT64_MAX, false, 0, &j, &err);
+	ok(rc == 0 && strstr(b.data, "\"code\":\"data_gaps\""), "the outage is reported as a gap");
 	buf_clear(&b);
 	struct capacitor_config missing = cap("C99", "hwmon/nothing/temp1");
 	struct config cfg2 = {.interval_ms = 60000, .capacitors = &missing, .n_capacitors = 1};
