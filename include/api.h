@@ -1,0 +1,90 @@
+/*
+ * The HTTP API without sockets: a request (method, raw target, a few headers, the time) in, a
+ * response (status, headers, body or a CSV stream) out. http.c only translates to libmicrohttpd.
+ */
+#ifndef API_H
+#define API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+#include "live.h"
+#include "store.h"
+
+#define API_TARGET_MAX 4096 // longer request targets get 414
+#define API_PARAMS_MAX 32   // more query parameters get 400
+
+/** What every request may read; all borrowed. */
+struct api_context {
+	const struct config *cfg;
+	struct live *live;
+	/** The HTTP thread's read-only connection; NULL answers 503 on database endpoints. */
+	struct store *store;
+	/** The bearer token requests must carry, or NULL when none is required. */
+	const char *token;
+};
+
+struct api_request {
+	const char *method;          // "GET", "HEAD", ...
+	const char *target;          // the raw request target: "/api/v1/stats?from=-1h"
+	const char *authorization;   // "Authorization" header, or NULL
+	const char *if_none_match;   // "If-None-Match" header, or NULL
+	const char *accept_encoding; // "Accept-Encoding" header, or NULL
+	int64_t now;                 // s since epoch, UTC
+};
+
+struct export;
+
+/** Fill with api_handle(); release with api_response_finish(). */
+struct api_response {
+	unsigned status;
+	const char *content_type; // static
+	struct buf body;          // owned (unless static_body or export is set)
+	const void *static_body;  // read-only storage living as long as the program (web assets)
+	size_t static_len;
+	struct export *export;    // a CSV stream to serve instead of a body; owned
+	char *filename;           // Content-Disposition attachment name, or NULL; owned
+	const char *allow;        // "Allow" header for 405, static
+	const char *cache_control;   // static
+	const char *etag;            // static
+	const char *content_encoding; // "gzip" or NULL
+	bool vary_accept_encoding;
+	bool authenticate; // add WWW-Authenticate: Bearer
+	const char *auth_error; // "invalid_token" for a wrong token, else NULL
+};
+
+/** Answers @req into @resp (zeroed or finished before). Never fails: errors are responses. */
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+		struct api_response *resp);
+
+/** Frees what the response owns (including an unread export); accepts a zeroed struct. */
+void api_response_finish(struct api_response *resp);
+
+/** One decoded query parameter. */
+struct api_param {
+	char *key;
+	char *value; // NULL for "?key" without '='
+};
+
+/** A parsed request target. */
+struct api_target {
+	char *path; // percent-decoded
+	struct api_param params[API_PARAMS_MAX];
+	size_t n_params;
+};
+
+/**
+ * Splits and percent-decodes a request target ("+" is a space in the query). Rejects
+ * malformed escapes, NUL bytes, control characters and more than API_PARAMS_MAX parameters
+ * with false and a message naming the part (*err, newly allocated, caller frees).
+ */
+bool api_parse_target(const char *target, struct api_target *out, char **err);
+void api_target_finish(struct api_target *t); // accepts a zeroed struct
+
+/** Constant-time comparison of the whole of @a and @b (time depends on @b's length only). */
+bool api_token_equal(const char *a, const char *b);
+
+#endif
