@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buf.h"
 #include "config.h"
@@ -25,6 +26,8 @@ struct api_context {
 	struct store *store;
 	/** The bearer token requests must carry, or NULL when none is required. */
 	const char *token;
+	const char *host;  // host name for /api/v1/status, or NULL
+	const char *board; // board model (device tree), or NULL
 };
 
 struct api_request {
@@ -45,14 +48,14 @@ struct api_response {
 	struct buf body;          // owned (unless static_body or export is set)
 	const void *static_body;  // read-only storage living as long as the program (web assets)
 	size_t static_len;
-	struct export *export;    // a CSV stream to serve instead of a body; owned
-	char *filename;           // Content-Disposition attachment name, or NULL; owned
-	const char *allow;        // "Allow" header for 405, static
-	const char *cache_control;   // static
-	const char *etag;            // static
+	struct export *export;        // a CSV stream to serve instead of a body; owned
+	char *filename;               // Content-Disposition attachment name, or NULL; owned
+	const char *allow;            // "Allow" header for 405, static
+	const char *cache_control;    // static
+	char etag[96];                // entity tag with quotes, or empty
 	const char *content_encoding; // "gzip" or NULL
 	bool vary_accept_encoding;
-	bool authenticate; // add WWW-Authenticate: Bearer
+	bool authenticate;      // add WWW-Authenticate: Bearer
 	const char *auth_error; // "invalid_token" for a wrong token, else NULL
 };
 
@@ -83,6 +86,11 @@ struct api_target {
  */
 bool api_parse_target(const char *target, struct api_target *out, char **err);
 void api_target_finish(struct api_target *t); // accepts a zeroed struct
+
+/** Reads the next piece of a streamed export (export_read(): count, 0 at the end, <0 error). */
+ssize_t api_export_read(struct export *e, char *buf, size_t max);
+/** Frees an export handed over in a response; accepts NULL. */
+void api_export_destroy(struct export *e);
 
 /** Constant-time comparison of the whole of @a and @b (time depends on @b's length only). */
 bool api_token_equal(const char *a, const char *b);

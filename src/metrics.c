@@ -14,29 +14,39 @@
 struct family {
 	const char *unit;
 	const char *name;
-	double scale;
+	double divisor; // channel unit per base unit
 	const char *help;
 };
 
 static const struct family families[] = {
-	{"celsius", "thermlog_temperature_celsius", 1, "Temperature of the channel in degrees Celsius."},
-	{"hertz", "thermlog_frequency_hertz", 1, "Current clock frequency of the channel in hertz."},
+	{"celsius", "thermlog_temperature_celsius", 1,
+	 "Temperature of the channel in degrees Celsius."},
+	{"hertz", "thermlog_frequency_hertz", 1,
+	 "Current clock frequency of the channel in hertz."},
 	{"volts", "thermlog_voltage_volts", 1, "Voltage of the channel in volts."},
-	{"millivolts", "thermlog_voltage_volts", 0.001, "Voltage of the channel in volts."},
+	{"millivolts", "thermlog_voltage_volts", 1000, "Voltage of the channel in volts."},
 	{"amperes", "thermlog_current_amperes", 1, "Current of the channel in amperes."},
 	{"watts", "thermlog_power_watts", 1, "Power of the channel in watts."},
 	{"joules", "thermlog_energy_joules", 1, "Energy counter of the channel in joules."},
 	{"rpm", "thermlog_fan_rpm", 1, "Fan speed of the channel in revolutions per minute."},
-	{"percent", "thermlog_humidity_ratio", 0.01, "Relative humidity of the channel as a ratio (0..1)."},
-	{"state", "thermlog_cooling_state", 1, "Cooling device state index (0 = off, max_state = full)."},
+	{"percent", "thermlog_humidity_ratio", 100, // humidity only (see family_of)
+	 "Relative humidity of the channel as a ratio (0..1)."},
+	{"state", "thermlog_cooling_state", 1,
+	 "Cooling device state index (0 = off, max_state = full)."},
 	{"ohms", "thermlog_resistance_ohms", 1, "Resistance of the channel in ohms."},
 };
 
 /* Channels with a unit outside the table keep their value and carry the unit as a label. */
 static const struct family other_family = {
-	NULL, "thermlog_value", 1, "Value of a channel without a standard unit (see the unit label)."};
+	NULL, "thermlog_value", 1,
+	"Value of a channel without a standard unit (see the unit label)."};
 
 static const struct family *family_of(const struct channel *ch) {
+	// A percentage or a state index means humidity or cooling only for those kinds.
+	if (ch->unit && ((strcmp(ch->unit, "percent") == 0 && ch->kind != CHANNEL_KIND_HUMIDITY) ||
+			 (strcmp(ch->unit, "state") == 0 && ch->kind != CHANNEL_KIND_STATE))) {
+		return &other_family;
+	}
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		if (ch->unit && strcmp(ch->unit, families[i].unit) == 0) {
 			return &families[i];
@@ -102,7 +112,7 @@ static void write_channels(const struct live_snapshot *snap, struct buf *out) {
 		for (size_t i = 0; i < snap->n; i++) {
 			const struct family *cf = family_of(&snap->channels[i]);
 			if (strcmp(cf->name, fam->name) != 0 || snap->readings[i].err != 0 ||
-					!isfinite(snap->readings[i].value)) {
+			    !isfinite(snap->readings[i].value)) {
 				continue;
 			}
 			if (!header) {
@@ -115,13 +125,14 @@ static void write_channels(const struct live_snapshot *snap, struct buf *out) {
 				put_label(out, false, "unit", snap->channels[i].unit);
 			}
 			buf_putc(out, '}');
-			put_value(out, snap->readings[i].value * cf->scale);
+			put_value(out, snap->readings[i].value / cf->divisor);
 		}
 	}
 
 	if (snap->n > 0) {
-		put_header(out, "thermlog_channel_ok", "gauge",
-				"1 if the channel's last reading succeeded, 0 if it failed (then it has no value sample).");
+		put_header(
+			out, "thermlog_channel_ok", "gauge",
+			"1 if the channel's last reading succeeded, 0 if it failed (then it has no value sample).");
 		for (size_t i = 0; i < snap->n; i++) {
 			buf_puts(out, "thermlog_channel_ok");
 			put_channel_labels(out, &snap->channels[i]);
@@ -132,22 +143,24 @@ static void write_channels(const struct live_snapshot *snap, struct buf *out) {
 }
 
 static void write_capacitors(const struct live_snapshot *snap, struct buf *out) {
+	// Hours become seconds: Prometheus wants base units (promtool lints "_hours").
 	static const struct {
 		const char *name, *help;
 		size_t offset;
+		double factor;
 	} fields[] = {
 		{"thermlog_capacitor_consumed_ratio",
-				"Fraction of the capacitor's effective life consumed so far (1 = end of life).",
-				offsetof(struct live_capacitor, consumed_fraction)},
-		{"thermlog_capacitor_remaining_hours",
-				"Remaining life of the capacitor in hours at its observed temperature history.",
-				offsetof(struct live_capacitor, remaining_h)},
-		{"thermlog_capacitor_effective_life_hours",
-				"Effective (temperature-weighted) total life of the capacitor in hours.",
-				offsetof(struct live_capacitor, effective_life_h)},
-		{"thermlog_capacitor_observed_hours",
-				"Hours of temperature history the capacitor's estimate is based on.",
-				offsetof(struct live_capacitor, observed_h)},
+		 "Fraction of the capacitor's effective life consumed so far (1 = end of life).",
+		 offsetof(struct live_capacitor, consumed_fraction), 1},
+		{"thermlog_capacitor_remaining_seconds",
+		 "Remaining life of the capacitor at its observed temperature history, in seconds.",
+		 offsetof(struct live_capacitor, remaining_h), 3600},
+		{"thermlog_capacitor_effective_life_seconds",
+		 "Effective (temperature-weighted) total life of the capacitor, in seconds.",
+		 offsetof(struct live_capacitor, effective_life_h), 3600},
+		{"thermlog_capacitor_observed_seconds",
+		 "Temperature history the capacitor's estimate is based on, in seconds.",
+		 offsetof(struct live_capacitor, observed_h), 3600},
 	};
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		bool header = false;
@@ -165,13 +178,13 @@ static void write_capacitors(const struct live_snapshot *snap, struct buf *out) 
 			put_label(out, true, "capacitor", cap->name);
 			put_label(out, false, "sensor", cap->sensor);
 			buf_putc(out, '}');
-			put_value(out, v);
+			put_value(out, v * fields[f].factor);
 		}
 	}
 }
 
 static void put_single(struct buf *out, const char *name, const char *type, const char *help,
-		double v) {
+		       double v) {
 	put_header(out, name, type, help);
 	buf_puts(out, name);
 	put_value(out, v);
@@ -179,43 +192,45 @@ static void put_single(struct buf *out, const char *name, const char *type, cons
 
 static void write_health(const struct live_snapshot *snap, struct buf *out) {
 	const struct live_health *h = &snap->health;
-	put_header(out, "thermlog_build_info", "gauge", "Always 1; the version label names the build.");
+	put_header(out, "thermlog_build_info", "gauge",
+		   "Always 1; the version label names the build.");
 	buf_puts(out, "thermlog_build_info{");
 	put_label(out, true, "version", THERMLOG_VERSION);
 	buf_puts(out, "} 1\n");
 	put_single(out, "thermlog_up", "gauge", "1 while thermlogd serves metrics.", 1);
 	if (h->started > 0) {
 		put_single(out, "thermlog_start_time_seconds", "gauge",
-				"Start time of thermlogd, seconds since the epoch.", (double)h->started);
+			   "Start time of thermlogd, seconds since the epoch.", (double)h->started);
 	}
 	if (h->interval_ms > 0) {
-		put_single(out, "thermlog_interval_seconds", "gauge", "Configured sampling interval.",
-				(double)h->interval_ms / 1000.0);
+		put_single(out, "thermlog_interval_seconds", "gauge",
+			   "Configured sampling interval.", (double)h->interval_ms / 1000.0);
 	}
 	if (snap->ts > 0) {
 		put_single(out, "thermlog_last_cycle_timestamp_seconds", "gauge",
-				"Time stamp of the last cycle, seconds since the epoch.", (double)snap->ts);
+			   "Time stamp of the last cycle, seconds since the epoch.",
+			   (double)snap->ts);
 		put_single(out, "thermlog_cycle_duration_seconds", "gauge",
-				"Duration of the last cycle (read and store).", h->cycle_seconds);
+			   "Duration of the last cycle (read and store).", h->cycle_seconds);
 	}
 	put_single(out, "thermlog_cycles_total", "counter", "Cycles stored since start.",
-			(double)h->cycles_total);
+		   (double)h->cycles_total);
 	put_single(out, "thermlog_cycles_failed_total", "counter",
-			"Cycles that could not be stored since start (queued or dropped).",
-			(double)h->cycles_failed);
+		   "Cycles that could not be stored since start (queued or dropped).",
+		   (double)h->cycles_failed);
 	put_single(out, "thermlog_queued_cycles", "gauge", "Cycles waiting for disk space.",
-			(double)h->queued_cycles);
+		   (double)h->queued_cycles);
 	put_single(out, "thermlog_read_errors_total", "counter",
-			"Failed channel reads since start.", (double)h->read_errors_total);
+		   "Failed channel reads since start.", (double)h->read_errors_total);
 	put_single(out, "thermlog_errors_last_hour", "gauge", "Errors logged in the last hour.",
-			(double)h->errors_last_hour);
+		   (double)h->errors_last_hour);
 	put_single(out, "thermlog_bytes_written_total", "counter",
-			"Database bytes written since start.", (double)h->bytes_written_total);
+		   "Database bytes written since start.", (double)h->bytes_written_total);
 	// Unknown sync state has no sample rather than a guess.
 	if (h->clock != CLOCK_STATE_UNKNOWN) {
 		put_single(out, "thermlog_clock_synchronized", "gauge",
-				"1 if the system clock is synchronized (NTP), 0 if not.",
-				h->clock == CLOCK_STATE_SYNCED ? 1 : 0);
+			   "1 if the system clock is synchronized (NTP), 0 if not.",
+			   h->clock == CLOCK_STATE_SYNCED ? 1 : 0);
 	}
 }
 

@@ -1,0 +1,27 @@
+/* The HTTP server: libmicrohttpd on its own thread, serving the API, /metrics and the dashboard. */
+#ifndef HTTP_H
+#define HTTP_H
+
+#include "config.h"
+#include "live.h"
+
+struct http;
+
+/**
+ * Starts serving on cfg->http.listen ("127.0.0.1:9470", "[::1]:9470", "0.0.0.0:9470"), or on
+ * @listen_fd (a socket-activated, listening socket; -1 = bind ourselves), which the server
+ * then owns and closes. The server thread opens its own read-only connection to @db_path.
+ * @cfg and @live are borrowed and must outlive the server. Returns NULL on error, logged:
+ * a bad address, a bind failure, unreadable TLS or token files, or a non-loopback address
+ * without http.token / http.token_file.
+ */
+struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
+			 int listen_fd);
+
+/** Stops accepting, lets running requests finish (up to 2 s) and stops. Accepts NULL. */
+void http_destroy(struct http *http);
+
+/** The port actually listened on (useful with port 0), or 0 for a non-IP socket. */
+unsigned http_port(const struct http *http);
+
+#endif

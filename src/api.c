@@ -1,0 +1,976 @@
+/*
+ * The HTTP API as a function: request target parsing and validation, bearer-token checks,
+ * routing, JSON endpoints, /metrics and the embedded dashboard. Read-only by construction:
+ * the store connection it gets is opened read-only and no handler writes.
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "query.h"
+#include "timefmt.h"
+#include "version.h"
+#include "web.h"
+#include "xalloc.h"
+
+#define JSON_TYPE "application/json"
+
+/* Request target parsing ------------------------------------------------------------------- */
+
+static int hex_value(char c) {
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+/*
+ * Decodes [s, s + n) into a new string; '+' is a space only in the query. Rejects broken
+ * escapes and control bytes (a NUL would silently cut a value short in C).
+ */
+static bool decode(const char *s, size_t n, bool query, char **out) {
+	char *d = xcalloc(n + 1, 1);
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '%') {
+			int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
+			int lo = i + 2 < n ? hex_value(s[i + 2]) : -1;
+			if (hi < 0 || lo < 0) {
+				free(d);
+				return false;
+			}
+			c = (unsigned char)(hi * 16 + lo);
+			i += 2;
+		} else if (c == '+' && query) {
+			c = ' ';
+		}
+		if (c < 0x20 || c == 0x7f) {
+			free(d);
+			return false;
+		}
+		d[j++] = (char)c;
+	}
+	*out = d;
+	return true;
+}
+
+static bool parse_fail(struct api_target *t, char **err, char *msg) {
+	api_target_finish(t);
+	*err = msg;
+	return false;
+}
+
+bool api_parse_target(const char *target, struct api_target *out, char **err) {
+	*out = (struct api_target){0};
+	for (const char *p = target; *p; p++) {
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f) {
+			return parse_fail(
+				out, err,
+				xstrdup("request target contains a space or a non-ASCII byte"));
+		}
+	}
+	if (target[0] != '/') {
+		return parse_fail(out, err, xstrdup("request target must start with '/'"));
+	}
+	size_t path_len = strcspn(target, "?#");
+	if (!decode(target, path_len, false, &out->path)) {
+		return parse_fail(out, err, xstrdup("bad percent-encoding in the URL path"));
+	}
+	if (target[path_len] != '?') {
+		return true; // a fragment is never sent by clients; ignore what follows '#'
+	}
+	const char *q = target + path_len + 1;
+	const char *end = q + strcspn(q, "#");
+	while (q < end) {
+		const char *amp = memchr(q, '&', (size_t)(end - q));
+		size_t len = (size_t)((amp ? amp : end) - q);
+		if (len > 0) {
+			if (out->n_params == API_PARAMS_MAX) {
+				return parse_fail(
+					out, err,
+					xasprintf("more than %d query parameters", API_PARAMS_MAX));
+			}
+			const char *eq = memchr(q, '=', len);
+			size_t key_len = eq ? (size_t)(eq - q) : len;
+			struct api_param *p = &out->params[out->n_params];
+			if (!decode(q, key_len, true, &p->key)) {
+				return parse_fail(
+					out, err,
+					xasprintf(
+						"bad percent-encoding in query parameter name '%.*s'",
+						(int)key_len, q));
+			}
+			out->n_params++;
+			if (p->key[0] == '\0') {
+				return parse_fail(out, err, xstrdup("empty query parameter name"));
+			}
+			if (eq && !decode(eq + 1, len - key_len - 1, true, &p->value)) {
+				char *msg =
+					xasprintf("bad percent-encoding in parameter '%s'", p->key);
+				return parse_fail(out, err, msg);
+			}
+		}
+		q += len + 1;
+	}
+	return true;
+}
+
+void api_target_finish(struct api_target *t) {
+	free(t->path);
+	for (size_t i = 0; i < t->n_params; i++) {
+		free(t->params[i].key);
+		free(t->params[i].value);
+	}
+	*t = (struct api_target){0};
+}
+
+bool api_token_equal(const char *a, const char *b) {
+	// Walk all of @b whatever @a holds, so timing does not reveal a matching prefix.
+	size_t la = strlen(a), lb = strlen(b);
+	volatile unsigned char diff = la != lb;
+	for (size_t i = 0; i < lb; i++) {
+		unsigned char ca = i < la ? (unsigned char)a[i] : 0;
+		diff |= ca ^ (unsigned char)b[i];
+	}
+	return diff == 0;
+}
+
+/* Responses -------------------------------------------------------------------------------- */
+
+void api_response_finish(struct api_response *resp) {
+	buf_finish(&resp->body);
+	export_destroy(resp->export);
+	free(resp->filename);
+	*resp = (struct api_response){0};
+}
+
+static void respond_json(struct api_response *resp, unsigned status) {
+	resp->status = status;
+	resp->content_type = JSON_TYPE;
+	resp->cache_control = "no-store";
+}
+
+/* An error is {"error": "...", "parameter": "..."}: the message names the parameter too. */
+static void respond_error(struct api_response *resp, unsigned status, const char *param,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void respond_error(struct api_response *resp, unsigned status, const char *param,
+			  const char *fmt, ...) {
+	buf_clear(&resp->body);
+	struct buf msg;
+	buf_init(&msg);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	struct json j;
+	json_init(&j, &resp->body, false);
+	json_object_begin(&j);
+	json_key(&j, "error");
+	json_string(&j, msg.data);
+	if (param) {
+		json_key(&j, "parameter");
+		json_string(&j, param);
+	}
+	json_object_end(&j);
+	buf_putc(&resp->body, '\n');
+	buf_finish(&msg);
+	respond_json(resp, status);
+}
+
+/* Parameters ------------------------------------------------------------------------------- */
+
+/* What an endpoint accepts; anything else is a 400 naming the parameter. */
+struct param_spec {
+	const char *name;
+	bool repeatable;
+};
+
+struct request {
+	const struct api_context *ctx;
+	const struct api_request *req;
+	struct api_target target;
+	struct api_response *resp;
+};
+
+static bool check_params(struct request *r, const struct param_spec *specs) {
+	const struct api_target *t = &r->target;
+	for (size_t i = 0; i < t->n_params; i++) {
+		const struct param_spec *spec = NULL;
+		for (const struct param_spec *s = specs; s && s->name; s++) {
+			if (strcmp(s->name, t->params[i].key) == 0) {
+				spec = s;
+			}
+		}
+		if (!spec) {
+			respond_error(r->resp, 400, t->params[i].key, "unknown parameter '%s'",
+				      t->params[i].key);
+			return false;
+		}
+		if (!t->params[i].value) {
+			respond_error(r->resp, 400, spec->name,
+				      "parameter '%s' needs a value (%s=...)", spec->name,
+				      spec->name);
+			return false;
+		}
+		for (size_t k = 0; k < i && !spec->repeatable; k++) {
+			if (strcmp(t->params[k].key, spec->name) == 0) {
+				respond_error(r->resp, 400, spec->name, "duplicate parameter '%s'",
+					      spec->name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* The first value of @name, or NULL. */
+static const char *param(const struct request *r, const char *name) {
+	for (size_t i = 0; i < r->target.n_params; i++) {
+		if (strcmp(r->target.params[i].key, name) == 0) {
+			return r->target.params[i].value;
+		}
+	}
+	return NULL;
+}
+
+static bool param_bool(struct request *r, const char *name, bool *out) {
+	const char *v = param(r, name);
+	*out = false;
+	if (!v) {
+		return true;
+	}
+	if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0) {
+		*out = true;
+	} else if (strcmp(v, "0") != 0 && strcmp(v, "false") != 0) {
+		respond_error(r->resp, 400, name, "parameter '%s' must be 0 or 1, not '%s'", name,
+			      v);
+		return false;
+	}
+	return true;
+}
+
+static bool param_uint(struct request *r, const char *name, unsigned def, unsigned min,
+		       unsigned max, const char *limit_name, unsigned *out) {
+	const char *v = param(r, name);
+	*out = def;
+	if (!v) {
+		return true;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+	if (v[0] < '0' || v[0] > '9' || *end || errno) {
+		respond_error(r->resp, 400, name, "parameter '%s' must be a whole number, not '%s'",
+			      name, v);
+		return false;
+	}
+	if (n < min || n > max) {
+		respond_error(r->resp, 400, name, "parameter '%s' must be between %u and %u%s%s%s",
+			      name, min, max, limit_name ? " (" : "", limit_name ? limit_name : "",
+			      limit_name ? ")" : "");
+		return false;
+	}
+	*out = (unsigned)n;
+	return true;
+}
+
+/* A window [from, to): defaults to the last 24 hours, bounded by http.max_window_s. */
+static bool param_window(struct request *r, int64_t *from, int64_t *to) {
+	int64_t now = r->req->now;
+	*to = now;
+	*from = now - 24 * 3600;
+	const char *names[] = {"from", "to"};
+	int64_t *dst[] = {from, to};
+	for (int i = 0; i < 2; i++) {
+		const char *v = param(r, names[i]);
+		if (v && !timefmt_parse_time(v, now, dst[i])) {
+			respond_error(
+				r->resp, 400, names[i],
+				"parameter '%s': cannot read '%s' as a time (ISO 8601 like 2026-08-20T00:00:00Z, a date, unix seconds, -24h or now)",
+				names[i], v);
+			return false;
+		}
+	}
+	if (param(r, "from") && !param(r, "to") && *from >= *to) {
+		respond_error(r->resp, 400, "from", "parameter 'from' is not before now");
+		return false;
+	}
+	if (*from >= *to) {
+		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return false;
+	}
+	int64_t limit = r->ctx->cfg->http.max_window_s;
+	if (limit > 0 && *to - *from > limit) {
+		respond_error(
+			r->resp, 400, param(r, "from") ? "from" : "to",
+			"the window from 'from' to 'to' spans %lld s, more than the configured limit of %lld s (http.max_window_s)",
+			(long long)(*to - *from), (long long)limit);
+		return false;
+	}
+	return true;
+}
+
+/* Endpoints -------------------------------------------------------------------------------- */
+
+static void iso_time(struct json *j, int64_t ts) {
+	char text[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, text);
+	json_string(j, text);
+}
+
+static void handle_latest(struct request *r) {
+	if (!check_params(r, NULL)) {
+		return;
+	}
+	struct live_snapshot snap = {0};
+	live_snapshot(r->ctx->live, &snap);
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	json_object_begin(&j);
+	json_key(&j, "ts");
+	if (snap.ts > 0) {
+		json_int(&j, snap.ts);
+		json_key(&j, "time");
+		iso_time(&j, snap.ts);
+	} else {
+		json_null(&j); // no cycle yet
+		json_key(&j, "time");
+		json_null(&j);
+	}
+	json_key(&j, "clock");
+	json_string(&j, clock_state_name(snap.health.clock));
+	json_key(&j, "channels");
+	json_array_begin(&j);
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct channel *ch = &snap.channels[i];
+		const struct reading *rd = &snap.readings[i];
+		json_object_begin(&j);
+		json_key(&j, "key");
+		json_string(&j, ch->key);
+		json_key(&j, "label");
+		json_string(&j, ch->label ? ch->label : ch->key);
+		json_key(&j, "source");
+		json_string(&j, ch->source);
+		json_key(&j, "kind");
+		json_string(&j, channel_kind_name(ch->kind));
+		json_key(&j, "unit");
+		json_string(&j, ch->unit);
+		json_key(&j, "value");
+		if (rd->err == 0) {
+			json_double(&j, rd->value);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "error");
+		json_string(&j, rd->err ? strerror(-rd->err) : NULL);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	buf_putc(&r->resp->body, '\n');
+	live_snapshot_finish(&snap);
+	respond_json(r->resp, 200);
+}
+
+static void handle_status(struct request *r) {
+	if (!check_params(r, NULL)) {
+		return;
+	}
+	const struct api_context *ctx = r->ctx;
+	struct live_snapshot snap = {0};
+	live_snapshot(ctx->live, &snap);
+	const struct live_health *h = &snap.health;
+
+	struct store_info info = {0};
+	bool have_info = ctx->store && store_info(ctx->store, &info) == 0;
+	struct store_channel *list = NULL;
+	size_t n_list = 0, present = 0;
+	bool have_channels = ctx->store && store_channels(ctx->store, &list, &n_list) == 0;
+	for (size_t i = 0; have_channels && i < n_list; i++) {
+		present += list[i].present;
+	}
+
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	json_object_begin(&j);
+	json_key(&j, "version");
+	json_string(&j, THERMLOG_VERSION);
+	json_key(&j, "host");
+	json_string(&j, ctx->host);
+	json_key(&j, "board");
+	json_string(&j, ctx->board);
+	json_key(&j, "now");
+	iso_time(&j, r->req->now);
+	json_key(&j, "started");
+	if (h->started > 0) {
+		iso_time(&j, h->started);
+		json_key(&j, "uptime_s");
+		json_int(&j, r->req->now - h->started);
+	} else {
+		json_null(&j);
+		json_key(&j, "uptime_s");
+		json_null(&j);
+	}
+	json_key(&j, "interval_s");
+	json_double(&j,
+		    (double)(h->interval_ms > 0 ? h->interval_ms : ctx->cfg->interval_ms) / 1000.0);
+	json_key(&j, "last_cycle");
+	if (snap.ts > 0) {
+		iso_time(&j, snap.ts);
+		json_key(&j, "last_cycle_ts");
+		json_int(&j, snap.ts);
+		json_key(&j, "last_cycle_age_s");
+		json_int(&j, r->req->now - snap.ts);
+	} else {
+		json_null(&j);
+		json_key(&j, "last_cycle_ts");
+		json_null(&j);
+		json_key(&j, "last_cycle_age_s");
+		json_null(&j);
+	}
+	json_key(&j, "cycle_seconds");
+	json_double(&j, h->cycle_seconds);
+	json_key(&j, "cycles_since_start");
+	json_int(&j, h->cycles_total);
+	json_key(&j, "cycles_failed");
+	json_int(&j, h->cycles_failed);
+	json_key(&j, "queued_cycles");
+	json_int(&j, h->queued_cycles);
+	json_key(&j, "read_errors_total");
+	json_int(&j, h->read_errors_total);
+	json_key(&j, "errors_last_hour");
+	json_int(&j, h->errors_last_hour);
+	json_key(&j, "clock");
+	json_string(&j, clock_state_name(h->clock));
+	json_key(&j, "clock_synchronized");
+	if (h->clock == CLOCK_STATE_UNKNOWN) {
+		json_null(&j);
+	} else {
+		json_bool(&j, h->clock == CLOCK_STATE_SYNCED);
+	}
+	json_key(&j, "channels_live");
+	json_int(&j, (int64_t)snap.n);
+	json_key(&j, "channels_present");
+	if (have_channels) {
+		json_int(&j, (int64_t)present);
+		json_key(&j, "channels_absent");
+		json_int(&j, (int64_t)(n_list - present));
+	} else {
+		json_null(&j);
+		json_key(&j, "channels_absent");
+		json_null(&j);
+	}
+	json_key(&j, "capacitors");
+	json_int(&j, (int64_t)snap.n_capacitors);
+	json_key(&j, "database");
+	if (have_info) {
+		json_object_begin(&j);
+		json_key(&j, "cycles");
+		json_int(&j, info.cycles);
+		json_key(&j, "unsynced_cycles");
+		json_int(&j, info.unsynced_cycles);
+		json_key(&j, "first_cycle");
+		if (info.first_cycle > 0) {
+			iso_time(&j, info.first_cycle);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "last_cycle");
+		if (info.last_cycle > 0) {
+			iso_time(&j, info.last_cycle);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "size_bytes");
+		json_int(&j, info.size_bytes);
+		json_key(&j, "bytes_written_total");
+		json_int(&j, h->bytes_written_total);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+	buf_putc(&r->resp->body, '\n');
+	store_channels_free(list, n_list);
+	live_snapshot_finish(&snap);
+	respond_json(r->resp, 200);
+}
+
+static void handle_metrics(struct request *r) {
+	if (!check_params(r, NULL)) {
+		return;
+	}
+	struct live_snapshot snap = {0};
+	live_snapshot(r->ctx->live, &snap);
+	metrics_write(&snap, &r->resp->body);
+	live_snapshot_finish(&snap);
+	r->resp->status = 200;
+	r->resp->content_type = METRICS_CONTENT_TYPE;
+	r->resp->cache_control = "no-store";
+}
+
+/* The values of a repeatable parameter, in order; *n receives their count. */
+static size_t param_all(const struct request *r, const char *name, const char **out, size_t max) {
+	size_t n = 0;
+	for (size_t i = 0; i < r->target.n_params && n < max; i++) {
+		if (strcmp(r->target.params[i].key, name) == 0) {
+			out[n++] = r->target.params[i].value;
+		}
+	}
+	return n;
+}
+
+/*
+ * Every channel parameter must name a stored channel (a key or a glob matching one), so an
+ * unknown one is a 400 naming the parameter rather than an error deep in the query.
+ */
+static bool check_channels(struct request *r, const char *const *keys, size_t n) {
+	if (n == 0) {
+		return true;
+	}
+	struct store_channel *list = NULL;
+	size_t n_list = 0;
+	if (store_channels(r->ctx->store, &list, &n_list) < 0) {
+		respond_error(r->resp, 500, NULL,
+			      "could not read the channel list from the database");
+		return false;
+	}
+	bool good = true;
+	for (size_t k = 0; k < n && good; k++) {
+		bool found = false;
+		for (size_t i = 0; i < n_list && !found; i++) {
+			found = strcmp(list[i].ch.key, keys[k]) == 0 ||
+				fnmatch(keys[k], list[i].ch.key, 0) == 0;
+		}
+		if (!found) {
+			respond_error(
+				r->resp, 400, "channel",
+				"parameter 'channel': no stored channel matches '%s' (see /api/v1/channels)",
+				keys[k]);
+			good = false;
+		}
+	}
+	store_channels_free(list, n_list);
+	return good;
+}
+
+/* Common window, channel and include_unsynced handling for the query endpoints. */
+struct query_request {
+	struct query_params p;
+	const char *channels[API_PARAMS_MAX];
+	double percentiles[QUERY_MAX_PERCENTILES];
+};
+
+static bool query_request_init(struct request *r, struct query_request *q, bool window) {
+	memset(q, 0, sizeof(*q));
+	if (window) {
+		if (!param_window(r, &q->p.from, &q->p.to)) {
+			return false;
+		}
+		q->p.has_from = q->p.has_to = true;
+	}
+	if (!param_bool(r, "include_unsynced", &q->p.include_unsynced)) {
+		return false;
+	}
+	q->p.n_channels = param_all(r, "channel", q->channels, API_PARAMS_MAX);
+	q->p.channels = q->channels;
+	for (size_t i = 0; i < q->p.n_channels; i++) {
+		if (q->channels[i][0] == '\0') {
+			respond_error(r->resp, 400, "channel", "parameter 'channel' is empty");
+			return false;
+		}
+	}
+	return check_channels(r, q->channels, q->p.n_channels);
+}
+
+/* Maps a query error to a response: bad parameters 400, no data 404, the rest 500. */
+static void respond_query_error(struct request *r, int rc, char *err) {
+	const char *msg = err ? err : "query failed";
+	if (rc == -EINVAL) {
+		respond_error(r->resp, 400, NULL, "%s", msg);
+	} else if (rc == -ENOENT) {
+		respond_error(r->resp, 404, NULL, "%s", msg);
+	} else {
+		log_warn("http: %s: %s", r->target.path, msg);
+		respond_error(r->resp, 500, NULL, "%s", msg);
+	}
+	free(err);
+}
+
+typedef int (*query_json_fn)(struct store *store, const struct query_params *p, struct json *out,
+			     char **err);
+
+static void run_query_json(struct request *r, query_json_fn fn, const struct query_params *p) {
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = fn(r->ctx->store, p, &j, &err);
+	if (rc < 0) {
+		respond_query_error(r, rc, err);
+		return;
+	}
+	free(err);
+	buf_putc(&r->resp->body, '\n');
+	respond_json(r->resp, 200);
+}
+
+static void handle_channels(struct request *r) {
+	if (!check_params(r, NULL)) {
+		return;
+	}
+	run_query_json(r, query_channels_json, NULL);
+}
+
+static void handle_stats(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"percentile", true},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	struct query_request q;
+	if (!check_params(r, specs) || !query_request_init(r, &q, true)) {
+		return;
+	}
+	const char *values[API_PARAMS_MAX];
+	size_t n = param_all(r, "percentile", values, API_PARAMS_MAX);
+	if (n > QUERY_MAX_PERCENTILES) {
+		respond_error(r->resp, 400, "percentile", "more than %d 'percentile' parameters",
+			      QUERY_MAX_PERCENTILES);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		double v = strtod(values[i], &end);
+		if (end == values[i] || *end || !isfinite(v) || v < 0 || v > 100) {
+			respond_error(
+				r->resp, 400, "percentile",
+				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
+				values[i]);
+			return;
+		}
+		q.percentiles[i] = v;
+	}
+	q.p.percentiles = q.percentiles;
+	q.p.n_percentiles = n;
+	run_query_json(r, query_stats_json, &q.p);
+}
+
+static void handle_samples(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"max_points", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	struct query_request q;
+	unsigned cap = r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+	if (!check_params(r, specs) || !param_uint(r, "max_points", cap < 1000 ? cap : 1000, 1, cap,
+						   "http.max_points", &q.p.max_points)) {
+		return;
+	}
+	unsigned max_points = q.p.max_points;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	q.p.max_points = max_points;
+	run_query_json(r, query_samples_json, &q.p);
+}
+
+static void handle_peak(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", false},
+						  {"samples", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	unsigned samples;
+	unsigned cap = r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+	if (!check_params(r, specs) ||
+	    !param_uint(r, "samples", 30, 1, cap, "http.max_points", &samples)) {
+		return;
+	}
+	if (!param(r, "channel")) {
+		respond_error(
+			r->resp, 400, "channel",
+			"parameter 'channel' is required: the channel whose maximum to centre on");
+		return;
+	}
+	struct query_request q;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	q.p.samples = samples;
+	run_query_json(r, query_peak_json, &q.p);
+}
+
+static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
+	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, iso);
+	size_t j = 0;
+	for (const char *p = iso; *p; p++) {
+		if (*p != '-' && *p != ':') {
+			out[j++] = *p;
+		}
+	}
+	out[j] = '\0';
+}
+
+static void handle_export(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"format", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	if (!check_params(r, specs)) {
+		return;
+	}
+	enum export_format format = EXPORT_FORMAT_LONG;
+	const char *f = param(r, "format");
+	if (f && strcmp(f, "wide") == 0) {
+		format = EXPORT_FORMAT_WIDE;
+	} else if (f && strcmp(f, "long") != 0) {
+		respond_error(r->resp, 400, "format",
+			      "parameter 'format' must be long or wide, not '%s'", f);
+		return;
+	}
+	struct query_request q;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	char *err = NULL;
+	struct export *e = export_create(r->ctx->store, &q.p, format, &err);
+	if (!e) {
+		respond_query_error(r, -EINVAL, err);
+		return;
+	}
+	free(err);
+	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	compact_time(from, q.p.from);
+	compact_time(to, q.p.to);
+	r->resp->status = 200;
+	r->resp->content_type = "text/csv; charset=utf-8; header=present";
+	r->resp->cache_control = "no-store";
+	r->resp->export = e;
+	r->resp->filename = xasprintf("thermlog-%s-%s-%s.csv", from, to,
+				      format == EXPORT_FORMAT_WIDE ? "wide" : "long");
+}
+
+ssize_t api_export_read(struct export *e, char *buf, size_t max) {
+	return export_read(e, buf, max);
+}
+
+void api_export_destroy(struct export *e) {
+	export_destroy(e);
+}
+
+/* Dashboard assets ------------------------------------------------------------------------- */
+
+/* Whether an If-None-Match list names @etag (weak comparison, as RFC 9110 asks for it). */
+static bool etag_listed(const char *list, const char *etag) {
+	size_t etag_len = strlen(etag);
+	const char *p = list;
+	while (*p) {
+		p += strspn(p, " \t,");
+		if (*p == '*') {
+			return true;
+		}
+		if (strncmp(p, "W/", 2) == 0) {
+			p += 2;
+		}
+		size_t len = strcspn(p, ",");
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) {
+			len--;
+		}
+		if (len == etag_len && memcmp(p, etag, len) == 0) {
+			return true;
+		}
+		p += strcspn(p, ",");
+	}
+	return false;
+}
+
+/* Whether Accept-Encoding allows gzip: listed (or "*") with a nonzero q. */
+static bool gzip_accepted(const char *header) {
+	if (!header) {
+		return false;
+	}
+	int gzip = -1, star = -1; // -1 = not mentioned, else q > 0
+	const char *p = header;
+	while (*p) {
+		p += strspn(p, " \t,");
+		size_t len = strcspn(p, ",");
+		size_t name_len = strcspn(p, ";, \t");
+		bool allowed = true;
+		const char *q = memchr(p, ';', len);
+		if (q) {
+			q++;
+			q += strspn(q, " \t");
+			if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
+				allowed = strtod(q + 2, NULL) > 0;
+			}
+		}
+		if ((name_len == 4 && strncasecmp(p, "gzip", 4) == 0) ||
+		    (name_len == 6 && strncasecmp(p, "x-gzip", 6) == 0)) {
+			gzip = allowed;
+		} else if (name_len == 1 && *p == '*') {
+			star = allowed;
+		}
+		p += len;
+	}
+	return gzip == 1 || (gzip == -1 && star == 1);
+}
+
+static void handle_asset(struct request *r, const struct web_asset *asset) {
+	struct api_response *resp = r->resp;
+	// The dashboard takes no parameters, but cache-busting queries are harmless.
+	bool gz = asset->gz && gzip_accepted(r->req->accept_encoding);
+	// A strong ETag names one representation, so the gzip variant gets its own.
+	size_t n = strlen(asset->etag);
+	if (gz && n >= 2 && n + 4 < sizeof(resp->etag) && asset->etag[n - 1] == '"') {
+		snprintf(resp->etag, sizeof(resp->etag), "%.*s-gz\"", (int)(n - 1), asset->etag);
+	} else {
+		snprintf(resp->etag, sizeof(resp->etag), "%s", asset->etag);
+	}
+	resp->content_type = asset->content_type;
+	resp->cache_control = "no-cache"; // revalidate with the ETag: cheap, never stale
+	resp->vary_accept_encoding = asset->gz != NULL;
+	if (r->req->if_none_match && (etag_listed(r->req->if_none_match, resp->etag) ||
+				      etag_listed(r->req->if_none_match, asset->etag))) {
+		resp->status = 304;
+		return;
+	}
+	resp->status = 200;
+	if (gz) {
+		resp->content_encoding = "gzip";
+		resp->static_body = asset->gz;
+		resp->static_len = asset->gz_len;
+	} else {
+		resp->static_body = asset->data;
+		resp->static_len = asset->len;
+	}
+}
+
+/* Routing ---------------------------------------------------------------------------------- */
+
+struct route {
+	const char *path;
+	void (*handle)(struct request *r);
+	bool needs_store;
+};
+
+static const struct route routes[] = {
+	{"/api/v1/status", handle_status, false},    {"/api/v1/latest", handle_latest, false},
+	{"/api/v1/channels", handle_channels, true}, {"/api/v1/stats", handle_stats, true},
+	{"/api/v1/samples", handle_samples, true},   {"/api/v1/peak", handle_peak, true},
+	{"/api/v1/export.csv", handle_export, true}, {"/metrics", handle_metrics, false},
+};
+
+static bool authorized(const struct api_context *ctx, const struct api_request *req,
+		       const char *path, struct api_response *resp) {
+	if (!ctx->token) {
+		return true;
+	}
+	if (ctx->cfg->http.metrics_public && strcmp(path, "/metrics") == 0) {
+		return true;
+	}
+	const char *h = req->authorization;
+	resp->authenticate = true;
+	if (!h) {
+		respond_error(
+			resp, 401, NULL,
+			"this server needs a bearer token: send 'Authorization: Bearer TOKEN'");
+		return false;
+	}
+	// The scheme is case-insensitive (RFC 9110); one or more spaces follow it.
+	if (strncasecmp(h, "Bearer ", 7) != 0) {
+		resp->auth_error = "invalid_request";
+		respond_error(
+			resp, 401, NULL,
+			"the Authorization header must use the Bearer scheme: 'Authorization: Bearer TOKEN'");
+		return false;
+	}
+	const char *given = h + 7;
+	given += strspn(given, " ");
+	if (!api_token_equal(given, ctx->token)) {
+		resp->auth_error = "invalid_token";
+		respond_error(resp, 401, NULL, "wrong bearer token");
+		return false;
+	}
+	resp->authenticate = false;
+	return true;
+}
+
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+		struct api_response *resp) {
+	*resp = (struct api_response){0};
+	buf_init(&resp->body);
+	if (strlen(req->target) > API_TARGET_MAX) {
+		respond_error(resp, 414, NULL, "request target longer than %d bytes",
+			      API_TARGET_MAX);
+		return;
+	}
+	struct request r = {.ctx = ctx, .req = req, .resp = resp};
+	char *err = NULL;
+	if (!api_parse_target(req->target, &r.target, &err)) {
+		respond_error(resp, 400, NULL, "%s", err);
+		free(err);
+		return;
+	}
+	if (!authorized(ctx, req, r.target.path, resp)) {
+		goto out;
+	}
+
+	const struct route *route = NULL;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(routes[i].path, r.target.path) == 0) {
+			route = &routes[i];
+		}
+	}
+	// The dashboard owns every path outside /api/ and /metrics.
+	const struct web_asset *asset = NULL;
+	if (!route && strncmp(r.target.path, "/api/", 5) != 0) {
+		asset = web_asset_find(r.target.path);
+	}
+	if (!route && !asset) {
+		respond_error(resp, 404, NULL, "no such path: %s", r.target.path);
+		goto out;
+	}
+	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+		respond_error(resp, 405, NULL,
+			      "method %s not allowed: this API is read-only (GET, HEAD)",
+			      req->method);
+		resp->allow = "GET, HEAD";
+		goto out;
+	}
+	if (asset) {
+		handle_asset(&r, asset);
+	} else if (route->needs_store && !ctx->store) {
+		respond_error(resp, 503, NULL,
+			      "the database is not available yet; try again shortly");
+	} else {
+		route->handle(&r);
+	}
+out:
+	api_target_finish(&r.target);
+}

@@ -1,0 +1,577 @@
+/*
+ * libmicrohttpd glue: one internal polling thread (epoll) with bounded connections, time-outs
+ * and memory, translating requests to api_handle() and its responses back. Only this file
+ * includes <microhttpd.h>.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "api.h"
+#include "log.h"
+#include "store.h"
+#include "xalloc.h"
+
+#define CONNECTION_TIMEOUT_S 15
+#define CONNECTION_MEMORY    (32 * 1024) // bounds the request line and headers too
+#define STREAM_BLOCK         8192
+#define STORE_RETRY_S        10
+#define FILE_MAX             (1024 * 1024) // token and PEM files
+#define SHUTDOWN_GRACE_MS    2000
+#define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
+
+struct http {
+	struct MHD_Daemon *mhd;
+	const struct config *cfg;
+	char *db_path;
+	struct store *store;    // opened and used only on the server thread
+	int64_t store_retry_at; // s since epoch
+	char *token;
+	char *tls_cert, *tls_key; // PEM text; libmicrohttpd keeps pointers to it
+	char *host, *board;
+	bool started; // libmicrohttpd messages after start are per-connection noise
+	bool own_socket;
+	unsigned port;
+	struct api_context ctx;
+};
+
+/* Per-request state, created from the raw URI before libmicrohttpd splits and decodes it. */
+struct request_state {
+	char *target;
+	bool seen, answered;
+	size_t body_bytes;
+};
+
+static void handle_mhd_log(void *cls, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void handle_mhd_log(void *cls, const char *fmt, va_list ap) {
+	const struct http *http = cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
+		msg[--n] = '\0';
+	}
+	// Start-up messages (a bind failure) matter; later ones are clients hanging up.
+	if (http && http->started) {
+		log_debug("http: %s", msg);
+	} else {
+		log_error("http: %s", msg);
+	}
+}
+
+static void *handle_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+	struct request_state *st = xcalloc(1, sizeof(*st));
+	st->target = xstrdup(uri);
+	return st;
+}
+
+static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			     enum MHD_RequestTerminationCode code) {
+	struct request_state *st = *con_cls;
+	if (st) {
+		free(st->target);
+		free(st);
+		*con_cls = NULL;
+	}
+}
+
+static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max) {
+	ssize_t n = api_export_read(cls, buf, max);
+	// Returning 0 would make libmicrohttpd spin; export_read() returns 0 only at the end.
+	if (n == 0) {
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (n < 0) {
+		log_warn("http: CSV export failed while streaming; closing the connection");
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	return n;
+}
+
+static void handle_export_free(void *cls) {
+	api_export_destroy(cls);
+}
+
+static void ensure_store(struct http *http, int64_t now) {
+	if (http->store || now < http->store_retry_at) {
+		return;
+	}
+	if (store_open(&http->store, http->db_path, STORE_MODE_READ) < 0) { // logs why
+		http->store = NULL;
+		http->store_retry_at = now + STORE_RETRY_S;
+	}
+	http->ctx.store = http->store;
+}
+
+static struct MHD_Response *build_response(struct api_response *resp) {
+	struct MHD_Response *r;
+	if (resp->export) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+						      handle_export_read, resp->export,
+						      handle_export_free);
+		if (r) {
+			resp->export = NULL; // the response owns it now
+		}
+	} else if (resp->static_body) {
+		r = MHD_create_response_from_buffer(resp->static_len, (void *)resp->static_body,
+						    MHD_RESPMEM_PERSISTENT);
+	} else {
+		size_t len = resp->body.len;
+		r = MHD_create_response_from_buffer(len, buf_steal(&resp->body),
+						    MHD_RESPMEM_MUST_FREE);
+	}
+	if (!r) {
+		return NULL;
+	}
+	if (resp->content_type && resp->status != 304) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+	}
+	if (resp->cache_control) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, resp->cache_control);
+	}
+	if (resp->etag[0]) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, resp->etag);
+	}
+	if (resp->content_encoding && resp->status != 304) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					resp->content_encoding);
+	}
+	if (resp->vary_accept_encoding) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	}
+	if (resp->allow) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+	}
+	if (resp->authenticate) {
+		char value[128];
+		snprintf(value, sizeof(value), "Bearer realm=\"thermlog\"%s%s%s",
+			 resp->auth_error ? ", error=\"" : "",
+			 resp->auth_error ? resp->auth_error : "", resp->auth_error ? "\"" : "");
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, value);
+	}
+	if (resp->filename) {
+		char value[256];
+		snprintf(value, sizeof(value), "attachment; filename=\"%s\"", resp->filename);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, value);
+	}
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	return r;
+}
+
+static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
+				      const char *method, const char *version,
+				      const char *upload_data, size_t *upload_data_size,
+				      void **con_cls) {
+	struct http *http = cls;
+	struct request_state *st = *con_cls;
+	if (!st) {
+		return MHD_NO; // the URI callback always sets it
+	}
+	bool read_only = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (!st->seen) {
+		st->seen = true;
+		// Answering before the whole request is in makes libmicrohttpd close the
+		// connection, so GET and HEAD wait for the next call (keep-alive works); other
+		// methods get their 405 at once without reading a body.
+		if (read_only) {
+			return MHD_YES;
+		}
+	} else if (*upload_data_size > 0) {
+		st->body_bytes += *upload_data_size;
+		*upload_data_size = 0; // a GET body means nothing here: discard, within bounds
+		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO;
+	}
+	if (st->answered) {
+		return MHD_YES;
+	}
+	st->answered = true;
+
+	int64_t now = (int64_t)time(NULL);
+	ensure_store(http, now);
+	struct api_request req = {
+		.method = method,
+		.target = st->target,
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_AUTHORIZATION),
+		.if_none_match = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_IF_NONE_MATCH),
+		.accept_encoding = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							       MHD_HTTP_HEADER_ACCEPT_ENCODING),
+		.now = now,
+	};
+	struct api_response resp;
+	api_handle(&http->ctx, &req, &resp);
+	struct MHD_Response *r = build_response(&resp);
+	enum MHD_Result ret = MHD_NO;
+	if (r) {
+		ret = MHD_queue_response(conn, resp.status, r);
+		MHD_destroy_response(r);
+	}
+	api_response_finish(&resp);
+	return ret;
+}
+
+/* Reads a small whole file into a new NUL-terminated string; NULL (logged) on error. */
+static char *read_small_file(const char *path, const char *what) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		log_errno("could not open %s %s", what, path);
+		return NULL;
+	}
+	struct buf b;
+	buf_init(&b);
+	char chunk[4096];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+		buf_append(&b, chunk, (size_t)n);
+		if (b.len > FILE_MAX) {
+			log_error("%s %s is larger than %d bytes", what, path, FILE_MAX);
+			n = -2;
+			break;
+		}
+	}
+	if (n == -1) {
+		log_errno("could not read %s %s", what, path);
+	}
+	close(fd);
+	if (n < 0) {
+		buf_finish(&b);
+		return NULL;
+	}
+	if (b.len == 0 || strlen(b.data) != b.len) {
+		log_error("%s %s is %s", what, path,
+			  b.len == 0 ? "empty" : "binary (contains a NUL byte)");
+		buf_finish(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
+}
+
+static char *load_token(const struct http_config *hc) {
+	if (hc->token && hc->token_file) {
+		log_error("http: set http.token or http.token_file, not both");
+		return NULL;
+	}
+	if (hc->token) {
+		return xstrdup(hc->token);
+	}
+	char *text = read_small_file(hc->token_file, "http.token_file");
+	if (!text) {
+		return NULL;
+	}
+	struct stat st;
+	if (stat(hc->token_file, &st) == 0 && (st.st_mode & 0077)) {
+		log_warn(
+			"http.token_file %s is readable by group or others (mode %03o): chmod 600 it",
+			hc->token_file, (unsigned)(st.st_mode & 0777));
+	}
+	size_t n = strlen(text);
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ')) {
+		text[--n] = '\0';
+	}
+	if (n == 0) {
+		log_error("http.token_file %s holds no token", hc->token_file);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* Whether a token is acceptable in a header: visible ASCII, no spaces (RFC 6750 b64token). */
+static bool token_valid(const char *token) {
+	if (strlen(token) < 16) {
+		log_error(
+			"http: the bearer token is shorter than 16 characters; use e.g. `openssl rand -hex 32`");
+		return false;
+	}
+	for (const char *p = token; *p; p++) {
+		if (*p <= ' ' || *p > '~') {
+			log_error("http: the bearer token must be printable ASCII without spaces");
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Parses "127.0.0.1:PORT", "[::1]:PORT", "0.0.0.0:PORT", "[::]:PORT" or "localhost:PORT".
+ */
+static bool parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *len) {
+	memset(ss, 0, sizeof(*ss));
+	const char *colon = strrchr(text, ':');
+	if (!colon || colon == text) {
+		return false;
+	}
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 0 || port > 65535) {
+		return false;
+	}
+	char host[64];
+	size_t host_len = (size_t)(colon - text);
+	if (host_len >= sizeof(host)) {
+		return false;
+	}
+	memcpy(host, text, host_len);
+	host[host_len] = '\0';
+	if (host[0] == '[') {
+		if (host_len < 3 || host[host_len - 1] != ']') {
+			return false;
+		}
+		host[host_len - 1] = '\0';
+		struct sockaddr_in6 *sa = (struct sockaddr_in6 *)ss;
+		sa->sin6_family = AF_INET6;
+		sa->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*sa);
+		return inet_pton(AF_INET6, host + 1, &sa->sin6_addr) == 1;
+	}
+	struct sockaddr_in *sa = (struct sockaddr_in *)ss;
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	*len = sizeof(*sa);
+	if (strcmp(host, "localhost") == 0) {
+		sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return true;
+	}
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1;
+}
+
+/* Loopback (127/8, ::1, ::ffff:127/104) and local (AF_UNIX) sockets need no token. */
+static bool address_is_local(const struct sockaddr *sa) {
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) {
+			return true;
+		}
+		return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+	}
+	return sa->sa_family == AF_UNIX;
+}
+
+static unsigned address_port(const struct sockaddr *sa) {
+	if (sa->sa_family == AF_INET) {
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	}
+	if (sa->sa_family == AF_INET6) {
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	}
+	return 0;
+}
+
+static char *read_board_model(const struct config *cfg) {
+	// The device tree names the board ("Radxa ROCK 5C"); x86 has none.
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/firmware/devicetree/base/model",
+		 cfg->sysfs_root ? cfg->sysfs_root : "/sys");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	char text[256];
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0) {
+		return NULL;
+	}
+	text[n] = '\0'; // the property is NUL-terminated already; make sure
+	size_t len = strcspn(text, "\n");
+	text[len] = '\0';
+	return len ? xstrdup(text) : NULL;
+}
+
+struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
+			 int listen_fd) {
+	const struct http_config *hc = &cfg->http;
+	struct http *http = xcalloc(1, sizeof(*http));
+	http->cfg = cfg;
+	http->db_path = xstrdup(db_path);
+
+	struct sockaddr_storage ss;
+	socklen_t ss_len = sizeof(ss);
+	const char *where = hc->listen;
+	if (listen_fd >= 0) {
+		if (getsockname(listen_fd, (struct sockaddr *)&ss, &ss_len) < 0) {
+			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
+			goto err;
+		}
+		where = "the socket-activated listener";
+	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
+		log_error(
+			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
+			hc->listen ? hc->listen : "");
+		goto err;
+	}
+	bool local = address_is_local((struct sockaddr *)&ss);
+
+	if (hc->token || hc->token_file) {
+		http->token = load_token(hc);
+		if (!http->token || !token_valid(http->token)) {
+			goto err;
+		}
+	}
+	if (!local && !http->token) {
+		log_error(
+			"http: refusing to listen on %s, which is not a loopback address, without a bearer token: set http.token or http.token_file (or listen on 127.0.0.1 and use an SSH tunnel or a reverse proxy)",
+			where);
+		goto err;
+	}
+	bool tls = hc->tls_cert || hc->tls_key;
+	if (tls && !(hc->tls_cert && hc->tls_key)) {
+		log_error("http: TLS needs both http.tls_cert and http.tls_key");
+		goto err;
+	}
+	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		log_error(
+			"http: this libmicrohttpd has no TLS support; use a reverse proxy for TLS");
+		goto err;
+	}
+	if (tls) {
+		http->tls_cert = read_small_file(hc->tls_cert, "http.tls_cert");
+		http->tls_key = read_small_file(hc->tls_key, "http.tls_key");
+		if (!http->tls_cert || !http->tls_key) {
+			goto err;
+		}
+	}
+	if (!local && !tls) {
+		log_warn(
+			"http: serving %s without TLS: the bearer token and the data cross the network in clear text; set http.tls_cert and http.tls_key, or use a reverse proxy with TLS",
+			where);
+	}
+
+	char host[256];
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		http->host = xstrdup(host);
+	}
+	http->board = read_board_model(cfg);
+	http->ctx = (struct api_context){.cfg = cfg,
+					 .live = live,
+					 .token = http->token,
+					 .host = http->host,
+					 .board = http->board};
+	// The first open may fail when the daemon has not created the database yet: retried.
+	ensure_store(http, (int64_t)time(NULL));
+
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
+									: MHD_USE_AUTO;
+	if (ss.ss_family == AF_INET6) {
+		flags |= MHD_USE_IPv6;
+	}
+	if (tls) {
+		flags |= MHD_USE_TLS;
+	}
+	unsigned limit = hc->connection_limit ? hc->connection_limit : 32;
+	unsigned per_ip = limit / 2 ? limit / 2 : 1;
+	struct MHD_OptionItem opts[] = {
+		// The logger first, so messages from option parsing go through it too.
+		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
+		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)handle_uri, http},
+		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)handle_completed, http},
+		{MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
+		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
+		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
+		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
+		listen_fd >= 0 ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
+			       : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
+		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
+		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, http->tls_key}
+		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	http->own_socket = listen_fd < 0;
+
+	// The server thread inherits our signal mask: block everything so signals reach the
+	// daemon's main thread, never the HTTP thread.
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	http->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, http, MHD_OPTION_ARRAY,
+				     opts, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!http->mhd) {
+		log_error("http: could not start the server on %s", where);
+		goto err;
+	}
+	http->started = true;
+
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+	ss_len = sizeof(ss);
+	if (info && getsockname(info->listen_fd, (struct sockaddr *)&ss, &ss_len) == 0) {
+		http->port = address_port((struct sockaddr *)&ss);
+	}
+	log_info("http: serving %s%s on %s (port %u)", tls ? "HTTPS" : "HTTP",
+		 http->token ? " with a bearer token" : "", where, http->port);
+	return http;
+
+err:
+	http_destroy(http);
+	return NULL;
+}
+
+unsigned http_port(const struct http *http) {
+	return http->port;
+}
+
+void http_destroy(struct http *http) {
+	if (!http) {
+		return;
+	}
+	if (http->mhd) {
+		// Stop accepting first, then give running requests a moment to finish.
+		MHD_socket fd = MHD_quiesce_daemon(http->mhd);
+		for (int waited = 0; waited < SHUTDOWN_GRACE_MS; waited += 20) {
+			const union MHD_DaemonInfo *info =
+				MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+			if (!info || info->num_connections == 0) {
+				break;
+			}
+			nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+		}
+		MHD_stop_daemon(http->mhd);
+		if (fd != MHD_INVALID_SOCKET) {
+			close(fd); // quiesced: the listening socket is ours to close
+		}
+	}
+	store_close(http->store);
+	free(http->db_path);
+	if (http->token) {
+		explicit_bzero(http->token, strlen(http->token));
+	}
+	free(http->token);
+	free(http->tls_cert);
+	if (http->tls_key) {
+		explicit_bzero(http->tls_key, strlen(http->tls_key));
+	}
+	free(http->tls_key);
+	free(http->host);
+	free(http->board);
+	free(http);
+}

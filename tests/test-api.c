@@ -1,0 +1,473 @@
+/*
+ * api: request target parsing, bearer tokens, routing, errors naming the parameter, the
+ * dashboard's caching rules, and /metrics and /api/v1/latest byte for byte against
+ * tests/http/golden/ (THERMLOG_WRITE_GOLDEN=1 rewrites them; review the diff).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "json.h"
+#include "query.h"
+#include "store.h"
+#include "test.h"
+#include "web.h"
+
+#define NOW 1787000000LL
+
+static struct config cfg;
+static struct live *live;
+
+static void setup_config(void) {
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.interval_ms = 60000;
+	cfg.http.listen = "127.0.0.1:9470";
+	cfg.http.max_points = 5000;
+	cfg.http.max_window_s = 400 * 86400LL;
+	cfg.http.connection_limit = 32;
+}
+
+static void publish_demo(void) {
+	struct channel ch[] = {
+		{.key = "thermal/soc-thermal",
+		 .source = "thermal",
+		 .label = "SoC",
+		 .kind = CHANNEL_KIND_TEMPERATURE,
+		 .unit = "celsius",
+		 .resolution = 0.001},
+		{.key = "cpufreq/policy4",
+		 .source = "cpufreq",
+		 .label = "A76 cluster 0",
+		 .kind = CHANNEL_KIND_FREQUENCY,
+		 .unit = "hertz",
+		 .resolution = 1000},
+		{.key = "cooling/pwm-fan",
+		 .source = "cooling",
+		 .label = "pwm-fan",
+		 .kind = CHANNEL_KIND_STATE,
+		 .unit = "state",
+		 .resolution = 1},
+		{.key = "hwmon/pwmfan-isa-0000/fan1",
+		 .source = "hwmon",
+		 .label = "fan1",
+		 .kind = CHANNEL_KIND_FAN,
+		 .unit = "rpm",
+		 .resolution = 1},
+		{.key = "iio/maxim_thermocouple/temp",
+		 .source = "iio",
+		 .label = "Thermocouple",
+		 .kind = CHANNEL_KIND_TEMPERATURE,
+		 .unit = "celsius",
+		 .resolution = 0.25},
+		{.key = "iio/fec10000.saradc/voltage2",
+		 .source = "iio",
+		 .label = "12V \"rail\" \\ sense\nsecond line",
+		 .kind = CHANNEL_KIND_VOLTAGE,
+		 .unit = "millivolts",
+		 .resolution = 0.1},
+		{.key = "devfreq/fdab0000.npu",
+		 .source = "devfreq",
+		 .label = NULL,
+		 .kind = CHANNEL_KIND_FREQUENCY,
+		 .unit = "hertz",
+		 .resolution = 1},
+		{.key = "import/ratio",
+		 .source = "import",
+		 .label = "Load",
+		 .kind = CHANNEL_KIND_OTHER,
+		 .unit = "percent",
+		 .resolution = 0.1},
+	};
+	struct reading rd[] = {
+		{.value = 45.123}, {.value = 2256000000.0}, {.value = 2},          {.value = 3120},
+		{.err = -EINVAL},  {.value = 1234.5},       {.value = 1000000000}, {.value = 37.5},
+	};
+	size_t n = sizeof(ch) / sizeof(ch[0]);
+	struct cycle cycle = {.ts = NOW, .n = n, .channels = ch, .readings = rd};
+	struct live_health health = {.started = NOW - 3600,
+				     .interval_ms = 60000,
+				     .cycles_total = 60,
+				     .cycles_failed = 1,
+				     .read_errors_total = 3,
+				     .errors_last_hour = 2,
+				     .cycle_seconds = 0.0123,
+				     .bytes_written_total = 4096000,
+				     .clock = CLOCK_STATE_SYNCED};
+	live_publish(live, &cycle, &health);
+	struct live_capacitor caps[] = {
+		{.name = "C12 bulk",
+		 .sensor = "iio/maxim_thermocouple/temp",
+		 .consumed_fraction = 0.0123,
+		 .remaining_h = 87600,
+		 .effective_life_h = 100000,
+		 .observed_h = 1234.5},
+		{.name = "C7 \"input\"",
+		 .sensor = "thermal/soc-thermal",
+		 .consumed_fraction = 0,
+		 .remaining_h = NAN,
+		 .effective_life_h = NAN,
+		 .observed_h = 0},
+	};
+	live_publish_capacitors(live, caps, 2);
+}
+
+/* Runs one request; the response stays in @resp for inspection. */
+static void run(const struct api_context *ctx, const char *method, const char *target,
+		struct api_response *resp) {
+	struct api_request req = {.method = method, .target = target, .now = NOW};
+	api_handle(ctx, &req, resp);
+}
+
+static char *read_file(const char *path) {
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		return NULL;
+	}
+	struct buf b;
+	buf_init(&b);
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf_append(&b, chunk, n);
+	}
+	fclose(f);
+	return buf_steal(&b);
+}
+
+static void check_golden(const char *path, const char *got, const char *what) {
+	if (getenv("THERMLOG_WRITE_GOLDEN")) {
+		FILE *f = fopen(path, "wb");
+		if (f) {
+			fputs(got, f);
+			fclose(f);
+		}
+	}
+	char *want = read_file(path);
+	is_str(got, want, what);
+	free(want);
+}
+
+/* The "error" and "parameter" members of an error body, checked by substring. */
+static void is_error(const struct api_response *resp, unsigned status, const char *param,
+		     const char *what) {
+	char label[256];
+	snprintf(label, sizeof(label), "%s: status", what);
+	is_int(resp->status, status, label);
+	snprintf(label, sizeof(label), "%s: JSON error body", what);
+	ok(resp->content_type && strcmp(resp->content_type, "application/json") == 0 &&
+		   resp->body.data && strncmp(resp->body.data, "{\"error\":\"", 10) == 0,
+	   label);
+	if (param) {
+		char want[128];
+		snprintf(want, sizeof(want), "\"parameter\":\"%s\"", param);
+		snprintf(label, sizeof(label), "%s: names parameter %s", what, param);
+		ok(resp->body.data && strstr(resp->body.data, want) != NULL, label);
+		snprintf(want, sizeof(want), "'%s'", param);
+		snprintf(label, sizeof(label), "%s: message names '%s'", what, param);
+		ok(resp->body.data && strstr(resp->body.data, want) != NULL, label);
+	}
+}
+
+static void test_parse_target(void) {
+	struct api_target t;
+	char *err = NULL;
+	ok(api_parse_target("/api/v1/stats?from=-24h&channel=thermal%2Fsoc-thermal&x+y=a+b&flag&e=",
+			    &t, &err),
+	   "a target parses");
+	is_str(t.path, "/api/v1/stats", "path");
+	is_int(t.n_params, 5, "five parameters");
+	is_str(t.params[0].value, "-24h", "plain value");
+	is_str(t.params[1].value, "thermal/soc-thermal", "percent-decoded value");
+	is_str(t.params[2].key, "x y", "+ is a space in a key");
+	is_str(t.params[2].value, "a b", "+ is a space in a value");
+	ok(t.params[3].value == NULL, "?flag has no value");
+	is_str(t.params[4].value, "", "?e= has an empty value");
+	api_target_finish(&t);
+
+	ok(api_parse_target("/a%2Bb+c?&&k=v&", &t, &err), "empty pieces are skipped");
+	is_str(t.path, "/a+b+c", "+ stays + in the path");
+	is_int(t.n_params, 1, "one parameter");
+	api_target_finish(&t);
+
+	static const struct {
+		const char *target, *message;
+	} bad[] = {
+		{"/x?from=%zz", "bad percent-encoding in parameter 'from'"},
+		{"/x?from=%2", "bad percent-encoding in parameter 'from'"},
+		{"/x?to=a%00b", "bad percent-encoding in parameter 'to'"},
+		{"/x?to=%0a", "bad percent-encoding in parameter 'to'"},
+		{"/x%00y", "bad percent-encoding in the URL path"},
+		{"/x?=v", "empty query parameter name"},
+		{"x", "request target must start with '/'"},
+		{"/x y", "request target contains a space or a non-ASCII byte"},
+		{"/x?\xc3\xa9=1", "request target contains a space or a non-ASCII byte"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = NULL;
+		bool good = api_parse_target(bad[i].target, &t, &err);
+		ok(!good, bad[i].target);
+		is_str(err, bad[i].message, "message names the part");
+		free(err);
+		api_target_finish(&t);
+	}
+
+	struct buf many;
+	buf_init(&many);
+	buf_puts(&many, "/x?");
+	for (int i = 0; i <= API_PARAMS_MAX; i++) {
+		buf_printf(&many, "k%d=1&", i);
+	}
+	err = NULL;
+	ok(!api_parse_target(many.data, &t, &err), "too many parameters are refused");
+	is_str(err, "more than 32 query parameters", "count named");
+	free(err);
+	buf_finish(&many);
+}
+
+static void test_token(void) {
+	ok(api_token_equal("0123456789abcdef", "0123456789abcdef"), "equal tokens");
+	ok(!api_token_equal("0123456789abcdeg", "0123456789abcdef"), "last byte differs");
+	ok(!api_token_equal("0123456789abcde", "0123456789abcdef"), "prefix is not equal");
+	ok(!api_token_equal("0123456789abcdef0", "0123456789abcdef"), "longer is not equal");
+	ok(!api_token_equal("", "0123456789abcdef"), "empty is not equal");
+}
+
+static void test_auth(void) {
+	struct api_context ctx = {.cfg = &cfg, .live = live, .token = "s3cret-token-0123456789"};
+	struct api_response resp;
+	struct api_request req = {.method = "GET", .target = "/api/v1/latest", .now = NOW};
+
+	api_handle(&ctx, &req, &resp);
+	is_error(&resp, 401, NULL, "no Authorization header");
+	ok(resp.authenticate && resp.auth_error == NULL, "WWW-Authenticate without error code");
+	api_response_finish(&resp);
+
+	req.authorization = "Bearer s3cret-token-0123456788";
+	api_handle(&ctx, &req, &resp);
+	is_error(&resp, 401, NULL, "wrong token");
+	is_str(resp.auth_error, "invalid_token", "invalid_token error code");
+	api_response_finish(&resp);
+
+	req.authorization = "Basic czNjcmV0";
+	api_handle(&ctx, &req, &resp);
+	is_error(&resp, 401, NULL, "Basic scheme");
+	api_response_finish(&resp);
+
+	req.authorization = "bearer s3cret-token-0123456789";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 200, "right token (scheme case-insensitive) is accepted");
+	ok(!resp.authenticate, "no challenge on success");
+	api_response_finish(&resp);
+
+	// Unknown paths need the token too: nothing is revealed before authentication.
+	req.authorization = NULL;
+	req.target = "/nonexistent";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "unknown path without a token is 401, not 404");
+	api_response_finish(&resp);
+
+	req.target = "/metrics";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "/metrics needs the token by default");
+	api_response_finish(&resp);
+
+	cfg.http.metrics_public = true;
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 200, "/metrics is open with http.metrics_public");
+	api_response_finish(&resp);
+	req.target = "/api/v1/latest";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "metrics_public opens only /metrics");
+	api_response_finish(&resp);
+	cfg.http.metrics_public = false;
+}
+
+static void test_routing(void) {
+	struct api_context ctx = {.cfg = &cfg, .live = live};
+	struct api_response resp;
+
+	run(&ctx, "GET", "/api/v1/nope", &resp);
+	is_error(&resp, 404, NULL, "unknown API path");
+	is_str(resp.body.data, "{\"error\":\"no such path: /api/v1/nope\"}\n", "404 body");
+	api_response_finish(&resp);
+
+	run(&ctx, "POST", "/api/v1/latest", &resp);
+	is_error(&resp, 405, NULL, "POST");
+	is_str(resp.allow, "GET, HEAD", "Allow header");
+	api_response_finish(&resp);
+
+	run(&ctx, "DELETE", "/", &resp);
+	is_int(resp.status, 405, "DELETE on the dashboard");
+	api_response_finish(&resp);
+
+	run(&ctx, "HEAD", "/api/v1/latest", &resp);
+	is_int(resp.status, 200, "HEAD is allowed");
+	api_response_finish(&resp);
+
+	run(&ctx, "GET", "/api/v1/latest?verbose=1", &resp);
+	is_error(&resp, 400, "verbose", "unknown parameter");
+	api_response_finish(&resp);
+
+	run(&ctx, "GET", "/metrics?x", &resp);
+	is_error(&resp, 400, "x", "unknown parameter without a value");
+	api_response_finish(&resp);
+
+	run(&ctx, "GET", "/api/v1/latest?x=%zz", &resp);
+	is_error(&resp, 400, NULL, "broken escape");
+	ok(strstr(resp.body.data, "parameter 'x'") != NULL, "broken escape names the parameter");
+	api_response_finish(&resp);
+
+	struct buf big;
+	buf_init(&big);
+	buf_puts(&big, "/api/v1/latest?");
+	while (big.len <= API_TARGET_MAX) {
+		buf_puts(&big, "aaaaaaaaaa");
+	}
+	run(&ctx, "GET", big.data, &resp);
+	is_error(&resp, 414, NULL, "overlong target");
+	api_response_finish(&resp);
+	buf_finish(&big);
+
+	// Database endpoints without a database connection answer 503, not a crash.
+	run(&ctx, "GET", "/api/v1/stats", &resp);
+	is_error(&resp, 503, NULL, "stats without a database");
+	api_response_finish(&resp);
+
+	run(&ctx, "GET", "/api/v1/status", &resp);
+	is_int(resp.status, 200, "status works without a database");
+	ok(strstr(resp.body.data, "\"database\": null") != NULL, "status says database null");
+	ok(strstr(resp.body.data, "\"uptime_s\": 3600") != NULL, "status uptime");
+	ok(strstr(resp.body.data, "\"last_cycle\": \"2026-08-17T") != NULL, "status last cycle");
+	ok(strstr(resp.body.data, "\"clock_synchronized\": true") != NULL, "status clock");
+	ok(strstr(resp.body.data, "\"errors_last_hour\": 2") != NULL, "status errors last hour");
+	api_response_finish(&resp);
+}
+
+static void test_golden(void) {
+	struct api_context ctx = {.cfg = &cfg, .live = live};
+	struct api_response resp;
+
+	run(&ctx, "GET", "/metrics", &resp);
+	is_int(resp.status, 200, "/metrics 200");
+	is_str(resp.content_type, "text/plain; version=0.0.4; charset=utf-8", "exposition type");
+	check_golden("http/golden/metrics.txt", resp.body.data, "/metrics matches the golden file");
+	ok(strstr(resp.body.data, "maxim_thermocouple/temp\",label=\"Thermocouple\"") == NULL ||
+		   strstr(resp.body.data, "thermlog_temperature_celsius{key=\"iio/maxim") == NULL,
+	   "a failed reading has no value sample");
+	ok(strstr(resp.body.data, "label=\"12V \\\"rail\\\" \\\\ sense\\nsecond line\"") != NULL,
+	   "label value escaped");
+	ok(strstr(resp.body.data, "thermlog_voltage_volts{key=\"iio/fec10000.saradc/voltage2\"") !=
+			   NULL &&
+		   strstr(resp.body.data, "} 1.2345\n") != NULL,
+	   "millivolts exported as volts");
+	api_response_finish(&resp);
+
+	run(&ctx, "GET", "/api/v1/latest", &resp);
+	is_int(resp.status, 200, "/api/v1/latest 200");
+	check_golden("http/golden/latest.json", resp.body.data,
+		     "/api/v1/latest matches the golden file");
+	api_response_finish(&resp);
+
+	struct live *empty = live_create();
+	struct api_context ectx = {.cfg = &cfg, .live = empty};
+	run(&ectx, "GET", "/metrics", &resp);
+	ok(strstr(resp.body.data, "thermlog_temperature_celsius") == NULL,
+	   "no cycle yet: no channel samples");
+	ok(strstr(resp.body.data, "thermlog_up 1\n") != NULL, "no cycle yet: still up");
+	api_response_finish(&resp);
+	run(&ectx, "GET", "/api/v1/latest", &resp);
+	ok(strstr(resp.body.data, "\"ts\": null") != NULL, "no cycle yet: ts null");
+	api_response_finish(&resp);
+	live_destroy(empty);
+}
+
+static void test_assets(void) {
+	struct api_context ctx = {.cfg = &cfg, .live = live};
+	const struct web_asset *index = web_asset_find("/");
+	if (!ok(index != NULL, "the dashboard has an index")) {
+		return;
+	}
+	struct api_response resp;
+	struct api_request req = {.method = "GET", .target = "/", .now = NOW};
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 200, "GET /");
+	is_str(resp.content_type, index->content_type, "index content type");
+	ok(resp.static_body == index->data && resp.static_len == index->len, "identity body");
+	is_str(resp.etag, index->etag, "ETag");
+	is_str(resp.cache_control, "no-cache", "revalidate with the ETag");
+	ok(resp.content_encoding == NULL, "no gzip unless asked");
+	api_response_finish(&resp);
+
+	req.if_none_match = index->etag;
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 304, "If-None-Match with the ETag is 304");
+	ok(resp.body.len == 0 && resp.static_body == NULL, "304 has no body");
+	api_response_finish(&resp);
+
+	req.if_none_match = "\"other\", W/\"x\"";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 200, "another ETag is 200");
+	api_response_finish(&resp);
+
+	req.if_none_match = NULL;
+	req.accept_encoding = "br, gzip;q=0.8";
+	api_handle(&ctx, &req, &resp);
+	if (index->gz) {
+		is_str(resp.content_encoding, "gzip", "gzip when accepted");
+		ok(resp.static_body == index->gz && resp.static_len == index->gz_len, "gzip body");
+		ok(strcmp(resp.etag, index->etag) != 0, "the gzip variant has its own ETag");
+		ok(resp.vary_accept_encoding, "Vary: Accept-Encoding");
+		char etag[96];
+		snprintf(etag, sizeof(etag), "%s", resp.etag);
+		api_response_finish(&resp);
+		req.if_none_match = etag;
+		api_handle(&ctx, &req, &resp);
+		is_int(resp.status, 304, "the gzip ETag revalidates");
+		req.if_none_match = NULL;
+	}
+	api_response_finish(&resp);
+
+	static const char *refuse[] = {"gzip;q=0", "identity", "*;q=0", "gzip; q=0.0, *"};
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		req.accept_encoding = refuse[i];
+		api_handle(&ctx, &req, &resp);
+		ok(resp.content_encoding == NULL, refuse[i]);
+		api_response_finish(&resp);
+	}
+	req.accept_encoding = "*";
+	api_handle(&ctx, &req, &resp);
+	ok(!index->gz || resp.content_encoding != NULL, "* accepts gzip");
+	api_response_finish(&resp);
+
+	size_t n;
+	const struct web_asset *all = web_assets(&n);
+	for (size_t i = 0; i < n; i++) {
+		req.target = all[i].path;
+		req.accept_encoding = NULL;
+		api_handle(&ctx, &req, &resp);
+		ok(resp.status == 200 && strcmp(resp.content_type, all[i].content_type) == 0,
+		   all[i].path);
+		api_response_finish(&resp);
+	}
+	req.target = "/nope.js";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 404, "unknown asset 404");
+	api_response_finish(&resp);
+}
+
+int main(void) {
+	setup_config();
+	live = live_create();
+	publish_demo();
+	test_parse_target();
+	test_token();
+	test_auth();
+	test_routing();
+	test_golden();
+	test_assets();
+	live_destroy(live);
+	return test_done();
+}
