@@ -321,7 +321,7 @@ static bool param_window(struct request *r, int64_t *from, int64_t *to) {
 	if (limit > 0 && *to - *from > limit) {
 		respond_error(
 			r->resp, 400, param(r, "from") ? "from" : "to",
-			"the window from 'from' to 'to' spans %lld s, more than the configured limit of %lld s (http.max_window_s)",
+			"the window from 'from' to 'to' spans %lld s, more than the configured limit of %lld s (http.max_window)",
 			(long long)(*to - *from), (long long)limit);
 		return false;
 	}

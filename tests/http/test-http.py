@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""HTTP integration test over real sockets: the security rules (refused non-loopback bind
+without a token, 401 without or with a wrong bearer token, metrics_public, TLS), 404/405,
+parameter errors as JSON naming the parameter, the endpoints' answers, streamed CSV export
+with flat memory, connection limits and socket activation.
+
+usage: test-http.py HTTP_SERVE [PROMTOOL]   (TAP output)
+"""
+import csv
+import http.client
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+SERVE = sys.argv[1]
+PROMTOOL = sys.argv[2] if len(sys.argv) > 2 else shutil.which("promtool")
+TOKEN = "0123456789abcdef-test-token"
+
+count = 0
+failed = 0
+
+
+def ok(cond, what, detail=None):
+    global count, failed
+    count += 1
+    print(("ok" if cond else "not ok") + f" {count} - {what}")
+    if not cond:
+        failed += 1
+        if detail is not None:
+            for line in str(detail).splitlines()[:20]:
+                print(f"#   {line}")
+    return cond
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """http-serve with a YAML config written to a temp dir; stops on exit."""
+
+    def __init__(self, tmp, yaml, args=(), days=2):
+        self.tmp = tmp
+        path = os.path.join(tmp, "thermlog.yaml")
+        with open(path, "w") as f:
+            f.write(yaml)
+        self.db = os.path.join(tmp, "thermlog.db")
+        self.log = open(os.path.join(tmp, "serve.log"), "w+")
+        self.proc = subprocess.Popen([SERVE, path, self.db, "--days", str(days), *args],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.url = self.proc.stdout.readline().strip()
+        self.port = int(self.url.rsplit(":", 1)[1].strip("/")) if self.url else None
+
+    def stderr(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+        return self.proc.returncode
+
+
+def request(port, path, method="GET", headers=None, tls=None, body=None):
+    if tls:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=tls, timeout=30)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp, data
+
+
+def get_json(port, path, headers=None, tls=None):
+    resp, data = request(port, path, headers=headers, tls=tls)
+    try:
+        return resp, json.loads(data)
+    except ValueError:
+        return resp, None
+
+
+def base_yaml(port, extra=""):
+    return f"interval: 1s\nhttp:\n  listen: 127.0.0.1:{port}\n{extra}"
+
+
+def test_refused_bind(tmp):
+    d = os.path.join(tmp, "refuse")
+    os.mkdir(d)
+    s = Server(d, f"http:\n  listen: 0.0.0.0:{free_port()}\n")
+    rc = s.proc.wait(30)
+    err = s.stderr()
+    s.stop()
+    ok(rc == 2, "non-loopback bind without a token: http_create refuses", f"rc={rc}\n{err}")
+    ok("not a loopback address" in err and "http.token" in err,
+       "the refusal says why and names http.token", err)
+
+
+def test_loopback(tmp):
+    d = os.path.join(tmp, "loopback")
+    os.mkdir(d)
+    s = Server(d, base_yaml(free_port()))
+    if not ok(s.port, "server on loopback starts without a token", s.stderr()):
+        s.stop()
+        return
+    p = s.port
+
+    resp, status = get_json(p, "/api/v1/status")
+    ok(resp.status == 200 and status and status["database"]["cycles"] > 2 * 1440 - 5,
+       "status reports the stored cycles", status)
+    ok(status and status["channels_present"] == 4 and status["clock_synchronized"] is True,
+       "status reports channels present and clock", status)
+
+    resp, latest = get_json(p, "/api/v1/latest")
+    keys = [c["key"] for c in latest["channels"]] if latest else []
+    ok(resp.status == 200 and "thermal/soc-thermal" in keys, "latest lists the live channels",
+       latest)
+    ok(resp.getheader("Content-Type") == "application/json"
+       and resp.getheader("Cache-Control") == "no-store", "JSON content type, no-store")
+
+    resp, chans = get_json(p, "/api/v1/channels")
+    ok(resp.status == 200 and len(chans["channels"]) == 4, "channels lists the stored channels",
+       chans)
+
+    resp, stats = get_json(p, "/api/v1/stats?from=-6h&channel=thermal/soc-thermal")
+    ok(resp.status == 200 and len(stats["channels"]) == 1
+       and stats["channels"][0]["key"] == "thermal/soc-thermal"
+       and stats["channels"][0]["count"] >= 359, "stats over 6 h for one channel", stats)
+    resp, stats2 = get_json(p, "/api/v1/stats?from=-6h&channel=thermal/*&percentile=99")
+    ok(resp.status == 200 and len(stats2["channels"]) == 2 and "p99" in stats2["channels"][0],
+       "stats with a glob and an extra percentile", stats2)
+
+    resp, samples = get_json(p, "/api/v1/samples?channel=thermal/npu-thermal&from=-1d&max_points=100")
+    ok(resp.status == 200 and 0 < len(samples["channels"][0]["points"]) <= 100,
+       "samples downsampled to max_points", samples and samples.get("bucket_s"))
+    resp, peak = get_json(p, "/api/v1/peak?channel=thermal/npu-thermal&samples=11")
+    ok(resp.status == 200 and len(peak["rows"]) == 11, "peak returns N rows around the maximum",
+       peak)
+
+    # Errors: JSON bodies naming the parameter.
+    cases = [
+        ("/api/v1/stats?from=yesterday", 400, "from"),
+        ("/api/v1/stats?to=2026-13-01", 400, "to"),
+        ("/api/v1/stats?from=-1h&from=-2h", 400, "from"),
+        ("/api/v1/stats?channel=nope/zone", 400, "channel"),
+        ("/api/v1/stats?bogus=1", 400, "bogus"),
+        ("/api/v1/stats?from=-500d", 400, "from"),
+        ("/api/v1/stats?include_unsynced=maybe", 400, "include_unsynced"),
+        ("/api/v1/samples?channel=thermal/soc-thermal&max_points=999999", 400, "max_points"),
+        ("/api/v1/samples?channel=thermal/soc-thermal&max_points=-1", 400, "max_points"),
+        ("/api/v1/peak", 400, "channel"),
+        ("/api/v1/export.csv?format=xml", 400, "format"),
+    ]
+    for path, want, param in cases:
+        resp, body = get_json(p, path)
+        ok(resp.status == want and body and body.get("parameter") == param
+           and f"'{param}'" in body.get("error", ""),
+           f"{path} -> {want} naming '{param}'", f"{resp.status} {body}")
+
+    resp, body = get_json(p, "/api/v2/nothing")
+    ok(resp.status == 404 and body and "error" in body, "unknown path 404 JSON", body)
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        resp, data = request(p, "/api/v1/latest", method=method, body=b"x=1")
+        ok(resp.status == 405 and resp.getheader("Allow") == "GET, HEAD",
+           f"{method} is 405 with Allow", resp.status)
+    resp, data = request(p, "/api/v1/latest", method="HEAD")
+    ok(resp.status == 200 and data == b"", "HEAD answers headers only")
+
+    # Keep-alive: several requests on one connection.
+    conn = http.client.HTTPConnection("127.0.0.1", p, timeout=10)
+    statuses = []
+    for path in ("/metrics", "/api/v1/latest", "/api/v1/status"):
+        conn.request("GET", path)
+        r = conn.getresponse()
+        r.read()
+        statuses.append(r.status)
+    conn.close()
+    ok(statuses == [200, 200, 200], "three requests on one kept-alive connection", statuses)
+
+    # The dashboard.
+    resp, page = request(p, "/", headers={"Accept-Encoding": "gzip"})
+    etag = resp.getheader("ETag")
+    ok(resp.status == 200 and resp.getheader("Content-Type", "").startswith("text/html")
+       and etag and resp.getheader("Vary") == "Accept-Encoding", "GET / serves the dashboard")
+    resp, _ = request(p, "/", headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
+    ok(resp.status == 304, "If-None-Match -> 304", resp.status)
+
+    # /metrics passes promtool and matches /api/v1/latest.
+    resp, metrics = request(p, "/metrics")
+    ok(resp.status == 200 and b"thermlog_temperature_celsius{" in metrics, "/metrics serves")
+    if PROMTOOL:
+        r = subprocess.run([PROMTOOL, "check", "metrics"], input=metrics, capture_output=True)
+        ok(r.returncode == 0, "promtool check metrics passes", r.stdout + r.stderr)
+
+    test_export(s)
+    test_limits(s)
+    rc = s.stop()
+    ok(rc == 0, "server stops cleanly on SIGTERM", s.stderr()[-2000:])
+
+
+def test_export(s):
+    p = s.port
+    resp, data = request(p, "/api/v1/export.csv?from=-1d&channel=thermal/soc-thermal")
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    ok(resp.status == 200 and resp.getheader("Transfer-Encoding") == "chunked",
+       "export.csv is streamed (chunked)", dict(resp.getheaders()))
+    cd = resp.getheader("Content-Disposition", "")
+    ok(cd.startswith('attachment; filename="thermlog-') and cd.endswith('-long.csv"'),
+       "Content-Disposition names the file", cd)
+    ok(resp.getheader("Content-Type", "").startswith("text/csv"), "CSV content type")
+    ok(len(rows) >= 1440 and all(r[2] == "thermal/soc-thermal" for r in rows[1:]),
+       "one row per minute of the channel", len(rows))
+
+    # Memory stays flat: a whole-history wide export must not grow the server's RSS by its size.
+    before = s.rss_kib()
+    conn = http.client.HTTPConnection("127.0.0.1", p, timeout=60)
+    conn.request("GET", "/api/v1/export.csv?from=-30d&format=wide")
+    r = conn.getresponse()
+    total = 0
+    peak = before
+    while True:
+        chunk = r.read(65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        peak = max(peak, s.rss_kib())
+    conn.close()
+    ok(r.status == 200 and total > 500_000, "a wide export of the whole history streams",
+       f"{r.status} {total} bytes")
+    ok(peak - before < 8192, "server RSS grows by less than 8 MiB during the export",
+       f"before {before} KiB, peak {peak} KiB, body {total // 1024} KiB")
+
+
+def test_limits(s):
+    p = s.port
+    # A header larger than the per-connection memory limit is refused, and the server lives on.
+    sock = socket.create_connection(("127.0.0.1", p))
+    sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 60000 + b"\r\n\r\n")
+    reply = sock.recv(100)
+    sock.close()
+    ok(reply.startswith(b"HTTP/1.1 431") or reply.startswith(b"HTTP/1.1 413"),
+       "oversized headers are refused", reply)
+    # Idle connections beyond the per-IP limit (16 with connection_limit 32) are refused;
+    # service recovers once they close.
+    socks = [socket.create_connection(("127.0.0.1", p)) for _ in range(20)]
+    time.sleep(0.3)
+    refused = 0
+    for sk in socks[16:]:
+        sk.settimeout(2)
+        try:
+            sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            if sk.recv(20) == b"":
+                refused += 1
+        except OSError:
+            refused += 1
+    for sk in socks:
+        sk.close()
+    ok(refused == 4, "connections beyond the per-IP limit are closed", refused)
+    time.sleep(0.3)
+    resp, _ = request(p, "/api/v1/latest")
+    ok(resp.status == 200, "service continues after the flood")
+
+
+def test_token(tmp):
+    d = os.path.join(tmp, "token")
+    os.mkdir(d)
+    port = free_port()
+    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token: {TOKEN}\n")
+    if not ok(s.port, "non-loopback bind with a token starts", s.stderr()):
+        s.stop()
+        return
+    err = s.stderr()
+    ok("without TLS" in err, "a token over plain HTTP on a non-loopback address logs a warning",
+       err)
+    resp, body = get_json(port, "/api/v1/latest")
+    ok(resp.status == 401 and body and "error" in body
+       and resp.getheader("WWW-Authenticate", "").startswith("Bearer"),
+       "no token: 401 with WWW-Authenticate", f"{resp.status} {dict(resp.getheaders())}")
+    resp, _ = get_json(port, "/api/v1/latest", {"Authorization": "Bearer wrong-token-0123456789"})
+    ok(resp.status == 401 and 'error="invalid_token"' in resp.getheader("WWW-Authenticate", ""),
+       "wrong token: 401 invalid_token", resp.status)
+    resp, body = get_json(port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"})
+    ok(resp.status == 200 and body and body["channels"], "right token: 200", resp.status)
+    resp, _ = request(port, "/metrics")
+    ok(resp.status == 401, "/metrics needs the token by default", resp.status)
+    resp, _ = request(port, "/api/v1/nothing")
+    ok(resp.status == 401, "unknown paths are 401 before authentication", resp.status)
+    s.stop()
+
+    # token_file and metrics_public.
+    d = os.path.join(tmp, "token-file")
+    os.mkdir(d)
+    tf = os.path.join(d, "token")
+    with open(tf, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(tf, 0o600)
+    port = free_port()
+    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token_file: {tf}\n"
+               "  metrics_public: true\n")
+    if ok(s.port, "token_file and metrics_public start", s.stderr()):
+        resp, _ = request(port, "/metrics")
+        ok(resp.status == 200, "metrics_public: /metrics without a token", resp.status)
+        resp, _ = request(port, "/api/v1/status")
+        ok(resp.status == 401, "metrics_public keeps the API closed", resp.status)
+        resp, _ = request(port, "/api/v1/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        ok(resp.status == 200, "token from token_file (newline stripped) works", resp.status)
+    s.stop()
+
+
+def test_tls(tmp):
+    openssl = shutil.which("openssl")
+    if not openssl:
+        ok(True, "# SKIP openssl not installed")
+        return
+    d = os.path.join(tmp, "tls")
+    os.mkdir(d)
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    r = subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                        "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True)
+    if not ok(r.returncode == 0, "self-signed certificate made", r.stderr):
+        return
+    port = free_port()
+    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token: {TOKEN}\n"
+               f"  tls_cert: {cert}\n  tls_key: {key}\n")
+    if not ok(s.port, "TLS server starts", s.stderr()):
+        s.stop()
+        return
+    ok("without TLS" not in s.stderr(), "no clear-text warning with TLS")
+    ctx = ssl.create_default_context(cafile=cert)
+    resp, body = get_json(port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"}, tls=ctx)
+    ok(resp.status == 200 and body["channels"], "HTTPS request with the token: 200")
+    resp, _ = get_json(port, "/api/v1/latest", tls=ctx)
+    ok(resp.status == 401, "HTTPS without the token: 401")
+    try:
+        request(port, "/api/v1/latest")
+        plain = "answered"
+    except (http.client.HTTPException, OSError) as e:
+        plain = "refused"
+    ok(plain == "refused", "plain HTTP to the TLS port gets no answer", plain)
+    s.stop()
+
+
+def test_socket_activation(tmp):
+    d = os.path.join(tmp, "fd")
+    os.mkdir(d)
+    s = Server(d, base_yaml(free_port()), args=["--listen-fd"])
+    if ok(s.port, "serves on a passed listening socket", s.stderr()):
+        resp, _ = request(s.port, "/api/v1/latest")
+        ok(resp.status == 200, "socket-activated server answers")
+    ok(s.stop() == 0, "socket-activated server stops cleanly")
+
+
+def test_bad_listen(tmp):
+    d = os.path.join(tmp, "badlisten")
+    os.mkdir(d)
+    port = free_port()
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", port))
+    holder.listen()
+    s = Server(d, base_yaml(port))
+    rc = s.proc.wait(30)
+    err = s.stderr()
+    s.stop()
+    holder.close()
+    ok(rc == 2 and "could not start" in err, "a port in use fails with a message", err)
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="thermlog-http-") as tmp:
+        test_refused_bind(tmp)
+        test_bad_listen(tmp)
+        test_loopback(tmp)
+        test_token(tmp)
+        test_tls(tmp)
+        test_socket_activation(tmp)
+    print(f"1..{count}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
