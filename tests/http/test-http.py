@@ -62,6 +62,8 @@ class Server:
         self.port = int(self.url.rsplit(":", 1)[1].strip("/")) if self.url else None
 
     def stderr(self):
+        if self.log.closed:
+            return self.final_stderr
         self.log.flush()
         self.log.seek(0)
         return self.log.read()
@@ -82,6 +84,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.proc.stdout.close()
+        self.final_stderr = self.stderr()
         self.log.close()
         return self.proc.returncode
 

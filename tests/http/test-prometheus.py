@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""Prometheus integration: a real Prometheus server (Debian's `prometheus`) on loopback scrapes a
+running `thermlogd --demo` every second; a channel's value in Prometheus must equal
+/api/v1/latest for the same cycle, `up` must be 1, `promtool check metrics` must pass on
+/metrics, and the fleet rules in docs/fleet/ must pass `promtool check rules` and their unit
+tests (`promtool test rules`).
+
+usage: test-prometheus.py THERMLOGD SOURCE_ROOT   (TAP output; skips without prometheus)
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+THERMLOGD, ROOT = sys.argv[1], sys.argv[2]
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+KEY = "iio/maxim_thermocouple/temp"
+
+count = 0
+failed = 0
+
+
+def ok(cond, what, detail=None):
+    global count, failed
+    count += 1
+    print(("ok" if cond else "not ok") + f" {count} - {what}")
+    if not cond:
+        failed += 1
+        for line in str(detail).splitlines()[:20]:
+            print(f"#   {line}")
+    return cond
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read()
+
+
+def stop(proc):
+    if proc and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def prom_query(port, expr):
+    q = urllib.parse.urlencode({"query": expr})
+    body = json.loads(get(f"http://127.0.0.1:{port}/api/v1/query?{q}"))
+    if body.get("status") != "success":
+        return None
+    return body["data"]["result"]
+
+
+def check_rules():
+    rules = os.path.join(ROOT, "docs", "fleet", "thermlog.rules.yml")
+    tests = os.path.join(ROOT, "docs", "fleet", "thermlog.rules.test.yml")
+    r = subprocess.run([PROMTOOL, "check", "rules", rules], capture_output=True, text=True)
+    ok(r.returncode == 0, "promtool check rules docs/fleet/thermlog.rules.yml", r.stdout + r.stderr)
+    r = subprocess.run([PROMTOOL, "test", "rules", tests], capture_output=True, text=True,
+                       cwd=os.path.dirname(tests))
+    ok(r.returncode == 0, "promtool test rules: recording and alert rules behave",
+       r.stdout + r.stderr)
+    with open(os.path.join(ROOT, "docs", "fleet", "grafana-thermlog.json")) as f:
+        dash = json.load(f)
+    exprs = [t.get("expr", "") for p in dash.get("panels", []) for t in p.get("targets", [])]
+    ok(exprs and all("thermlog" in e for e in exprs), "the Grafana dashboard queries thermlog series",
+       exprs)
+
+
+def main():
+    if not PROMETHEUS or not PROMTOOL:
+        print("1..0 # SKIP prometheus/promtool not installed (Debian package prometheus)")
+        return 0
+    check_rules()
+    with tempfile.TemporaryDirectory(prefix="thermlog-prom-") as tmp:
+        port, prom_port = free_port(), free_port()
+        log = open(os.path.join(tmp, "thermlogd.log"), "w+")
+        daemon = subprocess.Popen([THERMLOGD, "--demo", "--db", os.path.join(tmp, "demo.db"),
+                                   "--listen", f"127.0.0.1:{port}", "--interval", "2s"],
+                                  stdout=subprocess.PIPE, stderr=log, text=True)
+        prom = None
+        try:
+            url = daemon.stdout.readline().strip()
+            if not ok(url == f"http://127.0.0.1:{port}/", "thermlogd --demo is ready", url):
+                return 1
+            metrics = get(url + "metrics")
+            r = subprocess.run([PROMTOOL, "check", "metrics"], input=metrics, capture_output=True)
+            ok(r.returncode == 0, "promtool check metrics passes on the demo's /metrics",
+               r.stdout + r.stderr)
+
+            config = os.path.join(tmp, "prometheus.yml")
+            with open(config, "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                        "scrape_configs:\n  - job_name: thermlog\n"
+                        f"    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+                        "        labels: {board: demo}\n")
+            prom_log = open(os.path.join(tmp, "prometheus.log"), "w")
+            prom = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
+                                     f"--storage.tsdb.path={tmp}/data",
+                                     f"--web.listen-address=127.0.0.1:{prom_port}",
+                                     "--storage.tsdb.retention.time=1h"],
+                                    stdout=prom_log, stderr=prom_log)
+
+            # Wait for scrapes, then compare the same cycle on both sides.
+            matched = None
+            up = None
+            deadline = time.time() + 40
+            while time.time() < deadline and matched is None:
+                time.sleep(1)
+                try:
+                    up = prom_query(prom_port, 'up{job="thermlog"}')
+                    res = prom_query(prom_port, f'thermlog_temperature_celsius{{key="{KEY}"}}')
+                    ts = prom_query(prom_port, 'thermlog_last_cycle_timestamp_seconds')
+                    latest = json.loads(get(url + "api/v1/latest"))
+                except OSError:
+                    continue
+                if not res or not ts:
+                    continue
+                chan = next(c for c in latest["channels"] if c["key"] == KEY)
+                if int(float(ts[0]["value"][1])) == latest["ts"]:
+                    matched = (float(res[0]["value"][1]), chan["value"], res[0]["metric"])
+            if ok(matched is not None, "Prometheus scraped the demo's last cycle", up):
+                prom_value, api_value, labels = matched
+                ok(prom_value == api_value,
+                   f"{KEY}: Prometheus value equals /api/v1/latest", f"{prom_value} vs {api_value}")
+                ok(labels.get("label") == "C12 bulk capacitor (thermocouple)"
+                   and labels.get("source") == "iio" and labels.get("board") == "demo",
+                   "series carries key, label, source and the target's labels", labels)
+            ok(up and up[0]["value"][1] == "1", "up{job=thermlog} == 1", up)
+            # Every Grafana panel query is valid PromQL against real thermlog series.
+            with open(os.path.join(ROOT, "docs", "fleet", "grafana-thermlog.json")) as f:
+                dash = json.load(f)
+            bad = []
+            for panel in dash["panels"]:
+                for t in panel["targets"]:
+                    expr = t["expr"].replace("$instance", ".*").replace("$channel", ".*")
+                    try:
+                        if prom_query(prom_port, expr) is None:
+                            bad.append(expr)
+                    except OSError as e:
+                        bad.append(f"{expr}: {e}")
+            ok(not bad, "every Grafana panel query evaluates in Prometheus", bad)
+            cap = prom_query(prom_port, "thermlog_capacitor_consumed_ratio")
+            ok(cap and 0 <= float(cap[0]["value"][1]) <= 1
+               and cap[0]["metric"].get("capacitor") == "C12 bulk 470uF/35V",
+               "the demo capacitor's consumed ratio is scraped", cap)
+        finally:
+            stop(prom)
+            stop(daemon)
+            ok(daemon.returncode == 0, "thermlogd stops cleanly", daemon.returncode)
+            daemon.stdout.close()
+            log.close()
+    print(f"1..{count}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
