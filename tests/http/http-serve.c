@@ -29,14 +29,30 @@
 #define N_CHANNELS 4
 
 static struct channel channels[N_CHANNELS] = {
-	{.key = "thermal/soc-thermal", .source = "thermal", .label = "SoC",
-			.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.001},
-	{.key = "thermal/npu-thermal", .source = "thermal", .label = "NPU",
-			.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.001},
-	{.key = "cpufreq/policy4", .source = "cpufreq", .label = "A76 cluster 0",
-			.kind = CHANNEL_KIND_FREQUENCY, .unit = "hertz", .resolution = 1000},
-	{.key = "iio/maxim_thermocouple/temp", .source = "iio", .label = "Thermocouple",
-			.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.25},
+	{.key = "thermal/soc-thermal",
+	 .source = "thermal",
+	 .label = "SoC",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.001},
+	{.key = "thermal/npu-thermal",
+	 .source = "thermal",
+	 .label = "NPU",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.001},
+	{.key = "cpufreq/policy4",
+	 .source = "cpufreq",
+	 .label = "A76 cluster 0",
+	 .kind = CHANNEL_KIND_FREQUENCY,
+	 .unit = "hertz",
+	 .resolution = 1000},
+	{.key = "iio/maxim_thermocouple/temp",
+	 .source = "iio",
+	 .label = "Thermocouple",
+	 .kind = CHANNEL_KIND_TEMPERATURE,
+	 .unit = "celsius",
+	 .resolution = 0.25},
 };
 
 /* Deterministic values: a daily wave plus a per-minute wiggle, quantized to the resolution. */
@@ -56,11 +72,14 @@ static void values_at(int64_t ts, struct reading *rd) {
 }
 
 static int write_cycle(struct store *store, struct live *live, int64_t ts,
-		struct live_health *health) {
+		       struct live_health *health) {
 	struct reading rd[N_CHANNELS];
 	values_at(ts, rd);
-	struct cycle cycle = {.ts = ts, .clock = CLOCK_STATE_SYNCED, .n = N_CHANNELS,
-			.channels = channels, .readings = rd};
+	struct cycle cycle = {.ts = ts,
+			      .clock = CLOCK_STATE_SYNCED,
+			      .n = N_CHANNELS,
+			      .channels = channels,
+			      .readings = rd};
 	int rc = store_write_cycle(store, &cycle);
 	if (rc < 0 && rc != -EEXIST) {
 		return rc;
@@ -125,8 +144,8 @@ int main(int argc, char **argv) {
 	store_maintain(store, now, 400 * 86400LL);
 
 	struct live *live = live_create();
-	struct live_health health = {.started = now, .interval_ms = 1000,
-			.clock = CLOCK_STATE_SYNCED};
+	struct live_health health = {
+		.started = now, .interval_ms = 1000, .clock = CLOCK_STATE_SYNCED};
 	write_cycle(store, live, now, &health);
 
 	sigset_t stop;
