@@ -410,6 +410,33 @@ static void test_files(void) {
 	store_close(store);
 	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "reopen it");
 	store_close(store);
+	// The header: user_version (offset 60) and application_id (offset 68), big-endian.
+	unsigned char header[72] = {0};
+	FILE *h = fopen(path, "rb");
+	ok(h && fread(header, 1, sizeof(header), h) == sizeof(header), "read the header");
+	fclose(h);
+	ok(memcmp(header, "SQLite format 3", 16) == 0, "a SQLite file");
+	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 1,
+	       "user_version is the number of migrations applied");
+	ok(memcmp(header + 68, "THLG", 4) == 0, "application_id marks it as thermlog's");
+	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
+	struct store_info info;
+	is_int(store_info(store, &info), 0, "and reads the applied schema");
+	store_close(store);
+
+	// The same file with another application's id is a foreign database.
+	char *foreign = tmp_path("foreign.db");
+	FILE *src = fopen(path, "rb"), *dst = fopen(foreign, "wb");
+	int ch;
+	for (long i = 0; (ch = fgetc(src)) != EOF; i++) {
+		fputc(i >= 68 && i < 72 ? 0x11 : ch, dst);
+	}
+	fclose(src);
+	fclose(dst);
+	is_int(store_open(&store, foreign, STORE_MODE_WRITE), -EINVAL,
+	       "a SQLite database of another application is refused");
+	remove_db(foreign);
+	free(foreign);
 
 	char *text = tmp_path("text.db");
 	FILE *f = fopen(text, "w");
