@@ -206,6 +206,29 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 		   !read_attr(ctx->root_fd, dir, cc->channel, type, "offset", &s->raw_offset)) {
 		s->absent_err = -EBADMSG;
 	}
+
+	struct buf meta;
+	buf_init(&meta);
+	struct json j;
+	json_init(&j, &meta, false);
+	json_object_begin(&j);
+	json_key(&j, "device");
+	json_string(&j, dev);
+	if (!s->absent_err) {
+		json_key(&j, "scale");
+		json_double(&j, s->scale);
+		json_key(&j, "offset");
+		json_double(&j, s->raw_offset);
+	}
+	json_key(&j, "linear");
+	json_object_begin(&j);
+	json_key(&j, "gain");
+	json_double(&j, cc->gain);
+	json_key(&j, "offset");
+	json_double(&j, cc->offset);
+	json_object_end(&j);
+	json_object_end(&j);
+	out->channels[out->n - 1].meta = buf_steal(&meta);
 }
 
 static void iio_discover(struct source_ctx *ctx, struct sensor_list *out) {

@@ -358,6 +358,11 @@ static void test_config(void) {
 	check_all("config", &smp, w, N(w));
 	is_near(smp.rd[find(&smp, "iio/fec10000.saradc/voltage2")].value, 25.009765625, 1e-12,
 		"AD8495 at 1.375 V reads 25 °C");
+	check_meta(&smp, "iio/fec10000.saradc/voltage2",
+		   "{\"device\":\"iio:device0\",\"scale\":0.439453125,\"offset\":0,\"linear\":{"
+		   "\"gain\":200,\"offset\":-250}}");
+	check_meta(&smp, "iio/fe720000.saradc/voltage1",
+		   "{\"device\":null,\"linear\":{\"gain\":1,\"offset\":0}}");
 	// A configured channel of an absent device does not make every cycle a rescan.
 	struct sample again = take(s, 1);
 	is_int(again.n, N(w), "absent configured channel stays listed");
