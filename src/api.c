@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "capwatch.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
@@ -722,6 +723,48 @@ static void handle_peak(struct request *r) {
 	run_query_json(r, query_peak_json, &q.p);
 }
 
+static void handle_lifetime(struct request *r) {
+	static const struct param_spec specs[] = {
+		{"from", false}, {"to", false}, {"include_unsynced", false}, {NULL, false}};
+	if (!check_params(r, specs)) {
+		return;
+	}
+	// Capacitor wear is about the whole service life: open ends by default, no window cap.
+	int64_t from = INT64_MIN, to = INT64_MAX;
+	const char *names[] = {"from", "to"};
+	int64_t *dst[] = {&from, &to};
+	for (int i = 0; i < 2; i++) {
+		const char *v = param(r, names[i]);
+		if (v && !timefmt_parse_time(v, r->req->now, dst[i])) {
+			respond_error(
+				r->resp, 400, names[i],
+				"parameter '%s': cannot read '%s' as a time (ISO 8601 like 2026-08-20T00:00:00Z, a date, unix seconds, -24h or now)",
+				names[i], v);
+			return;
+		}
+	}
+	if (from >= to) {
+		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return;
+	}
+	bool include_unsynced;
+	if (!param_bool(r, "include_unsynced", &include_unsynced)) {
+		return;
+	}
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = lifetime_report_json(r->ctx->store, r->ctx->cfg, from, to, include_unsynced,
+				      r->req->now, &j, &err);
+	if (rc < 0) {
+		respond_query_error(r, rc, err);
+		return;
+	}
+	free(err);
+	buf_putc(&r->resp->body, '\n');
+	respond_json(r->resp, 200);
+}
+
 static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
 	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
 	char iso[TIMEFMT_ISO_LEN];
@@ -883,7 +926,8 @@ static const struct route routes[] = {
 	{"/api/v1/status", handle_status, false},    {"/api/v1/latest", handle_latest, false},
 	{"/api/v1/channels", handle_channels, true}, {"/api/v1/stats", handle_stats, true},
 	{"/api/v1/samples", handle_samples, true},   {"/api/v1/peak", handle_peak, true},
-	{"/api/v1/export.csv", handle_export, true}, {"/metrics", handle_metrics, false},
+	{"/api/v1/lifetime", handle_lifetime, true}, {"/api/v1/export.csv", handle_export, true},
+	{"/metrics", handle_metrics, false},
 };
 
 static bool authorized(const struct api_context *ctx, const struct api_request *req,

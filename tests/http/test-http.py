@@ -4,7 +4,10 @@ without a token, 401 without or with a wrong bearer token, metrics_public, TLS),
 parameter errors as JSON naming the parameter, the endpoints' answers, streamed CSV export
 with flat memory, connection limits and socket activation.
 
-usage: test-http.py HTTP_SERVE [PROMTOOL]   (TAP output)
+The JSON endpoints and the CSV export are also compared with the CLI's --json and export output
+for the same fixed window: the same code answers both.
+
+usage: test-http.py HTTP_SERVE THERMLOG [PROMTOOL]   (TAP output)
 """
 import csv
 import http.client
@@ -20,8 +23,8 @@ import sys
 import tempfile
 import time
 
-SERVE = sys.argv[1]
-PROMTOOL = sys.argv[2] if len(sys.argv) > 2 else shutil.which("promtool")
+SERVE, THERMLOG = sys.argv[1], sys.argv[2]
+PROMTOOL = sys.argv[3] if len(sys.argv) > 3 else shutil.which("promtool")
 TOKEN = "0123456789abcdef-test-token"
 
 count = 0
@@ -109,8 +112,19 @@ def get_json(port, path, headers=None, tls=None):
         return resp, None
 
 
+CAPACITOR = """capacitors:
+  - name: C12 bulk 470uF/35V
+    sensor: iio/maxim_thermocouple/temp
+    basis: ambient
+    rated_life_h: 2000
+    rated_temp_c: 105
+    model: bt
+    type: wet
+"""
+
+
 def base_yaml(port, extra=""):
-    return f"interval: 1s\nhttp:\n  listen: 127.0.0.1:{port}\n{extra}"
+    return f"interval: 1s\nhttp:\n  listen: 127.0.0.1:{port}\n{extra}{CAPACITOR}"
 
 
 def test_refused_bind(tmp):
@@ -221,10 +235,61 @@ def test_loopback(tmp):
         r = subprocess.run([PROMTOOL, "check", "metrics"], input=metrics, capture_output=True)
         ok(r.returncode == 0, "promtool check metrics passes", r.stdout + r.stderr)
 
+    resp, life = get_json(p, "/api/v1/lifetime")
+    ok(resp.status == 200 and life["capacitors"][0]["name"] == "C12 bulk 470uF/35V"
+       and 0 < life["capacitors"][0]["consumed_fraction"] < 1,
+       "lifetime reports the configured capacitor", life)
+    resp, body = get_json(p, "/api/v1/lifetime?from=now&to=-1d")
+    ok(resp.status == 400 and body.get("parameter") == "from", "lifetime: from after to is 400",
+       body)
+
+    test_same_as_cli(s)
     test_export(s)
     test_limits(s)
     rc = s.stop()
     ok(rc == 0, "server stops cleanly on SIGTERM", s.stderr()[-2000:])
+
+
+def cli(s, *args):
+    r = subprocess.run([THERMLOG, "-c", os.path.join(s.tmp, "thermlog.yaml"), "--db", s.db, *args],
+                       capture_output=True)
+    return r.returncode, r.stdout
+
+
+def test_same_as_cli(s):
+    """The API and the CLI answer the same window with the same numbers and bytes."""
+    now = int(time.time())
+    frm, to = now - 6 * 3600, now - 3600
+    w = f"from={frm}&to={to}"
+    pairs = [
+        (f"/api/v1/stats?{w}&channel=thermal/*&percentile=99",
+         ["stats", "--from", str(frm), "--to", str(to), "--channel", "thermal/*",
+          "--percentile", "99", "--json"]),
+        (f"/api/v1/peak?{w}&channel=thermal/npu-thermal&samples=9",
+         ["peak", "--from", str(frm), "--to", str(to), "--channel", "thermal/npu-thermal",
+          "--samples", "9", "--json"]),
+        (f"/api/v1/lifetime?{w}", ["lifetime", "--from", str(frm), "--to", str(to), "--json"]),
+    ]
+    for path, args in pairs:
+        resp, api = get_json(s.port, path)
+        rc, out = cli(s, *args)
+        try:
+            mine = json.loads(out)
+        except ValueError:
+            mine = out[:500]
+        ok(resp.status == 200 and rc == 0 and api == mine,
+           f"{path.split('?')[0]} equals thermlog {args[0]} --json", f"rc={rc}\napi: {str(api)[:800]}\ncli: {str(mine)[:800]}")
+    resp, api = get_json(s.port, "/api/v1/channels")
+    rc, out = cli(s, "channels", "--json")
+    strip = lambda d: [{k: v for k, v in c.items() if k != "last_seen"} for c in d["channels"]]
+    ok(resp.status == 200 and rc == 0 and strip(api) == strip(json.loads(out)),
+       "/api/v1/channels equals thermlog channels --json (but the moving last_seen)")
+    for fmt in ("long", "wide"):
+        resp, body = request(s.port, f"/api/v1/export.csv?{w}&format={fmt}")
+        rc, out = cli(s, "export", "--from", str(frm), "--to", str(to), "--format", fmt)
+        ok(resp.status == 200 and rc == 0 and body == out and len(body) > 1000,
+           f"export.csv format={fmt} is byte-identical to thermlog export",
+           f"{len(body)} vs {len(out)} bytes")
 
 
 def test_export(s):
