@@ -271,6 +271,24 @@ int main(void) {
 	rc = lifetime_report_json(store, &cfg, cutoff, INT64_MAX, false, 0, &j, &err);
 	ok(rc == 0 && strstr(b.data, "\"code\":\"data_gaps\""), "the outage is reported as a gap");
 	buf_clear(&b);
+	buf_clear(&b);
+	json_init(&j, &b, false);
+	rc = lifetime_report_json(store, &cfg, cutoff, INT64_MAX, false, 0, &j, &err);
+	ok(rc == 0 && strstr(b.data, "10 cycles with an unsynchronized clock were left out"),
+	   "unsynced cycles counted and left out");
+	struct lifetime_report with, without;
+	lifetime_report_compute(store, &cfg, cutoff, INT64_MAX, false, 0, &without, &err);
+	lifetime_report_compute(store, &cfg, cutoff, INT64_MAX, true, 0, &with, &err);
+	is_near(with.entries[0].r.observed_h - without.entries[0].r.observed_h, 10.0 / 60, 1e-9,
+		"--include-unsynced adds their ten minutes");
+	bool included = false;
+	for (size_t k = 0; k < with.entries[0].r.n_warnings; k++) {
+		included |= strstr(with.entries[0].r.warnings[k].message, "are included") != NULL;
+	}
+	ok(included, "included unsynced cycles are warned about");
+	lifetime_report_finish(&with);
+	lifetime_report_finish(&without);
+	buf_clear(&b);
 	struct capacitor_config missing = cap("C99", "hwmon/nothing/temp1");
 	struct config cfg2 = {.interval_ms = 60000, .capacitors = &missing, .n_capacitors = 1};
 	json_init(&j, &b, false);
