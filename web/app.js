@@ -31,7 +31,8 @@
     ['import', 'Imported channels'],
   ];
   const HOURS_PER_YEAR = 8760;
-  const SPARK_POINTS = 40;
+  const SPARK_POINTS = 48;
+  const SPARK_BUDGET = 50000; // bytes of /api/v1/samples for the overview's sparklines
   const CHART_POINTS = 480;
 
   const state = {
@@ -385,8 +386,8 @@
 
     const board = first(s, 'board', 'model', 'board_name');
     const host = first(s, 'hostname', 'host', 'node');
-    $('#board-name').textContent = board || 'board';
-    $('#host-name').textContent = host ? '· ' + host : '';
+    $('#board-name').textContent = board || '';
+    $('#host-name').textContent = host ? (board ? '· ' : '') + host : '';
     document.title = 'thermlog · ' + (host || board || 'board');
     const ver = first(s, 'version');
     $('#version').textContent = ver ? 'thermlog ' + ver : 'thermlog';
@@ -495,7 +496,10 @@
     }
     groups.replaceChildren(...blocks);
     const key = winKey();
-    const series = await fetchSeries(sparkCells.map(([c]) => c), SPARK_POINTS);
+    // The API answers pretty-printed JSON without compression (~125 bytes per point), so the
+    // sparklines share a fixed budget to keep the first view light however many channels exist.
+    const points = Math.max(12, Math.min(SPARK_POINTS, Math.floor(SPARK_BUDGET / (125 * sparkCells.length))));
+    const series = await fetchSeries(sparkCells.map(([c]) => c), points);
     if (winKey() !== key) return;
     for (const [c, cell] of sparkCells) cell.replaceChildren(sparkline(series.get(c.key) || [], c.unit));
   }
@@ -821,6 +825,12 @@
     return typeof w === 'string' ? w : first(w, 'message', 'text', 'code') || JSON.stringify(w);
   }
 
+  function effUncappedOf(cap) {
+    const rel0 = asArray(first(cap, 'relative_lifetime') || []).find((r) => r.reduction_k === 0);
+    const h = first(cap, 'life_uncapped_h') ?? (rel0 ? rel0.life_h : undefined);
+    return hoursNode(h, ' (capped by seal ageing or the service date)');
+  }
+
   function renderCapacitor(cap) {
     const d = first(cap, 'consumed_fraction', 'consumed');
     const eff = cap.effective_life_h;
@@ -835,18 +845,23 @@
     if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h)]);
     if (cap.observed_h !== undefined) facts.push(['Observed', fmtDuration(cap.observed_h * 3600)]);
     if (cap.coverage !== undefined) facts.push(['Coverage', fmtPercent(typeof cap.coverage === 'object' ? first(cap.coverage, 'ratio', 'fraction') : cap.coverage)]);
-    if (cap.capped) facts.push(['Capped', 'yes: life limited by seal ageing or the service date' + (cap.life_uncapped_h ? ' (uncapped ' + fmtHours(cap.life_uncapped_h) + ')' : '')]);
+    if (cap.capped) facts.push(['Effective life before the cap', effUncappedOf(cap)]);
 
+    // Compare uncapped figures: a capped effective life says nothing about the temperature spread.
+    const rel0 = asArray(first(cap, 'relative_lifetime') || []).find((r) => r.reduction_k === 0);
+    const effUncapped = cap.capped && rel0 && typeof rel0.life_h === 'number' ? rel0.life_h : eff;
     let why = '';
-    if (typeof eff === 'number' && typeof mean === 'number' && eff > 0) {
-      const ratio = mean / eff;
+    if (typeof effUncapped === 'number' && typeof mean === 'number' && effUncapped > 0) {
+      const ratio = mean / effUncapped;
       why = ratio > 1.005 ?
-        'The life at the mean temperature is ' + ratio.toFixed(2) + '× the effective life: ageing speeds up exponentially with temperature, so the hotter spells consume more life than the cooler spells save. The equivalent temperature (' + fmtValue(cap.equivalent_temp_c, 'celsius', 1) + ') is the constant temperature that would age the part as fast as the measured history.' :
+        'The life at the mean temperature is ' + ratio.toFixed(2) + '× the effective life' + (cap.capped ? ' (both before the cap)' : '') +
+        ': ageing speeds up exponentially with temperature, so the hotter spells consume more life than the cooler spells save. The equivalent temperature (' +
+        fmtValue(cap.equivalent_temp_c, 'celsius', 1) + ') is the constant temperature that would age the part as fast as the measured history; it sits above the mean temperature for the same reason.' :
         'The temperature barely varied, so the effective life equals the life at the mean temperature.';
     }
     const rel = asArray(first(cap, 'relative_lifetime', 'relative') || []);
     const relTable = rel.length ? el('div', { class: 'table-wrap' }, el('table', { class: 'relative' },
-      el('caption', { text: 'If it ran cooler' }),
+      el('caption', { text: 'If it ran cooler' + (cap.capped ? ' (lives before the cap)' : '') }),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Temperature reduction' }), el('th', { scope: 'col', class: 'num', text: 'Life factor' }), el('th', { scope: 'col', class: 'num', text: 'Expected life' }))),
       el('tbody', {}, ...rel.map((r) => el('tr', {},
         el('td', { text: r.reduction_k ? '−' + r.reduction_k + ' K' : 'as measured' }),

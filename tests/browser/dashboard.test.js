@@ -264,7 +264,7 @@ async function main() {
       const file = await download.path();
       const got = fs.readFileSync(file, 'utf8');
       const want = (await get('/' + href)).body.toString('utf8');
-      const lines = got.split('\n').filter(Boolean);
+      const lines = got.split(/\r?\n/).filter(Boolean);
       ok(lines.length > 10 && got === want, 'CSV (' + fmt + ') download equals /' + href + ' (' + lines.length + ' lines)', { got: got.slice(0, 120), want: want.slice(0, 120) });
       if (fmt === 'long') {
         ok(lines[0] === 'time,unix,channel,value,unit', 'long CSV header', lines[0]);
