@@ -285,6 +285,52 @@ static struct wear measure_baseline(const char *path, const char *key) {
 	return w;
 }
 
+static int count_rollup(void *ctx, const struct store_rollup *r) {
+	int64_t *n = ctx;
+	*n += r->count;
+	return 0;
+}
+
+static int count_cycle(void *ctx, const struct store_cycle *c) {
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
+static int count_sample(void *ctx, const struct store_sample *s) {
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
+/* What the statistics read from that year, through a reader as `thermlog stats` opens it. */
+static void read_back(const char *path, int64_t end) {
+	struct store *store;
+	int rc = store_open(&store, path, STORE_MODE_READ);
+	if (rc < 0) {
+		die(path, rc);
+	}
+	int64_t horizon = 0, values = 0, cycles = 0, raw = 0;
+	store_rollup_horizon(store, &horizon);
+	double t0 = now_s();
+	store_scan_rollups(store, 0, horizon, NULL, 0, count_rollup, &values);
+	double t1 = now_s();
+	store_scan_cycles(store, 0, end, count_cycle, &cycles);
+	double t2 = now_s();
+	store_scan_samples(store, end - DAY, end, NULL, 0, false, count_sample, &raw);
+	double t3 = now_s();
+	int64_t one = 0, id = 1;
+	store_scan_rollups(store, 0, horizon, &id, 1, count_rollup, &one);
+	double t4 = now_s();
+	struct store_info info;
+	store_info(store, &info);
+	double t5 = now_s();
+	printf("reading it back: rollups of all channels %.0f ms (%lld values), of one channel %.0f "
+	       "ms; %lld cycles %.0f ms; raw values of the last day %.1f ms (%lld); store_info "
+	       "%.1f ms\n",
+	       (t1 - t0) * 1e3, (long long)values, (t4 - t3) * 1e3, (long long)cycles,
+	       (t2 - t1) * 1e3, (t3 - t2) * 1e3, (long long)raw, (t5 - t4) * 1e3);
+	store_close(store);
+}
+
 int main(int argc, char **argv) {
 	const char *dir = NULL;
 	long days = 365;
@@ -347,6 +393,7 @@ int main(int argc, char **argv) {
 	       "(target <= 16)\n",
 	       (long long)info.cycles, N_CH, (long long)values, elapsed, values / elapsed,
 	       size / 1048576.0, (double)size / (double)values);
+	read_back(path, T_START + days * DAY);
 	remove_db(path);
 	free(path);
 	if (dir == tmpl) {
