@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sql/store-migrations.h"
@@ -1087,8 +1088,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	}
 	sqlite3_extended_result_codes(store->db, 1);
 	if (mode == STORE_MODE_WRITE && sqlite3_db_readonly(store->db, "main") == 1) {
-		log_error("store: %s cannot be written (read-only file or file system)", path);
-		err = -EROFS;
+		// SQLite fell back to read-only: say whether the file or its file system refused.
+		err = access(path, W_OK) < 0 && errno == EACCES ? -EACCES : -EROFS;
+		log_error("store: %s cannot be written: %s", path, strerror(-err));
 		goto err_db;
 	}
 	// The busy timeout lets the CLI read while thermlogd commits (and the other way round).

@@ -1,6 +1,7 @@
 /* The store: schema and migrations, cycles, channels, rollups, retention, readers, backup. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -818,6 +819,46 @@ static void test_corrupt(void) {
 	free(path);
 }
 
+/* A database the user may read but not write (root is dropped to nobody to check this). */
+static void test_read_only_file(void) {
+	char *path = tmp_path("ro.db");
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	store_close(store);
+	const char *suffixes[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		char *p = xasprintf("%s%s", path, suffixes[i]);
+		chmod(p, 0444);
+		free(p);
+	}
+	chmod(tmpdir, 0755);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (getuid() == 0 && setuid(65534) < 0) {
+			_exit(100);
+		}
+		struct store *w = NULL, *r = NULL;
+		int rc_w = store_open(&w, path, STORE_MODE_WRITE);
+		int rc_r = store_open(&r, path, STORE_MODE_READ);
+		struct store_info info = {0};
+		int rc_i = r ? store_info(r, &info) : -1;
+		store_close(w);
+		store_close(r);
+		free(path);
+		_exit(rc_w == -EACCES ? (rc_r == 0 && rc_i == 0 && info.cycles == 1 ? 0 : 2) : 1);
+	}
+	int status = -1;
+	waitpid(pid, &status, 0);
+	chmod(tmpdir, 0700);
+	is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	       "a read-only file: -EACCES for the writer, the reader still reads it");
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -838,6 +879,7 @@ int main(void) {
 	test_backup();
 	test_reader_while_writing();
 	test_corrupt();
+	test_read_only_file();
 	rmdir(tmpdir);
 	return test_done();
 }
