@@ -127,20 +127,52 @@ static const struct channel *sel_channel(const struct selection *s, size_t k) {
 
 /* ---- window and cycles ---- */
 
+static int first_cycle(void *ctx, const struct store_cycle *c) {
+	*(int64_t *)ctx = c->ts;
+	return 1; // the first one is all we need
+}
+
+static int last_cycle(void *ctx, const struct store_cycle *c) {
+	*(int64_t *)ctx = c->ts;
+	return 0;
+}
+
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
-		 char **err) {
-	struct store_info info;
-	if (store_info(store, &info) < 0) {
-		return set_err(err, -EIO, "could not read the database summary");
+		char **err) {
+	*from = p->from;
+	*to = p->to;
+	if (!p->has_from || !p->has_to) {
+		/*
+		 * The stored history's edges without a count over every cycle: the first cycle by
+		 * an index walk that stops at once, the last by scanning on from the channels'
+		 * last_seen (which the store may update lazily, so it is only a lower bound).
+		 */
+		struct store_channel *chs;
+		size_t n;
+		if (store_channels(store, &chs, &n) < 0) {
+			return set_err(err, -EIO, "could not read the channel list");
+		}
+		int64_t first = INT64_MIN, last = INT64_MIN;
+		for (size_t i = 0; i < n; i++) {
+			last = chs[i].last_seen > last ? chs[i].last_seen : last;
+		}
+		store_channels_free(chs, n);
+		if (n == 0) {
+			return set_err(err, -ENOENT, "the database holds no samples yet");
+		}
+		int rc = store_scan_cycles(store, INT64_MIN, INT64_MAX, first_cycle, &first);
+		if (rc >= 0) {
+			rc = store_scan_cycles(store, last, INT64_MAX, last_cycle, &last);
+		}
+		if (rc < 0) {
+			return set_err(err, -EIO, "could not read the stored cycles");
+		}
+		*from = p->has_from ? p->from : first;
+		*to = p->has_to ? p->to : last + 1;
 	}
-	if ((!p->has_from || !p->has_to) && info.cycles == 0) {
-		return set_err(err, -ENOENT, "the database holds no samples yet");
-	}
-	*from = p->has_from ? p->from : info.first_cycle;
-	*to = p->has_to ? p->to : info.last_cycle + 1;
 	if (*from >= *to) {
 		return set_err(err, -EINVAL, "empty window: from (%lld) is not before to (%lld)",
-			       (long long)*from, (long long)*to);
+				(long long)*from, (long long)*to);
 	}
 	return 0;
 }
