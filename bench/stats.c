@@ -6,7 +6,8 @@
  * values in memory, and `thermlog export` against `sqlite3 -csv` over the same rows; checks
  * the answers agree and prints ratios.
  *
- * usage: bench-stats [--days N] [--channels K] [--db PATH] [--generate-only] [--keep]
+ * usage: bench-stats [--days N] [--channels K] [--db PATH] [--generate-only] [--keep] [--reuse]
+ *        (--reuse: measure an existing --db instead of generating it; implies --keep)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,16 +58,19 @@ static uint64_t rng(void) {
 }
 
 /* The RK3588's channels: TSADC zones, clocks from OPP tables, a fan, rails, a thermocouple. */
-static const int64_t cpu_opp[] = {408000000, 600000000, 816000000, 1008000000, 1200000000,
-		1416000000, 1608000000, 1800000000, 2016000000, 2208000000, 2400000000};
-static const int64_t npu_opp[] = {300000000, 400000000, 500000000, 600000000, 700000000,
-		800000000, 900000000, 1000000000};
+static const int64_t cpu_opp[] = {408000000,  600000000,  816000000,  1008000000,
+				  1200000000, 1416000000, 1608000000, 1800000000,
+				  2016000000, 2208000000, 2400000000};
+static const int64_t npu_opp[] = {300000000, 400000000, 500000000, 600000000,
+				  700000000, 800000000, 900000000, 1000000000};
 
 static void make_channels(struct channel *ch, size_t n) {
-	static const char *zones[] = {"soc-thermal", "bigcore0-thermal", "bigcore1-thermal",
-			"littlecore-thermal", "center-thermal", "gpu-thermal", "npu-thermal"};
-	static const char *clocks[] = {"cpufreq/policy0", "cpufreq/policy4", "cpufreq/policy6",
-			"devfreq/fdab0000.npu", "devfreq/fb000000.gpu", "devfreq/dmc"};
+	static const char *zones[] = {"soc-thermal",        "bigcore0-thermal", "bigcore1-thermal",
+				      "littlecore-thermal", "center-thermal",   "gpu-thermal",
+				      "npu-thermal"};
+	static const char *clocks[] = {"cpufreq/policy0",      "cpufreq/policy4",
+				       "cpufreq/policy6",      "devfreq/fdab0000.npu",
+				       "devfreq/fb000000.gpu", "devfreq/dmc"};
 	for (size_t i = 0; i < n; i++) {
 		char key[64];
 		size_t k = i % 20;
@@ -88,7 +92,8 @@ static void make_channels(struct channel *ch, size_t n) {
 			c.kind = CHANNEL_KIND_TEMPERATURE, c.unit = "celsius", c.resolution = 0.25;
 		} else {
 			snprintf(key, sizeof(key), "iio/maxim_thermocouple/temp_ambient");
-			c.kind = CHANNEL_KIND_TEMPERATURE, c.unit = "celsius", c.resolution = 0.0625;
+			c.kind = CHANNEL_KIND_TEMPERATURE, c.unit = "celsius",
+			c.resolution = 0.0625;
 		}
 		if (i >= 20) {
 			size_t len = strlen(key);
@@ -102,7 +107,7 @@ static void make_channels(struct channel *ch, size_t n) {
 
 /* One cycle's values: a slow daily load curve plus noise, quantized like the hardware. */
 static void make_readings(const struct channel *ch, struct reading *r, size_t n, int64_t ts,
-		double *load) {
+			  double *load) {
 	double day = sin((double)(ts % 86400) / 86400 * 2 * M_PI);
 	*load = fmin(1, fmax(0, *load + ((double)(rng() % 2001) - 1000) / 20000 + day * 0.002));
 	for (size_t i = 0; i < n; i++) {
@@ -114,8 +119,8 @@ static void make_readings(const struct channel *ch, struct reading *r, size_t n,
 		} else if (k < 13) {
 			bool npu = k >= 10;
 			size_t levels = npu ? 8 : 11;
-			size_t at = (size_t)(*load * (double)(levels - 1) + (double)(rng() % 3) - 1 +
-					     0.5);
+			size_t at = (size_t)(*load * (double)(levels - 1) + (double)(rng() % 3) -
+					     1 + 0.5);
 			at = at >= levels ? levels - 1 : at;
 			v = (double)(npu ? npu_opp[at] : cpu_opp[at]);
 		} else if (k == 13) {
@@ -146,8 +151,12 @@ static int generate(const char *path, int days, size_t n_ch, int64_t end) {
 	for (int64_t i = 0; i < n; i++) {
 		int64_t ts = start + i * 60;
 		make_readings(ch, r, n_ch, ts, &load);
-		struct cycle c = {.ts = ts, .boot_id = "bench", .clock = CLOCK_STATE_SYNCED, .n = n_ch,
-				.channels = ch, .readings = r};
+		struct cycle c = {.ts = ts,
+				  .boot_id = "bench",
+				  .clock = CLOCK_STATE_SYNCED,
+				  .n = n_ch,
+				  .channels = ch,
+				  .readings = r};
 		if (store_write_cycle(store, &c) < 0) {
 			fprintf(stderr, "bench-stats: write failed\n");
 			return -1;
@@ -158,7 +167,7 @@ static int generate(const char *path, int days, size_t n_ch, int64_t end) {
 	t = now_s();
 	store_maintain(store, end + 3600, 0);
 	printf("generated %d days x %zu channels = %lld values: write %.1f s, rollups %.1f s\n",
-			days, n_ch, (long long)(n * (int64_t)n_ch), t_write, now_s() - t);
+	       days, n_ch, (long long)(n * (int64_t)n_ch), t_write, now_s() - t);
 	store_close(store);
 	for (size_t i = 0; i < n_ch; i++) {
 		channel_finish(&ch[i]);
@@ -181,7 +190,7 @@ static double run(char *const argv[], const char *out, long *rss_kib, struct buf
 		posix_spawn_file_actions_adddup2(&fa, fd, 1);
 	} else {
 		posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null",
-				O_WRONLY | O_CREAT | O_TRUNC, 0644);
+						 O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	}
 	pid_t pid;
 	double t = now_s();
@@ -262,12 +271,13 @@ int main(int argc, char **argv) {
 		{"db", required_argument, NULL, 'b'},
 		{"generate-only", no_argument, NULL, 'g'},
 		{"keep", no_argument, NULL, 'k'},
+		{"reuse", no_argument, NULL, 'r'},
 		{0},
 	};
 	int days = 365, opt;
 	size_t n_ch = 20;
 	const char *db = "/tmp/bench-stats.db";
-	bool generate_only = false, keep = false;
+	bool generate_only = false, keep = false, reuse = false;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -285,19 +295,30 @@ int main(int argc, char **argv) {
 		case 'k':
 			keep = true;
 			break;
+		case 'r':
+			reuse = keep = true;
+			break;
 		default:
 			return 2;
 		}
 	}
 	log_init(LOG_LEVEL_WARN);
 	int64_t end = (int64_t)time(NULL) / 3600 * 3600 - 7 * 60; // a ragged, recent end
-	if (days < 1 || n_ch < 1 || generate(db, days, n_ch, end) < 0) {
+	if (days < 1 || n_ch < 1 ||
+	    (!(reuse && access(db, F_OK) == 0) && generate(db, days, n_ch, end) < 0)) {
 		return 1;
 	}
 	if (generate_only) {
 		return 0;
 	}
-	int64_t last = end - 60, first = end - (int64_t)days * 1440 * 60;
+	struct store_info info;
+	struct store *is;
+	if (store_open(&is, db, STORE_MODE_READ) < 0 || store_info(is, &info) < 0) {
+		return 1;
+	}
+	store_close(is);
+	int64_t last = info.last_cycle, first = info.first_cycle;
+	days = (int)((last - first + 60) / 86400);
 	char from24[32], dbarg[512];
 	snprintf(from24, sizeof(from24), "%lld", (long long)(last + 1 - 86400));
 	snprintf(dbarg, sizeof(dbarg), "%s", db);
@@ -343,15 +364,23 @@ int main(int argc, char **argv) {
 		}
 		double mean = (double)(sum / c.n);
 		double got_p[3] = {number(answer.data, chs[i].ch.key, "p50"),
-				number(answer.data, chs[i].ch.key, "p95"),
-				number(answer.data, chs[i].ch.key, "p99")};
+				   number(answer.data, chs[i].ch.key, "p95"),
+				   number(answer.data, chs[i].ch.key, "p99")};
 		double want_p[3] = {pct_sorted(c.q, c.n, 50, res), pct_sorted(c.q, c.n, 95, res),
-				pct_sorted(c.q, c.n, 99, res)};
+				    pct_sorted(c.q, c.n, 99, res)};
+		double got_mean = number(answer.data, chs[i].ch.key, "mean");
+		double got_n = number(answer.data, chs[i].ch.key, "count");
+		bool differ = !near(got_mean, mean, mean) || got_n != (double)c.n;
 		for (int k = 0; k < 3; k++) {
-			mismatches += got_p[k] != want_p[k];
+			differ = differ || got_p[k] != want_p[k];
 		}
-		mismatches += !near(number(answer.data, chs[i].ch.key, "mean"), mean, mean);
-		mismatches += number(answer.data, chs[i].ch.key, "count") != (double)c.n;
+		if (differ) {
+			mismatches++;
+			printf("differs: %s count %.0f/%zu mean %.17g/%.17g p50 %.17g/%.17g p95 "
+			       "%.17g/%.17g p99 %.17g/%.17g\n",
+			       chs[i].ch.key, got_n, c.n, got_mean, mean, got_p[0], want_p[0],
+			       got_p[1], want_p[1], got_p[2], want_p[2]);
+		}
 		// numpy's input: the same q values
 		fprintf(list, "%s %.17g\n", chs[i].ch.key, res);
 		snprintf(path, sizeof(path), "%s/%zu.q", dir, i);
@@ -378,8 +407,8 @@ int main(int argc, char **argv) {
 		if (sscanf(line, "seconds %lf %lf", &t_numpy, &c_numpy) == 2) {
 			continue;
 		}
-		if (sscanf(line, "%255s %lf %lf %lf %lf %lf %lf %lf %lf", key, &cnt, &mean, &sd, &mn,
-				    &mx, &p50, &p95, &p99) != 9) {
+		if (sscanf(line, "%255s %lf %lf %lf %lf %lf %lf %lf %lf", key, &cnt, &mean, &sd,
+			   &mn, &mx, &p50, &p95, &p99) != 9) {
 			continue;
 		}
 		double scale = fmax(fabs(mean), fabs(mx));
@@ -405,10 +434,10 @@ int main(int argc, char **argv) {
 	char expfrom[32], sql[256];
 	snprintf(expfrom, sizeof(expfrom), "%lld", (long long)exp_from);
 	snprintf(sql, sizeof(sql), "SELECT ts, clock, hex(data) FROM samples WHERE ts >= %lld",
-			(long long)exp_from);
+		 (long long)exp_from);
 	char *exp_long[] = {THERMLOG_EXE, "--db", dbarg, "export", "--from", expfrom, NULL};
-	char *exp_wide[] = {THERMLOG_EXE, "--db", dbarg, "export", "--format", "wide", "--from",
-			expfrom, NULL};
+	char *exp_wide[] = {THERMLOG_EXE, "--db",   dbarg,   "export", "--format",
+			    "wide",       "--from", expfrom, NULL};
 	char *sq[] = {"/usr/bin/sqlite3", "-csv", dbarg, sql, NULL};
 	char *exp_all[] = {THERMLOG_EXE, "--db", dbarg, "export", NULL};
 	long rss_month = 0, rss_all = 0;
@@ -424,37 +453,37 @@ int main(int argc, char **argv) {
 	int64_t exp_cycles = (last + 1 - exp_from) / 60, exp_values = exp_cycles * (int64_t)n;
 
 	printf("\nhistory: %d days, %zu channels, %lld values (%s)\n", days, n,
-			(long long)((int64_t)days * 1440 * (int64_t)n), db);
+	       (long long)((int64_t)days * 1440 * (int64_t)n), db);
 	printf("(best of 5; CPU = user + sys of the process, wall = elapsed on a shared machine)\n");
 	printf("%-34s %9s %9s\n", "", "CPU ms", "wall ms");
 	printf("%-34s %9.1f %9.1f\n", "thermlog stats, whole history", c_full * 1e3, t_full * 1e3);
 	printf("%-34s %9.1f %9.1f\n", "thermlog stats, last 24 h", c_day * 1e3, t_day * 1e3);
 	printf("%-34s %9.1f %9.1f\n", "  (thermlog channels: start+open)", c_noop * 1e3,
-			t_noop * 1e3);
+	       t_noop * 1e3);
 	printf("%-34s %9.1f %9.1f\n", "naive raw scan + sort in C", c_naive * 1e3, t_naive * 1e3);
 	printf("%-34s %9.1f %9.1f\n", "numpy on the values in memory", c_numpy * 1e3,
-			t_numpy * 1e3);
+	       t_numpy * 1e3);
 	printf("ratios (CPU): naive / thermlog = %.1fx, thermlog / numpy = %.2f\n",
-			c_naive / c_full, c_full / c_numpy);
+	       c_naive / c_full, c_full / c_numpy);
 	printf("answers: thermlog vs naive %s (%d differ), vs numpy %s (%d differ, 1e-9 rel)\n",
-			mismatches ? "DIFFER" : "identical", mismatches,
-			np_mismatch ? "DIFFER" : "equal", np_mismatch);
+	       mismatches ? "DIFFER" : "identical", mismatches, np_mismatch ? "DIFFER" : "equal",
+	       np_mismatch);
 	printf("export %lld cycles (%lld values): long %.2f s = %.0f rows/s, wide %.2f s = %.0f "
 	       "rows/s\n",
-			(long long)exp_cycles, (long long)exp_values, t_long, (double)exp_values / t_long,
-			t_wide, (double)exp_cycles / t_wide);
+	       (long long)exp_cycles, (long long)exp_values, t_long, (double)exp_values / t_long,
+	       t_wide, (double)exp_cycles / t_wide);
 	if (t_sql < 1e9) {
 		printf("sqlite3 -csv of the same stored rows: %.2f s -> export long / sqlite3 = %.2f "
 		       "(time), %.1f vs %.1f values/s (M)\n",
-				t_sql, t_long / t_sql, (double)exp_values / t_long / 1e6,
-				(double)exp_values / t_sql / 1e6);
+		       t_sql, t_long / t_sql, (double)exp_values / t_long / 1e6,
+		       (double)exp_values / t_sql / 1e6);
 	}
 	printf("export max RSS: 30 days %ld KiB, whole history %ld KiB (%.1f s)\n", rss_month,
-			rss_all, t_all);
+	       rss_all, t_all);
 	bool pass = c_full < 0.5 && c_naive / c_full >= 10 && c_full / c_numpy <= 2 &&
 		    c_day < 0.020 && !mismatches && !np_mismatch;
 	printf("targets on CPU time (full < 0.5 s, >= 10x naive, <= 2x numpy, 24 h < 20 ms, same answers): %s\n",
-			pass ? "met" : "NOT met");
+	       pass ? "met" : "NOT met");
 	buf_finish(&answer);
 	buf_finish(&npout);
 	store_channels_free(chs, n);

@@ -84,5 +84,12 @@ int stats_resolution_digits(double resolution);
  * resolution is no short decimal. Returns the length.
  */
 size_t stats_format_value(char out[STATS_VALUE_LEN], int64_t q, double resolution);
+/** Writes m / 10^@digits (0 <= digits <= 9) as exact decimal text; returns the length. */
+size_t stats_format_decimal(char out[STATS_VALUE_LEN], int64_t m, int digits);
+/**
+ * Splits @resolution into step / 10^digits with an integer step, so q * resolution is the
+ * exact decimal (q * step) / 10^digits; false when the resolution is no short decimal.
+ */
+bool stats_resolution_step(double resolution, int *digits, int64_t *step);
 
 #endif

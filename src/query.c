@@ -138,7 +138,7 @@ static int last_cycle(void *ctx, const struct store_cycle *c) {
 }
 
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
-		char **err) {
+		 char **err) {
 	*from = p->from;
 	*to = p->to;
 	if (!p->has_from || !p->has_to) {
@@ -172,7 +172,7 @@ int query_window(struct store *store, const struct query_params *p, int64_t *fro
 	}
 	if (*from >= *to) {
 		return set_err(err, -EINVAL, "empty window: from (%lld) is not before to (%lld)",
-				(long long)*from, (long long)*to);
+			       (long long)*from, (long long)*to);
 	}
 	return 0;
 }
@@ -1242,6 +1242,16 @@ out:
 
 #define EXPORT_SLICE_BYTES (64 * 1024)
 
+/* What a long row of one channel needs, prepared once. */
+struct export_column {
+	char *prefix; // the key, CSV-quoted when needed, and a comma
+	char *suffix; // a comma, the unit and CRLF
+	size_t prefix_len, suffix_len;
+	double resolution;
+	int digits; // resolution = step / 10^digits, or digits < 0: not a short decimal
+	int64_t step;
+};
+
 struct export {
 	struct store *store;
 	enum export_format format;
@@ -1251,8 +1261,7 @@ struct export {
 	bool done;
 	struct buf out;
 	size_t out_pos;
-	char **key_csv; // per slot: the key, CSV-quoted when needed
-	char **unit_csv;
+	struct export_column *col; // per slot
 	// the current cycle (wide) and a cache of its time text
 	int64_t row_ts;
 	bool row_open;
@@ -1325,15 +1334,31 @@ static int export_sample(void *ctx, const struct store_sample *s) {
 	e->row_open = true;
 	e->row_ts = s->ts;
 	time_prefix(e, s->ts);
-	buf_append(&e->out, e->iso, e->iso_len);
-	buf_puts(&e->out, e->key_csv[slot]);
-	buf_putc(&e->out, ',');
+	const struct export_column *c = &e->col[slot];
 	char v[STATS_VALUE_LEN];
-	size_t len = stats_format_value(v, s->q, sel_channel(&e->sel, (size_t)slot)->resolution);
-	buf_append(&e->out, v, len);
-	buf_putc(&e->out, ',');
-	buf_puts(&e->out, e->unit_csv[slot]);
-	csv_end_record(&e->out);
+	int64_t m;
+	size_t len = c->digits >= 0 && !__builtin_mul_overflow(s->q, c->step, &m)
+			     ? stats_format_decimal(v, m, c->digits)
+			     : stats_format_value(v, s->q, c->resolution);
+	// One append per row: this loop runs for every exported value.
+	char row[512];
+	size_t total = e->iso_len + c->prefix_len + len + c->suffix_len;
+	if (total > sizeof(row)) {
+		buf_append(&e->out, e->iso, e->iso_len);
+		buf_append(&e->out, c->prefix, c->prefix_len);
+		buf_append(&e->out, v, len);
+		buf_append(&e->out, c->suffix, c->suffix_len);
+		return 0;
+	}
+	char *w = row;
+	memcpy(w, e->iso, e->iso_len);
+	w += e->iso_len;
+	memcpy(w, c->prefix, c->prefix_len);
+	w += c->prefix_len;
+	memcpy(w, v, len);
+	w += len;
+	memcpy(w, c->suffix, c->suffix_len);
+	buf_append(&e->out, row, total);
 	return 0;
 }
 
@@ -1358,13 +1383,23 @@ struct export *export_create(struct store *store, const struct query_params *p,
 		return NULL;
 	}
 	size_t n = e->sel.n ? e->sel.n : 1;
-	e->key_csv = xcalloc(n, sizeof(char *));
-	e->unit_csv = xcalloc(n, sizeof(char *));
+	e->col = xcalloc(n, sizeof(*e->col));
 	e->row_q = xcalloc(n, sizeof(int64_t));
 	e->row_have = xcalloc(n, sizeof(bool));
 	for (size_t k = 0; k < e->sel.n; k++) {
-		e->key_csv[k] = csv_text(sel_channel(&e->sel, k)->key);
-		e->unit_csv[k] = csv_text(sel_channel(&e->sel, k)->unit);
+		const struct channel *ch = sel_channel(&e->sel, k);
+		struct export_column *c = &e->col[k];
+		char *key = csv_text(ch->key), *unit = csv_text(ch->unit);
+		c->prefix = xasprintf("%s,", key);
+		c->suffix = xasprintf(",%s\r\n", unit);
+		c->prefix_len = strlen(c->prefix);
+		c->suffix_len = strlen(c->suffix);
+		c->resolution = ch->resolution;
+		if (!stats_resolution_step(ch->resolution, &c->digits, &c->step)) {
+			c->digits = -1;
+		}
+		free(key);
+		free(unit);
 	}
 	if (format == EXPORT_FORMAT_LONG) {
 		buf_puts(&e->out, "time,unix,channel,value,unit\r\n");
@@ -1428,11 +1463,10 @@ void export_destroy(struct export *e) {
 		return;
 	}
 	for (size_t k = 0; k < e->sel.n; k++) {
-		free(e->key_csv[k]);
-		free(e->unit_csv[k]);
+		free(e->col[k].prefix);
+		free(e->col[k].suffix);
 	}
-	free(e->key_csv);
-	free(e->unit_csv);
+	free(e->col);
 	free(e->row_q);
 	free(e->row_have);
 	buf_finish(&e->out);

@@ -253,18 +253,21 @@ int stats_resolution_digits(double resolution) {
 static const int64_t pow10_table[] = {1,      10,      100,      1000,      10000,
 				      100000, 1000000, 10000000, 100000000, 1000000000};
 
-/* q * resolution as the integer mantissa m with value = m / 10^digits; false if no fit. */
-static bool decimal_of(int64_t q, double resolution, int64_t *m, int *digits) {
+bool stats_resolution_step(double resolution, int *digits, int64_t *step) {
 	int d = stats_resolution_digits(resolution);
 	if (d < 0) {
 		return false;
 	}
-	int64_t step = llround(resolution * (double)pow10_table[d]);
-	if (__builtin_mul_overflow(q, step, m)) {
-		return false;
-	}
 	*digits = d;
+	*step = llround(resolution * (double)pow10_table[d]);
 	return true;
+}
+
+/* q * resolution as the integer mantissa m with value = m / 10^digits; false if no fit. */
+static bool decimal_of(int64_t q, double resolution, int64_t *m, int *digits) {
+	int64_t step;
+	return stats_resolution_step(resolution, digits, &step) &&
+	       !__builtin_mul_overflow(q, step, m);
 }
 
 double stats_value(int64_t q, double resolution) {
@@ -290,6 +293,10 @@ size_t stats_format_value(char out[STATS_VALUE_LEN], int64_t q, double resolutio
 		}
 		return strlen(out);
 	}
+	return stats_format_decimal(out, m, digits);
+}
+
+size_t stats_format_decimal(char out[STATS_VALUE_LEN], int64_t m, int digits) {
 	// Digits of |m| backwards, the point inserted @digits from the right.
 	char tmp[STATS_VALUE_LEN];
 	size_t n = 0;
