@@ -417,7 +417,7 @@ static void test_files(void) {
 	ok(h && fread(header, 1, sizeof(header), h) == sizeof(header), "read the header");
 	fclose(h);
 	ok(memcmp(header, "SQLite format 3", 16) == 0, "a SQLite file");
-	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 1,
+	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 2,
 	       "user_version is the number of migrations applied");
 	ok(memcmp(header + 68, "THLG", 4) == 0, "application_id marks it as thermlog's");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
@@ -438,6 +438,24 @@ static void test_files(void) {
 	       "a SQLite database of another application is refused");
 	remove_db(foreign);
 	free(foreign);
+
+	// A database of schema 1 gets the later migrations when a writer opens it.
+	store_open(&store, path, STORE_MODE_WRITE);
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_UNSYNCED, v, NULL);
+	store_close(store);
+	h = fopen(path, "r+b");
+	ok(h && fseek(h, 63, SEEK_SET) == 0 && fputc(1, h) == 1, "set user_version 1");
+	fclose(h);
+	is_int(store_open(&store, path, STORE_MODE_READ), -EPROTO,
+	       "a reader does not migrate an older schema");
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "a writer migrates it");
+	store_info(store, &info);
+	is_int(info.unsynced_cycles, 1, "data kept across the migration");
+	store_close(store);
+	h = fopen(path, "rb");
+	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 2, "user_version 2 again");
+	fclose(h);
 
 	char *text = tmp_path("text.db");
 	FILE *f = fopen(text, "w");
