@@ -59,8 +59,8 @@ int32_t sim_tsadc_mc(double celsius);
 struct sim;
 
 /**
- * Creates the tree in a new directory under @parent (NULL = $TMPDIR or /tmp) and writes the
- * state at @t. Returns NULL on error (logged).
+ * Creates the tree in a new directory under @parent (NULL = $TMPDIR, else /dev/shm, else
+ * /tmp) and writes the state at @t. Returns NULL on error (logged).
  */
 struct sim *sim_create(const char *parent, uint64_t seed, int64_t t);
 /** The tree's root directory: use it as the sysfs root. Owned by @sim. */

@@ -90,6 +90,7 @@ struct daemon {
 	size_t q_head, q_len, q_cap, q_bytes;
 	bool queue_logged;
 	struct chanset *last_set;
+	struct chanset *present_set; // keys of the channels last marked present
 
 	struct live_health health;
 	int64_t errors_minute[60]; // read errors per minute of the last hour, by minute
@@ -250,8 +251,32 @@ static void publish_capacitors(struct daemon *d) {
 	live_publish_capacitors(d->live, caps, n);
 }
 
+/* Marks channels that left the sampler's list absent, once per change of the list. */
+static void mark_present(struct daemon *d, const struct cycle *c) {
+	if (same_channels(d->present_set, c->channels, c->n)) {
+		return;
+	}
+	const char **keys = xcalloc(c->n ? c->n : 1, sizeof(*keys));
+	for (size_t i = 0; i < c->n; i++) {
+		keys[i] = c->channels[i].key;
+	}
+	if (store_mark_present(d->store, keys, c->n, c->ts) == 0) {
+		struct chanset *set = xcalloc(1, sizeof(*set));
+		set->refs = 1;
+		set->n = c->n;
+		set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
+		for (size_t i = 0; i < c->n; i++) {
+			set->channels[i].key = xstrdup(c->channels[i].key);
+		}
+		chanset_unref(d->present_set);
+		d->present_set = set;
+	}
+	free(keys);
+}
+
 static void stored(struct daemon *d, const struct cycle *c) {
 	d->health.cycles_total++;
+	mark_present(d, c);
 	if (d->capwatch) {
 		capwatch_update(d->capwatch, c);
 	}
@@ -352,7 +377,7 @@ static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_
 	if (d->prev_mono_ms > 0) {
 		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
 		if (llabs(step_ms) >= 2000) {
-			log_notice("the wall clock stepped %s by %" PRId64 " s",
+			log_notice("the wall clock stepped %s by %lld s",
 				   step_ms > 0 ? "forward" : "back", llabs(step_ms) / 1000);
 		}
 	}
@@ -997,6 +1022,7 @@ static void daemon_finish(struct daemon *d) {
 	}
 	free(d->queue);
 	chanset_unref(d->last_set);
+	chanset_unref(d->present_set);
 	sampler_destroy(d->sampler);
 	store_close(d->store);
 	live_destroy(d->live);

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""The wall clock stepped back and forward by hours while sampling every second.
+
+Uses the daemon's test hook THERMLOG_TEST_CLOCK_OFFSET_FILE (seconds added to the wall clock,
+read at each cycle), so no real clock is touched."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
+    write_config
+
+PHASE_S = 5
+UNSYNCED = 2
+
+
+def set_offset(path, seconds):
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % seconds)
+    os.rename(tmp, path)
+
+
+def run(tap):
+    exe, fixture = sys.argv[1], sys.argv[2]
+    with Workdir("thermlog-clock.") as wd:
+        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
+        db = os.path.join(wd, "t.db")
+        cfg = write_config(os.path.join(wd, "t.yaml"))
+        off = os.path.join(wd, "offset")
+        set_offset(off, 0)
+        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                             "--listen", "127.0.0.1:0"],
+                   env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+        c0 = wait_cycles(db, 3, 20, d)
+        tap.ok(len(c0) >= 3, "sampling every second", d.log_text())
+        normal_clock = c0[-1][1]
+        last = c0[-1][0]
+
+        # Three hours back.
+        set_offset(off, -3 * 3600)
+        t0 = time.time()
+        time.sleep(PHASE_S)
+        c1 = [r for r in cycles(db) if r[0] > last]
+        elapsed = time.time() - t0
+        tap.ok(d.alive(), "still running after a backwards step")
+        tap.ok(len(c1) >= PHASE_S - 2, "writing goes on after the step (%d cycles)" % len(c1),
+               d.log_text())
+        tap.ok(len(c1) <= elapsed + 1, "one cycle per second, no burst")
+        tap.ok(all(cl == UNSYNCED for _, cl in c1), "cycles after the step are unsynced")
+        ts1 = [t for t, _ in c1]
+        tap.ok(ts1 and ts1[0] > last and all(b - a >= 1 for a, b in zip(ts1, ts1[1:])),
+               "on the continued timeline, after the stored cycles (no overlap)")
+        tap.ok(ts1 and ts1[-1] - last <= elapsed + 2,
+               "which advances with elapsed time (%s .. %s after %d)" %
+               (ts1[:1], ts1[-1:], last))
+        log = d.log_text()
+        tap.ok(log.count("not after the last stored cycle") == 1,
+               "the step is logged once", log)
+
+        # Forward: two hours ahead of the real time, past the continued timeline.
+        last = c1[-1][0] if c1 else last
+        set_offset(off, 2 * 3600)
+        t0 = time.time()
+        time.sleep(PHASE_S)
+        c2 = [r for r in cycles(db) if r[0] > last]
+        elapsed = time.time() - t0
+        tap.ok(len(c2) >= PHASE_S - 2 and len(c2) <= elapsed + 1,
+               "forward step: one cycle per second, no catch-up (%d)" % len(c2))
+        tap.ok(c2 and c2[0][0] >= time.time() + 2 * 3600 - PHASE_S - 3,
+               "stamped with the stepped wall clock")
+        tap.ok(all(cl == normal_clock for _, cl in c2),
+               "and the clock state is back to %d" % normal_clock)
+        tap.ok("passed the continued timeline" in d.log_text(), "the return is logged")
+
+        # Back again to the real time: two hours behind what is stored.
+        last = c2[-1][0] if c2 else last
+        set_offset(off, 0)
+        time.sleep(PHASE_S)
+        c3 = [r for r in cycles(db) if r[0] > last]
+        tap.ok(len(c3) >= PHASE_S - 2 and all(cl == UNSYNCED for _, cl in c3),
+               "a second backwards step also keeps writing, unsynced")
+        tap.ok(d.log_text().count("not after the last stored cycle") == 2,
+               "and is logged once more")
+        tap.ok(d.stop() == 0, "clean stop")
+        all_ts = [t for t, _ in cycles(db)]
+        tap.ok(all_ts == sorted(set(all_ts)), "no duplicate or out-of-order cycles")
+        ok, detail = check_database(db)
+        tap.ok(ok, "database whole", detail)
+
+
+main(run)
