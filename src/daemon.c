@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,10 +37,12 @@
 
 /* Unwritten cycles kept while the disk refuses writes: about a day at one minute with 25
  * channels, far less than the 8 MiB RSS budget. The oldest are dropped beyond it. */
-#define QUEUE_MAX_BYTES (1024 * 1024)
-#define MAX_CAPACITORS  64
-#define DEMO_INTERVAL   "5s"
-#define DEMO_BACKFILL_S (7 * 86400)
+#define QUEUE_MAX_BYTES   (1024 * 1024)
+#define RETRY_MAX_MS      (5 * 60 * 1000)
+#define RETRY_FREED_BYTES (256 * 1024)
+#define MAX_CAPACITORS    64
+#define DEMO_INTERVAL     "5s"
+#define DEMO_BACKFILL_S   (7 * 86400)
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -89,6 +92,8 @@ struct daemon {
 	struct queued *queue;
 	size_t q_head, q_len, q_cap, q_bytes;
 	bool queue_logged;
+	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
+	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
 	struct chanset *present_set; // keys of the channels last marked present
 
@@ -303,6 +308,36 @@ static void maintain(struct daemon *d, int64_t ts) {
 
 /* --- one cycle ----------------------------------------------------------------------------- */
 
+/* Bytes available to us on the database's file system, 0 if unknown. */
+static uint64_t db_avail(const struct daemon *d) {
+	char *dir = xstrdup(d->db_path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	struct statvfs sv;
+	uint64_t avail =
+		statvfs(slash ? dir : ".", &sv) == 0 ? (uint64_t)sv.f_bavail * sv.f_frsize : 0;
+	free(dir);
+	return avail;
+}
+
+/*
+ * While cycles wait, retrying every cycle would fill the log with the store's errors. Retry on
+ * a backoff (one interval, doubling up to 5 minutes), or at once when space was freed.
+ */
+static bool retry_due(const struct daemon *d, int64_t now_mono) {
+	return now_mono >= d->retry_at_ms || db_avail(d) >= d->avail_at_failure + RETRY_FREED_BYTES;
+}
+
+static void retry_later(struct daemon *d, int64_t now_mono) {
+	int64_t max = RETRY_MAX_MS > d->cfg->interval_ms ? RETRY_MAX_MS : d->cfg->interval_ms;
+	d->backoff_ms = d->backoff_ms ? d->backoff_ms * 2 : d->cfg->interval_ms;
+	d->backoff_ms = d->backoff_ms < max ? d->backoff_ms : max;
+	d->retry_at_ms = now_mono + d->backoff_ms - d->cfg->interval_ms / 2;
+	d->avail_at_failure = db_avail(d);
+}
+
 /* Writes queued cycles, oldest first, until the store refuses. */
 static void flush_queue(struct daemon *d) {
 	size_t flushed = 0;
@@ -330,6 +365,7 @@ static void flush_queue(struct daemon *d) {
 	if (flushed && d->q_len == 0) {
 		log_notice("the database accepts writes again: stored %zu queued cycles", flushed);
 		d->queue_logged = false;
+		d->backoff_ms = 0;
 	}
 }
 
@@ -424,8 +460,14 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	count_read_errors(d, &c);
 	d->health.clock = clock;
 
-	flush_queue(d);
+	bool tried = d->q_len == 0 || retry_due(d, start_mono);
+	if (d->q_len > 0 && tried) {
+		flush_queue(d);
+	}
 	int rc = d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
+	if (rc < 0 && rc != -EEXIST && tried) {
+		retry_later(d, start_mono);
+	}
 	if (rc == 0) {
 		stored(d, &c);
 	} else if (rc == -EEXIST) {

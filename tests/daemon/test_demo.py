@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""thermlogd --demo: a week of simulated ROCK 5C history, live cycles every 5 s, the URL on
+stdout, its own database, and nothing left behind."""
+import json
+import os
+import re
+import signal
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Daemon, Workdir, check_database, cycles, free_port, main, query, wait_for
+
+
+def run(tap):
+    exe = sys.argv[1]
+    with Workdir("thermlog-demo.") as wd:
+        db = os.path.join(wd, "demo.db")
+        port = free_port()
+        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:%d" % port,
+                             "--seed", "7"]).start()
+
+        def url():
+            with open(d.out_path) as f:
+                return f.read().strip()
+        printed = wait_for(url, 90, 0.2)
+        tap.ok(printed == "http://127.0.0.1:%d/" % port, "prints the URL: %r" % printed,
+               d.log_text())
+        c = cycles(db)
+        synced = [t for t, cl in c if cl == 1]
+        tap.ok(len(synced) >= 7 * 1440, "a week of one-minute history (%d cycles)" % len(synced))
+        tap.ok(all(b - a == 60 for a, b in zip(synced, synced[1:])), "one per minute, no gap")
+        keys = {k for (k,) in query(db, "SELECT key FROM channels")}
+        want = {"thermal/soc-thermal", "thermal/bigcore0-thermal", "thermal/bigcore1-thermal",
+                "thermal/littlecore-thermal", "thermal/center-thermal", "thermal/gpu-thermal",
+                "thermal/npu-thermal", "cooling/pwm-fan", "cpufreq/policy0", "cpufreq/policy4",
+                "cpufreq/policy6", "devfreq/fdab0000.npu", "devfreq/fb000000.gpu",
+                "devfreq/dmc", "iio/maxim_thermocouple/temp", "iio/fec10000.saradc/voltage2"}
+        tap.ok(want <= keys, "the ROCK 5C channels", sorted(want - keys))
+        tap.ok(not any(k.startswith("hwmon/") for k in keys), "none of the host's hwmon chips")
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
+                status = json.load(r)
+            tap.ok(r.status == 200 and status, "the HTTP API answers")
+        except Exception as e:
+            tap.ok(False, "the HTTP API answers: %s" % e)
+        n = len(cycles(db))
+        time.sleep(11)
+        live = [t for t, cl in cycles(db)][n - 1:]
+        tap.ok(len(live) >= 2 and all(t % 5 == 0 for t in live), "live cycles every 5 s: %s" % live)
+        m = re.search(r"simulated ROCK 5C in (\S+),", d.log_text())
+        tree = m.group(1) if m else None
+        tap.ok(tree and os.path.isdir(os.path.join(tree, "class/thermal")), "the simulated tree")
+        tap.ok(d.stop(signal.SIGINT) == 0, "Ctrl-C: exit 0")
+        tap.ok(tree and not os.path.exists(tree), "the simulated tree is removed")
+        ok, detail = check_database(db)
+        tap.ok(ok, "the demo database is whole", detail)
+
+        # Restarting on the same database adds only the missing history.
+        before = len(cycles(db))
+        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:%d" % free_port()],
+                   name="again").start()
+        tap.ok(wait_for(lambda: os.path.getsize(d.out_path) > 0, 60, 0.2),
+               "a second run on the same database", d.log_text())
+        added = len(cycles(db)) - before
+        tap.ok(added < 10, "backfills only the gap (%d cycles added)" % added)
+        tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
+
+        r = Daemon(exe, wd, ["--demo", "--db", "/var/lib/thermlog/thermlog.db"], name="real")
+        r.start()
+        tap.ok(r.wait_exit(20) == 2 and "never writes" in r.log_text(),
+               "the demo refuses the service's database", r.log_text())
+
+
+main(run)
