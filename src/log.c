@@ -13,8 +13,8 @@ static enum log_level max_level = LOG_LEVEL_INFO;
 static int journal = -1; // -1: not decided yet
 
 static const char *const level_names[] = {
-	[LOG_LEVEL_ERROR] = "error",   [LOG_LEVEL_WARN] = "warning", [LOG_LEVEL_NOTICE] = "notice",
-	[LOG_LEVEL_INFO] = "info",     [LOG_LEVEL_DEBUG] = "debug",
+	[LOG_LEVEL_ERROR] = "error", [LOG_LEVEL_WARN] = "warning", [LOG_LEVEL_NOTICE] = "notice",
+	[LOG_LEVEL_INFO] = "info",   [LOG_LEVEL_DEBUG] = "debug",
 };
 
 void log_init(enum log_level level) {
@@ -30,7 +30,8 @@ enum log_level log_get_level(void) {
 	return max_level;
 }
 
-static void vlog(enum log_level level, const char *suffix, const char *fmt, va_list ap) {
+__attribute__((format(printf, 3, 0))) static void vlog(enum log_level level, const char *suffix,
+						       const char *fmt, va_list ap) {
 	char line[2048];
 	size_t len = 0;
 	if (journal < 0) {
