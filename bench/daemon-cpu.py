@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""CPU time per sampling cycle of thermlogd on the ROCK 5C fixture, beside node_exporter's CPU
+time per scrape of the same tree (thermal_zone and cpufreq collectors), in the same run.
+
+Each program runs twice as a child, for a short and a long period, and its CPU time comes from
+wait4()'s rusage (microseconds); the difference between the runs divided by the difference in
+cycles (scrapes) removes start-up cost.
+
+usage: bench/daemon-cpu.py BUILD/src/thermlogd [--seconds 60] [--interval 1s]
+"""
+import argparse
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE = os.path.join(SRC, "tests", "fixtures", "rock5c")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_of(proc):
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = status
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_daemon(exe, wd, root, seconds, interval):
+    db = os.path.join(wd, "bench-%d.db" % seconds)
+    cfg = os.path.join(wd, "bench.yaml")
+    with open(cfg, "w") as f:
+        f.write("sources:\n  hwmon: {enabled: false}\n")
+    p = subprocess.Popen([exe, "-c", cfg, "--sysfs-root", root, "--db", db, "--interval",
+                          interval, "--listen", "127.0.0.1:%d" % free_port()],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGTERM)
+    cpu = cpu_of(p)
+    con = sqlite3.connect(db)
+    cycles = con.execute("SELECT count(*) FROM cycles").fetchone()[0]
+    channels = con.execute("SELECT count(*) FROM channels").fetchone()[0]
+    con.close()
+    return cpu, cycles, channels
+
+
+def run_exporter(exe, root, seconds, period):
+    port = free_port()
+    p = subprocess.Popen([exe, "--path.sysfs=" + root, "--collector.disable-defaults",
+                          "--collector.thermal_zone", "--collector.cpufreq",
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d/metrics" % port
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    scrapes, sample = 1, b""
+    end = time.monotonic() + seconds
+    next_at = time.monotonic()
+    while time.monotonic() < end:
+        next_at += period
+        sample = urllib.request.urlopen(url, timeout=5).read()
+        scrapes += 1
+        time.sleep(max(0, next_at - time.monotonic()))
+    p.send_signal(signal.SIGTERM)
+    cpu = cpu_of(p)
+    series = [l for l in sample.decode().splitlines()
+              if l.startswith(("node_thermal_zone_temp", "node_cpu_scaling_frequency_hertz"))]
+    return cpu, scrapes, len(series)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("thermlogd")
+    ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--interval", default="1s")
+    args = ap.parse_args()
+    exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    wd = tempfile.mkdtemp(prefix="thermlog-bench.")
+    try:
+        root = os.path.join(wd, "sysfs")
+        shutil.copytree(FIXTURE, root, symlinks=True)
+        period = 1.0
+        results = {}
+        for seconds in (10, 10 + args.seconds):
+            out = {}
+            threads = [threading.Thread(target=lambda: out.__setitem__(
+                "d", run_daemon(args.thermlogd, wd, root, seconds, args.interval)))]
+            if exporter:
+                threads.append(threading.Thread(target=lambda: out.__setitem__(
+                    "n", run_exporter(exporter, root, seconds, period))))
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            results[seconds] = out
+        a, b = results[10], results[10 + args.seconds]
+        d_cpu = (b["d"][0] - a["d"][0]) / max(1, b["d"][1] - a["d"][1])
+        print("thermlogd: %d channels, %d cycles in %d s: %.3f ms CPU per cycle (read + store)" %
+              (b["d"][2], b["d"][1], 10 + args.seconds, d_cpu * 1000))
+        if exporter:
+            n_cpu = (b["n"][0] - a["n"][0]) / max(1, b["n"][1] - a["n"][1])
+            print("node_exporter (thermal_zone, cpufreq): %d series, %d scrapes: %.3f ms CPU "
+                  "per scrape" % (b["n"][2], b["n"][1], n_cpu * 1000))
+            print("ratio thermlogd/node_exporter: %.3f (target <= 0.1)" % (d_cpu / n_cpu))
+        else:
+            print("prometheus-node-exporter not installed: no baseline")
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
+
+
+main()
