@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The unit's sandbox: systemd-analyze security --offline=true must report an exposure of 1.5 or
 # lower, and the unit must still let the daemon read /sys and /etc and write its database.
-# Usage: test-security.sh BUILT_UNIT
+# Usage: test-security.sh BUILT_UNIT SYSUSERS_FILE
 set -uo pipefail
 unit=$1
+sysusers=$(realpath "$2")
 n=0
 failed=0
 check() { # condition-status, description
@@ -38,5 +39,13 @@ check $? "/sys and /etc/sensors3.conf stay readable"
 check $? "read-only adjtimex() stays allowed for the clock state"
 grep -q '^RestrictAddressFamilies=.*AF_UNIX' "$unit"
 check $? "AF_UNIX allowed for sd_notify"
+# The sysusers.d entry creates the user and group the unit runs as.
+root=$(mktemp -d)
+mkdir "$root/etc" && touch "$root/etc/passwd" "$root/etc/group" "$root/etc/shadow" "$root/etc/gshadow"
+systemd-sysusers --root="$root" "$sysusers" >/dev/null 2>&1 &&
+	grep -q '^thermlog:x:[0-9]*:[0-9]*:.*:/usr/sbin/nologin$' "$root/etc/passwd" &&
+	grep -q '^thermlog:x:' "$root/etc/group"
+check $? "systemd-sysusers creates user and group thermlog"
+rm -rf "$root"
 echo "1..$n"
 [ $failed -eq 0 ]
