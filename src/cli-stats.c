@@ -135,7 +135,12 @@ static void usage(FILE *out, enum query_kind kind) {
 		      "Count, coverage, mean, population stddev, min, median, p95 and max per "
 		      "channel;\npercentiles interpolate linearly between closest ranks (numpy's "
 		      "default).\nT: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
-		      "(default: all history).\n",
+		      "(default: all history).\n"
+		      "Exact at each channel's resolution (values are stored as integer multiples "
+		      "of it):\nwhole hours are read from exact hourly histograms, the rest from "
+		      "raw samples, with\nthe same results. Cycles with an unsynced clock are "
+		      "left out and counted unless\n--include-unsynced. --interval D sets the "
+		      "expected cycle spacing for coverage\n(default: the median spacing).\n",
 		      out);
 		break;
 	case QUERY_PEAK:
