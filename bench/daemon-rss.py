@@ -13,10 +13,10 @@ import tempfile
 import time
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS:"):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
     return 0
 
@@ -43,6 +43,7 @@ def main():
             samples.append((time.monotonic() - start, rss_kib(p.pid)))
             time.sleep(10)
         samples.append((time.monotonic() - start, rss_kib(p.pid)))
+        anon = rss_kib(p.pid, "RssAnon:")
         for t, kib in samples:
             if t < 30 or int(t) % 60 < 10 or t == samples[-1][0]:
                 print("t=%6.0f s  RSS %6.2f MiB" % (t, kib / 1024))
@@ -50,6 +51,8 @@ def main():
         last = samples[-1][1]
         print("RSS after %.0f min at 1 s: %.2f MiB (after 1-2 min: %.2f MiB, growth %+.2f MiB)" %
               (args.minutes, last / 1024, max(first_min) / 1024, (last - max(first_min)) / 1024))
+        print("of which anonymous (heap, stacks, SQLite cache): %.2f MiB; the rest is shared "
+              "library pages" % (anon / 1024))
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait()
