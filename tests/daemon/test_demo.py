@@ -45,6 +45,20 @@ def run(tap):
             tap.ok(r.status == 200 and status, "the HTTP API answers")
         except Exception as e:
             tap.ok(False, "the HTTP API answers: %s" % e)
+        # The daemon's running damage (/metrics) agrees with the full recomputation.
+        try:
+            base = "http://127.0.0.1:%d" % port
+            with urllib.request.urlopen(base + "/api/v1/lifetime", timeout=30) as r:
+                full = json.load(r)["capacitors"][0]["consumed_fraction"]
+            with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+                m = re.search(r'^thermlog_capacitor_consumed_ratio\{[^}]*\} (\S+)$',
+                              r.read().decode(), re.M)
+            running = float(m.group(1)) if m else None
+            tap.ok(running is not None and abs(running - full) <= 1e-3 * full,
+                   "running capacitor damage %r agrees with the recomputation %r" %
+                   (running, full))
+        except Exception as e:
+            tap.ok(False, "capacitor damage via HTTP: %s" % e)
         n = len(cycles(db))
         time.sleep(11)
         live = [t for t, cl in cycles(db)][n - 1:]
