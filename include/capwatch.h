@@ -22,8 +22,8 @@ struct capwatch;
 /**
  * Restores each configured capacitor's persisted state (store key "lifetime/<name>"; a state
  * written for a different rating is discarded) and catches up from the raw samples stored after
- * it. @cfg and @store are borrowed and must outlive the capwatch. Each sample stands for the
- * spacing since the previous cycle, or one configured interval after a gap. Returns NULL only
+ * it. @cfg and @store are borrowed and must outlive the capwatch. Samples stand for what
+ * struct lifetime_spacing decides, exactly as in the full recomputation. Returns NULL only
  * when the store cannot be read (logged); invalid capacitors are logged and left out.
  */
 struct capwatch *capwatch_create(const struct config *cfg, struct store *store);
@@ -57,7 +57,8 @@ struct lifetime_report {
 
 /**
  * Recomputes every configured capacitor from the raw samples with from <= ts < to
- * (INT64_MIN/INT64_MAX or 0 for open ends). @now (s since epoch) bounds the calendar age.
+ * (INT64_MIN/INT64_MAX or 0 for open ends), and from the hourly rollups for whole hours whose
+ * raw samples were pruned. @now (s since epoch) bounds the calendar age.
  * Returns 0, or a negative errno with *err newly allocated (caller frees).
  */
 int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,

@@ -172,14 +172,26 @@ double lifetime_percentile(struct lifetime_point *pts, size_t n, double pct);
 bool lifetime_profile_parse(const char *text, struct lifetime_point **pts, size_t *n, char **err);
 
 /**
- * The time one sample stands for: the spacing since the previous included cycle @prev_ts when
- * it is at most 1.5 nominal intervals, else one nominal interval @nominal_s (the first sample,
- * @prev_ts = INT64_MIN,
- * or the first after a gap: gap time is not observed time). Seconds.
+ * What each sample stands for, decided from the spacing of the cycles alone, one cycle at a time
+ * (so the daemon's running sum and a full replay agree): a sample stands for the spacing since
+ * the previous cycle, and the first sample for @first_s (the configured interval). A spacing
+ * over 1.5 times the previous one is a gap: the sample then stands for the previous sample's
+ * interval and the rest is unobserved. The first spacing sets the cadence (imported logs keep
+ * theirs), and a cadence that really changes is followed from its second spacing on.
  */
-int64_t lifetime_sample_interval(int64_t prev_ts, int64_t ts, int64_t nominal_s);
-/** True when the spacing from @prev_ts to @ts is a gap (over 1.5 nominal intervals). */
-bool lifetime_is_gap(int64_t prev_ts, int64_t ts, int64_t nominal_s);
+struct lifetime_spacing {
+	int64_t prev_ts;      // s since epoch; INT64_MIN before the first cycle
+	int64_t prev_spacing; // s; 0 = not known yet
+	int64_t prev_dt;      // s the previous sample stood for
+};
+
+void lifetime_spacing_init(struct lifetime_spacing *sp);
+/**
+ * Advances to the cycle at @ts (after sp->prev_ts) and returns the seconds its sample stands
+ * for; *gap_s (may be NULL) gets the unobserved seconds before it.
+ */
+int64_t lifetime_spacing_next(struct lifetime_spacing *sp, int64_t ts, int64_t first_s,
+			      int64_t *gap_s);
 
 /** A compact string of everything that changes the damage sum, to detect changed ratings. */
 void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *out);

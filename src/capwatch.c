@@ -97,10 +97,10 @@ struct replay_target {
 	struct lifetime_acc *acc;
 	int64_t channel_id; // -1: no channel, only the time advances
 	double resolution;
-	int64_t *last_ts; // previous included cycle, INT64_MIN = none; advanced by the replay
-	int64_t cycle_ts; // the cycle whose sample is expected next
-	int64_t cycle_dt; // its interval, s
-	struct lifetime_point *pts; // optional: collected for percentiles
+	struct lifetime_spacing *sp; // advanced by the replay past the cycles it already holds
+	int64_t cycle_ts;            // the cycle whose sample is expected next
+	int64_t cycle_dt;            // its interval, s
+	struct lifetime_point *pts;  // optional: collected for percentiles
 	size_t n_pts, cap_pts;
 	bool collect;
 };
@@ -108,7 +108,7 @@ struct replay_target {
 struct replay {
 	const struct cycle_list *cycles;
 	size_t next;
-	int64_t nominal_s;
+	int64_t first_s; // what the very first sample stands for: the configured interval
 	struct replay_target *targets;
 	size_t n_targets;
 };
@@ -116,12 +116,11 @@ struct replay {
 static void replay_cycle(struct replay *rp, int64_t ts) {
 	for (size_t i = 0; i < rp->n_targets; i++) {
 		struct replay_target *t = &rp->targets[i];
-		if (ts <= *t->last_ts) {
+		if (t->sp->prev_ts != INT64_MIN && ts <= t->sp->prev_ts) {
 			continue; // already in this target's persisted sum
 		}
-		t->cycle_dt = lifetime_sample_interval(*t->last_ts, ts, rp->nominal_s);
+		t->cycle_dt = lifetime_spacing_next(t->sp, ts, rp->first_s, NULL);
 		t->cycle_ts = ts;
-		*t->last_ts = ts;
 	}
 }
 
@@ -172,7 +171,7 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 	struct rollup_replay *rr = ctx;
 	for (size_t i = 0; i < rr->n_targets; i++) {
 		struct replay_target *t = &rr->targets[i];
-		if (t->channel_id != r->channel_id || *t->last_ts != INT64_MIN) {
+		if (t->channel_id != r->channel_id || t->sp->prev_ts != INT64_MIN) {
 			continue; // a resumed sum already holds this time
 		}
 		for (size_t b = 0; b < r->n_bins; b++) {
@@ -186,7 +185,8 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 }
 
 struct replay_info {
-	int64_t nominal_s;
+	int64_t nominal_s;   // median spacing: what a rolled-up value stands for
+	int64_t first_s;     // what the first raw sample stands for
 	int64_t raw_from;    // the first raw sample in the window, INT64_MAX = none
 	int64_t rollup_from; // the first hour taken from rollups, INT64_MAX = none
 	int64_t rollup_to;   // rollup hours end here (= the hour of raw_from)
@@ -195,19 +195,20 @@ struct replay_info {
 /*
  * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
  * hourly rollups, then the included cycles and the samples of the targets' channels.
- * @nominal_s 0 infers the interval from the cycles (median spacing, else @fallback_s).
+ * Rollup values stand for the median spacing of the cycles; the first raw sample for @first_s.
  */
 static int replay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
-		      int64_t nominal_s, int64_t fallback_s, struct replay_target *targets,
-		      size_t n, struct cycle_list *cycles, struct replay_info *info) {
+		      int64_t first_s, struct replay_target *targets, size_t n,
+		      struct cycle_list *cycles, struct replay_info *info) {
 	*cycles = (struct cycle_list){.include_unsynced = include_unsynced};
 	*info = (struct replay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
 	int rc = store_scan_cycles(store, from, to, collect_cycle, cycles);
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t nominal = nominal_s > 0 ? nominal_s : median_spacing(cycles, fallback_s);
+	int64_t nominal = median_spacing(cycles, first_s);
 	info->nominal_s = nominal;
+	info->first_s = first_s;
 	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
 	size_t n_ids = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -222,7 +223,7 @@ static int replay_run(struct store *store, int64_t from, int64_t to, bool includ
 	}
 	struct replay rp = {
 		.cycles = cycles,
-		.nominal_s = nominal,
+		.first_s = first_s,
 		.targets = targets,
 		.n_targets = n,
 	};
@@ -285,9 +286,12 @@ static void history_warnings(struct lifetime_report_entry *e, const struct cycle
 			iso, (info->rollup_to - info->rollup_from) / 3600.0, nominal_s);
 	}
 	int64_t gaps = 0, gap_s = 0, longest = 0;
-	for (size_t i = 1; i < cycles->n; i++) {
-		if (lifetime_is_gap(cycles->ts[i - 1], cycles->ts[i], nominal_s)) {
-			int64_t missing = cycles->ts[i] - cycles->ts[i - 1] - nominal_s;
+	struct lifetime_spacing sp;
+	lifetime_spacing_init(&sp);
+	for (size_t i = 0; i < cycles->n; i++) {
+		int64_t missing;
+		lifetime_spacing_next(&sp, cycles->ts[i], info->first_s, &missing);
+		if (missing > 0) {
 			gaps++;
 			gap_s += missing;
 			longest = missing > longest ? missing : longest;
@@ -359,7 +363,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 	rep->entries = xcalloc(n ? n : 1, sizeof(*rep->entries));
 	struct lifetime_params *params = xcalloc(n ? n : 1, sizeof(*params));
 	struct lifetime_acc *accs = xcalloc(n ? n : 1, sizeof(*accs));
-	int64_t *last = xcalloc(n ? n : 1, sizeof(*last));
+	struct lifetime_spacing *spacing = xcalloc(n ? n : 1, sizeof(*spacing));
 	struct replay_target *targets = xcalloc(n ? n : 1, sizeof(*targets));
 	size_t n_targets = 0;
 	size_t *target_of = xcalloc(n ? n : 1, sizeof(*target_of));
@@ -372,7 +376,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		e->cc = cc;
 		target_of[i] = SIZE_MAX;
 		lifetime_acc_init(&accs[i]);
-		last[i] = INT64_MIN;
+		lifetime_spacing_init(&spacing[i]);
 		char *perr = NULL;
 		if (!lifetime_params_init(&params[i], cc, &perr)) {
 			problems[i] = perr;
@@ -400,24 +404,24 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			.acc = &accs[i],
 			.channel_id = ch->id,
 			.resolution = ch->ch.resolution,
-			.last_ts = &last[i],
+			.sp = &spacing[i],
 			.collect = true,
 		};
 	}
 
 	struct cycle_list cycles;
 	struct replay_info info;
-	int64_t fallback = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	rc = replay_run(store, from, to, include_unsynced, 0, fallback, targets, n_targets, &cycles,
+	int64_t first_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	rc = replay_run(store, from, to, include_unsynced, first_s, targets, n_targets, &cycles,
 			&info);
 	rep->interval_s = info.nominal_s;
 	if (rc < 0) {
 		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
 		goto out;
 	}
-	if (cycles.n > 0) {
-		rep->from = cycles.ts[0];
-		rep->to = cycles.ts[cycles.n - 1] + rep->interval_s;
+	if (cycles.n > 0) { // the first sample stands for the interval before it
+		rep->from = cycles.ts[0] - first_s;
+		rep->to = cycles.ts[cycles.n - 1];
 	}
 	if (info.rollup_from != INT64_MAX) {
 		rep->from = info.rollup_from;
@@ -464,7 +468,7 @@ out:
 	free(problem_code);
 	free(target_of);
 	free(targets);
-	free(last);
+	free(spacing);
 	free(accs);
 	free(params);
 	store_channels_free(chans, n_chans);
@@ -556,14 +560,14 @@ struct watched {
 	char *state_key;
 	char *fingerprint;
 	struct lifetime_acc acc;
-	int64_t last_ts; // last included cycle added, INT64_MIN = none
-	size_t hint;     // index of the sensor in the last cycle's channels
+	struct lifetime_spacing sp; // the cycles added so far
+	size_t hint;                // index of the sensor in the last cycle's channels
 };
 
 struct capwatch {
 	const struct config *cfg;
 	struct store *store;
-	int64_t nominal_s;
+	int64_t first_s; // the configured interval: what the first sample ever stands for
 	struct watched *caps;
 	size_t n;
 	int64_t last_persist; // s since epoch, 0 = never
@@ -573,7 +577,8 @@ struct capwatch {
 static char *state_text(const struct watched *w) {
 	struct buf b;
 	buf_init(&b);
-	buf_printf(&b, "%s\nlast=%" PRId64 "\n", w->fingerprint, w->last_ts);
+	buf_printf(&b, "%s\nlast=%" PRId64 " spacing=%" PRId64 " dt=%" PRId64 "\n", w->fingerprint,
+		   w->sp.prev_ts, w->sp.prev_spacing, w->sp.prev_dt);
 	lifetime_acc_format(&w->acc, &b);
 	return buf_steal(&b);
 }
@@ -584,18 +589,19 @@ static bool state_restore(struct watched *w, const char *text) {
 	if (strncmp(text, w->fingerprint, fp_len) != 0 || strncmp(text + fp_len, "\nlast=", 6)) {
 		return false;
 	}
-	const char *s = text + fp_len + 6;
-	char *end;
-	long long last = strtoll(s, &end, 10);
-	if (end == s || *end != '\n') {
+	long long last, spacing, dt;
+	int used = 0;
+	if (sscanf(text + fp_len + 6, "%lld spacing=%lld dt=%lld\n%n", &last, &spacing, &dt,
+		   &used) != 3 ||
+	    used == 0) {
 		return false;
 	}
 	struct lifetime_acc acc;
-	if (!lifetime_acc_parse(&acc, end + 1)) {
+	if (!lifetime_acc_parse(&acc, text + fp_len + 6 + used)) {
 		return false;
 	}
 	w->acc = acc;
-	w->last_ts = last;
+	w->sp = (struct lifetime_spacing){last, spacing, dt};
 	return true;
 }
 
@@ -603,7 +609,7 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 	struct capwatch *cw = xcalloc(1, sizeof(*cw));
 	cw->cfg = cfg;
 	cw->store = store;
-	cw->nominal_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	cw->first_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
 	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
 	for (size_t i = 0; i < cfg->n_capacitors; i++) {
 		const struct capacitor_config *cc = &cfg->capacitors[i];
@@ -622,7 +628,7 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 		lifetime_params_fingerprint(&w->p, &fp);
 		w->fingerprint = buf_steal(&fp);
 		lifetime_acc_init(&w->acc);
-		w->last_ts = INT64_MIN;
+		lifetime_spacing_init(&w->sp);
 		cw->n++;
 		char *saved = NULL;
 		int rc = store_state_get(store, w->state_key, &saved);
@@ -658,17 +664,17 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 			.acc = &w->acc,
 			.channel_id = ch ? ch->id : -1,
 			.resolution = ch ? ch->ch.resolution : 0,
-			.last_ts = &w->last_ts,
+			.sp = &w->sp,
 		};
-		int64_t start = w->last_ts == INT64_MIN ? INT64_MIN : w->last_ts + 1;
+		int64_t start = w->sp.prev_ts == INT64_MIN ? INT64_MIN : w->sp.prev_ts + 1;
 		from = start < from ? start : from;
 	}
 	store_channels_free(chans, n_chans);
 	if (cw->n > 0 && from != INT64_MAX) {
 		struct cycle_list cycles;
 		struct replay_info info;
-		rc = replay_run(store, from, INT64_MAX, false, cw->nominal_s, cw->nominal_s,
-				targets, cw->n, &cycles, &info);
+		rc = replay_run(store, from, INT64_MAX, false, cw->first_s, targets, cw->n, &cycles,
+				&info);
 		free(cycles.ts);
 		if (rc < 0) {
 			log_error("lifetime: could not catch up from the stored history: %s",
@@ -713,12 +719,11 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
 	}
 	for (size_t i = 0; i < cw->n; i++) {
 		struct watched *w = &cw->caps[i];
-		if (cycle->ts <= w->last_ts) {
+		if (w->sp.prev_ts != INT64_MIN && cycle->ts <= w->sp.prev_ts) {
 			continue; // counted by the catch-up already
 		}
-		struct replay_target t = {.p = &w->p, .acc = &w->acc, .last_ts = &w->last_ts};
-		t.cycle_dt = lifetime_sample_interval(w->last_ts, cycle->ts, cw->nominal_s);
-		w->last_ts = cycle->ts;
+		struct replay_target t = {.p = &w->p, .acc = &w->acc, .sp = &w->sp};
+		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, cw->first_s, NULL);
 		cw->dirty = true;
 		const struct channel *ch = NULL;
 		const struct reading *rd = find_reading(cycle, w->cc->sensor, &w->hint, &ch);
@@ -765,7 +770,8 @@ size_t capwatch_states(struct capwatch *cw, struct live_capacitor *out, size_t m
 	for (size_t i = 0; cw && i < cw->n && n < max; i++) {
 		const struct watched *w = &cw->caps[i];
 		struct lifetime_result r;
-		lifetime_summarize(&w->p, &w->acc, w->last_ts == INT64_MIN ? 0 : w->last_ts, &r);
+		lifetime_summarize(&w->p, &w->acc, w->sp.prev_ts == INT64_MIN ? 0 : w->sp.prev_ts,
+				   &r);
 		out[n++] = (struct live_capacitor){
 			.name = w->cc->name,
 			.sensor = w->cc->sensor,

@@ -598,15 +598,31 @@ err:
 	return false;
 }
 
-bool lifetime_is_gap(int64_t prev_ts, int64_t ts, int64_t nominal_s) {
-	return prev_ts != INT64_MIN && ts > prev_ts && (ts - prev_ts) * 2 > nominal_s * 3;
+void lifetime_spacing_init(struct lifetime_spacing *sp) {
+	*sp = (struct lifetime_spacing){.prev_ts = INT64_MIN};
 }
 
-int64_t lifetime_sample_interval(int64_t prev_ts, int64_t ts, int64_t nominal_s) {
-	if (prev_ts == INT64_MIN || ts <= prev_ts || lifetime_is_gap(prev_ts, ts, nominal_s)) {
-		return nominal_s;
+int64_t lifetime_spacing_next(struct lifetime_spacing *sp, int64_t ts, int64_t first_s,
+			      int64_t *gap_s) {
+	int64_t dt, gap = 0;
+	if (sp->prev_ts == INT64_MIN || ts <= sp->prev_ts) {
+		dt = sp->prev_ts == INT64_MIN ? first_s : 0;
+	} else {
+		int64_t spacing = ts - sp->prev_ts;
+		if (sp->prev_spacing > 0 && spacing * 2 > sp->prev_spacing * 3) {
+			dt = sp->prev_dt;
+			gap = spacing - dt;
+		} else {
+			dt = spacing;
+		}
+		sp->prev_spacing = spacing;
 	}
-	return ts - prev_ts;
+	sp->prev_ts = ts > sp->prev_ts ? ts : sp->prev_ts;
+	sp->prev_dt = dt;
+	if (gap_s) {
+		*gap_s = gap;
+	}
+	return dt;
 }
 
 void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *out) {

@@ -455,15 +455,28 @@ static void test_persistence(void) {
 	buf_finish(&text);
 }
 
-static void test_sample_interval(void) {
-	is_int(lifetime_sample_interval(INT64_MIN, 1000, 60), 60, "first sample: one interval");
-	is_int(lifetime_sample_interval(940, 1000, 60), 60, "regular spacing");
-	is_int(lifetime_sample_interval(939, 1000, 60), 61, "jitter is kept: spacing 61 s");
-	is_int(lifetime_sample_interval(910, 1000, 60), 90, "1.5 intervals is still no gap");
-	is_int(lifetime_sample_interval(909, 1000, 60), 60, "a gap counts one interval");
-	ok(lifetime_is_gap(880, 1000, 60), "two intervals is a gap");
-	ok(!lifetime_is_gap(940, 1000, 60), "one interval is no gap");
-	ok(!lifetime_is_gap(INT64_MIN, 1000, 60), "no previous cycle: no gap");
+static void test_spacing(void) {
+	struct lifetime_spacing sp;
+	lifetime_spacing_init(&sp);
+	int64_t gap;
+	is_int(lifetime_spacing_next(&sp, 1000, 60, &gap), 60,
+	       "first sample: the configured interval");
+	is_int(lifetime_spacing_next(&sp, 1300, 60, &gap), 300,
+	       "the first spacing sets the cadence");
+	is_int(gap, 0, "no gap");
+	is_int(lifetime_spacing_next(&sp, 1601, 60, &gap), 301, "jitter is kept");
+	is_int(lifetime_spacing_next(&sp, 2050, 60, &gap), 449, "under 1.5 spacings: observed");
+	is_int(lifetime_spacing_next(&sp, 2350, 60, &gap), 300, "back to the cadence");
+	is_int(lifetime_spacing_next(&sp, 9550, 60, &gap), 300,
+	       "a gap counts the previous interval");
+	is_int(gap, 6900, "the rest of the gap is unobserved");
+	is_int(lifetime_spacing_next(&sp, 9850, 60, &gap), 300, "after a gap the cadence resumes");
+	is_int(gap, 0, "and is no gap");
+	is_int(lifetime_spacing_next(&sp, 9855, 60, &gap), 5,
+	       "a faster cadence is followed at once");
+	is_int(lifetime_spacing_next(&sp, 9915, 60, &gap), 5, "a slower one is first a gap");
+	is_int(gap, 55, "of the excess");
+	is_int(lifetime_spacing_next(&sp, 9975, 60, &gap), 60, "then followed");
 }
 
 /* Jensen: for random profiles L_eff <= L(mean) and T_eq >= mean. Prints the seed. */
@@ -510,7 +523,7 @@ int main(int argc, char **argv) {
 	test_profiles();
 	test_percentile();
 	test_persistence();
-	test_sample_interval();
+	test_spacing();
 	test_random_profiles(seed);
 	return test_done();
 }
