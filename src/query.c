@@ -117,6 +117,17 @@ static int select_channels(struct store *store, const char *const *patterns, siz
 	return 0;
 }
 
+/*
+ * Stored cycles over expected ones, at most 1: cycles closer than the interval (the cadence
+ * was changed for a while) do not make a window more than fully covered.
+ */
+static double coverage(int64_t have, int64_t expected) {
+	if (expected <= 0) {
+		return 0;
+	}
+	return have >= expected ? 1 : (double)have / (double)expected;
+}
+
 static int slot_of(const struct selection *s, int64_t id) {
 	return id >= 0 && id <= s->max_id ? s->slot[id] : -1;
 }
@@ -399,7 +410,7 @@ static void write_channel_stats(struct json *out, const struct channel *ch,
 	json_key(out, "count");
 	json_int(out, acc->count);
 	json_key(out, "coverage");
-	json_double(out, expected > 0 ? (double)acc->count / (double)expected : 0);
+	json_double(out, coverage(acc->count, expected));
 	bool any = acc->count > 0;
 	json_key(out, "mean");
 	any ? json_double(out, stats_mean(acc, res)) : json_null(out);
@@ -532,7 +543,7 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 	json_key(out, "expected_cycles");
 	json_int(out, w.cs.expected);
 	json_key(out, "coverage");
-	json_double(out, (double)w.cs.cycles / (double)w.cs.expected);
+	json_double(out, coverage(w.cs.cycles, w.cs.expected));
 	json_key(out, "longest_gap_s");
 	json_int(out, w.cs.longest_gap_s);
 	json_key(out, "unsynced_excluded");
@@ -688,7 +699,7 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 	timefmt_iso(w.to, to);
 	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, longest gap %s",
 		   (long long)w.cs.cycles, span, from, to,
-		   100.0 * (double)w.cs.cycles / (double)w.cs.expected, gap);
+		   100.0 * coverage(w.cs.cycles, w.cs.expected), gap);
 	if (!p->include_unsynced && w.cs.unsynced > 0) {
 		buf_printf(out, ", %lld unsynced cycles excluded", (long long)w.cs.unsynced);
 	}
