@@ -653,7 +653,8 @@
     }
     const clockNames = opts.clocks || [];
     const series = {};
-    for (const n of clockNames) series[n] = { axis: 'y2', strokePattern: [6, 3] };
+    // Clock bands (DVFS swings between buckets) would wash over the temperatures: keep them faint.
+    for (const n of clockNames) series[n] = { axis: 'y2', strokePattern: [6, 3], fillAlpha: 0.04, stepPlot: true };
     const y2 = clockNames.length > 0;
     // On a phone the axis titles would take a third of the plot; the legend names the units.
     const narrow = $('#' + id).clientWidth < 520;
@@ -672,6 +673,7 @@
       axisLineColor: colors.axis,
       connectSeparatedPoints: false,
       strokeWidth: 1.4,
+      fillAlpha: 0.2,
       highlightCircleSize: 3,
       ylabel: narrow ? undefined : 'Temperature (°C)',
       y2label: y2 && !narrow ? 'Clock (GHz)' : undefined,
