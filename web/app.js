@@ -44,6 +44,7 @@
     refreshTimer: 0,
     retryTimer: 0,
     charts: {},
+    hidden: new Set(), // channel keys the user switched off in the charts
   };
 
   /* ---------- API ---------- */
@@ -640,8 +641,8 @@
       grid: css.getPropertyValue('--line').trim() || '#ddd',
       axis: css.getPropertyValue('--muted').trim() || '#666',
       palette: dark ?
-        ['#fb923c', '#60a5fa', '#34d399', '#f472b6', '#facc15', '#a78bfa', '#f87171', '#2dd4bf', '#e879f9', '#fde68a', '#93c5fd', '#86efac'] :
-        ['#c2410c', '#1d4ed8', '#047857', '#be185d', '#a16207', '#6d28d9', '#b91c1c', '#0f766e', '#a21caf', '#854d0e', '#1e40af', '#15803d'],
+        ['#fb923c', '#60a5fa', '#34d399', '#f472b6', '#facc15', '#a78bfa', '#f87171', '#2dd4bf', '#e879f9', '#fde68a', '#93c5fd', '#86efac', '#fca5a5', '#c4b5fd', '#67e8f9', '#d9f99d'] :
+        ['#c2410c', '#1d4ed8', '#047857', '#be185d', '#a16207', '#6d28d9', '#b91c1c', '#0f766e', '#a21caf', '#854d0e', '#1e40af', '#15803d', '#9f1239', '#4338ca', '#0e7490', '#4d7c0f'],
     };
   }
 
@@ -658,8 +659,10 @@
     const y2 = clockNames.length > 0;
     // On a phone the axis titles would take a third of the plot; the legend names the units.
     const narrow = $('#' + id).clientWidth < 520;
+    const keys = opts.keys || [];
     const g = new window.Dygraph($('#' + id), data, {
       labels,
+      visibility: keys.map((k) => !state.hidden.has(k)),
       customBars: !!opts.bars,
       series,
       colors: colors.palette,
@@ -683,8 +686,27 @@
         x: { valueFormatter: (ms) => fmtTime(ms / 1000, true) },
       },
     });
+    g.thermlogKeys = keys;
     state.charts[id] = g;
     return g;
+  }
+
+  /* One labelled checkbox per charted channel; toggles the series in every chart. */
+  function renderSeriesList(keys, labels, g) {
+    const box = $('#series-list');
+    box.replaceChildren(...keys.map((k, i) => {
+      const input = el('input', { type: 'checkbox', 'data-key': k });
+      input.checked = !state.hidden.has(k);
+      input.addEventListener('change', () => {
+        if (input.checked) state.hidden.delete(k);
+        else state.hidden.add(k);
+        for (const g of Object.values(state.charts)) {
+          const j = g.thermlogKeys.indexOf(k);
+          if (j >= 0) g.setVisibility(j, input.checked);
+        }
+      });
+      return el('label', {}, input, el('span', { class: 'swatch', style: 'background:' + ((g.getPropertiesForSeries(labels[i]) || {}).color || 'transparent') }), el('span', { text: labels[i] }));
+    }));
   }
 
   async function loadHistory() {
@@ -708,13 +730,15 @@
       return;
     }
     const labels = ['Time'];
+    const keys = [];
     const clocks = [];
     const cols = [];
-    wanted.forEach((c, i) => {
+    wanted.forEach((c) => {
       const pts = series.get(c.key) || [];
       if (!pts.length) return;
       const name = c.label === c.key ? c.key : c.label;
       labels.push(labels.includes(name) ? c.key : name);
+      keys.push(c.key);
       if (isClock(c)) clocks.push(labels[labels.length - 1]);
       cols.push({ pts, scale: isClock(c) ? 1e-9 : 1 });
     });
@@ -738,7 +762,8 @@
     const data = Array.from(rows.values()).sort((a, b) => a[0] - b[0]);
     box.replaceChildren();
     legend.textContent = '';
-    drawChart('history-chart', labels, data, { bars: true, clocks, legend: 'history-legend', range: true });
+    const g = drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
+    renderSeriesList(keys, labels.slice(1), g);
     box.dataset.points = data.length;
   }
 
@@ -818,7 +843,7 @@
       return typeof v === 'number' ? (isClock(ch) ? v * 1e-9 : v) : null;
     })));
     box.replaceChildren();
-    drawChart('peak-chart', labels, data, { clocks, legend: 'peak-legend' });
+    drawChart('peak-chart', labels, data, { clocks, keys: keys.map((ch) => ch.key), legend: 'peak-legend' });
   }
 
   /* ---------- lifetime ---------- */

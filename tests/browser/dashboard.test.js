@@ -85,19 +85,19 @@ function inkedPixels(page, sel) {
 }
 
 async function screenshots(ctx, name) {
-  const page = await ctx.newPage();
-  for (const [view] of [['overview'], ['statistics'], ['history'], ['lifetime']]) {
-    for (const [label, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
-      await page.setViewportSize({ width, height });
-      await page.goto(base + '#' + view);
-      await waitReady(page, view);
+  for (const [label, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+    const page = await ctx.newPage();
+    await page.setViewportSize({ width, height });
+    await page.goto(base + '#overview');
+    await waitReady(page, 'overview');
+    await page.waitForSelector('#groups svg.spark');
+    for (const view of ['overview', 'statistics', 'history', 'lifetime']) {
+      if (view !== 'overview') await gotoView(page, view);
       if (view === 'history') await page.waitForSelector('#peak-chart canvas');
-      await page.waitForTimeout(300);
-      const file = path.join(shotDir, `${name}-${view}-${label}.png`);
-      await page.screenshot({ path: file, fullPage: true });
+      await page.screenshot({ path: path.join(shotDir, `${name}-${view}-${label}.png`), fullPage: true });
     }
+    await page.close();
   }
-  await page.close();
 }
 
 async function errorStates(ctx) {
@@ -118,7 +118,7 @@ async function errorStates(ctx) {
     ['no capacitors', async (page) => page.route('**/api/v1/lifetime*', json({ capacitors: [] })), 'lifetime', '#capacitors', /No capacitors are configured/],
     ['bad request', async (page) => page.route('**/api/v1/lifetime*', json({ error: 'from: not a time' }, 400)), 'lifetime', '#capacitors', /from: not a time/],
   ];
-  for (const [name, setup, view, sel, want] of cases) {
+  await Promise.all(cases.map(async ([name, setup, view, sel, want]) => {
     const page = await ctx.newPage();
     await setup(page);
     await page.goto(base + '#' + view);
@@ -132,7 +132,7 @@ async function errorStates(ctx) {
     ok(want.test(text), name + ': shows "' + want.source + '"', text);
     await page.screenshot({ path: path.join(shotDir, 'error-' + name.replace(/ /g, '-') + '.png') });
     await page.close();
-  }
+  }));
 }
 
 async function main() {
@@ -273,8 +273,9 @@ async function main() {
         ok(rowsLong === expected, 'long CSV rows = sum of window sample counts', { rows: rowsLong, expected });
       }
     }
+    const readyHour = await page.evaluate(() => document.body.dataset.ready);
     await page.selectOption('#window-select', '24h');
-    await waitReady(page, 'statistics', await page.evaluate(() => document.body.dataset.ready));
+    await waitReady(page, 'statistics', readyHour);
 
     // ---- history chart draws ----
     await gotoView(page, 'history');
@@ -313,7 +314,7 @@ async function main() {
     await dark.emulateMedia({ colorScheme: 'dark' });
     await dark.goto(base + '#overview');
     await waitReady(dark, 'overview');
-    await dark.waitForTimeout(1500);
+    await dark.waitForSelector('#groups svg.spark');
     await dark.screenshot({ path: path.join(shotDir, 'dark-overview-desktop.png'), fullPage: true });
     const darkBg = await dark.evaluate(() => getComputedStyle(document.body).backgroundColor);
     ok(darkBg !== 'rgb(246, 247, 249)' && darkBg !== 'rgb(255, 255, 255)', 'dark scheme applies', darkBg);
