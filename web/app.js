@@ -224,7 +224,11 @@
         Math.abs(v) >= 1e3 ? (v / 1e3).toFixed(2) + ' kJ' : v.toFixed(1) + ' J';
       case 'rpm': return v.toFixed(0) + ' rpm';
       case 'percent': return v.toFixed(1) + ' %';
-      default: return Number.isInteger(v) ? String(v) : v.toFixed(2) + (unit ? ' ' + unit : '');
+      case 'state':
+      case '':
+      case undefined:
+        return Number.isInteger(v) ? String(v) : v.toFixed(2);
+      default: return (Number.isInteger(v) ? String(v) : v.toFixed(2)) + ' ' + unit;
     }
   }
 
@@ -326,6 +330,16 @@
       meta,
       governor: first(meta, 'governor', 'scaling_governor') || c.governor,
     };
+  }
+
+  /* Channels in the overview's group order (thermal zones first), keys sorted inside a group. */
+  function sortByGroup(list) {
+    const rank = (c) => {
+      const src = c.source || (channelByKey(c.key) || {}).source || String(c.key).split('/')[0];
+      const i = GROUPS.findIndex(([s]) => s === src);
+      return i < 0 ? GROUPS.length : i;
+    };
+    return list.slice().sort((a, b) => rank(a) - rank(b) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   const isTemp = (c) => c.unit === 'celsius' || c.kind === 'temperature';
@@ -567,7 +581,7 @@
     const table = $('#stats-table');
     table.dataset.from = state.win.from;
     table.dataset.to = state.win.to;
-    const list = asArray(resp, 'channels', 'stats');
+    const list = sortByGroup(asArray(resp, 'channels', 'stats'));
     const rows = [];
     const tisBlocks = [];
     let withData = 0;
@@ -889,7 +903,7 @@
     const rel = asArray(first(cap, 'relative_lifetime', 'relative') || []);
     const relTable = rel.length ? el('div', { class: 'table-wrap' }, el('table', { class: 'relative' },
       el('caption', { text: 'If it ran cooler' + (cap.capped ? ' (lives before the cap)' : '') }),
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Temperature reduction' }), el('th', { scope: 'col', class: 'num', text: 'Life factor' }), el('th', { scope: 'col', class: 'num', text: 'Expected life' }))),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Cooler by' }), el('th', { scope: 'col', class: 'num', text: 'Life factor' }), el('th', { scope: 'col', class: 'num', text: 'Expected life' }))),
       el('tbody', {}, ...rel.map((r) => el('tr', {},
         el('td', { text: r.reduction_k ? '−' + r.reduction_k + ' K' : 'as measured' }),
         el('td', { class: 'num', text: (typeof r.factor === 'number' ? r.factor.toFixed(r.factor < 10 ? 2 : 1) : '–') + '×' }),
