@@ -88,7 +88,9 @@ struct daemon {
 	int64_t last_ts;      // the last stored or queued cycle, s since epoch; 0 = none
 	int64_t last_mono_ms; // when last_ts was stamped (boot clock); 0 = in another process
 	int64_t prev_wall_ms, prev_mono_ms; // the previous cycle, for step detection
-	bool continued; // stamping on the continued timeline after a backwards step
+	bool continued;       // stamping on the continued timeline after a backwards step
+	bool waiting;         // skipping slots after a small backwards step
+	int64_t last_slot_ms; // the last slot the loop acted on (wall clock ms)
 
 	struct queued *queue;
 	size_t q_head, q_len, q_cap, q_bytes;
@@ -371,11 +373,15 @@ static void flush_queue(struct daemon *d) {
 }
 
 /*
- * The stamp of a cycle whose wall clock reads @wall_ts. Normally the wall clock itself. After a
- * backwards step (wall_ts not after the last stored cycle) the cycle goes on the continued
- * timeline: the last stamp plus the boot-clock time elapsed since it, on the interval grid, and
- * at least one interval later. It never blocks writing and never overlaps stored rows; the
- * cycles are marked unsynced. Wall-clock stamps resume once the wall clock passes that timeline.
+ * The stamp of a cycle whose wall clock reads @wall_ts, or -1 to skip the slot. Normally the
+ * wall clock itself. When the wall clock is not after the last stored cycle (a backwards step):
+ *  - a small step (up to two intervals or a minute, whichever is longer) skips slots until the
+ *    wall clock passes the last stored cycle: a gap of at most that length, and the stamps stay
+ *    true;
+ *  - a larger one never blocks writing: the cycle goes on the continued timeline, the last
+ *    stamp plus the boot-clock time elapsed since it on the interval grid, marked unsynced.
+ *    Wall-clock stamps resume once the wall clock passes that timeline.
+ * Either way nothing overlaps stored rows, and each episode is logged once.
  */
 static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, bool *continued) {
 	*continued = false;
@@ -385,9 +391,24 @@ static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, boo
 				"the wall clock passed the continued timeline: stamping with it again");
 			d->continued = false;
 		}
+		d->waiting = false;
 		return wall_ts;
 	}
 	int64_t interval_ms = d->cfg->interval_ms;
+	int64_t small_s = 2 * interval_ms / 1000 > 60 ? 2 * interval_ms / 1000 : 60;
+	char wall[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+	timefmt_iso(wall_ts, wall);
+	timefmt_iso(d->last_ts, last);
+	if (!d->continued && d->last_ts - wall_ts < small_s) {
+		if (!d->waiting) {
+			log_notice(
+				"the clock reads %s, not after the last stored cycle %s: a small "
+				"step back, skipping slots until it passes",
+				wall, last);
+			d->waiting = true;
+		}
+		return -1;
+	}
 	int64_t steps = 1;
 	if (d->last_mono_ms > 0) {
 		steps = (now_mono_ms - d->last_mono_ms + interval_ms / 2) / interval_ms;
@@ -396,15 +417,12 @@ static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, boo
 	int64_t ts = (d->last_ts * 1000 + steps * interval_ms) / 1000;
 	ts = ts > d->last_ts ? ts : d->last_ts + 1;
 	if (!d->continued) {
-		char wall[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
-		timefmt_iso(wall_ts, wall);
-		timefmt_iso(d->last_ts, last);
 		log_warn("the clock reads %s, not after the last stored cycle %s (stepped back by "
-			 "%" PRId64
-			 " s): stamping cycles on the continued timeline, marked unsynced, "
-			 "until the wall clock passes it",
+			 "%" PRId64 " s): stamping cycles on the continued timeline, marked "
+			 "unsynced, until the wall clock passes it",
 			 wall, last, ts - wall_ts);
 		d->continued = true;
+		d->waiting = false;
 	}
 	*continued = true;
 	return ts;
@@ -436,6 +454,9 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	int64_t wall_ts = floor_div(slot_ms, 1000);
 	bool continued;
 	int64_t ts = stamp(d, wall_ts, start_mono, &continued);
+	if (ts < 0) {
+		return;
+	}
 	const char *why;
 	enum clock_state clock = clock_probe(&d->clock, wall_ts, d->last_ts, &why);
 	if (continued) {
@@ -993,14 +1014,26 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 	return -1;
 }
 
-/* Arms the schedule for the next wall-clock slot after now; no catch-up for missed slots. */
+/*
+ * Arms the schedule for the next wall-clock slot after now; no catch-up for missed slots. The
+ * deadline is computed in nanoseconds, and never for the slot just handled: a wake-up a hair
+ * early must not run the same slot twice.
+ */
 static int64_t arm_next(struct daemon *d) {
 	int64_t interval = d->cfg->interval_ms;
-	int64_t now_wall = wall_ms(d), now_mono = mono_ms();
-	int64_t slot = (floor_div(now_wall, interval) + 1) * interval;
-	int64_t deadline = now_mono + (slot - now_wall);
+	struct timespec rt, bt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	int64_t offset_ms = wall_ms(d) - clock_ms(CLOCK_REALTIME); // the test hook, or 0
+	int64_t now_wall_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec + offset_ms * 1000000;
+	int64_t slot = (floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
+	if (slot == d->last_slot_ms) {
+		slot += interval;
+	}
+	int64_t deadline =
+		(int64_t)bt.tv_sec * 1000000000 + bt.tv_nsec + slot * 1000000 - now_wall_ns;
 	struct itimerspec its = {
-		.it_value = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000},
+		.it_value = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)},
 	};
 	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 	return slot;
@@ -1037,7 +1070,10 @@ static int run(struct daemon *d) {
 			int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
 			// Woken away from a slot: the clock stepped or the system slept. Wait for
 			// the next slot instead of sampling off the grid.
-			if (llabs(now_wall - slot) <= tolerance) {
+			if (slot == d->last_slot_ms) {
+				log_debug("woke early for a slot already handled");
+			} else if (llabs(now_wall - slot) <= tolerance) {
+				d->last_slot_ms = slot;
 				run_cycle(d, slot);
 			} else {
 				log_debug("woke %" PRId64

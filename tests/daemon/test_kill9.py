@@ -69,6 +69,8 @@ def run(tap):
         tap.ok(ok, "database whole at the end: " + detail, detail)
         ts = [t for t, _ in c]
         tap.ok(ts == sorted(set(ts)), "cycle stamps strictly increase")
+        tap.ok(all(cl != 2 for _, cl in c),
+               "restarts never shift stamps onto an unsynced timeline")
         rows = samples(db)
         counts = {len(v) for _, v in rows}
         tap.ok(len(counts) == 1, "every stored cycle has all channels (%s)" % sorted(counts))
