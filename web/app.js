@@ -600,7 +600,7 @@
         td('Median', st.p50, fmtValue(st.p50, unit, 2)),
         td('p95', st.p95, fmtValue(st.p95, unit, 2)),
         td('Max', st.max, fmtValue(st.max, unit, 3)),
-        el('td', { 'data-label': 'Time of max', 'data-value': st.max_time, text: fmtTime(st.max_time, true) }),
+        el('td', { 'data-label': 'Time of max', 'data-field': 'time of max', 'data-value': st.max_time, text: fmtTime(st.max_time, true) }),
         td('Samples', count, intFmt.format(count)),
         td('Coverage', cov, fmtPercent(cov))));
       const states = timeInState(st);

@@ -273,6 +273,18 @@ async function main() {
         ok(rowsLong === expected, 'long CSV rows = sum of window sample counts', { rows: rowsLong, expected });
       }
     }
+    // A custom range (the browser runs in UTC): two hours ending at the last full hour.
+    const end = Math.floor(Date.now() / 3600000) * 3600;
+    const iso = (s) => new Date(s * 1000).toISOString().slice(0, 16);
+    await page.selectOption('#window-select', 'custom');
+    await page.fill('#window-from', iso(end - 7200));
+    await page.fill('#window-to', iso(end));
+    const readyCustom = await page.evaluate(() => document.body.dataset.ready);
+    await page.click('#window-apply');
+    await waitReady(page, 'statistics', readyCustom);
+    const custom = await checkStats('custom range');
+    ok(Number(custom.win.from) === end - 7200 && Number(custom.win.to) === end, 'custom range is applied to the minute', custom.win);
+
     const readyHour = await page.evaluate(() => document.body.dataset.ready);
     await page.selectOption('#window-select', '24h');
     await waitReady(page, 'statistics', readyHour);
