@@ -43,10 +43,11 @@ struct query_params {
 /**
  * {"from", "to", "interval_s", "cycles", "expected_cycles", "coverage", "longest_gap_s",
  *  "unsynced_excluded", "channels": [{"key", "label", "unit", "kind", "resolution", "count",
- *  "coverage", "mean", "stddev", "min", "p50", "p95", "max", "max_time", "p<P>"...,
- *  "unsynced_excluded", "time_in_state" (frequency channels: [{"value", "share"}])}]}.
- * Times are unix seconds, values in the channel's unit; stddev is the population one (ddof 0);
- * percentiles are numpy's default (type 7). Statistics without samples are null.
+ *  "coverage", "longest_gap_s" (null when the channel missed some cycles), "mean", "stddev", "min",
+ * "p50", "p95", "max", "max_time", "p<P>"..., "unsynced_excluded", "time_in_state" (frequency
+ * channels: [{"value", "share"}])}]}. Times are unix seconds, values in the channel's unit; stddev
+ * is the population one (ddof 0); percentiles are numpy's default (type 7). Statistics without
+ * samples are null.
  */
 int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
 		     char **err);

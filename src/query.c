@@ -394,7 +394,8 @@ static void json_value(struct json *j, int64_t q, double resolution) {
 
 static void write_channel_stats(struct json *out, const struct channel *ch,
 				const struct stats_acc *acc, const struct query_params *p,
-				int64_t expected, int64_t unsynced_excluded) {
+				const struct cycle_summary *cs, int64_t unsynced_excluded) {
+	int64_t expected = cs->expected;
 	double res = ch->resolution;
 	json_object_begin(out);
 	json_key(out, "key");
@@ -411,6 +412,12 @@ static void write_channel_stats(struct json *out, const struct channel *ch,
 	json_int(out, acc->count);
 	json_key(out, "coverage");
 	json_double(out, coverage(acc->count, expected));
+	/*
+	 * A channel with a value in every counted cycle has exactly the cycles' gaps. Otherwise
+	 * where its missing values fall is not recorded in hourly rollups: null.
+	 */
+	json_key(out, "longest_gap_s");
+	acc->count == cs->cycles ? json_int(out, cs->longest_gap_s) : json_null(out);
 	bool any = acc->count > 0;
 	json_key(out, "mean");
 	any ? json_double(out, stats_mean(acc, res)) : json_null(out);
@@ -551,7 +558,7 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 	json_key(out, "channels");
 	json_array_begin(out);
 	for (size_t k = 0; k < w.sel.n; k++) {
-		write_channel_stats(out, sel_channel(&w.sel, k), &w.acc[k], p, w.cs.expected,
+		write_channel_stats(out, sel_channel(&w.sel, k), &w.acc[k], p, &w.cs,
 				    w.unsynced[k]);
 	}
 	json_array_end(out);

@@ -197,6 +197,10 @@ static void test_stats(struct store *store) {
 	is_int(number(all_raw, NULL, "unsynced_excluded"), 30, "unsynced cycles counted");
 	is_int(number(all_raw, NULL, "longest_gap_s"), 3 * 3600, "the three-hour gap");
 	is_int(number(all_raw, NULL, "cycles"), N_CYC - 30, "cycles kept");
+	is_int(number(all_raw, "thermal/bigcore0-thermal", "longest_gap_s"), 3 * 3600,
+	       "a channel in every cycle has the cycles' longest gap");
+	ok(isnan(number(all_raw, "thermal/soc-thermal", "longest_gap_s")),
+	   "a channel that missed cycles has none");
 	is_int(number(all_raw, "thermal/bigcore0-thermal", "unsynced_excluded"), 30,
 	       "per-channel unsynced count");
 	ok(strstr(all_raw, "\"time_in_state\":[{\"value\":300000000,\"share\":") != NULL,
@@ -267,7 +271,8 @@ static void test_stats(struct store *store) {
 	struct query_params nowhere = {.has_from = true, .has_to = true, .from = 10, .to = 20};
 	s = stats_json(store, &nowhere, &rc);
 	is_int(rc, 0, "a window without data is no error");
-	ok(strstr(s, "\"count\":0,\"coverage\":0,\"mean\":null") != NULL, "statistics are null");
+	ok(strstr(s, "\"count\":0,\"coverage\":0,\"longest_gap_s\":10,\"mean\":null") != NULL,
+	   "statistics are null");
 	free(s);
 
 	free(all_raw);
