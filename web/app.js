@@ -569,6 +569,7 @@
   async function loadStatistics() {
     const tbody = $('#stats-table tbody');
     const tis = $('#time-in-state');
+    $('#md-box').hidden = true; // a copy of another window's table would mislead
     let resp;
     try {
       resp = await api('stats', winParams());
@@ -629,6 +630,37 @@
     if (excluded) summary += ' ' + intFmt.format(excluded) + ' cycles with an unsynchronized clock are excluded.';
     summary += ' Percentiles interpolate linearly between closest ranks (numpy’s default).';
     $('#stats-summary').textContent = summary;
+  }
+
+  /* The statistics table as Markdown, the form users paste into reports and issues. */
+  function statsMarkdown() {
+    const head = ['Sensor', 'Mean', 'Median', 'p95', 'Max', 'Time of max', 'Samples', 'Coverage'];
+    const cell = (s) => s.replace(/\|/g, '\\|').trim();
+    const lines = ['| ' + head.join(' | ') + ' |', '|' + head.map((h, i) => (i === 0 || i === 5 ? ' --- ' : ' ---: ')).join('|') + '|'];
+    for (const tr of document.querySelectorAll('#stats-table tbody tr[data-key]')) {
+      const name = tr.querySelector('th span').textContent + ' (`' + tr.dataset.key + '`)';
+      const cells = Array.from(tr.querySelectorAll('td'), (td) => cell(td.textContent));
+      lines.push('| ' + [cell(name)].concat(cells).join(' | ') + ' |');
+    }
+    const w = state.win;
+    lines.push('', 'Window ' + fmtTime(w.from) + ' to ' + fmtTime(w.to) + ' (local time); percentiles: linear interpolation between closest ranks.');
+    return lines.join('\n') + '\n';
+  }
+
+  async function copyMarkdown() {
+    const box = $('#md-box');
+    const text = $('#md-text');
+    const status = $('#md-status');
+    text.value = statsMarkdown();
+    box.hidden = false;
+    text.select();
+    try {
+      await navigator.clipboard.writeText(text.value);
+      status.textContent = '(copied to the clipboard)';
+    } catch (e) {
+      // Plain HTTP to a board is not a secure context: the clipboard is off limits there.
+      status.textContent = '(selected: press Ctrl+C to copy)';
+    }
   }
 
   /* ---------- charts (dygraphs, loaded when first needed) ---------- */
@@ -1037,6 +1069,7 @@
       state.loaded = {};
       start();
     });
+    $('#copy-md').addEventListener('click', copyMarkdown);
     $('#peak-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       loadPeak();

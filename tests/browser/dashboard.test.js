@@ -257,6 +257,12 @@ async function main() {
     const dayCounts = day.api.channels.map((c) => c.count);
     ok(Math.max(...hourCounts) > 0 && Math.max(...hourCounts) < Math.max(...dayCounts), 'the table updates to fewer samples', { hour: Math.max(...hourCounts), day: Math.max(...dayCounts) });
 
+    // ---- the table as Markdown, one line per channel ----
+    await page.click('#copy-md');
+    const md = (await page.inputValue('#md-text')).split('\n');
+    const mdRows = md.filter((l) => /^\| .*`/.test(l));
+    ok(md[0].startsWith('| Sensor | Mean |') && mdRows.length === hour.api.channels.length, 'Markdown copy has a header and a row per channel', md.slice(0, 3));
+
     // ---- CSV downloads equal the export for the same window ----
     for (const fmt of ['long', 'wide']) {
       const href = await page.getAttribute('#csv-' + fmt, 'href');
