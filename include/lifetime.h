@@ -174,7 +174,8 @@ bool lifetime_profile_parse(const char *text, struct lifetime_point **pts, size_
 /**
  * What each sample stands for, decided from the spacing of the cycles alone, one cycle at a time
  * (so the daemon's running sum and a full replay agree): a sample stands for the spacing since
- * the previous cycle, and the first sample for @first_s (the configured interval). A spacing
+ * the previous cycle, and the first sample for @first_s (0 in the replay: nothing before it is
+ * known, so no configured interval enters the figures). A spacing
  * over 1.5 times the previous one is a gap: the sample then stands for the previous sample's
  * interval and the rest is unobserved. The first spacing sets the cadence (imported logs keep
  * theirs), and a cadence that really changes is followed from its second spacing on.

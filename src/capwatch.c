@@ -108,7 +108,6 @@ struct replay_target {
 struct replay {
 	const struct cycle_list *cycles;
 	size_t next;
-	int64_t first_s; // what the very first sample stands for: the configured interval
 	struct replay_target *targets;
 	size_t n_targets;
 };
@@ -119,7 +118,7 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 		if (t->sp->prev_ts != INT64_MIN && ts <= t->sp->prev_ts) {
 			continue; // already in this target's persisted sum
 		}
-		t->cycle_dt = lifetime_spacing_next(t->sp, ts, rp->first_s, NULL);
+		t->cycle_dt = lifetime_spacing_next(t->sp, ts, 0, NULL);
 		t->cycle_ts = ts;
 	}
 }
@@ -186,7 +185,6 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 
 struct replay_info {
 	int64_t nominal_s;   // median spacing: what a rolled-up value stands for
-	int64_t first_s;     // what the first raw sample stands for
 	int64_t raw_from;    // the first raw sample in the window, INT64_MAX = none
 	int64_t rollup_from; // the first hour taken from rollups, INT64_MAX = none
 	int64_t rollup_to;   // rollup hours end here (= the hour of raw_from)
@@ -195,10 +193,12 @@ struct replay_info {
 /*
  * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
  * hourly rollups, then the included cycles and the samples of the targets' channels.
- * Rollup values stand for the median spacing of the cycles; the first raw sample for @first_s.
+ * Rollup values stand for the median spacing of the cycles (@fallback_s with fewer than two).
+ * The first raw sample stands for nothing: no interval before it is known, and so the figures
+ * never depend on which configuration the reader has.
  */
 static int replay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
-		      int64_t first_s, struct replay_target *targets, size_t n,
+		      int64_t fallback_s, struct replay_target *targets, size_t n,
 		      struct cycle_list *cycles, struct replay_info *info) {
 	*cycles = (struct cycle_list){.include_unsynced = include_unsynced};
 	*info = (struct replay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
@@ -206,9 +206,8 @@ static int replay_run(struct store *store, int64_t from, int64_t to, bool includ
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t nominal = median_spacing(cycles, first_s);
+	int64_t nominal = median_spacing(cycles, fallback_s);
 	info->nominal_s = nominal;
-	info->first_s = first_s;
 	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
 	size_t n_ids = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -223,7 +222,6 @@ static int replay_run(struct store *store, int64_t from, int64_t to, bool includ
 	}
 	struct replay rp = {
 		.cycles = cycles,
-		.first_s = first_s,
 		.targets = targets,
 		.n_targets = n,
 	};
@@ -290,7 +288,7 @@ static void history_warnings(struct lifetime_report_entry *e, const struct cycle
 	lifetime_spacing_init(&sp);
 	for (size_t i = 0; i < cycles->n; i++) {
 		int64_t missing;
-		lifetime_spacing_next(&sp, cycles->ts[i], info->first_s, &missing);
+		lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
 		if (missing > 0) {
 			gaps++;
 			gap_s += missing;
@@ -411,16 +409,16 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 
 	struct cycle_list cycles;
 	struct replay_info info;
-	int64_t first_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	rc = replay_run(store, from, to, include_unsynced, first_s, targets, n_targets, &cycles,
+	int64_t fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	rc = replay_run(store, from, to, include_unsynced, fallback_s, targets, n_targets, &cycles,
 			&info);
 	rep->interval_s = info.nominal_s;
 	if (rc < 0) {
 		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
 		goto out;
 	}
-	if (cycles.n > 0) { // the first sample stands for the interval before it
-		rep->from = cycles.ts[0] - first_s;
+	if (cycles.n > 0) {
+		rep->from = cycles.ts[0];
 		rep->to = cycles.ts[cycles.n - 1];
 	}
 	if (info.rollup_from != INT64_MAX) {
@@ -567,7 +565,7 @@ struct watched {
 struct capwatch {
 	const struct config *cfg;
 	struct store *store;
-	int64_t first_s; // the configured interval: what the first sample ever stands for
+	int64_t fallback_s; // the configured interval, for rollups when no spacing is known
 	struct watched *caps;
 	size_t n;
 	int64_t last_persist; // s since epoch, 0 = never
@@ -609,7 +607,7 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 	struct capwatch *cw = xcalloc(1, sizeof(*cw));
 	cw->cfg = cfg;
 	cw->store = store;
-	cw->first_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	cw->fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
 	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
 	for (size_t i = 0; i < cfg->n_capacitors; i++) {
 		const struct capacitor_config *cc = &cfg->capacitors[i];
@@ -673,8 +671,8 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 	if (cw->n > 0 && from != INT64_MAX) {
 		struct cycle_list cycles;
 		struct replay_info info;
-		rc = replay_run(store, from, INT64_MAX, false, cw->first_s, targets, cw->n, &cycles,
-				&info);
+		rc = replay_run(store, from, INT64_MAX, false, cw->fallback_s, targets, cw->n,
+				&cycles, &info);
 		free(cycles.ts);
 		if (rc < 0) {
 			log_error("lifetime: could not catch up from the stored history: %s",
@@ -723,7 +721,7 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
 			continue; // counted by the catch-up already
 		}
 		struct replay_target t = {.p = &w->p, .acc = &w->acc, .sp = &w->sp};
-		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, cw->first_s, NULL);
+		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, 0, NULL);
 		cw->dirty = true;
 		const struct channel *ch = NULL;
 		const struct reading *rd = find_reading(cycle, w->cc->sensor, &w->hint, &ch);

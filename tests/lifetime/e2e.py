@@ -58,9 +58,9 @@ def lib(rated_life, rated_temp, base, step):
     return lambda t: rated_life * base ** ((rated_temp - t) / step)
 
 
-def miner(rows, res, life, t_from=None, t_to=None, first=60):
+def miner(rows, res, life, t_from=None, t_to=None):
     """The Miner sum written out: each sample stands for the spacing since the previous cycle
-    (the first one for the configured interval); a spacing over 1.5 times the previous one is a
+    (the first one for nothing: no interval before it is known); a spacing over 1.5 times the previous one is a
     gap, where the sample stands for the previous sample's interval."""
     rows = [r for r in rows if (t_from is None or r[0] >= t_from) and (t_to is None or r[0] < t_to)]
     spacings = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:]))
@@ -70,7 +70,7 @@ def miner(rows, res, life, t_from=None, t_to=None, first=60):
     gaps = 0
     for ts, v in rows:
         t = round(v / res) * res
-        dt = first
+        dt = 0
         if prev is not None:
             spacing = ts - prev
             if prev_spacing is not None and 2 * spacing > 3 * prev_spacing:
@@ -93,7 +93,7 @@ def miner(rows, res, life, t_from=None, t_to=None, first=60):
         if cum >= 0.95 * total * (1 - 1e-12):
             p95 = t
             break
-    span = (rows[-1][0] - rows[0][0] + first) / 3600
+    span = (rows[-1][0] - rows[0][0]) / 3600
     return {"D": d, "obs": obs, "mean": tsum / obs, "p95": p95, "gaps": gaps, "span": span}
 
 

@@ -111,7 +111,7 @@ static long double naive_damage(double resolution, int ch, long double *observed
 		if (!cycle_exists(i) || cycle_clock(i) == CLOCK_STATE_UNSYNCED) {
 			continue;
 		}
-		int64_t ts = cycle_ts(i), dt = STEP; // the first sample: the configured interval
+		int64_t ts = cycle_ts(i), dt = 0; // the first sample: no interval before it
 		if (have_prev) {
 			int64_t spacing = ts - prev;
 			bool gap = prev_spacing > 0 && 2 * spacing > 3 * prev_spacing;
@@ -199,12 +199,12 @@ static void test_cadence_change(void) {
 	compare(cw, store, &cfg, "backfill then 5 s cycles");
 	struct live_capacitor live;
 	capwatch_states(cw, &live, 1);
-	// Every sample counts its spacing: the first one configured interval, the 1440 after it a
-	// minute (the last backfilled spacing included), then 5 s; failed reads count nothing.
+	// Every sample counts its spacing: the first nothing, the 1440 after it a minute (the last
+	// backfilled spacing included), then 5 s; failed reads count nothing.
 	int64_t want_s = 0;
 	for (int i = 0; i < 1440 + 720; i++) {
 		if (i % 97 != 5) {
-			want_s += i == 0 ? 5 : i <= 1440 ? 60 : 5;
+			want_s += i == 0 ? 0 : i <= 1440 ? 60 : 5;
 		}
 	}
 	is_near(live.observed_h, want_s / 3600.0, 1e-15,
