@@ -94,7 +94,8 @@ struct daemon {
 
 	struct queued *queue;
 	size_t q_head, q_len, q_cap, q_bytes;
-	bool queue_logged;
+	bool queue_logged, drop_logged;
+	size_t queue_max_bytes; // QUEUE_MAX_BYTES, or $THERMLOG_TEST_QUEUE_MAX_BYTES in tests
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
@@ -215,14 +216,19 @@ static void queue_push(struct daemon *d, const struct cycle *c) {
 	d->q_len++;
 	d->q_bytes += queued_bytes(q);
 	int64_t dropped = 0;
-	while (d->q_bytes > QUEUE_MAX_BYTES && d->q_len > 1) {
+	while (d->q_bytes > d->queue_max_bytes && d->q_len > 1) {
 		queue_drop_oldest(d);
 		dropped++;
 	}
 	if (dropped) {
 		d->health.cycles_failed += dropped;
-		log_warn("queue of unwritten cycles full (%d KiB): dropped the oldest",
-			 QUEUE_MAX_BYTES / 1024);
+		if (!d->drop_logged) {
+			log_warn(
+				"the queue of unwritten cycles is full (%zu KiB): dropping the oldest "
+				"until the database accepts writes",
+				d->queue_max_bytes / 1024);
+			d->drop_logged = true;
+		}
 	}
 }
 
@@ -368,6 +374,7 @@ static void flush_queue(struct daemon *d) {
 	if (flushed && d->q_len == 0) {
 		log_notice("the database accepts writes again: stored %zu queued cycles", flushed);
 		d->queue_logged = false;
+		d->drop_logged = false;
 		d->backoff_ms = 0;
 	}
 }
@@ -500,10 +507,10 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	} else {
 		if (!d->queue_logged) {
 			log_error(
-				"could not store cycles (%s): keeping them in memory (up to %d KiB) "
+				"could not store cycles (%s): keeping them in memory (up to %zu KiB) "
 				"until the database accepts writes",
 				rc == -EAGAIN ? "earlier cycles are waiting" : strerror(-rc),
-				QUEUE_MAX_BYTES / 1024);
+				d->queue_max_bytes / 1024);
 			d->queue_logged = true;
 		}
 		queue_push(d, &c);
@@ -1166,6 +1173,13 @@ int main(int argc, char **argv) {
 	}
 	if (d.offset_file) {
 		log_warn("test hook: wall clock offset from %s", d.offset_file);
+	}
+	d.queue_max_bytes = QUEUE_MAX_BYTES;
+	const char *qmax = getenv("THERMLOG_TEST_QUEUE_MAX_BYTES");
+	if (qmax && *qmax) {
+		d.queue_max_bytes = (size_t)strtoull(qmax, NULL, 10);
+		log_warn("test hook: queue of unwritten cycles limited to %zu bytes",
+			 d.queue_max_bytes);
 	}
 	clock_source_init(&d.clock);
 	clock_boot_id("", d.boot_id);

@@ -79,6 +79,31 @@ def run(tap):
             tap.ok(d.stop() == 0, "clean stop")
             ok, detail = check_database(db)
             tap.ok(ok, "nothing stored is damaged: " + detail, detail)
+
+            # The queue is bounded: with room for three cycles (the test hook shrinks it from
+            # 1 MiB), a longer outage keeps the newest and drops the oldest, logged once.
+            d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                                 "--listen", "127.0.0.1:0"],
+                       env={"THERMLOG_TEST_QUEUE_MAX_BYTES": "1100"}, name="bounded").start()
+            n = len(cycles(db))
+            wait_cycles(db, n + 2, 20, d)
+            fill(filler)
+            full_at = time.time()
+            time.sleep(FULL_S + 1)
+            log = d.log_text()
+            tap.ok(d.alive() and log.count("queue of unwritten cycles is full") == 1,
+                   "a full queue drops the oldest cycles, logged once", log)
+            os.unlink(filler)
+            freed_at = time.time()
+            tap.ok(wait_for(flushed, 20), "the kept cycles are written when space returns", log)
+            ts = [t for t, _ in cycles(db)]
+            window = [t for t in ts if full_at + 1 <= t <= freed_at - 1]
+            tap.ok(2 <= len(window) <= 4 and window[-1] >= int(freed_at) - 2,
+                   "only the newest few of the outage are kept: %s (full %d..%d)" %
+                   (window, full_at, freed_at))
+            tap.ok(d.stop() == 0, "clean stop")
+            ok, detail = check_database(db)
+            tap.ok(ok, "database whole", detail)
         finally:
             subprocess.run(["umount", "-l", mnt])
 
