@@ -13,11 +13,13 @@
  * Size per value: a simulated year of one-minute cycles written through the store in one
  * transaction per day, rolled up daily, then the database size divided by the values stored.
  *
- * Usage: store-wear [-d DIR] [-y DAYS] (DAYS of the "year", default 365)
+ * Usage: store-wear [-d DIR] [-y DAYS] [-k] (DAYS of the "year", default 365; -k keeps the
+ * year's database and prints its path, e.g. for timing `thermlog stats` on it)
  */
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h> // the baselines only: they are the layouts the store does not use
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,14 +343,17 @@ static void read_back(const char *path, int64_t end) {
 int main(int argc, char **argv) {
 	const char *dir = NULL;
 	long days = 365;
+	bool keep = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "d:y:")) != -1) {
-		if (opt == 'd') {
+	while ((opt = getopt(argc, argv, "d:y:k")) != -1) {
+		if (opt == 'k') {
+			keep = true;
+		} else if (opt == 'd') {
 			dir = optarg;
 		} else if (opt == 'y' && atol(optarg) > 0) {
 			days = atol(optarg);
 		} else {
-			fprintf(stderr, "usage: store-wear [-d DIR] [-y DAYS]\n");
+			fprintf(stderr, "usage: store-wear [-d DIR] [-y DAYS] [-k]\n");
 			return 2;
 		}
 	}
@@ -401,10 +406,14 @@ int main(int argc, char **argv) {
 	       (long long)info.cycles, N_CH, (long long)values, elapsed, cpu, values / cpu,
 	       size / 1048576.0, (double)size / (double)values);
 	read_back(path, T_START + days * DAY);
-	remove_db(path);
-	free(path);
-	if (dir == tmpl) {
-		rmdir(tmpl);
+	if (keep) {
+		printf("kept: %s\n", path);
+	} else {
+		remove_db(path);
+		if (dir == tmpl) {
+			rmdir(tmpl);
+		}
 	}
+	free(path);
 	return 0;
 }
