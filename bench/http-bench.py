@@ -3,12 +3,14 @@
 on the same sysfs fixture tree, measured with wrk in one run, printed as ratios (target: >= 5x).
 
 usage: bench/http-bench.py THERMLOGD [SOURCE_ROOT] [--seconds N] [--connections N]
-thermlogd runs on the fixture tree tests/fixtures/rock5c (no simulation); node_exporter
+thermlogd runs on the fixture tree tests/fixtures/rock5c (no simulation, a cycle every 10 s,
+hwmon off as libsensors reads the real /sys); node_exporter
 (Debian prometheus-node-exporter) gets --path.sysfs on the same tree, once with its default
 collectors and once with only the collectors that read what thermlog reads (thermal_zone,
 hwmon, cpufreq). Everything listens on loopback; wrk uses 2 threads.
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -75,14 +77,22 @@ def main():
             with open(cfg, "w") as f:
                 f.write(f"sysfs_root: {fixture}\nsources:\n  hwmon: {{enabled: false}}\n")
             d = subprocess.Popen([a.thermlogd, "-c", cfg, "--db", os.path.join(tmp, "t.db"),
-                                  "--listen", f"127.0.0.1:{port}"],
+                                  "--listen", f"127.0.0.1:{port}", "--interval", "10s"],
                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "d.log"), "w"))
             procs.append(d)
             base = f"http://127.0.0.1:{port}"
             if not wait_http(base + "/api/v1/latest"):
                 print("thermlogd did not start", file=sys.stderr)
                 return 1
-            time.sleep(1)
+            # The first cycle comes on the interval's boundary: wait for it.
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                if json.loads(urllib.request.urlopen(base + "/api/v1/latest").read())["ts"]:
+                    break
+                time.sleep(0.5)
+            else:
+                print("thermlogd stored no cycle", file=sys.stderr)
+                return 1
             results = []
             for path in ("/metrics", "/api/v1/latest"):
                 size = len(urllib.request.urlopen(base + path).read())
