@@ -2,7 +2,7 @@
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libsensors-dev libsqlite3-dev libyaml-dev
 	libmicrohttpd-dev libsystemd-dev libjs-dygraphs)
 TEST_PACKAGES=(clang libclang-rt-14-dev valgrind python3 python3-numpy sqlite3 util-linux
-	systemd prometheus wrk chromium nodejs)
+	systemd prometheus wrk openssl chromium nodejs)
 # web: the browser test runs npm ci; Debian ships npm apart from nodejs (a nodejs from elsewhere
 # that bundles npm conflicts with Debian's npm package, so only ask for it when npm is missing).
 command -v npm >/dev/null 2>&1 || TEST_PACKAGES+=(npm)
