@@ -999,10 +999,6 @@ static int migrate(struct store *store) {
 		// user_version cannot be bound; written inside the transaction with the schema.
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v + 1);
 		rc = pragma(store, sql);
-		if (rc == 0) {
-			log_info("store: %s migrated to schema %lld", store->path,
-				 (long long)v + 1);
-		}
 	}
 	if (rc == 0 && version == 0) {
 		char sql[64];
@@ -1011,6 +1007,14 @@ static int migrate(struct store *store) {
 	}
 	if (rc == 0) {
 		rc = pragma(store, "COMMIT");
+	}
+	if (rc == 0 && version < SCHEMA_VERSION) {
+		if (version == 0) {
+			log_info("store: %s created with schema %d", store->path, SCHEMA_VERSION);
+		} else {
+			log_info("store: %s migrated from schema %lld to %d", store->path,
+				 (long long)version, SCHEMA_VERSION);
+		}
 	}
 	if (rc < 0 && !sqlite3_get_autocommit(store->db)) {
 		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
