@@ -62,7 +62,8 @@ int query_peak_json(struct store *store, const struct query_params *p, struct js
 
 /**
  * {"channels": [{"key", "label", "source", "kind", "unit", "resolution", "first_seen",
- *  "last_seen", "present"}]} for every known channel (p may be NULL).
+ *  "last_seen", "present", "meta"}]} for every known channel (p may be NULL); "meta" is the
+ * object of source details the store keeps (governor, trips, ...) or null.
  */
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
 			char **err);

@@ -1113,6 +1113,13 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
 		json_int(out, sc->last_seen);
 		json_key(out, "present");
 		json_bool(out, sc->present);
+		// The store keeps the meta the source wrote: a JSON object text, emitted as is.
+		json_key(out, "meta");
+		if (sc->ch.meta && sc->ch.meta[0] == '{') {
+			json_raw(out, sc->ch.meta);
+		} else {
+			json_null(out);
+		}
 		json_object_end(out);
 	}
 	json_array_end(out);

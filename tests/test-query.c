@@ -44,7 +44,9 @@ static struct channel channels[] = {
 	 .label = "NPU",
 	 .kind = CHANNEL_KIND_FREQUENCY,
 	 .unit = "hertz",
-	 .resolution = 1},
+	 .resolution = 1,
+	 .meta = "{\"governor\":\"rknpu_ondemand\",\"min_freq\":300000000,"
+		 "\"max_freq\":1000000000}"},
 };
 #define N_CH 3
 
@@ -437,6 +439,26 @@ static void test_export(struct store *store) {
 	free(a);
 }
 
+static void test_channels(struct store *store) {
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *err = NULL;
+	is_int(query_channels_json(store, NULL, &j, &err), 0, "channels listed");
+	free(err);
+	const char *s = b.data;
+	const char *npu = strstr(s, "\"key\":\"devfreq/fdab0000.npu\"");
+	const char *soc = strstr(s, "\"key\":\"thermal/soc-thermal\"");
+	ok(npu && strstr(npu, "\"meta\":{\"governor\":\"rknpu_ondemand\",\"min_freq\":300000000,"
+			      "\"max_freq\":1000000000}}"),
+	   "the NPU's meta is the stored object, raw");
+	const char *soc_end = soc ? strchr(soc, '}') : NULL;
+	ok(soc_end && soc_end - soc > 11 && strncmp(soc_end - 11, "\"meta\":null", 11) == 0,
+	   "a channel without meta has meta null");
+	buf_finish(&b);
+}
+
 static void test_empty(void) {
 	struct store *store;
 	store_open(&store, ":memory:", STORE_MODE_WRITE);
@@ -468,6 +490,7 @@ int main(int argc, char **argv) {
 	test_peak(store);
 	test_samples(store);
 	test_export(store);
+	test_channels(store);
 	store_close(store);
 	test_empty();
 	return test_done();

@@ -189,6 +189,14 @@ async function main() {
     for (const src of ['thermal', 'cpufreq', 'devfreq', 'iio']) {
       ok(await page.$('#groups [data-source="' + src + '"]'), 'overview has the ' + src + ' group');
     }
+    // Governors come from each channel's meta in /api/v1/channels.
+    const npu = channels.find((c) => /^devfreq\/.*npu/.test(c.key));
+    ok(npu && npu.meta && npu.meta.governor === 'rknpu_ondemand', '/api/v1/channels carries the NPU devfreq meta', npu && npu.meta);
+    const govText = async (src) => page.$$eval('#groups [data-source="' + src + '"] tr[data-key] .gov', (g) => g.map((x) => x.textContent));
+    const devfreqGov = await govText('devfreq');
+    ok(devfreqGov.includes('governor rknpu_ondemand'), 'the NPU row shows its governor rknpu_ondemand', devfreqGov);
+    const cpuGov = (await govText('cpufreq')).filter((t) => t !== '(absent)');
+    ok(cpuGov.length > 0 && cpuGov.every((t) => t === 'governor schedutil'), 'every CPU cluster row shows its governor schedutil', cpuGov);
     const present = new Set(channels.filter((c) => c.present !== false).map((c) => c.key));
     const noValue = rows.filter((r) => present.has(r.key) && !/\d/.test(r.now)).map((r) => r.key);
     ok(noValue.length === 0, 'every present channel shows a current value', noValue);
