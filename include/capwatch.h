@@ -69,10 +69,12 @@ void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed st
 /**
  * The JSON of `thermlog lifetime --json`, appended to @out: {"capacitors": [{"name", "sensor",
  * "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
- * "equivalent_temp_c", "life_at_mean_temp_h", "life_at_p95_temp_h", "remaining_h", "capped",
- * "warnings": [{"code", "message"}], "relative_lifetime": [{"reduction_k", "factor",
- * "life_h"}]}]}. Hours; effective_life_h and remaining_h are capped (see "capped"), the
- * comparison lives are not; temperatures are on the sensor's scale; null where unknown.
+ * "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
+ * "life_at_p95_temp_h", "remaining_h", "capped", "warnings": [{"code", "message"}],
+ * "relative_lifetime": [{"reduction_k", "factor", "life_h"}]}]}. Hours; effective_life_h and
+ * remaining_h are capped (see "capped"), the comparison lives (life_uncapped_h, life at the
+ * mean and p95 temperatures) are not; temperatures are time-weighted, on the sensor's scale;
+ * null where unknown.
  * Arguments as lifetime_report_compute(); 0 or -errno with *err.
  */
 int lifetime_report_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,

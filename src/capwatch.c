@@ -433,6 +433,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			e->r = (struct lifetime_result){0};
 			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
 			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
+			e->r.life_uncapped_h = e->r.mean_temp_c = NAN;
 			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
 				e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
 			}
@@ -498,10 +499,16 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_double(out, r->consumed_fraction);
 		json_key(out, "effective_life_h");
 		json_double(out, r->life_h);
+		json_key(out, "life_uncapped_h");
+		json_double(out, r->life_uncapped_h);
 		json_key(out, "equivalent_temp_c");
 		json_double(out, r->equivalent_temp_c);
+		json_key(out, "mean_temp_c");
+		json_double(out, r->mean_temp_c);
 		json_key(out, "life_at_mean_temp_h");
 		json_double(out, r->life_at_mean_temp_h);
+		json_key(out, "p95_temp_c");
+		json_double(out, e->p95_temp_c);
 		json_key(out, "life_at_p95_temp_h");
 		json_double(out, e->life_at_p95_temp_h);
 		json_key(out, "remaining_h");

@@ -898,11 +898,14 @@
     return typeof w === 'string' ? w : first(w, 'message', 'text', 'code') || JSON.stringify(w);
   }
 
+  /* The effective life before the seal-ageing cap: life_uncapped_h, else the 0 K relative life. */
   function effUncappedOf(cap) {
+    if (typeof cap.life_uncapped_h === 'number') return cap.life_uncapped_h;
     const rel0 = asArray(first(cap, 'relative_lifetime') || []).find((r) => r.reduction_k === 0);
-    const h = first(cap, 'life_uncapped_h') ?? (rel0 ? rel0.life_h : undefined);
-    return hoursNode(h, ' (capped by seal ageing or the service date)');
+    return rel0 && typeof rel0.life_h === 'number' ? rel0.life_h : undefined;
   }
+
+  const atTemp = (t) => (typeof t === 'number' ? ' at ' + fmtValue(t, 'celsius', 1) : '');
 
   function renderCapacitor(cap) {
     const d = first(cap, 'consumed_fraction', 'consumed');
@@ -913,23 +916,22 @@
       ['Remaining life', hoursNode(first(cap, 'remaining_h', 'remaining_life_h'))],
       ['Effective life', hoursNode(eff)],
       ['Equivalent temperature', fmtValue(cap.equivalent_temp_c, 'celsius', 1)],
-      ['Life at the mean temperature', hoursNode(mean, typeof cap.mean_temp_c === 'number' ? ' at ' + fmtValue(cap.mean_temp_c, 'celsius', 1) : '')],
+      ['Life at the mean temperature', hoursNode(mean, atTemp(cap.mean_temp_c))],
     ];
-    if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h)]);
+    if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h, atTemp(cap.p95_temp_c))]);
     if (cap.observed_h !== undefined) facts.push(['Observed', fmtDuration(cap.observed_h * 3600)]);
     if (cap.coverage !== undefined) facts.push(['Coverage', fmtPercent(typeof cap.coverage === 'object' ? first(cap.coverage, 'ratio', 'fraction') : cap.coverage)]);
-    if (cap.capped) facts.push(['Effective life before the cap', effUncappedOf(cap)]);
-
     // Compare uncapped figures: a capped effective life says nothing about the temperature spread.
-    const rel0 = asArray(first(cap, 'relative_lifetime') || []).find((r) => r.reduction_k === 0);
-    const effUncapped = cap.capped && rel0 && typeof rel0.life_h === 'number' ? rel0.life_h : eff;
+    const effUncapped = effUncappedOf(cap) ?? eff;
+    if (cap.capped) facts.push(['Effective life before the cap', hoursNode(effUncapped, ' (capped by seal ageing or the service date)')]);
     let why = '';
     if (typeof effUncapped === 'number' && typeof mean === 'number' && effUncapped > 0) {
       const ratio = mean / effUncapped;
       why = ratio > 1.005 ?
         'The life at the mean temperature is ' + ratio.toFixed(2) + '× the effective life' + (cap.capped ? ' (both before the cap)' : '') +
         ': ageing speeds up exponentially with temperature, so the hotter spells consume more life than the cooler spells save. The equivalent temperature (' +
-        fmtValue(cap.equivalent_temp_c, 'celsius', 1) + ') is the constant temperature that would age the part as fast as the measured history; it sits above the mean temperature for the same reason.' :
+        fmtValue(cap.equivalent_temp_c, 'celsius', 1) + ') is the constant temperature that would age the part as fast as the measured history; it sits above the mean temperature' +
+        (typeof cap.mean_temp_c === 'number' ? ' (' + fmtValue(cap.mean_temp_c, 'celsius', 1) + ')' : '') + ' for the same reason.' :
         'The temperature barely varied, so the effective life equals the life at the mean temperature.';
     }
     const rel = asArray(first(cap, 'relative_lifetime', 'relative') || []);

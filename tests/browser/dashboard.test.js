@@ -331,6 +331,12 @@ async function main() {
       ok(card.text.includes(cap.sensor), 'card names the sensor ' + cap.sensor);
       ok(card.text.includes((cap.consumed_fraction * 100).toFixed(2) + ' %'), 'card shows the consumed life', (cap.consumed_fraction * 100).toFixed(2));
       ok(/Equivalent temperature/.test(card.text) && /Life at the mean temperature/.test(card.text), 'card shows equivalent temperature and life at the mean');
+      ok(typeof cap.mean_temp_c === 'number' && card.text.includes('at ' + cap.mean_temp_c.toFixed(1) + ' °C'), 'card shows the mean temperature ' + cap.mean_temp_c);
+      ok(typeof cap.p95_temp_c === 'number' && card.text.includes('at ' + cap.p95_temp_c.toFixed(1) + ' °C'), 'card shows the p95 temperature ' + cap.p95_temp_c);
+      // The explanation compares the life at the mean temperature with the life before the cap.
+      const ratio = cap.life_at_mean_temp_h / cap.life_uncapped_h;
+      ok(ratio <= 1.005 || card.text.includes(ratio.toFixed(2) + '× the effective life'), 'card explains the mean-temperature life (' + ratio.toFixed(2) + '×)');
+      ok(!cap.capped || card.text.includes(Math.round(cap.life_uncapped_h).toLocaleString('en-US') + ' h (capped'), 'a capped card shows the life before the cap');
       ok(cap.relative_lifetime === undefined || (await page.$$('#capacitors table.relative tbody tr')).length >= cap.relative_lifetime.length, 'relative-lifetime table');
     }
 

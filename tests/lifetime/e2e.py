@@ -102,6 +102,9 @@ def check_capacitor(c, m, life, rated_temp, base, step, cap_h, label):
     near(c["consumed_fraction"], m["D"], 1e-12, f"{label}: consumed fraction = Miner sum")
     l_eff = m["obs"] / m["D"]
     near(c["effective_life_h"], min(l_eff, cap_h), 1e-12, f"{label}: effective life")
+    near(c["life_uncapped_h"], l_eff, 1e-12, f"{label}: effective life before the cap")
+    near(c["mean_temp_c"], m["mean"], 1e-12, f"{label}: time-weighted mean temperature")
+    near(c["p95_temp_c"], m["p95"], 1e-12, f"{label}: time-weighted p95 temperature")
     t_eq = rated_temp - step * math.log(l_eff / life(rated_temp)) / math.log(base)
     near(c["equivalent_temp_c"], t_eq, 1e-12, f"{label}: equivalent temperature")
     near(c["life_at_mean_temp_h"], life(m["mean"]), 1e-12, f"{label}: life at the mean temperature")
@@ -155,8 +158,8 @@ def main():
         caps = json.loads(p.stdout)["capacitors"]
         ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
         keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
-                "equivalent_temp_c", "life_at_mean_temp_h", "life_at_p95_temp_h", "remaining_h", "capped",
-                "warnings", "relative_lifetime"]
+                "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
+                "life_at_p95_temp_h", "remaining_h", "capped", "warnings", "relative_lifetime"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
         ok(caps[0]["sensor"] == "bench/c12_case" and caps[0]["basis"] == "case", "sensor and basis")
 
@@ -166,6 +169,9 @@ def main():
         poly = lib(5000, 105, 10, 20)
         check_capacitor(caps[1], miner(rows, res, poly), poly, 105, 10, 20, 131400, "polymer")
         ok(not caps[0]["capped"], "wet part not capped")
+        ok(caps[1]["capped"] and caps[1]["effective_life_h"] == 131400
+           and caps[1]["life_uncapped_h"] > caps[1]["effective_life_h"],
+           "polymer part capped at 15 years, its life before the cap kept", caps[1])
 
         # a window: the second day only
         t_from, t_to = T_START + 86400, T_START + 2 * 86400
@@ -189,7 +195,8 @@ def main():
                     "    rated_temp_c: 85\n")
         p = run("--db", db, "-c", cfg, "lifetime", "--json")
         c40 = json.loads(p.stdout)["capacitors"][2]
-        ok(p.returncode == 0 and c40["effective_life_h"] is None
+        ok(p.returncode == 0 and c40["effective_life_h"] is None and c40["life_uncapped_h"] is None
+           and c40["mean_temp_c"] is None and c40["p95_temp_c"] is None
            and c40["warnings"][0]["code"] == "sensor_not_found", "unknown sensor warned", c40)
 
         p = run("--db", db, "-c", cfg, "lifetime", "--from", "yesterday-ish", check=False)

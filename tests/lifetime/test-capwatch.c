@@ -350,7 +350,9 @@ int main(void) {
 	json_init(&j, &b, false);
 	rc = lifetime_report_json(store, &cfg2, INT64_MIN, INT64_MAX, false, 0, &j, &err);
 	ok(rc == 0 && strstr(b.data, "\"code\":\"sensor_not_found\"") &&
-		   strstr(b.data, "\"effective_life_h\":null"),
+		   strstr(b.data, "\"effective_life_h\":null") &&
+		   strstr(b.data, "\"life_uncapped_h\":null") &&
+		   strstr(b.data, "\"mean_temp_c\":null") && strstr(b.data, "\"p95_temp_c\":null"),
 	   "an unknown sensor is a warning with null figures");
 	buf_finish(&b);
 	store_close(store);
