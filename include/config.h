@@ -62,7 +62,9 @@ enum self_heating_form {
 	SELF_HEATING_NONE,
 	SELF_HEATING_RISE,    // rise_k
 	SELF_HEATING_POWER,   // current_a^2 * esr_ohm * rth_k_per_w
-	SELF_HEATING_RIPPLE,  // (current_a / rated_ripple_a)^2 * rated_rise_k
+	// rated_rise_k * ((current_a / rated_ripple_a)^2 - 1), doubled above rated ripple: the
+	// rated life already includes the rise at rated ripple, so only the difference counts
+	SELF_HEATING_RIPPLE,
 };
 
 struct capacitor_config {
