@@ -76,7 +76,6 @@ struct daemon {
 	struct http *http;
 	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
 	struct capwatch *capwatch;
-	struct config *capwatch_cfg; // the demo's: its history's spacing as the interval, or NULL
 	struct notify *notify;
 	struct sim *sim;
 	struct clock_source clock;
@@ -870,18 +869,6 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	if (!d->cfg) {
 		return -EINVAL;
 	}
-	/*
-	 * The running damage weighs each cycle by its spacing, and a spacing beyond 1.5 configured
-	 * intervals counts as a gap. The backfilled week is one-minute data, so the tracker gets
-	 * that interval (the live 5 s cycles are shorter and count as they are); otherwise its
-	 * catch-up would weigh each backfilled minute as 5 s and disagree with `thermlog lifetime`.
-	 */
-	struct options minute = d->opt;
-	minute.interval = "60s";
-	d->capwatch_cfg = demo_config(&minute, sim_root(d->sim));
-	if (!d->capwatch_cfg) {
-		return -EINVAL;
-	}
 	if (d->opt.db) {
 		d->db_path = xstrdup(d->opt.db);
 	} else {
@@ -1143,10 +1130,6 @@ static void daemon_finish(struct daemon *d) {
 		config_finish(d->cfg);
 		free(d->cfg);
 	}
-	if (d->capwatch_cfg) {
-		config_finish(d->capwatch_cfg);
-		free(d->capwatch_cfg);
-	}
 }
 
 int main(int argc, char **argv) {
@@ -1234,7 +1217,7 @@ int main(int argc, char **argv) {
 		log_error("demo: could not backfill the simulated history");
 		goto out;
 	}
-	d.capwatch = capwatch_create(d.capwatch_cfg ? d.capwatch_cfg : d.cfg, d.store);
+	d.capwatch = capwatch_create(d.cfg, d.store);
 	d.listen_fd = activated_fd();
 	d.http = start_http(&d, d.cfg);
 	if (!d.http) {
