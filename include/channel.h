@@ -1,4 +1,5 @@
-/* A channel is one reading of the board (a zone's temperature, a cluster's clock) with a stable key. */
+/* A channel is one reading of the board (a zone's temperature, a cluster's clock) with a stable
+ * key. */
 #ifndef CHANNEL_H
 #define CHANNEL_H
 
@@ -37,14 +38,16 @@ struct channel {
 	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "import"
 	char *label;
 	enum channel_kind kind;
-	const char *unit; // static: "celsius", "hertz", "volts", "amperes", "watts", "joules", "rpm", ...
+	const char *unit; // static: "celsius", "hertz", "volts", "amperes", "watts", "joules",
+			  // "rpm", ...
 	/*
 	 * The value step the source can express, in the unit: 0.001 for m°C and mV, 1 for Hz.
 	 * The store keeps llround(value / resolution) as an integer, so statistics are exact
 	 * at this resolution.
 	 */
 	double resolution;
-	char *path; // sysfs path read, relative to the sysfs root ("class/thermal/thermal_zone0/temp")
+	char *path; // sysfs path read, relative to the sysfs root
+		    // ("class/thermal/thermal_zone0/temp")
 	char *meta; // a JSON object with source details (trips, governor, ...), or NULL
 };
 

@@ -14,14 +14,14 @@
 
 /** The daemon's own health, published with each cycle. */
 struct live_health {
-	int64_t started;         // s since epoch
+	int64_t started; // s since epoch
 	int64_t interval_ms;
-	int64_t cycles_total;    // cycles stored since start
-	int64_t cycles_failed;   // cycles that could not be stored (queued or dropped)
+	int64_t cycles_total;  // cycles stored since start
+	int64_t cycles_failed; // cycles that could not be stored (queued or dropped)
 	int64_t read_errors_total;
 	int64_t errors_last_hour;
-	int64_t queued_cycles;   // waiting for disk space
-	double cycle_seconds;    // duration of the last cycle (read + store)
+	int64_t queued_cycles;       // waiting for disk space
+	double cycle_seconds;        // duration of the last cycle (read + store)
 	int64_t bytes_written_total; // database bytes written since start
 	enum clock_state clock;
 };

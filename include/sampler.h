@@ -31,6 +31,6 @@ void sampler_rescan(struct sampler *sampler);
  * logged only when its state changes.
  */
 size_t sampler_read(struct sampler *sampler, int64_t mono_s, const struct channel **channels,
-		const struct reading **readings);
+		    const struct reading **readings);
 
 #endif

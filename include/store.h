@@ -11,8 +11,8 @@
 struct store;
 
 enum store_mode {
-	STORE_MODE_WRITE,  // the daemon, import: creates and migrates
-	STORE_MODE_READ,   // CLI queries and the HTTP thread: read-only, no migration
+	STORE_MODE_WRITE, // the daemon, import: creates and migrates
+	STORE_MODE_READ,  // CLI queries and the HTTP thread: read-only, no migration
 };
 
 enum clock_state {
@@ -35,7 +35,7 @@ void store_close(struct store *store); // accepts NULL
 
 /** One sampling cycle, stored whole or not at all. */
 struct cycle {
-	int64_t ts; // s since epoch, UTC: the cycle's wall-clock stamp
+	int64_t ts;          // s since epoch, UTC: the cycle's wall-clock stamp
 	const char *boot_id; // may be NULL
 	enum clock_state clock;
 	size_t n;
@@ -59,7 +59,7 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
 /** A stored channel. Strings are owned by the array returned by store_channels(). */
 struct store_channel {
 	int64_t id;
-	struct channel ch; // path and meta may be NULL
+	struct channel ch;             // path and meta may be NULL
 	int64_t first_seen, last_seen; // s since epoch
 	bool present;
 };
@@ -70,9 +70,9 @@ void store_channels_free(struct store_channel *list, size_t n);
 
 /** Summary for status pages. */
 struct store_info {
-	int64_t cycles;        // stored cycles
-	int64_t first_cycle;   // ts, or 0 when empty
-	int64_t last_cycle;    // ts, or 0 when empty
+	int64_t cycles;      // stored cycles
+	int64_t first_cycle; // ts, or 0 when empty
+	int64_t last_cycle;  // ts, or 0 when empty
 	int64_t unsynced_cycles;
 	int64_t size_bytes;    // database file plus WAL
 	int64_t bytes_written; // by this connection since open (data pages written)
@@ -104,7 +104,7 @@ typedef int (*store_sample_fn)(void *ctx, const struct store_sample *sample);
  * @include_unsynced. A nonzero return from @fn stops the scan and is returned.
  */
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
-		size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx);
+		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx);
 
 /**
  * An hourly rollup of one channel: count, sum, min, max and the exact histogram of quantized
@@ -120,7 +120,7 @@ struct store_rollup {
 	int64_t max_ts; // when max_q was first reached
 	int64_t unsynced;
 	size_t n_bins;
-	const int64_t *bin_q;     // ascending
+	const int64_t *bin_q; // ascending
 	const int64_t *bin_count;
 };
 
@@ -129,8 +129,8 @@ typedef int (*store_rollup_fn)(void *ctx, const struct store_rollup *rollup);
  * Calls @fn for the rollups of hours [from_hour, to_hour) of @ids (all when n_ids == 0), in
  * (hour, channel_id) order; the bins stay valid until @fn returns. Stops on a nonzero return.
  */
-int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour,
-		const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
+int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
+		       size_t n_ids, store_rollup_fn fn, void *ctx);
 /** The first hour not yet rolled up (raw rows must be read from there on). */
 int store_rollup_horizon(struct store *store, int64_t *hour);
 

@@ -7,24 +7,34 @@
 #include "xalloc.h"
 
 static const char *const kind_names[] = {
-	[CHANNEL_KIND_TEMPERATURE] = "temperature", [CHANNEL_KIND_FREQUENCY] = "frequency",
-	[CHANNEL_KIND_VOLTAGE] = "voltage",         [CHANNEL_KIND_CURRENT] = "current",
-	[CHANNEL_KIND_POWER] = "power",             [CHANNEL_KIND_ENERGY] = "energy",
-	[CHANNEL_KIND_FAN] = "fan",                 [CHANNEL_KIND_HUMIDITY] = "humidity",
-	[CHANNEL_KIND_STATE] = "state",             [CHANNEL_KIND_OTHER] = "other",
+	[CHANNEL_KIND_TEMPERATURE] = "temperature",
+	[CHANNEL_KIND_FREQUENCY] = "frequency",
+	[CHANNEL_KIND_VOLTAGE] = "voltage",
+	[CHANNEL_KIND_CURRENT] = "current",
+	[CHANNEL_KIND_POWER] = "power",
+	[CHANNEL_KIND_ENERGY] = "energy",
+	[CHANNEL_KIND_FAN] = "fan",
+	[CHANNEL_KIND_HUMIDITY] = "humidity",
+	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_OTHER] = "other",
 };
 
 static const char *const kind_units[] = {
-	[CHANNEL_KIND_TEMPERATURE] = "celsius", [CHANNEL_KIND_FREQUENCY] = "hertz",
-	[CHANNEL_KIND_VOLTAGE] = "volts",       [CHANNEL_KIND_CURRENT] = "amperes",
-	[CHANNEL_KIND_POWER] = "watts",         [CHANNEL_KIND_ENERGY] = "joules",
-	[CHANNEL_KIND_FAN] = "rpm",             [CHANNEL_KIND_HUMIDITY] = "percent",
-	[CHANNEL_KIND_STATE] = "state",         [CHANNEL_KIND_OTHER] = "1",
+	[CHANNEL_KIND_TEMPERATURE] = "celsius",
+	[CHANNEL_KIND_FREQUENCY] = "hertz",
+	[CHANNEL_KIND_VOLTAGE] = "volts",
+	[CHANNEL_KIND_CURRENT] = "amperes",
+	[CHANNEL_KIND_POWER] = "watts",
+	[CHANNEL_KIND_ENERGY] = "joules",
+	[CHANNEL_KIND_FAN] = "rpm",
+	[CHANNEL_KIND_HUMIDITY] = "percent",
+	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_OTHER] = "1",
 };
 
 static const char *const units[] = {
-	"celsius", "hertz", "volts", "millivolts", "amperes", "watts", "joules",
-	"rpm",     "percent", "state", "ohms",      "1",
+	"celsius", "hertz", "volts",   "millivolts", "amperes", "watts",
+	"joules",  "rpm",   "percent", "state",      "ohms",    "1",
 };
 
 const char *channel_kind_name(enum channel_kind kind) {

@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
 		goto out;
 	}
 	if (n == 0 || strcmp(rest[0], "--help") == 0 || strcmp(rest[0], "-h") == 0 ||
-			strcmp(rest[0], "help") == 0) {
+	    strcmp(rest[0], "help") == 0) {
 		usage(n == 0 ? stderr : stdout);
 		rc = n == 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 		goto out;

@@ -26,8 +26,9 @@ static void test_structure(void) {
 	json_object_begin(&j);
 	json_object_end(&j);
 	json_object_end(&j);
-	is_str(b.data, "{\"a\":[-3,0.1,null,true],\"s\":\"q\\\"\\\\\\n\\u0001\",\"nan\":null,\"empty\":{}}",
-			"compact object with escapes and null for NaN");
+	is_str(b.data,
+	       "{\"a\":[-3,0.1,null,true],\"s\":\"q\\\"\\\\\\n\\u0001\",\"nan\":null,\"empty\":{}}",
+	       "compact object with escapes and null for NaN");
 	buf_finish(&b);
 }
 
@@ -43,7 +44,8 @@ static void test_pretty(void) {
 	json_int(&j, 2);
 	json_array_end(&j);
 	json_object_end(&j);
-	is_str(b.data, "{\n  \"k\": [\n    1,\n    2\n  ]\n}", "pretty printing indents two spaces");
+	is_str(b.data, "{\n  \"k\": [\n    1,\n    2\n  ]\n}",
+	       "pretty printing indents two spaces");
 	buf_finish(&b);
 }
 

@@ -23,33 +23,33 @@ static inline bool test_report(bool ok, const char *file, int line, const char *
 
 #define ok(cond, what) test_report((cond), __FILE__, __LINE__, (what))
 
-#define is_int(got, want, what)                                                                    \
-	do {                                                                                       \
-		long long g_ = (long long)(got), w_ = (long long)(want);                           \
-		if (!test_report(g_ == w_, __FILE__, __LINE__, (what))) {                          \
-			printf("#   want %lld\n#   got  %lld\n", w_, g_);                           \
-		}                                                                                  \
+#define is_int(got, want, what)                                           \
+	do {                                                              \
+		long long g_ = (long long)(got), w_ = (long long)(want);  \
+		if (!test_report(g_ == w_, __FILE__, __LINE__, (what))) { \
+			printf("#   want %lld\n#   got  %lld\n", w_, g_); \
+		}                                                         \
 	} while (0)
 
-#define is_str(got, want, what)                                                                    \
-	do {                                                                                       \
-		const char *g_ = (got), *w_ = (want);                                              \
-		bool e_ = (g_ == NULL && w_ == NULL) || (g_ && w_ && strcmp(g_, w_) == 0);          \
-		if (!test_report(e_, __FILE__, __LINE__, (what))) {                                \
-			printf("#   want \"%s\"\n#   got  \"%s\"\n", w_ ? w_ : "(null)",           \
-					g_ ? g_ : "(null)");                                       \
-		}                                                                                  \
+#define is_str(got, want, what)                                                            \
+	do {                                                                               \
+		const char *g_ = (got), *w_ = (want);                                      \
+		bool e_ = (g_ == NULL && w_ == NULL) || (g_ && w_ && strcmp(g_, w_) == 0); \
+		if (!test_report(e_, __FILE__, __LINE__, (what))) {                        \
+			printf("#   want \"%s\"\n#   got  \"%s\"\n", w_ ? w_ : "(null)",   \
+			       g_ ? g_ : "(null)");                                        \
+		}                                                                          \
 	} while (0)
 
 /* Equal within @tol relative (or absolute below 1). */
-#define is_near(got, want, tol, what)                                                              \
-	do {                                                                                       \
-		double g_ = (got), w_ = (want);                                                    \
-		double s_ = fabs(w_) > 1 ? fabs(w_) : 1;                                           \
-		bool e_ = fabs(g_ - w_) <= (tol) * s_ || (isnan(g_) && isnan(w_));                 \
-		if (!test_report(e_, __FILE__, __LINE__, (what))) {                                \
-			printf("#   want %.17g\n#   got  %.17g\n", w_, g_);                         \
-		}                                                                                  \
+#define is_near(got, want, tol, what)                                            \
+	do {                                                                     \
+		double g_ = (got), w_ = (want);                                  \
+		double s_ = fabs(w_) > 1 ? fabs(w_) : 1;                         \
+		bool e_ = fabs(g_ - w_) <= (tol)*s_ || (isnan(g_) && isnan(w_)); \
+		if (!test_report(e_, __FILE__, __LINE__, (what))) {              \
+			printf("#   want %.17g\n#   got  %.17g\n", w_, g_);      \
+		}                                                                \
 	} while (0)
 
 /* Ends the TAP stream; use as `return test_done();`. */

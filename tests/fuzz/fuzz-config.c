@@ -48,14 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	if (good) {
 		// Exercise what consumers call on a loaded configuration.
 		static const char *const keys[] = {"thermal/soc-thermal", "iio/adc/voltage2",
-			"hwmon/nvme-pci-0100/temp1", "cpufreq/policy4", "devfreq/dmc"};
+						   "hwmon/nvme-pci-0100/temp1", "cpufreq/policy4",
+						   "devfreq/dmc"};
 		for (int s = 0; s < SOURCE_COUNT; s++) {
 			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 				config_channel_wanted(&cfg, (enum source_id)s, keys[k]);
 			}
 		}
 		for (size_t i = 0; i < cfg.n_channels; i++) {
-			if (config_channel_override(&cfg, cfg.channels[i].key) != &cfg.channels[i]) {
+			if (config_channel_override(&cfg, cfg.channels[i].key) !=
+			    &cfg.channels[i]) {
 				abort(); // every override must be found by its own key
 			}
 		}
