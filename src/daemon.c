@@ -600,32 +600,46 @@ static struct config *load_config(const struct options *opt) {
 	return cfg;
 }
 
-/* The demo's configuration, through the real parser: the simulated tree, a capacitor. */
+/* The demo's configuration text: the simulated tree, a capacitor on the thermocouple. */
+static char *demo_yaml(const struct options *opt, const char *root) {
+	return xasprintf("interval: %s\n"
+			 "sysfs_root: %s\n"
+			 "sources:\n"
+			 "  hwmon: {enabled: false}\n" // libsensors would read the host's /sys
+			 "iio_channels:\n"
+			 "  - device: fec10000.saradc\n"
+			 "    channel: voltage2\n"
+			 "    label: 5 V rail (47k/10k divider)\n"
+			 "    unit: volts\n"
+			 "    linear: {gain: 5.7, offset: 0}\n"
+			 "channels:\n"
+			 "  iio/maxim_thermocouple/temp:\n"
+			 "    label: C12 bulk capacitor (thermocouple)\n"
+			 "capacitors:\n"
+			 "  - name: C12 bulk 470uF/35V\n"
+			 "    sensor: iio/maxim_thermocouple/temp\n"
+			 "    basis: ambient\n"
+			 "    rated_life_h: 2000\n"
+			 "    rated_temp_c: 105\n"
+			 "    model: bt\n"
+			 "    type: wet\n"
+			 "    self_heating: {rise_k: 3.0}\n",
+			 opt->interval ? opt->interval : DEMO_INTERVAL, root);
+}
+
+/*
+ * The demo's configuration, through the real parser. The text is also written beside the
+ * simulated tree so `thermlog -c` can answer `stats` and `lifetime` on the demo database.
+ */
 static struct config *demo_config(const struct options *opt, const char *root) {
-	char *yaml =
-		xasprintf("interval: %s\n"
-			  "sysfs_root: %s\n"
-			  "sources:\n"
-			  "  hwmon: {enabled: false}\n" // libsensors would read the host's /sys
-			  "iio_channels:\n"
-			  "  - device: fec10000.saradc\n"
-			  "    channel: voltage2\n"
-			  "    label: 5 V rail (47k/10k divider)\n"
-			  "    unit: volts\n"
-			  "    linear: {gain: 5.7, offset: 0}\n"
-			  "channels:\n"
-			  "  iio/maxim_thermocouple/temp:\n"
-			  "    label: C12 bulk capacitor (thermocouple)\n"
-			  "capacitors:\n"
-			  "  - name: C12 bulk 470uF/35V\n"
-			  "    sensor: iio/maxim_thermocouple/temp\n"
-			  "    basis: ambient\n"
-			  "    rated_life_h: 2000\n"
-			  "    rated_temp_c: 105\n"
-			  "    model: bt\n"
-			  "    type: wet\n"
-			  "    self_heating: {rise_k: 3.0}\n",
-			  opt->interval ? opt->interval : DEMO_INTERVAL, root);
+	char *yaml = demo_yaml(opt, root);
+	char *path = xasprintf("%s/thermlog-demo.yaml", root);
+	FILE *f = fopen(path, "we");
+	bool written = f && fputs(yaml, f) >= 0;
+	if ((f && fclose(f) != 0) || !written) {
+		log_warn("demo: could not write %s: %s", path, strerror(errno));
+	}
+	free(path);
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
 	config_init(cfg);
 	char *errors = NULL;
@@ -884,6 +898,9 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	}
 	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
 		 d->db_path, d->opt.seed);
+	log_info(
+		"demo: query it with thermlog -c %s/thermlog-demo.yaml --db %s stats|lifetime|export",
+		sim_root(d->sim), d->db_path);
 	return 0;
 }
 

@@ -382,11 +382,10 @@ static unsigned address_port(const struct sockaddr *sa) {
 	return 0;
 }
 
-static char *read_board_model(const struct config *cfg) {
-	// The device tree names the board ("Radxa ROCK 5C"); x86 has none.
+/* The first line of a small sysfs text file under the root, or NULL. */
+static char *read_name(const char *root, const char *rel) {
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/firmware/devicetree/base/model",
-		 cfg->sysfs_root ? cfg->sysfs_root : "/sys");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return NULL;
@@ -397,10 +396,23 @@ static char *read_board_model(const struct config *cfg) {
 	if (n <= 0) {
 		return NULL;
 	}
-	text[n] = '\0'; // the property is NUL-terminated already; make sure
+	text[n] = '\0'; // device-tree strings end in NUL, DMI ones in a newline
 	size_t len = strcspn(text, "\n");
 	text[len] = '\0';
 	return len ? xstrdup(text) : NULL;
+}
+
+static char *read_board_model(const struct config *cfg) {
+	// The device tree names an ARM board ("Radxa ROCK 5C"); x86 has DMI instead.
+	const char *root = cfg->sysfs_root ? cfg->sysfs_root : "/sys";
+	char *model = read_name(root, "firmware/devicetree/base/model");
+	if (!model) {
+		model = read_name(root, "class/dmi/id/product_name");
+	}
+	if (!model) {
+		model = read_name(root, "class/dmi/id/board_name");
+	}
+	return model;
 }
 
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,

@@ -453,6 +453,9 @@ static int build_iio(struct sim *sim) {
 	// The devicetree nodes the devices point to, for matching on compatible.
 	static const char saradc_compat[] = "rockchip,rk3588-saradc";
 	static const char tc_compat[] = "maxim,max31855k";
+	// The board's name, NUL-terminated as the kernel prints device-tree strings.
+	err |= mkdirs(sim->fd, "firmware/devicetree/base");
+	err |= put(sim->fd, "firmware/devicetree/base/model", 0444, "Radxa ROCK 5C", 14);
 	err |= mkdirs(sim->fd, "firmware/devicetree/base/saradc@fec10000");
 	err |= put(sim->fd, "firmware/devicetree/base/saradc@fec10000/compatible", 0444,
 		   saradc_compat, sizeof(saradc_compat));

@@ -43,6 +43,8 @@ def run(tap):
             with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
                 status = json.load(r)
             tap.ok(r.status == 200 and status, "the HTTP API answers")
+            tap.ok(status.get("board") == "Radxa ROCK 5C", "the board is named from the device tree",
+                   status.get("board"))
         except Exception as e:
             tap.ok(False, "the HTTP API answers: %s" % e)
         # The daemon's running damage (/metrics) agrees with the full recomputation.
