@@ -15,7 +15,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -23,30 +22,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, free_port, ok, stop  # noqa: E402
+
 SERVE, THERMLOG = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 else shutil.which("promtool")
 TOKEN = "0123456789abcdef-test-token"
 
-count = 0
-failed = 0
-
-
-def ok(cond, what, detail=None):
-    global count, failed
-    count += 1
-    print(("ok" if cond else "not ok") + f" {count} - {what}")
-    if not cond:
-        failed += 1
-        if detail is not None:
-            for line in str(detail).splitlines()[:20]:
-                print(f"#   {line}")
-    return cond
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Every server started, so that main() stops the ones a failed check left running.
+servers = []
 
 
 class Server:
@@ -63,6 +47,7 @@ class Server:
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.url = self.proc.stdout.readline().strip()
         self.port = int(self.url.rsplit(":", 1)[1].strip("/")) if self.url else None
+        servers.append(self)
 
     def stderr(self):
         if self.log.closed:
@@ -79,16 +64,11 @@ class Server:
         return 0
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc.stdout.close()
-        self.final_stderr = self.stderr()
-        self.log.close()
+        stop(self.proc, 10)
+        if not self.log.closed:
+            self.proc.stdout.close()
+            self.final_stderr = self.stderr()
+            self.log.close()
         return self.proc.returncode
 
 
@@ -469,14 +449,17 @@ def test_bad_listen(tmp):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="thermlog-http-") as tmp:
-        test_refused_bind(tmp)
-        test_bad_listen(tmp)
-        test_loopback(tmp)
-        test_token(tmp)
-        test_tls(tmp)
-        test_socket_activation(tmp)
-    print(f"1..{count}")
-    return 1 if failed else 0
+        try:
+            test_refused_bind(tmp)
+            test_bad_listen(tmp)
+            test_loopback(tmp)
+            test_token(tmp)
+            test_tls(tmp)
+            test_socket_activation(tmp)
+        finally:
+            for s in servers:
+                s.stop()
+    return done()
 
 
 if __name__ == "__main__":

@@ -8,18 +8,17 @@ alive and answering, and its RSS bounded.
 usage: test-load.py THERMLOGD [SECONDS]   (TAP output; default 20 s in CI, the issue's full
 run is 60 s: THERMLOG_LOAD_SECONDS=60 or a second argument)
 """
-import json
 import os
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Demo, done, get_json, ok  # noqa: E402
 
 THERMLOGD = sys.argv[1]
 SECONDS = int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("THERMLOG_LOAD_SECONDS", "20"))
@@ -49,27 +48,6 @@ request = function()
   return wrk.format("GET", paths[(i % #paths) + 1])
 end
 """
-
-count = 0
-failed = 0
-
-
-def ok(cond, what, detail=None):
-    global count, failed
-    count += 1
-    print(("ok" if cond else "not ok") + f" {count} - {what}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:30]:
-            print(f"#   {line}")
-    return cond
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
@@ -113,15 +91,10 @@ def main():
     if not WRK:
         print("1..0 # SKIP wrk not installed (Debian package wrk)")
         return 0
-    with tempfile.TemporaryDirectory(prefix="thermlog-load-") as tmp:
-        port = free_port()
-        db = os.path.join(tmp, "demo.db")
-        log = open(os.path.join(tmp, "thermlogd.log"), "w+")
-        daemon = subprocess.Popen([THERMLOGD, "--demo", "--db", db, "--listen",
-                                   f"127.0.0.1:{port}", "--interval", "1s"],
-                                  stdout=subprocess.PIPE, stderr=log, text=True)
+    with Demo(THERMLOGD, ["--interval", "1s"], prefix="thermlog-load-") as demo:
+        daemon, db, tmp, port = demo.proc, demo.db, demo.tmp, demo.port
         try:
-            url = daemon.stdout.readline().strip()
+            url = demo.url
             if not ok(url, "thermlogd --demo is ready"):
                 return 1
             time.sleep(2)
@@ -152,7 +125,7 @@ def main():
             print(f"# wrk: {rps:.0f} requests/s over {SECONDS} s (mixed, 8 connections)")
             ok(rps > 100, "the server kept answering under load", out)
             ok(daemon.poll() is None, "thermlogd is alive after the load")
-            status = json.loads(urllib.request.urlopen(url + "api/v1/status", timeout=10).read())
+            status = get_json(url + "api/v1/status")
             ok(status["cycles_failed"] == 0, "no failed cycle", status)
             rss_end = rss_kib(daemon.pid)
             print(f"# RSS: {rss_start} KiB before, {rss_max} KiB peak, {rss_end} KiB after")
@@ -177,18 +150,9 @@ def main():
             ok(status["cycle_seconds"] < 0.5, "the last cycle took well under its interval",
                status["cycle_seconds"])
         finally:
-            if daemon.poll() is None:
-                daemon.send_signal(signal.SIGTERM)
-                try:
-                    daemon.wait(15)
-                except subprocess.TimeoutExpired:
-                    daemon.kill()
-                    daemon.wait()
-            ok(daemon.returncode == 0, "thermlogd stops cleanly", daemon.returncode)
-            daemon.stdout.close()
-            log.close()
-    print(f"1..{count}")
-    return 1 if failed else 0
+            rc = demo.stop()
+            ok(rc == 0, "thermlogd stops cleanly", rc)
+    return done()
 
 
 if __name__ == "__main__":

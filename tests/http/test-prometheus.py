@@ -10,55 +10,18 @@ usage: test-prometheus.py THERMLOGD SOURCE_ROOT   (TAP output; skips without pro
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Demo, done, free_port, get, ok, stop  # noqa: E402
 
 THERMLOGD, ROOT = sys.argv[1], sys.argv[2]
 PROMETHEUS = shutil.which("prometheus")
 PROMTOOL = shutil.which("promtool")
 KEY = "iio/maxim_thermocouple/temp"
-
-count = 0
-failed = 0
-
-
-def ok(cond, what, detail=None):
-    global count, failed
-    count += 1
-    print(("ok" if cond else "not ok") + f" {count} - {what}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print(f"#   {line}")
-    return cond
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(url, timeout=10):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read()
-
-
-def stop(proc):
-    if proc and proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
 
 def prom_query(port, expr):
     q = urllib.parse.urlencode({"query": expr})
@@ -89,15 +52,11 @@ def main():
         print("1..0 # SKIP prometheus/promtool not installed (Debian package prometheus)")
         return 0
     check_rules()
-    with tempfile.TemporaryDirectory(prefix="thermlog-prom-") as tmp:
-        port, prom_port = free_port(), free_port()
-        log = open(os.path.join(tmp, "thermlogd.log"), "w+")
-        daemon = subprocess.Popen([THERMLOGD, "--demo", "--db", os.path.join(tmp, "demo.db"),
-                                   "--listen", f"127.0.0.1:{port}", "--interval", "2s"],
-                                  stdout=subprocess.PIPE, stderr=log, text=True)
+    with Demo(THERMLOGD, ["--interval", "2s"], prefix="thermlog-prom-") as demo:
+        tmp, port, prom_port = demo.tmp, demo.port, free_port()
         prom = None
         try:
-            url = daemon.stdout.readline().strip()
+            url = demo.url
             if not ok(url == f"http://127.0.0.1:{port}/", "thermlogd --demo is ready", url):
                 return 1
             metrics = get(url + "metrics")
@@ -163,12 +122,9 @@ def main():
                "the demo capacitor's consumed ratio is scraped", cap)
         finally:
             stop(prom)
-            stop(daemon)
-            ok(daemon.returncode == 0, "thermlogd stops cleanly", daemon.returncode)
-            daemon.stdout.close()
-            log.close()
-    print(f"1..{count}")
-    return 1 if failed else 0
+            rc = demo.stop()
+            ok(rc == 0, "thermlogd stops cleanly", rc)
+    return done()
 
 
 if __name__ == "__main__":

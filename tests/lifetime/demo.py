@@ -5,17 +5,14 @@ the bit. Usage: demo.py THERMLOGD THERMLOG"""
 import json
 import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Demo, done, get, ok  # noqa: E402
 
 thermlogd, thermlog = sys.argv[1], sys.argv[2]
-count = failures = 0
 
 # The demo's capacitor (see the demo configuration in src/daemon.c).
 DEMO_YAML = """capacitors:
@@ -30,104 +27,68 @@ DEMO_YAML = """capacitors:
 """
 
 
-def ok(cond, what, detail=""):
-    global count, failures
-    count += 1
-    print(("ok" if cond else "not ok") + f" {count} - {what}")
-    if not cond:
-        failures += 1
-        if detail:
-            print("#   " + str(detail).replace("\n", "\n#   "))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
-    tmp = tempfile.mkdtemp(prefix="thermlog-lifetime-demo-")
-    port = free_port()
-    db = os.path.join(tmp, "demo.db")
-    cfg = os.path.join(tmp, "demo.yaml")
+    with Demo(thermlogd, prefix="thermlog-lifetime-demo-") as demo:
+        return check(demo)
+
+
+def check(demo):
+    db = demo.db
+    cfg = os.path.join(demo.tmp, "demo.yaml")
     with open(cfg, "w") as f:
         f.write(DEMO_YAML)
-    out = open(os.path.join(tmp, "stdout"), "w+")
-    err = open(os.path.join(tmp, "stderr"), "w+")
-    daemon = subprocess.Popen([thermlogd, "--demo", "--db", db, "--listen", f"127.0.0.1:{port}"],
-                              stdout=out, stderr=err)
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{demo.port}"
 
-    def get(path):
-        with urllib.request.urlopen(base + path, timeout=10) as r:
-            return r.read().decode()
+    def read(path):
+        return get(base + path).decode()
 
     def latest():
-        return json.loads(get("/api/v1/latest"))["ts"]
+        return json.loads(read("/api/v1/latest"))["ts"]
 
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            out.seek(0)
-            if base in out.read() or daemon.poll() is not None:
-                break
-            time.sleep(0.2)
-        out.seek(0)
-        ok(base in out.read(), "demo is ready")
-        first = latest()
-        while time.time() < deadline and latest() == first:
-            time.sleep(0.5)
-        ok(latest() != first, "live cycles are being stored")
+    deadline = time.time() + 60
+    ok(demo.url.startswith(base), "demo is ready", demo.url)
+    first = latest()
+    while time.time() < deadline and latest() == first:
+        time.sleep(0.5)
+    ok(latest() != first, "live cycles are being stored")
 
-        agreed = None
-        for _ in range(20):
-            t1 = latest()
-            metrics = get("/metrics")
-            api = json.loads(get("/api/v1/lifetime"))["capacitors"][0]
-            cli = subprocess.run([thermlog, "--db", db, "-c", cfg, "lifetime", "--json"],
-                                 capture_output=True, text=True)
-            t2 = latest()
-            if t1 == t2:
-                agreed = (metrics, api, cli)
-                break
-            time.sleep(0.3)
-        ok(agreed is not None, "caught one cycle for all three reads")
-        if agreed:
-            metrics, api, cli = agreed
+    agreed = None
+    for _ in range(20):
+        t1 = latest()
+        metrics = read("/metrics")
+        api = json.loads(read("/api/v1/lifetime"))["capacitors"][0]
+        cli = subprocess.run([thermlog, "--db", db, "-c", cfg, "lifetime", "--json"],
+                             capture_output=True, text=True)
+        t2 = latest()
+        if t1 == t2:
+            agreed = (metrics, api, cli)
+            break
+        time.sleep(0.3)
+    ok(agreed is not None, "caught one cycle for all three reads")
+    if agreed:
+        metrics, api, cli = agreed
 
-            def metric(name):
-                m = re.search(r"^thermlog_capacitor_" + name + r"\{[^}]*\} (\S+)$", metrics, re.M)
-                return float(m.group(1)) if m else None
+        def metric(name):
+            m = re.search(r"^thermlog_capacitor_" + name + r"\{[^}]*\} (\S+)$", metrics, re.M)
+            return float(m.group(1)) if m else None
 
-            ok(metric("consumed_ratio") == api["consumed_fraction"],
-               "running damage (/metrics) equals the full recomputation",
-               f"{metric('consumed_ratio')!r} vs {api['consumed_fraction']!r}")
-            obs = metric("observed_seconds")
-            ok(obs is not None and abs(obs - api["observed_h"] * 3600) < 1e-6,
-               "observed time agrees", f"{obs} vs {api['observed_h'] * 3600}")
-            rem = metric("remaining_seconds")
-            ok(rem is not None and abs(rem / 3600 - api["remaining_h"]) <= 1e-12 * api["remaining_h"],
-               "remaining life agrees", f"{rem} vs {api['remaining_h'] * 3600}")
-            ok(cli.returncode == 0, "thermlog lifetime on the demo database", cli.stderr)
-            c = json.loads(cli.stdout)["capacitors"][0] if cli.returncode == 0 else {}
-            ok(c.get("consumed_fraction") == api["consumed_fraction"]
-               and c.get("effective_life_h") == api["effective_life_h"],
-               "the CLI equals the API", c)
-            ok(api["observed_h"] > 7 * 24 and api["coverage"] > 0.99, "the backfilled week is observed", api)
-            ok(api["life_at_mean_temp_h"] > api["effective_life_h"], "Miner is below the mean-temperature life")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
-        out.close()
-        err.close()
-        shutil.rmtree(tmp)
-    print(f"1..{count}")
-    return 1 if failures else 0
+        ok(metric("consumed_ratio") == api["consumed_fraction"],
+           "running damage (/metrics) equals the full recomputation",
+           f"{metric('consumed_ratio')!r} vs {api['consumed_fraction']!r}")
+        obs = metric("observed_seconds")
+        ok(obs is not None and abs(obs - api["observed_h"] * 3600) < 1e-6,
+           "observed time agrees", f"{obs} vs {api['observed_h'] * 3600}")
+        rem = metric("remaining_seconds")
+        ok(rem is not None and abs(rem / 3600 - api["remaining_h"]) <= 1e-12 * api["remaining_h"],
+           "remaining life agrees", f"{rem} vs {api['remaining_h'] * 3600}")
+        ok(cli.returncode == 0, "thermlog lifetime on the demo database", cli.stderr)
+        c = json.loads(cli.stdout)["capacitors"][0] if cli.returncode == 0 else {}
+        ok(c.get("consumed_fraction") == api["consumed_fraction"]
+           and c.get("effective_life_h") == api["effective_life_h"],
+           "the CLI equals the API", c)
+        ok(api["observed_h"] > 7 * 24 and api["coverage"] > 0.99, "the backfilled week is observed", api)
+        ok(api["life_at_mean_temp_h"] > api["effective_life_h"], "Miner is below the mean-temperature life")
+    return done()
 
 
 if __name__ == "__main__":
