@@ -6,19 +6,11 @@ usage: bench/daemon-rss.py BUILD/src/thermlogd [--minutes 10]   (the issue asks 
 """
 import argparse
 import os
-import signal
-import socket
-import subprocess
-import tempfile
+import sys
 import time
 
-
-def rss_kib(pid, field="VmRSS:"):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1])
-    return 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from thermlog_test import Demo, rss_kib  # noqa: E402
 
 
 def main():
@@ -26,16 +18,9 @@ def main():
     ap.add_argument("thermlogd")
     ap.add_argument("--minutes", type=float, default=10)
     args = ap.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    wd = tempfile.mkdtemp(prefix="thermlog-rss.")
-    db = os.path.join(wd, "rss.db")
-    p = subprocess.Popen([args.thermlogd, "--demo", "--interval", "1s", "--db", db, "--listen",
-                          "127.0.0.1:%d" % port], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True)
-    try:
-        p.stdout.readline()  # the URL: backfill done, first live cycle stored
+    # Demo waits for the URL: backfill done, first live cycle stored.
+    with Demo(args.thermlogd, ["--interval", "1s"], prefix="thermlog-rss.") as demo:
+        p = demo.proc
         start = time.monotonic()
         samples = []
         end = start + args.minutes * 60
@@ -53,15 +38,6 @@ def main():
               (args.minutes, last / 1024, max(first_min) / 1024, (last - max(first_min)) / 1024))
         print("of which anonymous (heap, stacks, SQLite cache): %.2f MiB; the rest is shared "
               "library pages" % (anon / 1024))
-    finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait()
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(db + suffix)
-            except FileNotFoundError:
-                pass
-        os.rmdir(wd)
 
 
 main()

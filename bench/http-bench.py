@@ -13,30 +13,14 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return True
-        except OSError:
-            time.sleep(0.2)
-    return False
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from thermlog_test import free_port, stop, wait_http  # noqa: E402
 
 
 def wrk(url, seconds, connections):
@@ -45,16 +29,6 @@ def wrk(url, seconds, connections):
     rps = next((float(l.split()[1]) for l in out.splitlines() if l.startswith("Requests/sec")), 0)
     non2xx = next((l.strip() for l in out.splitlines() if "Non-2xx" in l), "")
     return rps, non2xx
-
-
-def stop(p):
-    if p and p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def main():
@@ -117,7 +91,7 @@ def main():
                     size = len(urllib.request.urlopen(nurl).read())
                     rps, bad = wrk(nurl, a.seconds, a.connections)
                     baselines.append((name, rps, size, bad))
-                    stop(n)
+                    stop(n, 10)
             else:
                 print("prometheus-node-exporter is not installed: no baseline", file=sys.stderr)
 
@@ -131,7 +105,7 @@ def main():
                     print(f"ratio {name} / {bname}: {ratio:.1f}x")
         finally:
             for p in procs:
-                stop(p)
+                stop(p, 10)
     return 0
 
 

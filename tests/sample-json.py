@@ -9,18 +9,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from thermlog_test import done, ok as check  # noqa: E402
+
 thermlog, fixtures = sys.argv[1], sys.argv[2]
-count = failed = 0
-
-
-def check(cond, what, detail=""):
-    global count, failed
-    count += 1
-    print(f"{'ok' if cond else 'not ok'} {count} - {what}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines():
-            print(f"#   {line}")
 
 
 def run(*args):
@@ -160,5 +152,4 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True, timeout=30)
     check(p.returncode == 2, "missing config file: exit 2", p.stderr)
 
-print(f"1..{count}")
-sys.exit(1 if failed else 0)
+sys.exit(done())

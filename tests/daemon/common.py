@@ -54,6 +54,10 @@ def write_config(path, interval="1s", rescan="300s", extra=""):
     return path
 
 
+# Every daemon started, so that main() stops those an exception left running.
+_started = []
+
+
 class Daemon:
     """One thermlogd process with its stderr in a log file."""
 
@@ -76,6 +80,7 @@ class Daemon:
         self.out = open(self.out_path, "a")
         self.proc = subprocess.Popen([self.exe] + self.args, stdout=self.out, stderr=self.log,
                                      env=self.env)
+        _started.append(self)
         return self
 
     def alive(self):
@@ -233,6 +238,12 @@ def samples(db):
     return [(ts, decode_samples(d)) for ts, d in query(db, "SELECT ts, data FROM samples ORDER BY ts")]
 
 
+def stop_all():
+    """Stops every daemon still running (SIGTERM, then SIGKILL)."""
+    for d in _started:
+        d.stop()
+
+
 class Workdir:
     def __init__(self, prefix):
         self.path = tempfile.mkdtemp(prefix=prefix)
@@ -241,6 +252,7 @@ class Workdir:
         return self.path
 
     def __exit__(self, *exc):
+        stop_all()  # before the tree goes: a daemon left running would write into it
         if os.environ.get("THERMLOG_KEEP"):
             print("# kept " + self.path)
             return
@@ -255,4 +267,6 @@ def main(fn):
     except Exception as e:  # report, do not hide
         import traceback
         tap.ok(False, "unexpected exception: %s" % e, traceback.format_exc())
+    finally:
+        stop_all()
     sys.exit(tap.done())

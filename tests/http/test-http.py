@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, free_port, ok, stop  # noqa: E402
+from thermlog_test import done, free_port, ok, rss_kib, stop  # noqa: E402
 
 SERVE, THERMLOG = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 else shutil.which("promtool")
@@ -57,11 +57,7 @@ class Server:
         return self.log.read()
 
     def rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return rss_kib(self.proc.pid)
 
     def stop(self):
         stop(self.proc, 10)

@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, done, get_json, ok  # noqa: E402
+from thermlog_test import Demo, done, get_json, ok, rss_kib  # noqa: E402
 
 THERMLOGD = sys.argv[1]
 SECONDS = int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("THERMLOG_LOAD_SECONDS", "20"))
@@ -48,14 +48,6 @@ request = function()
   return wrk.format("GET", paths[(i % #paths) + 1])
 end
 """
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
 
 def abuse(port, stop):
     """Malformed traffic wrk cannot make: garbage, half-sent and oversized requests."""

@@ -19,7 +19,7 @@ _count = 0
 _failed = 0
 
 
-def ok(cond, what, detail=None, lines=20):
+def ok(cond, what, detail=None, lines=30):
     """One TAP line; on failure the first `lines` lines of `detail` follow as comments."""
     global _count, _failed
     _count += 1
@@ -57,6 +57,27 @@ def get(url, timeout=10):
 
 def get_json(url, timeout=10):
     return json.loads(get(url, timeout))
+
+
+def wait_http(url, timeout=20):
+    """Polls url until it answers (True) or `timeout` s have passed (False)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            get(url, 2)
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
+def rss_kib(pid, field="VmRSS:"):
+    """A /proc/PID/status memory figure in KiB (0 when absent)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
 
 
 def stop(proc, timeout=15):

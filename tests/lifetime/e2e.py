@@ -10,20 +10,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, ok  # noqa: E402
+
 thermlog = sys.argv[1]
-failures = 0
-count = 0
-
-
-def ok(cond, what, detail=""):
-    global failures, count
-    count += 1
-    print(("ok" if cond else "not ok") + f" {count} - {what}")
-    if not cond:
-        failures += 1
-        if detail:
-            print("#   " + str(detail).replace("\n", "\n#   "))
-
 
 def near(got, want, rel, what):
     good = got is not None and want is not None and abs(got - want) <= rel * max(abs(want), 1)
@@ -207,8 +197,7 @@ def main():
         calc_tests()
     finally:
         shutil.rmtree(tmp)
-    print(f"1..{count}")
-    return 1 if failures else 0
+    return done()
 
 
 def calc(*args, check=True):

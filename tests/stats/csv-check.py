@@ -13,19 +13,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, ok  # noqa: E402
+
 thermlog, bench = sys.argv[1], sys.argv[2]
-count = failed = 0
-
-
-def ok(cond, what, detail=""):
-    global count, failed
-    count += 1
-    print(f"{'' if cond else 'not '}ok {count} - {what}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print(f"#   {line}")
-
 
 def run(*args, stdin=None, check=True):
     p = subprocess.run([thermlog, *args], capture_output=True, input=stdin)
@@ -178,8 +169,7 @@ def main():
            f"flat memory: 2 days {rss_small} KiB, 40 days {rss_big} KiB (wide {rss_wide} KiB)")
     finally:
         shutil.rmtree(tmp)
-    print(f"1..{count}")
-    return 1 if failed else 0
+    return done()
 
 
 sys.exit(main())

@@ -20,6 +20,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, ok  # noqa: E402
+
 thermlog = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else random.randrange(1 << 30)
 rng = random.Random(seed)
@@ -29,19 +32,6 @@ T0 = 1787184000 + 17 * 60  # 2026-08-20T00:17:00Z: the history starts mid-hour
 N = 4 * 1440
 OPP = [408000000, 600000000, 816000000, 1008000000, 1200000000, 1416000000, 1608000000,
        1800000000, 2208000000]
-
-count = 0
-failed = 0
-
-
-def ok(cond, what, detail=""):
-    global count, failed
-    count += 1
-    print(f"{'' if cond else 'not '}ok {count} - {what}")
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines():
-            print(f"#   {line}")
 
 
 def generate():
@@ -178,8 +168,7 @@ def main():
            and "thermal/soc-thermal" in p.stdout, "human table", p.stdout)
     finally:
         shutil.rmtree(tmp)
-    print(f"1..{count}")
-    return 1 if failed else 0
+    return done()
 
 
 sys.exit(main())
