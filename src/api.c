@@ -293,22 +293,31 @@ static bool param_uint(struct request *r, const char *name, unsigned def, unsign
 	return true;
 }
 
-/* A window [from, to): defaults to the last 24 hours, bounded by http.max_window_s. */
-static bool param_window(struct request *r, int64_t *from, int64_t *to) {
-	int64_t now = r->req->now;
-	*to = now;
-	*from = now - 24 * 3600;
+/* Reads the 'from' and 'to' parameters that are given into *from and *to (the others keep
+ * their values); false after a 400 naming the one that is not a time. */
+static bool param_times(struct request *r, int64_t *from, int64_t *to) {
 	const char *names[] = {"from", "to"};
 	int64_t *dst[] = {from, to};
 	for (int i = 0; i < 2; i++) {
 		const char *v = param(r, names[i]);
-		if (v && !timefmt_parse_time(v, now, dst[i])) {
+		if (v && !timefmt_parse_time(v, r->req->now, dst[i])) {
 			respond_error(
 				r->resp, 400, names[i],
 				"parameter '%s': cannot read '%s' as a time (ISO 8601 like 2026-08-20T00:00:00Z, a date, unix seconds, -24h or now)",
 				names[i], v);
 			return false;
 		}
+	}
+	return true;
+}
+
+/* A window [from, to): defaults to the last 24 hours, bounded by http.max_window_s. */
+static bool param_window(struct request *r, int64_t *from, int64_t *to) {
+	int64_t now = r->req->now;
+	*to = now;
+	*from = now - 24 * 3600;
+	if (!param_times(r, from, to)) {
+		return false;
 	}
 	if (param(r, "from") && !param(r, "to") && *from >= *to) {
 		respond_error(r->resp, 400, "from", "parameter 'from' is not before now");
@@ -619,11 +628,8 @@ static void respond_query_error(struct request *r, int rc, char *err) {
 typedef int (*query_json_fn)(struct store *store, const struct query_params *p, struct json *out,
 			     char **err);
 
-static void run_query_json(struct request *r, query_json_fn fn, const struct query_params *p) {
-	struct json j;
-	json_init(&j, &r->resp->body, true);
-	char *err = NULL;
-	int rc = fn(r->ctx->store, p, &j, &err);
+/* Answers a JSON writer's result: 200 with the body it wrote, or the error's status. */
+static void respond_query_result(struct request *r, int rc, char *err) {
 	if (rc < 0) {
 		respond_query_error(r, rc, err);
 		return;
@@ -631,6 +637,14 @@ static void run_query_json(struct request *r, query_json_fn fn, const struct que
 	free(err);
 	buf_putc(&r->resp->body, '\n');
 	respond_json(r->resp, 200);
+}
+
+static void run_query_json(struct request *r, query_json_fn fn, const struct query_params *p) {
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = fn(r->ctx->store, p, &j, &err);
+	respond_query_result(r, rc, err);
 }
 
 static void handle_channels(struct request *r) {
@@ -675,6 +689,11 @@ static void handle_stats(struct request *r) {
 	run_query_json(r, query_stats_json, &q.p);
 }
 
+/* The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
+static unsigned max_points_cap(const struct request *r) {
+	return r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+}
+
 static void handle_samples(struct request *r) {
 	static const struct param_spec specs[] = {{"from", false},
 						  {"to", false},
@@ -683,7 +702,7 @@ static void handle_samples(struct request *r) {
 						  {"include_unsynced", false},
 						  {NULL, false}};
 	struct query_request q;
-	unsigned cap = r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+	unsigned cap = max_points_cap(r);
 	if (!check_params(r, specs) || !param_uint(r, "max_points", cap < 1000 ? cap : 1000, 1, cap,
 						   "http.max_points", &q.p.max_points)) {
 		return;
@@ -704,7 +723,7 @@ static void handle_peak(struct request *r) {
 						  {"include_unsynced", false},
 						  {NULL, false}};
 	unsigned samples;
-	unsigned cap = r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+	unsigned cap = max_points_cap(r);
 	if (!check_params(r, specs) ||
 	    !param_uint(r, "samples", 30, 1, cap, "http.max_points", &samples)) {
 		return;
@@ -731,17 +750,8 @@ static void handle_lifetime(struct request *r) {
 	}
 	// Capacitor wear is about the whole service life: open ends by default, no window cap.
 	int64_t from = INT64_MIN, to = INT64_MAX;
-	const char *names[] = {"from", "to"};
-	int64_t *dst[] = {&from, &to};
-	for (int i = 0; i < 2; i++) {
-		const char *v = param(r, names[i]);
-		if (v && !timefmt_parse_time(v, r->req->now, dst[i])) {
-			respond_error(
-				r->resp, 400, names[i],
-				"parameter '%s': cannot read '%s' as a time (ISO 8601 like 2026-08-20T00:00:00Z, a date, unix seconds, -24h or now)",
-				names[i], v);
-			return;
-		}
+	if (!param_times(r, &from, &to)) {
+		return;
 	}
 	if (from >= to) {
 		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
@@ -756,13 +766,7 @@ static void handle_lifetime(struct request *r) {
 	char *err = NULL;
 	int rc = lifetime_report_json(r->ctx->store, r->ctx->cfg, from, to, include_unsynced,
 				      r->req->now, &j, &err);
-	if (rc < 0) {
-		respond_query_error(r, rc, err);
-		return;
-	}
-	free(err);
-	buf_putc(&r->resp->body, '\n');
-	respond_json(r->resp, 200);
+	respond_query_result(r, rc, err);
 }
 
 static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
