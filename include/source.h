@@ -42,6 +42,9 @@ struct sensor {
 	int last_err;                // for logging on state change
 };
 
+struct buf;
+struct json;
+
 struct sensor_list {
 	struct channel *channels; // parallel arrays of n
 	struct sensor *sensors;
@@ -73,6 +76,15 @@ extern const struct source_ops source_hwmon;
 struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
 			       const char *key, const char *source, const char *label,
 			       enum channel_kind kind, double resolution, const char *path);
+/** Starts a channel's metadata: a compact JSON object written by @j into @meta (initialised here).
+ */
+void source_meta_begin(struct buf *meta, struct json *j);
+/** Closes the object and hands its text to the channel added last to @list, which owns it. */
+void source_meta_end(struct sensor_list *list, struct buf *meta, struct json *j);
+/** Adds @key with the text of the sysfs file @path (under 64 bytes) when it reads non-empty. */
+void source_meta_text(int root_fd, const char *path, struct json *j, const char *key);
+/** Adds @key with the integer in the sysfs file @path when it reads and parses. */
+void source_meta_int(int root_fd, const char *path, struct json *j, const char *key);
 /** Closes the fds and frees everything; accepts a zeroed list. */
 void sensor_list_finish(struct sensor_list *list);
 /** Closes a sensor's fds and frees its own strings. */

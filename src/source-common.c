@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "xalloc.h"
 
 int sysfs_parse_int(const char *text, size_t len, int64_t *out) {
@@ -271,4 +272,31 @@ void sensor_list_finish(struct sensor_list *list) {
 	free(list->channels);
 	free(list->sensors);
 	*list = (struct sensor_list){0};
+}
+
+void source_meta_begin(struct buf *meta, struct json *j) {
+	buf_init(meta);
+	json_init(j, meta, false);
+	json_object_begin(j);
+}
+
+void source_meta_end(struct sensor_list *list, struct buf *meta, struct json *j) {
+	json_object_end(j);
+	list->channels[list->n - 1].meta = buf_steal(meta);
+}
+
+void source_meta_text(int root_fd, const char *path, struct json *j, const char *key) {
+	char text[64];
+	if (sysfs_read_text(root_fd, path, text, sizeof(text)) > 0) {
+		json_key(j, key);
+		json_string(j, text);
+	}
+}
+
+void source_meta_int(int root_fd, const char *path, struct json *j, const char *key) {
+	int64_t v;
+	if (sysfs_read_int(root_fd, path, &v) == 0) {
+		json_key(j, key);
+		json_int(j, v);
+	}
 }

@@ -58,7 +58,7 @@ static char *cpus_label(const int *cpus, int n) {
 static void add_domain(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
 		       const char *id, const int *related, int n_related, const int *affected,
 		       int n_affected) {
-	char path[256], text[64];
+	char path[256];
 	snprintf(path, sizeof(path), "%s/scaling_cur_freq", dir);
 	if (!sysfs_exists(ctx->root_fd, path)) {
 		// cpuinfo_cur_freq asks the hardware; some drivers only offer that.
@@ -77,28 +77,19 @@ static void add_domain(struct source_ctx *ctx, struct sensor_list *out, const ch
 	s->scale = 1000; // kHz
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	snprintf(path, sizeof(path), "%s/scaling_governor", dir);
-	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
-		json_key(&j, "governor");
-		json_string(&j, text);
-	}
+	source_meta_text(ctx->root_fd, path, &j, "governor");
 	snprintf(path, sizeof(path), "%s/scaling_driver", dir);
-	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
-		json_key(&j, "driver");
-		json_string(&j, text);
-	}
+	source_meta_text(ctx->root_fd, path, &j, "driver");
 	json_key(&j, "affected_cpus");
 	json_array_begin(&j);
 	for (int i = 0; i < n_affected; i++) {
 		json_int(&j, affected[i]);
 	}
 	json_array_end(&j);
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_end(out, &meta, &j);
 }
 
 static void discover_policy(struct source_ctx *ctx, struct sensor_list *out, const char *name) {

@@ -11,7 +11,7 @@
 #include "xalloc.h"
 
 static void discover_device(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
-	char path[256], text[64];
+	char path[256];
 	snprintf(path, sizeof(path), "class/devfreq/%s/cur_freq", name);
 	if (!sysfs_exists(ctx->root_fd, path)) {
 		log_debug("skipping class/devfreq/%s: no cur_freq (%s)", name, strerror(errno));
@@ -24,26 +24,16 @@ static void discover_device(struct source_ctx *ctx, struct sensor_list *out, con
 	free(key);
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	snprintf(path, sizeof(path), "class/devfreq/%s/governor", name);
-	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
-		json_key(&j, "governor");
-		json_string(&j, text);
-	}
+	source_meta_text(ctx->root_fd, path, &j, "governor");
 	static const char *const limits[] = {"min_freq", "max_freq"};
 	for (size_t i = 0; i < 2; i++) {
-		int64_t hz;
 		snprintf(path, sizeof(path), "class/devfreq/%s/%s", name, limits[i]);
-		if (sysfs_read_int(ctx->root_fd, path, &hz) == 0) {
-			json_key(&j, limits[i]);
-			json_int(&j, hz);
-		}
+		source_meta_int(ctx->root_fd, path, &j, limits[i]);
 	}
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_end(out, &meta, &j);
 }
 
 static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {

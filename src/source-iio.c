@@ -87,10 +87,8 @@ static void add_temp(struct source_ctx *ctx, struct sensor_list *out, const char
 	s->divisor = 1000; // m°C
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	json_key(&j, "device");
 	json_string(&j, dev);
 	if (!processed) {
@@ -105,8 +103,7 @@ static void add_temp(struct source_ctx *ctx, struct sensor_list *out, const char
 		json_key(&j, "thermocouple_type");
 		json_string(&j, text);
 	}
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_end(out, &meta, &j);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -208,10 +205,8 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 	}
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	json_key(&j, "device");
 	json_string(&j, dev);
 	if (!s->absent_err) {
@@ -227,8 +222,7 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 	json_key(&j, "offset");
 	json_double(&j, cc->offset);
 	json_object_end(&j);
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_end(out, &meta, &j);
 }
 
 static void iio_discover(struct source_ctx *ctx, struct sensor_list *out) {

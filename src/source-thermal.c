@@ -53,14 +53,25 @@ static void write_trips(int root_fd, const char *dir, struct json *j) {
 	json_array_end(j);
 }
 
-static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
-	char dir[128], path[192], type[128], text[64];
-	snprintf(dir, sizeof(dir), "class/thermal/%s", name);
+/* Reads class/thermal/NAME/type into @type (NAME's directory into @dir); false, logged, when
+ * it is unreadable or empty. */
+static bool read_type(struct source_ctx *ctx, const char *name, char dir[static 128],
+		      char type[static 128]) {
+	char path[192];
+	snprintf(dir, 128, "class/thermal/%s", name);
 	snprintf(path, sizeof(path), "%s/type", dir);
-	int rc = sysfs_read_text(ctx->root_fd, path, type, sizeof(type));
+	int rc = sysfs_read_text(ctx->root_fd, path, type, 128);
 	if (rc <= 0) {
-		// A dangling link is a zone whose device went away between readdir and now.
+		// A dangling link is a zone or device that went away between readdir and now.
 		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
+		return false;
+	}
+	return true;
+}
+
+static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
+	char dir[128], path[192], type[128];
+	if (!read_type(ctx, name, dir, type)) {
 		return;
 	}
 	char *key = xasprintf("thermal/%s", type);
@@ -73,33 +84,20 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 	s->mode_path = xasprintf("%s/mode", dir);
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	json_key(&j, "zone");
 	json_string(&j, name);
-	if (sysfs_read_text(ctx->root_fd, s->mode_path, text, sizeof(text)) > 0) {
-		json_key(&j, "mode");
-		json_string(&j, text);
-	}
+	source_meta_text(ctx->root_fd, s->mode_path, &j, "mode");
 	snprintf(path, sizeof(path), "%s/policy", dir);
-	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
-		json_key(&j, "policy");
-		json_string(&j, text);
-	}
+	source_meta_text(ctx->root_fd, path, &j, "policy");
 	write_trips(ctx->root_fd, dir, &j);
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_end(out, &meta, &j);
 }
 
 static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
 	char dir[128], path[192], type[128];
-	snprintf(dir, sizeof(dir), "class/thermal/%s", name);
-	snprintf(path, sizeof(path), "%s/type", dir);
-	int rc = sysfs_read_text(ctx->root_fd, path, type, sizeof(type));
-	if (rc <= 0) {
-		log_debug("skipping %s: %s", path, rc < 0 ? strerror(-rc) : "empty type");
+	if (!read_type(ctx, name, dir, type)) {
 		return;
 	}
 	char *key = xasprintf("cooling/%s", type);
@@ -109,22 +107,15 @@ static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, co
 	free(key);
 
 	struct buf meta;
-	buf_init(&meta);
 	struct json j;
-	json_init(&j, &meta, false);
-	json_object_begin(&j);
+	source_meta_begin(&meta, &j);
 	json_key(&j, "device");
 	json_string(&j, name);
 	json_key(&j, "type");
 	json_string(&j, type);
-	int64_t max_state;
 	snprintf(path, sizeof(path), "%s/max_state", dir);
-	if (sysfs_read_int(ctx->root_fd, path, &max_state) == 0) {
-		json_key(&j, "max_state");
-		json_int(&j, max_state);
-	}
-	json_object_end(&j);
-	out->channels[out->n - 1].meta = buf_steal(&meta);
+	source_meta_int(ctx->root_fd, path, &j, "max_state");
+	source_meta_end(out, &meta, &j);
 }
 
 static void thermal_discover(struct source_ctx *ctx, struct sensor_list *out) {
