@@ -20,9 +20,9 @@ enum source_id {
 };
 
 struct source_config {
-	bool enabled;     // default true
-	char **include;   // glob patterns on channel keys; NULL-terminated, empty = everything
-	char **exclude;   // NULL-terminated
+	bool enabled;   // default true
+	char **include; // glob patterns on channel keys; NULL-terminated, empty = everything
+	char **exclude; // NULL-terminated
 };
 
 struct channel_override {
@@ -34,11 +34,11 @@ struct channel_override {
 };
 
 struct iio_channel_config {
-	char *device;  // IIO `name`, or "iio:deviceN"
-	char *channel; // "voltage2" -> in_voltage2_raw
-	char *label;   // NULL = "<device> <channel>"
+	char *device;     // IIO `name`, or "iio:deviceN"
+	char *channel;    // "voltage2" -> in_voltage2_raw
+	char *label;      // NULL = "<device> <channel>"
 	const char *unit; // static unit name the conversion yields; default "volts"
-	double gain;   // value = gain * volts + offset; default 1, 0
+	double gain;      // value = gain * volts + offset; default 1, 0
 	double offset;
 };
 
@@ -60,8 +60,8 @@ enum temp_basis {
 
 enum self_heating_form {
 	SELF_HEATING_NONE,
-	SELF_HEATING_RISE,    // rise_k
-	SELF_HEATING_POWER,   // current_a^2 * esr_ohm * rth_k_per_w
+	SELF_HEATING_RISE,  // rise_k
+	SELF_HEATING_POWER, // current_a^2 * esr_ohm * rth_k_per_w
 	// rated_rise_k * ((current_a / rated_ripple_a)^2 - 1), doubled above rated ripple: the
 	// rated life already includes the rise at rated ripple, so only the difference counts
 	SELF_HEATING_RIPPLE,
@@ -74,34 +74,34 @@ struct capacitor_config {
 	double rated_life_h;
 	double rated_temp_c;
 	enum lifetime_model model;
-	double bt;        // NAN = default for the type (2.0 wet; polymer uses 10 per 20 K)
-	double ea_ev;     // arrhenius only; NAN = unset
+	double bt;    // NAN = default for the type (2.0 wet; polymer uses 10 per 20 K)
+	double ea_ev; // arrhenius only; NAN = unset
 	enum capacitor_type type;
 	enum self_heating_form self_heating;
 	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
-	int64_t in_service; // unix seconds (UTC midnight), or -1 = unset
-	double life_cap_years;  // default 15
-	double validity_low_c;  // NAN = the model's default (40 °C)
-	int line;               // where it was defined, for messages
+	int64_t in_service;    // unix seconds (UTC midnight), or -1 = unset
+	double life_cap_years; // default 15
+	double validity_low_c; // NAN = the model's default (40 °C)
+	int line;              // where it was defined, for messages
 };
 
 struct http_config {
-	char *listen;         // "127.0.0.1:9470"
-	char *token;          // bearer token, NULL = none
+	char *listen; // "127.0.0.1:9470"
+	char *token;  // bearer token, NULL = none
 	char *token_file;
-	bool metrics_public;  // /metrics without the token
-	char *tls_cert;       // paths, NULL = plain HTTP
+	bool metrics_public; // /metrics without the token
+	char *tls_cert;      // paths, NULL = plain HTTP
 	char *tls_key;
-	unsigned max_points;  // cap for /api/v1/samples max_points, default 5000
-	int64_t max_window_s; // cap for query windows, default 400 days
+	unsigned max_points;       // cap for /api/v1/samples max_points, default 5000
+	int64_t max_window_s;      // cap for query windows, default 400 days
 	unsigned connection_limit; // default 32
 };
 
 struct config {
-	char *path;        // the file read, NULL = defaults only
+	char *path;          // the file read, NULL = defaults only
 	int64_t interval_ms; // default 60000, at least 1000
 	char *database;
-	char *sysfs_root;  // default "/sys"
+	char *sysfs_root;        // default "/sys"
 	int64_t retention_raw_s; // default 400 days
 	int64_t rescan_s;        // default 300
 	struct http_config http;
@@ -127,7 +127,7 @@ void config_finish(struct config *cfg);
 bool config_load(struct config *cfg, const char *path, char **errors);
 /** The same on a memory buffer; @name stands for the file name in messages. */
 bool config_load_string(struct config *cfg, const char *name, const char *text, size_t len,
-		char **errors);
+			char **errors);
 
 /** The source name used in config and channel keys: "thermal", "hwmon", ... */
 const char *config_source_name(enum source_id id);
