@@ -114,6 +114,13 @@ struct config {
 	size_t n_capacitors;
 };
 
+/**
+ * The defaults of one capacitors: entry before its keys are read: wet part on the B_t model
+ * with its own B_t and validity band (NAN = the model's default), ambient basis, no
+ * self-heating, no in-service date, the 15-year cap. Strings are left NULL and the ratings 0.
+ */
+void config_capacitor_init(struct capacitor_config *c);
+
 /** Fills @cfg with the built-in defaults; every string is heap-allocated. */
 void config_init(struct config *cfg);
 /** Frees everything; accepts a zeroed struct. */

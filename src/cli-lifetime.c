@@ -88,21 +88,12 @@ static int cmd_calc(int argc, char **argv) {
 		{"help", no_argument, NULL, OPT_HELP},
 		{0},
 	};
-	struct capacitor_config cc = {
-		.name = "calc",
-		.sensor = "",
-		.basis = TEMP_BASIS_AMBIENT,
-		.rated_life_h = NAN,
-		.rated_temp_c = NAN,
-		.model = LIFETIME_MODEL_BT,
-		.bt = NAN,
-		.ea_ev = NAN,
-		.type = CAPACITOR_TYPE_WET,
-		.self_heating = SELF_HEATING_NONE,
-		.in_service = -1,
-		.life_cap_years = LIFETIME_DEFAULT_CAP_Y,
-		.validity_low_c = NAN,
-	};
+	struct capacitor_config cc;
+	config_capacitor_init(&cc);
+	cc.name = "calc";
+	cc.sensor = "";
+	cc.rated_life_h = NAN;
+	cc.rated_temp_c = NAN;
 	double temp = NAN;
 	const char *profile = NULL;
 	bool json = false, have_life = false, have_rated = false;

@@ -1358,6 +1358,20 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 	check_capacitor(p, map, &seen, c);
 }
 
+void config_capacitor_init(struct capacitor_config *c) {
+	*c = (struct capacitor_config){
+		.basis = TEMP_BASIS_AMBIENT,
+		.model = LIFETIME_MODEL_BT,
+		.bt = NAN,
+		.ea_ev = NAN,
+		.type = CAPACITOR_TYPE_WET,
+		.self_heating = SELF_HEATING_NONE,
+		.in_service = -1,
+		.life_cap_years = 15,
+		.validity_low_c = NAN,
+	};
+}
+
 static void parse_capacitors(struct parser *p, const struct node *seq) {
 	struct config *cfg = p->cfg;
 	if (!check_sequence(p, seq, "capacitors")) {
@@ -1368,14 +1382,8 @@ static void parse_capacitors(struct parser *p, const struct node *seq) {
 	for (size_t i = 0; i < seq->n; i++) {
 		const struct node *item = seq->items[i];
 		struct capacitor_config *c = &cfg->capacitors[cfg->n_capacitors++];
-		*c = (struct capacitor_config){
-			.bt = NAN,
-			.ea_ev = NAN,
-			.in_service = -1,
-			.life_cap_years = 15,
-			.validity_low_c = NAN,
-			.line = (int)item->line,
-		};
+		config_capacitor_init(c);
+		c->line = (int)item->line;
 		parse_capacitor(p, item, c);
 		for (size_t j = 0; c->name && j + 1 < cfg->n_capacitors; j++) {
 			if (cfg->capacitors[j].name &&

@@ -8,21 +8,13 @@
 #include "test.h"
 
 static struct capacitor_config cap(double life_h, double temp_c) {
-	return (struct capacitor_config){
-		.name = "C1",
-		.sensor = "thermal/test",
-		.basis = TEMP_BASIS_AMBIENT,
-		.rated_life_h = life_h,
-		.rated_temp_c = temp_c,
-		.model = LIFETIME_MODEL_BT,
-		.bt = NAN,
-		.ea_ev = NAN,
-		.type = CAPACITOR_TYPE_WET,
-		.self_heating = SELF_HEATING_NONE,
-		.in_service = -1,
-		.life_cap_years = 15,
-		.validity_low_c = NAN,
-	};
+	struct capacitor_config c;
+	config_capacitor_init(&c);
+	c.name = "C1";
+	c.sensor = "thermal/test";
+	c.rated_life_h = life_h;
+	c.rated_temp_c = temp_c;
+	return c;
 }
 
 static struct lifetime_params params(const struct capacitor_config *cc) {
