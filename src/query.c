@@ -392,18 +392,23 @@ static void json_value(struct json *j, int64_t q, double resolution) {
 
 #define TIME_IN_STATE_MAX 256
 
-static void write_channel_stats(struct json *out, const struct channel *ch,
-				const struct stats_acc *acc, const struct query_params *p,
-				const struct cycle_summary *cs, int64_t unsynced_excluded) {
-	int64_t expected = cs->expected;
-	double res = ch->resolution;
-	json_object_begin(out);
+/* The identity every per-channel object starts with: key, label and unit. */
+static void write_channel_ident(struct json *out, const struct channel *ch) {
 	json_key(out, "key");
 	json_string(out, ch->key);
 	json_key(out, "label");
 	json_string(out, ch->label);
 	json_key(out, "unit");
 	json_string(out, ch->unit);
+}
+
+static void write_channel_stats(struct json *out, const struct channel *ch,
+				const struct stats_acc *acc, const struct query_params *p,
+				const struct cycle_summary *cs, int64_t unsynced_excluded) {
+	int64_t expected = cs->expected;
+	double res = ch->resolution;
+	json_object_begin(out);
+	write_channel_ident(out, ch);
 	json_key(out, "kind");
 	json_string(out, channel_kind_name(ch->kind));
 	json_key(out, "resolution");
@@ -959,12 +964,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		for (size_t c = 0; c < n_cols; c++) {
 			const struct channel *ch = sel_channel(&all, cols[c]);
 			json_object_begin(out);
-			json_key(out, "key");
-			json_string(out, ch->key);
-			json_key(out, "label");
-			json_string(out, ch->label);
-			json_key(out, "unit");
-			json_string(out, ch->unit);
+			write_channel_ident(out, ch);
 			json_object_end(out);
 		}
 		json_array_end(out);
@@ -1230,12 +1230,7 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	for (size_t k = 0; k < sel.n; k++) {
 		const struct channel *ch = sel_channel(&sel, k);
 		json_object_begin(out);
-		json_key(out, "key");
-		json_string(out, ch->key);
-		json_key(out, "label");
-		json_string(out, ch->label);
-		json_key(out, "unit");
-		json_string(out, ch->unit);
+		write_channel_ident(out, ch);
 		json_key(out, "points");
 		json_array_begin(out);
 		for (size_t i = 0; i < sc.n_buckets; i++) {

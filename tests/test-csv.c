@@ -85,15 +85,6 @@ static void test_writer(void) {
 	buf_finish(&b);
 }
 
-static uint64_t rng_state;
-
-static uint64_t rng(void) {
-	uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 static void test_round_trip(int rounds) {
 	const char alphabet[] = "ab,\"\r\n x\xC3\xA9";
 	int bad = 0;
@@ -140,16 +131,7 @@ static void test_round_trip(int rounds) {
 }
 
 int main(int argc, char **argv) {
-	uint64_t seed = (uint64_t)time(NULL);
-	int opt;
-	while ((opt = getopt(argc, argv, "s:")) != -1) {
-		if (opt == 's') {
-			seed = strtoull(optarg, NULL, 10);
-		}
-	}
-	printf("# seed %llu (repeat with -s %llu)\n", (unsigned long long)seed,
-	       (unsigned long long)seed);
-	rng_state = seed;
+	test_seed(argc, argv);
 	test_reader();
 	test_writer();
 	test_round_trip(500);

@@ -17,15 +17,6 @@
 #define T0    1787000000 // 2026-08-17T21:33:20Z: deliberately not on an hour
 #define N_CYC 3000       // 50 hours of minutes
 
-static uint64_t rng_state;
-
-static uint64_t rng(void) {
-	uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 static struct channel channels[] = {
 	{.key = "thermal/bigcore0-thermal",
 	 .source = "thermal",
@@ -472,16 +463,7 @@ static void test_empty(void) {
 }
 
 int main(int argc, char **argv) {
-	uint64_t seed = (uint64_t)time(NULL);
-	int opt;
-	while ((opt = getopt(argc, argv, "s:")) != -1) {
-		if (opt == 's') {
-			seed = strtoull(optarg, NULL, 10);
-		}
-	}
-	printf("# seed %llu (repeat with -s %llu)\n", (unsigned long long)seed,
-	       (unsigned long long)seed);
-	rng_state = seed;
+	test_seed(argc, argv);
 	struct store *store = build();
 	if (!ok(store != NULL, "store built")) {
 		return test_done();

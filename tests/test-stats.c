@@ -151,15 +151,6 @@ static void test_format(void) {
 	is_int(off, 0, "stats_value hits every decimal 0.000..199.999");
 }
 
-static uint64_t rng_state;
-
-static uint64_t rng(void) { // splitmix64: reproducible across platforms
-	uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 static int cmp_i64(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
@@ -257,16 +248,7 @@ static void test_property(int rounds) {
 }
 
 int main(int argc, char **argv) {
-	uint64_t seed = (uint64_t)time(NULL);
-	int opt;
-	while ((opt = getopt(argc, argv, "s:")) != -1) {
-		if (opt == 's') {
-			seed = strtoull(optarg, NULL, 10);
-		}
-	}
-	printf("# seed %llu (repeat with -s %llu)\n", (unsigned long long)seed,
-	       (unsigned long long)seed);
-	rng_state = seed;
+	test_seed(argc, argv);
 	test_hand();
 	test_hist_merge();
 	test_format();

@@ -2,12 +2,14 @@
 #ifndef TEST_H
 #define TEST_H
 
+#include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int test_count, test_failed;
 
@@ -51,6 +53,33 @@ static inline bool test_report(bool ok, const char *file, int line, const char *
 			printf("#   want %.17g\n#   got  %.17g\n", w_, g_);      \
 		}                                                                \
 	} while (0)
+
+/* splitmix64: the seeded generator of property checks, reproducible across platforms. */
+static inline uint64_t *test_rng_state(void) {
+	static uint64_t state;
+	return &state;
+}
+
+static inline uint64_t rng(void) {
+	uint64_t z = (*test_rng_state() += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* Seeds rng() from -s SEED (default: the time) and prints how to repeat the run. */
+static inline void test_seed(int argc, char **argv) {
+	uint64_t seed = (uint64_t)time(NULL);
+	int opt;
+	while ((opt = getopt(argc, argv, "s:")) != -1) {
+		if (opt == 's') {
+			seed = strtoull(optarg, NULL, 10);
+		}
+	}
+	printf("# seed %llu (repeat with -s %llu)\n", (unsigned long long)seed,
+	       (unsigned long long)seed);
+	*test_rng_state() = seed;
+}
 
 /* Ends the TAP stream; use as `return test_done();`. */
 static inline int test_done(void) {

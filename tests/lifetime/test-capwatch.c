@@ -32,21 +32,13 @@ static struct channel channels[] = {
 };
 
 static struct capacitor_config cap(const char *name, const char *sensor) {
-	return (struct capacitor_config){
-		.name = (char *)name,
-		.sensor = (char *)sensor,
-		.basis = TEMP_BASIS_AMBIENT,
-		.rated_life_h = 2000,
-		.rated_temp_c = 105,
-		.model = LIFETIME_MODEL_BT,
-		.bt = NAN,
-		.ea_ev = NAN,
-		.type = CAPACITOR_TYPE_WET,
-		.self_heating = SELF_HEATING_NONE,
-		.in_service = -1,
-		.life_cap_years = 15,
-		.validity_low_c = NAN,
-	};
+	struct capacitor_config c;
+	config_capacitor_init(&c);
+	c.name = (char *)name;
+	c.sensor = (char *)sensor;
+	c.rated_life_h = 2000;
+	c.rated_temp_c = 105;
+	return c;
 }
 
 /* The history: 3 days, 1-minute cycles with jitter, a 2-hour outage, failed reads, unsynced. */
