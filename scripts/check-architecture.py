@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Checks the layering rules of docs/ARCHITECTURE.md against the tree.
+
+Every C file belongs to a module (its stem) and every module to a layer. The checker follows
+each file's #include "..." lines through include/ transitively and fails when a file reaches a
+module its layer must never reach, or when a third-party header is included outside its one
+home. Prints TAP; `--list` prints each module's layer and what it reaches.
+"""
+import os
+import re
+import sys
+
+# Module stem -> layer. A stem not listed here is an error, so a new module must be placed.
+LAYERS = {
+    # ground: no knowledge of anything thermlog-specific beyond channel identity
+    "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground",
+    "strfmt": "ground", "timefmt": "ground", "channel": "ground", "version": "ground",
+    "sysfs": "ground", "sha256": "ground", "textfile": "ground", "window": "ground",
+    "codec": "ground", "cycle": "ground", "table": "cli",
+    # pure models
+    "stats": "stats", "lifetime": "lifetime",
+    # configuration
+    "config": "config", "yaml-tree": "config", "yamltree": "config", "yaml": "config",
+    # clock state and the live snapshot
+    "clock": "clock", "live": "live", "capstate": "live",
+    # sources and the sampler
+    "sampler": "sources", "source": "sources", "plausible": "sources",
+    # the one SQLite owner
+    "store": "store",
+    # answers over the store
+    "query": "query", "export": "query", "csv": "query", "capwatch": "query",
+    "lifetime-history": "query", "lifehist": "query", "peak": "query", "repair": "query",
+    "runs": "query",
+    # http
+    "http": "http", "server": "http", "api": "api", "metrics": "api", "web": "api",
+    "auth": "http", "session": "http",
+    # daemon
+    "daemon": "daemon", "main": "daemon", "recorder": "daemon", "notify": "daemon",
+    "demo": "daemon", "sim": "daemon", "runsock": "daemon",
+    # command line
+    "cli": "cli",
+}
+
+# layer -> layers it must never reach, directly or through another module (docs/ARCHITECTURE.md).
+FORBIDDEN = {
+    "ground": {"stats", "lifetime", "config", "clock", "live", "sources", "store", "query",
+               "api", "http", "daemon", "cli"},
+    "stats": {"config", "clock", "live", "sources", "store", "query", "api", "http", "daemon",
+              "cli"},
+    "lifetime": {"config", "clock", "live", "sources", "store", "query", "api", "http",
+                 "daemon", "cli", "stats"},
+    "config": {"clock", "live", "sources", "store", "query", "api", "http", "daemon", "cli"},
+    "clock": {"store", "query", "api", "http", "daemon", "cli", "sources", "live"},
+    "live": {"store", "query", "api", "http", "daemon", "cli", "sources"},
+    "sources": {"store", "query", "api", "http", "daemon", "cli", "live", "clock"},
+    "store": {"config", "query", "stats", "api", "http", "daemon", "cli", "sources"},
+    "query": {"api", "http", "daemon", "cli", "sources"},
+    "api": {"http", "daemon", "cli", "sources"},
+    "http": {"daemon", "cli", "sources", "store", "query"},  # data only through api
+    "daemon": {"cli"},
+    "cli": {"http", "api", "daemon"},
+}
+
+# Third-party headers and the one module (stem) allowed to include each.
+HOMES = {
+    "sqlite3.h": {"store"},
+    "yaml.h": {"config", "yaml-tree", "yamltree", "yaml"},
+    "microhttpd.h": {"http", "server"},
+    "sensors/sensors.h": {"source-hwmon", "hwmon"},
+}
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
+
+
+def module_of(path):
+    """The module stem of a file: src/sources/thermal.c -> source (by folder), src/x.c -> x."""
+    rel = path.replace(os.sep, "/")
+    stem = os.path.splitext(os.path.basename(rel))[0]
+    if "/sources/" in rel or stem.startswith("source-") or stem == "source":
+        return "source" if stem != "sampler" else "sampler"
+    if "/cli/" in rel or stem.startswith("cli-") or stem == "cli":
+        return "cli"
+    if "/daemon/" in rel and stem not in LAYERS:
+        return "daemon"
+    if "/http/" in rel and stem not in LAYERS:
+        return "http"
+    return stem
+
+
+def home_stem(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem
+
+
+def read_includes(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    local, system = [], []
+    for kind, name in INCLUDE_RE.findall(text):
+        (local if kind == '"' else system).append(name)
+    return local, system
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "."
+    listing = "--list" in sys.argv
+    inc_dir = os.path.join(root, "include")
+    files = []
+    for top in ("src", "include"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if n.endswith((".c", ".h")):
+                    files.append(os.path.join(dirpath, n))
+    headers = {os.path.basename(f): f for f in files if f.endswith(".h")}
+
+    direct = {}
+    problems = []
+    for f in files:
+        local, system = read_includes(f)
+        direct[f] = [headers[h] for h in (os.path.basename(x) for x in local) if h in headers]
+        for s in system:
+            if s in HOMES and home_stem(f) not in HOMES[s]:
+                problems.append(f"{os.path.relpath(f, root)}: includes <{s}>, whose one home is "
+                                f"{'/'.join(sorted(HOMES[s]))}")
+
+    def closure(f, seen=None):
+        seen = set() if seen is None else seen
+        for h in direct.get(f, []):
+            if h not in seen:
+                seen.add(h)
+                closure(h, seen)
+        return seen
+
+    checks = 0
+    for f in files:
+        mod = module_of(f)
+        rel = os.path.relpath(f, root)
+        if mod not in LAYERS:
+            problems.append(f"{rel}: module '{mod}' has no layer in scripts/check-architecture.py")
+            continue
+        layer = LAYERS[mod]
+        reached = closure(f)
+        if listing:
+            mods = sorted({module_of(h) for h in reached})
+            print(f"# {rel} [{layer}] -> {' '.join(mods)}")
+        for h in sorted(reached):
+            hmod = module_of(h)
+            hlayer = LAYERS.get(hmod)
+            checks += 1
+            if hlayer and hlayer != layer and hlayer in FORBIDDEN.get(layer, set()):
+                path = " -> ".join(os.path.basename(x) for x in chain(f, h, direct))
+                problems.append(f"{rel} [{layer}] reaches {os.path.basename(h)} [{hlayer}]: "
+                                f"{path}")
+
+    print("TAP version 13")
+    print("1..2")
+    rule_problems = [p for p in problems if "reaches" in p or "no layer" in p]
+    home_problems = [p for p in problems if p not in rule_problems]
+    for i, (name, ps) in enumerate((("layering rules", rule_problems),
+                                    ("third-party header homes", home_problems)), 1):
+        print(("ok" if not ps else "not ok") + f" {i} - {name} ({len(files)} files)")
+        for p in ps:
+            print(f"#   {p}")
+    return 1 if problems else 0
+
+
+def chain(src, dst, direct):
+    """One include path from src to dst, for the message."""
+    prev = {src: None}
+    queue = [src]
+    while queue:
+        cur = queue.pop(0)
+        if cur == dst:
+            break
+        for nxt in direct.get(cur, []):
+            if nxt not in prev:
+                prev[nxt] = cur
+                queue.append(nxt)
+    path, cur = [], dst
+    while cur is not None:
+        path.append(cur)
+        cur = prev.get(cur)
+    return list(reversed(path))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
