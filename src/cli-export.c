@@ -23,7 +23,9 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define IMPORT_BATCH      5000      // values per import transaction
+#define IMPORT_BATCH      5000      // values per import transaction at most
+#define IMPORT_BATCH_MS   100       // and milliseconds of work per transaction at most
+#define IMPORT_PAUSE_MS   100       // between transactions: SQLite busy handlers poll this often
 #define IMPORT_OLDEST     946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
 #define IMPORT_FUTURE_S   3600      // tolerance for a clock a little ahead of ours
 #define IMPORT_MAX_PLACES 9
@@ -267,7 +269,14 @@ struct importer {
 	int64_t bad, good;
 	int64_t added, identical, conflicting; // second pass: what the store found
 	int64_t in_batch;                      // values in the open transaction
+	int64_t batch_start;                   // its start, CLOCK_MONOTONIC ms
 };
+
+static int64_t mono_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static uint64_t hash_key(const char *s) {
 	uint64_t h = UINT64_C(1469598103934665603); // FNV-1a
@@ -532,15 +541,25 @@ static int import_pass(struct importer *im, FILE *in, struct store *store, bool 
 		im->added += res == STORE_IMPORT_NEW;
 		im->identical += res == STORE_IMPORT_IDENTICAL;
 		im->conflicting += res == STORE_IMPORT_CONFLICT;
-		// Short transactions: a daemon's cycle write never waits for the whole file.
-		if (++im->in_batch >= IMPORT_BATCH) {
-			if (store_commit(store) < 0 || store_begin(store) < 0) {
+		// Short transactions with a pause between them: a daemon's cycle write waiting on
+		// its busy handler gets in within one pause instead of waiting for the whole file.
+		if (++im->in_batch >= IMPORT_BATCH ||
+		    mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
+			if (store_commit(store) < 0) {
 				fprintf(stderr, "%s:%lu: could not commit\n", im->name, r.line);
 				rc = -1;
 				break;
 			}
 			log_debug("import: committed %lld values", (long long)im->in_batch);
 			im->in_batch = 0;
+			nanosleep(&(struct timespec){0, IMPORT_PAUSE_MS * 1000000L}, NULL);
+			if (store_begin(store) < 0) {
+				fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name,
+					r.line);
+				rc = -1;
+				break;
+			}
+			im->batch_start = mono_ms();
 		}
 	}
 	if (rc < 0 && r.error[0]) {
@@ -641,6 +660,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	if (import_pass(&im, in, store, true) < 0) {
 		goto out;
 	}
+	log_debug("import: %lld rows checked, %lld bad", (long long)im.good, (long long)im.bad);
 	if (im.bad > 0 && !im.skip_bad) {
 		fprintf(stderr,
 			"thermlog import: %lld bad rows; nothing imported (--skip-bad imports "
@@ -686,6 +706,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	rewind(in);
 	im.bad = 0;
 	im.quiet = true;
+	im.batch_start = mono_ms();
 	if (import_pass(&im, in, store, false) < 0 || store_commit(store) < 0) {
 		store_rollback(store);
 		if (im.added + im.identical + im.conflicting > im.in_batch) {
