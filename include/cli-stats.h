@@ -50,6 +50,9 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
 		   struct store **store);
 
+/** The database path cli_open_store() opens, newly allocated; NULL if the config is bad. */
+char *cli_store_path(const struct cli_context *ctx);
+
 /** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
 int cli_query_failed(const char *cmd, int rc, char *err);
 

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "channel.h"
+#include "cli-output.h"
 #include "cli-stats.h"
 #include "csv.h"
 #include "log.h"
@@ -40,15 +42,20 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
 		{"format", required_argument, NULL, CLI_OPT_FORMAT},
 		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, CLI_OPT_FORCE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *usage = "usage: thermlog export [--from T] [--to T] [--channel KEY|GLOB]... "
-			    "[--format long|wide] [--include-unsynced] [-o FILE]\n";
+	const char *usage =
+		"usage: thermlog export [--from T] [--to T] [--channel KEY|GLOB]... "
+		"[--format long|wide] [--include-unsynced] [-o FILE [--force]]\n"
+		"-o FILE refuses an existing file unless --force, and the database and its "
+		"-wal/-shm always.\n";
 	struct cli_window w;
 	cli_window_init(&w);
 	enum export_format format = EXPORT_FORMAT_LONG;
 	const char *output = NULL;
+	bool force = false;
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
@@ -58,6 +65,8 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			goto out;
 		} else if (opt == 'o') {
 			output = optarg;
+		} else if (opt == CLI_OPT_FORCE) {
+			force = true;
 		} else if (opt == CLI_OPT_FORMAT) {
 			if (strcmp(optarg, "long") == 0) {
 				format = EXPORT_FORMAT_LONG;
@@ -89,13 +98,15 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		rc = cli_query_failed("export", -errno, err);
 		goto close;
 	}
-	FILE *f = output ? fopen(output, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "thermlog export: could not create %s: %s\n", output,
-			strerror(errno));
+	struct cli_output out = {0};
+	char *db_path = cli_store_path(ctx);
+	bool opened = !output || cli_output_open(&out, "export", output, db_path, force, 0);
+	free(db_path);
+	if (!opened) {
 		rc = CLI_EXIT_FAILURE;
 		goto destroy;
 	}
+	FILE *f = output ? out.f : stdout;
 	static char chunk[64 * 1024];
 	ssize_t n;
 	rc = CLI_EXIT_OK;
@@ -108,9 +119,14 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog export: could not read the database\n");
 		rc = CLI_EXIT_FAILURE;
 	}
-	if (ferror(f) || (output ? fclose(f) : fflush(f)) != 0) {
-		fprintf(stderr, "thermlog export: could not write %s: %s\n",
-			output ? output : "stdout", strerror(errno));
+	if (output) {
+		if (rc != CLI_EXIT_OK) {
+			cli_output_abort(&out);
+		} else if (!cli_output_commit(&out, "export")) {
+			rc = CLI_EXIT_FAILURE;
+		}
+	} else if (ferror(f) || fflush(f) != 0) {
+		fprintf(stderr, "thermlog export: could not write stdout: %s\n", strerror(errno));
 		rc = CLI_EXIT_FAILURE;
 	}
 destroy:
@@ -755,19 +771,35 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *path = argv[1];
-	if (access(path, F_OK) == 0) {
-		fprintf(stderr, "thermlog backup: %s exists; refusing to overwrite it\n", path);
-		return CLI_EXIT_FAILURE;
-	}
 	struct store *store;
 	int rc = cli_open_store(ctx, "backup", STORE_MODE_READ, &store);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
-	if (store_backup(store, path) < 0) { // logs why
-		fprintf(stderr, "thermlog backup: could not write %s\n", path);
-		rc = CLI_EXIT_FAILURE;
+	// The copy gets the database's mode: a 0640 database does not become world-readable.
+	char *db_path = cli_store_path(ctx);
+	struct stat sb;
+	mode_t mode = stat(db_path, &sb) == 0 ? (sb.st_mode & 07777) : 0600;
+	struct cli_output out;
+	rc = CLI_EXIT_FAILURE;
+	if (!cli_output_open(&out, "backup", path, db_path, false, mode)) {
+		goto out;
 	}
+	fclose(out.f); // SQLite writes the copy by name
+	out.f = NULL;
+	if (store_backup(store, out.tmp) < 0) { // logs why
+		fprintf(stderr, "thermlog backup: could not write %s\n", path);
+		cli_output_abort(&out);
+		goto out;
+	}
+	if (!cli_output_commit(&out, "backup")) {
+		goto out;
+	}
+	printf("wrote %s (%lld bytes, mode %04o), a copy of %s\n", path,
+	       stat(path, &sb) == 0 ? (long long)sb.st_size : 0LL, (unsigned)mode, db_path);
+	rc = CLI_EXIT_OK;
+out:
+	free(db_path);
 	store_close(store);
 	return rc;
 }

@@ -110,6 +110,14 @@ int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mo
 	return rc;
 }
 
+char *cli_store_path(const struct cli_context *ctx) {
+	struct config cfg;
+	bool good = cli_load_config(ctx, &cfg);
+	char *path = good ? xstrdup(cli_db_path(ctx, &cfg)) : NULL;
+	config_finish(&cfg);
+	return path;
+}
+
 int cli_query_failed(const char *cmd, int rc, char *err) {
 	fprintf(stderr, "thermlog %s: %s\n", cmd, err ? err : strerror(-rc));
 	free(err);

@@ -2114,6 +2114,12 @@ int store_backup(struct store *store, const char *path) {
 	}
 	sqlite3_backup_finish(b);
 	int err = rc == SQLITE_DONE ? 0 : errno_from_sqlite(rc);
+	// A rollback-journal copy is one self-contained file that opens anywhere, even read-only
+	// in a read-only directory; thermlogd switches it back to WAL when it opens it.
+	if (err == 0 &&
+	    sqlite3_exec(dest, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK) {
+		log_warn("store: the copy %s stays in WAL mode: %s", path, sqlite3_errmsg(dest));
+	}
 	if (err < 0) {
 		log_error("store: could not back up %s to %s: %s", store->path, path,
 			  sqlite3_errstr(rc));
