@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "sql/store-migrations.h"
 #include "xalloc.h"
@@ -1102,6 +1103,44 @@ static int open_errno(const char *path, sqlite3 *db, int rc) {
 	return err;
 }
 
+/*
+ * A reader of a WAL database needs its -shm, which it cannot create in a directory it may not
+ * write (a copy on read-only media, a read-only mount). Nobody can be writing such a copy
+ * either, so it is opened as immutable: no locks, no -shm. Returns the URI, or NULL to open
+ * @path as it is.
+ */
+static char *reader_uri(const char *path) {
+	if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0) {
+		return NULL;
+	}
+	char *shm = xasprintf("%s-shm", path);
+	bool has_shm = access(shm, F_OK) == 0;
+	free(shm);
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	bool dir_writable = access(slash ? dir : ".", W_OK) == 0;
+	free(dir);
+	if (has_shm || dir_writable) {
+		return NULL;
+	}
+	struct buf uri;
+	buf_init(&uri);
+	buf_puts(&uri, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#') {
+			buf_printf(&uri, "%%%02X", (unsigned char)*p); // URI escapes
+		} else {
+			buf_putc(&uri, *p);
+		}
+	}
+	buf_puts(&uri, "?immutable=1");
+	log_debug("store: %s: the directory is read-only; reading it as immutable", path);
+	return buf_steal(&uri);
+}
+
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	*out = NULL;
 	struct store *store = xcalloc(1, sizeof(*store));
@@ -1111,7 +1150,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	flags |= mode == STORE_MODE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 					  : SQLITE_OPEN_READONLY;
 	int err;
-	int rc = sqlite3_open_v2(path, &store->db, flags, NULL);
+	char *uri = mode == STORE_MODE_READ ? reader_uri(path) : NULL;
+	int rc = sqlite3_open_v2(uri ? uri : path, &store->db, flags, NULL);
+	free(uri);
 	if (rc != SQLITE_OK) {
 		err = open_errno(path, store->db, rc);
 		goto err_db;
