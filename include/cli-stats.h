@@ -44,6 +44,13 @@ enum {
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg, int64_t now);
 
 /**
+ * Checks the window's --from/--to with query_window_check(), the API's check and limit
+ * (http.max_window of the configuration); false after printing why.
+ */
+bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
+		      int64_t now);
+
+/**
  * Opens the configured database (or --db) for @mode; a missing file is an error in read
  * mode. Returns CLI_EXIT_OK with *store set, or the exit code after printing the reason.
  */

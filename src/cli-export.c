@@ -88,6 +88,9 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			usage);
 		goto out;
 	}
+	if (!cli_window_check(ctx, &w, "export", now)) {
+		goto out;
+	}
 	struct store *store;
 	if ((rc = cli_open_store(ctx, "export", STORE_MODE_READ, &store)) != CLI_EXIT_OK) {
 		goto out;
