@@ -216,7 +216,7 @@ def test_sample():
                 "iio_channels:\n  - device: fec10000.saradc\n    channel: voltage2\n")
     p = run("sample", "--sysfs-root", os.path.join(fixtures, "rock5c"), cfg=cfg)
     line = [x for x in p.stdout.splitlines() if x.startswith("iio/fec10000.saradc/voltage2")]
-    ok(line and line[0].split()[-2:] == ["1.3750", "V"],
+    ok(line and line[0].split()[-2:] == ["1.375", "V"],
        "IIO voltage printed at the channel's resolution", line)
 
 
