@@ -3,7 +3,7 @@
 import counts and resolution, windows, backups, read-only copies, empty sysfs, batched
 imports beside a writer (TAP).
 
-usage: test-trust.py THERMLOG FIXTURES_DIR
+usage: test-trust.py THERMLOG FIXTURES_DIR [THERMLOGD]
 """
 import os
 import re
@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import done, ok  # noqa: E402
 
 thermlog, fixtures = sys.argv[1], sys.argv[2]
+thermlogd = sys.argv[3] if len(sys.argv) > 3 else None
 tmp = tempfile.mkdtemp(prefix="thermlog-trust-")
 empty_cfg = os.path.join(tmp, "empty.yaml")
 open(empty_cfg, "w").close()
@@ -155,7 +156,8 @@ def test_counts():
        p.stdout + p.stderr)
     p = run("export", "--channel", "x/t", db=db)
     vals = [line.split(",")[3] for line in p.stdout.splitlines()[1:]]
-    ok(vals == ["45.000", "46.000", "43.461"], "stored value kept on conflict; finer value exact", vals)
+    ok(vals == ["45.000", "46.000", "43.461"], "stored value kept on conflict; finer value exact",
+       vals)
     c = write(os.path.join(tmp, "c.csv"),
               csv_rows([(t + 180, "x/t", "1.0000000001"), (t + 240, "x/t", "44.5"),
                         (t + 300, "x/t", "oops")]))
@@ -212,6 +214,22 @@ def test_sample():
     p = run("sample", "--sysfs-root", empty)
     ok("no channels" in p.stderr and empty in p.stderr, "sample says no channels, and where",
        p.stderr)
+    if thermlogd:
+        cfg = write(os.path.join(tmp, "d.yaml"),
+                    "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+        log = open(os.path.join(tmp, "d.log"), "w+")
+        d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", empty, "--db",
+                              os.path.join(tmp, "d.db"), "--listen", "127.0.0.1:0"],
+                             stdout=subprocess.DEVNULL, stderr=log)
+        text = ""
+        deadline = time.time() + 20
+        while time.time() < deadline and "no channels" not in text and d.poll() is None:
+            time.sleep(0.2)
+            log.seek(0)
+            text = log.read()
+        d.terminate()
+        d.wait(20)
+        ok("no channels found under " + empty in text, "thermlogd warns at start", text)
     cfg = write(os.path.join(tmp, "iio.yaml"),
                 "iio_channels:\n  - device: fec10000.saradc\n    channel: voltage2\n")
     p = run("sample", "--sysfs-root", os.path.join(fixtures, "rock5c"), cfg=cfg)
