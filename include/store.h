@@ -28,7 +28,8 @@ const char *clock_state_name(enum clock_state state);
  * synchronous=NORMAL, secure_delete=OFF, a busy timeout and a bounded page cache, and applies
  * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
  * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
- * corrupt, -EROFS/-EACCES when it cannot be written.
+ * corrupt, -EROFS/-EACCES when it cannot be written. In read mode, a database without a -shm
+ * in a directory this process cannot write (a copy on read-only media) is opened immutable.
  */
 int store_open(struct store **out, const char *path, enum store_mode mode);
 void store_close(struct store *store); // accepts NULL
@@ -60,7 +61,7 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
 struct store_channel {
 	int64_t id;
 	struct channel ch;             // path and meta may be NULL
-	int64_t first_seen, last_seen; // s since epoch
+	int64_t first_seen, last_seen; // s since epoch; last_seen: the last cycle with a value
 	bool present;
 };
 
@@ -168,7 +169,10 @@ int store_begin(struct store *store);
 int store_commit(struct store *store);
 int store_rollback(struct store *store);
 
-/** Writes a consistent copy to @path (online backup API) while others keep writing. */
+/**
+ * Writes a consistent copy to @path (online backup API) while others keep writing; the copy is
+ * left in rollback-journal mode, one self-contained file. @path may be an existing empty file.
+ */
 int store_backup(struct store *store, const char *path);
 
 /**

@@ -132,7 +132,7 @@ struct known_channel {
 	int64_t id; // 0: rejected (bad key or resolution), logged once
 	char *key;
 	char *source, *label, *path, *meta;
-	double resolution; // as stored: fixed at first sight
+	double resolution; // as stored: the finest seen (store_channel_refine)
 	int64_t last_seen;
 	bool present;
 	bool resolution_warned;
