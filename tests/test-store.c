@@ -280,6 +280,7 @@ static void test_channels(void) {
 	chans[0].resolution = 0.001;
 	store_channels(store, &list, &n);
 	is_str(list[2].ch.label, "SoC package", "label updated on change");
+	is_int(list[2].last_seen, T0 + 3720, "last seen is the last cycle, not the hour's first");
 	is_near(list[2].ch.resolution, 0.001, 1e-15, "a coarser resolution does not coarsen");
 	store_channels_free(list, n);
 	struct collect d = {0};
