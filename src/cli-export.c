@@ -1,7 +1,7 @@
 /*
  * thermlog export, import and backup. Import reads its input twice (stdin is spooled to a
  * temporary file): the first pass validates every row and learns each channel's resolution
- * from the decimals it uses, the second inserts in short transactions of IMPORT_BATCH values,
+ * from the decimals it uses, the second inserts in short transactions with pauses between them,
  * so a daemon writing the same database waits milliseconds, not the whole import.
  */
 #include <errno.h>
@@ -25,7 +25,7 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define IMPORT_BATCH      5000      // values per import transaction at most
+#define IMPORT_BATCH      20000     // values per import transaction at most
 #define IMPORT_BATCH_MS   100       // and milliseconds of work per transaction at most
 #define IMPORT_PAUSE_MS   100       // between transactions: SQLite busy handlers poll this often
 #define IMPORT_OLDEST     946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
