@@ -663,7 +663,9 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 		k->path = dup_or_null(ch->path);
 		k->meta = dup_or_null(ch->meta);
 	}
-	if (ch->resolution < k->resolution && resolution_valid(ch->resolution)) {
+	// resolution_warned: no common step exists; the search is not repeated every cycle
+	if (ch->resolution < k->resolution && resolution_valid(ch->resolution) &&
+	    !k->resolution_warned) {
 		// Never coarsen live readings: rescale the stored integers to a finer common step.
 		double res;
 		int64_t factor;
@@ -675,7 +677,7 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 			log_info("store: channel '%s' refined from resolution %g to %g", ch->key,
 				 k->resolution, res);
 			k->resolution = res;
-		} else if (!k->resolution_warned) {
+		} else {
 			log_warn(
 				"store: channel '%s' now reports resolution %g, which has no common "
 				"step with the stored %g; values stay quantized at %g",
@@ -1898,7 +1900,7 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 
 /* --- resolution ---------------------------------------------------------------------------- */
 
-/* Runs @sql with integer/blob bindings done by the caller; returns the SQLite code. */
+/* Prepares a one-off statement (rescaling is rare: no persistent slot); 0 or a negative errno. */
 static int prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
 	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
 	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a rescale");
@@ -1934,7 +1936,9 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 			tss[m] = sqlite3_column_int64(sel, 0);
 			lens[m] = (size_t)sqlite3_column_bytes(sel, 1);
 			blobs[m] = xcalloc(lens[m] + 1, 1);
-			memcpy(blobs[m], sqlite3_column_blob(sel, 1), lens[m]);
+			if (lens[m] > 0) {
+				memcpy(blobs[m], sqlite3_column_blob(sel, 1), lens[m]);
+			}
 			m++;
 		}
 		sqlite3_reset(sel);
