@@ -442,6 +442,33 @@ static void test_resolution_refine(void) {
 	store_close(store);
 }
 
+/* A daemon's connection sees what an import on another connection did to the channels. */
+static void test_import_beside_writer(void) {
+	char *path = tmp_path("beside.db");
+	struct store *daemon, *import;
+	is_int(store_open(&daemon, path, STORE_MODE_WRITE), 0, "daemon connection");
+	double v[] = {40, 1000000000, 1};
+	put(daemon, T0, CLOCK_STATE_SYNCED, v, NULL); // loads the daemon's channel cache
+	is_int(store_open(&import, path, STORE_MODE_WRITE), 0, "import connection");
+	int64_t soc = channel_id(import, "thermal/soc-thermal");
+	double applied;
+	is_int(store_channel_refine(import, soc, 0.0001, &applied), 0, "import refines soc");
+	struct channel ext = {.key = "x/new", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t id;
+	is_int(store_channel_ensure(import, &ext, &id), 0, "import adds a channel");
+	store_close(import);
+	double w[] = {41.5, 1000000000, 1};
+	is_int(put(daemon, T0 + 60, CLOCK_STATE_SYNCED, w, NULL), 0, "the daemon's next cycle");
+	struct collect c = {0};
+	store_scan_samples(daemon, 0, INT64_MAX, &soc, 1, false, collect_sample, &c);
+	is_int(c.n, 2, "two soc values");
+	is_int(c.s[0].q, 400000, "the earlier value rescaled by the import");
+	is_int(c.s[1].q, 415000, "the daemon quantizes at the import's finer resolution");
+	store_close(daemon);
+	remove_db(path);
+	free(path);
+}
+
 /* A failing cycle leaves nothing: the database refuses to grow past a page limit. */
 static void test_atomic_disk_full(void) {
 	char *path = tmp_path("full.db");
@@ -974,6 +1001,7 @@ int main(void) {
 	test_transactions();
 	test_import();
 	test_resolution_refine();
+	test_import_beside_writer();
 	test_atomic_disk_full();
 	test_rollups();
 	test_retention();
