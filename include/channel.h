@@ -66,6 +66,12 @@ const char *channel_unit_lookup(const char *name);
 const char *channel_kind_unit(enum channel_kind kind);
 /** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */
 bool channel_key_valid(const char *key);
+/**
+ * The coarsest resolution that both @a and @b are whole multiples of (a / m for the smallest
+ * whole m up to 10^6), so values stored at @a can be rescaled exactly by *factor = m. False when
+ * there is none (e.g. an irrational ratio): the caller keeps @a.
+ */
+bool channel_common_resolution(double a, double b, double *out, int64_t *factor);
 /** Frees the strings of @c (not @c itself); accepts a zeroed struct. */
 void channel_finish(struct channel *c);
 /** Deep copy of @src into @dst. */

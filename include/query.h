@@ -89,6 +89,16 @@ int query_channels_text(struct store *store, const struct query_params *p, struc
 /** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
 void query_format_duration(char *out, size_t len, int64_t s);
 
+/**
+ * The one check of a user's window [from, to) for the API and the CLI alike: not empty, and no
+ * longer than @max_window_s (http.max_window; 0 = no limit). @to_is_now: the caller put now
+ * for an end the user left out. @names are the two ends as the user wrote them ("'from'" and
+ * "'to'" for the API, "--from" and "--to" for the CLI). Returns 0, or -EINVAL with a newly
+ * allocated message in *err and *bad = 0 (blame from) or 1 (blame to).
+ */
+int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_window_s,
+		       const char *const names[2], int *bad, char **err);
+
 /** The resolved window of @p: the stored history's edges where from/to are unset. */
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
 		 char **err);

@@ -28,7 +28,8 @@ const char *clock_state_name(enum clock_state state);
  * synchronous=NORMAL, secure_delete=OFF, a busy timeout and a bounded page cache, and applies
  * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
  * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
- * corrupt, -EROFS/-EACCES when it cannot be written.
+ * corrupt, -EROFS/-EACCES when it cannot be written. In read mode, a database without a -shm
+ * in a directory this process cannot write (a copy on read-only media) is opened immutable.
  */
 int store_open(struct store **out, const char *path, enum store_mode mode);
 void store_close(struct store *store); // accepts NULL
@@ -60,7 +61,7 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
 struct store_channel {
 	int64_t id;
 	struct channel ch;             // path and meta may be NULL
-	int64_t first_seen, last_seen; // s since epoch
+	int64_t first_seen, last_seen; // s since epoch; last_seen: the last cycle with a value
 	bool present;
 };
 
@@ -140,17 +141,38 @@ int store_state_set(struct store *store, const char *key, const char *value);
 
 /** Imported rows: registers @ch if unknown (source "import" unless given). */
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id);
+/** What store_insert_sample() found at (ts, channel). */
+enum store_import_result {
+	STORE_IMPORT_NEW,       // stored
+	STORE_IMPORT_IDENTICAL, // the same value was stored already
+	STORE_IMPORT_CONFLICT,  // a different value is stored: it is kept, this one dropped
+};
+
 /**
- * Inserts imported values; a cycle row is created as synced where none exists. Existing
- * (ts, channel) rows are left as they are (re-import changes nothing). Callers wrap a whole
- * file in store_begin()/store_commit() so nothing is half-imported.
+ * Inserts an imported value; a cycle row is created as synced where none exists. An existing
+ * (ts, channel) value is left as it is (re-import changes nothing); *result (may be NULL) says
+ * which case it was. Callers wrap batches in store_begin()/store_commit().
  */
-int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q);
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
+			enum store_import_result *result);
+
+/**
+ * Makes channel @id's resolution fine enough for values at @resolution: the coarsest step both
+ * the stored resolution and @resolution are whole multiples of (channel_common_resolution()),
+ * multiplying every stored integer (raw rows and rollups) by the exact factor. *applied is the
+ * resolution now in force. -ERANGE when there is no common step or an integer would overflow
+ * (nothing changed). store_write_cycle() does the same when a live channel reports a finer
+ * resolution, so a channel's resolution is always the finest seen and never coarsens readings.
+ */
+int store_channel_refine(struct store *store, int64_t id, double resolution, double *applied);
 int store_begin(struct store *store);
 int store_commit(struct store *store);
 int store_rollback(struct store *store);
 
-/** Writes a consistent copy to @path (online backup API) while others keep writing. */
+/**
+ * Writes a consistent copy to @path (online backup API) while others keep writing; the copy is
+ * left in rollback-journal mode, one self-contained file. @path may be an existing empty file.
+ */
 int store_backup(struct store *store, const char *path);
 
 /**

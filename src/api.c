@@ -319,20 +319,15 @@ static bool param_window(struct request *r, int64_t *from, int64_t *to) {
 	if (!param_times(r, from, to)) {
 		return false;
 	}
-	if (param(r, "from") && !param(r, "to") && *from >= *to) {
-		respond_error(r->resp, 400, "from", "parameter 'from' is not before now");
-		return false;
-	}
-	if (*from >= *to) {
-		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
-		return false;
-	}
-	int64_t limit = r->ctx->cfg->http.max_window_s;
-	if (limit > 0 && *to - *from > limit) {
-		respond_error(
-			r->resp, 400, param(r, "from") ? "from" : "to",
-			"the window from 'from' to 'to' spans %lld s, more than the configured limit of %lld s (http.max_window)",
-			(long long)(*to - *from), (long long)limit);
+	static const char *const names[] = {"'from'", "'to'"};
+	char *err = NULL;
+	int bad;
+	if (query_window_check(*from, *to, !param(r, "to"), r->ctx->cfg->http.max_window_s, names,
+			       &bad, &err) < 0) {
+		// An empty window blames 'from'; one too long blames the end the user gave.
+		const char *blame = *from >= *to || param(r, "from") ? "from" : "to";
+		respond_error(r->resp, 400, blame, "%s", err);
+		free(err);
 		return false;
 	}
 	return true;

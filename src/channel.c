@@ -1,6 +1,8 @@
 /* Channel names and rules shared by the sources, the store and the importers. */
 #include "channel.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,4 +96,32 @@ void channel_copy(struct channel *dst, const struct channel *src) {
 	dst->label = dup_or_null(src->label);
 	dst->path = dup_or_null(src->path);
 	dst->meta = dup_or_null(src->meta);
+}
+
+/* True when @x is within a relative 1e-9 of a whole number. */
+static bool nearly_whole(double x) {
+	return fabs(x - nearbyint(x)) <= 1e-9 * fmax(1, fabs(x));
+}
+
+bool channel_common_resolution(double a, double b, double *out, int64_t *factor) {
+	if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) {
+		return false;
+	}
+	for (int64_t m = 1; m <= 1000000; m++) {
+		if (nearly_whole((double)m * b / a)) {
+			*factor = m;
+			*out = m == 1 ? a : a / (double)m;
+			// 0.1 / 10 is 0.010000000000000002: keep the decimal the user would write
+			double digits = ceil(-log10(*out) - 1e-9);
+			if (digits > 0 && digits < 16) {
+				double p = pow(10, digits);
+				double r = nearbyint(*out * p) / p;
+				if (fabs(r - *out) <= 1e-12 * *out) {
+					*out = r;
+				}
+			}
+			return true;
+		}
+	}
+	return false;
 }

@@ -89,6 +89,33 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 	}
 }
 
+bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
+		      int64_t now) {
+	static const char *const names[] = {"--from", "--to"};
+	if (!w->p.has_from && !w->p.has_to) {
+		return true; // the whole stored history, bounded by what is stored
+	}
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		return false;
+	}
+	// As in the API: an end left out is now (--to) or the limit does not apply (--from).
+	int64_t from = w->p.has_from ? w->p.from : INT64_MIN;
+	int64_t to = w->p.has_to ? w->p.to : now;
+	char *err = NULL;
+	int bad;
+	int rc = query_window_check(from, to, !w->p.has_to,
+				    w->p.has_from ? cfg.http.max_window_s : 0, names, &bad, &err);
+	config_finish(&cfg);
+	if (rc < 0) {
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
+		free(err);
+		return false;
+	}
+	return true;
+}
+
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
 		   struct store **store) {
 	struct config cfg;
@@ -108,6 +135,14 @@ int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mo
 	}
 	config_finish(&cfg);
 	return rc;
+}
+
+char *cli_store_path(const struct cli_context *ctx) {
+	struct config cfg;
+	bool good = cli_load_config(ctx, &cfg);
+	char *path = good ? xstrdup(cli_db_path(ctx, &cfg)) : NULL;
+	config_finish(&cfg);
+	return path;
 }
 
 int cli_query_failed(const char *cmd, int rc, char *err) {
@@ -222,8 +257,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		fprintf(stderr, "thermlog peak: name one --channel\n");
 		goto out;
 	}
-	if (w.p.has_from && w.p.has_to && w.p.from >= w.p.to) {
-		fprintf(stderr, "thermlog %s: --from must be before --to\n", cmd);
+	if (!cli_window_check(ctx, &w, cmd, now)) {
 		goto out;
 	}
 	struct store *store;

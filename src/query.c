@@ -148,6 +148,35 @@ static int last_cycle(void *ctx, const struct store_cycle *c) {
 	return 0;
 }
 
+int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_window_s,
+		       const char *const names[2], int *bad, char **err) {
+	*bad = 0;
+	if (from >= to) {
+		*err = to_is_now ? xasprintf("%s is not before now", names[0])
+				 : xasprintf("%s must be before %s", names[0], names[1]);
+		return -EINVAL;
+	}
+	// to - from may not fit in int64_t: compare without subtracting first
+	if (max_window_s > 0 &&
+	    (from < 0 && to > INT64_MAX + from ? true : to - from > max_window_s)) {
+		*bad = to_is_now ? 0 : 1;
+		if (from < 0 && to > INT64_MAX + from) {
+			*err = xasprintf(
+				"the window given by %s and %s is longer than the configured limit "
+				"of %lld s (http.max_window)",
+				names[0], names[1], (long long)max_window_s);
+		} else {
+			*err = xasprintf(
+				"the window given by %s and %s spans %lld s, more than the "
+				"configured limit of %lld s (http.max_window)",
+				names[0], names[1], (long long)(to - from),
+				(long long)max_window_s);
+		}
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
 		 char **err) {
 	*from = p->from;

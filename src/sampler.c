@@ -119,6 +119,13 @@ struct sampler *sampler_create(const struct config *cfg) {
 	s->ctx = (struct source_ctx){.root_fd = fd, .cfg = cfg, .pread = default_pread};
 	s->last_scan_s = INT64_MIN;
 	sampler_rescan(s);
+	if (s->list.n == 0) {
+		// Said once at start, here, so `thermlog sample` and thermlogd both say it.
+		log_warn("no channels found under %s (thermal zones, cpufreq, devfreq, IIO and "
+			 "hwmon searched): check sysfs_root in the configuration (or "
+			 "--sysfs-root) and the enabled sources",
+			 cfg->sysfs_root);
+	}
 	return s;
 }
 
