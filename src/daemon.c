@@ -559,6 +559,7 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	if (opt->listen) {
 		free(cfg->http.listen);
 		cfg->http.listen = xstrdup(opt->listen);
+		cfg->http.listen_at = (struct config_mark){0};
 	}
 	if (opt->interval) {
 		int64_t ms;
@@ -573,6 +574,12 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	return true;
 }
 
+/* Whether systemd passed a listening socket (sd_listen_fds(3)); activated_fd() takes it. */
+static bool activated_fd_present(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	return pid && fds && strtoll(pid, NULL, 10) == (long long)getpid() && strcmp(fds, "1") == 0;
+}
+
 /* Loads the configuration the options name into a new heap config; NULL with errors printed. */
 static struct config *load_config(const struct options *opt) {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
@@ -585,6 +592,8 @@ static struct config *load_config(const struct options *opt) {
 	}
 	bool ok = !path || config_load(cfg, path, &errors);
 	ok = ok && apply_overrides(opt, cfg, &errors);
+	// Socket activation decides the address itself; http_create checks that case.
+	ok = ok && (activated_fd_present() || config_validate(cfg, &errors));
 	if (!ok) {
 		log_error("configuration rejected:");
 		for (char *line = errors ? strtok(errors, "\n") : NULL; line;
