@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "capwatch.h"
 #include "clock.h"
 #include "config.h"
@@ -875,6 +877,58 @@ static int demo_backfill(struct daemon *d, int64_t now) {
 	return rc;
 }
 
+/* Appends @text to @b in single quotes, so a shell takes it as one word whatever it holds. */
+static void shell_quote(struct buf *b, const char *text) {
+	buf_putc(b, '\'');
+	for (const char *p = text; *p; p++) {
+		if (*p == '\'') {
+			buf_puts(b, "'\\''");
+		} else {
+			buf_putc(b, *p);
+		}
+	}
+	buf_putc(b, '\'');
+}
+
+/*
+ * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
+ * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ */
+static void print_demo_commands(const char *sim_dir, const char *db_path) {
+	struct buf prefix;
+	buf_init(&prefix);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *cli = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			cli = xasprintf("%s/thermlog", self);
+			if (access(cli, X_OK) != 0) {
+				free(cli);
+				cli = NULL;
+			}
+		}
+	}
+	shell_quote(&prefix, cli ? cli : "thermlog");
+	free(cli);
+	char *yaml = xasprintf("%s/thermlog-demo.yaml", sim_dir);
+	buf_puts(&prefix, " -c ");
+	shell_quote(&prefix, yaml);
+	free(yaml);
+	buf_puts(&prefix, " --db ");
+	shell_quote(&prefix, db_path);
+	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
+	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
+	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
+		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
+	}
+	fflush(stderr);
+	buf_finish(&prefix);
+}
+
 static int demo_setup(struct daemon *d, int64_t now) {
 	if (d->opt.config_path) {
 		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
@@ -907,9 +961,7 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	}
 	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
 		 d->db_path, d->opt.seed);
-	log_info(
-		"demo: query it with thermlog -c %s/thermlog-demo.yaml --db %s stats|lifetime|export",
-		sim_root(d->sim), d->db_path);
+	print_demo_commands(sim_root(d->sim), d->db_path);
 	return 0;
 }
 
