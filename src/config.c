@@ -1624,17 +1624,23 @@ static char *read_named_file(struct buf *b, const char *name, struct config_mark
 }
 
 bool config_listen_is_loopback(const char *listen) {
+	// Only the address matters here: a flag may ask for port 0 (any free port).
 	char addr[INET6_ADDRSTRLEN + 1];
-	if (!listen || listen_problem(listen)) {
+	const char *end = !listen            ? NULL
+			  : listen[0] == '[' ? strchr(listen, ']')
+					     : strrchr(listen, ':');
+	const char *start = listen && listen[0] == '[' ? listen + 1 : listen;
+	if (!end || end < start || (size_t)(end - start) >= sizeof(addr)) {
 		return false;
 	}
-	const char *end = listen[0] == '[' ? strchr(listen, ']') : strrchr(listen, ':');
-	const char *start = listen[0] == '[' ? listen + 1 : listen;
 	size_t n = (size_t)(end - start);
 	memcpy(addr, start, n);
 	addr[n] = '\0';
 	struct in_addr in4;
 	struct in6_addr in6;
+	if (strcmp(addr, "localhost") == 0) {
+		return true; // the server binds it as 127.0.0.1
+	}
 	if (inet_pton(AF_INET, addr, &in4) == 1) {
 		return (ntohl(in4.s_addr) >> 24) == 127;
 	}
