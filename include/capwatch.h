@@ -1,6 +1,7 @@
 /*
  * Capacitor lifetime over the store: the daemon's running damage per capacitor (updated per
- * stored cycle, persisted hourly, caught up from raw samples on start) and the full
+ * stored cycle, persisted hourly, caught up from raw samples on start, recomputed when an import
+ * changed older history) and the full
  * recomputation from the stored history that `thermlog lifetime` and GET /api/v1/lifetime show.
  * Both replay samples through the same code, so their figures agree to the bit.
  */

@@ -577,28 +577,32 @@ struct capwatch {
 	size_t n;
 	int64_t last_persist; // s since epoch, 0 = never
 	bool dirty;
+	int64_t generation; // store_history_generation() the sums were built on
 };
 
-static char *state_text(const struct watched *w) {
+static char *state_text(const struct watched *w, int64_t generation) {
 	struct buf b;
 	buf_init(&b);
-	buf_printf(&b, "%s\nlast=%" PRId64 " spacing=%" PRId64 " dt=%" PRId64 "\n", w->fingerprint,
-		   w->sp.prev_ts, w->sp.prev_spacing, w->sp.prev_dt);
+	buf_printf(&b, "%s\nlast=%" PRId64 " spacing=%" PRId64 " dt=%" PRId64 " gen=%" PRId64 "\n",
+		   w->fingerprint, w->sp.prev_ts, w->sp.prev_spacing, w->sp.prev_dt, generation);
 	lifetime_acc_format(&w->acc, &b);
 	return buf_steal(&b);
 }
 
-/* Restores a persisted state written for the same rating; false leaves @w fresh. */
-static bool state_restore(struct watched *w, const char *text) {
+/*
+ * Restores a persisted state written for the same rating over the same stored history (no import
+ * since: @generation); false leaves @w fresh.
+ */
+static bool state_restore(struct watched *w, const char *text, int64_t generation) {
 	size_t fp_len = strlen(w->fingerprint);
 	if (strncmp(text, w->fingerprint, fp_len) != 0 || strncmp(text + fp_len, "\nlast=", 6)) {
 		return false;
 	}
-	long long last, spacing, dt;
+	long long last, spacing, dt, gen;
 	int used = 0;
-	if (sscanf(text + fp_len + 6, "%lld spacing=%lld dt=%lld\n%n", &last, &spacing, &dt,
-		   &used) != 3 ||
-	    used == 0) {
+	if (sscanf(text + fp_len + 6, "%lld spacing=%lld dt=%lld gen=%lld\n%n", &last, &spacing,
+		   &dt, &gen, &used) != 4 ||
+	    used == 0 || gen != generation) {
 		return false;
 	}
 	struct lifetime_acc acc;
@@ -610,49 +614,15 @@ static bool state_restore(struct watched *w, const char *text) {
 	return true;
 }
 
-struct capwatch *capwatch_create(const struct config *cfg, struct store *store) {
-	struct capwatch *cw = xcalloc(1, sizeof(*cw));
-	cw->cfg = cfg;
-	cw->store = store;
-	cw->fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
-	for (size_t i = 0; i < cfg->n_capacitors; i++) {
-		const struct capacitor_config *cc = &cfg->capacitors[i];
-		struct watched *w = &cw->caps[cw->n];
-		char *err = NULL;
-		if (!lifetime_params_init(&w->p, cc, &err)) {
-			log_error("capacitor %s: %s; not tracked", cc->name, err);
-			free(err);
-			continue;
-		}
-		w->cc = cc;
-		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
-		struct buf fp;
-		buf_init(&fp);
-		buf_printf(&fp, "sensor=%s ", cc->sensor);
-		lifetime_params_fingerprint(&w->p, &fp);
-		w->fingerprint = buf_steal(&fp);
-		lifetime_acc_init(&w->acc);
-		lifetime_spacing_init(&w->sp);
-		cw->n++;
-		char *saved = NULL;
-		int rc = store_state_get(store, w->state_key, &saved);
-		if (rc == 0 && saved && !state_restore(w, saved)) {
-			log_info("capacitor %s: saved damage was for another rating or sensor; "
-				 "recomputing from the stored history",
-				 cc->name);
-		}
-		free(saved);
-	}
-
-	// Catch up from the raw samples after each persisted point.
+/* Adds the stored cycles after each capacitor's last counted one (all of them when fresh). */
+static int catch_up(struct capwatch *cw) {
+	struct store *store = cw->store;
 	struct store_channel *chans = NULL;
 	size_t n_chans = 0;
 	int rc = store_channels(store, &chans, &n_chans);
 	if (rc < 0) {
 		log_error("lifetime: could not read the channel list: %s", strerror(-rc));
-		capwatch_destroy(cw);
-		return NULL;
+		return rc;
 	}
 	struct replay_target *targets = xcalloc(cw->n ? cw->n : 1, sizeof(*targets));
 	int64_t from = INT64_MAX;
@@ -685,8 +655,7 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 			log_error("lifetime: could not catch up from the stored history: %s",
 				  strerror(-rc));
 			free(targets);
-			capwatch_destroy(cw);
-			return NULL;
+			return rc;
 		}
 		if (cycles.n > 0) {
 			cw->dirty = true;
@@ -694,6 +663,54 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 		}
 	}
 	free(targets);
+	return 0;
+}
+
+struct capwatch *capwatch_create(const struct config *cfg, struct store *store) {
+	struct capwatch *cw = xcalloc(1, sizeof(*cw));
+	cw->cfg = cfg;
+	cw->store = store;
+	cw->fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
+	if (store_history_generation(store, &cw->generation) < 0) {
+		log_error("lifetime: could not read the stored history's generation");
+		capwatch_destroy(cw);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_capacitors; i++) {
+		const struct capacitor_config *cc = &cfg->capacitors[i];
+		struct watched *w = &cw->caps[cw->n];
+		char *err = NULL;
+		if (!lifetime_params_init(&w->p, cc, &err)) {
+			log_error("capacitor %s: %s; not tracked", cc->name, err);
+			free(err);
+			continue;
+		}
+		w->cc = cc;
+		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
+		struct buf fp;
+		buf_init(&fp);
+		buf_printf(&fp, "sensor=%s ", cc->sensor);
+		lifetime_params_fingerprint(&w->p, &fp);
+		w->fingerprint = buf_steal(&fp);
+		lifetime_acc_init(&w->acc);
+		lifetime_spacing_init(&w->sp);
+		cw->n++;
+		char *saved = NULL;
+		int rc = store_state_get(store, w->state_key, &saved);
+		if (rc == 0 && saved && !state_restore(w, saved, cw->generation)) {
+			log_info(
+				"capacitor %s: saved damage was for another rating, sensor or stored "
+				"history (an import since); recomputing from the stored history",
+				cc->name);
+		}
+		free(saved);
+	}
+
+	if (catch_up(cw) < 0) {
+		capwatch_destroy(cw);
+		return NULL;
+	}
 	return cw;
 }
 
@@ -718,8 +735,31 @@ static const struct reading *find_reading(const struct cycle *cycle, const char 
 	return NULL;
 }
 
+/* An import changed older history: start the sums again from the whole stored history. */
+static void recompute_if_changed(struct capwatch *cw) {
+	int64_t gen;
+	if (store_history_generation(cw->store, &gen) < 0 || gen == cw->generation) {
+		return;
+	}
+	for (size_t i = 0; i < cw->n; i++) {
+		lifetime_acc_init(&cw->caps[i].acc);
+		lifetime_spacing_init(&cw->caps[i].sp);
+	}
+	cw->generation = gen;
+	cw->dirty = true;
+	cw->last_persist = 0; // save the new sums at once
+	log_info("lifetime: the stored history changed (an import); recomputing the damage");
+	if (catch_up(cw) < 0) {
+		cw->generation = gen - 1; // try again with the next cycle
+	}
+}
+
 void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
-	if (!cw || cycle->clock == CLOCK_STATE_UNSYNCED) {
+	if (!cw) {
+		return;
+	}
+	recompute_if_changed(cw);
+	if (cycle->clock == CLOCK_STATE_UNSYNCED) {
 		return; // left out of the history by default, so out of the running sum too
 	}
 	for (size_t i = 0; i < cw->n; i++) {
@@ -751,7 +791,7 @@ int capwatch_persist(struct capwatch *cw, int64_t now) {
 		return rc;
 	}
 	for (size_t i = 0; i < cw->n; i++) {
-		char *text = state_text(&cw->caps[i]);
+		char *text = state_text(&cw->caps[i], cw->generation);
 		rc = store_state_set(cw->store, cw->caps[i].state_key, text);
 		free(text);
 		if (rc < 0) {
