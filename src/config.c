@@ -179,6 +179,20 @@ static void offset_position(const char *text, size_t len, size_t offset, size_t 
 	}
 }
 
+/* The 1-based column of a tab in the indentation of line @line (1-based), or 0 if none. */
+static size_t indent_tab_col(const char *text, size_t len, size_t line) {
+	size_t i = 0;
+	for (size_t l = 1; l < line && i < len; i++) {
+		l += text[i] == '\n';
+	}
+	for (size_t col = 1; i < len && (text[i] == ' ' || text[i] == '\t'); i++, col++) {
+		if (text[i] == '\t') {
+			return col;
+		}
+	}
+	return 0;
+}
+
 static void syntax_error(struct parser *p, yaml_parser_t *yp, const char *text, size_t len) {
 	size_t line, col;
 	const char *problem = yp->problem ? yp->problem : "invalid YAML";
@@ -195,6 +209,11 @@ static void syntax_error(struct parser *p, yaml_parser_t *yp, const char *text, 
 	}
 	line = yp->problem_mark.line + 1;
 	col = yp->problem_mark.column + 1;
+	size_t tab = indent_tab_col(text, len, line);
+	if (tab) {
+		error_at(p, line, tab, "tabs are not allowed for indentation: indent with spaces");
+		return;
+	}
 	if (yp->context) {
 		error_at(p, line, col, "%s %s started at line %zu, column %zu", problem,
 			 yp->context, yp->context_mark.line + 1, yp->context_mark.column + 1);
