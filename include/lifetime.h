@@ -46,10 +46,23 @@ struct lifetime_params {
 };
 
 /**
+ * How error messages name the settings: the configuration's keys ("ea_ev") or a command's flags
+ * ("--ea-ev"). "model" is what precedes a model's name ("model: ", "--model ").
+ */
+struct lifetime_names {
+	const char *rated_life_h, *rated_temp_c, *model, *bt, *ea_ev, *rise_k, *life_cap_years;
+};
+extern const struct lifetime_names lifetime_config_names; // the keys of a capacitors: entry
+
+/**
  * Validates @cc and fills @p. On error returns false and sets *err to a newly allocated
- * sentence naming the problem (caller frees); *err is untouched on success.
+ * sentence naming the problem with the configuration's keys (caller frees); *err is untouched
+ * on success.
  */
 bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc, char **err);
+/** The same, naming the settings with @names (e.g. the flags of `thermlog lifetime calc`). */
+bool lifetime_params_init_named(struct lifetime_params *p, const struct capacitor_config *cc,
+				const struct lifetime_names *names, char **err);
 
 /** Life in hours (uncapped) at a constant *sensor* temperature (self-heating added here). */
 double lifetime_life_at(const struct lifetime_params *p, double sensor_c);

@@ -445,7 +445,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		}
 		e->coverage = span_h > 0 && !problems[i] ? e->r.observed_h / span_h : NAN;
 		e->p95_temp_c = e->life_at_p95_temp_h = NAN;
-		if (target_of[i] != SIZE_MAX) {
+		// A lone sample stands for no time: no p95 life beside a no_data warning.
+		if (target_of[i] != SIZE_MAX && e->r.observed_h > 0) {
 			struct replay_target *t = &targets[target_of[i]];
 			e->p95_temp_c = lifetime_percentile(t->pts, t->n_pts, 95);
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);

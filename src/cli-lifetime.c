@@ -191,9 +191,18 @@ static int cmd_calc(int argc, char **argv) {
 		return CLI_EXIT_USAGE;
 	}
 
+	static const struct lifetime_names flags = {
+		.rated_life_h = "--rated-life-h",
+		.rated_temp_c = "--rated-temp-c",
+		.model = "--model ",
+		.bt = "--bt",
+		.ea_ev = "--ea-ev",
+		.rise_k = "--self-heating-k",
+		.life_cap_years = "--cap-years",
+	};
 	struct lifetime_params p;
 	char *err = NULL;
-	if (!lifetime_params_init(&p, &cc, &err)) {
+	if (!lifetime_params_init_named(&p, &cc, &flags, &err)) {
 		fprintf(stderr, "thermlog lifetime calc: %s\n", err);
 		free(err);
 		return CLI_EXIT_USAGE;
@@ -285,12 +294,22 @@ static int cmd_calc(int argc, char **argv) {
 	return CLI_EXIT_OK;
 }
 
+/* Whether an entry has figures to show: observed time and a finite damage sum. */
+static bool has_data(const struct lifetime_report_entry *e) {
+	return e->r.observed_h > 0 && isfinite(e->r.consumed_fraction) && isfinite(e->r.life_h);
+}
+
 static void print_table(const struct lifetime_report *rep) {
 	printf("%-22s %-30s %9s %9s %16s %8s %12s %12s %16s\n", "capacitor", "sensor", "observed",
 	       "consumed", "effective life", "T_eq", "life@mean", "life@p95", "remaining");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
+		if (!has_data(e)) {
+			// The warnings below say why (sensor not found, empty window).
+			printf("%-22s %-30s %9s\n", e->cc->name, e->sensor_key, "no data");
+			continue;
+		}
 		char life[32], rem[32];
 		snprintf(life, sizeof(life), "%.0f h %s%.1fy", r->life_h, r->capped ? "*" : "",
 			 r->life_h / LIFETIME_HOURS_PER_YEAR);
@@ -305,6 +324,9 @@ static void print_table(const struct lifetime_report *rep) {
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
+		if (!has_data(e)) {
+			continue;
+		}
 		printf("  %s:", e->cc->name);
 		for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
 			printf("  -%g K: x%.2f (%.0f h)", r->relative[k].reduction_k,

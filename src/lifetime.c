@@ -57,15 +57,15 @@ static bool in_range(double v, double lo, double hi) {
 }
 
 static bool self_heating_init(struct lifetime_params *p, const struct capacitor_config *cc,
-			      char **err) {
+			      const struct lifetime_names *nm, char **err) {
 	switch (cc->self_heating) {
 	case SELF_HEATING_NONE:
 		p->rise_k = 0;
 		return true;
 	case SELF_HEATING_RISE:
 		if (!in_range(cc->rise_k, 0, 100)) {
-			return fail(err, "self-heating rise_k must be between 0 and 100 K (got %g)",
-				    cc->rise_k);
+			return fail(err, "self-heating %s must be between 0 and 100 K (got %g)",
+				    nm->rise_k, cc->rise_k);
 		}
 		p->rise_k = cc->rise_k;
 		return true;
@@ -111,18 +111,37 @@ static bool self_heating_init(struct lifetime_params *p, const struct capacitor_
 	return fail(err, "unknown self-heating form");
 }
 
+const struct lifetime_names lifetime_config_names = {
+	.rated_life_h = "rated_life_h",
+	.rated_temp_c = "rated_temp_c",
+	.model = "model: ",
+	.bt = "bt",
+	.ea_ev = "ea_ev",
+	.rise_k = "rise_k",
+	.life_cap_years = "life_cap_years",
+};
+
 bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc,
 			  char **err) {
+	return lifetime_params_init_named(p, cc, &lifetime_config_names, err);
+}
+
+bool lifetime_params_init_named(struct lifetime_params *p, const struct capacitor_config *cc,
+				const struct lifetime_names *nm, char **err) {
+	char model_bt[32], model_arr[48];
+	snprintf(model_bt, sizeof(model_bt), "%sbt", nm->model);
+	snprintf(model_arr, sizeof(model_arr), "%sarrhenius", nm->model);
 	*p = (struct lifetime_params){0};
 	if (!isfinite(cc->rated_life_h) || !(cc->rated_life_h > 0)) {
-		return fail(err, "rated life must be a positive number of hours (got %g)",
-			    cc->rated_life_h);
+		return fail(err, "%s: the rated life must be a positive number of hours (got %g)",
+			    nm->rated_life_h, cc->rated_life_h);
 	}
 	if (!in_range(cc->rated_temp_c, LIFETIME_MIN_RATED_C, LIFETIME_MAX_RATED_C)) {
 		return fail(err,
-			    "rated temperature %g °C is out of range: electrolytic capacitors "
+			    "%s %g °C is out of range: electrolytic capacitors "
 			    "are rated between %g and %g °C (typically 85, 105 or 125 °C)",
-			    cc->rated_temp_c, LIFETIME_MIN_RATED_C, LIFETIME_MAX_RATED_C);
+			    nm->rated_temp_c, cc->rated_temp_c, LIFETIME_MIN_RATED_C,
+			    LIFETIME_MAX_RATED_C);
 	}
 	p->rated_life_h = cc->rated_life_h;
 	p->rated_temp_c = cc->rated_temp_c;
@@ -138,15 +157,16 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 	case LIFETIME_MODEL_BT:
 		if (!isnan(cc->ea_ev)) {
 			return fail(err,
-				    "ea_ev applies to model arrhenius only (this capacitor uses "
-				    "model bt; set model: arrhenius or drop ea_ev)");
+				    "%s applies to %s only (this capacitor uses %s; set %s or drop "
+				    "%s)",
+				    nm->ea_ev, model_arr, model_bt, model_arr, nm->ea_ev);
 		}
 		if (!isnan(cc->bt)) {
 			if (!in_range(cc->bt, 1, 10) || !(cc->bt > 1)) {
 				return fail(err,
-					    "bt must be above 1 and at most 10 (life factor per "
+					    "%s must be above 1 and at most 10 (life factor per "
 					    "10 K; got %g)",
-					    cc->bt);
+					    nm->bt, cc->bt);
 			}
 			p->base = cc->bt;
 			p->bt_given = true;
@@ -159,15 +179,19 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 		break;
 	case LIFETIME_MODEL_ARRHENIUS:
 		if (!isnan(cc->bt)) {
-			return fail(err, "bt applies to model bt only (this capacitor uses model "
-					 "arrhenius; give ea_ev instead)");
+			return fail(
+				err,
+				"%s applies to %s only (this capacitor uses %s; give %s instead)",
+				nm->bt, model_bt, model_arr, nm->ea_ev);
 		}
 		if (isnan(cc->ea_ev)) {
-			return fail(err, "model arrhenius needs ea_ev, the activation energy in eV "
-					 "(0.832 eV matches B_t = 2 between 95 and 105 °C)");
+			return fail(err,
+				    "%s needs %s, the activation energy in eV "
+				    "(0.832 eV matches B_t = 2 between 95 and 105 °C)",
+				    model_arr, nm->ea_ev);
 		}
 		if (!in_range(cc->ea_ev, 0, 5) || !(cc->ea_ev > 0)) {
-			return fail(err, "ea_ev must be above 0 and at most 5 eV (got %g)",
+			return fail(err, "%s must be above 0 and at most 5 eV (got %g)", nm->ea_ev,
 				    cc->ea_ev);
 		}
 		p->ea_ev = cc->ea_ev;
@@ -184,13 +208,14 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 			    "again would count it twice; remove self_heating or use basis: ambient",
 			    what);
 	}
-	if (!self_heating_init(p, cc, err)) {
+	if (!self_heating_init(p, cc, nm, err)) {
 		return false;
 	}
 
 	double cap_y = isnan(cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y : cc->life_cap_years;
 	if (!in_range(cap_y, 0, 100) || !(cap_y > 0)) {
-		return fail(err, "life_cap_years must be above 0 and at most 100 (got %g)", cap_y);
+		return fail(err, "%s must be above 0 and at most 100 (got %g)", nm->life_cap_years,
+			    cap_y);
 	}
 	p->life_cap_h = cap_y * LIFETIME_HOURS_PER_YEAR;
 

@@ -330,7 +330,7 @@ static void test_errors(void) {
 	expect_error(cap(0, 105), "rated life must be a positive", "zero life");
 	expect_error(cap(-2000, 105), "rated life must be a positive", "negative life");
 	expect_error(cap(NAN, 105), "rated life must be a positive", "NaN life");
-	expect_error(cap(2000, 300), "rated temperature 300 °C is out of range", "T0 too high");
+	expect_error(cap(2000, 300), "rated_temp_c 300 °C is out of range", "T0 too high");
 	expect_error(cap(2000, 20), "out of range", "T0 too low");
 	struct capacitor_config cc = cap(2000, 105);
 	cc.basis = TEMP_BASIS_CASE;

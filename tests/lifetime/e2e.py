@@ -189,6 +189,24 @@ def main():
            and c40["mean_temp_c"] is None and c40["p95_temp_c"] is None
            and c40["warnings"][0]["code"] == "sensor_not_found", "unknown sensor warned", c40)
 
+        # no data: a missing sensor, an empty window and a one-sample window never print nan
+        for what, window in [("whole history", []),
+                             ("an empty window", ["--from", "2030-01-01", "--to", "2030-01-02"]),
+                             ("a one-sample window", ["--from", str(T_START), "--to", str(T_START + 1)])]:
+            p = run("--db", db, "-c", cfg, "lifetime", *window)
+            out = p.stdout
+            ok(p.returncode == 0 and "nan" not in out.lower(), f"{what}: no nan in the text", out)
+            j = json.loads(run("--db", db, "-c", cfg, "lifetime", "--json", *window).stdout)["capacitors"]
+            empty = [c["name"] for c in j if not c["observed_h"]]
+            rows = out.splitlines()
+            ok(all(sum(r.startswith(name + " ") and r.endswith(" no data") for r in rows) == 1
+                   for name in empty) and out.count("no data") == len(empty),
+               f"{what}: 'no data' once for each capacitor without data ({len(empty)})", out)
+            ok(all(c["p95_temp_c"] is None and c["life_at_p95_temp_h"] is None for c in j
+                   if not c["observed_h"]), f"{what}: no p95 life without observed time", j)
+        ok(empty == ["C12 bulk 100uF/400V", "C30 polymer", "C40"], "the one-sample window observes nothing",
+           empty)
+
         p = run("--db", db, "-c", cfg, "lifetime", "--from", "yesterday-ish", check=False)
         ok(p.returncode == 2 and "--from" in p.stderr, "bad --from is a usage error", p.stderr)
         p = run("--db", os.path.join(tmp, "nope", "x.db"), "-c", cfg, "lifetime", check=False)
@@ -245,10 +263,28 @@ def calc_tests():
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "x"], "expected bt"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius"],
-         "needs ea_ev"),
+         "--model arrhenius needs --ea-ev"),
+        # the calculator's errors name its flags, not the configuration's keys
+        (["--rated-life-h", "0", "--rated-temp-c", "105", "--temp-c", "60"], "--rated-life-h"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "400", "--temp-c", "60"], "--rated-temp-c 400"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--ea-ev", "0.8"],
+         "--ea-ev applies to --model arrhenius only"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius",
+          "--ea-ev", "9"], "--ea-ev must be above 0"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--bt", "0.5"],
+         "--bt must be above 1"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius",
+          "--bt", "2"], "--bt applies to --model bt only"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--self-heating-k", "200"],
+         "--self-heating-k must be between 0 and 100"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--cap-years", "0"],
+         "--cap-years must be above 0"),
     ]:
         p = calc(*args, check=False)
         ok(p.returncode == 2 and needle in p.stderr, f"calc rejects {' '.join(args[-2:])}: {needle}", p.stderr)
+        keys = ["ea_ev", "rated_life_h", "rated_temp_c", "life_cap_years", "rise_k", "model:"]
+        ok(not any(k in p.stderr for k in keys), f"calc {' '.join(args[-2:])}: no config key named",
+           p.stderr)
 
 
 if __name__ == "__main__":
