@@ -120,6 +120,7 @@ enum lifetime_warning_code {
 	LIFETIME_WARN_HISTORY_TRIMMED, // "history_trimmed"
 	LIFETIME_WARN_INVALID,         // "invalid_rating"
 	LIFETIME_WARN_NOT_TEMPERATURE, // "not_temperature"
+	LIFETIME_WARN_EXTRAPOLATED,    // "in_service_extrapolated"
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code);
@@ -150,6 +151,14 @@ struct lifetime_result {
 	double life_at_mean_temp_h;  // uncapped, for comparison (Jensen: >= life_uncapped_h)
 	double min_temp_c, max_temp_c;
 	double above_rated_h, below_validity_h;
+	double self_heating_k; // effective (model) temperature = sensor temperature + this
+	// Time in service (from in_service to @now) that no sample stands for, before the history
+	// and in its gaps, ages the part at the observed rate: NAN (and 0 extrapolated) without
+	// an in_service date.
+	double service_h, unobserved_service_h;
+	double consumed_extrapolated; // rate_per_h * unobserved_service_h
+	double consumed_total;        // consumed_fraction + consumed_extrapolated
+	bool past_life;               // consumed_total >= 1
 	struct lifetime_relative relative[LIFETIME_N_RELATIVE];
 	size_t n_warnings;
 	struct lifetime_warning warnings[LIFETIME_MAX_WARNINGS];
@@ -157,7 +166,8 @@ struct lifetime_result {
 
 /**
  * Derives every figure and the model warnings from @acc. @now (s since epoch) is only used
- * for the calendar cap from p->in_service. Figures are NAN when nothing was observed.
+ * with p->in_service: for the calendar cap and the damage extrapolated over the time in service
+ * that was not observed (remaining_h counts it). Figures are NAN when nothing was observed.
  */
 void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_acc *acc,
 			int64_t now, struct lifetime_result *r);

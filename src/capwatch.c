@@ -434,6 +434,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
 			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
 			e->r.life_uncapped_h = e->r.mean_temp_c = NAN;
+			e->r.self_heating_k = e->r.consumed_total = NAN;
+			e->r.service_h = e->r.unobserved_service_h = NAN;
 			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
 				e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
 			}
@@ -540,6 +542,31 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 			json_object_end(out);
 		}
 		json_array_end(out);
+		// The temperatures the model used: measured + self-heating (the core estimate).
+		json_key(out, "self_heating_k");
+		json_double(out, r->self_heating_k);
+		json_key(out, "equivalent_effective_temp_c");
+		json_double(out, r->equivalent_temp_c + r->self_heating_k);
+		json_key(out, "mean_effective_temp_c");
+		json_double(out, r->mean_temp_c + r->self_heating_k);
+		json_key(out, "p95_effective_temp_c");
+		json_double(out, e->p95_temp_c + r->self_heating_k);
+		json_key(out, "in_service");
+		if (e->cc->in_service >= 0) {
+			char iso[TIMEFMT_ISO_LEN];
+			timefmt_iso(e->cc->in_service, iso);
+			json_string(out, iso);
+		} else {
+			json_null(out);
+		}
+		json_key(out, "unobserved_service_h");
+		json_double(out, r->unobserved_service_h);
+		json_key(out, "consumed_fraction_extrapolated");
+		json_double(out, r->consumed_extrapolated);
+		json_key(out, "consumed_fraction_total");
+		json_double(out, r->consumed_total);
+		json_key(out, "past_estimated_life");
+		json_bool(out, r->past_life);
 		json_object_end(out);
 	}
 	json_array_end(out);

@@ -30,6 +30,7 @@ static const char *const warning_names[] = {
 	[LIFETIME_WARN_HISTORY_TRIMMED] = "history_trimmed",
 	[LIFETIME_WARN_INVALID] = "invalid_rating",
 	[LIFETIME_WARN_NOT_TEMPERATURE] = "not_temperature",
+	[LIFETIME_WARN_EXTRAPOLATED] = "in_service_extrapolated",
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code) {
@@ -474,6 +475,12 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 	r->max_temp_c = acc->max_c;
 	r->above_rated_h = lifetime_sum_value(&acc->above_rated_h);
 	r->below_validity_h = lifetime_sum_value(&acc->below_validity_h);
+	r->self_heating_k = p->rise_k;
+	// Without an in-service date the part is at least as old as the observed time.
+	bool have_age = p->in_service >= 0 && now >= p->in_service;
+	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;
+	r->service_h = r->unobserved_service_h = have_age ? age_h : NAN;
+	r->consumed_total = d;
 	for (int i = 0; i < LIFETIME_N_RELATIVE; i++) {
 		r->relative[i] = (struct lifetime_relative){10.0 * i, NAN, NAN};
 	}
@@ -482,6 +489,7 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 		r->remaining_uncapped_h = r->remaining_h = NAN;
 		r->equivalent_temp_c = r->mean_temp_c = r->life_at_mean_temp_h = NAN;
 		r->min_temp_c = r->max_temp_c = NAN;
+		r->consumed_total = obs > 0 ? d : NAN;
 		lifetime_warn(r, LIFETIME_WARN_NO_DATA,
 			      "no temperature samples: nothing to estimate");
 		return;
@@ -514,14 +522,32 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 			      p->life_cap_h / LIFETIME_HOURS_PER_YEAR, p->life_cap_h);
 	}
 
-	r->remaining_uncapped_h = d < 1 ? (1 - d) * r->life_uncapped_h : 0;
-	if (d >= 1) {
-		lifetime_warn(r, LIFETIME_WARN_EXHAUSTED,
-			      "consumed fraction %.3f: the rated wear-out life is used up", d);
+	if (have_age) {
+		r->unobserved_service_h = age_h > obs ? age_h - obs : 0;
+		r->consumed_extrapolated = r->rate_per_h * r->unobserved_service_h;
+		r->consumed_total = d + r->consumed_extrapolated;
+		if (r->unobserved_service_h > 0) {
+			lifetime_warn(
+				r, LIFETIME_WARN_EXTRAPOLATED,
+				"in service for %.0f h (%.1f years of 8760 h), %.0f h of them "
+				"without samples (before the stored history and in its gaps): "
+				"extrapolated from the observed profile, they add %.4f to the "
+				"observed consumed fraction %.4f (total %.4f)",
+				age_h, age_h / LIFETIME_HOURS_PER_YEAR, r->unobserved_service_h,
+				r->consumed_extrapolated, d, r->consumed_total);
+		}
 	}
-	// Without an in-service date the part is at least as old as the observed time.
-	bool have_age = p->in_service >= 0 && now >= p->in_service;
-	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;
+	double total = r->consumed_total;
+	r->past_life = total >= 1;
+	r->remaining_uncapped_h = total < 1 ? (1 - total) * r->life_uncapped_h : 0;
+	if (r->past_life) {
+		lifetime_warn(
+			r, LIFETIME_WARN_EXHAUSTED,
+			"past its estimated life: consumed %.0f %% of the rated wear-out life "
+			"(fraction %.3f%s): replace the part or check it (capacitance, ESR)",
+			100 * total, total,
+			r->consumed_extrapolated > 0 ? ", partly extrapolated" : "");
+	}
 	double calendar_left = p->life_cap_h - age_h;
 	if (calendar_left < 0) {
 		calendar_left = 0;
