@@ -20,8 +20,9 @@ struct query_params {
 	bool has_from, has_to; // false: the first stored cycle / just after the last one
 	int64_t from, to;      // s since epoch, UTC: the window is [from, to)
 	/*
-	 * Channel keys or fnmatch(3) globs ("cpufreq/policy?"); n_channels == 0 selects every
-	 * channel. A key or glob that matches no channel is an error naming it.
+	 * Channel keys, fnmatch(3) globs ("cpufreq/policy?") or labels ("CPU 4-5"); n_channels == 0
+	 * selects every channel. One that matches no channel is an error naming it and the
+	 * near names, if any ("did you mean thermal/soc-thermal?").
 	 */
 	const char *const *channels;
 	size_t n_channels;
@@ -29,8 +30,12 @@ struct query_params {
 	const double *percentiles;
 	size_t n_percentiles;
 	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
-	int64_t interval_s;  // expected cycle spacing; 0 = inferred (median spacing in the window)
-	unsigned samples;    // peak: cycles around the maximum (0 = 30)
+	int64_t interval_s; // expected cycle spacing; 0 = inferred (median spacing in the window)
+	unsigned samples;   // peak: cycles around the maximum (0 = 30 unless around_s)
+	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
+	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
+	size_t n_with;
+	bool wide; // peak text: every companion with its full key (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
 };
 
@@ -53,9 +58,11 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 		     char **err);
 
 /**
- * The p->samples cycles centred on the maximum of the one channel p->channels[0] names:
- * {"key", "max", "max_time", "columns": [{"key", "label", "unit"}] (the peak channel first,
- *  then every other channel), "rows": [[time, value or null, ...]]}.
+ * The p->samples cycles centred on the maximum of the one channel p->channels[0] names (or those
+ * within p->around_s of it): {"key", "max", "max_time", "columns": [{"key", "label", "unit"}]
+ * (the peak channel first, then the p->with channels, else every other channel with a value),
+ * "rows": [[time, value or null, ...]]}. The text form fits 100 columns (short names, as many
+ * companions as fit, a line naming the rest) unless p->wide.
  */
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
 		    char **err);

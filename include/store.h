@@ -138,6 +138,12 @@ int store_rollup_horizon(struct store *store, int64_t *hour);
 /** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
 int store_state_get(struct store *store, const char *key, char **value);
 int store_state_set(struct store *store, const char *key, const char *value);
+/**
+ * A counter that every transaction adding imported values (store_insert_sample) raises by one:
+ * a reader holding sums over the history (the daemon's capacitor damage) compares it to know
+ * that older history changed. 0 before any import; 0 or -errno.
+ */
+int store_history_generation(struct store *store, int64_t *gen);
 
 /** Imported rows: registers @ch if unknown (source "import" unless given). */
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id);

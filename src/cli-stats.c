@@ -162,6 +162,9 @@ static int emit(const char *cmd, struct buf *b) {
 
 enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
 
+/* Options of peak alone. */
+enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE };
+
 static void usage(FILE *out, enum query_kind kind) {
 	switch (kind) {
 	case QUERY_STATS:
@@ -179,10 +182,13 @@ static void usage(FILE *out, enum query_kind kind) {
 		      out);
 		break;
 	case QUERY_PEAK:
-		fputs("usage: thermlog peak --channel KEY [--samples N] [--from T] [--to T] "
-		      "[--include-unsynced] [--json]\n"
-		      "The N cycles (default 30) centred on the channel's maximum, with every "
-		      "channel's value.\n",
+		fputs("usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
+		      "                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
+		      "                    [--include-unsynced] [--json]\n"
+		      "The N cycles (default 30) centred on the channel's maximum, or those within\n"
+		      "DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
+		      "channel). The table fits 100 columns, showing as many companions as fit;\n"
+		      "--wide shows them all with their full keys.\n",
 		      out);
 		break;
 	case QUERY_CHANNELS:
@@ -202,6 +208,9 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
 		{"interval", required_argument, NULL, CLI_OPT_INTERVAL},
 		{"samples", required_argument, NULL, CLI_OPT_SAMPLES},
+		{"with", required_argument, NULL, PEAK_OPT_WITH},
+		{"around", required_argument, NULL, PEAK_OPT_AROUND},
+		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
 		{"json", no_argument, NULL, CLI_OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -210,10 +219,14 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	struct cli_window w;
 	cli_window_init(&w);
 	bool json = false;
+	const char **with = NULL;
+	size_t cap_with = 0;
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		bool allowed = kind == QUERY_STATS  ? opt != CLI_OPT_SAMPLES
+		bool peak_only = opt == CLI_OPT_SAMPLES || opt == PEAK_OPT_WITH ||
+				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
+		bool allowed = kind == QUERY_STATS  ? !peak_only
 			       : kind == QUERY_PEAK ? opt != CLI_OPT_PERCENTILE
 						    : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h') {
@@ -244,6 +257,28 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			w.p.samples = (unsigned)n;
 			continue;
 		}
+		if (opt == PEAK_OPT_WITH) {
+			with = xgrow(with, &cap_with, w.p.n_with + 1, sizeof(*with));
+			with[w.p.n_with++] = optarg;
+			w.p.with = with;
+			continue;
+		}
+		if (opt == PEAK_OPT_AROUND) {
+			int64_t ms;
+			if (!timefmt_parse_duration_ms(optarg, &ms) || ms < 1000) {
+				fprintf(stderr,
+					"thermlog %s: bad --around '%s' (a duration of at least 1s, "
+					"e.g. 15m)\n",
+					cmd, optarg);
+				goto out;
+			}
+			w.p.around_s = ms / 1000;
+			continue;
+		}
+		if (opt == PEAK_OPT_WIDE) {
+			w.p.wide = true;
+			continue;
+		}
 		if (cli_window_option(&w, cmd, opt, optarg, now) < 0) {
 			goto out;
 		}
@@ -255,6 +290,10 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	}
 	if (kind == QUERY_PEAK && w.p.n_channels != 1) {
 		fprintf(stderr, "thermlog peak: name one --channel\n");
+		goto out;
+	}
+	if (w.p.samples && w.p.around_s) {
+		fprintf(stderr, "thermlog peak: give --samples N or --around DUR, not both\n");
 		goto out;
 	}
 	if (!cli_window_check(ctx, &w, cmd, now)) {
@@ -284,6 +323,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	buf_finish(&b);
 	store_close(store);
 out:
+	free(with);
 	cli_window_finish(&w);
 	return rc;
 }

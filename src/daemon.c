@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "capwatch.h"
 #include "clock.h"
 #include "config.h"
@@ -559,6 +561,7 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	if (opt->listen) {
 		free(cfg->http.listen);
 		cfg->http.listen = xstrdup(opt->listen);
+		cfg->http.listen_at = (struct config_mark){0};
 	}
 	if (opt->interval) {
 		int64_t ms;
@@ -573,6 +576,12 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	return true;
 }
 
+/* Whether systemd passed a listening socket (sd_listen_fds(3)); activated_fd() takes it. */
+static bool activated_fd_present(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	return pid && fds && strtoll(pid, NULL, 10) == (long long)getpid() && strcmp(fds, "1") == 0;
+}
+
 /* Loads the configuration the options name into a new heap config; NULL with errors printed. */
 static struct config *load_config(const struct options *opt) {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
@@ -585,6 +594,8 @@ static struct config *load_config(const struct options *opt) {
 	}
 	bool ok = !path || config_load(cfg, path, &errors);
 	ok = ok && apply_overrides(opt, cfg, &errors);
+	// Socket activation decides the address itself; http_create checks that case.
+	ok = ok && (activated_fd_present() || config_validate(cfg, &errors));
 	if (!ok) {
 		log_error("configuration rejected:");
 		for (char *line = errors ? strtok(errors, "\n") : NULL; line;
@@ -866,6 +877,58 @@ static int demo_backfill(struct daemon *d, int64_t now) {
 	return rc;
 }
 
+/* Appends @text to @b in single quotes, so a shell takes it as one word whatever it holds. */
+static void shell_quote(struct buf *b, const char *text) {
+	buf_putc(b, '\'');
+	for (const char *p = text; *p; p++) {
+		if (*p == '\'') {
+			buf_puts(b, "'\\''");
+		} else {
+			buf_putc(b, *p);
+		}
+	}
+	buf_putc(b, '\'');
+}
+
+/*
+ * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
+ * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ */
+static void print_demo_commands(const char *sim_dir, const char *db_path) {
+	struct buf prefix;
+	buf_init(&prefix);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *cli = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			cli = xasprintf("%s/thermlog", self);
+			if (access(cli, X_OK) != 0) {
+				free(cli);
+				cli = NULL;
+			}
+		}
+	}
+	shell_quote(&prefix, cli ? cli : "thermlog");
+	free(cli);
+	char *yaml = xasprintf("%s/thermlog-demo.yaml", sim_dir);
+	buf_puts(&prefix, " -c ");
+	shell_quote(&prefix, yaml);
+	free(yaml);
+	buf_puts(&prefix, " --db ");
+	shell_quote(&prefix, db_path);
+	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
+	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
+	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
+		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
+	}
+	fflush(stderr);
+	buf_finish(&prefix);
+}
+
 static int demo_setup(struct daemon *d, int64_t now) {
 	if (d->opt.config_path) {
 		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
@@ -898,9 +961,7 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	}
 	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
 		 d->db_path, d->opt.seed);
-	log_info(
-		"demo: query it with thermlog -c %s/thermlog-demo.yaml --db %s stats|lifetime|export",
-		sim_root(d->sim), d->db_path);
+	print_demo_commands(sim_root(d->sim), d->db_path);
 	return 0;
 }
 

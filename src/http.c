@@ -267,10 +267,6 @@ static char *read_small_file(const char *path, const char *what) {
 }
 
 static char *load_token(const struct http_config *hc) {
-	if (hc->token && hc->token_file) {
-		log_error("http: set http.token or http.token_file, not both");
-		return NULL;
-	}
 	if (hc->token) {
 		return xstrdup(hc->token);
 	}
@@ -294,22 +290,6 @@ static char *load_token(const struct http_config *hc) {
 		return NULL;
 	}
 	return text;
-}
-
-/* Whether a token is acceptable in a header: visible ASCII, no spaces (RFC 6750 b64token). */
-static bool token_valid(const char *token) {
-	if (strlen(token) < 16) {
-		log_error(
-			"http: the bearer token is shorter than 16 characters; use e.g. `openssl rand -hex 32`");
-		return false;
-	}
-	for (const char *p = token; *p; p++) {
-		if (*p <= ' ' || *p > '~') {
-			log_error("http: the bearer token must be printable ASCII without spaces");
-			return false;
-		}
-	}
-	return true;
 }
 
 /*
@@ -439,23 +419,22 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	}
 	bool local = address_is_local((struct sockaddr *)&ss);
 
+	// One set of rules with check-config; here with the socket's real address.
+	char *problems = NULL;
+	if (!config_validate_http(cfg, local, &problems)) {
+		for (char *line = strtok(problems, "\n"); line; line = strtok(NULL, "\n")) {
+			log_error("%s", line);
+		}
+		free(problems);
+		goto err;
+	}
 	if (hc->token || hc->token_file) {
 		http->token = load_token(hc);
-		if (!http->token || !token_valid(http->token)) {
+		if (!http->token) {
 			goto err;
 		}
 	}
-	if (!local && !http->token) {
-		log_error(
-			"http: refusing to listen on %s, which is not a loopback address, without a bearer token: set http.token or http.token_file (or listen on 127.0.0.1 and use an SSH tunnel or a reverse proxy)",
-			where);
-		goto err;
-	}
-	bool tls = hc->tls_cert || hc->tls_key;
-	if (tls && !(hc->tls_cert && hc->tls_key)) {
-		log_error("http: TLS needs both http.tls_cert and http.tls_key");
-		goto err;
-	}
+	bool tls = hc->tls_cert && hc->tls_key;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		log_error(
 			"http: this libmicrohttpd has no TLS support; use a reverse proxy for TLS");

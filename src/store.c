@@ -28,6 +28,7 @@
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
 #define STATE_RAW_HORIZON "store.raw_horizon"
+#define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
 
 const char *clock_state_name(enum clock_state state) {
 	switch (state) {
@@ -152,6 +153,7 @@ struct store {
 	sqlite3_stmt *stmts[ST_COUNT];
 	int depth;   // 1 while store_begin() is open
 	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
+	bool history_bumped; // this transaction already bumped STATE_HISTORY_GEN
 
 	struct known_channel *known; // sorted by key
 	size_t n_known, cap_known;
@@ -335,6 +337,7 @@ int store_begin(struct store *store) {
 	if (rc == 0) {
 		store->depth = 1;
 		store->aborted = 0;
+		store->history_bumped = false;
 	}
 	return rc;
 }
@@ -946,6 +949,25 @@ static int state_set_int(struct store *store, const char *key, int64_t value) {
 	char text[32];
 	snprintf(text, sizeof(text), "%lld", (long long)value);
 	return state_set(store, key, text);
+}
+
+int store_history_generation(struct store *store, int64_t *gen) {
+	*gen = 0;
+	return state_get_int(store, STATE_HISTORY_GEN, gen);
+}
+
+/* Stored history changed behind the daemon's running sums: once per transaction, tell them. */
+static int history_changed(struct store *store) {
+	if (store->history_bumped) {
+		return 0;
+	}
+	int64_t gen = 0;
+	int rc = store_history_generation(store, &gen);
+	if (rc == 0) {
+		rc = state_set_int(store, STATE_HISTORY_GEN, gen + 1);
+	}
+	store->history_bumped = rc == 0 && store->depth > 0;
+	return rc;
 }
 
 /* --- opening ------------------------------------------------------------------------------ */
@@ -1855,6 +1877,10 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	if (dup) {
 		free(pairs);
 		return 0;
+	}
+	if ((rc = history_changed(store)) < 0) {
+		free(pairs);
+		return rc;
 	}
 	size_t len = encode_pairs(store, pairs, n);
 	free(pairs);

@@ -210,6 +210,16 @@ static void test_syntax(void) {
 	      "tags");
 	check("database: \"a\\0b\"\n", "t.yaml:1:11: NUL characters are not allowed in values\n",
 	      "NUL in a value");
+	// libyaml's own words for a tab in the indentation are cryptic: say what is wrong
+	check("http:\n\tlisten: 127.0.0.1:9470\n",
+	      "t.yaml:2:1: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab as the whole indentation");
+	check("http:\n  listen: 127.0.0.1:9470\n  \ttoken: abc\n",
+	      "t.yaml:3:3: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab after spaces");
+	check("capacitors:\n  - name: a\n\t sensor: x\n",
+	      "t.yaml:3:1: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab in a list item");
 	check("- 1\n- 2\n",
 	      "t.yaml:1:1: the configuration must be a mapping of keys to values, got a list\n",
 	      "root must be a mapping");
