@@ -149,7 +149,7 @@ def main():
         ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
         keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
                 "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
-                "life_at_p95_temp_h", "remaining_h", "capped", "warnings", "relative_lifetime"]
+                "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
         ok(caps[0]["sensor"] == "bench/c12_case" and caps[0]["basis"] == "case", "sensor and basis")
 
@@ -159,6 +159,8 @@ def main():
         poly = lib(5000, 105, 10, 20)
         check_capacitor(caps[1], miner(rows, res, poly), poly, 105, 10, 20, 131400, "polymer")
         ok(not caps[0]["capped"], "wet part not capped")
+        ok(caps[0]["life_cap_h"] == 131400 and caps[1]["life_cap_h"] == 131400, "the 15-year cap is reported",
+           [c["life_cap_h"] for c in caps])
         ok(caps[1]["capped"] and caps[1]["effective_life_h"] == 131400
            and caps[1]["life_uncapped_h"] > caps[1]["effective_life_h"],
            "polymer part capped at 15 years, its life before the cap kept", caps[1])
