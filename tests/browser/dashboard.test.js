@@ -3,7 +3,8 @@
  * The dashboard in Debian's chromium against a running thermlogd --demo: every view shows what
  * the JSON API says for the same window, the chart draws, the CSV download equals the export,
  * and the console stays clean. Prints TAP; saves screenshots of each view (desktop and phone).
- * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR
+ * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR [TOKEN_URL TOKEN]
+ * (TOKEN_URL: a daemon with http.token = TOKEN, for the sign-in form)
  */
 const fs = require('fs');
 const path = require('path');
@@ -11,7 +12,7 @@ const http = require('http');
 const zlib = require('zlib');
 const { chromium } = require('playwright-core');
 
-const [base, shotDir, profileDir] = process.argv.slice(2);
+const [base, shotDir, profileDir, tokenUrl, token] = process.argv.slice(2);
 if (!base || !shotDir || !profileDir) {
   console.error('usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR');
   process.exit(2);
@@ -338,6 +339,53 @@ async function errorStates(ctx) {
   }));
 }
 
+/*
+ * With a token the dashboard sends the browser to the sign-in form; the right token sets an
+ * HttpOnly session cookie, returns to the view asked for, and the API then answers.
+ */
+async function signIn(ctx) {
+  const page = await ctx.newPage();
+  const failures = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) failures.push(r.status() + ' ' + r.url());
+  });
+  await page.goto(tokenUrl + '#statistics');
+  ok(/\/login#statistics$/.test(page.url()) && (await page.$('#token')), 'with a token, the dashboard opens on the sign-in form', page.url());
+  await page.screenshot({ path: path.join(shotDir, 'login.png') });
+  await page.setViewportSize({ width: 360, height: 700 });
+  const bad = await overflows(page);
+  ok(bad.length === 0, 'the sign-in form fits 360 px', bad.join('\n'));
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await page.fill('#token', 'not-the-token-0123456789');
+  await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+  const failed = await page.isVisible('#failed');
+  ok(/\/login\?failed#statistics$/.test(page.url()) && failed, 'a wrong token: the form again, saying so', { url: page.url(), failed });
+  ok((await ctx.cookies(tokenUrl)).every((c) => c.name !== 'thermlog_session'), 'a wrong token sets no cookie');
+
+  await page.fill('#token', token);
+  await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+  ok(page.url() === tokenUrl + '#statistics', 'the right token returns to the view asked for', page.url());
+  const cookie = (await ctx.cookies(tokenUrl)).find((c) => c.name === 'thermlog_session');
+  ok(cookie && cookie.httpOnly && cookie.sameSite === 'Strict' && cookie.path === '/' && !cookie.value.includes(token),
+    'the session cookie is HttpOnly, SameSite=Strict, Path=/ and holds no token', cookie);
+  await waitReady(page, 'statistics');
+  const rows = await page.$$('#stats-table tbody tr[data-key]');
+  ok(rows.length > 5, 'signed in, the API answers the dashboard (' + rows.length + ' channels)');
+  ok(!(await page.evaluate(() => document.cookie.includes('thermlog_session'))), 'scripts cannot read the session cookie');
+  await gotoView(page, 'overview');
+  const status = await page.textContent('#status-list');
+  ok(/Last cycle/.test(status), 'the overview loads too', status);
+  ok(failures.length === 0, 'no request failed once signed in', failures.join('\n'));
+
+  // A lost session (cleared cookies, a restarted daemon) sends API calls back to the form.
+  await ctx.clearCookies();
+  await page.click('#refresh');
+  await page.waitForURL(/\/login#overview$/, { timeout: 15000 }).catch(() => {});
+  ok(/\/login#overview$/.test(page.url()), 'a lost session goes back to the sign-in form', page.url());
+  await page.close();
+}
+
 async function main() {
   const consoleErrors = [];
   const badResponses = [];
@@ -579,6 +627,7 @@ async function main() {
   try {
     await overLimit(ctx);
     await errorStates(ctx);
+    if (tokenUrl) await signIn(ctx);
   } catch (e) {
     ok(false, 'error states ran to the end', e.stack || String(e));
   }
