@@ -222,6 +222,7 @@
   function fmtDuration(s) {
     if (typeof s !== 'number' || !isFinite(s)) return '–';
     s = Math.abs(s);
+    if (s > 0 && s < 0.0005) return 'under 1 ms'; // never "0 ms"
     if (s < 1) return (s * 1000).toFixed(0) + ' ms';
     if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
     if (s < 5400) return Math.round(s / 60) + ' min';
