@@ -854,8 +854,10 @@
   }
 
   /* One labelled checkbox per charted channel; toggles the series in every chart, remembered. */
-  function renderSeriesList(keys, labels, g) {
+  function renderSeriesList(keys, labels) {
     const box = $('#series-list');
+    // dygraphs colours series by position, hidden ones too, but only tells those it draws.
+    const palette = chartColors().palette;
     box.replaceChildren(...keys.map((k, i) => {
       const input = el('input', { type: 'checkbox', 'data-key': k });
       input.checked = seriesShown(k);
@@ -867,7 +869,7 @@
         showSeries(k, input.checked);
         seriesCount(keys);
       });
-      return el('label', {}, input, el('span', { class: 'swatch', style: 'background:' + ((g.getPropertiesForSeries(labels[i]) || {}).color || 'transparent') }), el('span', { text: labels[i] }));
+      return el('label', {}, input, el('span', { class: 'swatch', style: 'background:' + palette[i % palette.length] }), el('span', { text: labels[i] }));
     }));
     seriesCount(keys);
     $('#series-default').onclick = () => {
@@ -934,8 +936,8 @@
     const data = Array.from(rows.values()).sort((a, b) => a[0] - b[0]);
     box.replaceChildren();
     legend.textContent = '';
-    const g = drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
-    renderSeriesList(keys, labels.slice(1), g);
+    drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
+    renderSeriesList(keys, labels.slice(1));
     box.dataset.points = data.length;
   }
 
@@ -999,7 +1001,7 @@
       return;
     }
     summary.textContent = c.label + ' peaked at ' + fmtValue(typeof max === 'object' ? first(max, 'value') : max, c.unit, 3) +
-      (typeof maxTime === 'number' ? ' at ' + fmtTime(maxTime, true) : '') + '; ' + rows.length + ' cycles around it, every zone plotted' +
+      (typeof maxTime === 'number' ? ' at ' + fmtTime(maxTime, true) : '') + '; ' + rows.length + ' cycles around it, the chosen series plotted' +
       ($('#show-clocks').checked ? ', clocks on the right axis.' : '.');
     const showClocks = $('#show-clocks').checked;
     const keys = [];
