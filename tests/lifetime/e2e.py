@@ -151,7 +151,7 @@ def main():
         ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
         keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
                 "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
-                "life_at_p95_temp_h", "remaining_h", "capped", "warnings", "relative_lifetime",
+                "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
                 "self_heating_k", "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c",
                 "in_service", "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
                 "past_estimated_life"]
@@ -164,6 +164,8 @@ def main():
         poly = lib(5000, 105, 10, 20)
         check_capacitor(caps[1], miner(rows, res, poly), poly, 105, 10, 20, 131400, "polymer")
         ok(not caps[0]["capped"], "wet part not capped")
+        ok(caps[0]["life_cap_h"] == 131400 and caps[1]["life_cap_h"] == 131400, "the 15-year cap is reported",
+           [c["life_cap_h"] for c in caps])
         ok(caps[1]["capped"] and caps[1]["effective_life_h"] == 131400
            and caps[1]["life_uncapped_h"] > caps[1]["effective_life_h"],
            "polymer part capped at 15 years, its life before the cap kept", caps[1])
