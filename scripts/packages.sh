@@ -28,7 +28,7 @@ ARM64_PACKAGES=(gcc-aarch64-linux-gnu crossbuild-essential-arm64 qemu-user-stati
 	libc6:arm64 libsensors-dev:arm64 libsqlite3-dev:arm64 libyaml-dev:arm64
 	libmicrohttpd-dev:arm64 libsystemd-dev:arm64)
 # Debian packages: scripts/package.
-DEB_PACKAGES=(debhelper devscripts lintian dpkg-dev fakeroot)
+DEB_PACKAGES=(debhelper devscripts lintian dpkg-dev fakeroot python3)
 # The systemd boot test: scripts/test --system.
 SYSTEM_PACKAGES=(debootstrap systemd-container util-linux curl)
 

@@ -23,7 +23,7 @@ out=$(meson install -C "$build" --no-rebuild --destdir "$tmp/root" 2>&1)
 check $? "meson install --destdir" "$out"
 files=$(cd "$tmp/root" && find . -type f -o -type l | sed 's/^\.//' | sort)
 
-bin=$(printf '%s\n' "$files" | grep '/bin/thermlog$')
+printf '%s\n' "$files" | grep -q '/bin/thermlog$'
 check $? "thermlog is installed" "$files"
 daemon=$(printf '%s\n' "$files" | grep '/bin/thermlogd$')
 check $? "thermlogd is installed" "$files"
