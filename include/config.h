@@ -1,4 +1,4 @@
-/* Configuration: defaults in code, overridden by /etc/thermlog/thermlog.yaml (libyaml). */
+/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml (libyaml). */
 #ifndef CONFIG_H
 #define CONFIG_H
 
@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONFIG_DEFAULT_PATH     "/etc/thermlog/thermlog.yaml"
+#include "version.h"
+
+// THERMLOG_SYSCONFDIR is meson's sysconfdir: /etc for the package, /usr/local/etc by default.
+#define CONFIG_DEFAULT_PATH     THERMLOG_SYSCONFDIR "/thermlog/thermlog.yaml"
 #define CONFIG_DEFAULT_DATABASE "/var/lib/thermlog/thermlog.db"
 #define CONFIG_DEFAULT_LISTEN   "127.0.0.1:9470"
 #define CONFIG_TOKEN_MIN_LEN    16 // bearer tokens shorter than this are refused

@@ -40,31 +40,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A free port: bind port 0, read it back, release it; retry if the daemon loses the race.
-free_port() {
-	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
+# Port 0: the daemon binds a free port and prints it in the URL.
 url=
-for attempt in 1 2 3; do
-	port=$(free_port)
-	"$thermlogd" --demo --db "$tmp/demo.db" --listen "127.0.0.1:$port" >"$tmp/stdout" 2>"$tmp/stderr" &
-	pid=$!
-	for _ in $(seq 1 300); do
-		if url=$(grep -m1 -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/stdout"); then
-			break
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	[ -n "$url" ] && break
-	wait "$pid" 2>/dev/null || true
-	pid=
-	rm -f "$tmp/demo.db"*
-	echo "# demo did not start on port $port (attempt $attempt):"
-	sed 's/^/#   /' "$tmp/stderr" | tail -5
+"$thermlogd" --demo --db "$tmp/demo.db" --listen 127.0.0.1:0 >"$tmp/stdout" 2>"$tmp/stderr" &
+pid=$!
+for _ in $(seq 1 300); do
+	if url=$(grep -m1 -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/stdout"); then
+		break
+	fi
+	if ! kill -0 "$pid" 2>/dev/null; then
+		sed 's/^/#   /' "$tmp/stderr" | tail -5
+		break
+	fi
+	sleep 0.1
 done
 if [ -z "$url" ]; then
 	echo "not ok 1 - thermlogd --demo printed no URL"

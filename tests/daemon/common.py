@@ -2,7 +2,6 @@
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -34,12 +33,6 @@ class Tap:
     def done(self):
         print("1..%d" % self.n, flush=True)
         return 1 if self.failed else 0
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def copy_fixture(src, dst):
