@@ -152,7 +152,11 @@ struct sampler *sampler_create(const struct config *cfg) {
 	open_proc(&s->ctx, cfg);
 	s->last_scan_s = INT64_MIN;
 	sampler_rescan(s);
-	if (s->list.n == 0) {
+	size_t n_sysfs = 0;
+	for (size_t i = 0; i < s->list.n; i++) {
+		n_sysfs += s->list.sensors[i].ops != &source_meminfo; // /proc is always there
+	}
+	if (n_sysfs == 0) {
 		// Said once at start, here, so `thermlog sample` and thermlogd both say it.
 		log_warn("no channels found under %s (thermal zones, cpufreq, devfreq, IIO and "
 			 "hwmon searched): check sysfs_root in the configuration (or "
