@@ -43,14 +43,20 @@ static int64_t default_clock(void) {
 
 /* Opens cfg->procfs_root into @ctx; a missing /proc only costs the meminfo channels. */
 static void open_proc(struct source_ctx *ctx, const struct config *cfg) {
+	ctx->proc_root = NULL;
 	ctx->proc_fd = open(cfg->procfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ctx->proc_root = ctx->proc_fd >= 0 ? realpath(cfg->procfs_root, NULL) : NULL;
-	if (ctx->proc_fd >= 0 && !ctx->proc_root) {
-		close(ctx->proc_fd);
-		ctx->proc_fd = -1;
+	int err = errno;
+	if (ctx->proc_fd >= 0) {
+		ctx->proc_root = realpath(cfg->procfs_root, NULL);
+		err = errno;
+		if (!ctx->proc_root) {
+			close(ctx->proc_fd);
+			ctx->proc_fd = -1;
+		}
 	}
 	if (ctx->proc_fd < 0 && cfg->sources[SOURCE_MEMINFO].enabled) {
-		log_errno("could not open procfs root %s: no memory channels", cfg->procfs_root);
+		log_warn("could not open procfs root %s: %s: no memory channels", cfg->procfs_root,
+			 strerror(err));
 	}
 }
 
