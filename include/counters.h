@@ -70,6 +70,15 @@ int counters_residency(const struct counters_table *start, const struct counters
 		       struct counters_residency *out);
 void counters_residency_finish(struct counters_residency *r); // accepts a zeroed struct
 
+/**
+ * Time with any of @n cooling devices active (state > 0), from their residencies over the same
+ * run. Per-device counters cannot tell whether two devices were active at the same moment,
+ * so the answer is a range: *low_ms = the longest single device's active time, *high_ms = the
+ * sum of them, at most the run. The two are equal when at most one device was active.
+ */
+void counters_cooling_any(const struct counters_residency *devices, size_t n, int64_t *low_ms,
+			  int64_t *high_ms);
+
 /** How an energy delta was obtained. */
 enum counters_energy_method {
 	COUNTERS_ENERGY_DELTA, // stop - start

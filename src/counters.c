@@ -295,6 +295,18 @@ void counters_residency_finish(struct counters_residency *r) {
 	*r = (struct counters_residency){0};
 }
 
+void counters_cooling_any(const struct counters_residency *devices, size_t n, int64_t *low_ms,
+			  int64_t *high_ms) {
+	int64_t low = 0, sum = 0, run = 0;
+	for (size_t i = 0; i < n; i++) {
+		low = devices[i].active_ms > low ? devices[i].active_ms : low;
+		sum += devices[i].active_ms;
+		run = devices[i].total_ms > run ? devices[i].total_ms : run;
+	}
+	*low_ms = low;
+	*high_ms = sum < run ? sum : run;
+}
+
 enum counters_energy_method counters_energy_delta(uint64_t start_uj, uint64_t stop_uj,
 						  uint64_t max_uj, double *joules) {
 	if (stop_uj >= start_uj) {

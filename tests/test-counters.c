@@ -81,6 +81,24 @@ static void test_fixture_deltas(void) {
 	is_int(r.levels[2].time_ms, 206000, "pwm-fan: 206 s at state 2");
 	counters_residency_finish(&r);
 
+	// Any cooling device active: the fan 1407.29 s, cpu4 30 s, cpu6 15 s, possibly overlapping.
+	struct counters_residency cool[5];
+	for (int i = 0; i < 5; i++) {
+		char path[96];
+		snprintf(path, sizeof(path),
+			 "class/thermal/cooling_device%d/stats/time_in_state_ms", i);
+		is_int(delta(before, after, path, COUNTERS_FORMAT_COOLING, &cool[i]), 0, path);
+	}
+	int64_t low, high;
+	counters_cooling_any(cool, 5, &low, &high);
+	is_int(low, 1407290, "any cooling active: at least the fan's 1407.29 s");
+	is_int(high, 1452290, "any cooling active: at most the sum, 1452.29 s");
+	counters_cooling_any(cool, 1, &low, &high);
+	ok(low == 0 && high == 0, "cpu0 cooling alone: never active");
+	for (int i = 0; i < 5; i++) {
+		counters_residency_finish(&cool[i]);
+	}
+
 	// hwmon energy (ina238): 12693.062 J over the run.
 	int64_t e0 = 0, e1 = 0;
 	is_int(sysfs_read_int(before, "class/hwmon/hwmon0/energy1_input", &e0), 0, "energy start");
