@@ -97,13 +97,13 @@ enum counters_energy_method counters_energy_delta(uint64_t start_uj, uint64_t st
 const char *counters_energy_method_name(enum counters_energy_method method);
 
 /** A power sample for integration: NAN power marks a failed read (a gap). */
-struct energy_sample {
+struct counters_power_sample {
 	double t_s;     // monotonic seconds
 	double power_w; // watts
 };
 
 /** The result of integrating power over a run. */
-struct energy_result {
+struct counters_integral {
 	double joules;    // energy over the covered part of the run
 	double coverage;  // covered time / run time, 0..1
 	double covered_s; // time between usable sample pairs inside the run
@@ -119,14 +119,14 @@ struct energy_result {
  * the run (fewer than two usable samples: no energy, never 0 J), or -EINVAL for a run that
  * does not end after it starts.
  */
-int energy_integrate(const struct energy_sample *samples, size_t n, double start_s, double stop_s,
-		     double max_gap_s, struct energy_result *out);
+int counters_integrate_power(const struct counters_power_sample *samples, size_t n, double start_s,
+			     double stop_s, double max_gap_s, struct counters_integral *out);
 
 /** hwmon power*_input / power*_average (µW) in watts. */
-double energy_power_hwmon_w(int64_t uw);
+double counters_power_hwmon_w(int64_t uw);
 /** hwmon in*_input (mV) times curr*_input (mA) in watts. */
-double energy_power_vi_w(int64_t mv, int64_t ma);
+double counters_power_vi_w(int64_t mv, int64_t ma);
 /** IIO in_powerY_raw × in_powerY_scale (milliwatts, unlike hwmon) in watts. */
-double energy_power_iio_w(double raw, double scale);
+double counters_power_iio_w(double raw, double scale);
 
 #endif

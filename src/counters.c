@@ -339,15 +339,15 @@ static double lerp_power(double t0, double p0, double t1, double p1, double t) {
 	return p0 + (p1 - p0) * (t - t0) / (t1 - t0);
 }
 
-int energy_integrate(const struct energy_sample *samples, size_t n, double start_s, double stop_s,
-		     double max_gap_s, struct energy_result *out) {
-	*out = (struct energy_result){0};
+int counters_integrate_power(const struct counters_power_sample *samples, size_t n, double start_s,
+			     double stop_s, double max_gap_s, struct counters_integral *out) {
+	*out = (struct counters_integral){0};
 	if (!(stop_s > start_s)) {
 		return -EINVAL;
 	}
 	ptrdiff_t prev = -1;
 	for (size_t i = 0; i < n; i++) {
-		const struct energy_sample *b = &samples[i];
+		const struct counters_power_sample *b = &samples[i];
 		if (!isfinite(b->power_w) || !isfinite(b->t_s)) {
 			prev = -1; // a failed read breaks the pair
 			continue;
@@ -359,7 +359,7 @@ int energy_integrate(const struct energy_sample *samples, size_t n, double start
 			prev = (ptrdiff_t)i;
 			continue;
 		}
-		const struct energy_sample *a = &samples[prev];
+		const struct counters_power_sample *a = &samples[prev];
 		prev = (ptrdiff_t)i;
 		double t0 = fmax(a->t_s, start_s), t1 = fmin(b->t_s, stop_s);
 		if (!(b->t_s > a->t_s) || b->t_s - a->t_s > max_gap_s || !(t1 > t0)) {
@@ -378,14 +378,14 @@ int energy_integrate(const struct energy_sample *samples, size_t n, double start
 	return 0;
 }
 
-double energy_power_hwmon_w(int64_t uw) {
+double counters_power_hwmon_w(int64_t uw) {
 	return (double)uw / 1e6;
 }
 
-double energy_power_vi_w(int64_t mv, int64_t ma) {
+double counters_power_vi_w(int64_t mv, int64_t ma) {
 	return (double)mv * (double)ma / 1e6;
 }
 
-double energy_power_iio_w(double raw, double scale) {
+double counters_power_iio_w(double raw, double scale) {
 	return raw * scale / 1e3;
 }

@@ -179,14 +179,14 @@ static void test_energy_counter(void) {
 
 static void test_integration(void) {
 	// Constant 5 W sampled every 5 s from 2 s before to 3 s after a 1627.29 s run.
-	struct energy_sample s[400];
+	struct counters_power_sample s[400];
 	size_t n = 0;
 	const double start = 1000.0, stop = start + 1627.29;
 	for (double t = start - 2; t < stop + 5; t += 5) {
-		s[n++] = (struct energy_sample){.t_s = t, .power_w = 5.0};
+		s[n++] = (struct counters_power_sample){.t_s = t, .power_w = 5.0};
 	}
-	struct energy_result r;
-	is_int(energy_integrate(s, n, start, stop, 10, &r), 0, "constant 5 W: integrates");
+	struct counters_integral r;
+	is_int(counters_integrate_power(s, n, start, stop, 10, &r), 0, "constant 5 W: integrates");
 	is_near(r.joules, 5 * 1627.29, 1e-12, "5 W x 1627.29 s = 8136.45 J");
 	is_near(r.coverage, 1, 1e-12, "samples around the run cover all of it");
 
@@ -194,35 +194,36 @@ static void test_integration(void) {
 	// energy is within one interval at each edge of 5 W x duration.
 	n = 0;
 	for (double t = start + 1.7; t <= stop; t += 5) {
-		s[n++] = (struct energy_sample){.t_s = t, .power_w = 5.0};
+		s[n++] = (struct counters_power_sample){.t_s = t, .power_w = 5.0};
 	}
-	is_int(energy_integrate(s, n, start, stop, 10, &r), 0, "inside samples integrate");
+	is_int(counters_integrate_power(s, n, start, stop, 10, &r), 0, "inside samples integrate");
 	ok(r.coverage < 1 && r.coverage > 1 - 10 / 1627.29, "coverage below 1, within 2 intervals");
 	ok(fabs(r.joules - 5 * 1627.29) <= 5 * 2 * 5, "energy within the sampling bound");
 	is_near(r.joules, 5 * r.covered_s, 1e-12, "energy = 5 W x covered time");
 
 	// A ramp 0 -> 10 W over 10 s: trapezoid is exact for linear power (50 J).
-	struct energy_sample ramp[] = {{0, 0}, {5, 5}, {10, 10}};
-	is_int(energy_integrate(ramp, 3, 0, 10, 10, &r), 0, "ramp");
+	struct counters_power_sample ramp[] = {{0, 0}, {5, 5}, {10, 10}};
+	is_int(counters_integrate_power(ramp, 3, 0, 10, 10, &r), 0, "ramp");
 	is_near(r.joules, 50, 1e-12, "ramp: 50 J");
 	// Clipping interpolates: [2, 7] of the ramp is (2 + 7) / 2 x 5 = 22.5 J.
-	energy_integrate(ramp, 3, 2, 7, 10, &r);
+	counters_integrate_power(ramp, 3, 2, 7, 10, &r);
 	is_near(r.joules, 22.5, 1e-12, "clipped ramp: 22.5 J");
 
 	// A failed read (NAN) and a long gap are not bridged.
-	struct energy_sample gaps[] = {{0, 4}, {5, NAN}, {10, 4}, {15, 4}, {60, 4}, {65, 4}};
-	is_int(energy_integrate(gaps, 6, 0, 65, 10, &r), 0, "gaps");
+	struct counters_power_sample gaps[] = {{0, 4},  {5, NAN}, {10, 4},
+					       {15, 4}, {60, 4},  {65, 4}};
+	is_int(counters_integrate_power(gaps, 6, 0, 65, 10, &r), 0, "gaps");
 	is_near(r.joules, 40, 1e-12, "gaps: only [10,15] and [60,65] count");
 	is_near(r.coverage, 10.0 / 65, 1e-12, "gaps: coverage 10/65");
 
-	struct energy_sample one[] = {{3, 5}};
-	is_int(energy_integrate(one, 1, 0, 10, 10, &r), -ENODATA, "one sample: no energy");
+	struct counters_power_sample one[] = {{3, 5}};
+	is_int(counters_integrate_power(one, 1, 0, 10, 10, &r), -ENODATA, "one sample: no energy");
 	ok(isnan(r.joules) && r.coverage == 0, "one sample: NaN, not 0 J");
-	is_int(energy_integrate(ramp, 3, 5, 5, 10, &r), -EINVAL, "empty run: -EINVAL");
+	is_int(counters_integrate_power(ramp, 3, 5, 5, 10, &r), -EINVAL, "empty run: -EINVAL");
 
-	is_near(energy_power_hwmon_w(7804000), 7.804, 1e-15, "hwmon power: µW");
-	is_near(energy_power_vi_w(5120, 1524), 7.80288, 1e-12, "in x curr: mV x mA");
-	is_near(energy_power_iio_w(3120, 2.5), 7.8, 1e-12, "IIO power: mW");
+	is_near(counters_power_hwmon_w(7804000), 7.804, 1e-15, "hwmon power: µW");
+	is_near(counters_power_vi_w(5120, 1524), 7.80288, 1e-12, "in x curr: mV x mA");
+	is_near(counters_power_iio_w(3120, 2.5), 7.8, 1e-12, "IIO power: mW");
 }
 
 int main(void) {
