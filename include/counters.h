@@ -107,7 +107,7 @@ struct counters_integral {
 	double joules;    // energy over the covered part of the run
 	double coverage;  // covered time / run time, 0..1
 	double covered_s; // time between usable sample pairs inside the run
-	size_t n_samples; // samples used
+	size_t n_samples; // valid samples inside the run
 };
 
 /**
