@@ -15,6 +15,7 @@
  *   devfreq/<device>          devfreq/fdab0000.npu
  *   iio/<name>/<channel>      iio/maxim_thermocouple/temp, iio/fec10000.saradc/voltage2
  *   hwmon/<chip>/<feature>    hwmon/nvme-pci-0100/temp1
+ *   meminfo/<figure>          meminfo/available, meminfo/swap_used, meminfo/swap_in
  *   <anything valid>          imported channels keep the CSV's name
  */
 #define CHANNEL_KEY_MAX 200
@@ -28,18 +29,20 @@ enum channel_kind {
 	CHANNEL_KIND_ENERGY,
 	CHANNEL_KIND_FAN,
 	CHANNEL_KIND_HUMIDITY,
-	CHANNEL_KIND_STATE, // cooling device state index
+	CHANNEL_KIND_STATE,  // cooling device state index
+	CHANNEL_KIND_MEMORY, // bytes of memory or swap
 	CHANNEL_KIND_OTHER,
 };
 
 /** What a channel is; the sampler owns these for the channels it reads. */
 struct channel {
 	char *key;
-	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "import"
+	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "meminfo",
+		      // "import"
 	char *label;
 	enum channel_kind kind;
 	const char *unit; // static: "celsius", "hertz", "volts", "amperes", "watts", "joules",
-			  // "rpm", ...
+			  // "rpm", "bytes", "pages_per_second", ...
 	/*
 	 * The value step the source can express, in the unit: 0.001 for m°C and mV, 1 for Hz.
 	 * The store keeps llround(value / resolution) as an integer, so statistics are exact
@@ -47,7 +50,8 @@ struct channel {
 	 */
 	double resolution;
 	char *path; // sysfs path read, relative to the sysfs root
-		    // ("class/thermal/thermal_zone0/temp")
+		    // ("class/thermal/thermal_zone0/temp"); absolute for /proc files
+		    // ("/proc/meminfo": the meminfo source)
 	char *meta; // a JSON object with source details (trips, governor, ...), or NULL
 };
 

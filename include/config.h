@@ -20,6 +20,7 @@ enum source_id {
 	SOURCE_CPUFREQ,
 	SOURCE_DEVFREQ,
 	SOURCE_IIO,
+	SOURCE_MEMINFO, // /proc/meminfo and /proc/vmstat
 	SOURCE_COUNT,
 };
 
@@ -112,6 +113,7 @@ struct config {
 	int64_t interval_ms; // default 60000, at least 1000
 	char *database;
 	char *sysfs_root;        // default "/sys"
+	char *procfs_root;       // default "/proc" (the meminfo source)
 	int64_t retention_raw_s; // default 400 days
 	int64_t rescan_s;        // default 300
 	struct http_config http;

@@ -18,6 +18,7 @@ static const char *const kind_names[] = {
 	[CHANNEL_KIND_FAN] = "fan",
 	[CHANNEL_KIND_HUMIDITY] = "humidity",
 	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_MEMORY] = "memory",
 	[CHANNEL_KIND_OTHER] = "other",
 };
 
@@ -31,12 +32,13 @@ static const char *const kind_units[] = {
 	[CHANNEL_KIND_FAN] = "rpm",
 	[CHANNEL_KIND_HUMIDITY] = "percent",
 	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_MEMORY] = "bytes",
 	[CHANNEL_KIND_OTHER] = "1",
 };
 
 static const char *const units[] = {
-	"celsius", "hertz", "volts",   "millivolts", "amperes", "watts",
-	"joules",  "rpm",   "percent", "state",      "ohms",    "1",
+	"celsius", "hertz",   "volts", "millivolts", "amperes", "watts", "joules",
+	"rpm",     "percent", "state", "ohms",       "1",       "bytes", "pages_per_second",
 };
 
 const char *channel_kind_name(enum channel_kind kind) {

@@ -55,7 +55,10 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 		} else {
 			json_double(&j, rd[i].value);
 		}
-		char *path = xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
+		// /proc files (meminfo) carry their absolute path; sysfs ones are relative
+		char *path = ch[i].path[0] == '/'
+				     ? xstrdup(ch[i].path)
+				     : xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
 		json_key(&j, "path");
 		json_string(&j, path);
 		free(path);

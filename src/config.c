@@ -709,11 +709,12 @@ static const char *const source_prefixes[SOURCE_COUNT][3] = {
 	[SOURCE_CPUFREQ] = {"cpufreq", NULL},
 	[SOURCE_DEVFREQ] = {"devfreq", NULL},
 	[SOURCE_IIO] = {"iio", NULL},
+	[SOURCE_MEMINFO] = {"meminfo", NULL},
 };
 
 static const char *const source_names[SOURCE_COUNT] = {
 	[SOURCE_THERMAL] = "thermal", [SOURCE_HWMON] = "hwmon", [SOURCE_CPUFREQ] = "cpufreq",
-	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",
+	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",     [SOURCE_MEMINFO] = "meminfo",
 };
 
 /* NULL if @pat is a usable fnmatch() pattern for channel keys, else the problem. */
@@ -841,7 +842,8 @@ static void parse_source(struct parser *p, const struct node *map, enum source_i
 }
 
 static void parse_sources(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {"thermal", "hwmon", "cpufreq", "devfreq", "iio", NULL};
+	static const char *const keys[] = {"thermal", "hwmon",   "cpufreq", "devfreq",
+					   "iio",     "meminfo", NULL};
 	if (!check_mapping(p, map, "sources", keys)) {
 		return;
 	}
@@ -1424,9 +1426,9 @@ static void parse_capacitors(struct parser *p, const struct node *seq) {
 }
 
 static void parse_root(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {"interval",     "database",   "sysfs_root", "retention",
-					   "rescan",       "http",       "sources",    "channels",
-					   "iio_channels", "capacitors", NULL};
+	static const char *const keys[] = {"interval",  "database",     "sysfs_root", "procfs_root",
+					   "retention", "rescan",       "http",       "sources",
+					   "channels",  "iio_channels", "capacitors", NULL};
 	struct config *cfg = p->cfg;
 	if (map->kind != NODE_MAPPING && !is_null(map) && map->kind != NODE_BAD) {
 		error_node(p, map, "the configuration must be a mapping of keys to values, got %s",
@@ -1444,6 +1446,8 @@ static void parse_root(struct parser *p, const struct node *map) {
 			get_string(p, v, "database", &cfg->database);
 		} else if (key_is(k, "sysfs_root")) {
 			get_string(p, v, "sysfs_root", &cfg->sysfs_root);
+		} else if (key_is(k, "procfs_root")) {
+			get_string(p, v, "procfs_root", &cfg->procfs_root);
 		} else if (key_is(k, "retention")) {
 			parse_retention(p, v);
 		} else if (key_is(k, "rescan")) {
@@ -1469,6 +1473,7 @@ void config_init(struct config *cfg) {
 		.interval_ms = 60000,
 		.database = xstrdup(CONFIG_DEFAULT_DATABASE),
 		.sysfs_root = xstrdup("/sys"),
+		.procfs_root = xstrdup("/proc"),
 		.retention_raw_s = 400 * DAY_S,
 		.rescan_s = 300,
 		.http =
@@ -1495,6 +1500,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->path);
 	free(cfg->database);
 	free(cfg->sysfs_root);
+	free(cfg->procfs_root);
 	free(cfg->http.listen);
 	free(cfg->http.token);
 	free(cfg->http.token_file);

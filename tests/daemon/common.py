@@ -42,7 +42,9 @@ def copy_fixture(src, dst):
 
 def write_config(path, interval="1s", rescan="300s", extra=""):
     with open(path, "w") as f:
-        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n%s" %
+        # hwmon and meminfo would read the host's /sys and /proc beside the fixture
+        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
+                "  meminfo: {enabled: false}\n%s" %
                 (interval, rescan, extra))
     return path
 
