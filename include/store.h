@@ -28,7 +28,9 @@ const char *clock_state_name(enum clock_state state);
  * synchronous=NORMAL, secure_delete=OFF, a busy timeout and a bounded page cache, and applies
  * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
  * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
- * corrupt, -EROFS/-EACCES when it cannot be written.
+ * corrupt, -EMEDIUMTYPE for another program's SQLite database (a foreign application_id, or no
+ * application_id with a user_version or tables), -EROFS/-EACCES when it cannot be written,
+ * -ENOSPC when the file system is full.
  */
 int store_open(struct store **out, const char *path, enum store_mode mode);
 void store_close(struct store *store); // accepts NULL

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -75,6 +76,7 @@ struct daemon {
 	struct live *live;
 	struct http *http;
 	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
+	int lock_fd;   // flock()ed PATH.lock: one daemon per database
 	struct capwatch *capwatch;
 	struct notify *notify;
 	struct sim *sim;
@@ -678,21 +680,41 @@ static enum db_kind db_kind(const char *path) {
 	return n == 16 && memcmp(head, "SQLite format 3", 16) == 0 ? DB_SQLITE : DB_FOREIGN;
 }
 
-/* Renames a corrupt database (and its WAL) to PATH.corrupt-YYYYMMDDTHHMMSSZ. */
+/*
+ * Renames a corrupt database (and its WAL) to PATH.corrupt-YYYYMMDDTHHMMSSZ, or -N after it
+ * when that name is taken: renameat2(RENAME_NOREPLACE) never overwrites an earlier one.
+ */
 static bool move_aside(const char *path, char **aside) {
 	char stamp_text[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(stamp_text, sizeof(stamp_text), "%Y%m%dT%H%M%SZ", &tm);
-	*aside = xasprintf("%s.corrupt-%s", path, stamp_text);
-	if (rename(path, *aside) < 0) {
-		log_errno("could not move the corrupt database %s aside", path);
-		return false;
+	*aside = NULL;
+	for (int i = 0; i < 1000; i++) {
+		free(*aside);
+		*aside = i ? xasprintf("%s.corrupt-%s-%d", path, stamp_text, i)
+			   : xasprintf("%s.corrupt-%s", path, stamp_text);
+		char *wal_aside = xasprintf("%s-wal", *aside);
+		bool taken = access(wal_aside, F_OK) == 0;
+		free(wal_aside);
+		if (taken) {
+			continue;
+		}
+		if (renameat2(AT_FDCWD, path, AT_FDCWD, *aside, RENAME_NOREPLACE) == 0) {
+			break;
+		}
+		if (errno != EEXIST) {
+			log_errno("could not move the corrupt database %s aside", path);
+			free(*aside);
+			*aside = NULL;
+			return false;
+		}
 	}
 	char *wal = xasprintf("%s-wal", path), *wal_aside = xasprintf("%s-wal", *aside);
 	char *shm = xasprintf("%s-shm", path);
-	if (rename(wal, wal_aside) < 0 && errno != ENOENT) {
+	if (renameat2(AT_FDCWD, wal, AT_FDCWD, wal_aside, RENAME_NOREPLACE) < 0 &&
+	    errno != ENOENT) {
 		log_errno("could not move %s aside", wal);
 	}
 	unlink(shm); // rebuilt from the WAL by SQLite; stale content must not be reused
@@ -700,6 +722,47 @@ static bool move_aside(const char *path, char **aside) {
 	free(wal_aside);
 	free(shm);
 	return true;
+}
+
+/*
+ * One daemon per database: an exclusive flock() on PATH.lock, held until exit (the kernel drops
+ * it when the process dies, even by SIGKILL). The file holds the owner's pid for the message.
+ * SQLite's own locks only serialise transactions; two daemons would interleave their cycles.
+ */
+static int lock_db(struct daemon *d) {
+	char *lock = xasprintf("%s.lock", d->db_path);
+	int rc = 0;
+	d->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->lock_fd < 0) {
+		rc = -errno;
+		log_error("could not create the lock file %s: %s", lock, strerror(errno));
+		goto out;
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = -errno;
+		if (errno == EWOULDBLOCK) {
+			char text[32] = "";
+			ssize_t n = pread(d->lock_fd, text, sizeof(text) - 1, 0);
+			text[n > 0 ? n : 0] = '\0';
+			text[strcspn(text, "\n")] = '\0';
+			log_error("the database %s is already in use by another thermlogd (pid %s, "
+				  "lock %s): refusing to start a second one",
+				  d->db_path, *text ? text : "unknown", lock);
+			rc = -EBUSY;
+		} else {
+			log_error("could not lock %s: %s", lock, strerror(errno));
+		}
+		goto out;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	// The pid is for messages only: a full disk must not stop the daemon here.
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)len, 0) != len) {
+		log_debug("could not write the pid to %s: %s", lock, strerror(errno));
+	}
+out:
+	free(lock);
+	return rc;
 }
 
 static int open_store(struct daemon *d) {
@@ -713,6 +776,12 @@ static int open_store(struct daemon *d) {
 		return -EINVAL;
 	}
 	int rc = store_open(&d->store, path, STORE_MODE_WRITE);
+	if (rc == -EMEDIUMTYPE) {
+		log_error("%s is another program's SQLite database, not a thermlog database: "
+			  "refusing to touch it (move it away or choose another path with --db)",
+			  path);
+		return rc;
+	}
 	if (rc == -EINVAL && kind == DB_SQLITE) {
 		char *aside;
 		if (!move_aside(path, &aside)) {
@@ -905,8 +974,8 @@ static int demo_setup(struct daemon *d, int64_t now) {
 }
 
 static void remove_temp_db(const char *path) {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	for (size_t i = 0; i < 4; i++) {
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
+	for (size_t i = 0; i < 5; i++) {
 		char *p = xasprintf("%s%s", path, suffixes[i]);
 		unlink(p);
 		free(p);
@@ -1131,6 +1200,9 @@ static void daemon_finish(struct daemon *d) {
 	if (d->db_is_temp) {
 		remove_temp_db(d->db_path);
 	}
+	if (d->lock_fd >= 0) {
+		close(d->lock_fd); // after the store is closed: the lock covers every write
+	}
 	sim_destroy(d->sim);
 	notify_destroy(d->notify);
 	if (d->listen_fd >= 0) {
@@ -1150,7 +1222,7 @@ static void daemon_finish(struct daemon *d) {
 }
 
 int main(int argc, char **argv) {
-	struct daemon d = {.listen_fd = -1, .sfd = -1, .tfd = -1};
+	struct daemon d = {.listen_fd = -1, .lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
 	int rc = parse_args(argc, argv, &d.opt);
 	if (rc >= 0) {
@@ -1218,7 +1290,7 @@ int main(int argc, char **argv) {
 		log_errno("could not create the signal and timer descriptors");
 		goto out;
 	}
-	if (open_store(&d) < 0) {
+	if (lock_db(&d) < 0 || open_store(&d) < 0) {
 		goto out;
 	}
 	struct store_info info;

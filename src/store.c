@@ -198,10 +198,25 @@ static int errno_from_sqlite(int rc) {
 	}
 }
 
-/* Logs @what with SQLite's message and returns the errno for @rc. */
-static int fail(struct store *store, int rc, const char *what) {
-	log_error("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+/*
+ * The operating system's errno behind an I/O error, if SQLite kept one: a full disk during a
+ * WAL write is SQLITE_IOERR_WRITE with ENOSPC, which must not read "Input/output error".
+ */
+static int io_errno(sqlite3 *db, int rc) {
+	int sys = db ? sqlite3_system_errno(db) : 0;
+	if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN) && sys > 0) {
+		return -sys;
+	}
 	return errno_from_sqlite(rc);
+}
+
+/* Logs @what with SQLite's message (or the system's, for an I/O error) and returns the errno. */
+static int fail(struct store *store, int rc, const char *what) {
+	int err = io_errno(store->db, rc);
+	bool sys = (rc & 0xff) == SQLITE_IOERR && err != -EIO;
+	log_error("store: %s: %s: %s", what, store->path,
+		  sys ? strerror(-err) : sqlite3_errmsg(store->db));
+	return err;
 }
 
 /* --- statements --------------------------------------------------------------------------- */
@@ -925,11 +940,7 @@ static int state_set_int(struct store *store, const char *key, int64_t value) {
 
 static int pragma(struct store *store, const char *sql) {
 	int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		log_error("store: %s: %s: %s", sql, store->path, sqlite3_errmsg(store->db));
-		return errno_from_sqlite(rc);
-	}
-	return 0;
+	return rc == SQLITE_OK ? 0 : fail(store, rc, sql);
 }
 
 static int pragma_int(struct store *store, const char *sql, int64_t *out) {
@@ -961,10 +972,11 @@ static int check_identity(struct store *store, int64_t version) {
 		return rc;
 	}
 	if (app_id != APPLICATION_ID && (app_id != 0 || version != 0 || tables != 0)) {
-		log_error("store: %s is a SQLite database but not a thermlog one (application_id "
-			  "%lld)",
-			  store->path, (long long)app_id);
-		return -EINVAL;
+		// Another program's database: never "corrupt", so never moved aside or replaced.
+		log_error("store: %s is a SQLite database but not a thermlog database "
+			  "(application_id %lld, user_version %lld)",
+			  store->path, (long long)app_id, (long long)version);
+		return -EMEDIUMTYPE;
 	}
 	if (version > SCHEMA_VERSION) {
 		log_error("store: %s has schema version %lld, newer than this thermlog's %d; "
@@ -1068,9 +1080,28 @@ static int quick_check(struct store *store) {
 	return err;
 }
 
-static int open_errno(const char *path, sqlite3 *db, int rc) {
+/*
+ * Why a database could not be opened. SQLite's last system errno for a file it could not create
+ * is its read-only retry's ENOENT; the true cause is then the directory (EACCES, EROFS).
+ */
+static int open_errno(const char *path, enum store_mode mode, sqlite3 *db, int rc) {
 	int sys = db ? sqlite3_system_errno(db) : 0;
-	int err = (rc & 0xff) == SQLITE_CANTOPEN && sys > 0 ? -sys : errno_from_sqlite(rc);
+	struct stat st;
+	if (mode == STORE_MODE_WRITE && (sys == 0 || sys == ENOENT) && stat(path, &st) < 0 &&
+	    errno == ENOENT) {
+		char *dir = xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			slash[slash == dir ? 1 : 0] = '\0';
+		}
+		if (access(slash ? dir : ".", W_OK | X_OK) < 0) {
+			sys = errno;
+		}
+		free(dir);
+	}
+	int err = ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR) && sys > 0
+			  ? -sys
+			  : errno_from_sqlite(rc);
 	log_error("store: could not open %s: %s", path,
 		  sys > 0 ? strerror(sys)
 		  : db    ? sqlite3_errmsg(db)
@@ -1089,7 +1120,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	int err;
 	int rc = sqlite3_open_v2(path, &store->db, flags, NULL);
 	if (rc != SQLITE_OK) {
-		err = open_errno(path, store->db, rc);
+		err = open_errno(path, mode, store->db, rc);
 		goto err_db;
 	}
 	sqlite3_extended_result_codes(store->db, 1);
@@ -1779,7 +1810,7 @@ int store_backup(struct store *store, const char *path) {
 	sqlite3 *dest = NULL;
 	int rc = sqlite3_open_v2(path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
-		int err = open_errno(path, dest, rc);
+		int err = open_errno(path, STORE_MODE_WRITE, dest, rc);
 		sqlite3_close(dest);
 		return err;
 	}
