@@ -47,10 +47,17 @@ struct cycle {
 
 /**
  * Stores a cycle in one transaction, registering new channels and marking present ones.
- * A cycle whose ts is not after the last stored one is refused with -EEXIST (never a duplicate
- * or overlapping row). -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
+ * A cycle whose ts is already stored is refused with -EEXIST (never a duplicate row); a later
+ * stored stamp (an imported row, a clock glitch) does not block it: the caller keeps its own
+ * stamps increasing. -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
  */
 int store_write_cycle(struct store *store, const struct cycle *cycle);
+
+/**
+ * The latest cycle stored by a daemon (one with a boot id; imported rows have none) with
+ * ts <= @up_to, or 0 in *ts when there is none.
+ */
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts);
 
 /** Marks channels not in @keys absent (they keep their history). */
 int store_mark_present(struct store *store, const char *const *keys, size_t n, int64_t now);

@@ -44,6 +44,15 @@
 #define MAX_CAPACITORS    64
 #define DEMO_INTERVAL     "5s"
 #define DEMO_BACKFILL_S   (7 * 86400)
+/*
+ * A stamp more than this (or two intervals, if longer) ahead of the timeline anchor plus the
+ * boot-clock time elapsed since it is a clock glitch: stored unsynced, never followed. A jump
+ * the clock keeps for JUMP_ADOPT_MS is a real step (an RTC-less board's first sync) and is
+ * followed from then on. docs/DAEMON.md states both.
+ */
+#define JUMP_MIN_S    300
+#define JUMP_ADOPT_MS (10 * 60 * 1000)
+#define STATE_ANCHOR  "daemon.anchor" // "ts boot_id boot_ms" of the timeline anchor
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -86,8 +95,13 @@ struct daemon {
 	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
 	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
 
-	int64_t last_ts;      // the last stored or queued cycle, s since epoch; 0 = none
-	int64_t last_mono_ms; // when last_ts was stamped (boot clock); 0 = in another process
+	// The timeline anchor: the last cycle this daemon stamped plausibly (never an imported
+	// row, never a glitch), s since epoch; 0 = none.
+	int64_t last_ts;
+	int64_t last_mono_ms;  // when last_ts was stamped (boot clock); 0 = in another boot
+	int64_t jump_since_ms; // boot clock: since when the wall clock is implausibly ahead; 0 =
+			       // not
+	int64_t jump_offset_s; // that jump's wall minus boot clock, to tell one jump from the next
 	int64_t prev_wall_ms, prev_mono_ms; // the previous cycle, for step detection
 	bool continued;       // stamping on the continued timeline after a backwards step
 	bool waiting;         // skipping slots after a small backwards step
@@ -297,16 +311,23 @@ static void stored(struct daemon *d, const struct cycle *c) {
 	}
 }
 
-/* Hourly work: rollups and retention, the capacitors' persisted state, the size figures. */
-static void maintain(struct daemon *d, int64_t ts) {
+static void anchor_save(struct daemon *d);
+
+/*
+ * Hourly work: rollups and retention, the capacitors' persisted state, the size figures.
+ * Retention runs only from a stamp a sync source or the absence of one vouches for
+ * (@trusted): an unsynced clock far ahead would delete history.
+ */
+static void maintain(struct daemon *d, int64_t ts, bool trusted) {
 	int64_t hour = floor_div(ts, 3600);
 	if (d->capwatch) {
 		capwatch_persist(d->capwatch, ts);
 	}
-	if (hour == d->last_hour) {
+	if (hour == d->last_hour || !trusted) {
 		return;
 	}
 	d->last_hour = hour;
+	anchor_save(d);
 	if (store_maintain(d->store, ts, d->cfg->retention_raw_s) < 0) {
 		log_warn("hourly maintenance failed; it is retried next hour");
 	}
@@ -436,6 +457,94 @@ static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, boo
 	return ts;
 }
 
+static int64_t jump_bound_s(const struct daemon *d) {
+	int64_t two = 2 * d->cfg->interval_ms / 1000;
+	return two > JUMP_MIN_S ? two : JUMP_MIN_S;
+}
+
+/*
+ * Cross-checks a wall-clock stamp against the anchor plus the boot-clock time elapsed since it
+ * (CLOCK_BOOTTIME counts suspend too). True when the stamp is a forward glitch: far ahead, and
+ * not yet kept for JUMP_ADOPT_MS. Sync state does not vouch for it: a GPS or NTP glitch is
+ * "synced", and an unknown clock is no licence for year 2126.
+ */
+static bool implausible(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms) {
+	if (d->last_ts == 0 || d->last_mono_ms == 0) {
+		return false;
+	}
+	int64_t expected = d->last_ts + (now_mono_ms - d->last_mono_ms) / 1000;
+	int64_t ahead = wall_ts - expected;
+	if (ahead <= jump_bound_s(d)) {
+		if (d->jump_since_ms) {
+			log_notice("the clock is back on the timeline: stamping with it again");
+			d->jump_since_ms = 0;
+		}
+		return false;
+	}
+	int64_t offset = wall_ts - now_mono_ms / 1000;
+	if (d->jump_since_ms && llabs(offset - d->jump_offset_s) <= jump_bound_s(d)) {
+		if (now_mono_ms - d->jump_since_ms < JUMP_ADOPT_MS) {
+			return true;
+		}
+		log_notice("the clock kept its jump of %" PRId64 " s for %d minutes: a real step, "
+			   "following it",
+			   ahead, JUMP_ADOPT_MS / 60000);
+		d->jump_since_ms = 0;
+		return false;
+	}
+	char wall[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+	timefmt_iso(wall_ts, wall);
+	timefmt_iso(d->last_ts, last);
+	log_warn("the clock reads %s, %" PRId64 " s ahead of the last cycle %s plus the elapsed "
+		 "boot time: storing cycles as unsynced without following the clock, unless it "
+		 "keeps this time for %d minutes",
+		 wall, ahead, last, JUMP_ADOPT_MS / 60000);
+	d->jump_since_ms = now_mono_ms;
+	d->jump_offset_s = offset;
+	return true;
+}
+
+/* Persists the anchor, so a restart in the same boot can cross-check its first stamps. */
+static void anchor_save(struct daemon *d) {
+	if (!d->store || d->last_ts == 0 || d->last_mono_ms == 0 || !d->boot_id[0]) {
+		return;
+	}
+	char *value = xasprintf("%" PRId64 " %s %" PRId64, d->last_ts, d->boot_id, d->last_mono_ms);
+	store_state_set(d->store, STATE_ANCHOR, value); // logs its own failure
+	free(value);
+}
+
+/*
+ * The anchor at start: the last cycle a daemon stored (imported rows never count), bounded by
+ * the saved anchor. In the same boot the bound is the saved anchor plus the elapsed boot time;
+ * after a reboot, cycles far ahead of the clock count only up to the saved anchor, so a glitch
+ * stored before a crash is not followed either.
+ */
+static int anchor_load(struct daemon *d, int64_t now_wall_ts, int64_t now_mono_ms) {
+	char *value = NULL;
+	int64_t up_to = INT64_MAX, saved_ts = 0, saved_mono = 0;
+	bool same_boot = false;
+	if (store_state_get(d->store, STATE_ANCHOR, &value) == 0) {
+		long long ts, mono;
+		char boot[CLOCK_BOOT_ID_LEN];
+		if (sscanf(value, "%lld %36s %lld", &ts, boot, &mono) == 3) {
+			saved_ts = ts;
+			saved_mono = mono;
+			same_boot = strcmp(boot, d->boot_id) == 0 && mono <= now_mono_ms;
+			up_to = same_boot ? ts + (now_mono_ms - mono) / 1000 + jump_bound_s(d)
+					  : (ts > now_wall_ts + jump_bound_s(d)
+						     ? ts
+						     : now_wall_ts + jump_bound_s(d));
+		}
+	}
+	free(value);
+	int rc = store_last_own_cycle(d->store, up_to, &d->last_ts);
+	if (rc == 0 && same_boot && d->last_ts >= saved_ts) {
+		d->last_mono_ms = saved_mono + (d->last_ts - saved_ts) * 1000;
+	}
+	return rc;
+}
+
 static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
 	if (d->prev_mono_ms > 0) {
 		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
@@ -465,10 +574,15 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	if (ts < 0) {
 		return;
 	}
+	bool glitch = !continued && implausible(d, wall_ts, start_mono);
 	const char *why;
 	enum clock_state clock = clock_probe(&d->clock, wall_ts, d->last_ts, &why);
 	if (continued) {
 		clock = CLOCK_STATE_UNSYNCED;
+	}
+	if (glitch) {
+		clock = CLOCK_STATE_UNSYNCED;
+		why = "the clock is implausibly far ahead of the last cycle";
 	}
 	if (clock != d->health.clock || d->health.cycles_total + d->health.cycles_failed == 0) {
 		log_info("clock %s: %s", clock_state_name(clock), why);
@@ -517,13 +631,13 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 		queue_push(d, &c);
 		d->health.cycles_failed++;
 	}
-	if (rc != -EEXIST) {
+	if (rc != -EEXIST && !glitch) {
 		d->last_ts = ts;
 		d->last_mono_ms = start_mono;
 	}
 	d->health.queued_cycles = (int64_t)d->q_len;
-	if (rc == 0) {
-		maintain(d, ts);
+	if (rc == 0 && !glitch) {
+		maintain(d, ts, clock != CLOCK_STATE_UNSYNCED);
 	}
 	d->health.cycle_seconds = (double)(mono_ms() - start_mono) / 1000.0;
 	live_publish(d->live, &c, &d->health);
@@ -880,6 +994,7 @@ static void reload(struct daemon *d) {
 	if (d->capwatch) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}
+	anchor_save(d);
 	capwatch_destroy(d->capwatch);
 	sampler_set_config(d->sampler, next);
 	d->capwatch = capwatch_create(next, d->store);
@@ -1183,6 +1298,9 @@ static void daemon_finish(struct daemon *d) {
 	if (d->capwatch && d->last_ts) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}
+	if (d->q_len == 0) {
+		anchor_save(d);
+	}
 	capwatch_destroy(d->capwatch);
 	if (d->q_len) {
 		log_warn("%zu cycles were never written: the database did not accept them",
@@ -1293,9 +1411,8 @@ int main(int argc, char **argv) {
 	if (lock_db(&d) < 0 || open_store(&d) < 0) {
 		goto out;
 	}
-	struct store_info info;
-	if (store_info(d.store, &info) == 0) {
-		d.last_ts = info.last_cycle;
+	if (anchor_load(&d, now, mono_ms()) < 0) {
+		goto out;
 	}
 	d.sampler = sampler_create(d.cfg);
 	if (!d.sampler) {

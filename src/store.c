@@ -48,6 +48,7 @@ enum stmt {
 	ST_RELEASE,
 	ST_ROLLBACK_TO,
 	ST_LAST_CYCLE,
+	ST_LAST_OWN_CYCLE,
 	ST_FIRST_CYCLE,
 	ST_CYCLE_INSERT,
 	ST_CYCLE_INSERT_IMPORT,
@@ -83,6 +84,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RELEASE] = "RELEASE store_step",
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
 	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles",
+	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
+	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL "
+			      "ORDER BY ts DESC LIMIT 1",
 	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles",
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
 	[ST_CYCLE_INSERT_IMPORT] =
@@ -737,13 +741,15 @@ static bool quantize(double value, double resolution, int64_t *q) {
 }
 
 static int write_cycle(struct store *store, const struct cycle *cycle, struct pair *pairs) {
-	int64_t last;
-	bool empty;
-	int rc = query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	int64_t clock;
+	bool none;
+	// Only a duplicate is refused: a stored stamp far in the future (an imported row, a clock
+	// glitch) must not block every later cycle. The daemon keeps its own stamps increasing.
+	int rc = query_int(store, ST_CYCLE_CLOCK, cycle->ts, &clock, &none);
 	if (rc < 0) {
 		return rc;
 	}
-	if (!empty && cycle->ts <= last) {
+	if (!none) {
 		return -EEXIST;
 	}
 	rc = known_load(store);
@@ -820,6 +826,15 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	rc = write_cycle(store, cycle, pairs);
 	free(pairs);
 	return step_end(store, rc);
+}
+
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
+	bool none;
+	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
+	if (rc == 0 && none) {
+		*ts = 0;
+	}
+	return rc;
 }
 
 /* --- presence ---------------------------------------------------------------------------- */
