@@ -159,6 +159,20 @@ int store_begin(struct store *store);
 int store_commit(struct store *store);
 int store_rollback(struct store *store);
 
+/** What store_drop_after() removed, or would remove. */
+struct store_drop {
+	int64_t cycles;      // cycles (with their raw samples)
+	int64_t first, last; // their first and last ts, 0 when none
+	int64_t rollups;     // hourly rollups of hours that start after the cut
+};
+
+/**
+ * Repair after a clock glitch: removes every cycle stamped after @after (s since epoch), its
+ * raw samples and the rollups of hours starting after it, in one transaction; the hour across
+ * the cut is rolled up again at the next maintenance. With @dry_run only counts. Needs write mode.
+ */
+int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out);
+
 /** Writes a consistent copy to @path (online backup API) while others keep writing. */
 int store_backup(struct store *store, const char *path);
 

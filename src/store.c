@@ -1629,6 +1629,89 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 	return 0;
 }
 
+/* --- repair ------------------------------------------------------------------------------ */
+
+/* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
+static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not prepare the repair");
+	}
+	sqlite3_bind_int64(st, 1, param);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && out) {
+		*out = sqlite3_column_int64(st, 0);
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	int err = rc == SQLITE_OK ? 0 : fail(store, rc, "could not repair");
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	int rc =
+		exec_param(store, "SELECT count(*) FROM cycles WHERE ts > ?1", after, &out->cycles);
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->first);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->last);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT count(*) FROM rollups WHERE hour > ?1", after,
+				&out->rollups);
+	}
+	if (rc < 0 || dry_run) {
+		return rc;
+	}
+	// Rollups of hours that start after the cut hold nothing but the dropped cycles; the
+	// hour across the cut is rolled up again from its raw rows, if they are still there.
+	static const char *const sql[] = {
+		"DELETE FROM samples WHERE ts > ?1",
+		"DELETE FROM cycles WHERE ts > ?1",
+		"DELETE FROM rollups WHERE hour > ?1",
+		"UPDATE channels SET last_seen = max(first_seen, ?1) WHERE last_seen > ?1",
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		rc = exec_param(store, sql[i], after, NULL);
+	}
+	int64_t horizon = 0, raw = 0, cut = hour_of(after);
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_HORIZON, &horizon);
+	}
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_RAW_HORIZON, &raw);
+	}
+	if (rc == 0 && raw > cut) {
+		rc = state_set_int(store, STATE_RAW_HORIZON, cut);
+		raw = cut;
+	}
+	if (rc == 0 && horizon > cut && raw <= cut) {
+		rc = state_set_int(store, STATE_HORIZON, cut);
+	}
+	return rc;
+}
+
+int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	*out = (struct store_drop){0};
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	rc = drop_after(store, after, dry_run, out);
+	if (rc == 0 && dry_run) {
+		rc = step_end(store, -ECANCELED); // a dry run writes nothing
+		return rc == -ECANCELED ? 0 : rc;
+	}
+	return step_end(store, rc);
+}
+
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
 		       size_t n_ids, store_rollup_fn fn, void *ctx) {
 	sqlite3_stmt *st = stmt(store, ST_SCAN_ROLLUPS);
