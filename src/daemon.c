@@ -1234,7 +1234,23 @@ static int64_t arm_next(struct daemon *d) {
 	return slot;
 }
 
+/*
+ * The first cycle at start, off the grid: /metrics and /api/v1/latest have values at once
+ * instead of up to an interval later. Stamped with the current second, which becomes the
+ * handled slot, so the grid never handles it again. Skipped when that second is already
+ * stored (a restart within it).
+ */
+static void first_cycle(struct daemon *d) {
+	int64_t now_ms = floor_div(wall_ms(d), 1000) * 1000;
+	if (d->last_ts != 0 && now_ms / 1000 <= d->last_ts) {
+		return;
+	}
+	d->last_slot_ms = now_ms;
+	run_cycle(d, now_ms);
+}
+
 static int run(struct daemon *d) {
+	first_cycle(d);
 	arm_next(d);
 	for (;;) {
 		struct pollfd fds[3] = {
