@@ -35,6 +35,13 @@ const char *clock_state_name(enum clock_state state);
 int store_open(struct store **out, const char *path, enum store_mode mode);
 void store_close(struct store *store); // accepts NULL
 
+/**
+ * How long a statement waits for another connection's lock before failing with -EBUSY (5 s
+ * after store_open()). Under a second, -EBUSY is logged at debug level only: the caller (the
+ * daemon, which must never block its sampling loop) queues and retries.
+ */
+void store_set_busy_timeout(struct store *store, int ms);
+
 /** One sampling cycle, stored whole or not at all. */
 struct cycle {
 	int64_t ts;          // s since epoch, UTC: the cycle's wall-clock stamp

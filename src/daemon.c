@@ -53,6 +53,9 @@
 #define JUMP_MIN_S    300
 #define JUMP_ADOPT_MS (10 * 60 * 1000)
 #define STATE_ANCHOR  "daemon.anchor" // "ts boot_id boot_ms" of the timeline anchor
+/* The sampling loop never waits longer for another connection's write lock (a long import):
+ * a cycle that cannot get it is queued and written at the next cycle. */
+#define BUSY_TIMEOUT_MS 100
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -110,6 +113,7 @@ struct daemon {
 	struct queued *queue;
 	size_t q_head, q_len, q_cap, q_bytes;
 	bool queue_logged, drop_logged;
+	bool busy;              // the last write attempt met another connection's lock
 	size_t queue_max_bytes; // QUEUE_MAX_BYTES, or $THERMLOG_TEST_QUEUE_MAX_BYTES in tests
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
@@ -328,7 +332,10 @@ static void maintain(struct daemon *d, int64_t ts, bool trusted) {
 	}
 	d->last_hour = hour;
 	anchor_save(d);
-	if (store_maintain(d->store, ts, d->cfg->retention_raw_s) < 0) {
+	int rc = store_maintain(d->store, ts, d->cfg->retention_raw_s);
+	if (rc == -EBUSY) {
+		d->last_hour = 0; // another connection holds the lock: retried at the next cycle
+	} else if (rc < 0) {
 		log_warn("hourly maintenance failed; it is retried next hour");
 	}
 	struct store_info info;
@@ -383,6 +390,7 @@ static void flush_queue(struct daemon *d) {
 			.readings = q->readings,
 		};
 		int rc = store_write_cycle(d->store, &c);
+		d->busy = rc == -EBUSY;
 		if (rc == -EEXIST) {
 			log_warn("dropped a queued cycle: the store already has a later one");
 		} else if (rc < 0) {
@@ -612,6 +620,12 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	if (rc < 0 && rc != -EEXIST && tried) {
 		retry_later(d, start_mono);
 	}
+	if (rc != -EAGAIN) {
+		d->busy = rc == -EBUSY;
+	}
+	if (d->busy) {
+		d->retry_at_ms = 0; // a lock, not the disk: try again at the next cycle
+	}
 	if (rc == 0) {
 		stored(d, &c);
 	} else if (rc == -EEXIST) {
@@ -620,7 +634,14 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 			 ts);
 		d->health.cycles_failed++;
 	} else {
-		if (!d->queue_logged) {
+		if (!d->queue_logged && d->busy) {
+			log_warn(
+				"could not store cycles (the database is locked by another "
+				"connection, e.g. an import): keeping them in memory (up to %zu KiB) "
+				"until the database accepts writes",
+				d->queue_max_bytes / 1024);
+			d->queue_logged = true;
+		} else if (!d->queue_logged) {
 			log_error(
 				"could not store cycles (%s): keeping them in memory (up to %zu KiB) "
 				"until the database accepts writes",
@@ -1427,6 +1448,7 @@ int main(int argc, char **argv) {
 	if (lock_db(&d) < 0 || open_store(&d) < 0) {
 		goto out;
 	}
+	store_set_busy_timeout(d.store, BUSY_TIMEOUT_MS);
 	if (anchor_load(&d, now, mono_ms()) < 0) {
 		goto out;
 	}

@@ -160,6 +160,8 @@ struct store {
 	size_t n_known, cap_known;
 	bool known_valid;
 
+	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
+
 	char *boot_id; // of boot_row
 	int64_t boot_row;
 
@@ -218,6 +220,10 @@ static int io_errno(sqlite3 *db, int rc) {
 static int fail(struct store *store, int rc, const char *what) {
 	int err = io_errno(store->db, rc);
 	bool sys = (rc & 0xff) == SQLITE_IOERR && err != -EIO;
+	if (err == -EBUSY && store->quiet_busy) {
+		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+		return err;
+	}
 	log_error("store: %s: %s: %s", what, store->path,
 		  sys ? strerror(-err) : sqlite3_errmsg(store->db));
 	return err;
@@ -1199,6 +1205,11 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 err_db:
 	store_close(store);
 	return err;
+}
+
+void store_set_busy_timeout(struct store *store, int ms) {
+	sqlite3_busy_timeout(store->db, ms);
+	store->quiet_busy = ms < 1000;
 }
 
 void store_close(struct store *store) {
