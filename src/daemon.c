@@ -126,6 +126,8 @@ struct daemon {
 	int64_t last_hour; // hour of the last store_maintain()
 	bool ready;
 	bool url_printed;
+	dev_t db_dev; // the database file opened, to notice it deleted or replaced
+	ino_t db_ino;
 };
 
 /* --- time --------------------------------------------------------------------------------- */
@@ -345,6 +347,82 @@ static void maintain(struct daemon *d, int64_t ts, bool trusted) {
 }
 
 /* --- one cycle ----------------------------------------------------------------------------- */
+
+static int open_store(struct daemon *d);
+static struct http *start_http(struct daemon *d, const struct config *cfg);
+
+static void remember_db_file(struct daemon *d) {
+	struct stat st;
+	if (stat(d->db_path, &st) == 0) {
+		d->db_dev = st.st_dev;
+		d->db_ino = st.st_ino;
+	}
+}
+
+/*
+ * The database file deleted or renamed under the running daemon: writing on would fill an
+ * unlinked inode (lost at stop) or a file nobody looks for. Checked before every cycle (one
+ * stat()). The history still reachable through the open connection is copied to the configured
+ * path (SQLite's backup API), then the daemon reopens there; a file someone put in its place
+ * is opened as at start (refused if foreign, moved aside if corrupt).
+ */
+static void check_db_file(struct daemon *d, int64_t now) {
+	struct stat st;
+	int r = stat(d->db_path, &st);
+	bool missing = r < 0 && errno == ENOENT;
+	if ((r < 0 && !missing) || (r == 0 && st.st_dev == d->db_dev && st.st_ino == d->db_ino)) {
+		return; // the same file, or no way to tell: write on
+	}
+	log_error("the database %s was deleted or replaced while running: %s", d->db_path,
+		  missing ? "copying the history still open to it and reopening there"
+			  : "reopening the file now at that path");
+	char *tmp = xasprintf("%s.reopen", d->db_path);
+	bool copied = false;
+	if (missing) {
+		unlink(tmp);
+		copied = store_backup(d->store, tmp) == 0; // logs its own failure
+	}
+	store_close(d->store);
+	d->store = NULL;
+	if (missing) {
+		// The WAL and shm of the vanished file must not be applied to the new one.
+		static const char *const stale[] = {"-wal", "-shm"};
+		for (size_t i = 0; i < 2; i++) {
+			char *p = xasprintf("%s%s", d->db_path, stale[i]);
+			unlink(p);
+			free(p);
+		}
+		if (copied &&
+		    renameat2(AT_FDCWD, tmp, AT_FDCWD, d->db_path, RENAME_NOREPLACE) < 0) {
+			log_errno("could not move %s to %s", tmp, d->db_path);
+		}
+	}
+	unlink(tmp);
+	free(tmp);
+	if (open_store(d) < 0) {
+		log_error("could not reopen the database %s: cycles wait in memory; retried at the "
+			  "next cycle",
+			  d->db_path);
+		d->db_ino = 0;
+		return;
+	}
+	store_set_busy_timeout(d->store, BUSY_TIMEOUT_MS);
+	remember_db_file(d);
+	d->health.database_reopens++;
+	d->health.database_reopened_at = now;
+	chanset_unref(d->present_set); // the new file's presence marks start afresh
+	d->present_set = NULL;
+	if (d->capwatch) {
+		capwatch_destroy(d->capwatch);
+		d->capwatch = capwatch_create(d->cfg, d->store);
+	}
+	// The HTTP thread's read-only connection still points at the old file.
+	http_destroy(d->http);
+	d->http = start_http(d, d->cfg);
+	if (!d->http) {
+		log_error("the HTTP server did not restart after the database was reopened");
+	}
+}
 
 /* Bytes available to us on the database's file system, 0 if unknown. */
 static uint64_t db_avail(const struct daemon *d) {
@@ -576,6 +654,14 @@ static void print_url(struct daemon *d) {
 
 static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	int64_t start_mono = mono_ms();
+	if (!d->store) {
+		if (open_store(d) == 0) {
+			store_set_busy_timeout(d->store, BUSY_TIMEOUT_MS);
+			remember_db_file(d);
+		}
+	} else {
+		check_db_file(d, floor_div(slot_ms, 1000));
+	}
 	int64_t wall_ts = floor_div(slot_ms, 1000);
 	bool continued;
 	int64_t ts = stamp(d, wall_ts, start_mono, &continued);
@@ -613,10 +699,10 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	d->health.clock = clock;
 
 	bool tried = d->q_len == 0 || retry_due(d, start_mono);
-	if (d->q_len > 0 && tried) {
+	if (d->q_len > 0 && tried && d->store) {
 		flush_queue(d);
 	}
-	int rc = d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
+	int rc = !d->store ? -ENOENT : d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
 	if (rc < 0 && rc != -EEXIST && tried) {
 		retry_later(d, start_mono);
 	}
@@ -1449,6 +1535,7 @@ int main(int argc, char **argv) {
 		goto out;
 	}
 	store_set_busy_timeout(d.store, BUSY_TIMEOUT_MS);
+	remember_db_file(&d);
 	if (anchor_load(&d, now, mono_ms()) < 0) {
 		goto out;
 	}
