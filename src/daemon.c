@@ -470,7 +470,8 @@ static void flush_queue(struct daemon *d) {
 		int rc = store_write_cycle(d->store, &c);
 		d->busy = rc == -EBUSY;
 		if (rc == -EEXIST) {
-			log_warn("dropped a queued cycle: the store already has a later one");
+			log_warn(
+				"dropped a queued cycle: the store already has one with its stamp");
 		} else if (rc < 0) {
 			break;
 		} else {
@@ -715,9 +716,13 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	if (rc == 0) {
 		stored(d, &c);
 	} else if (rc == -EEXIST) {
-		// Only another writer can cause this: last_ts tracks what we stored.
-		log_warn("cycle at %" PRId64 " not stored: the database already has a later cycle",
-			 ts);
+		// Our own stamps only increase: the row is a glitch's stamp the true time has
+		// reached, or an imported one.
+		char at[TIMEFMT_ISO_LEN];
+		timefmt_iso(ts, at);
+		log_warn("cycle at %s not stored: the database already has a cycle with this stamp "
+			 "(imported, or left by a clock glitch; see thermlog repair)",
+			 at);
 		d->health.cycles_failed++;
 	} else {
 		if (!d->queue_logged && d->busy) {
@@ -956,7 +961,9 @@ static int lock_db(struct daemon *d) {
 	d->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (d->lock_fd < 0) {
 		rc = -errno;
-		log_error("could not create the lock file %s: %s", lock, strerror(errno));
+		log_error("%s cannot be written: could not create the lock file %s: %s (the daemon "
+			  "needs write access to the database's directory)",
+			  d->db_path, lock, strerror(errno));
 		goto out;
 	}
 	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
