@@ -555,11 +555,20 @@ static int64_t jump_bound_s(const struct daemon *d) {
  * not yet kept for JUMP_ADOPT_MS. Sync state does not vouch for it: a GPS or NTP glitch is
  * "synced", and an unknown clock is no licence for year 2126.
  */
-static bool implausible(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms) {
-	if (d->last_ts == 0 || d->last_mono_ms == 0) {
+static bool implausible(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms,
+			enum clock_state clock) {
+	if (d->last_ts == 0) {
 		return false;
 	}
 	int64_t expected = d->last_ts + (now_mono_ms - d->last_mono_ms) / 1000;
+	if (d->last_mono_ms == 0) {
+		// An anchor from another boot: the time the board was off is unknown, so only a
+		// clock a time service has not vouched for yet (a garbage RTC at boot) is suspect.
+		if (clock != CLOCK_STATE_UNSYNCED) {
+			return false;
+		}
+		expected = d->last_ts;
+	}
 	int64_t ahead = wall_ts - expected;
 	if (ahead <= jump_bound_s(d)) {
 		if (d->jump_since_ms) {
@@ -669,9 +678,9 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	if (ts < 0) {
 		return;
 	}
-	bool glitch = !continued && implausible(d, wall_ts, start_mono);
 	const char *why;
 	enum clock_state clock = clock_probe(&d->clock, wall_ts, d->last_ts, &why);
+	bool glitch = !continued && implausible(d, wall_ts, start_mono, clock);
 	if (continued) {
 		clock = CLOCK_STATE_UNSYNCED;
 	}

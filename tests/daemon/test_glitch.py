@@ -106,6 +106,22 @@ def run(tap):
         tap.ok(len(after) == 3 and all(near_now(ts) and cl != UNSYNCED for ts, cl in after),
                "and after a restart: %s" % after, d.log_text())
         d.stop()
+
+        # A restart with the clock a year ahead (a garbage RTC): the saved anchor plus the
+        # elapsed boot time says it is a glitch; the true time is trusted again at once.
+        set_offset(off, YEAR)
+        d = daemon(db, "restart-ahead")
+        ahead = wait_for(lambda: [r for r in cycles(db) if r[0] > time.time() + YEAR / 2 and
+                                  r[0] < time.time() + 2 * YEAR], 10, step=0.05)
+        set_offset(off, 0)
+        tap.ok(ahead and all(cl == UNSYNCED for _, cl in ahead),
+               "a restart a year ahead: its cycles are unsynced (%d)" % len(ahead or []),
+               d.log_text())
+        n = len(cycles(db))
+        after = [r for r in wait_cycles(db, n + 3, 20, d) if r[0] < time.time() + 60][-3:]
+        tap.ok(len(after) == 3 and all(near_now(ts) and cl != UNSYNCED for ts, cl in after),
+               "and the true time is followed again: %s" % after, d.log_text())
+        d.stop()
         ok, detail = check_database(db)
         tap.ok(ok, "database whole", detail)
 
