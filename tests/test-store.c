@@ -657,6 +657,46 @@ static void test_retention(void) {
 	store_close(store);
 }
 
+/* thermlog repair: cycles after a cut go with their samples and later rollups, in one step. */
+static void test_drop_after(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	fill_hours(store, 2); // T0 .. T0 + 3h, every 20 s
+	double v[] = {40, 1e9, 1};
+	int64_t future = T0 + 366 * 86400;
+	is_int(put(store, future, CLOCK_STATE_UNSYNCED, v, NULL), 0, "a glitch a year ahead");
+	is_int(put(store, future + 1, CLOCK_STATE_UNSYNCED, v, NULL), 0, "and one more");
+	is_int(put(store, future + 7200, CLOCK_STATE_SYNCED, v, NULL), 0, "a later synced one");
+	// A maintenance run from the glitch's time rolls up the glitch's hours.
+	is_int(store_maintain(store, future + 7200, 0), 0, "maintain from the glitch");
+	struct store_drop drop;
+	int64_t cut = T0 + 3 * 3600;
+	is_int(store_drop_after(store, cut, true, &drop), 0, "dry run");
+	is_int(drop.cycles, 3, "counts the 3 future cycles");
+	is_int(drop.first, future, "first");
+	is_int(drop.last, future + 7200, "last");
+	ok(drop.rollups > 0, "and the rollups of their hours");
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.last_cycle, future + 7200, "a dry run changes nothing");
+	is_int(store_drop_after(store, cut, false, &drop), 0, "repair");
+	is_int(drop.cycles, 3, "removed 3 cycles");
+	store_info(store, &info);
+	is_int(info.last_cycle, T0 + 3 * 3600 - 20, "the last cycle is the last true one");
+	is_int(info.cycles, 3 * 180, "every true cycle stays");
+	struct collect c = {0};
+	store_scan_samples(store, cut + 1, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, 0, "no samples after the cut");
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	store_scan_rollups(store, cut + 1, INT64_MAX, NULL, 0, collect_rollup, got);
+	is_int(got->n, 0, "no rollups after the cut");
+	free(got);
+	is_int(store_drop_after(store, cut, false, &drop), 0, "a second repair");
+	is_int(drop.cycles, 0, "finds nothing");
+	is_int(put(store, cut + 60, CLOCK_STATE_SYNCED, v, NULL), 0, "cycles go on");
+	store_close(store);
+}
+
 static int dump_sample(void *ctx, const struct store_sample *s) {
 	buf_printf(ctx, "s %lld %lld %lld %d\n", (long long)s->ts, (long long)s->channel_id,
 		   (long long)s->q, s->clock);
@@ -915,6 +955,7 @@ int main(void) {
 	test_atomic_disk_full();
 	test_rollups();
 	test_retention();
+	test_drop_after();
 	test_files();
 	test_backup();
 	test_reader_while_writing();
