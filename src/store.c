@@ -1463,7 +1463,9 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 		if (a->n == 0 && a->unsynced == 0) {
 			continue;
 		}
-		qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		if (a->n > 1) { // an hour of unsynced values only has no array to sort
+			qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		}
 		size_t len = encode_hist(store, a->q, a->n);
 		sqlite3_bind_int64(st, 1, (int64_t)id);
 		sqlite3_bind_int64(st, 2, hour);
