@@ -68,6 +68,14 @@ bool channel_kind_parse(const char *name, enum channel_kind *out);
 const char *channel_unit_lookup(const char *name);
 /** The usual unit of a kind ("celsius" for a temperature). */
 const char *channel_kind_unit(enum channel_kind kind);
+/**
+ * Whether @value (in @c's unit, calibration applied) can be a real reading: finite,
+ * representable at the channel's resolution (|value / resolution| < 2^53), and within the
+ * physical bounds of its kind when it has the kind's usual unit (temperature -273.15..2000 °C,
+ * frequency 0..1e12 Hz, voltage and current ±1e5, power ±1e8 W, energy 0..1e15 J, fan
+ * 0..1e6 rpm, humidity 0..100 %, state 0..1e6). Pure.
+ */
+bool channel_plausible(const struct channel *c, double value);
 /** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */
 bool channel_key_valid(const char *key);
 /**

@@ -461,6 +461,14 @@ static void handle_status(struct request *r) {
 	json_int(&j, h->cycles_failed);
 	json_key(&j, "queued_cycles");
 	json_int(&j, h->queued_cycles);
+	json_key(&j, "database_reopens");
+	json_int(&j, h->database_reopens);
+	json_key(&j, "database_reopened_at");
+	if (h->database_reopened_at > 0) {
+		iso_time(&j, h->database_reopened_at);
+	} else {
+		json_null(&j);
+	}
 	json_key(&j, "read_errors_total");
 	json_int(&j, h->read_errors_total);
 	json_key(&j, "errors_last_hour");

@@ -68,6 +68,40 @@ const char *channel_unit_lookup(const char *name) {
 	return NULL;
 }
 
+/*
+ * Physical bounds per kind, in the kind's usual unit: wide enough for any real sensor (a type K
+ * thermocouple reads to 1372 °C, a counter of joules runs for years), narrow enough to catch an
+ * overflowed or negative sysfs integer.
+ */
+static const struct {
+	double min, max;
+} kind_bounds[] = {
+	[CHANNEL_KIND_TEMPERATURE] = {-273.15, 2000},
+	[CHANNEL_KIND_FREQUENCY] = {0, 1e12},
+	[CHANNEL_KIND_VOLTAGE] = {-1e5, 1e5},
+	[CHANNEL_KIND_CURRENT] = {-1e5, 1e5},
+	[CHANNEL_KIND_POWER] = {-1e8, 1e8},
+	[CHANNEL_KIND_ENERGY] = {0, 1e15},
+	[CHANNEL_KIND_FAN] = {0, 1e6},
+	[CHANNEL_KIND_HUMIDITY] = {0, 100},
+	[CHANNEL_KIND_STATE] = {0, 1e6},
+	[CHANNEL_KIND_OTHER] = {-INFINITY, INFINITY},
+};
+
+bool channel_plausible(const struct channel *c, double value) {
+	if (!isfinite(value)) {
+		return false;
+	}
+	// Representable: the store keeps llround(value / resolution), exact below 2^53.
+	if (c->resolution > 0 && fabs(value / c->resolution) >= 9007199254740992.0) {
+		return false;
+	}
+	if (c->kind > CHANNEL_KIND_OTHER || !c->unit || strcmp(c->unit, kind_units[c->kind]) != 0) {
+		return true; // a configured unit of its own: no bounds known
+	}
+	return value >= kind_bounds[c->kind].min && value <= kind_bounds[c->kind].max;
+}
+
 bool channel_key_valid(const char *key) {
 	size_t n = 0;
 	for (const char *p = key; *p; p++, n++) {

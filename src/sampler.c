@@ -222,7 +222,7 @@ static bool vanished(int err) {
 }
 
 /* Logs a channel's error only when it changes: a failing sensor must not fill the journal. */
-static void log_transition(const struct channel *c, struct sensor *s, int err) {
+static void log_transition(const struct channel *c, struct sensor *s, int err, double value) {
 	if (err == s->last_err) {
 		return;
 	}
@@ -231,6 +231,11 @@ static void log_transition(const struct channel *c, struct sensor *s, int err) {
 		log_debug("%s: %s", c->key, err ? "no rate until the next read" : "rate known");
 	} else if (err == 0) {
 		log_info("%s readable again: %s", c->key, c->path);
+	} else if (err == -ERANGE && isfinite(value)) {
+		log_warn(
+			"implausible reading from %s: %g %s for a %s channel (%s): stored and shown "
+			"as an error",
+			c->path, value, c->unit, channel_kind_name(c->kind), c->key);
 	} else if (vanished(err) && !s->absent_err) {
 		log_debug("could not read %s: %s", c->path, strerror(-err)); // expected on unplug
 	} else {
@@ -253,11 +258,15 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 		int err = sen->ops->read(&s->ctx, sen, &v);
 		if (err == 0) {
 			v = v * sen->cal_gain + sen->cal_offset;
+			// One check for every consumer: live, /metrics and the store agree.
+			if (!channel_plausible(&s->list.channels[i], v)) {
+				err = -ERANGE;
+			}
 		} else if (vanished(err) && !sen->absent_err) {
 			s->rescan_due = true;
 		}
 		s->readings[i] = (struct reading){.value = err ? NAN : v, .err = err};
-		log_transition(&s->list.channels[i], sen, err);
+		log_transition(&s->list.channels[i], sen, err, v);
 	}
 	*channels = s->list.channels;
 	*readings = s->readings;

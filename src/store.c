@@ -50,6 +50,7 @@ enum stmt {
 	ST_RELEASE,
 	ST_ROLLBACK_TO,
 	ST_LAST_CYCLE,
+	ST_LAST_OWN_CYCLE,
 	ST_FIRST_CYCLE,
 	ST_CYCLE_INSERT,
 	ST_CYCLE_INSERT_IMPORT,
@@ -85,6 +86,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RELEASE] = "RELEASE store_step",
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
 	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles",
+	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
+	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL "
+			      "ORDER BY ts DESC LIMIT 1",
 	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles",
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
 	[ST_CYCLE_INSERT_IMPORT] =
@@ -160,6 +164,8 @@ struct store {
 	bool known_valid;
 	int64_t data_version; // PRAGMA data_version when known was loaded
 
+	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
+
 	char *boot_id; // of boot_row
 	int64_t boot_row;
 
@@ -202,10 +208,29 @@ static int errno_from_sqlite(int rc) {
 	}
 }
 
-/* Logs @what with SQLite's message and returns the errno for @rc. */
-static int fail(struct store *store, int rc, const char *what) {
-	log_error("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+/*
+ * The operating system's errno behind an I/O error, if SQLite kept one: a full disk during a
+ * WAL write is SQLITE_IOERR_WRITE with ENOSPC, which must not read "Input/output error".
+ */
+static int io_errno(sqlite3 *db, int rc) {
+	int sys = db ? sqlite3_system_errno(db) : 0;
+	if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN) && sys > 0) {
+		return -sys;
+	}
 	return errno_from_sqlite(rc);
+}
+
+/* Logs @what with SQLite's message (or the system's, for an I/O error) and returns the errno. */
+static int fail(struct store *store, int rc, const char *what) {
+	int err = io_errno(store->db, rc);
+	bool sys = (rc & 0xff) == SQLITE_IOERR && err != -EIO;
+	if (err == -EBUSY && store->quiet_busy) {
+		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+		return err;
+	}
+	log_error("store: %s: %s: %s", what, store->path,
+		  sys ? strerror(-err) : sqlite3_errmsg(store->db));
+	return err;
 }
 
 /* --- statements --------------------------------------------------------------------------- */
@@ -752,13 +777,15 @@ static bool quantize(double value, double resolution, int64_t *q) {
 }
 
 static int write_cycle(struct store *store, const struct cycle *cycle, struct pair *pairs) {
-	int64_t last;
-	bool empty;
-	int rc = query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	int64_t clock;
+	bool none;
+	// Only a duplicate is refused: a stored stamp far in the future (an imported row, a clock
+	// glitch) must not block every later cycle. The daemon keeps its own stamps increasing.
+	int rc = query_int(store, ST_CYCLE_CLOCK, cycle->ts, &clock, &none);
 	if (rc < 0) {
 		return rc;
 	}
-	if (!empty && cycle->ts <= last) {
+	if (!none) {
 		return -EEXIST;
 	}
 	rc = known_load(store);
@@ -835,6 +862,15 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	rc = write_cycle(store, cycle, pairs);
 	free(pairs);
 	return step_end(store, rc);
+}
+
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
+	bool none;
+	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
+	if (rc == 0 && none) {
+		*ts = 0;
+	}
+	return rc;
 }
 
 /* --- presence ---------------------------------------------------------------------------- */
@@ -974,11 +1010,7 @@ static int history_changed(struct store *store) {
 
 static int pragma(struct store *store, const char *sql) {
 	int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		log_error("store: %s: %s: %s", sql, store->path, sqlite3_errmsg(store->db));
-		return errno_from_sqlite(rc);
-	}
-	return 0;
+	return rc == SQLITE_OK ? 0 : fail(store, rc, sql);
 }
 
 static int pragma_int(struct store *store, const char *sql, int64_t *out) {
@@ -1010,10 +1042,11 @@ static int check_identity(struct store *store, int64_t version) {
 		return rc;
 	}
 	if (app_id != APPLICATION_ID && (app_id != 0 || version != 0 || tables != 0)) {
-		log_error("store: %s is a SQLite database but not a thermlog one (application_id "
-			  "%lld)",
-			  store->path, (long long)app_id);
-		return -EINVAL;
+		// Another program's database: never "corrupt", so never moved aside or replaced.
+		log_error("store: %s is a SQLite database but not a thermlog database "
+			  "(application_id %lld, user_version %lld)",
+			  store->path, (long long)app_id, (long long)version);
+		return -EMEDIUMTYPE;
 	}
 	if (version > SCHEMA_VERSION) {
 		log_error("store: %s has schema version %lld, newer than this thermlog's %d; "
@@ -1117,9 +1150,28 @@ static int quick_check(struct store *store) {
 	return err;
 }
 
-static int open_errno(const char *path, sqlite3 *db, int rc) {
+/*
+ * Why a database could not be opened. SQLite's last system errno for a file it could not create
+ * is its read-only retry's ENOENT; the true cause is then the directory (EACCES, EROFS).
+ */
+static int open_errno(const char *path, enum store_mode mode, sqlite3 *db, int rc) {
 	int sys = db ? sqlite3_system_errno(db) : 0;
-	int err = (rc & 0xff) == SQLITE_CANTOPEN && sys > 0 ? -sys : errno_from_sqlite(rc);
+	struct stat st;
+	if (mode == STORE_MODE_WRITE && (sys == 0 || sys == ENOENT) && stat(path, &st) < 0 &&
+	    errno == ENOENT) {
+		char *dir = xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			slash[slash == dir ? 1 : 0] = '\0';
+		}
+		if (access(slash ? dir : ".", W_OK | X_OK) < 0) {
+			sys = errno;
+		}
+		free(dir);
+	}
+	int err = ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR) && sys > 0
+			  ? -sys
+			  : errno_from_sqlite(rc);
 	log_error("store: could not open %s: %s", path,
 		  sys > 0 ? strerror(sys)
 		  : db    ? sqlite3_errmsg(db)
@@ -1178,7 +1230,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	int rc = sqlite3_open_v2(uri ? uri : path, &store->db, flags, NULL);
 	free(uri);
 	if (rc != SQLITE_OK) {
-		err = open_errno(path, store->db, rc);
+		err = open_errno(path, mode, store->db, rc);
 		goto err_db;
 	}
 	sqlite3_extended_result_codes(store->db, 1);
@@ -1242,6 +1294,11 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 err_db:
 	store_close(store);
 	return err;
+}
+
+void store_set_busy_timeout(struct store *store, int ms) {
+	sqlite3_busy_timeout(store->db, ms);
+	store->quiet_busy = ms < 1000;
 }
 
 void store_close(struct store *store) {
@@ -1547,7 +1604,9 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 		if (a->n == 0 && a->unsynced == 0) {
 			continue;
 		}
-		qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		if (a->n > 1) { // an hour of unsynced values only has no array to sort
+			qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		}
 		size_t len = encode_hist(store, a->q, a->n);
 		sqlite3_bind_int64(st, 1, (int64_t)id);
 		sqlite3_bind_int64(st, 2, hour);
@@ -1722,6 +1781,89 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 		}
 	}
 	return 0;
+}
+
+/* --- repair ------------------------------------------------------------------------------ */
+
+/* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
+static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not prepare the repair");
+	}
+	sqlite3_bind_int64(st, 1, param);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && out) {
+		*out = sqlite3_column_int64(st, 0);
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	int err = rc == SQLITE_OK ? 0 : fail(store, rc, "could not repair");
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	int rc =
+		exec_param(store, "SELECT count(*) FROM cycles WHERE ts > ?1", after, &out->cycles);
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->first);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->last);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT count(*) FROM rollups WHERE hour > ?1", after,
+				&out->rollups);
+	}
+	if (rc < 0 || dry_run) {
+		return rc;
+	}
+	// Rollups of hours that start after the cut hold nothing but the dropped cycles; the
+	// hour across the cut is rolled up again from its raw rows, if they are still there.
+	static const char *const sql[] = {
+		"DELETE FROM samples WHERE ts > ?1",
+		"DELETE FROM cycles WHERE ts > ?1",
+		"DELETE FROM rollups WHERE hour > ?1",
+		"UPDATE channels SET last_seen = max(first_seen, ?1) WHERE last_seen > ?1",
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		rc = exec_param(store, sql[i], after, NULL);
+	}
+	int64_t horizon = 0, raw = 0, cut = hour_of(after);
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_HORIZON, &horizon);
+	}
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_RAW_HORIZON, &raw);
+	}
+	if (rc == 0 && raw > cut) {
+		rc = state_set_int(store, STATE_RAW_HORIZON, cut);
+		raw = cut;
+	}
+	if (rc == 0 && horizon > cut && raw <= cut) {
+		rc = state_set_int(store, STATE_HORIZON, cut);
+	}
+	return rc;
+}
+
+int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	*out = (struct store_drop){0};
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	rc = drop_after(store, after, dry_run, out);
+	if (rc == 0 && dry_run) {
+		rc = step_end(store, -ECANCELED); // a dry run writes nothing
+		return rc == -ECANCELED ? 0 : rc;
+	}
+	return step_end(store, rc);
 }
 
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
@@ -2162,7 +2304,7 @@ int store_backup(struct store *store, const char *path) {
 	sqlite3 *dest = NULL;
 	int rc = sqlite3_open_v2(path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
-		int err = open_errno(path, dest, rc);
+		int err = open_errno(path, STORE_MODE_WRITE, dest, rc);
 		sqlite3_close(dest);
 		return err;
 	}

@@ -65,7 +65,10 @@ def run(tap):
         n = len(cycles(db))
         time.sleep(11)
         live = [t for t, cl in cycles(db)][n - 1:]
-        tap.ok(len(live) >= 2 and all(t % 5 == 0 for t in live), "live cycles every 5 s: %s" % live)
+        # The first cycle after start is taken at once (docs/DAEMON.md), then the 5 s grid.
+        grid = [t for t in live if t % 5 == 0]
+        tap.ok(len(grid) >= 2 and len(live) - len(grid) <= 1,
+               "live cycles every 5 s after the first at start: %s" % live)
         m = re.search(r"simulated ROCK 5C in (\S+),", d.log_text())
         tree = m.group(1) if m else None
         tap.ok(tree and os.path.isdir(os.path.join(tree, "class/thermal")), "the simulated tree")
