@@ -12,6 +12,7 @@ hwmon, cpufreq). Everything listens on loopback; wrk uses 2 threads.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,18 @@ def wrk(url, seconds, connections):
     return rps, non2xx
 
 
+def logged_port(log, timeout=30):
+    """The port in thermlogd's "http: serving ... (port N)" log line (it binds port 0)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(log) as f:
+            m = re.search(r"http: serving .* \(port (\d+)\)", f.read())
+        if m:
+            return int(m.group(1))
+        time.sleep(0.2)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("thermlogd")
@@ -46,14 +59,18 @@ def main():
     procs = []
     with tempfile.TemporaryDirectory(prefix="thermlog-bench-") as tmp:
         try:
-            port = free_port()
             cfg = os.path.join(tmp, "thermlog.yaml")
             with open(cfg, "w") as f:
                 f.write(f"sysfs_root: {fixture}\nsources:\n  hwmon: {{enabled: false}}\n")
+            dlog = os.path.join(tmp, "d.log")
             d = subprocess.Popen([a.thermlogd, "-c", cfg, "--db", os.path.join(tmp, "t.db"),
-                                  "--listen", f"127.0.0.1:{port}", "--interval", "10s"],
-                                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "d.log"), "w"))
+                                  "--listen", "127.0.0.1:0", "--interval", "10s"],
+                                 stdout=subprocess.DEVNULL, stderr=open(dlog, "w"))
             procs.append(d)
+            port = logged_port(dlog)
+            if not port:
+                print("thermlogd did not start", file=sys.stderr)
+                return 1
             base = f"http://127.0.0.1:{port}"
             if not wait_http(base + "/api/v1/latest"):
                 print("thermlogd did not start", file=sys.stderr)

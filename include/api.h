@@ -17,6 +17,7 @@
 
 #define API_TARGET_MAX 4096 // longer request targets get 414
 #define API_PARAMS_MAX 32   // more query parameters get 400
+#define API_LOGIN_MAX  4096 // a larger sign-in form gets 413
 
 /** What every request may read; all borrowed. */
 struct api_context {
@@ -26,6 +27,11 @@ struct api_context {
 	struct store *store;
 	/** The bearer token requests must carry, or NULL when none is required. */
 	const char *token;
+	/**
+	 * SESSION_KEY_LEN secret random bytes for the dashboard's sign-in cookie, or NULL (no
+	 * sign-in). With a token, a valid session cookie stands in for the Authorization header.
+	 */
+	const unsigned char *session_key;
 	const char *host;  // host name for /api/v1/status, or NULL
 	const char *board; // board model (device tree), or NULL
 };
@@ -36,6 +42,9 @@ struct api_request {
 	const char *authorization;   // "Authorization" header, or NULL
 	const char *if_none_match;   // "If-None-Match" header, or NULL
 	const char *accept_encoding; // "Accept-Encoding" header, or NULL
+	const char *cookie;          // "Cookie" header, or NULL
+	const char *body;            // POST /login: the form as received (not NUL-terminated)
+	size_t body_len;             // its length; over API_LOGIN_MAX answers 413
 	int64_t now;                 // s since epoch, UTC
 };
 
@@ -57,6 +66,8 @@ struct api_response {
 	bool vary_accept_encoding;
 	bool authenticate;      // add WWW-Authenticate: Bearer
 	const char *auth_error; // "invalid_token" for a wrong token, else NULL
+	const char *location;   // "Location" header of a 303 (relative), static, or NULL
+	char *set_cookie;       // "Set-Cookie" header value, or NULL; owned
 };
 
 /** Answers @req into @resp (zeroed or finished before). Never fails: errors are responses. */

@@ -1,6 +1,7 @@
 /*
  * Capacitor lifetime over the store: the daemon's running damage per capacitor (updated per
- * stored cycle, persisted hourly, caught up from raw samples on start) and the full
+ * stored cycle, persisted hourly, caught up from raw samples on start, recomputed when an import
+ * changed older history) and the full
  * recomputation from the stored history that `thermlog lifetime` and GET /api/v1/lifetime show.
  * Both replay samples through the same code, so their figures agree to the bit.
  */
@@ -71,7 +72,11 @@ void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed st
  * "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
  * "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
  * "life_at_p95_temp_h", "remaining_h", "capped", "warnings": [{"code", "message"}],
- * "relative_lifetime": [{"reduction_k", "factor", "life_h"}]}]}. Hours; effective_life_h and
+ * "relative_lifetime": [{"reduction_k", "factor", "life_h"}], "self_heating_k",
+ * "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c", "in_service",
+ * "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
+ * "past_estimated_life"}]}. The effective temperatures are the measured ones plus the
+ * self-heating rise (what the model ages the part at). Hours; effective_life_h and
  * remaining_h are capped (see "capped"), the comparison lives (life_uncapped_h, life at the
  * mean and p95 temperatures) are not; temperatures are time-weighted, on the sensor's scale;
  * null where unknown.

@@ -15,6 +15,7 @@
  *   devfreq/<device>          devfreq/fdab0000.npu
  *   iio/<name>/<channel>      iio/maxim_thermocouple/temp, iio/fec10000.saradc/voltage2
  *   hwmon/<chip>/<feature>    hwmon/nvme-pci-0100/temp1
+ *   meminfo/<figure>          meminfo/available, meminfo/swap_used, meminfo/swap_in
  *   <anything valid>          imported channels keep the CSV's name
  */
 #define CHANNEL_KEY_MAX 200
@@ -28,18 +29,20 @@ enum channel_kind {
 	CHANNEL_KIND_ENERGY,
 	CHANNEL_KIND_FAN,
 	CHANNEL_KIND_HUMIDITY,
-	CHANNEL_KIND_STATE, // cooling device state index
+	CHANNEL_KIND_STATE,  // cooling device state index
+	CHANNEL_KIND_MEMORY, // bytes of memory or swap
 	CHANNEL_KIND_OTHER,
 };
 
 /** What a channel is; the sampler owns these for the channels it reads. */
 struct channel {
 	char *key;
-	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "import"
+	char *source; // "thermal", "cooling", "cpufreq", "devfreq", "iio", "hwmon", "meminfo",
+		      // "import"
 	char *label;
 	enum channel_kind kind;
 	const char *unit; // static: "celsius", "hertz", "volts", "amperes", "watts", "joules",
-			  // "rpm", ...
+			  // "rpm", "bytes", "pages_per_second", ...
 	/*
 	 * The value step the source can express, in the unit: 0.001 for m°C and mV, 1 for Hz.
 	 * The store keeps llround(value / resolution) as an integer, so statistics are exact
@@ -47,7 +50,8 @@ struct channel {
 	 */
 	double resolution;
 	char *path; // sysfs path read, relative to the sysfs root
-		    // ("class/thermal/thermal_zone0/temp")
+		    // ("class/thermal/thermal_zone0/temp"); absolute for /proc files
+		    // ("/proc/meminfo": the meminfo source)
 	char *meta; // a JSON object with source details (trips, governor, ...), or NULL
 };
 
@@ -64,8 +68,22 @@ bool channel_kind_parse(const char *name, enum channel_kind *out);
 const char *channel_unit_lookup(const char *name);
 /** The usual unit of a kind ("celsius" for a temperature). */
 const char *channel_kind_unit(enum channel_kind kind);
+/**
+ * Whether @value (in @c's unit, calibration applied) can be a real reading: finite,
+ * representable at the channel's resolution (|value / resolution| < 2^53), and within the
+ * physical bounds of its kind when it has the kind's usual unit (temperature -273.15..2000 °C,
+ * frequency 0..1e12 Hz, voltage and current ±1e5, power ±1e8 W, energy 0..1e15 J, fan
+ * 0..1e6 rpm, humidity 0..100 %, state 0..1e6). Pure.
+ */
+bool channel_plausible(const struct channel *c, double value);
 /** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */
 bool channel_key_valid(const char *key);
+/**
+ * The coarsest resolution that both @a and @b are whole multiples of (a / m for the smallest
+ * whole m up to 10^6), so values stored at @a can be rescaled exactly by *factor = m. False when
+ * there is none (e.g. an irrational ratio): the caller keeps @a.
+ */
+bool channel_common_resolution(double a, double b, double *out, int64_t *factor);
 /** Frees the strings of @c (not @c itself); accepts a zeroed struct. */
 void channel_finish(struct channel *c);
 /** Deep copy of @src into @dst. */

@@ -32,6 +32,8 @@ enum {
 	CLI_OPT_FORMAT,
 	CLI_OPT_SKIP_BAD,
 	CLI_OPT_INTERVAL,
+	CLI_OPT_TIME_UNIT,
+	CLI_OPT_FORCE,
 };
 
 /**
@@ -42,11 +44,21 @@ enum {
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg, int64_t now);
 
 /**
+ * Checks the window's --from/--to with query_window_check(), the API's check and limit
+ * (http.max_window of the configuration); false after printing why.
+ */
+bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
+		      int64_t now);
+
+/**
  * Opens the configured database (or --db) for @mode; a missing file is an error in read
  * mode. Returns CLI_EXIT_OK with *store set, or the exit code after printing the reason.
  */
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
 		   struct store **store);
+
+/** The database path cli_open_store() opens, newly allocated; NULL if the config is bad. */
+char *cli_store_path(const struct cli_context *ctx);
 
 /** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
 int cli_query_failed(const char *cmd, int rc, char *err);

@@ -37,6 +37,8 @@ int cli_channels(const struct cli_context *ctx, int argc, char **argv);
 int cli_export(const struct cli_context *ctx, int argc, char **argv);
 int cli_import(const struct cli_context *ctx, int argc, char **argv);
 int cli_backup(const struct cli_context *ctx, int argc, char **argv);
+/** thermlog repair --drop-after TIME [--dry-run]: removes cycles stamped after TIME. */
+int cli_repair(const struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog lifetime [--from T] [--to T] [--include-unsynced] [--json]: every configured

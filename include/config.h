@@ -1,4 +1,4 @@
-/* Configuration: defaults in code, overridden by /etc/thermlog/thermlog.yaml (libyaml). */
+/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml (libyaml). */
 #ifndef CONFIG_H
 #define CONFIG_H
 
@@ -6,9 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONFIG_DEFAULT_PATH     "/etc/thermlog/thermlog.yaml"
+#include "version.h"
+
+// THERMLOG_SYSCONFDIR is meson's sysconfdir: /etc for the package, /usr/local/etc by default.
+#define CONFIG_DEFAULT_PATH     THERMLOG_SYSCONFDIR "/thermlog/thermlog.yaml"
 #define CONFIG_DEFAULT_DATABASE "/var/lib/thermlog/thermlog.db"
 #define CONFIG_DEFAULT_LISTEN   "127.0.0.1:9470"
+#define CONFIG_TOKEN_MIN_LEN    16 // bearer tokens shorter than this are refused
 
 enum source_id {
 	SOURCE_THERMAL, // thermal zones and cooling devices
@@ -16,6 +20,7 @@ enum source_id {
 	SOURCE_CPUFREQ,
 	SOURCE_DEVFREQ,
 	SOURCE_IIO,
+	SOURCE_MEMINFO, // /proc/meminfo and /proc/vmstat
 	SOURCE_COUNT,
 };
 
@@ -85,6 +90,11 @@ struct capacitor_config {
 	int line;              // where it was defined, for messages
 };
 
+/* Where a key was set in the file (1-based); line 0 = a default or a command-line flag. */
+struct config_mark {
+	unsigned line, col;
+};
+
 struct http_config {
 	char *listen; // "127.0.0.1:9470"
 	char *token;  // bearer token, NULL = none
@@ -95,6 +105,7 @@ struct http_config {
 	unsigned max_points;       // cap for /api/v1/samples max_points, default 5000
 	int64_t max_window_s;      // cap for query windows, default 400 days
 	unsigned connection_limit; // default 32
+	struct config_mark listen_at, token_at, token_file_at, tls_cert_at, tls_key_at;
 };
 
 struct config {
@@ -102,6 +113,7 @@ struct config {
 	int64_t interval_ms; // default 60000, at least 1000
 	char *database;
 	char *sysfs_root;        // default "/sys"
+	char *procfs_root;       // default "/proc" (the meminfo source)
 	int64_t retention_raw_s; // default 400 days
 	int64_t rescan_s;        // default 300
 	struct http_config http;
@@ -135,6 +147,24 @@ bool config_load(struct config *cfg, const char *path, char **errors);
 /** The same on a memory buffer; @name stands for the file name in messages. */
 bool config_load_string(struct config *cfg, const char *name, const char *text, size_t len,
 			char **errors);
+
+/**
+ * What a whole configuration must satisfy beyond each key's own syntax, checked by
+ * `thermlog check-config`, `thermlogd --check-config` and the daemon at start and reload alike:
+ * a listen address off loopback needs a token, a token has at least
+ * CONFIG_TOKEN_MIN_LEN characters, and token_file, tls_cert and tls_key name readable, non-empty
+ * files. Reads those files (nothing else). On error returns false and appends one line per
+ * problem to @errors (caller frees) as "FILE:LINE:COL: problem", or "FILE: problem" for a value
+ * that came from a default or a flag.
+ */
+bool config_validate(const struct config *cfg, char **errors);
+/**
+ * The same checks for the HTTP section alone when the listening socket is already known (socket
+ * activation): @local says whether it is a loopback or local socket; -1 = judge from http.listen.
+ */
+bool config_validate_http(const struct config *cfg, int local, char **errors);
+/** Whether "ADDRESS:PORT" (as the parser accepts it) is a loopback address (127/8, ::1). */
+bool config_listen_is_loopback(const char *listen);
 
 /** The source name used in config and channel keys: "thermal", "hwmon", ... */
 const char *config_source_name(enum source_id id);

@@ -46,10 +46,23 @@ struct lifetime_params {
 };
 
 /**
+ * How error messages name the settings: the configuration's keys ("ea_ev") or a command's flags
+ * ("--ea-ev"). "model" is what precedes a model's name ("model: ", "--model ").
+ */
+struct lifetime_names {
+	const char *rated_life_h, *rated_temp_c, *model, *bt, *ea_ev, *rise_k, *life_cap_years;
+};
+extern const struct lifetime_names lifetime_config_names; // the keys of a capacitors: entry
+
+/**
  * Validates @cc and fills @p. On error returns false and sets *err to a newly allocated
- * sentence naming the problem (caller frees); *err is untouched on success.
+ * sentence naming the problem with the configuration's keys (caller frees); *err is untouched
+ * on success.
  */
 bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc, char **err);
+/** The same, naming the settings with @names (e.g. the flags of `thermlog lifetime calc`). */
+bool lifetime_params_init_named(struct lifetime_params *p, const struct capacitor_config *cc,
+				const struct lifetime_names *names, char **err);
 
 /** Life in hours (uncapped) at a constant *sensor* temperature (self-heating added here). */
 double lifetime_life_at(const struct lifetime_params *p, double sensor_c);
@@ -107,6 +120,7 @@ enum lifetime_warning_code {
 	LIFETIME_WARN_HISTORY_TRIMMED, // "history_trimmed"
 	LIFETIME_WARN_INVALID,         // "invalid_rating"
 	LIFETIME_WARN_NOT_TEMPERATURE, // "not_temperature"
+	LIFETIME_WARN_EXTRAPOLATED,    // "in_service_extrapolated"
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code);
@@ -137,6 +151,14 @@ struct lifetime_result {
 	double life_at_mean_temp_h;  // uncapped, for comparison (Jensen: >= life_uncapped_h)
 	double min_temp_c, max_temp_c;
 	double above_rated_h, below_validity_h;
+	double self_heating_k; // effective (model) temperature = sensor temperature + this
+	// Time in service (from in_service to @now) that no sample stands for, before the history
+	// and in its gaps, ages the part at the observed rate: NAN (and 0 extrapolated) without
+	// an in_service date.
+	double service_h, unobserved_service_h;
+	double consumed_extrapolated; // rate_per_h * unobserved_service_h
+	double consumed_total;        // consumed_fraction + consumed_extrapolated
+	bool past_life;               // consumed_total >= 1
 	struct lifetime_relative relative[LIFETIME_N_RELATIVE];
 	size_t n_warnings;
 	struct lifetime_warning warnings[LIFETIME_MAX_WARNINGS];
@@ -144,7 +166,8 @@ struct lifetime_result {
 
 /**
  * Derives every figure and the model warnings from @acc. @now (s since epoch) is only used
- * for the calendar cap from p->in_service. Figures are NAN when nothing was observed.
+ * with p->in_service: for the calendar cap and the damage extrapolated over the time in service
+ * that was not observed (remaining_h counts it). Figures are NAN when nothing was observed.
  */
 void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_acc *acc,
 			int64_t now, struct lifetime_result *r);

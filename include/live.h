@@ -24,6 +24,8 @@ struct live_health {
 	double cycle_seconds;        // duration of the last cycle (read + store)
 	int64_t bytes_written_total; // database bytes written since start
 	enum clock_state clock;
+	int64_t database_reopens;     // times the database file vanished and was reopened
+	int64_t database_reopened_at; // s since epoch of the last reopen, 0 = never
 };
 
 /** One capacitor's running damage, kept by the daemon. */

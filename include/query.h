@@ -20,8 +20,9 @@ struct query_params {
 	bool has_from, has_to; // false: the first stored cycle / just after the last one
 	int64_t from, to;      // s since epoch, UTC: the window is [from, to)
 	/*
-	 * Channel keys or fnmatch(3) globs ("cpufreq/policy?"); n_channels == 0 selects every
-	 * channel. A key or glob that matches no channel is an error naming it.
+	 * Channel keys, fnmatch(3) globs ("cpufreq/policy?") or labels ("CPU 4-5"); n_channels == 0
+	 * selects every channel. One that matches no channel is an error naming it and the
+	 * near names, if any ("did you mean thermal/soc-thermal?").
 	 */
 	const char *const *channels;
 	size_t n_channels;
@@ -29,8 +30,12 @@ struct query_params {
 	const double *percentiles;
 	size_t n_percentiles;
 	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
-	int64_t interval_s;  // expected cycle spacing; 0 = inferred (median spacing in the window)
-	unsigned samples;    // peak: cycles around the maximum (0 = 30)
+	int64_t interval_s; // expected cycle spacing; 0 = inferred (median spacing in the window)
+	unsigned samples;   // peak: cycles around the maximum (0 = 30 unless around_s)
+	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
+	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
+	size_t n_with;
+	bool wide; // peak text: every companion with its full key (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
 };
 
@@ -53,9 +58,11 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 		     char **err);
 
 /**
- * The p->samples cycles centred on the maximum of the one channel p->channels[0] names:
- * {"key", "max", "max_time", "columns": [{"key", "label", "unit"}] (the peak channel first,
- *  then every other channel), "rows": [[time, value or null, ...]]}.
+ * The p->samples cycles centred on the maximum of the one channel p->channels[0] names (or those
+ * within p->around_s of it): {"key", "max", "max_time", "columns": [{"key", "label", "unit"}]
+ * (the peak channel first, then the p->with channels, else every other channel with a value),
+ * "rows": [[time, value or null, ...]]}. The text form fits 100 columns (short names, as many
+ * companions as fit, a line naming the rest) unless p->wide.
  */
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
 		    char **err);
@@ -88,6 +95,16 @@ int query_channels_text(struct store *store, const struct query_params *p, struc
 			char **err);
 /** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
 void query_format_duration(char *out, size_t len, int64_t s);
+
+/**
+ * The one check of a user's window [from, to) for the API and the CLI alike: not empty, and no
+ * longer than @max_window_s (http.max_window; 0 = no limit). @to_is_now: the caller put now
+ * for an end the user left out. @names are the two ends as the user wrote them ("'from'" and
+ * "'to'" for the API, "--from" and "--to" for the CLI). Returns 0, or -EINVAL with a newly
+ * allocated message in *err and *bad = 0 (blame from) or 1 (blame to).
+ */
+int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_window_s,
+		       const char *const names[2], int *bad, char **err);
 
 /** The resolved window of @p: the stored history's edges where from/to are unset. */
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,

@@ -15,9 +15,15 @@ struct sampler;
 /** pread(2), or a test double that fails chosen files with a chosen errno. */
 typedef ssize_t (*source_pread_fn)(int fd, void *buf, size_t len, off_t off);
 
+/** A monotonic clock in ns, or a test double. */
+typedef int64_t (*source_clock_fn)(void);
+
 /** What the sources see of the sampler; hwmon keeps its libsensors state here. */
 struct source_ctx {
-	int root_fd; // the sysfs root, O_DIRECTORY
+	int root_fd;           // the sysfs root, O_DIRECTORY
+	int proc_fd;           // the procfs root, O_DIRECTORY; -1 = could not be opened
+	char *proc_root;       // its absolute path, for channel paths; NULL with proc_fd -1
+	source_clock_fn clock; // rates: when a counter was read
 	const struct config *cfg;
 	source_pread_fn pread;
 	bool hwmon_active;      // sensors_init() succeeded and sensors_cleanup() is owed
@@ -40,6 +46,15 @@ struct sensor {
 	int subfeature;              // hwmon: the subfeature number
 	int absent_err;              // configured but not found: read gives this; 0 = present
 	int last_err;                // for logging on state change
+	int item;                    // meminfo: which figure (enum in source-meminfo.c)
+	/* Rates from cumulative counters: the previous read, kept across rescans. Until there is
+	 * one the read gives -EAGAIN (no value, never a fake 0), logged at debug level only. */
+	bool rate;
+	struct {
+		int64_t count;
+		int64_t mono_ns;
+		bool valid;
+	} prev;
 };
 
 struct buf;
@@ -67,6 +82,7 @@ extern const struct source_ops source_cpufreq;
 extern const struct source_ops source_devfreq;
 extern const struct source_ops source_iio;
 extern const struct source_ops source_hwmon;
+extern const struct source_ops source_meminfo; // /proc/meminfo and /proc/vmstat
 
 /**
  * Appends a channel with the given identity; every string is copied. A key that is already in
@@ -127,5 +143,7 @@ void source_key_sanitize(char *s);
 
 /** The test seam: every sysfs value read goes through @fn (pread(2) by default). */
 void sampler_set_pread(struct sampler *sampler, source_pread_fn fn);
+/** The test seam for rates: @fn replaces CLOCK_MONOTONIC (NULL restores it). */
+void sampler_set_clock(struct sampler *sampler, source_clock_fn fn);
 
 #endif

@@ -28,10 +28,20 @@ const char *clock_state_name(enum clock_state state);
  * synchronous=NORMAL, secure_delete=OFF, a busy timeout and a bounded page cache, and applies
  * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
  * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
- * corrupt, -EROFS/-EACCES when it cannot be written.
+ * corrupt, -EMEDIUMTYPE for another program's SQLite database (a foreign application_id, or no
+ * application_id with a user_version or tables), -EROFS/-EACCES when it cannot be written,
+ * -ENOSPC when the file system is full. In read mode, a database without a -shm in a directory
+ * this process cannot write (a copy on read-only media) is opened immutable.
  */
 int store_open(struct store **out, const char *path, enum store_mode mode);
 void store_close(struct store *store); // accepts NULL
+
+/**
+ * How long a statement waits for another connection's lock before failing with -EBUSY (5 s
+ * after store_open()). Under a second, -EBUSY is logged at debug level only: the caller (the
+ * daemon, which must never block its sampling loop) queues and retries.
+ */
+void store_set_busy_timeout(struct store *store, int ms);
 
 /** One sampling cycle, stored whole or not at all. */
 struct cycle {
@@ -45,10 +55,17 @@ struct cycle {
 
 /**
  * Stores a cycle in one transaction, registering new channels and marking present ones.
- * A cycle whose ts is not after the last stored one is refused with -EEXIST (never a duplicate
- * or overlapping row). -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
+ * A cycle whose ts is already stored is refused with -EEXIST (never a duplicate row); a later
+ * stored stamp (an imported row, a clock glitch) does not block it: the caller keeps its own
+ * stamps increasing. -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
  */
 int store_write_cycle(struct store *store, const struct cycle *cycle);
+
+/**
+ * The latest cycle stored by a daemon (one with a boot id; imported rows have none) with
+ * ts <= @up_to, or 0 in *ts when there is none.
+ */
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts);
 
 /** Marks channels not in @keys absent (they keep their history). */
 int store_mark_present(struct store *store, const char *const *keys, size_t n, int64_t now);
@@ -60,7 +77,7 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
 struct store_channel {
 	int64_t id;
 	struct channel ch;             // path and meta may be NULL
-	int64_t first_seen, last_seen; // s since epoch
+	int64_t first_seen, last_seen; // s since epoch; last_seen: the last cycle with a value
 	bool present;
 };
 
@@ -137,20 +154,61 @@ int store_rollup_horizon(struct store *store, int64_t *hour);
 /** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
 int store_state_get(struct store *store, const char *key, char **value);
 int store_state_set(struct store *store, const char *key, const char *value);
+/**
+ * A counter that every transaction adding imported values (store_insert_sample) raises by one:
+ * a reader holding sums over the history (the daemon's capacitor damage) compares it to know
+ * that older history changed. 0 before any import; 0 or -errno.
+ */
+int store_history_generation(struct store *store, int64_t *gen);
 
 /** Imported rows: registers @ch if unknown (source "import" unless given). */
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id);
+/** What store_insert_sample() found at (ts, channel). */
+enum store_import_result {
+	STORE_IMPORT_NEW,       // stored
+	STORE_IMPORT_IDENTICAL, // the same value was stored already
+	STORE_IMPORT_CONFLICT,  // a different value is stored: it is kept, this one dropped
+};
+
 /**
- * Inserts imported values; a cycle row is created as synced where none exists. Existing
- * (ts, channel) rows are left as they are (re-import changes nothing). Callers wrap a whole
- * file in store_begin()/store_commit() so nothing is half-imported.
+ * Inserts an imported value; a cycle row is created as synced where none exists. An existing
+ * (ts, channel) value is left as it is (re-import changes nothing); *result (may be NULL) says
+ * which case it was. Callers wrap batches in store_begin()/store_commit().
  */
-int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q);
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
+			enum store_import_result *result);
+
+/**
+ * Makes channel @id's resolution fine enough for values at @resolution: the coarsest step both
+ * the stored resolution and @resolution are whole multiples of (channel_common_resolution()),
+ * multiplying every stored integer (raw rows and rollups) by the exact factor. *applied is the
+ * resolution now in force. -ERANGE when there is no common step or an integer would overflow
+ * (nothing changed). store_write_cycle() does the same when a live channel reports a finer
+ * resolution, so a channel's resolution is always the finest seen and never coarsens readings.
+ */
+int store_channel_refine(struct store *store, int64_t id, double resolution, double *applied);
 int store_begin(struct store *store);
 int store_commit(struct store *store);
 int store_rollback(struct store *store);
 
-/** Writes a consistent copy to @path (online backup API) while others keep writing. */
+/** What store_drop_after() removed, or would remove. */
+struct store_drop {
+	int64_t cycles;      // cycles (with their raw samples)
+	int64_t first, last; // their first and last ts, 0 when none
+	int64_t rollups;     // hourly rollups of hours that start after the cut
+};
+
+/**
+ * Repair after a clock glitch: removes every cycle stamped after @after (s since epoch), its
+ * raw samples and the rollups of hours starting after it, in one transaction; the hour across
+ * the cut is rolled up again at the next maintenance. With @dry_run only counts. Needs write mode.
+ */
+int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out);
+
+/**
+ * Writes a consistent copy to @path (online backup API) while others keep writing; the copy is
+ * left in rollback-journal mode, one self-contained file. @path may be an existing empty file.
+ */
 int store_backup(struct store *store, const char *path);
 
 /**

@@ -22,3 +22,35 @@ install_packages() {
 	apt-get update -qq || return 1
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# arm64: the cross toolchain, the :arm64 build dependencies and qemu-user (scripts/test, scripts/package).
+ARM64_PACKAGES=(gcc-aarch64-linux-gnu crossbuild-essential-arm64 qemu-user-static binfmt-support
+	libc6:arm64 libsensors-dev:arm64 libsqlite3-dev:arm64 libyaml-dev:arm64
+	libmicrohttpd-dev:arm64 libsystemd-dev:arm64)
+# Debian packages: scripts/package.
+DEB_PACKAGES=(debhelper devscripts lintian dpkg-dev fakeroot python3)
+# The systemd boot test: scripts/test --system.
+SYSTEM_PACKAGES=(debootstrap systemd-container util-linux curl)
+
+# Lets dpkg install :arm64 packages (multiarch); needed once before install_packages ARM64_PACKAGES.
+add_arm64_arch() {
+	dpkg --print-foreign-architectures | grep -qx arm64 && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "dpkg has no arm64 architecture (run as root: dpkg --add-architecture arm64)" >&2
+		return 1
+	fi
+	dpkg --add-architecture arm64
+}
+
+# Registers qemu-aarch64 with binfmt_misc, so scripts can exec arm64 binaries directly. The F flag
+# opens the interpreter now, which keeps it working inside other mount namespaces (unshare -m).
+register_binfmt_arm64() {
+	local dir=/proc/sys/fs/binfmt_misc
+	[ -e "$dir/qemu-aarch64" ] && return 0
+	if [ ! -e "$dir/register" ]; then
+		mount -t binfmt_misc binfmt_misc "$dir" || return 1
+		[ -e "$dir/qemu-aarch64" ] && return 0
+	fi
+	printf '%s' ':qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
+		>"$dir/register"
+}

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "query.h"
+#include "session.h"
 #include "timefmt.h"
 #include "version.h"
 #include "web.h"
@@ -159,6 +160,7 @@ void api_response_finish(struct api_response *resp) {
 	buf_finish(&resp->body);
 	export_destroy(resp->export);
 	free(resp->filename);
+	free(resp->set_cookie);
 	*resp = (struct api_response){0};
 }
 
@@ -319,20 +321,15 @@ static bool param_window(struct request *r, int64_t *from, int64_t *to) {
 	if (!param_times(r, from, to)) {
 		return false;
 	}
-	if (param(r, "from") && !param(r, "to") && *from >= *to) {
-		respond_error(r->resp, 400, "from", "parameter 'from' is not before now");
-		return false;
-	}
-	if (*from >= *to) {
-		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
-		return false;
-	}
-	int64_t limit = r->ctx->cfg->http.max_window_s;
-	if (limit > 0 && *to - *from > limit) {
-		respond_error(
-			r->resp, 400, param(r, "from") ? "from" : "to",
-			"the window from 'from' to 'to' spans %lld s, more than the configured limit of %lld s (http.max_window)",
-			(long long)(*to - *from), (long long)limit);
+	static const char *const names[] = {"'from'", "'to'"};
+	char *err = NULL;
+	int bad;
+	if (query_window_check(*from, *to, !param(r, "to"), r->ctx->cfg->http.max_window_s, names,
+			       &bad, &err) < 0) {
+		// An empty window blames 'from'; one too long blames the end the user gave.
+		const char *blame = *from >= *to || param(r, "from") ? "from" : "to";
+		respond_error(r->resp, 400, blame, "%s", err);
+		free(err);
 		return false;
 	}
 	return true;
@@ -464,6 +461,14 @@ static void handle_status(struct request *r) {
 	json_int(&j, h->cycles_failed);
 	json_key(&j, "queued_cycles");
 	json_int(&j, h->queued_cycles);
+	json_key(&j, "database_reopens");
+	json_int(&j, h->database_reopens);
+	json_key(&j, "database_reopened_at");
+	if (h->database_reopened_at > 0) {
+		iso_time(&j, h->database_reopened_at);
+	} else {
+		json_null(&j);
+	}
 	json_key(&j, "read_errors_total");
 	json_int(&j, h->read_errors_total);
 	json_key(&j, "errors_last_hour");
@@ -934,6 +939,90 @@ static const struct route routes[] = {
 	{"/metrics", handle_metrics, false},
 };
 
+/* A 303 to @location, relative to the request's path so that a reverse proxy's prefix stays. */
+static void redirect(struct api_response *resp, const char *location) {
+	buf_clear(&resp->body);
+	buf_printf(&resp->body, "see %s\n", location);
+	resp->status = 303;
+	resp->content_type = "text/plain; charset=utf-8";
+	resp->cache_control = "no-store";
+	resp->location = location;
+}
+
+/*
+ * The dashboard's sign-in, answered before authentication: GET shows the form, POST of
+ * token=TOKEN (a form) sets a session cookie derived from the token and goes to the
+ * dashboard, since a browser cannot send an Authorization header when it navigates.
+ */
+static void handle_login(struct request *r) {
+	const struct api_context *ctx = r->ctx;
+	const struct api_request *req = r->req;
+	struct api_response *resp = r->resp;
+	bool read_only = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+	if (!read_only && strcmp(req->method, "POST") != 0) {
+		respond_error(resp, 405, NULL, "method %s not allowed on /login (GET, HEAD, POST)",
+			      req->method);
+		resp->allow = "GET, HEAD, POST";
+		return;
+	}
+	if (!ctx->token || !ctx->session_key) {
+		redirect(resp, "./"); // nothing to sign in to
+		return;
+	}
+	const struct web_asset *page = web_asset_find("/login.html");
+	if (read_only) {
+		if (page) {
+			handle_asset(r, page);
+		} else {
+			respond_error(resp, 404, NULL, "no sign-in page in this build");
+		}
+		return;
+	}
+	if (req->body_len > API_LOGIN_MAX) {
+		respond_error(resp, 413, NULL, "the sign-in form is larger than %d bytes",
+			      API_LOGIN_MAX);
+		return;
+	}
+	// The form is application/x-www-form-urlencoded: a query string without the '?'.
+	struct buf target;
+	buf_init(&target);
+	buf_printf(&target, "/login?");
+	buf_append(&target, req->body ? req->body : "", req->body ? req->body_len : 0);
+	struct api_target form = {0};
+	char *err = NULL;
+	const char *given = NULL;
+	if (api_parse_target(target.data, &form, &err)) {
+		for (size_t i = 0; i < form.n_params; i++) {
+			if (strcmp(form.params[i].key, "token") == 0 && form.params[i].value) {
+				given = form.params[i].value;
+			}
+		}
+	}
+	if (given && api_token_equal(given, ctx->token)) {
+		char value[SESSION_VALUE_MAX];
+		session_value(ctx->session_key, ctx->token, req->now + SESSION_MAX_AGE_S, value);
+		struct buf c;
+		buf_init(&c);
+		// Secure only over TLS, where the browser would otherwise refuse to store it.
+		buf_printf(&c, "%s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Strict%s",
+			   SESSION_COOKIE, value, SESSION_MAX_AGE_S,
+			   ctx->cfg->http.tls_cert ? "; Secure" : "");
+		resp->set_cookie = buf_steal(&c);
+		redirect(resp, "./");
+	} else {
+		redirect(resp, "login?failed");
+	}
+	free(err);
+	for (size_t i = 0; i < form.n_params; i++) {
+		if (form.params[i].value) { // a token, right or nearly so: leave no copy behind
+			explicit_bzero(form.params[i].value, strlen(form.params[i].value));
+		}
+	}
+	api_target_finish(&form);
+	explicit_bzero(target.data, target.len);
+	buf_finish(&target);
+}
+
 static bool authorized(const struct api_context *ctx, const struct api_request *req,
 		       const char *path, struct api_response *resp) {
 	if (!ctx->token) {
@@ -942,7 +1031,20 @@ static bool authorized(const struct api_context *ctx, const struct api_request *
 	if (ctx->cfg->http.metrics_public && strcmp(path, "/metrics") == 0) {
 		return true;
 	}
+	if (strcmp(path, "/favicon.svg") == 0) {
+		return true; // the sign-in page's icon, public anyway
+	}
 	const char *h = req->authorization;
+	// A browser signed in through /login carries the session cookie instead of the header.
+	if (!h && ctx->session_key &&
+	    session_check(ctx->session_key, ctx->token, req->cookie, req->now)) {
+		return true;
+	}
+	if (!h && ctx->session_key &&
+	    (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0)) {
+		redirect(resp, "login"); // a person opening the dashboard: to the sign-in form
+		return false;
+	}
 	resp->authenticate = true;
 	if (!h) {
 		respond_error(
@@ -984,6 +1086,10 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		respond_error(resp, 400, NULL, "%s", err);
 		free(err);
 		return;
+	}
+	if (strcmp(r.target.path, "/login") == 0) {
+		handle_login(&r);
+		goto out;
 	}
 	if (!authorized(ctx, req, r.target.path, resp)) {
 		goto out;

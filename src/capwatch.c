@@ -434,6 +434,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
 			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
 			e->r.life_uncapped_h = e->r.mean_temp_c = NAN;
+			e->r.self_heating_k = e->r.consumed_total = NAN;
+			e->r.service_h = e->r.unobserved_service_h = NAN;
 			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
 				e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
 			}
@@ -445,7 +447,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		}
 		e->coverage = span_h > 0 && !problems[i] ? e->r.observed_h / span_h : NAN;
 		e->p95_temp_c = e->life_at_p95_temp_h = NAN;
-		if (target_of[i] != SIZE_MAX) {
+		// A lone sample stands for no time: no p95 life beside a no_data warning.
+		if (target_of[i] != SIZE_MAX && e->r.observed_h > 0) {
 			struct replay_target *t = &targets[target_of[i]];
 			e->p95_temp_c = lifetime_percentile(t->pts, t->n_pts, 95);
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
@@ -515,6 +518,11 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_double(out, r->remaining_h);
 		json_key(out, "capped");
 		json_bool(out, r->capped);
+		// The cap itself, so a reader can bound the relative lives (which are uncapped).
+		double cap_y = isnan(e->cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y
+							    : e->cc->life_cap_years;
+		json_key(out, "life_cap_h");
+		json_double(out, cap_y * LIFETIME_HOURS_PER_YEAR);
 		json_key(out, "warnings");
 		json_array_begin(out);
 		for (size_t k = 0; k < r->n_warnings; k++) {
@@ -539,6 +547,31 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 			json_object_end(out);
 		}
 		json_array_end(out);
+		// The temperatures the model used: measured + self-heating (the core estimate).
+		json_key(out, "self_heating_k");
+		json_double(out, r->self_heating_k);
+		json_key(out, "equivalent_effective_temp_c");
+		json_double(out, r->equivalent_temp_c + r->self_heating_k);
+		json_key(out, "mean_effective_temp_c");
+		json_double(out, r->mean_temp_c + r->self_heating_k);
+		json_key(out, "p95_effective_temp_c");
+		json_double(out, e->p95_temp_c + r->self_heating_k);
+		json_key(out, "in_service");
+		if (e->cc->in_service >= 0) {
+			char iso[TIMEFMT_ISO_LEN];
+			timefmt_iso(e->cc->in_service, iso);
+			json_string(out, iso);
+		} else {
+			json_null(out);
+		}
+		json_key(out, "unobserved_service_h");
+		json_double(out, r->unobserved_service_h);
+		json_key(out, "consumed_fraction_extrapolated");
+		json_double(out, r->consumed_extrapolated);
+		json_key(out, "consumed_fraction_total");
+		json_double(out, r->consumed_total);
+		json_key(out, "past_estimated_life");
+		json_bool(out, r->past_life);
 		json_object_end(out);
 	}
 	json_array_end(out);
@@ -577,28 +610,32 @@ struct capwatch {
 	size_t n;
 	int64_t last_persist; // s since epoch, 0 = never
 	bool dirty;
+	int64_t generation; // store_history_generation() the sums were built on
 };
 
-static char *state_text(const struct watched *w) {
+static char *state_text(const struct watched *w, int64_t generation) {
 	struct buf b;
 	buf_init(&b);
-	buf_printf(&b, "%s\nlast=%" PRId64 " spacing=%" PRId64 " dt=%" PRId64 "\n", w->fingerprint,
-		   w->sp.prev_ts, w->sp.prev_spacing, w->sp.prev_dt);
+	buf_printf(&b, "%s\nlast=%" PRId64 " spacing=%" PRId64 " dt=%" PRId64 " gen=%" PRId64 "\n",
+		   w->fingerprint, w->sp.prev_ts, w->sp.prev_spacing, w->sp.prev_dt, generation);
 	lifetime_acc_format(&w->acc, &b);
 	return buf_steal(&b);
 }
 
-/* Restores a persisted state written for the same rating; false leaves @w fresh. */
-static bool state_restore(struct watched *w, const char *text) {
+/*
+ * Restores a persisted state written for the same rating over the same stored history (no import
+ * since: @generation); false leaves @w fresh.
+ */
+static bool state_restore(struct watched *w, const char *text, int64_t generation) {
 	size_t fp_len = strlen(w->fingerprint);
 	if (strncmp(text, w->fingerprint, fp_len) != 0 || strncmp(text + fp_len, "\nlast=", 6)) {
 		return false;
 	}
-	long long last, spacing, dt;
+	long long last, spacing, dt, gen;
 	int used = 0;
-	if (sscanf(text + fp_len + 6, "%lld spacing=%lld dt=%lld\n%n", &last, &spacing, &dt,
-		   &used) != 3 ||
-	    used == 0) {
+	if (sscanf(text + fp_len + 6, "%lld spacing=%lld dt=%lld gen=%lld\n%n", &last, &spacing,
+		   &dt, &gen, &used) != 4 ||
+	    used == 0 || gen != generation) {
 		return false;
 	}
 	struct lifetime_acc acc;
@@ -610,49 +647,15 @@ static bool state_restore(struct watched *w, const char *text) {
 	return true;
 }
 
-struct capwatch *capwatch_create(const struct config *cfg, struct store *store) {
-	struct capwatch *cw = xcalloc(1, sizeof(*cw));
-	cw->cfg = cfg;
-	cw->store = store;
-	cw->fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
-	for (size_t i = 0; i < cfg->n_capacitors; i++) {
-		const struct capacitor_config *cc = &cfg->capacitors[i];
-		struct watched *w = &cw->caps[cw->n];
-		char *err = NULL;
-		if (!lifetime_params_init(&w->p, cc, &err)) {
-			log_error("capacitor %s: %s; not tracked", cc->name, err);
-			free(err);
-			continue;
-		}
-		w->cc = cc;
-		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
-		struct buf fp;
-		buf_init(&fp);
-		buf_printf(&fp, "sensor=%s ", cc->sensor);
-		lifetime_params_fingerprint(&w->p, &fp);
-		w->fingerprint = buf_steal(&fp);
-		lifetime_acc_init(&w->acc);
-		lifetime_spacing_init(&w->sp);
-		cw->n++;
-		char *saved = NULL;
-		int rc = store_state_get(store, w->state_key, &saved);
-		if (rc == 0 && saved && !state_restore(w, saved)) {
-			log_info("capacitor %s: saved damage was for another rating or sensor; "
-				 "recomputing from the stored history",
-				 cc->name);
-		}
-		free(saved);
-	}
-
-	// Catch up from the raw samples after each persisted point.
+/* Adds the stored cycles after each capacitor's last counted one (all of them when fresh). */
+static int catch_up(struct capwatch *cw) {
+	struct store *store = cw->store;
 	struct store_channel *chans = NULL;
 	size_t n_chans = 0;
 	int rc = store_channels(store, &chans, &n_chans);
 	if (rc < 0) {
 		log_error("lifetime: could not read the channel list: %s", strerror(-rc));
-		capwatch_destroy(cw);
-		return NULL;
+		return rc;
 	}
 	struct replay_target *targets = xcalloc(cw->n ? cw->n : 1, sizeof(*targets));
 	int64_t from = INT64_MAX;
@@ -685,8 +688,7 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 			log_error("lifetime: could not catch up from the stored history: %s",
 				  strerror(-rc));
 			free(targets);
-			capwatch_destroy(cw);
-			return NULL;
+			return rc;
 		}
 		if (cycles.n > 0) {
 			cw->dirty = true;
@@ -694,6 +696,54 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 		}
 	}
 	free(targets);
+	return 0;
+}
+
+struct capwatch *capwatch_create(const struct config *cfg, struct store *store) {
+	struct capwatch *cw = xcalloc(1, sizeof(*cw));
+	cw->cfg = cfg;
+	cw->store = store;
+	cw->fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
+	cw->caps = xcalloc(cfg->n_capacitors ? cfg->n_capacitors : 1, sizeof(*cw->caps));
+	if (store_history_generation(store, &cw->generation) < 0) {
+		log_error("lifetime: could not read the stored history's generation");
+		capwatch_destroy(cw);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_capacitors; i++) {
+		const struct capacitor_config *cc = &cfg->capacitors[i];
+		struct watched *w = &cw->caps[cw->n];
+		char *err = NULL;
+		if (!lifetime_params_init(&w->p, cc, &err)) {
+			log_error("capacitor %s: %s; not tracked", cc->name, err);
+			free(err);
+			continue;
+		}
+		w->cc = cc;
+		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
+		struct buf fp;
+		buf_init(&fp);
+		buf_printf(&fp, "sensor=%s ", cc->sensor);
+		lifetime_params_fingerprint(&w->p, &fp);
+		w->fingerprint = buf_steal(&fp);
+		lifetime_acc_init(&w->acc);
+		lifetime_spacing_init(&w->sp);
+		cw->n++;
+		char *saved = NULL;
+		int rc = store_state_get(store, w->state_key, &saved);
+		if (rc == 0 && saved && !state_restore(w, saved, cw->generation)) {
+			log_info(
+				"capacitor %s: saved damage was for another rating, sensor or stored "
+				"history (an import since); recomputing from the stored history",
+				cc->name);
+		}
+		free(saved);
+	}
+
+	if (catch_up(cw) < 0) {
+		capwatch_destroy(cw);
+		return NULL;
+	}
 	return cw;
 }
 
@@ -718,8 +768,31 @@ static const struct reading *find_reading(const struct cycle *cycle, const char 
 	return NULL;
 }
 
+/* An import changed older history: start the sums again from the whole stored history. */
+static void recompute_if_changed(struct capwatch *cw) {
+	int64_t gen;
+	if (store_history_generation(cw->store, &gen) < 0 || gen == cw->generation) {
+		return;
+	}
+	for (size_t i = 0; i < cw->n; i++) {
+		lifetime_acc_init(&cw->caps[i].acc);
+		lifetime_spacing_init(&cw->caps[i].sp);
+	}
+	cw->generation = gen;
+	cw->dirty = true;
+	cw->last_persist = 0; // save the new sums at once
+	log_info("lifetime: the stored history changed (an import); recomputing the damage");
+	if (catch_up(cw) < 0) {
+		cw->generation = gen - 1; // try again with the next cycle
+	}
+}
+
 void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
-	if (!cw || cycle->clock == CLOCK_STATE_UNSYNCED) {
+	if (!cw) {
+		return;
+	}
+	recompute_if_changed(cw);
+	if (cycle->clock == CLOCK_STATE_UNSYNCED) {
 		return; // left out of the history by default, so out of the running sum too
 	}
 	for (size_t i = 0; i < cw->n; i++) {
@@ -751,7 +824,7 @@ int capwatch_persist(struct capwatch *cw, int64_t now) {
 		return rc;
 	}
 	for (size_t i = 0; i < cw->n; i++) {
-		char *text = state_text(&cw->caps[i]);
+		char *text = state_text(&cw->caps[i], cw->generation);
 		rc = store_state_set(cw->store, cw->caps[i].state_key, text);
 		free(text);
 		if (rc < 0) {

@@ -1,6 +1,8 @@
 /* Channel names and rules shared by the sources, the store and the importers. */
 #include "channel.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,7 @@ static const char *const kind_names[] = {
 	[CHANNEL_KIND_FAN] = "fan",
 	[CHANNEL_KIND_HUMIDITY] = "humidity",
 	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_MEMORY] = "memory",
 	[CHANNEL_KIND_OTHER] = "other",
 };
 
@@ -29,12 +32,13 @@ static const char *const kind_units[] = {
 	[CHANNEL_KIND_FAN] = "rpm",
 	[CHANNEL_KIND_HUMIDITY] = "percent",
 	[CHANNEL_KIND_STATE] = "state",
+	[CHANNEL_KIND_MEMORY] = "bytes",
 	[CHANNEL_KIND_OTHER] = "1",
 };
 
 static const char *const units[] = {
-	"celsius", "hertz", "volts",   "millivolts", "amperes", "watts",
-	"joules",  "rpm",   "percent", "state",      "ohms",    "1",
+	"celsius", "hertz",   "volts", "millivolts", "amperes", "watts", "joules",
+	"rpm",     "percent", "state", "ohms",       "1",       "bytes", "pages_per_second",
 };
 
 const char *channel_kind_name(enum channel_kind kind) {
@@ -62,6 +66,40 @@ const char *channel_unit_lookup(const char *name) {
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Physical bounds per kind, in the kind's usual unit: wide enough for any real sensor (a type K
+ * thermocouple reads to 1372 °C, a counter of joules runs for years), narrow enough to catch an
+ * overflowed or negative sysfs integer.
+ */
+static const struct {
+	double min, max;
+} kind_bounds[] = {
+	[CHANNEL_KIND_TEMPERATURE] = {-273.15, 2000},
+	[CHANNEL_KIND_FREQUENCY] = {0, 1e12},
+	[CHANNEL_KIND_VOLTAGE] = {-1e5, 1e5},
+	[CHANNEL_KIND_CURRENT] = {-1e5, 1e5},
+	[CHANNEL_KIND_POWER] = {-1e8, 1e8},
+	[CHANNEL_KIND_ENERGY] = {0, 1e15},
+	[CHANNEL_KIND_FAN] = {0, 1e6},
+	[CHANNEL_KIND_HUMIDITY] = {0, 100},
+	[CHANNEL_KIND_STATE] = {0, 1e6},
+	[CHANNEL_KIND_OTHER] = {-INFINITY, INFINITY},
+};
+
+bool channel_plausible(const struct channel *c, double value) {
+	if (!isfinite(value)) {
+		return false;
+	}
+	// Representable: the store keeps llround(value / resolution), exact below 2^53.
+	if (c->resolution > 0 && fabs(value / c->resolution) >= 9007199254740992.0) {
+		return false;
+	}
+	if (c->kind > CHANNEL_KIND_OTHER || !c->unit || strcmp(c->unit, kind_units[c->kind]) != 0) {
+		return true; // a configured unit of its own: no bounds known
+	}
+	return value >= kind_bounds[c->kind].min && value <= kind_bounds[c->kind].max;
 }
 
 bool channel_key_valid(const char *key) {
@@ -94,4 +132,32 @@ void channel_copy(struct channel *dst, const struct channel *src) {
 	dst->label = dup_or_null(src->label);
 	dst->path = dup_or_null(src->path);
 	dst->meta = dup_or_null(src->meta);
+}
+
+/* True when @x is within a relative 1e-9 of a whole number. */
+static bool nearly_whole(double x) {
+	return fabs(x - nearbyint(x)) <= 1e-9 * fmax(1, fabs(x));
+}
+
+bool channel_common_resolution(double a, double b, double *out, int64_t *factor) {
+	if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) {
+		return false;
+	}
+	for (int64_t m = 1; m <= 1000000; m++) {
+		if (nearly_whole((double)m * b / a)) {
+			*factor = m;
+			*out = m == 1 ? a : a / (double)m;
+			// 0.1 / 10 is 0.010000000000000002: keep the decimal the user would write
+			double digits = ceil(-log10(*out) - 1e-9);
+			if (digits > 0 && digits < 16) {
+				double p = pow(10, digits);
+				double r = nearbyint(*out * p) / p;
+				if (fabs(r - *out) <= 1e-12 * *out) {
+					*out = r;
+				}
+			}
+			return true;
+		}
+	}
+	return false;
 }

@@ -8,11 +8,14 @@
 #include "config.h"
 
 static void usage(FILE *out) {
-	fprintf(out, "usage: thermlog check-config [FILE]\n"
-		     "\n"
-		     "Validates FILE (default: -c FILE, else " CONFIG_DEFAULT_PATH ") and prints\n"
-		     "'configuration OK', or each error as FILE:LINE:COLUMN: problem.\n"
-		     "Exit status: 0 valid, 2 invalid or unreadable.\n");
+	fprintf(out,
+		"usage: thermlog check-config [FILE]\n"
+		"\n"
+		"Validates FILE (default: -c FILE, else " CONFIG_DEFAULT_PATH ") and prints\n"
+		"'configuration OK', or each error as FILE:LINE:COLUMN: problem, including\n"
+		"what the daemon would refuse at start (a listen address off loopback without\n"
+		"a token, a short token, unreadable token_file, tls_cert or tls_key).\n"
+		"Exit status: 0 valid, 2 invalid or unreadable.\n");
 }
 
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
@@ -46,7 +49,8 @@ int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
 	struct config cfg;
 	config_init(&cfg);
 	char *errors = NULL;
-	bool good = config_load(&cfg, path, &errors);
+	// The same whole-configuration checks the daemon applies at start and on reload.
+	bool good = config_load(&cfg, path, &errors) && config_validate(&cfg, &errors);
 	config_finish(&cfg);
 	if (!good) {
 		fputs(errors, stderr);

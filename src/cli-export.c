@@ -1,7 +1,8 @@
 /*
  * thermlog export, import and backup. Import reads its input twice (stdin is spooled to a
- * temporary file): the first pass validates every row and learns each new channel's
- * resolution from the decimals it uses, the second inserts everything in one transaction.
+ * temporary file): the first pass validates every row and learns each channel's resolution
+ * from the decimals it uses, the second inserts in short transactions with pauses between them,
+ * so a daemon writing the same database waits milliseconds, not the whole import.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,15 +12,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "channel.h"
+#include "cli-output.h"
 #include "cli-stats.h"
 #include "csv.h"
+#include "log.h"
 #include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
+
+#define IMPORT_BATCH      20000     // values per import transaction at most
+#define IMPORT_BATCH_MS   100       // and milliseconds of work per transaction at most
+#define IMPORT_PAUSE_MS   100       // between transactions: SQLite busy handlers poll this often
+#define IMPORT_OLDEST     946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
+#define IMPORT_FUTURE_S   3600      // tolerance for a clock a little ahead of ours
+#define IMPORT_MAX_PLACES 9
 
 /* ---- export ---- */
 
@@ -31,15 +42,20 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
 		{"format", required_argument, NULL, CLI_OPT_FORMAT},
 		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, CLI_OPT_FORCE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *usage = "usage: thermlog export [--from T] [--to T] [--channel KEY|GLOB]... "
-			    "[--format long|wide] [--include-unsynced] [-o FILE]\n";
+	const char *usage =
+		"usage: thermlog export [--from T] [--to T] [--channel KEY|GLOB]... "
+		"[--format long|wide] [--include-unsynced] [-o FILE [--force]]\n"
+		"-o FILE refuses an existing file unless --force, and the database and its "
+		"-wal/-shm always.\n";
 	struct cli_window w;
 	cli_window_init(&w);
 	enum export_format format = EXPORT_FORMAT_LONG;
 	const char *output = NULL;
+	bool force = false;
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
@@ -49,6 +65,8 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			goto out;
 		} else if (opt == 'o') {
 			output = optarg;
+		} else if (opt == CLI_OPT_FORCE) {
+			force = true;
 		} else if (opt == CLI_OPT_FORMAT) {
 			if (strcmp(optarg, "long") == 0) {
 				format = EXPORT_FORMAT_LONG;
@@ -70,6 +88,9 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			usage);
 		goto out;
 	}
+	if (!cli_window_check(ctx, &w, "export", now)) {
+		goto out;
+	}
 	struct store *store;
 	if ((rc = cli_open_store(ctx, "export", STORE_MODE_READ, &store)) != CLI_EXIT_OK) {
 		goto out;
@@ -80,13 +101,15 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		rc = cli_query_failed("export", -errno, err);
 		goto close;
 	}
-	FILE *f = output ? fopen(output, "w") : stdout;
-	if (!f) {
-		fprintf(stderr, "thermlog export: could not create %s: %s\n", output,
-			strerror(errno));
+	struct cli_output out = {0};
+	char *db_path = cli_store_path(ctx);
+	bool opened = !output || cli_output_open(&out, "export", output, db_path, force, 0);
+	free(db_path);
+	if (!opened) {
 		rc = CLI_EXIT_FAILURE;
 		goto destroy;
 	}
+	FILE *f = output ? out.f : stdout;
 	static char chunk[64 * 1024];
 	ssize_t n;
 	rc = CLI_EXIT_OK;
@@ -99,9 +122,14 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog export: could not read the database\n");
 		rc = CLI_EXIT_FAILURE;
 	}
-	if (ferror(f) || (output ? fclose(f) : fflush(f)) != 0) {
-		fprintf(stderr, "thermlog export: could not write %s: %s\n",
-			output ? output : "stdout", strerror(errno));
+	if (output) {
+		if (rc != CLI_EXIT_OK) {
+			cli_output_abort(&out);
+		} else if (!cli_output_commit(&out, "export")) {
+			rc = CLI_EXIT_FAILURE;
+		}
+	} else if (ferror(f) || fflush(f) != 0) {
+		fprintf(stderr, "thermlog export: could not write stdout: %s\n", strerror(errno));
 		rc = CLI_EXIT_FAILURE;
 	}
 destroy:
@@ -237,15 +265,19 @@ struct import_channel {
 	int places;       // the most decimal places among its values
 	bool known;       // already in the database
 	int64_t id;
-	double resolution;
+	double resolution; // known channels: what the import needs (finer than stored: refined)
+	double stored_resolution;
 	int64_t rows;
 };
+
+enum time_unit { TIME_UNIT_S = 1, TIME_UNIT_MS = 1000, TIME_UNIT_US = 1000000 };
 
 struct importer {
 	const char *name; // for messages
 	bool skip_bad;
 	bool quiet; // the second pass: rows were reported already
 	int64_t now;
+	enum time_unit unit;
 	struct import_channel *ch;
 	size_t n_ch, cap_ch;
 	size_t *index; // open-addressed hash of ch by key: slot -> index + 1
@@ -254,7 +286,16 @@ struct importer {
 	size_t n_stored;
 	int col_time, col_unix, col_channel, col_value, col_unit;
 	int64_t bad, good;
+	int64_t added, identical, conflicting; // second pass: what the store found
+	int64_t in_batch;                      // values in the open transaction
+	int64_t batch_start;                   // its start, CLOCK_MONOTONIC ms
 };
+
+static int64_t mono_ms(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 static uint64_t hash_key(const char *s) {
 	uint64_t h = UINT64_C(1469598103934665603); // FNV-1a
@@ -298,6 +339,7 @@ static struct import_channel *find_channel(struct importer *im, const char *key,
 			c->known = true;
 			c->id = im->stored[i].id;
 			c->resolution = im->stored[i].ch.resolution;
+			c->stored_resolution = c->resolution;
 			c->unit = im->stored[i].ch.unit;
 			break;
 		}
@@ -379,7 +421,15 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		      struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
 	unsigned long line = r->line;
 	const char *t = field(r, im->col_time);
-	if (*t) {
+	const char *u = *t ? t : field(r, im->col_unix);
+	char *end;
+	errno = 0;
+	long long stamp = *u >= '0' && *u <= '9' ? strtoll(u, &end, 10) : -1;
+	bool numeric = stamp >= 0 && !*end && errno == 0;
+	if (numeric) {
+		// A unix stamp in the unit given; whole seconds are stored (truncated).
+		*ts = stamp / (long long)im->unit;
+	} else if (*t) {
 		// Stored history is absolute: relative forms ("-24h", "now") make no sense here.
 		if (t[0] == '-' || strcmp(t, "now") == 0 || !timefmt_parse_time(t, im->now, ts)) {
 			report(im, line, "bad time '%s' (ISO 8601 with a zone, or unix seconds)",
@@ -387,14 +437,31 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 			return false;
 		}
 	} else {
-		const char *u = field(r, im->col_unix);
-		char *end;
-		long long v = strtoll(u, &end, 10);
-		if (!*u || *end || v < 0) {
-			report(im, line, "no time: the time and unix cells are empty or bad");
-			return false;
-		}
-		*ts = v;
+		report(im, line, "no time: the time and unix cells are empty or bad");
+		return false;
+	}
+	if (numeric && im->unit == TIME_UNIT_S && *ts > im->now + IMPORT_FUTURE_S &&
+	    stamp >= 100000000000LL) {
+		bool ms = stamp < 100000000000000LL;
+		report(im, line,
+		       "time %s looks like %s since 1970, not seconds; to import such stamps add "
+		       "--time-unit %s",
+		       u, ms ? "milliseconds" : "microseconds", ms ? "ms" : "us");
+		return false;
+	}
+	if (*ts > im->now + IMPORT_FUTURE_S) {
+		char iso[TIMEFMT_ISO_LEN];
+		timefmt_iso(*ts, iso);
+		report(im, line, "time %s (%s) is in the future (more than %d s after now)", u, iso,
+		       IMPORT_FUTURE_S);
+		return false;
+	}
+	if (*ts < IMPORT_OLDEST) {
+		char iso[TIMEFMT_ISO_LEN];
+		timefmt_iso(*ts, iso);
+		report(im, line, "time %s (%s) is before 2000-01-01: not a plausible stamp", u,
+		       iso);
+		return false;
 	}
 	const char *key = field(r, im->col_channel);
 	if (!channel_key_valid(key)) {
@@ -426,16 +493,27 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		return false;
 	}
 	if (first_pass) {
+		if (value->places > IMPORT_MAX_PLACES) {
+			report(im, line, "value %s has more than %d decimal places", v,
+			       IMPORT_MAX_PLACES);
+			return false;
+		}
 		if (c->known) {
-			int64_t q;
-			if (!quantize(value, c->resolution, &q)) {
-				report(im, line, "value %s is finer than %s's resolution %g", v,
-				       key, c->resolution);
+			// A finer value refines the channel (stored integers are rescaled exactly).
+			int64_t q, factor;
+			double res = c->resolution;
+			if (!quantize(value, res, &q) &&
+			    (!channel_common_resolution(c->resolution,
+							1.0 / (double)pow10s[value->places], &res,
+							&factor) ||
+			     !quantize(value, res, &q))) {
+				report(im, line,
+				       "value %s cannot be stored at %s's resolution %g or a finer "
+				       "common one",
+				       v, key, c->resolution);
 				return false;
 			}
-		} else if (value->places > 9) {
-			report(im, line, "value %s has more than 9 decimal places", v);
-			return false;
+			c->resolution = res;
 		} else if (value->places > c->places) {
 			c->places = value->places;
 		}
@@ -471,15 +549,36 @@ static int import_pass(struct importer *im, FILE *in, struct store *store, bool 
 		}
 		int64_t q;
 		if (!quantize(&value, c->resolution, &q)) {
-			// only possible if the first pass missed it: refuse rather than round
-			fprintf(stderr, "%s:%lu: value not representable\n", im->name, r.line);
-			rc = -1;
-			break;
+			continue; // reported by the first pass (--skip-bad)
 		}
-		if (store_insert_sample(store, ts, c->id, q) < 0) {
+		enum store_import_result res;
+		if (store_insert_sample(store, ts, c->id, q, &res) < 0) {
 			fprintf(stderr, "%s:%lu: could not store the value\n", im->name, r.line);
 			rc = -1;
 			break;
+		}
+		im->added += res == STORE_IMPORT_NEW;
+		im->identical += res == STORE_IMPORT_IDENTICAL;
+		im->conflicting += res == STORE_IMPORT_CONFLICT;
+		// Short transactions with a pause between them: a daemon's cycle write waiting on
+		// its busy handler gets in within one pause instead of waiting for the whole file.
+		if (++im->in_batch >= IMPORT_BATCH ||
+		    mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
+			if (store_commit(store) < 0) {
+				fprintf(stderr, "%s:%lu: could not commit\n", im->name, r.line);
+				rc = -1;
+				break;
+			}
+			log_debug("import: committed %lld values", (long long)im->in_batch);
+			im->in_batch = 0;
+			nanosleep(&(struct timespec){0, IMPORT_PAUSE_MS * 1000000L}, NULL);
+			if (store_begin(store) < 0) {
+				fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name,
+					r.line);
+				rc = -1;
+				break;
+			}
+			im->batch_start = mono_ms();
 		}
 	}
 	if (rc < 0 && r.error[0]) {
@@ -515,13 +614,16 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"format", required_argument, NULL, CLI_OPT_FORMAT},
 		{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
+		{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *usage = "usage: thermlog import [--format long] [--skip-bad] FILE|-\n"
-			    "Columns by header name: time (ISO 8601 or unix seconds) or unix, "
-			    "channel, value; optional unit.\n";
-	struct importer im = {.now = (int64_t)time(NULL)};
+	const char *usage =
+		"usage: thermlog import [--format long] [--skip-bad] [--time-unit s|ms|us] FILE|-\n"
+		"Columns by header name: time (ISO 8601 or unix seconds) or unix, channel, value; "
+		"optional unit.\nStamps must lie between 2000-01-01 and one hour from now; "
+		"--time-unit ms|us reads unix\nstamps in milliseconds or microseconds.\n";
+	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		if (opt == 'h') {
@@ -532,6 +634,19 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 			return CLI_EXIT_USAGE;
 		} else if (opt == CLI_OPT_SKIP_BAD) {
 			im.skip_bad = true;
+		} else if (opt == CLI_OPT_TIME_UNIT) {
+			if (strcmp(optarg, "s") == 0) {
+				im.unit = TIME_UNIT_S;
+			} else if (strcmp(optarg, "ms") == 0) {
+				im.unit = TIME_UNIT_MS;
+			} else if (strcmp(optarg, "us") == 0) {
+				im.unit = TIME_UNIT_US;
+			} else {
+				fprintf(stderr,
+					"thermlog import: bad --time-unit '%s' (s, ms or us)\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
 		} else if (opt != CLI_OPT_FORMAT) {
 			fputs(usage, stderr);
 			return CLI_EXIT_USAGE;
@@ -564,6 +679,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	if (import_pass(&im, in, store, true) < 0) {
 		goto out;
 	}
+	log_debug("import: %lld rows checked, %lld bad", (long long)im.good, (long long)im.bad);
 	if (im.bad > 0 && !im.skip_bad) {
 		fprintf(stderr,
 			"thermlog import: %lld bad rows; nothing imported (--skip-bad imports "
@@ -595,20 +711,40 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		}
 		new_channels++;
 	}
+	for (size_t i = 0; i < im.n_ch; i++) {
+		struct import_channel *c = &im.ch[i];
+		double applied;
+		if (c->known && c->resolution < c->stored_resolution &&
+		    store_channel_refine(store, c->id, c->resolution, &applied) < 0) {
+			fprintf(stderr, "thermlog import: could not refine %s to resolution %g\n",
+				c->key, c->resolution);
+			store_rollback(store);
+			goto out;
+		}
+	}
 	rewind(in);
 	im.bad = 0;
 	im.quiet = true;
+	im.batch_start = mono_ms();
 	if (import_pass(&im, in, store, false) < 0 || store_commit(store) < 0) {
-		fprintf(stderr, "thermlog import: nothing imported\n");
 		store_rollback(store);
+		if (im.added + im.identical + im.conflicting > im.in_batch) {
+			fprintf(stderr,
+				"thermlog import: stopped; the values before the failing batch are "
+				"stored, and the same import run again completes it\n");
+		} else {
+			fprintf(stderr, "thermlog import: nothing imported\n");
+		}
 		goto out;
 	}
 	// Roll up the imported hours now, so the next query over them is served from rollups.
 	if (store_maintain(store, im.now, 0) < 0) {
 		fprintf(stderr, "thermlog import: imported, but the hourly rollups failed\n");
 	}
-	printf("imported %lld values of %zu channels (%lld new) from %s", (long long)im.good,
-	       im.n_ch, (long long)new_channels, im.name);
+	printf("imported %lld values of %zu channels (%lld new channels) from %s: %lld new, %lld "
+	       "identical, %lld conflicting (the stored value kept)",
+	       (long long)im.added, im.n_ch, (long long)new_channels, im.name, (long long)im.added,
+	       (long long)im.identical, (long long)im.conflicting);
 	if (skipped) {
 		printf("; %lld bad rows skipped", (long long)skipped);
 	}
@@ -638,19 +774,35 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *path = argv[1];
-	if (access(path, F_OK) == 0) {
-		fprintf(stderr, "thermlog backup: %s exists; refusing to overwrite it\n", path);
-		return CLI_EXIT_FAILURE;
-	}
 	struct store *store;
 	int rc = cli_open_store(ctx, "backup", STORE_MODE_READ, &store);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
-	if (store_backup(store, path) < 0) { // logs why
-		fprintf(stderr, "thermlog backup: could not write %s\n", path);
-		rc = CLI_EXIT_FAILURE;
+	// The copy gets the database's mode: a 0640 database does not become world-readable.
+	char *db_path = cli_store_path(ctx);
+	struct stat sb;
+	mode_t mode = stat(db_path, &sb) == 0 ? (sb.st_mode & 07777) : 0600;
+	struct cli_output out;
+	rc = CLI_EXIT_FAILURE;
+	if (!cli_output_open(&out, "backup", path, db_path, false, mode)) {
+		goto out;
 	}
+	fclose(out.f); // SQLite writes the copy by name
+	out.f = NULL;
+	if (store_backup(store, out.tmp) < 0) { // logs why
+		fprintf(stderr, "thermlog backup: could not write %s\n", path);
+		cli_output_abort(&out);
+		goto out;
+	}
+	if (!cli_output_commit(&out, "backup")) {
+		goto out;
+	}
+	printf("wrote %s (%lld bytes, mode %04o), a copy of %s\n", path,
+	       stat(path, &sb) == 0 ? (long long)sb.st_size : 0LL, (unsigned)mode, db_path);
+	rc = CLI_EXIT_OK;
+out:
+	free(db_path);
 	store_close(store);
 	return rc;
 }

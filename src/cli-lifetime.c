@@ -191,9 +191,18 @@ static int cmd_calc(int argc, char **argv) {
 		return CLI_EXIT_USAGE;
 	}
 
+	static const struct lifetime_names flags = {
+		.rated_life_h = "--rated-life-h",
+		.rated_temp_c = "--rated-temp-c",
+		.model = "--model ",
+		.bt = "--bt",
+		.ea_ev = "--ea-ev",
+		.rise_k = "--self-heating-k",
+		.life_cap_years = "--cap-years",
+	};
 	struct lifetime_params p;
 	char *err = NULL;
-	if (!lifetime_params_init(&p, &cc, &err)) {
+	if (!lifetime_params_init_named(&p, &cc, &flags, &err)) {
 		fprintf(stderr, "thermlog lifetime calc: %s\n", err);
 		free(err);
 		return CLI_EXIT_USAGE;
@@ -250,6 +259,10 @@ static int cmd_calc(int argc, char **argv) {
 			json_object_end(&j);
 		}
 		json_array_end(&j);
+		json_key(&j, "self_heating_k");
+		json_double(&j, p.rise_k);
+		json_key(&j, "equivalent_effective_temp_c");
+		json_double(&j, r.equivalent_temp_c + p.rise_k);
 		json_object_end(&j);
 		buf_putc(&b, '\n');
 		fputs(b.data, stdout);
@@ -258,20 +271,34 @@ static int cmd_calc(int argc, char **argv) {
 	}
 
 	if (profile) {
-		printf("profile: %zu steps over %.6g h, mean %.2f °C\n", n, r.observed_h,
-		       r.mean_temp_c);
+		if (p.rise_k != 0) {
+			printf("profile: %zu steps over %.6g h, mean %.2f °C measured, %.2f °C "
+			       "effective (%+g K)\n",
+			       n, r.observed_h, r.mean_temp_c, r.mean_temp_c + p.rise_k, p.rise_k);
+		} else {
+			printf("profile: %zu steps over %.6g h, mean %.2f °C\n", n, r.observed_h,
+			       r.mean_temp_c);
+		}
 		print_hours("effective life (Miner):", r.life_h);
 		if (capped) {
 			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
 		}
-		printf("%-28s %.2f °C\n", "equivalent temperature:", r.equivalent_temp_c);
+		if (p.rise_k != 0) {
+			printf("%-28s %.2f °C measured, %.2f °C effective\n",
+			       "equivalent temperature:", r.equivalent_temp_c,
+			       r.equivalent_temp_c + p.rise_k);
+		} else {
+			printf("%-28s %.2f °C\n", "equivalent temperature:", r.equivalent_temp_c);
+		}
 		print_hours("life at the mean temp.:", r.life_at_mean_temp_h);
 		printf("%-28s %.1f %% longer than Miner's\n", "  mean-temperature estimate",
 		       100 * (r.life_at_mean_temp_h / r.life_uncapped_h - 1));
 	} else {
-		char what[64];
+		char what[96];
 		if (p.rise_k != 0) {
-			snprintf(what, sizeof(what), "life at %g °C + %g K:", temp, p.rise_k);
+			snprintf(what, sizeof(what),
+				 "life at %g °C measured, %g °C effective (%+g K):", temp,
+				 temp + p.rise_k, p.rise_k);
 		} else {
 			snprintf(what, sizeof(what), "life at %g °C:", temp);
 		}
@@ -285,32 +312,71 @@ static int cmd_calc(int argc, char **argv) {
 	return CLI_EXIT_OK;
 }
 
+/* Whether an entry has figures to show: observed time and a finite damage sum. */
+static bool has_data(const struct lifetime_report_entry *e) {
+	return e->r.observed_h > 0 && isfinite(e->r.consumed_fraction) && isfinite(e->r.life_h);
+}
+
 static void print_table(const struct lifetime_report *rep) {
 	printf("%-22s %-30s %9s %9s %16s %8s %12s %12s %16s\n", "capacitor", "sensor", "observed",
 	       "consumed", "effective life", "T_eq", "life@mean", "life@p95", "remaining");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
-		char life[32], rem[32];
+		if (!has_data(e)) {
+			// The warnings below say why (sensor not found, empty window).
+			printf("%-22s %-30s %9s\n", e->cc->name, e->sensor_key, "no data");
+			continue;
+		}
+		char life[32], rem[32], consumed[32];
 		snprintf(life, sizeof(life), "%.0f h %s%.1fy", r->life_h, r->capped ? "*" : "",
 			 r->life_h / LIFETIME_HOURS_PER_YEAR);
+		// ~: includes time in service before the history, extrapolated (see its warning)
+		snprintf(consumed, sizeof(consumed),
+			 r->consumed_extrapolated > 0 ? "%.5f~" : "%.5f", r->consumed_total);
 		snprintf(rem, sizeof(rem), "%.0f h %.1fy", r->remaining_h,
 			 r->remaining_h / LIFETIME_HOURS_PER_YEAR);
-		printf("%-22s %-30s %7.1f h %9.5f %16s %6.1f°C %10.0f h %10.0f h %16s\n",
-		       e->cc->name, e->sensor_key, r->observed_h, r->consumed_fraction, life,
-		       r->equivalent_temp_c, r->life_at_mean_temp_h, e->life_at_p95_temp_h, rem);
+		printf("%-22s %-30s %7.1f h %9s %16s %6.1f°C %10.0f h %10.0f h %16s\n", e->cc->name,
+		       e->sensor_key, r->observed_h, consumed, life, r->equivalent_temp_c,
+		       r->life_at_mean_temp_h, e->life_at_p95_temp_h, rem);
 	}
-	printf("years of 8760 h; * capped at the seal-ageing limit. Reductions of 10/20/30 K at "
-	       "T_eq:\n");
+	printf("years of 8760 h; * capped at the seal-ageing limit; ~ with time in service before "
+	       "the history, extrapolated. Reductions of 10/20/30 K at T_eq:\n");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
+		if (!has_data(e)) {
+			continue;
+		}
 		printf("  %s:", e->cc->name);
 		for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
 			printf("  -%g K: x%.2f (%.0f h)", r->relative[k].reduction_k,
 			       r->relative[k].factor, r->relative[k].life_h);
 		}
 		printf("\n");
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_report_entry *e = &rep->entries[i];
+		const struct lifetime_result *r = &e->r;
+		if (!has_data(e) || r->self_heating_k == 0) {
+			continue;
+		}
+		// The table's temperatures are the sensor's; the model ages the part hotter.
+		printf("%s: measured / effective (%+g K self-heating): T_eq %.1f / %.1f °C, mean %.1f / "
+		       "%.1f °C, p95 %.1f / %.1f °C\n",
+		       e->cc->name, r->self_heating_k, r->equivalent_temp_c,
+		       r->equivalent_temp_c + r->self_heating_k, r->mean_temp_c,
+		       r->mean_temp_c + r->self_heating_k, e->p95_temp_c,
+		       e->p95_temp_c + r->self_heating_k);
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_result *r = &rep->entries[i].r;
+		if (has_data(&rep->entries[i]) && r->past_life) {
+			printf("%s: PAST ITS ESTIMATED LIFE: %.0f %% of its wear-out life consumed%s; "
+			       "replace it or check it\n",
+			       rep->entries[i].cc->name, 100 * r->consumed_total,
+			       r->consumed_extrapolated > 0 ? " (partly extrapolated)" : "");
+		}
 	}
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_result *r = &rep->entries[i].r;

@@ -1,5 +1,6 @@
 /* thermlog sample: reads every channel once and prints a table or JSON; stores nothing. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,15 @@
 #include "cli.h"
 #include "json.h"
 #include "sampler.h"
+#include "stats.h"
 #include "xalloc.h"
 
 static const char usage_text[] =
 	"usage: thermlog sample [--sysfs-root DIR] [-c FILE] [--json]\n"
 	"\n"
 	"Reads every channel once and prints it; nothing is stored. Channels that fail carry\n"
-	"their error, and the exit status is still 0.\n"
+	"their error, and the exit status is still 0. The table shows each value rounded to its\n"
+	"channel's resolution; --json gives the exact reading.\n"
 	"\n"
 	"  --sysfs-root DIR  read DIR instead of the configured sysfs_root (default /sys)\n"
 	"  --json            {\"time\": ..., \"channels\": [{\"key\", \"source\", \"label\", \"kind\",\n"
@@ -52,7 +55,10 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 		} else {
 			json_double(&j, rd[i].value);
 		}
-		char *path = xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
+		// /proc files (meminfo) carry their absolute path; sysfs ones are relative
+		char *path = ch[i].path[0] == '/'
+				     ? xstrdup(ch[i].path)
+				     : xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
 		json_key(&j, "path");
 		json_string(&j, path);
 		free(path);
@@ -67,7 +73,20 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 	buf_putc(out, '\n');
 }
 
-/* "43.461 °C", "1800 MHz": a value for people, in the channel's unit. */
+/* Decimal places that show a value at @resolution (0.000439453125 -> 4), at most 9. */
+static int resolution_places(double resolution, double div) {
+	double r = resolution / div;
+	if (!(r > 0) || !isfinite(r) || r >= 1) {
+		return 0;
+	}
+	int places = (int)ceil(-log10(r) - 1e-9);
+	return places > 9 ? 9 : places;
+}
+
+/*
+ * "43.461 °C", "1800 MHz": a value for people, in the channel's unit, rounded to the channel's
+ * resolution (an IIO voltage is 1.3750 V, not 1.375048828125 V); --json keeps the exact value.
+ */
 static char *human_value(const struct channel *c, double v) {
 	static const struct {
 		const char *unit, *symbol;
@@ -87,7 +106,16 @@ static char *human_value(const struct channel *c, double v) {
 		}
 	}
 	char num[32];
-	json_format_double(num, v / div);
+	double shown = v / div;
+	if (c->resolution > 0) {
+		// (raw + offset) × scale carries more digits than the sensor resolves
+		int digits = stats_resolution_digits(c->resolution / div);
+		double p =
+			pow(10, digits >= 0 && digits <= 9 ? digits
+							   : resolution_places(c->resolution, div));
+		shown = nearbyint(shown * p) / p;
+	}
+	json_format_double(num, shown);
 	return *symbol ? xasprintf("%s %s", num, symbol) : xstrdup(num);
 }
 

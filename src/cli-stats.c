@@ -89,6 +89,33 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 	}
 }
 
+bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
+		      int64_t now) {
+	static const char *const names[] = {"--from", "--to"};
+	if (!w->p.has_from && !w->p.has_to) {
+		return true; // the whole stored history, bounded by what is stored
+	}
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		return false;
+	}
+	// As in the API: an end left out is now (--to) or the limit does not apply (--from).
+	int64_t from = w->p.has_from ? w->p.from : INT64_MIN;
+	int64_t to = w->p.has_to ? w->p.to : now;
+	char *err = NULL;
+	int bad;
+	int rc = query_window_check(from, to, !w->p.has_to,
+				    w->p.has_from ? cfg.http.max_window_s : 0, names, &bad, &err);
+	config_finish(&cfg);
+	if (rc < 0) {
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
+		free(err);
+		return false;
+	}
+	return true;
+}
+
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
 		   struct store **store) {
 	struct config cfg;
@@ -110,6 +137,14 @@ int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mo
 	return rc;
 }
 
+char *cli_store_path(const struct cli_context *ctx) {
+	struct config cfg;
+	bool good = cli_load_config(ctx, &cfg);
+	char *path = good ? xstrdup(cli_db_path(ctx, &cfg)) : NULL;
+	config_finish(&cfg);
+	return path;
+}
+
 int cli_query_failed(const char *cmd, int rc, char *err) {
 	fprintf(stderr, "thermlog %s: %s\n", cmd, err ? err : strerror(-rc));
 	free(err);
@@ -126,6 +161,9 @@ static int emit(const char *cmd, struct buf *b) {
 }
 
 enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
+
+/* Options of peak alone. */
+enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE };
 
 static void usage(FILE *out, enum query_kind kind) {
 	switch (kind) {
@@ -144,10 +182,13 @@ static void usage(FILE *out, enum query_kind kind) {
 		      out);
 		break;
 	case QUERY_PEAK:
-		fputs("usage: thermlog peak --channel KEY [--samples N] [--from T] [--to T] "
-		      "[--include-unsynced] [--json]\n"
-		      "The N cycles (default 30) centred on the channel's maximum, with every "
-		      "channel's value.\n",
+		fputs("usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
+		      "                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
+		      "                    [--include-unsynced] [--json]\n"
+		      "The N cycles (default 30) centred on the channel's maximum, or those within\n"
+		      "DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
+		      "channel). The table fits 100 columns, showing as many companions as fit;\n"
+		      "--wide shows them all with their full keys.\n",
 		      out);
 		break;
 	case QUERY_CHANNELS:
@@ -167,6 +208,9 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
 		{"interval", required_argument, NULL, CLI_OPT_INTERVAL},
 		{"samples", required_argument, NULL, CLI_OPT_SAMPLES},
+		{"with", required_argument, NULL, PEAK_OPT_WITH},
+		{"around", required_argument, NULL, PEAK_OPT_AROUND},
+		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
 		{"json", no_argument, NULL, CLI_OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -175,10 +219,14 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	struct cli_window w;
 	cli_window_init(&w);
 	bool json = false;
+	const char **with = NULL;
+	size_t cap_with = 0;
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		bool allowed = kind == QUERY_STATS  ? opt != CLI_OPT_SAMPLES
+		bool peak_only = opt == CLI_OPT_SAMPLES || opt == PEAK_OPT_WITH ||
+				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
+		bool allowed = kind == QUERY_STATS  ? !peak_only
 			       : kind == QUERY_PEAK ? opt != CLI_OPT_PERCENTILE
 						    : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h') {
@@ -209,6 +257,28 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			w.p.samples = (unsigned)n;
 			continue;
 		}
+		if (opt == PEAK_OPT_WITH) {
+			with = xgrow(with, &cap_with, w.p.n_with + 1, sizeof(*with));
+			with[w.p.n_with++] = optarg;
+			w.p.with = with;
+			continue;
+		}
+		if (opt == PEAK_OPT_AROUND) {
+			int64_t ms;
+			if (!timefmt_parse_duration_ms(optarg, &ms) || ms < 1000) {
+				fprintf(stderr,
+					"thermlog %s: bad --around '%s' (a duration of at least 1s, "
+					"e.g. 15m)\n",
+					cmd, optarg);
+				goto out;
+			}
+			w.p.around_s = ms / 1000;
+			continue;
+		}
+		if (opt == PEAK_OPT_WIDE) {
+			w.p.wide = true;
+			continue;
+		}
 		if (cli_window_option(&w, cmd, opt, optarg, now) < 0) {
 			goto out;
 		}
@@ -222,8 +292,11 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		fprintf(stderr, "thermlog peak: name one --channel\n");
 		goto out;
 	}
-	if (w.p.has_from && w.p.has_to && w.p.from >= w.p.to) {
-		fprintf(stderr, "thermlog %s: --from must be before --to\n", cmd);
+	if (w.p.samples && w.p.around_s) {
+		fprintf(stderr, "thermlog peak: give --samples N or --around DUR, not both\n");
+		goto out;
+	}
+	if (!cli_window_check(ctx, &w, cmd, now)) {
 		goto out;
 	}
 	struct store *store;
@@ -250,6 +323,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	buf_finish(&b);
 	store_close(store);
 out:
+	free(with);
 	cli_window_finish(&w);
 	return rc;
 }

@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{"export", cli_export, "write samples as CSV (long or wide)"},
 	{"import", cli_import, "load samples from a long-format CSV file"},
 	{"backup", cli_backup, "write a consistent copy of the database"},
+	{"repair", cli_repair, "remove cycles a clock glitch stamped in the future"},
 	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
 };
 

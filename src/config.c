@@ -179,6 +179,20 @@ static void offset_position(const char *text, size_t len, size_t offset, size_t 
 	}
 }
 
+/* The 1-based column of a tab in the indentation of line @line (1-based), or 0 if none. */
+static size_t indent_tab_col(const char *text, size_t len, size_t line) {
+	size_t i = 0;
+	for (size_t l = 1; l < line && i < len; i++) {
+		l += text[i] == '\n';
+	}
+	for (size_t col = 1; i < len && (text[i] == ' ' || text[i] == '\t'); i++, col++) {
+		if (text[i] == '\t') {
+			return col;
+		}
+	}
+	return 0;
+}
+
 static void syntax_error(struct parser *p, yaml_parser_t *yp, const char *text, size_t len) {
 	size_t line, col;
 	const char *problem = yp->problem ? yp->problem : "invalid YAML";
@@ -195,6 +209,11 @@ static void syntax_error(struct parser *p, yaml_parser_t *yp, const char *text, 
 	}
 	line = yp->problem_mark.line + 1;
 	col = yp->problem_mark.column + 1;
+	size_t tab = indent_tab_col(text, len, line);
+	if (tab) {
+		error_at(p, line, tab, "tabs are not allowed for indentation: indent with spaces");
+		return;
+	}
 	if (yp->context) {
 		error_at(p, line, col, "%s %s started at line %zu, column %zu", problem,
 			 yp->context, yp->context_mark.line + 1, yp->context_mark.column + 1);
@@ -690,11 +709,12 @@ static const char *const source_prefixes[SOURCE_COUNT][3] = {
 	[SOURCE_CPUFREQ] = {"cpufreq", NULL},
 	[SOURCE_DEVFREQ] = {"devfreq", NULL},
 	[SOURCE_IIO] = {"iio", NULL},
+	[SOURCE_MEMINFO] = {"meminfo", NULL},
 };
 
 static const char *const source_names[SOURCE_COUNT] = {
 	[SOURCE_THERMAL] = "thermal", [SOURCE_HWMON] = "hwmon", [SOURCE_CPUFREQ] = "cpufreq",
-	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",
+	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",     [SOURCE_MEMINFO] = "meminfo",
 };
 
 /* NULL if @pat is a usable fnmatch() pattern for channel keys, else the problem. */
@@ -822,7 +842,8 @@ static void parse_source(struct parser *p, const struct node *map, enum source_i
 }
 
 static void parse_sources(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {"thermal", "hwmon", "cpufreq", "devfreq", "iio", NULL};
+	static const char *const keys[] = {"thermal", "hwmon",   "cpufreq", "devfreq",
+					   "iio",     "meminfo", NULL};
 	if (!check_mapping(p, map, "sources", keys)) {
 		return;
 	}
@@ -903,7 +924,9 @@ static void parse_http(struct parser *p, const struct node *map) {
 	const struct node *token = NULL, *token_file = NULL, *cert = NULL, *key = NULL;
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		const struct node *k = map->items[i], *v = map->items[i + 1];
+		struct config_mark at = {(unsigned)v->line, (unsigned)v->col};
 		if (key_is(k, "listen")) {
+			http->listen_at = at;
 			if (want_scalar(p, v, "listen", "ADDRESS:PORT")) {
 				const char *problem = listen_problem(v->text);
 				if (problem) {
@@ -913,6 +936,7 @@ static void parse_http(struct parser *p, const struct node *map) {
 				}
 			}
 		} else if (key_is(k, "token")) {
+			http->token_at = at;
 			if (!is_null(v) && v->kind == NODE_SCALAR && !token_valid(v->text)) {
 				error_node(p, v, "token: must be visible ASCII without spaces");
 			} else {
@@ -920,14 +944,17 @@ static void parse_http(struct parser *p, const struct node *map) {
 				token = http->token ? v : NULL;
 			}
 		} else if (key_is(k, "token_file")) {
+			http->token_file_at = at;
 			get_optional_string(p, v, "token_file", &http->token_file);
 			token_file = http->token_file ? v : NULL;
 		} else if (key_is(k, "metrics_public")) {
 			get_bool(p, v, "metrics_public", &http->metrics_public);
 		} else if (key_is(k, "tls_cert")) {
+			http->tls_cert_at = at;
 			get_optional_string(p, v, "tls_cert", &http->tls_cert);
 			cert = http->tls_cert ? v : NULL;
 		} else if (key_is(k, "tls_key")) {
+			http->tls_key_at = at;
 			get_optional_string(p, v, "tls_key", &http->tls_key);
 			key = http->tls_key ? v : NULL;
 		} else if (key_is(k, "max_points")) {
@@ -1399,9 +1426,9 @@ static void parse_capacitors(struct parser *p, const struct node *seq) {
 }
 
 static void parse_root(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {"interval",     "database",   "sysfs_root", "retention",
-					   "rescan",       "http",       "sources",    "channels",
-					   "iio_channels", "capacitors", NULL};
+	static const char *const keys[] = {"interval",  "database",     "sysfs_root", "procfs_root",
+					   "retention", "rescan",       "http",       "sources",
+					   "channels",  "iio_channels", "capacitors", NULL};
 	struct config *cfg = p->cfg;
 	if (map->kind != NODE_MAPPING && !is_null(map) && map->kind != NODE_BAD) {
 		error_node(p, map, "the configuration must be a mapping of keys to values, got %s",
@@ -1419,6 +1446,8 @@ static void parse_root(struct parser *p, const struct node *map) {
 			get_string(p, v, "database", &cfg->database);
 		} else if (key_is(k, "sysfs_root")) {
 			get_string(p, v, "sysfs_root", &cfg->sysfs_root);
+		} else if (key_is(k, "procfs_root")) {
+			get_string(p, v, "procfs_root", &cfg->procfs_root);
 		} else if (key_is(k, "retention")) {
 			parse_retention(p, v);
 		} else if (key_is(k, "rescan")) {
@@ -1444,6 +1473,7 @@ void config_init(struct config *cfg) {
 		.interval_ms = 60000,
 		.database = xstrdup(CONFIG_DEFAULT_DATABASE),
 		.sysfs_root = xstrdup("/sys"),
+		.procfs_root = xstrdup("/proc"),
 		.retention_raw_s = 400 * DAY_S,
 		.rescan_s = 300,
 		.http =
@@ -1470,6 +1500,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->path);
 	free(cfg->database);
 	free(cfg->sysfs_root);
+	free(cfg->procfs_root);
 	free(cfg->http.listen);
 	free(cfg->http.token);
 	free(cfg->http.token_file);
@@ -1572,6 +1603,152 @@ bool config_load(struct config *cfg, const char *path, char **errors) {
 	bool good = config_load_string(cfg, path, text, len, errors);
 	free(text);
 	return good;
+}
+
+/* --- whole-configuration checks --- */
+
+__attribute__((format(printf, 4, 5))) static void
+problem_at(struct buf *b, const char *name, struct config_mark at, const char *fmt, ...) {
+	if (at.line) {
+		buf_printf(b, "%s:%u:%u: ", name, at.line, at.col);
+	} else {
+		buf_printf(b, "%s: ", name);
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	buf_putc(b, '\n');
+}
+
+/* Reads a small file the configuration names; NULL with the problem added to @b. */
+static char *read_named_file(struct buf *b, const char *name, struct config_mark at,
+			     const char *key, const char *path) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : 0;
+	char *text = NULL;
+	size_t len = 0;
+	if (rc == 0) {
+		rc = read_capped(fd, &text, &len);
+		close(fd);
+	}
+	if (rc < 0) {
+		problem_at(b, name, at, "%s: cannot read '%s': %s", key, path, strerror(-rc));
+		return NULL;
+	}
+	const char *why = len == 0                 ? "the file is empty"
+			  : len > CONFIG_MAX_BYTES ? "the file is larger than 1 MiB"
+			  : strlen(text) != len    ? "the file is binary (contains a NUL byte)"
+						   : NULL;
+	if (why) {
+		problem_at(b, name, at, "%s: '%s': %s", key, path, why);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+bool config_listen_is_loopback(const char *listen) {
+	// Only the address matters here: a flag may ask for port 0 (any free port).
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *end = !listen            ? NULL
+			  : listen[0] == '[' ? strchr(listen, ']')
+					     : strrchr(listen, ':');
+	const char *start = listen && listen[0] == '[' ? listen + 1 : listen;
+	if (!end || end < start || (size_t)(end - start) >= sizeof(addr)) {
+		return false;
+	}
+	size_t n = (size_t)(end - start);
+	memcpy(addr, start, n);
+	addr[n] = '\0';
+	struct in_addr in4;
+	struct in6_addr in6;
+	if (strcmp(addr, "localhost") == 0) {
+		return true; // the server binds it as 127.0.0.1
+	}
+	if (inet_pton(AF_INET, addr, &in4) == 1) {
+		return (ntohl(in4.s_addr) >> 24) == 127;
+	}
+	if (inet_pton(AF_INET6, addr, &in6) == 1) {
+		return IN6_IS_ADDR_LOOPBACK(&in6) ||
+		       (IN6_IS_ADDR_V4MAPPED(&in6) && in6.s6_addr[12] == 127);
+	}
+	return false;
+}
+
+bool config_validate_http(const struct config *cfg, int local, char **errors) {
+	const struct http_config *hc = &cfg->http;
+	const char *name = cfg->path ? cfg->path : "configuration";
+	struct buf b;
+	buf_init(&b);
+	char *token = NULL;
+	struct config_mark token_at = hc->token_at;
+	if (hc->token) {
+		token = xstrdup(hc->token);
+	} else if (hc->token_file) {
+		token_at = hc->token_file_at;
+		token = read_named_file(&b, name, hc->token_file_at, "http.token_file",
+					hc->token_file);
+		size_t n = token ? strlen(token) : 0;
+		while (n > 0 &&
+		       (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' ')) {
+			token[--n] = '\0';
+		}
+	}
+	const char *key = hc->token ? "http.token" : "http.token_file";
+	if (token && !token_valid(token)) {
+		problem_at(&b, name, token_at, "%s: the token must be visible ASCII without spaces",
+			   key);
+	} else if (token && strlen(token) < CONFIG_TOKEN_MIN_LEN) {
+		problem_at(
+			&b, name, token_at,
+			"%s: the token has %zu characters, at least %d are required (e.g. `openssl rand -hex 32`)",
+			key, strlen(token), CONFIG_TOKEN_MIN_LEN);
+	}
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	if (local < 0) {
+		local = config_listen_is_loopback(hc->listen);
+	}
+	if (!local && !hc->token && !hc->token_file) {
+		problem_at(
+			&b, name, hc->listen_at,
+			"http.listen: '%s' is not a loopback address, so a token is required: set http.token or http.token_file (or listen on 127.0.0.1 behind an SSH tunnel or a reverse proxy)",
+			hc->listen ? hc->listen : "the socket-activated listener");
+	}
+	if (hc->tls_cert && !hc->tls_key) {
+		problem_at(&b, name, hc->tls_cert_at, "http.tls_cert: needs http.tls_key as well");
+	} else if (hc->tls_key && !hc->tls_cert) {
+		problem_at(&b, name, hc->tls_key_at, "http.tls_key: needs http.tls_cert as well");
+	}
+	if (hc->tls_cert) {
+		free(read_named_file(&b, name, hc->tls_cert_at, "http.tls_cert", hc->tls_cert));
+	}
+	if (hc->tls_key) {
+		char *pem = read_named_file(&b, name, hc->tls_key_at, "http.tls_key", hc->tls_key);
+		if (pem) {
+			explicit_bzero(pem, strlen(pem));
+		}
+		free(pem);
+	}
+	bool good = b.len == 0;
+	if (!good && errors) {
+		if (*errors) {
+			char *all = xasprintf("%s%s", *errors, b.data);
+			free(*errors);
+			*errors = all;
+		} else {
+			*errors = buf_steal(&b);
+		}
+	}
+	buf_finish(&b);
+	return good;
+}
+
+bool config_validate(const struct config *cfg, char **errors) {
+	return config_validate_http(cfg, -1, errors);
 }
 
 const char *config_source_name(enum source_id id) {

@@ -6,12 +6,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -19,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "capwatch.h"
 #include "clock.h"
 #include "config.h"
@@ -43,6 +46,18 @@
 #define MAX_CAPACITORS    64
 #define DEMO_INTERVAL     "5s"
 #define DEMO_BACKFILL_S   (7 * 86400)
+/*
+ * A stamp more than this (or two intervals, if longer) ahead of the timeline anchor plus the
+ * boot-clock time elapsed since it is a clock glitch: stored unsynced, never followed. A jump
+ * the clock keeps for JUMP_ADOPT_MS is a real step (an RTC-less board's first sync) and is
+ * followed from then on. docs/DAEMON.md states both.
+ */
+#define JUMP_MIN_S    300
+#define JUMP_ADOPT_MS (10 * 60 * 1000)
+#define STATE_ANCHOR  "daemon.anchor" // "ts boot_id boot_ms" of the timeline anchor
+/* The sampling loop never waits longer for another connection's write lock (a long import):
+ * a cycle that cannot get it is queued and written at the next cycle. */
+#define BUSY_TIMEOUT_MS 100
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -75,6 +90,7 @@ struct daemon {
 	struct live *live;
 	struct http *http;
 	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
+	int lock_fd;   // flock()ed PATH.lock: one daemon per database
 	struct capwatch *capwatch;
 	struct notify *notify;
 	struct sim *sim;
@@ -84,8 +100,13 @@ struct daemon {
 	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
 	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
 
-	int64_t last_ts;      // the last stored or queued cycle, s since epoch; 0 = none
-	int64_t last_mono_ms; // when last_ts was stamped (boot clock); 0 = in another process
+	// The timeline anchor: the last cycle this daemon stamped plausibly (never an imported
+	// row, never a glitch), s since epoch; 0 = none.
+	int64_t last_ts;
+	int64_t last_mono_ms;  // when last_ts was stamped (boot clock); 0 = in another boot
+	int64_t jump_since_ms; // boot clock: since when the wall clock is implausibly ahead; 0 =
+			       // not
+	int64_t jump_offset_s; // that jump's wall minus boot clock, to tell one jump from the next
 	int64_t prev_wall_ms, prev_mono_ms; // the previous cycle, for step detection
 	bool continued;       // stamping on the continued timeline after a backwards step
 	bool waiting;         // skipping slots after a small backwards step
@@ -94,6 +115,7 @@ struct daemon {
 	struct queued *queue;
 	size_t q_head, q_len, q_cap, q_bytes;
 	bool queue_logged, drop_logged;
+	bool busy;              // the last write attempt met another connection's lock
 	size_t queue_max_bytes; // QUEUE_MAX_BYTES, or $THERMLOG_TEST_QUEUE_MAX_BYTES in tests
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
@@ -106,6 +128,8 @@ struct daemon {
 	int64_t last_hour; // hour of the last store_maintain()
 	bool ready;
 	bool url_printed;
+	dev_t db_dev; // the database file opened, to notice it deleted or replaced
+	ino_t db_ino;
 };
 
 /* --- time --------------------------------------------------------------------------------- */
@@ -295,17 +319,27 @@ static void stored(struct daemon *d, const struct cycle *c) {
 	}
 }
 
-/* Hourly work: rollups and retention, the capacitors' persisted state, the size figures. */
-static void maintain(struct daemon *d, int64_t ts) {
+static void anchor_save(struct daemon *d);
+
+/*
+ * Hourly work: rollups and retention, the capacitors' persisted state, the size figures.
+ * Retention runs only from a stamp a sync source or the absence of one vouches for
+ * (@trusted): an unsynced clock far ahead would delete history.
+ */
+static void maintain(struct daemon *d, int64_t ts, bool trusted) {
 	int64_t hour = floor_div(ts, 3600);
 	if (d->capwatch) {
 		capwatch_persist(d->capwatch, ts);
 	}
-	if (hour == d->last_hour) {
+	if (hour == d->last_hour || !trusted) {
 		return;
 	}
 	d->last_hour = hour;
-	if (store_maintain(d->store, ts, d->cfg->retention_raw_s) < 0) {
+	anchor_save(d);
+	int rc = store_maintain(d->store, ts, d->cfg->retention_raw_s);
+	if (rc == -EBUSY) {
+		d->last_hour = 0; // another connection holds the lock: retried at the next cycle
+	} else if (rc < 0) {
 		log_warn("hourly maintenance failed; it is retried next hour");
 	}
 	struct store_info info;
@@ -315,6 +349,82 @@ static void maintain(struct daemon *d, int64_t ts) {
 }
 
 /* --- one cycle ----------------------------------------------------------------------------- */
+
+static int open_store(struct daemon *d);
+static struct http *start_http(struct daemon *d, const struct config *cfg);
+
+static void remember_db_file(struct daemon *d) {
+	struct stat st;
+	if (stat(d->db_path, &st) == 0) {
+		d->db_dev = st.st_dev;
+		d->db_ino = st.st_ino;
+	}
+}
+
+/*
+ * The database file deleted or renamed under the running daemon: writing on would fill an
+ * unlinked inode (lost at stop) or a file nobody looks for. Checked before every cycle (one
+ * stat()). The history still reachable through the open connection is copied to the configured
+ * path (SQLite's backup API), then the daemon reopens there; a file someone put in its place
+ * is opened as at start (refused if foreign, moved aside if corrupt).
+ */
+static void check_db_file(struct daemon *d, int64_t now) {
+	struct stat st;
+	int r = stat(d->db_path, &st);
+	bool missing = r < 0 && errno == ENOENT;
+	if ((r < 0 && !missing) || (r == 0 && st.st_dev == d->db_dev && st.st_ino == d->db_ino)) {
+		return; // the same file, or no way to tell: write on
+	}
+	log_error("the database %s was deleted or replaced while running: %s", d->db_path,
+		  missing ? "copying the history still open to it and reopening there"
+			  : "reopening the file now at that path");
+	char *tmp = xasprintf("%s.reopen", d->db_path);
+	bool copied = false;
+	if (missing) {
+		unlink(tmp);
+		copied = store_backup(d->store, tmp) == 0; // logs its own failure
+	}
+	store_close(d->store);
+	d->store = NULL;
+	if (missing) {
+		// The WAL and shm of the vanished file must not be applied to the new one.
+		static const char *const stale[] = {"-wal", "-shm"};
+		for (size_t i = 0; i < 2; i++) {
+			char *p = xasprintf("%s%s", d->db_path, stale[i]);
+			unlink(p);
+			free(p);
+		}
+		if (copied &&
+		    renameat2(AT_FDCWD, tmp, AT_FDCWD, d->db_path, RENAME_NOREPLACE) < 0) {
+			log_errno("could not move %s to %s", tmp, d->db_path);
+		}
+	}
+	unlink(tmp);
+	free(tmp);
+	if (open_store(d) < 0) {
+		log_error("could not reopen the database %s: cycles wait in memory; retried at the "
+			  "next cycle",
+			  d->db_path);
+		d->db_ino = 0;
+		return;
+	}
+	store_set_busy_timeout(d->store, BUSY_TIMEOUT_MS);
+	remember_db_file(d);
+	d->health.database_reopens++;
+	d->health.database_reopened_at = now;
+	chanset_unref(d->present_set); // the new file's presence marks start afresh
+	d->present_set = NULL;
+	if (d->capwatch) {
+		capwatch_destroy(d->capwatch);
+		d->capwatch = capwatch_create(d->cfg, d->store);
+	}
+	// The HTTP thread's read-only connection still points at the old file.
+	http_destroy(d->http);
+	d->http = start_http(d, d->cfg);
+	if (!d->http) {
+		log_error("the HTTP server did not restart after the database was reopened");
+	}
+}
 
 /* Bytes available to us on the database's file system, 0 if unknown. */
 static uint64_t db_avail(const struct daemon *d) {
@@ -360,8 +470,10 @@ static void flush_queue(struct daemon *d) {
 			.readings = q->readings,
 		};
 		int rc = store_write_cycle(d->store, &c);
+		d->busy = rc == -EBUSY;
 		if (rc == -EEXIST) {
-			log_warn("dropped a queued cycle: the store already has a later one");
+			log_warn(
+				"dropped a queued cycle: the store already has one with its stamp");
 		} else if (rc < 0) {
 			break;
 		} else {
@@ -434,6 +546,103 @@ static int64_t stamp(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms, boo
 	return ts;
 }
 
+static int64_t jump_bound_s(const struct daemon *d) {
+	int64_t two = 2 * d->cfg->interval_ms / 1000;
+	return two > JUMP_MIN_S ? two : JUMP_MIN_S;
+}
+
+/*
+ * Cross-checks a wall-clock stamp against the anchor plus the boot-clock time elapsed since it
+ * (CLOCK_BOOTTIME counts suspend too). True when the stamp is a forward glitch: far ahead, and
+ * not yet kept for JUMP_ADOPT_MS. Sync state does not vouch for it: a GPS or NTP glitch is
+ * "synced", and an unknown clock is no licence for year 2126.
+ */
+static bool implausible(struct daemon *d, int64_t wall_ts, int64_t now_mono_ms,
+			enum clock_state clock) {
+	if (d->last_ts == 0) {
+		return false;
+	}
+	int64_t expected = d->last_ts + (now_mono_ms - d->last_mono_ms) / 1000;
+	if (d->last_mono_ms == 0) {
+		// An anchor from another boot: the time the board was off is unknown, so only a
+		// clock a time service has not vouched for yet (a garbage RTC at boot) is suspect.
+		if (clock != CLOCK_STATE_UNSYNCED) {
+			return false;
+		}
+		expected = d->last_ts;
+	}
+	int64_t ahead = wall_ts - expected;
+	if (ahead <= jump_bound_s(d)) {
+		if (d->jump_since_ms) {
+			log_notice("the clock is back on the timeline: stamping with it again");
+			d->jump_since_ms = 0;
+		}
+		return false;
+	}
+	int64_t offset = wall_ts - now_mono_ms / 1000;
+	if (d->jump_since_ms && llabs(offset - d->jump_offset_s) <= jump_bound_s(d)) {
+		if (now_mono_ms - d->jump_since_ms < JUMP_ADOPT_MS) {
+			return true;
+		}
+		log_notice("the clock kept its jump of %" PRId64 " s for %d minutes: a real step, "
+			   "following it",
+			   ahead, JUMP_ADOPT_MS / 60000);
+		d->jump_since_ms = 0;
+		return false;
+	}
+	char wall[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+	timefmt_iso(wall_ts, wall);
+	timefmt_iso(d->last_ts, last);
+	log_warn("the clock reads %s, %" PRId64 " s ahead of the last cycle %s plus the elapsed "
+		 "boot time: storing cycles as unsynced without following the clock, unless it "
+		 "keeps this time for %d minutes",
+		 wall, ahead, last, JUMP_ADOPT_MS / 60000);
+	d->jump_since_ms = now_mono_ms;
+	d->jump_offset_s = offset;
+	return true;
+}
+
+/* Persists the anchor, so a restart in the same boot can cross-check its first stamps. */
+static void anchor_save(struct daemon *d) {
+	if (!d->store || d->last_ts == 0 || d->last_mono_ms == 0 || !d->boot_id[0]) {
+		return;
+	}
+	char *value = xasprintf("%" PRId64 " %s %" PRId64, d->last_ts, d->boot_id, d->last_mono_ms);
+	store_state_set(d->store, STATE_ANCHOR, value); // logs its own failure
+	free(value);
+}
+
+/*
+ * The anchor at start: the last cycle a daemon stored (imported rows never count), bounded by
+ * the saved anchor. In the same boot the bound is the saved anchor plus the elapsed boot time;
+ * after a reboot, cycles far ahead of the clock count only up to the saved anchor, so a glitch
+ * stored before a crash is not followed either.
+ */
+static int anchor_load(struct daemon *d, int64_t now_wall_ts, int64_t now_mono_ms) {
+	char *value = NULL;
+	int64_t up_to = INT64_MAX, saved_ts = 0, saved_mono = 0;
+	bool same_boot = false;
+	if (store_state_get(d->store, STATE_ANCHOR, &value) == 0) {
+		long long ts, mono;
+		char boot[CLOCK_BOOT_ID_LEN];
+		if (sscanf(value, "%lld %36s %lld", &ts, boot, &mono) == 3) {
+			saved_ts = ts;
+			saved_mono = mono;
+			same_boot = strcmp(boot, d->boot_id) == 0 && mono <= now_mono_ms;
+			up_to = same_boot ? ts + (now_mono_ms - mono) / 1000 + jump_bound_s(d)
+					  : (ts > now_wall_ts + jump_bound_s(d)
+						     ? ts
+						     : now_wall_ts + jump_bound_s(d));
+		}
+	}
+	free(value);
+	int rc = store_last_own_cycle(d->store, up_to, &d->last_ts);
+	if (rc == 0 && same_boot && d->last_ts >= saved_ts) {
+		d->last_mono_ms = saved_mono + (d->last_ts - saved_ts) * 1000;
+	}
+	return rc;
+}
+
 static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
 	if (d->prev_mono_ms > 0) {
 		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
@@ -457,6 +666,14 @@ static void print_url(struct daemon *d) {
 
 static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	int64_t start_mono = mono_ms();
+	if (!d->store) {
+		if (open_store(d) == 0) {
+			store_set_busy_timeout(d->store, BUSY_TIMEOUT_MS);
+			remember_db_file(d);
+		}
+	} else {
+		check_db_file(d, floor_div(slot_ms, 1000));
+	}
 	int64_t wall_ts = floor_div(slot_ms, 1000);
 	bool continued;
 	int64_t ts = stamp(d, wall_ts, start_mono, &continued);
@@ -465,8 +682,13 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	}
 	const char *why;
 	enum clock_state clock = clock_probe(&d->clock, wall_ts, d->last_ts, &why);
+	bool glitch = !continued && implausible(d, wall_ts, start_mono, clock);
 	if (continued) {
 		clock = CLOCK_STATE_UNSYNCED;
+	}
+	if (glitch) {
+		clock = CLOCK_STATE_UNSYNCED;
+		why = "the clock is implausibly far ahead of the last cycle";
 	}
 	if (clock != d->health.clock || d->health.cycles_total + d->health.cycles_failed == 0) {
 		log_info("clock %s: %s", clock_state_name(clock), why);
@@ -489,22 +711,39 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 	d->health.clock = clock;
 
 	bool tried = d->q_len == 0 || retry_due(d, start_mono);
-	if (d->q_len > 0 && tried) {
+	if (d->q_len > 0 && tried && d->store) {
 		flush_queue(d);
 	}
-	int rc = d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
+	int rc = !d->store ? -ENOENT : d->q_len > 0 ? -EAGAIN : store_write_cycle(d->store, &c);
 	if (rc < 0 && rc != -EEXIST && tried) {
 		retry_later(d, start_mono);
+	}
+	if (rc != -EAGAIN) {
+		d->busy = rc == -EBUSY;
+	}
+	if (d->busy) {
+		d->retry_at_ms = 0; // a lock, not the disk: try again at the next cycle
 	}
 	if (rc == 0) {
 		stored(d, &c);
 	} else if (rc == -EEXIST) {
-		// Only another writer can cause this: last_ts tracks what we stored.
-		log_warn("cycle at %" PRId64 " not stored: the database already has a later cycle",
-			 ts);
+		// Our own stamps only increase: the row is a glitch's stamp the true time has
+		// reached, or an imported one.
+		char at[TIMEFMT_ISO_LEN];
+		timefmt_iso(ts, at);
+		log_warn("cycle at %s not stored: the database already has a cycle with this stamp "
+			 "(imported, or left by a clock glitch; see thermlog repair)",
+			 at);
 		d->health.cycles_failed++;
 	} else {
-		if (!d->queue_logged) {
+		if (!d->queue_logged && d->busy) {
+			log_warn(
+				"could not store cycles (the database is locked by another "
+				"connection, e.g. an import): keeping them in memory (up to %zu KiB) "
+				"until the database accepts writes",
+				d->queue_max_bytes / 1024);
+			d->queue_logged = true;
+		} else if (!d->queue_logged) {
 			log_error(
 				"could not store cycles (%s): keeping them in memory (up to %zu KiB) "
 				"until the database accepts writes",
@@ -515,13 +754,13 @@ static void run_cycle(struct daemon *d, int64_t slot_ms) {
 		queue_push(d, &c);
 		d->health.cycles_failed++;
 	}
-	if (rc != -EEXIST) {
+	if (rc != -EEXIST && !glitch) {
 		d->last_ts = ts;
 		d->last_mono_ms = start_mono;
 	}
 	d->health.queued_cycles = (int64_t)d->q_len;
-	if (rc == 0) {
-		maintain(d, ts);
+	if (rc == 0 && !glitch) {
+		maintain(d, ts, clock != CLOCK_STATE_UNSYNCED);
 	}
 	d->health.cycle_seconds = (double)(mono_ms() - start_mono) / 1000.0;
 	live_publish(d->live, &c, &d->health);
@@ -559,6 +798,7 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	if (opt->listen) {
 		free(cfg->http.listen);
 		cfg->http.listen = xstrdup(opt->listen);
+		cfg->http.listen_at = (struct config_mark){0};
 	}
 	if (opt->interval) {
 		int64_t ms;
@@ -573,6 +813,12 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	return true;
 }
 
+/* Whether systemd passed a listening socket (sd_listen_fds(3)); activated_fd() takes it. */
+static bool activated_fd_present(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	return pid && fds && strtoll(pid, NULL, 10) == (long long)getpid() && strcmp(fds, "1") == 0;
+}
+
 /* Loads the configuration the options name into a new heap config; NULL with errors printed. */
 static struct config *load_config(const struct options *opt) {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
@@ -585,6 +831,8 @@ static struct config *load_config(const struct options *opt) {
 	}
 	bool ok = !path || config_load(cfg, path, &errors);
 	ok = ok && apply_overrides(opt, cfg, &errors);
+	// Socket activation decides the address itself; http_create checks that case.
+	ok = ok && (activated_fd_present() || config_validate(cfg, &errors));
 	if (!ok) {
 		log_error("configuration rejected:");
 		for (char *line = errors ? strtok(errors, "\n") : NULL; line;
@@ -678,21 +926,41 @@ static enum db_kind db_kind(const char *path) {
 	return n == 16 && memcmp(head, "SQLite format 3", 16) == 0 ? DB_SQLITE : DB_FOREIGN;
 }
 
-/* Renames a corrupt database (and its WAL) to PATH.corrupt-YYYYMMDDTHHMMSSZ. */
+/*
+ * Renames a corrupt database (and its WAL) to PATH.corrupt-YYYYMMDDTHHMMSSZ, or -N after it
+ * when that name is taken: renameat2(RENAME_NOREPLACE) never overwrites an earlier one.
+ */
 static bool move_aside(const char *path, char **aside) {
 	char stamp_text[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(stamp_text, sizeof(stamp_text), "%Y%m%dT%H%M%SZ", &tm);
-	*aside = xasprintf("%s.corrupt-%s", path, stamp_text);
-	if (rename(path, *aside) < 0) {
-		log_errno("could not move the corrupt database %s aside", path);
-		return false;
+	*aside = NULL;
+	for (int i = 0; i < 1000; i++) {
+		free(*aside);
+		*aside = i ? xasprintf("%s.corrupt-%s-%d", path, stamp_text, i)
+			   : xasprintf("%s.corrupt-%s", path, stamp_text);
+		char *wal_aside = xasprintf("%s-wal", *aside);
+		bool taken = access(wal_aside, F_OK) == 0;
+		free(wal_aside);
+		if (taken) {
+			continue;
+		}
+		if (renameat2(AT_FDCWD, path, AT_FDCWD, *aside, RENAME_NOREPLACE) == 0) {
+			break;
+		}
+		if (errno != EEXIST) {
+			log_errno("could not move the corrupt database %s aside", path);
+			free(*aside);
+			*aside = NULL;
+			return false;
+		}
 	}
 	char *wal = xasprintf("%s-wal", path), *wal_aside = xasprintf("%s-wal", *aside);
 	char *shm = xasprintf("%s-shm", path);
-	if (rename(wal, wal_aside) < 0 && errno != ENOENT) {
+	if (renameat2(AT_FDCWD, wal, AT_FDCWD, wal_aside, RENAME_NOREPLACE) < 0 &&
+	    errno != ENOENT) {
 		log_errno("could not move %s aside", wal);
 	}
 	unlink(shm); // rebuilt from the WAL by SQLite; stale content must not be reused
@@ -700,6 +968,49 @@ static bool move_aside(const char *path, char **aside) {
 	free(wal_aside);
 	free(shm);
 	return true;
+}
+
+/*
+ * One daemon per database: an exclusive flock() on PATH.lock, held until exit (the kernel drops
+ * it when the process dies, even by SIGKILL). The file holds the owner's pid for the message.
+ * SQLite's own locks only serialise transactions; two daemons would interleave their cycles.
+ */
+static int lock_db(struct daemon *d) {
+	char *lock = xasprintf("%s.lock", d->db_path);
+	int rc = 0;
+	d->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->lock_fd < 0) {
+		rc = -errno;
+		log_error("%s cannot be written: could not create the lock file %s: %s (the daemon "
+			  "needs write access to the database's directory)",
+			  d->db_path, lock, strerror(errno));
+		goto out;
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = -errno;
+		if (errno == EWOULDBLOCK) {
+			char text[32] = "";
+			ssize_t n = pread(d->lock_fd, text, sizeof(text) - 1, 0);
+			text[n > 0 ? n : 0] = '\0';
+			text[strcspn(text, "\n")] = '\0';
+			log_error("the database %s is already in use by another thermlogd (pid %s, "
+				  "lock %s): refusing to start a second one",
+				  d->db_path, *text ? text : "unknown", lock);
+			rc = -EBUSY;
+		} else {
+			log_error("could not lock %s: %s", lock, strerror(errno));
+		}
+		goto out;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	// The pid is for messages only: a full disk must not stop the daemon here.
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)len, 0) != len) {
+		log_debug("could not write the pid to %s: %s", lock, strerror(errno));
+	}
+out:
+	free(lock);
+	return rc;
 }
 
 static int open_store(struct daemon *d) {
@@ -713,6 +1024,12 @@ static int open_store(struct daemon *d) {
 		return -EINVAL;
 	}
 	int rc = store_open(&d->store, path, STORE_MODE_WRITE);
+	if (rc == -EMEDIUMTYPE) {
+		log_error("%s is another program's SQLite database, not a thermlog database: "
+			  "refusing to touch it (move it away or choose another path with --db)",
+			  path);
+		return rc;
+	}
 	if (rc == -EINVAL && kind == DB_SQLITE) {
 		char *aside;
 		if (!move_aside(path, &aside)) {
@@ -811,6 +1128,7 @@ static void reload(struct daemon *d) {
 	if (d->capwatch) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}
+	anchor_save(d);
 	capwatch_destroy(d->capwatch);
 	sampler_set_config(d->sampler, next);
 	d->capwatch = capwatch_create(next, d->store);
@@ -866,6 +1184,58 @@ static int demo_backfill(struct daemon *d, int64_t now) {
 	return rc;
 }
 
+/* Appends @text to @b in single quotes, so a shell takes it as one word whatever it holds. */
+static void shell_quote(struct buf *b, const char *text) {
+	buf_putc(b, '\'');
+	for (const char *p = text; *p; p++) {
+		if (*p == '\'') {
+			buf_puts(b, "'\\''");
+		} else {
+			buf_putc(b, *p);
+		}
+	}
+	buf_putc(b, '\'');
+}
+
+/*
+ * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
+ * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ */
+static void print_demo_commands(const char *sim_dir, const char *db_path) {
+	struct buf prefix;
+	buf_init(&prefix);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *cli = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			cli = xasprintf("%s/thermlog", self);
+			if (access(cli, X_OK) != 0) {
+				free(cli);
+				cli = NULL;
+			}
+		}
+	}
+	shell_quote(&prefix, cli ? cli : "thermlog");
+	free(cli);
+	char *yaml = xasprintf("%s/thermlog-demo.yaml", sim_dir);
+	buf_puts(&prefix, " -c ");
+	shell_quote(&prefix, yaml);
+	free(yaml);
+	buf_puts(&prefix, " --db ");
+	shell_quote(&prefix, db_path);
+	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
+	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
+	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
+		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
+	}
+	fflush(stderr);
+	buf_finish(&prefix);
+}
+
 static int demo_setup(struct daemon *d, int64_t now) {
 	if (d->opt.config_path) {
 		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
@@ -898,15 +1268,13 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	}
 	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
 		 d->db_path, d->opt.seed);
-	log_info(
-		"demo: query it with thermlog -c %s/thermlog-demo.yaml --db %s stats|lifetime|export",
-		sim_root(d->sim), d->db_path);
+	print_demo_commands(sim_root(d->sim), d->db_path);
 	return 0;
 }
 
 static void remove_temp_db(const char *path) {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	for (size_t i = 0; i < 4; i++) {
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
+	for (size_t i = 0; i < 5; i++) {
 		char *p = xasprintf("%s%s", path, suffixes[i]);
 		unlink(p);
 		free(p);
@@ -1050,7 +1418,23 @@ static int64_t arm_next(struct daemon *d) {
 	return slot;
 }
 
+/*
+ * The first cycle at start, off the grid: /metrics and /api/v1/latest have values at once
+ * instead of up to an interval later. Stamped with the current second, which becomes the
+ * handled slot, so the grid never handles it again. Skipped when that second is already
+ * stored (a restart within it).
+ */
+static void first_cycle(struct daemon *d) {
+	int64_t now_ms = floor_div(wall_ms(d), 1000) * 1000;
+	if (d->last_ts != 0 && now_ms / 1000 <= d->last_ts) {
+		return;
+	}
+	d->last_slot_ms = now_ms;
+	run_cycle(d, now_ms);
+}
+
 static int run(struct daemon *d) {
+	first_cycle(d);
 	arm_next(d);
 	for (;;) {
 		struct pollfd fds[3] = {
@@ -1114,6 +1498,9 @@ static void daemon_finish(struct daemon *d) {
 	if (d->capwatch && d->last_ts) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}
+	if (d->q_len == 0) {
+		anchor_save(d);
+	}
 	capwatch_destroy(d->capwatch);
 	if (d->q_len) {
 		log_warn("%zu cycles were never written: the database did not accept them",
@@ -1130,6 +1517,9 @@ static void daemon_finish(struct daemon *d) {
 	live_destroy(d->live);
 	if (d->db_is_temp) {
 		remove_temp_db(d->db_path);
+	}
+	if (d->lock_fd >= 0) {
+		close(d->lock_fd); // after the store is closed: the lock covers every write
 	}
 	sim_destroy(d->sim);
 	notify_destroy(d->notify);
@@ -1150,7 +1540,7 @@ static void daemon_finish(struct daemon *d) {
 }
 
 int main(int argc, char **argv) {
-	struct daemon d = {.listen_fd = -1, .sfd = -1, .tfd = -1};
+	struct daemon d = {.listen_fd = -1, .lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
 	int rc = parse_args(argc, argv, &d.opt);
 	if (rc >= 0) {
@@ -1218,12 +1608,13 @@ int main(int argc, char **argv) {
 		log_errno("could not create the signal and timer descriptors");
 		goto out;
 	}
-	if (open_store(&d) < 0) {
+	if (lock_db(&d) < 0 || open_store(&d) < 0) {
 		goto out;
 	}
-	struct store_info info;
-	if (store_info(d.store, &info) == 0) {
-		d.last_ts = info.last_cycle;
+	store_set_busy_timeout(d.store, BUSY_TIMEOUT_MS);
+	remember_db_file(&d);
+	if (anchor_load(&d, now, mono_ms()) < 0) {
+		goto out;
 	}
 	d.sampler = sampler_create(d.cfg);
 	if (!d.sampler) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,6 +25,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "session.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -42,7 +44,8 @@ struct http {
 	struct store *store;    // opened and used only on the server thread
 	int64_t store_retry_at; // s since epoch
 	char *token;
-	char *tls_cert, *tls_key; // PEM text; libmicrohttpd keeps pointers to it
+	unsigned char session_key[SESSION_KEY_LEN]; // signs the dashboard's sign-in cookies
+	char *tls_cert, *tls_key;                   // PEM text; libmicrohttpd keeps pointers to it
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
 	bool own_socket;
@@ -55,6 +58,7 @@ struct request_state {
 	char *target;
 	bool seen, answered;
 	size_t body_bytes;
+	struct buf form; // POST /login: the sign-in form, up to API_LOGIN_MAX + 1 bytes
 };
 
 static void handle_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -87,6 +91,10 @@ static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_
 	struct request_state *st = *con_cls;
 	if (st) {
 		free(st->target);
+		if (st->form.data) {
+			explicit_bzero(st->form.data, st->form.len); // it holds a token
+		}
+		buf_finish(&st->form);
 		free(st);
 		*con_cls = NULL;
 	}
@@ -166,6 +174,12 @@ static struct MHD_Response *build_response(struct api_response *resp) {
 			 resp->auth_error ? resp->auth_error : "", resp->auth_error ? "\"" : "");
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, value);
 	}
+	if (resp->location) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, resp->location);
+	}
+	if (resp->set_cookie) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, resp->set_cookie);
+	}
 	if (resp->filename) {
 		char value[256];
 		snprintf(value, sizeof(value), "attachment; filename=\"%s\"", resp->filename);
@@ -187,15 +201,21 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		return MHD_NO; // the URI callback always sets it
 	}
 	bool read_only = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	// The one request with a body we read: the dashboard's sign-in form.
+	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
+		     (st->target[6] == '\0' || st->target[6] == '?');
 	if (!st->seen) {
 		st->seen = true;
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
-		if (read_only) {
+		if (read_only || login) {
 			return MHD_YES;
 		}
 	} else if (*upload_data_size > 0) {
+		if (login && st->form.len <= API_LOGIN_MAX) {
+			buf_append(&st->form, upload_data, *upload_data_size);
+		}
 		st->body_bytes += *upload_data_size;
 		*upload_data_size = 0; // a GET body means nothing here: discard, within bounds
 		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO;
@@ -216,6 +236,10 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 							     MHD_HTTP_HEADER_IF_NONE_MATCH),
 		.accept_encoding = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							       MHD_HTTP_HEADER_ACCEPT_ENCODING),
+		.cookie =
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_COOKIE),
+		.body = st->form.data,
+		.body_len = st->form.len,
 		.now = now,
 	};
 	struct api_response resp;
@@ -267,10 +291,6 @@ static char *read_small_file(const char *path, const char *what) {
 }
 
 static char *load_token(const struct http_config *hc) {
-	if (hc->token && hc->token_file) {
-		log_error("http: set http.token or http.token_file, not both");
-		return NULL;
-	}
 	if (hc->token) {
 		return xstrdup(hc->token);
 	}
@@ -294,22 +314,6 @@ static char *load_token(const struct http_config *hc) {
 		return NULL;
 	}
 	return text;
-}
-
-/* Whether a token is acceptable in a header: visible ASCII, no spaces (RFC 6750 b64token). */
-static bool token_valid(const char *token) {
-	if (strlen(token) < 16) {
-		log_error(
-			"http: the bearer token is shorter than 16 characters; use e.g. `openssl rand -hex 32`");
-		return false;
-	}
-	for (const char *p = token; *p; p++) {
-		if (*p <= ' ' || *p > '~') {
-			log_error("http: the bearer token must be printable ASCII without spaces");
-			return false;
-		}
-	}
-	return true;
 }
 
 /*
@@ -439,23 +443,28 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	}
 	bool local = address_is_local((struct sockaddr *)&ss);
 
+	// One set of rules with check-config; here with the socket's real address.
+	char *problems = NULL;
+	if (!config_validate_http(cfg, local, &problems)) {
+		for (char *line = strtok(problems, "\n"); line; line = strtok(NULL, "\n")) {
+			log_error("%s", line);
+		}
+		free(problems);
+		goto err;
+	}
 	if (hc->token || hc->token_file) {
 		http->token = load_token(hc);
-		if (!http->token || !token_valid(http->token)) {
+		if (!http->token) {
+			goto err;
+		}
+		// A new secret per start: a restart signs every browser out, never in.
+		if (getrandom(http->session_key, sizeof(http->session_key), 0) !=
+		    (ssize_t)sizeof(http->session_key)) {
+			log_errno("http: could not draw the sign-in secret");
 			goto err;
 		}
 	}
-	if (!local && !http->token) {
-		log_error(
-			"http: refusing to listen on %s, which is not a loopback address, without a bearer token: set http.token or http.token_file (or listen on 127.0.0.1 and use an SSH tunnel or a reverse proxy)",
-			where);
-		goto err;
-	}
-	bool tls = hc->tls_cert || hc->tls_key;
-	if (tls && !(hc->tls_cert && hc->tls_key)) {
-		log_error("http: TLS needs both http.tls_cert and http.tls_key");
-		goto err;
-	}
+	bool tls = hc->tls_cert && hc->tls_key;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		log_error(
 			"http: this libmicrohttpd has no TLS support; use a reverse proxy for TLS");
@@ -483,6 +492,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	http->ctx = (struct api_context){.cfg = cfg,
 					 .live = live,
 					 .token = http->token,
+					 .session_key = http->token ? http->session_key : NULL,
 					 .host = http->host,
 					 .board = http->board};
 	// The first open may fail when the daemon has not created the database yet: retried.
@@ -578,6 +588,7 @@ void http_destroy(struct http *http) {
 		explicit_bzero(http->token, strlen(http->token));
 	}
 	free(http->token);
+	explicit_bzero(http->session_key, sizeof(http->session_key));
 	free(http->tls_cert);
 	if (http->tls_key) {
 		explicit_bzero(http->tls_key, strlen(http->tls_key));

@@ -30,6 +30,7 @@ static const char *const warning_names[] = {
 	[LIFETIME_WARN_HISTORY_TRIMMED] = "history_trimmed",
 	[LIFETIME_WARN_INVALID] = "invalid_rating",
 	[LIFETIME_WARN_NOT_TEMPERATURE] = "not_temperature",
+	[LIFETIME_WARN_EXTRAPOLATED] = "in_service_extrapolated",
 };
 
 const char *lifetime_warning_name(enum lifetime_warning_code code) {
@@ -57,15 +58,15 @@ static bool in_range(double v, double lo, double hi) {
 }
 
 static bool self_heating_init(struct lifetime_params *p, const struct capacitor_config *cc,
-			      char **err) {
+			      const struct lifetime_names *nm, char **err) {
 	switch (cc->self_heating) {
 	case SELF_HEATING_NONE:
 		p->rise_k = 0;
 		return true;
 	case SELF_HEATING_RISE:
 		if (!in_range(cc->rise_k, 0, 100)) {
-			return fail(err, "self-heating rise_k must be between 0 and 100 K (got %g)",
-				    cc->rise_k);
+			return fail(err, "self-heating %s must be between 0 and 100 K (got %g)",
+				    nm->rise_k, cc->rise_k);
 		}
 		p->rise_k = cc->rise_k;
 		return true;
@@ -111,18 +112,37 @@ static bool self_heating_init(struct lifetime_params *p, const struct capacitor_
 	return fail(err, "unknown self-heating form");
 }
 
+const struct lifetime_names lifetime_config_names = {
+	.rated_life_h = "rated_life_h",
+	.rated_temp_c = "rated_temp_c",
+	.model = "model: ",
+	.bt = "bt",
+	.ea_ev = "ea_ev",
+	.rise_k = "rise_k",
+	.life_cap_years = "life_cap_years",
+};
+
 bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc,
 			  char **err) {
+	return lifetime_params_init_named(p, cc, &lifetime_config_names, err);
+}
+
+bool lifetime_params_init_named(struct lifetime_params *p, const struct capacitor_config *cc,
+				const struct lifetime_names *nm, char **err) {
+	char model_bt[32], model_arr[48];
+	snprintf(model_bt, sizeof(model_bt), "%sbt", nm->model);
+	snprintf(model_arr, sizeof(model_arr), "%sarrhenius", nm->model);
 	*p = (struct lifetime_params){0};
 	if (!isfinite(cc->rated_life_h) || !(cc->rated_life_h > 0)) {
-		return fail(err, "rated life must be a positive number of hours (got %g)",
-			    cc->rated_life_h);
+		return fail(err, "%s: the rated life must be a positive number of hours (got %g)",
+			    nm->rated_life_h, cc->rated_life_h);
 	}
 	if (!in_range(cc->rated_temp_c, LIFETIME_MIN_RATED_C, LIFETIME_MAX_RATED_C)) {
 		return fail(err,
-			    "rated temperature %g °C is out of range: electrolytic capacitors "
+			    "%s %g °C is out of range: electrolytic capacitors "
 			    "are rated between %g and %g °C (typically 85, 105 or 125 °C)",
-			    cc->rated_temp_c, LIFETIME_MIN_RATED_C, LIFETIME_MAX_RATED_C);
+			    nm->rated_temp_c, cc->rated_temp_c, LIFETIME_MIN_RATED_C,
+			    LIFETIME_MAX_RATED_C);
 	}
 	p->rated_life_h = cc->rated_life_h;
 	p->rated_temp_c = cc->rated_temp_c;
@@ -138,15 +158,16 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 	case LIFETIME_MODEL_BT:
 		if (!isnan(cc->ea_ev)) {
 			return fail(err,
-				    "ea_ev applies to model arrhenius only (this capacitor uses "
-				    "model bt; set model: arrhenius or drop ea_ev)");
+				    "%s applies to %s only (this capacitor uses %s; set %s or drop "
+				    "%s)",
+				    nm->ea_ev, model_arr, model_bt, model_arr, nm->ea_ev);
 		}
 		if (!isnan(cc->bt)) {
 			if (!in_range(cc->bt, 1, 10) || !(cc->bt > 1)) {
 				return fail(err,
-					    "bt must be above 1 and at most 10 (life factor per "
+					    "%s must be above 1 and at most 10 (life factor per "
 					    "10 K; got %g)",
-					    cc->bt);
+					    nm->bt, cc->bt);
 			}
 			p->base = cc->bt;
 			p->bt_given = true;
@@ -159,15 +180,19 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 		break;
 	case LIFETIME_MODEL_ARRHENIUS:
 		if (!isnan(cc->bt)) {
-			return fail(err, "bt applies to model bt only (this capacitor uses model "
-					 "arrhenius; give ea_ev instead)");
+			return fail(
+				err,
+				"%s applies to %s only (this capacitor uses %s; give %s instead)",
+				nm->bt, model_bt, model_arr, nm->ea_ev);
 		}
 		if (isnan(cc->ea_ev)) {
-			return fail(err, "model arrhenius needs ea_ev, the activation energy in eV "
-					 "(0.832 eV matches B_t = 2 between 95 and 105 °C)");
+			return fail(err,
+				    "%s needs %s, the activation energy in eV "
+				    "(0.832 eV matches B_t = 2 between 95 and 105 °C)",
+				    model_arr, nm->ea_ev);
 		}
 		if (!in_range(cc->ea_ev, 0, 5) || !(cc->ea_ev > 0)) {
-			return fail(err, "ea_ev must be above 0 and at most 5 eV (got %g)",
+			return fail(err, "%s must be above 0 and at most 5 eV (got %g)", nm->ea_ev,
 				    cc->ea_ev);
 		}
 		p->ea_ev = cc->ea_ev;
@@ -184,13 +209,14 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 			    "again would count it twice; remove self_heating or use basis: ambient",
 			    what);
 	}
-	if (!self_heating_init(p, cc, err)) {
+	if (!self_heating_init(p, cc, nm, err)) {
 		return false;
 	}
 
 	double cap_y = isnan(cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y : cc->life_cap_years;
 	if (!in_range(cap_y, 0, 100) || !(cap_y > 0)) {
-		return fail(err, "life_cap_years must be above 0 and at most 100 (got %g)", cap_y);
+		return fail(err, "%s must be above 0 and at most 100 (got %g)", nm->life_cap_years,
+			    cap_y);
 	}
 	p->life_cap_h = cap_y * LIFETIME_HOURS_PER_YEAR;
 
@@ -449,6 +475,12 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 	r->max_temp_c = acc->max_c;
 	r->above_rated_h = lifetime_sum_value(&acc->above_rated_h);
 	r->below_validity_h = lifetime_sum_value(&acc->below_validity_h);
+	r->self_heating_k = p->rise_k;
+	// Without an in-service date the part is at least as old as the observed time.
+	bool have_age = p->in_service >= 0 && now >= p->in_service;
+	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;
+	r->service_h = r->unobserved_service_h = have_age ? age_h : NAN;
+	r->consumed_total = d;
 	for (int i = 0; i < LIFETIME_N_RELATIVE; i++) {
 		r->relative[i] = (struct lifetime_relative){10.0 * i, NAN, NAN};
 	}
@@ -457,6 +489,7 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 		r->remaining_uncapped_h = r->remaining_h = NAN;
 		r->equivalent_temp_c = r->mean_temp_c = r->life_at_mean_temp_h = NAN;
 		r->min_temp_c = r->max_temp_c = NAN;
+		r->consumed_total = obs > 0 ? d : NAN;
 		lifetime_warn(r, LIFETIME_WARN_NO_DATA,
 			      "no temperature samples: nothing to estimate");
 		return;
@@ -489,14 +522,32 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 			      p->life_cap_h / LIFETIME_HOURS_PER_YEAR, p->life_cap_h);
 	}
 
-	r->remaining_uncapped_h = d < 1 ? (1 - d) * r->life_uncapped_h : 0;
-	if (d >= 1) {
-		lifetime_warn(r, LIFETIME_WARN_EXHAUSTED,
-			      "consumed fraction %.3f: the rated wear-out life is used up", d);
+	if (have_age) {
+		r->unobserved_service_h = age_h > obs ? age_h - obs : 0;
+		r->consumed_extrapolated = r->rate_per_h * r->unobserved_service_h;
+		r->consumed_total = d + r->consumed_extrapolated;
+		if (r->unobserved_service_h > 0) {
+			lifetime_warn(
+				r, LIFETIME_WARN_EXTRAPOLATED,
+				"in service for %.0f h (%.1f years of 8760 h), %.0f h of them "
+				"without samples (before the stored history and in its gaps): "
+				"extrapolated from the observed profile, they add %.4f to the "
+				"observed consumed fraction %.4f (total %.4f)",
+				age_h, age_h / LIFETIME_HOURS_PER_YEAR, r->unobserved_service_h,
+				r->consumed_extrapolated, d, r->consumed_total);
+		}
 	}
-	// Without an in-service date the part is at least as old as the observed time.
-	bool have_age = p->in_service >= 0 && now >= p->in_service;
-	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;
+	double total = r->consumed_total;
+	r->past_life = total >= 1;
+	r->remaining_uncapped_h = total < 1 ? (1 - total) * r->life_uncapped_h : 0;
+	if (r->past_life) {
+		lifetime_warn(
+			r, LIFETIME_WARN_EXHAUSTED,
+			"past its estimated life: consumed %.0f %% of the rated wear-out life "
+			"(fraction %.3f%s): replace the part or check it (capacitance, ESR)",
+			100 * total, total,
+			r->consumed_extrapolated > 0 ? ", partly extrapolated" : "");
+	}
 	double calendar_left = p->life_cap_h - age_h;
 	if (calendar_left < 0) {
 		calendar_left = 0;

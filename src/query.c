@@ -6,6 +6,7 @@
  */
 #include "query.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -67,8 +68,74 @@ static void selection_finish(struct selection *s) {
 	*s = (struct selection){0};
 }
 
-static bool matches(const char *pattern, const char *key) {
-	return strcmp(pattern, key) == 0 || fnmatch(pattern, key, 0) == 0;
+static bool matches(const char *pattern, const struct channel *ch) {
+	return strcmp(pattern, ch->key) == 0 || fnmatch(pattern, ch->key, 0) == 0 ||
+	       (ch->label && strcmp(pattern, ch->label) == 0);
+}
+
+/* Levenshtein distance, case-insensitive, of two short names (longer ones count as far). */
+static size_t name_distance(const char *a, const char *b) {
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64) {
+		return SIZE_MAX;
+	}
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++) {
+		row[j] = j;
+	}
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			bool same = tolower((unsigned char)a[i - 1]) ==
+				    tolower((unsigned char)b[j - 1]);
+			size_t best = diag + !same;
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* How far @name is from @pattern: 0 when it contains it (case aside), else the edit distance. */
+static size_t name_score(const char *pattern, const char *name) {
+	if (strlen(pattern) >= 3 && strcasestr(name, pattern)) {
+		return 0;
+	}
+	return name_distance(pattern, name);
+}
+
+/* The nearest of a channel's key, the key's last part and its label to @pattern. */
+static size_t channel_score(const char *pattern, const struct channel *ch) {
+	size_t best = name_score(pattern, ch->key);
+	const char *last = strrchr(ch->key, '/');
+	size_t s = last ? name_score(pattern, last + 1) : SIZE_MAX;
+	best = s < best ? s : best;
+	s = ch->label ? name_score(pattern, ch->label) : SIZE_MAX;
+	return s < best ? s : best;
+}
+
+/* Appends "; did you mean A, B?" naming the (up to three) nearest channels, if any is near. */
+static void suggest_channels(struct buf *b, const struct store_channel *all, size_t n,
+			     const char *pattern) {
+	size_t len = strlen(pattern), limit = len / 4 > 2 ? len / 4 : 2, best = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		size_t s = channel_score(pattern, &all[i].ch);
+		best = s < best ? s : best;
+	}
+	size_t shown = 0;
+	for (size_t i = 0; i < n && shown < 3 && best <= limit; i++) {
+		if (channel_score(pattern, &all[i].ch) == best) {
+			buf_printf(b, "%s%s", shown ? ", " : "; did you mean ", all[i].ch.key);
+			shown++;
+		}
+	}
+	if (shown) {
+		buf_putc(b, '?');
+	}
 }
 
 static int select_channels(struct store *store, const char *const *patterns, size_t n_patterns,
@@ -80,12 +147,18 @@ static int select_channels(struct store *store, const char *const *patterns, siz
 	for (size_t k = 0; k < n_patterns; k++) {
 		bool any = false;
 		for (size_t i = 0; i < s->n_all && !any; i++) {
-			any = matches(patterns[k], s->all[i].ch.key);
+			any = matches(patterns[k], &s->all[i].ch);
 		}
 		if (!any) {
-			int rc = set_err(err, -EINVAL, "unknown channel '%s'%s", patterns[k],
-					 s->n_all ? " (see thermlog channels)"
-						  : ": the database has no channels");
+			struct buf near;
+			buf_init(&near);
+			suggest_channels(&near, s->all, s->n_all, patterns[k]);
+			int rc = set_err(err, -EINVAL, "unknown channel '%s'%s%s", patterns[k],
+					 near.len   ? near.data
+					 : s->n_all ? " (see thermlog channels)"
+						    : ": the database has no channels",
+					 near.len ? " (see thermlog channels)" : "");
+			buf_finish(&near);
 			selection_finish(s);
 			return rc;
 		}
@@ -95,7 +168,7 @@ static int select_channels(struct store *store, const char *const *patterns, siz
 	for (size_t i = 0; i < s->n_all; i++) {
 		bool want = n_patterns == 0;
 		for (size_t k = 0; k < n_patterns && !want; k++) {
-			want = matches(patterns[k], s->all[i].ch.key);
+			want = matches(patterns[k], &s->all[i].ch);
 		}
 		if (want) {
 			s->pick[s->n] = i;
@@ -145,6 +218,35 @@ static int first_cycle(void *ctx, const struct store_cycle *c) {
 
 static int last_cycle(void *ctx, const struct store_cycle *c) {
 	*(int64_t *)ctx = c->ts;
+	return 0;
+}
+
+int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_window_s,
+		       const char *const names[2], int *bad, char **err) {
+	*bad = 0;
+	if (from >= to) {
+		*err = to_is_now ? xasprintf("%s is not before now", names[0])
+				 : xasprintf("%s must be before %s", names[0], names[1]);
+		return -EINVAL;
+	}
+	// to - from may not fit in int64_t: compare without subtracting first
+	if (max_window_s > 0 &&
+	    (from < 0 && to > INT64_MAX + from ? true : to - from > max_window_s)) {
+		*bad = to_is_now ? 0 : 1;
+		if (from < 0 && to > INT64_MAX + from) {
+			*err = xasprintf(
+				"the window given by %s and %s is longer than the configured limit "
+				"of %lld s (http.max_window)",
+				names[0], names[1], (long long)max_window_s);
+		} else {
+			*err = xasprintf(
+				"the window given by %s and %s spans %lld s, more than the "
+				"configured limit of %lld s (http.max_window)",
+				names[0], names[1], (long long)(to - from),
+				(long long)max_window_s);
+		}
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -844,6 +946,117 @@ static int peak_fill(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
+/* The last part of a key ("soc-thermal"), or the whole key when another column shares it. */
+static const char *short_name(const struct selection *all, const size_t *cols, size_t n_cols,
+			      size_t c) {
+	const char *key = sel_channel(all, cols[c])->key;
+	const char *last = strrchr(key, '/') ? strrchr(key, '/') + 1 : key;
+	for (size_t o = 0; o < n_cols; o++) {
+		const char *other = sel_channel(all, cols[o])->key;
+		const char *olast = strrchr(other, '/') ? strrchr(other, '/') + 1 : other;
+		if (o != c && strcmp(last, olast) == 0) {
+			return key;
+		}
+	}
+	return last;
+}
+
+#define PEAK_TEXT_COLUMNS 100 // a terminal's width, give or take
+
+/*
+ * The peak as a table: by default short names with the unit below them and only as many
+ * companions as fit PEAK_TEXT_COLUMNS, the rest named in one line; p->wide: every column with
+ * its full key and unit, however wide.
+ */
+static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct selection *all,
+		      const struct channel *pch, const struct stats_acc *acc, const size_t *cols,
+		      size_t n_cols, const struct query_params *p) {
+	char at[TIMEFMT_ISO_LEN], v[64];
+	double factor;
+	const char *unit = display_unit(pch->unit, &factor);
+	timefmt_iso(acc->max_ts, at);
+	format_shown(v, sizeof(v), stats_value(acc->max_q, pch->resolution), factor,
+		     display_digits(pch, factor));
+	buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key, v, unit,
+		   at, pc->n_rows);
+	// One day: times without the date (given above); else "MM-DD HH:MM:SS".
+	int64_t d0 = pc->row_ts[0], d1 = pc->row_ts[pc->n_rows - 1];
+	bool one_day = d0 - (d0 % 86400 + 86400) % 86400 == d1 - (d1 % 86400 + 86400) % 86400;
+	size_t time_from = one_day ? 11 : 5, time_len = one_day ? 8 : 14;
+	size_t shown = n_cols, used = time_len + 2;
+	if (!p->wide) {
+		// Columns in order while they fit: the widest of the name, the unit and the values.
+		for (shown = 0; shown < n_cols; shown++) {
+			const struct channel *ch = sel_channel(all, cols[shown]);
+			size_t w = text_width(short_name(all, cols, n_cols, shown));
+			size_t uw = text_width(display_unit(ch->unit, &factor));
+			w = uw > w ? uw : w;
+			for (size_t r = 0; r < pc->n_rows; r++) {
+				size_t cell = r * all->n + cols[shown];
+				format_shown(v, sizeof(v),
+					     pc->have[cell]
+						     ? stats_value(pc->cells[cell], ch->resolution)
+						     : NAN,
+					     factor, display_digits(ch, factor));
+				w = strlen(v) > w ? strlen(v) : w;
+			}
+			if (shown > 0 && used + 2 + w > PEAK_TEXT_COLUMNS) {
+				break;
+			}
+			used += 2 + w;
+		}
+	}
+	struct table t;
+	table_init(&t, shown + 1);
+	table_row(&t);
+	table_set(&t, 0, "time");
+	for (size_t c = 0; c < shown; c++) {
+		const struct channel *ch = sel_channel(all, cols[c]);
+		if (p->wide) {
+			table_set(&t, c + 1, "%s (%s)", ch->key, display_unit(ch->unit, &factor));
+		} else {
+			table_set(&t, c + 1, "%s", short_name(all, cols, n_cols, c));
+		}
+		t.right[c + 1] = true;
+	}
+	if (!p->wide) {
+		table_row(&t);
+		table_set(&t, 0, "(UTC)");
+		for (size_t c = 0; c < shown; c++) {
+			table_set(&t, c + 1, "%s",
+				  display_unit(sel_channel(all, cols[c])->unit, &factor));
+		}
+	}
+	for (size_t r = 0; r < pc->n_rows; r++) {
+		table_row(&t);
+		timefmt_iso(pc->row_ts[r], at);
+		if (p->wide) {
+			table_set(&t, 0, "%s%s", at, pc->row_ts[r] == acc->max_ts ? " *" : "");
+		} else {
+			table_set(&t, 0, "%.*s%s", (int)time_len, at + time_from,
+				  pc->row_ts[r] == acc->max_ts ? " *" : "");
+		}
+		for (size_t c = 0; c < shown; c++) {
+			const struct channel *ch = sel_channel(all, cols[c]);
+			size_t cell = r * all->n + cols[c];
+			display_unit(ch->unit, &factor);
+			format_shown(v, sizeof(v),
+				     pc->have[cell] ? stats_value(pc->cells[cell], ch->resolution)
+						    : NAN,
+				     factor, display_digits(ch, factor));
+			table_set(&t, c + 1, "%s", v);
+		}
+	}
+	table_print(&t, text);
+	if (shown < n_cols) {
+		buf_printf(
+			text,
+			"\n%zu more channels not shown: choose companions with --with KEY|GLOB|LABEL, "
+			"or --wide for all\n",
+			n_cols - shown);
+	}
+}
+
 /* The peak as JSON into @out, or as a table into @text when @out is NULL. */
 static int peak_run(struct store *store, const struct query_params *p, struct json *out,
 		    struct buf *text, char **err) {
@@ -865,7 +1078,16 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		selection_finish(&one);
 		return rc;
 	}
-	if ((rc = select_channels(store, NULL, 0, &all, err)) < 0) {
+	// The companions: those asked for (the peak channel always first), else every channel.
+	const char **with = xcalloc(p->n_with + 1, sizeof(*with));
+	with[0] = sel_channel(&one, 0)->key;
+	for (size_t k = 0; k < p->n_with; k++) {
+		with[k + 1] = p->with[k];
+	}
+	rc = p->n_with ? select_channels(store, with, p->n_with + 1, &all, err)
+		       : select_channels(store, NULL, 0, &all, err);
+	free(with);
+	if (rc < 0) {
 		selection_finish(&one);
 		return rc;
 	}
@@ -896,7 +1118,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	}
 	// The peak channel's samples around the maximum, generously wide, then N centred on it.
 	unsigned want = p->samples ? p->samples : 30;
-	int64_t reach = (int64_t)want * cs.interval_s * 2 + HOUR_S;
+	int64_t reach = p->around_s > 0 ? p->around_s : (int64_t)want * cs.interval_s * 2 + HOUR_S;
 	int64_t a = acc.max_ts - reach < from ? from : acc.max_ts - reach;
 	int64_t b = acc.max_ts + reach + 1 > to ? to : acc.max_ts + reach + 1;
 	if (store_scan_samples(store, a, b, one.ids, 1, true, peak_collect, &pc) < 0) {
@@ -924,6 +1146,14 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	if (last - first < want && last == pc.n) {
 		first = pc.n >= want ? pc.n - want : 0;
 	}
+	if (p->around_s > 0) { // every cycle within the span, however many
+		for (first = peak_at; first > 0 && acc.max_ts - pc.ts[first - 1] <= p->around_s;) {
+			first--;
+		}
+		for (last = peak_at + 1; last < pc.n && pc.ts[last] - acc.max_ts <= p->around_s;) {
+			last++;
+		}
+	}
 	pc.n_rows = last - first;
 	pc.row_ts = pc.ts + first;
 	pc.cells = xcalloc(pc.n_rows * (all.n ? all.n : 1), sizeof(*pc.cells));
@@ -938,13 +1168,22 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	size_t n_cols = 0;
 	int peak_slot = slot_of(&all, pc.peak_id);
 	cols[n_cols++] = (size_t)peak_slot;
-	for (size_t k = 0; k < all.n; k++) {
-		bool any = false;
-		for (size_t r = 0; r < pc.n_rows && !any; r++) {
-			any = pc.have[r * all.n + k];
-		}
-		if (any && (int)k != peak_slot) {
-			cols[n_cols++] = k;
+	// Unasked, the peak channel's siblings (same source and unit) come first, then the
+	// rest of its unit: they are what a narrow table shows.
+	size_t prefix = strcspn(pch->key, "/");
+	for (int pass = p->n_with ? 2 : 0; pass < 3; pass++) {
+		for (size_t k = 0; k < all.n; k++) {
+			bool any = p->n_with > 0;
+			for (size_t r = 0; r < pc.n_rows && !any; r++) {
+				any = pc.have[r * all.n + k];
+			}
+			const struct channel *ch = sel_channel(&all, k);
+			bool unit = ch->unit && pch->unit && strcmp(ch->unit, pch->unit) == 0;
+			bool source = unit && strncmp(ch->key, pch->key, prefix + 1) == 0;
+			int rank = p->n_with ? 2 : source ? 0 : unit ? 1 : 2;
+			if (any && (int)k != peak_slot && rank == pass) {
+				cols[n_cols++] = k;
+			}
 		}
 	}
 	if (out) {
@@ -987,40 +1226,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		json_array_end(out);
 		json_object_end(out);
 	} else {
-		char at[TIMEFMT_ISO_LEN], v[64];
-		double factor;
-		const char *unit = display_unit(pch->unit, &factor);
-		timefmt_iso(acc.max_ts, at);
-		format_shown(v, sizeof(v), stats_value(acc.max_q, pch->resolution), factor,
-			     display_digits(pch, factor));
-		buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key,
-			   v, unit, at, pc.n_rows);
-		struct table t;
-		table_init(&t, n_cols + 1);
-		table_row(&t);
-		table_set(&t, 0, "time");
-		for (size_t c = 0; c < n_cols; c++) {
-			const struct channel *ch = sel_channel(&all, cols[c]);
-			table_set(&t, c + 1, "%s (%s)", ch->key, display_unit(ch->unit, &factor));
-			t.right[c + 1] = true;
-		}
-		for (size_t r = 0; r < pc.n_rows; r++) {
-			table_row(&t);
-			timefmt_iso(pc.row_ts[r], at);
-			table_set(&t, 0, "%s%s", at, pc.row_ts[r] == acc.max_ts ? " *" : "");
-			for (size_t c = 0; c < n_cols; c++) {
-				const struct channel *ch = sel_channel(&all, cols[c]);
-				size_t cell = r * all.n + cols[c];
-				display_unit(ch->unit, &factor);
-				format_shown(v, sizeof(v),
-					     pc.have[cell]
-						     ? stats_value(pc.cells[cell], ch->resolution)
-						     : NAN,
-					     factor, display_digits(ch, factor));
-				table_set(&t, c + 1, "%s", v);
-			}
-		}
-		table_print(&t, text);
+		peak_text(text, &pc, &all, pch, &acc, cols, n_cols, p);
 	}
 	free(cols);
 out:

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,7 +17,8 @@
 #include "xalloc.h"
 
 static const struct source_ops *const sources[] = {
-	&source_thermal, &source_cpufreq, &source_devfreq, &source_iio, &source_hwmon,
+	&source_thermal, &source_cpufreq, &source_devfreq,
+	&source_iio,     &source_hwmon,   &source_meminfo,
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -31,6 +33,40 @@ struct sampler {
 
 static ssize_t default_pread(int fd, void *buf, size_t len, off_t off) {
 	return pread(fd, buf, len, off);
+}
+
+static int64_t default_clock(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Opens cfg->procfs_root into @ctx; a missing /proc only costs the meminfo channels. */
+static void open_proc(struct source_ctx *ctx, const struct config *cfg) {
+	ctx->proc_root = NULL;
+	ctx->proc_fd = open(cfg->procfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = errno;
+	if (ctx->proc_fd >= 0) {
+		ctx->proc_root = realpath(cfg->procfs_root, NULL);
+		err = errno;
+		if (!ctx->proc_root) {
+			close(ctx->proc_fd);
+			ctx->proc_fd = -1;
+		}
+	}
+	if (ctx->proc_fd < 0 && cfg->sources[SOURCE_MEMINFO].enabled) {
+		log_warn("could not open procfs root %s: %s: no memory channels", cfg->procfs_root,
+			 strerror(err));
+	}
+}
+
+static void close_proc(struct source_ctx *ctx) {
+	if (ctx->proc_fd >= 0) {
+		close(ctx->proc_fd);
+	}
+	free(ctx->proc_root);
+	ctx->proc_fd = -1;
+	ctx->proc_root = NULL;
 }
 
 /* Keeps only what the configuration wants and applies label and calibration overrides. */
@@ -92,6 +128,7 @@ void sampler_rescan(struct sampler *s) {
 		}
 		struct sensor *old = &s->list.sensors[j], *new = &fresh.sensors[i];
 		new->last_err = old->last_err;
+		new->prev = old->prev; // a rescan must not cost a rate its history
 		if (strcmp(s->list.channels[j].path, fresh.channels[i].path) == 0 && !new->chip) {
 			new->fd = old->fd;
 			new->mode_fd = old->mode_fd;
@@ -116,9 +153,22 @@ struct sampler *sampler_create(const struct config *cfg) {
 		return NULL;
 	}
 	struct sampler *s = xcalloc(1, sizeof(*s));
-	s->ctx = (struct source_ctx){.root_fd = fd, .cfg = cfg, .pread = default_pread};
+	s->ctx = (struct source_ctx){
+		.root_fd = fd, .cfg = cfg, .pread = default_pread, .clock = default_clock};
+	open_proc(&s->ctx, cfg);
 	s->last_scan_s = INT64_MIN;
 	sampler_rescan(s);
+	size_t n_sysfs = 0;
+	for (size_t i = 0; i < s->list.n; i++) {
+		n_sysfs += s->list.sensors[i].ops != &source_meminfo; // /proc is always there
+	}
+	if (n_sysfs == 0) {
+		// Said once at start, here, so `thermlog sample` and thermlogd both say it.
+		log_warn("no channels found under %s (thermal zones, cpufreq, devfreq, IIO and "
+			 "hwmon searched): check sysfs_root in the configuration (or "
+			 "--sysfs-root) and the enabled sources",
+			 cfg->sysfs_root);
+	}
 	return s;
 }
 
@@ -133,6 +183,7 @@ void sampler_destroy(struct sampler *s) {
 		}
 	}
 	close(s->ctx.root_fd);
+	close_proc(&s->ctx);
 	free(s->readings);
 	free(s);
 }
@@ -150,6 +201,10 @@ void sampler_set_config(struct sampler *s, const struct config *cfg) {
 			s->ctx.root_fd = fd;
 		}
 	}
+	if (strcmp(cfg->procfs_root, s->ctx.cfg->procfs_root) != 0) {
+		close_proc(&s->ctx); // held meminfo fds are dropped by the rescan's path change
+		open_proc(&s->ctx, cfg);
+	}
 	s->ctx.cfg = cfg;
 	sampler_rescan(s);
 }
@@ -158,17 +213,29 @@ void sampler_set_pread(struct sampler *s, source_pread_fn fn) {
 	s->ctx.pread = fn ? fn : default_pread;
 }
 
+void sampler_set_clock(struct sampler *s, source_clock_fn fn) {
+	s->ctx.clock = fn ? fn : default_clock;
+}
+
 static bool vanished(int err) {
 	return err == -ENOENT || err == -ENODEV;
 }
 
 /* Logs a channel's error only when it changes: a failing sensor must not fill the journal. */
-static void log_transition(const struct channel *c, struct sensor *s, int err) {
+static void log_transition(const struct channel *c, struct sensor *s, int err, double value) {
 	if (err == s->last_err) {
 		return;
 	}
-	if (err == 0) {
+	if (s->rate && (err == -EAGAIN || (err == 0 && s->last_err == -EAGAIN))) {
+		// A rate's first read has no value yet: expected, not a failure.
+		log_debug("%s: %s", c->key, err ? "no rate until the next read" : "rate known");
+	} else if (err == 0) {
 		log_info("%s readable again: %s", c->key, c->path);
+	} else if (err == -ERANGE && isfinite(value)) {
+		log_warn(
+			"implausible reading from %s: %g %s for a %s channel (%s): stored and shown "
+			"as an error",
+			c->path, value, c->unit, channel_kind_name(c->kind), c->key);
 	} else if (vanished(err) && !s->absent_err) {
 		log_debug("could not read %s: %s", c->path, strerror(-err)); // expected on unplug
 	} else {
@@ -191,11 +258,15 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 		int err = sen->ops->read(&s->ctx, sen, &v);
 		if (err == 0) {
 			v = v * sen->cal_gain + sen->cal_offset;
+			// One check for every consumer: live, /metrics and the store agree.
+			if (!channel_plausible(&s->list.channels[i], v)) {
+				err = -ERANGE;
+			}
 		} else if (vanished(err) && !sen->absent_err) {
 			s->rescan_due = true;
 		}
 		s->readings[i] = (struct reading){.value = err ? NAN : v, .err = err};
-		log_transition(&s->list.channels[i], sen, err);
+		log_transition(&s->list.channels[i], sen, err, v);
 	}
 	*channels = s->list.channels;
 	*readings = s->readings;

@@ -46,7 +46,8 @@ static bool read_attr(int root_fd, const char *dir, const char *id, const char *
 		return true;
 	}
 	if (rc < 0 || !parse_number(text, out)) {
-		log_warn("could not read %s: %s", path, rc < 0 ? strerror(-rc) : "not a number");
+		log_warn("could not read %s: %s", path,
+			 rc < 0 ? strerror(-rc) : "not a finite number");
 		return false;
 	}
 	return true;
@@ -70,9 +71,12 @@ static void add_temp(struct source_ctx *ctx, struct sensor_list *out, const char
 		     const char *dev, const char *name, const char *id, bool processed) {
 	char path[256];
 	double scale = 1, offset = 0;
-	if (!processed && (!read_attr(ctx->root_fd, dir, id, "temp", "scale", &scale) ||
-			   !read_attr(ctx->root_fd, dir, id, "temp", "offset", &offset))) {
-		return;
+	// A bad scale or offset (garbage, inf) keeps the channel, reading as an error.
+	bool bad = !processed && (!read_attr(ctx->root_fd, dir, id, "temp", "scale", &scale) ||
+				  !read_attr(ctx->root_fd, dir, id, "temp", "offset", &offset));
+	if (bad) {
+		scale = 1;
+		offset = 0;
 	}
 	snprintf(path, sizeof(path), "%s/in_%s_%s", dir, id, processed ? "input" : "raw");
 	char *key = xasprintf("iio/%s/%s", name, id);
@@ -85,6 +89,7 @@ static void add_temp(struct source_ctx *ctx, struct sensor_list *out, const char
 	s->raw_offset = offset;
 	s->scale = scale;
 	s->divisor = 1000; // m°C
+	s->absent_err = bad ? -EBADMSG : 0;
 
 	struct buf meta;
 	struct json j;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "sql/store-migrations.h"
 #include "xalloc.h"
@@ -27,6 +28,7 @@
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
 #define STATE_RAW_HORIZON "store.raw_horizon"
+#define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
 
 const char *clock_state_name(enum clock_state state) {
 	switch (state) {
@@ -48,6 +50,7 @@ enum stmt {
 	ST_RELEASE,
 	ST_ROLLBACK_TO,
 	ST_LAST_CYCLE,
+	ST_LAST_OWN_CYCLE,
 	ST_FIRST_CYCLE,
 	ST_CYCLE_INSERT,
 	ST_CYCLE_INSERT_IMPORT,
@@ -83,6 +86,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RELEASE] = "RELEASE store_step",
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
 	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles",
+	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
+	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL "
+			      "ORDER BY ts DESC LIMIT 1",
 	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles",
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
 	[ST_CYCLE_INSERT_IMPORT] =
@@ -131,7 +137,7 @@ struct known_channel {
 	int64_t id; // 0: rejected (bad key or resolution), logged once
 	char *key;
 	char *source, *label, *path, *meta;
-	double resolution; // as stored: fixed at first sight
+	double resolution; // as stored: the finest seen (store_channel_refine)
 	int64_t last_seen;
 	bool present;
 	bool resolution_warned;
@@ -151,10 +157,14 @@ struct store {
 	sqlite3_stmt *stmts[ST_COUNT];
 	int depth;   // 1 while store_begin() is open
 	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
+	bool history_bumped; // this transaction already bumped STATE_HISTORY_GEN
 
 	struct known_channel *known; // sorted by key
 	size_t n_known, cap_known;
 	bool known_valid;
+	int64_t data_version; // PRAGMA data_version when known was loaded
+
+	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
 
 	char *boot_id; // of boot_row
 	int64_t boot_row;
@@ -198,10 +208,29 @@ static int errno_from_sqlite(int rc) {
 	}
 }
 
-/* Logs @what with SQLite's message and returns the errno for @rc. */
-static int fail(struct store *store, int rc, const char *what) {
-	log_error("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+/*
+ * The operating system's errno behind an I/O error, if SQLite kept one: a full disk during a
+ * WAL write is SQLITE_IOERR_WRITE with ENOSPC, which must not read "Input/output error".
+ */
+static int io_errno(sqlite3 *db, int rc) {
+	int sys = db ? sqlite3_system_errno(db) : 0;
+	if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN) && sys > 0) {
+		return -sys;
+	}
 	return errno_from_sqlite(rc);
+}
+
+/* Logs @what with SQLite's message (or the system's, for an I/O error) and returns the errno. */
+static int fail(struct store *store, int rc, const char *what) {
+	int err = io_errno(store->db, rc);
+	bool sys = (rc & 0xff) == SQLITE_IOERR && err != -EIO;
+	if (err == -EBUSY && store->quiet_busy) {
+		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+		return err;
+	}
+	log_error("store: %s: %s: %s", what, store->path,
+		  sys ? strerror(-err) : sqlite3_errmsg(store->db));
+	return err;
 }
 
 /* --- statements --------------------------------------------------------------------------- */
@@ -270,6 +299,9 @@ static int query_int(struct store *store, enum stmt which, int64_t param, int64_
 /* --- transactions ------------------------------------------------------------------------ */
 
 static void known_clear(struct store *store);
+static int64_t hour_of(int64_t ts);
+static int pragma_int(struct store *store, const char *sql, int64_t *out);
+static int rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 
 static bool writable(struct store *store) {
 	if (store->mode != STORE_MODE_WRITE) {
@@ -330,6 +362,7 @@ int store_begin(struct store *store) {
 	if (rc == 0) {
 		store->depth = 1;
 		store->aborted = 0;
+		store->history_bumped = false;
 	}
 	return rc;
 }
@@ -518,10 +551,16 @@ static struct known_channel *known_insert(struct store *store, size_t at, const 
 }
 
 static int known_load(struct store *store) {
-	if (store->known_valid) {
+	// Another connection (an import) may have added or rescaled channels since the load.
+	int64_t version = 0;
+	if (pragma_int(store, "PRAGMA data_version", &version) < 0) {
+		return -EIO;
+	}
+	if (store->known_valid && version == store->data_version) {
 		return 0;
 	}
 	known_clear(store);
+	store->data_version = version;
 	sqlite3_stmt *st = stmt(store, ST_CHANNELS);
 	if (!st) {
 		return -EIO;
@@ -652,11 +691,27 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 		k->path = dup_or_null(ch->path);
 		k->meta = dup_or_null(ch->meta);
 	}
-	if (ch->resolution != k->resolution && !k->resolution_warned) {
-		log_warn("store: channel '%s' now reports resolution %g; values stay quantized at "
-			 "the stored %g",
-			 ch->key, ch->resolution, k->resolution);
-		k->resolution_warned = true;
+	// resolution_warned: no common step exists; the search is not repeated every cycle
+	if (ch->resolution < k->resolution && resolution_valid(ch->resolution) &&
+	    !k->resolution_warned) {
+		// Never coarsen live readings: rescale the stored integers to a finer common step.
+		double res;
+		int64_t factor;
+		if (channel_common_resolution(k->resolution, ch->resolution, &res, &factor)) {
+			int rc = rescale_channel(store, k->id, factor, res);
+			if (rc < 0) {
+				return rc;
+			}
+			log_info("store: channel '%s' refined from resolution %g to %g", ch->key,
+				 k->resolution, res);
+			k->resolution = res;
+		} else {
+			log_warn(
+				"store: channel '%s' now reports resolution %g, which has no common "
+				"step with the stored %g; values stay quantized at %g",
+				ch->key, ch->resolution, k->resolution, k->resolution);
+			k->resolution_warned = true;
+		}
 	}
 	if (!k->present || ts / HOUR_S != k->last_seen / HOUR_S) {
 		int rc =
@@ -722,13 +777,15 @@ static bool quantize(double value, double resolution, int64_t *q) {
 }
 
 static int write_cycle(struct store *store, const struct cycle *cycle, struct pair *pairs) {
-	int64_t last;
-	bool empty;
-	int rc = query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	int64_t clock;
+	bool none;
+	// Only a duplicate is refused: a stored stamp far in the future (an imported row, a clock
+	// glitch) must not block every later cycle. The daemon keeps its own stamps increasing.
+	int rc = query_int(store, ST_CYCLE_CLOCK, cycle->ts, &clock, &none);
 	if (rc < 0) {
 		return rc;
 	}
-	if (!empty && cycle->ts <= last) {
+	if (!none) {
 		return -EEXIST;
 	}
 	rc = known_load(store);
@@ -805,6 +862,15 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	rc = write_cycle(store, cycle, pairs);
 	free(pairs);
 	return step_end(store, rc);
+}
+
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
+	bool none;
+	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
+	if (rc == 0 && none) {
+		*ts = 0;
+	}
+	return rc;
 }
 
 /* --- presence ---------------------------------------------------------------------------- */
@@ -921,15 +987,30 @@ static int state_set_int(struct store *store, const char *key, int64_t value) {
 	return state_set(store, key, text);
 }
 
+int store_history_generation(struct store *store, int64_t *gen) {
+	*gen = 0;
+	return state_get_int(store, STATE_HISTORY_GEN, gen);
+}
+
+/* Stored history changed behind the daemon's running sums: once per transaction, tell them. */
+static int history_changed(struct store *store) {
+	if (store->history_bumped) {
+		return 0;
+	}
+	int64_t gen = 0;
+	int rc = store_history_generation(store, &gen);
+	if (rc == 0) {
+		rc = state_set_int(store, STATE_HISTORY_GEN, gen + 1);
+	}
+	store->history_bumped = rc == 0 && store->depth > 0;
+	return rc;
+}
+
 /* --- opening ------------------------------------------------------------------------------ */
 
 static int pragma(struct store *store, const char *sql) {
 	int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
-		log_error("store: %s: %s: %s", sql, store->path, sqlite3_errmsg(store->db));
-		return errno_from_sqlite(rc);
-	}
-	return 0;
+	return rc == SQLITE_OK ? 0 : fail(store, rc, sql);
 }
 
 static int pragma_int(struct store *store, const char *sql, int64_t *out) {
@@ -961,10 +1042,11 @@ static int check_identity(struct store *store, int64_t version) {
 		return rc;
 	}
 	if (app_id != APPLICATION_ID && (app_id != 0 || version != 0 || tables != 0)) {
-		log_error("store: %s is a SQLite database but not a thermlog one (application_id "
-			  "%lld)",
-			  store->path, (long long)app_id);
-		return -EINVAL;
+		// Another program's database: never "corrupt", so never moved aside or replaced.
+		log_error("store: %s is a SQLite database but not a thermlog database "
+			  "(application_id %lld, user_version %lld)",
+			  store->path, (long long)app_id, (long long)version);
+		return -EMEDIUMTYPE;
 	}
 	if (version > SCHEMA_VERSION) {
 		log_error("store: %s has schema version %lld, newer than this thermlog's %d; "
@@ -1068,14 +1150,71 @@ static int quick_check(struct store *store) {
 	return err;
 }
 
-static int open_errno(const char *path, sqlite3 *db, int rc) {
+/*
+ * Why a database could not be opened. SQLite's last system errno for a file it could not create
+ * is its read-only retry's ENOENT; the true cause is then the directory (EACCES, EROFS).
+ */
+static int open_errno(const char *path, enum store_mode mode, sqlite3 *db, int rc) {
 	int sys = db ? sqlite3_system_errno(db) : 0;
-	int err = (rc & 0xff) == SQLITE_CANTOPEN && sys > 0 ? -sys : errno_from_sqlite(rc);
+	struct stat st;
+	if (mode == STORE_MODE_WRITE && (sys == 0 || sys == ENOENT) && stat(path, &st) < 0 &&
+	    errno == ENOENT) {
+		char *dir = xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			slash[slash == dir ? 1 : 0] = '\0';
+		}
+		if (access(slash ? dir : ".", W_OK | X_OK) < 0) {
+			sys = errno;
+		}
+		free(dir);
+	}
+	int err = ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_IOERR) && sys > 0
+			  ? -sys
+			  : errno_from_sqlite(rc);
 	log_error("store: could not open %s: %s", path,
 		  sys > 0 ? strerror(sys)
 		  : db    ? sqlite3_errmsg(db)
 			  : sqlite3_errstr(rc));
 	return err;
+}
+
+/*
+ * A reader of a WAL database needs its -shm, which it cannot create in a directory it may not
+ * write (a copy on read-only media, a read-only mount). Nobody can be writing such a copy
+ * either, so it is opened as immutable: no locks, no -shm. Returns the URI, or NULL to open
+ * @path as it is.
+ */
+static char *reader_uri(const char *path) {
+	if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0) {
+		return NULL;
+	}
+	char *shm = xasprintf("%s-shm", path);
+	bool has_shm = access(shm, F_OK) == 0;
+	free(shm);
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		slash[slash == dir ? 1 : 0] = '\0';
+	}
+	bool dir_writable = access(slash ? dir : ".", W_OK) == 0;
+	free(dir);
+	if (has_shm || dir_writable) {
+		return NULL;
+	}
+	struct buf uri;
+	buf_init(&uri);
+	buf_puts(&uri, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#') {
+			buf_printf(&uri, "%%%02X", (unsigned char)*p); // URI escapes
+		} else {
+			buf_putc(&uri, *p);
+		}
+	}
+	buf_puts(&uri, "?immutable=1");
+	log_debug("store: %s: the directory is read-only; reading it as immutable", path);
+	return buf_steal(&uri);
 }
 
 int store_open(struct store **out, const char *path, enum store_mode mode) {
@@ -1087,9 +1226,11 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	flags |= mode == STORE_MODE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 					  : SQLITE_OPEN_READONLY;
 	int err;
-	int rc = sqlite3_open_v2(path, &store->db, flags, NULL);
+	char *uri = mode == STORE_MODE_READ ? reader_uri(path) : NULL;
+	int rc = sqlite3_open_v2(uri ? uri : path, &store->db, flags, NULL);
+	free(uri);
 	if (rc != SQLITE_OK) {
-		err = open_errno(path, store->db, rc);
+		err = open_errno(path, mode, store->db, rc);
 		goto err_db;
 	}
 	sqlite3_extended_result_codes(store->db, 1);
@@ -1155,6 +1296,11 @@ err_db:
 	return err;
 }
 
+void store_set_busy_timeout(struct store *store, int ms) {
+	sqlite3_busy_timeout(store->db, ms);
+	store->quiet_busy = ms < 1000;
+}
+
 void store_close(struct store *store) {
 	if (!store) {
 		return;
@@ -1177,6 +1323,53 @@ void store_close(struct store *store) {
 }
 
 /* --- reading ------------------------------------------------------------------------------ */
+
+/*
+ * The writer moves a channel's last_seen only at its first cycle of each hour (so a steady
+ * cycle writes no channel rows); the last cycle that had it is in the raw rows of that hour.
+ */
+static int last_cycles(struct store *store, struct store_channel *list, size_t n) {
+	int64_t from = INT64_MAX, to = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].last_seen > 0 && hour_of(list[i].last_seen) + HOUR_S > to) {
+			to = hour_of(list[i].last_seen) + HOUR_S;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		// Channels that ended hours before the newest keep the stored, hour-exact value.
+		if (list[i].last_seen > 0 && list[i].last_seen >= to - 2 * HOUR_S &&
+		    list[i].last_seen < from) {
+			from = list[i].last_seen;
+		}
+	}
+	if (from >= to) {
+		return 0;
+	}
+	sqlite3_stmt *st = stmt(store, ST_SCAN_SAMPLES);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		const uint8_t *data = sqlite3_column_blob(st, 2);
+		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct pair p;
+		while (pair_next(&it, &p)) {
+			for (size_t i = 0; i < n; i++) {
+				if (list[i].id == p.id && ts > list[i].last_seen &&
+				    hour_of(ts) == hour_of(list[i].last_seen)) {
+					list[i].last_seen = ts;
+				}
+			}
+		}
+	}
+	done(st);
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read samples");
+}
 
 int store_channels(struct store *store, struct store_channel **out, size_t *n) {
 	*out = NULL;
@@ -1211,6 +1404,11 @@ int store_channels(struct store *store, struct store_channel **out, size_t *n) {
 	if (rc != SQLITE_DONE) {
 		store_channels_free(list, len);
 		return fail(store, rc, "could not read channels");
+	}
+	rc = last_cycles(store, list, len);
+	if (rc < 0) {
+		store_channels_free(list, len);
+		return rc;
 	}
 	*out = list;
 	*n = len;
@@ -1406,7 +1604,9 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 		if (a->n == 0 && a->unsynced == 0) {
 			continue;
 		}
-		qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		if (a->n > 1) { // an hour of unsynced values only has no array to sort
+			qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
+		}
 		size_t len = encode_hist(store, a->q, a->n);
 		sqlite3_bind_int64(st, 1, (int64_t)id);
 		sqlite3_bind_int64(st, 2, hour);
@@ -1583,6 +1783,89 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 	return 0;
 }
 
+/* --- repair ------------------------------------------------------------------------------ */
+
+/* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
+static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		return fail(store, rc, "could not prepare the repair");
+	}
+	sqlite3_bind_int64(st, 1, param);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && out) {
+		*out = sqlite3_column_int64(st, 0);
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+	int err = rc == SQLITE_OK ? 0 : fail(store, rc, "could not repair");
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	int rc =
+		exec_param(store, "SELECT count(*) FROM cycles WHERE ts > ?1", after, &out->cycles);
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->first);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
+				after, &out->last);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "SELECT count(*) FROM rollups WHERE hour > ?1", after,
+				&out->rollups);
+	}
+	if (rc < 0 || dry_run) {
+		return rc;
+	}
+	// Rollups of hours that start after the cut hold nothing but the dropped cycles; the
+	// hour across the cut is rolled up again from its raw rows, if they are still there.
+	static const char *const sql[] = {
+		"DELETE FROM samples WHERE ts > ?1",
+		"DELETE FROM cycles WHERE ts > ?1",
+		"DELETE FROM rollups WHERE hour > ?1",
+		"UPDATE channels SET last_seen = max(first_seen, ?1) WHERE last_seen > ?1",
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		rc = exec_param(store, sql[i], after, NULL);
+	}
+	int64_t horizon = 0, raw = 0, cut = hour_of(after);
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_HORIZON, &horizon);
+	}
+	if (rc == 0) {
+		rc = state_get_int(store, STATE_RAW_HORIZON, &raw);
+	}
+	if (rc == 0 && raw > cut) {
+		rc = state_set_int(store, STATE_RAW_HORIZON, cut);
+		raw = cut;
+	}
+	if (rc == 0 && horizon > cut && raw <= cut) {
+		rc = state_set_int(store, STATE_HORIZON, cut);
+	}
+	return rc;
+}
+
+int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
+	*out = (struct store_drop){0};
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	rc = drop_after(store, after, dry_run, out);
+	if (rc == 0 && dry_run) {
+		rc = step_end(store, -ECANCELED); // a dry run writes nothing
+		return rc == -ECANCELED ? 0 : rc;
+	}
+	return step_end(store, rc);
+}
+
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
 		       size_t n_ids, store_rollup_fn fn, void *ctx) {
 	sqlite3_stmt *st = stmt(store, ST_SCAN_ROLLUPS);
@@ -1661,7 +1944,8 @@ int store_channel_ensure(struct store *store, const struct channel *ch, int64_t 
 	return step_end(store, channel_ensure(store, ch, id));
 }
 
-static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q) {
+static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
+			 enum store_import_result *result) {
 	int64_t raw_horizon = 0, horizon = 0, clock;
 	bool null;
 	int rc = state_get_int(store, STATE_RAW_HORIZON, &raw_horizon);
@@ -1708,6 +1992,7 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		while (pair_next(&it, &p)) {
 			if (p.id == channel_id) {
 				dup = true;
+				*result = p.q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
 			}
 			if (!placed && p.id > channel_id) {
 				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
@@ -1734,6 +2019,10 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	if (dup) {
 		free(pairs);
 		return 0;
+	}
+	if ((rc = history_changed(store)) < 0) {
+		free(pairs);
+		return rc;
 	}
 	size_t len = encode_pairs(store, pairs, n);
 	free(pairs);
@@ -1762,7 +2051,11 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	return 0;
 }
 
-int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q) {
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
+			enum store_import_result *result) {
+	enum store_import_result ignored;
+	result = result ? result : &ignored;
+	*result = STORE_IMPORT_NEW;
 	if (!writable(store)) {
 		return -EROFS;
 	}
@@ -1770,7 +2063,239 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 	if (rc < 0) {
 		return rc;
 	}
-	return step_end(store, insert_sample(store, ts, channel_id, q));
+	return step_end(store, insert_sample(store, ts, channel_id, q, result));
+}
+
+/* --- resolution ---------------------------------------------------------------------------- */
+
+/* Prepares a one-off statement (rescaling is rare: no persistent slot); 0 or a negative errno. */
+static int prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a rescale");
+}
+
+/* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
+static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int err = prepare(store, "SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
+			  &sel);
+	if (err == 0) {
+		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
+	}
+	int64_t after = INT64_MIN;
+	struct pair *pairs = NULL;
+	size_t cap = 0;
+	// Rows are collected a slice at a time so no row is updated under a running scan.
+	int64_t *tss = NULL;
+	uint8_t **blobs = NULL;
+	size_t *lens = NULL, slice_cap = 0;
+	while (err == 0) {
+		sqlite3_bind_int64(sel, 1, after);
+		size_t m = 0;
+		int rc;
+		while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+			if (m == slice_cap) {
+				size_t c = slice_cap;
+				tss = xgrow(tss, &c, m + 1, sizeof(*tss));
+				blobs = xrealloc(blobs, c * sizeof(*blobs));
+				lens = xrealloc(lens, c * sizeof(*lens));
+				slice_cap = c;
+			}
+			tss[m] = sqlite3_column_int64(sel, 0);
+			lens[m] = (size_t)sqlite3_column_bytes(sel, 1);
+			blobs[m] = xcalloc(lens[m] + 1, 1);
+			if (lens[m] > 0) {
+				memcpy(blobs[m], sqlite3_column_blob(sel, 1), lens[m]);
+			}
+			m++;
+		}
+		sqlite3_reset(sel);
+		if (rc != SQLITE_DONE) {
+			err = fail(store, rc, "could not read samples");
+		}
+		for (size_t i = 0; i < m; i++) {
+			struct pair_iter it = {.p = blobs[i], .end = blobs[i] + lens[i]};
+			struct pair p;
+			size_t n = 0;
+			bool hit = false;
+			while (pair_next(&it, &p)) {
+				if (p.id == id) {
+					if (__builtin_mul_overflow(p.q, factor, &p.q)) {
+						it.bad = true;
+						break;
+					}
+					hit = true;
+				}
+				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+				pairs[n++] = p;
+			}
+			if (err == 0 && it.bad) {
+				log_error("store: cannot rescale the values at %lld",
+					  (long long)tss[i]);
+				err = -ERANGE;
+			}
+			if (err == 0 && hit) {
+				size_t len = encode_pairs(store, pairs, n);
+				sqlite3_bind_int64(upd, 1, tss[i]);
+				sqlite3_bind_blob(upd, 2, store->blob, (int)len, SQLITE_STATIC);
+				int urc = step_done(upd);
+				if (urc != SQLITE_OK) {
+					err = fail(store, urc, "could not rescale samples");
+				}
+			}
+			free(blobs[i]);
+		}
+		if (m == 0) {
+			break;
+		}
+		after = tss[m - 1];
+	}
+	free(tss);
+	free(blobs);
+	free(lens);
+	free(pairs);
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return err;
+}
+
+static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int err = prepare(store,
+			  "SELECT hour, sum, min, max, hist FROM rollups WHERE channel_id = ?1 AND "
+			  "hour > ?2 ORDER BY hour LIMIT 1",
+			  &sel);
+	if (err == 0) {
+		err = prepare(store,
+			      "UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 WHERE "
+			      "hour = ?1 AND channel_id = ?2",
+			      &upd);
+	}
+	int64_t after = INT64_MIN;
+	while (err == 0) {
+		sqlite3_bind_int64(sel, 1, id);
+		sqlite3_bind_int64(sel, 2, after);
+		int rc = sqlite3_step(sel);
+		if (rc != SQLITE_ROW) {
+			sqlite3_reset(sel);
+			err = rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read rollups");
+			break;
+		}
+		after = sqlite3_column_int64(sel, 0);
+		int64_t sum = sqlite3_column_int64(sel, 1), min = sqlite3_column_int64(sel, 2),
+			max = sqlite3_column_int64(sel, 3);
+		bool null_min = sqlite3_column_type(sel, 2) == SQLITE_NULL;
+		const uint8_t *p = sqlite3_column_blob(sel, 4);
+		const uint8_t *end = p + sqlite3_column_bytes(sel, 4);
+		uint8_t *out = blob_reserve(store, (size_t)(end - p) * 2 + 2 * VARINT_MAX);
+		size_t len = 0;
+		bool first = true, bad = false;
+		// Bins are (q delta, count): every delta, and the first q, scale by the factor.
+		while (p < end && !bad) {
+			uint64_t dq, count;
+			int64_t q;
+			if (!get_varint(&p, end, &dq) || !get_varint(&p, end, &count)) {
+				bad = true;
+				break;
+			}
+			if (first) {
+				bad = __builtin_mul_overflow(unzigzag(dq), factor, &q);
+				dq = zigzag(q);
+			} else {
+				bad = __builtin_mul_overflow(dq, (uint64_t)factor, &dq);
+			}
+			first = false;
+			if (len + 2 * VARINT_MAX > store->blob_cap) {
+				out = blob_reserve(store, store->blob_cap * 2);
+			}
+			len += put_varint(out + len, dq);
+			len += put_varint(out + len, count);
+		}
+		bad = bad || __builtin_mul_overflow(sum, factor, &sum) ||
+		      __builtin_mul_overflow(min, factor, &min) ||
+		      __builtin_mul_overflow(max, factor, &max);
+		sqlite3_reset(sel);
+		if (bad) {
+			log_error("store: cannot rescale the rollup of %lld", (long long)after);
+			err = -ERANGE;
+			break;
+		}
+		sqlite3_bind_int64(upd, 1, after);
+		sqlite3_bind_int64(upd, 2, id);
+		sqlite3_bind_int64(upd, 3, sum);
+		if (!null_min) {
+			sqlite3_bind_int64(upd, 4, min);
+			sqlite3_bind_int64(upd, 5, max);
+		}
+		sqlite3_bind_blob(upd, 6, out, (int)len, SQLITE_STATIC);
+		rc = step_done(upd);
+		if (rc != SQLITE_OK) {
+			err = fail(store, rc, "could not rescale rollups");
+		}
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return err;
+}
+
+static int rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution) {
+	int err = factor > 1 ? rescale_samples(store, id, factor) : 0;
+	if (err == 0 && factor > 1) {
+		err = rescale_rollups(store, id, factor);
+	}
+	sqlite3_stmt *st = NULL;
+	if (err == 0) {
+		err = prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1", &st);
+	}
+	if (err == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_double(st, 2, resolution);
+		int rc = sqlite3_step(st);
+		err = rc == SQLITE_DONE ? 0 : fail(store, rc, "could not set a resolution");
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int channel_refine(struct store *store, int64_t id, double resolution, double *applied) {
+	int rc = known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	struct known_channel *k = NULL;
+	for (size_t i = 0; i < store->n_known; i++) {
+		if (store->known[i].id == id) {
+			k = &store->known[i];
+		}
+	}
+	if (!k) {
+		return -ENOENT;
+	}
+	double res;
+	int64_t factor;
+	if (!channel_common_resolution(k->resolution, resolution, &res, &factor)) {
+		return -ERANGE;
+	}
+	*applied = res;
+	if (factor == 1) {
+		return 0;
+	}
+	rc = rescale_channel(store, id, factor, res);
+	if (rc == 0) {
+		k->resolution = res;
+	}
+	return rc;
+}
+
+int store_channel_refine(struct store *store, int64_t id, double resolution, double *applied) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, channel_refine(store, id, resolution, applied));
 }
 
 /* --- backup ------------------------------------------------------------------------------- */
@@ -1779,7 +2304,7 @@ int store_backup(struct store *store, const char *path) {
 	sqlite3 *dest = NULL;
 	int rc = sqlite3_open_v2(path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
-		int err = open_errno(path, dest, rc);
+		int err = open_errno(path, STORE_MODE_WRITE, dest, rc);
 		sqlite3_close(dest);
 		return err;
 	}
@@ -1802,6 +2327,12 @@ int store_backup(struct store *store, const char *path) {
 	}
 	sqlite3_backup_finish(b);
 	int err = rc == SQLITE_DONE ? 0 : errno_from_sqlite(rc);
+	// A rollback-journal copy is one self-contained file that opens anywhere, even read-only
+	// in a read-only directory; thermlogd switches it back to WAL when it opens it.
+	if (err == 0 &&
+	    sqlite3_exec(dest, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK) {
+		log_warn("store: the copy %s stays in WAL mode: %s", path, sqlite3_errmsg(dest));
+	}
 	if (err < 0) {
 		log_error("store: could not back up %s to %s: %s", store->path, path,
 			  sqlite3_errstr(rc));

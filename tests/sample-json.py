@@ -21,8 +21,11 @@ def run(*args):
 
 
 with tempfile.TemporaryDirectory() as tmp:
+    # The fixture's /proc stands in for the host's, so memory figures are fixed too.
+    proc = os.path.realpath(os.path.join(fixtures, "rock5c", "proc"))
     empty_cfg = os.path.join(tmp, "empty.yaml")
-    open(empty_cfg, "w").close()
+    with open(empty_cfg, "w") as f:
+        f.write(f"procfs_root: {proc}\n")
 
     root = os.path.join(fixtures, "rock5c")
     p = run("sample", "--json", "--sysfs-root", root)
@@ -72,15 +75,28 @@ with tempfile.TemporaryDirectory() as tmp:
          "celsius", 65.75, "bus/iio/devices/iio:device1/in_temp_raw"),
         ("iio/maxim_thermocouple/temp_ambient", "iio", "maxim_thermocouple temp_ambient",
          "temperature", "celsius", 23.5625, "bus/iio/devices/iio:device1/in_temp_ambient_raw"),
+        # 3124508 kB available; swap used = SwapTotal 3963844 kB - SwapFree 3512196 kB
+        ("meminfo/available", "meminfo", "memory available", "memory", "bytes", 3199496192,
+         proc + "/meminfo"),
+        ("meminfo/swap_used", "meminfo", "swap used", "memory", "bytes", 462487552,
+         proc + "/meminfo"),
     ]
-    got = doc["channels"]
+    # Rates need two reads: a single sample has none (null with its reason, never 0).
+    rates = [("meminfo/swap_in", "swap in"), ("meminfo/swap_out", "swap out")]
+    got = [c for c in doc["channels"] if c["key"] not in dict(rates)]
+    for key, label in rates:
+        c = [c for c in doc["channels"] if c["key"] == key]
+        expect = {"key": key, "source": "meminfo", "label": label, "kind": "other",
+                  "unit": "pages_per_second", "value": None, "path": proc + "/vmstat",
+                  "error": "Resource temporarily unavailable"}
+        check(c == [expect], f"{key}: no rate from one read", c)
     check(len(got) == len(want), f"rock5c: {len(want)} channels", [c["key"] for c in got])
     for w, c in zip(want, got):
         key, source, label, kind, unit, value, path = w
         check(set(c) == {"key", "source", "label", "kind", "unit", "value", "path"},
               f"{key}: exactly the documented fields", sorted(c))
         expect = {"key": key, "source": source, "label": label, "kind": kind, "unit": unit,
-                  "value": value, "path": root + "/" + path}
+                  "value": value, "path": path if path.startswith("/") else root + "/" + path}
         check(c == expect, f"{key}: fields and value", f"want {expect}\ngot  {c}")
     # JSON text carries the shortest exact decimal, not 43.461000000000006
     check('"value":43.461,' in p.stdout, "values are printed as their shortest decimal",

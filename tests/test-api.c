@@ -12,6 +12,7 @@
 #include "api.h"
 #include "json.h"
 #include "query.h"
+#include "session.h"
 #include "store.h"
 #include "test.h"
 #include "web.h"
@@ -285,6 +286,96 @@ static void test_auth(void) {
 	cfg.http.metrics_public = false;
 }
 
+/* The dashboard's sign-in: /login before authentication, then the session cookie. */
+static void test_login(void) {
+	static const unsigned char key[SESSION_KEY_LEN] = {7};
+	const char *token = "s3cret-token-0123456789";
+	struct api_context ctx = {.cfg = &cfg, .live = live, .token = token, .session_key = key};
+	struct api_response resp;
+	struct api_request req = {.method = "GET", .target = "/", .now = NOW};
+
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 303, "GET / without credentials goes to the sign-in form");
+	is_str(resp.location, "login", "... at login, relative to the path");
+	ok(!resp.authenticate, "without a Bearer challenge");
+	api_response_finish(&resp);
+	req.target = "/api/v1/latest";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "the API still answers 401");
+	api_response_finish(&resp);
+
+	req.target = "/login";
+	api_handle(&ctx, &req, &resp);
+	ok(resp.status == 200 && resp.static_body && strstr(resp.content_type, "text/html"),
+	   "GET /login: the form, before authentication");
+	api_response_finish(&resp);
+
+	req.method = "POST";
+	const char *wrong = "token=s3cret-token-0123456788";
+	req.body = wrong;
+	req.body_len = strlen(wrong);
+	api_handle(&ctx, &req, &resp);
+	ok(resp.status == 303 && resp.set_cookie == NULL, "a wrong token sets no cookie");
+	is_str(resp.location, "login?failed", "and goes back to the form");
+	api_response_finish(&resp);
+
+	const char *right = "token=s3cret%2Dtoken-0123456789&remember=on";
+	req.body = right;
+	req.body_len = strlen(right);
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 303, "the right token (percent-encoded) signs in");
+	is_str(resp.location, "./", "and goes to the dashboard");
+	char value[SESSION_VALUE_MAX], want[256];
+	session_value(key, token, NOW + SESSION_MAX_AGE_S, value);
+	snprintf(want, sizeof(want),
+		 "thermlog_session=%s; Path=/; Max-Age=604800; HttpOnly; SameSite=Strict", value);
+	is_str(resp.set_cookie, want, "the cookie: a session value, HttpOnly, SameSite=Strict");
+	api_response_finish(&resp);
+
+	cfg.http.tls_cert = "cert.pem";
+	api_handle(&ctx, &req, &resp);
+	ok(resp.set_cookie && strstr(resp.set_cookie, "; Secure"), "Secure with TLS");
+	api_response_finish(&resp);
+	cfg.http.tls_cert = NULL;
+
+	req.body_len = API_LOGIN_MAX + 1;
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 413, "a form over API_LOGIN_MAX: 413");
+	api_response_finish(&resp);
+	req.body = NULL;
+	req.body_len = 0;
+
+	req.method = "GET";
+	req.target = "/api/v1/latest";
+	char cookie[256];
+	snprintf(cookie, sizeof(cookie), "a=b; thermlog_session=%s", value);
+	req.cookie = cookie;
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 200, "the session cookie opens the API");
+	api_response_finish(&resp);
+	req.now = NOW + SESSION_MAX_AGE_S;
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "an expired session does not");
+	api_response_finish(&resp);
+	req.now = NOW;
+	req.authorization = "Bearer wrong-token-0123456789";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "a wrong Authorization header decides even with a good cookie");
+	api_response_finish(&resp);
+	req.authorization = NULL;
+	ctx.token = "another-token-0123456789";
+	api_handle(&ctx, &req, &resp);
+	is_int(resp.status, 401, "a new token ends the session");
+	api_response_finish(&resp);
+
+	struct api_context open = {.cfg = &cfg, .live = live};
+	req.target = "/login";
+	api_handle(&open, &req, &resp);
+	ok(resp.status == 303 && strcmp(resp.location, "./") == 0,
+	   "without a token /login goes to the dashboard");
+	api_response_finish(&resp);
+}
+
 static void test_routing(void) {
 	struct api_context ctx = {.cfg = &cfg, .live = live};
 	struct api_response resp;
@@ -465,6 +556,7 @@ int main(void) {
 	test_parse_target();
 	test_token();
 	test_auth();
+	test_login();
 	test_routing();
 	test_golden();
 	test_assets();

@@ -210,6 +210,16 @@ static void test_syntax(void) {
 	      "tags");
 	check("database: \"a\\0b\"\n", "t.yaml:1:11: NUL characters are not allowed in values\n",
 	      "NUL in a value");
+	// libyaml's own words for a tab in the indentation are cryptic: say what is wrong
+	check("http:\n\tlisten: 127.0.0.1:9470\n",
+	      "t.yaml:2:1: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab as the whole indentation");
+	check("http:\n  listen: 127.0.0.1:9470\n  \ttoken: abc\n",
+	      "t.yaml:3:3: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab after spaces");
+	check("capacitors:\n  - name: a\n\t sensor: x\n",
+	      "t.yaml:3:1: tabs are not allowed for indentation: indent with spaces\n",
+	      "a tab in a list item");
 	check("- 1\n- 2\n",
 	      "t.yaml:1:1: the configuration must be a mapping of keys to values, got a list\n",
 	      "root must be a mapping");
@@ -223,7 +233,7 @@ static void test_syntax(void) {
 
 static void test_keys(void) {
 	check("intervall: 60s\n",
-	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
+	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
 	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, max_points, max_window, connection_limit)\n",
@@ -235,7 +245,7 @@ static void test_keys(void) {
 	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
 	      "no far-fetched suggestion for a short key");
 	check("sources:\n  zfs: {}\n",
-	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio)\n",
+	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio, meminfo)\n",
 	      "unknown source");
 	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
 	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
@@ -502,7 +512,7 @@ static void test_files(void) {
 	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
-	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n"
+	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n"
 	      "t.yaml:4:11: interval: '5' has no unit: write e.g. 5s or 5m (units ms, s, m, h, d, w)\n",
 	      "several errors in file order");
 

@@ -249,18 +249,36 @@ static void test_outputs_and_warnings(void) {
 	is_near(r.relative[3].factor, 8, 0, "relative 30 K: 8x");
 	is_near(r.relative[3].life_h, 8 * r.life_uncapped_h, 0, "relative life at -30 K");
 
-	// calendar cap from in_service
+	// calendar cap from in_service; the unobserved service time ages the part too
 	cc.in_service = 0;
 	p = params(&cc);
 	lifetime_acc_init(&acc);
-	lifetime_acc_add(&acc, &p, 65, 100);
+	lifetime_acc_add(&acc, &p, 40, 100);
+	double life40 = 2000 * pow(2, 6.5);
 	int64_t now = (int64_t)130000 * 3600;
 	lifetime_summarize(&p, &acc, now, &r);
 	is_near(r.remaining_h, 1400, 1e-12, "calendar cap leaves 131,400 - 130,000 h");
 	ok(r.capped, "calendar cap sets capped");
 	const struct lifetime_warning *w = find_warning(&r, LIFETIME_WARN_CALENDAR_CAP);
 	ok(w && strstr(w->message, "seal-ageing"), "calendar_cap warning explains");
-	is_near(r.remaining_uncapped_h, (1 - 100.0 / 32000) * 32000, 1e-12, "thermal remaining");
+	is_near(r.consumed_fraction, 100 / life40, 1e-12, "consumed: the observed damage");
+	is_near(r.unobserved_service_h, 129900, 0, "129,900 h in service without samples");
+	is_near(r.consumed_extrapolated, 129900 / life40, 1e-12,
+		"extrapolated at the observed rate");
+	is_near(r.consumed_total, 130000 / life40, 1e-12, "total over the whole service");
+	ok(find_warning(&r, LIFETIME_WARN_EXTRAPOLATED) != NULL, "in_service_extrapolated warning");
+	is_near(r.remaining_uncapped_h, life40 - 130000, 1e-12, "thermal remaining after it all");
+	ok(!r.past_life, "not past its life");
+
+	// in service for longer than the estimated life
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 65, 100);
+	lifetime_summarize(&p, &acc, now, &r);
+	is_near(r.consumed_fraction, 100.0 / 32000, 1e-15, "observed damage alone is small");
+	is_near(r.consumed_total, 130000.0 / 32000, 1e-12, "the whole service: 4.06 lives");
+	ok(r.past_life && r.remaining_h == 0, "past its estimated life, nothing remains");
+	w = find_warning(&r, LIFETIME_WARN_EXHAUSTED);
+	ok(w && strstr(w->message, "past its estimated life"), "life_exhausted says so");
 
 	// above rated, below validity
 	cc = cap(2000, 105);
@@ -330,7 +348,7 @@ static void test_errors(void) {
 	expect_error(cap(0, 105), "rated life must be a positive", "zero life");
 	expect_error(cap(-2000, 105), "rated life must be a positive", "negative life");
 	expect_error(cap(NAN, 105), "rated life must be a positive", "NaN life");
-	expect_error(cap(2000, 300), "rated temperature 300 °C is out of range", "T0 too high");
+	expect_error(cap(2000, 300), "rated_temp_c 300 °C is out of range", "T0 too high");
 	expect_error(cap(2000, 20), "out of range", "T0 too low");
 	struct capacitor_config cc = cap(2000, 105);
 	cc.basis = TEMP_BASIS_CASE;

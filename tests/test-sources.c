@@ -33,6 +33,8 @@ static void make_config(struct config *cfg, const char *root, const char *yaml) 
 	}
 	free(cfg->sysfs_root);
 	cfg->sysfs_root = xstrdup(root);
+	// These tests are about sysfs; /proc (meminfo) has its own test-meminfo.c.
+	cfg->sources[SOURCE_MEMINFO].enabled = false;
 }
 
 static struct sample take(struct sampler *s, int64_t mono_s) {
@@ -573,6 +575,93 @@ static void test_log_on_change(void) {
 	is_int(count_lines(text, "thermal_zone4"), 3, "nothing else about that zone");
 }
 
+/* Writes @text into @root/@rel. */
+static void put(const char *root, const char *rel, const char *text) {
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Implausible readings are errors (null + -ERANGE) in the sampler, the one place the daemon, the
+ * CLI and the store get their values from; logged at warning level once per change. An `inf`
+ * IIO scale keeps the channel, with an error, instead of dropping it.
+ */
+static void test_implausible(void) {
+	char tmp[] = "/tmp/thermlog-test-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	char cmd[512], root[128];
+	snprintf(cmd, sizeof(cmd), "cp -a fixtures/rock5c %s/", tmp);
+	sh(cmd);
+	snprintf(root, sizeof(root), "%s/rock5c", tmp);
+	put(root, "devices/virtual/thermal/thermal_zone1/temp", "9223372036854775807\n");
+	put(root, "devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "-5\n");
+	put(root, "devices/platform/feb00000.spi/spi_master/spi0/spi0.0/iio:device1/in_temp_scale",
+	    "inf\n");
+
+	fflush(stderr);
+	FILE *capture = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	dup2(fileno(capture), STDERR_FILENO);
+	enum log_level level = log_get_level();
+	log_set_level(LOG_LEVEL_INFO);
+
+	struct config cfg;
+	make_config(&cfg, root, NULL);
+	struct sampler *s = sampler_create(&cfg);
+	struct sample smp = take(s, 1);
+	take(s, 2);
+	take(s, 3);
+	ptrdiff_t zone = find(&smp, "thermal/bigcore0-thermal");
+	ptrdiff_t cpu = find(&smp, "cpufreq/policy0");
+	ptrdiff_t iio = find(&smp, "iio/maxim_thermocouple/temp");
+	is_int(smp.n, N(rock5c), "every channel is still listed");
+	is_int(zone >= 0 ? smp.rd[zone].err : 0, -ERANGE, "a zone at INT64_MAX m°C is an error");
+	ok(zone >= 0 && isnan(smp.rd[zone].value), "with no value");
+	is_int(cpu >= 0 ? smp.rd[cpu].err : 0, -ERANGE, "a frequency of -5 kHz is an error");
+	ok(cpu >= 0 && isnan(smp.rd[cpu].value), "with no value");
+	ok(iio >= 0, "an IIO channel with an inf scale stays listed");
+	ok(iio >= 0 && smp.rd[iio].err != 0 && isnan(smp.rd[iio].value), "with an error");
+
+	put(root, "devices/virtual/thermal/thermal_zone1/temp", "44384\n");
+	smp = take(s, 4);
+	zone = find(&smp, "thermal/bigcore0-thermal");
+	ok(zone >= 0 && smp.rd[zone].err == 0 && fabs(smp.rd[zone].value - 44.384) < 1e-9,
+	   "a plausible reading again is a value");
+	sampler_destroy(s);
+	config_finish(&cfg);
+
+	log_set_level(level);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char text[8192] = "";
+	rewind(capture);
+	size_t n = fread(text, 1, sizeof(text) - 1, capture);
+	text[n] = '\0';
+	fclose(capture);
+	is_int(count_lines(text,
+			   "warning: implausible reading from class/thermal/thermal_zone1/temp"),
+	       1, "the implausible zone is a warning, logged once in three cycles");
+	is_int(count_lines(text, "warning: implausible reading from "
+				 "devices/system/cpu/cpufreq/policy0/scaling_cur_freq"),
+	       1, "the implausible frequency too");
+	is_int(count_lines(text, "thermal/bigcore0-thermal readable again"), 1,
+	       "and the recovery once");
+	ok(strstr(text, "in_temp_scale: not a finite number") != NULL,
+	   "the inf scale is named in the log");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	sh(cmd);
+}
+
 /* A reload that points the sampler at another root drops the old channels and finds the new. */
 static void test_set_config(void) {
 	struct config a, b;
@@ -620,6 +709,7 @@ int main(void) {
 	test_error_classes();
 	test_rescan();
 	test_log_on_change();
+	test_implausible();
 	test_set_config();
 	test_bad_root();
 	return test_done();

@@ -74,6 +74,22 @@ struct collect {
 	int stop_after;
 };
 
+/* Sum, min, max and lowest bin of the rollups seen. */
+struct rollup_sum {
+	int64_t sum, min, max, bin0;
+	size_t n;
+};
+
+static int rollup_first(void *ctx, const struct store_rollup *r) {
+	struct rollup_sum *s = ctx;
+	s->sum += r->sum_q;
+	s->min = s->n == 0 || r->min_q < s->min ? r->min_q : s->min;
+	s->max = s->n == 0 || r->max_q > s->max ? r->max_q : s->max;
+	s->bin0 = s->n == 0 && r->n_bins ? r->bin_q[0] : s->bin0;
+	s->n++;
+	return 0;
+}
+
 static int collect_sample(void *ctx, const struct store_sample *s) {
 	struct collect *c = ctx;
 	if (c->n < 256) {
@@ -123,7 +139,6 @@ static void test_cycle_round_trip(void) {
 	is_int(put(store, T0, CLOCK_STATE_SYNCED, v1, NULL), 0, "first cycle stored");
 	is_int(put(store, T0 + 60, CLOCK_STATE_UNKNOWN, v2, e2), 0, "second cycle stored");
 	is_int(put(store, T0 + 60, CLOCK_STATE_SYNCED, v1, NULL), -EEXIST, "same ts refused");
-	is_int(put(store, T0 - 60, CLOCK_STATE_SYNCED, v1, NULL), -EEXIST, "older ts refused");
 
 	struct collect c = {0};
 	is_int(store_scan_samples(store, 0, INT64_MAX, NULL, 0, false, collect_sample, &c), 0,
@@ -232,7 +247,7 @@ static void test_channels(void) {
 	is_str(list[2].ch.path, "class/thermal/thermal_zone0/temp", "path");
 	ok(list[1].ch.path == NULL, "NULL path stays NULL");
 	is_int(list[2].first_seen, T0, "first seen");
-	is_int(list[2].last_seen, T0 + 3600, "last seen moves at the hour boundary");
+	is_int(list[2].last_seen, T0 + 3600, "last seen is the last cycle");
 	ok(list[2].present, "present");
 	store_channels_free(list, n);
 
@@ -247,6 +262,7 @@ static void test_channels(void) {
 	put(store, T0 + 3660, CLOCK_STATE_SYNCED, v, NULL);
 	store_channels(store, &list, &n);
 	ok(list[0].present, "a channel seen again is present");
+	is_int(list[0].last_seen, T0 + 3660, "last seen within the hour is the last cycle");
 	is_int(list[0].first_seen, T0, "and keeps its first_seen");
 	store_channels_free(list, n);
 	struct collect c = {0};
@@ -254,7 +270,7 @@ static void test_channels(void) {
 	store_scan_samples(store, 0, INT64_MAX, &fan, 1, false, collect_sample, &c);
 	is_int(c.n, 4, "history kept across absence");
 
-	// A new label is written through; the resolution stays the first one.
+	// A new label is written through; a coarser resolution keeps the finer stored one.
 	chans[0].label = "SoC package";
 	chans[0].resolution = 0.5;
 	double w[] = {41.234, 1000000000, 1};
@@ -263,7 +279,8 @@ static void test_channels(void) {
 	chans[0].resolution = 0.001;
 	store_channels(store, &list, &n);
 	is_str(list[2].ch.label, "SoC package", "label updated on change");
-	is_near(list[2].ch.resolution, 0.001, 1e-15, "resolution fixed at first sight");
+	is_int(list[2].last_seen, T0 + 3720, "last seen is the last cycle, not the hour's first");
+	is_near(list[2].ch.resolution, 0.001, 1e-15, "a coarser resolution does not coarsen");
 	store_channels_free(list, n);
 	struct collect d = {0};
 	int64_t soc = channel_id(store, "thermal/soc-thermal");
@@ -331,9 +348,16 @@ static void test_import(void) {
 	is_int(store_channel_ensure(store, &bad, &bad_id), -EINVAL, "bad key refused");
 
 	store_begin(store);
-	is_int(store_insert_sample(store, T0, id, 2512), 0, "import into a new cycle");
-	is_int(store_insert_sample(store, T0 + 60, id, 2600), 0, "import into a daemon cycle");
-	is_int(store_insert_sample(store, T0 + 60, soc, 99999), 0, "existing value kept");
+	enum store_import_result res;
+	is_int(store_insert_sample(store, T0, id, 2512, &res), 0, "import into a new cycle");
+	is_int(res, STORE_IMPORT_NEW, "a new value");
+	is_int(store_insert_sample(store, T0 + 60, id, 2600, &res), 0,
+	       "import into a daemon cycle");
+	is_int(res, STORE_IMPORT_NEW, "merged is new");
+	is_int(store_insert_sample(store, T0 + 60, soc, 99999, &res), 0, "existing value kept");
+	is_int(res, STORE_IMPORT_CONFLICT, "a different stored value is a conflict");
+	is_int(store_insert_sample(store, T0 + 60, soc, 40000, &res), 0, "same value again");
+	is_int(res, STORE_IMPORT_IDENTICAL, "the same stored value is identical");
 	is_int(store_commit(store), 0, "commit");
 	struct collect c = {0};
 	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &c);
@@ -358,6 +382,90 @@ static void test_import(void) {
 	ok(!list[0].present, "imported channels are not live");
 	store_channels_free(list, n);
 	store_close(store);
+}
+
+/*
+ * Integers imported before the daemon sees a channel must not coarsen its live readings: the
+ * finer live resolution rescales the stored integers exactly, and a later finer import works.
+ */
+static void test_resolution_refine(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	struct channel imp = {.key = "thermal/soc-thermal",
+			      .kind = CHANNEL_KIND_TEMPERATURE,
+			      .unit = "celsius",
+			      .resolution = 1};
+	int64_t id;
+	is_int(store_channel_ensure(store, &imp, &id), 0, "import registers at 1 degree");
+	store_begin(store);
+	store_insert_sample(store, T0 - 7200, id, 45, NULL);
+	store_insert_sample(store, T0 - 7140, id, 46, NULL);
+	// A later cycle of another channel closes that hour, so it is rolled up.
+	struct channel other = {.key = "x/other", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t other_id;
+	store_channel_ensure(store, &other, &other_id);
+	store_insert_sample(store, T0 - 3600, other_id, 1, NULL);
+	is_int(store_commit(store), 0, "imported 45, 46");
+	is_int(store_maintain(store, T0, 0), 0, "rolled up");
+	double v[] = {43.461, 1000000000, 1};
+	is_int(put(store, T0, CLOCK_STATE_SYNCED, v, NULL), 0, "a live cycle at 0.001");
+	struct store_channel *list;
+	size_t n;
+	store_channels(store, &list, &n);
+	is_near(list[2].ch.resolution, 0.001, 1e-15, "the channel now has the live resolution");
+	store_channels_free(list, n);
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, &id, 1, false, collect_sample, &c);
+	is_int(c.n, 3, "three values");
+	is_int(c.s[0].q, 45000, "imported 45 rescaled exactly");
+	is_int(c.s[1].q, 46000, "imported 46 rescaled exactly");
+	is_int(c.s[2].q, 43461, "live 43.461 stored exactly");
+	struct rollup_sum r = {0};
+	store_scan_rollups(store, T0 - 7200, T0, &id, 1, rollup_first, &r);
+	is_int(r.sum, 91000, "rollup sum rescaled");
+	is_int(r.min, 45000, "rollup min rescaled");
+	is_int(r.max, 46000, "rollup max rescaled");
+	is_int(r.bin0, 45000, "histogram rescaled");
+
+	// A later import with finer values refines again (0.001 -> 0.0001).
+	double applied = 0;
+	is_int(store_channel_refine(store, id, 0.0001, &applied), 0, "finer import refines");
+	is_near(applied, 0.0001, 1e-18, "to 0.0001");
+	store_begin(store);
+	is_int(store_insert_sample(store, T0 - 60, id, 432345, NULL), 0, "import 43.2345");
+	store_commit(store);
+	struct collect d = {0};
+	store_scan_samples(store, 0, INT64_MAX, &id, 1, false, collect_sample, &d);
+	is_int(d.s[0].q, 450000, "old values rescaled again");
+	is_int(d.s[3].q, 434610, "live value rescaled again");
+	store_close(store);
+}
+
+/* A daemon's connection sees what an import on another connection did to the channels. */
+static void test_import_beside_writer(void) {
+	char *path = tmp_path("beside.db");
+	struct store *daemon, *import;
+	is_int(store_open(&daemon, path, STORE_MODE_WRITE), 0, "daemon connection");
+	double v[] = {40, 1000000000, 1};
+	put(daemon, T0, CLOCK_STATE_SYNCED, v, NULL); // loads the daemon's channel cache
+	is_int(store_open(&import, path, STORE_MODE_WRITE), 0, "import connection");
+	int64_t soc = channel_id(import, "thermal/soc-thermal");
+	double applied;
+	is_int(store_channel_refine(import, soc, 0.0001, &applied), 0, "import refines soc");
+	struct channel ext = {.key = "x/new", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t id;
+	is_int(store_channel_ensure(import, &ext, &id), 0, "import adds a channel");
+	store_close(import);
+	double w[] = {41.5, 1000000000, 1};
+	is_int(put(daemon, T0 + 60, CLOCK_STATE_SYNCED, w, NULL), 0, "the daemon's next cycle");
+	struct collect c = {0};
+	store_scan_samples(daemon, 0, INT64_MAX, &soc, 1, false, collect_sample, &c);
+	is_int(c.n, 2, "two soc values");
+	is_int(c.s[0].q, 400000, "the earlier value rescaled by the import");
+	is_int(c.s[1].q, 415000, "the daemon quantizes at the import's finer resolution");
+	store_close(daemon);
+	remove_db(path);
+	free(path);
 }
 
 /* A failing cycle leaves nothing: the database refuses to grow past a page limit. */
@@ -434,7 +542,7 @@ static void test_files(void) {
 	}
 	fclose(src);
 	fclose(dst);
-	is_int(store_open(&store, foreign, STORE_MODE_WRITE), -EINVAL,
+	is_int(store_open(&store, foreign, STORE_MODE_WRITE), -EMEDIUMTYPE,
 	       "a SQLite database of another application is refused");
 	remove_db(foreign);
 	free(foreign);
@@ -605,7 +713,8 @@ static void test_rollups(void) {
 
 	// An imported value in a rolled-up hour is rolled up again, exactly.
 	int64_t soc = channel_id(store, "thermal/soc-thermal");
-	is_int(store_insert_sample(store, T0 + 10, soc, 99000), 0, "import into a rolled-up hour");
+	is_int(store_insert_sample(store, T0 + 10, soc, 99000, NULL), 0,
+	       "import into a rolled-up hour");
 	store_rollup_horizon(store, &horizon);
 	is_int(horizon, T0, "the horizon moves back");
 	store_maintain(store, T0 + 5 * 3600, 0);
@@ -640,7 +749,7 @@ static void test_retention(void) {
 	store_info(store, &info);
 	is_int(info.cycles, 3 * 180 + 1, "cycle rows stay for coverage");
 	int64_t soc = channel_id(store, "thermal/soc-thermal");
-	is_int(store_insert_sample(store, T0 + 30, soc, 1), -ERANGE,
+	is_int(store_insert_sample(store, T0 + 30, soc, 1, NULL), -ERANGE,
 	       "an import before the pruned horizon is refused");
 
 	// Pruning is batched: many hours pruned over several transactions.
@@ -655,6 +764,46 @@ static void test_retention(void) {
 	struct collect f = {0};
 	store_scan_samples(store, T0 + 6 * 3600, INT64_MAX, NULL, 0, true, collect_sample, &f);
 	is_int(f.n, 3, "newest hour kept: it is not rolled up yet");
+	store_close(store);
+}
+
+/* thermlog repair: cycles after a cut go with their samples and later rollups, in one step. */
+static void test_drop_after(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	fill_hours(store, 2); // T0 .. T0 + 3h, every 20 s
+	double v[] = {40, 1e9, 1};
+	int64_t future = T0 + 366 * 86400;
+	is_int(put(store, future, CLOCK_STATE_UNSYNCED, v, NULL), 0, "a glitch a year ahead");
+	is_int(put(store, future + 1, CLOCK_STATE_UNSYNCED, v, NULL), 0, "and one more");
+	is_int(put(store, future + 7200, CLOCK_STATE_SYNCED, v, NULL), 0, "a later synced one");
+	// A maintenance run from the glitch's time rolls up the glitch's hours.
+	is_int(store_maintain(store, future + 7200, 0), 0, "maintain from the glitch");
+	struct store_drop drop;
+	int64_t cut = T0 + 3 * 3600;
+	is_int(store_drop_after(store, cut, true, &drop), 0, "dry run");
+	is_int(drop.cycles, 3, "counts the 3 future cycles");
+	is_int(drop.first, future, "first");
+	is_int(drop.last, future + 7200, "last");
+	ok(drop.rollups > 0, "and the rollups of their hours");
+	struct store_info info;
+	store_info(store, &info);
+	is_int(info.last_cycle, future + 7200, "a dry run changes nothing");
+	is_int(store_drop_after(store, cut, false, &drop), 0, "repair");
+	is_int(drop.cycles, 3, "removed 3 cycles");
+	store_info(store, &info);
+	is_int(info.last_cycle, T0 + 3 * 3600 - 20, "the last cycle is the last true one");
+	is_int(info.cycles, 3 * 180, "every true cycle stays");
+	struct collect c = {0};
+	store_scan_samples(store, cut + 1, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, 0, "no samples after the cut");
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	store_scan_rollups(store, cut + 1, INT64_MAX, NULL, 0, collect_rollup, got);
+	is_int(got->n, 0, "no rollups after the cut");
+	free(got);
+	is_int(store_drop_after(store, cut, false, &drop), 0, "a second repair");
+	is_int(drop.cycles, 0, "finds nothing");
+	is_int(put(store, cut + 60, CLOCK_STATE_SYNCED, v, NULL), 0, "cycles go on");
 	store_close(store);
 }
 
@@ -877,6 +1026,28 @@ static void test_read_only_file(void) {
 	free(path);
 }
 
+/* An imported row far in the future neither blocks the daemon's cycles nor becomes its anchor. */
+static void test_future_import(void) {
+	struct store *store;
+	is_int(store_open(&store, ":memory:", STORE_MODE_WRITE), 0, "open");
+	double v[] = {40, 1000000000, 1};
+	is_int(put(store, T0, CLOCK_STATE_SYNCED, v, NULL), 0, "a daemon cycle");
+	int64_t id, last;
+	is_int(store_channel_ensure(store, &chans[0], &id), 0, "the imported channel");
+	int64_t y2099 = 4070908800; // 2099-01-01
+	is_int(store_insert_sample(store, y2099, id, 4000, NULL), 0, "an imported row dated 2099");
+	is_int(put(store, T0 + 60, CLOCK_STATE_SYNCED, v, NULL), 0,
+	       "a later daemon cycle is still stored");
+	is_int(put(store, T0 + 60, CLOCK_STATE_SYNCED, v, NULL), -EEXIST, "a duplicate is not");
+	is_int(store_last_own_cycle(store, INT64_MAX, &last), 0, "last own cycle");
+	is_int(last, T0 + 60, "is the daemon's, not the imported 2099 row");
+	is_int(store_last_own_cycle(store, T0 + 30, &last), 0, "last own cycle up to a bound");
+	is_int(last, T0, "respects the bound");
+	is_int(store_last_own_cycle(store, T0 - 1, &last), 0, "none before the first");
+	is_int(last, 0, "is 0");
+	store_close(store);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -890,9 +1061,13 @@ int main(void) {
 	test_state();
 	test_transactions();
 	test_import();
+	test_resolution_refine();
+	test_import_beside_writer();
+	test_future_import();
 	test_atomic_disk_full();
 	test_rollups();
 	test_retention();
+	test_drop_after();
 	test_files();
 	test_backup();
 	test_reader_while_writing();

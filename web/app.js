@@ -35,6 +35,8 @@
   const SPARK_BUDGET = 50000; // bytes of /api/v1/samples for the overview's sparklines
   const CHART_POINTS = 480;
 
+  const SERIES_KEY = 'thermlog.series';
+
   const state = {
     view: 'overview',
     win: null, // {from, to, label} in unix seconds
@@ -44,15 +46,43 @@
     refreshTimer: 0,
     retryTimer: 0,
     charts: {},
-    hidden: new Set(), // channel keys the user switched off in the charts
+    series: loadSeriesChoice(), // channel key -> shown, for the series the user chose
   };
+  window.thermlogCharts = state.charts; // the browser test reads the charts' visibility
+
+  /* ---------- the chart's series choice, kept in localStorage ---------- */
+
+  function loadSeriesChoice() {
+    try {
+      const v = JSON.parse(localStorage.getItem(SERIES_KEY) || '{}');
+      return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+    } catch (e) {
+      return {}; // storage disabled or garbage: the default set
+    }
+  }
+
+  function saveSeriesChoice() {
+    try {
+      localStorage.setItem(SERIES_KEY, JSON.stringify(state.series));
+    } catch (e) {
+      // storage disabled: the choice lasts until the page is closed
+    }
+  }
+
+  /* Sixteen lines are spaghetti: by default the zones and the CPU and NPU clocks. */
+  function shownByDefault(key) {
+    return /^(thermal|cpufreq)\//.test(key) || /^devfreq\/.*npu/i.test(key);
+  }
+
+  const seriesShown = (key) => (Object.prototype.hasOwnProperty.call(state.series, key) ? state.series[key] === true : shownByDefault(key));
 
   /* ---------- API ---------- */
 
   class ApiError extends Error {
-    constructor(message, status) {
+    constructor(message, status, body) {
       super(message);
       this.status = status;
+      this.body = body || null;
     }
   }
 
@@ -80,7 +110,12 @@
       if (resp.status === 503) {
         throw new ApiError('The daemon is starting or busy: ' + why + '. Trying again shortly.', 503);
       }
-      throw new ApiError(why + ' (HTTP ' + resp.status + ' from ' + path + ')', resp.status);
+      if (resp.status === 401) {
+        // The session expired or the token changed: sign in again, then come back here.
+        location.assign('login' + location.hash);
+      }
+      const human = windowTooLong(body);
+      throw new ApiError(human || why + ' (HTTP ' + resp.status + ' from ' + path + ')', resp.status, body);
     }
     if (body === null) throw new ApiError('The daemon sent a response that is not JSON (' + path + ').', resp.status);
     return body;
@@ -187,11 +222,31 @@
   function fmtDuration(s) {
     if (typeof s !== 'number' || !isFinite(s)) return '–';
     s = Math.abs(s);
+    if (s > 0 && s < 0.0005) return 'under 1 ms'; // never "0 ms"
     if (s < 1) return (s * 1000).toFixed(0) + ' ms';
     if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
     if (s < 5400) return Math.round(s / 60) + ' min';
     if (s < 2 * 86400) return (s / 3600).toFixed(s < 36000 ? 1 : 0) + ' h';
     return (s / 86400).toFixed(s < 864000 ? 1 : 0) + ' d';
+  }
+
+  /* A long span in words: "400 days", "6.9 years". */
+  function fmtSpan(s) {
+    const d = s / 86400;
+    if (d < 2) return fmtDuration(s);
+    if (d < 730) return intFmt.format(Math.round(d)) + ' days';
+    return (d / 365.25).toFixed(1) + ' years';
+  }
+
+  /*
+   * The API refuses a window over http.max_window with its length and the limit in seconds;
+   * say it in days and years, with what to do about it. Returns null for other errors.
+   */
+  function windowTooLong(body) {
+    const m = body && typeof body.error === 'string' && body.error.match(/spans (\d+) s, more than the configured limit of (\d+) s/);
+    if (!m) return null;
+    return 'This range spans ' + fmtSpan(Number(m[1])) + ', longer than the ' + fmtSpan(Number(m[2])) +
+      ' this daemon answers for at once (http.max_window). Choose a shorter range.';
   }
 
   function fmtBytes(b) {
@@ -232,6 +287,13 @@
     }
   }
 
+  /* A channel's value; a cooling state reads "2 of 7" against the device's max_state. */
+  function fmtChannel(v, c, digits) {
+    const text = fmtValue(v, c.unit, digits);
+    const max = c.meta && c.meta.max_state;
+    return c.unit === 'state' && typeof max === 'number' && typeof v === 'number' && isFinite(v) ? text + ' of ' + max : text;
+  }
+
   const fmtPercent = (f, digits) => (typeof f === 'number' && isFinite(f) ? (f * 100).toFixed(digits === undefined ? 1 : digits) + ' %' : '–');
 
   function fmtHours(h) {
@@ -269,6 +331,40 @@
       return { from: Math.floor(f / 1000), to: Math.floor(t / 1000), label: 'custom' };
     }
     return { from: now - WINDOWS[sel], to: now, label: sel };
+  }
+
+  /* The window in the URL (?window=7d, or ?from=…Z&to=…Z in UTC), so a bookmark keeps it. */
+  function parseUrlTime(v) {
+    if (!v) return null;
+    const ms = /^\d+$/.test(v) ? Number(v) * 1000 : Date.parse(v);
+    return isFinite(ms) ? Math.floor(ms / 1000) : null;
+  }
+
+  function windowFromUrl() {
+    const q = new URLSearchParams(location.search);
+    const w = q.get('window');
+    if (w && WINDOWS[w]) {
+      $('#window-select').value = w;
+      return resolveWindow();
+    }
+    const from = parseUrlTime(q.get('from'));
+    const to = parseUrlTime(q.get('to'));
+    if (from === null || to === null || to <= from) return null;
+    $('#window-select').value = 'custom';
+    $('#custom-range').hidden = false;
+    $('#window-from').value = toLocalInput(from);
+    $('#window-to').value = toLocalInput(to);
+    return { from, to, label: 'custom' };
+  }
+
+  function windowToUrl(w) {
+    const iso = (t) => new Date(t * 1000).toISOString().replace(/\.000Z$/, 'Z').replace(/:00Z$/, 'Z');
+    const q = new URLSearchParams(location.search);
+    for (const k of ['window', 'from', 'to']) q.delete(k);
+    let rest = q.toString();
+    rest = rest ? '&' + rest : '';
+    const win = w.label === 'custom' ? 'from=' + iso(w.from) + '&to=' + iso(w.to) : 'window=' + w.label;
+    history.replaceState(null, '', '?' + win + rest + location.hash);
   }
 
   const winKey = () => (state.win ? state.win.from + '-' + state.win.to : '');
@@ -369,7 +465,8 @@
       const stale = intervalS && age > 3 * intervalS + 5;
       const today = fmtTime(last).slice(0, 10) === fmtTime(now).slice(0, 10);
       const when = today ? fmtTime(last, true).slice(11) : fmtTime(last, true);
-      items.push(['Last cycle', when + ' (' + fmtDuration(Math.max(0, Math.round(age))) + ' ago)', stale ? 'warn' : '']);
+      const ago = age < 1 ? 'just now' : fmtDuration(Math.round(age)) + ' ago';
+      items.push(['Last cycle', when + ' (' + ago + ')', stale ? 'warn' : '']);
     } else {
       items.push(['Last cycle', 'none yet', 'warn']);
     }
@@ -467,6 +564,11 @@
       notice(groups, 'No channels are stored yet. The daemon writes its first cycle within one interval of starting; this page refreshes on its own.');
       return;
     }
+    if (statsResp instanceof ApiError && statsResp.status === 400) {
+      // The window itself is refused: numbers of another window would mislead.
+      notice(groups, statsResp.message);
+      return;
+    }
     const stats = statsResp instanceof Error ? new Map() : statsMap(statsResp);
     const latest = latestResp instanceof Error ? new Map() : latestMap(latestResp);
     if (statsResp instanceof Error) banner('Statistics unavailable: ' + statsResp.message);
@@ -492,11 +594,11 @@
         sparkCells.push([c, spark]);
         tbody.append(el('tr', { 'data-key': c.key },
           channelCell(c),
-          el('td', { class: 'num current' + (curVal === undefined ? ' missing' : ''), 'data-label': 'Now', 'data-value': curVal, text: curVal === undefined ? (cur && cur.err ? 'read error' : '–') : fmtValue(curVal, c.unit) }),
+          el('td', { class: 'num current' + (curVal === undefined ? ' missing' : ''), 'data-label': 'Now', 'data-value': curVal, text: curVal === undefined ? (cur && cur.err ? 'read error' : '–') : fmtChannel(curVal, c) }),
           spark,
-          el('td', { class: 'num stat', 'data-label': 'p50', 'data-value': st.p50, text: fmtValue(st.p50, c.unit) }),
-          el('td', { class: 'num stat', 'data-label': 'p95', 'data-value': st.p95, text: fmtValue(st.p95, c.unit) }),
-          el('td', { class: 'num stat', 'data-label': 'Max', 'data-value': st.max, text: fmtValue(st.max, c.unit) })));
+          el('td', { class: 'num stat', 'data-label': 'p50', 'data-value': st.p50, text: fmtChannel(st.p50, c) }),
+          el('td', { class: 'num stat', 'data-label': 'p95', 'data-value': st.p95, text: fmtChannel(st.p95, c) }),
+          el('td', { class: 'num stat', 'data-label': 'Max', 'data-value': st.max, text: fmtChannel(st.max, c) })));
       }
       blocks.push(el('div', { class: 'group table-wrap', 'data-source': src },
         el('table', { class: 'ov' },
@@ -531,7 +633,7 @@
         const cell = row.querySelector('td.current');
         if (!c || !cell) continue;
         const v = cur && typeof cur.value === 'number' ? cur.value : undefined;
-        cell.textContent = v === undefined ? '–' : fmtValue(v, c.unit);
+        cell.textContent = v === undefined ? '–' : fmtChannel(v, c);
         cell.classList.toggle('missing', v === undefined);
         if (v === undefined) cell.removeAttribute('data-value');
         else cell.dataset.value = v;
@@ -574,8 +676,10 @@
     try {
       resp = await api('stats', winParams());
     } catch (e) {
+      // Clear the previous window's numbers: they would pass for this window's.
       tbody.replaceChildren(el('tr', {}, el('td', { colspan: 8, class: 'notice', text: e.message })));
       tis.replaceChildren();
+      $('#stats-summary').textContent = '';
       handleError(e);
       return;
     }
@@ -597,10 +701,10 @@
       const td = (name, v, text) => el('td', { class: 'num', 'data-label': name, 'data-field': name.toLowerCase(), 'data-value': v, text });
       rows.push(el('tr', { 'data-key': st.key },
         channelCell(ch),
-        td('Mean', st.mean, fmtValue(st.mean, unit, 2)),
-        td('Median', st.p50, fmtValue(st.p50, unit, 2)),
-        td('p95', st.p95, fmtValue(st.p95, unit, 2)),
-        td('Max', st.max, fmtValue(st.max, unit, 3)),
+        td('Mean', st.mean, fmtChannel(st.mean, ch, 2)),
+        td('Median', st.p50, fmtChannel(st.p50, ch, 2)),
+        td('p95', st.p95, fmtChannel(st.p95, ch, 2)),
+        td('Max', st.max, fmtChannel(st.max, ch, 3)),
         el('td', { 'data-label': 'Time of max', 'data-field': 'time of max', 'data-value': st.max_time, text: fmtTime(st.max_time, true) }),
         td('Samples', count, intFmt.format(count)),
         td('Coverage', cov, fmtPercent(cov))));
@@ -703,12 +807,13 @@
     // Clock bands (DVFS swings between buckets) would wash over the temperatures: keep them faint.
     for (const n of clockNames) series[n] = { axis: 'y2', strokePattern: [6, 3], fillAlpha: 0.04, stepPlot: true };
     const y2 = clockNames.length > 0;
-    // On a phone the axis titles would take a third of the plot; the legend names the units.
+    // Axis titles are HTML above the plot (#history-axes), readable at any width; in the
+    // canvas they would take a third of a phone's plot.
     const narrow = $('#' + id).clientWidth < 520;
     const keys = opts.keys || [];
     const g = new window.Dygraph($('#' + id), data, {
       labels,
-      visibility: keys.map((k) => !state.hidden.has(k)),
+      visibility: keys.map(seriesShown),
       customBars: !!opts.bars,
       series,
       colors: colors.palette,
@@ -724,8 +829,6 @@
       strokeWidth: 1.4,
       fillAlpha: 0.2,
       highlightCircleSize: 3,
-      ylabel: narrow ? undefined : 'Temperature (°C)',
-      y2label: y2 && !narrow ? 'Clock (GHz)' : undefined,
       axes: {
         y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: narrow ? 30 : 44 },
         y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: narrow ? 30 : 44, independentTicks: true, drawGrid: false },
@@ -734,25 +837,50 @@
     });
     g.thermlogKeys = keys;
     state.charts[id] = g;
+    const axes = $('#' + id.replace('-chart', '-axes'));
+    if (axes) axes.querySelector('[data-axis="y2"]').hidden = !y2;
     return g;
   }
 
-  /* One labelled checkbox per charted channel; toggles the series in every chart. */
-  function renderSeriesList(keys, labels, g) {
+  function showSeries(k, on) {
+    for (const g of Object.values(state.charts)) {
+      const j = g.thermlogKeys.indexOf(k);
+      if (j >= 0) g.setVisibility(j, on);
+    }
+  }
+
+  function seriesCount(keys) {
+    $('#series-count').textContent = '(' + keys.filter(seriesShown).length + ' of ' + keys.length + ' shown)';
+  }
+
+  /* One labelled checkbox per charted channel; toggles the series in every chart, remembered. */
+  function renderSeriesList(keys, labels) {
     const box = $('#series-list');
+    // dygraphs colours series by position, hidden ones too, but only tells those it draws.
+    const palette = chartColors().palette;
     box.replaceChildren(...keys.map((k, i) => {
       const input = el('input', { type: 'checkbox', 'data-key': k });
-      input.checked = !state.hidden.has(k);
+      input.checked = seriesShown(k);
       input.addEventListener('change', () => {
-        if (input.checked) state.hidden.delete(k);
-        else state.hidden.add(k);
-        for (const g of Object.values(state.charts)) {
-          const j = g.thermlogKeys.indexOf(k);
-          if (j >= 0) g.setVisibility(j, input.checked);
-        }
+        // Only departures from the default are kept, so new channels follow the default.
+        if (input.checked === shownByDefault(k)) delete state.series[k];
+        else state.series[k] = input.checked;
+        saveSeriesChoice();
+        showSeries(k, input.checked);
+        seriesCount(keys);
       });
-      return el('label', {}, input, el('span', { class: 'swatch', style: 'background:' + ((g.getPropertiesForSeries(labels[i]) || {}).color || 'transparent') }), el('span', { text: labels[i] }));
+      return el('label', {}, input, el('span', { class: 'swatch', style: 'background:' + palette[i % palette.length] }), el('span', { text: labels[i] }));
     }));
+    seriesCount(keys);
+    $('#series-default').onclick = () => {
+      state.series = {};
+      saveSeriesChoice();
+      for (const input of box.querySelectorAll('input[data-key]')) {
+        input.checked = shownByDefault(input.dataset.key);
+        showSeries(input.dataset.key, input.checked);
+      }
+      seriesCount(keys);
+    };
   }
 
   async function loadHistory() {
@@ -808,8 +936,8 @@
     const data = Array.from(rows.values()).sort((a, b) => a[0] - b[0]);
     box.replaceChildren();
     legend.textContent = '';
-    const g = drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
-    renderSeriesList(keys, labels.slice(1), g);
+    drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
+    renderSeriesList(keys, labels.slice(1));
     box.dataset.points = data.length;
   }
 
@@ -873,7 +1001,7 @@
       return;
     }
     summary.textContent = c.label + ' peaked at ' + fmtValue(typeof max === 'object' ? first(max, 'value') : max, c.unit, 3) +
-      (typeof maxTime === 'number' ? ' at ' + fmtTime(maxTime, true) : '') + '; ' + rows.length + ' cycles around it, every zone plotted' +
+      (typeof maxTime === 'number' ? ' at ' + fmtTime(maxTime, true) : '') + '; ' + rows.length + ' cycles around it, the chosen series plotted' +
       ($('#show-clocks').checked ? ', clocks on the right axis.' : '.');
     const showClocks = $('#show-clocks').checked;
     const keys = [];
@@ -903,6 +1031,13 @@
     if (typeof cap.life_uncapped_h === 'number') return cap.life_uncapped_h;
     const rel0 = asArray(first(cap, 'relative_lifetime') || []).find((r) => r.reduction_k === 0);
     return rel0 && typeof rel0.life_h === 'number' ? rel0.life_h : undefined;
+  }
+
+  /* A life no longer than the seal-ageing cap: beyond it, "≥ 15 years (cap)". */
+  function fmtCappedHours(h, capH) {
+    if (typeof capH !== 'number' || !(h > capH)) return fmtHours(h);
+    const y = capH / HOURS_PER_YEAR;
+    return '≥ ' + (Number.isInteger(y) ? y : y.toFixed(1)) + ' years (cap)';
   }
 
   const atTemp = (t) => (typeof t === 'number' ? ' at ' + fmtValue(t, 'celsius', 1) : '');
@@ -936,12 +1071,12 @@
     }
     const rel = asArray(first(cap, 'relative_lifetime', 'relative') || []);
     const relTable = rel.length ? el('div', { class: 'table-wrap' }, el('table', { class: 'relative' },
-      el('caption', { text: 'If it ran cooler' + (cap.capped ? ' (lives before the cap)' : '') }),
+      el('caption', { text: 'If it ran cooler' }),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Cooler by' }), el('th', { scope: 'col', class: 'num', text: 'Life factor' }), el('th', { scope: 'col', class: 'num', text: 'Expected life' }))),
       el('tbody', {}, ...rel.map((r) => el('tr', {},
         el('td', { text: r.reduction_k ? '−' + r.reduction_k + ' K' : 'as measured' }),
         el('td', { class: 'num', text: (typeof r.factor === 'number' ? r.factor.toFixed(r.factor < 10 ? 2 : 1) : '–') + '×' }),
-        el('td', { class: 'num', text: fmtHours(r.life_h) })))))) : null;
+        el('td', { class: 'num', 'data-value': r.life_h, text: fmtCappedHours(r.life_h, cap.life_cap_h) })))))) : null;
     const warnings = asArray(cap.warnings || []);
     const pct = typeof d === 'number' ? Math.max(0, Math.min(1, d)) : 0;
     const sensor = first(cap, 'sensor', 'channel');
@@ -1013,8 +1148,10 @@
     }
   }
 
-  function setWindow(win) {
+  function setWindow(win, toUrl) {
     state.win = win;
+    if (toUrl) windowToUrl(win);
+    banner('');
     showWindow();
     for (const v of Object.keys(state.loaded)) if (v !== 'lifetime') delete state.loaded[v];
   }
@@ -1032,7 +1169,7 @@
       handleError(e, $('#groups'));
       return;
     }
-    if (!state.win) setWindow(resolveWindow());
+    if (!state.win) setWindow(windowFromUrl() || resolveWindow(), false);
     await showView((location.hash || '#overview').slice(1));
     clearInterval(state.refreshTimer);
     const interval = Math.max(10, first(state.status, 'interval_s', 'interval') || 30);
@@ -1052,7 +1189,7 @@
         $('#window-to').value = toLocalInput(w.to);
         return;
       }
-      setWindow(resolveWindow());
+      setWindow(resolveWindow(), true);
       showView(state.view);
     });
     $('#window-form').addEventListener('submit', (ev) => {
@@ -1062,12 +1199,11 @@
         banner('The custom range needs a start before its end.');
         return;
       }
-      banner('');
-      setWindow(w);
+      setWindow(w, true);
       showView(state.view);
     });
     $('#refresh').addEventListener('click', () => {
-      if (sel.value !== 'custom') setWindow(resolveWindow());
+      if (sel.value !== 'custom') setWindow(resolveWindow(), false);
       state.loaded = {};
       start();
     });

@@ -3,7 +3,8 @@
  * The dashboard in Debian's chromium against a running thermlogd --demo: every view shows what
  * the JSON API says for the same window, the chart draws, the CSV download equals the export,
  * and the console stays clean. Prints TAP; saves screenshots of each view (desktop and phone).
- * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR
+ * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR [TOKEN_URL TOKEN]
+ * (TOKEN_URL: a daemon with http.token = TOKEN, for the sign-in form)
  */
 const fs = require('fs');
 const path = require('path');
@@ -11,7 +12,7 @@ const http = require('http');
 const zlib = require('zlib');
 const { chromium } = require('playwright-core');
 
-const [base, shotDir, profileDir] = process.argv.slice(2);
+const [base, shotDir, profileDir, tokenUrl, token] = process.argv.slice(2);
 if (!base || !shotDir || !profileDir) {
   console.error('usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR');
   process.exit(2);
@@ -84,8 +85,90 @@ function inkedPixels(page, sel) {
   }, sel);
 }
 
+/*
+ * Elements that stick out of the viewport, and boxes whose content is wider than the box (text
+ * clipped by a cell or a hidden-overflow container, or a table scrolling sideways in its wrap).
+ */
+function overflows(page) {
+  return page.evaluate(() => {
+    const vw = document.documentElement.clientWidth;
+    const bad = [];
+    const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '') +
+      (e.closest('[data-key]') ? ' in ' + e.closest('[data-key]').dataset.key : '') + ' "' + (e.textContent || '').trim().slice(0, 30) + '"';
+    if (document.documentElement.scrollWidth > vw) bad.push('the page is ' + document.documentElement.scrollWidth + ' px wide in ' + vw);
+    for (const e of document.querySelectorAll('body *')) {
+      if (e.closest('.visually-hidden, .dygraph-legend, canvas')) continue;
+      const r = e.getBoundingClientRect();
+      if (!r.width || !r.height) continue; // not rendered (hidden view, closed details)
+      const cs = getComputedStyle(e);
+      if (r.right > vw + 0.5 || r.left < -0.5) {
+        bad.push(name(e) + ' spans ' + r.left.toFixed(0) + '..' + r.right.toFixed(0) + ' px');
+      } else if (cs.display !== 'inline' && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1 && !['SELECT', 'INPUT', 'TEXTAREA'].includes(e.tagName)) {
+        bad.push(name(e) + ' clips: ' + e.scrollWidth + ' px of content in ' + e.clientWidth);
+      }
+    }
+    return bad;
+  });
+}
+
+/* WCAG contrast ratio of two computed colours "rgb(r, g, b)". */
+function contrast(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number).map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
+/*
+ * Every view at phone widths, light and dark: nothing overflows sideways, the chart's axis
+ * titles and tick labels stay readable. Screenshots of each.
+ */
+async function phoneViews(ctx) {
+  for (const scheme of ['light', 'dark']) {
+    for (const width of [360, 390]) {
+      const page = await ctx.newPage();
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(base + '#overview');
+      await waitReady(page, 'overview');
+      await page.waitForSelector('#groups svg.spark');
+      for (const view of ['overview', 'statistics', 'history', 'lifetime']) {
+        if (view !== 'overview') await gotoView(page, view);
+        if (view === 'history') {
+          await page.waitForSelector('#peak-chart canvas');
+          await page.click('#series-choice summary');
+        }
+        const bad = await overflows(page);
+        ok(bad.length === 0, `${scheme} ${width} px: ${view} has no horizontal overflow or clipped text`, bad.slice(0, 12).join('\n'));
+        if (view === 'history') {
+          const titles = await page.$$eval('#history-axes [data-axis]', (es) => es.map((e) => {
+            const r = e.getBoundingClientRect();
+            return { axis: e.dataset.axis, text: e.textContent, size: parseFloat(getComputedStyle(e).fontSize), shown: r.width > 0 && r.right <= document.documentElement.clientWidth };
+          }));
+          ok(titles.length === 2 && titles.every((t) => t.shown && t.size >= 12) && /°C/.test(titles[0].text) && /GHz/.test(titles[1].text),
+            `${scheme} ${width} px: the chart's axis titles (°C, GHz) are shown at 12 px or more`, titles);
+          const ticks = await page.$$eval('#history-chart .dygraph-axis-label', (es) => es.map((e) => ({
+            color: getComputedStyle(e).color,
+            bg: getComputedStyle(document.querySelector('#history-chart').closest('.chart-box')).backgroundColor,
+            size: parseFloat(getComputedStyle(e).fontSize),
+          })));
+          const worst = ticks.length ? Math.min(...ticks.map((t) => contrast(t.color, t.bg))) : 0;
+          ok(ticks.length > 4 && worst >= 4.5 && ticks.every((t) => t.size >= 11), `${scheme} ${width} px: tick labels contrast ${worst.toFixed(1)}:1 (want 4.5) at 11 px or more`, ticks.slice(0, 3));
+        }
+        await page.screenshot({ path: path.join(shotDir, `${scheme}-${view}-${width}.png`), fullPage: true });
+      }
+      await page.close();
+    }
+  }
+}
+
 async function screenshots(ctx, name) {
-  for (const [label, width, height] of [['desktop', 1280, 900], ['phone', 390, 844]]) {
+  for (const [label, width, height] of [['desktop', 1280, 900]]) {
     const page = await ctx.newPage();
     await page.setViewportSize({ width, height });
     await page.goto(base + '#overview');
@@ -98,6 +181,127 @@ async function screenshots(ctx, name) {
     }
     await page.close();
   }
+}
+
+/* The History chart's series: a readable default set, the user's choice kept across visits. */
+async function seriesChoice(ctx, channels) {
+  const page = await ctx.newPage();
+  await page.goto(base + '#history');
+  await waitReady(page, 'history');
+  await page.waitForSelector('#history-chart canvas');
+  await page.evaluate(() => localStorage.removeItem('thermlog.series'));
+  await page.reload();
+  await waitReady(page, 'history');
+  await page.waitForSelector('#series-list input', { state: 'attached' });
+  const checked = () => page.$$eval('#series-list input', (is) => is.filter((i) => i.checked).map((i) => i.dataset.key).sort());
+  const want = channels.filter((c) => c.key.startsWith('thermal/') || c.key.startsWith('cpufreq/') || /^devfreq\/.*npu/.test(c.key)).map((c) => c.key).sort();
+  const got = await checked();
+  ok(JSON.stringify(got) === JSON.stringify(want), 'History shows the thermal zones and the CPU and NPU clocks by default (' + got.length + ' series)', { got, want });
+  const visible = await page.evaluate(() => {
+    const g = window.thermlogCharts && window.thermlogCharts['history-chart'];
+    return g ? g.thermlogKeys.filter((k, i) => g.visibility()[i]).sort() : null;
+  });
+  ok(JSON.stringify(visible) === JSON.stringify(want), 'the chart draws exactly the default series', visible);
+  // Switch the memory clock on and a zone off: both survive a reload.
+  await page.click('#series-choice summary');
+  await page.check('#series-list input[data-key="devfreq/dmc"]');
+  await page.uncheck('#series-list input[data-key="thermal/soc-thermal"]');
+  await page.reload();
+  await waitReady(page, 'history');
+  await page.waitForSelector('#series-list input', { state: 'attached' });
+  const after = await checked();
+  ok(after.includes('devfreq/dmc') && !after.includes('thermal/soc-thermal') && after.length === want.length,
+    'the series choice is remembered across a reload', after);
+  await page.evaluate(() => localStorage.removeItem('thermlog.series'));
+  await page.close();
+}
+
+/* The window lives in the URL: a bookmark of a view opens it on the same window. */
+async function bookmarkedWindow(ctx) {
+  const page = await ctx.newPage();
+  await page.goto(base + '#statistics');
+  await waitReady(page, 'statistics');
+  const before = await page.evaluate(() => document.body.dataset.ready);
+  await page.selectOption('#window-select', '7d');
+  await waitReady(page, 'statistics', before);
+  const url = page.url();
+  ok(/[?&]window=7d/.test(url) && /#statistics$/.test(url), 'choosing 7 days puts the window in the URL', url);
+  const again = await ctx.newPage();
+  await again.goto(url);
+  await waitReady(again, 'statistics');
+  const sel = await again.$eval('#window-select', (s) => s.value);
+  const win = await again.$eval('#stats-table', (t) => Number(t.dataset.to) - Number(t.dataset.from));
+  ok(sel === '7d' && win === 7 * 86400, 'the bookmarked URL opens on the 7-day window', { sel, win });
+  // A custom range too, to the minute.
+  const end = Math.floor(Date.now() / 3600000) * 3600 - 3600;
+  const iso = (s) => new Date(s * 1000).toISOString().slice(0, 16);
+  await again.selectOption('#window-select', 'custom');
+  await again.fill('#window-from', iso(end - 3 * 3600));
+  await again.fill('#window-to', iso(end));
+  const r0 = await again.evaluate(() => document.body.dataset.ready);
+  await again.click('#window-apply');
+  await waitReady(again, 'statistics', r0);
+  const curl = again.url();
+  const third = await ctx.newPage();
+  await third.goto(curl.replace('#statistics', '#history'));
+  await waitReady(third, 'history');
+  const w3 = await third.evaluate(() => document.querySelector('#window-text').textContent);
+  const sel3 = await third.$eval('#window-select', (s) => s.value);
+  await gotoView(third, 'statistics');
+  const t3 = await third.$eval('#stats-table', (t) => ({ from: Number(t.dataset.from), to: Number(t.dataset.to) }));
+  ok(sel3 === 'custom' && t3.from === end - 3 * 3600 && t3.to === end, 'a bookmarked custom range reopens on the same range, in another view', { curl, sel3, t3, w3 });
+  await page.close();
+  await again.close();
+  await third.close();
+}
+
+/* A custom range longer than the server allows: a human message, no stale numbers. */
+async function overLimit(ctx) {
+  const page = await ctx.newPage();
+  await page.goto(base + '#statistics');
+  await waitReady(page, 'statistics');
+  const good = await page.textContent('#stats-summary');
+  await page.selectOption('#window-select', 'custom');
+  await page.fill('#window-from', '2020-01-01T00:00');
+  await page.fill('#window-to', new Date().toISOString().slice(0, 16));
+  const r0 = await page.evaluate(() => document.body.dataset.ready);
+  await page.click('#window-apply');
+  await waitReady(page, 'statistics', r0);
+  const summary = await page.textContent('#stats-summary');
+  const table = await page.textContent('#stats-table tbody');
+  const rows = await page.$$('#stats-table tbody tr[data-key]');
+  ok(/expected cycles/.test(good) && !/expected cycles/.test(summary) && rows.length === 0, 'an over-limit range clears the previous statistics', { good, summary, rows: rows.length });
+  const msg = summary + ' ' + table;
+  ok(/400 days/.test(msg) && /years/.test(msg) && !/\d{5,} s\b/.test(msg) && !/HTTP 400/.test(msg),
+    'an over-limit range says how long it is and the limit in days, not seconds', msg);
+  await gotoView(page, 'overview');
+  const ov = (await page.textContent('#groups')) + ' ' + (await page.textContent('#banner'));
+  ok(/400 days/.test(ov) && !/\d{5,} s\b/.test(ov), 'the overview says the same', ov.slice(0, 300));
+  await page.close();
+}
+
+/* Small wording: "just now" for a fresh cycle, cooling states out of their maximum. */
+async function wording(ctx, channels) {
+  const page = await ctx.newPage();
+  await page.route('**/api/v1/status', async (route) => {
+    const r = await route.fetch();
+    const body = await r.json();
+    body.last_cycle_age_s = 0;
+    body.last_cycle_ts = Math.floor(Date.now() / 1000);
+    await route.fulfill({ response: r, json: body });
+  });
+  await page.goto(base + '#overview');
+  await waitReady(page, 'overview');
+  const status = await page.textContent('#status-list');
+  ok(/just now/.test(status) && !/0 ms/.test(status), 'a cycle of this second reads "just now"', status);
+  const cooling = channels.filter((c) => c.key.startsWith('cooling/'));
+  const cells = await page.$$eval('#groups [data-source="cooling"] tr[data-key]', (trs) => trs.map((tr) => ({ key: tr.dataset.key, now: tr.querySelector('td.current').textContent })));
+  const wrong = cooling.filter((c) => {
+    const cell = cells.find((x) => x.key === c.key);
+    return !cell || !new RegExp('^\\d+ of ' + c.meta.max_state + '$').test(cell.now);
+  });
+  ok(cooling.length > 0 && wrong.length === 0, 'cooling devices read "N of MAX"', cells);
+  await page.close();
 }
 
 async function errorStates(ctx) {
@@ -133,6 +337,53 @@ async function errorStates(ctx) {
     await page.screenshot({ path: path.join(shotDir, 'error-' + name.replace(/ /g, '-') + '.png') });
     await page.close();
   }));
+}
+
+/*
+ * With a token the dashboard sends the browser to the sign-in form; the right token sets an
+ * HttpOnly session cookie, returns to the view asked for, and the API then answers.
+ */
+async function signIn(ctx) {
+  const page = await ctx.newPage();
+  const failures = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) failures.push(r.status() + ' ' + r.url());
+  });
+  await page.goto(tokenUrl + '#statistics');
+  ok(/\/login#statistics$/.test(page.url()) && (await page.$('#token')), 'with a token, the dashboard opens on the sign-in form', page.url());
+  await page.screenshot({ path: path.join(shotDir, 'login.png') });
+  await page.setViewportSize({ width: 360, height: 700 });
+  const bad = await overflows(page);
+  ok(bad.length === 0, 'the sign-in form fits 360 px', bad.join('\n'));
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await page.fill('#token', 'not-the-token-0123456789');
+  await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+  const failed = await page.isVisible('#failed');
+  ok(/\/login\?failed#statistics$/.test(page.url()) && failed, 'a wrong token: the form again, saying so', { url: page.url(), failed });
+  ok((await ctx.cookies(tokenUrl)).every((c) => c.name !== 'thermlog_session'), 'a wrong token sets no cookie');
+
+  await page.fill('#token', token);
+  await Promise.all([page.waitForNavigation(), page.click('button[type="submit"]')]);
+  ok(page.url() === tokenUrl + '#statistics', 'the right token returns to the view asked for', page.url());
+  const cookie = (await ctx.cookies(tokenUrl)).find((c) => c.name === 'thermlog_session');
+  ok(cookie && cookie.httpOnly && cookie.sameSite === 'Strict' && cookie.path === '/' && !cookie.value.includes(token),
+    'the session cookie is HttpOnly, SameSite=Strict, Path=/ and holds no token', cookie);
+  await waitReady(page, 'statistics');
+  const rows = await page.$$('#stats-table tbody tr[data-key]');
+  ok(rows.length > 5, 'signed in, the API answers the dashboard (' + rows.length + ' channels)');
+  ok(!(await page.evaluate(() => document.cookie.includes('thermlog_session'))), 'scripts cannot read the session cookie');
+  await gotoView(page, 'overview');
+  const status = await page.textContent('#status-list');
+  ok(/Last cycle/.test(status), 'the overview loads too', status);
+  ok(failures.length === 0, 'no request failed once signed in', failures.join('\n'));
+
+  // A lost session (cleared cookies, a restarted daemon) sends API calls back to the form.
+  await ctx.clearCookies();
+  await page.click('#refresh');
+  await page.waitForURL(/\/login#overview$/, { timeout: 15000 }).catch(() => {});
+  ok(/\/login#overview$/.test(page.url()), 'a lost session goes back to the sign-in form', page.url());
+  await page.close();
 }
 
 async function main() {
@@ -338,9 +589,22 @@ async function main() {
       ok(ratio <= 1.005 || card.text.includes(ratio.toFixed(2) + '× the effective life'), 'card explains the mean-temperature life (' + ratio.toFixed(2) + '×)');
       ok(!cap.capped || card.text.includes(Math.round(cap.life_uncapped_h).toLocaleString('en-US') + ' h (capped'), 'a capped card shows the life before the cap');
       ok(cap.relative_lifetime === undefined || (await page.$$('#capacitors table.relative tbody tr')).length >= cap.relative_lifetime.length, 'relative-lifetime table');
+      // "If it ran cooler" never promises more than the seal-ageing cap.
+      const rel = await page.$$eval('#capacitors article[data-name="' + cap.name + '"] table.relative tbody tr', (trs) => trs.map((tr) => tr.lastElementChild.textContent));
+      const capY = cap.life_cap_h / 8760;
+      const years = rel.map((t) => parseFloat(t.replace(/[^\d.].*$/, '').replace(/^[^\d]*/, '')));
+      const over = cap.relative_lifetime.map((r, i) => [r, rel[i]]).filter(([r]) => r.life_h > cap.life_cap_h);
+      ok(typeof cap.life_cap_h === 'number' && over.length > 0 && over.every(([, t]) => t.includes('≥ ' + capY.toFixed(0) + ' years (cap)')) &&
+        rel.every((t, i) => !(years[i] > capY)), 'if it ran cooler: lives beyond the ' + capY + '-year cap read "≥ ' + capY.toFixed(0) + ' years (cap)"', rel);
     }
 
-    // ---- screenshots of each view, light at both widths, plus a dark desktop overview ----
+    // ---- phone widths, the series choice, bookmarks, limits and wording ----
+    await phoneViews(ctx);
+    await seriesChoice(ctx, channels);
+    await bookmarkedWindow(ctx);
+    await wording(ctx, channels);
+
+    // ---- desktop screenshots of each view, plus a dark desktop overview ----
     await screenshots(ctx, 'light');
     const dark = await ctx.newPage();
     await dark.emulateMedia({ colorScheme: 'dark' });
@@ -359,9 +623,11 @@ async function main() {
   ok(consoleErrors.length === 0, 'no console errors or warnings', consoleErrors.join('\n'));
   ok(badResponses.length === 0, 'no failed requests', badResponses.join('\n'));
 
-  // ---- API trouble shows a message, never a blank page (responses faked in the browser) ----
+  // ---- API trouble shows a message, never a blank page (after the clean-console check) ----
   try {
+    await overLimit(ctx);
     await errorStates(ctx);
+    if (tokenUrl) await signIn(ctx);
   } catch (e) {
     ok(false, 'error states ran to the end', e.stack || String(e));
   }

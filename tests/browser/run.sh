@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser test of the dashboard: starts `thermlogd --demo` on a free loopback port with a temporary
-# database and drives Debian's chromium against it with playwright-core (dashboard.test.js).
+# database and drives Debian's chromium against it with playwright-core (dashboard.test.js); a
+# second daemon with a bearer token (on the fixture board) serves the sign-in test.
 # usage: run.sh THERMLOGD OUTDIR   (screenshots go to OUTDIR/screenshots)
 set -euo pipefail
 
@@ -27,40 +28,31 @@ fi
 
 tmp=$(mktemp -d /tmp/thermlog-browser.XXXXXX)
 pid=
+token_pid=
 cleanup() {
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		kill "$pid"
-		wait "$pid" 2>/dev/null || true
-	fi
+	for p in $pid $token_pid; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill "$p"
+			wait "$p" 2>/dev/null || true
+		fi
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-# A free port: bind port 0, read it back, release it; retry if the daemon loses the race.
-free_port() {
-	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
+# Port 0: the daemon binds a free port and prints it in the URL.
 url=
-for attempt in 1 2 3; do
-	port=$(free_port)
-	"$thermlogd" --demo --db "$tmp/demo.db" --listen "127.0.0.1:$port" >"$tmp/stdout" 2>"$tmp/stderr" &
-	pid=$!
-	for _ in $(seq 1 300); do
-		if url=$(grep -m1 -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/stdout"); then
-			break
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	[ -n "$url" ] && break
-	wait "$pid" 2>/dev/null || true
-	pid=
-	rm -f "$tmp/demo.db"*
-	echo "# demo did not start on port $port (attempt $attempt):"
-	sed 's/^/#   /' "$tmp/stderr" | tail -5
+"$thermlogd" --demo --db "$tmp/demo.db" --listen 127.0.0.1:0 >"$tmp/stdout" 2>"$tmp/stderr" &
+pid=$!
+for _ in $(seq 1 300); do
+	if url=$(grep -m1 -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/stdout"); then
+		break
+	fi
+	if ! kill -0 "$pid" 2>/dev/null; then
+		sed 's/^/#   /' "$tmp/stderr" | tail -5
+		break
+	fi
+	sleep 0.1
 done
 if [ -z "$url" ]; then
 	echo "not ok 1 - thermlogd --demo printed no URL"
@@ -69,11 +61,55 @@ if [ -z "$url" ]; then
 fi
 echo "# demo at $url"
 
+# A second daemon with a bearer token, on the fixture board, for the sign-in form.
+token=browser-test-token-0123456789
+printf 'http:\n  token: %s\n' "$token" >"$tmp/token.yaml"
+token_url=
+for attempt in 1 2 3; do
+	port=$(free_port)
+	"$thermlogd" -c "$tmp/token.yaml" --db "$tmp/token.db" --sysfs-root "$here/../fixtures/rock5c" \
+		--interval 1s --listen "127.0.0.1:$port" >"$tmp/token.stdout" 2>"$tmp/token.stderr" &
+	token_pid=$!
+	# Ready once the first cycle is stored (the API answers 503 before).
+	if /usr/bin/python3 - "$port" "$token" <<'EOF'
+import sys, time, urllib.request
+req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/api/v1/channels",
+                             headers={"Authorization": "Bearer " + sys.argv[2]})
+for _ in range(100):
+    try:
+        with urllib.request.urlopen(req, timeout=2) as r:
+            if r.status == 200:
+                sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.1)
+sys.exit(1)
+EOF
+	then
+		token_url="http://127.0.0.1:$port/"
+		break
+	fi
+	kill "$token_pid" 2>/dev/null || true
+	wait "$token_pid" 2>/dev/null || true
+	token_pid=
+	rm -f "$tmp/token.db"*
+	echo "# daemon with a token did not start on port $port (attempt $attempt):"
+	sed 's/^/#   /' "$tmp/token.stderr" | tail -5
+done
+if [ -z "$token_url" ]; then
+	echo "not ok 1 - thermlogd with a token did not answer"
+	echo "1..1"
+	exit 1
+fi
+echo "# daemon with a token at $token_url"
+
 mkdir -p "$outdir/screenshots"
 rc=0
-node "$here/dashboard.test.js" "$url" "$outdir/screenshots" "$tmp/chromium-profile" || rc=$?
+node "$here/dashboard.test.js" "$url" "$outdir/screenshots" "$tmp/chromium-profile" "$token_url" "$token" || rc=$?
 if [ $rc -ne 0 ]; then
 	echo "# daemon log (last lines):"
 	tail -20 "$tmp/stderr" | sed 's/^/#   /'
+	echo "# daemon with a token, log (last lines):"
+	tail -10 "$tmp/token.stderr" | sed 's/^/#   /'
 fi
 exit $rc

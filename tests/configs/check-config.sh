@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # thermlog check-config: output and exit status for valid, invalid and missing files, with the
 # file given as an argument or through -c before or after the command.
-# usage: check-config.sh THERMLOG SOURCE_ROOT
+# The whole-configuration rules (token, TLS files) give the same verdict in thermlog
+# check-config, thermlogd --check-config and at the daemon's start.
+# usage: check-config.sh THERMLOG SOURCE_ROOT THERMLOGD
 set -u
 thermlog=$1
 root=$2
+thermlogd=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0 failed=0
@@ -44,6 +47,66 @@ check "missing file, exit 2" 2 "" \
 	"$thermlog" check-config "$tmp/none.yaml"
 check "two files is a usage error" 2 "" "usage: thermlog check-config [FILE]" \
 	bash -c '"$1" check-config a b 2>&1 >/dev/null | head -n1 >&2; exit "${PIPESTATUS[0]}"' _ "$thermlog"
+
+# Configurations the parser accepts key by key but the daemon cannot run with: every path
+# says so with the same message and exit status 2 (a configuration error).
+policy() { # name, yaml, message
+	printf '%s' "$2" >"$tmp/$1.yaml"
+	local want="$tmp/$1.yaml:$3"
+	check "$1: check-config refuses" 2 "" "$want" "$thermlog" check-config "$tmp/$1.yaml"
+	refused "$1: thermlogd --check-config refuses" "$want" "$thermlogd" --check-config -c "$tmp/$1.yaml"
+	# The daemon refuses before it opens the database or binds a port.
+	refused "$1: the daemon refuses to start" "$want" timeout 20 "$thermlogd" -c "$tmp/$1.yaml" \
+		--db "$tmp/$1.db" --sysfs-root "$root/tests/fixtures/rock5c"
+	[ ! -e "$tmp/$1.db" ] || echo "# $1: the daemon created its database before refusing"
+}
+refused() { # what, message, command...: status 2 and the message among the daemon's log lines
+	local what=$1 want=$2
+	shift 2
+	n=$((n + 1))
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" = 2 ] && grep -qxF -- "error:   $want" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		echo "ok $n - $what"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $what"
+		echo "#   want status 2 and 'error:   $want'; got status $rc, stdout '$(cat "$tmp/out")', stderr:"
+		sed 's/^/#   /' "$tmp/err"
+	fi
+}
+printf 'short-token\n' >"$tmp/short.token"
+printf '0123456789abcdef-good\n' >"$tmp/good.token"
+printf -- '-----BEGIN CERTIFICATE-----\n' >"$tmp/cert.pem"
+policy no-token 'http:
+  listen: 0.0.0.0:9
+' "2:11: http.listen: '0.0.0.0:9' is not a loopback address, so a token is required: set http.token or http.token_file (or listen on 127.0.0.1 behind an SSH tunnel or a reverse proxy)"
+policy short-token 'http:
+  listen: 127.0.0.1:9
+  token: abc123
+' "3:10: http.token: the token has 6 characters, at least 16 are required (e.g. \`openssl rand -hex 32\`)"
+policy short-token-file "http:
+  listen: 127.0.0.1:9
+  token_file: $tmp/short.token
+" "3:15: http.token_file: the token has 11 characters, at least 16 are required (e.g. \`openssl rand -hex 32\`)"
+policy missing-token-file "http:
+  listen: 0.0.0.0:9
+  token_file: $tmp/none.token
+" "3:15: http.token_file: cannot read '$tmp/none.token': No such file or directory"
+policy missing-tls-cert "http:
+  listen: 127.0.0.1:9
+  token_file: $tmp/good.token
+  tls_cert: $tmp/none.pem
+  tls_key: $tmp/cert.pem
+" "4:13: http.tls_cert: cannot read '$tmp/none.pem': No such file or directory"
+policy missing-tls-key "http:
+  listen: 127.0.0.1:9
+  tls_cert: $tmp/cert.pem
+  tls_key: $tmp/none.key
+" "4:12: http.tls_key: cannot read '$tmp/none.key': No such file or directory"
+printf 'http:\n  listen: 0.0.0.0:9470\n  token_file: %s\n' "$tmp/good.token" >"$tmp/fine.yaml"
+check "a token file of 21 characters off loopback is fine" 0 "configuration OK" "" \
+	"$thermlog" check-config "$tmp/fine.yaml"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

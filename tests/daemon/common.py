@@ -2,7 +2,6 @@
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -36,12 +35,6 @@ class Tap:
         return 1 if self.failed else 0
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def copy_fixture(src, dst):
     shutil.copytree(src, dst, symlinks=True)
     return dst
@@ -49,7 +42,9 @@ def copy_fixture(src, dst):
 
 def write_config(path, interval="1s", rescan="300s", extra=""):
     with open(path, "w") as f:
-        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n%s" %
+        # hwmon and meminfo would read the host's /sys and /proc beside the fixture
+        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
+                "  meminfo: {enabled: false}\n%s" %
                 (interval, rescan, extra))
     return path
 

@@ -86,19 +86,25 @@ def run(tap):
                "forward step: one cycle per second, no catch-up (%d)" % len(c2))
         tap.ok(c2 and c2[0][0] >= time.time() + 2 * 3600 - PHASE_S - 3,
                "stamped with the stepped wall clock")
-        tap.ok(all(cl == normal_clock for _, cl in c2),
-               "and the clock state is back to %d" % normal_clock)
+        # Two hours beyond the boot clock's elapsed time is a forward glitch until the clock
+        # keeps it for 10 minutes (docs/DAEMON.md): stored unsynced, never the anchor.
+        tap.ok(all(cl == UNSYNCED for _, cl in c2),
+               "the forward jump's cycles are unsynced (a glitch until kept for 10 minutes)")
         tap.ok("passed the continued timeline" in d.log_text(), "the return is logged")
+        tap.ok(d.log_text().count("ahead of the last cycle") == 1, "the jump is logged once",
+               d.log_text())
 
-        # Back again to the real time: two hours behind what is stored.
-        last = c2[-1][0] if c2 else last
+        # Back again to the real time: behind the glitch's stamps, but not behind the anchor.
         set_offset(off, 0)
+        t3 = time.time()
         time.sleep(PHASE_S)
-        c3 = [r for r in cycles(db) if r[0] > last]
-        tap.ok(len(c3) >= PHASE_S - 2 and all(cl == UNSYNCED for _, cl in c3),
-               "a second backwards step also keeps writing, unsynced")
-        tap.ok(d.log_text().count("stamping cycles on the continued timeline") == 2,
-               "and is logged once more")
+        c3 = [r for r in cycles(db) if t3 - 2 <= r[0] <= time.time() + 2]
+        tap.ok(len(c3) >= PHASE_S - 2 and all(cl == normal_clock for _, cl in c3),
+               "back at the true time, cycles are stamped with it and trusted again (%d)" %
+               len(c3), d.log_text())
+        tap.ok(d.log_text().count("stamping cycles on the continued timeline") == 1,
+               "no continued timeline after the glitch")
+        tap.ok("the clock is back on the timeline" in d.log_text(), "the return is logged")
         tap.ok(d.stop() == 0, "clean stop")
         all_ts = [t for t, _ in cycles(db)]
         tap.ok(all_ts == sorted(set(all_ts)), "no duplicate or out-of-order cycles")

@@ -10,23 +10,24 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, cycles, free_port, main, query, wait_for
+from common import Daemon, Workdir, check_database, cycles, main, query, wait_for
 
 
 def run(tap):
     exe = sys.argv[1]
     with Workdir("thermlog-demo.") as wd:
         db = os.path.join(wd, "demo.db")
-        port = free_port()
-        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:%d" % port,
+        # Port 0: the daemon binds a free port and prints it in the URL.
+        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:0",
                              "--seed", "7"]).start()
 
         def url():
             with open(d.out_path) as f:
                 return f.read().strip()
         printed = wait_for(url, 90, 0.2)
-        tap.ok(printed == "http://127.0.0.1:%d/" % port, "prints the URL: %r" % printed,
-               d.log_text())
+        m = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/", printed or "")
+        port = int(m.group(1)) if m else 0
+        tap.ok(m and port > 0, "prints the URL with the bound port: %r" % printed, d.log_text())
         c = cycles(db)
         synced = [t for t, cl in c if cl == 1]
         tap.ok(len(synced) >= 7 * 1440, "a week of one-minute history (%d cycles)" % len(synced))
@@ -64,7 +65,10 @@ def run(tap):
         n = len(cycles(db))
         time.sleep(11)
         live = [t for t, cl in cycles(db)][n - 1:]
-        tap.ok(len(live) >= 2 and all(t % 5 == 0 for t in live), "live cycles every 5 s: %s" % live)
+        # The first cycle after start is taken at once (docs/DAEMON.md), then the 5 s grid.
+        grid = [t for t in live if t % 5 == 0]
+        tap.ok(len(grid) >= 2 and len(live) - len(grid) <= 1,
+               "live cycles every 5 s after the first at start: %s" % live)
         m = re.search(r"simulated ROCK 5C in (\S+),", d.log_text())
         tree = m.group(1) if m else None
         tap.ok(tree and os.path.isdir(os.path.join(tree, "class/thermal")), "the simulated tree")
@@ -75,7 +79,7 @@ def run(tap):
 
         # Restarting on the same database adds only the missing history.
         before = len(cycles(db))
-        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:%d" % free_port()],
+        d = Daemon(exe, wd, ["--demo", "--db", db, "--listen", "127.0.0.1:0"],
                    name="again").start()
         tap.ok(wait_for(lambda: os.path.getsize(d.out_path) > 0, 60, 0.2),
                "a second run on the same database", d.log_text())

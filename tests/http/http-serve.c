@@ -3,7 +3,7 @@
  * with a deterministic history, plus one new cycle per second published to the store and
  * the live snapshot (as the daemon's loop does).
  *
- *   http-serve CONFIG DB [--days N] [--listen-fd]
+ *   http-serve CONFIG DB [--days N] [--listen-fd FD]
  *
  * Prints "http://127.0.0.1:PORT/" once serving; SIGTERM or SIGINT stops it. Exit codes: 0 after
  * a clean stop, 1 on a runtime failure, 2 when http_create() refuses the configuration.
@@ -91,29 +91,19 @@ static int write_cycle(struct store *store, struct live *live, int64_t ts,
 	return 0;
 }
 
-static int listen_socket(void) {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
-		perror("http-serve: listen socket");
-		return -1;
-	}
-	return fd;
-}
-
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: http-serve CONFIG DB [--days N] [--listen-fd]\n");
+		fprintf(stderr, "usage: http-serve CONFIG DB [--days N] [--listen-fd FD]\n");
 		return 2;
 	}
 	log_init(LOG_LEVEL_INFO);
 	int days = 2;
-	bool use_fd = false;
+	int fd = -1; // a listening socket passed by the test (bound to port 0), else http.listen
 	for (int i = 3; i < argc; i++) {
 		if (strcmp(argv[i], "--days") == 0 && i + 1 < argc) {
 			days = atoi(argv[++i]);
-		} else if (strcmp(argv[i], "--listen-fd") == 0) {
-			use_fd = true;
+		} else if (strcmp(argv[i], "--listen-fd") == 0 && i + 1 < argc) {
+			fd = atoi(argv[++i]);
 		}
 	}
 
@@ -154,10 +144,6 @@ int main(int argc, char **argv) {
 	sigaddset(&stop, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 
-	int fd = use_fd ? listen_socket() : -1;
-	if (use_fd && fd < 0) {
-		return 1;
-	}
 	struct http *http = http_create(&cfg, live, argv[2], fd);
 	if (!http) {
 		live_destroy(live);

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, free_port, ok, rss_kib, stop  # noqa: E402
+from thermlog_test import done, listener, ok, rss_kib, stop  # noqa: E402
 
 SERVE, THERMLOG = sys.argv[1], sys.argv[2]
 PROMTOOL = sys.argv[3] if len(sys.argv) > 3 else shutil.which("promtool")
@@ -34,17 +34,27 @@ servers = []
 
 
 class Server:
-    """http-serve with a YAML config written to a temp dir; stops on exit."""
+    """http-serve with a YAML config written to a temp dir; stops on exit. It serves on a
+    listening socket bound to port 0 on @host (passed with --listen-fd), so no port can be
+    taken by another process first; the port in http.listen is then not used. host=None: the
+    server binds http.listen itself."""
 
-    def __init__(self, tmp, yaml, args=(), days=2):
+    def __init__(self, tmp, yaml, args=(), days=2, host="127.0.0.1"):
         self.tmp = tmp
         path = os.path.join(tmp, "thermlog.yaml")
         with open(path, "w") as f:
             f.write(yaml)
         self.db = os.path.join(tmp, "thermlog.db")
         self.log = open(os.path.join(tmp, "serve.log"), "w+")
-        self.proc = subprocess.Popen([SERVE, path, self.db, "--days", str(days), *args],
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        argv, fds = [SERVE, path, self.db, "--days", str(days), *args], ()
+        sock = listener(host) if host else None
+        if sock:
+            argv += ["--listen-fd", str(sock.fileno())]
+            fds = (sock.fileno(),)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     pass_fds=fds)
+        if sock:
+            sock.close()
         self.url = self.proc.stdout.readline().strip()
         self.port = int(self.url.rsplit(":", 1)[1].strip("/")) if self.url else None
         servers.append(self)
@@ -99,14 +109,14 @@ CAPACITOR = """capacitors:
 """
 
 
-def base_yaml(port, extra=""):
-    return f"interval: 1s\nhttp:\n  listen: 127.0.0.1:{port}\n{extra}{CAPACITOR}"
+def base_yaml(listen="127.0.0.1:9470", extra=""):
+    return f"interval: 1s\nhttp:\n  listen: {listen}\n{extra}{CAPACITOR}"
 
 
 def test_refused_bind(tmp):
     d = os.path.join(tmp, "refuse")
     os.mkdir(d)
-    s = Server(d, f"http:\n  listen: 0.0.0.0:{free_port()}\n")
+    s = Server(d, "http:\n  listen: 0.0.0.0:9470\n", host="0.0.0.0")
     rc = s.proc.wait(30)
     err = s.stderr()
     s.stop()
@@ -118,7 +128,7 @@ def test_refused_bind(tmp):
 def test_loopback(tmp):
     d = os.path.join(tmp, "loopback")
     os.mkdir(d)
-    s = Server(d, base_yaml(free_port()), days=30)
+    s = Server(d, base_yaml(), days=30)
     if not ok(s.port, "server on loopback starts without a token", s.stderr()):
         s.stop()
         return
@@ -341,26 +351,25 @@ def test_limits(s):
 def test_token(tmp):
     d = os.path.join(tmp, "token")
     os.mkdir(d)
-    port = free_port()
-    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token: {TOKEN}\n")
+    s = Server(d, f"http:\n  listen: 0.0.0.0:9470\n  token: {TOKEN}\n", host="0.0.0.0")
     if not ok(s.port, "non-loopback bind with a token starts", s.stderr()):
         s.stop()
         return
     err = s.stderr()
     ok("without TLS" in err, "a token over plain HTTP on a non-loopback address logs a warning",
        err)
-    resp, body = get_json(port, "/api/v1/latest")
+    resp, body = get_json(s.port, "/api/v1/latest")
     ok(resp.status == 401 and body and "error" in body
        and resp.getheader("WWW-Authenticate", "").startswith("Bearer"),
        "no token: 401 with WWW-Authenticate", f"{resp.status} {dict(resp.getheaders())}")
-    resp, _ = get_json(port, "/api/v1/latest", {"Authorization": "Bearer wrong-token-0123456789"})
+    resp, _ = get_json(s.port, "/api/v1/latest", {"Authorization": "Bearer wrong-token-0123456789"})
     ok(resp.status == 401 and 'error="invalid_token"' in resp.getheader("WWW-Authenticate", ""),
        "wrong token: 401 invalid_token", resp.status)
-    resp, body = get_json(port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"})
+    resp, body = get_json(s.port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"})
     ok(resp.status == 200 and body and body["channels"], "right token: 200", resp.status)
-    resp, _ = request(port, "/metrics")
+    resp, _ = request(s.port, "/metrics")
     ok(resp.status == 401, "/metrics needs the token by default", resp.status)
-    resp, _ = request(port, "/api/v1/nothing")
+    resp, _ = request(s.port, "/api/v1/nothing")
     ok(resp.status == 401, "unknown paths are 401 before authentication", resp.status)
     s.stop()
 
@@ -371,15 +380,14 @@ def test_token(tmp):
     with open(tf, "w") as f:
         f.write(TOKEN + "\n")
     os.chmod(tf, 0o600)
-    port = free_port()
-    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token_file: {tf}\n"
-               "  metrics_public: true\n")
+    s = Server(d, f"http:\n  listen: 0.0.0.0:9470\n  token_file: {tf}\n"
+               "  metrics_public: true\n", host="0.0.0.0")
     if ok(s.port, "token_file and metrics_public start", s.stderr()):
-        resp, _ = request(port, "/metrics")
+        resp, _ = request(s.port, "/metrics")
         ok(resp.status == 200, "metrics_public: /metrics without a token", resp.status)
-        resp, _ = request(port, "/api/v1/status")
+        resp, _ = request(s.port, "/api/v1/status")
         ok(resp.status == 401, "metrics_public keeps the API closed", resp.status)
-        resp, _ = request(port, "/api/v1/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        resp, _ = request(s.port, "/api/v1/status", headers={"Authorization": f"Bearer {TOKEN}"})
         ok(resp.status == 200, "token from token_file (newline stripped) works", resp.status)
     s.stop()
 
@@ -397,20 +405,19 @@ def test_tls(tmp):
                         "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True)
     if not ok(r.returncode == 0, "self-signed certificate made", r.stderr):
         return
-    port = free_port()
-    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token: {TOKEN}\n"
-               f"  tls_cert: {cert}\n  tls_key: {key}\n")
+    s = Server(d, f"http:\n  listen: 0.0.0.0:9470\n  token: {TOKEN}\n"
+               f"  tls_cert: {cert}\n  tls_key: {key}\n", host="0.0.0.0")
     if not ok(s.port, "TLS server starts", s.stderr()):
         s.stop()
         return
     ok("without TLS" not in s.stderr(), "no clear-text warning with TLS")
     ctx = ssl.create_default_context(cafile=cert)
-    resp, body = get_json(port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"}, tls=ctx)
+    resp, body = get_json(s.port, "/api/v1/latest", {"Authorization": f"Bearer {TOKEN}"}, tls=ctx)
     ok(resp.status == 200 and body["channels"], "HTTPS request with the token: 200")
-    resp, _ = get_json(port, "/api/v1/latest", tls=ctx)
+    resp, _ = get_json(s.port, "/api/v1/latest", tls=ctx)
     ok(resp.status == 401, "HTTPS without the token: 401")
     try:
-        request(port, "/api/v1/latest")
+        request(s.port, "/api/v1/latest")
         plain = "answered"
     except (http.client.HTTPException, OSError) as e:
         plain = "refused"
@@ -421,7 +428,7 @@ def test_tls(tmp):
 def test_socket_activation(tmp):
     d = os.path.join(tmp, "fd")
     os.mkdir(d)
-    s = Server(d, base_yaml(free_port()), args=["--listen-fd"])
+    s = Server(d, base_yaml())
     if ok(s.port, "serves on a passed listening socket", s.stderr()):
         resp, _ = request(s.port, "/api/v1/latest")
         ok(resp.status == 200, "socket-activated server answers")
@@ -431,11 +438,8 @@ def test_socket_activation(tmp):
 def test_bad_listen(tmp):
     d = os.path.join(tmp, "badlisten")
     os.mkdir(d)
-    port = free_port()
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", port))
-    holder.listen()
-    s = Server(d, base_yaml(port))
+    holder = listener()  # keeps its port taken until the end of the check
+    s = Server(d, base_yaml("127.0.0.1:" + str(holder.getsockname()[1])), host=None)
     rc = s.proc.wait(30)
     err = s.stderr()
     s.stop()

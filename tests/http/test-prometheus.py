@@ -9,6 +9,7 @@ usage: test-prometheus.py THERMLOGD SOURCE_ROOT   (TAP output; skips without pro
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, done, free_port, get, ok, stop  # noqa: E402
+from thermlog_test import Demo, done, get, ok, stop  # noqa: E402
 
 THERMLOGD, ROOT = sys.argv[1], sys.argv[2]
 PROMETHEUS = shutil.which("prometheus")
@@ -47,13 +48,25 @@ def check_rules():
        exprs)
 
 
+def wait_listening(log, proc, timeout=30):
+    """The port in Prometheus' 'msg="Listening on" address=127.0.0.1:PORT' log line, or None."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        with open(log) as f:
+            m = re.search(r'msg="Listening on" address=127\.0\.0\.1:(\d+)', f.read())
+        if m:
+            return int(m.group(1))
+        time.sleep(0.2)
+    return None
+
+
 def main():
     if not PROMETHEUS or not PROMTOOL:
         print("1..0 # SKIP prometheus/promtool not installed (Debian package prometheus)")
         return 0
     check_rules()
     with Demo(THERMLOGD, ["--interval", "2s"], prefix="thermlog-prom-") as demo:
-        tmp, port, prom_port = demo.tmp, demo.port, free_port()
+        tmp, port = demo.tmp, demo.port
         prom = None
         try:
             url = demo.url
@@ -71,11 +84,16 @@ def main():
                         f"    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
                         "        labels: {board: demo}\n")
             prom_log = open(os.path.join(tmp, "prometheus.log"), "w")
+            # Port 0; Prometheus logs the port it bound.
             prom = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
                                      f"--storage.tsdb.path={tmp}/data",
-                                     f"--web.listen-address=127.0.0.1:{prom_port}",
+                                     "--web.listen-address=127.0.0.1:0",
                                      "--storage.tsdb.retention.time=1h"],
                                     stdout=prom_log, stderr=prom_log)
+            prom_port = wait_listening(prom_log.name, prom)
+            if not ok(prom_port, "Prometheus listens on a port of its own choosing",
+                      open(prom_log.name).read()):
+                return 1
 
             # Wait for scrapes, then compare the same cycle on both sides.
             matched = None

@@ -24,6 +24,7 @@ sources:
   cpufreq: {enabled: false}
   devfreq: {enabled: false}
   iio: {enabled: false}
+  meminfo: {enabled: false}
 channels:
   hwmon/pwmfan-isa-0000/fan1:
     label: Case fan

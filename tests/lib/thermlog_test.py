@@ -44,9 +44,21 @@ def done():
 
 
 def free_port():
+    """A port that was free a moment ago: only for servers that cannot take a socket (a test
+    that passes it must retry when the server reports the port in use)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listener(host="127.0.0.1"):
+    """A listening TCP socket on a port the kernel picks (bind port 0), to hand to a server:
+    a port number alone could be taken by another process before the server binds it, which
+    slow machines and emulation hit."""
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    s.bind((host, 0))
+    s.listen(64)
+    return s
 
 
 def get(url, timeout=10):
@@ -95,16 +107,17 @@ def stop(proc, timeout=15):
 
 
 class Demo:
-    """`thermlogd --demo` on a free loopback port with its database, log and simulated sysfs
-    tree (TMPDIR) inside a private temp dir. Use as a context manager: on exit the daemon is
-    stopped (killed if it does not stop) and the temp dir removed, whatever happened.
+    """`thermlogd --demo` listening on 127.0.0.1:0 (the port is read back from the URL it
+    prints) with its database, log and simulated sysfs tree (TMPDIR) inside a private temp
+    dir. Use as a context manager: on exit the daemon is stopped (killed if it does not stop)
+    and the temp dir removed, whatever happened.
 
     After start: .url ("http://127.0.0.1:PORT/" as printed by the daemon, "" when it did not
     become ready within `ready_timeout` s), .port, .db, .tmp, .proc."""
 
     def __init__(self, thermlogd, args=(), prefix="thermlog-demo-", ready_timeout=60):
         self.tmp = tempfile.mkdtemp(prefix=prefix)
-        self.port = free_port()
+        self.port = None
         self.db = os.path.join(self.tmp, "demo.db")
         self.returncode = None
         self.url = ""
@@ -112,7 +125,7 @@ class Demo:
         self._out = open(os.path.join(self.tmp, "thermlogd.out"), "w+")
         env = dict(os.environ, TMPDIR=self.tmp)
         self.proc = subprocess.Popen([thermlogd, "--demo", "--db", self.db, "--listen",
-                                      f"127.0.0.1:{self.port}", *args],
+                                      "127.0.0.1:0", *args],
                                      stdout=self._out, stderr=self._log, env=env)
         deadline = time.time() + ready_timeout
         while time.time() < deadline:
@@ -120,6 +133,7 @@ class Demo:
             line = self._out.readline()
             if line.endswith("\n"):
                 self.url = line.strip()
+                self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
                 break
             if self.proc.poll() is not None:
                 break

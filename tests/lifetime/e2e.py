@@ -4,11 +4,13 @@
 calculator form `thermlog lifetime calc`. Usage: e2e.py THERMLOG"""
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from thermlog_test import done, ok  # noqa: E402
@@ -149,7 +151,10 @@ def main():
         ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
         keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
                 "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
-                "life_at_p95_temp_h", "remaining_h", "capped", "warnings", "relative_lifetime"]
+                "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
+                "self_heating_k", "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c",
+                "in_service", "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
+                "past_estimated_life"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
         ok(caps[0]["sensor"] == "bench/c12_case" and caps[0]["basis"] == "case", "sensor and basis")
 
@@ -159,6 +164,8 @@ def main():
         poly = lib(5000, 105, 10, 20)
         check_capacitor(caps[1], miner(rows, res, poly), poly, 105, 10, 20, 131400, "polymer")
         ok(not caps[0]["capped"], "wet part not capped")
+        ok(caps[0]["life_cap_h"] == 131400 and caps[1]["life_cap_h"] == 131400, "the 15-year cap is reported",
+           [c["life_cap_h"] for c in caps])
         ok(caps[1]["capped"] and caps[1]["effective_life_h"] == 131400
            and caps[1]["life_uncapped_h"] > caps[1]["effective_life_h"],
            "polymer part capped at 15 years, its life before the cap kept", caps[1])
@@ -189,6 +196,27 @@ def main():
            and c40["mean_temp_c"] is None and c40["p95_temp_c"] is None
            and c40["warnings"][0]["code"] == "sensor_not_found", "unknown sensor warned", c40)
 
+        # no data: a missing sensor, an empty window and a one-sample window never print nan
+        for what, window in [("whole history", []),
+                             ("an empty window", ["--from", "2030-01-01", "--to", "2030-01-02"]),
+                             ("a one-sample window", ["--from", str(T_START), "--to", str(T_START + 1)])]:
+            p = run("--db", db, "-c", cfg, "lifetime", *window)
+            out = p.stdout
+            ok(p.returncode == 0 and "nan" not in out.lower(), f"{what}: no nan in the text", out)
+            j = json.loads(run("--db", db, "-c", cfg, "lifetime", "--json", *window).stdout)["capacitors"]
+            empty = [c["name"] for c in j if not c["observed_h"]]
+            rows = out.splitlines()
+            ok(all(sum(r.startswith(name + " ") and r.endswith(" no data") for r in rows) == 1
+                   for name in empty) and out.count("no data") == len(empty),
+               f"{what}: 'no data' once for each capacitor without data ({len(empty)})", out)
+            ok(all(c["p95_temp_c"] is None and c["life_at_p95_temp_h"] is None for c in j
+                   if not c["observed_h"]), f"{what}: no p95 life without observed time", j)
+        ok(empty == ["C12 bulk 100uF/400V", "C30 polymer", "C40"], "the one-sample window observes nothing",
+           empty)
+
+        service_tests(db, tmp, caps[0])
+        self_heating_tests(db, tmp)
+
         p = run("--db", db, "-c", cfg, "lifetime", "--from", "yesterday-ish", check=False)
         ok(p.returncode == 2 and "--from" in p.stderr, "bad --from is a usage error", p.stderr)
         p = run("--db", os.path.join(tmp, "nope", "x.db"), "-c", cfg, "lifetime", check=False)
@@ -198,6 +226,77 @@ def main():
     finally:
         shutil.rmtree(tmp)
     return done()
+
+
+def service_tests(db, tmp, ref):
+    """in_service before the stored history counts in consumed life, extrapolated from the
+    observed profile and marked; a part past its estimated life says so loudly."""
+    cfg = os.path.join(tmp, "service.yaml")
+    part = ("  - name: {name}\n    sensor: bench/c12_case\n    basis: case\n    rated_life_h: 2000\n"
+            "    rated_temp_c: 105\n    in_service: {date}\n")
+    with open(cfg, "w") as f:
+        f.write("capacitors:\n" + part.format(name="C70 since 2020", date="2020-01-01")
+                + part.format(name="C71 since July", date="2026-07-01"))
+    t0 = time.time()
+    p = run("--db", db, "-c", cfg, "lifetime", "--json")
+    t1 = time.time()
+    old, new = json.loads(p.stdout)["capacitors"]
+    for c, since in [(old, 1577836800), (new, 1782864000)]:
+        name = c["name"]
+        ok(c["consumed_fraction"] == ref["consumed_fraction"] and c["observed_h"] == ref["observed_h"],
+           f"{name}: the observed damage is unchanged", c)
+        age = ((t0 + t1) / 2 - since) / 3600
+        before = age - c["observed_h"]
+        near(c.get("unobserved_service_h"), before, 1e-5, f"{name}: hours in service without samples")
+        want = c["consumed_fraction"] * age / c["observed_h"]
+        near(c.get("consumed_fraction_total"), want, 1e-5,
+             f"{name}: consumed in total = observed + extrapolated at the observed rate")
+        near(c.get("consumed_fraction_extrapolated"), want - c["consumed_fraction"], 1e-5,
+             f"{name}: the extrapolated part")
+        codes = [w["code"] for w in c["warnings"]]
+        ok("in_service_extrapolated" in codes, f"{name}: marked as extrapolated", codes)
+    ok(old.get("past_estimated_life") is True and old["remaining_h"] == 0
+       and "life_exhausted" in [w["code"] for w in old["warnings"]],
+       "in service since 2020: past its estimated life, nothing remains", old)
+    ok(new.get("past_estimated_life") is False and new["remaining_h"] > 0
+       and "life_exhausted" not in [w["code"] for w in new["warnings"]],
+       "in service since July: not past its life", new)
+    near(new["remaining_h"], (1 - new["consumed_fraction_total"]) * new["life_uncapped_h"], 1e-9,
+         "remaining life after the extrapolated damage")
+    out = run("--db", db, "-c", cfg, "lifetime").stdout
+    ok("C70 since 2020: PAST ITS ESTIMATED LIFE" in out and out.count("PAST ITS ESTIMATED LIFE") == 1,
+       "the text says so loudly, for that part only", out)
+    row = [r for r in out.splitlines() if r.startswith("C70 since 2020 ")]
+    ok(row and f"{old['consumed_fraction_total']:.5f}~" in row[0],
+       "the table shows the total consumed, marked as extrapolated", row)
+
+
+def self_heating_tests(db, tmp):
+    """Self-heating: the measured and the effective temperatures side by side."""
+    cfg = os.path.join(tmp, "self.yaml")
+    with open(cfg, "w") as f:
+        f.write("capacitors:\n  - name: C80 ambient\n    sensor: bench/c12_case\n    basis: ambient\n"
+                "    rated_life_h: 2000\n    rated_temp_c: 105\n    self_heating: {rise_k: 3}\n")
+    c = json.loads(run("--db", db, "-c", cfg, "lifetime", "--json").stdout)["capacitors"][0]
+    ok(c.get("self_heating_k") == 3, "JSON: the self-heating rise", c)
+    for key in ["equivalent", "mean", "p95"]:
+        ok(c.get(f"{key}_effective_temp_c") == c[f"{key}_temp_c"] + 3,
+           f"JSON: {key} temperature measured {c[f'{key}_temp_c']} and effective "
+           f"{c.get(f'{key}_effective_temp_c')}")
+    out = run("--db", db, "-c", cfg, "lifetime").stdout
+    want = (f"C80 ambient: measured / effective (+3 K self-heating): T_eq {c['equivalent_temp_c']:.1f} / "
+            f"{c['equivalent_temp_c'] + 3:.1f} °C, mean {c['mean_temp_c']:.1f} / {c['mean_temp_c'] + 3:.1f} °C, "
+            f"p95 {c['p95_temp_c']:.1f} / {c['p95_temp_c'] + 3:.1f} °C")
+    ok(want in out, "text: the measured and effective temperatures side by side", f"want {want}\n{out}")
+    base = ["--rated-life-h", "2000", "--rated-temp-c", "105", "--self-heating-k", "3"]
+    out = calc(*base, "--temp-c", "62").stdout
+    ok("life at 62 °C measured, 65 °C effective (+3 K):" in out, "calc: both temperatures", out)
+    out = calc(*base, "--profile", "60:1,64:1").stdout
+    ok(re.search(r"equivalent temperature: +[\d.]+ °C measured, [\d.]+ °C effective", out)
+       and re.search(r"mean 62.00 °C measured, 65.00 °C effective", out), "calc profile: both temperatures", out)
+    j = json.loads(calc(*base, "--temp-c", "62", "--json").stdout)
+    ok(j.get("self_heating_k") == 3 and j.get("equivalent_effective_temp_c") == 65
+       and j["equivalent_temp_c"] == 62, "calc JSON: measured and effective", j)
 
 
 def calc(*args, check=True):
@@ -211,7 +310,8 @@ def calc_tests():
         ok(j["life_h"] == want, f"calc V1 at {t} °C: {want} h", j)
     j = json.loads(calc(*base, "--temp-c", "65").stdout)
     ok(list(j.keys()) == ["life_h", "life_uncapped_h", "capped", "equivalent_temp_c", "life_at_mean_temp_h",
-                          "consumed_fraction_per_hour", "warnings"], "calc JSON keys as specified", list(j.keys()))
+                          "consumed_fraction_per_hour", "warnings", "self_heating_k",
+                          "equivalent_effective_temp_c"], "calc JSON keys as specified", list(j.keys()))
     near(j["consumed_fraction_per_hour"], 1 / 32000, 1e-15, "calc rate per hour")
     j = json.loads(calc(*base, "--temp-c", "40").stdout)
     ok(j["capped"] and j["life_h"] == 131400, "calc caps at 15 years", j)
@@ -245,10 +345,28 @@ def calc_tests():
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "x"], "expected bt"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius"],
-         "needs ea_ev"),
+         "--model arrhenius needs --ea-ev"),
+        # the calculator's errors name its flags, not the configuration's keys
+        (["--rated-life-h", "0", "--rated-temp-c", "105", "--temp-c", "60"], "--rated-life-h"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "400", "--temp-c", "60"], "--rated-temp-c 400"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--ea-ev", "0.8"],
+         "--ea-ev applies to --model arrhenius only"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius",
+          "--ea-ev", "9"], "--ea-ev must be above 0"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--bt", "0.5"],
+         "--bt must be above 1"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius",
+          "--bt", "2"], "--bt applies to --model bt only"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--self-heating-k", "200"],
+         "--self-heating-k must be between 0 and 100"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--cap-years", "0"],
+         "--cap-years must be above 0"),
     ]:
         p = calc(*args, check=False)
         ok(p.returncode == 2 and needle in p.stderr, f"calc rejects {' '.join(args[-2:])}: {needle}", p.stderr)
+        keys = ["ea_ev", "rated_life_h", "rated_temp_c", "life_cap_years", "rise_k", "model:"]
+        ok(not any(k in p.stderr for k in keys), f"calc {' '.join(args[-2:])}: no config key named",
+           p.stderr)
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def main():
         with open(src, "w") as f:
             f.write("\n".join(lines) + "\n")
         p = run("--db", db, "import", src)
-        ok(b"imported 700 values of 3 channels (3 new)" in p.stdout, "import", p.stdout)
+        ok(b"imported 700 values of 3 channels (3 new channels)" in p.stdout, "import", p.stdout)
 
         long1 = run("--db", db, "export").stdout
         ok(long1.startswith(b"time,unix,channel,value,unit\r\n2026-08-20T00:00:00Z,1787184000,"),

@@ -1,0 +1,32 @@
+/* Files the CLI writes: never over the database, never over a file without --force, never half. */
+#ifndef CLI_OUTPUT_H
+#define CLI_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct cli_output {
+	char *path; // the target
+	char *tmp;  // the temporary file beside it, renamed over @path on success
+	FILE *f;
+	bool force;
+};
+
+/**
+ * Opens a temporary file beside @path with @mode (0 = 0666 minus the umask) for a command named
+ * @cmd. Refused with a message (returns false) when @path is the database @db_path or its
+ * -wal, -shm or -journal file (by device and inode, also for a -wal/-shm that does not exist
+ * yet), or when @path exists and @force is false.
+ */
+bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, const char *db_path,
+		     bool force, mode_t mode);
+/**
+ * Flushes, syncs and renames the file into place (f may have been closed and set to NULL by a
+ * caller that wrote @tmp by name); false after a message, with nothing left behind.
+ */
+bool cli_output_commit(struct cli_output *out, const char *cmd);
+/** Removes the temporary file; accepts a zeroed or committed struct. */
+void cli_output_abort(struct cli_output *out);
+
+#endif

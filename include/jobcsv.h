@@ -1,0 +1,67 @@
+/*
+ * Job logs as CSV (RFC 4180, csv.c): one run per row, for `thermlog runs import`. Pure over a
+ * FILE (fmemopen() serves buffers).
+ *
+ * The header names the columns, in any order:
+ *   start, end      required: ISO 8601 with a zone, a date, or unix seconds; unix seconds and
+ *                   ISO seconds may carry a fraction, kept to the millisecond (rounded)
+ *   status          required: ok | failed | signaled | timeout | lost (any case); also
+ *                   completed, success, succeeded, done (= ok) and error, failure, fail (= failed)
+ *   label           optional: the job's label (empty = the default label)
+ *   exit_code       optional: 0..255 or empty; ok with a nonzero code is an error
+ *   energy_j, temp_max_c, rss_max_bytes   optional: figures measured elsewhere, empty = unknown
+ * Other columns are ignored (logs carry prompts, seeds, hosts). Relative times ("-24h",
+ * "now") and "running" are refused: a log records finished runs.
+ */
+#ifndef JOBCSV_H
+#define JOBCSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "runstats.h"
+
+/** One finished run from the log. */
+struct jobcsv_row {
+	unsigned long line; // where it was in the file (1-based)
+	int64_t start_ms;   // ms since epoch, UTC
+	int64_t end_ms;
+	enum run_status status;
+	char *label;
+	int exit_code;                              // -1 = not given
+	double energy_j, temp_max_c, rss_max_bytes; // NAN = not given
+};
+
+struct jobcsv {
+	struct jobcsv_row *rows; // the good rows, in file order
+	size_t n;
+	size_t n_bad; // rows refused (each named in the errors)
+};
+
+/** At most this many problems are listed; the rest are counted in one last line. */
+#define JOBCSV_ERRORS_MAX 20
+
+/**
+ * Reads the log @in (borrowed) named @name in messages; rows without a label get
+ * @default_label (copied). Every good row lands in @out; every bad one adds a line
+ * "NAME:LINE: problem" to @errors. Returns 0 when all rows are good, -EBADMSG when some were
+ * refused (the good ones are still in @out), or -EINVAL when the file cannot be read as a job
+ * log at all (no header, a required column missing, a duplicate column, malformed CSV), with
+ * the reason in @errors. Free @out with jobcsv_finish() in every case.
+ */
+int jobcsv_parse(FILE *in, const char *name, const char *default_label, struct jobcsv *out,
+		 struct buf *errors);
+void jobcsv_finish(struct jobcsv *log); // accepts a zeroed struct
+
+/**
+ * Parses a time of the log into ms since epoch: unix seconds with an optional fraction, or
+ * what timefmt_parse_time() accepts but relative times, with the ISO fraction kept. False
+ * on anything else.
+ */
+bool jobcsv_parse_time_ms(const char *text, int64_t *ms);
+/** Parses a status word or one of its aliases (case-insensitive); false otherwise. */
+bool jobcsv_parse_status(const char *text, enum run_status *out);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * Statistics over runs (jobs marked on the board): counts by status and exact type-7
+ * percentiles per label, and the comparison of one workload on two boards. Pure: no I/O, no
+ * clock, no globals; the bootstrap's generator is seeded by the caller.
+ */
+#ifndef RUNSTATS_H
+#define RUNSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** How a run ended. */
+enum run_status {
+	RUN_STATUS_OK,       // exit 0
+	RUN_STATUS_FAILED,   // exit != 0 (exit code kept)
+	RUN_STATUS_SIGNALED, // killed by a signal (signal kept)
+	RUN_STATUS_TIMEOUT,  // killed by the wrapper's --timeout
+	RUN_STATUS_LOST,     // its process vanished without a stop
+	RUN_STATUS_RUNNING,  // not ended yet
+	RUN_STATUS_COUNT,
+};
+
+/** "ok", "failed", "signaled", "timeout", "lost", "running". */
+const char *run_status_name(enum run_status status);
+/** Parses exactly one of the names above; false otherwise. */
+bool run_status_parse(const char *name, enum run_status *out);
+
+/** One run as the statistics see it; NAN marks a figure that was not measured. */
+struct runstats_run {
+	const char *label; // borrowed
+	enum run_status status;
+	double duration_s;
+	double energy_j;
+	double temp_max_c;
+	double rss_max_bytes;
+};
+
+/** Order statistics of one figure over a label's completed (ok) runs that have it. */
+struct runstats_summary {
+	size_t n; // runs with the figure; 0 = every value below is NAN
+	double p50, p95, max, mean;
+	double *percentiles; // the requested ones, in request order; NULL when none requested
+};
+
+struct runstats_label {
+	char *label;
+	size_t count;                       // runs of every status
+	size_t by_status[RUN_STATUS_COUNT]; // indexed by enum run_status
+	size_t over;                        // ok runs whose duration exceeds over_s
+	struct runstats_summary duration_s, energy_j, temp_max_c, rss_max_bytes;
+};
+
+struct runstats_options {
+	double over_s;             // threshold for `over`; NAN = no threshold (over = 0)
+	const double *percentiles; // extra percentiles, each 0..100; borrowed
+	size_t n_percentiles;
+};
+
+struct runstats_result {
+	struct runstats_label *labels; // sorted by label (byte order)
+	size_t n;
+};
+
+/**
+ * Groups @n runs by label and summarises each. Percentiles are exact type 7 (numpy's default
+ * "linear": h = (n - 1) p / 100, interpolated between closest ranks), computed by stats.c on
+ * values quantized to 1 ms, 1 mJ, 0.001 °C and 1 byte, so they are exact at those steps; the
+ * mean comes from the exact integer sum. Only ok runs enter the summaries. Returns 0, or
+ * -EINVAL for a requested percentile outside 0..100 or a NULL label. @out is allocated: free
+ * it with runstats_result_finish().
+ */
+int runstats_compute(const struct runstats_run *runs, size_t n, const struct runstats_options *opt,
+		     struct runstats_result *out);
+void runstats_result_finish(struct runstats_result *result); // accepts a zeroed struct
+
+/** The type-7 percentile @p (0..100) of @n sorted values; NAN when n is 0. */
+double runstats_quantile_sorted(const double *sorted, size_t n, double p);
+
+/** The default bootstrap: resamples and seed, stated with every comparison. */
+#define RUNSTATS_BOOTSTRAP_RESAMPLES 2000
+#define RUNSTATS_BOOTSTRAP_SEED      UINT64_C(20261201)
+
+/**
+ * The same workload on two boards: B's median over A's, with a confidence interval.
+ *
+ * Method: percentile bootstrap. Each of @resamples rounds draws n_a values from @a and n_b
+ * from @b with replacement (splitmix64 seeded with @seed, so a comparison repeats exactly),
+ * takes the type-7 median of each and their ratio; the interval is the type-7
+ * (100 - level)/2 and (100 + level)/2 percentiles of those ratios. It assumes nothing about
+ * the shape of the durations, but with very few runs (under about 10 a side) it is too
+ * narrow: n_a and n_b are reported so the reader can judge.
+ */
+struct runstats_compare {
+	size_t n_a, n_b;
+	double median_a, median_b;
+	double ratio; // median_b / median_a
+	double ci_low, ci_high;
+	double level; // confidence level in percent, e.g. 95
+	unsigned resamples;
+	uint64_t seed;
+};
+
+/**
+ * Compares @a (n_a values) with @b (n_b values), both positive (durations, energies); NAN
+ * values are skipped. Returns 0, -ENODATA when a side has no value, or -EINVAL for a level
+ * outside (0, 100), no resamples, or a value <= 0 (a ratio of medians needs positive data).
+ */
+int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, double level,
+		     unsigned resamples, uint64_t seed, struct runstats_compare *out);
+
+#endif

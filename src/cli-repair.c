@@ -1,0 +1,92 @@
+/* thermlog repair: removes cycles a clock glitch stamped in the future (see thermlog(1)). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli-stats.h"
+#include "cli.h"
+#include "store.h"
+#include "timefmt.h"
+
+static void usage(FILE *out) {
+	fputs("usage: thermlog repair --drop-after TIME [--dry-run]\n"
+	      "Removes every cycle stamped after TIME (e.g. now, 2026-08-20T12:00:00Z, -1h),\n"
+	      "with its raw values and the rollups of the hours after it. --dry-run only counts.\n",
+	      out);
+}
+
+int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
+	enum { OPT_DROP_AFTER = 256, OPT_DRY_RUN, OPT_HELP };
+	static const struct option longopts[] = {
+		{"drop-after", required_argument, NULL, OPT_DROP_AFTER},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"help", no_argument, NULL, OPT_HELP},
+		{0},
+	};
+	int64_t now = (int64_t)time(NULL), after = 0;
+	bool have_after = false, dry_run = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DROP_AFTER:
+			if (!timefmt_parse_time(optarg, now, &after)) {
+				fprintf(stderr,
+					"thermlog repair: --drop-after %s: expected a time such as now, "
+					"-1h, 2026-08-20 or 2026-08-20T12:00:00Z\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			have_after = true;
+			break;
+		case OPT_DRY_RUN:
+			dry_run = true;
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc || !have_after) {
+		fprintf(stderr,
+			optind < argc ? "thermlog repair: unexpected argument '%s'\n"
+				      : "thermlog repair: --drop-after TIME is required%s\n",
+			optind < argc ? argv[optind] : "");
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	// An existing database only: write mode would otherwise create an empty one.
+	struct store *store;
+	int rc = cli_open_store(ctx, "repair", STORE_MODE_READ, &store);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
+	}
+	store_close(store);
+	if ((rc = cli_open_store(ctx, "repair", STORE_MODE_WRITE, &store)) != CLI_EXIT_OK) {
+		return rc;
+	}
+	struct store_drop drop;
+	if (store_drop_after(store, after, dry_run, &drop) < 0) { // logs why
+		fprintf(stderr, "thermlog repair: nothing was changed\n");
+		store_close(store);
+		return CLI_EXIT_FAILURE;
+	}
+	store_close(store);
+	char at[TIMEFMT_ISO_LEN], first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+	timefmt_iso(after, at);
+	if (drop.cycles == 0) {
+		printf("no cycles after %s: nothing to remove\n", at);
+		return CLI_EXIT_OK;
+	}
+	timefmt_iso(drop.first, first);
+	timefmt_iso(drop.last, last);
+	printf("%s %" PRId64 " cycles after %s (%s .. %s) and %" PRId64 " hourly rollups\n",
+	       dry_run ? "would remove" : "removed", drop.cycles, at, first, last, drop.rollups);
+	return CLI_EXIT_OK;
+}

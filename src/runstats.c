@@ -1,0 +1,236 @@
+/*
+ * Run statistics: per-label counts and exact type-7 order statistics (stats.c on quantized
+ * values), and a seeded percentile bootstrap for the ratio of two medians (Efron & Tibshirani,
+ * "An Introduction to the Bootstrap", ch. 13).
+ */
+#include "runstats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "xalloc.h"
+
+static const char *const status_names[RUN_STATUS_COUNT] = {
+	[RUN_STATUS_OK] = "ok",
+	[RUN_STATUS_FAILED] = "failed",
+	[RUN_STATUS_SIGNALED] = "signaled",
+	[RUN_STATUS_TIMEOUT] = "timeout",
+	[RUN_STATUS_LOST] = "lost",
+	[RUN_STATUS_RUNNING] = "running",
+};
+
+const char *run_status_name(enum run_status status) {
+	return (unsigned)status < RUN_STATUS_COUNT ? status_names[status] : "unknown";
+}
+
+bool run_status_parse(const char *name, enum run_status *out) {
+	for (int i = 0; i < RUN_STATUS_COUNT; i++) {
+		if (strcmp(name, status_names[i]) == 0) {
+			*out = (enum run_status)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The quantization step of each figure: exact statistics at this resolution. */
+static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
+		    resolution_rss = 1;
+
+static int cmp_run_label(const void *a, const void *b) {
+	const struct runstats_run *const *x = a, *const *y = b;
+	return strcmp((*x)->label, (*y)->label);
+}
+
+static void summarise(struct runstats_summary *s, const struct runstats_run *const *runs, size_t n,
+		      size_t offset, double resolution, const struct runstats_options *opt) {
+	struct stats_acc acc;
+	stats_init(&acc);
+	for (size_t i = 0; i < n; i++) {
+		double v = *(const double *)((const char *)runs[i] + offset);
+		if (runs[i]->status != RUN_STATUS_OK || !isfinite(v)) {
+			continue;
+		}
+		stats_add(&acc, llround(v / resolution), 0);
+	}
+	stats_seal(&acc);
+	*s = (struct runstats_summary){
+		.n = (size_t)acc.count, .p50 = NAN, .p95 = NAN, .max = NAN, .mean = NAN};
+	if (opt->n_percentiles) {
+		s->percentiles = xcalloc(opt->n_percentiles, sizeof(double));
+	}
+	for (size_t k = 0; k < opt->n_percentiles; k++) {
+		s->percentiles[k] =
+			acc.count ? stats_percentile(&acc, opt->percentiles[k], resolution) : NAN;
+	}
+	if (acc.count > 0) {
+		s->p50 = stats_percentile(&acc, 50, resolution);
+		s->p95 = stats_percentile(&acc, 95, resolution);
+		s->max = stats_value(acc.max_q, resolution);
+		s->mean = stats_mean(&acc, resolution);
+	}
+	stats_finish(&acc);
+}
+
+int runstats_compute(const struct runstats_run *runs, size_t n, const struct runstats_options *opt,
+		     struct runstats_result *out) {
+	*out = (struct runstats_result){0};
+	for (size_t k = 0; k < opt->n_percentiles; k++) {
+		if (!(opt->percentiles[k] >= 0 && opt->percentiles[k] <= 100)) {
+			return -EINVAL;
+		}
+	}
+	const struct runstats_run **sorted = xcalloc(n + 1, sizeof(*sorted));
+	for (size_t i = 0; i < n; i++) {
+		if (!runs[i].label) {
+			free(sorted);
+			return -EINVAL;
+		}
+		sorted[i] = &runs[i];
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_run_label);
+	size_t cap = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && strcmp(sorted[j]->label, sorted[i]->label) == 0) {
+			j++;
+		}
+		out->labels = xgrow(out->labels, &cap, out->n + 1, sizeof(*out->labels));
+		struct runstats_label *l = &out->labels[out->n++];
+		*l = (struct runstats_label){.label = xstrdup(sorted[i]->label), .count = j - i};
+		for (size_t k = i; k < j; k++) {
+			const struct runstats_run *r = sorted[k];
+			if ((unsigned)r->status < RUN_STATUS_COUNT) {
+				l->by_status[r->status]++;
+			}
+			if (r->status == RUN_STATUS_OK && r->duration_s > opt->over_s) {
+				l->over++; // false for a NAN threshold
+			}
+		}
+		const struct runstats_run *const *g = sorted + i;
+		summarise(&l->duration_s, g, j - i, offsetof(struct runstats_run, duration_s),
+			  resolution_duration, opt);
+		summarise(&l->energy_j, g, j - i, offsetof(struct runstats_run, energy_j),
+			  resolution_energy, opt);
+		summarise(&l->temp_max_c, g, j - i, offsetof(struct runstats_run, temp_max_c),
+			  resolution_temp, opt);
+		summarise(&l->rss_max_bytes, g, j - i, offsetof(struct runstats_run, rss_max_bytes),
+			  resolution_rss, opt);
+		i = j;
+	}
+	free(sorted);
+	return 0;
+}
+
+void runstats_result_finish(struct runstats_result *result) {
+	if (!result) {
+		return;
+	}
+	for (size_t i = 0; i < result->n; i++) {
+		struct runstats_label *l = &result->labels[i];
+		free(l->label);
+		free(l->duration_s.percentiles);
+		free(l->energy_j.percentiles);
+		free(l->temp_max_c.percentiles);
+		free(l->rss_max_bytes.percentiles);
+	}
+	free(result->labels);
+	*result = (struct runstats_result){0};
+}
+
+double runstats_quantile_sorted(const double *sorted, size_t n, double p) {
+	if (n == 0 || !(p >= 0 && p <= 100)) {
+		return NAN;
+	}
+	double h = (double)(n - 1) * (p / 100);
+	size_t k = (size_t)floor(h);
+	if (k + 1 >= n) {
+		return sorted[n - 1];
+	}
+	double t = h - (double)k, a = sorted[k], b = sorted[k + 1];
+	// numpy's _lerp: from the nearer end, so the result stays within [a, b]
+	return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Copies the finite values of @v; false if one is <= 0. */
+static bool copy_positive(const double *v, size_t n, double *out, size_t *m) {
+	*m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(v[i])) {
+			continue;
+		}
+		if (!(v[i] > 0) || isinf(v[i])) {
+			return false;
+		}
+		out[(*m)++] = v[i];
+	}
+	return true;
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014): small, seedable, the same on every platform. */
+static uint64_t splitmix64(uint64_t *state) {
+	uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* The median of @n values drawn with replacement from @from into @tmp. */
+static double resample_median(const double *from, size_t n, double *tmp, uint64_t *state) {
+	for (size_t i = 0; i < n; i++) {
+		// 53 random bits scaled to [0, n): unbiased to 2^-53 relative
+		double u = (double)(splitmix64(state) >> 11) * 0x1.0p-53;
+		tmp[i] = from[(size_t)(u * (double)n)];
+	}
+	qsort(tmp, n, sizeof(*tmp), cmp_double);
+	return runstats_quantile_sorted(tmp, n, 50);
+}
+
+int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, double level,
+		     unsigned resamples, uint64_t seed, struct runstats_compare *out) {
+	*out = (struct runstats_compare){.level = level, .resamples = resamples, .seed = seed};
+	if (!(level > 0 && level < 100) || resamples == 0) {
+		return -EINVAL;
+	}
+	double *va = xcalloc(n_a + 1, sizeof(double)), *vb = xcalloc(n_b + 1, sizeof(double));
+	double *tmp = xcalloc((n_a > n_b ? n_a : n_b) + 1, sizeof(double));
+	double *ratios = xcalloc(resamples, sizeof(double));
+	int rc = 0;
+	if (!copy_positive(a, n_a, va, &out->n_a) || !copy_positive(b, n_b, vb, &out->n_b)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (out->n_a == 0 || out->n_b == 0) {
+		rc = -ENODATA;
+		goto out;
+	}
+	qsort(va, out->n_a, sizeof(double), cmp_double);
+	qsort(vb, out->n_b, sizeof(double), cmp_double);
+	out->median_a = runstats_quantile_sorted(va, out->n_a, 50);
+	out->median_b = runstats_quantile_sorted(vb, out->n_b, 50);
+	out->ratio = out->median_b / out->median_a;
+	uint64_t state = seed;
+	for (unsigned r = 0; r < resamples; r++) {
+		double ma = resample_median(va, out->n_a, tmp, &state);
+		double mb = resample_median(vb, out->n_b, tmp, &state);
+		ratios[r] = mb / ma;
+	}
+	qsort(ratios, resamples, sizeof(double), cmp_double);
+	out->ci_low = runstats_quantile_sorted(ratios, resamples, (100 - level) / 2);
+	out->ci_high = runstats_quantile_sorted(ratios, resamples, (100 + level) / 2);
+out:
+	free(ratios);
+	free(tmp);
+	free(vb);
+	free(va);
+	return rc;
+}

@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+"""No command loses a user's history, no answer is silently wrong: file targets, import times,
+import counts and resolution, windows, backups, read-only copies, empty sysfs, batched
+imports beside a writer (TAP).
+
+usage: test-trust.py THERMLOG FIXTURES_DIR [THERMLOGD]
+"""
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, ok  # noqa: E402
+
+thermlog, fixtures = sys.argv[1], sys.argv[2]
+thermlogd = sys.argv[3] if len(sys.argv) > 3 else None
+tmp = tempfile.mkdtemp(prefix="thermlog-trust-")
+empty_cfg = os.path.join(tmp, "empty.yaml")
+open(empty_cfg, "w").close()
+NOW = int(time.time())
+
+
+def run(*args, db=None, stdin=None, cfg=None, wrap=()):
+    glob = ["-c", cfg or empty_cfg] + (["--db", db] if db else [])
+    return subprocess.run([*wrap, thermlog, *glob, *args], capture_output=True, text=True,
+                          input=stdin, timeout=120)
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def csv_rows(rows):
+    return "unix,channel,value,unit\n" + "".join(f"{t},{k},{v},celsius\n" for t, k, v in rows)
+
+
+def make_db(name, n=120, start=NOW - 3 * 86400):
+    db = os.path.join(tmp, name)
+    rows = [(start + 60 * i, "bench/tc", f"{40 + i % 7}.{i % 10}") for i in range(n)]
+    p = run("import", write(db + ".csv", csv_rows(rows)), db=db)
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def leftovers(d):
+    return [f for f in os.listdir(d) if ".tmp" in f or f.startswith(".thermlog")]
+
+
+# --- 1: files written by commands -------------------------------------------------------------
+def test_targets():
+    db = make_db("victim.db")
+    before = digest(db)
+    p = run("export", "-o", db, db=db)
+    ok(p.returncode == 1 and digest(db) == before, "export -o DB refused, database intact",
+       p.stderr)
+    ok("database" in p.stderr, "the message says the target is the database", p.stderr)
+    p = run("export", "--force", "-o", db, db=db)
+    ok(p.returncode == 1 and digest(db) == before, "export --force -o DB refused too", p.stderr)
+    link = os.path.join(tmp, "other-name.db")
+    os.link(db, link)
+    p = run("export", "--force", "-o", link, db=db)
+    ok(p.returncode == 1 and digest(db) == before, "a hard link to the database is refused",
+       p.stderr)
+    for suffix in ("-wal", "-shm"):
+        target = db + suffix
+        existed = os.path.exists(target)
+        p = run("export", "--force", "-o", target, db=db)
+        ok(p.returncode == 1, f"export -o DB{suffix} refused (exists: {existed})", p.stderr)
+        if os.path.exists(target):
+            os.unlink(target) if not existed else None
+    # A name that would become the -wal of the database once a writer opens it.
+    p = run("export", "--force", "-o", os.path.join(tmp, "other-name.db-wal"), db=db)
+    ok(p.returncode == 1, "the -wal name of a link to the database is refused", p.stderr)
+    out = write(os.path.join(tmp, "out.csv"), "precious\n")
+    p = run("export", "-o", out, db=db)
+    ok(p.returncode == 1 and digest(out) == b"precious\n", "an existing file is kept", p.stderr)
+    ok("--force" in p.stderr, "the refusal names --force", p.stderr)
+    p = run("export", "--force", "-o", out, db=db)
+    ok(p.returncode == 0 and digest(out).startswith(b"time,"), "--force overwrites", p.stderr)
+    p = run("export", "--channel", "no/such", "-o", os.path.join(tmp, "new.csv"), db=db)
+    ok(p.returncode != 0 and not os.path.exists(os.path.join(tmp, "new.csv")),
+       "a failed export leaves no file", p.stderr)
+    ok(not leftovers(tmp), "no temporary files left behind", leftovers(tmp))
+    copy = os.path.join(tmp, "copy.db")
+    p = run("backup", copy, db=db)
+    ok(p.returncode == 0, "backup to a new file", p.stderr)
+    p = run("backup", copy, db=db)
+    ok(p.returncode == 1, "backup refuses an existing file", p.stderr)
+    p = run("backup", db, db=db)
+    ok(p.returncode == 1 and digest(db) == before, "backup onto the database refused", p.stderr)
+
+
+# --- 2: impossible times ----------------------------------------------------------------------
+def test_times():
+    db = make_db("times.db")
+    before = run("export", db=db).stdout
+    cases = [
+        ("future", [(NOW - 60, "bench/tc", "41"), (NOW + 2 * 86400, "bench/tc", "42")],
+         ":3:", "future"),
+        ("before 2000", [(NOW - 60, "bench/tc", "41"), (900000000, "bench/tc", "42")],
+         ":3:", "2000-01-01"),
+        ("milliseconds", [((NOW - 60) * 1000, "bench/tc", "41")], ":2:", "milliseconds"),
+        ("microseconds", [((NOW - 60) * 1000000, "bench/tc", "41")], ":2:", "microseconds"),
+        ("3170843 AD", [(99999999999999, "bench/tc", "41")], ":2:", "milliseconds"),
+    ]
+    for name, rows, line, word in cases:
+        p = run("import", write(os.path.join(tmp, name + ".csv"), csv_rows(rows)), db=db)
+        ok(p.returncode == 1 and line in p.stderr and word in p.stderr,
+           f"import refuses {name}, naming the line and the problem", p.stderr)
+        ok(run("export", db=db).stdout == before, f"{name}: nothing changed")
+    p = run("import", os.path.join(tmp, "milliseconds.csv"), db=db)
+    ok("--time-unit ms" in p.stderr, "the message says how to import milliseconds", p.stderr)
+    p = run("import", "--time-unit", "ms", os.path.join(tmp, "milliseconds.csv"), db=db)
+    ok(p.returncode == 0, "--time-unit ms imports them", p.stderr)
+    stamp = (NOW - 60)
+    p = run("export", "--from", str(stamp), "--to", str(stamp + 1), db=db)
+    ok(f",{stamp},bench/tc,41" in p.stdout, "stored at the right second", p.stdout)
+    p = run("import", "--time-unit", "us", os.path.join(tmp, "microseconds.csv"), db=db)
+    ok(p.returncode == 0, "--time-unit us imports microseconds", p.stderr)
+
+
+# --- 6, 7: resolution and counts ----------------------------------------------------------------
+def counts(out):
+    m = re.search(r"(\d+) new, (\d+) identical, (\d+) conflicting", out)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def test_counts():
+    db = os.path.join(tmp, "counts.db")
+    t = NOW - 86400
+    a = write(os.path.join(tmp, "a.csv"), csv_rows([(t, "x/t", "45"), (t + 60, "x/t", "46")]))
+    p = run("import", a, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (2, 0, 0), "first import: 2 new", p.stdout)
+    p = run("import", a, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (0, 2, 0), "re-import: 0 new, 2 identical",
+       p.stdout + p.stderr)
+    b = write(os.path.join(tmp, "b.csv"),
+              csv_rows([(t, "x/t", "45"), (t + 60, "x/t", "47"), (t + 120, "x/t", "43.461")]))
+    p = run("import", b, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (1, 1, 1),
+       "identical, conflicting and new reported apart (a finer value refines the channel)",
+       p.stdout + p.stderr)
+    p = run("export", "--channel", "x/t", db=db)
+    vals = [line.split(",")[3] for line in p.stdout.splitlines()[1:]]
+    ok(vals == ["45.000", "46.000", "43.461"], "stored value kept on conflict; finer value exact",
+       vals)
+    c = write(os.path.join(tmp, "c.csv"),
+              csv_rows([(t + 180, "x/t", "1.0000000001"), (t + 240, "x/t", "44.5"),
+                        (t + 300, "x/t", "oops")]))
+    p = run("import", c, db=db)
+    ok(p.returncode == 1 and ":2:" in p.stderr and ":4:" in p.stderr,
+       "bad rows refused without --skip-bad", p.stderr)
+    p = run("import", "--skip-bad", c, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (1, 0, 0) and "2 bad rows skipped" in p.stdout,
+       "--skip-bad skips a too-fine value and imports the rest", p.stdout + p.stderr)
+
+
+# --- 13: windows --------------------------------------------------------------------------------
+def test_windows():
+    db = make_db("window.db")
+    p = run("stats", "--from", "-99999999d", db=db)
+    ok(p.returncode == 2 and "limit" in p.stderr and "max_window" in p.stderr,
+       "stats --from -99999999d refused with the API's limit", p.stderr)
+    p = run("export", "--from", "2020-01-01", "--to", "2026-01-01", db=db)
+    ok(p.returncode == 2 and "limit" in p.stderr, "export over the limit refused", p.stderr)
+    p = run("stats", "--from", "-4d", db=db)
+    ok(p.returncode == 0, "a window within the limit works", p.stderr)
+    cfg = write(os.path.join(tmp, "window.yaml"), "http:\n  max_window: 1d\n")
+    p = run("stats", "--from", "-4d", db=db, cfg=cfg)
+    ok(p.returncode == 2 and "86400 s" in p.stderr, "the configured limit applies", p.stderr)
+
+
+# --- 16: backups and read-only copies ------------------------------------------------------------
+def test_readonly():
+    db = make_db("mode.db")
+    os.chmod(db, 0o640)
+    ro = os.path.join(tmp, "ro")
+    os.mkdir(ro)
+    copy = os.path.join(ro, "copy.db")
+    p = run("backup", copy, db=db)
+    ok(p.returncode == 0 and copy in p.stdout, "backup prints what it wrote", p.stdout + p.stderr)
+    mode = stat.S_IMODE(os.stat(copy).st_mode)
+    ok(mode == 0o640, "a 0640 database gives a 0640 copy", oct(mode))
+    # A plain copy of a WAL database (with its -wal/-shm) as users make them, too.
+    shutil.copy(db, os.path.join(ro, "plain.db"))
+    wrap = ["unshare", "-m", "sh", "-c",
+            f"mount --bind {ro} {ro} && mount -o remount,bind,ro {ro} && exec \"$@\"", "sh"]
+    for name in ("copy.db", "plain.db"):
+        path = os.path.join(ro, name)
+        for args in (["stats"], ["channels"], ["peak", "--channel", "bench/tc"], ["export"],
+                     ["lifetime"], ["backup", os.path.join(tmp, f"again-{name}")]):
+            p = run(*args, db=path, wrap=wrap)
+            ok(p.returncode == 0, f"{args[0]} on {name} in a read-only directory", p.stderr)
+
+
+# --- 17, 18: sample -------------------------------------------------------------------------------
+def test_sample():
+    empty = os.path.join(tmp, "sysfs-empty")
+    os.mkdir(empty)
+    p = run("sample", "--sysfs-root", empty)
+    ok("no channels" in p.stderr and empty in p.stderr, "sample says no channels, and where",
+       p.stderr)
+    if thermlogd:
+        cfg = write(os.path.join(tmp, "d.yaml"),
+                    "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+        log = open(os.path.join(tmp, "d.log"), "w+")
+        d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", empty, "--db",
+                              os.path.join(tmp, "d.db"), "--listen", "127.0.0.1:0"],
+                             stdout=subprocess.DEVNULL, stderr=log)
+        text = ""
+        deadline = time.time() + 20
+        while time.time() < deadline and "no channels" not in text and d.poll() is None:
+            time.sleep(0.2)
+            log.seek(0)
+            text = log.read()
+        d.terminate()
+        d.wait(20)
+        ok("no channels found under " + empty in text, "thermlogd warns at start", text)
+    cfg = write(os.path.join(tmp, "iio.yaml"),
+                "iio_channels:\n  - device: fec10000.saradc\n    channel: voltage2\n")
+    p = run("sample", "--sysfs-root", os.path.join(fixtures, "rock5c"), cfg=cfg)
+    line = [x for x in p.stdout.splitlines() if x.startswith("iio/fec10000.saradc/voltage2")]
+    ok(line and line[0].split()[-2:] == ["1.375", "V"],
+       "IIO voltage printed at the channel's resolution", line)
+
+
+# --- issue 14 item 13: batched import beside a writer ---------------------------------------------
+def test_batches():
+    db = make_db("batch.db", n=10)
+    n = 60000
+    src = os.path.join(tmp, "big.csv")
+    start = NOW - 50 * 86400
+    with open(src, "w") as f:
+        f.write("unix,channel,value\n")
+        for i in range(n):
+            for k in range(5):
+                f.write(f"{start + 60 * i},big/c{k},{40 + (i * 7 + k) % 300 / 10}\n")
+    waits, errors = [], []
+    stop = threading.Event()
+
+    def writer():
+        con = sqlite3.connect(db, timeout=1.0, isolation_level=None)
+        i = 0
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                con.execute("INSERT OR REPLACE INTO state (key, value) VALUES ('test.w', ?)",
+                            (str(i),))
+            except sqlite3.OperationalError as e:
+                errors.append(str(e))
+            waits.append(time.monotonic() - t0)
+            i += 1
+            time.sleep(0.05)
+        con.close()
+
+    th = threading.Thread(target=writer)
+    th.start()
+    t0 = time.monotonic()
+    p = run("-v", "import", src, db=db)
+    took = time.monotonic() - t0
+    stop.set()
+    th.join()
+    batches = re.findall(r"committed (\d+) values", p.stderr)
+    ok(p.returncode == 0, f"import of {n * 5} values beside a writer", p.stderr[-2000:])
+    ok(len(batches) >= 5, f"the import committed in {len(batches)} transactions", p.stderr[-500:])
+    ok(not errors and waits, f"the writer (1 s busy timeout) never failed: {len(waits)} writes, "
+       f"longest wait {max(waits or [0]) * 1000:.0f} ms, import {took:.1f} s", errors[:3])
+
+
+tests = [test_targets, test_times, test_counts, test_windows, test_readonly, test_sample,
+         test_batches]
+try:
+    for t in tests:
+        try:
+            t()
+        except Exception as e:  # one broken area must not hide the others
+            ok(False, f"{t.__name__} ran", repr(e))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(done())

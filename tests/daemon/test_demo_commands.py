@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""scripts/demo: builds both programs and prints thermlog commands that work when pasted as
+printed (absolute path to the built thermlog, quoted paths, one command a line), even with a
+space and a quote in the paths. usage: test_demo_commands.py SOURCE_ROOT BUILD_DIR"""
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Daemon, Workdir, free_port, main, wait_for
+
+
+def run(tap):
+    root, build = sys.argv[1], os.path.abspath(sys.argv[2])
+    with Workdir("thermlog-demo-cmds.") as wd:
+        odd = os.path.join(wd, "it's a demo")  # a space and a quote, as a home directory may have
+        os.mkdir(odd)
+        db = os.path.join(odd, "demo $HOME.db")
+        port = free_port()
+        d = Daemon(os.path.join(root, "scripts", "demo"), wd,
+                   ["--db", db, "--listen", "127.0.0.1:%d" % port, "--seed", "3"],
+                   env={"THERMLOG_BUILD_DIR": build, "TMPDIR": odd}).start()
+
+        def url():
+            with open(d.out_path) as f:
+                text = f.read()
+            return "http://127.0.0.1:%d/" % port in text
+        tap.ok(wait_for(url, 120, 0.2), "the demo starts and prints its URL", d.log_text())
+        log = d.log_text().splitlines()
+        head = [i for i, line in enumerate(log) if line.startswith("demo: query it")]
+        cmds = [line.strip() for line in log[head[0] + 1:head[0] + 4]] if head else []
+        tap.ok(len(cmds) == 3 and all(c.startswith("'/") for c in cmds),
+               "three commands, one a line, each starting with an absolute quoted path", log)
+        thermlog = os.path.join(build, "src", "thermlog")
+        for c in cmds:
+            tap.ok(c.startswith("'%s' " % thermlog), "runs the thermlog built beside thermlogd: %s"
+                   % c)
+        want = {"stats": "thermal/soc-thermal", "lifetime": "consumed",
+                "export": ",thermal/soc-thermal,"}
+        for c in cmds:
+            word = next((w for w in want if (" " + w) in c), None)
+            p = subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60)
+            tap.ok(p.returncode == 0 and word and want[word] in p.stdout,
+                   "pasted as printed, it works: %s" % c,
+                   "rc %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[:2000], p.stderr))
+        tap.ok(d.stop(signal.SIGINT) == 0, "Ctrl-C stops the demo", d.log_text())
+
+
+main(run)

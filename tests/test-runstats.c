@@ -1,0 +1,218 @@
+/*
+ * Run statistics: the generated 649-run job log against numpy's type-7 figures
+ * (tests/runs/gen-jobs.py wrote both), grouping and counts by status, and the bootstrap
+ * interval of a ratio of medians where the true ratio is known.
+ */
+#include <errno.h>
+
+#include "jobcsv.h"
+#include "runstats.h"
+#include "test.h"
+#include "xalloc.h"
+
+#define JOBS     "fixtures/runs/jobs-649.csv"
+#define EXPECTED "fixtures/runs/jobs-649.expected"
+
+/* The value of @key in the expected file, or NAN. */
+static double expected(const char *key) {
+	FILE *f = fopen(EXPECTED, "r");
+	if (!f) {
+		perror(EXPECTED);
+		exit(1);
+	}
+	char name[64];
+	double v, found = NAN;
+	while (fscanf(f, "%63s %lf", name, &v) == 2) {
+		if (strcmp(name, key) == 0) {
+			found = v;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void check_summary(const struct runstats_summary *s, const char *name) {
+	char key[64], what[96];
+	snprintf(key, sizeof(key), "%s.n", name);
+	snprintf(what, sizeof(what), "%s: count of ok runs with a value", name);
+	is_int(s->n, (long long)expected(key), what);
+	const struct {
+		const char *suffix;
+		double got;
+	} figures[] = {
+		{"p50", s->p50},
+		{"p95", s->p95},
+		{"max", s->max},
+		{"mean", s->mean},
+		{"p90", s->percentiles[0]},
+		{"p99", s->percentiles[1]},
+	};
+	for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+		snprintf(key, sizeof(key), "%s.%s", name, figures[i].suffix);
+		snprintf(what, sizeof(what), "%s = numpy's", key);
+		is_near(figures[i].got, expected(key), 1e-12, what);
+	}
+}
+
+static void test_job_log(void) {
+	FILE *in = fopen(JOBS, "r");
+	if (!in) {
+		perror(JOBS);
+		exit(1);
+	}
+	struct jobcsv log;
+	struct buf errors;
+	buf_init(&errors);
+	int rc = jobcsv_parse(in, JOBS, "jobs-649", &log, &errors);
+	fclose(in);
+	is_int(rc, 0, "the 649-run log parses");
+	is_str(errors.data, NULL, "no errors");
+	is_int(log.n, 649, "649 rows");
+
+	struct runstats_run *runs = xcalloc(log.n, sizeof(*runs));
+	for (size_t i = 0; i < log.n; i++) {
+		const struct jobcsv_row *r = &log.rows[i];
+		runs[i] = (struct runstats_run){
+			.label = r->label,
+			.status = r->status,
+			.duration_s = (double)(r->end_ms - r->start_ms) / 1000,
+			.energy_j = r->energy_j,
+			.temp_max_c = r->temp_max_c,
+			.rss_max_bytes = r->rss_max_bytes,
+		};
+	}
+	const double pct[] = {90, 99};
+	struct runstats_options opt = {.over_s = 1800, .percentiles = pct, .n_percentiles = 2};
+	struct runstats_result res;
+	is_int(runstats_compute(runs, log.n, &opt, &res), 0, "compute");
+	is_int(res.n, 1, "one label");
+	const struct runstats_label *l = &res.labels[0];
+	is_str(l->label, "sdxl-npu", "its label");
+	is_int(l->count, (long long)expected("count"), "649 attempts");
+	is_int(l->by_status[RUN_STATUS_OK], (long long)expected("ok"), "404 ok");
+	is_int(l->by_status[RUN_STATUS_FAILED], (long long)expected("failed"), "245 failed");
+	is_int(l->over, (long long)expected("over_1800"), "ok runs over 30 minutes");
+	check_summary(&l->duration_s, "duration_s");
+	check_summary(&l->energy_j, "energy_j");
+	check_summary(&l->temp_max_c, "temp_max_c");
+	check_summary(&l->rss_max_bytes, "rss_max_bytes");
+	runstats_result_finish(&res);
+	free(runs);
+	jobcsv_finish(&log);
+	buf_finish(&errors);
+}
+
+static void test_groups(void) {
+	const struct runstats_run runs[] = {
+		{"b", RUN_STATUS_OK, 10, NAN, 50, 100},
+		{"a", RUN_STATUS_OK, 4, 2, 60, 200},
+		{"b", RUN_STATUS_SIGNALED, 99, 9, 90, 900},
+		{"a", RUN_STATUS_OK, 1, NAN, 61, 100},
+		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 95, 1},
+		{"a", RUN_STATUS_OK, 3, 4, 62.5, 300},
+		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN},
+		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN},
+		{"a", RUN_STATUS_OK, 2, NAN, 63, 400},
+	};
+	struct runstats_options opt = {.over_s = NAN};
+	struct runstats_result res;
+	is_int(runstats_compute(runs, 9, &opt, &res), 0, "groups");
+	is_int(res.n, 2, "two labels");
+	const struct runstats_label *a = &res.labels[0], *b = &res.labels[1];
+	is_str(a->label, "a", "sorted by label");
+	is_int(a->count, 7, "a: 7 runs");
+	ok(a->by_status[RUN_STATUS_OK] == 4 && a->by_status[RUN_STATUS_TIMEOUT] == 1 &&
+		   a->by_status[RUN_STATUS_LOST] == 1 && a->by_status[RUN_STATUS_RUNNING] == 1 &&
+		   a->by_status[RUN_STATUS_FAILED] == 0,
+	   "a: counts by status");
+	is_int(a->over, 0, "no threshold: over 0");
+	// ok durations 1 2 3 4: p50 2.5, p95 = 3 + 0.85 = 3.85, mean 2.5; the timeout is out
+	is_near(a->duration_s.p50, 2.5, 0, "a: median of ok durations");
+	is_near(a->duration_s.p95, 3.85, 1e-15, "a: p95 type 7");
+	is_near(a->duration_s.max, 4, 0, "a: max ignores the 3600 s timeout");
+	is_near(a->energy_j.p50, 3, 0, "a: energy over ok runs that have it");
+	is_int(a->energy_j.n, 2, "a: two ok runs with energy");
+	is_int(b->energy_j.n, 0, "b: no ok run with energy");
+	ok(isnan(b->energy_j.p50) && isnan(b->energy_j.mean), "b: energy NaN (null), not 0");
+	is_int(b->by_status[RUN_STATUS_SIGNALED], 1, "b: one signaled");
+	runstats_result_finish(&res);
+
+	opt.over_s = 2.5;
+	runstats_compute(runs, 9, &opt, &res);
+	is_int(res.labels[0].over, 2, "over 2.5 s: 3 and 4 (ok runs only)");
+	runstats_result_finish(&res);
+
+	const double bad[] = {101};
+	opt = (struct runstats_options){.over_s = NAN, .percentiles = bad, .n_percentiles = 1};
+	is_int(runstats_compute(runs, 9, &opt, &res), -EINVAL, "percentile 101: -EINVAL");
+	is_str(run_status_name(RUN_STATUS_SIGNALED), "signaled", "status name");
+	enum run_status st;
+	ok(run_status_parse("timeout", &st) && st == RUN_STATUS_TIMEOUT, "status parse");
+	ok(!run_status_parse("Timeout", &st), "status names are exact");
+}
+
+/* A log-normal duration around @median (Box-Muller on the seeded generator). */
+static double lognormal(double median, double sigma) {
+	double u1 = ((double)(rng() >> 11) + 0.5) * 0x1.0p-53;
+	double u2 = (double)(rng() >> 11) * 0x1.0p-53;
+	return median * exp(sigma * sqrt(-2 * log(u1)) * cos(2 * M_PI * u2));
+}
+
+static void test_compare(void) {
+	// Board B takes 1.2 times as long as board A: independent runs, the true ratio is 1.2.
+	*test_rng_state() = 649;
+	double a[404], b[300];
+	for (size_t i = 0; i < 404; i++) {
+		a[i] = lognormal(1627, 0.05);
+	}
+	for (size_t i = 0; i < 300; i++) {
+		b[i] = 1.2 * lognormal(1627, 0.05);
+	}
+	struct runstats_compare c;
+	is_int(runstats_compare(a, 404, b, 300, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
+				RUNSTATS_BOOTSTRAP_SEED, &c),
+	       0, "compare");
+	printf("# ratio %.5f, 95%% CI [%.5f, %.5f]\n", c.ratio, c.ci_low, c.ci_high);
+	ok(c.ci_low < 1.2 && 1.2 < c.ci_high, "the 95% interval covers the true ratio 1.2");
+	ok(c.ci_low < c.ratio && c.ratio < c.ci_high, "the ratio lies inside its interval");
+	ok(c.ci_high - c.ci_low < 0.03, "404 vs 300 runs: the interval is narrow (< 0.03)");
+	is_int(c.n_a, 404, "n_a");
+	is_int(c.n_b, 300, "n_b");
+	struct runstats_compare again;
+	runstats_compare(a, 404, b, 300, 95, RUNSTATS_BOOTSTRAP_RESAMPLES, RUNSTATS_BOOTSTRAP_SEED,
+			 &again);
+	ok(again.ci_low == c.ci_low && again.ci_high == c.ci_high, "seeded: repeats exactly");
+
+	// Coverage: over 40 data sets of 40 runs a side the 95% interval should miss about 2.
+	int covered = 0;
+	for (int k = 0; k < 40; k++) {
+		double x[40], y[40];
+		for (int i = 0; i < 40; i++) {
+			x[i] = lognormal(1627, 0.05);
+			y[i] = 1.2 * lognormal(1627, 0.05);
+		}
+		runstats_compare(x, 40, y, 40, 95, 1000, (uint64_t)k, &c);
+		covered += c.ci_low <= 1.2 && 1.2 <= c.ci_high;
+	}
+	printf("# covered 1.2 in %d of 40\n", covered);
+	ok(covered >= 32, "coverage of 1.2 near 95% over 40 data sets");
+
+	const double with_nan[] = {NAN, 10, 12}, zero[] = {0, 10};
+	is_int(runstats_compare(with_nan, 3, with_nan, 3, 95, 100, 1, &c), 0, "NAN skipped");
+	is_int(c.n_a, 2, "NAN not counted");
+	is_near(c.ratio, 1, 0, "same data: ratio 1");
+	is_int(runstats_compare(zero, 2, a, 4, 95, 100, 1, &c), -EINVAL, "a zero: -EINVAL");
+	is_int(runstats_compare(with_nan, 1, a, 4, 95, 100, 1, &c), -ENODATA, "no data: -ENODATA");
+	is_int(runstats_compare(a, 4, a, 4, 100, 100, 1, &c), -EINVAL, "level 100: -EINVAL");
+
+	const double sorted[] = {1, 2, 3, 4};
+	is_near(runstats_quantile_sorted(sorted, 4, 95), 3.85, 1e-15, "quantile_sorted p95");
+	ok(isnan(runstats_quantile_sorted(sorted, 0, 50)), "quantile of nothing: NaN");
+}
+
+int main(void) {
+	test_job_log();
+	test_groups();
+	test_compare();
+	return test_done();
+}
