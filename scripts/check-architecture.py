@@ -18,22 +18,23 @@ LAYERS = {
     "sysfs": "ground", "sha256": "ground", "textfile": "ground", "window": "ground",
     "codec": "ground", "cycle": "ground", "table": "cli",
     # pure models
-    "stats": "stats", "lifetime": "lifetime",
+    "stats": "stats", "runstats": "stats", "lifetime": "lifetime",
     # configuration
     "config": "config", "yaml-tree": "config", "yamltree": "config", "yaml": "config",
     # clock state and the live snapshot
     "clock": "clock", "live": "live", "capstate": "live",
     # sources and the sampler
-    "sampler": "sources", "source": "sources", "plausible": "sources",
+    "sampler": "sources", "source": "sources", "plausible": "sources", "meminfo": "sources",
+    "counters": "sources",
     # the one SQLite owner
     "store": "store",
     # answers over the store
     "query": "query", "export": "query", "csv": "query", "capwatch": "query",
     "lifetime-history": "query", "lifehist": "query", "peak": "query", "repair": "query",
-    "runs": "query",
+    "runs": "query", "jobcsv": "query",
     # http
     "http": "http", "server": "http", "api": "api", "metrics": "api", "web": "api",
-    "auth": "http", "session": "http",
+    "auth": "api", "session": "api",
     # daemon
     "daemon": "daemon", "main": "daemon", "recorder": "daemon", "notify": "daemon",
     "demo": "daemon", "sim": "daemon", "runsock": "daemon",
