@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capstate.h"
 #include "config.h"
 #include "json.h"
 #include "lifetime.h"
-#include "live.h"
 #include "store.h"
 
 struct capwatch;
@@ -36,7 +36,7 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle);
  */
 int capwatch_persist(struct capwatch *cw, int64_t now);
 /** Fills up to @max entries (strings borrowed from the config); returns the number filled. */
-size_t capwatch_states(struct capwatch *cw, struct live_capacitor *out, size_t max);
+size_t capwatch_states(struct capwatch *cw, struct capstate *out, size_t max);
 void capwatch_destroy(struct capwatch *cw); // accepts NULL
 
 /** One capacitor's figures over a window of the stored history. */

@@ -16,13 +16,13 @@ LAYERS = {
     "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground",
     "strfmt": "ground", "timefmt": "ground", "channel": "ground", "version": "ground",
     "sysfs": "ground", "sha256": "ground", "textfile": "ground", "window": "ground",
-    "codec": "ground", "cycle": "ground", "table": "cli",
+    "codec": "ground", "table": "cli",
     # pure models
     "stats": "stats", "runstats": "stats", "lifetime": "lifetime",
     # configuration
     "config": "config", "yaml-tree": "config", "yamltree": "config", "yaml": "config",
     # clock state and the live snapshot
-    "clock": "clock", "live": "live", "capstate": "live",
+    "clock": "clock", "cycle": "clock", "live": "live", "capstate": "live",
     # sources and the sampler
     "sampler": "sources", "source": "sources", "plausible": "sources", "meminfo": "sources",
     "counters": "sources",

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "query.h"
 #include "session.h"
+#include "store.h"
 #include "timefmt.h"
 #include "version.h"
 #include "web.h"
@@ -1127,4 +1128,25 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	}
 out:
 	api_target_finish(&r.target);
+}
+
+void api_database_init(struct api_database *db, const char *path) {
+	*db = (struct api_database){.path = xstrdup(path)};
+}
+
+struct store *api_database_get(struct api_database *db, int64_t now) {
+	if (db->store || now < db->retry_at) {
+		return db->store;
+	}
+	if (store_open(&db->store, db->path, STORE_MODE_READ) < 0) { // logs why
+		db->store = NULL;
+		db->retry_at = now + API_DATABASE_RETRY_S;
+	}
+	return db->store;
+}
+
+void api_database_finish(struct api_database *db) {
+	store_close(db->store);
+	free(db->path);
+	*db = (struct api_database){0};
 }

@@ -18,18 +18,6 @@
 #define STATE_PREFIX    "lifetime/"
 #define PERSIST_EVERY_S 3600
 
-static const char *basis_name(enum temp_basis basis) {
-	switch (basis) {
-	case TEMP_BASIS_AMBIENT:
-		return "ambient";
-	case TEMP_BASIS_CASE:
-		return "case";
-	case TEMP_BASIS_CORE:
-		return "core";
-	}
-	return "unknown";
-}
-
 static bool is_celsius(const char *unit) {
 	return unit && strcmp(unit, "celsius") == 0;
 }
@@ -493,7 +481,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_key(out, "sensor");
 		json_string(out, e->sensor_key);
 		json_key(out, "basis");
-		json_string(out, basis_name(e->cc->basis));
+		json_string(out, temp_basis_name(e->cc->basis));
 		json_key(out, "observed_h");
 		json_double(out, r->observed_h);
 		json_key(out, "coverage");
@@ -843,14 +831,14 @@ int capwatch_persist(struct capwatch *cw, int64_t now) {
 	return 0;
 }
 
-size_t capwatch_states(struct capwatch *cw, struct live_capacitor *out, size_t max) {
+size_t capwatch_states(struct capwatch *cw, struct capstate *out, size_t max) {
 	size_t n = 0;
 	for (size_t i = 0; cw && i < cw->n && n < max; i++) {
 		const struct watched *w = &cw->caps[i];
 		struct lifetime_result r;
 		lifetime_summarize(&w->p, &w->acc, w->sp.prev_ts == INT64_MIN ? 0 : w->sp.prev_ts,
 				   &r);
-		out[n++] = (struct live_capacitor){
+		out[n++] = (struct capstate){
 			.name = w->cc->name,
 			.sensor = w->cc->sensor,
 			.consumed_fraction = r.consumed_fraction,

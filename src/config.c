@@ -1284,7 +1284,7 @@ static void check_capacitor(struct parser *p, const struct node *map,
 		error_node(
 			p, seen->self_heating,
 			"self_heating: only for an ambient basis: a %s temperature already includes the capacitor's own heating, so adding it again would count it twice",
-			c->basis == TEMP_BASIS_CASE ? "case" : "core");
+			temp_basis_name(c->basis));
 	}
 	if (seen->validity_low_c && seen->rated_temp_c && !isnan(c->validity_low_c) &&
 	    c->validity_low_c >= c->rated_temp_c) {
@@ -1308,9 +1308,6 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 					   "life_cap_years",
 					   "validity_low_c",
 					   NULL};
-	static const char *const bases[] = {"ambient", "case", "core", NULL};
-	static const char *const models[] = {"bt", "arrhenius", NULL};
-	static const char *const types[] = {"wet", "polymer", NULL};
 	if (map->kind != NODE_BAD && (is_null(map) || map->kind != NODE_MAPPING)) {
 		error_node(
 			p, map,
@@ -1332,7 +1329,7 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 			seen.sensor = v;
 			get_string(p, v, "sensor", &c->sensor);
 		} else if (key_is(k, "basis")) {
-			if ((e = get_enum(p, v, "basis", bases)) >= 0) {
+			if ((e = get_enum(p, v, "basis", temp_basis_names)) >= 0) {
 				c->basis = (enum temp_basis)e;
 			}
 		} else if (key_is(k, "rated_life_h")) {
@@ -1345,7 +1342,7 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 				   &c->rated_temp_c);
 		} else if (key_is(k, "model")) {
 			seen.model = v;
-			if ((e = get_enum(p, v, "model", models)) >= 0) {
+			if ((e = get_enum(p, v, "model", lifetime_model_names)) >= 0) {
 				c->model = (enum lifetime_model)e;
 			}
 		} else if (key_is(k, "bt")) {
@@ -1355,7 +1352,7 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 			seen.ea_ev = v;
 			get_double(p, v, "ea_ev", (struct range){0, 5, true}, &c->ea_ev);
 		} else if (key_is(k, "type")) {
-			if ((e = get_enum(p, v, "type", types)) >= 0) {
+			if ((e = get_enum(p, v, "type", capacitor_type_names)) >= 0) {
 				c->type = (enum capacitor_type)e;
 			}
 		} else if (key_is(k, "self_heating")) {

@@ -283,7 +283,7 @@ static void publish_capacitors(struct daemon *d) {
 	if (!d->capwatch) {
 		return;
 	}
-	struct live_capacitor caps[MAX_CAPACITORS];
+	struct capstate caps[MAX_CAPACITORS];
 	size_t n = capwatch_states(d->capwatch, caps, MAX_CAPACITORS);
 	live_publish_capacitors(d->live, caps, n);
 }

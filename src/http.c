@@ -24,15 +24,14 @@
 #include <pthread.h>
 
 #include "api.h"
+#include "clock.h"
 #include "log.h"
 #include "session.h"
-#include "store.h"
 #include "xalloc.h"
 
 #define CONNECTION_TIMEOUT_S 15
 #define CONNECTION_MEMORY    (32 * 1024) // bounds the request line and headers too
 #define STREAM_BLOCK         8192
-#define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define SHUTDOWN_GRACE_MS    2000
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
@@ -40,9 +39,7 @@
 struct http {
 	struct MHD_Daemon *mhd;
 	const struct config *cfg;
-	char *db_path;
-	struct store *store;    // opened and used only on the server thread
-	int64_t store_retry_at; // s since epoch
+	struct api_database db; // opened and used only on the server thread
 	char *token;
 	unsigned char session_key[SESSION_KEY_LEN]; // signs the dashboard's sign-in cookies
 	char *tls_cert, *tls_key;                   // PEM text; libmicrohttpd keeps pointers to it
@@ -118,14 +115,7 @@ static void handle_export_free(void *cls) {
 }
 
 static void ensure_store(struct http *http, int64_t now) {
-	if (http->store || now < http->store_retry_at) {
-		return;
-	}
-	if (store_open(&http->store, http->db_path, STORE_MODE_READ) < 0) { // logs why
-		http->store = NULL;
-		http->store_retry_at = now + STORE_RETRY_S;
-	}
-	http->ctx.store = http->store;
+	http->ctx.store = api_database_get(&http->db, now);
 }
 
 static struct MHD_Response *build_response(struct api_response *resp) {
@@ -386,45 +376,12 @@ static unsigned address_port(const struct sockaddr *sa) {
 	return 0;
 }
 
-/* The first line of a small sysfs text file under the root, or NULL. */
-static char *read_name(const char *root, const char *rel) {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return NULL;
-	}
-	char text[256];
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0) {
-		return NULL;
-	}
-	text[n] = '\0'; // device-tree strings end in NUL, DMI ones in a newline
-	size_t len = strcspn(text, "\n");
-	text[len] = '\0';
-	return len ? xstrdup(text) : NULL;
-}
-
-static char *read_board_model(const struct config *cfg) {
-	// The device tree names an ARM board ("Radxa ROCK 5C"); x86 has DMI instead.
-	const char *root = cfg->sysfs_root ? cfg->sysfs_root : "/sys";
-	char *model = read_name(root, "firmware/devicetree/base/model");
-	if (!model) {
-		model = read_name(root, "class/dmi/id/product_name");
-	}
-	if (!model) {
-		model = read_name(root, "class/dmi/id/board_name");
-	}
-	return model;
-}
-
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd) {
 	const struct http_config *hc = &cfg->http;
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
-	http->db_path = xstrdup(db_path);
+	api_database_init(&http->db, db_path);
 
 	struct sockaddr_storage ss;
 	socklen_t ss_len = sizeof(ss);
@@ -488,7 +445,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		host[sizeof(host) - 1] = '\0';
 		http->host = xstrdup(host);
 	}
-	http->board = read_board_model(cfg);
+	http->board = clock_board_model(cfg->sysfs_root ? cfg->sysfs_root : "/sys");
 	http->ctx = (struct api_context){.cfg = cfg,
 					 .live = live,
 					 .token = http->token,
@@ -582,8 +539,7 @@ void http_destroy(struct http *http) {
 			close(fd); // quiesced: the listening socket is ours to close
 		}
 	}
-	store_close(http->store);
-	free(http->db_path);
+	api_database_finish(&http->db);
 	if (http->token) {
 		explicit_bzero(http->token, strlen(http->token));
 	}

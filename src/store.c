@@ -30,18 +30,6 @@
 #define STATE_RAW_HORIZON "store.raw_horizon"
 #define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
 
-const char *clock_state_name(enum clock_state state) {
-	switch (state) {
-	case CLOCK_STATE_SYNCED:
-		return "synced";
-	case CLOCK_STATE_UNSYNCED:
-		return "unsynced";
-	case CLOCK_STATE_UNKNOWN:
-		break;
-	}
-	return "unknown";
-}
-
 enum stmt {
 	ST_BEGIN,
 	ST_COMMIT,
