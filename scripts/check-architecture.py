@@ -62,12 +62,12 @@ FORBIDDEN = {
     "cli": {"http", "api", "daemon"},
 }
 
-# Third-party headers and the one module (stem) allowed to include each.
+# Third-party headers and the one file (path under src/ without .c) allowed to include each.
 HOMES = {
     "sqlite3.h": {"store"},
-    "yaml.h": {"config", "yaml-tree", "yamltree", "yaml"},
-    "microhttpd.h": {"http", "server"},
-    "sensors/sensors.h": {"source-hwmon", "hwmon"},
+    "yaml.h": {"config"},
+    "microhttpd.h": {"http/http"},
+    "sensors/sensors.h": {"sources/hwmon"},
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
@@ -88,9 +88,11 @@ def module_of(path):
     return stem
 
 
-def home_stem(path):
-    stem = os.path.splitext(os.path.basename(path))[0]
-    return stem
+def home_id(path, root):
+    """src/sources/hwmon.c -> sources/hwmon; include/x.h -> include/x (never a home)."""
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    rel = os.path.splitext(rel)[0]
+    return rel[len("src/"):] if rel.startswith("src/") else rel
 
 
 def read_includes(path):
@@ -120,7 +122,7 @@ def main():
         local, system = read_includes(f)
         direct[f] = [headers[h] for h in (os.path.basename(x) for x in local) if h in headers]
         for s in system:
-            if s in HOMES and home_stem(f) not in HOMES[s]:
+            if s in HOMES and home_id(f, root) not in HOMES[s]:
                 problems.append(f"{os.path.relpath(f, root)}: includes <{s}>, whose one home is "
                                 f"{'/'.join(sorted(HOMES[s]))}")
 
