@@ -37,7 +37,7 @@ LAYERS = {
     "auth": "api", "session": "api",
     # daemon
     "daemon": "daemon", "main": "daemon", "recorder": "daemon", "notify": "daemon",
-    "demo": "daemon", "sim": "daemon", "runsock": "daemon",
+    "demo": "daemon", "demo-yaml": "daemon", "sim": "daemon", "runsock": "daemon",
     # command line
     "cli": "cli",
 }

@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "demo.h"
 #include "http.h"
 #include "live.h"
 #include "log.h"
@@ -38,8 +39,6 @@
 
 #define EXIT_USAGE 2
 
-#define DEMO_INTERVAL   "5s"
-#define DEMO_BACKFILL_S (7 * 86400)
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
 	const char *sysfs_root, *db, *interval, *listen;
@@ -51,7 +50,6 @@ struct daemon {
 	struct options opt;
 	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
 	char *db_path;
-	bool db_is_temp;
 	struct recorder *recorder;
 	struct sampler *sampler;
 	struct live *live;
@@ -59,7 +57,7 @@ struct daemon {
 	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
 	int lock_fd;   // flock()ed PATH.lock: one daemon per database
 	struct notify *notify;
-	struct sim *sim;
+	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
 	int sfd;                 // signalfd: SIGTERM, SIGINT, SIGHUP
 	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
@@ -229,65 +227,6 @@ static struct config *load_config(const struct options *opt) {
 	return cfg;
 }
 
-/* The demo's configuration text: the simulated tree, a capacitor on the thermocouple. */
-static char *demo_yaml(const struct options *opt, const char *root) {
-	return xasprintf("interval: %s\n"
-			 "sysfs_root: %s\n"
-			 "sources:\n"
-			 "  hwmon: {enabled: false}\n" // libsensors would read the host's /sys
-			 "iio_channels:\n"
-			 "  - device: fec10000.saradc\n"
-			 "    channel: voltage2\n"
-			 "    label: 5 V rail (47k/10k divider)\n"
-			 "    unit: volts\n"
-			 "    linear: {gain: 5.7, offset: 0}\n"
-			 "channels:\n"
-			 "  iio/maxim_thermocouple/temp:\n"
-			 "    label: C12 bulk capacitor (thermocouple)\n"
-			 "capacitors:\n"
-			 "  - name: C12 bulk 470uF/35V\n"
-			 "    sensor: iio/maxim_thermocouple/temp\n"
-			 "    basis: ambient\n"
-			 "    rated_life_h: 2000\n"
-			 "    rated_temp_c: 105\n"
-			 "    model: bt\n"
-			 "    type: wet\n"
-			 "    self_heating: {rise_k: 3.0}\n",
-			 opt->interval ? opt->interval : DEMO_INTERVAL, root);
-}
-
-/*
- * The demo's configuration, through the real parser. The text is also written beside the
- * simulated tree so `thermlog -c` can answer `stats` and `lifetime` on the demo database.
- */
-static struct config *demo_config(const struct options *opt, const char *root) {
-	char *yaml = demo_yaml(opt, root);
-	char *path = xasprintf("%s/thermlog-demo.yaml", root);
-	FILE *f = fopen(path, "we");
-	bool written = f && fputs(yaml, f) >= 0;
-	if ((f && fclose(f) != 0) || !written) {
-		log_warn("demo: could not write %s: %s", path, strerror(errno));
-	}
-	free(path);
-	struct config *cfg = xcalloc(1, sizeof(*cfg));
-	config_init(cfg);
-	char *errors = NULL;
-	struct options o = *opt;
-	o.sysfs_root = NULL;
-	o.interval = NULL;
-	bool ok = config_load_string(cfg, "demo", yaml, strlen(yaml), &errors) &&
-		  apply_overrides(&o, cfg, &errors);
-	free(yaml);
-	if (!ok) {
-		log_error("demo configuration rejected: %s", errors ? errors : "");
-		free(errors);
-		config_finish(cfg);
-		free(cfg);
-		return NULL;
-	}
-	return cfg;
-}
-
 /* --- start and stop ------------------------------------------------------------------------ */
 
 /*
@@ -405,147 +344,29 @@ static void reload(struct daemon *d) {
 
 /* --- the demo ------------------------------------------------------------------------------ */
 
-/* A week of one-minute history through the real sampler and store, in one transaction. */
-static int demo_backfill(struct daemon *d, struct store *store, int64_t now) {
-	struct store_info info;
-	if (store_info(store, &info) < 0) {
-		return -EIO;
-	}
-	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
-	if (info.last_cycle >= from) {
-		from = floor_div(info.last_cycle, 60) * 60 + 60;
-	}
-	int64_t to = floor_div(now - 1, 60) * 60; // the live cycles come after it
-	if (from > to) {
-		return 0;
-	}
-	log_info("demo: backfilling %" PRId64 " minutes of simulated history",
-		 (to - from) / 60 + 1);
-	int rc = store_begin(store);
-	if (rc < 0) {
-		return rc;
-	}
-	for (int64_t t = from; t <= to && rc == 0; t += 60) {
-		sim_write(d->sim, t);
-		const struct channel *channels;
-		const struct reading *readings;
-		size_t n = sampler_read(d->sampler, 0, &channels, &readings);
-		struct cycle c = {
-			t,       d->boot_id[0] ? d->boot_id : NULL, CLOCK_STATE_SYNCED, n, channels,
-			readings};
-		rc = store_write_cycle(store, &c);
-		recorder_set_last_ts(d->recorder, t);
-	}
-	if (rc < 0) {
-		store_rollback(store);
-		return rc;
-	}
-	rc = store_commit(store);
-	if (rc == 0) {
-		rc = store_maintain(store, now, d->cfg->retention_raw_s);
-	}
-	return rc;
-}
-
-/* Appends @text to @b in single quotes, so a shell takes it as one word whatever it holds. */
-static void shell_quote(struct buf *b, const char *text) {
-	buf_putc(b, '\'');
-	for (const char *p = text; *p; p++) {
-		if (*p == '\'') {
-			buf_puts(b, "'\\''");
-		} else {
-			buf_putc(b, *p);
-		}
-	}
-	buf_putc(b, '\'');
-}
-
-/*
- * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
- * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
- */
-static void print_demo_commands(const char *sim_dir, const char *db_path) {
-	struct buf prefix;
-	buf_init(&prefix);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *cli = NULL;
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			cli = xasprintf("%s/thermlog", self);
-			if (access(cli, X_OK) != 0) {
-				free(cli);
-				cli = NULL;
-			}
-		}
-	}
-	shell_quote(&prefix, cli ? cli : "thermlog");
-	free(cli);
-	char *yaml = xasprintf("%s/thermlog-demo.yaml", sim_dir);
-	buf_puts(&prefix, " -c ");
-	shell_quote(&prefix, yaml);
-	free(yaml);
-	buf_puts(&prefix, " --db ");
-	shell_quote(&prefix, db_path);
-	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
-	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
-	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
-		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
-	}
-	fflush(stderr);
-	buf_finish(&prefix);
-}
-
 static int demo_setup(struct daemon *d, int64_t now) {
 	if (d->opt.config_path) {
 		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
 	}
-	if (d->opt.db && strcmp(d->opt.db, CONFIG_DEFAULT_DATABASE) == 0) {
-		log_error("the demo never writes the service's database %s: choose another --db",
-			  CONFIG_DEFAULT_DATABASE);
-		return -EINVAL;
+	int rc = demo_init(&d->demo, d->opt.seed, d->opt.db, now);
+	if (rc < 0) {
+		return rc;
 	}
-	d->sim = sim_create(NULL, d->opt.seed, now);
-	if (!d->sim) {
-		return -EIO;
-	}
-	d->cfg = demo_config(&d->opt, sim_root(d->sim));
+	d->cfg = demo_config(&d->demo, d->opt.interval);
 	if (!d->cfg) {
 		return -EINVAL;
 	}
-	if (d->opt.db) {
-		d->db_path = xstrdup(d->opt.db);
-	} else {
-		const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-		d->db_path = xasprintf("%s/thermlog-demo.XXXXXX.db", tmp);
-		int fd = mkstemps(d->db_path, 3);
-		if (fd < 0) {
-			log_errno("could not create the demo database in %s", tmp);
-			return -EIO;
-		}
-		close(fd);
-		d->db_is_temp = true;
-	}
-	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")", sim_root(d->sim),
-		 d->db_path, d->opt.seed);
-	print_demo_commands(sim_root(d->sim), d->db_path);
+	struct options o = d->opt; // --db and --listen still apply; the tree and interval are set
+	o.sysfs_root = NULL;
+	o.interval = NULL;
+	char *errors = NULL;
+	apply_overrides(&o, d->cfg, &errors); // cannot fail without an interval
+	free(errors);
+	d->db_path = xstrdup(d->demo.db_path);
+	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
+		 sim_root(d->demo.sim), d->db_path, d->opt.seed);
+	demo_print_commands(&d->demo);
 	return 0;
-}
-
-static void demo_before_read(void *ctx, int64_t ts) {
-	sim_write(ctx, ts);
-}
-
-static void remove_temp_db(const char *path) {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
-	for (size_t i = 0; i < 5; i++) {
-		char *p = xasprintf("%s%s", path, suffixes[i]);
-		unlink(p);
-		free(p);
-	}
 }
 
 /* --- main ---------------------------------------------------------------------------------- */
@@ -766,13 +587,10 @@ static void daemon_finish(struct daemon *d) {
 	recorder_destroy(d->recorder); // before the lock is released: it covers every write
 	sampler_destroy(d->sampler);
 	live_destroy(d->live);
-	if (d->db_is_temp) {
-		remove_temp_db(d->db_path);
-	}
 	if (d->lock_fd >= 0) {
 		close(d->lock_fd);
 	}
-	sim_destroy(d->sim);
+	demo_finish(&d->demo); // removes a temporary database and its lock file
 	notify_destroy(d->notify);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
@@ -862,9 +680,9 @@ int main(int argc, char **argv) {
 		goto out;
 	}
 	params.db_path = d.db_path;
-	if (d.sim) {
+	if (d.opt.demo) {
 		params.before_read = demo_before_read;
-		params.ctx = d.sim;
+		params.ctx = &d.demo;
 	}
 	d.recorder = recorder_create(d.cfg, &params, now, mono_ms());
 	if (!d.recorder) {
@@ -875,9 +693,14 @@ int main(int argc, char **argv) {
 		goto out;
 	}
 	d.live = live_create();
-	if (d.opt.demo && demo_backfill(&d, recorder_store(d.recorder), now) < 0) {
-		log_error("demo: could not backfill the simulated history");
-		goto out;
+	if (d.opt.demo) {
+		int64_t last_ts = recorder_last_ts(d.recorder);
+		if (demo_backfill(&d.demo, recorder_store(d.recorder), d.sampler, d.boot_id,
+				  d.cfg->retention_raw_s, now, &last_ts) < 0) {
+			log_error("demo: could not backfill the simulated history");
+			goto out;
+		}
+		recorder_set_last_ts(d.recorder, last_ts);
 	}
 	recorder_start(d.recorder, d.sampler, d.live, now);
 	d.listen_fd = activated_fd();
