@@ -1,8 +1,10 @@
 /*
- * Window statistics over the store. A window [from, to) splits into whole rolled-up hours,
- * read as exact histograms (store_scan_rollups), and the rest (edges, hours past the rollup
- * horizon, hours holding unsynced cycles when those are kept), read raw. Both feed the same
- * stats accumulators, so the answer does not depend on how the window was served.
+ * Window statistics over the store. A window [from, to) splits into whole merged days (their
+ * cycles summarized, store_scan_cycle_days, and their values as exact histograms,
+ * store_scan_rollup_days; not when unsynced cycles are kept), whole rolled-up hours
+ * (store_scan_rollups), and the rest (edges, hours past the rollup horizon, hours holding
+ * unsynced cycles when those are kept), read raw. All feed the same stats accumulators, so the
+ * answer does not depend on how the window was served.
  */
 #include "query.h"
 

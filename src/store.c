@@ -1,8 +1,8 @@
 /*
  * The store: thermlog's SQLite database. Migrations from sql/ (embedded at build time), one
  * transaction per cycle with the values of a cycle packed in one row, hourly rollups with exact
- * histograms, incremental retention. The schema comments in sql/0001-initial.sql explain the
- * layout.
+ * histograms merged into whole days, incremental retention. The schema comments in sql/*.sql
+ * explain the layout.
  */
 #include "store.h"
 
