@@ -1,8 +1,8 @@
 /*
  * The store: thermlog's SQLite database. Migrations from sql/ (embedded at build time), one
  * transaction per cycle with the values of a cycle packed in one row, hourly rollups with exact
- * histograms merged into whole days, incremental retention. The schema comments in the sql/ migrations
- * explain the layout.
+ * histograms merged into whole days, incremental retention. The schema comments in the sql/
+ * migrations explain the layout.
  */
 #include "store.h"
 
