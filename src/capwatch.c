@@ -402,6 +402,9 @@ static int keep_day_row(void *ctx, const struct store_rollup *r) {
 	struct day_rows *dr = ctx;
 	dr->rows = xgrow(dr->rows, &dr->cap, dr->n + 1, sizeof(*dr->rows));
 	dr->rows[dr->n++] = (struct day_row){r->hour, r->channel_id, dr->n_bins, r->n_bins};
+	if (r->n_bins == 0) { // only unsynced values that day
+		return 0;
+	}
 	dr->q = xgrow(dr->q, &dr->cap_q, dr->n_bins + r->n_bins, sizeof(*dr->q));
 	dr->count = xgrow(dr->count, &dr->cap_count, dr->n_bins + r->n_bins, sizeof(*dr->count));
 	memcpy(dr->q + dr->n_bins, r->bin_q, r->n_bins * sizeof(*dr->q));

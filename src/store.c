@@ -1696,7 +1696,9 @@ static int cmp_bin_pair(const void *a, const void *b) {
 
 /* Sorts and merges @l, then encodes it as a rollup histogram blob; returns its length. */
 static size_t encode_bins(struct store *store, struct bin_list *l) {
-	qsort(l->bins, l->n, sizeof(*l->bins), cmp_bin_pair);
+	if (l->n > 1) { // qsort() wants a real array even for no element
+		qsort(l->bins, l->n, sizeof(*l->bins), cmp_bin_pair);
+	}
 	uint8_t *p = blob_reserve(store, l->n * 2 * VARINT_MAX + 1);
 	size_t len = 0;
 	int64_t prev = 0;
