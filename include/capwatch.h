@@ -3,7 +3,9 @@
  * stored cycle, persisted hourly, caught up from raw samples on start, recomputed when an import
  * changed older history) and the full
  * recomputation from the stored history that `thermlog lifetime` and GET /api/v1/lifetime show.
- * Both replay samples through the same code, so their figures agree to the bit.
+ * Both replay samples through the same code, so their figures agree to the bit; the report
+ * reads merged days of one steady spacing as histograms instead, equal up to the rounding of
+ * the sums.
  */
 #ifndef CAPWATCH_H
 #define CAPWATCH_H
@@ -59,7 +61,10 @@ struct lifetime_report {
 /**
  * Recomputes every configured capacitor from the raw samples with from <= ts < to
  * (INT64_MIN/INT64_MAX or 0 for open ends), and from the hourly rollups for whole hours whose
- * raw samples were pruned. @now (s since epoch) bounds the calendar age.
+ * raw samples were pruned. Without @include_unsynced, a merged day (store_scan_rollup_days())
+ * whose cycles all have one spacing s, the day's first one too, is read as its histogram: each
+ * stored value stands for s, exactly as struct lifetime_spacing would give it sample by sample.
+ * @now (s since epoch) bounds the calendar age.
  * Returns 0, or a negative errno with *err newly allocated (caller frees).
  */
 int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,

@@ -73,7 +73,7 @@ const char *channel_kind_unit(enum channel_kind kind);
  * representable at the channel's resolution (|value / resolution| < 2^53), and within the
  * physical bounds of its kind when it has the kind's usual unit (temperature -273.15..2000 °C,
  * frequency 0..1e12 Hz, voltage and current ±1e5, power ±1e8 W, energy 0..1e15 J, fan
- * 0..1e6 rpm, humidity 0..100 %, state 0..1e6). Pure.
+ * 0..1e6 rpm, humidity 0..100 %, state 0..1e6, memory 0..1e15 bytes). Pure.
  */
 bool channel_plausible(const struct channel *c, double value);
 /** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */

@@ -154,6 +154,13 @@ void lifetime_acc_init(struct lifetime_acc *acc);
 /** Adds @dt_h hours at sensor temperature @sensor_c. Non-finite values are ignored. */
 void lifetime_acc_add(struct lifetime_acc *acc, const struct lifetime_params *p, double sensor_c,
 		      double dt_h);
+/**
+ * Adds @n samples at the same sensor temperature standing for @dt_h hours together (a bin of
+ * a histogram): the damage is a sum over temperatures, so this equals @n separate adds up to
+ * the rounding of the sums.
+ */
+void lifetime_acc_add_n(struct lifetime_acc *acc, const struct lifetime_params *p, double sensor_c,
+			double dt_h, int64_t n);
 /** Appends an exact text form (hex floats) of @acc to @out. */
 void lifetime_acc_format(const struct lifetime_acc *acc, struct buf *out);
 /** Reads what lifetime_acc_format() wrote; false (acc untouched) on any malformation. */

@@ -53,7 +53,10 @@ int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts);
 /** Marks channels not in @keys absent (they keep their history). */
 int store_mark_present(struct store *store, const char *const *keys, size_t n, int64_t now);
 
-/** Rolls up every complete hour not yet rolled up and prunes raw rows older than @raw_keep_s. */
+/**
+ * Rolls up every complete hour not yet rolled up, merges the whole days of them into the daily
+ * level, and prunes raw rows older than @raw_keep_s.
+ */
 int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
 
 /** A stored channel. Strings are owned by the array returned by store_channels(). */
@@ -133,6 +136,41 @@ int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, 
 		       size_t n_ids, store_rollup_fn fn, void *ctx);
 /** The first hour not yet rolled up (raw rows must be read from there on). */
 int store_rollup_horizon(struct store *store, int64_t *hour);
+
+/*
+ * The daily level, merged by store_maintain() from whole days of hourly rollups and cycles
+ * (UTC days): valid for the days before store_day_horizon() only, which an import into
+ * rolled-up hours or a refinement moves back until the next store_maintain().
+ */
+
+/** The first day (s since epoch, 00:00 UTC) not merged; 0 when none is. 0 or -errno. */
+int store_day_horizon(struct store *store, int64_t *day);
+
+/** The trusted (synced and unknown-clock) cycles of one UTC day. */
+struct store_cycle_day {
+	int64_t day;               // ts of 00:00 UTC
+	int64_t cycles;            // trusted cycles
+	int64_t unsynced;          // unsynced cycles
+	int64_t first_ts, last_ts; // of the trusted cycles; meaningless when cycles == 0
+	size_t n_spacings;         // distinct spacings between consecutive trusted cycles
+	const int64_t *spacing_s;  // ascending, s
+	const int64_t *spacing_count;
+};
+
+typedef int (*store_cycle_day_fn)(void *ctx, const struct store_cycle_day *day);
+/**
+ * Calls @fn for each merged day in [from_day, to_day), ascending (one row per day, also when
+ * it has no cycle); the spacings stay valid until @fn returns. A nonzero return stops.
+ */
+int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
+			  store_cycle_day_fn fn, void *ctx);
+/**
+ * Like store_scan_rollups() for the days [from_day, to_day): each struct store_rollup is a
+ * channel's hourly rollups of that day merged (hour = the day's start; max_ts the first time
+ * the day's maximum was reached). The bins stay valid until @fn returns.
+ */
+int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,
+			   const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
 
 /** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
 int store_state_get(struct store *store, const char *key, char **value);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -91,6 +92,7 @@ struct replay_target {
 	struct lifetime_point *pts;  // optional: collected for percentiles
 	size_t n_pts, cap_pts;
 	bool collect;
+	struct stats_acc *secs; // optional: seconds per stored integer, for percentiles
 };
 
 struct replay {
@@ -122,6 +124,12 @@ static void add_sample(struct replay_target *t, double temp_c) {
 	t->cycle_ts = INT64_MIN; // one sample per cycle
 }
 
+static void add_secs(struct replay_target *t, int64_t q, int64_t dt_s) {
+	if (t->secs && dt_s > 0) {
+		stats_add_hist(t->secs, &q, &dt_s, 1, 0);
+	}
+}
+
 static int replay_sample(void *ctx, const struct store_sample *s) {
 	struct replay *rp = ctx;
 	while (rp->next < rp->cycles->n && rp->cycles->ts[rp->next] <= s->ts) {
@@ -130,6 +138,7 @@ static int replay_sample(void *ctx, const struct store_sample *s) {
 	for (size_t i = 0; i < rp->n_targets; i++) {
 		struct replay_target *t = &rp->targets[i];
 		if (t->channel_id == s->channel_id && t->cycle_ts == s->ts) {
+			add_secs(t, s->q, t->cycle_dt);
 			add_sample(t, (double)s->q * t->resolution);
 		}
 	}
@@ -164,6 +173,7 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 		for (size_t b = 0; b < r->n_bins; b++) {
 			t->cycle_dt = r->bin_count[b] * rr->nominal_s;
 			t->cycle_ts = 0;
+			add_secs(t, r->bin_q[b], t->cycle_dt);
 			add_sample(t, (double)r->bin_q[b] * t->resolution);
 		}
 		rr->first_hour = r->hour < rr->first_hour ? r->hour : rr->first_hour;
@@ -258,7 +268,349 @@ out:
 
 /* ---- full recomputation ---- */
 
-static void history_warnings(struct lifetime_report_entry *e, const struct cycle_list *cycles,
+/* What the warnings and the report's span need of the replayed cycles. */
+struct history_summary {
+	int64_t n, first, last; // cycles replayed (after the rolled-up hours)
+	int64_t unsynced;       // unsynced cycles in the window
+	int64_t gaps, gap_s, longest;
+};
+
+/* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
+static void summarize_list(const struct cycle_list *cycles, struct history_summary *h) {
+	*h = (struct history_summary){.n = (int64_t)cycles->n, .unsynced = cycles->unsynced};
+	if (cycles->n > 0) {
+		h->first = cycles->ts[0];
+		h->last = cycles->ts[cycles->n - 1];
+	}
+	struct lifetime_spacing sp;
+	lifetime_spacing_init(&sp);
+	for (size_t i = 0; i < cycles->n; i++) {
+		int64_t missing;
+		lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
+		if (missing > 0) {
+			h->gaps++;
+			h->gap_s += missing;
+			h->longest = missing > h->longest ? missing : h->longest;
+		}
+	}
+}
+
+/* The time-weighted percentile of seconds per stored integer (lifetime_percentile's rule). */
+static double percentile_of(struct stats_acc *secs, double resolution, double pct) {
+	stats_seal(secs);
+	size_t n;
+	const struct stats_bin *bins = stats_bins(secs, &n);
+	struct lifetime_point *pts = xcalloc(n ? n : 1, sizeof(*pts));
+	for (size_t i = 0; i < n; i++) {
+		pts[i] = (struct lifetime_point){(double)bins[i].q * resolution,
+						 (double)bins[i].count / 3600.0};
+	}
+	double v = lifetime_percentile(pts, n, pct);
+	free(pts);
+	return v;
+}
+
+/* ---- the report over merged days: a day of one steady spacing is a histogram ---- */
+
+static int64_t floor_day(int64_t ts) {
+	int64_t d = ts / 86400 * 86400;
+	return d > ts ? d - 86400 : d;
+}
+
+static int64_t ceil_day(int64_t ts) {
+	int64_t d = floor_day(ts);
+	return d < ts ? d + 86400 : d;
+}
+
+struct day_info {
+	int64_t day, cycles, first_ts, last_ts;
+	int64_t spacing; // the one spacing between its cycles; 0: one cycle; -1: several
+};
+
+/* Pass 1: what every included cycle of the window says, raw edges and merged days alike. */
+struct cycle_pass {
+	struct stats_acc spacing; // between consecutive included cycles
+	int64_t n, last, unsynced;
+	struct day_info *days;
+	size_t n_days, cap_days;
+};
+
+static int pass_cycle(void *ctx, const struct store_cycle *c) {
+	struct cycle_pass *cp = ctx;
+	if (c->clock == CLOCK_STATE_UNSYNCED) {
+		cp->unsynced++;
+		return 0;
+	}
+	if (cp->n > 0) {
+		int64_t d = c->ts - cp->last;
+		stats_add(&cp->spacing, d, c->ts);
+	}
+	cp->last = c->ts;
+	cp->n++;
+	return 0;
+}
+
+static int pass_day(void *ctx, const struct store_cycle_day *d) {
+	struct cycle_pass *cp = ctx;
+	cp->unsynced += d->unsynced;
+	cp->days = xgrow(cp->days, &cp->cap_days, cp->n_days + 1, sizeof(*cp->days));
+	cp->days[cp->n_days++] = (struct day_info){
+		.day = d->day,
+		.cycles = d->cycles,
+		.first_ts = d->first_ts,
+		.last_ts = d->last_ts,
+		.spacing = d->n_spacings == 0   ? 0
+			   : d->n_spacings == 1 ? d->spacing_s[0]
+						: -1,
+	};
+	if (d->cycles == 0) {
+		return 0;
+	}
+	if (cp->n > 0) {
+		stats_add(&cp->spacing, d->first_ts - cp->last, d->first_ts);
+	}
+	stats_add_hist(&cp->spacing, d->spacing_s, d->spacing_count, d->n_spacings, 0);
+	cp->last = d->last_ts;
+	cp->n += d->cycles;
+	return 0;
+}
+
+/* The merged rollups of the targets' channels, by day. */
+struct day_rows {
+	struct day_row {
+		int64_t day, channel_id;
+		size_t at, n; // bins in q[], count[]
+	} * rows;
+	size_t n, cap;
+	int64_t *q, *count;
+	size_t n_bins, cap_q, cap_count;
+};
+
+static int keep_day_row(void *ctx, const struct store_rollup *r) {
+	struct day_rows *dr = ctx;
+	dr->rows = xgrow(dr->rows, &dr->cap, dr->n + 1, sizeof(*dr->rows));
+	dr->rows[dr->n++] = (struct day_row){r->hour, r->channel_id, dr->n_bins, r->n_bins};
+	if (r->n_bins == 0) { // only unsynced values that day
+		return 0;
+	}
+	dr->q = xgrow(dr->q, &dr->cap_q, dr->n_bins + r->n_bins, sizeof(*dr->q));
+	dr->count = xgrow(dr->count, &dr->cap_count, dr->n_bins + r->n_bins, sizeof(*dr->count));
+	memcpy(dr->q + dr->n_bins, r->bin_q, r->n_bins * sizeof(*dr->q));
+	memcpy(dr->count + dr->n_bins, r->bin_count, r->n_bins * sizeof(*dr->count));
+	dr->n_bins += r->n_bins;
+	return 0;
+}
+
+/* Pass 2 state: the report's cycles as struct lifetime_spacing sees them. */
+struct chain {
+	struct lifetime_spacing sp; // every target's spacing equals this one in a report
+	struct history_summary *h;
+};
+
+static void chain_cycle(struct chain *c, int64_t ts) {
+	int64_t missing;
+	lifetime_spacing_next(&c->sp, ts, 0, &missing);
+	if (missing > 0) {
+		c->h->gaps++;
+		c->h->gap_s += missing;
+		c->h->longest = missing > c->h->longest ? missing : c->h->longest;
+	}
+	c->h->first = c->h->n == 0 ? ts : c->h->first;
+	c->h->last = ts;
+	c->h->n++;
+}
+
+/* Replays the raw cycles and samples of [a, b), as replay_run() does. */
+static int replay_piece(struct store *store, int64_t a, int64_t b, struct replay_target *targets,
+			size_t n, const int64_t *ids, size_t n_ids, struct chain *c) {
+	if (a >= b) {
+		return 0;
+	}
+	struct cycle_list l = {.include_unsynced = false};
+	int rc = store_scan_cycles(store, a, b, collect_cycle, &l);
+	struct replay rp = {.cycles = &l, .targets = targets, .n_targets = n};
+	if (rc == 0) {
+		rc = store_scan_samples(store, a, b, ids, n_ids, false, replay_sample, &rp);
+	}
+	while (rc == 0 && rp.next < l.n) {
+		replay_cycle(&rp, l.ts[rp.next++]);
+	}
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		chain_cycle(c, l.ts[i]);
+	}
+	free(l.ts);
+	return rc;
+}
+
+/*
+ * A merged day whose included cycles all follow the previous one by the same spacing s, the
+ * first one too and not as a gap: struct lifetime_spacing gives each of its samples exactly
+ * s seconds, so a value counted k times stands for k * s. False for any other day.
+ */
+static bool steady_day(const struct chain *c, const struct day_info *d, int64_t *s) {
+	if (d->cycles == 0 || d->spacing < 0 || c->sp.prev_ts == INT64_MIN) {
+		return false;
+	}
+	int64_t entry = d->first_ts - c->sp.prev_ts;
+	*s = d->spacing == 0 ? entry : d->spacing;
+	return entry == *s && *s > 0 &&
+	       !(c->sp.prev_spacing > 0 && *s * 2 > c->sp.prev_spacing * 3);
+}
+
+/*
+ * The report's replay (unsynced cycles left out) over the merged days of the store's daily
+ * level: the same figures as replay_run() (sums over temperatures, so equal up to the
+ * rounding of the sums), reading a steady day's histograms instead of its samples and
+ * replaying raw only the edges, the other days and what follows the merged days.
+ * Returns 1 (nothing done) when the window holds no merged day.
+ */
+static int replay_days(struct store *store, int64_t from, int64_t to, int64_t fallback_s,
+		       struct replay_target *targets, size_t n, struct history_summary *h,
+		       struct replay_info *info) {
+	*h = (struct history_summary){0};
+	*info = (struct replay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
+	int64_t day_horizon = 0;
+	bool open_from = from == INT64_MIN;
+	if (n == 0 || from == INT64_MIN || to == INT64_MAX) {
+		// open ends: the stored span decides
+		int64_t first = INT64_MIN, last = INT64_MAX;
+		struct store_info si;
+		if (store_info(store, &si) < 0 || si.cycles == 0) {
+			return 1;
+		}
+		first = si.first_cycle;
+		last = si.last_cycle + 1;
+		from = from < first ? first : from;
+		to = to > last ? last : to;
+	}
+	if (store_day_horizon(store, &day_horizon) < 0) {
+		return 1;
+	}
+	int64_t d0 = ceil_day(from), d1 = floor_day(to);
+	d1 = d1 < day_horizon ? d1 : day_horizon;
+	if (n == 0 || d0 >= d1) {
+		return 1;
+	}
+	int64_t *ids = xcalloc(n, sizeof(*ids));
+	size_t n_ids = 0;
+	for (size_t i = 0; i < n; i++) {
+		targets[i].cycle_ts = INT64_MIN;
+		bool seen = false;
+		for (size_t j = 0; j < n_ids && !seen; j++) {
+			seen = ids[j] == targets[i].channel_id;
+		}
+		if (!seen) {
+			ids[n_ids++] = targets[i].channel_id;
+		}
+	}
+	struct cycle_pass cp = {0};
+	struct day_rows dr = {0};
+	stats_init(&cp.spacing);
+	int rc = store_scan_cycles(store, from, d0, pass_cycle, &cp);
+	rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, pass_day, &cp);
+	rc = rc < 0 ? rc : store_scan_cycles(store, d1, to, pass_cycle, &cp);
+	if (rc < 0) {
+		goto out;
+	}
+	h->unsynced = cp.unsynced;
+	// The lower median spacing, as median_spacing() picks it.
+	info->nominal_s = fallback_s;
+	stats_seal(&cp.spacing);
+	if (cp.n >= 2) {
+		size_t nb;
+		const struct stats_bin *b = stats_bins(&cp.spacing, &nb);
+		int64_t want = (cp.n - 2) / 2, seen = 0;
+		for (size_t i = 0; i < nb; i++) {
+			seen += b[i].count;
+			if (seen > want) {
+				info->nominal_s = b[i].q > 0 ? b[i].q : fallback_s;
+				break;
+			}
+		}
+	}
+	rc = store_scan_samples(store, from, to, NULL, 0, true, first_sample, &info->raw_from);
+	if (rc < 0) {
+		goto out;
+	}
+	// Whole hours before the first raw sample were pruned: their rollups, as replay_run().
+	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
+	int64_t from_hour = open_from ? INT64_MIN : floor_hour(from);
+	from_hour += from_hour < from ? 3600 : 0;
+	int64_t to_hour = floor_hour(raw_from), chain_from = from;
+	if (from_hour < to_hour) {
+		struct rollup_replay rr = {targets, n, info->nominal_s, INT64_MAX};
+		if ((rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup,
+					     &rr)) < 0) {
+			goto out;
+		}
+		if (rr.first_hour != INT64_MAX) {
+			info->rollup_from = rr.first_hour;
+			info->rollup_to = to_hour;
+			chain_from = raw_from; // the rollups stand for the cycles before
+		}
+	}
+	int64_t e0 = ceil_day(chain_from) > d0 ? ceil_day(chain_from) : d0;
+	struct chain c = {.h = h};
+	lifetime_spacing_init(&c.sp);
+	if (e0 >= d1) {
+		rc = replay_piece(store, chain_from, to, targets, n, ids, n_ids, &c);
+		goto out;
+	}
+	if ((rc = store_scan_rollup_days(store, e0, d1, ids, n_ids, keep_day_row, &dr)) < 0 ||
+	    (rc = replay_piece(store, chain_from, e0, targets, n, ids, n_ids, &c)) < 0) {
+		goto out;
+	}
+	size_t row = 0;
+	for (size_t k = 0; k < cp.n_days && rc == 0; k++) {
+		const struct day_info *d = &cp.days[k];
+		if (d->day < e0) {
+			continue;
+		}
+		while (row < dr.n && dr.rows[row].day < d->day) {
+			row++;
+		}
+		int64_t s;
+		if (!steady_day(&c, d, &s)) {
+			rc = replay_piece(store, d->day, d->day + 86400, targets, n, ids, n_ids,
+					  &c);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct replay_target *t = &targets[i];
+			*t->sp = (struct lifetime_spacing){d->last_ts, s, s};
+			for (size_t r = row; r < dr.n && dr.rows[r].day == d->day; r++) {
+				if (dr.rows[r].channel_id != t->channel_id) {
+					continue;
+				}
+				for (size_t b = dr.rows[r].at; b < dr.rows[r].at + dr.rows[r].n;
+				     b++) {
+					int64_t dt = dr.count[b] * s;
+					add_secs(t, dr.q[b], dt);
+					lifetime_acc_add_n(t->acc, t->p,
+							   (double)dr.q[b] * t->resolution,
+							   (double)dt / 3600.0, dr.count[b]);
+				}
+			}
+		}
+		c.sp = (struct lifetime_spacing){d->last_ts, s, s};
+		h->first = h->n == 0 ? d->first_ts : h->first;
+		h->last = d->last_ts;
+		h->n += d->cycles;
+	}
+	if (rc == 0) {
+		rc = replay_piece(store, d1, to, targets, n, ids, n_ids, &c);
+	}
+out:
+	stats_finish(&cp.spacing);
+	free(cp.days);
+	free(dr.rows);
+	free(dr.q);
+	free(dr.count);
+	free(ids);
+	return rc < 0 ? rc : 0;
+}
+
+static void history_warnings(struct lifetime_report_entry *e, const struct history_summary *h,
 			     const struct replay_info *info, bool include_unsynced) {
 	int64_t nominal_s = info->nominal_s;
 	if (info->rollup_from != INT64_MAX) {
@@ -271,18 +623,7 @@ static void history_warnings(struct lifetime_report_entry *e, const struct cycle
 			" s interval and gaps inside an hour are not visible",
 			iso, (info->rollup_to - info->rollup_from) / 3600.0, nominal_s);
 	}
-	int64_t gaps = 0, gap_s = 0, longest = 0;
-	struct lifetime_spacing sp;
-	lifetime_spacing_init(&sp);
-	for (size_t i = 0; i < cycles->n; i++) {
-		int64_t missing;
-		lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
-		if (missing > 0) {
-			gaps++;
-			gap_s += missing;
-			longest = missing > longest ? missing : longest;
-		}
-	}
+	int64_t gaps = h->gaps, gap_s = h->gap_s, longest = h->longest;
 	if (gaps > 0) {
 		lifetime_warn(&e->r, LIFETIME_WARN_DATA_GAPS,
 			      "%" PRId64
@@ -291,19 +632,19 @@ static void history_warnings(struct lifetime_report_entry *e, const struct cycle
 			      "unknown temperature",
 			      gaps, gaps == 1 ? "" : "s", gap_s / 3600.0, longest / 3600.0);
 	}
-	if (cycles->unsynced > 0) {
+	if (h->unsynced > 0) {
 		if (include_unsynced) {
 			lifetime_warn(&e->r, LIFETIME_WARN_UNSYNCED,
 				      "%" PRId64
 				      " cycles with an unsynchronized clock are included; "
 				      "their time stamps may be wrong",
-				      cycles->unsynced);
+				      h->unsynced);
 		} else {
 			lifetime_warn(&e->r, LIFETIME_WARN_UNSYNCED,
 				      "%" PRId64
 				      " cycles with an unsynchronized clock were left out "
 				      "(--include-unsynced keeps them)",
-				      cycles->unsynced);
+				      h->unsynced);
 		}
 	}
 	double obs = e->r.observed_h;
@@ -351,6 +692,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 	struct lifetime_acc *accs = xcalloc(n ? n : 1, sizeof(*accs));
 	struct lifetime_spacing *spacing = xcalloc(n ? n : 1, sizeof(*spacing));
 	struct replay_target *targets = xcalloc(n ? n : 1, sizeof(*targets));
+	struct stats_acc *secs = xcalloc(n ? n : 1, sizeof(*secs));
 	size_t n_targets = 0;
 	size_t *target_of = xcalloc(n ? n : 1, sizeof(*target_of));
 	char **problems = xcalloc(n ? n : 1, sizeof(*problems));
@@ -395,23 +737,37 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		};
 	}
 
-	struct cycle_list cycles;
 	struct replay_info info;
+	struct history_summary hist;
 	int64_t fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	rc = replay_run(store, from, to, include_unsynced, fallback_s, targets, n_targets, &cycles,
-			&info);
+	// Seconds per stored integer: the p95 over histograms as over single samples.
+	for (size_t i = 0; i < n_targets; i++) {
+		targets[i].collect = false;
+		targets[i].secs = &secs[i];
+		stats_init(&secs[i]);
+	}
+	rc = include_unsynced
+		     ? 1
+		     : replay_days(store, from, to, fallback_s, targets, n_targets, &hist, &info);
+	if (rc == 1) { // no merged days in the window: every cycle and sample
+		struct cycle_list cycles;
+		rc = replay_run(store, from, to, include_unsynced, fallback_s, targets, n_targets,
+				&cycles, &info);
+		summarize_list(&cycles, &hist);
+		free(cycles.ts);
+	}
 	rep->interval_s = info.nominal_s;
 	if (rc < 0) {
 		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
 		goto out;
 	}
-	if (cycles.n > 0) {
-		rep->from = cycles.ts[0];
-		rep->to = cycles.ts[cycles.n - 1];
+	if (hist.n > 0) {
+		rep->from = hist.first;
+		rep->to = hist.last;
 	}
 	if (info.rollup_from != INT64_MAX) {
 		rep->from = info.rollup_from;
-		rep->to = cycles.n > 0 ? rep->to : info.rollup_to;
+		rep->to = hist.n > 0 ? rep->to : info.rollup_to;
 	}
 	double span_h = (double)(rep->to - rep->from) / 3600.0;
 
@@ -438,19 +794,20 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		// A lone sample stands for no time: no p95 life beside a no_data warning.
 		if (target_of[i] != SIZE_MAX && e->r.observed_h > 0) {
 			struct replay_target *t = &targets[target_of[i]];
-			e->p95_temp_c = lifetime_percentile(t->pts, t->n_pts, 95);
+			e->p95_temp_c = percentile_of(t->secs, t->resolution, 95);
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
 		}
 		if (!problems[i]) {
-			history_warnings(e, &cycles, &info, include_unsynced);
+			history_warnings(e, &hist, &info, include_unsynced);
 		}
 	}
 	rc = 0;
 out:
-	free(cycles.ts);
 	for (size_t i = 0; i < n_targets; i++) {
 		free(targets[i].pts);
+		stats_finish(&secs[i]);
 	}
+	free(secs);
 	for (size_t i = 0; i < n; i++) {
 		free(problems[i]);
 	}

@@ -75,7 +75,7 @@ const char *channel_unit_lookup(const char *name) {
  */
 static const struct {
 	double min, max;
-} kind_bounds[] = {
+} kind_bounds[CHANNEL_KIND_OTHER + 1] = {
 	[CHANNEL_KIND_TEMPERATURE] = {-273.15, 2000},
 	[CHANNEL_KIND_FREQUENCY] = {0, 1e12},
 	[CHANNEL_KIND_VOLTAGE] = {-1e5, 1e5},
@@ -85,6 +85,7 @@ static const struct {
 	[CHANNEL_KIND_FAN] = {0, 1e6},
 	[CHANNEL_KIND_HUMIDITY] = {0, 100},
 	[CHANNEL_KIND_STATE] = {0, 1e6},
+	[CHANNEL_KIND_MEMORY] = {0, 1e15},
 	[CHANNEL_KIND_OTHER] = {-INFINITY, INFINITY},
 };
 

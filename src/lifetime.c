@@ -349,6 +349,11 @@ void lifetime_acc_init(struct lifetime_acc *acc) {
 
 void lifetime_acc_add(struct lifetime_acc *acc, const struct lifetime_params *p, double sensor_c,
 		      double dt_h) {
+	lifetime_acc_add_n(acc, p, sensor_c, dt_h, 1);
+}
+
+void lifetime_acc_add_n(struct lifetime_acc *acc, const struct lifetime_params *p, double sensor_c,
+			double dt_h, int64_t n) {
 	if (!isfinite(sensor_c) || !isfinite(dt_h) || !(dt_h > 0)) {
 		return;
 	}
@@ -375,7 +380,7 @@ void lifetime_acc_add(struct lifetime_acc *acc, const struct lifetime_params *p,
 	if (acc->samples == 0 || sensor_c > acc->max_c) {
 		acc->max_c = sensor_c;
 	}
-	acc->samples++;
+	acc->samples += n;
 }
 
 void lifetime_acc_format(const struct lifetime_acc *acc, struct buf *out) {

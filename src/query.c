@@ -1,8 +1,10 @@
 /*
- * Window statistics over the store. A window [from, to) splits into whole rolled-up hours,
- * read as exact histograms (store_scan_rollups), and the rest (edges, hours past the rollup
- * horizon, hours holding unsynced cycles when those are kept), read raw. Both feed the same
- * stats accumulators, so the answer does not depend on how the window was served.
+ * Window statistics over the store. A window [from, to) splits into whole merged days (their
+ * cycles summarized, store_scan_cycle_days, and their values as exact histograms,
+ * store_scan_rollup_days; not when unsynced cycles are kept), whole rolled-up hours
+ * (store_scan_rollups), and the rest (edges, hours past the rollup horizon, hours holding
+ * unsynced cycles when those are kept), read raw. All feed the same stats accumulators, so the
+ * answer does not depend on how the window was served.
  */
 #include "query.h"
 
@@ -21,6 +23,7 @@
 #include "xalloc.h"
 
 #define HOUR_S 3600
+#define DAY_S  (24 * HOUR_S)
 
 static int set_err(char **err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -45,6 +48,16 @@ static int64_t floor_hour(int64_t ts) {
 static int64_t ceil_hour(int64_t ts) {
 	int64_t f = floor_hour(ts);
 	return f == ts ? ts : f + HOUR_S;
+}
+
+static int64_t floor_day(int64_t ts) {
+	int64_t d = ts / DAY_S * DAY_S;
+	return d > ts ? d - DAY_S : d;
+}
+
+static int64_t ceil_day(int64_t ts) {
+	int64_t d = floor_day(ts);
+	return d < ts ? d + DAY_S : d;
 }
 
 /* ---- channels ---- */
@@ -333,17 +346,55 @@ static int on_cycle(void *ctx, const struct store_cycle *c) {
 	return 0;
 }
 
+/* A merged day of cycles: the same sums on_cycle() builds from each of its trusted cycles. */
+static int on_cycle_day(void *ctx, const struct store_cycle_day *d) {
+	struct cycle_summary *cs = ctx;
+	cs->unsynced += d->unsynced;
+	if (d->cycles == 0) {
+		return 0;
+	}
+	int64_t gap = d->first_ts - cs->last_ts;
+	if (cs->cycles > 0) {
+		stats_add(&cs->spacing, gap, d->first_ts);
+	}
+	if (gap > cs->longest_gap_s) {
+		cs->longest_gap_s = gap;
+	}
+	if (d->n_spacings > 0) {
+		stats_add_hist(&cs->spacing, d->spacing_s, d->spacing_count, d->n_spacings,
+			       d->last_ts);
+		if (d->spacing_s[d->n_spacings - 1] > cs->longest_gap_s) {
+			cs->longest_gap_s = d->spacing_s[d->n_spacings - 1];
+		}
+	}
+	cs->last_ts = d->last_ts;
+	cs->cycles += d->cycles;
+	return 0;
+}
+
 static void cycles_finish(struct cycle_summary *cs) {
 	free(cs->unsynced_hours);
 	stats_finish(&cs->spacing);
 }
 
+/*
+ * Summarizes the cycles of [from, to); the merged days [d0, d1) (d0 == d1: none) are read from
+ * the daily level, which holds no unsynced hours: only without include_unsynced.
+ */
 static int summarize_cycles(struct store *store, const struct query_params *p, int64_t from,
-			    int64_t to, struct cycle_summary *cs, char **err) {
+			    int64_t to, int64_t d0, int64_t d1, struct cycle_summary *cs,
+			    char **err) {
 	*cs = (struct cycle_summary){
 		.from = from, .to = to, .include_unsynced = p->include_unsynced, .last_ts = from};
 	stats_init(&cs->spacing);
-	if (store_scan_cycles(store, from, to, on_cycle, cs) < 0) {
+	int rc = 0;
+	int64_t rest = from;
+	if (d0 < d1) {
+		rc = store_scan_cycles(store, from, d0, on_cycle, cs);
+		rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, on_cycle_day, cs);
+		rest = d1;
+	}
+	if (rc < 0 || store_scan_cycles(store, rest, to, on_cycle, cs) < 0) {
 		cycles_finish(cs);
 		return set_err(err, -EIO, "could not read the stored cycles");
 	}
@@ -611,7 +662,15 @@ static int compute_stats(struct store *store, const struct query_params *p, stru
 	if ((rc = select_channels(store, p->channels, p->n_channels, &w->sel, err)) < 0) {
 		return rc;
 	}
-	if ((rc = summarize_cycles(store, p, w->from, w->to, &w->cs, err)) < 0) {
+	// Whole merged days come from the daily level: one row a day instead of 24 per channel
+	// and one per cycle. Unsynced hours are read raw when included, so then none are used.
+	int64_t d0 = ceil_day(w->from), d1 = floor_day(w->to), day_horizon = 0;
+	if (p->include_unsynced || d0 >= d1 || store_day_horizon(store, &day_horizon) < 0) {
+		day_horizon = d0;
+	}
+	d1 = d1 < day_horizon ? d1 : day_horizon;
+	d1 = d1 > d0 ? d1 : d0;
+	if ((rc = summarize_cycles(store, p, w->from, w->to, d0, d1, &w->cs, err)) < 0) {
 		selection_finish(&w->sel);
 		return rc;
 	}
@@ -628,7 +687,16 @@ static int compute_stats(struct store *store, const struct query_params *p, stru
 			 .rollup = stats_rollup,
 			 .ctx = w->acc,
 			 .unsynced_excluded = w->unsynced};
-	if (feed_window(store, &f, w->from, w->to) < 0) {
+	if (d0 < d1) {
+		rc = feed_window(store, &f, w->from, d0);
+		rc = rc < 0 ? rc
+			    : store_scan_rollup_days(store, d0, d1, w->sel.ids, w->sel.n,
+						     feed_rollup, &f);
+		rc = rc < 0 ? rc : feed_window(store, &f, d1, w->to);
+	} else {
+		rc = feed_window(store, &f, w->from, w->to);
+	}
+	if (rc < 0) {
 		window_finish(w);
 		return set_err(err, -EIO, "could not read the stored samples");
 	}
@@ -1092,7 +1160,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		return rc;
 	}
 	struct cycle_summary cs;
-	if ((rc = summarize_cycles(store, p, from, to, &cs, err)) < 0) {
+	if ((rc = summarize_cycles(store, p, from, to, 0, 0, &cs, err)) < 0) {
 		selection_finish(&one);
 		selection_finish(&all);
 		return rc;
@@ -1408,7 +1476,7 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	struct cycle_summary cs = {0};
 	bool rollups = sc.width % HOUR_S == 0;
 	if (rollups && p->include_unsynced &&
-	    (rc = summarize_cycles(store, p, from, to, &cs, err)) < 0) {
+	    (rc = summarize_cycles(store, p, from, to, 0, 0, &cs, err)) < 0) {
 		selection_finish(&sel);
 		return rc;
 	}

@@ -1,8 +1,8 @@
 /*
  * The store: thermlog's SQLite database. Migrations from sql/ (embedded at build time), one
  * transaction per cycle with the values of a cycle packed in one row, hourly rollups with exact
- * histograms, incremental retention. The schema comments in sql/0001-initial.sql explain the
- * layout.
+ * histograms merged into whole days, incremental retention. The schema comments in the sql/
+ * migrations explain the layout.
  */
 #include "store.h"
 
@@ -28,6 +28,9 @@
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
 #define STATE_RAW_HORIZON "store.raw_horizon"
+#define STATE_DAY_HORIZON "store.day_horizon" // days before it are merged in the daily tables
+#define DAY_S             (24 * HOUR_S)
+#define DAY_CHUNK_S       (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
 
 enum stmt {
@@ -59,6 +62,10 @@ enum stmt {
 	ST_SCAN_SAMPLES,
 	ST_SCAN_ROLLUPS,
 	ST_ROLLUP_PUT,
+	ST_SCAN_CYCLE_DAYS,
+	ST_SCAN_ROLLUP_DAYS,
+	ST_CYCLE_DAY_PUT,
+	ST_ROLLUP_DAY_PUT,
 	ST_PRUNE,
 	ST_STATE_GET,
 	ST_STATE_SET,
@@ -110,6 +117,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 			    "FROM rollups WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, channel_id",
 	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
 			  "max_ts, unsynced, hist) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[ST_SCAN_CYCLE_DAYS] = "SELECT day, cycles, unsynced, first_ts, last_ts, spacing FROM "
+			       "cycle_days WHERE day >= ?1 AND day < ?2 ORDER BY day",
+	[ST_SCAN_ROLLUP_DAYS] = "SELECT day, channel_id, count, sum, min, max, max_ts, unsynced, "
+				"hist FROM rollup_days WHERE day >= ?1 AND day < ?2 "
+				"ORDER BY day, channel_id",
+	[ST_CYCLE_DAY_PUT] = "INSERT OR REPLACE INTO cycle_days (day, cycles, unsynced, first_ts, "
+			     "last_ts, spacing) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_ROLLUP_DAY_PUT] = "INSERT OR REPLACE INTO rollup_days (channel_id, day, count, sum, "
+			      "min, max, max_ts, unsynced, hist) "
+			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_PRUNE] = "DELETE FROM samples WHERE ts IN "
 		     "(SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts LIMIT ?2)",
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
@@ -1696,6 +1713,265 @@ int store_rollup_horizon(struct store *store, int64_t *hour) {
 	return state_get_int(store, STATE_HORIZON, hour);
 }
 
+static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
+			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
+
+/* --- the daily level ---------------------------------------------------------------------- */
+
+static int64_t day_of(int64_t ts) {
+	int64_t d = ts / DAY_S;
+	return (ts % DAY_S < 0 ? d - 1 : d) * DAY_S;
+}
+
+/* A histogram being merged: (q, count) pairs in any order, duplicates allowed until sorted. */
+struct bin_list {
+	struct bin_pair {
+		int64_t q, count;
+	} * bins;
+	size_t n, cap;
+};
+
+static void bins_add(struct bin_list *l, int64_t q, int64_t count) {
+	l->bins = xgrow(l->bins, &l->cap, l->n + 1, sizeof(*l->bins));
+	l->bins[l->n++] = (struct bin_pair){q, count};
+}
+
+static int cmp_bin_pair(const void *a, const void *b) {
+	const struct bin_pair *x = a, *y = b;
+	return (x->q > y->q) - (x->q < y->q);
+}
+
+/* Sorts and merges @l, then encodes it as a rollup histogram blob; returns its length. */
+static size_t encode_bins(struct store *store, struct bin_list *l) {
+	if (l->n > 1) { // qsort() wants a real array even for no element
+		qsort(l->bins, l->n, sizeof(*l->bins), cmp_bin_pair);
+	}
+	uint8_t *p = blob_reserve(store, l->n * 2 * VARINT_MAX + 1);
+	size_t len = 0;
+	int64_t prev = 0;
+	for (size_t i = 0; i < l->n;) {
+		int64_t q = l->bins[i].q, count = 0;
+		for (; i < l->n && l->bins[i].q == q; i++) {
+			count += l->bins[i].count;
+		}
+		uint64_t dq = len == 0 ? zigzag(q) : (uint64_t)q - (uint64_t)prev;
+		len += put_varint(p + len, dq);
+		len += put_varint(p + len, (uint64_t)count);
+		prev = q;
+	}
+	l->n = 0;
+	return len;
+}
+
+/* One channel's day in day_range(). */
+struct day_acc {
+	int64_t count, sum, min, max, max_ts, unsynced;
+	bool any; // a rollup row was seen
+	struct bin_list hist;
+};
+
+/* The cycles of one day in day_range(). */
+struct cycle_day_acc {
+	int64_t cycles, unsynced, first_ts, last_ts;
+	struct bin_list spacing;
+};
+
+static int cycle_day_flush(struct store *store, struct cycle_day_acc *c, int64_t day) {
+	sqlite3_stmt *st = stmt(store, ST_CYCLE_DAY_PUT);
+	if (!st) {
+		return -EIO;
+	}
+	size_t len = encode_bins(store, &c->spacing);
+	sqlite3_bind_int64(st, 1, day);
+	sqlite3_bind_int64(st, 2, c->cycles);
+	sqlite3_bind_int64(st, 3, c->unsynced);
+	if (c->cycles > 0) {
+		sqlite3_bind_int64(st, 4, c->first_ts);
+		sqlite3_bind_int64(st, 5, c->last_ts);
+	}
+	sqlite3_bind_blob(st, 6, store->blob, (int)len, SQLITE_STATIC);
+	int rc = step_done(st);
+	c->cycles = c->unsynced = 0;
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store a daily cycle summary");
+}
+
+static int day_flush(struct store *store, struct day_acc *acc, size_t n_acc, int64_t day) {
+	sqlite3_stmt *st = stmt(store, ST_ROLLUP_DAY_PUT);
+	if (!st) {
+		return -EIO;
+	}
+	for (size_t id = 0; id < n_acc; id++) {
+		struct day_acc *a = &acc[id];
+		if (!a->any) {
+			continue;
+		}
+		size_t len = encode_bins(store, &a->hist);
+		sqlite3_bind_int64(st, 1, (int64_t)id);
+		sqlite3_bind_int64(st, 2, day);
+		sqlite3_bind_int64(st, 3, a->count);
+		sqlite3_bind_int64(st, 4, a->sum);
+		if (a->count > 0) {
+			sqlite3_bind_int64(st, 5, a->min);
+			sqlite3_bind_int64(st, 6, a->max);
+			sqlite3_bind_int64(st, 7, a->max_ts);
+		}
+		sqlite3_bind_int64(st, 8, a->unsynced);
+		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
+		int rc = step_done(st);
+		if (rc != SQLITE_OK) {
+			return fail(store, rc, "could not store a daily rollup");
+		}
+		a->count = a->sum = a->unsynced = 0;
+		a->any = false;
+	}
+	return 0;
+}
+
+struct day_build {
+	struct store *store;
+	struct day_acc *acc;
+	size_t n_acc;
+	int64_t day;
+};
+
+static int day_add_rollup(void *ctx, const struct store_rollup *r) {
+	struct day_build *b = ctx;
+	if (day_of(r->hour) != b->day) {
+		int rc = day_flush(b->store, b->acc, b->n_acc, b->day);
+		if (rc < 0) {
+			return rc;
+		}
+		b->day = day_of(r->hour);
+	}
+	if (r->channel_id <= 0 || r->channel_id > 100000000) {
+		return -EINVAL;
+	}
+	if ((size_t)r->channel_id >= b->n_acc) {
+		size_t n = (size_t)r->channel_id + 1;
+		b->acc = xrealloc(b->acc, n * sizeof(*b->acc));
+		memset(&b->acc[b->n_acc], 0, (n - b->n_acc) * sizeof(*b->acc));
+		b->n_acc = n;
+	}
+	struct day_acc *a = &b->acc[r->channel_id];
+	a->any = true;
+	a->unsynced += r->unsynced;
+	if (r->count > 0) {
+		// Hours come in order: a tie keeps the earlier hour's first time at the maximum.
+		if (a->count == 0 || r->min_q < a->min) {
+			a->min = r->min_q;
+		}
+		if (a->count == 0 || r->max_q > a->max) {
+			a->max = r->max_q;
+			a->max_ts = r->max_ts;
+		}
+		a->count += r->count;
+		a->sum += r->sum_q;
+		for (size_t i = 0; i < r->n_bins; i++) {
+			bins_add(&a->hist, r->bin_q[i], r->bin_count[i]);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Merges the days [from, to) (whole days of rolled-up hours) into cycle_days and rollup_days:
+ * every day gets a cycle row, every channel with an hourly rollup that day a daily one.
+ */
+static int day_range(struct store *store, int64_t from, int64_t to) {
+	sqlite3_stmt *st = stmt(store, ST_SCAN_CYCLES);
+	if (!st) {
+		return -EIO;
+	}
+	struct cycle_day_acc c = {0};
+	int64_t day = from;
+	int ret = 0, rc;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		while (ret == 0 && day_of(ts) > day) {
+			ret = cycle_day_flush(store, &c, day);
+			day += DAY_S;
+		}
+		if (ret != 0) {
+			break;
+		}
+		if (sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED) {
+			c.unsynced++;
+			continue;
+		}
+		if (c.cycles == 0) {
+			c.first_ts = ts;
+		} else {
+			bins_add(&c.spacing, ts - c.last_ts, 1);
+		}
+		c.last_ts = ts;
+		c.cycles++;
+	}
+	done(st);
+	if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		ret = fail(store, rc, "could not read cycles");
+	}
+	for (; ret == 0 && day < to; day += DAY_S) {
+		ret = cycle_day_flush(store, &c, day);
+	}
+	free(c.spacing.bins);
+	struct day_build b = {.store = store, .day = from};
+	if (ret == 0) {
+		ret = scan_rollup_rows(store, ST_SCAN_ROLLUPS, from, to, NULL, 0, day_add_rollup,
+				       &b);
+	}
+	if (ret == 0) {
+		ret = day_flush(store, b.acc, b.n_acc, b.day);
+	}
+	for (size_t i = 0; i < b.n_acc; i++) {
+		free(b.acc[i].hist.bins);
+	}
+	free(b.acc);
+	if (ret == 0) {
+		ret = state_set_int(store, STATE_DAY_HORIZON, to);
+	}
+	return ret;
+}
+
+/* Merges every whole day before the hourly @horizon not merged yet, a month per transaction. */
+static int maintain_days(struct store *store, int64_t horizon) {
+	int64_t day = 0, first;
+	bool empty;
+	int rc = state_get_int(store, STATE_DAY_HORIZON, &day);
+	if (rc < 0) {
+		return rc;
+	}
+	if (day == 0) {
+		if ((rc = query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0 || empty) {
+			return rc;
+		}
+		day = day_of(first);
+	}
+	int64_t end = day_of(horizon);
+	while (day < end) {
+		int64_t to = day + DAY_CHUNK_S < end ? day + DAY_CHUNK_S : end;
+		if ((rc = step_begin(store)) < 0) {
+			return rc;
+		}
+		if ((rc = step_end(store, day_range(store, day, to))) < 0) {
+			return rc;
+		}
+		day = to;
+	}
+	return 0;
+}
+
+/* Hourly rollups from @hour on will be rebuilt: days from its day on must be merged again. */
+static int days_invalidate(struct store *store, int64_t hour) {
+	int64_t day = 0;
+	int rc = state_get_int(store, STATE_DAY_HORIZON, &day);
+	if (rc == 0 && day > day_of(hour)) {
+		rc = state_set_int(store, STATE_DAY_HORIZON, day_of(hour));
+	}
+	return rc;
+}
+
 /* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */
 static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
 	sqlite3_stmt *st = stmt(store, ST_PRUNE);
@@ -1745,6 +2021,9 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 			return rc;
 		}
 		horizon = to;
+	}
+	if ((rc = maintain_days(store, horizon)) < 0) {
+		return rc;
 	}
 	if (raw_keep_s <= 0) {
 		return 0;
@@ -1834,6 +2113,16 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	if (rc == 0 && horizon > cut && raw <= cut) {
 		rc = state_set_int(store, STATE_HORIZON, cut);
 	}
+	// The daily level is derived: days from the cut's day on are merged again from what is left.
+	if (rc == 0) {
+		rc = exec_param(store, "DELETE FROM rollup_days WHERE day >= ?1", day_of(after), NULL);
+	}
+	if (rc == 0) {
+		rc = exec_param(store, "DELETE FROM cycle_days WHERE day >= ?1", day_of(after), NULL);
+	}
+	if (rc == 0) {
+		rc = days_invalidate(store, cut);
+	}
 	return rc;
 }
 
@@ -1854,15 +2143,16 @@ int store_drop_after(struct store *store, int64_t after, bool dry_run, struct st
 	return step_end(store, rc);
 }
 
-int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
-		       size_t n_ids, store_rollup_fn fn, void *ctx) {
-	sqlite3_stmt *st = stmt(store, ST_SCAN_ROLLUPS);
+/* Scans hourly (ST_SCAN_ROLLUPS) or daily (ST_SCAN_ROLLUP_DAYS) rows: the same columns. */
+static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
+			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
+	sqlite3_stmt *st = stmt(store, which);
 	if (!st) {
 		return -EIO;
 	}
 	int64_t *want = sorted_ids(ids, n_ids);
-	sqlite3_bind_int64(st, 1, from_hour);
-	sqlite3_bind_int64(st, 2, to_hour);
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
 	int ret = 0, rc;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_rollup r = {
@@ -1896,6 +2186,56 @@ int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, 
 		return ret;
 	}
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read rollups");
+}
+
+int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
+		       size_t n_ids, store_rollup_fn fn, void *ctx) {
+	return scan_rollup_rows(store, ST_SCAN_ROLLUPS, from_hour, to_hour, ids, n_ids, fn, ctx);
+}
+
+int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,
+			   const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
+	return scan_rollup_rows(store, ST_SCAN_ROLLUP_DAYS, from_day, to_day, ids, n_ids, fn, ctx);
+}
+
+int store_day_horizon(struct store *store, int64_t *day) {
+	*day = 0;
+	return state_get_int(store, STATE_DAY_HORIZON, day);
+}
+
+int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
+			  store_cycle_day_fn fn, void *ctx) {
+	sqlite3_stmt *st = stmt(store, ST_SCAN_CYCLE_DAYS);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from_day);
+	sqlite3_bind_int64(st, 2, to_day);
+	int ret = 0, rc;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_cycle_day d = {
+			.day = sqlite3_column_int64(st, 0),
+			.cycles = sqlite3_column_int64(st, 1),
+			.unsynced = sqlite3_column_int64(st, 2),
+			.first_ts = sqlite3_column_int64(st, 3),
+			.last_ts = sqlite3_column_int64(st, 4),
+		};
+		const uint8_t *hist = sqlite3_column_blob(st, 5);
+		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 5), &d.n_spacings)) {
+			log_error("store: damaged cycle summary of the day at %lld: %s",
+				  (long long)d.day, store->path);
+			ret = -EINVAL;
+			break;
+		}
+		d.spacing_s = store->bin_q;
+		d.spacing_count = store->bin_count;
+		ret = fn(ctx, &d);
+	}
+	done(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read the daily cycles");
 }
 
 /* --- imports ------------------------------------------------------------------------------ */
@@ -2034,7 +2374,8 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	}
 	// A value in an hour already rolled up: roll that hour (and later ones) up again.
 	if (horizon > 0 && hour_of(ts) < horizon) {
-		return state_set_int(store, STATE_HORIZON, hour_of(ts));
+		rc = state_set_int(store, STATE_HORIZON, hour_of(ts));
+		return rc < 0 ? rc : days_invalidate(store, hour_of(ts));
 	}
 	return 0;
 }
@@ -2230,6 +2571,10 @@ static int rescale_channel(struct store *store, int64_t id, int64_t factor, doub
 	int err = factor > 1 ? rescale_samples(store, id, factor) : 0;
 	if (err == 0 && factor > 1) {
 		err = rescale_rollups(store, id, factor);
+	}
+	if (err == 0 && factor > 1) {
+		// The daily rows hold the old integers: merge every day again from the hourly ones.
+		err = state_set_int(store, STATE_DAY_HORIZON, 0);
 	}
 	sqlite3_stmt *st = NULL;
 	if (err == 0) {

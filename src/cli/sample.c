@@ -1,4 +1,5 @@
 /* thermlog sample: reads every channel once and prints a table or JSON; stores nothing. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,13 +15,14 @@
 #include "xalloc.h"
 
 static const char usage_text[] =
-	"usage: thermlog sample [--sysfs-root DIR] [-c FILE] [--json]\n"
+	"usage: thermlog sample [--sysfs-root DIR] [--procfs-root DIR] [-c FILE] [--json]\n"
 	"\n"
 	"Reads every channel once and prints it; nothing is stored. Channels that fail carry\n"
 	"their error, and the exit status is still 0. The table shows each value rounded to its\n"
 	"channel's resolution; --json gives the exact reading.\n"
 	"\n"
 	"  --sysfs-root DIR  read DIR instead of the configured sysfs_root (default /sys)\n"
+	"  --procfs-root DIR read DIR instead of the configured procfs_root (default /proc)\n"
 	"  --json            {\"time\": ..., \"channels\": [{\"key\", \"source\", \"label\", \"kind\",\n"
 	"                    \"unit\", \"value\", \"path\", \"error\"}, ...]}\n";
 
@@ -95,6 +97,7 @@ static char *human_value(const struct channel *c, double v) {
 		{"celsius", "°C", 1},    {"hertz", "MHz", 1e6}, {"volts", "V", 1},
 		{"millivolts", "mV", 1}, {"amperes", "A", 1},   {"watts", "W", 1},
 		{"joules", "J", 1},      {"rpm", "rpm", 1},     {"percent", "%", 1},
+		{"bytes", "MiB", 1048576},
 	};
 	const char *symbol =
 		strcmp(c->unit, "state") == 0 || strcmp(c->unit, "1") == 0 ? "" : c->unit;
@@ -107,7 +110,9 @@ static char *human_value(const struct channel *c, double v) {
 	}
 	char num[32];
 	double shown = v / div;
-	if (c->resolution > 0) {
+	if (div == 1048576) {
+		shown = nearbyint(shown * 10) / 10; // memory in MiB: a tenth is detail enough
+	} else if (c->resolution > 0) {
 		// (raw + offset) × scale carries more digits than the sensor resolves
 		int digits = stats_resolution_digits(c->resolution / div);
 		double p =
@@ -157,7 +162,9 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 		}
 		fputs(values[i], stdout);
 		if (rd[i].err) {
-			printf("  %s", strerror(-rd[i].err));
+			// A rate's first read has nothing to compare with yet (-EAGAIN).
+			printf("  %s", rd[i].err == -EAGAIN ? "a rate: needs a second reading"
+							    : strerror(-rd[i].err));
 		}
 		putchar('\n');
 		free(values[i]);
@@ -168,17 +175,21 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
+		{"procfs-root", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *root = NULL;
+	const char *root = NULL, *proc = NULL;
 	bool json = false;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
 			root = optarg;
+			break;
+		case 'p':
+			proc = optarg;
 			break;
 		case 'j':
 			json = true;
@@ -203,6 +214,10 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	if (root) {
 		free(cfg.sysfs_root);
 		cfg.sysfs_root = xstrdup(root);
+	}
+	if (proc) {
+		free(cfg.procfs_root);
+		cfg.procfs_root = xstrdup(proc);
 	}
 	int rc = CLI_EXIT_USAGE;
 	struct sampler *sampler = sampler_create(&cfg); // logs why it failed

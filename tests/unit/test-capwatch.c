@@ -205,6 +205,205 @@ static void test_cadence_change(void) {
 	store_close(store);
 }
 
+/* ---- the report over merged days against the raw replay ---- */
+
+#define DAY_S    86400
+#define D_CYCLES 11000
+
+/*
+ * Six and a half days: steady minutes, a day with a second of jitter now and then, a gap across
+ * midnight, one inside a day, half an hour of unsynced cycles (when @unsynced), a change to
+ * 30 s cycles mid-day, failed reads. Returns the cycles written.
+ */
+static int build_days(struct store *store, bool unsynced) {
+	int64_t day0 = (T0 / DAY_S + 1) * DAY_S, ts = T0, step = 60;
+	int n = 0;
+	store_begin(store);
+	for (int i = 0; i < D_CYCLES; i++) {
+		ts += step;
+		if (ts >= day0 + DAY_S && ts < day0 + 2 * DAY_S && i % 13 == 4) {
+			ts += 1; // jitter in the second day
+		}
+		if (i == 1500) {
+			ts = day0 + DAY_S - 1200 + 3 * 3600; // gap across midnight
+		} else if (i == 4500) {
+			ts += 47 * 60; // a gap inside a day
+		} else if (i == 6000) {
+			step = 30; // the cadence changes mid-day
+		}
+		struct reading r[2];
+		double day = 2 * M_PI * i / 1440.0;
+		r[0] = (struct reading){55 + 18 * sin(day) + 3 * sin(7.3 * day), 0};
+		r[1] = (struct reading){62.3456 + 10 * cos(day), 0};
+		if (i % 97 == 5) {
+			r[0].err = -EIO;
+		}
+		bool bad_clock =
+			unsynced && ts >= day0 + 3 * DAY_S + 3600 && ts < day0 + 3 * DAY_S + 5400;
+		struct cycle c = {
+			.ts = ts,
+			.clock = bad_clock ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED,
+			.n = 2,
+			.channels = channels,
+			.readings = r,
+		};
+		if (store_write_cycle(store, &c) < 0) {
+			abort();
+		}
+		n++;
+	}
+	store_commit(store);
+	return n;
+}
+
+static bool near(double a, double b) {
+	return (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* Every figure of @got equals @want within 1e-9 relative; warnings word for word. */
+static void same_report(const struct lifetime_report *got, const struct lifetime_report *want,
+			const char *what) {
+	bool same = got->n == want->n && got->from == want->from && got->to == want->to &&
+		    got->interval_s == want->interval_s;
+	char why[256] = "span";
+	for (size_t i = 0; same && i < got->n; i++) {
+		const struct lifetime_report_entry *a = &got->entries[i], *b = &want->entries[i];
+		const struct lifetime_result *x = &a->r, *y = &b->r;
+		const double pairs[][2] = {
+			{x->observed_h, y->observed_h},
+			{x->consumed_fraction, y->consumed_fraction},
+			{x->life_h, y->life_h},
+			{x->life_uncapped_h, y->life_uncapped_h},
+			{x->remaining_h, y->remaining_h},
+			{x->equivalent_temp_c, y->equivalent_temp_c},
+			{x->mean_temp_c, y->mean_temp_c},
+			{x->life_at_mean_temp_h, y->life_at_mean_temp_h},
+			{x->min_temp_c, y->min_temp_c},
+			{x->max_temp_c, y->max_temp_c},
+			{x->above_rated_h, y->above_rated_h},
+			{x->below_validity_h, y->below_validity_h},
+			{a->coverage, b->coverage},
+			{a->p95_temp_c, b->p95_temp_c},
+			{a->life_at_p95_temp_h, b->life_at_p95_temp_h},
+			{x->relative[3].life_h, y->relative[3].life_h},
+		};
+		for (size_t k = 0; same && k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+			same = near(pairs[k][0], pairs[k][1]);
+			snprintf(why, sizeof(why), "%s figure %zu: %.17g vs %.17g", a->cc->name, k,
+				 pairs[k][0], pairs[k][1]);
+		}
+		same = same && x->n_warnings == y->n_warnings;
+		for (size_t k = 0; same && k < x->n_warnings; k++) {
+			same = x->warnings[k].code == y->warnings[k].code &&
+			       strcmp(x->warnings[k].message, y->warnings[k].message) == 0;
+			snprintf(why, sizeof(why), "%s warning %zu: %.100s | %.100s", a->cc->name,
+				 k, x->warnings[k].message, y->warnings[k].message);
+		}
+	}
+	if (!ok(same, what)) {
+		printf("#   %s\n", why);
+	}
+}
+
+static void report(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+		   bool unsynced, struct lifetime_report *rep) {
+	char *err = NULL;
+	if (lifetime_report_compute(store, cfg, from, to, unsynced, 0, rep, &err) < 0) {
+		printf("# %s\n", err);
+		free(err);
+		*rep = (struct lifetime_report){0};
+	}
+}
+
+static void test_days(void) {
+	struct capacitor_config caps[] = {
+		cap("C1 bulk", "iio/maxim_thermocouple/temp"),
+		cap("C2 polymer", "SoC"),
+		cap("C3 rise", "iio/maxim_thermocouple/temp"),
+	};
+	caps[1].type = CAPACITOR_TYPE_POLYMER;
+	caps[1].model = LIFETIME_MODEL_ARRHENIUS;
+	caps[1].ea_ev = 0.83;
+	caps[2].self_heating = SELF_HEATING_RISE;
+	caps[2].rise_k = 4;
+	struct config cfg = {.interval_ms = 60000, .capacitors = caps, .n_capacitors = 3};
+	struct store *days = NULL, *raw = NULL;
+	if (store_open(&days, ":memory:", STORE_MODE_WRITE) < 0 ||
+	    store_open(&raw, ":memory:", STORE_MODE_WRITE) < 0) {
+		printf("Bail out! cannot open an in-memory store\n");
+		exit(1);
+	}
+	build_days(days, true);
+	build_days(raw, true);
+	int64_t day0 = (T0 / DAY_S + 1) * DAY_S, end = T0 + 8 * DAY_S, horizon = 0;
+	is_int(store_maintain(days, end, 400 * DAY_S), 0, "hours and days merged");
+	store_day_horizon(days, &horizon);
+	ok(horizon >= day0 + 6 * DAY_S, "six whole days merged");
+
+	// The raw-only store replays every sample: the reference.
+	const int64_t win[][2] = {
+		{INT64_MIN, INT64_MAX},                          // whole history
+		{day0, day0 + 5 * DAY_S},                        // whole days
+		{T0 + 3 * 3600 + 17 * 60 + 5, end - 7 * 3600},   // ragged
+		{day0 + 2 * DAY_S + 12 * 3600 + 1, INT64_MAX},   // from mid-day, after the jitter
+		{day0 + 4 * DAY_S + 600, day0 + 6 * DAY_S - 60}, // across the cadence change
+	};
+	for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++) {
+		for (int u = 0; u < 2; u++) {
+			struct lifetime_report a, b;
+			report(days, &cfg, win[k][0], win[k][1], u, &a);
+			report(raw, &cfg, win[k][0], win[k][1], u, &b);
+			char what[128];
+			snprintf(what, sizeof(what), "merged days = raw replay, window %zu%s", k,
+				 u ? " with unsynced" : "");
+			same_report(&a, &b, what);
+			if (k == 0 && u == 0) {
+				ok(a.n == 3 && a.entries[0].r.n_warnings > 0 &&
+					   a.entries[0].r.consumed_fraction > 0,
+				   "the whole history has damage and warnings (gaps, unsynced)");
+			}
+			lifetime_report_finish(&a);
+			lifetime_report_finish(&b);
+		}
+	}
+	store_close(days);
+	store_close(raw);
+
+	// Raw rows pruned: whole hours from rollups at the median spacing, then merged days,
+	// the same as the replay of the rollups and raw rows that --include-unsynced takes
+	// (no unsynced cycle here, so both leave out the same nothing).
+	struct store *pruned = NULL;
+	store_open(&pruned, ":memory:", STORE_MODE_WRITE);
+	build_days(pruned, false);
+	is_int(store_maintain(pruned, end, end - (day0 + 2 * DAY_S + 5 * 3600)), 0,
+	       "raw rows of the first days pruned");
+	const int64_t mixed[][2] = {
+		{INT64_MIN, INT64_MAX},
+		{T0 + 1800, day0 + 5 * DAY_S + 3 * 3600 + 1},
+		{day0 + DAY_S, INT64_MAX},
+	};
+	for (size_t k = 0; k < sizeof(mixed) / sizeof(mixed[0]); k++) {
+		struct lifetime_report a, b;
+		report(pruned, &cfg, mixed[k][0], mixed[k][1], false, &a);
+		report(pruned, &cfg, mixed[k][0], mixed[k][1], true, &b);
+		char what[128];
+		snprintf(what, sizeof(what),
+			 "pruned and merged = rollups and raw replay, window %zu", k);
+		same_report(&a, &b, what);
+		if (k == 0) {
+			bool named = false;
+			for (size_t w = 0; a.n == 3 && w < a.entries[0].r.n_warnings; w++) {
+				named |= a.entries[0].r.warnings[w].code ==
+					 LIFETIME_WARN_HISTORY_TRIMMED;
+			}
+			ok(named, "the pruned hours are named");
+		}
+		lifetime_report_finish(&a);
+		lifetime_report_finish(&b);
+	}
+	store_close(pruned);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	struct store *store = NULL;
@@ -349,5 +548,6 @@ int main(void) {
 	buf_finish(&b);
 	store_close(store);
 	test_cadence_change();
+	test_days();
 	return test_done();
 }

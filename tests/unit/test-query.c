@@ -450,6 +450,180 @@ static void test_channels(struct store *store) {
 	buf_finish(&b);
 }
 
+/* ---- the daily level: days merged from hourly rollups answer exactly as raw rows ---- */
+
+#define D_CYC 7500 // five days and a bit of minutes
+
+/* Writes the same five-day history into @store: gaps within and across days, unsynced cycles
+ * inside a whole day, missed readings. @q and @have are the generated values. */
+static bool build_days(struct store *store, const int64_t *ts, int64_t (*q)[N_CH],
+		       bool (*have)[N_CH], const bool *unsynced) {
+	store_begin(store);
+	for (int i = 0; i < D_CYC; i++) {
+		struct reading r[N_CH];
+		for (int c = 0; c < N_CH; c++) {
+			r[c] = (struct reading){.value = (double)q[i][c] * channels[c].resolution,
+						.err = have[i][c] ? 0 : -ENODEV};
+		}
+		struct cycle cy = {.ts = ts[i],
+				   .boot_id = "b1",
+				   .clock = unsynced[i] ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED,
+				   .n = N_CH,
+				   .channels = channels,
+				   .readings = r};
+		if (store_write_cycle(store, &cy) < 0) {
+			return false;
+		}
+	}
+	return store_commit(store) == 0;
+}
+
+/* The same window from the maintained store and from the raw-only one: byte for byte. */
+static void same_window(struct store *days, struct store *raw, int64_t from, int64_t to,
+			bool unsynced, const char *what) {
+	const double pct[] = {99, 0, 100, 37.5};
+	struct query_params p = {.percentiles = pct,
+				 .n_percentiles = 4,
+				 .include_unsynced = unsynced,
+				 .has_from = from != 0,
+				 .has_to = to != 0,
+				 .from = from,
+				 .to = to};
+	int rc1, rc2;
+	char *a = stats_json(days, &p, &rc1), *b = stats_json(raw, &p, &rc2);
+	if (!ok(rc1 == 0 && rc2 == 0 && strcmp(a, b) == 0, what)) {
+		printf("# daily: %s\n# raw:   %s\n", a, b);
+	}
+	free(a);
+	free(b);
+}
+
+static int count_rollup(void *ctx, const struct store_rollup *r) {
+	int64_t *n = ctx;
+	n[0] += r->count;
+	n[1] += r->unsynced;
+	n[2]++;
+	return 0;
+}
+
+static int count_day(void *ctx, const struct store_cycle_day *d) {
+	int64_t *n = ctx;
+	n[0] += d->cycles;
+	n[1] += d->unsynced;
+	n[2]++;
+	return 0;
+}
+
+static void all_windows(struct store *days, struct store *raw, const int64_t *ts,
+			const char *when) {
+	char what[160];
+	int64_t day0 = (ts[0] / 86400 + 1) * 86400; // the first whole day
+	const int64_t win[][2] = {
+		{0, 0},                                  // whole history
+		{day0, day0 + 3 * 86400},                // whole days only
+		{day0 - 1, day0 + 3 * 86400 + 1},        // a second past each end
+		{ts[0] + 23 * 60 + 59, ts[D_CYC - 1]},   // ragged: minutes into hours
+		{day0 + 86400 + 1800, day0 + 4 * 86400}, // from mid-hour to a day's end
+		{day0 + 5 * 3600, day0 + 86400 + 7 * 3600},
+	};
+	for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++) {
+		for (int u = 0; u < 2; u++) {
+			snprintf(what, sizeof(what), "%s: window %zu%s equals raw rows", when, k,
+				 u ? " with unsynced" : "");
+			same_window(days, raw, win[k][0], win[k][1], u, what);
+		}
+	}
+}
+
+static void test_days(void) {
+	static int64_t ts[D_CYC], q[D_CYC][N_CH];
+	static bool have[D_CYC][N_CH], unsynced[D_CYC];
+	const int64_t opp[] = {300000000, 600000000, 800000000, 1000000000};
+	int64_t t = T0;
+	int64_t day0 = (T0 / 86400 + 1) * 86400;
+	for (int i = 0; i < D_CYC; i++) {
+		t += 60;
+		if (i == 1400) {
+			t = day0 + 86400 + 1000; // a gap across midnight, into the second day
+		} else if (i == 4000) {
+			t += 47 * 60; // a gap inside a day
+		} else if (i % 211 == 7) {
+			t += 1; // a cycle late by a second: spacings are not all alike
+		}
+		ts[i] = t;
+		unsynced[i] = t >= day0 + 2 * 86400 + 3600 && t < day0 + 2 * 86400 + 5400;
+		for (int c = 0; c < N_CH; c++) {
+			q[i][c] = c == 2 ? opp[rng() % 4]
+					 : 40000 + (int64_t)(rng() % 35) * 1000 + (c ? 0 : 769);
+			have[i][c] = !(c == 1 && i % 97 == 5);
+		}
+	}
+	struct store *days, *raw;
+	if (!ok(store_open(&days, ":memory:", STORE_MODE_WRITE) == 0 &&
+			store_open(&raw, ":memory:", STORE_MODE_WRITE) == 0,
+		"two stores") ||
+	    !ok(build_days(days, ts, q, have, unsynced) && build_days(raw, ts, q, have, unsynced),
+		"the same history in both")) {
+		return;
+	}
+	int64_t end = ts[D_CYC - 1] + 60, horizon = 0, day_horizon = 0;
+	is_int(store_maintain(days, end, 400 * 86400), 0, "hours rolled up and days merged");
+	store_rollup_horizon(days, &horizon);
+	store_day_horizon(days, &day_horizon);
+	is_int(day_horizon, horizon / 86400 * 86400, "days merged up to the last whole day");
+	ok(day_horizon >= day0 + 4 * 86400, "four whole days merged");
+
+	// The merged days hold exactly the hourly rollups and the cycles of those days.
+	int64_t by_hour[3] = {0}, by_day[3] = {0}, cyc[3] = {0};
+	store_scan_rollups(days, day0, day_horizon, NULL, 0, count_rollup, by_hour);
+	store_scan_rollup_days(days, day0, day_horizon, NULL, 0, count_rollup, by_day);
+	store_scan_cycle_days(days, day0, day_horizon, count_day, cyc);
+	int64_t n_days = (day_horizon - day0) / 86400;
+	ok(by_hour[0] == by_day[0] && by_hour[1] == by_day[1] && by_day[2] == N_CH * n_days,
+	   "daily rollups: the hourly counts, one row a day and channel");
+	int64_t want_cycles = 0, want_unsynced = 0;
+	for (int i = 0; i < D_CYC; i++) {
+		if (ts[i] >= day0 && ts[i] < day_horizon) {
+			unsynced[i] ? want_unsynced++ : want_cycles++;
+		}
+	}
+	ok(cyc[0] == want_cycles && cyc[1] == want_unsynced && want_unsynced == 30 &&
+		   cyc[2] == n_days,
+	   "daily cycles: trusted and unsynced counted, a row a day");
+	all_windows(days, raw, ts, "merged days");
+
+	// An import into a merged day: the days from there on are left to the hourly level
+	// until the next maintenance merges them again.
+	int64_t id;
+	enum store_import_result res;
+	int64_t at = day0 + 86400 + 4 * 3600 + 30;
+	ok(store_channel_ensure(days, &channels[1], &id) == 0 &&
+		   store_insert_sample(days, at, id, 99000, &res) == 0 &&
+		   store_channel_ensure(raw, &channels[1], &id) == 0 &&
+		   store_insert_sample(raw, at, id, 99000, &res) == 0 && res == STORE_IMPORT_NEW,
+	   "a value imported into a merged day");
+	store_day_horizon(days, &day_horizon);
+	is_int(day_horizon, day0 + 86400, "the day horizon moved back to that day");
+	all_windows(days, raw, ts, "after an import");
+	is_int(store_maintain(days, end, 400 * 86400), 0, "maintenance after the import");
+	store_day_horizon(days, &day_horizon);
+	ok(day_horizon >= day0 + 4 * 86400, "the days merged again");
+	all_windows(days, raw, ts, "merged again");
+
+	// A finer resolution rescales hourly rollups: no merged day is used until merged again.
+	double applied = 0;
+	ok(store_channel_refine(days, id, 0.0005, &applied) == 0 &&
+		   store_channel_refine(raw, id, 0.0005, &applied) == 0 && applied == 0.0005,
+	   "a channel refined to 0.0005");
+	store_day_horizon(days, &day_horizon);
+	is_int(day_horizon, 0, "no day is merged after a refinement");
+	all_windows(days, raw, ts, "after a refinement");
+	is_int(store_maintain(days, end, 400 * 86400), 0, "maintenance after the refinement");
+	all_windows(days, raw, ts, "merged at the finer resolution");
+	store_close(days);
+	store_close(raw);
+}
+
 static void test_empty(void) {
 	struct store *store;
 	store_open(&store, ":memory:", STORE_MODE_WRITE);
@@ -475,5 +649,6 @@ int main(int argc, char **argv) {
 	test_channels(store);
 	store_close(store);
 	test_empty();
+	test_days();
 	return test_done();
 }
