@@ -43,13 +43,10 @@ const char *lifetime_warning_name(enum lifetime_warning_code code) {
 
 static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(char **err, const char *fmt, ...) {
-	struct buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	*err = xvasprintf(fmt, ap);
 	va_end(ap);
-	*err = buf_steal(&b);
 	return false;
 }
 

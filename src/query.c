@@ -31,11 +31,8 @@ static int set_err(char **err, int rc, const char *fmt, ...) {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		struct buf b;
-		buf_init(&b);
-		buf_vprintf(&b, fmt, ap);
+		*err = xvasprintf(fmt, ap);
 		va_end(ap);
-		*err = buf_steal(&b);
 	}
 	return rc;
 }
@@ -807,15 +804,12 @@ static void table_set(struct table *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void table_set(struct table *t, size_t col, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	struct buf b;
-	buf_init(&b);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	char **cell = &t->cells[(t->rows - 1) * t->cols + col];
 	free(*cell);
-	*cell = buf_steal(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	*cell = xvasprintf(fmt, ap);
+	va_end(ap);
 }
 
 /* Display width: UTF-8 continuation bytes take no column. */

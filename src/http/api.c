@@ -178,24 +178,22 @@ static void respond_error(struct api_response *resp, unsigned status, const char
 static void respond_error(struct api_response *resp, unsigned status, const char *param,
 			  const char *fmt, ...) {
 	buf_clear(&resp->body);
-	struct buf msg;
-	buf_init(&msg);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&msg, fmt, ap);
+	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	struct json j;
 	json_init(&j, &resp->body, false);
 	json_object_begin(&j);
 	json_key(&j, "error");
-	json_string(&j, msg.data);
+	json_string(&j, msg);
 	if (param) {
 		json_key(&j, "parameter");
 		json_string(&j, param);
 	}
 	json_object_end(&j);
 	buf_putc(&resp->body, '\n');
-	buf_finish(&msg);
+	free(msg);
 	respond_json(resp, status);
 }
 
