@@ -20,6 +20,7 @@
 #include "cli-output.h"
 #include "cli-stats.h"
 #include "csv.h"
+#include "export.h"
 #include "log.h"
 #include "stats.h"
 #include "timefmt.h"

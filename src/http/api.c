@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "capwatch.h"
+#include "export.h"
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
