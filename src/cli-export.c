@@ -25,11 +25,15 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define IMPORT_BATCH      20000     // values per import transaction at most
-#define IMPORT_BATCH_MS   100       // and milliseconds of work per transaction at most
-#define IMPORT_PAUSE_MS   100       // between transactions: SQLite busy handlers poll this often
-#define IMPORT_OLDEST     946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
-#define IMPORT_FUTURE_S   3600      // tolerance for a clock a little ahead of ours
+#define IMPORT_BATCH    20000     // values per import transaction at most
+#define IMPORT_BATCH_MS 100       // and milliseconds of work per transaction at most
+#define IMPORT_PAUSE_MS 100       // between transactions: SQLite busy handlers poll this often
+#define IMPORT_OLDEST   946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
+/*
+ * No tolerance for stamps after now: a running daemon stores only cycles later than every
+ * stored one, so a row even a minute ahead would cost it every cycle until then.
+ */
+#define IMPORT_FUTURE_S   0
 #define IMPORT_MAX_PLACES 9
 
 /* ---- export ---- */
@@ -102,6 +106,9 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		goto close;
 	}
 	struct cli_output out = {0};
+	if (output && strcmp(output, "-") == 0) {
+		output = NULL; // as usual, "-o -" is the standard output
+	}
 	char *db_path = cli_store_path(ctx);
 	bool opened = !output || cli_output_open(&out, "export", output, db_path, force, 0);
 	free(db_path);
@@ -452,8 +459,10 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 	if (*ts > im->now + IMPORT_FUTURE_S) {
 		char iso[TIMEFMT_ISO_LEN];
 		timefmt_iso(*ts, iso);
-		report(im, line, "time %s (%s) is in the future (more than %d s after now)", u, iso,
-		       IMPORT_FUTURE_S);
+		report(im, line,
+		       "time %s (%s) is in the future: a running thermlogd could store no cycle "
+		       "until then",
+		       u, iso);
 		return false;
 	}
 	if (*ts < IMPORT_OLDEST) {
@@ -621,7 +630,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	const char *usage =
 		"usage: thermlog import [--format long] [--skip-bad] [--time-unit s|ms|us] FILE|-\n"
 		"Columns by header name: time (ISO 8601 or unix seconds) or unix, channel, value; "
-		"optional unit.\nStamps must lie between 2000-01-01 and one hour from now; "
+		"optional unit.\nStamps must lie between 2000-01-01 and now; "
 		"--time-unit ms|us reads unix\nstamps in milliseconds or microseconds.\n";
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
@@ -785,6 +794,12 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 	mode_t mode = stat(db_path, &sb) == 0 ? (sb.st_mode & 07777) : 0600;
 	struct cli_output out;
 	rc = CLI_EXIT_FAILURE;
+	// SQLite writes the copy by name: a pipe or a device (which would block) cannot take it.
+	if (stat(path, &sb) == 0 && (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		fprintf(stderr, "thermlog backup: %s is not a regular file; name a new file\n",
+			path);
+		goto out;
+	}
 	if (!cli_output_open(&out, "backup", path, db_path, false, mode)) {
 		goto out;
 	}

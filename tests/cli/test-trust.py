@@ -102,6 +102,26 @@ def test_targets():
     ok(p.returncode == 1, "backup refuses an existing file", p.stderr)
     p = run("backup", db, db=db)
     ok(p.returncode == 1 and digest(db) == before, "backup onto the database refused", p.stderr)
+    # Not a regular file: written in place, never replaced by a renamed regular file.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    p = run("export", "--force", "-o", fifo, db=db)
+    if p.returncode != 0:
+        open(fifo, "wb").close()  # release the reader
+    reader.join(30)
+    ok(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and
+       got[0].startswith(b"time,"), "export --force -o FIFO writes into it, the FIFO stays",
+       p.stderr)
+    for target in ("/dev/stdout", "-"):
+        p = subprocess.run(f"'{os.path.abspath(thermlog)}' -c '{empty_cfg}' --db '{db}' export -o {target} | cat",
+                           shell=True, capture_output=True, text=True, cwd=tmp, timeout=60)
+        ok(p.returncode == 0 and p.stdout.startswith("time,") and
+           not os.path.exists(os.path.join(tmp, "-")), f"export -o {target} writes to stdout",
+           p.stderr)
+    ok(not leftovers(tmp), "no temporary files left behind", leftovers(tmp))
 
 
 # --- 2: impossible times ----------------------------------------------------------------------
@@ -131,6 +151,40 @@ def test_times():
     ok(f",{stamp},bench/tc,41" in p.stdout, "stored at the right second", p.stdout)
     p = run("import", "--time-unit", "us", os.path.join(tmp, "microseconds.csv"), db=db)
     ok(p.returncode == 0, "--time-unit us imports microseconds", p.stderr)
+    if thermlogd:
+        future_row_beside_daemon()
+
+
+def future_row_beside_daemon():
+    """A row stamped a little ahead of now must not stop a running daemon's cycles."""
+    db = os.path.join(tmp, "live.db")
+    cfg = write(os.path.join(tmp, "live.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    log = open(os.path.join(tmp, "live.log"), "w+")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(db + "-wal"):
+            time.sleep(0.2)
+        time.sleep(1.5)
+        now = int(time.time())
+        p = run("import", write(os.path.join(tmp, "soon.csv"),
+                                csv_rows([(now + 120, "bench/tc", "41")])), db=db)
+        ok(p.returncode == 1 and "future" in p.stderr,
+           "a row two minutes ahead is refused on a live database", p.stdout + p.stderr)
+        time.sleep(4)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        after = con.execute("SELECT count(*) FROM cycles WHERE ts > ? AND ts <= ?",
+                            (now, int(time.time()))).fetchone()[0]
+        con.close()
+        log.seek(0)
+        text = log.read()
+        ok(after >= 2 and "not stored" not in text,
+           f"the daemon kept storing its cycles ({after} since the import)", text[-1000:])
+    finally:
+        d.terminate()
+        d.wait(20)
 
 
 # --- 6, 7: resolution and counts ----------------------------------------------------------------
@@ -179,6 +233,12 @@ def test_windows():
     ok(p.returncode == 2 and "limit" in p.stderr, "export over the limit refused", p.stderr)
     p = run("stats", "--from", "-4d", db=db)
     ok(p.returncode == 0, "a window within the limit works", p.stderr)
+    for args in (["stats", "--to", "2999-01-01"], ["export", "--to", "2999-01-01"]):
+        p = run(*args, db=db)
+        ok(p.returncode == 2 and "limit" in p.stderr and "--to" in p.stderr,
+           f"{args[0]} --to 2999-01-01 alone refused with the limit", p.stdout[:300] + p.stderr)
+    p = run("stats", "--to", str(NOW + 86400), db=db)
+    ok(p.returncode == 0, "--to a day ahead alone works", p.stderr)
     cfg = write(os.path.join(tmp, "window.yaml"), "http:\n  max_window: 1d\n")
     p = run("stats", "--from", "-4d", db=db, cfg=cfg)
     ok(p.returncode == 2 and "86400 s" in p.stderr, "the configured limit applies", p.stderr)
