@@ -59,8 +59,9 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 	if (is_database(path, db_path)) {
 		fprintf(stderr,
 			"thermlog %s: %s is the database %s or one of its files; refusing to write "
-			"it (even with --force)\n",
-			cmd, path, db_path);
+			"it%s\n",
+			cmd, path, db_path,
+			strcmp(cmd, "backup") == 0 ? "" : " (even with --force)");
 		return false;
 	}
 	struct stat sb;
@@ -81,8 +82,9 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 		return true;
 	}
 	if (!force && lstat(path, &sb) == 0) {
-		fprintf(stderr, "thermlog %s: %s exists; refusing to overwrite it (--force does)\n",
-			cmd, path);
+		// backup has no --force: it never replaces a file
+		fprintf(stderr, "thermlog %s: %s exists; refusing to overwrite it (%s)\n", cmd,
+			path, strcmp(cmd, "backup") == 0 ? "name a new file" : "--force does");
 		return false;
 	}
 	// --force through a symbolic link replaces the file it names, not the link.
