@@ -45,7 +45,9 @@ struct cycle {
 };
 
 /**
- * Stores a cycle in one transaction, registering new channels and marking present ones.
+ * Stores a cycle in one transaction, registering new channels and marking present ones. A
+ * live channel's source, label, path and metadata replace the stored ones, and its kind and
+ * unit replace an imported channel's unknown unit ('1').
  * A cycle whose ts is not after the last stored one is refused with -EEXIST (never a duplicate
  * or overlapping row). -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
  */

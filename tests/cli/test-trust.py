@@ -5,6 +5,7 @@ imports beside a writer (TAP).
 
 usage: test-trust.py THERMLOG FIXTURES_DIR [THERMLOGD]
 """
+import json
 import os
 import re
 import shutil
@@ -224,6 +225,42 @@ def test_counts():
        "--skip-bad skips a too-fine value and imports the rest", p.stdout + p.stderr)
 
 
+def test_import_then_daemon():
+    """Integers imported (no unit column) before the daemon first sees the channel."""
+    if not thermlogd:
+        return
+    db = os.path.join(tmp, "first.db")
+    t = NOW - 7200
+    p = run("import", write(os.path.join(tmp, "first.csv"),
+                            "unix,channel,value\n" + f"{t},thermal/soc-thermal,45\n"
+                            f"{t + 60},thermal/soc-thermal,46\n"), db=db)
+    ok(p.returncode == 0, "integers imported for a channel the daemon has not seen", p.stderr)
+    cfg = write(os.path.join(tmp, "first.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        live = []
+        while time.time() < deadline and len(live) < 2:
+            time.sleep(0.5)
+            out = run("export", "--channel", "thermal/soc-thermal", "--from", str(NOW - 60),
+                      db=db).stdout
+            live = out.splitlines()[1:]
+    finally:
+        d.terminate()
+        d.wait(20)
+    ok(live and all(x.split(",")[3] == "43.461" for x in live),
+       "live 43.461 stored exactly after the integer import", live[-3:])
+    p = run("channels", "--channel", "thermal/soc-thermal", "--json", db=db)
+    ch = (json.loads(p.stdout)["channels"] or [{}])[0] if p.returncode == 0 else {}
+    ok(ch.get("unit") == "celsius" and ch.get("kind") == "temperature" and
+       ch.get("source") == "thermal",
+       "the live sensor gives the imported channel its kind and unit", p.stdout + p.stderr)
+    p = run("stats", "--channel", "thermal/soc-thermal", db=db)
+    ok("°C" in p.stdout, "stats shows the channel in °C", p.stdout)
+
+
 # --- 13: windows --------------------------------------------------------------------------------
 def test_windows():
     db = make_db("window.db")
@@ -342,7 +379,7 @@ def test_batches():
        f"longest wait {max(waits or [0]) * 1000:.0f} ms, import {took:.1f} s", errors[:3])
 
 
-tests = [test_targets, test_times, test_counts, test_windows, test_readonly, test_sample,
+tests = [test_targets, test_times, test_counts, test_import_then_daemon, test_windows, test_readonly, test_sample,
          test_batches]
 try:
     for t in tests:
