@@ -136,6 +136,8 @@ int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, 
 		       size_t n_ids, store_rollup_fn fn, void *ctx);
 /** The first hour not yet rolled up (raw rows must be read from there on). */
 int store_rollup_horizon(struct store *store, int64_t *hour);
+/** The raw history's start: values before *ts (s) were pruned and cannot be imported (0: none). */
+int store_raw_horizon(struct store *store, int64_t *ts);
 
 /** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
 int store_state_get(struct store *store, const char *key, char **value);

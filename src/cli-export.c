@@ -284,6 +284,7 @@ struct importer {
 	bool skip_bad;
 	bool quiet; // the second pass: rows were reported already
 	int64_t now;
+	int64_t raw_horizon; // raw values before it were pruned (retention.raw): none can be stored
 	enum time_unit unit;
 	struct import_channel *ch;
 	size_t n_ch, cap_ch;
@@ -470,6 +471,16 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		timefmt_iso(*ts, iso);
 		report(im, line, "time %s (%s) is before 2000-01-01: not a plausible stamp", u,
 		       iso);
+		return false;
+	}
+	if (*ts < im->raw_horizon) {
+		char iso[TIMEFMT_ISO_LEN], horizon[TIMEFMT_ISO_LEN];
+		timefmt_iso(*ts, iso);
+		timefmt_iso(im->raw_horizon, horizon);
+		report(im, line,
+		       "time %s (%s) is before %s, where this database's raw history starts (older "
+		       "values were pruned by retention.raw)",
+		       u, iso, horizon);
 		return false;
 	}
 	const char *key = field(r, im->col_channel);
@@ -681,8 +692,9 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		return rc;
 	}
 	rc = CLI_EXIT_FAILURE;
-	if (store_channels(store, &im.stored, &im.n_stored) < 0) {
-		fprintf(stderr, "thermlog import: could not read the channel list\n");
+	if (store_channels(store, &im.stored, &im.n_stored) < 0 ||
+	    store_raw_horizon(store, &im.raw_horizon) < 0) {
+		fprintf(stderr, "thermlog import: could not read the database\n");
 		goto out;
 	}
 	if (import_pass(&im, in, store, true) < 0) {

@@ -1654,6 +1654,11 @@ int store_rollup_horizon(struct store *store, int64_t *hour) {
 	return state_get_int(store, STATE_HORIZON, hour);
 }
 
+int store_raw_horizon(struct store *store, int64_t *ts) {
+	*ts = 0;
+	return state_get_int(store, STATE_RAW_HORIZON, ts);
+}
+
 /* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */
 static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
 	sqlite3_stmt *st = stmt(store, ST_PRUNE);

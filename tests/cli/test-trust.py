@@ -155,6 +155,36 @@ def test_times():
     ok(p.returncode == 0, "--time-unit us imports microseconds", p.stderr)
     if thermlogd:
         future_row_beside_daemon()
+        before_raw_horizon()
+
+
+def before_raw_horizon():
+    """A row older than the pruned raw history is a bad row found before anything is stored."""
+    db = make_db("pruned.db", n=3 * 24 * 60)
+    cfg = write(os.path.join(tmp, "pruned.yaml"),
+                "interval: 1s\nretention:\n  raw: 1d\nsources:\n  hwmon: {enabled: false}\n")
+    log = open(os.path.join(tmp, "pruned.log"), "w+")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.time() + 30
+    while time.time() < deadline and "first cycle stored" not in open(log.name).read():
+        time.sleep(0.2)
+    time.sleep(1)
+    d.terminate()
+    d.wait(20)
+    rows = [(NOW - 3600 - 2 * i, "late/t", "41") for i in range(30000)]  # 17 h: enough batches
+    rows.append((NOW - 2 * 86400, "late/t", "42"))
+    src = write(os.path.join(tmp, "late.csv"), csv_rows(rows))
+    before = run("export", "--channel", "late/t", db=db).stdout
+    p = run("import", src, db=db)
+    ok(p.returncode == 1 and ":30002:" in p.stderr and "retention" in p.stderr,
+       "a row before the pruned raw history is refused, naming the line", p.stderr)
+    ok(run("export", "--channel", "late/t", db=db).stdout == before,
+       "and nothing was imported", p.stdout)
+    p = run("import", "--skip-bad", src, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (30000, 0, 0), "--skip-bad imports the rest",
+       p.stdout + p.stderr)
 
 
 def future_row_beside_daemon():
