@@ -39,7 +39,7 @@ static bool parse_number(const char *opt, const char *s, double *out) {
 	errno = 0;
 	double v = strtod(s, &end);
 	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-		fprintf(stderr, "thermlog lifetime: %s: '%s' is not a number\n", opt, s);
+		fprintf(stderr, "thermlog lifetime calc: %s: '%s' is not a number\n", opt, s);
 		return false;
 	}
 	*out = v;

@@ -343,6 +343,8 @@ def calc_tests():
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:0"], "hours must be positive"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105"], "either --temp-c or --profile"),
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "nan"],
+         "thermlog lifetime calc: --temp-c: 'nan' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "x"], "expected bt"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius"],
          "--model arrhenius needs --ea-ev"),
