@@ -56,6 +56,10 @@ static bool is_database(const char *path, const char *db_path) {
 bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, const char *db_path,
 		     bool force, mode_t mode) {
 	*out = (struct cli_output){.force = force};
+	if (!*path) {
+		fprintf(stderr, "thermlog %s: the file name is empty\n", cmd);
+		return false;
+	}
 	if (is_database(path, db_path)) {
 		fprintf(stderr,
 			"thermlog %s: %s is the database %s or one of its files; refusing to write "

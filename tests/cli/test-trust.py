@@ -117,6 +117,8 @@ def test_targets():
     ok(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and
        got[0].startswith(b"time,"), "export --force -o FIFO writes into it, the FIFO stays",
        p.stderr)
+    p = run("export", "-o", "", db=db)
+    ok(p.returncode == 1 and "empty" in p.stderr, "export -o '' says the name is empty", p.stderr)
     for target in ("/dev/stdout", "-"):
         p = subprocess.run(f"'{os.path.abspath(thermlog)}' -c '{empty_cfg}' --db '{db}' export -o {target} | cat",
                            shell=True, capture_output=True, text=True, cwd=tmp, timeout=60)
