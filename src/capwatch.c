@@ -125,6 +125,12 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 
 /* The one place a stored value becomes damage, for the replay and the live update alike. */
 static void add_sample(struct replay_target *t, double temp_c) {
+	// A part ages from its in-service date on: a sample stands for the cycle_dt before it,
+	// and time before that date was its predecessor's.
+	if (t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
+		t->cycle_ts = INT64_MIN;
+		return;
+	}
 	double dt_h = (double)t->cycle_dt / 3600.0;
 	lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
 	if (t->collect) {
@@ -175,7 +181,7 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 		}
 		for (size_t b = 0; b < r->n_bins; b++) {
 			t->cycle_dt = r->bin_count[b] * rr->nominal_s;
-			t->cycle_ts = 0;
+			t->cycle_ts = r->hour + 3600; // the values stand for time within the hour
 			add_sample(t, (double)r->bin_q[b] * t->resolution);
 		}
 		rr->first_hour = r->hour < rr->first_hour ? r->hour : rr->first_hour;
@@ -800,7 +806,8 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
 		if (w->sp.prev_ts != INT64_MIN && cycle->ts <= w->sp.prev_ts) {
 			continue; // counted by the catch-up already
 		}
-		struct replay_target t = {.p = &w->p, .acc = &w->acc, .sp = &w->sp};
+		struct replay_target t = {
+			.p = &w->p, .acc = &w->acc, .sp = &w->sp, .cycle_ts = cycle->ts};
 		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, 0, NULL);
 		cw->dirty = true;
 		const struct channel *ch = NULL;
