@@ -278,6 +278,11 @@ def service_tests(db, tmp, ref):
        "in service only in the future: nothing consumed yet", future)
     out = run("--db", db, "-c", cfg, "lifetime").stdout
     ok("nan" not in out, "no nan in the text for those parts", out)
+    # "If it ran cooler" stays within the seal-ageing cap, as the dashboard shows it.
+    cooler = re.findall(r"-(\d+) K: x[\d.]+ \((\*?)(\d+) h\)", out)
+    ok(cooler and all(int(h) <= 131400 for _, _, h in cooler) and
+       any(star and int(h) == 131400 for _, star, h in cooler),
+       "the cooler lives are capped at 131400 h and marked *", out)
     with open(cfg, "w") as f:
         f.write("capacitors:\n" + part.format(name="C70 since 2020", date="2020-01-01")
                 + part.format(name="C71 since July", date="2026-07-01"))
