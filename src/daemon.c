@@ -58,6 +58,7 @@
 /* The sampling loop never waits longer for another connection's write lock (a long import):
  * a cycle that cannot get it is queued and written at the next cycle. */
 #define BUSY_TIMEOUT_MS 100
+#define DEMO_STATE_KEY    "demo.database" // marks a database the demo created
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -1148,6 +1149,23 @@ static int demo_backfill(struct daemon *d, int64_t now) {
 	if (store_info(d->store, &info) < 0) {
 		return -EIO;
 	}
+	// Simulated history goes only into a database the demo started: never into one holding
+	// real history, whatever name (a symlink, another path) it is reached by.
+	char *mark = NULL;
+	int rc = store_state_get(d->store, DEMO_STATE_KEY, &mark);
+	free(mark);
+	if (rc == -ENOENT && info.cycles > 0) {
+		log_error("demo: %s holds %" PRId64 " cycles the demo did not write; it adds "
+			  "simulated history only to its own database: choose a new --db",
+			  d->db_path, info.cycles);
+		return -EEXIST;
+	}
+	if (rc == -ENOENT) {
+		rc = store_state_set(d->store, DEMO_STATE_KEY, "simulated");
+	}
+	if (rc < 0) {
+		return rc;
+	}
 	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
 	if (info.last_cycle >= from) {
 		from = floor_div(info.last_cycle, 60) * 60 + 60;
@@ -1158,7 +1176,7 @@ static int demo_backfill(struct daemon *d, int64_t now) {
 	}
 	log_info("demo: backfilling %" PRId64 " minutes of simulated history",
 		 (to - from) / 60 + 1);
-	int rc = store_begin(d->store);
+	rc = store_begin(d->store);
 	if (rc < 0) {
 		return rc;
 	}
