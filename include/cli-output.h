@@ -8,7 +8,8 @@
 
 struct cli_output {
 	char *path; // the target
-	char *tmp;  // the temporary file beside it, renamed over @path on success
+	char *tmp;  // the temporary file beside it, renamed over @path on success; NULL for a FIFO
+		    // or device
 	FILE *f;
 	bool force;
 };
@@ -17,7 +18,9 @@ struct cli_output {
  * Opens a temporary file beside @path with @mode (0 = 0666 minus the umask) for a command named
  * @cmd. Refused with a message (returns false) when @path is the database @db_path or its
  * -wal, -shm or -journal file (by device and inode, also for a -wal/-shm that does not exist
- * yet), or when @path exists and @force is false.
+ * yet), when @path is a directory, or when @path exists and @force is false. A FIFO or
+ * character device (/dev/stdout) is opened and written in place (@tmp stays NULL: a caller
+ * that writes by name must refuse it). With @force, a symbolic link's target is replaced.
  */
 bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, const char *db_path,
 		     bool force, mode_t mode);

@@ -97,7 +97,7 @@ struct lifetime_params {
 	double rise_k; // added to the sensor temperature (ambient basis only); may be negative
 		       // for the ripple form below rated ripple
 	bool ripple_over_rated;
-	int64_t in_service; // s since epoch, or -1
+	int64_t in_service; // s since epoch, or -1; samples for time before it do not age the part
 	double life_cap_h;  // life_cap_years * 8760
 	double validity_low_c;
 };

@@ -37,7 +37,9 @@ void store_close(struct store *store); // accepts NULL
 void store_set_busy_timeout(struct store *store, int ms);
 
 /**
- * Stores a cycle in one transaction, registering new channels and marking present ones.
+ * Stores a cycle in one transaction, registering new channels and marking present ones. A
+ * live channel's source, label, path and metadata replace the stored ones, and its kind and
+ * unit replace an imported channel's unknown unit ('1').
  * A cycle whose ts is already stored is refused with -EEXIST (never a duplicate row); a later
  * stored stamp (an imported row, a clock glitch) does not block it: the caller keeps its own
  * stamps increasing. -ENOSPC/-EIO when the disk refuses: nothing was written, retry later.
@@ -136,6 +138,8 @@ int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, 
 		       size_t n_ids, store_rollup_fn fn, void *ctx);
 /** The first hour not yet rolled up (raw rows must be read from there on). */
 int store_rollup_horizon(struct store *store, int64_t *hour);
+/** The raw history's start: values before *ts (s) were pruned and cannot be imported (0: none). */
+int store_raw_horizon(struct store *store, int64_t *ts);
 
 /*
  * The daily level, merged by store_maintain() from whole days of hourly rollups and cycles

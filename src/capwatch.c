@@ -113,8 +113,17 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 	}
 }
 
-/* The one place a stored value becomes damage, for the replay and the live update alike. */
-static void add_sample(struct replay_target *t, double temp_c) {
+/*
+ * The one place a stored value becomes damage, for the replay and the live update alike.
+ * False when the sample is not this part's (before its in-service date).
+ */
+static bool add_sample(struct replay_target *t, double temp_c) {
+	// A part ages from its in-service date on: a sample stands for the cycle_dt before it,
+	// and time before that date was its predecessor's.
+	if (t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
+		t->cycle_ts = INT64_MIN;
+		return false;
+	}
 	double dt_h = (double)t->cycle_dt / 3600.0;
 	lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
 	if (t->collect) {
@@ -122,6 +131,7 @@ static void add_sample(struct replay_target *t, double temp_c) {
 		t->pts[t->n_pts++] = (struct lifetime_point){temp_c, dt_h};
 	}
 	t->cycle_ts = INT64_MIN; // one sample per cycle
+	return true;
 }
 
 static void add_secs(struct replay_target *t, int64_t q, int64_t dt_s) {
@@ -138,8 +148,10 @@ static int replay_sample(void *ctx, const struct store_sample *s) {
 	for (size_t i = 0; i < rp->n_targets; i++) {
 		struct replay_target *t = &rp->targets[i];
 		if (t->channel_id == s->channel_id && t->cycle_ts == s->ts) {
-			add_secs(t, s->q, t->cycle_dt);
-			add_sample(t, (double)s->q * t->resolution);
+			int64_t dt = t->cycle_dt;
+			if (add_sample(t, (double)s->q * t->resolution)) {
+				add_secs(t, s->q, dt);
+			}
 		}
 	}
 	return 0;
@@ -172,9 +184,11 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 		}
 		for (size_t b = 0; b < r->n_bins; b++) {
 			t->cycle_dt = r->bin_count[b] * rr->nominal_s;
-			t->cycle_ts = 0;
-			add_secs(t, r->bin_q[b], t->cycle_dt);
-			add_sample(t, (double)r->bin_q[b] * t->resolution);
+			t->cycle_ts = r->hour + 3600; // the values stand for time within the hour
+			int64_t dt = t->cycle_dt;
+			if (add_sample(t, (double)r->bin_q[b] * t->resolution)) {
+				add_secs(t, r->bin_q[b], dt);
+			}
 		}
 		rr->first_hour = r->hour < rr->first_hour ? r->hour : rr->first_hour;
 	}
@@ -442,6 +456,16 @@ static int replay_piece(struct store *store, int64_t a, int64_t b, struct replay
 	return rc;
 }
 
+/* True when every target's part was in service from @ts on (or has no in-service date). */
+static bool in_service_from(const struct replay_target *targets, size_t n, int64_t ts) {
+	for (size_t i = 0; i < n; i++) {
+		if (targets[i].p->in_service >= 0 && targets[i].p->in_service > ts) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * A merged day whose included cycles all follow the previous one by the same spacing s, the
  * first one too and not as a gap: struct lifetime_spacing gives each of its samples exactly
@@ -570,7 +594,8 @@ static int replay_days(struct store *store, int64_t from, int64_t to, int64_t fa
 			row++;
 		}
 		int64_t s;
-		if (!steady_day(&c, d, &s)) {
+		// A day whose samples all stand for time in service; otherwise sample by sample.
+		if (!steady_day(&c, d, &s) || !in_service_from(targets, n, d->first_ts - s)) {
 			rc = replay_piece(store, d->day, d->day + 86400, targets, n, ids, n_ids,
 					  &c);
 			continue;
@@ -1145,7 +1170,8 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
 		if (w->sp.prev_ts != INT64_MIN && cycle->ts <= w->sp.prev_ts) {
 			continue; // counted by the catch-up already
 		}
-		struct replay_target t = {.p = &w->p, .acc = &w->acc, .sp = &w->sp};
+		struct replay_target t = {
+			.p = &w->p, .acc = &w->acc, .sp = &w->sp, .cycle_ts = cycle->ts};
 		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, 0, NULL);
 		cw->dirty = true;
 		const struct channel *ch = NULL;

@@ -739,4 +739,7 @@ void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *ou
 	buf_printf(out, "L0=%a T0=%a m=%d b=%a s=%a ea=%a r=%a lo=%a", p->rated_life_h,
 		   p->rated_temp_c, (int)p->model, p->base, p->step_k, p->ea_ev, p->rise_k,
 		   p->validity_low_c);
+	if (p->in_service >= 0) { // it bounds which samples count
+		buf_printf(out, " is=%lld", (long long)p->in_service);
+	}
 }

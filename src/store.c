@@ -101,8 +101,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)",
 	[ST_CHANNEL_SEEN] = "UPDATE channels SET last_seen = max(last_seen, ?2), present = 1 "
 			    "WHERE id = ?1",
-	[ST_CHANNEL_UPDATE] = "UPDATE channels SET source = ?2, label = ?3, path = ?4, meta = ?5 "
-			      "WHERE id = ?1",
+	// A channel imported without a unit ('1') takes the live sensor's kind and unit.
+	[ST_CHANNEL_UPDATE] = "UPDATE channels SET source = ?2, label = ?3, path = ?4, meta = ?5, "
+			      "kind = CASE unit WHEN '1' THEN ?6 ELSE kind END, "
+			      "unit = CASE unit WHEN '1' THEN ?7 ELSE unit END WHERE id = ?1",
 	[ST_CHANNEL_ABSENT] = "UPDATE channels SET present = 0 WHERE id = ?1 AND present = 1",
 	[ST_CHANNEL_PRESENT] = "UPDATE channels SET present = 1 WHERE id = ?1 AND present = 0",
 	[ST_CHANNEL_SPAN] =
@@ -613,6 +615,9 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 		sqlite3_bind_text(st, 3, ch->label ? ch->label : ch->key, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, ch->path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 5, ch->meta, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, channel_kind_name(ch->kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, ch->unit ? ch->unit : channel_kind_unit(ch->kind), -1,
+				  SQLITE_STATIC);
 		int rc = step_done(st);
 		if (rc != SQLITE_OK) {
 			return fail(store, rc, "could not update a channel");
@@ -1861,6 +1866,11 @@ static int days_invalidate(struct store *store, int64_t hour) {
 		rc = state_set_int(store, STATE_DAY_HORIZON, day_of(hour));
 	}
 	return rc;
+}
+
+int store_raw_horizon(struct store *store, int64_t *ts) {
+	*ts = 0;
+	return state_get_int(store, STATE_RAW_HORIZON, ts);
 }
 
 /* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */

@@ -26,11 +26,15 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define IMPORT_BATCH      20000     // values per import transaction at most
-#define IMPORT_BATCH_MS   100       // and milliseconds of work per transaction at most
-#define IMPORT_PAUSE_MS   100       // between transactions: SQLite busy handlers poll this often
-#define IMPORT_OLDEST     946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
-#define IMPORT_FUTURE_S   3600      // tolerance for a clock a little ahead of ours
+#define IMPORT_BATCH    20000     // values per import transaction at most
+#define IMPORT_BATCH_MS 100       // and milliseconds of work per transaction at most
+#define IMPORT_PAUSE_MS 100       // between transactions: SQLite busy handlers poll this often
+#define IMPORT_OLDEST   946684800 // 2000-01-01T00:00:00Z: nothing older is a thermlog stamp
+/*
+ * No tolerance for stamps after now: a running daemon stores only cycles later than every
+ * stored one, so a row even a minute ahead would cost it every cycle until then.
+ */
+#define IMPORT_FUTURE_S   0
 #define IMPORT_MAX_PLACES 9
 
 /* ---- export ---- */
@@ -103,6 +107,9 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 		goto close;
 	}
 	struct cli_output out = {0};
+	if (output && strcmp(output, "-") == 0) {
+		output = NULL; // as usual, "-o -" is the standard output
+	}
 	char *db_path = cli_store_path(ctx);
 	bool opened = !output || cli_output_open(&out, "export", output, db_path, force, 0);
 	free(db_path);
@@ -278,6 +285,7 @@ struct importer {
 	bool skip_bad;
 	bool quiet; // the second pass: rows were reported already
 	int64_t now;
+	int64_t raw_horizon; // raw values before it were pruned (retention.raw): none can be stored
 	enum time_unit unit;
 	struct import_channel *ch;
 	size_t n_ch, cap_ch;
@@ -441,8 +449,10 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 	if (*ts > im->now + IMPORT_FUTURE_S) {
 		char iso[TIMEFMT_ISO_LEN];
 		timefmt_iso(*ts, iso);
-		report(im, line, "time %s (%s) is in the future (more than %d s after now)", u, iso,
-		       IMPORT_FUTURE_S);
+		report(im, line,
+		       "time %s (%s) is in the future: a running thermlogd could store no cycle "
+		       "until then",
+		       u, iso);
 		return false;
 	}
 	if (*ts < IMPORT_OLDEST) {
@@ -450,6 +460,16 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		timefmt_iso(*ts, iso);
 		report(im, line, "time %s (%s) is before 2000-01-01: not a plausible stamp", u,
 		       iso);
+		return false;
+	}
+	if (*ts < im->raw_horizon) {
+		char iso[TIMEFMT_ISO_LEN], horizon[TIMEFMT_ISO_LEN];
+		timefmt_iso(*ts, iso);
+		timefmt_iso(im->raw_horizon, horizon);
+		report(im, line,
+		       "time %s (%s) is before %s, where this database's raw history starts (older "
+		       "values were pruned by retention.raw)",
+		       u, iso, horizon);
 		return false;
 	}
 	const char *key = field(r, im->col_channel);
@@ -610,7 +630,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	const char *usage =
 		"usage: thermlog import [--format long] [--skip-bad] [--time-unit s|ms|us] FILE|-\n"
 		"Columns by header name: time (ISO 8601 or unix seconds) or unix, channel, value; "
-		"optional unit.\nStamps must lie between 2000-01-01 and one hour from now; "
+		"optional unit.\nStamps must lie between 2000-01-01 and now; "
 		"--time-unit ms|us reads unix\nstamps in milliseconds or microseconds.\n";
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
@@ -661,8 +681,9 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		return rc;
 	}
 	rc = CLI_EXIT_FAILURE;
-	if (store_channels(store, &im.stored, &im.n_stored) < 0) {
-		fprintf(stderr, "thermlog import: could not read the channel list\n");
+	if (store_channels(store, &im.stored, &im.n_stored) < 0 ||
+	    store_raw_horizon(store, &im.raw_horizon) < 0) {
+		fprintf(stderr, "thermlog import: could not read the database\n");
 		goto out;
 	}
 	if (import_pass(&im, in, store, true) < 0) {
@@ -774,6 +795,12 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 	mode_t mode = stat(db_path, &sb) == 0 ? (sb.st_mode & 07777) : 0600;
 	struct cli_output out;
 	rc = CLI_EXIT_FAILURE;
+	// SQLite writes the copy by name: a pipe or a device (which would block) cannot take it.
+	if (stat(path, &sb) == 0 && (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		fprintf(stderr, "thermlog backup: %s is not a regular file; name a new file\n",
+			path);
+		goto out;
+	}
 	if (!cli_output_open(&out, "backup", path, db_path, false, mode)) {
 		goto out;
 	}

@@ -39,7 +39,7 @@ static bool parse_number(const char *opt, const char *s, double *out) {
 	errno = 0;
 	double v = strtod(s, &end);
 	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-		fprintf(stderr, "thermlog lifetime: %s: '%s' is not a number\n", opt, s);
+		fprintf(stderr, "thermlog lifetime calc: %s: '%s' is not a number\n", opt, s);
 		return false;
 	}
 	*out = v;
@@ -341,9 +341,14 @@ static void print_table(const struct lifetime_report *rep) {
 			continue;
 		}
 		printf("  %s:", e->cc->name);
+		// Relative lives are uncapped figures: bound them by the seal-ageing cap, marked *.
+		double cap_h = (isnan(e->cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y
+							     : e->cc->life_cap_years) *
+			       LIFETIME_HOURS_PER_YEAR;
 		for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
-			printf("  -%g K: x%.2f (%.0f h)", r->relative[k].reduction_k,
-			       r->relative[k].factor, r->relative[k].life_h);
+			double h = r->relative[k].life_h;
+			printf("  -%g K: x%.2f (%s%.0f h)", r->relative[k].reduction_k,
+			       r->relative[k].factor, h > cap_h ? "*" : "", h > cap_h ? cap_h : h);
 		}
 		printf("\n");
 	}

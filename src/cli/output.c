@@ -56,18 +56,45 @@ static bool is_database(const char *path, const char *db_path) {
 bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, const char *db_path,
 		     bool force, mode_t mode) {
 	*out = (struct cli_output){.force = force};
+	if (!*path) {
+		fprintf(stderr, "thermlog %s: the file name is empty\n", cmd);
+		return false;
+	}
 	if (is_database(path, db_path)) {
 		fprintf(stderr,
 			"thermlog %s: %s is the database %s or one of its files; refusing to write "
-			"it (even with --force)\n",
-			cmd, path, db_path);
+			"it%s\n",
+			cmd, path, db_path,
+			strcmp(cmd, "backup") == 0 ? "" : " (even with --force)");
 		return false;
 	}
 	struct stat sb;
-	if (!force && lstat(path, &sb) == 0) {
-		fprintf(stderr, "thermlog %s: %s exists; refusing to overwrite it (--force does)\n",
-			cmd, path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "thermlog %s: %s is a directory; name a file\n", cmd, path);
 		return false;
+	}
+	if (stat(path, &sb) == 0 && (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		// A pipe or a device (/dev/stdout, /dev/null) replaces nothing: write into it,
+		// never rename a file over the node.
+		out->f = fopen(path, "w");
+		if (!out->f) {
+			fprintf(stderr, "thermlog %s: could not open %s: %s\n", cmd, path,
+				strerror(errno));
+			return false;
+		}
+		out->path = xstrdup(path);
+		return true;
+	}
+	if (!force && lstat(path, &sb) == 0) {
+		// backup has no --force: it never replaces a file
+		fprintf(stderr, "thermlog %s: %s exists; refusing to overwrite it (%s)\n", cmd,
+			path, strcmp(cmd, "backup") == 0 ? "name a new file" : "--force does");
+		return false;
+	}
+	// --force through a symbolic link replaces the file it names, not the link.
+	char *real = force ? realpath(path, NULL) : NULL;
+	if (real) {
+		path = real;
 	}
 	char *copy = xstrdup(path);
 	out->tmp = xasprintf("%s/.thermlog-%s.XXXXXX", dirname(copy), cmd);
@@ -78,6 +105,7 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 			strerror(errno));
 		free(out->tmp);
 		out->tmp = NULL;
+		free(real);
 		return false;
 	}
 	if (mode == 0) {
@@ -88,6 +116,7 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 	fchmod(fd, mode);
 	out->f = fdopen(fd, "w");
 	out->path = xstrdup(path);
+	free(real);
 	return true;
 }
 
@@ -95,7 +124,9 @@ bool cli_output_commit(struct cli_output *out, const char *cmd) {
 	bool good = true; // a file written by another writer (the backup) was closed already
 	int err = 0;
 	if (out->f) {
-		good = fflush(out->f) == 0 && !ferror(out->f) && fsync(fileno(out->f)) == 0;
+		// A pipe or a device cannot be synced and is not renamed.
+		good = fflush(out->f) == 0 && !ferror(out->f) &&
+		       (!out->tmp || fsync(fileno(out->f)) == 0);
 		err = errno;
 		if (fclose(out->f) != 0 && good) {
 			good = false;
@@ -108,6 +139,11 @@ bool cli_output_commit(struct cli_output *out, const char *cmd) {
 			strerror(err));
 		cli_output_abort(out);
 		return false;
+	}
+	if (!out->tmp) {
+		free(out->path);
+		out->path = NULL;
+		return true;
 	}
 	// Without --force, link() fails if the target appeared meanwhile: never replace it.
 	int rc = out->force ? rename(out->tmp, out->path) : link(out->tmp, out->path);

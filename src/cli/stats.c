@@ -100,13 +100,17 @@ bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w,
 		config_finish(&cfg);
 		return false;
 	}
-	// As in the API: an end left out is now (--to) or the limit does not apply (--from).
-	int64_t from = w->p.has_from ? w->p.from : INT64_MIN;
+	// As in the API: an end left out is now (--to) or the limit does not apply (--from),
+	// except to the stretch after now that a --to alone adds (--to 2999-01-01).
+	static const char *const ahead[] = {"now", "--to"};
+	bool to_alone_ahead = !w->p.has_from && w->p.to > now;
+	int64_t from = w->p.has_from ? w->p.from : to_alone_ahead ? now : INT64_MIN;
 	int64_t to = w->p.has_to ? w->p.to : now;
 	char *err = NULL;
 	int bad;
 	int rc = query_window_check(from, to, !w->p.has_to,
-				    w->p.has_from ? cfg.http.max_window_s : 0, names, &bad, &err);
+				    w->p.has_from || to_alone_ahead ? cfg.http.max_window_s : 0,
+				    to_alone_ahead ? ahead : names, &bad, &err);
 	config_finish(&cfg);
 	if (rc < 0) {
 		fprintf(stderr, "thermlog %s: %s\n", cmd, err);

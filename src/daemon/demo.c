@@ -22,6 +22,7 @@
 #include "src/daemon/demo-yaml.h"
 
 #define DEMO_BACKFILL_S (7 * 86400)
+#define DEMO_STATE_KEY  "demo.database" // marks a database the demo created
 
 static int64_t floor_div(int64_t a, int64_t b) {
 	int64_t q = a / b;
@@ -92,6 +93,23 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (store_info(store, &info) < 0) {
 		return -EIO;
 	}
+	// Simulated history goes only into a database the demo started: never into one holding
+	// real history, whatever name (a symlink, another path) it is reached by.
+	char *mark = NULL;
+	int rc = store_state_get(store, DEMO_STATE_KEY, &mark);
+	free(mark);
+	if (rc == -ENOENT && info.cycles > 0) {
+		log_error("demo: %s holds %" PRId64 " cycles the demo did not write; it adds "
+			  "simulated history only to its own database: choose a new --db",
+			  demo->db_path, info.cycles);
+		return -EEXIST;
+	}
+	if (rc == -ENOENT) {
+		rc = store_state_set(store, DEMO_STATE_KEY, "simulated");
+	}
+	if (rc < 0) {
+		return rc;
+	}
 	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
 	if (info.last_cycle >= from) {
 		from = floor_div(info.last_cycle, 60) * 60 + 60;
@@ -102,7 +120,7 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	}
 	log_info("demo: backfilling %" PRId64 " minutes of simulated history",
 		 (to - from) / 60 + 1);
-	int rc = store_begin(store);
+	rc = store_begin(store);
 	if (rc < 0) {
 		return rc;
 	}

@@ -5,6 +5,7 @@ imports beside a writer (TAP).
 
 usage: test-trust.py THERMLOG FIXTURES_DIR [THERMLOGD]
 """
+import json
 import os
 import re
 import shutil
@@ -99,9 +100,32 @@ def test_targets():
     p = run("backup", copy, db=db)
     ok(p.returncode == 0, "backup to a new file", p.stderr)
     p = run("backup", copy, db=db)
-    ok(p.returncode == 1, "backup refuses an existing file", p.stderr)
+    ok(p.returncode == 1 and "--force" not in p.stderr,
+       "backup refuses an existing file (and offers no --force it does not have)", p.stderr)
     p = run("backup", db, db=db)
     ok(p.returncode == 1 and digest(db) == before, "backup onto the database refused", p.stderr)
+    # Not a regular file: written in place, never replaced by a renamed regular file.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    p = run("export", "--force", "-o", fifo, db=db)
+    if p.returncode != 0:
+        open(fifo, "wb").close()  # release the reader
+    reader.join(30)
+    ok(p.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and
+       got[0].startswith(b"time,"), "export --force -o FIFO writes into it, the FIFO stays",
+       p.stderr)
+    p = run("export", "-o", "", db=db)
+    ok(p.returncode == 1 and "empty" in p.stderr, "export -o '' says the name is empty", p.stderr)
+    for target in ("/dev/stdout", "-"):
+        p = subprocess.run(f"'{os.path.abspath(thermlog)}' -c '{empty_cfg}' --db '{db}' export -o {target} | cat",
+                           shell=True, capture_output=True, text=True, cwd=tmp, timeout=60)
+        ok(p.returncode == 0 and p.stdout.startswith("time,") and
+           not os.path.exists(os.path.join(tmp, "-")), f"export -o {target} writes to stdout",
+           p.stderr)
+    ok(not leftovers(tmp), "no temporary files left behind", leftovers(tmp))
 
 
 # --- 2: impossible times ----------------------------------------------------------------------
@@ -131,6 +155,70 @@ def test_times():
     ok(f",{stamp},bench/tc,41" in p.stdout, "stored at the right second", p.stdout)
     p = run("import", "--time-unit", "us", os.path.join(tmp, "microseconds.csv"), db=db)
     ok(p.returncode == 0, "--time-unit us imports microseconds", p.stderr)
+    if thermlogd:
+        future_row_beside_daemon()
+        before_raw_horizon()
+
+
+def before_raw_horizon():
+    """A row older than the pruned raw history is a bad row found before anything is stored."""
+    db = make_db("pruned.db", n=3 * 24 * 60)
+    cfg = write(os.path.join(tmp, "pruned.yaml"),
+                "interval: 1s\nretention:\n  raw: 1d\nsources:\n  hwmon: {enabled: false}\n")
+    log = open(os.path.join(tmp, "pruned.log"), "w+")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.time() + 30
+    while time.time() < deadline and "first cycle stored" not in open(log.name).read():
+        time.sleep(0.2)
+    time.sleep(1)
+    d.terminate()
+    d.wait(20)
+    rows = [(NOW - 3600 - 2 * i, "late/t", "41") for i in range(30000)]  # 17 h: enough batches
+    rows.append((NOW - 2 * 86400, "late/t", "42"))
+    src = write(os.path.join(tmp, "late.csv"), csv_rows(rows))
+    before = run("export", "--channel", "late/t", db=db).stdout
+    p = run("import", src, db=db)
+    ok(p.returncode == 1 and ":30002:" in p.stderr and "retention" in p.stderr,
+       "a row before the pruned raw history is refused, naming the line", p.stderr)
+    ok(run("export", "--channel", "late/t", db=db).stdout == before,
+       "and nothing was imported", p.stdout)
+    p = run("import", "--skip-bad", src, db=db)
+    ok(p.returncode == 0 and counts(p.stdout) == (30000, 0, 0), "--skip-bad imports the rest",
+       p.stdout + p.stderr)
+
+
+def future_row_beside_daemon():
+    """A row stamped a little ahead of now must not stop a running daemon's cycles."""
+    db = os.path.join(tmp, "live.db")
+    cfg = write(os.path.join(tmp, "live.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    log = open(os.path.join(tmp, "live.log"), "w+")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(db + "-wal"):
+            time.sleep(0.2)
+        time.sleep(1.5)
+        now = int(time.time())
+        p = run("import", write(os.path.join(tmp, "soon.csv"),
+                                csv_rows([(now + 120, "bench/tc", "41")])), db=db)
+        ok(p.returncode == 1 and "future" in p.stderr,
+           "a row two minutes ahead is refused on a live database", p.stdout + p.stderr)
+        time.sleep(4)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        after = con.execute("SELECT count(*) FROM cycles WHERE ts > ? AND ts <= ?",
+                            (now, int(time.time()))).fetchone()[0]
+        con.close()
+        log.seek(0)
+        text = log.read()
+        ok(after >= 2 and "not stored" not in text,
+           f"the daemon kept storing its cycles ({after} since the import)", text[-1000:])
+    finally:
+        d.terminate()
+        d.wait(20)
 
 
 # --- 6, 7: resolution and counts ----------------------------------------------------------------
@@ -169,6 +257,42 @@ def test_counts():
        "--skip-bad skips a too-fine value and imports the rest", p.stdout + p.stderr)
 
 
+def test_import_then_daemon():
+    """Integers imported (no unit column) before the daemon first sees the channel."""
+    if not thermlogd:
+        return
+    db = os.path.join(tmp, "first.db")
+    t = NOW - 7200
+    p = run("import", write(os.path.join(tmp, "first.csv"),
+                            "unix,channel,value\n" + f"{t},thermal/soc-thermal,45\n"
+                            f"{t + 60},thermal/soc-thermal,46\n"), db=db)
+    ok(p.returncode == 0, "integers imported for a channel the daemon has not seen", p.stderr)
+    cfg = write(os.path.join(tmp, "first.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
+                          "--db", db, "--listen", "127.0.0.1:0"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        live = []
+        while time.time() < deadline and len(live) < 2:
+            time.sleep(0.5)
+            out = run("export", "--channel", "thermal/soc-thermal", "--from", str(NOW - 60),
+                      db=db).stdout
+            live = out.splitlines()[1:]
+    finally:
+        d.terminate()
+        d.wait(20)
+    ok(live and all(x.split(",")[3] == "43.461" for x in live),
+       "live 43.461 stored exactly after the integer import", live[-3:])
+    p = run("channels", "--channel", "thermal/soc-thermal", "--json", db=db)
+    ch = (json.loads(p.stdout)["channels"] or [{}])[0] if p.returncode == 0 else {}
+    ok(ch.get("unit") == "celsius" and ch.get("kind") == "temperature" and
+       ch.get("source") == "thermal",
+       "the live sensor gives the imported channel its kind and unit", p.stdout + p.stderr)
+    p = run("stats", "--channel", "thermal/soc-thermal", db=db)
+    ok("°C" in p.stdout, "stats shows the channel in °C", p.stdout)
+
+
 # --- 13: windows --------------------------------------------------------------------------------
 def test_windows():
     db = make_db("window.db")
@@ -179,6 +303,12 @@ def test_windows():
     ok(p.returncode == 2 and "limit" in p.stderr, "export over the limit refused", p.stderr)
     p = run("stats", "--from", "-4d", db=db)
     ok(p.returncode == 0, "a window within the limit works", p.stderr)
+    for args in (["stats", "--to", "2999-01-01"], ["export", "--to", "2999-01-01"]):
+        p = run(*args, db=db)
+        ok(p.returncode == 2 and "limit" in p.stderr and "--to" in p.stderr,
+           f"{args[0]} --to 2999-01-01 alone refused with the limit", p.stdout[:300] + p.stderr)
+    p = run("stats", "--to", str(NOW + 86400), db=db)
+    ok(p.returncode == 0, "--to a day ahead alone works", p.stderr)
     cfg = write(os.path.join(tmp, "window.yaml"), "http:\n  max_window: 1d\n")
     p = run("stats", "--from", "-4d", db=db, cfg=cfg)
     ok(p.returncode == 2 and "86400 s" in p.stderr, "the configured limit applies", p.stderr)
@@ -281,7 +411,7 @@ def test_batches():
        f"longest wait {max(waits or [0]) * 1000:.0f} ms, import {took:.1f} s", errors[:3])
 
 
-tests = [test_targets, test_times, test_counts, test_windows, test_readonly, test_sample,
+tests = [test_targets, test_times, test_counts, test_import_then_daemon, test_windows, test_readonly, test_sample,
          test_batches]
 try:
     for t in tests:

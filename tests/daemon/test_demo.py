@@ -87,6 +87,30 @@ def run(tap):
         tap.ok(added < 10, "backfills only the gap (%d cycles added)" % added)
         tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
 
+        # A database with history the demo did not write is never filled with simulated data,
+        # under any name.
+        real = os.path.join(wd, "real.db")
+        cfg = os.path.join(wd, "real.yaml")
+        with open(cfg, "w") as f:
+            f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+        fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                               "rock5c")
+        s = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", fixture, "--db", real, "--listen",
+                             "127.0.0.1:0"], name="service").start()
+        wait_for(lambda: len(cycles(real)) >= 2, 30, 0.2)
+        tap.ok(s.stop(signal.SIGTERM) == 0, "a service database with a few live cycles")
+        mine = cycles(real)
+        link = os.path.join(wd, "other-name.db")
+        os.symlink(real, link)
+        for name, path in (("its name", real), ("a symlink", link)):
+            r = Daemon(exe, wd, ["--demo", "--db", path, "--listen", "127.0.0.1:0"],
+                       name="onreal-" + name.replace(" ", "-"))
+            r.start()
+            code = r.wait_exit(30)
+            tap.ok(code not in (0, None) and "did not write" in r.log_text(),
+                   "the demo refuses a database with other history (%s)" % name, r.log_text())
+            tap.ok(cycles(real) == mine, "and adds nothing to it (%s)" % name)
+
         r = Daemon(exe, wd, ["--demo", "--db", "/var/lib/thermlog/thermlog.db"], name="real")
         r.start()
         tap.ok(r.wait_exit(20) == 2 and "never writes" in r.log_text(),

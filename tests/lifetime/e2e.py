@@ -263,6 +263,29 @@ def service_tests(db, tmp, ref):
        "in service since July: not past its life", new)
     near(new["remaining_h"], (1 - new["consumed_fraction_total"]) * new["life_uncapped_h"], 1e-9,
          "remaining life after the extrapolated damage")
+    # A part put in service during the stored history (a replacement) ages from that day only.
+    with open(cfg, "w") as f:
+        f.write("capacitors:\n" + part.format(name="C72 replaced", date="2026-08-02")
+                + part.format(name="C73 not yet", date="2030-01-01")
+                + part.format(name="C74", date="2026-08-02").replace("    in_service: 2026-08-02\n", ""))
+    replaced, future, _ = json.loads(run("--db", db, "-c", cfg, "lifetime", "--json").stdout)["capacitors"]
+    since = json.loads(run("--db", db, "-c", cfg, "lifetime", "--from", "2026-08-02",
+                           "--json").stdout)["capacitors"][2]
+    near(replaced["consumed_fraction"], since["consumed_fraction"], 1e-9,
+         "in service during the history: only the samples since then age the part")
+    near(replaced["observed_h"], since["observed_h"], 1e-9, "and only they are observed time")
+    ok(future["consumed_fraction"] == 0 and future["observed_h"] == 0,
+       "in service only in the future: nothing consumed yet", future)
+    out = run("--db", db, "-c", cfg, "lifetime").stdout
+    ok("nan" not in out, "no nan in the text for those parts", out)
+    # "If it ran cooler" stays within the seal-ageing cap, as the dashboard shows it.
+    cooler = re.findall(r"-(\d+) K: x[\d.]+ \((\*?)(\d+) h\)", out)
+    ok(cooler and all(int(h) <= 131400 for _, _, h in cooler) and
+       any(star and int(h) == 131400 for _, star, h in cooler),
+       "the cooler lives are capped at 131400 h and marked *", out)
+    with open(cfg, "w") as f:
+        f.write("capacitors:\n" + part.format(name="C70 since 2020", date="2020-01-01")
+                + part.format(name="C71 since July", date="2026-07-01"))
     out = run("--db", db, "-c", cfg, "lifetime").stdout
     ok("C70 since 2020: PAST ITS ESTIMATED LIFE" in out and out.count("PAST ITS ESTIMATED LIFE") == 1,
        "the text says so loudly, for that part only", out)
@@ -343,6 +366,8 @@ def calc_tests():
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:0"], "hours must be positive"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105"], "either --temp-c or --profile"),
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "nan"],
+         "thermlog lifetime calc: --temp-c: 'nan' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "x"], "expected bt"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "60", "--model", "arrhenius"],
          "--model arrhenius needs --ea-ev"),

@@ -22,9 +22,13 @@ def run(tap):
     with Workdir("thermlog-lifetime-import.") as wd:
         db = os.path.join(wd, "t.db")
         port = free_port()
+        # C2 was put in service two days ago: history before that is its predecessor's.
+        since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 2 * 86400))
         cfg = write_config(os.path.join(wd, "t.yaml"), interval="1s", extra=(
             "capacitors:\n  - name: C1\n    sensor: %s\n    rated_life_h: 2000\n"
-            "    rated_temp_c: 105\n" % SENSOR))
+            "    rated_temp_c: 105\n"
+            "  - name: C2\n    sensor: %s\n    rated_life_h: 2000\n    rated_temp_c: 105\n"
+            "    in_service: %s\n" % (SENSOR, SENSOR, since)))
         args = ["-c", cfg, "--sysfs-root", fixture, "--db", db, "--listen", "127.0.0.1:%d" % port]
         base = "http://127.0.0.1:%d" % port
 
@@ -47,40 +51,46 @@ def run(tap):
             for _ in range(40):
                 t1 = len(cycles(db))
                 metrics = get("/metrics")
-                api = json.loads(get("/api/v1/lifetime"))["capacitors"][0]
+                api = json.loads(get("/api/v1/lifetime"))["capacitors"]
                 cli = subprocess.run([thermlog, "--db", db, "-c", cfg, "lifetime", "--json"],
                                      capture_output=True, text=True)
                 if len(cycles(db)) == t1:
                     break
                 time.sleep(0.2)
-            m = re.search(r'^thermlog_capacitor_consumed_ratio\{[^}]*\} (\S+)$', metrics, re.M)
-            running = float(m.group(1)) if m else None
-            c = json.loads(cli.stdout)["capacitors"][0] if cli.returncode == 0 else {}
-            tap.ok(running == api["consumed_fraction"] == c.get("consumed_fraction"),
+            m = re.findall(r'^thermlog_capacitor_consumed_ratio\{capacitor="(C\d)"[^}]*\} (\S+)$',
+                           metrics, re.M)
+            running = {name: float(v) for name, v in m}
+            apis = {c["name"]: c["consumed_fraction"] for c in api}
+            clis = {c["name"]: c["consumed_fraction"] for c in json.loads(cli.stdout)["capacitors"]} \
+                if cli.returncode == 0 else {}
+            tap.ok(len(running) == 2 and running == apis == clis,
                    "%s: /metrics, the API and the CLI agree to the bit" % what,
-                   "metrics %r api %r cli %r\n%s" % (running, api["consumed_fraction"],
-                                                     c.get("consumed_fraction"), d.log_text()))
-            return api
+                   "metrics %r api %r cli %r\n%s" % (running, apis, clis, d.log_text()))
+            return api[0], api[1]
 
         d = Daemon(thermlogd, wd, args).start()
         tap.ok(len(wait_cycles(db, 3, 30, d)) >= 3, "the daemon stores cycles", d.log_text())
-        before = agree(d, "live history only")
+        before, _ = agree(d, "live history only")
         tap.ok(d.stop() == 0, "stops cleanly (the running damage is saved)", d.log_text())
 
         first = cycles(db)[0][0]
         import_hours(first - 86400, 6, 95.0)  # a hot spell the day before
         d = Daemon(thermlogd, wd, args).start()
         tap.ok(len(wait_cycles(db, len(cycles(db)) + 2, 30, d)) > 0, "restarted", d.log_text())
-        after = agree(d, "import, then restart")
+        after, after2 = agree(d, "import, then restart")
         tap.ok(after["consumed_fraction"] > 10 * before["consumed_fraction"],
                "the imported hot spell counts", (before, after))
 
         n = len(cycles(db))
         import_hours(first - 3 * 86400, 6, 100.0)  # imported while the daemon runs
         tap.ok(len(wait_cycles(db, n + 6 * 60 + 2, 30, d)) > 0, "the daemon goes on")
-        later = agree(d, "import while running")
+        later, later2 = agree(d, "import while running")
         tap.ok(later["consumed_fraction"] > 1.5 * after["consumed_fraction"],
                "the second import counts too", (after, later))
+        grew, grew2 = (x["consumed_fraction"] - y["consumed_fraction"]
+                       for x, y in ((later, after), (later2, after2)))
+        tap.ok(0 <= grew2 < 0.01 * grew,
+               "but not for C2, in service only since %s" % since, (after2, later2))
         tap.ok(d.stop() == 0, "stops cleanly", d.log_text())
 
 
