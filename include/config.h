@@ -1,4 +1,4 @@
-/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml (read by yamltree). */
+/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml. */
 #ifndef CONFIG_H
 #define CONFIG_H
 

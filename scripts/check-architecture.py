@@ -14,27 +14,22 @@ import sys
 LAYERS = {
     # ground: no knowledge of anything thermlog-specific beyond channel identity
     "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground",
-    "strfmt": "ground", "timefmt": "ground", "channel": "ground", "version": "ground",
-    "sysfs": "ground", "sha256": "ground", "textfile": "ground", "window": "ground",
-    "codec": "ground", "table": "cli",
+    "timefmt": "ground", "channel": "ground", "sha256": "ground", "codec": "ground",
     # pure models
     "stats": "stats", "runstats": "stats", "lifetime": "lifetime",
-    # configuration
-    "config": "config", "yaml-tree": "config", "yamltree": "config", "yaml": "config",
-    # clock state and the live snapshot
+    # configuration: the schema over the generic YAML toolkit
+    "config": "config", "yamltree": "config",
+    # clock state (and the cycle that carries it) and the live snapshot
     "clock": "clock", "cycle": "clock", "live": "live", "capstate": "live",
     # sources and the sampler
-    "sampler": "sources", "source": "sources", "plausible": "sources", "meminfo": "sources",
-    "counters": "sources",
+    "sampler": "sources", "source": "sources", "meminfo": "sources", "counters": "sources",
     # the one SQLite owner
     "store": "store",
     # answers over the store
     "query": "query", "export": "query", "csv": "query", "capwatch": "query",
-    "lifetime-history": "query", "lifehist": "query", "peak": "query", "repair": "query",
-    "runs": "query", "jobcsv": "query",
+    "jobcsv": "query", "runs": "query",
     # http
-    "http": "http", "server": "http", "api": "api", "metrics": "api", "web": "api",
-    "auth": "api", "session": "api",
+    "http": "http", "api": "api", "metrics": "api", "web": "api", "session": "api",
     # daemon
     "daemon": "daemon", "main": "daemon", "recorder": "daemon", "notify": "daemon",
     "demo": "daemon", "demo-yaml": "daemon", "sim": "daemon", "runsock": "daemon",
