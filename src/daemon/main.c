@@ -1,13 +1,12 @@
 /*
- * thermlogd: samples every channel on a wall-clock-aligned cadence into SQLite, serves HTTP,
- * keeps the capacitors' running damage, and talks to systemd. See docs/DAEMON.md.
+ * thermlogd: options, signals, the wall-clock-aligned timer loop, start and stop. The work of
+ * one cycle is the recorder's (recorder.c), the demo's board and database are demo.c's; this
+ * file wires them to the HTTP server and systemd. See docs/DAEMON.md.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,12 +15,10 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "clock.h"
 #include "config.h"
 #include "demo.h"
@@ -32,7 +29,6 @@
 #include "recorder.h"
 #include "sampler.h"
 #include "sim.h"
-#include "store.h"
 #include "timefmt.h"
 #include "version.h"
 #include "xalloc.h"
