@@ -854,7 +854,8 @@ static char *demo_yaml(const struct options *opt, const char *root) {
 	return xasprintf("interval: %s\n"
 			 "sysfs_root: %s\n"
 			 "sources:\n"
-			 "  hwmon: {enabled: false}\n" // libsensors would read the host's /sys
+			 "  hwmon: {enabled: false}\n"   // libsensors would read the host's /sys
+			 "  meminfo: {enabled: false}\n" // and this the host's /proc
 			 "iio_channels:\n"
 			 "  - device: fec10000.saradc\n"
 			 "    channel: voltage2\n"
