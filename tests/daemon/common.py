@@ -1,5 +1,6 @@
 """Shared helpers for the daemon fault tests: run the real thermlogd, read its database."""
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -69,9 +70,11 @@ class Daemon:
         self.log_path = os.path.join(workdir, name + ".log")
         self.out_path = os.path.join(workdir, name + ".out")
         self.proc = None
+        self.log_offset = 0
 
     def start(self):
         self.log = open(self.log_path, "a")
+        self.log_offset = self.log.tell()  # this start's lines begin here (the log is appended)
         self.out = open(self.out_path, "a")
         self.proc = subprocess.Popen([self.exe] + self.args, stdout=self.out, stderr=self.log,
                                      env=self.env)
@@ -117,6 +120,23 @@ class Daemon:
                 return f.read()
         except FileNotFoundError:
             return ""
+
+    def http_port(self, timeout=30):
+        """The port this start serves HTTP on, read from its "http: serving ... (port N)" log
+        line: with `--listen 127.0.0.1:0` the kernel picks a free port as the daemon binds it.
+        None when no such line appears within @timeout s or the daemon exits first."""
+        def found():
+            try:
+                with open(self.log_path, errors="replace") as f:
+                    f.seek(self.log_offset)
+                    m = re.search(r"http: serving .* \(port (\d+)\)$", f.read(), re.M)
+            except FileNotFoundError:
+                m = None
+            if m:
+                return int(m.group(1))
+            return None if self.alive() else -1  # -1: exited, stop waiting
+        port = wait_for(found, timeout)
+        return port if port and port > 0 else None
 
     def wait_exit(self, timeout=20):
         try:

@@ -9,7 +9,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, copy_fixture, cycles, free_port, main, \
+from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, \
     wait_cycles, wait_for, write_config
 
 
@@ -24,9 +24,9 @@ def run(tap):
         root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
         db = os.path.join(wd, "t.db")
         cfg = write_config(os.path.join(wd, "t.yaml"))
-        port = free_port()
         d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:%d" % port]).start()
+                             "--listen", "127.0.0.1:0"]).start()
+        port = d.http_port()  # port 0: the kernel picked it as the daemon bound
         before = wait_cycles(db, 3, 20, d)
 
         # Deleted (with its WAL and shm, as rm t.db* does).

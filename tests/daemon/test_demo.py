@@ -40,6 +40,8 @@ def run(tap):
                 "devfreq/dmc", "iio/maxim_thermocouple/temp", "iio/fec10000.saradc/voltage2"}
         tap.ok(want <= keys, "the ROCK 5C channels", sorted(want - keys))
         tap.ok(not any(k.startswith("hwmon/") for k in keys), "none of the host's hwmon chips")
+        tap.ok(not any(k.startswith("meminfo/") for k in keys), "none of the host's memory figures",
+               sorted(k for k in keys if k.startswith("meminfo/")))
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
                 status = json.load(r)

@@ -9,7 +9,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, copy_fixture, cycles, free_port, main, wait_cycles, \
+from common import Daemon, Workdir, copy_fixture, cycles, main, wait_cycles, \
     wait_for, write_config
 
 
@@ -27,9 +27,9 @@ def run(tap):
         root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
         db = os.path.join(wd, "t.db")
         cfg = write_config(os.path.join(wd, "t.yaml"), interval="60s")
-        port = free_port()
         d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:%d" % port]).start()
+                             "--listen", "127.0.0.1:0"]).start()
+        port = d.http_port()  # port 0: the kernel picked it as the daemon bound
         answer = wait_for(lambda: get(port, "/api/v1/latest"), 20, step=0.01)
         t_answer = time.monotonic()
         tap.ok(answer is not None, "the server answers", d.log_text())

@@ -8,7 +8,7 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, channel_ids, copy_fixture, free_port, main, samples, \
+from common import Daemon, Workdir, channel_ids, copy_fixture, main, samples, \
     wait_cycles, write_config
 
 ZONE = "thermal/bigcore0-thermal"
@@ -31,9 +31,9 @@ def run(tap):
             f.write("-5\n")
         db = os.path.join(wd, "t.db")
         cfg = write_config(os.path.join(wd, "t.yaml"))
-        port = free_port()
         d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:%d" % port]).start()
+                             "--listen", "127.0.0.1:0"]).start()
+        port = d.http_port()  # port 0: the kernel picked it as the daemon bound
         wait_cycles(db, 3, 20, d)
         latest = {c["key"]: c for c in json.loads(get(port, "/api/v1/latest"))["channels"]}
         for key in (ZONE, CPU):

@@ -18,7 +18,7 @@ import tempfile
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, free_port, ok, stop  # noqa: E402
+from thermlog_test import done, listener, ok, stop  # noqa: E402
 
 SERVE = sys.argv[1]
 TOKEN = "0123456789abcdef+test/token"  # '+' and '/' must survive the form's encoding
@@ -26,16 +26,21 @@ servers = []
 
 
 class Server:
-    """http-serve on a free loopback port (LISTEN in @yaml) with a config in its own directory."""
+    """http-serve with a config in its own directory, serving on a listening socket bound to
+    loopback port 0 (passed with --listen-fd; the LISTEN address in @yaml is then not used)."""
 
     def __init__(self, d, yaml):
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "thermlog.yaml")
         with open(path, "w") as f:
-            f.write(yaml.replace("LISTEN", f"127.0.0.1:{free_port()}"))
+            f.write(yaml.replace("LISTEN", "127.0.0.1:9470"))
         self.log = open(os.path.join(d, "serve.log"), "w+")
-        self.proc = subprocess.Popen([SERVE, path, os.path.join(d, "thermlog.db"), "--days", "1"],
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        sock = listener()
+        self.proc = subprocess.Popen([SERVE, path, os.path.join(d, "thermlog.db"), "--days", "1",
+                                      "--listen-fd", str(sock.fileno())],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     pass_fds=(sock.fileno(),))
+        sock.close()
         url = self.proc.stdout.readline().strip()
         self.port = int(url.rsplit(":", 1)[1].strip("/")) if url else None
         servers.append(self)

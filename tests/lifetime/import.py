@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from common import Daemon, Workdir, cycles, free_port, main, wait_cycles, write_config  # noqa
+from common import Daemon, Workdir, cycles, main, wait_cycles, write_config  # noqa
 
 SENSOR = "thermal/soc-thermal"  # 43.461 °C in the fixture
 
@@ -21,7 +21,6 @@ def run(tap):
     thermlogd, thermlog, fixture = sys.argv[1], sys.argv[2], sys.argv[3]
     with Workdir("thermlog-lifetime-import.") as wd:
         db = os.path.join(wd, "t.db")
-        port = free_port()
         # C2 was put in service two days ago: history before that is its predecessor's.
         since = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 2 * 86400))
         cfg = write_config(os.path.join(wd, "t.yaml"), interval="1s", extra=(
@@ -29,11 +28,12 @@ def run(tap):
             "    rated_temp_c: 105\n"
             "  - name: C2\n    sensor: %s\n    rated_life_h: 2000\n    rated_temp_c: 105\n"
             "    in_service: %s\n" % (SENSOR, SENSOR, since)))
-        args = ["-c", cfg, "--sysfs-root", fixture, "--db", db, "--listen", "127.0.0.1:%d" % port]
-        base = "http://127.0.0.1:%d" % port
+        # Port 0: each start binds a free port and logs it; `port` follows the running daemon.
+        args = ["-c", cfg, "--sysfs-root", fixture, "--db", db, "--listen", "127.0.0.1:0"]
+        port = None
 
         def get(path):
-            with urllib.request.urlopen(base + path, timeout=30) as r:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=30) as r:
                 return r.read().decode()
 
         def import_hours(start, hours, temp):
@@ -69,6 +69,9 @@ def run(tap):
             return api[0], api[1]
 
         d = Daemon(thermlogd, wd, args).start()
+        port = d.http_port()
+        if not tap.ok(port, "the daemon serves HTTP on the port it bound", d.log_text()):
+            return
         tap.ok(len(wait_cycles(db, 3, 30, d)) >= 3, "the daemon stores cycles", d.log_text())
         before, _ = agree(d, "live history only")
         tap.ok(d.stop() == 0, "stops cleanly (the running damage is saved)", d.log_text())
@@ -76,7 +79,9 @@ def run(tap):
         first = cycles(db)[0][0]
         import_hours(first - 86400, 6, 95.0)  # a hot spell the day before
         d = Daemon(thermlogd, wd, args).start()
-        tap.ok(len(wait_cycles(db, len(cycles(db)) + 2, 30, d)) > 0, "restarted", d.log_text())
+        port = d.http_port()
+        tap.ok(port and len(wait_cycles(db, len(cycles(db)) + 2, 30, d)) > 0, "restarted",
+               d.log_text())
         after, after2 = agree(d, "import, then restart")
         tap.ok(after["consumed_fraction"] > 10 * before["consumed_fraction"],
                "the imported hot spell counts", (before, after))
