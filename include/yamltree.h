@@ -61,7 +61,7 @@ void yamltree_node_free(struct yamltree_node *n); // accepts NULL
 
 /** An empty, "~" or "null" plain scalar. */
 bool yamltree_is_null(const struct yamltree_node *n);
-/** How a message names a node's value: "'text'", "a mapping", "a list", "nothing". */
+/** How a message names a node's kind: "a mapping", "a list", "an empty value", "a string". */
 const char *yamltree_describe(const struct yamltree_node *n);
 /**
  * True if @v is a usable scalar for @key; otherwise reports "KEY: expected WHAT, got ...".
@@ -71,7 +71,10 @@ bool yamltree_want_scalar(struct yamltree *p, const struct yamltree_node *v, con
 			  const char *what);
 bool yamltree_key_is(const struct yamltree_node *k, const char *name);
 
-/* Typed getters: each reports a bad value at its position and leaves the slot unchanged. */
+/*
+ * Typed getters: each reports a bad value at its position and leaves the slot unchanged; an
+ * empty value clears an optional string.
+ */
 void yamltree_get_string(struct yamltree *p, const struct yamltree_node *v, const char *key,
 			 char **slot);
 void yamltree_get_optional_string(struct yamltree *p, const struct yamltree_node *v,
@@ -104,7 +107,10 @@ void yamltree_get_duration_s(struct yamltree *p, const struct yamltree_node *v, 
  */
 bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 			    const char *section, const char *const *allowed);
-/** Checks that @seq is a list of at most YAMLTREE_MAX_ITEMS; false if it cannot be walked. */
+/**
+ * Checks that @seq is a list of at most YAMLTREE_MAX_ITEMS entries; false (reported, except for
+ * an empty value) when it cannot be walked.
+ */
 bool yamltree_check_sequence(struct yamltree *p, const struct yamltree_node *seq,
 			     const char *section);
 
