@@ -27,6 +27,7 @@ LAYERS = {
     "store": "store",
     # answers over the store
     "query": "query", "export": "query", "csv": "query", "capwatch": "query",
+    "capreplay": "query", "lifetime-report": "query",
     "jobcsv": "query", "runs": "query",
     # http
     "http": "http", "api": "api", "metrics": "api", "web": "api", "session": "api",

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "capwatch.h"
 #include "cli.h"
 #include "json.h"
+#include "lifetime-report.h"
 #include "lifetime.h"
 #include "store.h"
 #include "timefmt.h"

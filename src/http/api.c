@@ -14,9 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "capwatch.h"
 #include "export.h"
 #include "json.h"
+#include "lifetime-report.h"
 #include "log.h"
 #include "metrics.h"
 #include "query.h"

@@ -4,6 +4,8 @@
  * independent long double Miner sum.
  */
 #include "capwatch.h"
+#include "lifetime-report.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdlib.h>
