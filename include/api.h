@@ -63,6 +63,14 @@ struct api_response {
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp);
 
+/**
+ * Checks the limits a raw request target must meet before anything else is read from it (at
+ * most API_TARGET_MAX bytes, 414; at most API_PARAMS_MAX query parameters, 400): true when
+ * it does, else false with @resp filled. @resp is zeroed either way; api_handle() starts with
+ * it, and the server runs it on the raw URI before libmicrohttpd splits the query.
+ */
+bool api_target_within_limits(const char *target, struct api_response *resp);
+
 /** Frees what the response owns (including an unread export); accepts a zeroed struct. */
 void api_response_finish(struct api_response *resp);
 

@@ -26,6 +26,9 @@
 
 #define JSON_TYPE "application/json"
 
+static void respond_error(struct api_response *resp, unsigned status, const char *param,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Request target parsing ------------------------------------------------------------------- */
 
 static int hex_value(char c) {
@@ -133,6 +136,29 @@ bool api_parse_target(const char *target, struct api_target *out, char **err) {
 	return true;
 }
 
+bool api_target_within_limits(const char *target, struct api_response *resp) {
+	*resp = (struct api_response){0};
+	buf_init(&resp->body);
+	if (strlen(target) > API_TARGET_MAX) {
+		respond_error(resp, 414, NULL, "request target longer than %d bytes",
+			      API_TARGET_MAX);
+		return false;
+	}
+	const char *q = strchr(target, '?');
+	size_t n = 0;
+	for (const char *end = q ? q + 1 + strcspn(q + 1, "#") : NULL; q && q < end;) {
+		const char *seg = q + 1;
+		size_t len = strcspn(seg, "&#");
+		n += len > 0;
+		q = seg + len;
+	}
+	if (n > API_PARAMS_MAX) {
+		respond_error(resp, 400, NULL, "more than %d query parameters", API_PARAMS_MAX);
+		return false;
+	}
+	return true;
+}
+
 void api_target_finish(struct api_target *t) {
 	free(t->path);
 	for (size_t i = 0; i < t->n_params; i++) {
@@ -169,9 +195,6 @@ static void respond_json(struct api_response *resp, unsigned status) {
 }
 
 /* An error is {"error": "...", "parameter": "..."}: the message names the parameter too. */
-static void respond_error(struct api_response *resp, unsigned status, const char *param,
-			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
 static void respond_error(struct api_response *resp, unsigned status, const char *param,
 			  const char *fmt, ...) {
 	buf_clear(&resp->body);
@@ -971,11 +994,7 @@ static bool authorized(const struct api_context *ctx, const struct api_request *
 
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp) {
-	*resp = (struct api_response){0};
-	buf_init(&resp->body);
-	if (strlen(req->target) > API_TARGET_MAX) {
-		respond_error(resp, 414, NULL, "request target longer than %d bytes",
-			      API_TARGET_MAX);
+	if (!api_target_within_limits(req->target, resp)) {
 		return;
 	}
 	struct request r = {.ctx = ctx, .req = req, .resp = resp};

@@ -46,14 +46,24 @@ struct http {
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
 	bool own_socket;
+	bool tls;
 	unsigned port;
 	struct api_context ctx;
 };
 
-/* Per-request state, created from the raw URI before libmicrohttpd splits and decodes it. */
+/*
+ * Per-connection state: created when a socket is accepted and freed when it closes, whatever
+ * happened to the request, so a request libmicrohttpd gives up on before our handler runs
+ * (a pool exhausted by hundreds of query parameters) leaks nothing.
+ */
+struct conn_state {
+	char *target; // the raw URI of the request being received, until the handler takes it
+};
+
+/* Per-request state, created on the access handler's first call. */
 struct request_state {
 	char *target;
-	bool seen, answered;
+	bool answered;
 	size_t body_bytes;
 };
 
@@ -76,10 +86,68 @@ static void handle_mhd_log(void *cls, const char *fmt, va_list ap) {
 	}
 }
 
+static void handle_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe) {
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = xcalloc(1, sizeof(struct conn_state));
+		return;
+	}
+	struct conn_state *cs = *socket_context;
+	if (cs) {
+		free(cs->target);
+		free(cs);
+		*socket_context = NULL;
+	}
+}
+
+static struct conn_state *conn_state(struct MHD_Connection *conn) {
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return info ? info->socket_context : NULL;
+}
+
+/*
+ * Answers a request target over the limits at once, on the socket, and shuts the socket down.
+ * libmicrohttpd splits the query into its connection pool after this callback; hundreds of
+ * parameters exhaust the pool, and then it neither answers nor closes until the time-out.
+ * Over TLS the bytes would have to be encrypted, so the connection is only shut down there.
+ */
+static void refuse_target(struct http *http, struct MHD_Connection *conn, const char *uri) {
+	struct api_response resp;
+	if (api_target_within_limits(uri, &resp)) {
+		return;
+	}
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (info) {
+		char head[256];
+		int n = snprintf(head, sizeof(head),
+				 "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+				 "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+				 resp.status, MHD_get_reason_phrase_for(resp.status),
+				 resp.content_type, resp.body.len);
+		if (!http->tls && n > 0 && (size_t)n < sizeof(head)) {
+			// A fresh connection's send buffer holds these few hundred bytes.
+			if (send(info->connect_fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+			    n) {
+				send(info->connect_fd, resp.body.data, resp.body.len,
+				     MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+		}
+		shutdown(info->connect_fd, SHUT_RDWR); // libmicrohttpd then closes it
+	}
+	api_response_finish(&resp);
+}
+
+/* The raw URI, before libmicrohttpd splits and decodes it; kept with the connection. */
 static void *handle_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
-	struct request_state *st = xcalloc(1, sizeof(*st));
-	st->target = xstrdup(uri);
-	return st;
+	struct conn_state *cs = conn_state(conn);
+	if (cs) {
+		free(cs->target);
+		cs->target = xstrdup(uri);
+	}
+	refuse_target(cls, conn, uri);
+	return NULL;
 }
 
 static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -183,12 +251,16 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 				      void **con_cls) {
 	struct http *http = cls;
 	struct request_state *st = *con_cls;
-	if (!st) {
-		return MHD_NO; // the URI callback always sets it
-	}
 	bool read_only = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	if (!st->seen) {
-		st->seen = true;
+	if (!st) {
+		struct conn_state *cs = conn_state(conn);
+		if (!cs || !cs->target) {
+			return MHD_NO; // the URI callback runs first: cannot happen
+		}
+		st = xcalloc(1, sizeof(*st));
+		st->target = cs->target; // the request owns it now
+		cs->target = NULL;
+		*con_cls = st;
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
@@ -497,11 +569,13 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	if (tls) {
 		flags |= MHD_USE_TLS;
 	}
+	http->tls = tls;
 	unsigned limit = hc->connection_limit ? hc->connection_limit : 32;
 	unsigned per_ip = limit / 2 ? limit / 2 : 1;
 	struct MHD_OptionItem opts[] = {
 		// The logger first, so messages from option parsing go through it too.
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)handle_connection, http},
 		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)handle_uri, http},
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)handle_completed, http},
 		{MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
