@@ -548,9 +548,7 @@ static void handle_status(struct request *r) {
 }
 
 static void handle_metrics(struct request *r) {
-	if (!check_params(r, NULL)) {
-		return;
-	}
+	// No parameters, but a Prometheus job's `params:` must not fail the scrape: ignored.
 	struct live_snapshot snap = {0};
 	live_snapshot(r->ctx->live, &snap);
 	metrics_write(&snap, &r->resp->body);
@@ -1008,6 +1006,14 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		goto out;
 	}
 
+	// One rule for every path, known or not: the API is read-only.
+	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+		respond_error(resp, 405, NULL,
+			      "method %s not allowed: this API is read-only (GET, HEAD)",
+			      req->method);
+		resp->allow = "GET, HEAD";
+		goto out;
+	}
 	const struct route *route = NULL;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(routes[i].path, r.target.path) == 0) {
@@ -1021,13 +1027,6 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	}
 	if (!route && !asset) {
 		respond_error(resp, 404, NULL, "no such path: %s", r.target.path);
-		goto out;
-	}
-	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
-		respond_error(resp, 405, NULL,
-			      "method %s not allowed: this API is read-only (GET, HEAD)",
-			      req->method);
-		resp->allow = "GET, HEAD";
 		goto out;
 	}
 	if (asset) {

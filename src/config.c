@@ -875,9 +875,9 @@ static const char *listen_problem(const char *s) {
 		port = colon + 1;
 	}
 	size_t digits = strspn(port, "0123456789");
-	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) < 1 ||
-	    atoi(port) > 65535) {
-		return "the port must be a number from 1 to 65535";
+	// Port 0 asks for any free port, as --listen allows (the log names the one bound).
+	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) > 65535) {
+		return "the port must be a number from 0 to 65535";
 	}
 	return NULL;
 }

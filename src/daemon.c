@@ -1230,16 +1230,17 @@ int main(int argc, char **argv) {
 		goto out;
 	}
 	d.live = live_create();
-	if (d.opt.demo && demo_backfill(&d, now) < 0) {
-		log_error("demo: could not backfill the simulated history");
-		goto out;
-	}
-	d.capwatch = capwatch_create(d.cfg, d.store);
+	// Bind before the demo's backfill, so a port in use is reported at once.
 	d.listen_fd = activated_fd();
 	d.http = start_http(&d, d.cfg);
 	if (!d.http) {
 		goto out;
 	}
+	if (d.opt.demo && demo_backfill(&d, now) < 0) {
+		log_error("demo: could not backfill the simulated history");
+		goto out;
+	}
+	d.capwatch = capwatch_create(d.cfg, d.store);
 	d.health.started = now;
 	d.health.interval_ms = d.cfg->interval_ms;
 	d.health.clock = CLOCK_STATE_UNKNOWN;

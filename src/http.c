@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -45,7 +46,6 @@ struct http {
 	char *tls_cert, *tls_key; // PEM text; libmicrohttpd keeps pointers to it
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
-	bool own_socket;
 	bool tls;
 	unsigned port;
 	struct api_context ctx;
@@ -245,6 +245,42 @@ static struct MHD_Response *build_response(struct api_response *resp) {
 	return r;
 }
 
+/* Whether a request's body is declared larger than BODY_MAX or comes chunked (size unknown). */
+static bool body_too_large(struct MHD_Connection *conn) {
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (te && strcasecmp(te, "identity") != 0) {
+		return true;
+	}
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!cl) {
+		return false;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(cl, &end, 10);
+	return errno != 0 || n > BODY_MAX;
+}
+
+/* Queues a JSON error answer from http.c itself (no API state involved). */
+static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status,
+				    const char *message) {
+	char body[256];
+	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", message);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+	if (!r) {
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 				      const char *method, const char *version,
 				      const char *upload_data, size_t *upload_data_size,
@@ -261,6 +297,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		st->target = cs->target; // the request owns it now
 		cs->target = NULL;
 		*con_cls = st;
+		// A GET body means nothing; one declared too large, or of unknown size, is
+		// refused before it is read (libmicrohttpd cannot answer in mid-body).
+		if (read_only && body_too_large(conn)) {
+			st->answered = true;
+			return queue_status(conn, 413, "a GET or HEAD request carries no body");
+		}
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
@@ -270,7 +312,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	} else if (*upload_data_size > 0) {
 		st->body_bytes += *upload_data_size;
 		*upload_data_size = 0; // a GET body means nothing here: discard, within bounds
-		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO;
+		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO; // Content-Length lied
 	}
 	if (st->answered) {
 		return MHD_YES;
@@ -487,12 +529,33 @@ static char *read_board_model(const struct config *cfg) {
 	return model;
 }
 
+/* A listening socket on @ss; -1 (logged, naming @where) on error. */
+static int bind_listen(const struct sockaddr_storage *ss, socklen_t len, const char *where) {
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		log_errno("http: could not create a socket for %s", where);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (bind(fd, (const struct sockaddr *)ss, len) < 0 || listen(fd, 64) < 0) {
+		log_errno("http: could not listen on %s", where);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd) {
 	const struct http_config *hc = &cfg->http;
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
 	http->db_path = xstrdup(db_path);
+	int own_fd = -1; // a socket bound here, closed here should the server not start
 
 	struct sockaddr_storage ss;
 	socklen_t ss_len = sizeof(ss);
@@ -508,6 +571,13 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
 			hc->listen ? hc->listen : "");
 		goto err;
+	} else {
+		// Bound here rather than by libmicrohttpd, whose error names "port 0".
+		listen_fd = bind_listen(&ss, ss_len, hc->listen);
+		if (listen_fd < 0) {
+			goto err;
+		}
+		own_fd = listen_fd;
 	}
 	bool local = address_is_local((struct sockaddr *)&ss);
 
@@ -583,15 +653,13 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
-		listen_fd >= 0 ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
-			       : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+		{MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, http->tls_key}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};
-	http->own_socket = listen_fd < 0;
 
 	// The server thread inherits our signal mask: block everything so signals reach the
 	// daemon's main thread, never the HTTP thread.
@@ -606,6 +674,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		goto err;
 	}
 	http->started = true;
+	own_fd = -1; // libmicrohttpd's now
 
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_LISTEN_FD);
@@ -618,6 +687,9 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	return http;
 
 err:
+	if (own_fd >= 0) {
+		close(own_fd);
+	}
 	http_destroy(http);
 	return NULL;
 }

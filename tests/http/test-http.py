@@ -182,6 +182,38 @@ def test_loopback(tmp):
         resp, data = request(p, "/api/v1/latest", method=method, body=b"x=1")
         ok(resp.status == 405 and resp.getheader("Allow") == "GET, HEAD",
            f"{method} is 405 with Allow", resp.status)
+    # One rule for methods: anything but GET and HEAD is 405 on every path, known or not.
+    for method, path in (("OPTIONS", "/api/v2/nothing"), ("POST", "/nothing"),
+                         ("OPTIONS", "/metrics"), ("DELETE", "/")):
+        resp, data = request(p, path, method=method, body=b"x=1" if method == "POST" else None)
+        ok(resp.status == 405 and resp.getheader("Allow") == "GET, HEAD",
+           f"{method} {path} is 405 with Allow", resp.status)
+    # Prometheus jobs may set params: /metrics ignores what it does not know.
+    for path in ("/metrics?x=1", "/metrics?job=thermlog&x"):
+        resp, data = request(p, path)
+        ok(resp.status == 200 and b"thermlog_" in data, f"{path} answers the metrics",
+           resp.status)
+    # A GET body means nothing; a large one is 413 (declared or chunked), a small one ignored.
+    resp, data = request(p, "/api/v1/latest", body=b"x" * 100)
+    ok(resp.status == 200, "GET with a small body: 200", resp.status)
+    reply = raw_request(p, "GET /api/v1/latest HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Length: 1000000\r\n\r\n")
+    ok(reply and reply.startswith(b"HTTP/1.1 413 "), "GET declaring a 1 MB body: 413", reply)
+    sock = socket.create_connection(("127.0.0.1", p))
+    sock.settimeout(5)
+    sock.sendall(b"GET /api/v1/latest HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    reply = b""
+    try:
+        for _ in range(40):
+            sock.sendall(b"1000\r\n" + b"y" * 4096 + b"\r\n")
+        reply = sock.recv(100)
+    except OSError as e:
+        try:
+            reply = sock.recv(100)
+        except OSError:
+            reply = repr(e).encode()
+    sock.close()
+    ok(reply.startswith(b"HTTP/1.1 413 "), "GET with a 160 KiB chunked body: 413", reply)
     resp, data = request(p, "/api/v1/latest", method="HEAD")
     ok(resp.status == 200 and data == b"", "HEAD answers headers only")
 
@@ -494,7 +526,20 @@ def test_bad_listen(tmp):
     err = s.stderr()
     s.stop()
     holder.close()
-    ok(rc == 2 and "could not start" in err, "a port in use fails with a message", err)
+    ok(rc == 2 and f"127.0.0.1:{port}" in err and "in use" in err and "port 0" not in err,
+       "a port in use fails with a message naming the address and port", err)
+
+
+def test_port_zero(tmp):
+    """http.listen takes port 0 as --listen does: any free port, reported once bound."""
+    d = os.path.join(tmp, "port0")
+    os.mkdir(d)
+    s = Server(d, base_yaml(0))
+    if ok(s.port, "http.listen 127.0.0.1:0 starts on a free port", s.stderr()):
+        resp, _ = request(s.port, "/metrics")
+        ok(resp.status == 200 and f"(port {s.port})" in s.stderr(),
+           "the log names the port actually bound", s.stderr())
+    s.stop()
 
 
 def main():
@@ -502,6 +547,7 @@ def main():
         try:
             test_refused_bind(tmp)
             test_bad_listen(tmp)
+            test_port_zero(tmp)
             test_loopback(tmp)
             test_token(tmp)
             test_tls(tmp)
