@@ -5,6 +5,14 @@
 #include "config.h"
 #include "live.h"
 
+/*
+ * The default GnuTLS priorities (http.tls_priorities overrides them): TLS 1.3 and 1.2 only,
+ * forward-secret key exchange (ECDHE) and AEAD ciphers (AES-GCM, ChaCha20-Poly1305).
+ */
+#define HTTP_TLS_PRIORITIES                                                                 \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:" \
+	"+CHACHA20-POLY1305:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-MAC-ALL:+AEAD"
+
 struct http;
 
 /**
@@ -12,8 +20,9 @@ struct http;
  * @listen_fd (a socket-activated, listening socket; -1 = bind ourselves), which the server
  * then owns and closes. The server thread opens its own read-only connection to @db_path.
  * @cfg and @live are borrowed and must outlive the server. Returns NULL on error, logged:
- * a bad address, a bind failure, unreadable TLS or token files, or a non-loopback address
- * without http.token / http.token_file.
+ * a bad address, a bind failure, unreadable TLS or token files, a certificate, key or
+ * http.tls_priorities GnuTLS refuses (with its reason), or a non-loopback address without
+ * http.token / http.token_file.
  */
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd);

@@ -893,9 +893,10 @@ static bool token_valid(const char *s) {
 }
 
 static void parse_http(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {
-		"listen",  "token",      "token_file", "metrics_public",   "tls_cert",
-		"tls_key", "max_points", "max_window", "connection_limit", NULL};
+	static const char *const keys[] = {"listen",           "token",      "token_file",
+					   "metrics_public",   "tls_cert",   "tls_key",
+					   "tls_priorities",   "max_points", "max_window",
+					   "connection_limit", NULL};
 	struct http_config *http = &p->cfg->http;
 	if (!check_mapping(p, map, "http", keys)) {
 		return;
@@ -930,6 +931,8 @@ static void parse_http(struct parser *p, const struct node *map) {
 		} else if (key_is(k, "tls_key")) {
 			get_optional_string(p, v, "tls_key", &http->tls_key);
 			key = http->tls_key ? v : NULL;
+		} else if (key_is(k, "tls_priorities")) {
+			get_optional_string(p, v, "tls_priorities", &http->tls_priorities);
 		} else if (key_is(k, "max_points")) {
 			get_uint(p, v, "max_points", 2, 1000000, &http->max_points);
 		} else if (key_is(k, "max_window")) {
@@ -1475,6 +1478,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->http.token_file);
 	free(cfg->http.tls_cert);
 	free(cfg->http.tls_key);
+	free(cfg->http.tls_priorities);
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		free_strv(cfg->sources[i].include);
 		free_strv(cfg->sources[i].exclude);

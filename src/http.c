@@ -23,6 +23,11 @@
 #include <microhttpd.h>
 #include <pthread.h>
 
+#include "version.h" // HAVE_GNUTLS
+#if HAVE_GNUTLS
+#include <gnutls/gnutls.h>
+#endif
+
 #include "api.h"
 #include "log.h"
 #include "store.h"
@@ -529,6 +534,41 @@ static char *read_board_model(const struct config *cfg) {
 	return model;
 }
 
+/*
+ * Loads the certificate, key and priorities into GnuTLS as libmicrohttpd will, so that a
+ * refusal names the file or the part of the priority string and GnuTLS' reason (libmicrohttpd
+ * only says the server did not start). True when all load.
+ */
+static bool tls_check(const struct http_config *hc, const char *cert, const char *key,
+		      const char *priorities) {
+#if HAVE_GNUTLS
+	gnutls_priority_t prio;
+	const char *where = NULL;
+	int rc = gnutls_priority_init(&prio, priorities, &where);
+	if (rc < 0) {
+		log_error("http.tls_priorities: GnuTLS rejects '%s' at '%s': %s", priorities,
+			  where ? where : "", gnutls_strerror(rc));
+		return false;
+	}
+	gnutls_priority_deinit(prio);
+	gnutls_certificate_credentials_t cred;
+	if (gnutls_certificate_allocate_credentials(&cred) < 0) {
+		log_error("http: GnuTLS could not allocate credentials");
+		return false;
+	}
+	gnutls_datum_t c = {(unsigned char *)cert, (unsigned)strlen(cert)};
+	gnutls_datum_t k = {(unsigned char *)key, (unsigned)strlen(key)};
+	rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (rc < 0) {
+		log_error("http: GnuTLS cannot use http.tls_cert %s with http.tls_key %s: %s",
+			  hc->tls_cert, hc->tls_key, gnutls_strerror(rc));
+		return false;
+	}
+#endif
+	return true;
+}
+
 /* A listening socket on @ss; -1 (logged, naming @where) on error. */
 static int bind_listen(const struct sockaddr_storage *ss, socklen_t len, const char *where) {
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -594,6 +634,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		goto err;
 	}
 	bool tls = hc->tls_cert || hc->tls_key;
+	const char *priorities = NULL;
 	if (tls && !(hc->tls_cert && hc->tls_key)) {
 		log_error("http: TLS needs both http.tls_cert and http.tls_key");
 		goto err;
@@ -607,6 +648,10 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		http->tls_cert = read_small_file(hc->tls_cert, "http.tls_cert");
 		http->tls_key = read_small_file(hc->tls_key, "http.tls_key");
 		if (!http->tls_cert || !http->tls_key) {
+			goto err;
+		}
+		priorities = hc->tls_priorities ? hc->tls_priorities : HTTP_TLS_PRIORITIES;
+		if (!tls_check(hc, http->tls_cert, http->tls_key, priorities)) {
 			goto err;
 		}
 	}
@@ -657,6 +702,8 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, http->tls_key}
+		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
+		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)priorities}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};

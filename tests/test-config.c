@@ -226,7 +226,7 @@ static void test_keys(void) {
 	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
-	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, max_points, max_window, connection_limit)\n",
+	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, tls_priorities, max_points, max_window, connection_limit)\n",
 	      "unknown http key");
 	check("channels: {thermal/a: {lable: x}}\n",
 	      "t.yaml:1:24: unknown key 'lable' in thermal/a: did you mean 'label'? (allowed: label, enabled, offset, gain)\n",

@@ -501,7 +501,65 @@ def test_tls(tmp):
     except (http.client.HTTPException, OSError) as e:
         plain = "refused"
     ok(plain == "refused", "plain HTTP to the TLS port gets no answer", plain)
+
+    # Protocol versions and suites: TLS >= 1.2 with forward-secret AEAD suites only.
+    def handshake(port, *args):
+        r = subprocess.run([openssl, "s_client", "-connect", f"127.0.0.1:{port}", *args],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+        return r.returncode == 0 and "Cipher is (NONE)" not in r.stdout, r.stdout + r.stderr
+    for args, what in (
+            (["-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0"], "TLS 1.1"),
+            (["-tls1_2", "-cipher", "AES128-SHA:@SECLEVEL=0"], "TLS 1.2 static-RSA AES-CBC"),
+            (["-tls1_2", "-cipher", "ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA384"],
+             "TLS 1.2 ECDHE AES-CBC")):
+        done_, out = handshake(port, *args)
+        ok(not done_, f"{what} is refused", out[-1500:])
+    done_, out = handshake(port, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256")
+    ok(done_, "TLS 1.2 ECDHE AES-GCM is accepted", out[-1500:])
+    done_, out = handshake(port, "-tls1_3")
+    ok(done_, "TLS 1.3 is accepted", out[-1500:])
     s.stop()
+
+    # http.tls_priorities replaces the default: here TLS 1.3 only.
+    port = free_port()
+    s = Server(d, f"http:\n  listen: 0.0.0.0:{port}\n  token: {TOKEN}\n"
+               f"  tls_cert: {cert}\n  tls_key: {key}\n"
+               "  tls_priorities: 'NORMAL:-VERS-ALL:+VERS-TLS1.3'\n")
+    if ok(s.port, "TLS server with http.tls_priorities starts", s.stderr()):
+        done_, out = handshake(port, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256")
+        ok(not done_, "tls_priorities without TLS 1.2: TLS 1.2 refused", out[-1500:])
+        done_, out = handshake(port, "-tls1_3")
+        ok(done_, "tls_priorities: TLS 1.3 accepted", out[-1500:])
+    s.stop()
+    s = Server(d, f"http:\n  listen: 127.0.0.1:{free_port()}\n"
+               f"  tls_cert: {cert}\n  tls_key: {key}\n  tls_priorities: 'NORMAL:+BOGUS'\n")
+    rc = s.proc.wait(30)
+    err = s.stderr()
+    s.stop()
+    ok(rc == 2 and "http.tls_priorities" in err and "BOGUS" in err,
+       "a bad tls_priorities is refused naming the part GnuTLS rejects", err)
+
+    # A key that does not load: GnuTLS' reason is logged, not just "could not start".
+    bad = os.path.join(d, "bad-key.pem")
+    with open(bad, "w") as f:
+        f.write("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n")
+    s = Server(d, f"http:\n  listen: 127.0.0.1:{free_port()}\n"
+               f"  tls_cert: {cert}\n  tls_key: {bad}\n")
+    rc = s.proc.wait(30)
+    err = s.stderr()
+    s.stop()
+    ok(rc == 2 and "GnuTLS" in err and bad in err, "a bad key logs GnuTLS' reason and the file",
+       err)
+    # A key that does not match the certificate.
+    other = os.path.join(d, "other-key.pem")
+    subprocess.run([openssl, "genrsa", "-out", other, "2048"], capture_output=True)
+    s = Server(d, f"http:\n  listen: 127.0.0.1:{free_port()}\n"
+               f"  tls_cert: {cert}\n  tls_key: {other}\n")
+    rc = s.proc.wait(30)
+    err = s.stderr()
+    s.stop()
+    ok(rc == 2 and "GnuTLS" in err, "a key not matching the certificate logs GnuTLS' reason",
+       err)
 
 
 def test_socket_activation(tmp):
