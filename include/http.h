@@ -27,8 +27,25 @@ struct http;
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd);
 
-/** Stops accepting, lets running requests finish (up to 2 s) and stops. Accepts NULL. */
+/** Stops at once, closing open connections (a running request finishes first). Accepts NULL. */
 void http_destroy(struct http *http);
+
+/**
+ * Whether @next asks for exactly the server running (the same http settings and sysfs root,
+ * and the same token, certificate and key in their files), so a reload can keep it and its
+ * open connections with http_set_config().
+ */
+bool http_config_unchanged(const struct http *http, const struct config *next);
+
+/**
+ * Makes new requests read @cfg (borrowed; must outlive the server or a later swap). Requests
+ * already running keep the configuration they started with: free a replaced one only when
+ * http_config_in_use() says no request reads it any more. Never blocks on a request.
+ */
+void http_set_config(struct http *http, const struct config *cfg);
+
+/** Whether @cfg is the current configuration or one a running request still reads. */
+bool http_config_in_use(struct http *http, const struct config *cfg);
 
 /** The port actually listened on (useful with port 0), or 0 for a non-IP socket. */
 unsigned http_port(const struct http *http);

@@ -68,6 +68,8 @@ struct queued {
 struct daemon {
 	struct options opt;
 	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
+	struct config **retired; // replaced, but still read by a running HTTP request
+	size_t n_retired;
 	char *db_path;
 	bool db_is_temp;
 	struct store *store;
@@ -778,6 +780,30 @@ static struct http *start_http(struct daemon *d, const struct config *cfg) {
 	return http_create(cfg, d->live, d->db_path, fd);
 }
 
+/* Keeps a replaced configuration until the HTTP server's running requests are done with it. */
+static void retire_config(struct daemon *d, struct config *cfg) {
+	d->retired = xrealloc(d->retired, (d->n_retired + 1) * sizeof(*d->retired));
+	d->retired[d->n_retired++] = cfg;
+}
+
+/* Frees the retired configurations no request reads any more (all of them without a server). */
+static void free_retired(struct daemon *d) {
+	size_t kept = 0;
+	for (size_t i = 0; i < d->n_retired; i++) {
+		if (d->http && http_config_in_use(d->http, d->retired[i])) {
+			d->retired[kept++] = d->retired[i];
+			continue;
+		}
+		config_finish(d->retired[i]);
+		free(d->retired[i]);
+	}
+	d->n_retired = kept;
+	if (kept == 0) {
+		free(d->retired);
+		d->retired = NULL;
+	}
+}
+
 /* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
 static void reload(struct daemon *d) {
 	log_info("reloading the configuration");
@@ -796,17 +822,25 @@ static void reload(struct daemon *d) {
 		log_warn("database path change to %s takes effect at the next restart",
 			 next->database);
 	}
-	http_destroy(d->http);
-	d->http = start_http(d, next);
-	if (!d->http) {
-		log_error(
-			"reload failed: the HTTP server does not start with the new configuration; "
-			"keeping the running one");
-		config_finish(next);
-		free(next);
-		d->http = start_http(d, d->cfg);
-		notify_send(d->notify, "READY=1");
-		return;
+	if (d->http && http_config_unchanged(d->http, next)) {
+		// Keep the server and its connections: requests read the new configuration from
+		// now on, and the old one is freed once no running request reads it.
+		http_set_config(d->http, next);
+		retire_config(d, d->cfg);
+		d->cfg = NULL;
+	} else {
+		http_destroy(d->http);
+		d->http = start_http(d, next);
+		if (!d->http) {
+			log_error(
+				"reload failed: the HTTP server does not start with the new configuration; "
+				"keeping the running one");
+			config_finish(next);
+			free(next);
+			d->http = start_http(d, d->cfg);
+			notify_send(d->notify, "READY=1");
+			return;
+		}
 	}
 	if (d->capwatch) {
 		capwatch_persist(d->capwatch, d->last_ts);
@@ -814,8 +848,10 @@ static void reload(struct daemon *d) {
 	capwatch_destroy(d->capwatch);
 	sampler_set_config(d->sampler, next);
 	d->capwatch = capwatch_create(next, d->store);
-	config_finish(d->cfg);
-	free(d->cfg);
+	if (d->cfg) {
+		config_finish(d->cfg);
+		free(d->cfg);
+	}
 	d->cfg = next;
 	d->health.interval_ms = next->interval_ms;
 	notify_send(d->notify, "READY=1");
@@ -1086,6 +1122,9 @@ static int run(struct daemon *d) {
 			} else if (llabs(now_wall - slot) <= tolerance) {
 				d->last_slot_ms = slot;
 				run_cycle(d, slot);
+				if (d->n_retired) {
+					free_retired(d);
+				}
 			} else {
 				log_debug("woke %" PRId64
 					  " ms off the grid: waiting for the next slot",
@@ -1111,6 +1150,8 @@ static int run(struct daemon *d) {
 
 static void daemon_finish(struct daemon *d) {
 	http_destroy(d->http);
+	d->http = NULL;
+	free_retired(d);
 	if (d->capwatch && d->last_ts) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}

@@ -38,7 +38,6 @@
 #define STREAM_BLOCK         8192
 #define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
-#define SHUTDOWN_GRACE_MS    2000
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
 
 struct http {
@@ -54,6 +53,17 @@ struct http {
 	bool tls;
 	unsigned port;
 	struct api_context ctx;
+	// The configuration requests read, swapped on a reload that keeps the server: each
+	// request counts itself on the entry it started with, so a replaced configuration is
+	// freed only once no request reads it (http_config_in_use()).
+	pthread_mutex_t cfg_lock;
+	struct cfg_use *uses; // newest (the current configuration) first
+};
+
+struct cfg_use {
+	const struct config *cfg;
+	unsigned users;
+	struct cfg_use *next;
 };
 
 /*
@@ -337,8 +347,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 							       MHD_HTTP_HEADER_ACCEPT_ENCODING),
 		.now = now,
 	};
+	pthread_mutex_lock(&http->cfg_lock);
+	struct cfg_use *use = http->uses;
+	use->users++;
+	pthread_mutex_unlock(&http->cfg_lock);
+	struct api_context ctx = http->ctx;
+	ctx.cfg = use->cfg;
 	struct api_response resp;
-	api_handle(&http->ctx, &req, &resp);
+	api_handle(&ctx, &req, &resp);
+	pthread_mutex_lock(&http->cfg_lock);
+	use->users--;
+	pthread_mutex_unlock(&http->cfg_lock);
 	struct MHD_Response *r = build_response(&resp);
 	enum MHD_Result ret = MHD_NO;
 	if (r) {
@@ -595,6 +614,9 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
 	http->db_path = xstrdup(db_path);
+	pthread_mutex_init(&http->cfg_lock, NULL);
+	http->uses = xcalloc(1, sizeof(*http->uses));
+	http->uses->cfg = cfg;
 	int own_fd = -1; // a socket bound here, closed here should the server not start
 
 	struct sockaddr_storage ss;
@@ -749,21 +771,10 @@ void http_destroy(struct http *http) {
 	if (!http) {
 		return;
 	}
+	// No grace period: the caller may be the sampling loop, which must not wait for
+	// idle keep-alive clients. libmicrohttpd lets a running handler finish.
 	if (http->mhd) {
-		// Stop accepting first, then give running requests a moment to finish.
-		MHD_socket fd = MHD_quiesce_daemon(http->mhd);
-		for (int waited = 0; waited < SHUTDOWN_GRACE_MS; waited += 20) {
-			const union MHD_DaemonInfo *info =
-				MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			if (!info || info->num_connections == 0) {
-				break;
-			}
-			nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
-		}
-		MHD_stop_daemon(http->mhd);
-		if (fd != MHD_INVALID_SOCKET) {
-			close(fd); // quiesced: the listening socket is ours to close
-		}
+		MHD_stop_daemon(http->mhd); // closes the listening socket too
 	}
 	store_close(http->store);
 	free(http->db_path);
@@ -778,5 +789,82 @@ void http_destroy(struct http *http) {
 	free(http->tls_key);
 	free(http->host);
 	free(http->board);
+	while (http->uses) {
+		struct cfg_use *next = http->uses->next;
+		free(http->uses);
+		http->uses = next;
+	}
+	pthread_mutex_destroy(&http->cfg_lock);
 	free(http);
+}
+
+static bool same_string(const char *a, const char *b) {
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether the file at @path still holds @text (NULL text: no file expected). */
+static bool same_file(const char *path, const char *text, const char *what) {
+	if (!path || !text) {
+		return !path && !text;
+	}
+	char *now = read_small_file(path, what);
+	bool same = now && strcmp(now, text) == 0;
+	if (now) {
+		explicit_bzero(now, strlen(now));
+	}
+	free(now);
+	return same;
+}
+
+bool http_config_unchanged(const struct http *http, const struct config *next) {
+	const struct http_config *a = &http->cfg->http, *b = &next->http;
+	if (!same_string(a->listen, b->listen) || !same_string(a->token, b->token) ||
+	    !same_string(a->token_file, b->token_file) || a->metrics_public != b->metrics_public ||
+	    !same_string(a->tls_cert, b->tls_cert) || !same_string(a->tls_key, b->tls_key) ||
+	    !same_string(a->tls_priorities, b->tls_priorities) || a->max_points != b->max_points ||
+	    a->max_window_s != b->max_window_s || a->connection_limit != b->connection_limit ||
+	    !same_string(http->cfg->sysfs_root, next->sysfs_root)) { // the board model
+		return false;
+	}
+	// The same paths may hold a rotated token, certificate or key.
+	if (b->token_file) {
+		char *token = load_token(b);
+		bool same = token && http->token && strcmp(token, http->token) == 0;
+		if (token) {
+			explicit_bzero(token, strlen(token));
+		}
+		free(token);
+		if (!same) {
+			return false;
+		}
+	}
+	return same_file(b->tls_cert, http->tls_cert, "http.tls_cert") &&
+	       same_file(b->tls_key, http->tls_key, "http.tls_key");
+}
+
+void http_set_config(struct http *http, const struct config *cfg) {
+	struct cfg_use *use = xcalloc(1, sizeof(*use));
+	use->cfg = cfg;
+	pthread_mutex_lock(&http->cfg_lock);
+	use->next = http->uses;
+	http->uses = use;
+	http->cfg = cfg;
+	pthread_mutex_unlock(&http->cfg_lock);
+}
+
+bool http_config_in_use(struct http *http, const struct config *cfg) {
+	bool in_use = false;
+	pthread_mutex_lock(&http->cfg_lock);
+	for (struct cfg_use **p = &http->uses; *p;) {
+		struct cfg_use *use = *p;
+		if (use != http->uses && use->users == 0) {
+			*p = use->next; // replaced and no longer read
+			free(use);
+			continue;
+		}
+		in_use |= use->cfg == cfg;
+		p = &use->next;
+	}
+	pthread_mutex_unlock(&http->cfg_lock);
+	return in_use;
 }
