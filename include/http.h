@@ -18,7 +18,7 @@ struct http;
 /**
  * Starts serving on cfg->http.listen ("127.0.0.1:9470", "[::1]:9470", "0.0.0.0:9470"), or on
  * @listen_fd (a socket-activated, listening socket; -1 = bind ourselves), which the server
- * then owns and closes. The server thread opens its own read-only connection to @db_path.
+ * then owns and closes. The server opens its own read-only connections to @db_path.
  * @cfg and @live are borrowed and must outlive the server. Returns NULL on error, logged:
  * a bad address, a bind failure, unreadable TLS or token files, a certificate, key or
  * http.tls_priorities GnuTLS refuses (with its reason), or a non-loopback address without

@@ -945,15 +945,37 @@ struct route {
 	const char *path;
 	void (*handle)(struct request *r);
 	bool needs_store;
+	enum api_cost cost;
 };
 
 static const struct route routes[] = {
-	{"/api/v1/status", handle_status, false},    {"/api/v1/latest", handle_latest, false},
-	{"/api/v1/channels", handle_channels, true}, {"/api/v1/stats", handle_stats, true},
-	{"/api/v1/samples", handle_samples, true},   {"/api/v1/peak", handle_peak, true},
-	{"/api/v1/lifetime", handle_lifetime, true}, {"/api/v1/export.csv", handle_export, true},
-	{"/metrics", handle_metrics, false},
+	{"/api/v1/status", handle_status, false, API_COST_LIGHT},
+	{"/api/v1/latest", handle_latest, false, API_COST_NONE},
+	{"/api/v1/channels", handle_channels, true, API_COST_LIGHT},
+	{"/api/v1/stats", handle_stats, true, API_COST_HEAVY},
+	{"/api/v1/samples", handle_samples, true, API_COST_HEAVY},
+	{"/api/v1/peak", handle_peak, true, API_COST_HEAVY},
+	{"/api/v1/lifetime", handle_lifetime, true, API_COST_HEAVY},
+	{"/api/v1/export.csv", handle_export, true, API_COST_HEAVY},
+	{"/metrics", handle_metrics, false, API_COST_NONE},
 };
+
+enum api_cost api_target_cost(const char *target) {
+	struct api_target t;
+	char *err = NULL;
+	enum api_cost cost = API_COST_NONE;
+	if (!api_parse_target(target, &t, &err)) {
+		free(err);
+		return cost; // answered with a 400 before anything is read
+	}
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(routes[i].path, t.path) == 0) {
+			cost = routes[i].cost;
+		}
+	}
+	api_target_finish(&t);
+	return cost;
+}
 
 static bool authorized(const struct api_context *ctx, const struct api_request *req,
 		       const char *path, struct api_response *resp) {

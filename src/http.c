@@ -1,7 +1,7 @@
 /*
- * libmicrohttpd glue: one internal polling thread (epoll) with bounded connections, time-outs
- * and memory, translating requests to api_handle() and its responses back. Only this file
- * includes <microhttpd.h>.
+ * libmicrohttpd glue: a thread per connection with bounded connections, time-outs and memory,
+ * store connections handed to requests by cost, translating requests to api_handle() and its
+ * responses back. Only this file includes <microhttpd.h> (and GnuTLS, to explain refusals).
  */
 #include "http.h"
 
@@ -39,13 +39,29 @@
 #define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
+#define HEAVY_SLOTS          2           // heavy requests computed at once; more get 503
+#define RETRY_AFTER_S        "2"
+#define PENDING_THRESHOLD    (64 * 1024)        // JSON answers from this size count as pending
+#define PENDING_MAX          (32 * 1024 * 1024) // pending answers beyond which heavy ones wait
+#define ANSWER_MAX           (24 * 1024 * 1024) // one JSON answer at most (API.md)
+
+struct store_slot {
+	struct store *store;
+	int64_t retry_at; // s since epoch: when to try opening again
+	bool busy;
+};
 
 struct http {
 	struct MHD_Daemon *mhd;
 	const struct config *cfg;
 	char *db_path;
-	struct store *store;    // opened and used only on the server thread
-	int64_t store_retry_at; // s since epoch
+	// Read-only store connections: one for the quick reads (status, channels), taken in turn,
+	// and HEAVY_SLOTS for statistics, series, lifetime and exports, taken only when free
+	// (else 503). Each has SQLite's bounded page cache (store_open()).
+	pthread_mutex_t slot_lock;
+	pthread_cond_t slot_free;
+	struct store_slot light, heavy[HEAVY_SLOTS];
+	size_t pending_bytes; // large JSON answers built but not yet sent; under slot_lock
 	char *token;
 	char *tls_cert, *tls_key; // PEM text; libmicrohttpd keeps pointers to it
 	char *host, *board;
@@ -175,8 +191,16 @@ static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_
 	}
 }
 
+/* A streamed export holds its heavy store connection until the response is freed. */
+struct export_stream {
+	struct http *http;
+	struct store_slot *slot;
+	struct export *export;
+};
+
 static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max) {
-	ssize_t n = api_export_read(cls, buf, max);
+	const struct export_stream *es = cls;
+	ssize_t n = api_export_read(es->export, buf, max);
 	// Returning 0 would make libmicrohttpd spin; export_read() returns 0 only at the end.
 	if (n == 0) {
 		return MHD_CONTENT_READER_END_OF_STREAM;
@@ -188,33 +212,125 @@ static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max
 	return n;
 }
 
-static void handle_export_free(void *cls) {
-	api_export_destroy(cls);
-}
-
-static void ensure_store(struct http *http, int64_t now) {
-	if (http->store || now < http->store_retry_at) {
+static void ensure_store(struct http *http, struct store_slot *slot, int64_t now) {
+	if (slot->store || now < slot->retry_at) {
 		return;
 	}
-	if (store_open(&http->store, http->db_path, STORE_MODE_READ) < 0) { // logs why
-		http->store = NULL;
-		http->store_retry_at = now + STORE_RETRY_S;
+	if (store_open(&slot->store, http->db_path, STORE_MODE_READ) < 0) { // logs why
+		slot->store = NULL;
+		slot->retry_at = now + STORE_RETRY_S;
 	}
-	http->ctx.store = http->store;
 }
 
-static struct MHD_Response *build_response(struct api_response *resp) {
+/*
+ * Takes a store connection for a request of @cost into *out (NULL for none needed): the light
+ * one in turn (its reads take milliseconds), or a free heavy one. False when every heavy one is
+ * busy or the pending answers are at their budget: the caller answers 503.
+ */
+static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
+			 struct store_slot **out) {
+	*out = NULL;
+	if (cost == API_COST_NONE) {
+		return true;
+	}
+	struct store_slot *slot = NULL;
+	pthread_mutex_lock(&http->slot_lock);
+	if (cost == API_COST_LIGHT) {
+		while (http->light.busy) {
+			pthread_cond_wait(&http->slot_free, &http->slot_lock);
+		}
+		slot = &http->light;
+	} else if (http->pending_bytes < PENDING_MAX) {
+		for (size_t i = 0; i < HEAVY_SLOTS && !slot; i++) {
+			slot = http->heavy[i].busy ? NULL : &http->heavy[i];
+		}
+	}
+	if (slot) {
+		slot->busy = true;
+	}
+	pthread_mutex_unlock(&http->slot_lock);
+	if (!slot) {
+		return false;
+	}
+	ensure_store(http, slot, now); // ours alone now: opened outside the lock
+	*out = slot;
+	return true;
+}
+
+static void slot_release(struct http *http, struct store_slot *slot) {
+	if (!slot) {
+		return;
+	}
+	pthread_mutex_lock(&http->slot_lock);
+	slot->busy = false;
+	pthread_cond_broadcast(&http->slot_free);
+	pthread_mutex_unlock(&http->slot_lock);
+}
+
+static void handle_export_free(void *cls) {
+	struct export_stream *es = cls;
+	api_export_destroy(es->export);
+	slot_release(es->http, es->slot);
+	free(es);
+}
+
+/* A large JSON answer, counted against PENDING_MAX until libmicrohttpd has sent it. */
+struct pending_body {
+	struct http *http;
+	char *data;
+	size_t len;
+};
+
+static ssize_t handle_body_read(void *cls, uint64_t pos, char *buf, size_t max) {
+	const struct pending_body *pb = cls;
+	if (pos >= pb->len) {
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	size_t n = pb->len - (size_t)pos < max ? pb->len - (size_t)pos : max;
+	memcpy(buf, pb->data + pos, n);
+	return (ssize_t)n;
+}
+
+static void handle_body_free(void *cls) {
+	struct pending_body *pb = cls;
+	pthread_mutex_lock(&pb->http->slot_lock);
+	pb->http->pending_bytes -= pb->len;
+	pthread_mutex_unlock(&pb->http->slot_lock);
+	free(pb->data);
+	free(pb);
+}
+
+/* The response for @resp; an export takes @slot along (released when it is freed). */
+static struct MHD_Response *build_response(struct http *http, struct api_response *resp,
+					   struct store_slot **slot) {
 	struct MHD_Response *r;
 	if (resp->export) {
+		struct export_stream *es = xcalloc(1, sizeof(*es));
+		*es = (struct export_stream){.http = http, .slot = *slot, .export = resp->export};
 		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
-						      handle_export_read, resp->export,
-						      handle_export_free);
+						      handle_export_read, es, handle_export_free);
 		if (r) {
-			resp->export = NULL; // the response owns it now
+			resp->export = NULL; // the response owns it now, and the store slot
+			*slot = NULL;
+		} else {
+			free(es);
 		}
 	} else if (resp->static_body) {
 		r = MHD_create_response_from_buffer(resp->static_len, (void *)resp->static_body,
 						    MHD_RESPMEM_PERSISTENT);
+	} else if (resp->body.len >= PENDING_THRESHOLD) {
+		struct pending_body *pb = xcalloc(1, sizeof(*pb));
+		pb->http = http;
+		pb->len = resp->body.len;
+		pb->data = buf_steal(&resp->body);
+		pthread_mutex_lock(&http->slot_lock);
+		http->pending_bytes += pb->len;
+		pthread_mutex_unlock(&http->slot_lock);
+		r = MHD_create_response_from_callback(pb->len, STREAM_BLOCK, handle_body_read, pb,
+						      handle_body_free);
+		if (!r) {
+			handle_body_free(pb);
+		}
 	} else {
 		size_t len = resp->body.len;
 		r = MHD_create_response_from_buffer(len, buf_steal(&resp->body),
@@ -278,9 +394,10 @@ static bool body_too_large(struct MHD_Connection *conn) {
 	return errno != 0 || n > BODY_MAX;
 }
 
-/* Queues a JSON error answer from http.c itself (no API state involved). */
-static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status,
-				    const char *message) {
+/* Queues a JSON error answer from http.c itself (no API state involved); closes the connection
+ * unless @retry_after is set (a 503 the client may repeat on the same connection). */
+static enum MHD_Result queue_status_retry(struct MHD_Connection *conn, unsigned status,
+					  const char *message, const char *retry_after) {
 	char body[256];
 	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", message);
 	struct MHD_Response *r =
@@ -290,10 +407,19 @@ static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (retry_after) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+	} else {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
 	enum MHD_Result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status,
+				    const char *message) {
+	return queue_status_retry(conn, status, message, NULL);
 }
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -335,7 +461,13 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	st->answered = true;
 
 	int64_t now = (int64_t)time(NULL);
-	ensure_store(http, now);
+	struct store_slot *slot;
+	if (!slot_acquire(http, api_target_cost(st->target), now, &slot)) {
+		return queue_status_retry(
+			conn, 503,
+			"busy with other statistics, series or exports: retry in a moment",
+			RETRY_AFTER_S);
+	}
 	struct api_request req = {
 		.method = method,
 		.target = st->target,
@@ -353,17 +485,25 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	pthread_mutex_unlock(&http->cfg_lock);
 	struct api_context ctx = http->ctx;
 	ctx.cfg = use->cfg;
+	ctx.store = slot ? slot->store : NULL;
 	struct api_response resp;
 	api_handle(&ctx, &req, &resp);
 	pthread_mutex_lock(&http->cfg_lock);
 	use->users--;
 	pthread_mutex_unlock(&http->cfg_lock);
-	struct MHD_Response *r = build_response(&resp);
 	enum MHD_Result ret = MHD_NO;
-	if (r) {
-		ret = MHD_queue_response(conn, resp.status, r);
-		MHD_destroy_response(r);
+	if (resp.body.len > ANSWER_MAX) {
+		ret = queue_status(conn, 413,
+				   "the answer would exceed 24 MiB: ask for fewer channels, fewer "
+				   "points or a shorter window");
+	} else {
+		struct MHD_Response *r = build_response(http, &resp, &slot);
+		if (r) {
+			ret = MHD_queue_response(conn, resp.status, r);
+			MHD_destroy_response(r);
+		}
 	}
+	slot_release(http, slot); // an export keeps its slot until it is sent
 	api_response_finish(&resp);
 	return ret;
 }
@@ -615,6 +755,8 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	http->cfg = cfg;
 	http->db_path = xstrdup(db_path);
 	pthread_mutex_init(&http->cfg_lock, NULL);
+	pthread_mutex_init(&http->slot_lock, NULL);
+	pthread_cond_init(&http->slot_free, NULL);
 	http->uses = xcalloc(1, sizeof(*http->uses));
 	http->uses->cfg = cfg;
 	int own_fd = -1; // a socket bound here, closed here should the server not start
@@ -695,11 +837,15 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 					 .host = http->host,
 					 .board = http->board};
 	// The first open may fail when the daemon has not created the database yet: retried.
-	ensure_store(http, (int64_t)time(NULL));
+	ensure_store(http, &http->light, (int64_t)time(NULL));
 
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
-									: MHD_USE_AUTO;
+	// A thread per connection: a heavy request computes on its own connection's thread, so
+	// /metrics, /api/v1/latest and the dashboard never queue behind it (an internal thread
+	// pool would: a pool thread busy with a year of statistics serves none of its other
+	// connections). Connections are few and bounded; the store slots bound the heavy work.
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	flags |= MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES ? MHD_USE_POLL : 0;
 	if (ss.ss_family == AF_INET6) {
 		flags |= MHD_USE_IPv6;
 	}
@@ -776,7 +922,12 @@ void http_destroy(struct http *http) {
 	if (http->mhd) {
 		MHD_stop_daemon(http->mhd); // closes the listening socket too
 	}
-	store_close(http->store);
+	store_close(http->light.store);
+	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
+		store_close(http->heavy[i].store);
+	}
+	pthread_cond_destroy(&http->slot_free);
+	pthread_mutex_destroy(&http->slot_lock);
 	free(http->db_path);
 	if (http->token) {
 		explicit_bzero(http->token, strlen(http->token));

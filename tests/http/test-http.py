@@ -17,6 +17,7 @@ import os
 import shutil
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -424,6 +425,112 @@ def test_limits(s):
     ok(resp.status == 200, "service continues after the flood")
 
 
+def abort_close(sock):
+    """Closes with a reset: a client socket bound to a chosen address leaves no TIME_WAIT that
+    would keep a later free_port() from binding 0.0.0.0."""
+    if sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+
+
+def percentile(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p / 100 * len(v)))] if v else None
+
+
+def test_heavy(tmp):
+    """Heavy requests (half a year of series, statistics, lifetime) run beside light ones:
+    /metrics stays fast, heavy ones beyond the worker slots get 503 with Retry-After, and
+    clients that never read their large answers do not grow the server without bound."""
+    import threading
+    d = os.path.join(tmp, "heavy")
+    os.mkdir(d)
+    s = Server(d, base_yaml(free_port(), "  connection_limit: 64\n  max_points: 20000\n"),
+               days=180)
+    if not ok(s.port, "server with half a year of history starts", s.stderr()):
+        s.stop()
+        return
+    p = s.port
+    heavy = ["/api/v1/samples?from=-180d&max_points=5000", "/api/v1/stats?from=-180d",
+             "/api/v1/lifetime", "/api/v1/samples?from=-180d&max_points=5000&channel=thermal/*"]
+    stop_at = time.monotonic() + 5
+    statuses = []
+    retry_after = []
+
+    def loop(i):
+        # Each heavy client from its own loopback address, as distinct clients would be,
+        # on one kept-alive connection; after a 503 it waits a little (not the 2 s asked).
+        c = http.client.HTTPConnection("127.0.0.1", p, timeout=30,
+                                       source_address=(f"127.0.0.{10 + i}", 0))
+        while time.monotonic() < stop_at:
+            try:
+                c.request("GET", heavy[(i + len(statuses)) % len(heavy)])
+                r = c.getresponse()
+                r.read()
+                statuses.append(r.status)
+                if r.status == 503:
+                    retry_after.append(r.getheader("Retry-After"))
+                    time.sleep(0.02)
+            except (OSError, http.client.HTTPException) as e:
+                statuses.append(repr(e))
+                abort_close(c.sock)
+                c.close()
+                c = http.client.HTTPConnection("127.0.0.1", p, timeout=30,
+                                               source_address=(f"127.0.0.{10 + i}", 0))
+        abort_close(c.sock)
+        c.close()
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    lat = []
+    conn = http.client.HTTPConnection("127.0.0.1", p, timeout=10)
+    while time.monotonic() < stop_at - 0.3:
+        t0 = time.monotonic()
+        conn.request("GET", "/metrics")
+        r = conn.getresponse()
+        r.read()
+        lat.append((time.monotonic() - t0) * 1000)
+        time.sleep(0.01)
+    conn.close()
+    for t in threads:
+        t.join()
+    done200 = statuses.count(200)
+    p99 = percentile(lat, 99)
+    ok(len(lat) >= 50 and p99 < 50,
+       f"/metrics p99 {p99:.1f} ms (median {percentile(lat, 50):.1f} ms, max {max(lat):.1f} ms, "
+       f"{len(lat)} requests) under 50 ms while {done200} heavy answers were computed",
+       f"{sorted(lat)[-10:]}")
+    ok(done200 >= 8 and all(x in (200, 503) for x in statuses),
+       f"heavy requests answer 200 or 503 ({done200} x 200, {statuses.count(503)} x 503)",
+       [x for x in statuses if x not in (200, 503)][:5])
+    ok(retry_after and all(x == "2" for x in retry_after),
+       "four heavy clients on two worker slots: some get 503 with Retry-After", retry_after[:5])
+
+    # 32 clients that ask for ~9 MB answers and never read them.
+    before = s.rss_kib()
+    socks = []
+    for i in range(32):
+        sk = socket.socket()
+        sk.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sk.bind((f"127.0.1.{1 + i % 8}", 0))
+        sk.connect(("127.0.0.1", p))
+        sk.sendall(b"GET /api/v1/samples?from=-180d&max_points=20000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        socks.append(sk)
+    time.sleep(5)
+    after = s.rss_kib()
+    resp, _ = request(p, "/metrics")
+    for sk in socks:
+        abort_close(sk)
+    with open(f"/proc/{s.proc.pid}/maps") as f:
+        sanitized = "libasan" in f.read()
+    ok(sanitized or after - before < 40 * 1024,
+       f"RSS grows by less than 40 MiB while 32 clients hold ~9 MB answers unread "
+       f"({before // 1024} -> {after // 1024} MiB)", f"{before} -> {after} KiB")
+    ok(resp.status == 200, "/metrics answers meanwhile", resp.status)
+    ok(s.stop() == 0, "the server stops cleanly", s.stderr()[-2000:])
+
+
 def test_token(tmp):
     d = os.path.join(tmp, "token")
     os.mkdir(d)
@@ -607,6 +714,7 @@ def main():
             test_bad_listen(tmp)
             test_port_zero(tmp)
             test_loopback(tmp)
+            test_heavy(tmp)
             test_token(tmp)
             test_tls(tmp)
             test_socket_activation(tmp)
