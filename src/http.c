@@ -39,7 +39,8 @@
 #define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
-#define HEAVY_SLOTS          2           // heavy requests computed at once; more get 503
+#define HEAD_TIMEOUT_S       5 // a request head (and TLS handshake) must be in within this
+#define HEAVY_SLOTS          2 // heavy requests computed at once; more get 503
 #define RETRY_AFTER_S        "2"
 #define PENDING_THRESHOLD    (64 * 1024)        // JSON answers from this size count as pending
 #define PENDING_MAX          (32 * 1024 * 1024) // pending answers beyond which heavy ones wait
@@ -74,6 +75,14 @@ struct http {
 	// freed only once no request reads it (http_config_in_use()).
 	pthread_mutex_t cfg_lock;
 	struct cfg_use *uses; // newest (the current configuration) first
+	// Open connections, for the per-address limit and the request-head deadline.
+	pthread_mutex_t conn_lock;
+	pthread_cond_t conn_stop;
+	struct conn_state *conns;
+	unsigned limit, per_address;
+	bool stopping;
+	pthread_t reaper;
+	bool reaper_started;
 };
 
 struct cfg_use {
@@ -89,6 +98,13 @@ struct cfg_use {
  */
 struct conn_state {
 	char *target; // the raw URI of the request being received, until the handler takes it
+	// The rest is under http->conn_lock: read by the accept policy and the head reaper.
+	struct conn_state *prev, *next;
+	int fd;
+	unsigned char addr[16]; // the client address; an IPv6 /64 as one (the rest zero)
+	int64_t head_by_ms;     // monotonic: the request head must be in by then...
+	bool head_done;         // ...unless it is
+	bool cut;               // shut down (deadline or room for a new client); closing
 };
 
 /* Per-request state, created on the access handler's first call. */
@@ -117,18 +133,141 @@ static void handle_mhd_log(void *cls, const char *fmt, va_list ap) {
 	}
 }
 
+static int64_t mono_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The address a per-address limit counts: IPv4 (also v4-mapped) whole, IPv6 by its /64. */
+static void address_key(const struct sockaddr *sa, unsigned char key[16]) {
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		memcpy(key, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
+	}
+}
+
+/* Shuts a connection's socket down; libmicrohttpd then closes it. Under conn_lock. */
+static void cut_connection(struct conn_state *cs) {
+	if (!cs->cut) {
+		cs->cut = true;
+		shutdown(cs->fd, SHUT_RDWR);
+	}
+}
+
+/*
+ * Admits a new client unless its address (an IPv6 /64 as one) holds its share of the
+ * connections already. At the connection limit, the oldest connection still without a complete
+ * request head makes room (clients that send a request at once are never the oldest such),
+ * else the new one is refused. Slow and idle clients thus cannot lock others out.
+ */
+static enum MHD_Result handle_accept(void *cls, const struct sockaddr *addr, socklen_t len) {
+	struct http *http = cls;
+	unsigned char key[16];
+	address_key(addr, key);
+	enum MHD_Result ret = MHD_YES;
+	pthread_mutex_lock(&http->conn_lock);
+	unsigned same = 0, open = 0;
+	struct conn_state *oldest = NULL;
+	for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
+		if (cs->cut) {
+			continue;
+		}
+		open++;
+		same += memcmp(cs->addr, key, 16) == 0;
+		if (!cs->head_done && (!oldest || cs->head_by_ms <= oldest->head_by_ms)) {
+			oldest = cs;
+		}
+	}
+	if (same >= http->per_address) {
+		ret = MHD_NO;
+	} else if (open >= http->limit) {
+		if (oldest) {
+			cut_connection(oldest);
+		} else {
+			ret = MHD_NO;
+		}
+	}
+	pthread_mutex_unlock(&http->conn_lock);
+	return ret;
+}
+
 static void handle_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			      enum MHD_ConnectionNotificationCode toe) {
+	struct http *http = cls;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		*socket_context = xcalloc(1, sizeof(struct conn_state));
+		struct conn_state *cs = xcalloc(1, sizeof(*cs));
+		const union MHD_ConnectionInfo *info =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		cs->fd = info ? info->connect_fd : -1;
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		address_key(info ? info->client_addr : NULL, cs->addr);
+		cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
+		pthread_mutex_lock(&http->conn_lock);
+		cs->next = http->conns;
+		if (cs->next) {
+			cs->next->prev = cs;
+		}
+		http->conns = cs;
+		pthread_mutex_unlock(&http->conn_lock);
+		*socket_context = cs;
 		return;
 	}
 	struct conn_state *cs = *socket_context;
 	if (cs) {
+		pthread_mutex_lock(&http->conn_lock);
+		if (cs->prev) {
+			cs->prev->next = cs->next;
+		} else {
+			http->conns = cs->next;
+		}
+		if (cs->next) {
+			cs->next->prev = cs->prev;
+		}
+		pthread_mutex_unlock(&http->conn_lock);
 		free(cs->target);
 		free(cs);
 		*socket_context = NULL;
 	}
+}
+
+/* Marks the request head as in (@done), or starts the deadline for the next one. */
+static void head_state(struct http *http, struct conn_state *cs, bool done) {
+	pthread_mutex_lock(&http->conn_lock);
+	cs->head_done = done;
+	cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
+	pthread_mutex_unlock(&http->conn_lock);
+}
+
+/*
+ * Cuts connections whose request head (or TLS handshake) is not complete within
+ * HEAD_TIMEOUT_S of their opening or of the previous answer, however they trickle.
+ */
+static void *reap_heads(void *arg) {
+	struct http *http = arg;
+	pthread_mutex_lock(&http->conn_lock);
+	while (!http->stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 200 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&http->conn_stop, &http->conn_lock, &until);
+		int64_t now = mono_ms();
+		for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
+			if (!cs->head_done && now >= cs->head_by_ms) {
+				cut_connection(cs);
+			}
+		}
+	}
+	pthread_mutex_unlock(&http->conn_lock);
+	return NULL;
 }
 
 static struct conn_state *conn_state(struct MHD_Connection *conn) {
@@ -188,6 +327,10 @@ static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_
 		free(st->target);
 		free(st);
 		*con_cls = NULL;
+	}
+	struct conn_state *cs = conn_state(conn);
+	if (cs) {
+		head_state(cls, cs, false); // the next request on this connection has its deadline
 	}
 }
 
@@ -438,6 +581,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		st->target = cs->target; // the request owns it now
 		cs->target = NULL;
 		*con_cls = st;
+		head_state(http, cs, true);
 		// A GET body means nothing; one declared too large, or of unknown size, is
 		// refused before it is read (libmicrohttpd cannot answer in mid-body).
 		if (read_only && body_too_large(conn)) {
@@ -755,6 +899,8 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	http->cfg = cfg;
 	http->db_path = xstrdup(db_path);
 	pthread_mutex_init(&http->cfg_lock, NULL);
+	pthread_mutex_init(&http->conn_lock, NULL);
+	pthread_cond_init(&http->conn_stop, NULL);
 	pthread_mutex_init(&http->slot_lock, NULL);
 	pthread_cond_init(&http->slot_free, NULL);
 	http->uses = xcalloc(1, sizeof(*http->uses));
@@ -854,15 +1000,18 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	}
 	http->tls = tls;
 	unsigned limit = hc->connection_limit ? hc->connection_limit : 32;
-	unsigned per_ip = limit / 2 ? limit / 2 : 1;
+	http->limit = limit;
+	http->per_address = limit / 4 > 2 ? limit / 4 : 2;
+	// libmicrohttpd's own limit leaves room for connections cut but not yet closed;
+	// handle_accept() keeps to @limit.
+	unsigned mhd_limit = limit + limit / 2 + 1;
 	struct MHD_OptionItem opts[] = {
 		// The logger first, so messages from option parsing go through it too.
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
 		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)handle_connection, http},
 		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)handle_uri, http},
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)handle_completed, http},
-		{MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, mhd_limit, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
@@ -881,8 +1030,11 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	http->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, http, MHD_OPTION_ARRAY,
-				     opts, MHD_OPTION_END);
+	http->mhd = MHD_start_daemon(flags, 0, handle_accept, http, handle_request, http,
+				     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (http->mhd) {
+		http->reaper_started = pthread_create(&http->reaper, NULL, reap_heads, http) == 0;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!http->mhd) {
 		log_error("http: could not start the server on %s", where);
@@ -919,9 +1071,18 @@ void http_destroy(struct http *http) {
 	}
 	// No grace period: the caller may be the sampling loop, which must not wait for
 	// idle keep-alive clients. libmicrohttpd lets a running handler finish.
+	if (http->reaper_started) {
+		pthread_mutex_lock(&http->conn_lock);
+		http->stopping = true;
+		pthread_cond_signal(&http->conn_stop);
+		pthread_mutex_unlock(&http->conn_lock);
+		pthread_join(http->reaper, NULL);
+	}
 	if (http->mhd) {
 		MHD_stop_daemon(http->mhd); // closes the listening socket too
 	}
+	pthread_cond_destroy(&http->conn_stop);
+	pthread_mutex_destroy(&http->conn_lock);
 	store_close(http->light.store);
 	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
 		store_close(http->heavy[i].store);

@@ -404,12 +404,12 @@ def test_limits(s):
     sock.close()
     ok(reply.startswith(b"HTTP/1.1 431") or reply.startswith(b"HTTP/1.1 413"),
        "oversized headers are refused", reply)
-    # Idle connections beyond the per-IP limit (16 with connection_limit 32) are refused;
+    # Idle connections beyond the per-address limit (8 with connection_limit 32) are refused;
     # service recovers once they close.
-    socks = [socket.create_connection(("127.0.0.1", p)) for _ in range(20)]
+    socks = [socket.create_connection(("127.0.0.1", p)) for _ in range(12)]
     time.sleep(0.3)
     refused = 0
-    for sk in socks[16:]:
+    for sk in socks[8:]:
         sk.settimeout(2)
         try:
             sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -419,7 +419,7 @@ def test_limits(s):
             refused += 1
     for sk in socks:
         sk.close()
-    ok(refused == 4, "connections beyond the per-IP limit are closed", refused)
+    ok(refused == 4, "connections beyond the per-address limit (8) are closed", refused)
     time.sleep(0.3)
     resp, _ = request(p, "/api/v1/latest")
     ok(resp.status == 200, "service continues after the flood")
@@ -528,6 +528,92 @@ def test_heavy(tmp):
        f"RSS grows by less than 40 MiB while 32 clients hold ~9 MB answers unread "
        f"({before // 1024} -> {after // 1024} MiB)", f"{before} -> {after} KiB")
     ok(resp.status == 200, "/metrics answers meanwhile", resp.status)
+    ok(s.stop() == 0, "the server stops cleanly", s.stderr()[-2000:])
+
+
+def test_slowloris(tmp):
+    """Two addresses x 16 connections trickling a header line each second, plus idle
+    connections from more addresses: a third client still gets /metrics within 1 s, and the
+    tricklers are cut off at the request-head deadline (5 s)."""
+    d = os.path.join(tmp, "slowloris")
+    os.mkdir(d)
+    s = Server(d, base_yaml(free_port()))
+    if not ok(s.port, "server for the slow-client test starts", s.stderr()):
+        s.stop()
+        return
+    p = s.port
+    tricklers, idle = [], []
+
+    def connect(addr):
+        sk = socket.socket()
+        sk.bind((addr, 0))
+        sk.settimeout(0.5)
+        try:
+            sk.connect(("127.0.0.1", p))
+        except OSError:
+            abort_close(sk)
+            return None
+        return sk
+    for a in ("127.0.2.1", "127.0.2.2"):
+        for _ in range(16):
+            sk = connect(a)
+            if sk:
+                try:
+                    sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                    tricklers.append(sk)
+                except OSError:
+                    abort_close(sk)
+    for i in range(40):
+        sk = connect(f"127.0.3.{1 + i % 10}")
+        if sk:
+            idle.append(sk)
+    n_tricklers = len(tricklers)
+    start = time.monotonic()
+    worst = 0.0
+    answered = 0
+    cut = 0
+    while time.monotonic() - start < 6.5:
+        for sk in list(tricklers):
+            try:
+                sk.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                tricklers.remove(sk)
+                abort_close(sk)
+                cut += 1
+        t0 = time.monotonic()
+        try:
+            sk = socket.create_connection(("127.0.0.1", p), timeout=5,
+                                          source_address=("127.0.4.1", 0))
+            sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            reply = sk.recv(64)
+            abort_close(sk)
+            if reply.startswith(b"HTTP/1.1 200"):
+                answered += 1
+            worst = max(worst, time.monotonic() - t0)
+        except OSError:
+            worst = max(worst, 5.0)
+        time.sleep(max(0, 1 - (time.monotonic() - t0)))
+    # The tricklers still open after the deadline: a reset or EOF shows they were cut.
+    for sk in tricklers:
+        try:
+            sk.sendall(b"X-Slow: 1\r\n")
+            sk.settimeout(0.5)
+            if sk.recv(1) == b"":
+                cut += 1
+        except socket.timeout:
+            pass  # still open
+        except OSError:
+            cut += 1
+    for sk in tricklers + idle:
+        abort_close(sk)
+    ok(answered >= 5 and worst < 1.0,
+       f"a third client gets /metrics within 1 s under slow and idle clients "
+       f"({answered} answers, slowest {worst * 1000:.0f} ms)", worst)
+    ok(n_tricklers >= 8 and cut == n_tricklers,
+       f"all {n_tricklers} tricklers are refused (per address) or cut off by the head "
+       f"deadline ({cut})")
+    resp, _ = request(p, "/metrics")
+    ok(resp.status == 200, "service continues after the slow clients", resp.status)
     ok(s.stop() == 0, "the server stops cleanly", s.stderr()[-2000:])
 
 
@@ -715,6 +801,7 @@ def main():
             test_port_zero(tmp)
             test_loopback(tmp)
             test_heavy(tmp)
+            test_slowloris(tmp)
             test_token(tmp)
             test_tls(tmp)
             test_socket_activation(tmp)
