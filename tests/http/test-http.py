@@ -711,6 +711,21 @@ def test_tls(tmp):
     ok(done_, "TLS 1.2 ECDHE AES-GCM is accepted", out[-1500:])
     done_, out = handshake(port, "-tls1_3")
     ok(done_, "TLS 1.3 is accepted", out[-1500:])
+
+    # A half-open handshake (a record header, then nothing) is cut at the head deadline.
+    sk = socket.create_connection(("127.0.0.1", port))
+    sk.sendall(b"\x16\x03\x01\x00\xff")
+    sk.settimeout(8)
+    t0 = time.monotonic()
+    try:
+        closed = sk.recv(100) == b""
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        closed = False
+    took = time.monotonic() - t0
+    abort_close(sk)
+    ok(closed and 4 <= took <= 7, f"a half-open TLS handshake is closed after {took:.1f} s")
     s.stop()
 
     # http.tls_priorities replaces the default: here TLS 1.3 only.
