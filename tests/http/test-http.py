@@ -27,7 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import done, free_port, ok, rss_kib, stop  # noqa: E402
 
 SERVE, THERMLOG = sys.argv[1], sys.argv[2]
-PROMTOOL = sys.argv[3] if len(sys.argv) > 3 else shutil.which("promtool")
+IPV6_CHILD = len(sys.argv) > 4 and sys.argv[3] == "--ipv6-prefix-child"
+PROMTOOL = sys.argv[3] if len(sys.argv) > 3 and not IPV6_CHILD else shutil.which("promtool")
 TOKEN = "0123456789abcdef-test-token"
 
 # Every server started, so that main() stops the ones a failed check left running.
@@ -617,6 +618,66 @@ def test_slowloris(tmp):
     ok(s.stop() == 0, "the server stops cleanly", s.stderr()[-2000:])
 
 
+IPV6_CLIENTS = [f"2001:db8:1::{i:x}" for i in range(1, 13)]  # one /64
+IPV6_OTHER = "2001:db8:2::1"                                  # another /64
+
+
+def ipv6_prefix_child(tmp):
+    """Runs in a private network namespace (unshare -n): prints one JSON line."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for a in IPV6_CLIENTS + [IPV6_OTHER]:
+        subprocess.run(["ip", "-6", "addr", "add", a + "/128", "dev", "lo", "nodad"], check=True)
+    d = os.path.join(tmp, "ipv6")
+    os.mkdir(d)
+    port = free_port()
+    s = Server(d, f'interval: 1s\nhttp:\n  listen: "[::1]:{port}"\n')
+    result = {"started": bool(s.port), "answered": [], "other": None, "log": ""}
+    if s.port:
+        def client(addr):
+            sk = socket.socket(socket.AF_INET6)
+            sk.bind((addr, 0))
+            sk.settimeout(3)
+            sk.connect(("::1", port))
+            return sk
+        socks = [client(a) for a in IPV6_CLIENTS]
+        time.sleep(0.3)
+        for sk in socks:
+            try:
+                sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                result["answered"].append(sk.recv(12).decode(errors="replace"))
+            except OSError as e:
+                result["answered"].append(repr(e))
+        sk = client(IPV6_OTHER)
+        sk.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        result["other"] = sk.recv(12).decode(errors="replace")
+        for sk in socks + [sk]:
+            abort_close(sk)
+    s.stop()
+    result["log"] = s.stderr()[-1500:]
+    print(json.dumps(result))
+
+
+def test_ipv6_prefix(tmp):
+    """Twelve addresses of one IPv6 /64 count as one client address: 8 connections (a quarter
+    of 32) get in, the rest are refused, and a client from another /64 still gets in."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        ok(True, "# SKIP a private network namespace needs root, unshare and ip")
+        return
+    r = subprocess.run(["unshare", "-n", sys.executable, os.path.abspath(__file__), SERVE,
+                        THERMLOG, "--ipv6-prefix-child", tmp],
+                       capture_output=True, text=True, timeout=60)
+    try:
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        ok(False, "the IPv6 namespace test ran", r.stdout[-1500:] + r.stderr[-1500:])
+        return
+    got = sum(1 for a in res["answered"] if a.startswith("HTTP/1.1 200"))
+    ok(res["started"] and got == 8,
+       f"12 clients from one IPv6 /64: 8 answered, the rest refused ({got})", res)
+    ok(res["other"] and res["other"].startswith("HTTP/1.1 200"),
+       "a client from another /64 gets in", res)
+
+
 def test_token(tmp):
     d = os.path.join(tmp, "token")
     os.mkdir(d)
@@ -817,6 +878,7 @@ def main():
             test_loopback(tmp)
             test_heavy(tmp)
             test_slowloris(tmp)
+            test_ipv6_prefix(tmp)
             test_token(tmp)
             test_tls(tmp)
             test_socket_activation(tmp)
@@ -827,4 +889,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if IPV6_CHILD:
+        ipv6_prefix_child(sys.argv[4])
+        sys.exit(0)
     sys.exit(main())
