@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,11 +40,13 @@
 #define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
-#define HEAD_TIMEOUT_S       5 // a request head (and TLS handshake) must be in within this
-#define HEAVY_SLOTS          2 // heavy requests computed at once; more get 503
+#define HEAD_TIMEOUT_S       5    // a request head (and TLS handshake) must be in within this
+#define HEAVY_QUEUE          4    // heavy requests that may wait for a slot; more get 503
+#define HEAVY_WAIT_MS        5000 // how long they may wait (whole seconds)
+#define HEAVY_SLOTS          2    // heavy requests computed at once; more get 503
 #define RETRY_AFTER_S        "2"
 #define PENDING_THRESHOLD    (64 * 1024)        // JSON answers from this size count as pending
-#define PENDING_MAX          (32 * 1024 * 1024) // pending answers beyond which heavy ones wait
+#define PENDING_MAX          (16 * 1024 * 1024) // pending answers beyond which heavy ones wait
 #define ANSWER_MAX           (24 * 1024 * 1024) // one JSON answer at most (API.md)
 
 struct store_slot {
@@ -62,7 +65,8 @@ struct http {
 	pthread_mutex_t slot_lock;
 	pthread_cond_t slot_free;
 	struct store_slot light, heavy[HEAVY_SLOTS];
-	size_t pending_bytes; // large JSON answers built but not yet sent; under slot_lock
+	size_t pending_bytes;   // large JSON answers built but not yet sent; under slot_lock
+	unsigned heavy_waiting; // heavy requests waiting for a slot; under slot_lock
 	char *token;
 	char *tls_cert, *tls_key; // PEM text; libmicrohttpd keeps pointers to it
 	char *host, *board;
@@ -365,10 +369,21 @@ static void ensure_store(struct http *http, struct store_slot *slot, int64_t now
 	}
 }
 
+/* A heavy slot nobody uses while unsent answers are within budget, or NULL. Under slot_lock. */
+static struct store_slot *free_heavy(struct http *http) {
+	for (size_t i = 0; i < HEAVY_SLOTS && http->pending_bytes < PENDING_MAX; i++) {
+		if (!http->heavy[i].busy) {
+			return &http->heavy[i];
+		}
+	}
+	return NULL;
+}
+
 /*
  * Takes a store connection for a request of @cost into *out (NULL for none needed): the light
- * one in turn (its reads take milliseconds), or a free heavy one. False when every heavy one is
- * busy or the pending answers are at their budget: the caller answers 503.
+ * one in turn (its reads take milliseconds), or a heavy one, waiting up to HEAVY_WAIT_MS among at
+ * most HEAVY_QUEUE others. False when none came free in time, the queue is full or the pending
+ * answers are at their budget: the caller answers 503.
  */
 static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
 			 struct store_slot **out) {
@@ -384,8 +399,19 @@ static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
 		}
 		slot = &http->light;
 	} else if (http->pending_bytes < PENDING_MAX) {
-		for (size_t i = 0; i < HEAVY_SLOTS && !slot; i++) {
-			slot = http->heavy[i].busy ? NULL : &http->heavy[i];
+		slot = free_heavy(http);
+		// A few may wait their turn (the dashboard asks for three series at once);
+		// beyond that, or after HEAVY_WAIT_MS, the answer is 503.
+		if (!slot && http->heavy_waiting < HEAVY_QUEUE) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += HEAVY_WAIT_MS / 1000;
+			http->heavy_waiting++;
+			while (!(slot = free_heavy(http)) &&
+			       pthread_cond_timedwait(&http->slot_free, &http->slot_lock, &until) ==
+				       0) {
+			}
+			http->heavy_waiting--;
 		}
 	}
 	if (slot) {
@@ -902,7 +928,11 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	pthread_mutex_init(&http->conn_lock, NULL);
 	pthread_cond_init(&http->conn_stop, NULL);
 	pthread_mutex_init(&http->slot_lock, NULL);
-	pthread_cond_init(&http->slot_free, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); // timed waits immune to clock steps
+	pthread_cond_init(&http->slot_free, &attr);
+	pthread_condattr_destroy(&attr);
 	http->uses = xcalloc(1, sizeof(*http->uses));
 	http->uses->cfg = cfg;
 	int own_fd = -1; // a socket bound here, closed here should the server not start
@@ -982,6 +1012,12 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 					 .token = http->token,
 					 .host = http->host,
 					 .board = http->board};
+#ifdef M_MMAP_THRESHOLD
+	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
+	// threshold returns each to the system when freed; glibc would otherwise raise it after
+	// the first such free and keep later ones in per-thread heaps.
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	// The first open may fail when the daemon has not created the database yet: retried.
 	ensure_store(http, &http->light, (int64_t)time(NULL));
 
