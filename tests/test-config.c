@@ -362,6 +362,8 @@ static void test_listen(void) {
 	      "t.yaml:1:16: listen: '127.0.0.1': expected ADDRESS:PORT, e.g. 127.0.0.1:9470\n",
 	      "no port");
 	check("http: {listen: 127.0.0.1:0}\n", NULL, "port 0: any free port, as --listen");
+	check("http: {tls_priorities: 'NORMAL:-VERS-ALL:+VERS-TLS1.3'}\n", NULL,
+	      "tls_priorities: a GnuTLS priority string");
 	check("http: {listen: 127.0.0.1:65536}\n",
 	      "t.yaml:1:16: listen: '127.0.0.1:65536': the port must be a number from 0 to 65535\n",
 	      "port 65536");
