@@ -256,7 +256,7 @@ static void *reap_heads(void *arg) {
 	pthread_mutex_lock(&http->conn_lock);
 	while (!http->stopping) {
 		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
+		clock_gettime(CLOCK_MONOTONIC, &until); // conn_stop waits on the monotonic clock
 		until.tv_nsec += 200 * 1000 * 1000;
 		if (until.tv_nsec >= 1000000000) {
 			until.tv_sec++;
@@ -926,12 +926,12 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	http->db_path = xstrdup(db_path);
 	pthread_mutex_init(&http->cfg_lock, NULL);
 	pthread_mutex_init(&http->conn_lock, NULL);
-	pthread_cond_init(&http->conn_stop, NULL);
 	pthread_mutex_init(&http->slot_lock, NULL);
 	pthread_condattr_t attr;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); // timed waits immune to clock steps
 	pthread_cond_init(&http->slot_free, &attr);
+	pthread_cond_init(&http->conn_stop, &attr);
 	pthread_condattr_destroy(&attr);
 	http->uses = xcalloc(1, sizeof(*http->uses));
 	http->uses->cfg = cfg;
