@@ -31,6 +31,12 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 void http_destroy(struct http *http);
 
 /**
+ * Stops accepting; connections already open are served until http_destroy(). Returns the
+ * listening socket, now the caller's to pass to a new server or close, or -1. Accepts NULL.
+ */
+int http_stop_accepting(struct http *http);
+
+/**
  * Whether @next asks for exactly the server running (the same http settings and sysfs root,
  * and the same token, certificate and key in their files), so a reload can keep it and its
  * open connections with http_set_config().

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,8 @@ struct daemon {
 	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
 	struct config **retired; // replaced, but still read by a running HTTP request
 	size_t n_retired;
+	pthread_t *drains; // threads stopping replaced HTTP servers
+	size_t n_drains;
 	char *db_path;
 	bool db_is_temp;
 	struct store *store;
@@ -768,16 +771,24 @@ static int activated_fd(void) {
 	return fd;
 }
 
-static struct http *start_http(struct daemon *d, const struct config *cfg) {
+/* Starts a server on a copy of @listen_fd, else of the socket-activated one, else binding. */
+static struct http *start_http_on(struct daemon *d, const struct config *cfg, int listen_fd) {
 	int fd = -1;
-	if (d->listen_fd >= 0) {
-		fd = fcntl(d->listen_fd, F_DUPFD_CLOEXEC, 3);
+	if (listen_fd < 0) {
+		listen_fd = d->listen_fd;
+	}
+	if (listen_fd >= 0) {
+		fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0) {
 			log_errno("could not duplicate the activated socket");
 			return NULL;
 		}
 	}
 	return http_create(cfg, d->live, d->db_path, fd);
+}
+
+static struct http *start_http(struct daemon *d, const struct config *cfg) {
+	return start_http_on(d, cfg, -1);
 }
 
 /* Keeps a replaced configuration until the HTTP server's running requests are done with it. */
@@ -804,6 +815,65 @@ static void free_retired(struct daemon *d) {
 	}
 }
 
+/* A replaced HTTP server and the configurations only it may still read, for a drain thread. */
+struct drain {
+	struct http *http;
+	struct config **cfgs;
+	size_t n_cfgs;
+};
+
+static void *run_drain(void *arg) {
+	struct drain *dr = arg;
+	http_destroy(dr->http); // waits for its running requests
+	for (size_t i = 0; i < dr->n_cfgs; i++) {
+		config_finish(dr->cfgs[i]);
+		free(dr->cfgs[i]);
+	}
+	free(dr->cfgs);
+	free(dr);
+	return NULL;
+}
+
+/*
+ * Destroys @http on a thread of its own (joined by reap_drains()), then frees @cfg (or NULL) and
+ * the retired configurations, which only its requests could still read.
+ */
+static void drain_http(struct daemon *d, struct http *http, struct config *cfg) {
+	struct drain *dr = xcalloc(1, sizeof(*dr));
+	dr->http = http;
+	dr->cfgs = d->retired;
+	dr->n_cfgs = d->n_retired;
+	d->retired = NULL;
+	d->n_retired = 0;
+	if (cfg) {
+		dr->cfgs = xrealloc(dr->cfgs, (dr->n_cfgs + 1) * sizeof(*dr->cfgs));
+		dr->cfgs[dr->n_cfgs++] = cfg;
+	}
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, run_drain, dr) != 0) {
+		run_drain(dr); // no thread: here, then
+		return;
+	}
+	d->drains = xrealloc(d->drains, (d->n_drains + 1) * sizeof(*d->drains));
+	d->drains[d->n_drains++] = thread;
+}
+
+/* Joins the drain threads that are done (@wait: all of them). */
+static void reap_drains(struct daemon *d, bool wait) {
+	size_t kept = 0;
+	for (size_t i = 0; i < d->n_drains; i++) {
+		if (wait ? pthread_join(d->drains[i], NULL) != 0
+			 : pthread_tryjoin_np(d->drains[i], NULL) != 0) {
+			d->drains[kept++] = d->drains[i];
+		}
+	}
+	d->n_drains = kept;
+	if (kept == 0) {
+		free(d->drains);
+		d->drains = NULL;
+	}
+}
+
 /* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
 static void reload(struct daemon *d) {
 	log_info("reloading the configuration");
@@ -818,6 +888,7 @@ static void reload(struct daemon *d) {
 		return;
 	}
 	notify_send(d->notify, "RELOADING=1");
+	struct http *old = NULL;
 	if (strcmp(next->database, d->cfg->database) != 0 && !d->opt.db) {
 		log_warn("database path change to %s takes effect at the next restart",
 			 next->database);
@@ -829,17 +900,33 @@ static void reload(struct daemon *d) {
 		retire_config(d, d->cfg);
 		d->cfg = NULL;
 	} else {
-		http_destroy(d->http);
-		d->http = start_http(d, next);
+		// The old server stops accepting at once and finishes its requests on another
+		// thread, so neither idle clients nor a long request hold up the sampling loop.
+		// The same address keeps its listening socket (and the connections queued on it).
+		old = d->http;
+		int fd = http_stop_accepting(old);
+		if (fd >= 0 &&
+		    (d->listen_fd >= 0 || strcmp(next->http.listen, d->cfg->http.listen) != 0)) {
+			close(fd);
+			fd = -1;
+		}
+		d->http = start_http_on(d, next, fd);
 		if (!d->http) {
 			log_error(
 				"reload failed: the HTTP server does not start with the new configuration; "
 				"keeping the running one");
 			config_finish(next);
 			free(next);
-			d->http = start_http(d, d->cfg);
+			d->http = start_http_on(d, d->cfg, fd);
+			drain_http(d, old, NULL);
+			if (fd >= 0) {
+				close(fd);
+			}
 			notify_send(d->notify, "READY=1");
 			return;
+		}
+		if (fd >= 0) {
+			close(fd); // the new server has its own copy
 		}
 	}
 	if (d->capwatch) {
@@ -848,7 +935,9 @@ static void reload(struct daemon *d) {
 	capwatch_destroy(d->capwatch);
 	sampler_set_config(d->sampler, next);
 	d->capwatch = capwatch_create(next, d->store);
-	if (d->cfg) {
+	if (old) {
+		drain_http(d, old, d->cfg); // the old server borrowed the old configuration
+	} else if (d->cfg) {
 		config_finish(d->cfg);
 		free(d->cfg);
 	}
@@ -1125,6 +1214,9 @@ static int run(struct daemon *d) {
 				if (d->n_retired) {
 					free_retired(d);
 				}
+				if (d->n_drains) {
+					reap_drains(d, false);
+				}
 			} else {
 				log_debug("woke %" PRId64
 					  " ms off the grid: waiting for the next slot",
@@ -1152,6 +1244,7 @@ static void daemon_finish(struct daemon *d) {
 	http_destroy(d->http);
 	d->http = NULL;
 	free_retired(d);
+	reap_drains(d, true);
 	if (d->capwatch && d->last_ts) {
 		capwatch_persist(d->capwatch, d->last_ts);
 	}

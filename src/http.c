@@ -945,7 +945,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
 			goto err;
 		}
-		where = "the socket-activated listener";
+		where = "an inherited listening socket";
 	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
 		log_error(
 			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
@@ -1144,6 +1144,14 @@ void http_destroy(struct http *http) {
 	}
 	pthread_mutex_destroy(&http->cfg_lock);
 	free(http);
+}
+
+int http_stop_accepting(struct http *http) {
+	if (!http || !http->mhd) {
+		return -1;
+	}
+	MHD_socket fd = MHD_quiesce_daemon(http->mhd);
+	return fd == MHD_INVALID_SOCKET ? -1 : fd;
 }
 
 static bool same_string(const char *a, const char *b) {
