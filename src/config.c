@@ -896,9 +896,9 @@ static const char *listen_problem(const char *s) {
 		port = colon + 1;
 	}
 	size_t digits = strspn(port, "0123456789");
-	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) < 1 ||
-	    atoi(port) > 65535) {
-		return "the port must be a number from 1 to 65535";
+	// Port 0 asks for any free port, as --listen allows (the log names the one bound).
+	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) > 65535) {
+		return "the port must be a number from 0 to 65535";
 	}
 	return NULL;
 }
@@ -914,9 +914,10 @@ static bool token_valid(const char *s) {
 }
 
 static void parse_http(struct parser *p, const struct node *map) {
-	static const char *const keys[] = {
-		"listen",  "token",      "token_file", "metrics_public",   "tls_cert",
-		"tls_key", "max_points", "max_window", "connection_limit", NULL};
+	static const char *const keys[] = {"listen",           "token",      "token_file",
+					   "metrics_public",   "tls_cert",   "tls_key",
+					   "tls_priorities",   "max_points", "max_window",
+					   "connection_limit", NULL};
 	struct http_config *http = &p->cfg->http;
 	if (!check_mapping(p, map, "http", keys)) {
 		return;
@@ -957,6 +958,8 @@ static void parse_http(struct parser *p, const struct node *map) {
 			http->tls_key_at = at;
 			get_optional_string(p, v, "tls_key", &http->tls_key);
 			key = http->tls_key ? v : NULL;
+		} else if (key_is(k, "tls_priorities")) {
+			get_optional_string(p, v, "tls_priorities", &http->tls_priorities);
 		} else if (key_is(k, "max_points")) {
 			get_uint(p, v, "max_points", 2, 1000000, &http->max_points);
 		} else if (key_is(k, "max_window")) {
@@ -1506,6 +1509,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->http.token_file);
 	free(cfg->http.tls_cert);
 	free(cfg->http.tls_key);
+	free(cfg->http.tls_priorities);
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		free_strv(cfg->sources[i].include);
 		free_strv(cfg->sources[i].exclude);
