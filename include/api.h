@@ -24,7 +24,7 @@ struct store;
 struct api_context {
 	const struct config *cfg;
 	struct live *live;
-	/** The HTTP thread's read-only connection; NULL answers 503 on database endpoints. */
+	/** A read-only connection lent for this request; NULL answers 503 on database endpoints. */
 	struct store *store;
 	/** The bearer token requests must carry, or NULL when none is required. */
 	const char *token;
@@ -74,6 +74,24 @@ struct api_response {
 /** Answers @req into @resp (zeroed or finished before). Never fails: errors are responses. */
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp);
+
+/**
+ * Checks the limits a raw request target must meet before anything else is read from it (at
+ * most API_TARGET_MAX bytes, 414; at most API_PARAMS_MAX query parameters, 400): true when
+ * it does, else false with @resp filled. @resp is zeroed either way; api_handle() starts with
+ * it, and the server runs it on the raw URI before libmicrohttpd splits the query.
+ */
+bool api_target_within_limits(const char *target, struct api_response *resp);
+
+/** What answering a request takes: nothing from the database, a quick read, or real work. */
+enum api_cost {
+	API_COST_NONE,  // the live snapshot or a static asset
+	API_COST_LIGHT, // a few rows (status, channels)
+	API_COST_HEAVY, // statistics, series, lifetime, export: may read a year of history
+};
+
+/** The cost of answering @target (a raw request target), decided by its path alone. */
+enum api_cost api_target_cost(const char *target);
 
 /** Frees what the response owns (including an unread export); accepts a zeroed struct. */
 void api_response_finish(struct api_response *resp);

@@ -60,6 +60,7 @@ struct http_config {
 	bool metrics_public; // /metrics without the token
 	char *tls_cert;      // paths, NULL = plain HTTP
 	char *tls_key;
+	char *tls_priorities;      // GnuTLS priority string, NULL = HTTP_TLS_PRIORITIES
 	unsigned max_points;       // cap for /api/v1/samples max_points, default 5000
 	int64_t max_window_s;      // cap for query windows, default 400 days
 	unsigned connection_limit; // default 32

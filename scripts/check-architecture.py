@@ -63,6 +63,7 @@ HOMES = {
     "sqlite3.h": {"store"},
     "yaml.h": {"yamltree"},
     "microhttpd.h": {"http/http"},
+    "gnutls/gnutls.h": {"http/http"},
     "sensors/sensors.h": {"sources/hwmon"},
 }
 

@@ -1,6 +1,6 @@
 # Debian packages the project needs; sourced by scripts/test and scripts/demo.
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libsensors-dev libsqlite3-dev libyaml-dev
-	libmicrohttpd-dev libsystemd-dev libjs-dygraphs)
+	libmicrohttpd-dev libgnutls28-dev libsystemd-dev libjs-dygraphs)
 TEST_PACKAGES=(clang libclang-rt-14-dev valgrind python3 python3-numpy sqlite3 util-linux
 	systemd prometheus wrk openssl chromium nodejs)
 # web: the browser test runs npm ci; Debian ships npm apart from nodejs (a nodejs from elsewhere
@@ -26,7 +26,7 @@ install_packages() {
 # arm64: the cross toolchain, the :arm64 build dependencies and qemu-user (scripts/test, scripts/package).
 ARM64_PACKAGES=(gcc-aarch64-linux-gnu crossbuild-essential-arm64 qemu-user-static binfmt-support
 	libc6:arm64 libsensors-dev:arm64 libsqlite3-dev:arm64 libyaml-dev:arm64
-	libmicrohttpd-dev:arm64 libsystemd-dev:arm64)
+	libmicrohttpd-dev:arm64 libgnutls28-dev:arm64 libsystemd-dev:arm64)
 # Debian packages: scripts/package.
 DEB_PACKAGES=(debhelper devscripts lintian dpkg-dev fakeroot python3)
 # The systemd boot test: scripts/test --system.

@@ -233,9 +233,9 @@ static const char *listen_problem(const char *s) {
 		port = colon + 1;
 	}
 	size_t digits = strspn(port, "0123456789");
-	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) < 1 ||
-	    atoi(port) > 65535) {
-		return "the port must be a number from 1 to 65535";
+	// Port 0 asks for any free port, as --listen allows (the log names the one bound).
+	if (digits == 0 || port[digits] != '\0' || digits > 5 || atoi(port) > 65535) {
+		return "the port must be a number from 0 to 65535";
 	}
 	return NULL;
 }
@@ -251,9 +251,10 @@ static bool token_valid(const char *s) {
 }
 
 static void parse_http(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {
-		"listen",  "token",      "token_file", "metrics_public",   "tls_cert",
-		"tls_key", "max_points", "max_window", "connection_limit", NULL};
+	static const char *const keys[] = {"listen",           "token",      "token_file",
+					   "metrics_public",   "tls_cert",   "tls_key",
+					   "tls_priorities",   "max_points", "max_window",
+					   "connection_limit", NULL};
 	struct http_config *http = &p->cfg->http;
 	if (!yamltree_check_mapping(&p->yt, map, "http", keys)) {
 		return;
@@ -297,6 +298,9 @@ static void parse_http(struct parser *p, const struct yamltree_node *map) {
 			http->tls_key_at = at;
 			yamltree_get_optional_string(&p->yt, v, "tls_key", &http->tls_key);
 			key = http->tls_key ? v : NULL;
+		} else if (yamltree_key_is(k, "tls_priorities")) {
+			yamltree_get_optional_string(&p->yt, v, "tls_priorities",
+						     &http->tls_priorities);
 		} else if (yamltree_key_is(k, "max_points")) {
 			yamltree_get_uint(&p->yt, v, "max_points", 2, 1000000, &http->max_points);
 		} else if (yamltree_key_is(k, "max_window")) {
@@ -868,6 +872,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->http.token_file);
 	free(cfg->http.tls_cert);
 	free(cfg->http.tls_key);
+	free(cfg->http.tls_priorities);
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		free_strv(cfg->sources[i].include);
 		free_strv(cfg->sources[i].exclude);

@@ -29,6 +29,9 @@
 
 #define JSON_TYPE "application/json"
 
+static void respond_error(struct api_response *resp, unsigned status, const char *param,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Request target parsing ------------------------------------------------------------------- */
 
 static int hex_value(char c) {
@@ -136,6 +139,29 @@ bool api_parse_target(const char *target, struct api_target *out, char **err) {
 	return true;
 }
 
+bool api_target_within_limits(const char *target, struct api_response *resp) {
+	*resp = (struct api_response){0};
+	buf_init(&resp->body);
+	if (strlen(target) > API_TARGET_MAX) {
+		respond_error(resp, 414, NULL, "request target longer than %d bytes",
+			      API_TARGET_MAX);
+		return false;
+	}
+	const char *q = strchr(target, '?');
+	size_t n = 0;
+	for (const char *end = q ? q + 1 + strcspn(q + 1, "#") : NULL; q && q < end;) {
+		const char *seg = q + 1;
+		size_t len = strcspn(seg, "&#");
+		n += len > 0;
+		q = seg + len;
+	}
+	if (n > API_PARAMS_MAX) {
+		respond_error(resp, 400, NULL, "more than %d query parameters", API_PARAMS_MAX);
+		return false;
+	}
+	return true;
+}
+
 void api_target_finish(struct api_target *t) {
 	free(t->path);
 	for (size_t i = 0; i < t->n_params; i++) {
@@ -173,9 +199,6 @@ static void respond_json(struct api_response *resp, unsigned status) {
 }
 
 /* An error is {"error": "...", "parameter": "..."}: the message names the parameter too. */
-static void respond_error(struct api_response *resp, unsigned status, const char *param,
-			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
 static void respond_error(struct api_response *resp, unsigned status, const char *param,
 			  const char *fmt, ...) {
 	buf_clear(&resp->body);
@@ -530,9 +553,7 @@ static void handle_status(struct request *r) {
 }
 
 static void handle_metrics(struct request *r) {
-	if (!check_params(r, NULL)) {
-		return;
-	}
+	// No parameters, but a Prometheus job's `params:` must not fail the scrape: ignored.
 	struct live_snapshot snap = {0};
 	live_snapshot(r->ctx->live, &snap);
 	metrics_write(&snap, &r->resp->body);
@@ -929,14 +950,19 @@ struct route {
 	const char *path;
 	void (*handle)(struct request *r);
 	bool needs_store;
+	enum api_cost cost;
 };
 
 static const struct route routes[] = {
-	{"/api/v1/status", handle_status, false},    {"/api/v1/latest", handle_latest, false},
-	{"/api/v1/channels", handle_channels, true}, {"/api/v1/stats", handle_stats, true},
-	{"/api/v1/samples", handle_samples, true},   {"/api/v1/peak", handle_peak, true},
-	{"/api/v1/lifetime", handle_lifetime, true}, {"/api/v1/export.csv", handle_export, true},
-	{"/metrics", handle_metrics, false},
+	{"/api/v1/status", handle_status, false, API_COST_LIGHT},
+	{"/api/v1/latest", handle_latest, false, API_COST_NONE},
+	{"/api/v1/channels", handle_channels, true, API_COST_LIGHT},
+	{"/api/v1/stats", handle_stats, true, API_COST_HEAVY},
+	{"/api/v1/samples", handle_samples, true, API_COST_HEAVY},
+	{"/api/v1/peak", handle_peak, true, API_COST_HEAVY},
+	{"/api/v1/lifetime", handle_lifetime, true, API_COST_HEAVY},
+	{"/api/v1/export.csv", handle_export, true, API_COST_HEAVY},
+	{"/metrics", handle_metrics, false, API_COST_NONE},
 };
 
 /* A 303 to @location, relative to the request's path so that a reverse proxy's prefix stays. */
@@ -1023,6 +1049,23 @@ static void handle_login(struct request *r) {
 	buf_finish(&target);
 }
 
+enum api_cost api_target_cost(const char *target) {
+	struct api_target t;
+	char *err = NULL;
+	enum api_cost cost = API_COST_NONE;
+	if (!api_parse_target(target, &t, &err)) {
+		free(err);
+		return cost; // answered with a 400 before anything is read
+	}
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(routes[i].path, t.path) == 0) {
+			cost = routes[i].cost;
+		}
+	}
+	api_target_finish(&t);
+	return cost;
+}
+
 static bool authorized(const struct api_context *ctx, const struct api_request *req,
 		       const char *path, struct api_response *resp) {
 	if (!ctx->token) {
@@ -1073,11 +1116,7 @@ static bool authorized(const struct api_context *ctx, const struct api_request *
 
 void api_handle(const struct api_context *ctx, const struct api_request *req,
 		struct api_response *resp) {
-	*resp = (struct api_response){0};
-	buf_init(&resp->body);
-	if (strlen(req->target) > API_TARGET_MAX) {
-		respond_error(resp, 414, NULL, "request target longer than %d bytes",
-			      API_TARGET_MAX);
+	if (!api_target_within_limits(req->target, resp)) {
 		return;
 	}
 	struct request r = {.ctx = ctx, .req = req, .resp = resp};
@@ -1095,6 +1134,14 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		goto out;
 	}
 
+	// One rule for every path, known or not: the API is read-only.
+	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
+		respond_error(resp, 405, NULL,
+			      "method %s not allowed: this API is read-only (GET, HEAD)",
+			      req->method);
+		resp->allow = "GET, HEAD";
+		goto out;
+	}
 	const struct route *route = NULL;
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(routes[i].path, r.target.path) == 0) {
@@ -1108,13 +1155,6 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	}
 	if (!route && !asset) {
 		respond_error(resp, 404, NULL, "no such path: %s", r.target.path);
-		goto out;
-	}
-	if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0) {
-		respond_error(resp, 405, NULL,
-			      "method %s not allowed: this API is read-only (GET, HEAD)",
-			      req->method);
-		resp->allow = "GET, HEAD";
 		goto out;
 	}
 	if (asset) {

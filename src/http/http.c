@@ -1,19 +1,21 @@
 /*
- * libmicrohttpd glue: one internal polling thread (epoll) with bounded connections, time-outs
- * and memory, translating requests to api_handle() and its responses back. Only this file
- * includes <microhttpd.h>.
+ * libmicrohttpd glue: a thread per connection with bounded connections, time-outs and memory,
+ * store connections handed to requests by cost, translating requests to api_handle() and its
+ * responses back. Only this file includes <microhttpd.h> (and GnuTLS, to explain refusals).
  */
 #include "http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,6 +24,11 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+
+#include "version.h" // HAVE_GNUTLS
+#if HAVE_GNUTLS
+#include <gnutls/gnutls.h>
+#endif
 
 #include "api.h"
 #include "clock.h"
@@ -33,27 +40,81 @@
 #define CONNECTION_MEMORY    (32 * 1024) // bounds the request line and headers too
 #define STREAM_BLOCK         8192
 #define FILE_MAX             (1024 * 1024) // token and PEM files
-#define SHUTDOWN_GRACE_MS    2000
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
+#define HEAD_TIMEOUT_S       5    // a request head (and TLS handshake) must be in within this
+#define HEAVY_QUEUE          4    // heavy requests that may wait for a slot; more get 503
+#define HEAVY_WAIT_MS        5000 // how long they may wait (whole seconds)
+#define HEAVY_SLOTS          2    // heavy requests computed at once; more get 503
+#define RETRY_AFTER_S        "2"
+#define PENDING_THRESHOLD    (64 * 1024)        // JSON answers from this size count as pending
+#define PENDING_MAX          (16 * 1024 * 1024) // pending answers beyond which heavy ones wait
+#define ANSWER_MAX           (24 * 1024 * 1024) // one JSON answer at most (API.md)
+
+struct store_slot {
+	struct api_database db; // opened by the API layer, retried after a failure
+	bool busy;
+};
 
 struct http {
 	struct MHD_Daemon *mhd;
 	const struct config *cfg;
-	struct api_database db; // opened and used only on the server thread
+	// Read-only store connections: one for the quick reads (status, channels), taken in turn,
+	// and HEAVY_SLOTS for statistics, series, lifetime and exports, taken only when free
+	// (else 503). Each has SQLite's bounded page cache; the API layer opens them.
+	pthread_mutex_t slot_lock;
+	pthread_cond_t slot_free;
+	struct store_slot light, heavy[HEAVY_SLOTS];
+	size_t pending_bytes;   // large JSON answers built but not yet sent; under slot_lock
+	unsigned heavy_waiting; // heavy requests waiting for a slot; under slot_lock
 	char *token;
 	unsigned char session_key[SESSION_KEY_LEN]; // signs the dashboard's sign-in cookies
 	char *tls_cert, *tls_key;                   // PEM text; libmicrohttpd keeps pointers to it
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
-	bool own_socket;
+	bool tls;
 	unsigned port;
 	struct api_context ctx;
+	// The configuration requests read, swapped on a reload that keeps the server: each
+	// request counts itself on the entry it started with, so a replaced configuration is
+	// freed only once no request reads it (http_config_in_use()).
+	pthread_mutex_t cfg_lock;
+	struct cfg_use *uses; // newest (the current configuration) first
+	// Open connections, for the per-address limit and the request-head deadline.
+	pthread_mutex_t conn_lock;
+	pthread_cond_t conn_stop;
+	struct conn_state *conns;
+	unsigned limit, per_address;
+	bool stopping;
+	pthread_t reaper;
+	bool reaper_started;
 };
 
-/* Per-request state, created from the raw URI before libmicrohttpd splits and decodes it. */
+struct cfg_use {
+	const struct config *cfg;
+	unsigned users;
+	struct cfg_use *next;
+};
+
+/*
+ * Per-connection state: created when a socket is accepted and freed when it closes, whatever
+ * happened to the request, so a request libmicrohttpd gives up on before our handler runs
+ * (a pool exhausted by hundreds of query parameters) leaks nothing.
+ */
+struct conn_state {
+	char *target; // the raw URI of the request being received, until the handler takes it
+	// The rest is under http->conn_lock: read by the accept policy and the head reaper.
+	struct conn_state *prev, *next;
+	int fd;
+	unsigned char addr[16]; // the client address; an IPv6 /64 as one (the rest zero)
+	int64_t head_by_ms;     // monotonic: the request head must be in by then...
+	bool head_done;         // ...unless it is
+	bool cut;               // shut down (deadline or room for a new client); closing
+};
+
+/* Per-request state, created on the access handler's first call. */
 struct request_state {
 	char *target;
-	bool seen, answered;
+	bool answered;
 	size_t body_bytes;
 	struct buf form; // POST /login: the sign-in form, up to API_LOGIN_MAX + 1 bytes
 };
@@ -77,10 +138,191 @@ static void handle_mhd_log(void *cls, const char *fmt, va_list ap) {
 	}
 }
 
+static int64_t mono_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The address a per-address limit counts: IPv4 (also v4-mapped) whole, IPv6 by its /64. */
+static void address_key(const struct sockaddr *sa, unsigned char key[16]) {
+	memset(key, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		memcpy(key, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
+	}
+}
+
+/* Shuts a connection's socket down; libmicrohttpd then closes it. Under conn_lock. */
+static void cut_connection(struct conn_state *cs) {
+	if (!cs->cut) {
+		cs->cut = true;
+		shutdown(cs->fd, SHUT_RDWR);
+	}
+}
+
+/*
+ * Admits a new client unless its address (an IPv6 /64 as one) holds its share of the
+ * connections already. At the connection limit, the oldest connection still without a complete
+ * request head makes room (clients that send a request at once are never the oldest such),
+ * else the new one is refused. Slow and idle clients thus cannot lock others out.
+ */
+static enum MHD_Result handle_accept(void *cls, const struct sockaddr *addr, socklen_t len) {
+	struct http *http = cls;
+	unsigned char key[16];
+	address_key(addr, key);
+	enum MHD_Result ret = MHD_YES;
+	pthread_mutex_lock(&http->conn_lock);
+	unsigned same = 0, open = 0;
+	struct conn_state *oldest = NULL;
+	for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
+		if (cs->cut) {
+			continue;
+		}
+		open++;
+		same += memcmp(cs->addr, key, 16) == 0;
+		if (!cs->head_done && (!oldest || cs->head_by_ms <= oldest->head_by_ms)) {
+			oldest = cs;
+		}
+	}
+	if (same >= http->per_address) {
+		ret = MHD_NO;
+	} else if (open >= http->limit) {
+		if (oldest) {
+			cut_connection(oldest);
+		} else {
+			ret = MHD_NO;
+		}
+	}
+	pthread_mutex_unlock(&http->conn_lock);
+	return ret;
+}
+
+static void handle_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe) {
+	struct http *http = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct conn_state *cs = xcalloc(1, sizeof(*cs));
+		const union MHD_ConnectionInfo *info =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		cs->fd = info ? info->connect_fd : -1;
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		address_key(info ? info->client_addr : NULL, cs->addr);
+		cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
+		pthread_mutex_lock(&http->conn_lock);
+		cs->next = http->conns;
+		if (cs->next) {
+			cs->next->prev = cs;
+		}
+		http->conns = cs;
+		pthread_mutex_unlock(&http->conn_lock);
+		*socket_context = cs;
+		return;
+	}
+	struct conn_state *cs = *socket_context;
+	if (cs) {
+		pthread_mutex_lock(&http->conn_lock);
+		if (cs->prev) {
+			cs->prev->next = cs->next;
+		} else {
+			http->conns = cs->next;
+		}
+		if (cs->next) {
+			cs->next->prev = cs->prev;
+		}
+		pthread_mutex_unlock(&http->conn_lock);
+		free(cs->target);
+		free(cs);
+		*socket_context = NULL;
+	}
+}
+
+/* Marks the request head as in (@done), or starts the deadline for the next one. */
+static void head_state(struct http *http, struct conn_state *cs, bool done) {
+	pthread_mutex_lock(&http->conn_lock);
+	cs->head_done = done;
+	cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
+	pthread_mutex_unlock(&http->conn_lock);
+}
+
+/*
+ * Cuts connections whose request head (or TLS handshake) is not complete within
+ * HEAD_TIMEOUT_S of their opening or of the previous answer, however they trickle.
+ */
+static void *reap_heads(void *arg) {
+	struct http *http = arg;
+	pthread_mutex_lock(&http->conn_lock);
+	while (!http->stopping) {
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until); // conn_stop waits on the monotonic clock
+		until.tv_nsec += 200 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&http->conn_stop, &http->conn_lock, &until);
+		int64_t now = mono_ms();
+		for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
+			if (!cs->head_done && now >= cs->head_by_ms) {
+				cut_connection(cs);
+			}
+		}
+	}
+	pthread_mutex_unlock(&http->conn_lock);
+	return NULL;
+}
+
+static struct conn_state *conn_state(struct MHD_Connection *conn) {
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return info ? info->socket_context : NULL;
+}
+
+/*
+ * Answers a request target over the limits at once, on the socket, and shuts the socket down.
+ * libmicrohttpd splits the query into its connection pool after this callback; hundreds of
+ * parameters exhaust the pool, and then it neither answers nor closes until the time-out.
+ * Over TLS the bytes would have to be encrypted, so the connection is only shut down there.
+ */
+static void refuse_target(struct http *http, struct MHD_Connection *conn, const char *uri) {
+	struct api_response resp;
+	if (api_target_within_limits(uri, &resp)) {
+		return;
+	}
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (info) {
+		char head[256];
+		int n = snprintf(head, sizeof(head),
+				 "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+				 "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+				 resp.status, MHD_get_reason_phrase_for(resp.status),
+				 resp.content_type, resp.body.len);
+		if (!http->tls && n > 0 && (size_t)n < sizeof(head)) {
+			// A fresh connection's send buffer holds these few hundred bytes.
+			if (send(info->connect_fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+			    n) {
+				send(info->connect_fd, resp.body.data, resp.body.len,
+				     MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+		}
+		shutdown(info->connect_fd, SHUT_RDWR); // libmicrohttpd then closes it
+	}
+	api_response_finish(&resp);
+}
+
+/* The raw URI, before libmicrohttpd splits and decodes it; kept with the connection. */
 static void *handle_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
-	struct request_state *st = xcalloc(1, sizeof(*st));
-	st->target = xstrdup(uri);
-	return st;
+	struct conn_state *cs = conn_state(conn);
+	if (cs) {
+		free(cs->target);
+		cs->target = xstrdup(uri);
+	}
+	refuse_target(cls, conn, uri);
+	return NULL;
 }
 
 static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -95,10 +337,22 @@ static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_
 		free(st);
 		*con_cls = NULL;
 	}
+	struct conn_state *cs = conn_state(conn);
+	if (cs) {
+		head_state(cls, cs, false); // the next request on this connection has its deadline
+	}
 }
 
+/* A streamed export holds its heavy store connection until the response is freed. */
+struct export_stream {
+	struct http *http;
+	struct store_slot *slot;
+	struct export *export;
+};
+
 static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max) {
-	ssize_t n = api_export_read(cls, buf, max);
+	const struct export_stream *es = cls;
+	ssize_t n = api_export_read(es->export, buf, max);
 	// Returning 0 would make libmicrohttpd spin; export_read() returns 0 only at the end.
 	if (n == 0) {
 		return MHD_CONTENT_READER_END_OF_STREAM;
@@ -110,26 +364,141 @@ static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max
 	return n;
 }
 
+static void ensure_store(struct http *http, struct store_slot *slot, int64_t now) {
+	api_database_get(&slot->db, now);
+}
+
+/* A heavy slot nobody uses while unsent answers are within budget, or NULL. Under slot_lock. */
+static struct store_slot *free_heavy(struct http *http) {
+	for (size_t i = 0; i < HEAVY_SLOTS && http->pending_bytes < PENDING_MAX; i++) {
+		if (!http->heavy[i].busy) {
+			return &http->heavy[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Takes a store connection for a request of @cost into *out (NULL for none needed): the light
+ * one in turn (its reads take milliseconds), or a heavy one, waiting up to HEAVY_WAIT_MS among at
+ * most HEAVY_QUEUE others. False when none came free in time, the queue is full or the pending
+ * answers are at their budget: the caller answers 503.
+ */
+static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
+			 struct store_slot **out) {
+	*out = NULL;
+	if (cost == API_COST_NONE) {
+		return true;
+	}
+	struct store_slot *slot = NULL;
+	pthread_mutex_lock(&http->slot_lock);
+	if (cost == API_COST_LIGHT) {
+		while (http->light.busy) {
+			pthread_cond_wait(&http->slot_free, &http->slot_lock);
+		}
+		slot = &http->light;
+	} else if (http->pending_bytes < PENDING_MAX) {
+		slot = free_heavy(http);
+		// A few may wait their turn (the dashboard asks for three series at once);
+		// beyond that, or after HEAVY_WAIT_MS, the answer is 503.
+		if (!slot && http->heavy_waiting < HEAVY_QUEUE) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += HEAVY_WAIT_MS / 1000;
+			http->heavy_waiting++;
+			while (!(slot = free_heavy(http)) &&
+			       pthread_cond_timedwait(&http->slot_free, &http->slot_lock, &until) ==
+				       0) {
+			}
+			http->heavy_waiting--;
+		}
+	}
+	if (slot) {
+		slot->busy = true;
+	}
+	pthread_mutex_unlock(&http->slot_lock);
+	if (!slot) {
+		return false;
+	}
+	ensure_store(http, slot, now); // ours alone now: opened outside the lock
+	*out = slot;
+	return true;
+}
+
+static void slot_release(struct http *http, struct store_slot *slot) {
+	if (!slot) {
+		return;
+	}
+	pthread_mutex_lock(&http->slot_lock);
+	slot->busy = false;
+	pthread_cond_broadcast(&http->slot_free);
+	pthread_mutex_unlock(&http->slot_lock);
+}
+
 static void handle_export_free(void *cls) {
-	api_export_destroy(cls);
+	struct export_stream *es = cls;
+	api_export_destroy(es->export);
+	slot_release(es->http, es->slot);
+	free(es);
 }
 
-static void ensure_store(struct http *http, int64_t now) {
-	http->ctx.store = api_database_get(&http->db, now);
+/* A large JSON answer, counted against PENDING_MAX until libmicrohttpd has sent it. */
+struct pending_body {
+	struct http *http;
+	char *data;
+	size_t len;
+};
+
+static ssize_t handle_body_read(void *cls, uint64_t pos, char *buf, size_t max) {
+	const struct pending_body *pb = cls;
+	if (pos >= pb->len) {
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	size_t n = pb->len - (size_t)pos < max ? pb->len - (size_t)pos : max;
+	memcpy(buf, pb->data + pos, n);
+	return (ssize_t)n;
 }
 
-static struct MHD_Response *build_response(struct api_response *resp) {
+static void handle_body_free(void *cls) {
+	struct pending_body *pb = cls;
+	pthread_mutex_lock(&pb->http->slot_lock);
+	pb->http->pending_bytes -= pb->len;
+	pthread_mutex_unlock(&pb->http->slot_lock);
+	free(pb->data);
+	free(pb);
+}
+
+/* The response for @resp; an export takes @slot along (released when it is freed). */
+static struct MHD_Response *build_response(struct http *http, struct api_response *resp,
+					   struct store_slot **slot) {
 	struct MHD_Response *r;
 	if (resp->export) {
+		struct export_stream *es = xcalloc(1, sizeof(*es));
+		*es = (struct export_stream){.http = http, .slot = *slot, .export = resp->export};
 		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
-						      handle_export_read, resp->export,
-						      handle_export_free);
+						      handle_export_read, es, handle_export_free);
 		if (r) {
-			resp->export = NULL; // the response owns it now
+			resp->export = NULL; // the response owns it now, and the store slot
+			*slot = NULL;
+		} else {
+			free(es);
 		}
 	} else if (resp->static_body) {
 		r = MHD_create_response_from_buffer(resp->static_len, (void *)resp->static_body,
 						    MHD_RESPMEM_PERSISTENT);
+	} else if (resp->body.len >= PENDING_THRESHOLD) {
+		struct pending_body *pb = xcalloc(1, sizeof(*pb));
+		pb->http = http;
+		pb->len = resp->body.len;
+		pb->data = buf_steal(&resp->body);
+		pthread_mutex_lock(&http->slot_lock);
+		http->pending_bytes += pb->len;
+		pthread_mutex_unlock(&http->slot_lock);
+		r = MHD_create_response_from_callback(pb->len, STREAM_BLOCK, handle_body_read, pb,
+						      handle_body_free);
+		if (!r) {
+			handle_body_free(pb);
+		}
 	} else {
 		size_t len = resp->body.len;
 		r = MHD_create_response_from_buffer(len, buf_steal(&resp->body),
@@ -181,21 +550,81 @@ static struct MHD_Response *build_response(struct api_response *resp) {
 	return r;
 }
 
+/* Whether a request's body is declared larger than BODY_MAX or comes chunked (size unknown). */
+static bool body_too_large(struct MHD_Connection *conn) {
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (te && strcasecmp(te, "identity") != 0) {
+		return true;
+	}
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!cl) {
+		return false;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(cl, &end, 10);
+	return errno != 0 || n > BODY_MAX;
+}
+
+/* Queues a JSON error answer from http.c itself (no API state involved); closes the connection
+ * unless @retry_after is set (a 503 the client may repeat on the same connection). */
+static enum MHD_Result queue_status_retry(struct MHD_Connection *conn, unsigned status,
+					  const char *message, const char *retry_after) {
+	char body[256];
+	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", message);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+	if (!r) {
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (retry_after) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+	} else {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status,
+				    const char *message) {
+	return queue_status_retry(conn, status, message, NULL);
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 				      const char *method, const char *version,
 				      const char *upload_data, size_t *upload_data_size,
 				      void **con_cls) {
 	struct http *http = cls;
 	struct request_state *st = *con_cls;
-	if (!st) {
-		return MHD_NO; // the URI callback always sets it
-	}
 	bool read_only = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	bool first = !st;
+	if (first) {
+		struct conn_state *cs = conn_state(conn);
+		if (!cs || !cs->target) {
+			return MHD_NO; // the URI callback runs first: cannot happen
+		}
+		st = xcalloc(1, sizeof(*st));
+		st->target = cs->target; // the request owns it now
+		cs->target = NULL;
+		*con_cls = st;
+		head_state(http, cs, true);
+		// A GET body means nothing; one declared too large, or of unknown size, is
+		// refused before it is read (libmicrohttpd cannot answer in mid-body).
+		if (read_only && body_too_large(conn)) {
+			st->answered = true;
+			return queue_status(conn, 413, "a GET or HEAD request carries no body");
+		}
+	}
 	// The one request with a body we read: the dashboard's sign-in form.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
-	if (!st->seen) {
-		st->seen = true;
+	if (first) {
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
@@ -208,7 +637,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		}
 		st->body_bytes += *upload_data_size;
 		*upload_data_size = 0; // a GET body means nothing here: discard, within bounds
-		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO;
+		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO; // Content-Length lied
 	}
 	if (st->answered) {
 		return MHD_YES;
@@ -216,7 +645,13 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	st->answered = true;
 
 	int64_t now = (int64_t)time(NULL);
-	ensure_store(http, now);
+	struct store_slot *slot;
+	if (!slot_acquire(http, api_target_cost(st->target), now, &slot)) {
+		return queue_status_retry(
+			conn, 503,
+			"busy with other statistics, series or exports: retry in a moment",
+			RETRY_AFTER_S);
+	}
 	struct api_request req = {
 		.method = method,
 		.target = st->target,
@@ -232,14 +667,31 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		.body_len = st->form.len,
 		.now = now,
 	};
+	pthread_mutex_lock(&http->cfg_lock);
+	struct cfg_use *use = http->uses;
+	use->users++;
+	pthread_mutex_unlock(&http->cfg_lock);
+	struct api_context ctx = http->ctx;
+	ctx.cfg = use->cfg;
+	ctx.store = slot ? slot->db.store : NULL;
 	struct api_response resp;
-	api_handle(&http->ctx, &req, &resp);
-	struct MHD_Response *r = build_response(&resp);
+	api_handle(&ctx, &req, &resp);
+	pthread_mutex_lock(&http->cfg_lock);
+	use->users--;
+	pthread_mutex_unlock(&http->cfg_lock);
 	enum MHD_Result ret = MHD_NO;
-	if (r) {
-		ret = MHD_queue_response(conn, resp.status, r);
-		MHD_destroy_response(r);
+	if (resp.body.len > ANSWER_MAX) {
+		ret = queue_status(conn, 413,
+				   "the answer would exceed 24 MiB: ask for fewer channels, fewer "
+				   "points or a shorter window");
+	} else {
+		struct MHD_Response *r = build_response(http, &resp, &slot);
+		if (r) {
+			ret = MHD_queue_response(conn, resp.status, r);
+			MHD_destroy_response(r);
+		}
 	}
+	slot_release(http, slot); // an export keeps its slot until it is sent
 	api_response_finish(&resp);
 	return ret;
 }
@@ -376,12 +828,82 @@ static unsigned address_port(const struct sockaddr *sa) {
 	return 0;
 }
 
+/*
+ * Loads the certificate, key and priorities into GnuTLS as libmicrohttpd will, so that a
+ * refusal names the file or the part of the priority string and GnuTLS' reason (libmicrohttpd
+ * only says the server did not start). True when all load.
+ */
+static bool tls_check(const struct http_config *hc, const char *cert, const char *key,
+		      const char *priorities) {
+#if HAVE_GNUTLS
+	gnutls_priority_t prio;
+	const char *where = NULL;
+	int rc = gnutls_priority_init(&prio, priorities, &where);
+	if (rc < 0) {
+		log_error("http.tls_priorities: GnuTLS rejects '%s' at '%s': %s", priorities,
+			  where ? where : "", gnutls_strerror(rc));
+		return false;
+	}
+	gnutls_priority_deinit(prio);
+	gnutls_certificate_credentials_t cred;
+	if (gnutls_certificate_allocate_credentials(&cred) < 0) {
+		log_error("http: GnuTLS could not allocate credentials");
+		return false;
+	}
+	gnutls_datum_t c = {(unsigned char *)cert, (unsigned)strlen(cert)};
+	gnutls_datum_t k = {(unsigned char *)key, (unsigned)strlen(key)};
+	rc = gnutls_certificate_set_x509_key_mem(cred, &c, &k, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (rc < 0) {
+		log_error("http: GnuTLS cannot use http.tls_cert %s with http.tls_key %s: %s",
+			  hc->tls_cert, hc->tls_key, gnutls_strerror(rc));
+		return false;
+	}
+#endif
+	return true;
+}
+
+/* A listening socket on @ss; -1 (logged, naming @where) on error. */
+static int bind_listen(const struct sockaddr_storage *ss, socklen_t len, const char *where) {
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		log_errno("http: could not create a socket for %s", where);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (bind(fd, (const struct sockaddr *)ss, len) < 0 || listen(fd, 64) < 0) {
+		log_errno("http: could not listen on %s", where);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd) {
 	const struct http_config *hc = &cfg->http;
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
-	api_database_init(&http->db, db_path);
+	api_database_init(&http->light.db, db_path);
+	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
+		api_database_init(&http->heavy[i].db, db_path);
+	}
+	pthread_mutex_init(&http->cfg_lock, NULL);
+	pthread_mutex_init(&http->conn_lock, NULL);
+	pthread_mutex_init(&http->slot_lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); // timed waits immune to clock steps
+	pthread_cond_init(&http->slot_free, &attr);
+	pthread_cond_init(&http->conn_stop, &attr);
+	pthread_condattr_destroy(&attr);
+	http->uses = xcalloc(1, sizeof(*http->uses));
+	http->uses->cfg = cfg;
+	int own_fd = -1; // a socket bound here, closed here should the server not start
 
 	struct sockaddr_storage ss;
 	socklen_t ss_len = sizeof(ss);
@@ -391,12 +913,19 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
 			goto err;
 		}
-		where = "the socket-activated listener";
+		where = "an inherited listening socket";
 	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
 		log_error(
 			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
 			hc->listen ? hc->listen : "");
 		goto err;
+	} else {
+		// Bound here rather than by libmicrohttpd, whose error names "port 0".
+		listen_fd = bind_listen(&ss, ss_len, hc->listen);
+		if (listen_fd < 0) {
+			goto err;
+		}
+		own_fd = listen_fd;
 	}
 	bool local = address_is_local((struct sockaddr *)&ss);
 
@@ -422,6 +951,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		}
 	}
 	bool tls = hc->tls_cert && hc->tls_key;
+	const char *priorities = NULL;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		log_error(
 			"http: this libmicrohttpd has no TLS support; use a reverse proxy for TLS");
@@ -431,6 +961,10 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		http->tls_cert = read_small_file(hc->tls_cert, "http.tls_cert");
 		http->tls_key = read_small_file(hc->tls_key, "http.tls_key");
 		if (!http->tls_cert || !http->tls_key) {
+			goto err;
+		}
+		priorities = hc->tls_priorities ? hc->tls_priorities : HTTP_TLS_PRIORITIES;
+		if (!tls_check(hc, http->tls_cert, http->tls_key, priorities)) {
 			goto err;
 		}
 	}
@@ -452,53 +986,72 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 					 .session_key = http->token ? http->session_key : NULL,
 					 .host = http->host,
 					 .board = http->board};
+#ifdef M_MMAP_THRESHOLD
+	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
+	// threshold returns each to the system when freed; glibc would otherwise raise it after
+	// the first such free and keep later ones in per-thread heaps.
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	// The first open may fail when the daemon has not created the database yet: retried.
-	ensure_store(http, (int64_t)time(NULL));
+	ensure_store(http, &http->light, (int64_t)time(NULL));
 
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
-									: MHD_USE_AUTO;
+	// A thread per connection: a heavy request computes on its own connection's thread, so
+	// /metrics, /api/v1/latest and the dashboard never queue behind it (an internal thread
+	// pool would: a pool thread busy with a year of statistics serves none of its other
+	// connections). Connections are few and bounded; the store slots bound the heavy work.
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	flags |= MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES ? MHD_USE_POLL : 0;
 	if (ss.ss_family == AF_INET6) {
 		flags |= MHD_USE_IPv6;
 	}
 	if (tls) {
 		flags |= MHD_USE_TLS;
 	}
+	http->tls = tls;
 	unsigned limit = hc->connection_limit ? hc->connection_limit : 32;
-	unsigned per_ip = limit / 2 ? limit / 2 : 1;
+	http->limit = limit;
+	http->per_address = limit / 4 > 2 ? limit / 4 : 2;
+	// libmicrohttpd's own limit leaves room for connections cut but not yet closed;
+	// handle_accept() keeps to @limit.
+	unsigned mhd_limit = limit + limit / 2 + 1;
 	struct MHD_OptionItem opts[] = {
 		// The logger first, so messages from option parsing go through it too.
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)handle_connection, http},
 		{MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)handle_uri, http},
 		{MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)handle_completed, http},
-		{MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
-		{MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL},
+		{MHD_OPTION_CONNECTION_LIMIT, mhd_limit, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
-		listen_fd >= 0 ? (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL}
-			       : (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss},
+		{MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, http->tls_key}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
+		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)priorities}
+		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};
-	http->own_socket = listen_fd < 0;
 
 	// The server thread inherits our signal mask: block everything so signals reach the
 	// daemon's main thread, never the HTTP thread.
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	http->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, http, MHD_OPTION_ARRAY,
-				     opts, MHD_OPTION_END);
+	http->mhd = MHD_start_daemon(flags, 0, handle_accept, http, handle_request, http,
+				     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (http->mhd) {
+		http->reaper_started = pthread_create(&http->reaper, NULL, reap_heads, http) == 0;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!http->mhd) {
 		log_error("http: could not start the server on %s", where);
 		goto err;
 	}
 	http->started = true;
+	own_fd = -1; // libmicrohttpd's now
 
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_LISTEN_FD);
@@ -511,6 +1064,9 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	return http;
 
 err:
+	if (own_fd >= 0) {
+		close(own_fd);
+	}
 	http_destroy(http);
 	return NULL;
 }
@@ -523,23 +1079,26 @@ void http_destroy(struct http *http) {
 	if (!http) {
 		return;
 	}
-	if (http->mhd) {
-		// Stop accepting first, then give running requests a moment to finish.
-		MHD_socket fd = MHD_quiesce_daemon(http->mhd);
-		for (int waited = 0; waited < SHUTDOWN_GRACE_MS; waited += 20) {
-			const union MHD_DaemonInfo *info =
-				MHD_get_daemon_info(http->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-			if (!info || info->num_connections == 0) {
-				break;
-			}
-			nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
-		}
-		MHD_stop_daemon(http->mhd);
-		if (fd != MHD_INVALID_SOCKET) {
-			close(fd); // quiesced: the listening socket is ours to close
-		}
+	// No grace period: the caller may be the sampling loop, which must not wait for
+	// idle keep-alive clients. libmicrohttpd lets a running handler finish.
+	if (http->reaper_started) {
+		pthread_mutex_lock(&http->conn_lock);
+		http->stopping = true;
+		pthread_cond_signal(&http->conn_stop);
+		pthread_mutex_unlock(&http->conn_lock);
+		pthread_join(http->reaper, NULL);
 	}
-	api_database_finish(&http->db);
+	if (http->mhd) {
+		MHD_stop_daemon(http->mhd); // closes the listening socket too
+	}
+	pthread_cond_destroy(&http->conn_stop);
+	pthread_mutex_destroy(&http->conn_lock);
+	api_database_finish(&http->light.db);
+	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
+		api_database_finish(&http->heavy[i].db);
+	}
+	pthread_cond_destroy(&http->slot_free);
+	pthread_mutex_destroy(&http->slot_lock);
 	if (http->token) {
 		explicit_bzero(http->token, strlen(http->token));
 	}
@@ -552,5 +1111,90 @@ void http_destroy(struct http *http) {
 	free(http->tls_key);
 	free(http->host);
 	free(http->board);
+	while (http->uses) {
+		struct cfg_use *next = http->uses->next;
+		free(http->uses);
+		http->uses = next;
+	}
+	pthread_mutex_destroy(&http->cfg_lock);
 	free(http);
+}
+
+int http_stop_accepting(struct http *http) {
+	if (!http || !http->mhd) {
+		return -1;
+	}
+	MHD_socket fd = MHD_quiesce_daemon(http->mhd);
+	return fd == MHD_INVALID_SOCKET ? -1 : fd;
+}
+
+static bool same_string(const char *a, const char *b) {
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether the file at @path still holds @text (NULL text: no file expected). */
+static bool same_file(const char *path, const char *text, const char *what) {
+	if (!path || !text) {
+		return !path && !text;
+	}
+	char *now = read_small_file(path, what);
+	bool same = now && strcmp(now, text) == 0;
+	if (now) {
+		explicit_bzero(now, strlen(now));
+	}
+	free(now);
+	return same;
+}
+
+bool http_config_unchanged(const struct http *http, const struct config *next) {
+	const struct http_config *a = &http->cfg->http, *b = &next->http;
+	if (!same_string(a->listen, b->listen) || !same_string(a->token, b->token) ||
+	    !same_string(a->token_file, b->token_file) || a->metrics_public != b->metrics_public ||
+	    !same_string(a->tls_cert, b->tls_cert) || !same_string(a->tls_key, b->tls_key) ||
+	    !same_string(a->tls_priorities, b->tls_priorities) || a->max_points != b->max_points ||
+	    a->max_window_s != b->max_window_s || a->connection_limit != b->connection_limit ||
+	    !same_string(http->cfg->sysfs_root, next->sysfs_root)) { // the board model
+		return false;
+	}
+	// The same paths may hold a rotated token, certificate or key.
+	if (b->token_file) {
+		char *token = load_token(b);
+		bool same = token && http->token && strcmp(token, http->token) == 0;
+		if (token) {
+			explicit_bzero(token, strlen(token));
+		}
+		free(token);
+		if (!same) {
+			return false;
+		}
+	}
+	return same_file(b->tls_cert, http->tls_cert, "http.tls_cert") &&
+	       same_file(b->tls_key, http->tls_key, "http.tls_key");
+}
+
+void http_set_config(struct http *http, const struct config *cfg) {
+	struct cfg_use *use = xcalloc(1, sizeof(*use));
+	use->cfg = cfg;
+	pthread_mutex_lock(&http->cfg_lock);
+	use->next = http->uses;
+	http->uses = use;
+	http->cfg = cfg;
+	pthread_mutex_unlock(&http->cfg_lock);
+}
+
+bool http_config_in_use(struct http *http, const struct config *cfg) {
+	bool in_use = false;
+	pthread_mutex_lock(&http->cfg_lock);
+	for (struct cfg_use **p = &http->uses; *p;) {
+		struct cfg_use *use = *p;
+		if (use != http->uses && use->users == 0) {
+			*p = use->next; // replaced and no longer read
+			free(use);
+			continue;
+		}
+		in_use |= use->cfg == cfg;
+		p = &use->next;
+	}
+	pthread_mutex_unlock(&http->cfg_lock);
+	return in_use;
 }

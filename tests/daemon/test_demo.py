@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import time
 import urllib.request
@@ -112,6 +113,22 @@ def run(tap):
             tap.ok(code not in (0, None) and "did not write" in r.log_text(),
                    "the demo refuses a database with other history (%s)" % name, r.log_text())
             tap.ok(cycles(real) == mine, "and adds nothing to it (%s)" % name)
+        # A port in use is reported at once, naming it, before a week of backfill.
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        busy = holder.getsockname()[1]
+        t0 = time.monotonic()
+        b = Daemon(exe, wd, ["--demo", "--db", os.path.join(wd, "busy.db"),
+                             "--listen", "127.0.0.1:" + str(busy)], name="busy").start()
+        rc = b.wait_exit(60)
+        took = time.monotonic() - t0
+        holder.close()
+        tap.ok(rc not in (0, None) and "127.0.0.1:%d" % busy in b.log_text()
+               and "port 0" not in b.log_text(),
+               "a port in use fails naming the port", b.log_text())
+        tap.ok(took < 3 and "backfilling" not in b.log_text(),
+               "and fails before the backfill (%.1f s)" % took, b.log_text())
 
         r = Daemon(exe, wd, ["--demo", "--db", "/var/lib/thermlog/thermlog.db"], name="real")
         r.start()

@@ -1,13 +1,74 @@
 #!/usr/bin/python3
 """SIGHUP reloads the configuration; a bad one is rejected and the daemon keeps running."""
+import http.client
 import os
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
-    wait_for, write_config
+from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, \
+    wait_cycles, wait_for, write_config
+
+
+def gaps(db, since):
+    ts = [t for t, _ in cycles(db) if t >= since]
+    return ts, [b - a for a, b in zip(ts, ts[1:]) if b - a != 1]
+
+
+def test_reload_with_client(tap, exe, wd, root, db):
+    """A reload with an idle keep-alive client connected misses no 1 s cycle; with the http
+    settings unchanged the server (and the client's connection) stays."""
+    cfg = write_config(os.path.join(wd, "k.yaml"), interval="1s")
+    args = ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen", "127.0.0.1:0"]
+    d = Daemon(exe, wd, args, name="keepalive").start()
+    port = d.http_port()  # port 0: the kernel picked it as the daemon bound
+    tap.ok(wait_for(lambda: "first cycle stored" in d.log_text(), 20),
+           "running at 1 s with an HTTP client", d.log_text())
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/metrics")
+    r = conn.getresponse()
+    r.read()
+    since = cycles(db)[-1][0]
+    write_config(cfg, interval="1s", rescan="600s")  # http unchanged
+    d.send(signal.SIGHUP)
+    tap.ok(wait_for(lambda: "configuration reloaded" in d.log_text(), 10), "reloaded",
+           d.log_text())
+    time.sleep(3)
+    ts, bad = gaps(db, since)
+    tap.ok(len(ts) >= 4 and not bad, "no cycle missed over the reload (gaps %s)" % bad, ts)
+    try:
+        conn.request("GET", "/api/v1/latest")
+        r = conn.getresponse()
+        r.read()
+        kept = r.status
+    except (http.client.HTTPException, OSError) as e:
+        kept = repr(e)
+    conn.close()
+    tap.ok(kept == 200, "http settings unchanged: the kept-alive connection still answers",
+           kept)
+
+    # Changed http settings restart the server, still without stalling the cycle.
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/metrics")
+    conn.getresponse().read()
+    since = cycles(db)[-1][0]
+    write_config(cfg, interval="1s", rescan="600s", extra="http:\n  max_points: 1000\n")
+    d.send(signal.SIGHUP)
+    tap.ok(wait_for(lambda: d.log_text().count("configuration reloaded") >= 2, 10),
+           "reloaded with new http settings", d.log_text())
+    time.sleep(3)
+    ts, bad = gaps(db, since)
+    tap.ok(len(ts) >= 4 and not bad, "no cycle missed over the server restart (gaps %s)" % bad,
+           ts)
+    conn.close()
+    c2 = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    c2.request("GET", "/api/v1/samples?max_points=2000")
+    r = c2.getresponse()
+    r.read()
+    c2.close()
+    tap.ok(r.status == 400, "the new http.max_points is in force", r.status)
+    tap.ok(d.stop() == 0, "SIGTERM: exit 0", d.log_text())
 
 
 def run(tap):
@@ -45,6 +106,7 @@ def run(tap):
                all(b - a == 2 for a, b in zip(after, after[1:])),
                "the new 2 s interval, aligned to even seconds: %s" % after)
         tap.ok(d.stop() == 0, "SIGTERM: exit 0")
+        test_reload_with_client(tap, exe, wd, root, db)
         ok, detail = check_database(db)
         tap.ok(ok, "database whole", detail)
 

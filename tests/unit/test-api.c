@@ -402,8 +402,16 @@ static void test_routing(void) {
 	is_error(&resp, 400, "verbose", "unknown parameter");
 	api_response_finish(&resp);
 
-	run(&ctx, "GET", "/metrics?x", &resp);
+	run(&ctx, "GET", "/api/v1/latest?x", &resp);
 	is_error(&resp, 400, "x", "unknown parameter without a value");
+	api_response_finish(&resp);
+
+	// A Prometheus job's params: /metrics ignores parameters it does not know.
+	run(&ctx, "GET", "/metrics?x", &resp);
+	is_int(resp.status, 200, "/metrics?x: 200");
+	api_response_finish(&resp);
+	run(&ctx, "GET", "/metrics?job=a&x=1", &resp);
+	is_int(resp.status, 200, "/metrics?job=a&x=1: 200");
 	api_response_finish(&resp);
 
 	run(&ctx, "GET", "/api/v1/latest?x=%zz", &resp);

@@ -236,7 +236,7 @@ static void test_keys(void) {
 	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
-	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, max_points, max_window, connection_limit)\n",
+	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, tls_priorities, max_points, max_window, connection_limit)\n",
 	      "unknown http key");
 	check("channels: {thermal/a: {lable: x}}\n",
 	      "t.yaml:1:24: unknown key 'lable' in thermal/a: did you mean 'label'? (allowed: label, enabled, offset, gain)\n",
@@ -371,11 +371,11 @@ static void test_listen(void) {
 	check("http: {listen: 127.0.0.1}\n",
 	      "t.yaml:1:16: listen: '127.0.0.1': expected ADDRESS:PORT, e.g. 127.0.0.1:9470\n",
 	      "no port");
-	check("http: {listen: 127.0.0.1:0}\n",
-	      "t.yaml:1:16: listen: '127.0.0.1:0': the port must be a number from 1 to 65535\n",
-	      "port 0");
+	check("http: {listen: 127.0.0.1:0}\n", NULL, "port 0: any free port, as --listen");
+	check("http: {tls_priorities: 'NORMAL:-VERS-ALL:+VERS-TLS1.3'}\n", NULL,
+	      "tls_priorities: a GnuTLS priority string");
 	check("http: {listen: 127.0.0.1:65536}\n",
-	      "t.yaml:1:16: listen: '127.0.0.1:65536': the port must be a number from 1 to 65535\n",
+	      "t.yaml:1:16: listen: '127.0.0.1:65536': the port must be a number from 0 to 65535\n",
 	      "port 65536");
 	check("http: {listen: \"::1:80\"}\n",
 	      "t.yaml:1:16: listen: '::1:80': an IPv6 address goes in brackets, e.g. [::1]:9470\n",
