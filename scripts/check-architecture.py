@@ -33,6 +33,7 @@ LAYERS = {
     "http": "http", "api": "api", "metrics": "api", "web": "api", "session": "api",
     # daemon
     "daemon": "daemon", "main": "daemon", "recorder": "daemon", "notify": "daemon",
+    "server": "daemon",
     "demo": "daemon", "demo-yaml": "daemon", "sim": "daemon", "runsock": "daemon",
     # command line
     "cli": "cli",

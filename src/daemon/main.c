@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +22,12 @@
 #include "clock.h"
 #include "config.h"
 #include "demo.h"
-#include "http.h"
 #include "live.h"
 #include "log.h"
 #include "notify.h"
 #include "recorder.h"
 #include "sampler.h"
+#include "server.h"
 #include "sim.h"
 #include "timefmt.h"
 #include "version.h"
@@ -46,17 +45,12 @@ struct options {
 struct daemon {
 	struct options opt;
 	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
-	struct config **retired; // replaced, but still read by a running HTTP request
-	size_t n_retired;
-	pthread_t *drains; // threads stopping replaced HTTP servers
-	size_t n_drains;
 	char *db_path;
 	struct recorder *recorder;
 	struct sampler *sampler;
 	struct live *live;
-	struct http *http;
-	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
-	int lock_fd;   // flock()ed PATH.lock: one daemon per database
+	struct server *server;
+	int lock_fd; // flock()ed PATH.lock: one daemon per database
 	struct notify *notify;
 	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
@@ -121,36 +115,20 @@ static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_
 }
 
 static void print_url(struct daemon *d) {
-	if (!d->opt.demo || d->url_printed || !d->http) {
+	if (!d->opt.demo || d->url_printed || !d->server) {
 		return;
 	}
-	printf("http://127.0.0.1:%u/\n", http_port(d->http));
+	printf("http://127.0.0.1:%u/\n", server_port(d->server));
 	fflush(stdout);
 	d->url_printed = true;
 }
-
-static struct http *start_http_on(struct daemon *d, const struct config *cfg, int listen_fd);
-static void drain_http(struct daemon *d, struct http *http, struct config *cfg);
 
 /* One cycle through the recorder, then what systemd and the demo's user are told. */
 static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	struct recorder_result res;
 	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
 	if (res.reopened) {
-		// The HTTP server's read-only connections still point at the old file: a new server
-		// takes over the listening socket (the same port, also when it was port 0) and the
-		// old one finishes its requests on a drain thread.
-		struct http *old = d->http;
-		int fd = http_stop_accepting(old);
-		d->http = start_http_on(d, d->cfg, fd);
-		if (fd >= 0) {
-			close(fd); // the new server has its own copy
-		}
-		drain_http(d, old, NULL);
-		if (!d->http) {
-			log_error(
-				"the HTTP server did not restart after the database was reopened");
-		}
+		server_restart(d->server, d->cfg);
 	}
 	if (res.skipped) {
 		return;
@@ -301,109 +279,6 @@ static int activated_fd(void) {
 	return fd;
 }
 
-/* Starts a server on a copy of @listen_fd, else of the socket-activated one, else binding. */
-static struct http *start_http_on(struct daemon *d, const struct config *cfg, int listen_fd) {
-	int fd = -1;
-	if (listen_fd < 0) {
-		listen_fd = d->listen_fd;
-	}
-	if (listen_fd >= 0) {
-		fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0) {
-			log_errno("could not duplicate the activated socket");
-			return NULL;
-		}
-	}
-	return http_create(cfg, d->live, d->db_path, fd);
-}
-
-static struct http *start_http(struct daemon *d, const struct config *cfg) {
-	return start_http_on(d, cfg, -1);
-}
-
-/* Keeps a replaced configuration until the HTTP server's running requests are done with it. */
-static void retire_config(struct daemon *d, struct config *cfg) {
-	d->retired = xrealloc(d->retired, (d->n_retired + 1) * sizeof(*d->retired));
-	d->retired[d->n_retired++] = cfg;
-}
-
-/* Frees the retired configurations no request reads any more (all of them without a server). */
-static void free_retired(struct daemon *d) {
-	size_t kept = 0;
-	for (size_t i = 0; i < d->n_retired; i++) {
-		if (d->http && http_config_in_use(d->http, d->retired[i])) {
-			d->retired[kept++] = d->retired[i];
-			continue;
-		}
-		config_finish(d->retired[i]);
-		free(d->retired[i]);
-	}
-	d->n_retired = kept;
-	if (kept == 0) {
-		free(d->retired);
-		d->retired = NULL;
-	}
-}
-
-/* A replaced HTTP server and the configurations only it may still read, for a drain thread. */
-struct drain {
-	struct http *http;
-	struct config **cfgs;
-	size_t n_cfgs;
-};
-
-static void *run_drain(void *arg) {
-	struct drain *dr = arg;
-	http_destroy(dr->http); // waits for its running requests
-	for (size_t i = 0; i < dr->n_cfgs; i++) {
-		config_finish(dr->cfgs[i]);
-		free(dr->cfgs[i]);
-	}
-	free(dr->cfgs);
-	free(dr);
-	return NULL;
-}
-
-/*
- * Destroys @http on a thread of its own (joined by reap_drains()), then frees @cfg (or NULL) and
- * the retired configurations, which only its requests could still read.
- */
-static void drain_http(struct daemon *d, struct http *http, struct config *cfg) {
-	struct drain *dr = xcalloc(1, sizeof(*dr));
-	dr->http = http;
-	dr->cfgs = d->retired;
-	dr->n_cfgs = d->n_retired;
-	d->retired = NULL;
-	d->n_retired = 0;
-	if (cfg) {
-		dr->cfgs = xrealloc(dr->cfgs, (dr->n_cfgs + 1) * sizeof(*dr->cfgs));
-		dr->cfgs[dr->n_cfgs++] = cfg;
-	}
-	pthread_t thread;
-	if (pthread_create(&thread, NULL, run_drain, dr) != 0) {
-		run_drain(dr); // no thread: here, then
-		return;
-	}
-	d->drains = xrealloc(d->drains, (d->n_drains + 1) * sizeof(*d->drains));
-	d->drains[d->n_drains++] = thread;
-}
-
-/* Joins the drain threads that are done (@wait: all of them). */
-static void reap_drains(struct daemon *d, bool wait) {
-	size_t kept = 0;
-	for (size_t i = 0; i < d->n_drains; i++) {
-		if (wait ? pthread_join(d->drains[i], NULL) != 0
-			 : pthread_tryjoin_np(d->drains[i], NULL) != 0) {
-			d->drains[kept++] = d->drains[i];
-		}
-	}
-	d->n_drains = kept;
-	if (kept == 0) {
-		free(d->drains);
-		d->drains = NULL;
-	}
-}
-
 /* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
 static void reload(struct daemon *d) {
 	log_info("reloading the configuration");
@@ -418,54 +293,21 @@ static void reload(struct daemon *d) {
 		return;
 	}
 	notify_send(d->notify, "RELOADING=1");
-	struct http *old = NULL;
 	if (strcmp(next->database, d->cfg->database) != 0 && !d->opt.db) {
 		log_warn("database path change to %s takes effect at the next restart",
 			 next->database);
 	}
-	if (d->http && http_config_unchanged(d->http, next)) {
-		// Keep the server and its connections: requests read the new configuration from
-		// now on, and the old one is freed once no running request reads it.
-		http_set_config(d->http, next);
-		retire_config(d, d->cfg);
-		d->cfg = NULL;
-	} else {
-		// The old server stops accepting at once and finishes its requests on another
-		// thread, so neither idle clients nor a long request hold up the sampling loop.
-		// The same address keeps its listening socket (and the connections queued on it).
-		old = d->http;
-		int fd = http_stop_accepting(old);
-		if (fd >= 0 &&
-		    (d->listen_fd >= 0 || strcmp(next->http.listen, d->cfg->http.listen) != 0)) {
-			close(fd);
-			fd = -1;
-		}
-		d->http = start_http_on(d, next, fd);
-		if (!d->http) {
-			log_error("reload failed: the HTTP server does not start with the new "
-				  "configuration; keeping the running one");
-			config_finish(next);
-			free(next);
-			d->http = start_http_on(d, d->cfg, fd);
-			drain_http(d, old, NULL);
-			if (fd >= 0) {
-				close(fd);
-			}
-			notify_send(d->notify, "READY=1");
-			return;
-		}
-		if (fd >= 0) {
-			close(fd); // the new server has its own copy
-		}
+	if (!server_reload(d->server, d->cfg, next)) {
+		log_error("reload failed: the HTTP server does not start with the new "
+			  "configuration; keeping the running one");
+		config_finish(next);
+		free(next);
+		notify_send(d->notify, "READY=1");
+		return;
 	}
 	sampler_set_config(d->sampler, next);
 	recorder_set_config(d->recorder, next);
-	if (old) {
-		drain_http(d, old, d->cfg); // the old server borrowed the old configuration
-	} else if (d->cfg) {
-		config_finish(d->cfg);
-		free(d->cfg);
-	}
+	server_retire(d->server, d->cfg); // freed when no HTTP request reads it any more
 	d->cfg = next;
 	notify_send(d->notify, "READY=1");
 	log_info("configuration reloaded");
@@ -688,12 +530,7 @@ static int run(struct daemon *d) {
 			} else if (llabs(now_wall - slot) <= tolerance) {
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
-				if (d->n_retired) {
-					free_retired(d);
-				}
-				if (d->n_drains) {
-					reap_drains(d, false);
-				}
+				server_collect(d->server);
 			} else {
 				log_debug("woke %" PRId64
 					  " ms off the grid: waiting for the next slot",
@@ -718,10 +555,7 @@ static int run(struct daemon *d) {
 }
 
 static void daemon_finish(struct daemon *d) {
-	http_destroy(d->http);
-	d->http = NULL;
-	free_retired(d);
-	reap_drains(d, true);
+	server_destroy(d->server);     // waits for replaced servers to finish their requests
 	recorder_destroy(d->recorder); // before the lock is released: it covers every write
 	sampler_destroy(d->sampler);
 	live_destroy(d->live);
@@ -730,9 +564,6 @@ static void daemon_finish(struct daemon *d) {
 	}
 	demo_finish(&d->demo); // removes a temporary database and its lock file
 	notify_destroy(d->notify);
-	if (d->listen_fd >= 0) {
-		close(d->listen_fd);
-	}
 	if (d->sfd >= 0) {
 		close(d->sfd);
 	}
@@ -747,7 +578,7 @@ static void daemon_finish(struct daemon *d) {
 }
 
 int main(int argc, char **argv) {
-	struct daemon d = {.listen_fd = -1, .lock_fd = -1, .sfd = -1, .tfd = -1};
+	struct daemon d = {.lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
 	int rc = parse_args(argc, argv, &d.opt);
 	if (rc >= 0) {
@@ -832,9 +663,8 @@ int main(int argc, char **argv) {
 	}
 	d.live = live_create();
 	// Bind before the demo's backfill, so a port in use is reported at once.
-	d.listen_fd = activated_fd();
-	d.http = start_http(&d, d.cfg);
-	if (!d.http) {
+	d.server = server_create(d.cfg, d.live, d.db_path, activated_fd());
+	if (!d.server) {
 		goto out;
 	}
 	if (d.opt.demo) {
