@@ -13,7 +13,8 @@
 #include "buf.h"
 #include "config.h"
 #include "live.h"
-#include "store.h"
+
+struct store;
 
 #define API_TARGET_MAX 4096 // longer request targets get 414
 #define API_PARAMS_MAX 32   // more query parameters get 400
@@ -94,6 +95,23 @@ enum api_cost api_target_cost(const char *target);
 
 /** Frees what the response owns (including an unread export); accepts a zeroed struct. */
 void api_response_finish(struct api_response *resp);
+
+/**
+ * The API's own read-only connection to the database, opened on first use and, after a
+ * failure, again at most every API_DATABASE_RETRY_S. Used by one thread only.
+ */
+#define API_DATABASE_RETRY_S 10
+struct api_database {
+	char *path;
+	struct store *store;
+	int64_t retry_at; // s since epoch
+};
+
+/** Copies @path; opens nothing yet. */
+void api_database_init(struct api_database *db, const char *path);
+/** The open connection, or NULL (the reason logged) when it cannot be opened at @now (s). */
+struct store *api_database_get(struct api_database *db, int64_t now);
+void api_database_finish(struct api_database *db); // accepts a zeroed struct
 
 /** One decoded query parameter. */
 struct api_param {

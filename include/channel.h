@@ -64,6 +64,8 @@ struct reading {
 const char *channel_kind_name(enum channel_kind kind);
 /** Parses a kind name; false if unknown. */
 bool channel_kind_parse(const char *name, enum channel_kind *out);
+/** The kind a unit name measures ("millivolts" is a voltage); CHANNEL_KIND_OTHER if none. */
+enum channel_kind channel_kind_of_unit(const char *unit);
 /** The unit's static name if @name is a known unit, else NULL. */
 const char *channel_unit_lookup(const char *name);
 /** The usual unit of a kind ("celsius" for a temperature). */

@@ -1,4 +1,4 @@
-/* The thermlog CLI: global options and one function per command (cli-*.c). */
+/* The thermlog CLI: global options and one function per command (one file each in src/cli/). */
 #ifndef CLI_H
 #define CLI_H
 
@@ -30,7 +30,7 @@ const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg)
 int cli_sample(const struct cli_context *ctx, int argc, char **argv);
 /** thermlog check-config [FILE]: prints "configuration OK" (exit 0) or every error (exit 2). */
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv);
-/* stats area: cli-stats.c, cli-export.c */
+/* stats area: cli/stats.c, cli/export.c */
 int cli_stats(const struct cli_context *ctx, int argc, char **argv);
 int cli_peak(const struct cli_context *ctx, int argc, char **argv);
 int cli_channels(const struct cli_context *ctx, int argc, char **argv);

@@ -1,15 +1,25 @@
-/* The clock state of a cycle (synced, unsynced, unknown) and the boot id, for RTC-less boards. */
+/*
+ * The clock state of a cycle (synced, unsynced, unknown), the boot id for RTC-less boards, and the
+ * board model that names the machine.
+ */
 #ifndef CLOCK_H
 #define CLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "store.h"
-
 #define CLOCK_BOOT_ID_LEN 37 // a UUID and its NUL
 
 struct timex;
+
+enum clock_state {
+	CLOCK_STATE_UNKNOWN = 0, // no sync information: trusted
+	CLOCK_STATE_SYNCED = 1,
+	CLOCK_STATE_UNSYNCED = 2, // excluded from queries by default
+};
+
+/** "synced", "unsynced" or "unknown". */
+const char *clock_state_name(enum clock_state state);
 
 /** Where clock_probe() looks. Tests point @root at a fixture tree and fake adjtimex. */
 struct clock_source {
@@ -41,5 +51,11 @@ enum clock_state clock_probe(const struct clock_source *src, int64_t wall_ts, in
  * it cannot be read or is not a UUID.
  */
 bool clock_boot_id(const char *root, char out[CLOCK_BOOT_ID_LEN]);
+
+/**
+ * The board model: the device tree's model ("Radxa ROCK 5C"), else DMI's product or board name,
+ * under @sysfs_root ("/sys"). Newly allocated (caller frees), or NULL when none can be read.
+ */
+char *clock_board_model(const char *sysfs_root);
 
 #endif

@@ -1,4 +1,4 @@
-/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml (libyaml). */
+/* Configuration: defaults in code, overridden by SYSCONFDIR/thermlog/thermlog.yaml. */
 #ifndef CONFIG_H
 #define CONFIG_H
 
@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lifetime.h"
 #include "version.h"
 
 // THERMLOG_SYSCONFDIR is meson's sysconfdir: /etc for the package, /usr/local/etc by default.
@@ -45,49 +46,6 @@ struct iio_channel_config {
 	const char *unit; // static unit name the conversion yields; default "volts"
 	double gain;      // value = gain * volts + offset; default 1, 0
 	double offset;
-};
-
-enum lifetime_model {
-	LIFETIME_MODEL_BT,
-	LIFETIME_MODEL_ARRHENIUS,
-};
-
-enum capacitor_type {
-	CAPACITOR_TYPE_WET,
-	CAPACITOR_TYPE_POLYMER,
-};
-
-enum temp_basis {
-	TEMP_BASIS_AMBIENT,
-	TEMP_BASIS_CASE,
-	TEMP_BASIS_CORE,
-};
-
-enum self_heating_form {
-	SELF_HEATING_NONE,
-	SELF_HEATING_RISE,  // rise_k
-	SELF_HEATING_POWER, // current_a^2 * esr_ohm * rth_k_per_w
-	// rated_rise_k * ((current_a / rated_ripple_a)^2 - 1), doubled above rated ripple: the
-	// rated life already includes the rise at rated ripple, so only the difference counts
-	SELF_HEATING_RIPPLE,
-};
-
-struct capacitor_config {
-	char *name;
-	char *sensor; // channel key or label
-	enum temp_basis basis;
-	double rated_life_h;
-	double rated_temp_c;
-	enum lifetime_model model;
-	double bt;    // NAN = default for the type (2.0 wet; polymer uses 10 per 20 K)
-	double ea_ev; // arrhenius only; NAN = unset
-	enum capacitor_type type;
-	enum self_heating_form self_heating;
-	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
-	int64_t in_service;    // unix seconds (UTC midnight), or -1 = unset
-	double life_cap_years; // default 15
-	double validity_low_c; // NAN = the model's default (40 °C)
-	int line;              // where it was defined, for messages
 };
 
 /* Where a key was set in the file (1-based); line 0 = a default or a command-line flag. */

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "config.h"
 
 #define LIFETIME_HOURS_PER_YEAR 8760.0         // 365 d x 24 h, the basis every year figure uses
 #define LIFETIME_BOLTZMANN_EV   8.617333262e-5 // eV/K
@@ -24,6 +23,64 @@
 #define LIFETIME_MAX_WARNINGS   16
 #define LIFETIME_WARNING_LEN    320
 #define LIFETIME_N_RELATIVE     4 // reductions 0, 10, 20, 30 K
+
+enum lifetime_model {
+	LIFETIME_MODEL_BT,
+	LIFETIME_MODEL_ARRHENIUS,
+};
+
+enum capacitor_type {
+	CAPACITOR_TYPE_WET,
+	CAPACITOR_TYPE_POLYMER,
+};
+
+enum temp_basis {
+	TEMP_BASIS_AMBIENT,
+	TEMP_BASIS_CASE,
+	TEMP_BASIS_CORE,
+};
+
+enum self_heating_form {
+	SELF_HEATING_NONE,
+	SELF_HEATING_RISE,  // rise_k
+	SELF_HEATING_POWER, // current_a^2 * esr_ohm * rth_k_per_w
+	// rated_rise_k * ((current_a / rated_ripple_a)^2 - 1), doubled above rated ripple: the
+	// rated life already includes the rise at rated ripple, so only the difference counts
+	SELF_HEATING_RIPPLE,
+};
+
+/** A capacitor as rated by its datasheet and placed on a sensor (a capacitors: entry). */
+struct capacitor_config {
+	char *name;
+	char *sensor; // channel key or label
+	enum temp_basis basis;
+	double rated_life_h;
+	double rated_temp_c;
+	enum lifetime_model model;
+	double bt;    // NAN = default for the type (2.0 wet; polymer uses 10 per 20 K)
+	double ea_ev; // arrhenius only; NAN = unset
+	enum capacitor_type type;
+	enum self_heating_form self_heating;
+	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
+	int64_t in_service;    // unix seconds (UTC midnight), or -1 = unset
+	double life_cap_years; // default 15
+	double validity_low_c; // NAN = the model's default (40 °C)
+	int line;              // where it was defined, for messages
+};
+
+/*
+ * Names of the enums above as the configuration and the command line spell them. The tables
+ * are indexed by the enum and end in NULL; parse returns false for an unknown name.
+ */
+extern const char *const lifetime_model_names[]; // "bt", "arrhenius"
+extern const char *const capacitor_type_names[]; // "wet", "polymer"
+extern const char *const temp_basis_names[];     // "ambient", "case", "core"
+const char *lifetime_model_name(enum lifetime_model model);
+bool lifetime_model_parse(const char *name, enum lifetime_model *out);
+const char *capacitor_type_name(enum capacitor_type type);
+bool capacitor_type_parse(const char *name, enum capacitor_type *out);
+const char *temp_basis_name(enum temp_basis basis);
+bool temp_basis_parse(const char *name, enum temp_basis *out);
 
 /** A validated capacitor model, derived from a struct capacitor_config. */
 struct lifetime_params {

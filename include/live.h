@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capstate.h"
 #include "channel.h"
-#include "store.h"
+#include "cycle.h"
 
 /** The daemon's own health, published with each cycle. */
 struct live_health {
@@ -28,16 +29,6 @@ struct live_health {
 	int64_t database_reopened_at; // s since epoch of the last reopen, 0 = never
 };
 
-/** One capacitor's running damage, kept by the daemon. */
-struct live_capacitor {
-	const char *name; // copied by live_publish_capacitors()
-	const char *sensor;
-	double consumed_fraction; // D
-	double remaining_h;       // (1 - D) * L_eff, NAN when unknown
-	double effective_life_h;
-	double observed_h;
-};
-
 /** A consistent copy of the last cycle, owned by the caller of live_snapshot(). */
 struct live_snapshot {
 	int64_t ts; // 0 before the first cycle
@@ -46,7 +37,7 @@ struct live_snapshot {
 	struct reading *readings;
 	struct live_health health;
 	size_t n_capacitors;
-	struct live_capacitor *capacitors;
+	struct capstate *capacitors;
 };
 
 struct live *live_create(void);
@@ -55,7 +46,7 @@ void live_destroy(struct live *live); // accepts NULL
 /** Copies a stored cycle and the health counters in (mutex-protected). */
 void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health);
 /** Copies the capacitor states in. */
-void live_publish_capacitors(struct live *live, const struct live_capacitor *caps, size_t n);
+void live_publish_capacitors(struct live *live, const struct capstate *caps, size_t n);
 
 /** Deep copy of the current state; free with live_snapshot_finish(). */
 void live_snapshot(struct live *live, struct live_snapshot *out);

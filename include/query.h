@@ -110,23 +110,27 @@ int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_win
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
 		 char **err);
 
-enum export_format {
-	EXPORT_FORMAT_LONG, // time,unix,channel,value,unit: one row per value
-	EXPORT_FORMAT_WIDE, // time,unix,<key> (<unit>)...: one row per cycle, empty cell = missing
+/** The known channels and a selected subset, with a map from channel id to selection slot. */
+struct query_selection {
+	struct store_channel *all;
+	size_t n_all;
+	size_t *pick; // indexes into all, key order
+	int64_t *ids;
+	size_t n;
+	int32_t *slot; // by channel id: selection slot or -1
+	int64_t max_id;
 };
 
-struct export;
-
 /**
- * A pull-style CSV exporter (RFC 4180, UTF-8, ISO 8601 UTC times, values exact at the
- * channel's resolution) that holds a bounded amount of memory however long the window:
- * it reads the store in slices. @store is borrowed until export_destroy(); @p is copied.
- * NULL on error with *err set as above and errno set to the positive error code.
+ * Selects the channels matching any of @patterns (keys, labels or globs; none = all), in key
+ * order. An unmatched pattern is -EINVAL with *err naming it and the nearest channels.
  */
-struct export *export_create(struct store *store, const struct query_params *p,
-			     enum export_format format, char **err);
-/** Copies up to @max bytes of CSV into @buf: the count, 0 at the end, or a negative errno. */
-ssize_t export_read(struct export *e, char *buf, size_t max);
-void export_destroy(struct export *e); // accepts NULL
+int query_select(struct store *store, const char *const *patterns, size_t n_patterns,
+		 struct query_selection *s, char **err);
+void query_selection_finish(struct query_selection *s); // accepts a zeroed struct
+/** The slot of channel @id in the selection, or -1. */
+int query_selection_slot(const struct query_selection *s, int64_t id);
+/** The channel in slot @k. */
+const struct channel *query_selection_channel(const struct query_selection *s, size_t k);
 
 #endif

@@ -46,7 +46,7 @@ struct sensor {
 	int subfeature;              // hwmon: the subfeature number
 	int absent_err;              // configured but not found: read gives this; 0 = present
 	int last_err;                // for logging on state change
-	int item;                    // meminfo: which figure (enum in source-meminfo.c)
+	int item;                    // meminfo: which figure (enum in src/sources/meminfo.c)
 	/* Rates from cumulative counters: the previous read, kept across rescans. Until there is
 	 * one the read gives -EAGAIN (no value, never a fake 0), logged at debug level only. */
 	bool rate;

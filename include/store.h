@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "channel.h"
+#include "cycle.h"
 
 struct store;
 
@@ -14,14 +15,6 @@ enum store_mode {
 	STORE_MODE_WRITE, // the daemon, import: creates and migrates
 	STORE_MODE_READ,  // CLI queries and the HTTP thread: read-only, no migration
 };
-
-enum clock_state {
-	CLOCK_STATE_UNKNOWN = 0, // no sync information: trusted
-	CLOCK_STATE_SYNCED = 1,
-	CLOCK_STATE_UNSYNCED = 2, // excluded from queries by default
-};
-
-const char *clock_state_name(enum clock_state state);
 
 /**
  * Opens (or creates, in write mode) the database at @path (":memory:" works) with WAL,
@@ -42,16 +35,6 @@ void store_close(struct store *store); // accepts NULL
  * daemon, which must never block its sampling loop) queues and retries.
  */
 void store_set_busy_timeout(struct store *store, int ms);
-
-/** One sampling cycle, stored whole or not at all. */
-struct cycle {
-	int64_t ts;          // s since epoch, UTC: the cycle's wall-clock stamp
-	const char *boot_id; // may be NULL
-	enum clock_state clock;
-	size_t n;
-	const struct channel *channels; // borrowed, n entries
-	const struct reading *readings; // borrowed, n entries; err != 0 stores nothing
-};
 
 /**
  * Stores a cycle in one transaction, registering new channels and marking present ones. A

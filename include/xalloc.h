@@ -2,6 +2,7 @@
 #ifndef XALLOC_H
 #define XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xcalloc(size_t n, size_t size);
@@ -12,5 +13,7 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /** printf into a newly allocated string; caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** The same with a va_list: the one "printf into a new string" every module uses. */
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

@@ -59,6 +59,18 @@ const char *channel_kind_unit(enum channel_kind kind) {
 	return kind_units[kind];
 }
 
+enum channel_kind channel_kind_of_unit(const char *unit) {
+	if (strcmp(unit, "millivolts") == 0) {
+		return CHANNEL_KIND_VOLTAGE;
+	}
+	for (int k = 0; k <= CHANNEL_KIND_OTHER; k++) {
+		if (strcmp(kind_units[k], unit) == 0) {
+			return (enum channel_kind)k;
+		}
+	}
+	return CHANNEL_KIND_OTHER;
+}
+
 const char *channel_unit_lookup(const char *name) {
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(name, units[i]) == 0) {

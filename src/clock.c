@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "version.h"
+#include "xalloc.h"
 
 static int real_adjtimex(struct timex *tx) {
 	return adjtimex(tx);
@@ -30,6 +31,18 @@ static bool exists(const char *root, const char *path) {
 	struct stat st;
 	snprintf(full, sizeof(full), "%s%s", root, path);
 	return stat(full, &st) == 0;
+}
+
+const char *clock_state_name(enum clock_state state) {
+	switch (state) {
+	case CLOCK_STATE_SYNCED:
+		return "synced";
+	case CLOCK_STATE_UNSYNCED:
+		return "unsynced";
+	case CLOCK_STATE_UNKNOWN:
+		break;
+	}
+	return "unknown";
 }
 
 enum clock_state clock_probe(const struct clock_source *src, int64_t wall_ts, int64_t last_ts,
@@ -68,17 +81,24 @@ enum clock_state clock_probe(const struct clock_source *src, int64_t wall_ts, in
 	return CLOCK_STATE_UNKNOWN;
 }
 
-bool clock_boot_id(const char *root, char out[CLOCK_BOOT_ID_LEN]) {
+/* Reads up to @size - 1 bytes of <root>/<rel> into @text (NUL-terminated); the count or -1. */
+static ssize_t read_head(const char *root, const char *rel, char *text, size_t size) {
 	char path[4096];
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root);
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		return false;
+		return -1;
 	}
-	char text[64];
-	ssize_t n = read(fd, text, sizeof(text) - 1);
+	ssize_t n = read(fd, text, size - 1);
 	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+bool clock_boot_id(const char *root, char out[CLOCK_BOOT_ID_LEN]) {
+	out[0] = '\0';
+	char text[64];
+	ssize_t n = read_head(root, "proc/sys/kernel/random/boot_id", text, sizeof(text));
 	if (n < 36) {
 		return false;
 	}
@@ -94,4 +114,28 @@ bool clock_boot_id(const char *root, char out[CLOCK_BOOT_ID_LEN]) {
 	memcpy(out, text, 36);
 	out[36] = '\0';
 	return true;
+}
+
+/* The first line of a small sysfs text file under the root, or NULL. */
+static char *read_name(const char *root, const char *rel) {
+	char text[256];
+	if (read_head(root, rel, text, sizeof(text)) <= 0) {
+		return NULL;
+	}
+	// device-tree strings end in NUL, DMI ones in a newline
+	size_t len = strcspn(text, "\n");
+	text[len] = '\0';
+	return len ? xstrdup(text) : NULL;
+}
+
+char *clock_board_model(const char *sysfs_root) {
+	// The device tree names an ARM board ("Radxa ROCK 5C"); x86 has DMI instead.
+	char *model = read_name(sysfs_root, "firmware/devicetree/base/model");
+	if (!model) {
+		model = read_name(sysfs_root, "class/dmi/id/product_name");
+	}
+	if (!model) {
+		model = read_name(sysfs_root, "class/dmi/id/board_name");
+	}
+	return model;
 }

@@ -1,7 +1,8 @@
 /*
- * Configuration: built-in defaults overridden by a YAML file. libyaml's events are turned into a
- * small tree (rejecting aliases, anchors, tags and extra documents on the way), then one
- * parse_<section>() per mapping validates it, collecting every error as FILE:LINE:COL: problem.
+ * Configuration: built-in defaults overridden by a YAML file. The YAML toolkit (yamltree.c)
+ * turns the text into a small tree (rejecting aliases, anchors, tags and extra documents on the
+ * way); here one parse_<section>() per mapping applies thermlog's schema, collecting every
+ * error as FILE:LINE:COL: problem.
  */
 #include "config.h"
 
@@ -16,689 +17,23 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "buf.h"
 #include "channel.h"
 #include "timefmt.h"
 #include "xalloc.h"
+#include "yamltree.h"
 
-#define CONFIG_MAX_BYTES  (1024 * 1024) // a config is a few KiB; the cap bounds memory and time
-#define CONFIG_MAX_DEPTH  32            // the schema nests 4 deep
-#define CONFIG_MAX_ERRORS 100           // enough to fix a file in one go; bounds the report
-#define CONFIG_MAX_ITEMS  1024          // per list: bounds the pairwise duplicate checks
+#define CONFIG_MAX_BYTES (1024 * 1024) // a config is a few KiB; the cap bounds memory and time
 
 #define DAY_S  86400LL
 #define YEAR_S (365LL * DAY_S)
 
-enum node_kind {
-	NODE_SCALAR,
-	NODE_MAPPING,
-	NODE_SEQUENCE,
-	NODE_BAD, // an alias already reported: checks skip it silently
-};
-
-struct node {
-	enum node_kind kind;
-	size_t line, col; // 1-based
-	char *text;       // scalars: NUL-terminated (NUL bytes inside are rejected)
-	size_t len;
-	bool plain;          // scalars: unquoted, so `true`, `~` and `` keep their YAML meaning
-	struct node **items; // mappings: key, value, key, value ...; sequences: items
-	size_t n, cap;
-};
-
-struct error {
-	size_t line, col, seq;
-	char *msg;
-};
-
+/* The schema's parser: the YAML toolkit's error list and the configuration being filled. */
 struct parser {
-	const char *name;
+	struct yamltree yt;
 	struct config *cfg;
-	struct error *errors;
-	size_t n_errors, cap_errors, dropped;
 };
-
-/* --- errors --- */
-
-__attribute__((format(printf, 4, 5))) static void error_at(struct parser *p, size_t line,
-							   size_t col, const char *fmt, ...) {
-	if (p->n_errors >= CONFIG_MAX_ERRORS) {
-		p->dropped++;
-		return;
-	}
-	struct buf b;
-	buf_init(&b);
-	va_list ap;
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	// Values quoted in messages may hold line breaks (folded scalars): one error, one line.
-	struct buf clean;
-	buf_init(&clean);
-	for (size_t i = 0; i < b.len; i++) {
-		unsigned char c = (unsigned char)b.data[i];
-		if (c == '\n') {
-			buf_puts(&clean, "\\n");
-		} else if (c < 0x20 || c == 0x7f) {
-			buf_printf(&clean, "\\x%02x", c);
-		} else {
-			buf_putc(&clean, (char)c);
-		}
-	}
-	buf_finish(&b);
-	p->errors = xgrow(p->errors, &p->cap_errors, p->n_errors + 1, sizeof(*p->errors));
-	p->errors[p->n_errors] = (struct error){line, col, p->n_errors, buf_steal(&clean)};
-	p->n_errors++;
-}
-
-#define error_node(p, node, ...) error_at((p), (node)->line, (node)->col, __VA_ARGS__)
-
-static int compare_errors(const void *a, const void *b) {
-	const struct error *x = a, *y = b;
-	if (x->line != y->line) {
-		return x->line < y->line ? -1 : 1;
-	}
-	if (x->col != y->col) {
-		return x->col < y->col ? -1 : 1;
-	}
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Appends the collected errors (if any) to *out in file order and frees them. */
-static void flush_errors(struct parser *p, char **out) {
-	if (p->n_errors == 0 && p->dropped == 0) {
-		return;
-	}
-	qsort(p->errors, p->n_errors, sizeof(*p->errors), compare_errors);
-	struct buf b;
-	buf_init(&b);
-	if (out && *out) {
-		buf_puts(&b, *out);
-		free(*out);
-	}
-	for (size_t i = 0; i < p->n_errors; i++) {
-		buf_printf(&b, "%s:%zu:%zu: %s\n", p->name, p->errors[i].line, p->errors[i].col,
-			   p->errors[i].msg);
-		free(p->errors[i].msg);
-	}
-	if (p->dropped) {
-		buf_printf(&b, "%s: %zu more errors not shown\n", p->name, p->dropped);
-	}
-	free(p->errors);
-	p->errors = NULL;
-	p->n_errors = p->cap_errors = p->dropped = 0;
-	if (out) {
-		*out = buf_steal(&b);
-	} else {
-		buf_finish(&b);
-	}
-}
-
-/* --- the tree --- */
-
-static void node_free(struct node *n) {
-	if (!n) {
-		return;
-	}
-	// Recursion is bounded: build_tree() refuses documents deeper than CONFIG_MAX_DEPTH.
-	for (size_t i = 0; i < n->n; i++) {
-		node_free(n->items[i]);
-	}
-	free(n->items);
-	free(n->text);
-	free(n);
-}
-
-static struct node *node_new(enum node_kind kind, yaml_mark_t mark) {
-	struct node *n = xcalloc(1, sizeof(*n));
-	n->kind = kind;
-	n->line = mark.line + 1;
-	n->col = mark.column + 1;
-	return n;
-}
-
-static void node_append(struct node *parent, struct node *child) {
-	parent->items = xgrow(parent->items, &parent->cap, parent->n + 1, sizeof(*parent->items));
-	parent->items[parent->n++] = child;
-}
-
-/* 1-based line and column (in characters) of byte @offset, for reader errors that have no mark. */
-static void offset_position(const char *text, size_t len, size_t offset, size_t *line,
-			    size_t *col) {
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < offset && i < len; i++) {
-		if (text[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
-			(*col)++;
-		}
-	}
-}
-
-/* The 1-based column of a tab in the indentation of line @line (1-based), or 0 if none. */
-static size_t indent_tab_col(const char *text, size_t len, size_t line) {
-	size_t i = 0;
-	for (size_t l = 1; l < line && i < len; i++) {
-		l += text[i] == '\n';
-	}
-	for (size_t col = 1; i < len && (text[i] == ' ' || text[i] == '\t'); i++, col++) {
-		if (text[i] == '\t') {
-			return col;
-		}
-	}
-	return 0;
-}
-
-static void syntax_error(struct parser *p, yaml_parser_t *yp, const char *text, size_t len) {
-	size_t line, col;
-	const char *problem = yp->problem ? yp->problem : "invalid YAML";
-	switch (yp->error) {
-	case YAML_MEMORY_ERROR:
-		error_at(p, 1, 1, "out of memory while parsing");
-		return;
-	case YAML_READER_ERROR:
-		offset_position(text, len, yp->problem_offset, &line, &col);
-		error_at(p, line, col, "%s (the file must be UTF-8 text)", problem);
-		return;
-	default:
-		break;
-	}
-	line = yp->problem_mark.line + 1;
-	col = yp->problem_mark.column + 1;
-	size_t tab = indent_tab_col(text, len, line);
-	if (tab) {
-		error_at(p, line, tab, "tabs are not allowed for indentation: indent with spaces");
-		return;
-	}
-	if (yp->context) {
-		error_at(p, line, col, "%s %s started at line %zu, column %zu", problem,
-			 yp->context, yp->context_mark.line + 1, yp->context_mark.column + 1);
-	} else {
-		error_at(p, line, col, "%s", problem);
-	}
-}
-
-/* Rejects YAML features a configuration has no use for, which would hide what a value is. */
-static void check_node_props(struct parser *p, yaml_char_t *anchor, yaml_char_t *tag, bool implicit,
-			     yaml_mark_t mark) {
-	if (anchor) {
-		error_at(p, mark.line + 1, mark.column + 1,
-			 "anchors are not supported ('&%s'): write each value out", anchor);
-	}
-	if (tag && !implicit) {
-		error_at(p, mark.line + 1, mark.column + 1,
-			 "tags are not supported ('%s'): write the plain value", tag);
-	}
-}
-
-/*
- * Parses @text into a tree; *root is NULL for an empty stream. Returns false after a syntax
- * error (reported) or an unsupported structure that makes the rest meaningless.
- */
-static bool build_tree(struct parser *p, const char *text, size_t len, struct node **root) {
-	yaml_parser_t yp;
-	struct node *stack[CONFIG_MAX_DEPTH];
-	size_t depth = 0;
-	unsigned documents = 0;
-	bool done = false, good = true;
-	*root = NULL;
-	if (!yaml_parser_initialize(&yp)) {
-		error_at(p, 1, 1, "out of memory while parsing");
-		return false;
-	}
-	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
-	while (!done) {
-		yaml_event_t ev;
-		if (!yaml_parser_parse(&yp, &ev)) {
-			syntax_error(p, &yp, text, len);
-			good = false;
-			break;
-		}
-		struct node *n = NULL;
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++documents > 1) {
-				error_at(
-					p, ev.start_mark.line + 1, ev.start_mark.column + 1,
-					"multiple documents are not supported: keep one configuration per file");
-				good = false;
-				done = true;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			error_at(p, ev.start_mark.line + 1, ev.start_mark.column + 1,
-				 "aliases are not supported ('*%s'): write the value out",
-				 ev.data.alias.anchor);
-			n = node_new(NODE_BAD, ev.start_mark);
-			break;
-		case YAML_SCALAR_EVENT:
-			check_node_props(p, ev.data.scalar.anchor, ev.data.scalar.tag,
-					 ev.data.scalar.plain_implicit ||
-						 ev.data.scalar.quoted_implicit,
-					 ev.start_mark);
-			n = node_new(NODE_SCALAR, ev.start_mark);
-			n->len = ev.data.scalar.length;
-			n->text = xstrndup((const char *)ev.data.scalar.value, n->len);
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			if (strlen(n->text) != n->len) {
-				error_node(p, n, "NUL characters are not allowed in values");
-				n->kind = NODE_BAD;
-			}
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-			check_node_props(p, ev.data.sequence_start.anchor,
-					 ev.data.sequence_start.tag,
-					 ev.data.sequence_start.implicit, ev.start_mark);
-			n = node_new(NODE_SEQUENCE, ev.start_mark);
-			break;
-		case YAML_MAPPING_START_EVENT:
-			check_node_props(p, ev.data.mapping_start.anchor, ev.data.mapping_start.tag,
-					 ev.data.mapping_start.implicit, ev.start_mark);
-			n = node_new(NODE_MAPPING, ev.start_mark);
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			if (depth > 0) {
-				depth--;
-			}
-			break;
-		default:
-			break;
-		}
-		if (n) {
-			if (depth > 0) {
-				node_append(stack[depth - 1], n);
-			} else {
-				*root = n;
-			}
-			if (n->kind == NODE_SEQUENCE || n->kind == NODE_MAPPING) {
-				if (depth == CONFIG_MAX_DEPTH) {
-					error_node(p, n, "nesting deeper than %d levels",
-						   CONFIG_MAX_DEPTH);
-					good = false;
-					done = true;
-				} else {
-					stack[depth++] = n;
-				}
-			}
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&yp);
-	return good;
-}
-
-/* --- typed values --- */
-
-static bool is_null(const struct node *n) {
-	return n->kind == NODE_SCALAR && n->plain &&
-	       (n->len == 0 || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0);
-}
-
-static const char *describe(const struct node *n) {
-	switch (n->kind) {
-	case NODE_MAPPING:
-		return "a mapping";
-	case NODE_SEQUENCE:
-		return "a list";
-	default:
-		return is_null(n) ? "an empty value" : "a string";
-	}
-}
-
-/*
- * True if @v is a usable scalar for @key; otherwise reports "KEY: expected WHAT, got ...".
- * NODE_BAD values were reported already and only return false.
- */
-static bool want_scalar(struct parser *p, const struct node *v, const char *key, const char *what) {
-	if (v->kind == NODE_BAD) {
-		return false;
-	}
-	if (v->kind != NODE_SCALAR || is_null(v)) {
-		error_node(p, v, "%s: expected %s, got %s", key, what, describe(v));
-		return false;
-	}
-	return true;
-}
-
-static bool key_is(const struct node *k, const char *name) {
-	return k->kind == NODE_SCALAR && strcmp(k->text, name) == 0;
-}
-
-static void get_string(struct parser *p, const struct node *v, const char *key, char **slot) {
-	if (!want_scalar(p, v, key, "a string")) {
-		return;
-	}
-	free(*slot);
-	*slot = xstrdup(v->text);
-}
-
-/* An optional string: an empty value unsets it. */
-static void get_optional_string(struct parser *p, const struct node *v, const char *key,
-				char **slot) {
-	if (is_null(v)) {
-		free(*slot);
-		*slot = NULL;
-		return;
-	}
-	get_string(p, v, key, slot);
-}
-
-static void get_bool(struct parser *p, const struct node *v, const char *key, bool *out) {
-	if (!want_scalar(p, v, key, "true or false")) {
-		return;
-	}
-	// Only the two words: YAML 1.1's yes/no/on/off surprise people (the "Norway problem").
-	if (v->plain && strcmp(v->text, "true") == 0) {
-		*out = true;
-	} else if (v->plain && strcmp(v->text, "false") == 0) {
-		*out = false;
-	} else if (!v->plain) {
-		error_node(
-			p, v,
-			"%s: expected true or false, got the quoted string '%s' (drop the quotes)",
-			key, v->text);
-	} else {
-		error_node(p, v, "%s: expected true or false, got '%s'", key, v->text);
-	}
-}
-
-/* Decimal numbers only: no hex, inf or nan, which strtod() would take. */
-static bool parse_number(const char *s, double *out) {
-	const char *q = s;
-	if (*q == '+' || *q == '-') {
-		q++;
-	}
-	size_t int_digits = strspn(q, "0123456789");
-	q += int_digits;
-	size_t frac_digits = 0;
-	if (*q == '.') {
-		q++;
-		frac_digits = strspn(q, "0123456789");
-		q += frac_digits;
-	}
-	if (int_digits + frac_digits == 0) {
-		return false;
-	}
-	if (*q == 'e' || *q == 'E') {
-		q++;
-		if (*q == '+' || *q == '-') {
-			q++;
-		}
-		size_t exp_digits = strspn(q, "0123456789");
-		if (exp_digits == 0) {
-			return false;
-		}
-		q += exp_digits;
-	}
-	if (*q != '\0') {
-		return false;
-	}
-	char *end;
-	double d = strtod(s, &end);
-	if (*end != '\0' || !isfinite(d)) {
-		return false;
-	}
-	*out = d;
-	return true;
-}
-
-struct range {
-	double min, max;
-	bool min_open; // min itself is excluded
-};
-
-static void get_double(struct parser *p, const struct node *v, const char *key, struct range r,
-		       double *out) {
-	if (!want_scalar(p, v, key, "a number")) {
-		return;
-	}
-	double d;
-	if (!v->plain || !parse_number(v->text, &d)) {
-		error_node(p, v, "%s: expected a number, got '%s'", key, v->text);
-		return;
-	}
-	if (r.min_open && (d <= r.min || d > r.max)) {
-		error_node(p, v, "%s: must be greater than %g and at most %g, got %s", key, r.min,
-			   r.max, v->text);
-	} else if (!r.min_open && (d < r.min || d > r.max)) {
-		error_node(p, v, "%s: must be between %g and %g, got %s", key, r.min, r.max,
-			   v->text);
-	} else {
-		*out = d;
-	}
-}
-
-static void get_uint(struct parser *p, const struct node *v, const char *key, unsigned min,
-		     unsigned max, unsigned *out) {
-	if (!want_scalar(p, v, key, "an integer")) {
-		return;
-	}
-	const char *s = v->text;
-	size_t n = strspn(s, "0123456789");
-	if (!v->plain || n == 0 || s[n] != '\0') {
-		error_node(p, v, "%s: expected an integer, got '%s'", key, s);
-		return;
-	}
-	unsigned long long x = 0;
-	for (size_t i = 0; i < n && x <= max; i++) {
-		x = x * 10 + (unsigned)(s[i] - '0');
-	}
-	if (x < min || x > max) {
-		error_node(p, v, "%s: must be between %u and %u, got %s", key, min, max, s);
-		return;
-	}
-	*out = (unsigned)x;
-}
-
-static void format_duration(int64_t ms, char *out, size_t size) {
-	static const struct {
-		const char *unit;
-		int64_t ms;
-	} units[] = {{"d", DAY_S * 1000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (ms >= units[i].ms && ms % units[i].ms == 0) {
-			snprintf(out, size, "%lld%s", (long long)(ms / units[i].ms), units[i].unit);
-			return;
-		}
-	}
-	snprintf(out, size, "%lldms", (long long)ms);
-}
-
-/* A duration within [@min_ms, @max_ms]; *out in ms. */
-static bool get_duration(struct parser *p, const struct node *v, const char *key, int64_t min_ms,
-			 int64_t max_ms, int64_t *out) {
-	if (!want_scalar(p, v, key, "a duration like 60s")) {
-		return false;
-	}
-	int64_t ms;
-	const char *s = v->text;
-	if (s[0] == '-') {
-		error_node(p, v, "%s: must not be negative, got '%s'", key, s);
-		return false;
-	}
-	if (!timefmt_parse_duration_ms(s, &ms)) {
-		if (strspn(s, "0123456789") == strlen(s)) {
-			error_node(
-				p, v,
-				"%s: '%s' has no unit: write e.g. %ss or %sm (units ms, s, m, h, d, w)",
-				key, s, s, s);
-		} else {
-			error_node(p, v, "%s: '%s' is not a duration (e.g. 500ms, 60s, 5m, 2h, 7d)",
-				   key, s);
-		}
-		return false;
-	}
-	char lim[32];
-	if (ms < min_ms) {
-		format_duration(min_ms, lim, sizeof(lim));
-		error_node(p, v, "%s: '%s' is below the minimum of %s", key, s, lim);
-		return false;
-	}
-	if (ms > max_ms) {
-		format_duration(max_ms, lim, sizeof(lim));
-		error_node(p, v, "%s: '%s' is above the maximum of %s", key, s, lim);
-		return false;
-	}
-	*out = ms;
-	return true;
-}
-
-/* A duration counted in whole seconds. */
-static void get_duration_s(struct parser *p, const struct node *v, const char *key, int64_t min_s,
-			   int64_t max_s, int64_t *out) {
-	int64_t ms;
-	if (!get_duration(p, v, key, min_s * 1000, max_s * 1000, &ms)) {
-		return;
-	}
-	if (ms % 1000 != 0) {
-		error_node(p, v, "%s: must be a whole number of seconds, got '%s'", key, v->text);
-		return;
-	}
-	*out = ms / 1000;
-}
-
-/* --- mappings --- */
-
-struct key_ref {
-	const struct node *key;
-	size_t index;
-};
-
-static int compare_keys(const void *a, const void *b) {
-	const struct key_ref *x = a, *y = b;
-	int c = strcmp(x->key->text, y->key->text);
-	if (c != 0) {
-		return c;
-	}
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * Levenshtein distance of @a and @b, or @limit if it is at least that (typos in short keys;
- * a fuzzed key can be long, so longer strings give up early).
- */
-static size_t edit_distance(const char *a, const char *b, size_t limit) {
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= limit) {
-		return limit;
-	}
-	size_t row[65];
-	for (size_t j = 0; j <= lb; j++) {
-		row[j] = j;
-	}
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t sub = diag + (a[i - 1] != b[j - 1]);
-			size_t del = row[j] + 1, ins = row[j - 1] + 1;
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			diag = up;
-		}
-	}
-	return row[lb] < limit ? row[lb] : limit;
-}
-
-/*
- * Checks that @map is a mapping with string keys, no duplicates and (if @allowed is not NULL)
- * only the keys listed. An empty value counts as an empty mapping. Returns false if @map cannot
- * be walked at all; the caller then skips the section.
- */
-static bool check_mapping(struct parser *p, const struct node *map, const char *section,
-			  const char *const *allowed) {
-	if (map->kind == NODE_BAD || is_null(map)) {
-		return false;
-	}
-	if (map->kind != NODE_MAPPING) {
-		error_node(p, map, "%s: expected a mapping (key: value lines), got %s", section,
-			   describe(map));
-		return false;
-	}
-	size_t n_keys = map->n / 2;
-	struct key_ref *keys = xcalloc(n_keys + 1, sizeof(*keys));
-	size_t n = 0;
-	for (size_t i = 0; i < n_keys; i++) {
-		const struct node *k = map->items[2 * i];
-		if (k->kind == NODE_BAD) {
-			continue;
-		}
-		if (k->kind != NODE_SCALAR) {
-			error_node(p, k, "%s: keys must be strings, got %s", section, describe(k));
-			continue;
-		}
-		keys[n++] = (struct key_ref){k, i};
-		if (!allowed) {
-			continue;
-		}
-		bool known = false;
-		for (const char *const *a = allowed; *a && !known; a++) {
-			known = strcmp(*a, k->text) == 0;
-		}
-		if (!known) {
-			struct buf list;
-			buf_init(&list);
-			const char *near = NULL;
-			size_t best = 3; // a suggestion within two edits
-			for (const char *const *a = allowed; *a; a++) {
-				buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
-				size_t d = edit_distance(k->text, *a, best);
-				if (d < best && 2 * d <= strlen(k->text)) { // not for "xy" vs "bt"
-					best = d;
-					near = *a;
-				}
-			}
-			if (near) {
-				error_node(
-					p, k,
-					"unknown key '%s' in %s: did you mean '%s'? (allowed: %s)",
-					k->text, section, near, list.data);
-			} else {
-				error_node(p, k, "unknown key '%s' in %s (allowed: %s)", k->text,
-					   section, list.data);
-			}
-			buf_finish(&list);
-		}
-	}
-	// Sorting finds duplicates in O(n log n): a fuzzed mapping can hold 100000 keys.
-	qsort(keys, n, sizeof(*keys), compare_keys);
-	for (size_t i = 1; i < n; i++) {
-		size_t first = i - 1;
-		while (i < n && strcmp(keys[i].key->text, keys[first].key->text) == 0) {
-			error_node(p, keys[i].key, "duplicate key '%s' in %s (first at line %zu)",
-				   keys[i].key->text, section, keys[first].key->line);
-			i++;
-		}
-	}
-	free(keys);
-	return true;
-}
-
-/* A list, or an empty value as an empty list. Returns false if there is nothing to walk. */
-static bool check_sequence(struct parser *p, const struct node *seq, const char *section) {
-	if (seq->kind == NODE_BAD || is_null(seq)) {
-		return false;
-	}
-	if (seq->kind != NODE_SEQUENCE) {
-		error_node(p, seq, "%s: expected a list (lines starting with '- '), got %s",
-			   section, describe(seq));
-		return false;
-	}
-	if (seq->n > CONFIG_MAX_ITEMS) {
-		error_node(p, seq, "%s: too many entries (%zu, the limit is %d)", section, seq->n,
-			   CONFIG_MAX_ITEMS);
-		return false;
-	}
-	return true;
-}
 
 /* --- glob patterns --- */
 
@@ -781,36 +116,38 @@ static char **empty_strv(void) {
 	return xcalloc(1, sizeof(char *));
 }
 
-static void parse_globs(struct parser *p, const struct node *seq, const char *key,
+static void parse_globs(struct parser *p, const struct yamltree_node *seq, const char *key,
 			enum source_id source, char ***slot) {
 	char section[64];
 	snprintf(section, sizeof(section), "sources.%s.%s", source_names[source], key);
-	if (is_null(seq)) {
+	if (yamltree_is_null(seq)) {
 		free_strv(*slot);
 		*slot = empty_strv();
 		return;
 	}
-	if (!check_sequence(p, seq, section)) {
+	if (!yamltree_check_sequence(&p->yt, seq, section)) {
 		return;
 	}
 	char **v = xcalloc(seq->n + 1, sizeof(*v));
 	size_t n = 0;
 	for (size_t i = 0; i < seq->n; i++) {
-		const struct node *item = seq->items[i];
-		if (!want_scalar(p, item, section, "a glob pattern")) {
+		const struct yamltree_node *item = seq->items[i];
+		if (!yamltree_want_scalar(&p->yt, item, section, "a glob pattern")) {
 			continue;
 		}
 		const char *problem = glob_problem(item->text);
 		if (problem) {
-			error_node(p, item, "%s: bad glob '%s': %s", section, item->text, problem);
+			yamltree_error_node(&p->yt, item, "%s: bad glob '%s': %s", section,
+					    item->text, problem);
 			continue;
 		}
 		if (!glob_fits_source(item->text, source)) {
 			const char *const *pre = source_prefixes[source];
-			error_node(p, item,
-				   "%s: '%s' can never match: %s channel keys start with %s/%s%s%s",
-				   section, item->text, source_names[source], pre[0],
-				   pre[1] ? " or " : "", pre[1] ? pre[1] : "", pre[1] ? "/" : "");
+			yamltree_error_node(
+				&p->yt, item,
+				"%s: '%s' can never match: %s channel keys start with %s/%s%s%s",
+				section, item->text, source_names[source], pre[0],
+				pre[1] ? " or " : "", pre[1] ? pre[1] : "", pre[1] ? "/" : "");
 			continue;
 		}
 		v[n++] = xstrdup(item->text);
@@ -821,35 +158,35 @@ static void parse_globs(struct parser *p, const struct node *seq, const char *ke
 
 /* --- sections --- */
 
-static void parse_source(struct parser *p, const struct node *map, enum source_id id) {
+static void parse_source(struct parser *p, const struct yamltree_node *map, enum source_id id) {
 	static const char *const keys[] = {"enabled", "include", "exclude", NULL};
 	char section[32];
 	snprintf(section, sizeof(section), "sources.%s", source_names[id]);
 	struct source_config *src = &p->cfg->sources[id];
-	if (!check_mapping(p, map, section, keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, section, keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "enabled")) {
-			get_bool(p, v, "enabled", &src->enabled);
-		} else if (key_is(k, "include")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "enabled")) {
+			yamltree_get_bool(&p->yt, v, "enabled", &src->enabled);
+		} else if (yamltree_key_is(k, "include")) {
 			parse_globs(p, v, "include", id, &src->include);
-		} else if (key_is(k, "exclude")) {
+		} else if (yamltree_key_is(k, "exclude")) {
 			parse_globs(p, v, "exclude", id, &src->exclude);
 		}
 	}
 }
 
-static void parse_sources(struct parser *p, const struct node *map) {
+static void parse_sources(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"thermal", "hwmon",   "cpufreq", "devfreq",
 					   "iio",     "meminfo", NULL};
-	if (!check_mapping(p, map, "sources", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "sources", keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		for (int id = 0; id < SOURCE_COUNT; id++) {
-			if (key_is(map->items[i], source_names[id])) {
+			if (yamltree_key_is(map->items[i], source_names[id])) {
 				parse_source(p, map->items[i + 1], (enum source_id)id);
 			}
 		}
@@ -913,105 +250,113 @@ static bool token_valid(const char *s) {
 	return *s != '\0';
 }
 
-static void parse_http(struct parser *p, const struct node *map) {
+static void parse_http(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"listen",           "token",      "token_file",
 					   "metrics_public",   "tls_cert",   "tls_key",
 					   "tls_priorities",   "max_points", "max_window",
 					   "connection_limit", NULL};
 	struct http_config *http = &p->cfg->http;
-	if (!check_mapping(p, map, "http", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "http", keys)) {
 		return;
 	}
-	const struct node *token = NULL, *token_file = NULL, *cert = NULL, *key = NULL;
+	const struct yamltree_node *token = NULL, *token_file = NULL, *cert = NULL, *key = NULL;
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
 		struct config_mark at = {(unsigned)v->line, (unsigned)v->col};
-		if (key_is(k, "listen")) {
+		if (yamltree_key_is(k, "listen")) {
 			http->listen_at = at;
-			if (want_scalar(p, v, "listen", "ADDRESS:PORT")) {
+			if (yamltree_want_scalar(&p->yt, v, "listen", "ADDRESS:PORT")) {
 				const char *problem = listen_problem(v->text);
 				if (problem) {
-					error_node(p, v, "listen: '%s': %s", v->text, problem);
+					yamltree_error_node(&p->yt, v, "listen: '%s': %s", v->text,
+							    problem);
 				} else {
-					get_string(p, v, "listen", &http->listen);
+					yamltree_get_string(&p->yt, v, "listen", &http->listen);
 				}
 			}
-		} else if (key_is(k, "token")) {
+		} else if (yamltree_key_is(k, "token")) {
 			http->token_at = at;
-			if (!is_null(v) && v->kind == NODE_SCALAR && !token_valid(v->text)) {
-				error_node(p, v, "token: must be visible ASCII without spaces");
+			if (!yamltree_is_null(v) && v->kind == YAMLTREE_SCALAR &&
+			    !token_valid(v->text)) {
+				yamltree_error_node(&p->yt, v,
+						    "token: must be visible ASCII without spaces");
 			} else {
-				get_optional_string(p, v, "token", &http->token);
+				yamltree_get_optional_string(&p->yt, v, "token", &http->token);
 				token = http->token ? v : NULL;
 			}
-		} else if (key_is(k, "token_file")) {
+		} else if (yamltree_key_is(k, "token_file")) {
 			http->token_file_at = at;
-			get_optional_string(p, v, "token_file", &http->token_file);
+			yamltree_get_optional_string(&p->yt, v, "token_file", &http->token_file);
 			token_file = http->token_file ? v : NULL;
-		} else if (key_is(k, "metrics_public")) {
-			get_bool(p, v, "metrics_public", &http->metrics_public);
-		} else if (key_is(k, "tls_cert")) {
+		} else if (yamltree_key_is(k, "metrics_public")) {
+			yamltree_get_bool(&p->yt, v, "metrics_public", &http->metrics_public);
+		} else if (yamltree_key_is(k, "tls_cert")) {
 			http->tls_cert_at = at;
-			get_optional_string(p, v, "tls_cert", &http->tls_cert);
+			yamltree_get_optional_string(&p->yt, v, "tls_cert", &http->tls_cert);
 			cert = http->tls_cert ? v : NULL;
-		} else if (key_is(k, "tls_key")) {
+		} else if (yamltree_key_is(k, "tls_key")) {
 			http->tls_key_at = at;
-			get_optional_string(p, v, "tls_key", &http->tls_key);
+			yamltree_get_optional_string(&p->yt, v, "tls_key", &http->tls_key);
 			key = http->tls_key ? v : NULL;
-		} else if (key_is(k, "tls_priorities")) {
-			get_optional_string(p, v, "tls_priorities", &http->tls_priorities);
-		} else if (key_is(k, "max_points")) {
-			get_uint(p, v, "max_points", 2, 1000000, &http->max_points);
-		} else if (key_is(k, "max_window")) {
-			get_duration_s(p, v, "max_window", 60, 100 * YEAR_S, &http->max_window_s);
-		} else if (key_is(k, "connection_limit")) {
-			get_uint(p, v, "connection_limit", 1, 65536, &http->connection_limit);
+		} else if (yamltree_key_is(k, "tls_priorities")) {
+			yamltree_get_optional_string(&p->yt, v, "tls_priorities",
+						     &http->tls_priorities);
+		} else if (yamltree_key_is(k, "max_points")) {
+			yamltree_get_uint(&p->yt, v, "max_points", 2, 1000000, &http->max_points);
+		} else if (yamltree_key_is(k, "max_window")) {
+			yamltree_get_duration_s(&p->yt, v, "max_window", 60, 100 * YEAR_S,
+						&http->max_window_s);
+		} else if (yamltree_key_is(k, "connection_limit")) {
+			yamltree_get_uint(&p->yt, v, "connection_limit", 1, 65536,
+					  &http->connection_limit);
 		}
 	}
 	if (token && token_file) {
-		error_node(p, token_file, "token_file: give either token or token_file, not both");
+		yamltree_error_node(&p->yt, token_file,
+				    "token_file: give either token or token_file, not both");
 	}
 	if (cert && !key) {
-		error_node(p, cert, "tls_cert: needs tls_key as well");
+		yamltree_error_node(&p->yt, cert, "tls_cert: needs tls_key as well");
 	} else if (key && !cert) {
-		error_node(p, key, "tls_key: needs tls_cert as well");
+		yamltree_error_node(&p->yt, key, "tls_key: needs tls_cert as well");
 	}
 }
 
-static void parse_retention(struct parser *p, const struct node *map) {
+static void parse_retention(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"raw", NULL};
-	if (!check_mapping(p, map, "retention", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "retention", keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		if (key_is(map->items[i], "raw")) {
-			get_duration_s(p, map->items[i + 1], "raw", 3600, 100 * YEAR_S,
-				       &p->cfg->retention_raw_s);
+		if (yamltree_key_is(map->items[i], "raw")) {
+			yamltree_get_duration_s(&p->yt, map->items[i + 1], "raw", 3600,
+						100 * YEAR_S, &p->cfg->retention_raw_s);
 		}
 	}
 }
 
-static void parse_channel(struct parser *p, const struct node *k, const struct node *map,
-			  struct channel_override *o) {
+static void parse_channel(struct parser *p, const struct yamltree_node *k,
+			  const struct yamltree_node *map, struct channel_override *o) {
 	static const char *const keys[] = {"label", "enabled", "offset", "gain", NULL};
-	const struct range any = {-1e9, 1e9, false};
-	if (!check_mapping(p, map, k->text, keys)) {
+	const struct yamltree_range any = {-1e9, 1e9, false};
+	if (!yamltree_check_mapping(&p->yt, map, k->text, keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *key = map->items[i], *v = map->items[i + 1];
-		if (key_is(key, "label")) {
-			get_optional_string(p, v, "label", &o->label);
-		} else if (key_is(key, "enabled")) {
-			get_bool(p, v, "enabled", &o->enabled);
-		} else if (key_is(key, "offset")) {
-			get_double(p, v, "offset", any, &o->offset);
-		} else if (key_is(key, "gain")) {
+		const struct yamltree_node *key = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(key, "label")) {
+			yamltree_get_optional_string(&p->yt, v, "label", &o->label);
+		} else if (yamltree_key_is(key, "enabled")) {
+			yamltree_get_bool(&p->yt, v, "enabled", &o->enabled);
+		} else if (yamltree_key_is(key, "offset")) {
+			yamltree_get_double(&p->yt, v, "offset", any, &o->offset);
+		} else if (yamltree_key_is(key, "gain")) {
 			double gain = o->gain;
-			get_double(p, v, "gain", any, &gain);
+			yamltree_get_double(&p->yt, v, "gain", any, &gain);
 			if (gain == 0) {
-				error_node(p, v,
-					   "gain: 0 would turn every reading into the offset");
+				yamltree_error_node(
+					&p->yt, v,
+					"gain: 0 would turn every reading into the offset");
 			} else {
 				o->gain = gain;
 			}
@@ -1024,21 +369,21 @@ static int compare_overrides(const void *a, const void *b) {
 		      ((const struct channel_override *)b)->key);
 }
 
-static void parse_channels(struct parser *p, const struct node *map) {
+static void parse_channels(struct parser *p, const struct yamltree_node *map) {
 	struct config *cfg = p->cfg;
-	if (!check_mapping(p, map, "channels", NULL)) {
+	if (!yamltree_check_mapping(&p->yt, map, "channels", NULL)) {
 		return;
 	}
 	cfg->channels = xrealloc(cfg->channels,
 				 (cfg->n_channels + map->n / 2 + 1) * sizeof(*cfg->channels));
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (k->kind != NODE_SCALAR) {
-			continue; // reported by check_mapping()
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (k->kind != YAMLTREE_SCALAR) {
+			continue; // reported by yamltree_check_mapping()
 		}
 		if (!channel_key_valid(k->text)) {
-			error_node(
-				p, k,
+			yamltree_error_node(
+				&p->yt, k,
 				"channels: '%s' is not a channel key (1 to %d printable ASCII characters, no spaces, e.g. thermal/soc-thermal)",
 				k->text, CHANNEL_KEY_MAX);
 			continue;
@@ -1068,95 +413,99 @@ static bool iio_channel_valid(const char *s) {
 	       s[strlen(s) - 1] != '_';
 }
 
-static void parse_linear(struct parser *p, const struct node *map, struct iio_channel_config *c) {
+static void parse_linear(struct parser *p, const struct yamltree_node *map,
+			 struct iio_channel_config *c) {
 	static const char *const keys[] = {"gain", "offset", NULL};
-	const struct range any = {-1e12, 1e12, false};
-	if (!check_mapping(p, map, "linear", keys)) {
+	const struct yamltree_range any = {-1e12, 1e12, false};
+	if (!yamltree_check_mapping(&p->yt, map, "linear", keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "gain")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "gain")) {
 			double gain = c->gain;
-			get_double(p, v, "gain", any, &gain);
+			yamltree_get_double(&p->yt, v, "gain", any, &gain);
 			if (gain == 0) {
-				error_node(p, v,
-					   "gain: 0 would turn every reading into the offset");
+				yamltree_error_node(
+					&p->yt, v,
+					"gain: 0 would turn every reading into the offset");
 			} else {
 				c->gain = gain;
 			}
-		} else if (key_is(k, "offset")) {
-			get_double(p, v, "offset", any, &c->offset);
+		} else if (yamltree_key_is(k, "offset")) {
+			yamltree_get_double(&p->yt, v, "offset", any, &c->offset);
 		}
 	}
 }
 
-static void parse_iio_channel(struct parser *p, const struct node *map,
+static void parse_iio_channel(struct parser *p, const struct yamltree_node *map,
 			      struct iio_channel_config *c) {
 	static const char *const keys[] = {"device", "channel", "label", "unit", "linear", NULL};
-	if (map->kind != NODE_BAD && (is_null(map) || map->kind != NODE_MAPPING)) {
-		error_node(p, map,
-			   "iio_channels: each entry is a mapping with device and channel, got %s",
-			   describe(map));
+	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
+		yamltree_error_node(
+			&p->yt, map,
+			"iio_channels: each entry is a mapping with device and channel, got %s",
+			yamltree_describe(map));
 		return;
 	}
-	if (!check_mapping(p, map, "iio_channels entry", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "iio_channels entry", keys)) {
 		return;
 	}
 	bool has_device = false, has_channel = false;
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "device")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "device")) {
 			has_device = true;
-			if (want_scalar(p, v, "device", "an IIO device name") &&
+			if (yamltree_want_scalar(&p->yt, v, "device", "an IIO device name") &&
 			    !iio_name_valid(v->text)) {
-				error_node(
-					p, v,
+				yamltree_error_node(
+					&p->yt, v,
 					"device: '%s' is not an IIO device name (its 'name' file, or iio:deviceN)",
 					v->text);
 			} else {
-				get_string(p, v, "device", &c->device);
+				yamltree_get_string(&p->yt, v, "device", &c->device);
 			}
-		} else if (key_is(k, "channel")) {
+		} else if (yamltree_key_is(k, "channel")) {
 			has_channel = true;
-			if (want_scalar(p, v, "channel", "an IIO channel like voltage2") &&
+			if (yamltree_want_scalar(&p->yt, v, "channel",
+						 "an IIO channel like voltage2") &&
 			    !iio_channel_valid(v->text)) {
-				error_node(
-					p, v,
+				yamltree_error_node(
+					&p->yt, v,
 					"channel: '%s' is not an IIO channel (e.g. voltage2 for in_voltage2_raw)",
 					v->text);
 			} else {
-				get_string(p, v, "channel", &c->channel);
+				yamltree_get_string(&p->yt, v, "channel", &c->channel);
 			}
-		} else if (key_is(k, "label")) {
-			get_optional_string(p, v, "label", &c->label);
-		} else if (key_is(k, "unit")) {
-			if (want_scalar(p, v, "unit", "a unit name")) {
+		} else if (yamltree_key_is(k, "label")) {
+			yamltree_get_optional_string(&p->yt, v, "label", &c->label);
+		} else if (yamltree_key_is(k, "unit")) {
+			if (yamltree_want_scalar(&p->yt, v, "unit", "a unit name")) {
 				const char *unit = channel_unit_lookup(v->text);
 				if (!unit) {
-					error_node(
-						p, v,
+					yamltree_error_node(
+						&p->yt, v,
 						"unit: unknown unit '%s' (e.g. celsius, volts, amperes, watts, hertz)",
 						v->text);
 				} else {
 					c->unit = unit;
 				}
 			}
-		} else if (key_is(k, "linear")) {
+		} else if (yamltree_key_is(k, "linear")) {
 			parse_linear(p, v, c);
 		}
 	}
 	if (!has_device) {
-		error_node(p, map, "iio_channels entry: 'device' is required");
+		yamltree_error_node(&p->yt, map, "iio_channels entry: 'device' is required");
 	}
 	if (!has_channel) {
-		error_node(p, map, "iio_channels entry: 'channel' is required");
+		yamltree_error_node(&p->yt, map, "iio_channels entry: 'channel' is required");
 	}
 }
 
-static void parse_iio_channels(struct parser *p, const struct node *seq) {
+static void parse_iio_channels(struct parser *p, const struct yamltree_node *seq) {
 	struct config *cfg = p->cfg;
-	if (!check_sequence(p, seq, "iio_channels")) {
+	if (!yamltree_check_sequence(&p->yt, seq, "iio_channels")) {
 		return;
 	}
 	cfg->iio_channels = xrealloc(cfg->iio_channels, (cfg->n_iio_channels + seq->n + 1) *
@@ -1169,9 +518,9 @@ static void parse_iio_channels(struct parser *p, const struct node *seq) {
 			const struct iio_channel_config *o = &cfg->iio_channels[j];
 			if (o->device && o->channel && strcmp(o->device, c->device) == 0 &&
 			    strcmp(o->channel, c->channel) == 0) {
-				error_node(p, seq->items[i],
-					   "iio_channels: %s %s is configured twice", c->device,
-					   c->channel);
+				yamltree_error_node(&p->yt, seq->items[i],
+						    "iio_channels: %s %s is configured twice",
+						    c->device, c->channel);
 				break;
 			}
 		}
@@ -1179,41 +528,44 @@ static void parse_iio_channels(struct parser *p, const struct node *seq) {
 }
 
 struct self_heating_keys {
-	const struct node *rise_k, *current_a, *esr_ohm, *rth_k_per_w, *rated_ripple_a,
+	const struct yamltree_node *rise_k, *current_a, *esr_ohm, *rth_k_per_w, *rated_ripple_a,
 		*rated_rise_k;
 };
 
-static void parse_self_heating(struct parser *p, const struct node *map,
+static void parse_self_heating(struct parser *p, const struct yamltree_node *map,
 			       struct capacitor_config *c) {
 	static const char *const keys[] = {"rise_k",      "current_a",      "esr_ohm",
 					   "rth_k_per_w", "rated_ripple_a", "rated_rise_k",
 					   NULL};
-	const struct range positive = {0, 1e6, true}, non_negative = {0, 1e6, false};
-	if (!check_mapping(p, map, "self_heating", keys)) {
+	const struct yamltree_range positive = {0, 1e6, true}, non_negative = {0, 1e6, false};
+	if (!yamltree_check_mapping(&p->yt, map, "self_heating", keys)) {
 		return;
 	}
 	struct self_heating_keys seen = {0};
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "rise_k")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "rise_k")) {
 			seen.rise_k = v;
-			get_double(p, v, "rise_k", (struct range){0, 100, false}, &c->rise_k);
-		} else if (key_is(k, "current_a")) {
+			yamltree_get_double(&p->yt, v, "rise_k",
+					    (struct yamltree_range){0, 100, false}, &c->rise_k);
+		} else if (yamltree_key_is(k, "current_a")) {
 			seen.current_a = v;
-			get_double(p, v, "current_a", non_negative, &c->current_a);
-		} else if (key_is(k, "esr_ohm")) {
+			yamltree_get_double(&p->yt, v, "current_a", non_negative, &c->current_a);
+		} else if (yamltree_key_is(k, "esr_ohm")) {
 			seen.esr_ohm = v;
-			get_double(p, v, "esr_ohm", positive, &c->esr_ohm);
-		} else if (key_is(k, "rth_k_per_w")) {
+			yamltree_get_double(&p->yt, v, "esr_ohm", positive, &c->esr_ohm);
+		} else if (yamltree_key_is(k, "rth_k_per_w")) {
 			seen.rth_k_per_w = v;
-			get_double(p, v, "rth_k_per_w", positive, &c->rth_k_per_w);
-		} else if (key_is(k, "rated_ripple_a")) {
+			yamltree_get_double(&p->yt, v, "rth_k_per_w", positive, &c->rth_k_per_w);
+		} else if (yamltree_key_is(k, "rated_ripple_a")) {
 			seen.rated_ripple_a = v;
-			get_double(p, v, "rated_ripple_a", positive, &c->rated_ripple_a);
-		} else if (key_is(k, "rated_rise_k")) {
+			yamltree_get_double(&p->yt, v, "rated_ripple_a", positive,
+					    &c->rated_ripple_a);
+		} else if (yamltree_key_is(k, "rated_rise_k")) {
 			seen.rated_rise_k = v;
-			get_double(p, v, "rated_rise_k", (struct range){0, 100, true},
-				   &c->rated_rise_k);
+			yamltree_get_double(&p->yt, v, "rated_rise_k",
+					    (struct yamltree_range){0, 100, true},
+					    &c->rated_rise_k);
 		}
 	}
 	bool power = seen.esr_ohm || seen.rth_k_per_w;
@@ -1226,14 +578,14 @@ static void parse_self_heating(struct parser *p, const struct node *map,
 		   !power) {
 		c->self_heating = SELF_HEATING_RIPPLE;
 	} else {
-		error_node(
-			p, map,
+		yamltree_error_node(
+			&p->yt, map,
 			"self_heating: give exactly one form: {rise_k}, {current_a, esr_ohm, rth_k_per_w} or {current_a, rated_ripple_a, rated_rise_k}");
 	}
 }
 
 /* Matches @v against @names; the index, or -1 after reporting the allowed words. */
-static int get_enum(struct parser *p, const struct node *v, const char *key,
+static int get_enum(struct parser *p, const struct yamltree_node *v, const char *key,
 		    const char *const *names) {
 	struct buf list;
 	buf_init(&list);
@@ -1241,14 +593,15 @@ static int get_enum(struct parser *p, const struct node *v, const char *key,
 		buf_printf(&list, "%s%s", q == names ? "" : " or ", *q);
 	}
 	int found = -1;
-	if (want_scalar(p, v, key, list.data)) {
+	if (yamltree_want_scalar(&p->yt, v, key, list.data)) {
 		for (int i = 0; names[i] && found < 0; i++) {
 			if (strcmp(v->text, names[i]) == 0) {
 				found = i;
 			}
 		}
 		if (found < 0) {
-			error_node(p, v, "%s: expected %s, got '%s'", key, list.data, v->text);
+			yamltree_error_node(&p->yt, v, "%s: expected %s, got '%s'", key, list.data,
+					    v->text);
 		}
 	}
 	buf_finish(&list);
@@ -1256,47 +609,52 @@ static int get_enum(struct parser *p, const struct node *v, const char *key,
 }
 
 struct capacitor_keys {
-	const struct node *name, *sensor, *rated_life_h, *rated_temp_c, *model, *bt, *ea_ev,
-		*self_heating, *validity_low_c;
+	const struct yamltree_node *name, *sensor, *rated_life_h, *rated_temp_c, *model, *bt,
+		*ea_ev, *self_heating, *validity_low_c;
 };
 
-static void check_capacitor(struct parser *p, const struct node *map,
+static void check_capacitor(struct parser *p, const struct yamltree_node *map,
 			    const struct capacitor_keys *seen, struct capacitor_config *c) {
 	static const char *const required[] = {"name", "sensor", "rated_life_h", "rated_temp_c"};
-	const struct node *const present[] = {seen->name, seen->sensor, seen->rated_life_h,
-					      seen->rated_temp_c};
+	const struct yamltree_node *const present[] = {seen->name, seen->sensor, seen->rated_life_h,
+						       seen->rated_temp_c};
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		if (!present[i]) {
-			error_node(p, map, "capacitor%s%s: '%s' is required", c->name ? " " : "",
-				   c->name ? c->name : "", required[i]);
+			yamltree_error_node(&p->yt, map, "capacitor%s%s: '%s' is required",
+					    c->name ? " " : "", c->name ? c->name : "",
+					    required[i]);
 		}
 	}
 	if (seen->bt && c->model != LIFETIME_MODEL_BT) {
-		error_node(p, seen->bt, "bt: applies to model bt only (arrhenius uses ea_ev)");
+		yamltree_error_node(&p->yt, seen->bt,
+				    "bt: applies to model bt only (arrhenius uses ea_ev)");
 	}
 	if (seen->ea_ev && c->model != LIFETIME_MODEL_ARRHENIUS) {
-		error_node(
-			p, seen->ea_ev,
+		yamltree_error_node(
+			&p->yt, seen->ea_ev,
 			"ea_ev: applies to model arrhenius only (set model: arrhenius, or use bt)");
 	}
 	if (!seen->ea_ev && c->model == LIFETIME_MODEL_ARRHENIUS) {
-		error_node(p, seen->model,
-			   "model: arrhenius needs ea_ev (the activation energy in eV, e.g. 0.83)");
+		yamltree_error_node(
+			&p->yt, seen->model,
+			"model: arrhenius needs ea_ev (the activation energy in eV, e.g. 0.83)");
 	}
 	if (seen->self_heating && c->basis != TEMP_BASIS_AMBIENT) {
-		error_node(
-			p, seen->self_heating,
+		yamltree_error_node(
+			&p->yt, seen->self_heating,
 			"self_heating: only for an ambient basis: a %s temperature already includes the capacitor's own heating, so adding it again would count it twice",
-			c->basis == TEMP_BASIS_CASE ? "case" : "core");
+			temp_basis_name(c->basis));
 	}
 	if (seen->validity_low_c && seen->rated_temp_c && !isnan(c->validity_low_c) &&
 	    c->validity_low_c >= c->rated_temp_c) {
-		error_node(p, seen->validity_low_c,
-			   "validity_low_c: must be below rated_temp_c (%g)", c->rated_temp_c);
+		yamltree_error_node(&p->yt, seen->validity_low_c,
+				    "validity_low_c: must be below rated_temp_c (%g)",
+				    c->rated_temp_c);
 	}
 }
 
-static void parse_capacitor(struct parser *p, const struct node *map, struct capacitor_config *c) {
+static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
+			    struct capacitor_config *c) {
 	static const char *const keys[] = {"name",
 					   "sensor",
 					   "basis",
@@ -1311,78 +669,81 @@ static void parse_capacitor(struct parser *p, const struct node *map, struct cap
 					   "life_cap_years",
 					   "validity_low_c",
 					   NULL};
-	static const char *const bases[] = {"ambient", "case", "core", NULL};
-	static const char *const models[] = {"bt", "arrhenius", NULL};
-	static const char *const types[] = {"wet", "polymer", NULL};
-	if (map->kind != NODE_BAD && (is_null(map) || map->kind != NODE_MAPPING)) {
-		error_node(
-			p, map,
+	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
+		yamltree_error_node(
+			&p->yt, map,
 			"capacitors: each entry is a mapping with name, sensor, rated_life_h and rated_temp_c, got %s",
-			describe(map));
+			yamltree_describe(map));
 		return;
 	}
-	if (!check_mapping(p, map, "capacitor", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "capacitor", keys)) {
 		return;
 	}
 	struct capacitor_keys seen = {0};
 	int e;
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "name")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "name")) {
 			seen.name = v;
-			get_string(p, v, "name", &c->name);
-		} else if (key_is(k, "sensor")) {
+			yamltree_get_string(&p->yt, v, "name", &c->name);
+		} else if (yamltree_key_is(k, "sensor")) {
 			seen.sensor = v;
-			get_string(p, v, "sensor", &c->sensor);
-		} else if (key_is(k, "basis")) {
-			if ((e = get_enum(p, v, "basis", bases)) >= 0) {
+			yamltree_get_string(&p->yt, v, "sensor", &c->sensor);
+		} else if (yamltree_key_is(k, "basis")) {
+			if ((e = get_enum(p, v, "basis", temp_basis_names)) >= 0) {
 				c->basis = (enum temp_basis)e;
 			}
-		} else if (key_is(k, "rated_life_h")) {
+		} else if (yamltree_key_is(k, "rated_life_h")) {
 			seen.rated_life_h = v;
-			get_double(p, v, "rated_life_h", (struct range){0, 1e7, true},
-				   &c->rated_life_h);
-		} else if (key_is(k, "rated_temp_c")) {
+			yamltree_get_double(&p->yt, v, "rated_life_h",
+					    (struct yamltree_range){0, 1e7, true},
+					    &c->rated_life_h);
+		} else if (yamltree_key_is(k, "rated_temp_c")) {
 			seen.rated_temp_c = v;
-			get_double(p, v, "rated_temp_c", (struct range){40, 200, false},
-				   &c->rated_temp_c);
-		} else if (key_is(k, "model")) {
+			yamltree_get_double(&p->yt, v, "rated_temp_c",
+					    (struct yamltree_range){40, 200, false},
+					    &c->rated_temp_c);
+		} else if (yamltree_key_is(k, "model")) {
 			seen.model = v;
-			if ((e = get_enum(p, v, "model", models)) >= 0) {
+			if ((e = get_enum(p, v, "model", lifetime_model_names)) >= 0) {
 				c->model = (enum lifetime_model)e;
 			}
-		} else if (key_is(k, "bt")) {
+		} else if (yamltree_key_is(k, "bt")) {
 			seen.bt = v;
-			get_double(p, v, "bt", (struct range){1, 10, true}, &c->bt);
-		} else if (key_is(k, "ea_ev")) {
+			yamltree_get_double(&p->yt, v, "bt", (struct yamltree_range){1, 10, true},
+					    &c->bt);
+		} else if (yamltree_key_is(k, "ea_ev")) {
 			seen.ea_ev = v;
-			get_double(p, v, "ea_ev", (struct range){0, 5, true}, &c->ea_ev);
-		} else if (key_is(k, "type")) {
-			if ((e = get_enum(p, v, "type", types)) >= 0) {
+			yamltree_get_double(&p->yt, v, "ea_ev", (struct yamltree_range){0, 5, true},
+					    &c->ea_ev);
+		} else if (yamltree_key_is(k, "type")) {
+			if ((e = get_enum(p, v, "type", capacitor_type_names)) >= 0) {
 				c->type = (enum capacitor_type)e;
 			}
-		} else if (key_is(k, "self_heating")) {
-			seen.self_heating = is_null(v) ? NULL : v;
+		} else if (yamltree_key_is(k, "self_heating")) {
+			seen.self_heating = yamltree_is_null(v) ? NULL : v;
 			parse_self_heating(p, v, c);
-		} else if (key_is(k, "in_service")) {
+		} else if (yamltree_key_is(k, "in_service")) {
 			int64_t ts;
-			if (want_scalar(p, v, "in_service", "a date YYYY-MM-DD")) {
+			if (yamltree_want_scalar(&p->yt, v, "in_service", "a date YYYY-MM-DD")) {
 				if (timefmt_parse_date(v->text, &ts)) {
 					c->in_service = ts;
 				} else {
-					error_node(
-						p, v,
+					yamltree_error_node(
+						&p->yt, v,
 						"in_service: expected a date YYYY-MM-DD, got '%s'",
 						v->text);
 				}
 			}
-		} else if (key_is(k, "life_cap_years")) {
-			get_double(p, v, "life_cap_years", (struct range){0, 100, true},
-				   &c->life_cap_years);
-		} else if (key_is(k, "validity_low_c")) {
+		} else if (yamltree_key_is(k, "life_cap_years")) {
+			yamltree_get_double(&p->yt, v, "life_cap_years",
+					    (struct yamltree_range){0, 100, true},
+					    &c->life_cap_years);
+		} else if (yamltree_key_is(k, "validity_low_c")) {
 			seen.validity_low_c = v;
-			get_double(p, v, "validity_low_c", (struct range){-55, 150, false},
-				   &c->validity_low_c);
+			yamltree_get_double(&p->yt, v, "validity_low_c",
+					    (struct yamltree_range){-55, 150, false},
+					    &c->validity_low_c);
 		}
 	}
 	check_capacitor(p, map, &seen, c);
@@ -1402,15 +763,15 @@ void config_capacitor_init(struct capacitor_config *c) {
 	};
 }
 
-static void parse_capacitors(struct parser *p, const struct node *seq) {
+static void parse_capacitors(struct parser *p, const struct yamltree_node *seq) {
 	struct config *cfg = p->cfg;
-	if (!check_sequence(p, seq, "capacitors")) {
+	if (!yamltree_check_sequence(&p->yt, seq, "capacitors")) {
 		return;
 	}
 	cfg->capacitors = xrealloc(cfg->capacitors,
 				   (cfg->n_capacitors + seq->n + 1) * sizeof(*cfg->capacitors));
 	for (size_t i = 0; i < seq->n; i++) {
-		const struct node *item = seq->items[i];
+		const struct yamltree_node *item = seq->items[i];
 		struct capacitor_config *c = &cfg->capacitors[cfg->n_capacitors++];
 		config_capacitor_init(c);
 		c->line = (int)item->line;
@@ -1418,8 +779,8 @@ static void parse_capacitors(struct parser *p, const struct node *seq) {
 		for (size_t j = 0; c->name && j + 1 < cfg->n_capacitors; j++) {
 			if (cfg->capacitors[j].name &&
 			    strcmp(cfg->capacitors[j].name, c->name) == 0) {
-				error_node(
-					p, item,
+				yamltree_error_node(
+					&p->yt, item,
 					"capacitors: the name '%s' is used twice (first at line %d)",
 					c->name, cfg->capacitors[j].line);
 				break;
@@ -1428,42 +789,44 @@ static void parse_capacitors(struct parser *p, const struct node *seq) {
 	}
 }
 
-static void parse_root(struct parser *p, const struct node *map) {
+static void parse_root(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"interval",  "database",     "sysfs_root", "procfs_root",
 					   "retention", "rescan",       "http",       "sources",
 					   "channels",  "iio_channels", "capacitors", NULL};
 	struct config *cfg = p->cfg;
-	if (map->kind != NODE_MAPPING && !is_null(map) && map->kind != NODE_BAD) {
-		error_node(p, map, "the configuration must be a mapping of keys to values, got %s",
-			   describe(map));
+	if (map->kind != YAMLTREE_MAPPING && !yamltree_is_null(map) && map->kind != YAMLTREE_BAD) {
+		yamltree_error_node(&p->yt, map,
+				    "the configuration must be a mapping of keys to values, got %s",
+				    yamltree_describe(map));
 		return;
 	}
-	if (!check_mapping(p, map, "the top level", keys)) {
+	if (!yamltree_check_mapping(&p->yt, map, "the top level", keys)) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct node *k = map->items[i], *v = map->items[i + 1];
-		if (key_is(k, "interval")) {
-			get_duration(p, v, "interval", 1000, DAY_S * 1000, &cfg->interval_ms);
-		} else if (key_is(k, "database")) {
-			get_string(p, v, "database", &cfg->database);
-		} else if (key_is(k, "sysfs_root")) {
-			get_string(p, v, "sysfs_root", &cfg->sysfs_root);
-		} else if (key_is(k, "procfs_root")) {
-			get_string(p, v, "procfs_root", &cfg->procfs_root);
-		} else if (key_is(k, "retention")) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "interval")) {
+			yamltree_get_duration(&p->yt, v, "interval", 1000, DAY_S * 1000,
+					      &cfg->interval_ms);
+		} else if (yamltree_key_is(k, "database")) {
+			yamltree_get_string(&p->yt, v, "database", &cfg->database);
+		} else if (yamltree_key_is(k, "sysfs_root")) {
+			yamltree_get_string(&p->yt, v, "sysfs_root", &cfg->sysfs_root);
+		} else if (yamltree_key_is(k, "procfs_root")) {
+			yamltree_get_string(&p->yt, v, "procfs_root", &cfg->procfs_root);
+		} else if (yamltree_key_is(k, "retention")) {
 			parse_retention(p, v);
-		} else if (key_is(k, "rescan")) {
-			get_duration_s(p, v, "rescan", 1, DAY_S, &cfg->rescan_s);
-		} else if (key_is(k, "http")) {
+		} else if (yamltree_key_is(k, "rescan")) {
+			yamltree_get_duration_s(&p->yt, v, "rescan", 1, DAY_S, &cfg->rescan_s);
+		} else if (yamltree_key_is(k, "http")) {
 			parse_http(p, v);
-		} else if (key_is(k, "sources")) {
+		} else if (yamltree_key_is(k, "sources")) {
 			parse_sources(p, v);
-		} else if (key_is(k, "channels")) {
+		} else if (yamltree_key_is(k, "channels")) {
 			parse_channels(p, v);
-		} else if (key_is(k, "iio_channels")) {
+		} else if (yamltree_key_is(k, "iio_channels")) {
 			parse_iio_channels(p, v);
-		} else if (key_is(k, "capacitors")) {
+		} else if (yamltree_key_is(k, "capacitors")) {
 			parse_capacitors(p, v);
 		}
 	}
@@ -1535,20 +898,20 @@ void config_finish(struct config *cfg) {
 
 bool config_load_string(struct config *cfg, const char *name, const char *text, size_t len,
 			char **errors) {
-	struct parser p = {.name = name, .cfg = cfg};
-	struct node *root = NULL;
+	struct parser p = {.yt = {.name = name}, .cfg = cfg};
+	struct yamltree_node *root = NULL;
 	if (len > CONFIG_MAX_BYTES) {
-		error_at(&p, 1, 1, "file too large: %zu bytes, the limit is %d KiB", len,
-			 CONFIG_MAX_BYTES / 1024);
+		yamltree_error_at(&p.yt, 1, 1, "file too large: %zu bytes, the limit is %d KiB",
+				  len, CONFIG_MAX_BYTES / 1024);
 		goto out;
 	}
-	if (build_tree(&p, text, len, &root) && root) {
+	if (yamltree_build(&p.yt, text, len, &root) && root) {
 		parse_root(&p, root);
 	}
-	node_free(root);
+	yamltree_node_free(root);
 out:;
-	bool good = p.n_errors == 0 && p.dropped == 0;
-	flush_errors(&p, errors);
+	bool good = p.yt.n_errors == 0 && p.yt.dropped == 0;
+	yamltree_flush_errors(&p.yt, errors);
 	return good;
 }
 

@@ -37,7 +37,7 @@ static void before_value(struct json *j) {
 	}
 }
 
-static void open(struct json *j, char c) {
+static void push(struct json *j, char c) {
 	before_value(j);
 	buf_putc(j->out, c);
 	assert(j->depth + 1 < JSON_MAX_DEPTH);
@@ -45,7 +45,7 @@ static void open(struct json *j, char c) {
 	j->need_comma[j->depth] = false;
 }
 
-static void close(struct json *j, char c) {
+static void pop(struct json *j, char c) {
 	bool had_items = j->need_comma[j->depth];
 	j->depth--;
 	if (had_items) {
@@ -55,19 +55,19 @@ static void close(struct json *j, char c) {
 }
 
 void json_object_begin(struct json *j) {
-	open(j, '{');
+	push(j, '{');
 }
 
 void json_object_end(struct json *j) {
-	close(j, '}');
+	pop(j, '}');
 }
 
 void json_array_begin(struct json *j) {
-	open(j, '[');
+	push(j, '[');
 }
 
 void json_array_end(struct json *j) {
-	close(j, ']');
+	pop(j, ']');
 }
 
 void json_escape(struct buf *out, const char *s) {

@@ -43,18 +43,72 @@ const char *lifetime_warning_name(enum lifetime_warning_code code) {
 
 static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(char **err, const char *fmt, ...) {
-	struct buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	*err = xvasprintf(fmt, ap);
 	va_end(ap);
-	*err = buf_steal(&b);
 	return false;
 }
 
 static bool in_range(double v, double lo, double hi) {
 	return isfinite(v) && v >= lo && v <= hi;
+}
+
+const char *const lifetime_model_names[] = {"bt", "arrhenius", NULL};
+const char *const capacitor_type_names[] = {"wet", "polymer", NULL};
+const char *const temp_basis_names[] = {"ambient", "case", "core", NULL};
+
+static const char *name_in(const char *const *names, size_t n, unsigned i) {
+	return i < n ? names[i] : "unknown";
+}
+
+static bool parse_in(const char *const *names, const char *name, unsigned *out) {
+	for (unsigned i = 0; names[i]; i++) {
+		if (strcmp(names[i], name) == 0) {
+			*out = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *lifetime_model_name(enum lifetime_model model) {
+	return name_in(lifetime_model_names, 2, model);
+}
+
+bool lifetime_model_parse(const char *name, enum lifetime_model *out) {
+	unsigned i;
+	if (!parse_in(lifetime_model_names, name, &i)) {
+		return false;
+	}
+	*out = (enum lifetime_model)i;
+	return true;
+}
+
+const char *capacitor_type_name(enum capacitor_type type) {
+	return name_in(capacitor_type_names, 2, type);
+}
+
+bool capacitor_type_parse(const char *name, enum capacitor_type *out) {
+	unsigned i;
+	if (!parse_in(capacitor_type_names, name, &i)) {
+		return false;
+	}
+	*out = (enum capacitor_type)i;
+	return true;
+}
+
+const char *temp_basis_name(enum temp_basis basis) {
+	return name_in(temp_basis_names, 3, basis);
+}
+
+bool temp_basis_parse(const char *name, enum temp_basis *out) {
+	unsigned i;
+	if (!parse_in(temp_basis_names, name, &i)) {
+		return false;
+	}
+	*out = (enum temp_basis)i;
+	return true;
 }
 
 static bool self_heating_init(struct lifetime_params *p, const struct capacitor_config *cc,

@@ -26,7 +26,7 @@ static void channels_free(struct channel *channels, size_t n) {
 	free(channels);
 }
 
-static void capacitors_free(struct live_capacitor *caps, size_t n) {
+static void capacitors_free(struct capstate *caps, size_t n) {
 	for (size_t i = 0; i < n; i++) {
 		// The strings are our own copies; the header keeps them const for readers.
 		free((char *)caps[i].name);
@@ -55,11 +55,11 @@ static struct reading *readings_copy(const struct reading *src, size_t n) {
 	return dst;
 }
 
-static struct live_capacitor *capacitors_copy(const struct live_capacitor *src, size_t n) {
+static struct capstate *capacitors_copy(const struct capstate *src, size_t n) {
 	if (n == 0) {
 		return NULL;
 	}
-	struct live_capacitor *dst = xcalloc(n, sizeof(*dst));
+	struct capstate *dst = xcalloc(n, sizeof(*dst));
 	for (size_t i = 0; i < n; i++) {
 		dst[i] = src[i];
 		dst[i].name = dup_or_null(src[i].name);
@@ -115,10 +115,10 @@ void live_publish(struct live *live, const struct cycle *cycle, const struct liv
 	free(old_readings);
 }
 
-void live_publish_capacitors(struct live *live, const struct live_capacitor *caps, size_t n) {
-	struct live_capacitor *copy = capacitors_copy(caps, n);
+void live_publish_capacitors(struct live *live, const struct capstate *caps, size_t n) {
+	struct capstate *copy = capacitors_copy(caps, n);
 	pthread_mutex_lock(&live->lock);
-	struct live_capacitor *old = live->cur.capacitors;
+	struct capstate *old = live->cur.capacitors;
 	size_t old_n = live->cur.n_capacitors;
 	live->cur.capacitors = copy;
 	live->cur.n_capacitors = copy ? n : 0;

@@ -14,10 +14,10 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
 #include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -31,11 +31,8 @@ static int set_err(char **err, int rc, const char *fmt, ...) {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		struct buf b;
-		buf_init(&b);
-		buf_vprintf(&b, fmt, ap);
+		*err = xvasprintf(fmt, ap);
 		va_end(ap);
-		*err = buf_steal(&b);
 	}
 	return rc;
 }
@@ -62,23 +59,12 @@ static int64_t ceil_day(int64_t ts) {
 
 /* ---- channels ---- */
 
-/* The known channels and the selected subset, with a map from channel id to selection slot. */
-struct selection {
-	struct store_channel *all;
-	size_t n_all;
-	size_t *pick; // indexes into all, key order
-	int64_t *ids;
-	size_t n;
-	int32_t *slot; // by channel id: selection slot or -1
-	int64_t max_id;
-};
-
-static void selection_finish(struct selection *s) {
+void query_selection_finish(struct query_selection *s) {
 	store_channels_free(s->all, s->n_all);
 	free(s->pick);
 	free(s->ids);
 	free(s->slot);
-	*s = (struct selection){0};
+	*s = (struct query_selection){0};
 }
 
 static bool matches(const char *pattern, const struct channel *ch) {
@@ -151,9 +137,9 @@ static void suggest_channels(struct buf *b, const struct store_channel *all, siz
 	}
 }
 
-static int select_channels(struct store *store, const char *const *patterns, size_t n_patterns,
-			   struct selection *s, char **err) {
-	*s = (struct selection){0};
+int query_select(struct store *store, const char *const *patterns, size_t n_patterns,
+		 struct query_selection *s, char **err) {
+	*s = (struct query_selection){0};
 	if (store_channels(store, &s->all, &s->n_all) < 0) {
 		return set_err(err, -EIO, "could not read the channel list");
 	}
@@ -172,7 +158,7 @@ static int select_channels(struct store *store, const char *const *patterns, siz
 						    : ": the database has no channels",
 					 near.len ? " (see thermlog channels)" : "");
 			buf_finish(&near);
-			selection_finish(s);
+			query_selection_finish(s);
 			return rc;
 		}
 	}
@@ -214,11 +200,11 @@ static double coverage(int64_t have, int64_t expected) {
 	return have >= expected ? 1 : (double)have / (double)expected;
 }
 
-static int slot_of(const struct selection *s, int64_t id) {
+int query_selection_slot(const struct query_selection *s, int64_t id) {
 	return id >= 0 && id <= s->max_id ? s->slot[id] : -1;
 }
 
-static const struct channel *sel_channel(const struct selection *s, size_t k) {
+const struct channel *query_selection_channel(const struct query_selection *s, size_t k) {
 	return &s->all[s->pick[k]].ch;
 }
 
@@ -440,7 +426,7 @@ static bool hour_unsynced(const struct cycle_summary *cs, int64_t hour) {
 /* ---- the window scan: rollups where they are exact, raw samples elsewhere ---- */
 
 struct feed {
-	const struct selection *sel;
+	const struct query_selection *sel;
 	const struct cycle_summary *cs; // for unsynced hours; NULL = none
 	bool include_unsynced;
 	int (*raw)(void *ctx, int slot, const struct store_sample *sample);
@@ -451,7 +437,7 @@ struct feed {
 
 static int feed_raw(void *ctx, const struct store_sample *sample) {
 	struct feed *f = ctx;
-	int slot = slot_of(f->sel, sample->channel_id);
+	int slot = query_selection_slot(f->sel, sample->channel_id);
 	if (slot < 0) {
 		return 0;
 	}
@@ -466,7 +452,7 @@ static int feed_raw(void *ctx, const struct store_sample *sample) {
 
 static int feed_rollup(void *ctx, const struct store_rollup *r) {
 	struct feed *f = ctx;
-	int slot = slot_of(f->sel, r->channel_id);
+	int slot = query_selection_slot(f->sel, r->channel_id);
 	if (slot < 0) {
 		return 0;
 	}
@@ -636,7 +622,7 @@ static int check_params(const struct query_params *p, char **err) {
 /* A computed window: what both the JSON and the table writers print. */
 struct window_stats {
 	int64_t from, to;
-	struct selection sel;
+	struct query_selection sel;
 	struct cycle_summary cs;
 	struct stats_acc *acc; // per selected channel, sealed
 	int64_t *unsynced;     // per selected channel: samples excluded as unsynced
@@ -649,7 +635,7 @@ static void window_finish(struct window_stats *w) {
 	free(w->acc);
 	free(w->unsynced);
 	cycles_finish(&w->cs);
-	selection_finish(&w->sel);
+	query_selection_finish(&w->sel);
 }
 
 static int compute_stats(struct store *store, const struct query_params *p, struct window_stats *w,
@@ -659,7 +645,7 @@ static int compute_stats(struct store *store, const struct query_params *p, stru
 	if (rc < 0 || (rc = query_window(store, p, &w->from, &w->to, err)) < 0) {
 		return rc;
 	}
-	if ((rc = select_channels(store, p->channels, p->n_channels, &w->sel, err)) < 0) {
+	if ((rc = query_select(store, p->channels, p->n_channels, &w->sel, err)) < 0) {
 		return rc;
 	}
 	// Whole merged days come from the daily level: one row a day instead of 24 per channel
@@ -671,7 +657,7 @@ static int compute_stats(struct store *store, const struct query_params *p, stru
 	d1 = d1 < day_horizon ? d1 : day_horizon;
 	d1 = d1 > d0 ? d1 : d0;
 	if ((rc = summarize_cycles(store, p, w->from, w->to, d0, d1, &w->cs, err)) < 0) {
-		selection_finish(&w->sel);
+		query_selection_finish(&w->sel);
 		return rc;
 	}
 	size_t n = w->sel.n ? w->sel.n : 1;
@@ -733,7 +719,7 @@ int query_stats_json(struct store *store, const struct query_params *p, struct j
 	json_key(out, "channels");
 	json_array_begin(out);
 	for (size_t k = 0; k < w.sel.n; k++) {
-		write_channel_stats(out, sel_channel(&w.sel, k), &w.acc[k], p, &w.cs,
+		write_channel_stats(out, query_selection_channel(&w.sel, k), &w.acc[k], p, &w.cs,
 				    w.unsynced[k]);
 	}
 	json_array_end(out);
@@ -807,15 +793,12 @@ static void table_set(struct table *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void table_set(struct table *t, size_t col, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	struct buf b;
-	buf_init(&b);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	char **cell = &t->cells[(t->rows - 1) * t->cols + col];
 	free(*cell);
-	*cell = buf_steal(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	*cell = xvasprintf(fmt, ap);
+	va_end(ap);
 }
 
 /* Display width: UTF-8 continuation bytes take no column. */
@@ -905,7 +888,7 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 	struct buf states;
 	buf_init(&states);
 	for (size_t k = 0; k < w.sel.n; k++) {
-		const struct channel *ch = sel_channel(&w.sel, k);
+		const struct channel *ch = query_selection_channel(&w.sel, k);
 		struct stats_acc *acc = &w.acc[k];
 		double factor;
 		const char *unit = display_unit(ch->unit, &factor);
@@ -967,7 +950,7 @@ int query_stats_text(struct store *store, const struct query_params *p, struct b
 /* ---- peak ---- */
 
 struct peak_ctx {
-	const struct selection *sel;
+	const struct query_selection *sel;
 	bool include_unsynced;
 	int64_t *ts; // the peak channel's sample times around the maximum
 	int64_t *q;
@@ -994,7 +977,7 @@ static int peak_collect(void *ctx, const struct store_sample *s) {
 
 static int peak_fill(void *ctx, const struct store_sample *s) {
 	struct peak_ctx *pc = ctx;
-	int slot = slot_of(pc->sel, s->channel_id);
+	int slot = query_selection_slot(pc->sel, s->channel_id);
 	if (slot < 0 || (s->clock == CLOCK_STATE_UNSYNCED && !pc->include_unsynced)) {
 		return 0;
 	}
@@ -1015,12 +998,12 @@ static int peak_fill(void *ctx, const struct store_sample *s) {
 }
 
 /* The last part of a key ("soc-thermal"), or the whole key when another column shares it. */
-static const char *short_name(const struct selection *all, const size_t *cols, size_t n_cols,
+static const char *short_name(const struct query_selection *all, const size_t *cols, size_t n_cols,
 			      size_t c) {
-	const char *key = sel_channel(all, cols[c])->key;
+	const char *key = query_selection_channel(all, cols[c])->key;
 	const char *last = strrchr(key, '/') ? strrchr(key, '/') + 1 : key;
 	for (size_t o = 0; o < n_cols; o++) {
-		const char *other = sel_channel(all, cols[o])->key;
+		const char *other = query_selection_channel(all, cols[o])->key;
 		const char *olast = strrchr(other, '/') ? strrchr(other, '/') + 1 : other;
 		if (o != c && strcmp(last, olast) == 0) {
 			return key;
@@ -1036,9 +1019,10 @@ static const char *short_name(const struct selection *all, const size_t *cols, s
  * companions as fit PEAK_TEXT_COLUMNS, the rest named in one line; p->wide: every column with
  * its full key and unit, however wide.
  */
-static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct selection *all,
-		      const struct channel *pch, const struct stats_acc *acc, const size_t *cols,
-		      size_t n_cols, const struct query_params *p) {
+static void peak_text(struct buf *text, const struct peak_ctx *pc,
+		      const struct query_selection *all, const struct channel *pch,
+		      const struct stats_acc *acc, const size_t *cols, size_t n_cols,
+		      const struct query_params *p) {
 	char at[TIMEFMT_ISO_LEN], v[64];
 	double factor;
 	const char *unit = display_unit(pch->unit, &factor);
@@ -1055,7 +1039,7 @@ static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct 
 	if (!p->wide) {
 		// Columns in order while they fit: the widest of the name, the unit and the values.
 		for (shown = 0; shown < n_cols; shown++) {
-			const struct channel *ch = sel_channel(all, cols[shown]);
+			const struct channel *ch = query_selection_channel(all, cols[shown]);
 			size_t w = text_width(short_name(all, cols, n_cols, shown));
 			size_t uw = text_width(display_unit(ch->unit, &factor));
 			w = uw > w ? uw : w;
@@ -1079,7 +1063,7 @@ static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct 
 	table_row(&t);
 	table_set(&t, 0, "time");
 	for (size_t c = 0; c < shown; c++) {
-		const struct channel *ch = sel_channel(all, cols[c]);
+		const struct channel *ch = query_selection_channel(all, cols[c]);
 		if (p->wide) {
 			table_set(&t, c + 1, "%s (%s)", ch->key, display_unit(ch->unit, &factor));
 		} else {
@@ -1091,8 +1075,9 @@ static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct 
 		table_row(&t);
 		table_set(&t, 0, "(UTC)");
 		for (size_t c = 0; c < shown; c++) {
-			table_set(&t, c + 1, "%s",
-				  display_unit(sel_channel(all, cols[c])->unit, &factor));
+			table_set(
+				&t, c + 1, "%s",
+				display_unit(query_selection_channel(all, cols[c])->unit, &factor));
 		}
 	}
 	for (size_t r = 0; r < pc->n_rows; r++) {
@@ -1105,7 +1090,7 @@ static void peak_text(struct buf *text, const struct peak_ctx *pc, const struct 
 				  pc->row_ts[r] == acc->max_ts ? " *" : "");
 		}
 		for (size_t c = 0; c < shown; c++) {
-			const struct channel *ch = sel_channel(all, cols[c]);
+			const struct channel *ch = query_selection_channel(all, cols[c]);
 			size_t cell = r * all->n + cols[c];
 			display_unit(ch->unit, &factor);
 			format_shown(v, sizeof(v),
@@ -1136,36 +1121,36 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	if (rc < 0) {
 		return rc;
 	}
-	struct selection one, all;
-	if ((rc = select_channels(store, p->channels, 1, &one, err)) < 0) {
+	struct query_selection one, all;
+	if ((rc = query_select(store, p->channels, 1, &one, err)) < 0) {
 		return rc;
 	}
 	if (one.n != 1) {
 		rc = set_err(err, -EINVAL, "'%s' matches %zu channels; peak needs one",
 			     p->channels[0], one.n);
-		selection_finish(&one);
+		query_selection_finish(&one);
 		return rc;
 	}
 	// The companions: those asked for (the peak channel always first), else every channel.
 	const char **with = xcalloc(p->n_with + 1, sizeof(*with));
-	with[0] = sel_channel(&one, 0)->key;
+	with[0] = query_selection_channel(&one, 0)->key;
 	for (size_t k = 0; k < p->n_with; k++) {
 		with[k + 1] = p->with[k];
 	}
-	rc = p->n_with ? select_channels(store, with, p->n_with + 1, &all, err)
-		       : select_channels(store, NULL, 0, &all, err);
+	rc = p->n_with ? query_select(store, with, p->n_with + 1, &all, err)
+		       : query_select(store, NULL, 0, &all, err);
 	free(with);
 	if (rc < 0) {
-		selection_finish(&one);
+		query_selection_finish(&one);
 		return rc;
 	}
 	struct cycle_summary cs;
 	if ((rc = summarize_cycles(store, p, from, to, 0, 0, &cs, err)) < 0) {
-		selection_finish(&one);
-		selection_finish(&all);
+		query_selection_finish(&one);
+		query_selection_finish(&all);
 		return rc;
 	}
-	const struct channel *pch = sel_channel(&one, 0);
+	const struct channel *pch = query_selection_channel(&one, 0);
 	struct stats_acc acc;
 	stats_init(&acc);
 	struct peak_ctx pc = {
@@ -1234,7 +1219,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	// Columns: the peak channel, then every other channel with a value in these rows.
 	size_t *cols = xcalloc(all.n + 1, sizeof(*cols));
 	size_t n_cols = 0;
-	int peak_slot = slot_of(&all, pc.peak_id);
+	int peak_slot = query_selection_slot(&all, pc.peak_id);
 	cols[n_cols++] = (size_t)peak_slot;
 	// Unasked, the peak channel's siblings (same source and unit) come first, then the
 	// rest of its unit: they are what a narrow table shows.
@@ -1245,7 +1230,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 			for (size_t r = 0; r < pc.n_rows && !any; r++) {
 				any = pc.have[r * all.n + k];
 			}
-			const struct channel *ch = sel_channel(&all, k);
+			const struct channel *ch = query_selection_channel(&all, k);
 			bool unit = ch->unit && pch->unit && strcmp(ch->unit, pch->unit) == 0;
 			bool source = unit && strncmp(ch->key, pch->key, prefix + 1) == 0;
 			int rank = p->n_with ? 2 : source ? 0 : unit ? 1 : 2;
@@ -1269,7 +1254,7 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		json_key(out, "columns");
 		json_array_begin(out);
 		for (size_t c = 0; c < n_cols; c++) {
-			const struct channel *ch = sel_channel(&all, cols[c]);
+			const struct channel *ch = query_selection_channel(&all, cols[c]);
 			json_object_begin(out);
 			write_channel_ident(out, ch);
 			json_object_end(out);
@@ -1283,8 +1268,9 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 			for (size_t c = 0; c < n_cols; c++) {
 				size_t cell = r * all.n + cols[c];
 				if (pc.have[cell]) {
-					json_value(out, pc.cells[cell],
-						   sel_channel(&all, cols[c])->resolution);
+					json_value(
+						out, pc.cells[cell],
+						query_selection_channel(&all, cols[c])->resolution);
 				} else {
 					json_null(out);
 				}
@@ -1304,8 +1290,8 @@ out:
 	free(pc.have);
 	stats_finish(&acc);
 	cycles_finish(&cs);
-	selection_finish(&one);
-	selection_finish(&all);
+	query_selection_finish(&one);
+	query_selection_finish(&all);
 	return rc;
 }
 
@@ -1323,8 +1309,8 @@ int query_peak_text(struct store *store, const struct query_params *p, struct bu
 
 int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
 			char **err) {
-	struct selection sel;
-	int rc = select_channels(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
+	struct query_selection sel;
+	int rc = query_select(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
 	if (rc < 0) {
 		return rc;
 	}
@@ -1352,14 +1338,14 @@ int query_channels_text(struct store *store, const struct query_params *p, struc
 		table_set(&t, 6, "%s", sc->present ? "present" : "absent");
 	}
 	table_print(&t, out);
-	selection_finish(&sel);
+	query_selection_finish(&sel);
 	return 0;
 }
 
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
 			char **err) {
-	struct selection sel;
-	int rc = select_channels(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
+	struct query_selection sel;
+	int rc = query_select(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
 	if (rc < 0) {
 		return rc;
 	}
@@ -1398,7 +1384,7 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
 	}
 	json_array_end(out);
 	json_object_end(out);
-	selection_finish(&sel);
+	query_selection_finish(&sel);
 	return 0;
 }
 
@@ -1469,15 +1455,15 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 		sc.width = 1;
 	}
 	sc.n_buckets = (size_t)((to - sc.base + sc.width - 1) / sc.width);
-	struct selection sel;
-	if ((rc = select_channels(store, p->channels, p->n_channels, &sel, err)) < 0) {
+	struct query_selection sel;
+	if ((rc = query_select(store, p->channels, p->n_channels, &sel, err)) < 0) {
 		return rc;
 	}
 	struct cycle_summary cs = {0};
 	bool rollups = sc.width % HOUR_S == 0;
 	if (rollups && p->include_unsynced &&
 	    (rc = summarize_cycles(store, p, from, to, 0, 0, &cs, err)) < 0) {
-		selection_finish(&sel);
+		query_selection_finish(&sel);
 		return rc;
 	}
 	sc.n_channels = sel.n;
@@ -1502,7 +1488,7 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	json_key(out, "channels");
 	json_array_begin(out);
 	for (size_t k = 0; k < sel.n; k++) {
-		const struct channel *ch = sel_channel(&sel, k);
+		const struct channel *ch = query_selection_channel(&sel, k);
 		json_object_begin(out);
 		write_channel_ident(out, ch);
 		json_key(out, "points");
@@ -1528,242 +1514,6 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 out:
 	free(sc.b);
 	cycles_finish(&cs);
-	selection_finish(&sel);
+	query_selection_finish(&sel);
 	return rc;
-}
-
-/* ---- CSV export ---- */
-
-#define EXPORT_SLICE_BYTES (64 * 1024)
-
-/* What a long row of one channel needs, prepared once. */
-struct export_column {
-	char *prefix; // the key, CSV-quoted when needed, and a comma
-	char *suffix; // a comma, the unit and CRLF
-	size_t prefix_len, suffix_len;
-	double resolution;
-	int digits; // resolution = step / 10^digits, or digits < 0: not a short decimal
-	int64_t step;
-};
-
-struct export {
-	struct store *store;
-	enum export_format format;
-	bool include_unsynced;
-	struct selection sel;
-	int64_t cursor, to; // the next slice starts at cursor
-	bool done;
-	struct buf out;
-	size_t out_pos;
-	struct export_column *col; // per slot
-	// the current cycle (wide) and a cache of its time text
-	int64_t row_ts;
-	bool row_open;
-	int64_t *row_q;
-	bool *row_have;
-	int64_t iso_ts;
-	char iso[TIMEFMT_ISO_LEN + 24]; // "time,unix," prefix of the cached cycle
-	size_t iso_len;
-};
-
-static char *csv_text(const char *s) {
-	struct buf b;
-	buf_init(&b);
-	csv_field(&b, s ? s : "", s ? strlen(s) : 0, true);
-	return buf_steal(&b);
-}
-
-static void time_prefix(struct export *e, int64_t ts) {
-	if (e->iso_len && e->iso_ts == ts) {
-		return;
-	}
-	char iso[TIMEFMT_ISO_LEN];
-	timefmt_iso(ts, iso);
-	e->iso_len = (size_t)snprintf(e->iso, sizeof(e->iso), "%s,%lld,", iso, (long long)ts);
-	e->iso_ts = ts;
-}
-
-static void flush_wide_row(struct export *e) {
-	if (!e->row_open) {
-		return;
-	}
-	time_prefix(e, e->row_ts);
-	buf_append(&e->out, e->iso, e->iso_len - 1); // without the trailing comma
-	for (size_t k = 0; k < e->sel.n; k++) {
-		buf_putc(&e->out, ',');
-		if (e->row_have[k]) {
-			char v[STATS_VALUE_LEN];
-			size_t len = stats_format_value(v, e->row_q[k],
-							sel_channel(&e->sel, k)->resolution);
-			buf_append(&e->out, v, len);
-			e->row_have[k] = false;
-		}
-	}
-	csv_end_record(&e->out);
-	e->row_open = false;
-}
-
-static int export_sample(void *ctx, const struct store_sample *s) {
-	struct export *e = ctx;
-	int slot = slot_of(&e->sel, s->channel_id);
-	if (slot < 0 || (s->clock == CLOCK_STATE_UNSYNCED && !e->include_unsynced)) {
-		return 0;
-	}
-	bool new_cycle = !e->row_open || s->ts != e->row_ts;
-	if (new_cycle && e->out.len >= EXPORT_SLICE_BYTES) {
-		// Stop at a cycle boundary so the next slice starts with a whole cycle.
-		e->cursor = s->ts;
-		return 1;
-	}
-	if (e->format == EXPORT_FORMAT_WIDE) {
-		if (new_cycle) {
-			flush_wide_row(e);
-			e->row_open = true;
-			e->row_ts = s->ts;
-		}
-		e->row_q[slot] = s->q;
-		e->row_have[slot] = true;
-		return 0;
-	}
-	e->row_open = true;
-	e->row_ts = s->ts;
-	time_prefix(e, s->ts);
-	const struct export_column *c = &e->col[slot];
-	char v[STATS_VALUE_LEN];
-	int64_t m;
-	size_t len = c->digits >= 0 && !__builtin_mul_overflow(s->q, c->step, &m)
-			     ? stats_format_decimal(v, m, c->digits)
-			     : stats_format_value(v, s->q, c->resolution);
-	// One append per row: this loop runs for every exported value.
-	char row[512];
-	size_t total = e->iso_len + c->prefix_len + len + c->suffix_len;
-	if (total > sizeof(row)) {
-		buf_append(&e->out, e->iso, e->iso_len);
-		buf_append(&e->out, c->prefix, c->prefix_len);
-		buf_append(&e->out, v, len);
-		buf_append(&e->out, c->suffix, c->suffix_len);
-		return 0;
-	}
-	char *w = row;
-	memcpy(w, e->iso, e->iso_len);
-	w += e->iso_len;
-	memcpy(w, c->prefix, c->prefix_len);
-	w += c->prefix_len;
-	memcpy(w, v, len);
-	w += len;
-	memcpy(w, c->suffix, c->suffix_len);
-	buf_append(&e->out, row, total);
-	return 0;
-}
-
-struct export *export_create(struct store *store, const struct query_params *p,
-			     enum export_format format, char **err) {
-	int64_t from, to;
-	int rc = query_window(store, p, &from, &to, err);
-	if (rc < 0) {
-		errno = -rc;
-		return NULL;
-	}
-	struct export *e = xcalloc(1, sizeof(*e));
-	*e = (struct export){.store = store,
-			     .format = format,
-			     .include_unsynced = p->include_unsynced,
-			     .cursor = from,
-			     .to = to};
-	buf_init(&e->out);
-	if ((rc = select_channels(store, p->channels, p->n_channels, &e->sel, err)) < 0) {
-		free(e);
-		errno = -rc;
-		return NULL;
-	}
-	size_t n = e->sel.n ? e->sel.n : 1;
-	e->col = xcalloc(n, sizeof(*e->col));
-	e->row_q = xcalloc(n, sizeof(int64_t));
-	e->row_have = xcalloc(n, sizeof(bool));
-	for (size_t k = 0; k < e->sel.n; k++) {
-		const struct channel *ch = sel_channel(&e->sel, k);
-		struct export_column *c = &e->col[k];
-		char *key = csv_text(ch->key), *unit = csv_text(ch->unit);
-		c->prefix = xasprintf("%s,", key);
-		c->suffix = xasprintf(",%s\r\n", unit);
-		c->prefix_len = strlen(c->prefix);
-		c->suffix_len = strlen(c->suffix);
-		c->resolution = ch->resolution;
-		if (!stats_resolution_step(ch->resolution, &c->digits, &c->step)) {
-			c->digits = -1;
-		}
-		free(key);
-		free(unit);
-	}
-	if (format == EXPORT_FORMAT_LONG) {
-		buf_puts(&e->out, "time,unix,channel,value,unit\r\n");
-	} else {
-		buf_puts(&e->out, "time,unix");
-		for (size_t k = 0; k < e->sel.n; k++) {
-			const struct channel *ch = sel_channel(&e->sel, k);
-			char *name = xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
-			csv_field(&e->out, name, strlen(name), false);
-			free(name);
-		}
-		csv_end_record(&e->out);
-	}
-	if (e->sel.n == 0) {
-		e->done = true;
-	}
-	return e;
-}
-
-/* Reads the next slice of rows into e->out. */
-static int export_fill(struct export *e) {
-	int64_t start = e->cursor;
-	int rc = store_scan_samples(e->store, start, e->to, e->sel.ids, e->sel.n, true,
-				    export_sample, e);
-	if (rc < 0) {
-		return -EIO;
-	}
-	if (rc == 0) { // the scan reached the end of the window
-		if (e->format == EXPORT_FORMAT_WIDE) {
-			flush_wide_row(e);
-		}
-		e->done = true;
-	} else if (e->format == EXPORT_FORMAT_WIDE) {
-		flush_wide_row(e);
-	}
-	return 0;
-}
-
-ssize_t export_read(struct export *e, char *buf, size_t max) {
-	while (e->out_pos == e->out.len) {
-		if (e->done) {
-			return 0;
-		}
-		buf_clear(&e->out);
-		e->out_pos = 0;
-		if (export_fill(e) < 0) {
-			return -EIO;
-		}
-	}
-	size_t n = e->out.len - e->out_pos;
-	if (n > max) {
-		n = max;
-	}
-	memcpy(buf, e->out.data + e->out_pos, n);
-	e->out_pos += n;
-	return (ssize_t)n;
-}
-
-void export_destroy(struct export *e) {
-	if (!e) {
-		return;
-	}
-	for (size_t k = 0; k < e->sel.n; k++) {
-		free(e->col[k].prefix);
-		free(e->col[k].suffix);
-	}
-	free(e->col);
-	free(e->row_q);
-	free(e->row_have);
-	buf_finish(&e->out);
-	selection_finish(&e->sel);
-	free(e);
 }

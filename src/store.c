@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "codec.h"
 #include "log.h"
 #include "sql/store-migrations.h"
 #include "xalloc.h"
@@ -32,18 +33,6 @@
 #define DAY_S             (24 * HOUR_S)
 #define DAY_CHUNK_S       (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
-
-const char *clock_state_name(enum clock_state state) {
-	switch (state) {
-	case CLOCK_STATE_SYNCED:
-		return "synced";
-	case CLOCK_STATE_UNSYNCED:
-		return "unsynced";
-	case CLOCK_STATE_UNKNOWN:
-		break;
-	}
-	return "unknown";
-}
 
 enum stmt {
 	ST_BEGIN,
@@ -421,44 +410,9 @@ int store_rollback(struct store *store) {
 	return exec(store, ST_ROLLBACK, "could not roll back");
 }
 
-/* --- varints ------------------------------------------------------------------------------ */
+/* --- blobs ------------------------------------------------------------------------------- */
 
-static size_t put_varint(uint8_t *p, uint64_t v) {
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-	uint64_t r = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (*p >= end) {
-			return false;
-		}
-		uint8_t b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static uint64_t zigzag(int64_t v) {
-	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
-}
-
-static int64_t unzigzag(uint64_t u) {
-	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
-}
-
-#define VARINT_MAX 10
-
+/* The byte formats are codec.c's; the store only owns the growable buffer they are built in. */
 static uint8_t *blob_reserve(struct store *store, size_t n) {
 	if (n > store->blob_cap) {
 		store->blob = xgrow(store->blob, &store->blob_cap, n, 1);
@@ -466,44 +420,8 @@ static uint8_t *blob_reserve(struct store *store, size_t n) {
 	return store->blob;
 }
 
-/* A sample row's data: (id delta, zigzag q) pairs for ids ascending. */
-struct pair {
-	int64_t id;
-	int64_t q;
-};
-
-static size_t encode_pairs(struct store *store, const struct pair *pairs, size_t n) {
-	uint8_t *p = blob_reserve(store, n * 2 * VARINT_MAX + 1);
-	size_t len = 0;
-	int64_t prev = 0;
-	for (size_t i = 0; i < n; i++) {
-		len += put_varint(p + len, (uint64_t)pairs[i].id - (uint64_t)prev);
-		len += put_varint(p + len, zigzag(pairs[i].q));
-		prev = pairs[i].id;
-	}
-	return len;
-}
-
-/* Iterates a sample row's data; false at the end or on damage (*bad set). */
-struct pair_iter {
-	const uint8_t *p, *end;
-	int64_t id;
-	bool bad;
-};
-
-static bool pair_next(struct pair_iter *it, struct pair *out) {
-	if (it->p >= it->end) {
-		return false;
-	}
-	uint64_t delta, zq;
-	if (!get_varint(&it->p, it->end, &delta) || !get_varint(&it->p, it->end, &zq)) {
-		it->bad = true;
-		return false;
-	}
-	it->id = (int64_t)((uint64_t)it->id + delta);
-	out->id = it->id;
-	out->q = unzigzag(zq);
-	return true;
+static size_t encode_pairs(struct store *store, const struct codec_pair *pairs, size_t n) {
+	return codec_pairs_encode(blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1), pairs, n);
 }
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
@@ -784,7 +702,7 @@ static int boot_row(struct store *store, const char *boot_id, int64_t *row) {
 /* --- cycles ------------------------------------------------------------------------------- */
 
 static int cmp_pair(const void *a, const void *b) {
-	const struct pair *x = a, *y = b;
+	const struct codec_pair *x = a, *y = b;
 	return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -798,7 +716,7 @@ static bool quantize(double value, double resolution, int64_t *q) {
 	return true;
 }
 
-static int write_cycle(struct store *store, const struct cycle *cycle, struct pair *pairs) {
+static int write_cycle(struct store *store, const struct cycle *cycle, struct codec_pair *pairs) {
 	int64_t clock;
 	bool none;
 	// Only a duplicate is refused: a stored stamp far in the future (an imported row, a clock
@@ -880,7 +798,7 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	if (rc < 0) {
 		return rc;
 	}
-	struct pair *pairs = xcalloc(cycle->n ? cycle->n : 1, sizeof(*pairs));
+	struct codec_pair *pairs = xcalloc(cycle->n ? cycle->n : 1, sizeof(*pairs));
 	rc = write_cycle(store, cycle, pairs);
 	free(pairs);
 	return step_end(store, rc);
@@ -1378,9 +1296,9 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct pair p;
-		while (pair_next(&it, &p)) {
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct codec_pair p;
+		while (codec_pair_next(&it, &p)) {
 			for (size_t i = 0; i < n; i++) {
 				if (list[i].id == p.id && ts > list[i].last_seen &&
 				    hour_of(ts) == hour_of(list[i].last_seen)) {
@@ -1543,9 +1461,9 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 			.clock = (enum clock_state)sqlite3_column_int(st, 1),
 		};
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct pair p;
-		while (ret == 0 && pair_next(&it, &p)) {
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct codec_pair p;
+		while (ret == 0 && codec_pair_next(&it, &p)) {
 			if (n_ids && !bsearch(&p.id, want, n_ids, sizeof(*want), cmp_i64)) {
 				continue;
 			}
@@ -1574,46 +1492,28 @@ static int64_t hour_of(int64_t ts) {
 	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
 }
 
-/* The histogram blob: (q delta, count) pairs, the first q zigzag encoded. */
 static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
-	uint8_t *p = blob_reserve(store, n * 2 * VARINT_MAX + 1);
-	size_t len = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && sorted[j] == sorted[i]) {
-			j++;
-		}
-		uint64_t q =
-			i == 0 ? zigzag(sorted[i]) : (uint64_t)sorted[i] - (uint64_t)sorted[i - 1];
-		len += put_varint(p + len, q);
-		len += put_varint(p + len, (uint64_t)(j - i));
-		i = j;
-	}
-	return len;
+	return codec_hist_encode_values(blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1), sorted,
+					n);
 }
 
 static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_t *n_bins) {
-	const uint8_t *end = p + len;
+	struct codec_hist_iter it = {.p = p, .end = p + len};
+	struct codec_bin bin;
 	size_t n = 0;
-	uint64_t q = 0;
-	while (p < end) {
-		uint64_t dq, count;
-		if (!get_varint(&p, end, &dq) || !get_varint(&p, end, &count)) {
-			return false;
-		}
+	while (codec_hist_next(&it, &bin)) {
 		if (n == store->bins_cap) {
 			size_t cap = store->bins_cap;
 			store->bin_q = xgrow(store->bin_q, &cap, n + 1, sizeof(int64_t));
 			store->bin_count = xrealloc(store->bin_count, cap * sizeof(int64_t));
 			store->bins_cap = cap;
 		}
-		q = n == 0 ? (uint64_t)unzigzag(dq) : q + dq;
-		store->bin_q[n] = (int64_t)q;
-		store->bin_count[n] = (int64_t)count;
+		store->bin_q[n] = bin.q;
+		store->bin_count[n] = bin.count;
 		n++;
 	}
 	*n_bins = n;
-	return true;
+	return !it.bad;
 }
 
 static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
@@ -1673,9 +1573,9 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 			hour = hour_of(ts);
 		}
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct pair p;
-		while (ret == 0 && pair_next(&it, &p)) {
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
+		struct codec_pair p;
+		while (ret == 0 && codec_pair_next(&it, &p)) {
 			if (p.id <= 0 || p.id > 100000000) {
 				it.bad = true;
 				break;
@@ -1742,40 +1642,19 @@ static int64_t day_of(int64_t ts) {
 
 /* A histogram being merged: (q, count) pairs in any order, duplicates allowed until sorted. */
 struct bin_list {
-	struct bin_pair {
-		int64_t q, count;
-	} * bins;
+	struct codec_bin *bins;
 	size_t n, cap;
 };
 
 static void bins_add(struct bin_list *l, int64_t q, int64_t count) {
 	l->bins = xgrow(l->bins, &l->cap, l->n + 1, sizeof(*l->bins));
-	l->bins[l->n++] = (struct bin_pair){q, count};
-}
-
-static int cmp_bin_pair(const void *a, const void *b) {
-	const struct bin_pair *x = a, *y = b;
-	return (x->q > y->q) - (x->q < y->q);
+	l->bins[l->n++] = (struct codec_bin){q, count};
 }
 
 /* Sorts and merges @l, then encodes it as a rollup histogram blob; returns its length. */
 static size_t encode_bins(struct store *store, struct bin_list *l) {
-	if (l->n > 1) { // qsort() wants a real array even for no element
-		qsort(l->bins, l->n, sizeof(*l->bins), cmp_bin_pair);
-	}
-	uint8_t *p = blob_reserve(store, l->n * 2 * VARINT_MAX + 1);
-	size_t len = 0;
-	int64_t prev = 0;
-	for (size_t i = 0; i < l->n;) {
-		int64_t q = l->bins[i].q, count = 0;
-		for (; i < l->n && l->bins[i].q == q; i++) {
-			count += l->bins[i].count;
-		}
-		uint64_t dq = len == 0 ? zigzag(q) : (uint64_t)q - (uint64_t)prev;
-		len += put_varint(p + len, dq);
-		len += put_varint(p + len, (uint64_t)count);
-		prev = q;
-	}
+	uint8_t *p = blob_reserve(store, l->n * 2 * CODEC_VARINT_MAX + 1);
+	size_t len = codec_hist_encode_bins(p, l->bins, l->n);
 	l->n = 0;
 	return len;
 }
@@ -2135,12 +2014,15 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	if (rc == 0 && horizon > cut && raw <= cut) {
 		rc = state_set_int(store, STATE_HORIZON, cut);
 	}
-	// The daily level is derived: days from the cut's day on are merged again from what is left.
+	// The daily level is derived: days from the cut's day on are merged again from what is
+	// left.
 	if (rc == 0) {
-		rc = exec_param(store, "DELETE FROM rollup_days WHERE day >= ?1", day_of(after), NULL);
+		rc = exec_param(store, "DELETE FROM rollup_days WHERE day >= ?1", day_of(after),
+				NULL);
 	}
 	if (rc == 0) {
-		rc = exec_param(store, "DELETE FROM cycle_days WHERE day >= ?1", day_of(after), NULL);
+		rc = exec_param(store, "DELETE FROM cycle_days WHERE day >= ?1", day_of(after),
+				NULL);
 	}
 	if (rc == 0) {
 		rc = days_invalidate(store, cut);
@@ -2329,24 +2211,24 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		return -EIO;
 	}
 	sqlite3_bind_int64(st, 1, ts);
-	struct pair *pairs = NULL;
+	struct codec_pair *pairs = NULL;
 	size_t n = 0, cap = 0;
 	bool exists = false, dup = false;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		exists = true;
 		const uint8_t *data = sqlite3_column_blob(st, 0);
-		struct pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 0)};
-		struct pair p;
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 0)};
+		struct codec_pair p;
 		bool placed = false;
-		while (pair_next(&it, &p)) {
+		while (codec_pair_next(&it, &p)) {
 			if (p.id == channel_id) {
 				dup = true;
 				*result = p.q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
 			}
 			if (!placed && p.id > channel_id) {
 				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-				pairs[n++] = (struct pair){channel_id, q};
+				pairs[n++] = (struct codec_pair){channel_id, q};
 				placed = true;
 			}
 			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
@@ -2354,12 +2236,12 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		}
 		if (!placed) {
 			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			pairs[n++] = (struct pair){channel_id, q};
+			pairs[n++] = (struct codec_pair){channel_id, q};
 		}
 		rc = it.bad ? SQLITE_CORRUPT : SQLITE_DONE;
 	} else {
 		pairs = xgrow(pairs, &cap, 1, sizeof(*pairs));
-		pairs[n++] = (struct pair){channel_id, q};
+		pairs[n++] = (struct codec_pair){channel_id, q};
 	}
 	done(st);
 	if (rc != SQLITE_DONE) {
@@ -2434,7 +2316,7 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
 	}
 	int64_t after = INT64_MIN;
-	struct pair *pairs = NULL;
+	struct codec_pair *pairs = NULL;
 	size_t cap = 0;
 	// Rows are collected a slice at a time so no row is updated under a running scan.
 	int64_t *tss = NULL;
@@ -2465,11 +2347,11 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 			err = fail(store, rc, "could not read samples");
 		}
 		for (size_t i = 0; i < m; i++) {
-			struct pair_iter it = {.p = blobs[i], .end = blobs[i] + lens[i]};
-			struct pair p;
+			struct codec_pair_iter it = {.p = blobs[i], .end = blobs[i] + lens[i]};
+			struct codec_pair p;
 			size_t n = 0;
 			bool hit = false;
-			while (pair_next(&it, &p)) {
+			while (codec_pair_next(&it, &p)) {
 				if (p.id == id) {
 					if (__builtin_mul_overflow(p.q, factor, &p.q)) {
 						it.bad = true;
@@ -2538,29 +2420,29 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 		bool null_min = sqlite3_column_type(sel, 2) == SQLITE_NULL;
 		const uint8_t *p = sqlite3_column_blob(sel, 4);
 		const uint8_t *end = p + sqlite3_column_bytes(sel, 4);
-		uint8_t *out = blob_reserve(store, (size_t)(end - p) * 2 + 2 * VARINT_MAX);
+		uint8_t *out = blob_reserve(store, (size_t)(end - p) * 2 + 2 * CODEC_VARINT_MAX);
 		size_t len = 0;
 		bool first = true, bad = false;
 		// Bins are (q delta, count): every delta, and the first q, scale by the factor.
 		while (p < end && !bad) {
 			uint64_t dq, count;
 			int64_t q;
-			if (!get_varint(&p, end, &dq) || !get_varint(&p, end, &count)) {
+			if (!codec_get_varint(&p, end, &dq) || !codec_get_varint(&p, end, &count)) {
 				bad = true;
 				break;
 			}
 			if (first) {
-				bad = __builtin_mul_overflow(unzigzag(dq), factor, &q);
-				dq = zigzag(q);
+				bad = __builtin_mul_overflow(codec_unzigzag(dq), factor, &q);
+				dq = codec_zigzag(q);
 			} else {
 				bad = __builtin_mul_overflow(dq, (uint64_t)factor, &dq);
 			}
 			first = false;
-			if (len + 2 * VARINT_MAX > store->blob_cap) {
+			if (len + 2 * CODEC_VARINT_MAX > store->blob_cap) {
 				out = blob_reserve(store, store->blob_cap * 2);
 			}
-			len += put_varint(out + len, dq);
-			len += put_varint(out + len, count);
+			len += codec_put_varint(out + len, dq);
+			len += codec_put_varint(out + len, count);
 		}
 		bad = bad || __builtin_mul_overflow(sum, factor, &sum) ||
 		      __builtin_mul_overflow(min, factor, &min) ||

@@ -53,14 +53,18 @@ char *xstrndup(const char *s, size_t n) {
 	return p;
 }
 
-char *xasprintf(const char *fmt, ...) {
-	va_list ap;
+char *xvasprintf(const char *fmt, va_list ap) {
 	char *p = NULL;
-	va_start(ap, fmt);
-	int n = vasprintf(&p, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
+	if (vasprintf(&p, fmt, ap) < 0) {
 		oom();
 	}
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = xvasprintf(fmt, ap);
+	va_end(ap);
 	return p;
 }

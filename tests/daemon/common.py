@@ -15,7 +15,7 @@ class TestFailure(Exception):
 
 
 class Tap:
-    """A tiny TAP producer, like tests/test.h."""
+    """A tiny TAP producer, like tests/unit/test.h."""
 
     def __init__(self):
         self.n = 0

@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "store.h"
 #include "timefmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,17 +14,9 @@ from thermlog_test import Demo, done, get, ok  # noqa: E402
 
 thermlogd, thermlog = sys.argv[1], sys.argv[2]
 
-# The demo's capacitor (see the demo configuration in src/daemon.c).
-DEMO_YAML = """capacitors:
-  - name: C12 bulk 470uF/35V
-    sensor: iio/maxim_thermocouple/temp
-    basis: ambient
-    rated_life_h: 2000
-    rated_temp_c: 105
-    model: bt
-    type: wet
-    self_heating: {rise_k: 3.0}
-"""
+# The demo's own configuration (its capacitor), embedded in thermlogd at build time.
+DEMO_YAML_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                              "daemon", "demo.yaml")
 
 
 def main():
@@ -34,9 +26,7 @@ def main():
 
 def check(demo):
     db = demo.db
-    cfg = os.path.join(demo.tmp, "demo.yaml")
-    with open(cfg, "w") as f:
-        f.write(DEMO_YAML)
+    cfg = DEMO_YAML_PATH
     base = f"http://127.0.0.1:{demo.port}"
 
     def read(path):

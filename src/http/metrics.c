@@ -151,21 +151,21 @@ static void write_capacitors(const struct live_snapshot *snap, struct buf *out) 
 	} fields[] = {
 		{"thermlog_capacitor_consumed_ratio",
 		 "Fraction of the capacitor's effective life consumed so far (1 = end of life).",
-		 offsetof(struct live_capacitor, consumed_fraction), 1},
+		 offsetof(struct capstate, consumed_fraction), 1},
 		{"thermlog_capacitor_remaining_seconds",
 		 "Remaining life of the capacitor at its observed temperature history, in seconds.",
-		 offsetof(struct live_capacitor, remaining_h), 3600},
+		 offsetof(struct capstate, remaining_h), 3600},
 		{"thermlog_capacitor_effective_life_seconds",
 		 "Effective (temperature-weighted) total life of the capacitor, in seconds.",
-		 offsetof(struct live_capacitor, effective_life_h), 3600},
+		 offsetof(struct capstate, effective_life_h), 3600},
 		{"thermlog_capacitor_observed_seconds",
 		 "Temperature history the capacitor's estimate is based on, in seconds.",
-		 offsetof(struct live_capacitor, observed_h), 3600},
+		 offsetof(struct capstate, observed_h), 3600},
 	};
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		bool header = false;
 		for (size_t i = 0; i < snap->n_capacitors; i++) {
-			const struct live_capacitor *cap = &snap->capacitors[i];
+			const struct capstate *cap = &snap->capacitors[i];
 			double v = *(const double *)((const char *)cap + fields[f].offset);
 			if (!isfinite(v)) {
 				continue; // unknown: no sample

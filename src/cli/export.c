@@ -20,6 +20,7 @@
 #include "cli-output.h"
 #include "cli-stats.h"
 #include "csv.h"
+#include "export.h"
 #include "log.h"
 #include "stats.h"
 #include "timefmt.h"
@@ -412,18 +413,6 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 	return true;
 }
 
-static enum channel_kind kind_of_unit(const char *unit) {
-	if (strcmp(unit, "millivolts") == 0) {
-		return CHANNEL_KIND_VOLTAGE;
-	}
-	for (int k = 0; k <= CHANNEL_KIND_OTHER; k++) {
-		if (strcmp(channel_kind_unit((enum channel_kind)k), unit) == 0) {
-			return (enum channel_kind)k;
-		}
-	}
-	return CHANNEL_KIND_OTHER;
-}
-
 /* One data row, checked; on success fills the channel, time and exact value. */
 static bool parse_row(struct importer *im, const struct csv_reader *r, bool first_pass,
 		      struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
@@ -722,7 +711,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		struct channel ch = {.key = c->key,
 				     .source = "import",
 				     .label = c->key,
-				     .kind = kind_of_unit(c->unit),
+				     .kind = channel_kind_of_unit(c->unit),
 				     .unit = c->unit,
 				     .resolution = c->resolution};
 		if (store_channel_ensure(store, &ch, &c->id) < 0) {

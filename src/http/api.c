@@ -14,12 +14,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "capwatch.h"
+#include "export.h"
 #include "json.h"
+#include "lifetime-report.h"
 #include "log.h"
 #include "metrics.h"
 #include "query.h"
 #include "session.h"
+#include "store.h"
 #include "timefmt.h"
 #include "version.h"
 #include "web.h"
@@ -200,24 +202,22 @@ static void respond_json(struct api_response *resp, unsigned status) {
 static void respond_error(struct api_response *resp, unsigned status, const char *param,
 			  const char *fmt, ...) {
 	buf_clear(&resp->body);
-	struct buf msg;
-	buf_init(&msg);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&msg, fmt, ap);
+	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	struct json j;
 	json_init(&j, &resp->body, false);
 	json_object_begin(&j);
 	json_key(&j, "error");
-	json_string(&j, msg.data);
+	json_string(&j, msg);
 	if (param) {
 		json_key(&j, "parameter");
 		json_string(&j, param);
 	}
 	json_object_end(&j);
 	buf_putc(&resp->body, '\n');
-	buf_finish(&msg);
+	free(msg);
 	respond_json(resp, status);
 }
 
@@ -1167,4 +1167,25 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 	}
 out:
 	api_target_finish(&r.target);
+}
+
+void api_database_init(struct api_database *db, const char *path) {
+	*db = (struct api_database){.path = xstrdup(path)};
+}
+
+struct store *api_database_get(struct api_database *db, int64_t now) {
+	if (db->store || now < db->retry_at) {
+		return db->store;
+	}
+	if (store_open(&db->store, db->path, STORE_MODE_READ) < 0) { // logs why
+		db->store = NULL;
+		db->retry_at = now + API_DATABASE_RETRY_S;
+	}
+	return db->store;
+}
+
+void api_database_finish(struct api_database *db) {
+	store_close(db->store);
+	free(db->path);
+	*db = (struct api_database){0};
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h" // config_capacitor_init(): a capacitors: entry's defaults
 #include "test.h"
 
 static struct capacitor_config cap(double life_h, double temp_c) {

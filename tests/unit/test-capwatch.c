@@ -4,6 +4,8 @@
  * independent long double Miner sum.
  */
 #include "capwatch.h"
+#include "lifetime-report.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -128,7 +130,7 @@ static long double naive_damage(double resolution, int ch, long double *observed
 
 static void compare(struct capwatch *cw, struct store *store, const struct config *cfg,
 		    const char *when) {
-	struct live_capacitor live[4];
+	struct capstate live[4];
 	size_t n = capwatch_states(cw, live, 4);
 	struct lifetime_report rep;
 	char *err = NULL;
@@ -189,7 +191,7 @@ static void test_cadence_change(void) {
 		ts += i < 1440 ? 60 : 5;
 	}
 	compare(cw, store, &cfg, "backfill then 5 s cycles");
-	struct live_capacitor live;
+	struct capstate live;
 	capwatch_states(cw, &live, 1);
 	// Every sample counts its spacing: the first nothing, the 1440 after it a minute (the last
 	// backfilled spacing included), then 5 s; failed reads count nothing.
@@ -461,7 +463,7 @@ int main(void) {
 
 	long double obs;
 	long double d = naive_damage(0.25, 0, &obs);
-	struct live_capacitor live[2];
+	struct capstate live[2];
 	capwatch_states(f.cw, live, 2);
 	is_near(live[0].consumed_fraction, (double)d, 1e-13, "agrees with a plain long double sum");
 	is_near(live[0].observed_h, (double)obs, 1e-15, "observed hours by the spacing rule");
@@ -484,7 +486,7 @@ int main(void) {
 	int64_t now = cycle_ts(N_CYCLES - 1) + STEP;
 	int64_t cutoff = (T0 + 86400) / 3600 * 3600;
 	ok(store_maintain(store, now, now - cutoff) == 0, "roll up and prune the first day");
-	struct live_capacitor before[2], after[2];
+	struct capstate before[2], after[2];
 	capwatch_states(kept, before, 2);
 	capwatch_destroy(kept);
 	caps[0].rated_life_h = 2500; // no saved state for these ratings: recomputed after pruning

@@ -98,7 +98,7 @@ static void publish_demo(void) {
 				     .bytes_written_total = 4096000,
 				     .clock = CLOCK_STATE_SYNCED};
 	live_publish(live, &cycle, &health);
-	struct live_capacitor caps[] = {
+	struct capstate caps[] = {
 		{.name = "C12 bulk",
 		 .sensor = "iio/maxim_thermocouple/temp",
 		 .consumed_fraction = 0.0123,

@@ -22,7 +22,7 @@ static int cmd_version(const struct cli_context *ctx, int argc, char **argv) {
 	return CLI_EXIT_OK;
 }
 
-/* One line per command; each lives in its own cli-*.c file. */
+/* One line per command; each lives in its own file in src/cli/. */
 static const struct command commands[] = {
 	{"version", cmd_version, "print the version"},
 	{"sample", cli_sample, "read every channel once and print it"},

@@ -157,18 +157,6 @@ static void discover_temps(struct source_ctx *ctx, struct sensor_list *out, cons
 	source_free_names(files);
 }
 
-static enum channel_kind kind_of_unit(const char *unit) {
-	if (strcmp(unit, "millivolts") == 0) {
-		return CHANNEL_KIND_VOLTAGE;
-	}
-	for (int k = 0; k <= CHANNEL_KIND_OTHER; k++) {
-		if (strcmp(channel_kind_unit((enum channel_kind)k), unit) == 0) {
-			return (enum channel_kind)k;
-		}
-	}
-	return CHANNEL_KIND_OTHER;
-}
-
 /* A configured ADC channel: always listed, missing with an error while its device is absent. */
 static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 			   const struct iio_channel_config *cc, char **devs, char **names) {
@@ -191,8 +179,8 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 	source_key_sanitize(key);
 	char *label = cc->label ? xstrdup(cc->label) : xasprintf("%s %s", name, cc->channel);
 	const char *unit = cc->unit ? cc->unit : "volts";
-	struct sensor *s = sensor_list_add(out, &source_iio, key, "iio", label, kind_of_unit(unit),
-					   0.001, path);
+	struct sensor *s = sensor_list_add(out, &source_iio, key, "iio", label,
+					   channel_kind_of_unit(unit), 0.001, path);
 	out->channels[out->n - 1].unit = unit;
 	free(key);
 	free(label);

@@ -31,15 +31,14 @@
 #endif
 
 #include "api.h"
+#include "clock.h"
 #include "log.h"
 #include "session.h"
-#include "store.h"
 #include "xalloc.h"
 
 #define CONNECTION_TIMEOUT_S 15
 #define CONNECTION_MEMORY    (32 * 1024) // bounds the request line and headers too
 #define STREAM_BLOCK         8192
-#define STORE_RETRY_S        10
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
 #define HEAD_TIMEOUT_S       5    // a request head (and TLS handshake) must be in within this
@@ -52,18 +51,16 @@
 #define ANSWER_MAX           (24 * 1024 * 1024) // one JSON answer at most (API.md)
 
 struct store_slot {
-	struct store *store;
-	int64_t retry_at; // s since epoch: when to try opening again
+	struct api_database db; // opened by the API layer, retried after a failure
 	bool busy;
 };
 
 struct http {
 	struct MHD_Daemon *mhd;
 	const struct config *cfg;
-	char *db_path;
 	// Read-only store connections: one for the quick reads (status, channels), taken in turn,
 	// and HEAVY_SLOTS for statistics, series, lifetime and exports, taken only when free
-	// (else 503). Each has SQLite's bounded page cache (store_open()).
+	// (else 503). Each has SQLite's bounded page cache; the API layer opens them.
 	pthread_mutex_t slot_lock;
 	pthread_cond_t slot_free;
 	struct store_slot light, heavy[HEAVY_SLOTS];
@@ -368,13 +365,7 @@ static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max
 }
 
 static void ensure_store(struct http *http, struct store_slot *slot, int64_t now) {
-	if (slot->store || now < slot->retry_at) {
-		return;
-	}
-	if (store_open(&slot->store, http->db_path, STORE_MODE_READ) < 0) { // logs why
-		slot->store = NULL;
-		slot->retry_at = now + STORE_RETRY_S;
-	}
+	api_database_get(&slot->db, now);
 }
 
 /* A heavy slot nobody uses while unsent answers are within budget, or NULL. Under slot_lock. */
@@ -682,7 +673,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	pthread_mutex_unlock(&http->cfg_lock);
 	struct api_context ctx = http->ctx;
 	ctx.cfg = use->cfg;
-	ctx.store = slot ? slot->store : NULL;
+	ctx.store = slot ? slot->db.store : NULL;
 	struct api_response resp;
 	api_handle(&ctx, &req, &resp);
 	pthread_mutex_lock(&http->cfg_lock);
@@ -837,39 +828,6 @@ static unsigned address_port(const struct sockaddr *sa) {
 	return 0;
 }
 
-/* The first line of a small sysfs text file under the root, or NULL. */
-static char *read_name(const char *root, const char *rel) {
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return NULL;
-	}
-	char text[256];
-	ssize_t n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0) {
-		return NULL;
-	}
-	text[n] = '\0'; // device-tree strings end in NUL, DMI ones in a newline
-	size_t len = strcspn(text, "\n");
-	text[len] = '\0';
-	return len ? xstrdup(text) : NULL;
-}
-
-static char *read_board_model(const struct config *cfg) {
-	// The device tree names an ARM board ("Radxa ROCK 5C"); x86 has DMI instead.
-	const char *root = cfg->sysfs_root ? cfg->sysfs_root : "/sys";
-	char *model = read_name(root, "firmware/devicetree/base/model");
-	if (!model) {
-		model = read_name(root, "class/dmi/id/product_name");
-	}
-	if (!model) {
-		model = read_name(root, "class/dmi/id/board_name");
-	}
-	return model;
-}
-
 /*
  * Loads the certificate, key and priorities into GnuTLS as libmicrohttpd will, so that a
  * refusal names the file or the part of the priority string and GnuTLS' reason (libmicrohttpd
@@ -930,7 +888,10 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 	const struct http_config *hc = &cfg->http;
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
-	http->db_path = xstrdup(db_path);
+	api_database_init(&http->light.db, db_path);
+	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
+		api_database_init(&http->heavy[i].db, db_path);
+	}
 	pthread_mutex_init(&http->cfg_lock, NULL);
 	pthread_mutex_init(&http->conn_lock, NULL);
 	pthread_mutex_init(&http->slot_lock, NULL);
@@ -1018,7 +979,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 		host[sizeof(host) - 1] = '\0';
 		http->host = xstrdup(host);
 	}
-	http->board = read_board_model(cfg);
+	http->board = clock_board_model(cfg->sysfs_root ? cfg->sysfs_root : "/sys");
 	http->ctx = (struct api_context){.cfg = cfg,
 					 .live = live,
 					 .token = http->token,
@@ -1132,13 +1093,12 @@ void http_destroy(struct http *http) {
 	}
 	pthread_cond_destroy(&http->conn_stop);
 	pthread_mutex_destroy(&http->conn_lock);
-	store_close(http->light.store);
+	api_database_finish(&http->light.db);
 	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
-		store_close(http->heavy[i].store);
+		api_database_finish(&http->heavy[i].db);
 	}
 	pthread_cond_destroy(&http->slot_free);
 	pthread_mutex_destroy(&http->slot_lock);
-	free(http->db_path);
 	if (http->token) {
 		explicit_bzero(http->token, strlen(http->token));
 	}

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "capwatch.h"
 #include "cli.h"
 #include "json.h"
+#include "lifetime-report.h"
 #include "lifetime.h"
 #include "store.h"
 #include "timefmt.h"
@@ -122,11 +122,7 @@ static int cmd_calc(int argc, char **argv) {
 			profile = optarg;
 			break;
 		case OPT_MODEL:
-			if (strcmp(optarg, "bt") == 0) {
-				cc.model = LIFETIME_MODEL_BT;
-			} else if (strcmp(optarg, "arrhenius") == 0) {
-				cc.model = LIFETIME_MODEL_ARRHENIUS;
-			} else {
+			if (!lifetime_model_parse(optarg, &cc.model)) {
 				fprintf(stderr,
 					"thermlog lifetime calc: --model '%s': expected bt or "
 					"arrhenius\n",
@@ -141,11 +137,7 @@ static int cmd_calc(int argc, char **argv) {
 			good = parse_number("--ea-ev", optarg, &cc.ea_ev);
 			break;
 		case OPT_TYPE:
-			if (strcmp(optarg, "wet") == 0) {
-				cc.type = CAPACITOR_TYPE_WET;
-			} else if (strcmp(optarg, "polymer") == 0) {
-				cc.type = CAPACITOR_TYPE_POLYMER;
-			} else {
+			if (!capacitor_type_parse(optarg, &cc.type)) {
 				fprintf(stderr,
 					"thermlog lifetime calc: --type '%s': expected wet or "
 					"polymer\n",

@@ -67,11 +67,11 @@ static void test_copies(void) {
 
 	char cap_name[] = "C12 input bulk";
 	char cap_sensor[] = "iio/maxim_thermocouple/temp";
-	struct live_capacitor caps[] = {{.name = cap_name,
-					 .sensor = cap_sensor,
-					 .consumed_fraction = 0.25,
-					 .remaining_h = 12000,
-					 .effective_life_h = 16000}};
+	struct capstate caps[] = {{.name = cap_name,
+				   .sensor = cap_sensor,
+				   .consumed_fraction = 0.25,
+				   .remaining_h = 12000,
+				   .effective_life_h = 16000}};
 	live_publish_capacitors(live, caps, 1);
 	cap_name[0] = 'X';
 	live_snapshot(live, &snap2);

@@ -1,0 +1,94 @@
+/*
+ * The replay of a capacitor's stored history, shared by the full report (lifetime-report.c)
+ * and the daemon's running sums (capwatch.c): included cycles in time order, their samples
+ * (and, for pruned hours, rollups; for merged days, histograms) added to each capacitor's
+ * lifetime_acc through one function, so both give the same figures to the bit.
+ */
+#ifndef CAPREPLAY_H
+#define CAPREPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lifetime.h"
+#include "stats.h"
+#include "store.h"
+
+struct capreplay_cycles {
+	int64_t *ts; // included cycles, ascending
+	size_t n, cap;
+	int64_t unsynced; // unsynced cycles seen (excluded unless included)
+	bool include_unsynced;
+};
+
+struct capreplay_target {
+	const struct lifetime_params *p;
+	struct lifetime_acc *acc;
+	int64_t channel_id; // -1: no channel, only the time advances
+	double resolution;
+	struct lifetime_spacing *sp; // advanced by the replay past the cycles it already holds
+	int64_t cycle_ts;            // the cycle whose sample is expected next
+	int64_t cycle_dt;            // its interval, s
+	struct lifetime_point *pts;  // optional: collected for percentiles
+	size_t n_pts, cap_pts;
+	bool collect;
+	struct stats_acc *secs; // optional: seconds per stored integer, for percentiles
+};
+
+struct capreplay_info {
+	int64_t nominal_s;   // median spacing: what a rolled-up value stands for
+	int64_t raw_from;    // the first raw sample in the window, INT64_MAX = none
+	int64_t rollup_from; // the first hour taken from rollups, INT64_MAX = none
+	int64_t rollup_to;   // rollup hours end here (= the hour of raw_from)
+};
+
+/* What the warnings and the report's span need of the replayed cycles. */
+struct capreplay_summary {
+	int64_t n, first, last; // cycles replayed (after the rolled-up hours)
+	int64_t unsynced;       // unsynced cycles in the window
+	int64_t gaps, gap_s, longest;
+};
+
+/* A channel unit in degrees Celsius: the only one the model takes. */
+bool capreplay_is_celsius(const char *unit);
+
+/* The stored channel a capacitor's sensor names: a key first, else a label. */
+const struct store_channel *capreplay_match_channel(const struct store_channel *list, size_t n,
+						    const char *sensor);
+
+/*
+ * The one place a stored value becomes damage, for the replay and the live update alike.
+ * False when the sample is not this part's (before its in-service date).
+ */
+bool capreplay_add_sample(struct capreplay_target *t, double temp_c);
+
+/*
+ * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
+ * hourly rollups, then the included cycles and the samples of the targets' channels.
+ * Rollup values stand for the median spacing of the cycles (@fallback_s with fewer than two).
+ * The first raw sample stands for nothing: no interval before it is known, and so the figures
+ * never depend on which configuration the reader has.
+ */
+int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
+		  int64_t fallback_s, struct capreplay_target *targets, size_t n,
+		  struct capreplay_cycles *cycles, struct capreplay_info *info);
+
+/*
+ * The report's replay (unsynced cycles left out) over the merged days of the store's daily
+ * level: the same figures as capreplay_run() (sums over temperatures, so equal up to the
+ * rounding of the sums), reading a steady day's histograms instead of its samples and
+ * replaying raw only the edges, the other days and what follows the merged days.
+ * Returns 1 (nothing done) when the window holds no merged day.
+ */
+int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallback_s,
+		   struct capreplay_target *targets, size_t n, struct capreplay_summary *h,
+		   struct capreplay_info *info);
+
+/* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
+void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay_summary *h);
+
+/* The time-weighted percentile of seconds per stored integer (lifetime_percentile's rule). */
+double capreplay_percentile(struct stats_acc *secs, double resolution, double pct);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * The demo (thermlogd --demo): a simulated ROCK 5C, its configuration (src/daemon/demo.yaml,
+ * embedded at build time), a database of its own, and a week of history written before the
+ * first live cycle.
+ */
+#ifndef DEMO_H
+#define DEMO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define DEMO_INTERVAL "5s"
+
+struct sampler;
+struct store;
+
+struct demo {
+	struct sim *sim;
+	char *db_path;   // the database: the one asked for, or a new temporary file
+	bool db_is_temp; // removed (with its -wal, -shm and .lock) by demo_finish()
+};
+
+/**
+ * Creates the simulated tree (@seed, at @now s since epoch) and the database: @db, or a new
+ * temporary file in $TMPDIR (default /tmp). Refuses the service's database. 0, -EINVAL for a
+ * refused path, or -EIO (logged).
+ */
+int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now);
+
+/**
+ * The demo's configuration through the real parser: the simulated tree, @interval (NULL =
+ * DEMO_INTERVAL) and the embedded text. The text is also written beside the simulated tree as
+ * thermlog-demo.yaml, so `thermlog -c` answers `stats` and `lifetime` on the demo database.
+ * A new heap config (config_finish() and free), or NULL (logged).
+ */
+struct config *demo_config(const struct demo *demo, const char *interval);
+
+/**
+ * A week of one-minute history up to @now through the real sampler and store in one
+ * transaction (only what the database lacks), then the hourly maintenance. *last_ts gets the
+ * last minute written (unchanged when nothing was). 0 or a negative errno.
+ */
+int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
+		  const char *boot_id, int64_t retention_raw_s, int64_t now, int64_t *last_ts);
+
+/** Prints the commands that query the demo from another terminal, one a line on stderr. */
+void demo_print_commands(const struct demo *demo);
+
+/** A recorder_params.before_read: the simulator writes its tree for @ts. @ctx: the demo. */
+void demo_before_read(void *ctx, int64_t ts);
+
+/** Destroys the simulator and removes a temporary database. Accepts a zeroed struct. */
+void demo_finish(struct demo *demo);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * Capacitor lifetime over the stored history: the full recomputation that `thermlog lifetime`
+ * and GET /api/v1/lifetime show, replayed through capreplay.c like the daemon's running sums
+ * (capwatch.h), so their figures agree to the bit.
+ */
+#ifndef LIFETIME_REPORT_H
+#define LIFETIME_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "json.h"
+#include "lifetime.h"
+
+struct store;
+
+/** One capacitor's figures over a window of the stored history. */
+struct lifetime_report_entry {
+	const struct capacitor_config *cc; // borrowed from the config
+	char *sensor_key; // owned: the matched channel key, or the configured sensor
+	struct lifetime_result r;
+	double coverage;           // observed time / stored span of the window, NAN when empty
+	double p95_temp_c;         // time-weighted, NAN when empty
+	double life_at_p95_temp_h; // uncapped
+};
+
+struct lifetime_report {
+	int64_t from, to;   // the stored span evaluated (0, 0 when empty)
+	int64_t interval_s; // nominal sampling interval inferred from the cycles' spacing
+	size_t n;
+	struct lifetime_report_entry *entries; // one per configured capacitor, in config order
+};
+
+/**
+ * Recomputes every configured capacitor from the raw samples with from <= ts < to
+ * (INT64_MIN/INT64_MAX or 0 for open ends), and from the hourly rollups for whole hours whose
+ * raw samples were pruned. Without @include_unsynced, a merged day (store_scan_rollup_days())
+ * whose cycles all have one spacing s, the day's first one too, is read as its histogram: each
+ * stored value stands for s, exactly as struct lifetime_spacing would give it sample by sample.
+ * @now (s since epoch) bounds the calendar age.
+ * Returns 0, or a negative errno with *err newly allocated (caller frees).
+ */
+int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			    bool include_unsynced, int64_t now, struct lifetime_report *rep,
+			    char **err);
+void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed struct
+
+/**
+ * The JSON of `thermlog lifetime --json`, appended to @out: {"capacitors": [{"name", "sensor",
+ * "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
+ * "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
+ * "life_at_p95_temp_h", "remaining_h", "capped", "warnings": [{"code", "message"}],
+ * "relative_lifetime": [{"reduction_k", "factor", "life_h"}], "self_heating_k",
+ * "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c", "in_service",
+ * "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
+ * "past_estimated_life"}]}. The effective temperatures are the measured ones plus the
+ * self-heating rise (what the model ages the part at). Hours; effective_life_h and
+ * remaining_h are capped (see "capped"), the comparison lives (life_uncapped_h, life at the
+ * mean and p95 temperatures) are not; temperatures are time-weighted, on the sensor's scale;
+ * null where unknown.
+ * Arguments as lifetime_report_compute(); 0 or -errno with *err.
+ */
+int lifetime_report_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			 bool include_unsynced, int64_t now, struct json *out, char **err);
+/** Writes a computed report as the JSON above. */
+void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out);
+
+#endif

@@ -1,0 +1,119 @@
+/* The store's byte formats (codec.h): varints, zigzag, packed pairs, histogram blobs. */
+#include "codec.h"
+
+#include <stdlib.h>
+
+size_t codec_put_varint(uint8_t *p, uint64_t v) {
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+bool codec_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+	uint64_t r = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end) {
+			return false;
+		}
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint64_t codec_zigzag(int64_t v) {
+	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
+}
+
+int64_t codec_unzigzag(uint64_t u) {
+	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
+}
+
+size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n) {
+	size_t len = 0;
+	int64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		len += codec_put_varint(out + len, (uint64_t)pairs[i].id - (uint64_t)prev);
+		len += codec_put_varint(out + len, codec_zigzag(pairs[i].q));
+		prev = pairs[i].id;
+	}
+	return len;
+}
+
+bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
+	if (it->p >= it->end) {
+		return false;
+	}
+	uint64_t delta, zq;
+	if (!codec_get_varint(&it->p, it->end, &delta) || !codec_get_varint(&it->p, it->end, &zq)) {
+		it->bad = true;
+		return false;
+	}
+	it->id = (int64_t)((uint64_t)it->id + delta);
+	out->id = it->id;
+	out->q = codec_unzigzag(zq);
+	return true;
+}
+
+size_t codec_hist_encode_values(uint8_t *out, const int64_t *sorted, size_t n) {
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && sorted[j] == sorted[i]) {
+			j++;
+		}
+		uint64_t q = i == 0 ? codec_zigzag(sorted[i])
+				    : (uint64_t)sorted[i] - (uint64_t)sorted[i - 1];
+		len += codec_put_varint(out + len, q);
+		len += codec_put_varint(out + len, (uint64_t)(j - i));
+		i = j;
+	}
+	return len;
+}
+
+static int cmp_bin(const void *a, const void *b) {
+	const struct codec_bin *x = a, *y = b;
+	return (x->q > y->q) - (x->q < y->q);
+}
+
+size_t codec_hist_encode_bins(uint8_t *out, struct codec_bin *bins, size_t n) {
+	if (n > 1) { // qsort() wants a real array even for no element
+		qsort(bins, n, sizeof(*bins), cmp_bin);
+	}
+	size_t len = 0;
+	int64_t prev = 0;
+	for (size_t i = 0; i < n;) {
+		int64_t q = bins[i].q, count = 0;
+		for (; i < n && bins[i].q == q; i++) {
+			count += bins[i].count;
+		}
+		uint64_t dq = len == 0 ? codec_zigzag(q) : (uint64_t)q - (uint64_t)prev;
+		len += codec_put_varint(out + len, dq);
+		len += codec_put_varint(out + len, (uint64_t)count);
+		prev = q;
+	}
+	return len;
+}
+
+bool codec_hist_next(struct codec_hist_iter *it, struct codec_bin *out) {
+	if (it->p >= it->end) {
+		return false;
+	}
+	uint64_t dq, count;
+	if (!codec_get_varint(&it->p, it->end, &dq) || !codec_get_varint(&it->p, it->end, &count)) {
+		it->bad = true;
+		return false;
+	}
+	it->q = it->n == 0 ? (uint64_t)codec_unzigzag(dq) : it->q + dq;
+	it->n++;
+	*out = (struct codec_bin){(int64_t)it->q, (int64_t)count};
+	return true;
+}

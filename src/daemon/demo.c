@@ -1,0 +1,222 @@
+/*
+ * The demo: a simulated ROCK 5C (sim), its configuration (demo.yaml, embedded), its own
+ * database and a week of history, so thermlogd --demo shows a filled dashboard at once.
+ */
+#include "demo.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "log.h"
+#include "sampler.h"
+#include "sim.h"
+#include "store.h"
+#include "xalloc.h"
+
+#include "src/daemon/demo-yaml.h"
+
+#define DEMO_BACKFILL_S (7 * 86400)
+#define DEMO_STATE_KEY  "demo.database" // marks a database the demo created
+
+static int64_t floor_div(int64_t a, int64_t b) {
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The database: @db, or a new temporary file. */
+static int demo_database(struct demo *demo, const char *db) {
+	if (db) {
+		demo->db_path = xstrdup(db);
+		return 0;
+	}
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	demo->db_path = xasprintf("%s/thermlog-demo.XXXXXX.db", tmp);
+	int fd = mkstemps(demo->db_path, 3);
+	if (fd < 0) {
+		log_errno("could not create the demo database in %s", tmp);
+		return -EIO;
+	}
+	close(fd);
+	demo->db_is_temp = true;
+	return 0;
+}
+
+int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
+	*demo = (struct demo){0};
+	if (db && strcmp(db, CONFIG_DEFAULT_DATABASE) == 0) {
+		log_error("the demo never writes the service's database %s: choose another --db",
+			  CONFIG_DEFAULT_DATABASE);
+		return -EINVAL;
+	}
+	demo->sim = sim_create(NULL, seed, now);
+	if (!demo->sim) {
+		return -EIO;
+	}
+	return demo_database(demo, db);
+}
+
+struct config *demo_config(const struct demo *demo, const char *interval) {
+	const char *root = sim_root(demo->sim);
+	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\n%s",
+			       interval ? interval : DEMO_INTERVAL, root, demo_yaml_text);
+	char *path = xasprintf("%s/thermlog-demo.yaml", root);
+	FILE *f = fopen(path, "we");
+	bool written = f && fputs(yaml, f) >= 0;
+	if ((f && fclose(f) != 0) || !written) {
+		log_warn("demo: could not write %s: %s", path, strerror(errno));
+	}
+	free(path);
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
+	config_init(cfg);
+	char *errors = NULL;
+	bool ok = config_load_string(cfg, "demo", yaml, strlen(yaml), &errors);
+	free(yaml);
+	if (!ok) {
+		log_error("demo configuration rejected: %s", errors ? errors : "");
+		free(errors);
+		config_finish(cfg);
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
+		  const char *boot_id, int64_t retention_raw_s, int64_t now, int64_t *last_ts) {
+	struct store_info info;
+	if (store_info(store, &info) < 0) {
+		return -EIO;
+	}
+	// Simulated history goes only into a database the demo started: never into one holding
+	// real history, whatever name (a symlink, another path) it is reached by.
+	char *mark = NULL;
+	int rc = store_state_get(store, DEMO_STATE_KEY, &mark);
+	free(mark);
+	if (rc == -ENOENT && info.cycles > 0) {
+		log_error("demo: %s holds %" PRId64 " cycles the demo did not write; it adds "
+			  "simulated history only to its own database: choose a new --db",
+			  demo->db_path, info.cycles);
+		return -EEXIST;
+	}
+	if (rc == -ENOENT) {
+		rc = store_state_set(store, DEMO_STATE_KEY, "simulated");
+	}
+	if (rc < 0) {
+		return rc;
+	}
+	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
+	if (info.last_cycle >= from) {
+		from = floor_div(info.last_cycle, 60) * 60 + 60;
+	}
+	int64_t to = floor_div(now - 1, 60) * 60; // the live cycles come after it
+	if (from > to) {
+		return 0;
+	}
+	log_info("demo: backfilling %" PRId64 " minutes of simulated history",
+		 (to - from) / 60 + 1);
+	rc = store_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	for (int64_t t = from; t <= to && rc == 0; t += 60) {
+		sim_write(demo->sim, t);
+		const struct channel *channels;
+		const struct reading *readings;
+		size_t n = sampler_read(sampler, 0, &channels, &readings);
+		struct cycle c = {t,
+				  boot_id && *boot_id ? boot_id : NULL,
+				  CLOCK_STATE_SYNCED,
+				  n,
+				  channels,
+				  readings};
+		rc = store_write_cycle(store, &c);
+		*last_ts = t;
+	}
+	if (rc < 0) {
+		store_rollback(store);
+		return rc;
+	}
+	rc = store_commit(store);
+	if (rc == 0) {
+		rc = store_maintain(store, now, retention_raw_s);
+	}
+	return rc;
+}
+
+/* Appends @text to @b in single quotes, so a shell takes it as one word whatever it holds. */
+static void shell_quote(struct buf *b, const char *text) {
+	buf_putc(b, '\'');
+	for (const char *p = text; *p; p++) {
+		if (*p == '\'') {
+			buf_puts(b, "'\\''");
+		} else {
+			buf_putc(b, *p);
+		}
+	}
+	buf_putc(b, '\'');
+}
+
+/*
+ * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
+ * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ */
+void demo_print_commands(const struct demo *demo) {
+	const char *sim_dir = sim_root(demo->sim), *db_path = demo->db_path;
+	struct buf prefix;
+	buf_init(&prefix);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *cli = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			cli = xasprintf("%s/thermlog", self);
+			if (access(cli, X_OK) != 0) {
+				free(cli);
+				cli = NULL;
+			}
+		}
+	}
+	shell_quote(&prefix, cli ? cli : "thermlog");
+	free(cli);
+	char *yaml = xasprintf("%s/thermlog-demo.yaml", sim_dir);
+	buf_puts(&prefix, " -c ");
+	shell_quote(&prefix, yaml);
+	free(yaml);
+	buf_puts(&prefix, " --db ");
+	shell_quote(&prefix, db_path);
+	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
+	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
+	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
+		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
+	}
+	fflush(stderr);
+	buf_finish(&prefix);
+}
+
+void demo_before_read(void *ctx, int64_t ts) {
+	struct demo *demo = ctx;
+	sim_write(demo->sim, ts);
+}
+
+void demo_finish(struct demo *demo) {
+	if (demo->db_is_temp) {
+		static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
+		for (size_t i = 0; i < 5; i++) {
+			char *p = xasprintf("%s%s", demo->db_path, suffixes[i]);
+			unlink(p);
+			free(p);
+		}
+	}
+	sim_destroy(demo->sim);
+	free(demo->db_path);
+	*demo = (struct demo){0};
+}

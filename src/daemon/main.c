@@ -1,0 +1,688 @@
+/*
+ * thermlogd: options, signals, the wall-clock-aligned timer loop, start and stop. The work of
+ * one cycle is the recorder's (recorder.c), the demo's board and database are demo.c's; this
+ * file wires them to the HTTP server and systemd. See docs/DAEMON.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "demo.h"
+#include "live.h"
+#include "log.h"
+#include "notify.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "server.h"
+#include "sim.h"
+#include "timefmt.h"
+#include "version.h"
+#include "xalloc.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+	const char *config_path; // -c FILE; NULL = the default path if it exists
+	const char *sysfs_root, *db, *interval, *listen;
+	bool check_config, demo;
+	uint64_t seed;
+};
+
+struct daemon {
+	struct options opt;
+	struct config *cfg; // heap, so the borrowed pointers stay valid until a reload swaps it
+	char *db_path;
+	struct recorder *recorder;
+	struct sampler *sampler;
+	struct live *live;
+	struct server *server;
+	int lock_fd; // flock()ed PATH.lock: one daemon per database
+	struct notify *notify;
+	struct demo demo; // --demo: the simulated board and its database
+	char boot_id[CLOCK_BOOT_ID_LEN];
+	int sfd;                 // signalfd: SIGTERM, SIGINT, SIGHUP
+	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
+	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
+	int64_t prev_wall_ms, prev_mono_ms; // the previous wake-up, for step detection
+	int64_t last_slot_ms;               // the last slot the loop acted on (wall clock ms)
+	bool ready;
+	bool url_printed;
+};
+
+/* --- time --------------------------------------------------------------------------------- */
+
+static int64_t clock_ms(clockid_t id) {
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The boot clock: monotonic, and it keeps counting through suspend. */
+static int64_t mono_ms(void) {
+	return clock_ms(CLOCK_BOOTTIME);
+}
+
+/*
+ * Wall-clock ms. The test hook: when $THERMLOG_TEST_CLOCK_OFFSET_FILE names a file, its
+ * content (signed seconds) is added, read anew each time, so a test can step the clock.
+ */
+static int64_t wall_ms(const struct daemon *d) {
+	int64_t now = clock_ms(CLOCK_REALTIME);
+	if (d->offset_file) {
+		FILE *f = fopen(d->offset_file, "re");
+		long long off = 0;
+		if (f) {
+			if (fscanf(f, "%lld", &off) == 1) {
+				now += off * 1000;
+			}
+			fclose(f);
+		}
+	}
+	return now;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* --- one cycle ----------------------------------------------------------------------------- */
+
+static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
+	if (d->prev_mono_ms > 0) {
+		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
+		if (llabs(step_ms) >= 2000) {
+			log_notice("the wall clock stepped %s by %lld s",
+				   step_ms > 0 ? "forward" : "back", llabs(step_ms) / 1000);
+		}
+	}
+	d->prev_wall_ms = now_wall_ms;
+	d->prev_mono_ms = now_mono_ms;
+}
+
+static void print_url(struct daemon *d) {
+	if (!d->opt.demo || d->url_printed || !d->server) {
+		return;
+	}
+	printf("http://127.0.0.1:%u/\n", server_port(d->server));
+	fflush(stdout);
+	d->url_printed = true;
+}
+
+/* One cycle through the recorder, then what systemd and the demo's user are told. */
+static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
+	struct recorder_result res;
+	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
+	if (res.reopened) {
+		server_restart(d->server, d->cfg);
+	}
+	if (res.skipped) {
+		return;
+	}
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(res.ts, iso);
+	if (res.queued > 0) {
+		notify_sendf(d->notify,
+			     "STATUS=last cycle %s, %zu channels, %zu cycles waiting for the disk",
+			     iso, res.n, res.queued);
+	} else {
+		notify_sendf(d->notify, "STATUS=last cycle %s, %zu channels, clock %s", iso, res.n,
+			     clock_state_name(res.clock));
+	}
+	if (res.stored && !d->ready) {
+		d->ready = true;
+		notify_send(d->notify, "READY=1");
+		log_info("first cycle stored at %s: %zu channels", iso, res.n);
+		print_url(d);
+	}
+}
+
+/* --- configuration ------------------------------------------------------------------------- */
+
+static bool apply_overrides(const struct options *opt, struct config *cfg, char **errors) {
+	if (opt->sysfs_root) {
+		free(cfg->sysfs_root);
+		cfg->sysfs_root = xstrdup(opt->sysfs_root);
+	}
+	if (opt->db) {
+		free(cfg->database);
+		cfg->database = xstrdup(opt->db);
+	}
+	if (opt->listen) {
+		free(cfg->http.listen);
+		cfg->http.listen = xstrdup(opt->listen);
+		cfg->http.listen_at = (struct config_mark){0};
+	}
+	if (opt->interval) {
+		int64_t ms;
+		if (!timefmt_parse_duration_ms(opt->interval, &ms) || ms < 1000 || ms > 86400000) {
+			*errors = xasprintf(
+				"--interval %s: expected a duration from 1s to 1d, e.g. 60s",
+				opt->interval);
+			return false;
+		}
+		cfg->interval_ms = ms;
+	}
+	return true;
+}
+
+/* Whether systemd passed a listening socket (sd_listen_fds(3)); activated_fd() takes it. */
+static bool activated_fd_present(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	return pid && fds && strtoll(pid, NULL, 10) == (long long)getpid() && strcmp(fds, "1") == 0;
+}
+
+/* Loads the configuration the options name into a new heap config; NULL with errors printed. */
+static struct config *load_config(const struct options *opt) {
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
+	config_init(cfg);
+	char *errors = NULL;
+	const char *path = opt->config_path;
+	struct stat st;
+	if (!path && stat(CONFIG_DEFAULT_PATH, &st) == 0) {
+		path = CONFIG_DEFAULT_PATH;
+	}
+	bool ok = !path || config_load(cfg, path, &errors);
+	ok = ok && apply_overrides(opt, cfg, &errors);
+	// Socket activation decides the address itself; http_create checks that case.
+	ok = ok && (activated_fd_present() || config_validate(cfg, &errors));
+	if (!ok) {
+		log_error("configuration rejected:");
+		for (char *line = errors ? strtok(errors, "\n") : NULL; line;
+		     line = strtok(NULL, "\n")) {
+			log_error("  %s", line);
+		}
+		free(errors);
+		config_finish(cfg);
+		free(cfg);
+		return NULL;
+	}
+	free(errors);
+	return cfg;
+}
+
+/* --- start and stop ------------------------------------------------------------------------ */
+
+/*
+ * One daemon per database: an exclusive flock() on PATH.lock, held until exit (the kernel drops
+ * it when the process dies, even by SIGKILL). The file holds the owner's pid for the message.
+ * SQLite's own locks only serialise transactions; two daemons would interleave their cycles.
+ */
+static int lock_db(struct daemon *d) {
+	char *lock = xasprintf("%s.lock", d->db_path);
+	int rc = 0;
+	d->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->lock_fd < 0) {
+		rc = -errno;
+		log_error("%s cannot be written: could not create the lock file %s: %s (the daemon "
+			  "needs write access to the database's directory)",
+			  d->db_path, lock, strerror(errno));
+		goto out;
+	}
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = -errno;
+		if (errno == EWOULDBLOCK) {
+			char text[32] = "";
+			ssize_t n = pread(d->lock_fd, text, sizeof(text) - 1, 0);
+			text[n > 0 ? n : 0] = '\0';
+			text[strcspn(text, "\n")] = '\0';
+			log_error("the database %s is already in use by another thermlogd (pid %s, "
+				  "lock %s): refusing to start a second one",
+				  d->db_path, *text ? text : "unknown", lock);
+			rc = -EBUSY;
+		} else {
+			log_error("could not lock %s: %s", lock, strerror(errno));
+		}
+		goto out;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	// The pid is for messages only: a full disk must not stop the daemon here.
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)len, 0) != len) {
+		log_debug("could not write the pid to %s: %s", lock, strerror(errno));
+	}
+out:
+	free(lock);
+	return rc;
+}
+
+/* Socket activation (sd_listen_fds(3)): exactly one listening socket at fd 3. */
+static int activated_fd(void) {
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int fd = -1;
+	if (pid && fds && strtoll(pid, NULL, 10) == (long long)getpid()) {
+		if (strcmp(fds, "1") == 0) {
+			fd = 3;
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		} else {
+			log_warn("LISTEN_FDS=%s: expected one socket; binding http.listen instead",
+				 fds);
+		}
+	}
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return fd;
+}
+
+/* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
+static void reload(struct daemon *d) {
+	log_info("reloading the configuration");
+	struct config *next = d->opt.demo ? NULL : load_config(&d->opt);
+	if (d->opt.demo) {
+		log_notice("the demo has no configuration file to reload; rescanning sources");
+		sampler_rescan(d->sampler);
+		return;
+	}
+	if (!next) {
+		log_error("reload failed: keeping the running configuration");
+		return;
+	}
+	notify_send(d->notify, "RELOADING=1");
+	if (strcmp(next->database, d->cfg->database) != 0 && !d->opt.db) {
+		log_warn("database path change to %s takes effect at the next restart",
+			 next->database);
+	}
+	if (!server_reload(d->server, d->cfg, next)) {
+		log_error("reload failed: the HTTP server does not start with the new "
+			  "configuration; keeping the running one");
+		config_finish(next);
+		free(next);
+		notify_send(d->notify, "READY=1");
+		return;
+	}
+	sampler_set_config(d->sampler, next);
+	recorder_set_config(d->recorder, next);
+	server_retire(d->server, d->cfg); // freed when no HTTP request reads it any more
+	d->cfg = next;
+	notify_send(d->notify, "READY=1");
+	log_info("configuration reloaded");
+}
+
+/* --- the demo ------------------------------------------------------------------------------ */
+
+static int demo_setup(struct daemon *d, int64_t now) {
+	if (d->opt.config_path) {
+		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
+	}
+	int rc = demo_init(&d->demo, d->opt.seed, d->opt.db, now);
+	if (rc < 0) {
+		return rc;
+	}
+	d->cfg = demo_config(&d->demo, d->opt.interval);
+	if (!d->cfg) {
+		return -EINVAL;
+	}
+	struct options o = d->opt; // --db and --listen still apply; the tree and interval are set
+	o.sysfs_root = NULL;
+	o.interval = NULL;
+	char *errors = NULL;
+	apply_overrides(&o, d->cfg, &errors); // cannot fail without an interval
+	free(errors);
+	d->db_path = xstrdup(d->demo.db_path);
+	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
+		 sim_root(d->demo.sim), d->db_path, d->opt.seed);
+	demo_print_commands(&d->demo);
+	return 0;
+}
+
+/* --- main ---------------------------------------------------------------------------------- */
+
+static void usage(FILE *out) {
+	fprintf(out,
+		"usage: thermlogd [-c FILE] [--sysfs-root DIR] [--db PATH] [--interval DUR]\n"
+		"                 [--listen ADDR:PORT] [--check-config] [--demo [--seed N]]\n"
+		"                 [--version] [--help]\n"
+		"\n"
+		"Samples board telemetry into SQLite and serves it over HTTP.\n"
+		"\n"
+		"  -c, --config FILE    configuration (default %s, if present)\n"
+		"      --sysfs-root DIR read sysfs from DIR instead of /sys\n"
+		"      --db PATH        database (default %s)\n"
+		"      --interval DUR   sampling interval, e.g. 60s (1s .. 1d)\n"
+		"      --listen A:P     HTTP address, e.g. 127.0.0.1:9470\n"
+		"      --check-config   validate the configuration and exit\n"
+		"      --demo           simulate a ROCK 5C with a week of history; own database\n"
+		"      --seed N         the demo's simulation seed (default 1)\n"
+		"      --version        print the version\n"
+		"      --help           this text\n"
+		"\nFlags override the configuration file. See thermlogd(8).\n",
+		CONFIG_DEFAULT_PATH, CONFIG_DEFAULT_DATABASE);
+}
+
+static int parse_args(int argc, char **argv, struct options *opt) {
+	enum {
+		OPT_SYSFS = 256,
+		OPT_DB,
+		OPT_INTERVAL,
+		OPT_LISTEN,
+		OPT_CHECK,
+		OPT_DEMO,
+		OPT_SEED,
+		OPT_VERSION,
+		OPT_HELP
+	};
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"sysfs-root", required_argument, NULL, OPT_SYSFS},
+		{"db", required_argument, NULL, OPT_DB},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"check-config", no_argument, NULL, OPT_CHECK},
+		{"demo", no_argument, NULL, OPT_DEMO},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, OPT_HELP},
+		{0},
+	};
+	bool seed_given = false;
+	opt->seed = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			opt->config_path = optarg;
+			break;
+		case OPT_SYSFS:
+			opt->sysfs_root = optarg;
+			break;
+		case OPT_DB:
+			opt->db = optarg;
+			break;
+		case OPT_INTERVAL:
+			opt->interval = optarg;
+			break;
+		case OPT_LISTEN:
+			opt->listen = optarg;
+			break;
+		case OPT_CHECK:
+			opt->check_config = true;
+			break;
+		case OPT_DEMO:
+			opt->demo = true;
+			break;
+		case OPT_SEED: {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-') {
+				fprintf(stderr,
+					"thermlogd: --seed %s: expected a non-negative integer\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			opt->seed = v;
+			seed_given = true;
+			break;
+		}
+		case OPT_VERSION:
+			printf("thermlogd %s\n", THERMLOG_VERSION);
+			return 0;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlogd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (seed_given && !opt->demo) {
+		fprintf(stderr, "thermlogd: --seed only applies to --demo\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/*
+ * Arms the schedule for the next wall-clock slot after now; no catch-up for missed slots. The
+ * deadline is computed in nanoseconds, and never for the slot just handled: a wake-up a hair
+ * early must not run the same slot twice.
+ */
+static int64_t arm_next(struct daemon *d) {
+	int64_t interval = d->cfg->interval_ms;
+	struct timespec rt, bt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	int64_t offset_ms = wall_ms(d) - clock_ms(CLOCK_REALTIME); // the test hook, or 0
+	int64_t now_wall_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec + offset_ms * 1000000;
+	int64_t slot = (floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
+	if (slot == d->last_slot_ms) {
+		slot += interval;
+	}
+	int64_t deadline =
+		(int64_t)bt.tv_sec * 1000000000 + bt.tv_nsec + slot * 1000000 - now_wall_ns;
+	struct itimerspec its = {
+		.it_value = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)},
+	};
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	return slot;
+}
+
+/*
+ * The first cycle at start, off the grid: /metrics and /api/v1/latest have values at once
+ * instead of up to an interval later. Stamped with the current second, which becomes the
+ * handled slot, so the grid never handles it again. Skipped when that second is already
+ * stored (a restart within it).
+ */
+static void first_cycle(struct daemon *d) {
+	int64_t now_ms = floor_div(wall_ms(d), 1000) * 1000;
+	int64_t last_ts = recorder_last_ts(d->recorder);
+	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
+		return;
+	}
+	d->last_slot_ms = now_ms;
+	run_cycle(d, now_ms, mono_ms());
+}
+
+static int run(struct daemon *d) {
+	first_cycle(d);
+	arm_next(d);
+	for (;;) {
+		struct pollfd fds[3] = {
+			{.fd = d->sfd, .events = POLLIN},
+			{.fd = d->tfd, .events = POLLIN},
+			{.fd = notify_watchdog_fd(d->notify), .events = POLLIN},
+		};
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			log_errno("poll failed");
+			return 1;
+		}
+		if (fds[2].revents & POLLIN) {
+			notify_watchdog(d->notify);
+		}
+		if (fds[1].revents & POLLIN) {
+			uint64_t expirations;
+			if (read(d->tfd, &expirations, sizeof(expirations)) < 0 &&
+			    errno == EAGAIN) {
+				continue;
+			}
+			int64_t interval = d->cfg->interval_ms;
+			int64_t now_wall = wall_ms(d), now_mono = mono_ms();
+			detect_step(d, now_wall, now_mono);
+			int64_t slot = floor_div(now_wall + interval / 2, interval) * interval;
+			int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
+			// Woken away from a slot: the clock stepped or the system slept. Wait for
+			// the next slot instead of sampling off the grid.
+			if (slot == d->last_slot_ms) {
+				log_debug("woke early for a slot already handled");
+			} else if (llabs(now_wall - slot) <= tolerance) {
+				d->last_slot_ms = slot;
+				run_cycle(d, slot, now_mono);
+				server_collect(d->server);
+			} else {
+				log_debug("woke %" PRId64
+					  " ms off the grid: waiting for the next slot",
+					  now_wall - slot);
+			}
+			arm_next(d);
+		}
+		if (fds[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(d->sfd, &si, sizeof(si)) != sizeof(si)) {
+				continue;
+			}
+			if (si.ssi_signo == SIGHUP) {
+				reload(d);
+				arm_next(d);
+			} else {
+				log_info("%s received: stopping", strsignal((int)si.ssi_signo));
+				return 0;
+			}
+		}
+	}
+}
+
+static void daemon_finish(struct daemon *d) {
+	server_destroy(d->server);     // waits for replaced servers to finish their requests
+	recorder_destroy(d->recorder); // before the lock is released: it covers every write
+	sampler_destroy(d->sampler);
+	live_destroy(d->live);
+	if (d->lock_fd >= 0) {
+		close(d->lock_fd);
+	}
+	demo_finish(&d->demo); // removes a temporary database and its lock file
+	notify_destroy(d->notify);
+	if (d->sfd >= 0) {
+		close(d->sfd);
+	}
+	if (d->tfd >= 0) {
+		close(d->tfd);
+	}
+	free(d->db_path);
+	if (d->cfg) {
+		config_finish(d->cfg);
+		free(d->cfg);
+	}
+}
+
+int main(int argc, char **argv) {
+	struct daemon d = {.lock_fd = -1, .sfd = -1, .tfd = -1};
+	log_init(LOG_LEVEL_INFO);
+	int rc = parse_args(argc, argv, &d.opt);
+	if (rc >= 0) {
+		return rc;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	// Block the signals before any thread exists, so they all arrive at the signalfd.
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d.offset_file = getenv("THERMLOG_TEST_CLOCK_OFFSET_FILE");
+	if (d.offset_file && !*d.offset_file) {
+		d.offset_file = NULL;
+	}
+	if (d.offset_file) {
+		log_warn("test hook: wall clock offset from %s", d.offset_file);
+	}
+	struct recorder_params params = {.boot_id = d.boot_id, .mono_ms = mono_ms};
+	const char *qmax = getenv("THERMLOG_TEST_QUEUE_MAX_BYTES");
+	if (qmax && *qmax) {
+		params.queue_max_bytes = (size_t)strtoull(qmax, NULL, 10);
+		log_warn("test hook: queue of unwritten cycles limited to %zu bytes",
+			 params.queue_max_bytes);
+	}
+	clock_boot_id("", d.boot_id);
+
+	int exit_code = 1;
+	int64_t now = floor_div(wall_ms(&d), 1000);
+	if (d.opt.demo) {
+		if (d.opt.check_config) {
+			fprintf(stderr,
+				"thermlogd: --check-config and --demo exclude each other\n");
+			return EXIT_USAGE;
+		}
+		rc = demo_setup(&d, now);
+		if (rc < 0) {
+			exit_code = rc == -EINVAL ? EXIT_USAGE : 1;
+			goto out;
+		}
+	} else {
+		d.cfg = load_config(&d.opt);
+		if (!d.cfg) {
+			exit_code = EXIT_USAGE;
+			goto out;
+		}
+		if (d.opt.check_config) {
+			printf("configuration OK\n");
+			exit_code = 0;
+			goto out;
+		}
+		d.db_path = xstrdup(d.cfg->database);
+	}
+
+	d.notify = notify_create();
+	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d.tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.sfd < 0 || d.tfd < 0) {
+		log_errno("could not create the signal and timer descriptors");
+		goto out;
+	}
+	if (lock_db(&d) < 0) {
+		goto out;
+	}
+	params.db_path = d.db_path;
+	if (d.opt.demo) {
+		params.before_read = demo_before_read;
+		params.ctx = &d.demo;
+	}
+	d.recorder = recorder_create(d.cfg, &params, now, mono_ms());
+	if (!d.recorder) {
+		goto out;
+	}
+	d.sampler = sampler_create(d.cfg);
+	if (!d.sampler) {
+		goto out;
+	}
+	d.live = live_create();
+	// Bind before the demo's backfill, so a port in use is reported at once.
+	d.server = server_create(d.cfg, d.live, d.db_path, activated_fd());
+	if (!d.server) {
+		goto out;
+	}
+	if (d.opt.demo) {
+		int64_t last_ts = recorder_last_ts(d.recorder);
+		if (demo_backfill(&d.demo, recorder_store(d.recorder), d.sampler, d.boot_id,
+				  d.cfg->retention_raw_s, now, &last_ts) < 0) {
+			log_error("demo: could not backfill the simulated history");
+			goto out;
+		}
+		recorder_set_last_ts(d.recorder, last_ts);
+	}
+	recorder_start(d.recorder, d.sampler, d.live, now);
+	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
+		 d.db_path, d.cfg->interval_ms, d.cfg->sysfs_root);
+
+	exit_code = run(&d);
+	notify_send(d.notify, "STOPPING=1");
+out:
+	daemon_finish(&d);
+	return exit_code;
+}
