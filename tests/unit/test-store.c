@@ -525,7 +525,7 @@ static void test_files(void) {
 	ok(h && fread(header, 1, sizeof(header), h) == sizeof(header), "read the header");
 	fclose(h);
 	ok(memcmp(header, "SQLite format 3", 16) == 0, "a SQLite file");
-	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 3,
+	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 4,
 	       "user_version is the number of migrations applied");
 	ok(memcmp(header + 68, "THLG", 4) == 0, "application_id marks it as thermlog's");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
@@ -562,7 +562,7 @@ static void test_files(void) {
 	is_int(info.unsynced_cycles, 1, "data kept across the migration");
 	store_close(store);
 	h = fopen(path, "rb");
-	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 3, "user_version 3 again");
+	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 4, "user_version 4 again");
 	fclose(h);
 
 	char *text = tmp_path("text.db");
