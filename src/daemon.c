@@ -59,7 +59,7 @@
 /* The sampling loop never waits longer for another connection's write lock (a long import):
  * a cycle that cannot get it is queued and written at the next cycle. */
 #define BUSY_TIMEOUT_MS 100
-#define DEMO_STATE_KEY    "demo.database" // marks a database the demo created
+#define DEMO_STATE_KEY  "demo.database" // marks a database the demo created
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
@@ -95,8 +95,9 @@ struct daemon {
 	struct sampler *sampler;
 	struct live *live;
 	struct http *http;
-	int listen_fd; // socket-activated, or -1; each http_create() gets a dup
-	int lock_fd;   // flock()ed PATH.lock: one daemon per database
+	int listen_fd;  // socket-activated, or -1; each http_create() gets a dup
+	int lock_fd;    // flock()ed PATH.lock: one daemon per database
+	int db_lock_fd; // the database file flock()ed too (its other names), or -1
 	struct capwatch *capwatch;
 	struct notify *notify;
 	struct sim *sim;
@@ -929,9 +930,15 @@ static struct config *demo_config(const struct options *opt, const char *root) {
 enum db_kind { DB_ABSENT, DB_EMPTY, DB_SQLITE, DB_FOREIGN };
 
 static enum db_kind db_kind(const char *path) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	// O_NONBLOCK: a FIFO would wait for a writer, with SIGTERM blocked
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		return errno == ENOENT ? DB_ABSENT : DB_SQLITE; // let SQLite report the reason
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(fd);
+		return DB_FOREIGN;
 	}
 	char head[16];
 	ssize_t n = read(fd, head, sizeof(head));
@@ -1015,6 +1022,31 @@ static int lock_db(struct daemon *d) {
 			rc = -EBUSY;
 		} else {
 			log_error("could not lock %s: %s", lock, strerror(errno));
+		}
+		goto out;
+	}
+	// A symlink or hard link names the same file with another PATH.lock: lock the file too
+	// (flock, which SQLite's fcntl locks ignore). Closing it would drop SQLite's locks, so
+	// it stays open until the store is closed. Created empty when missing (SQLite takes an
+	// empty file as a new database), so the first daemon holds it too. O_NONBLOCK: a FIFO
+	// must not hang the start.
+	d->db_lock_fd =
+		open(d->db_path, O_RDONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	struct stat st;
+	if (d->db_lock_fd >= 0 && (fstat(d->db_lock_fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(d->db_lock_fd);
+		d->db_lock_fd = -1;
+	}
+	if (d->db_lock_fd >= 0 && flock(d->db_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (rc == -EBUSY) {
+			log_error(
+				"the database %s is already in use by another thermlogd through "
+				"another name (a symlink or hard link to the same file): refusing "
+				"to start a second one",
+				d->db_path);
+		} else {
+			log_error("could not lock %s: %s", d->db_path, strerror(-rc));
 		}
 		goto out;
 	}
@@ -1680,6 +1712,9 @@ static void daemon_finish(struct daemon *d) {
 	if (d->db_is_temp) {
 		remove_temp_db(d->db_path);
 	}
+	if (d->db_lock_fd >= 0) {
+		close(d->db_lock_fd);
+	}
 	if (d->lock_fd >= 0) {
 		close(d->lock_fd); // after the store is closed: the lock covers every write
 	}
@@ -1702,7 +1737,7 @@ static void daemon_finish(struct daemon *d) {
 }
 
 int main(int argc, char **argv) {
-	struct daemon d = {.listen_fd = -1, .lock_fd = -1, .sfd = -1, .tfd = -1};
+	struct daemon d = {.listen_fd = -1, .lock_fd = -1, .db_lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
 	int rc = parse_args(argc, argv, &d.opt);
 	if (rc >= 0) {

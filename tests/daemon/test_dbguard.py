@@ -61,6 +61,18 @@ def run(tap):
                    not glob.glob(db + ".corrupt*") and not glob.glob(db + "-*"),
                    "%s: left untouched where it was" % name)
 
+        # A FIFO at the path: refused at once (opening it for reading would wait for a writer
+        # with SIGTERM blocked, so the daemon hung at start and could only be killed).
+        db = os.path.join(wd, "fifo.db")
+        os.mkfifo(db)
+        d = daemon(db, "fifo")
+        rc = d.wait_exit(10)
+        if rc is None:
+            d.kill9()
+        log = d.log_text()
+        tap.ok(rc == 1 and "not an SQLite database" in log,
+               "a FIFO as the database: refused (exit %r)" % rc, log)
+
         # A corrupt thermlog database is moved aside; a second one in the same second too,
         # without overwriting the first.
         db = os.path.join(wd, "t.db")
@@ -102,6 +114,17 @@ def run(tap):
         tap.ok(rc == 1, "a second daemon on the same database: exit 1 (got %r)" % rc, log)
         tap.ok("already in use" in log and "pid %d" % first.proc.pid in log,
                "with a message naming the running daemon", log)
+        # The same file by another name (a symlink, a hard link) is the same database.
+        os.symlink(db, os.path.join(wd, "shared-link.db"))
+        os.link(db, os.path.join(wd, "shared-hard.db"))
+        for alias in ("shared-link.db", "shared-hard.db"):
+            other = daemon(os.path.join(wd, alias), alias)
+            rc = other.wait_exit(10)
+            if rc is None:
+                other.stop()
+            log = other.log_text()
+            tap.ok(rc == 1 and "already in use" in log,
+                   "a second daemon through %s: refused (exit %r)" % (alias, rc), log)
         n = len(cycles(db))
         wait_cycles(db, n + 2, 20, first)
         tap.ok(first.alive() and len(cycles(db)) >= n + 2, "the first keeps sampling")
