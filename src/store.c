@@ -1167,6 +1167,8 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 					  : SQLITE_OPEN_READONLY;
 	int err;
 	char *uri = mode == STORE_MODE_READ ? reader_uri(path) : NULL;
+	char *shm = xasprintf("%s-shm", path);
+	bool had_shm = access(shm, F_OK) == 0;
 	int rc = sqlite3_open_v2(uri ? uri : path, &store->db, flags, NULL);
 	free(uri);
 	if (rc != SQLITE_OK) {
@@ -1174,6 +1176,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		goto err_db;
 	}
 	sqlite3_extended_result_codes(store->db, 1);
+	// Until the file proves to be ours, closing must not checkpoint (and delete) the WAL
+	// another program left beside its database.
+	sqlite3_db_config(store->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	if (mode == STORE_MODE_WRITE && sqlite3_db_readonly(store->db, "main") == 1) {
 		// SQLite fell back to read-only: say whether the file or its file system refused.
 		err = access(path, W_OK) < 0 && errno == EACCES ? -EACCES : -EROFS;
@@ -1194,6 +1199,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		if (err == 0) {
 			err = check_identity(store, version);
 		}
+		if (err == 0) {
+			sqlite3_db_config(store->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+		}
 		if (err == 0 && version > 0) {
 			err = quick_check(store);
 		}
@@ -1206,6 +1214,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		goto err_db;
 	}
 	if (mode == STORE_MODE_READ) {
+		free(shm);
 		*out = store;
 		return 0;
 	}
@@ -1229,10 +1238,15 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	if (err < 0) {
 		goto err_db;
 	}
+	free(shm);
 	*out = store;
 	return 0;
 err_db:
 	store_close(store);
+	if ((err == -EMEDIUMTYPE || err == -ENOTSUP) && !had_shm) {
+		unlink(shm); // only the index of the WAL we read: the file is left as we found it
+	}
+	free(shm);
 	return err;
 }
 

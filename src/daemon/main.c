@@ -50,7 +50,8 @@ struct daemon {
 	struct sampler *sampler;
 	struct live *live;
 	struct server *server;
-	int lock_fd; // flock()ed PATH.lock: one daemon per database
+	int lock_fd;    // flock()ed PATH.lock: one daemon per database
+	int db_lock_fd; // the database file flock()ed too (its other names), or -1
 	struct notify *notify;
 	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
@@ -246,6 +247,30 @@ static int lock_db(struct daemon *d) {
 			rc = -EBUSY;
 		} else {
 			log_error("could not lock %s: %s", lock, strerror(errno));
+		}
+		goto out;
+	}
+	// A symlink or hard link names the same file with another PATH.lock: lock the file too
+	// (flock, which SQLite's fcntl locks ignore). Closing it would drop SQLite's locks, so
+	// it stays open until the store is closed. Created empty when missing (SQLite takes an
+	// empty file as a new database), so the first daemon holds it too. O_NONBLOCK: a FIFO
+	// must not hang the start.
+	d->db_lock_fd =
+		open(d->db_path, O_RDONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	struct stat st;
+	if (d->db_lock_fd >= 0 && (fstat(d->db_lock_fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(d->db_lock_fd);
+		d->db_lock_fd = -1;
+	}
+	if (d->db_lock_fd >= 0 && flock(d->db_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (rc == -EBUSY) {
+			log_error("the database %s is already in use by another thermlogd through "
+				  "another name (a symlink or hard link to the same file): refusing "
+				  "to start a second one",
+				  d->db_path);
+		} else {
+			log_error("could not lock %s: %s", d->db_path, strerror(-rc));
 		}
 		goto out;
 	}
@@ -559,6 +584,9 @@ static void daemon_finish(struct daemon *d) {
 	recorder_destroy(d->recorder); // before the lock is released: it covers every write
 	sampler_destroy(d->sampler);
 	live_destroy(d->live);
+	if (d->db_lock_fd >= 0) {
+		close(d->db_lock_fd);
+	}
 	if (d->lock_fd >= 0) {
 		close(d->lock_fd);
 	}
@@ -578,7 +606,7 @@ static void daemon_finish(struct daemon *d) {
 }
 
 int main(int argc, char **argv) {
-	struct daemon d = {.lock_fd = -1, .sfd = -1, .tfd = -1};
+	struct daemon d = {.lock_fd = -1, .db_lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
 	int rc = parse_args(argc, argv, &d.opt);
 	if (rc >= 0) {

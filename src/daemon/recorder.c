@@ -291,9 +291,15 @@ static void maintain(struct recorder *r, int64_t ts, bool trusted) {
 enum db_kind { DB_ABSENT, DB_EMPTY, DB_SQLITE, DB_FOREIGN };
 
 static enum db_kind db_kind(const char *path) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	// O_NONBLOCK: a FIFO would wait for a writer, with SIGTERM blocked
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		return errno == ENOENT ? DB_ABSENT : DB_SQLITE; // let SQLite report the reason
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		close(fd);
+		return DB_FOREIGN;
 	}
 	char head[16];
 	ssize_t n = read(fd, head, sizeof(head));

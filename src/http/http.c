@@ -624,6 +624,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	// The one request with a body we read: the dashboard's sign-in form.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
+	if (first && login && body_too_large(conn)) {
+		// Else it is read up to BODY_MAX and the connection closed without an answer.
+		st->answered = true;
+		return queue_status(conn, 413, "the sign-in form is larger than 4 KiB");
+	}
 	if (first) {
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other

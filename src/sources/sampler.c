@@ -254,7 +254,7 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 	}
 	for (size_t i = 0; i < s->list.n; i++) {
 		struct sensor *sen = &s->list.sensors[i];
-		double v = 0;
+		double v = NAN; // a failed read has no value: its -ERANGE is not a plausibility one
 		int err = sen->ops->read(&s->ctx, sen, &v);
 		if (err == 0) {
 			v = v * sen->cal_gain + sen->cal_offset;

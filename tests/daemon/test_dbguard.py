@@ -61,6 +61,44 @@ def run(tap):
                    not glob.glob(db + ".corrupt*") and not glob.glob(db + "-*"),
                    "%s: left untouched where it was" % name)
 
+        # Another program's database with its WAL left behind (it crashed, or was copied while
+        # open): refused without checkpointing that WAL into it or deleting it.
+        src = os.path.join(wd, "other-wal-src.db")
+        con = sqlite3.connect(src)
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
+        con.execute("INSERT INTO contacts VALUES ('a', '1')")
+        con.commit()
+        db = os.path.join(wd, "other-wal.db")
+        with open(db, "wb") as f:
+            f.write(file_bytes(src))
+        with open(db + "-wal", "wb") as f:
+            f.write(file_bytes(src + "-wal"))
+        con.close()
+        before = (file_bytes(db), file_bytes(db + "-wal"))
+        d = daemon(db, "other-wal")
+        rc = d.wait_exit(30)
+        log = d.log_text()
+        tap.ok(rc == 1 and "not a thermlog database" in log,
+               "another program's database with a WAL: refused (exit %r)" % rc, log)
+        tap.ok(os.path.exists(db + "-wal") and
+               (file_bytes(db), file_bytes(db + "-wal")) == before and
+               not os.path.exists(db + "-shm"),
+               "its file and WAL left untouched, no -shm left behind",
+               sorted(os.path.basename(p) for p in glob.glob(db + "*")))
+
+        # A FIFO at the path: refused at once (opening it for reading would wait for a writer
+        # with SIGTERM blocked, so the daemon hung at start and could only be killed).
+        db = os.path.join(wd, "fifo.db")
+        os.mkfifo(db)
+        d = daemon(db, "fifo")
+        rc = d.wait_exit(10)
+        if rc is None:
+            d.kill9()
+        log = d.log_text()
+        tap.ok(rc == 1 and "not an SQLite database" in log,
+               "a FIFO as the database: refused (exit %r)" % rc, log)
+
         # A corrupt thermlog database is moved aside; a second one in the same second too,
         # without overwriting the first.
         db = os.path.join(wd, "t.db")
@@ -102,6 +140,17 @@ def run(tap):
         tap.ok(rc == 1, "a second daemon on the same database: exit 1 (got %r)" % rc, log)
         tap.ok("already in use" in log and "pid %d" % first.proc.pid in log,
                "with a message naming the running daemon", log)
+        # The same file by another name (a symlink, a hard link) is the same database.
+        os.symlink(db, os.path.join(wd, "shared-link.db"))
+        os.link(db, os.path.join(wd, "shared-hard.db"))
+        for alias in ("shared-link.db", "shared-hard.db"):
+            other = daemon(os.path.join(wd, alias), alias)
+            rc = other.wait_exit(10)
+            if rc is None:
+                other.stop()
+            log = other.log_text()
+            tap.ok(rc == 1 and "already in use" in log,
+                   "a second daemon through %s: refused (exit %r)" % (alias, rc), log)
         n = len(cycles(db))
         wait_cycles(db, n + 2, 20, first)
         tap.ok(first.alive() and len(cycles(db)) >= n + 2, "the first keeps sampling")

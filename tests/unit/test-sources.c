@@ -607,6 +607,9 @@ static void test_implausible(void) {
 	put(root, "devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "-5\n");
 	put(root, "devices/platform/feb00000.spi/spi_master/spi0/spi0.0/iio:device1/in_temp_scale",
 	    "inf\n");
+	// Beyond int64: the parser's -ERANGE has no value to show (it was logged as "0 hertz").
+	put(root, "devices/platform/fb000000.gpu/devfreq/fb000000.gpu/cur_freq",
+	    "18446744073709551615\n");
 
 	fflush(stderr);
 	FILE *capture = tmpfile();
@@ -656,6 +659,10 @@ static void test_implausible(void) {
 	       1, "the implausible frequency too");
 	is_int(count_lines(text, "thermal/bigcore0-thermal readable again"), 1,
 	       "and the recovery once");
+	ok(strstr(text, "warning: could not read class/devfreq/fb000000.gpu/cur_freq: "
+			"Numerical result out of range") != NULL &&
+		   strstr(text, " 0 hertz") == NULL,
+	   "a frequency beyond int64 is named as out of range, not as 0 Hz");
 	ok(strstr(text, "in_temp_scale: not a finite number") != NULL,
 	   "the inf scale is named in the log");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
