@@ -261,16 +261,38 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 	return rc;
 }
 
+/* Columns of 12: the header and five figures fit 100 columns with two extra percentiles. */
 static void print_summary_row(const char *name, const struct runstats_summary *s, int digits,
 			      const struct runs_args *a) {
 	if (s->n == 0) {
 		printf("  %-14s %5s  (no ok run has it)\n", name, "0");
 		return;
 	}
-	printf("  %-14s %5zu %14.*f %14.*f %14.*f %14.*f", name, s->n, digits, s->p50, digits,
+	printf("  %-14s %5zu %12.*f %12.*f %12.*f %12.*f", name, s->n, digits, s->p50, digits,
 	       s->p95, digits, s->max, digits, s->mean);
 	for (size_t k = 0; k < a->n_percentiles; k++) {
-		printf("  p%g %.*f", a->percentiles[k], digits, s->percentiles[k]);
+		printf(" %12.*f", digits, s->percentiles[k]);
+	}
+	printf("\n");
+}
+
+/* Prints @text indented by two, broken after "; " where a line would pass 100 columns. */
+static void print_wrapped(const char *text) {
+	size_t col = 2;
+	printf("  ");
+	while (*text) {
+		const char *semi = strstr(text, "; ");
+		size_t len = semi ? (size_t)(semi - text) + 1 : strlen(text);
+		if (col > 2 && col + 1 + len > 100) {
+			printf("\n   ");
+			col = 3;
+		} else if (col > 2) {
+			printf(" ");
+			col++;
+		}
+		printf("%.*s", (int)len, text);
+		col += len;
+		text += semi ? len + 1 : len;
 	}
 	printf("\n");
 }
@@ -321,9 +343,16 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		const struct runstats_label *l = &r.labels[i];
 		buf_clear(&out);
 		runs_stats_summary_line(l, a.over_s, &out);
-		printf("%s%s\n  %s\n", i ? "\n" : "", l->label, out.data ? out.data : "");
-		printf("  %-14s %5s %14s %14s %14s %14s\n", "ok runs", "n", "p50", "p95", "max",
+		printf("%s%s\n", i ? "\n" : "", l->label);
+		print_wrapped(out.data ? out.data : "");
+		printf("  %-14s %5s %12s %12s %12s %12s", "ok runs", "n", "p50", "p95", "max",
 		       "mean");
+		for (size_t k = 0; k < a.n_percentiles; k++) {
+			char head[40];
+			snprintf(head, sizeof(head), "p%g", a.percentiles[k]);
+			printf(" %12s", head);
+		}
+		printf("\n");
 		print_summary_row("duration_s", &l->duration_s, 3, &a);
 		print_summary_row("energy_j", &l->energy_j, 3, &a);
 		print_summary_row("temp_max_c", &l->temp_max_c, 3, &a);
