@@ -440,15 +440,17 @@ static void print_ratio(const char *name, const struct runstats_compare *r, bool
 		printf("  %-10s no ratio (a board has no ok run with it)\n", name);
 		return;
 	}
-	printf("  %-10s median %.3f %s here, %.3f %s there: ratio %.4f, 95 %% CI %.4f .. %.4f\n",
-	       name, r->median_a, unit, r->median_b, unit, r->ratio, r->ci_low, r->ci_high);
+	printf("  %-8s ratio %.4f (95 %% CI %.4f .. %.4f): median %.3f %s there, %.3f %s here\n",
+	       name, r->ratio, r->ci_low, r->ci_high, r->median_b, unit, r->median_a, unit);
 }
 
 static void print_side(const char *name, const struct runstats_label *l) {
-	printf("  %-10s %5zu runs, %5zu ok; duration p50 %.3f s, p95 %.3f s", name, l->count,
-	       l->by_status[RUN_STATUS_OK], l->duration_s.p50, l->duration_s.p95);
+	printf("  %-10s %6zu %6zu %12.3f %12.3f", name, l->count, l->by_status[RUN_STATUS_OK],
+	       l->duration_s.p50, l->duration_s.p95);
 	if (l->energy_j.n > 0) {
-		printf("; energy p50 %.1f J, p95 %.1f J", l->energy_j.p50, l->energy_j.p95);
+		printf(" %14.3f %14.3f", l->energy_j.p50, l->energy_j.p95);
+	} else {
+		printf(" %14s %14s", "-", "-");
 	}
 	printf("\n");
 }
@@ -504,6 +506,8 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		buf_finish(&out);
 	} else {
 		printf("%s: this board against %s\n", c.label, other_path);
+		printf("  %-10s %6s %6s %12s %12s %14s %14s\n", "", "runs", "ok", "p50 s", "p95 s",
+		       "energy p50 J", "energy p95 J");
 		print_side("here", c.a);
 		print_side("there", c.b);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
