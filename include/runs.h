@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "runstats.h"
+#include "runsummary.h"
 #include "store.h"
 
 /**
@@ -121,6 +122,15 @@ struct runs_import_result {
 int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
 		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
 		struct buf *errors);
+
+/**
+ * The per-label summary /metrics exports: the @max_labels labels with the most runs (ties by
+ * name) one by one, every other label (and one named "other") summed under "other"; sorted
+ * by label. One scan of the runs table: the daemon calls it once per cycle, never per scrape.
+ * Free *out with runs_summary_free(). 0 or a negative errno.
+ */
+int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n);
+void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NULL
 
 /** Formats ms since epoch as ISO 8601 UTC, with ".mmm" when not a whole second. */
 void runs_format_time(int64_t ms, struct buf *out);

@@ -914,3 +914,138 @@ out:
 	jobcsv_finish(&log);
 	return rc;
 }
+
+/* --- metrics summary ---------------------------------------------------------------------- */
+
+struct summary_acc {
+	struct runsummary_label *labels; // sorted by label
+	size_t n, cap;
+};
+
+static int cmp_summary_label(const void *a, const void *b) {
+	return strcmp(((const struct runsummary_label *)a)->label,
+		      ((const struct runsummary_label *)b)->label);
+}
+
+static void summary_add(struct runsummary_label *l, const struct store_run *run) {
+	static const double bounds[RUNSUMMARY_BUCKETS] = RUNSUMMARY_BUCKET_BOUNDS_S;
+	if (!run->ended) {
+		l->running++;
+		return;
+	}
+	if (isfinite(run->energy_j)) {
+		l->energy_j_total += run->energy_j;
+	}
+	if (strcmp(run->status, "ok") == 0) {
+		l->ok++;
+		double d = (double)(run->end_ms - run->start_ms) / 1000.0;
+		l->duration_count++;
+		l->duration_sum_s += d;
+		for (size_t b = 0; b < RUNSUMMARY_BUCKETS; b++) {
+			if (d <= bounds[b]) {
+				l->duration_bucket[b]++;
+				break;
+			}
+		}
+	} else if (strcmp(run->status, "failed") == 0) {
+		l->failed++;
+	} else if (strcmp(run->status, "signaled") == 0) {
+		l->signaled++;
+	} else if (strcmp(run->status, "timeout") == 0) {
+		l->timeout++;
+	} else if (strcmp(run->status, "lost") == 0) {
+		l->lost++;
+	}
+}
+
+static int summary_collect(void *ctx, const struct store_run *run) {
+	struct summary_acc *acc = ctx;
+	struct runsummary_label key = {.label = (char *)run->label};
+	struct runsummary_label *l =
+		bsearch(&key, acc->labels, acc->n, sizeof(key), cmp_summary_label);
+	if (!l) {
+		size_t at = 0;
+		while (at < acc->n && strcmp(acc->labels[at].label, run->label) < 0) {
+			at++;
+		}
+		acc->labels = xgrow(acc->labels, &acc->cap, acc->n + 1, sizeof(*acc->labels));
+		memmove(&acc->labels[at + 1], &acc->labels[at],
+			(acc->n - at) * sizeof(*acc->labels));
+		acc->labels[at] = (struct runsummary_label){.label = xstrdup(run->label)};
+		acc->n++;
+		l = &acc->labels[at];
+	}
+	summary_add(l, run);
+	return 0;
+}
+
+static uint64_t summary_total(const struct runsummary_label *l) {
+	return l->ok + l->failed + l->signaled + l->timeout + l->lost + l->running;
+}
+
+/* Most runs first, then by label, so the labels exported are the busiest and stay stable. */
+static int cmp_summary_busy(const void *a, const void *b) {
+	const struct runsummary_label *x = a, *y = b;
+	uint64_t nx = summary_total(x), ny = summary_total(y);
+	if (nx != ny) {
+		return nx > ny ? -1 : 1;
+	}
+	return strcmp(x->label, y->label);
+}
+
+static void summary_merge(struct runsummary_label *into, const struct runsummary_label *l) {
+	into->ok += l->ok;
+	into->failed += l->failed;
+	into->signaled += l->signaled;
+	into->timeout += l->timeout;
+	into->lost += l->lost;
+	into->running += l->running;
+	for (size_t b = 0; b < RUNSUMMARY_BUCKETS; b++) {
+		into->duration_bucket[b] += l->duration_bucket[b];
+	}
+	into->duration_count += l->duration_count;
+	into->duration_sum_s += l->duration_sum_s;
+	into->energy_j_total += l->energy_j_total;
+}
+
+int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n) {
+	struct summary_acc acc = {0};
+	*out = NULL;
+	*n = 0;
+	int rc = store_runs_scan(store, NULL, summary_collect, &acc);
+	if (rc < 0) {
+		runs_summary_free(acc.labels, acc.n);
+		return rc;
+	}
+	// A stored label "other" joins the folded ones: one series per name.
+	struct runsummary_label other = {0};
+	bool any_other = false;
+	size_t kept = 0;
+	qsort(acc.labels, acc.n, sizeof(*acc.labels), cmp_summary_busy);
+	for (size_t i = 0; i < acc.n; i++) {
+		struct runsummary_label *l = &acc.labels[i];
+		if (kept < max_labels && strcmp(l->label, RUNSUMMARY_OTHER) != 0) {
+			acc.labels[kept++] = *l;
+			continue;
+		}
+		summary_merge(&other, l);
+		any_other = true;
+		free(l->label);
+	}
+	if (any_other) {
+		acc.labels = xgrow(acc.labels, &acc.cap, kept + 1, sizeof(*acc.labels));
+		other.label = xstrdup(RUNSUMMARY_OTHER);
+		acc.labels[kept++] = other;
+	}
+	qsort(acc.labels, kept, sizeof(*acc.labels), cmp_summary_label);
+	*out = acc.labels;
+	*n = kept;
+	return 0;
+}
+
+void runs_summary_free(struct runsummary_label *labels, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(labels[i].label);
+	}
+	free(labels);
+}
