@@ -276,23 +276,29 @@ static void print_summary_row(const char *name, const struct runstats_summary *s
 	printf("\n");
 }
 
-/* Prints @text indented by two, broken after "; " where a line would pass 100 columns. */
+/* Prints @text indented by two, broken after ", " or "; " where a line would pass 100 columns. */
 static void print_wrapped(const char *text) {
 	size_t col = 2;
 	printf("  ");
 	while (*text) {
-		const char *semi = strstr(text, "; ");
-		size_t len = semi ? (size_t)(semi - text) + 1 : strlen(text);
+		// The next piece: up to and including the next ',' or ';' followed by a space.
+		size_t len = 0;
+		while (text[len] &&
+		       !((text[len] == ',' || text[len] == ';') && text[len + 1] == ' ')) {
+			len++;
+		}
+		len += text[len] ? 1 : 0;
 		if (col > 2 && col + 1 + len > 100) {
-			printf("\n   ");
-			col = 3;
+			printf("\n  ");
+			col = 2;
 		} else if (col > 2) {
 			printf(" ");
 			col++;
 		}
 		printf("%.*s", (int)len, text);
 		col += len;
-		text += semi ? len + 1 : len;
+		text += len;
+		text += *text == ' ' ? 1 : 0;
 	}
 	printf("\n");
 }
