@@ -153,6 +153,43 @@ def run(tap):
         m = show["figures"]["temp_max_c"]
         tap.ok("minute samples" in m["method"] and m["samples"] == 20,
                "the method is named with the samples it used", json.dumps(m))
+        # Fast samples (written by the daemon during live runs; put in with SQL here): the
+        # run's 5-second samples, the NPU peaking at the 40th of 120.
+        def varint(v):
+            out = bytearray()
+            while True:
+                b = v & 0x7F
+                v >>= 7
+                out.append(b | (0x80 if v else 0))
+                if not v:
+                    return bytes(out)
+
+        def zigzag(q):
+            return (q << 1) ^ (q >> 63)
+        c = sqlite3.connect(db2)
+        ids = dict(c.execute("SELECT key, id FROM channels"))
+        npu, soc = ids["thermal/npu"], ids["thermal/soc"]
+        start_ms = (t0 + 600) * 1000 + 500
+        for i in range(130):  # 10 past the end: not the run's
+            npu_q = 60000 + (20000 if i == 40 else i * 10) + (30000 if i > 121 else 0)
+            pairs = sorted([(npu, npu_q), (soc, 50000 + i)])
+            blob, prev = b"", 0
+            for cid, q in pairs:
+                blob += varint(cid - prev) + varint(zigzag(q))
+                prev = cid
+            c.execute("INSERT INTO run_samples VALUES (?, ?)", (start_ms + 5000 * i, blob))
+        c.commit()
+        c.close()
+        show = json.loads(tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout)["run"]
+        pk = show["peak"]
+        tap.ok(show["fast_samples"] == 120, "runs show counts the run's fast samples (120)",
+               json.dumps(show)[:800])
+        tap.ok(pk["channel"] == "thermal/npu" and pk["value"] == 80.0 and
+               pk["time"] == "2026-10-01T00:13:20.500Z",
+               "the peak: the hottest fast sample of any temperature channel", json.dumps(pk))
+        tap.ok(len(pk["samples"]) == 13 and pk["samples"][6]["time"] == pk["time"] and
+               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034},
+               "with six samples on each side, every channel's value", json.dumps(pk)[:800])
         stats_after = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
         tap.ok(stats_before.stdout == stats_after.stdout and stats_after.returncode == 0,
                "runs change nothing `thermlog stats` answers about the window")
