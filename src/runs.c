@@ -962,7 +962,7 @@ static int summary_collect(void *ctx, const struct store_run *run) {
 	struct summary_acc *acc = ctx;
 	struct runsummary_label key = {.label = (char *)run->label};
 	struct runsummary_label *l =
-		bsearch(&key, acc->labels, acc->n, sizeof(key), cmp_summary_label);
+		acc->n ? bsearch(&key, acc->labels, acc->n, sizeof(key), cmp_summary_label) : NULL;
 	if (!l) {
 		size_t at = 0;
 		while (at < acc->n && strcmp(acc->labels[at].label, run->label) < 0) {
@@ -1021,6 +1021,9 @@ int runs_summary(struct store *store, size_t max_labels, struct runsummary_label
 	struct runsummary_label other = {0};
 	bool any_other = false;
 	size_t kept = 0;
+	if (acc.n == 0) {
+		return 0; // no runs: no series (qsort must not see the NULL array)
+	}
 	qsort(acc.labels, acc.n, sizeof(*acc.labels), cmp_summary_busy);
 	for (size_t i = 0; i < acc.n; i++) {
 		struct runsummary_label *l = &acc.labels[i];
