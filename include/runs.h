@@ -115,7 +115,8 @@ struct runs_import_result {
  * @now_ms are bad, like those jobcsv_parse() refuses; each bad row adds "NAME:LINE: problem"
  * to @errors and nothing is imported unless @skip_bad. A run already imported (same label and
  * start) is left as it is. A run without temp_max_c gets the highest stored minute sample of a
- * temperature channel within its window, its method named in the run's figures. Returns 0,
+ * temperature channel within its window, and figures.memory the lowest meminfo/available and
+ * highest meminfo/swap_used there, each with its method named in the run's figures. Returns 0,
  * -EBADMSG when bad rows stopped the import, -EINVAL for a file that is no job log, or a
  * negative errno of the store.
  */

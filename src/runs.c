@@ -750,25 +750,59 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 
 /* --- import ------------------------------------------------------------------------------- */
 
-/* The hottest stored minute sample of any temperature channel in a run's window. */
-struct temp_scan {
+/* What the stored minute samples say about a run's window: heat and memory. */
+struct window_scan {
 	const struct channel_index *ci;
-	double max_c;
-	size_t n;
+	double temp_max_c;
+	size_t n_temp;
+	double available_min, swap_used_max; // bytes
+	size_t n_available, n_swap;
 };
 
-static int temp_max(void *ctx, const struct store_sample *s) {
-	struct temp_scan *t = ctx;
-	const struct store_channel *c = channel_by_id(t->ci, s->channel_id);
+/* The meminfo source's channels (src/sources/meminfo.c) a run's memory figures come from. */
+#define KEY_AVAILABLE "meminfo/available"
+#define KEY_SWAP_USED "meminfo/swap_used"
+
+static bool joined_channel(const struct store_channel *c) {
+	return c->ch.kind == CHANNEL_KIND_TEMPERATURE || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
+	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
+}
+
+static int window_add(void *ctx, const struct store_sample *s) {
+	struct window_scan *w = ctx;
+	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	double v = (double)s->q * c->ch.resolution;
-	if (t->n++ == 0 || v > t->max_c) {
-		t->max_c = v;
+	if (c->ch.kind == CHANNEL_KIND_TEMPERATURE) {
+		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
+	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
+		w->available_min =
+			w->n_available++ == 0 || v < w->available_min ? v : w->available_min;
+	} else if (strcmp(c->ch.key, KEY_SWAP_USED) == 0) {
+		w->swap_used_max = w->n_swap++ == 0 || v > w->swap_used_max ? v : w->swap_used_max;
 	}
 	return 0;
 }
 
+static void write_memory(struct json *j, const struct window_scan *w) {
+	if (w->n_available == 0 && w->n_swap == 0) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "available_min_bytes");
+	json_double(j, w->n_available ? w->available_min : NAN);
+	json_key(j, "swap_used_max_bytes");
+	json_double(j, w->n_swap ? w->swap_used_max : NAN);
+	json_key(j, "method");
+	json_string(j, "min of " KEY_AVAILABLE " and max of " KEY_SWAP_USED
+		       " over the stored minute samples in the run's window");
+	json_key(j, "samples");
+	json_int(j, (int64_t)(w->n_available > w->n_swap ? w->n_available : w->n_swap));
+	json_object_end(j);
+}
+
 static int import_row(struct store *store, const struct jobcsv_row *row,
-		      const struct channel_index *ci, const int64_t *temp_ids, size_t n_temp,
+		      const struct channel_index *ci, const int64_t *ids, size_t n_ids,
 		      struct runs_import_result *res) {
 	struct buf key, figures;
 	buf_init(&key);
@@ -786,30 +820,28 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 		.rss_max_bytes = row->rss_max_bytes,
 		.import_key = key.data,
 	};
+	// Minute samples stamped within [start, end] (whole seconds inside the window).
+	struct window_scan w = {.ci = ci};
+	int rc = 0;
+	if (n_ids > 0) {
+		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
+		rc = store_scan_samples(store, from, to, ids, n_ids, false, window_add, &w);
+	}
 	struct json j;
 	json_init(&j, &figures, false);
 	json_object_begin(&j);
 	json_key(&j, "temp_max_c");
 	json_object_begin(&j);
 	json_key(&j, "method");
-	int rc = 0;
 	if (isfinite(row->temp_max_c)) {
 		json_string(&j, "job log");
-	} else if (n_temp > 0) {
-		// Minute samples stamped within [start, end] (whole seconds inside the window).
-		struct temp_scan t = {.ci = ci};
-		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
-		rc = store_scan_samples(store, from, to, temp_ids, n_temp, false, temp_max, &t);
-		if (rc == 0 && t.n > 0) {
-			run.temp_max_c = t.max_c;
-			res->temp_from_samples++;
-			json_string(&j, "max of the stored minute samples of every temperature "
-					"channel in the run's window");
-			json_key(&j, "samples");
-			json_int(&j, (int64_t)t.n);
-		} else {
-			json_null(&j);
-		}
+	} else if (w.n_temp > 0) {
+		run.temp_max_c = w.temp_max_c;
+		res->temp_from_samples++;
+		json_string(&j, "max of the stored minute samples of every temperature channel in "
+				"the run's window");
+		json_key(&j, "samples");
+		json_int(&j, (int64_t)w.n_temp);
 	} else {
 		json_null(&j);
 	}
@@ -819,6 +851,8 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 	json_key(&j, "method");
 	json_string(&j, isfinite(row->energy_j) ? "job log" : NULL);
 	json_object_end(&j);
+	json_key(&j, "memory");
+	write_memory(&j, &w);
 	json_key(&j, "source");
 	json_string(&j, "job log");
 	json_key(&j, "line");
@@ -847,7 +881,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 	*result = (struct runs_import_result){0};
 	struct jobcsv log = {0};
 	struct channel_index ci = {0};
-	int64_t *temp_ids = NULL;
+	int64_t *ids = NULL;
 	int rc = jobcsv_parse(in, name, default_label, &log, errors);
 	if (rc == -EINVAL) {
 		goto out;
@@ -882,18 +916,18 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
 		goto out;
 	}
-	temp_ids = xcalloc(ci.n + 1, sizeof(*temp_ids));
-	size_t n_temp = 0;
+	ids = xcalloc(ci.n + 1, sizeof(*ids));
+	size_t n_ids = 0;
 	for (size_t i = 0; i < ci.n; i++) {
-		if (ci.list[i].ch.kind == CHANNEL_KIND_TEMPERATURE) {
-			temp_ids[n_temp++] = ci.list[i].id;
+		if (joined_channel(&ci.list[i])) {
+			ids[n_ids++] = ci.list[i].id;
 		}
 	}
 	if ((rc = store_begin(store)) < 0) {
 		goto out;
 	}
 	for (size_t i = 0; i < log.n && rc == 0; i++) {
-		rc = import_row(store, &log.rows[i], &ci, temp_ids, n_temp, result);
+		rc = import_row(store, &log.rows[i], &ci, ids, n_ids, result);
 		if (rc < 0) {
 			buf_printf(errors, "%s:%lu: could not store the run: %s\n", name,
 				   log.rows[i].line, strerror(-rc));
@@ -909,7 +943,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 		result->unchanged = 0;
 	}
 out:
-	free(temp_ids);
+	free(ids);
 	store_channels_free(ci.list, ci.n);
 	jobcsv_finish(&log);
 	return rc;

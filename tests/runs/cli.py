@@ -131,6 +131,8 @@ def run(tap):
             for i in range(60):
                 f.write("%d,thermal/soc,%.3f,celsius\n" % (t0 + 60 * i, 40 + i * 0.5))
                 f.write("%d,thermal/npu,%.3f,celsius\n" % (t0 + 60 * i, 45 + (i % 7)))
+                f.write("%d,meminfo/available,%d,bytes\n" % (t0 + 60 * i, 3000000000 - i * 10**6))
+                f.write("%d,meminfo/swap_used,%d,bytes\n" % (t0 + 60 * i, 10**8 + i * 10**6))
         p = tl(db2, "import", hist)
         tap.ok(p.returncode == 0, "minute history imported", p.stderr)
         stats_before = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
@@ -153,6 +155,11 @@ def run(tap):
         m = show["figures"]["temp_max_c"]
         tap.ok("minute samples" in m["method"] and m["samples"] == 20,
                "the method is named with the samples it used", json.dumps(m))
+        mem = show["figures"]["memory"]
+        tap.ok(mem["available_min_bytes"] == 2980000000 and mem["swap_used_max_bytes"] == 120000000
+               and mem["samples"] == 10 and "minute samples" in mem["method"],
+               "minimum available memory and maximum swap used in the window, method named",
+               json.dumps(mem))
         # Fast samples (written by the daemon during live runs; put in with SQL here): the
         # run's 5-second samples, the NPU peaking at the 40th of 120.
         def varint(v):
