@@ -434,9 +434,12 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 		fprintf(stderr, "thermlog runs import: nothing imported: %s\n", strerror(-err));
 		return CLI_EXIT_FAILURE;
 	}
-	printf("%zu runs read: %zu imported, %zu already stored, %zu bad rows skipped; "
-	       "%zu peak temperatures from the stored minute samples\n",
-	       res.rows, res.added, res.unchanged, res.bad, res.temp_from_samples);
+	printf("%zu runs read: %zu imported, %zu already stored, %zu bad rows skipped\n", res.rows,
+	       res.added, res.unchanged, res.bad);
+	if (res.temp_from_samples > 0) {
+		printf("%zu peak temperatures from the stored minute samples\n",
+		       res.temp_from_samples);
+	}
 	return CLI_EXIT_OK;
 }
 
