@@ -46,4 +46,10 @@ int cli_repair(const struct cli_context *ctx, int argc, char **argv);
  */
 int cli_lifetime(const struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog runs [--label L] [--from T] [--to T] [--json], and its subcommands show ID, stats,
+ * import FILE and compare --label L OTHER.db (src/cli/runs.c).
+ */
+int cli_runs(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

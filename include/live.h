@@ -12,6 +12,7 @@
 #include "capstate.h"
 #include "channel.h"
 #include "cycle.h"
+#include "runsummary.h"
 
 /** The daemon's own health, published with each cycle. */
 struct live_health {
@@ -38,6 +39,8 @@ struct live_snapshot {
 	struct live_health health;
 	size_t n_capacitors;
 	struct capstate *capacitors;
+	size_t n_run_labels;
+	struct runsummary_label *run_labels; // runs per label (refreshed once per cycle)
 };
 
 struct live *live_create(void);
@@ -47,6 +50,9 @@ void live_destroy(struct live *live); // accepts NULL
 void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health);
 /** Copies the capacitor states in. */
 void live_publish_capacitors(struct live *live, const struct capstate *caps, size_t n);
+
+/** Copies the runs summary in (@labels deep-copied; the caller keeps its own). */
+void live_publish_runs(struct live *live, const struct runsummary_label *labels, size_t n);
 
 /** Deep copy of the current state; free with live_snapshot_finish(). */
 void live_snapshot(struct live *live, struct live_snapshot *out);

@@ -242,4 +242,85 @@ int store_backup(struct store *store, const char *path);
  */
 int store_limit_pages(struct store *store, int64_t max_pages);
 
+/* --- runs: read side ------------------------------------------------------------------------ */
+
+/**
+ * A stored run (sql/0004-runs.sql). Strings are borrowed from the scan and valid until the
+ * callback returns; NULL where the column is NULL. NAN marks a figure not measured.
+ */
+struct store_run {
+	int64_t id;
+	const char *label;
+	const char *tags; // a JSON object
+	int64_t start_ms; // ms since epoch, UTC
+	int64_t end_ms;   // meaningless while running (ended is false)
+	bool ended;
+	const char *status; // "running", "ok", "failed", "signaled", "timeout", "lost"
+	int exit_code;      // -1 = none
+	int signal;         // 0 = none
+	int64_t pid;        // 0 = none
+	const char *origin; // "live" or "import"
+	double energy_j;
+	const char *energy_method;
+	double energy_coverage; // 0..1
+	double temp_max_c;
+	double rss_max_bytes;
+	const char *figures;     // a JSON object, or NULL
+	const char *fingerprint; // a JSON object, or NULL
+};
+
+/** Which runs store_runs_scan() visits: all fields optional. */
+struct store_run_filter {
+	const char *label; // NULL = every label
+	int64_t from_ms;   // start_ms >= from_ms when has_from
+	int64_t to_ms;     // start_ms < to_ms when has_to
+	bool has_from, has_to;
+};
+
+typedef int (*store_run_fn)(void *ctx, const struct store_run *run);
+/**
+ * Calls @fn for each run matching @filter (NULL = all) in (start_ms, id) order. A nonzero
+ * return from @fn stops the scan and is returned; otherwise 0 or a negative errno.
+ */
+int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
+		    void *ctx);
+/** Calls @fn for run @id; -ENOENT when there is none. */
+int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx);
+
+/** One value of a fast sample: the same packing as the minute samples (store_sample). */
+struct store_run_sample {
+	int64_t ts_ms; // ms since epoch, UTC
+	int64_t channel_id;
+	int64_t q; // value = q * the channel's resolution
+};
+
+typedef int (*store_run_sample_fn)(void *ctx, const struct store_run_sample *sample);
+/**
+ * Calls @fn for every value of the fast samples with from_ms <= ts_ms < to_ms, ordered by
+ * (ts_ms, channel_id). A nonzero return stops the scan and is returned. -EINVAL for a
+ * corrupt row.
+ */
+int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
+			   store_run_sample_fn fn, void *ctx);
+
+/** A finished run from a job log, for store_run_import(). */
+struct store_run_import {
+	const char *label;
+	int64_t start_ms, end_ms;         // end_ms >= start_ms
+	const char *status;               // not "running"
+	int exit_code;                    // -1 = none
+	double energy_j;                  // NAN = unknown
+	const char *energy_method;        // NULL when energy_j is unknown
+	double temp_max_c, rss_max_bytes; // NAN = unknown
+	const char *figures;              // a JSON object, or NULL
+	const char *import_key;           // identifies the row across imports (required)
+};
+
+/**
+ * Stores an imported run (origin 'import') unless a run with the same import_key exists:
+ * *added says which (re-import changes nothing). Needs write mode; inside store_begin() it
+ * is a savepoint. -EINVAL for a run the schema refuses (end before start, a bad status).
+ */
+int store_run_import(struct store *store, const struct store_run_import *run, bool *added);
+
 #endif

@@ -24,6 +24,7 @@ LAYERS = {
     "config": "config", "yamltree": "config",
     # clock state (and the cycle that carries it) and the live snapshot
     "clock": "clock", "cycle": "clock", "live": "live", "capstate": "live",
+    "runsummary": "live",
     # sources and the sampler
     "sampler": "sources", "source": "sources", "meminfo": "sources", "counters": "sources",
     # the one SQLite owner

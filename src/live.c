@@ -126,6 +126,36 @@ void live_publish_capacitors(struct live *live, const struct capstate *caps, siz
 	capacitors_free(old, old_n);
 }
 
+static struct runsummary_label *run_labels_copy(const struct runsummary_label *src, size_t n) {
+	if (n == 0) {
+		return NULL;
+	}
+	struct runsummary_label *dst = xcalloc(n, sizeof(*dst));
+	for (size_t i = 0; i < n; i++) {
+		dst[i] = src[i];
+		dst[i].label = xstrdup(src[i].label);
+	}
+	return dst;
+}
+
+static void run_labels_free(struct runsummary_label *labels, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(labels[i].label);
+	}
+	free(labels);
+}
+
+void live_publish_runs(struct live *live, const struct runsummary_label *labels, size_t n) {
+	struct runsummary_label *copy = run_labels_copy(labels, n);
+	pthread_mutex_lock(&live->lock);
+	struct runsummary_label *old = live->cur.run_labels;
+	size_t old_n = live->cur.n_run_labels;
+	live->cur.run_labels = copy;
+	live->cur.n_run_labels = copy ? n : 0;
+	pthread_mutex_unlock(&live->lock);
+	run_labels_free(old, old_n);
+}
+
 void live_snapshot(struct live *live, struct live_snapshot *out) {
 	pthread_mutex_lock(&live->lock);
 	out->ts = live->cur.ts;
@@ -135,6 +165,8 @@ void live_snapshot(struct live *live, struct live_snapshot *out) {
 	out->health = live->cur.health;
 	out->n_capacitors = live->cur.n_capacitors;
 	out->capacitors = capacitors_copy(live->cur.capacitors, live->cur.n_capacitors);
+	out->n_run_labels = live->cur.n_run_labels;
+	out->run_labels = run_labels_copy(live->cur.run_labels, live->cur.n_run_labels);
 	pthread_mutex_unlock(&live->lock);
 }
 
@@ -142,5 +174,6 @@ void live_snapshot_finish(struct live_snapshot *snap) {
 	channels_free(snap->channels, snap->n);
 	free(snap->readings);
 	capacitors_free(snap->capacitors, snap->n_capacitors);
+	run_labels_free(snap->run_labels, snap->n_run_labels);
 	*snap = (struct live_snapshot){0};
 }

@@ -2600,3 +2600,203 @@ int store_limit_pages(struct store *store, int64_t max_pages) {
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", (long long)max_pages);
 	return pragma(store, sql);
 }
+
+/* --- runs: read side ---------------------------------------------------------------------- */
+
+/*
+ * One-off statements (run_prepare()): run queries are rare next to the cycle's, so they take no
+ * persistent slot.
+ */
+#define RUN_COLUMNS                                                                             \
+	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
+	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint"
+
+static int run_prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a runs query");
+}
+
+static double column_double_or_nan(sqlite3_stmt *st, int col) {
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
+	*run = (struct store_run){
+		.id = sqlite3_column_int64(st, 0),
+		.label = column_text(st, 1),
+		.tags = column_text(st, 2),
+		.start_ms = sqlite3_column_int64(st, 3),
+		.end_ms = sqlite3_column_int64(st, 4),
+		.ended = sqlite3_column_type(st, 4) != SQLITE_NULL,
+		.status = column_text(st, 5),
+		.exit_code =
+			sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6),
+		.signal = sqlite3_column_int(st, 7),
+		.pid = sqlite3_column_int64(st, 8),
+		.origin = column_text(st, 9),
+		.energy_j = column_double_or_nan(st, 10),
+		.energy_method = column_text(st, 11),
+		.energy_coverage = column_double_or_nan(st, 12),
+		.temp_max_c = column_double_or_nan(st, 13),
+		.rss_max_bytes = column_double_or_nan(st, 14),
+		.figures = column_text(st, 15),
+		.fingerprint = column_text(st, 16),
+	};
+	if (!run->tags) {
+		run->tags = "{}";
+	}
+}
+
+/* Steps @st, handing each row to @fn as a run; finalizes @st. */
+static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, void *ctx, bool *any) {
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_run run;
+		run_from_row(st, &run);
+		*any = true;
+		if ((ret = fn(ctx, &run)) != 0) {
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read runs");
+}
+
+int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
+		    void *ctx) {
+	static const struct store_run_filter all = {0};
+	filter = filter ? filter : &all;
+	sqlite3_stmt *st;
+	int rc =
+		run_prepare(store,
+			    "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
+			    "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
+			    "ORDER BY start_ms, id",
+			    &st);
+	if (rc < 0) {
+		return rc;
+	}
+	if (filter->label) {
+		sqlite3_bind_text(st, 1, filter->label, -1, SQLITE_STATIC);
+	}
+	if (filter->has_from) {
+		sqlite3_bind_int64(st, 2, filter->from_ms);
+	}
+	if (filter->has_to) {
+		sqlite3_bind_int64(st, 3, filter->to_ms);
+	}
+	bool any = false;
+	return runs_step(store, st, fn, ctx, &any);
+}
+
+int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = run_prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	bool any = false;
+	rc = runs_step(store, st, fn, ctx, &any);
+	return rc == 0 && !any ? -ENOENT : rc;
+}
+
+int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
+			   store_run_sample_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = run_prepare(store,
+			     "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			     "ORDER BY ts_ms",
+			     &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, from_ms);
+	sqlite3_bind_int64(st, 2, to_ms);
+	int ret = 0;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_run_sample s = {.ts_ms = sqlite3_column_int64(st, 0)};
+		const uint8_t *data = sqlite3_column_blob(st, 1);
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 1)};
+		struct codec_pair p;
+		while (ret == 0 && codec_pair_next(&it, &p)) {
+			s.channel_id = p.id;
+			s.q = p.q;
+			ret = fn(ctx, &s);
+		}
+		if (ret == 0 && it.bad) {
+			log_error("store: corrupt fast sample at %lld ms: %s", (long long)s.ts_ms,
+				  store->path);
+			ret = -EINVAL;
+		}
+	}
+	sqlite3_finalize(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read fast samples");
+}
+
+static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
+	sqlite3_stmt *st;
+	int rc = run_prepare(
+		store,
+		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
+		"ON CONFLICT (import_key) DO NOTHING",
+		&st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, run->label, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, run->start_ms);
+	sqlite3_bind_int64(st, 3, run->end_ms);
+	sqlite3_bind_text(st, 4, run->status, -1, SQLITE_STATIC);
+	if (run->exit_code >= 0) {
+		sqlite3_bind_int(st, 5, run->exit_code);
+	}
+	sqlite3_bind_text(st, 6, run->import_key, -1, SQLITE_STATIC);
+	if (isfinite(run->energy_j)) {
+		sqlite3_bind_double(st, 7, run->energy_j);
+		sqlite3_bind_text(st, 8, run->energy_method, -1, SQLITE_STATIC);
+	}
+	if (isfinite(run->temp_max_c)) {
+		sqlite3_bind_double(st, 9, run->temp_max_c);
+	}
+	if (isfinite(run->rss_max_bytes)) {
+		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
+	}
+	if (run->figures) {
+		sqlite3_bind_text(st, 11, run->figures, -1, SQLITE_STATIC);
+	}
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		int err = fail(store, rc, "could not store a run");
+		return err == -EEXIST ? -EINVAL
+				      : err; // a CHECK, since import_key conflicts are ignored
+	}
+	*added = sqlite3_changes(store->db) > 0;
+	return 0;
+}
+
+int store_run_import(struct store *store, const struct store_run_import *run, bool *added) {
+	bool ignored;
+	added = added ? added : &ignored;
+	*added = false;
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	if (!run->label || !run->status || !run->import_key) {
+		return -EINVAL;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, run_import(store, run, added));
+}

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{"backup", cli_backup, "write a consistent copy of the database"},
 	{"repair", cli_repair, "remove cycles a clock glitch stamped in the future"},
 	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
+	{"runs", cli_runs, "the runs stored (or 'runs show|stats|import|compare')"},
 };
 
 static void usage(FILE *out) {

@@ -21,6 +21,7 @@
 
 #include "capwatch.h"
 #include "log.h"
+#include "runs.h"
 #include "sampler.h"
 #include "store.h"
 #include "timefmt.h"
@@ -225,6 +226,20 @@ static void publish_capacitors(struct recorder *r) {
 	struct capstate caps[MAX_CAPACITORS];
 	size_t n = capwatch_states(r->capwatch, caps, MAX_CAPACITORS);
 	live_publish_capacitors(r->live, caps, n);
+}
+
+/*
+ * The runs per label for /metrics, from the database once per cycle (imports and the daemon's
+ * own runs alike), so a scrape reads memory only. A failed read keeps the last summary.
+ */
+static void publish_runs(struct recorder *r) {
+	struct runsummary_label *labels;
+	size_t n;
+	if (!r->store || runs_summary(r->store, RUNSUMMARY_LABELS_DEFAULT, &labels, &n) < 0) {
+		return;
+	}
+	live_publish_runs(r->live, labels, n);
+	runs_summary_free(labels, n);
 }
 
 /* Marks channels that left the sampler's list absent, once per change of the list. */
@@ -793,6 +808,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	r->health.cycle_seconds = (double)(r->mono_ms() - start_mono) / 1000.0;
 	live_publish(r->live, &c, &r->health);
 	publish_capacitors(r);
+	publish_runs(r);
 
 	bool reopened = out->reopened;
 	*out = (struct recorder_result){

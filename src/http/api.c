@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "query.h"
+#include "runs.h"
 #include "session.h"
 #include "store.h"
 #include "timefmt.h"
@@ -953,6 +954,9 @@ struct route {
 	enum api_cost cost;
 };
 
+static void handle_runs(struct request *r);
+static void handle_runs_stats(struct request *r);
+
 static const struct route routes[] = {
 	{"/api/v1/status", handle_status, false, API_COST_LIGHT},
 	{"/api/v1/latest", handle_latest, false, API_COST_NONE},
@@ -962,8 +966,142 @@ static const struct route routes[] = {
 	{"/api/v1/peak", handle_peak, true, API_COST_HEAVY},
 	{"/api/v1/lifetime", handle_lifetime, true, API_COST_HEAVY},
 	{"/api/v1/export.csv", handle_export, true, API_COST_HEAVY},
+	{"/api/v1/runs", handle_runs, true, API_COST_HEAVY},
+	{"/api/v1/runs/stats", handle_runs_stats, true, API_COST_HEAVY},
 	{"/metrics", handle_metrics, false, API_COST_NONE},
 };
+
+/* runs: read side ------------------------------------------------------------------------- */
+
+/* Reads label, from and to into @f (times as everywhere in the API); false after a 400. */
+static bool runs_filter(struct request *r, struct store_run_filter *f) {
+	*f = (struct store_run_filter){.label = param(r, "label")};
+	int64_t from = 0, to = 0;
+	if (!param_times(r, &from, &to)) {
+		return false;
+	}
+	if (param(r, "from")) {
+		f->from_ms = from * 1000;
+		f->has_from = true;
+	}
+	if (param(r, "to")) {
+		f->to_ms = to * 1000;
+		f->has_to = true;
+	}
+	if (f->has_from && f->has_to && f->from_ms >= f->to_ms) {
+		respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return false;
+	}
+	return true;
+}
+
+static void respond_runs(struct request *r, int rc, const char *what) {
+	if (rc < 0) {
+		respond_query_error(r, rc, xasprintf("%s: %s", what, strerror(-rc)));
+		return;
+	}
+	buf_putc(&r->resp->body, '\n');
+	respond_json(r->resp, 200);
+}
+
+static void handle_runs(struct request *r) {
+	static const struct param_spec specs[] = {
+		{"label", false}, {"from", false}, {"to", false}, {NULL, false}};
+	struct store_run_filter f;
+	if (!check_params(r, specs) || !runs_filter(r, &f)) {
+		return;
+	}
+	respond_runs(r, runs_list_json(r->ctx->store, &f, true, &r->resp->body),
+		     "could not read the runs");
+}
+
+static void handle_runs_stats(struct request *r) {
+	static const struct param_spec specs[] = {{"label", false},     {"from", false},
+						  {"to", false},        {"over", false},
+						  {"percentile", true}, {NULL, false}};
+	struct runs_stats_options opt = {.over_s = NAN};
+	if (!check_params(r, specs) || !runs_filter(r, &opt.filter)) {
+		return;
+	}
+	const char *over = param(r, "over");
+	int64_t ms;
+	if (over && !timefmt_parse_duration_ms(over, &ms)) {
+		respond_error(r->resp, 400, "over",
+			      "parameter 'over' must be a duration like 30m or 1h30m, not '%s'",
+			      over);
+		return;
+	}
+	if (over) {
+		opt.over_s = (double)ms / 1000.0;
+	}
+	const char *values[API_PARAMS_MAX];
+	double percentiles[API_PARAMS_MAX];
+	size_t n = param_all(r, "percentile", values, API_PARAMS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		double v = values[i] ? strtod(values[i], &end) : NAN;
+		if (!values[i] || end == values[i] || *end || !(v >= 0 && v <= 100)) {
+			respond_error(
+				r->resp, 400, "percentile",
+				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
+				values[i] ? values[i] : "");
+			return;
+		}
+		percentiles[i] = v;
+	}
+	opt.percentiles = percentiles;
+	opt.n_percentiles = n;
+	struct runstats_result res;
+	int rc = runs_stats(r->ctx->store, &opt, &res);
+	if (rc == 0) {
+		runs_stats_write_json(&res, &opt, true, &r->resp->body);
+	}
+	runstats_result_finish(&res);
+	respond_runs(r, rc, "could not compute the run statistics");
+}
+
+#define RUNS_PATH "/api/v1/runs/"
+
+/* /api/v1/runs/{id}: a positive decimal id, nothing after it. */
+static bool run_path_id(const char *path, int64_t *id) {
+	if (strncmp(path, RUNS_PATH, strlen(RUNS_PATH)) != 0) {
+		return false;
+	}
+	const char *digits = path + strlen(RUNS_PATH);
+	if (*digits < '1' || *digits > '9' || strlen(digits) > 18 ||
+	    strspn(digits, "0123456789") != strlen(digits)) {
+		return false;
+	}
+	*id = strtoll(digits, NULL, 10);
+	return true;
+}
+
+static void handle_run_show(struct request *r) {
+	int64_t id = 0;
+	if (!check_params(r, NULL) || !run_path_id(r->target.path, &id)) {
+		return;
+	}
+	int rc = runs_show_json(r->ctx->store, id, true, &r->resp->body);
+	if (rc == -ENOENT) {
+		respond_error(r->resp, 404, NULL, "no run %lld", (long long)id);
+		return;
+	}
+	respond_runs(r, rc, "could not read the run");
+}
+
+static const struct route run_show_route = {RUNS_PATH "{id}", handle_run_show, true,
+					    API_COST_LIGHT};
+
+/* The route of @path: the table's, or the one of /api/v1/runs/{id}; NULL when none. */
+static const struct route *route_find(const char *path) {
+	int64_t id;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (strcmp(routes[i].path, path) == 0) {
+			return &routes[i];
+		}
+	}
+	return run_path_id(path, &id) ? &run_show_route : NULL;
+}
 
 /* A 303 to @location, relative to the request's path so that a reverse proxy's prefix stays. */
 static void redirect(struct api_response *resp, const char *location) {
@@ -1057,11 +1195,8 @@ enum api_cost api_target_cost(const char *target) {
 		free(err);
 		return cost; // answered with a 400 before anything is read
 	}
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(routes[i].path, t.path) == 0) {
-			cost = routes[i].cost;
-		}
-	}
+	const struct route *route = route_find(t.path);
+	cost = route ? route->cost : cost;
 	api_target_finish(&t);
 	return cost;
 }
@@ -1142,12 +1277,7 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		resp->allow = "GET, HEAD";
 		goto out;
 	}
-	const struct route *route = NULL;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(routes[i].path, r.target.path) == 0) {
-			route = &routes[i];
-		}
-	}
+	const struct route *route = route_find(r.target.path);
 	// The dashboard owns every path outside /api/ and /metrics.
 	const struct web_asset *asset = NULL;
 	if (!route && strncmp(r.target.path, "/api/", 5) != 0) {

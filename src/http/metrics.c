@@ -234,8 +234,84 @@ static void write_health(const struct live_snapshot *snap, struct buf *out) {
 	}
 }
 
+/*
+ * Runs, bounded: one series set per label of the summary (at most RUNSUMMARY_LABELS_DEFAULT
+ * labels plus "other"), never one per run.
+ */
+static void write_runs(const struct live_snapshot *snap, struct buf *out) {
+	static const double bounds[RUNSUMMARY_BUCKETS] = RUNSUMMARY_BUCKET_BOUNDS_S;
+	if (snap->n_run_labels == 0) {
+		return;
+	}
+	put_header(out, "thermlog_runs_total", "counter",
+		   "Runs ended, by label and status (labels beyond the cap are summed as other).");
+	for (size_t i = 0; i < snap->n_run_labels; i++) {
+		const struct runsummary_label *l = &snap->run_labels[i];
+		const struct {
+			const char *status;
+			uint64_t n;
+		} counts[] = {{"ok", l->ok},
+			      {"failed", l->failed},
+			      {"signaled", l->signaled},
+			      {"timeout", l->timeout},
+			      {"lost", l->lost}};
+		for (size_t s = 0; s < sizeof(counts) / sizeof(counts[0]); s++) {
+			buf_puts(out, "thermlog_runs_total{");
+			put_label(out, true, "label", l->label);
+			put_label(out, false, "status", counts[s].status);
+			buf_putc(out, '}');
+			put_value(out, (double)counts[s].n);
+		}
+	}
+	put_header(out, "thermlog_run_duration_seconds", "histogram",
+		   "Duration of the ok runs, by label.");
+	for (size_t i = 0; i < snap->n_run_labels; i++) {
+		const struct runsummary_label *l = &snap->run_labels[i];
+		uint64_t cumulative = 0;
+		for (size_t b = 0; b <= RUNSUMMARY_BUCKETS; b++) {
+			char le[32];
+			if (b < RUNSUMMARY_BUCKETS) {
+				cumulative += l->duration_bucket[b];
+				json_format_double(le, bounds[b]);
+			} else {
+				cumulative = l->duration_count;
+				strcpy(le, "+Inf");
+			}
+			buf_puts(out, "thermlog_run_duration_seconds_bucket{");
+			put_label(out, true, "label", l->label);
+			put_label(out, false, "le", le);
+			buf_putc(out, '}');
+			put_value(out, (double)cumulative);
+		}
+		buf_puts(out, "thermlog_run_duration_seconds_sum{");
+		put_label(out, true, "label", l->label);
+		buf_putc(out, '}');
+		put_value(out, l->duration_sum_s);
+		buf_puts(out, "thermlog_run_duration_seconds_count{");
+		put_label(out, true, "label", l->label);
+		buf_putc(out, '}');
+		put_value(out, (double)l->duration_count);
+	}
+	put_header(out, "thermlog_run_active", "gauge", "Runs in progress, by label.");
+	for (size_t i = 0; i < snap->n_run_labels; i++) {
+		buf_puts(out, "thermlog_run_active{");
+		put_label(out, true, "label", snap->run_labels[i].label);
+		buf_putc(out, '}');
+		put_value(out, (double)snap->run_labels[i].running);
+	}
+	put_header(out, "thermlog_run_energy_joules_total", "counter",
+		   "Energy measured over the ended runs, by label.");
+	for (size_t i = 0; i < snap->n_run_labels; i++) {
+		buf_puts(out, "thermlog_run_energy_joules_total{");
+		put_label(out, true, "label", snap->run_labels[i].label);
+		buf_putc(out, '}');
+		put_value(out, snap->run_labels[i].energy_j_total);
+	}
+}
+
 void metrics_write(const struct live_snapshot *snap, struct buf *out) {
 	write_channels(snap, out);
 	write_capacitors(snap, out);
+	write_runs(snap, out);
 	write_health(snap, out);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The documentation's examples are real output, checked so they cannot drift.
 
-In README.md, docs/*.md and the man pages:
+In README.md, docs/*.md and the man pages (docs/RUNS.md imports the runs tests' job log into
+runs.db first):
 - a code block whose first line is `$ thermlog ARGS` shows that command and what it prints
   (stdout and stderr); a line `...` stands for any number of lines;
 - a line `<!-- example: thermlog ARGS -->` right before a ```json block says the block is what
@@ -28,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import done, ok  # noqa: E402
 
 DOCS = ["README.md", "docs/API.md", "docs/LIFETIME.md", "docs/DAEMON.md", "docs/FLEET.md",
-        "man/thermlog.1", "man/thermlogd.8", "man/thermlog.yaml.5"]
+        "docs/RUNS.md", "man/thermlog.1", "man/thermlogd.8", "man/thermlog.yaml.5"]
 VOLATILE = {"first_seen", "last_seen"}  # when the daemon registered the channel
 T0 = 1785542400  # 2026-08-01T00:00:00Z
 DAYS = 3

@@ -1,0 +1,139 @@
+/*
+ * Answers about runs (the jobs marked on the board): the list, one run with its figures and
+ * fast samples, per-label statistics (runstats.c), the same workload on two boards, and the
+ * import of job logs (jobcsv.c) joined with the minute samples already stored. The CLI and the
+ * HTTP API write the same JSON through these functions.
+ */
+#ifndef RUNS_H
+#define RUNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "runstats.h"
+#include "runsummary.h"
+#include "store.h"
+
+/**
+ * Writes {"runs": [...]} for the runs @filter selects (NULL = all), in start order: id, label,
+ * tags, start, end (ISO 8601 UTC, milliseconds when not whole seconds; null while running),
+ * duration_s, status, exit_code, signal, energy_j, energy_method, temp_max_c, rss_max_bytes,
+ * origin; null where unknown. 0 or a negative errno.
+ */
+int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
+		   struct buf *out);
+
+/** How many fast samples runs_show_json() gives on each side of the peak. */
+#define RUNS_SHOW_AROUND 6
+
+/**
+ * Writes {"run": {...}} for run @id: the list's fields, energy_coverage, figures and
+ * fingerprint (the stored JSON objects, or null), the count of fast samples in the run, and
+ * "peak": the highest temperature of the fast samples (channel, value, time) with the
+ * RUNS_SHOW_AROUND samples before and after it, every channel's value in each; null when the
+ * run has no fast sample of a temperature. -ENOENT for an unknown id.
+ */
+int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out);
+
+/** What runs_stats() summarises. */
+struct runs_stats_options {
+	struct store_run_filter filter; // label, from, to
+	double over_s;                  // NAN = no threshold
+	const double *percentiles;      // extra ones, each 0..100; borrowed
+	size_t n_percentiles;
+};
+
+/**
+ * Per-label statistics of the runs the options select (runstats_compute(): exact type 7 over
+ * ok runs). @out is allocated; free it with runstats_result_finish(). 0 or a negative errno
+ * (-EINVAL for a percentile outside 0..100).
+ */
+int runs_stats(struct store *store, const struct runs_stats_options *opt,
+	       struct runstats_result *out);
+
+/**
+ * Writes {"method", "over_s", "labels": [{label, count, ok, failed, signaled, timeout, lost,
+ * running, over, duration_s, energy_j, temp_max_c, rss_max_bytes}]}: each figure an object
+ * {n, p50, p95, max, mean, and "pP" per requested percentile}, or null when no ok run has it.
+ */
+void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
+			   bool pretty, struct buf *out);
+
+/**
+ * The one-line summary of a label: "649 attempts, 404 completed, 245 failed; completed runs
+ * p50 1627.29 s, p95 1799.59 s, max 1911.67 s; 20 runs (4.95 %) over 30 minutes" (the part
+ * after the last ';' only when @over_s is a number). No newline.
+ */
+void runs_stats_summary_line(const struct runstats_label *l, double over_s, struct buf *out);
+
+/** One fingerprint difference between the two boards. */
+struct runs_difference {
+	char *key;          // "kernel", "governor", ..., or "tags"
+	char *here, *other; // the JSON values (or "none")
+};
+
+/** The same workload (one label) on this board (A) and another (B). */
+struct runs_compare {
+	char *label;
+	struct runstats_result result_a, result_b; // owned: the statistics of each side
+	const struct runstats_label *a, *b;        // the label in each (never NULL after success)
+	bool has_duration, has_energy;             // whether each ratio was computed
+	struct runstats_compare duration;          // B over A, bootstrap CI of the ratio of medians
+	struct runstats_compare energy;            // likewise, when both sides have energies
+	struct runs_difference *diffs;             // fingerprint and tag differences
+	size_t n_diffs;
+};
+
+/**
+ * Compares label @label in @here with @other (both borrowed; open @other read-only). The
+ * fingerprints and tags compared are those of each side's latest ok run. Returns 0, -ENODATA
+ * when a side has no ok run of the label, or a negative errno. Free @out with
+ * runs_compare_finish().
+ */
+int runs_compare(struct store *here, struct store *other, const char *label,
+		 struct runs_compare *out);
+void runs_compare_finish(struct runs_compare *c); // accepts a zeroed struct
+/** Writes the comparison as JSON; @other_name names the other database. */
+void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
+			     struct buf *out);
+
+/** What runs_import() did. */
+struct runs_import_result {
+	size_t rows;              // good rows in the log
+	size_t added;             // runs stored now
+	size_t unchanged;         // runs an earlier import stored already
+	size_t bad;               // rows refused (each named in the errors)
+	size_t temp_from_samples; // runs whose temp_max_c came from the stored minute samples
+};
+
+/**
+ * Imports the job log @in (named @name in messages; rows without a label get @default_label)
+ * into @store (write mode) in one transaction. Rows whose times lie before 2000-01-01 or after
+ * @now_ms are bad, like those jobcsv_parse() refuses; each bad row adds "NAME:LINE: problem"
+ * to @errors and nothing is imported unless @skip_bad. A run already imported (same label and
+ * start) is left as it is. A run without temp_max_c gets the highest stored minute sample of a
+ * temperature channel within its window, and figures.memory the lowest meminfo/available and
+ * highest meminfo/swap_used there, each with its method named in the run's figures. Returns 0,
+ * -EBADMSG when bad rows stopped the import, -EINVAL for a file that is no job log, or a
+ * negative errno of the store.
+ */
+int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
+		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
+		struct buf *errors);
+
+/**
+ * The per-label summary /metrics exports: the @max_labels labels with the most runs (ties by
+ * name) one by one, every other label (and one named "other") summed under "other"; sorted
+ * by label. One scan of the runs table: the daemon calls it once per cycle, never per scrape.
+ * Free *out with runs_summary_free(). 0 or a negative errno.
+ */
+int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n);
+void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NULL
+
+/** Formats ms since epoch as ISO 8601 UTC, with ".mmm" when not a whole second. */
+void runs_format_time(int64_t ms, struct buf *out);
+
+#endif

@@ -1,0 +1,1088 @@
+/*
+ * Answers about runs: list, show, per-label statistics, two boards compared, and the import of
+ * job logs joined with the stored minute samples. JSON for the CLI and the API alike.
+ */
+#include "runs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobcsv.h"
+#include "json.h"
+#include "log.h"
+#include "timefmt.h"
+#include "xalloc.h"
+
+#define OLDEST_MS INT64_C(946684800000) // 2000-01-01T00:00:00Z, as `thermlog import` refuses
+
+void runs_format_time(int64_t ms, struct buf *out) {
+	int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+	int64_t frac = ms - s * 1000;
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(s, iso);
+	if (frac == 0) {
+		buf_puts(out, iso);
+		return;
+	}
+	size_t len = strlen(iso);
+	buf_append(out, iso, len - 1); // without the Z
+	buf_printf(out, ".%03dZ", (int)frac);
+}
+
+static void json_time(struct json *j, int64_t ms) {
+	struct buf t;
+	buf_init(&t);
+	runs_format_time(ms, &t);
+	json_string(j, t.data);
+	buf_finish(&t);
+}
+
+/* The stored JSON text of tags, figures or a fingerprint, or null. */
+static void json_stored(struct json *j, const char *text) {
+	if (text && *text) {
+		json_raw(j, text);
+	} else {
+		json_null(j);
+	}
+}
+
+static void write_run_fields(struct json *j, const struct store_run *run) {
+	json_key(j, "id");
+	json_int(j, run->id);
+	json_key(j, "label");
+	json_string(j, run->label);
+	json_key(j, "tags");
+	json_stored(j, run->tags);
+	json_key(j, "start");
+	json_time(j, run->start_ms);
+	json_key(j, "end");
+	if (run->ended) {
+		json_time(j, run->end_ms);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "duration_s");
+	if (run->ended) {
+		json_fixed(j, (double)(run->end_ms - run->start_ms) / 1000.0, 3);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "status");
+	json_string(j, run->status);
+	json_key(j, "exit_code");
+	if (run->exit_code >= 0) {
+		json_int(j, run->exit_code);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "signal");
+	if (run->signal > 0) {
+		json_int(j, run->signal);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "energy_j");
+	json_double(j, run->energy_j);
+	json_key(j, "energy_method");
+	json_string(j, run->energy_method);
+	json_key(j, "temp_max_c");
+	json_double(j, run->temp_max_c);
+	json_key(j, "rss_max_bytes");
+	json_double(j, run->rss_max_bytes);
+	json_key(j, "origin");
+	json_string(j, run->origin);
+}
+
+static int list_one(void *ctx, const struct store_run *run) {
+	struct json *j = ctx;
+	json_object_begin(j);
+	write_run_fields(j, run);
+	json_object_end(j);
+	return 0;
+}
+
+int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
+		   struct buf *out) {
+	struct buf body;
+	buf_init(&body);
+	struct json j;
+	json_init(&j, &body, pretty);
+	json_object_begin(&j);
+	json_key(&j, "runs");
+	json_array_begin(&j);
+	int rc = store_runs_scan(store, filter, list_one, &j);
+	json_array_end(&j);
+	json_object_end(&j);
+	if (rc == 0) {
+		buf_append(out, body.data, body.len);
+	}
+	buf_finish(&body);
+	return rc;
+}
+
+/* --- show --------------------------------------------------------------------------------- */
+
+/* A run copied out of the scan (its strings are only borrowed there). */
+struct run_copy {
+	struct store_run run;
+	char *strings[8];
+};
+
+static char *keep(struct run_copy *c, int slot, const char *s) {
+	c->strings[slot] = s ? xstrdup(s) : NULL;
+	return c->strings[slot];
+}
+
+static int copy_run(void *ctx, const struct store_run *run) {
+	struct run_copy *c = ctx;
+	c->run = *run;
+	c->run.label = keep(c, 0, run->label);
+	c->run.tags = keep(c, 1, run->tags);
+	c->run.status = keep(c, 2, run->status);
+	c->run.origin = keep(c, 3, run->origin);
+	c->run.energy_method = keep(c, 4, run->energy_method);
+	c->run.figures = keep(c, 5, run->figures);
+	c->run.fingerprint = keep(c, 6, run->fingerprint);
+	return 0;
+}
+
+static void run_copy_finish(struct run_copy *c) {
+	for (size_t i = 0; i < sizeof(c->strings) / sizeof(c->strings[0]); i++) {
+		free(c->strings[i]);
+	}
+	*c = (struct run_copy){0};
+}
+
+/* The channels by id, to name and scale the values of fast samples. */
+struct channel_index {
+	struct store_channel *list;
+	size_t n;
+};
+
+static const struct store_channel *channel_by_id(const struct channel_index *ci, int64_t id) {
+	for (size_t i = 0; i < ci->n; i++) {
+		if (ci->list[i].id == id) {
+			return &ci->list[i];
+		}
+	}
+	return NULL;
+}
+
+/* Pass one: the hottest fast sample; pass two: the ones around it. */
+struct peak_scan {
+	const struct channel_index *ci;
+	size_t n_instants;
+	int64_t last_ts;
+	bool found;
+	double peak_c;
+	int64_t peak_ts, peak_channel;
+	size_t peak_index; // the instant's index in the run
+	// pass two
+	struct json *j;
+	size_t index;
+	bool open;
+};
+
+static int find_peak(void *ctx, const struct store_run_sample *s) {
+	struct peak_scan *p = ctx;
+	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
+		p->n_instants++;
+		p->last_ts = s->ts_ms;
+	}
+	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
+	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE) {
+		return 0;
+	}
+	double v = (double)s->q * c->ch.resolution;
+	if (!p->found || v > p->peak_c) {
+		p->found = true;
+		p->peak_c = v;
+		p->peak_ts = s->ts_ms;
+		p->peak_channel = s->channel_id;
+		p->peak_index = p->n_instants - 1;
+	}
+	return 0;
+}
+
+static int write_around(void *ctx, const struct store_run_sample *s) {
+	struct peak_scan *p = ctx;
+	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
+		if (p->open) {
+			json_object_end(p->j);
+			json_object_end(p->j);
+			p->open = false;
+		}
+		p->index = p->n_instants++;
+		p->last_ts = s->ts_ms;
+		size_t lo = p->peak_index > RUNS_SHOW_AROUND ? p->peak_index - RUNS_SHOW_AROUND : 0;
+		if (p->index >= lo && p->index <= p->peak_index + RUNS_SHOW_AROUND) {
+			json_object_begin(p->j);
+			json_key(p->j, "time");
+			json_time(p->j, s->ts_ms);
+			json_key(p->j, "values");
+			json_object_begin(p->j);
+			p->open = true;
+		}
+	}
+	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
+	if (p->open && c) {
+		json_key(p->j, c->ch.key);
+		json_double(p->j, (double)s->q * c->ch.resolution);
+	}
+	return 0;
+}
+
+int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out) {
+	struct run_copy c = {0};
+	int rc = store_run_get(store, id, copy_run, &c);
+	if (rc < 0) {
+		return rc;
+	}
+	struct channel_index ci = {0};
+	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
+		run_copy_finish(&c);
+		return rc;
+	}
+	// A running run's samples reach to now: INT64_MAX bounds the scan.
+	int64_t to = c.run.ended ? c.run.end_ms + 1 : INT64_MAX;
+	struct peak_scan p = {.ci = &ci};
+	rc = store_run_samples_scan(store, c.run.start_ms, to, find_peak, &p);
+	struct buf body;
+	buf_init(&body);
+	struct json j;
+	json_init(&j, &body, pretty);
+	json_object_begin(&j);
+	json_key(&j, "run");
+	json_object_begin(&j);
+	write_run_fields(&j, &c.run);
+	json_key(&j, "energy_coverage");
+	json_double(&j, c.run.energy_coverage);
+	json_key(&j, "figures");
+	json_stored(&j, c.run.figures);
+	json_key(&j, "fingerprint");
+	json_stored(&j, c.run.fingerprint);
+	json_key(&j, "fast_samples");
+	json_int(&j, (int64_t)p.n_instants);
+	json_key(&j, "peak");
+	if (rc == 0 && p.found) {
+		const struct store_channel *pc = channel_by_id(&ci, p.peak_channel);
+		json_object_begin(&j);
+		json_key(&j, "channel");
+		json_string(&j, pc->ch.key);
+		json_key(&j, "value");
+		json_double(&j, p.peak_c);
+		json_key(&j, "time");
+		json_time(&j, p.peak_ts);
+		json_key(&j, "samples");
+		json_array_begin(&j);
+		struct peak_scan q = {.ci = &ci, .j = &j, .peak_index = p.peak_index};
+		rc = store_run_samples_scan(store, c.run.start_ms, to, write_around, &q);
+		if (q.open) {
+			json_object_end(&j);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+	json_object_end(&j);
+	if (rc == 0) {
+		buf_append(out, body.data, body.len);
+	}
+	buf_finish(&body);
+	store_channels_free(ci.list, ci.n);
+	run_copy_finish(&c);
+	return rc;
+}
+
+/* --- statistics --------------------------------------------------------------------------- */
+
+struct run_set {
+	struct runstats_run *runs;
+	size_t n, cap;
+	char *fingerprint; // of the latest ok run (scan order is start order)
+	char *tags;
+};
+
+static int collect(void *ctx, const struct store_run *run) {
+	struct run_set *set = ctx;
+	enum run_status status;
+	if (!run_status_parse(run->status, &status)) {
+		log_warn("runs: run %lld has an unknown status '%s'", (long long)run->id,
+			 run->status);
+		return 0;
+	}
+	set->runs = xgrow(set->runs, &set->cap, set->n + 1, sizeof(*set->runs));
+	set->runs[set->n++] = (struct runstats_run){
+		.label = xstrdup(run->label),
+		.status = status,
+		.duration_s = run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN,
+		.energy_j = run->energy_j,
+		.temp_max_c = run->temp_max_c,
+		.rss_max_bytes = run->rss_max_bytes,
+	};
+	if (status == RUN_STATUS_OK) {
+		free(set->fingerprint);
+		free(set->tags);
+		set->fingerprint = run->fingerprint ? xstrdup(run->fingerprint) : NULL;
+		set->tags = xstrdup(run->tags ? run->tags : "{}");
+	}
+	return 0;
+}
+
+static void run_set_finish(struct run_set *set) {
+	for (size_t i = 0; i < set->n; i++) {
+		free((char *)set->runs[i].label);
+	}
+	free(set->runs);
+	free(set->fingerprint);
+	free(set->tags);
+	*set = (struct run_set){0};
+}
+
+static int stats_of(struct store *store, const struct runs_stats_options *opt,
+		    struct runstats_result *out, struct run_set *set) {
+	int rc = store_runs_scan(store, &opt->filter, collect, set);
+	if (rc < 0) {
+		return rc;
+	}
+	struct runstats_options ro = {.over_s = opt->over_s,
+				      .percentiles = opt->percentiles,
+				      .n_percentiles = opt->n_percentiles};
+	return runstats_compute(set->runs, set->n, &ro, out);
+}
+
+int runs_stats(struct store *store, const struct runs_stats_options *opt,
+	       struct runstats_result *out) {
+	struct run_set set = {0};
+	*out = (struct runstats_result){0};
+	int rc = stats_of(store, opt, out, &set);
+	run_set_finish(&set);
+	return rc;
+}
+
+static void percentile_key(double p, char key[40]) {
+	char num[32];
+	json_format_double(num, p);
+	snprintf(key, 40, "p%s", num);
+}
+
+static void write_summary(struct json *j, const struct runstats_summary *s,
+			  const struct runs_stats_options *opt) {
+	if (s->n == 0) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "n");
+	json_int(j, (int64_t)s->n);
+	json_key(j, "p50");
+	json_double(j, s->p50);
+	json_key(j, "p95");
+	json_double(j, s->p95);
+	json_key(j, "max");
+	json_double(j, s->max);
+	json_key(j, "mean");
+	json_double(j, s->mean);
+	for (size_t k = 0; opt && k < opt->n_percentiles; k++) {
+		char key[40];
+		percentile_key(opt->percentiles[k], key);
+		json_key(j, key);
+		json_double(j, s->percentiles[k]);
+	}
+	json_object_end(j);
+}
+
+static void write_label(struct json *j, const struct runstats_label *l,
+			const struct runs_stats_options *opt) {
+	json_object_begin(j);
+	json_key(j, "label");
+	json_string(j, l->label);
+	json_key(j, "count");
+	json_int(j, (int64_t)l->count);
+	for (int s = 0; s < RUN_STATUS_COUNT; s++) {
+		json_key(j, run_status_name((enum run_status)s));
+		json_int(j, (int64_t)l->by_status[s]);
+	}
+	json_key(j, "over");
+	json_int(j, (int64_t)l->over);
+	json_key(j, "duration_s");
+	write_summary(j, &l->duration_s, opt);
+	json_key(j, "energy_j");
+	write_summary(j, &l->energy_j, opt);
+	json_key(j, "temp_max_c");
+	write_summary(j, &l->temp_max_c, opt);
+	json_key(j, "rss_max_bytes");
+	write_summary(j, &l->rss_max_bytes, opt);
+	json_object_end(j);
+}
+
+#define STATS_METHOD                                                                               \
+	"exact type-7 percentiles (numpy linear) and mean over the ok runs that have the figure, " \
+	"at 1 ms, 1 mJ, 0.001 C and 1 byte"
+
+void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
+			   bool pretty, struct buf *out) {
+	struct json j;
+	json_init(&j, out, pretty);
+	json_object_begin(&j);
+	json_key(&j, "method");
+	json_string(&j, STATS_METHOD);
+	json_key(&j, "over_s");
+	json_double(&j, opt->over_s);
+	json_key(&j, "labels");
+	json_array_begin(&j);
+	for (size_t i = 0; i < r->n; i++) {
+		write_label(&j, &r->labels[i], opt);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+}
+
+/* "30 minutes", "2 hours", "90 s": how a threshold reads in a sentence. */
+static void format_threshold(double s, struct buf *out) {
+	double whole = floor(s);
+	if (whole == s && s >= 3600 && fmod(s, 3600) == 0) {
+		buf_printf(out, "%.0f hour%s", s / 3600, s == 3600 ? "" : "s");
+	} else if (whole == s && s >= 60 && fmod(s, 60) == 0) {
+		buf_printf(out, "%.0f minute%s", s / 60, s == 60 ? "" : "s");
+	} else {
+		buf_printf(out, "%g s", s);
+	}
+}
+
+void runs_stats_summary_line(const struct runstats_label *l, double over_s, struct buf *out) {
+	size_t ok = l->by_status[RUN_STATUS_OK];
+	buf_printf(out, "%zu attempts, %zu completed", l->count, ok);
+	static const enum run_status others[] = {RUN_STATUS_FAILED, RUN_STATUS_SIGNALED,
+						 RUN_STATUS_TIMEOUT, RUN_STATUS_LOST,
+						 RUN_STATUS_RUNNING};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (l->by_status[others[i]] > 0 || others[i] == RUN_STATUS_FAILED) {
+			buf_printf(out, ", %zu %s", l->by_status[others[i]],
+				   run_status_name(others[i]));
+		}
+	}
+	if (l->duration_s.n > 0) {
+		buf_printf(out, "; completed runs p50 %.2f s, p95 %.2f s, max %.2f s",
+			   l->duration_s.p50, l->duration_s.p95, l->duration_s.max);
+	}
+	if (isfinite(over_s) && ok > 0) {
+		buf_printf(out, "; %zu run%s (%.2f %%) over ", l->over, l->over == 1 ? "" : "s",
+			   100.0 * (double)l->over / (double)ok);
+		format_threshold(over_s, out);
+	}
+}
+
+/* --- compare ------------------------------------------------------------------------------ */
+
+/* A top-level member of a JSON object: the key (unescaped enough to name it) and raw value. */
+struct member {
+	char *key, *value;
+};
+
+/* Skips a JSON string starting at *p ('"'); false on damage. */
+static bool skip_string(const char **p) {
+	const char *s = *p + 1;
+	while (*s && *s != '"') {
+		s += *s == '\\' && s[1] ? 2 : 1;
+	}
+	if (*s != '"') {
+		return false;
+	}
+	*p = s + 1;
+	return true;
+}
+
+/*
+ * The top-level members of the stored JSON object @text (written by thermlog, so well formed;
+ * anything else yields what was read up to the damage).
+ */
+static size_t members_of(const char *text, struct member **out) {
+	*out = NULL;
+	size_t n = 0, cap = 0;
+	const char *p = text ? strchr(text, '{') : NULL;
+	if (!p) {
+		return 0;
+	}
+	p++;
+	for (;;) {
+		p += strspn(p, " \t\r\n,");
+		if (*p != '"') {
+			break;
+		}
+		const char *k = p;
+		if (!skip_string(&p)) {
+			break;
+		}
+		char *key = xstrndup(k + 1, (size_t)(p - k - 2));
+		p += strspn(p, " \t\r\n");
+		if (*p != ':') {
+			free(key);
+			break;
+		}
+		p++;
+		p += strspn(p, " \t\r\n");
+		const char *v = p;
+		int depth = 0;
+		while (*p && (depth > 0 || (*p != ',' && *p != '}'))) {
+			if (*p == '"') {
+				if (!skip_string(&p)) {
+					break;
+				}
+				continue;
+			}
+			depth += *p == '{' || *p == '[';
+			depth -= *p == '}' || *p == ']';
+			p++;
+		}
+		size_t len = (size_t)(p - v);
+		while (len > 0 && strchr(" \t\r\n", v[len - 1])) {
+			len--;
+		}
+		*out = xgrow(*out, &cap, n + 1, sizeof(**out));
+		(*out)[n++] = (struct member){key, xstrndup(v, len)};
+		if (*p != ',') {
+			break;
+		}
+	}
+	return n;
+}
+
+static void members_free(struct member *m, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].key);
+		free(m[i].value);
+	}
+	free(m);
+}
+
+static const char *member_value(const struct member *m, size_t n, const char *key) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m[i].key, key) == 0) {
+			return m[i].value;
+		}
+	}
+	return NULL;
+}
+
+static void add_diff(struct runs_compare *c, size_t *cap, const char *key, const char *here,
+		     const char *other) {
+	c->diffs = xgrow(c->diffs, cap, c->n_diffs + 1, sizeof(*c->diffs));
+	c->diffs[c->n_diffs++] = (struct runs_difference){
+		xstrdup(key), xstrdup(here ? here : "none"), xstrdup(other ? other : "none")};
+}
+
+/* One warning per top-level key whose value differs, keys of either side. */
+static void diff_objects(struct runs_compare *c, size_t *cap, const char *prefix, const char *a,
+			 const char *b) {
+	struct member *ma, *mb;
+	size_t na = members_of(a, &ma), nb = members_of(b, &mb);
+	for (size_t i = 0; i < na + nb; i++) {
+		const struct member *m = i < na ? &ma[i] : &mb[i - na];
+		if (i >= na && member_value(ma, na, m->key)) {
+			continue; // compared from A's side
+		}
+		const char *va = member_value(ma, na, m->key), *vb = member_value(mb, nb, m->key);
+		if (!va || !vb || strcmp(va, vb) != 0) {
+			char *key = prefix ? xasprintf("%s.%s", prefix, m->key) : xstrdup(m->key);
+			add_diff(c, cap, key, va, vb);
+			free(key);
+		}
+	}
+	members_free(ma, na);
+	members_free(mb, nb);
+}
+
+/* The figure of the ok runs of @label as an array for the bootstrap. */
+static double *ok_values(const struct run_set *set, const char *label, size_t offset, size_t *n) {
+	double *v = xcalloc(set->n + 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct runstats_run *r = &set->runs[i];
+		double x = *(const double *)((const char *)r + offset);
+		if (r->status == RUN_STATUS_OK && strcmp(r->label, label) == 0 && isfinite(x)) {
+			v[(*n)++] = x;
+		}
+	}
+	return v;
+}
+
+static const struct runstats_label *find_label(const struct runstats_result *r, const char *l) {
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->labels[i].label, l) == 0) {
+			return &r->labels[i];
+		}
+	}
+	return NULL;
+}
+
+static int compare_figure(const struct run_set *a, const struct run_set *b, const char *label,
+			  size_t offset, struct runstats_compare *out) {
+	size_t na, nb;
+	double *va = ok_values(a, label, offset, &na), *vb = ok_values(b, label, offset, &nb);
+	int rc = runstats_compare(va, na, vb, nb, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
+				  RUNSTATS_BOOTSTRAP_SEED, out);
+	free(va);
+	free(vb);
+	return rc;
+}
+
+int runs_compare(struct store *here, struct store *other, const char *label,
+		 struct runs_compare *out) {
+	*out = (struct runs_compare){.label = xstrdup(label)};
+	struct runs_stats_options opt = {.filter = {.label = label}, .over_s = NAN};
+	struct run_set sa = {0}, sb = {0};
+	int rc = stats_of(here, &opt, &out->result_a, &sa);
+	if (rc == 0) {
+		rc = stats_of(other, &opt, &out->result_b, &sb);
+	}
+	if (rc < 0) {
+		goto out;
+	}
+	out->a = find_label(&out->result_a, label);
+	out->b = find_label(&out->result_b, label);
+	if (!out->a || !out->b || out->a->duration_s.n == 0 || out->b->duration_s.n == 0) {
+		rc = -ENODATA;
+		goto out;
+	}
+	rc = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, duration_s),
+			    &out->duration);
+	if (rc < 0) {
+		goto out;
+	}
+	out->has_duration = true;
+	// Energy is compared only when both boards measured it; a missing meter is no error.
+	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
+					 &out->energy) == 0;
+	size_t cap = 0;
+	diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	if (strcmp(sa.tags ? sa.tags : "{}", sb.tags ? sb.tags : "{}") != 0) {
+		diff_objects(out, &cap, "tags", sa.tags, sb.tags);
+	}
+out:
+	run_set_finish(&sa);
+	run_set_finish(&sb);
+	return rc;
+}
+
+void runs_compare_finish(struct runs_compare *c) {
+	free(c->label);
+	runstats_result_finish(&c->result_a);
+	runstats_result_finish(&c->result_b);
+	for (size_t i = 0; i < c->n_diffs; i++) {
+		free(c->diffs[i].key);
+		free(c->diffs[i].here);
+		free(c->diffs[i].other);
+	}
+	free(c->diffs);
+	*c = (struct runs_compare){0};
+}
+
+static void write_ratio(struct json *j, const struct runstats_compare *r, bool has) {
+	if (!has) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "median_here");
+	json_double(j, r->median_a);
+	json_key(j, "median_other");
+	json_double(j, r->median_b);
+	json_key(j, "ratio");
+	json_double(j, r->ratio);
+	json_key(j, "ci_low");
+	json_double(j, r->ci_low);
+	json_key(j, "ci_high");
+	json_double(j, r->ci_high);
+	json_key(j, "level");
+	json_double(j, r->level);
+	json_object_end(j);
+}
+
+void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
+			     struct buf *out) {
+	struct json j;
+	json_init(&j, out, pretty);
+	json_object_begin(&j);
+	json_key(&j, "label");
+	json_string(&j, c->label);
+	json_key(&j, "other");
+	json_string(&j, other_name);
+	json_key(&j, "method");
+	json_object_begin(&j);
+	json_key(&j, "statistics");
+	json_string(&j, STATS_METHOD);
+	json_key(&j, "ratio");
+	json_string(&j, "median of the other board over the median of this board");
+	json_key(&j, "ci");
+	json_string(&j, "percentile bootstrap of the ratio of type-7 medians, splitmix64");
+	json_key(&j, "resamples");
+	json_int(&j, c->duration.resamples);
+	json_key(&j, "seed");
+	json_int(&j, (int64_t)c->duration.seed);
+	json_object_end(&j);
+	json_key(&j, "here");
+	write_label(&j, c->a, NULL);
+	json_key(&j, "other_board");
+	write_label(&j, c->b, NULL);
+	json_key(&j, "duration_s");
+	write_ratio(&j, &c->duration, c->has_duration);
+	json_key(&j, "energy_j");
+	write_ratio(&j, &c->energy, c->has_energy);
+	json_key(&j, "warnings");
+	json_array_begin(&j);
+	for (size_t i = 0; i < c->n_diffs; i++) {
+		struct buf w;
+		buf_init(&w);
+		buf_printf(&w, "%s differs: %s here, %s on the other board", c->diffs[i].key,
+			   c->diffs[i].here, c->diffs[i].other);
+		json_string(&j, w.data);
+		buf_finish(&w);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+}
+
+/* --- import ------------------------------------------------------------------------------- */
+
+/* What the stored minute samples say about a run's window: heat and memory. */
+struct window_scan {
+	const struct channel_index *ci;
+	double temp_max_c;
+	size_t n_temp;
+	double available_min, swap_used_max; // bytes
+	size_t n_available, n_swap;
+};
+
+/* The meminfo source's channels (src/sources/meminfo.c) a run's memory figures come from. */
+#define KEY_AVAILABLE "meminfo/available"
+#define KEY_SWAP_USED "meminfo/swap_used"
+
+static bool joined_channel(const struct store_channel *c) {
+	return c->ch.kind == CHANNEL_KIND_TEMPERATURE || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
+	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
+}
+
+static int window_add(void *ctx, const struct store_sample *s) {
+	struct window_scan *w = ctx;
+	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
+	double v = (double)s->q * c->ch.resolution;
+	if (c->ch.kind == CHANNEL_KIND_TEMPERATURE) {
+		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
+	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
+		w->available_min =
+			w->n_available++ == 0 || v < w->available_min ? v : w->available_min;
+	} else if (strcmp(c->ch.key, KEY_SWAP_USED) == 0) {
+		w->swap_used_max = w->n_swap++ == 0 || v > w->swap_used_max ? v : w->swap_used_max;
+	}
+	return 0;
+}
+
+static void write_memory(struct json *j, const struct window_scan *w) {
+	if (w->n_available == 0 && w->n_swap == 0) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "available_min_bytes");
+	json_double(j, w->n_available ? w->available_min : NAN);
+	json_key(j, "swap_used_max_bytes");
+	json_double(j, w->n_swap ? w->swap_used_max : NAN);
+	json_key(j, "method");
+	json_string(j, "min of " KEY_AVAILABLE " and max of " KEY_SWAP_USED
+		       " over the stored minute samples in the run's window");
+	json_key(j, "samples");
+	json_int(j, (int64_t)(w->n_available > w->n_swap ? w->n_available : w->n_swap));
+	json_object_end(j);
+}
+
+static int import_row(struct store *store, const struct jobcsv_row *row,
+		      const struct channel_index *ci, const int64_t *ids, size_t n_ids,
+		      struct runs_import_result *res) {
+	struct buf key, figures;
+	buf_init(&key);
+	buf_init(&figures);
+	buf_printf(&key, "%s@%lld", row->label, (long long)row->start_ms);
+	struct store_run_import run = {
+		.label = row->label,
+		.start_ms = row->start_ms,
+		.end_ms = row->end_ms,
+		.status = run_status_name(row->status),
+		.exit_code = row->exit_code,
+		.energy_j = row->energy_j,
+		.energy_method = isfinite(row->energy_j) ? "job log" : NULL,
+		.temp_max_c = row->temp_max_c,
+		.rss_max_bytes = row->rss_max_bytes,
+		.import_key = key.data,
+	};
+	// Minute samples stamped within [start, end] (whole seconds inside the window).
+	struct window_scan w = {.ci = ci};
+	int rc = 0;
+	if (n_ids > 0) {
+		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
+		rc = store_scan_samples(store, from, to, ids, n_ids, false, window_add, &w);
+	}
+	struct json j;
+	json_init(&j, &figures, false);
+	json_object_begin(&j);
+	json_key(&j, "temp_max_c");
+	json_object_begin(&j);
+	json_key(&j, "method");
+	if (isfinite(row->temp_max_c)) {
+		json_string(&j, "job log");
+	} else if (w.n_temp > 0) {
+		run.temp_max_c = w.temp_max_c;
+		res->temp_from_samples++;
+		json_string(&j, "max of the stored minute samples of every temperature channel in "
+				"the run's window");
+		json_key(&j, "samples");
+		json_int(&j, (int64_t)w.n_temp);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+	json_key(&j, "energy_j");
+	json_object_begin(&j);
+	json_key(&j, "method");
+	json_string(&j, isfinite(row->energy_j) ? "job log" : NULL);
+	json_object_end(&j);
+	json_key(&j, "memory");
+	write_memory(&j, &w);
+	json_key(&j, "source");
+	json_string(&j, "job log");
+	json_key(&j, "line");
+	json_int(&j, (int64_t)row->line);
+	json_object_end(&j);
+	run.figures = figures.data;
+	bool added = false;
+	if (rc == 0) {
+		rc = store_run_import(store, &run, &added);
+	}
+	if (rc == 0) {
+		if (added) {
+			res->added++;
+		} else {
+			res->unchanged++;
+		}
+	}
+	buf_finish(&key);
+	buf_finish(&figures);
+	return rc;
+}
+
+int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
+		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
+		struct buf *errors) {
+	*result = (struct runs_import_result){0};
+	struct jobcsv log = {0};
+	struct channel_index ci = {0};
+	int64_t *ids = NULL;
+	int rc = jobcsv_parse(in, name, default_label, &log, errors);
+	if (rc == -EINVAL) {
+		goto out;
+	}
+	result->bad = log.n_bad;
+	// The time bounds of `thermlog import`: a log from the future or before 2000 is a mistake.
+	size_t n_good = 0;
+	for (size_t i = 0; i < log.n; i++) {
+		struct jobcsv_row *row = &log.rows[i];
+		const char *problem = NULL;
+		if (row->start_ms < OLDEST_MS) {
+			problem = "start is before 2000-01-01: not a plausible stamp";
+		} else if (row->end_ms > now_ms) {
+			problem = "end is in the future";
+		}
+		if (problem) {
+			if (result->bad < JOBCSV_ERRORS_MAX) {
+				buf_printf(errors, "%s:%lu: %s\n", name, row->line, problem);
+			}
+			result->bad++;
+			free(row->label);
+			continue;
+		}
+		log.rows[n_good++] = *row;
+	}
+	log.n = n_good;
+	result->rows = n_good;
+	if (result->bad > 0 && !skip_bad) {
+		rc = -EBADMSG;
+		goto out;
+	}
+	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
+		goto out;
+	}
+	ids = xcalloc(ci.n + 1, sizeof(*ids));
+	size_t n_ids = 0;
+	for (size_t i = 0; i < ci.n; i++) {
+		if (joined_channel(&ci.list[i])) {
+			ids[n_ids++] = ci.list[i].id;
+		}
+	}
+	if ((rc = store_begin(store)) < 0) {
+		goto out;
+	}
+	for (size_t i = 0; i < log.n && rc == 0; i++) {
+		rc = import_row(store, &log.rows[i], &ci, ids, n_ids, result);
+		if (rc < 0) {
+			buf_printf(errors, "%s:%lu: could not store the run: %s\n", name,
+				   log.rows[i].line, strerror(-rc));
+		}
+	}
+	if (rc == 0) {
+		rc = store_commit(store);
+	} else {
+		store_rollback(store);
+	}
+	if (rc < 0) {
+		result->added = 0;
+		result->unchanged = 0;
+	}
+out:
+	free(ids);
+	store_channels_free(ci.list, ci.n);
+	jobcsv_finish(&log);
+	return rc;
+}
+
+/* --- metrics summary ---------------------------------------------------------------------- */
+
+struct summary_acc {
+	struct runsummary_label *labels; // sorted by label
+	size_t n, cap;
+};
+
+static int cmp_summary_label(const void *a, const void *b) {
+	return strcmp(((const struct runsummary_label *)a)->label,
+		      ((const struct runsummary_label *)b)->label);
+}
+
+static void summary_add(struct runsummary_label *l, const struct store_run *run) {
+	static const double bounds[RUNSUMMARY_BUCKETS] = RUNSUMMARY_BUCKET_BOUNDS_S;
+	if (!run->ended) {
+		l->running++;
+		return;
+	}
+	if (isfinite(run->energy_j)) {
+		l->energy_j_total += run->energy_j;
+	}
+	if (strcmp(run->status, "ok") == 0) {
+		l->ok++;
+		double d = (double)(run->end_ms - run->start_ms) / 1000.0;
+		l->duration_count++;
+		l->duration_sum_s += d;
+		for (size_t b = 0; b < RUNSUMMARY_BUCKETS; b++) {
+			if (d <= bounds[b]) {
+				l->duration_bucket[b]++;
+				break;
+			}
+		}
+	} else if (strcmp(run->status, "failed") == 0) {
+		l->failed++;
+	} else if (strcmp(run->status, "signaled") == 0) {
+		l->signaled++;
+	} else if (strcmp(run->status, "timeout") == 0) {
+		l->timeout++;
+	} else if (strcmp(run->status, "lost") == 0) {
+		l->lost++;
+	}
+}
+
+static int summary_collect(void *ctx, const struct store_run *run) {
+	struct summary_acc *acc = ctx;
+	struct runsummary_label key = {.label = (char *)run->label};
+	struct runsummary_label *l =
+		acc->n ? bsearch(&key, acc->labels, acc->n, sizeof(key), cmp_summary_label) : NULL;
+	if (!l) {
+		size_t at = 0;
+		while (at < acc->n && strcmp(acc->labels[at].label, run->label) < 0) {
+			at++;
+		}
+		acc->labels = xgrow(acc->labels, &acc->cap, acc->n + 1, sizeof(*acc->labels));
+		memmove(&acc->labels[at + 1], &acc->labels[at],
+			(acc->n - at) * sizeof(*acc->labels));
+		acc->labels[at] = (struct runsummary_label){.label = xstrdup(run->label)};
+		acc->n++;
+		l = &acc->labels[at];
+	}
+	summary_add(l, run);
+	return 0;
+}
+
+static uint64_t summary_total(const struct runsummary_label *l) {
+	return l->ok + l->failed + l->signaled + l->timeout + l->lost + l->running;
+}
+
+/* Most runs first, then by label, so the labels exported are the busiest and stay stable. */
+static int cmp_summary_busy(const void *a, const void *b) {
+	const struct runsummary_label *x = a, *y = b;
+	uint64_t nx = summary_total(x), ny = summary_total(y);
+	if (nx != ny) {
+		return nx > ny ? -1 : 1;
+	}
+	return strcmp(x->label, y->label);
+}
+
+static void summary_merge(struct runsummary_label *into, const struct runsummary_label *l) {
+	into->ok += l->ok;
+	into->failed += l->failed;
+	into->signaled += l->signaled;
+	into->timeout += l->timeout;
+	into->lost += l->lost;
+	into->running += l->running;
+	for (size_t b = 0; b < RUNSUMMARY_BUCKETS; b++) {
+		into->duration_bucket[b] += l->duration_bucket[b];
+	}
+	into->duration_count += l->duration_count;
+	into->duration_sum_s += l->duration_sum_s;
+	into->energy_j_total += l->energy_j_total;
+}
+
+int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n) {
+	struct summary_acc acc = {0};
+	*out = NULL;
+	*n = 0;
+	int rc = store_runs_scan(store, NULL, summary_collect, &acc);
+	if (rc < 0) {
+		runs_summary_free(acc.labels, acc.n);
+		return rc;
+	}
+	// A stored label "other" joins the folded ones: one series per name.
+	struct runsummary_label other = {0};
+	bool any_other = false;
+	size_t kept = 0;
+	if (acc.n == 0) {
+		return 0; // no runs: no series (qsort must not see the NULL array)
+	}
+	qsort(acc.labels, acc.n, sizeof(*acc.labels), cmp_summary_busy);
+	for (size_t i = 0; i < acc.n; i++) {
+		struct runsummary_label *l = &acc.labels[i];
+		if (kept < max_labels && strcmp(l->label, RUNSUMMARY_OTHER) != 0) {
+			acc.labels[kept++] = *l;
+			continue;
+		}
+		summary_merge(&other, l);
+		any_other = true;
+		free(l->label);
+	}
+	if (any_other) {
+		acc.labels = xgrow(acc.labels, &acc.cap, kept + 1, sizeof(*acc.labels));
+		other.label = xstrdup(RUNSUMMARY_OTHER);
+		acc.labels[kept++] = other;
+	}
+	qsort(acc.labels, kept, sizeof(*acc.labels), cmp_summary_label);
+	*out = acc.labels;
+	*n = kept;
+	return 0;
+}
+
+void runs_summary_free(struct runsummary_label *labels, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(labels[i].label);
+	}
+	free(labels);
+}

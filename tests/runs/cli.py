@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""thermlog runs: the 649-run job log imported gives numpy's type-7 figures; a re-import changes
+nothing; bad rows are named by line and nothing is imported; imported runs take their peak
+temperature from the stored minute samples (and `thermlog stats` answers the same with runs);
+`runs compare` gives a known ratio and names fingerprint differences; list filters; text within
+100 columns. Usage: cli.py THERMLOG FIXTURES_RUNS_DIR"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+from common import Workdir, main  # noqa: E402
+
+FIGURES = ["duration_s", "energy_j", "temp_max_c", "rss_max_bytes"]
+
+
+def expected(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            name, value = line.split()
+            out[name] = float(value)
+    return out
+
+
+def run(tap):
+    thermlog, fixtures = sys.argv[1:3]
+
+    def tl(db, *args):
+        return subprocess.run([thermlog, "--db", db, *args], capture_output=True, text=True)
+
+    def dump(db):
+        c = sqlite3.connect(db)
+        rows = c.execute("SELECT * FROM runs ORDER BY id").fetchall()
+        c.close()
+        return rows
+
+    with Workdir("thermlog-runs.") as wd:
+        db = os.path.join(wd, "a.db")
+        log = os.path.join(fixtures, "jobs-649.csv")
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode == 0 and "649 imported" in p.stdout, "the 649-run log imports",
+               p.stdout + p.stderr)
+        want = expected(os.path.join(fixtures, "jobs-649.expected"))
+        p = tl(db, "runs", "stats", "--json", "--over", "30m", "--percentile", "90",
+               "--percentile", "99")
+        stats = json.loads(p.stdout)
+        tap.ok(len(stats["labels"]) == 1, "one label", p.stdout)
+        lab = stats["labels"][0]
+        tap.ok(lab["label"] == "sdxl-npu" and lab["count"] == want["count"] and
+               lab["ok"] == want["ok"] and lab["failed"] == want["failed"] and
+               lab["signaled"] == 0 and lab["timeout"] == 0 and lab["lost"] == 0,
+               "counts by status equal the log's", json.dumps(lab))
+        tap.ok(lab["over"] == want["over_1800"], "runs over 30 minutes: %d" % lab["over"])
+        for fig in FIGURES:
+            s = lab[fig]
+            bad = [k for k in ("p50", "p95", "p90", "p99", "max")
+                   if s[k] != want["%s.%s" % (fig, k)]]
+            tap.ok(s["n"] == want[fig + ".n"] and not bad,
+                   "%s: n, p50, p95, p90, p99 and max equal numpy's type 7 exactly" % fig,
+                   "differ: %s\n%s" % (bad, json.dumps(s)))
+            m = want[fig + ".mean"]
+            tap.ok(abs(s["mean"] - m) <= 1e-12 * abs(m), "%s: mean equals numpy's" % fig,
+                   "%r vs %r" % (s["mean"], m))
+        p = tl(db, "runs", "stats", "--over", "30m")
+        lines = p.stdout.splitlines()
+        tap.ok(all(len(x) <= 100 for x in lines), "the text fits 100 columns", p.stdout)
+        text = " ".join(x.strip() for x in lines)
+        tap.ok("649 attempts, 404 completed, 245 failed; completed runs p50 1632.38 s, "
+               "p95 1756.55 s, max 1838.34 s; 2 runs (0.50 %) over 30 minutes" in text,
+               "the seed-style summary line", p.stdout)
+
+        before = dump(db)
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode == 0 and "0 imported, 649 already stored" in p.stdout,
+               "a re-import imports nothing", p.stdout + p.stderr)
+        tap.ok(dump(db) == before, "and changes no row")
+
+        # Bad rows: named by line, and nothing imported.
+        bad = os.path.join(wd, "bad.csv")
+        with open(bad, "w") as f:
+            f.write("start,end,status,label\n"
+                    "1790812811.5,1790813128.1,ok,x\n"
+                    "1790812811.5,1790813128.1,exploded,x\n"
+                    "1790813128.1,1790812811.5,ok,x\n"
+                    "1990-01-01T00:00:00Z,1990-01-01T00:10:00Z,ok,x\n"
+                    "4070908800,4070909800,ok,x\n")
+        p = tl(db, "runs", "import", bad)
+        tap.ok(p.returncode == 1, "a log with bad rows is refused", p.stdout + p.stderr)
+        for line in (3, 4, 5, 6):
+            tap.ok("bad.csv:%d:" % line in p.stderr, "bad row %d is named" % line, p.stderr)
+        tap.ok("bad.csv:2:" not in p.stderr, "the good row is not", p.stderr)
+        tap.ok("before 2000" in p.stderr and "future" in p.stderr,
+               "pre-2000 and future stamps are refused like import's", p.stderr)
+        tap.ok(dump(db) == before, "nothing was imported")
+        p = tl(db, "runs", "import", "--skip-bad", bad)
+        tap.ok(p.returncode == 0 and "1 imported" in p.stdout, "--skip-bad imports the good row",
+               p.stdout + p.stderr)
+
+        # Lists: --label, --from, --to, ms precision.
+        p = tl(db, "runs", "--json", "--label", "sdxl-npu", "--from", "2026-10-01T00:06:00Z",
+               "--to", "2026-10-01T00:48:00Z")
+        runs = json.loads(p.stdout)["runs"]
+        tap.ok([r["start"] for r in runs] == ["2026-10-01T00:06:24.356Z",
+                                              "2026-10-01T00:18:01.166Z",
+                                              "2026-10-01T00:47:15.147Z"],
+               "runs --label --from --to: the runs starting in the window, ms precision",
+               p.stdout)
+        r = runs[0]
+        tap.ok(r["status"] == "failed" and r["exit_code"] == 3 and r["signal"] is None and
+               r["energy_j"] is None and r["tags"] == {} and r["duration_s"] == 612.531,
+               "a run's fields", json.dumps(r))
+        p = tl(db, "runs")
+        tap.ok(all(len(x) <= 100 for x in p.stdout.splitlines()), "the list fits 100 columns")
+        p = tl(db, "runs", "show", str(r["id"]), "--json")
+        show = json.loads(p.stdout)["run"]
+        tap.ok(show["id"] == r["id"] and show["figures"]["temp_max_c"]["method"] == "job log",
+               "runs show: one run and the method of each figure", p.stdout)
+        p = tl(db, "runs", "show", "99999")
+        tap.ok(p.returncode == 1 and "no run 99999" in p.stderr, "an unknown id is named",
+               p.stderr)
+
+        # Imported runs meet the minute samples stored for their windows.
+        db2 = os.path.join(wd, "b.db")
+        hist = os.path.join(wd, "hist.csv")
+        t0 = 1790812800  # 2026-10-01T00:00:00Z
+        with open(hist, "w") as f:
+            f.write("time,channel,value,unit\n")
+            for i in range(60):
+                f.write("%d,thermal/soc,%.3f,celsius\n" % (t0 + 60 * i, 40 + i * 0.5))
+                f.write("%d,thermal/npu,%.3f,celsius\n" % (t0 + 60 * i, 45 + (i % 7)))
+                f.write("%d,meminfo/available,%d,bytes\n" % (t0 + 60 * i, 3000000000 - i * 10**6))
+                f.write("%d,meminfo/swap_used,%d,bytes\n" % (t0 + 60 * i, 10**8 + i * 10**6))
+        p = tl(db2, "import", hist)
+        tap.ok(p.returncode == 0, "minute history imported", p.stderr)
+        stats_before = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
+        jobs = os.path.join(wd, "jobs.csv")
+        with open(jobs, "w") as f:
+            # 10:00.5 .. 20:00: samples at minutes 11..20 (soc 45.5..50, npu up to 51)
+            f.write("start,end,status\n%d.500,%d,ok\n%d,%d,failed\n" %
+                    (t0 + 600, t0 + 1200, t0 + 7200, t0 + 7300))
+        p = tl(db2, "runs", "import", "--default-label", "build", jobs)
+        tap.ok(p.returncode == 0 and "1 peak temperatures from the stored minute samples"
+               in p.stdout, "the peak temperature of a run comes from the minute samples",
+               p.stdout + p.stderr)
+        runs = json.loads(tl(db2, "runs", "--json").stdout)["runs"]
+        tap.ok(runs[0]["label"] == "build" and runs[0]["temp_max_c"] == 51.0,
+               "max over every temperature channel inside [start, end]: 51.0",
+               json.dumps(runs[0]))
+        tap.ok(runs[1]["temp_max_c"] is None, "no sample in the window: unknown, not 0",
+               json.dumps(runs[1]))
+        show = json.loads(tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout)["run"]
+        m = show["figures"]["temp_max_c"]
+        tap.ok("minute samples" in m["method"] and m["samples"] == 20,
+               "the method is named with the samples it used", json.dumps(m))
+        mem = show["figures"]["memory"]
+        tap.ok(mem["available_min_bytes"] == 2980000000 and mem["swap_used_max_bytes"] == 120000000
+               and mem["samples"] == 10 and "minute samples" in mem["method"],
+               "minimum available memory and maximum swap used in the window, method named",
+               json.dumps(mem))
+        # Fast samples (written by the daemon during live runs; put in with SQL here): the
+        # run's 5-second samples, the NPU peaking at the 40th of 120.
+        def varint(v):
+            out = bytearray()
+            while True:
+                b = v & 0x7F
+                v >>= 7
+                out.append(b | (0x80 if v else 0))
+                if not v:
+                    return bytes(out)
+
+        def zigzag(q):
+            return (q << 1) ^ (q >> 63)
+        c = sqlite3.connect(db2)
+        ids = dict(c.execute("SELECT key, id FROM channels"))
+        npu, soc = ids["thermal/npu"], ids["thermal/soc"]
+        start_ms = (t0 + 600) * 1000 + 500
+        for i in range(130):  # 10 past the end: not the run's
+            npu_q = 60000 + (20000 if i == 40 else i * 10) + (30000 if i > 121 else 0)
+            pairs = sorted([(npu, npu_q), (soc, 50000 + i)])
+            blob, prev = b"", 0
+            for cid, q in pairs:
+                blob += varint(cid - prev) + varint(zigzag(q))
+                prev = cid
+            c.execute("INSERT INTO run_samples VALUES (?, ?)", (start_ms + 5000 * i, blob))
+        c.commit()
+        c.close()
+        show = json.loads(tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout)["run"]
+        pk = show["peak"]
+        tap.ok(show["fast_samples"] == 120, "runs show counts the run's fast samples (120)",
+               json.dumps(show)[:800])
+        tap.ok(pk["channel"] == "thermal/npu" and pk["value"] == 80.0 and
+               pk["time"] == "2026-10-01T00:13:20.500Z",
+               "the peak: the hottest fast sample of any temperature channel", json.dumps(pk))
+        tap.ok(len(pk["samples"]) == 13 and pk["samples"][6]["time"] == pk["time"] and
+               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034},
+               "with six samples on each side, every channel's value", json.dumps(pk)[:800])
+        stats_after = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
+        tap.ok(stats_before.stdout == stats_after.stdout and stats_after.returncode == 0,
+               "runs change nothing `thermlog stats` answers about the window")
+
+        # Two boards: B takes 1.25 times as long; fingerprints differ in kernel and tags.
+        def board(path, factor, kernel, tag):
+            csv = os.path.join(wd, os.path.basename(path) + ".csv")
+            with open(csv, "w") as f:
+                f.write("start,end,status,label,energy_j\n")
+                t = 1790812800000
+                for i in range(41):
+                    d = 1000000 + 7000 * ((i * 17) % 41)
+                    st = "ok" if i % 5 else "failed"
+                    f.write("%d.%03d,%d.%03d,%s,render,%d\n" % (
+                        t // 1000, t % 1000, (t + int(d * factor)) // 1000,
+                        (t + int(d * factor)) % 1000, st, d // 100))
+                    t += 2 * d
+            p = tl(path, "runs", "import", csv)
+            tap.ok(p.returncode == 0, "board %s imported" % os.path.basename(path), p.stderr)
+            c = sqlite3.connect(path)
+            c.execute("UPDATE runs SET fingerprint = ?, tags = ? WHERE id = (SELECT max(id) "
+                      "FROM runs WHERE status = 'ok')",
+                      (json.dumps({"board": "Radxa ROCK 5C", "kernel": kernel,
+                                   "governor": {"npu": "rknpu_ondemand"}}),
+                       json.dumps({"model": tag})))
+            c.commit()
+            c.close()
+
+        dba, dbb = os.path.join(wd, "boarda.db"), os.path.join(wd, "boardb.db")
+        board(dba, 1.0, "6.1.75", "sdxl")
+        board(dbb, 1.25, "6.1.84", "sdxl-turbo")
+        p = tl(dba, "runs", "compare", "--label", "render", dbb, "--json")
+        tap.ok(p.returncode == 0, "runs compare", p.stderr)
+        c = json.loads(p.stdout)
+        d = c["duration_s"]
+        tap.ok(c["here"]["ok"] == 32 and c["other_board"]["ok"] == 32,
+               "counts of each board", p.stdout)
+        tap.ok(abs(d["ratio"] - 1.25) < 1e-6, "the ratio of medians is 1.25", json.dumps(d))
+        tap.ok(d["ci_low"] <= 1.25 <= d["ci_high"] and d["level"] == 95,
+               "its 95 % bootstrap interval holds it", json.dumps(d))
+        tap.ok(c["energy_j"]["ratio"] == 1.0, "energy per run is the same", json.dumps(c))
+        tap.ok("bootstrap" in c["method"]["ci"] and c["method"]["resamples"] == 2000,
+               "the method is stated", json.dumps(c["method"]))
+        w = c["warnings"]
+        tap.ok(len(w) == 2 and any(x.startswith("kernel differs: \"6.1.75\" here, \"6.1.84\"")
+                                   for x in w) and
+               any(x.startswith("tags.model differs") for x in w),
+               "a warning per fingerprint difference (kernel, tags), none for the same",
+               json.dumps(w))
+        p = tl(dba, "runs", "compare", "--label", "render", dbb)
+        tap.ok(p.returncode == 0 and all(len(x) <= 100 for x in p.stdout.splitlines()) and
+               "ratio 1.2500" in p.stdout, "the text comparison", p.stdout)
+        p = tl(dba, "runs", "compare", "--label", "nothing", dbb)
+        tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
+               p.stderr)
+
+
+if __name__ == "__main__":
+    main(run)
