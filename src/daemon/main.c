@@ -53,7 +53,7 @@ struct daemon {
 	struct server *server;
 	struct runsock *runs; // runs: the socket's requests, fast samples, watched processes
 	char *runs_socket;    // the socket file we created, removed at exit
-	int lock_fd; // flock()ed PATH.lock: one daemon per database
+	int lock_fd;          // flock()ed PATH.lock: one daemon per database
 	struct notify *notify;
 	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
@@ -565,8 +565,8 @@ static int run(struct daemon *d) {
 }
 
 static void daemon_finish(struct daemon *d) {
-	server_destroy(d->server);     // waits for replaced servers to finish their requests
-	runsock_destroy(d->runs);      // before the store: it writes the last fast samples
+	server_destroy(d->server); // waits for replaced servers to finish their requests
+	runsock_destroy(d->runs);  // before the store: it writes the last fast samples
 	if (d->runs_socket) {
 		unlink(d->runs_socket);
 		free(d->runs_socket);

@@ -50,7 +50,8 @@ static const char *const snap_kind_names[] = {"cpufreq", "devfreq", "cooling", "
 /* One counter file's text as read at one moment; parsed only when differenced. */
 struct snap_file {
 	enum snap_kind kind;
-	char *key;  // "cpufreq/policy4", "devfreq/fdab0000.npu", "cooling/pwm-fan", "hwmon/ina238/energy1"
+	char *key;  // "cpufreq/policy4", "devfreq/fdab0000.npu", "cooling/pwm-fan",
+		    // "hwmon/ina238/energy1"
 	char *path; // relative to the sysfs root
 	char *text;
 };
@@ -146,10 +147,12 @@ static void snapshot_read(int root_fd, struct snapshot *s) {
 	char **names;
 	size_t n = list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
 	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("devices/system/cpu/cpufreq/%s/stats/time_in_state", names[i]);
+		char *path =
+			xasprintf("devices/system/cpu/cpufreq/%s/stats/time_in_state", names[i]);
 		char *text = read_text(root_fd, path);
 		if (text) {
-			snapshot_add(s, SNAP_CPUFREQ, xasprintf("cpufreq/%s", names[i]), path, text);
+			snapshot_add(s, SNAP_CPUFREQ, xasprintf("cpufreq/%s", names[i]), path,
+				     text);
 		} else {
 			free(path);
 		}
@@ -160,7 +163,8 @@ static void snapshot_read(int root_fd, struct snapshot *s) {
 		char *path = xasprintf("class/devfreq/%s/trans_stat", names[i]);
 		char *text = read_text(root_fd, path);
 		if (text) {
-			snapshot_add(s, SNAP_DEVFREQ, xasprintf("devfreq/%s", names[i]), path, text);
+			snapshot_add(s, SNAP_DEVFREQ, xasprintf("devfreq/%s", names[i]), path,
+				     text);
 		} else {
 			free(path);
 		}
@@ -207,9 +211,10 @@ static void snapshot_read(int root_fd, struct snapshot *s) {
 			if (text) {
 				trim(text);
 				files[k][len - 6] = '\0';
-				snapshot_add(s, SNAP_ENERGY,
-					     xasprintf("hwmon/%s/%s", chip ? chip : names[i], files[k]),
-					     path, text);
+				snapshot_add(
+					s, SNAP_ENERGY,
+					xasprintf("hwmon/%s/%s", chip ? chip : names[i], files[k]),
+					path, text);
 			} else {
 				free(path);
 			}
@@ -301,12 +306,13 @@ struct run {
 	int64_t start_ms;
 	int64_t pid; // 0 = not watched
 	struct snapshot start;
-	bool counters_known; // the start snapshot was read (a restart may lose nothing: it is stored)
+	bool counters_known; // the start snapshot was read (a restart may lose nothing: it is
+			     // stored)
 	struct heat *heat;
 	size_t n_heat, cap_heat;
 	struct counters_power_sample *power;
 	size_t n_power, cap_power;
-	char *power_key; // the channel integrated
+	char *power_key;                     // the channel integrated
 	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
 	size_t samples;
 };
@@ -496,13 +502,14 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 				struct heat *h = NULL;
 				for (size_t k = 0; k < run->n_heat && !h; k++) {
 					h = strcmp(run->heat[k].key, ch[i].key) == 0 ? &run->heat[k]
-										      : NULL;
+										     : NULL;
 				}
 				if (!h) {
-					run->heat = xgrow(run->heat, &run->cap_heat, run->n_heat + 1,
-							  sizeof(*run->heat));
+					run->heat = xgrow(run->heat, &run->cap_heat,
+							  run->n_heat + 1, sizeof(*run->heat));
 					h = &run->heat[run->n_heat++];
-					*h = (struct heat){.key = xstrdup(ch[i].key), .max = -INFINITY};
+					*h = (struct heat){.key = xstrdup(ch[i].key),
+							   .max = -INFINITY};
 				}
 				h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(*h->v));
 				h->v[h->n++] = rd[i].value;
@@ -511,15 +518,17 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 					h->max_ms = now_ms;
 				}
 			} else if (strcmp(ch[i].key, "meminfo/available") == 0) {
-				run->mem_avail_min = isnan(run->mem_avail_min) ||
-							     rd[i].value < run->mem_avail_min
-							     ? rd[i].value
-							     : run->mem_avail_min;
+				run->mem_avail_min =
+					isnan(run->mem_avail_min) ||
+							rd[i].value < run->mem_avail_min
+						? rd[i].value
+						: run->mem_avail_min;
 			} else if (strcmp(ch[i].key, "meminfo/swap_used") == 0) {
-				run->swap_used_max = isnan(run->swap_used_max) ||
-							     rd[i].value > run->swap_used_max
-							     ? rd[i].value
-							     : run->swap_used_max;
+				run->swap_used_max =
+					isnan(run->swap_used_max) ||
+							rd[i].value > run->swap_used_max
+						? rd[i].value
+						: run->swap_used_max;
 			}
 		}
 		if (power_key) {
@@ -529,9 +538,8 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 			run->power = xgrow(run->power, &run->cap_power, run->n_power + 1,
 					   sizeof(*run->power));
 			// Wall time, like the run's bounds (ms since epoch, as seconds).
-			run->power[run->n_power++] =
-				(struct counters_power_sample){.t_s = (double)now_ms / 1000,
-							       .power_w = watts};
+			run->power[run->n_power++] = (struct counters_power_sample){
+				.t_s = (double)now_ms / 1000, .power_w = watts};
 		}
 	}
 	rs->next_sample_mono = mono_ms + rs->cfg->runs.interval_ms;
@@ -574,7 +582,8 @@ static void energy_of(const struct run *run, const struct snapshot *stop, int64_
 	*e = (struct energy){.joules = NAN, .coverage = NAN};
 	for (size_t i = 0; i < run->start.n; i++) {
 		const struct snap_file *a = &run->start.files[i];
-		const struct snap_file *b = a->kind == SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
+		const struct snap_file *b =
+			a->kind == SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
 		if (!b) {
 			continue;
 		}
@@ -593,8 +602,8 @@ static void energy_of(const struct run *run, const struct snapshot *stop, int64_
 	struct counters_integral in;
 	if (run->n_power > 0 &&
 	    counters_integrate_power(run->power, run->n_power, (double)run->start_ms / 1000,
-				     (double)end_ms / 1000, ENERGY_MAX_S * (double)interval_ms / 1000,
-				     &in) == 0) {
+				     (double)end_ms / 1000,
+				     ENERGY_MAX_S * (double)interval_ms / 1000, &in) == 0) {
 		e->joules = in.joules;
 		e->coverage = in.coverage;
 		e->method = "power_trapezoid";
@@ -645,8 +654,9 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 			json_key(j, "max_hz");
 			json_int(j, res.top_level);
 			json_key(j, "below_max_share");
-			json_double(j, res.total_ms > 0 ? (double)res.below_top_ms / (double)res.total_ms
-							: NAN);
+			json_double(j, res.total_ms > 0
+					       ? (double)res.below_top_ms / (double)res.total_ms
+					       : NAN);
 		}
 		json_object_end(j);
 		counters_residency_finish(&res);
@@ -674,8 +684,8 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 }
 
 /* The figures JSON; *temp_max the highest temperature seen (NAN = none). */
-static void figures_json(const struct run *run, const struct snapshot *stop,
-			 const struct energy *e, struct buf *out, double *temp_max) {
+static void figures_json(const struct run *run, const struct snapshot *stop, const struct energy *e,
+			 struct buf *out, double *temp_max) {
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
@@ -974,7 +984,8 @@ static void watch_pids(struct runsock *rs, int64_t now_ms) {
 	for (size_t i = 0; i < rs->n_runs;) {
 		struct run *run = rs->runs[i];
 		if (run->pid > 0 && kill((pid_t)run->pid, 0) < 0 && errno == ESRCH) {
-			struct store_run_end end = {.end_ms = now_ms, .status = "lost", .rss_max_bytes = -1};
+			struct store_run_end end = {
+				.end_ms = now_ms, .status = "lost", .rss_max_bytes = -1};
 			log_notice("runs: process %" PRId64 " of run %" PRId64
 				   " (%s) is gone without a stop: lost",
 				   run->pid, run->id, run->label);
@@ -1159,8 +1170,10 @@ struct runsock *runsock_create(const struct config *cfg, struct store *store, co
 			run->pid = open_runs[i].pid;
 			run->mem_avail_min = NAN;
 			run->swap_used_max = NAN;
-			run->counters_known = snapshot_parse(open_runs[i].start_snapshot, &run->start);
-			rs->runs = xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
+			run->counters_known =
+				snapshot_parse(open_runs[i].start_snapshot, &run->start);
+			rs->runs =
+				xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
 			rs->runs[rs->n_runs++] = run;
 		}
 		if (n > 0) {

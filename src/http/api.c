@@ -1277,9 +1277,10 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 			ok = ok || yamltree_key_is(root->items[i], known[k]);
 		}
 		if (!ok) {
-			respond_error(r->resp, 400, NULL,
-				      "body: unknown key '%s' (allowed: label, tags, pid, argv, exe)",
-				      root->items[i]->text ? root->items[i]->text : "");
+			respond_error(
+				r->resp, 400, NULL,
+				"body: unknown key '%s' (allowed: label, tags, pid, argv, exe)",
+				root->items[i]->text ? root->items[i]->text : "");
 			return;
 		}
 	}
@@ -1307,7 +1308,8 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 		goto bad;
 	}
 	for (size_t i = 0; v && i + 1 < v->n; i += 2) {
-		if (v->items[i + 1]->kind != YAMLTREE_SCALAR || v->items[i]->kind != YAMLTREE_SCALAR) {
+		if (v->items[i + 1]->kind != YAMLTREE_SCALAR ||
+		    v->items[i]->kind != YAMLTREE_SCALAR) {
 			msg = xstrdup("tags: expected an object of strings");
 			goto bad;
 		}
@@ -1397,9 +1399,9 @@ static void runs_stop(struct request *r, const struct yamltree_node *root, int64
 	struct api_run_stop stop = {.rss_max_bytes = -1};
 	const struct yamltree_node *v = body_field(root, "status");
 	if (v) {
-		if (!body_string(v) || (strcmp(v->text, "ok") != 0 &&
-					strcmp(v->text, "failed") != 0 &&
-					strcmp(v->text, "timeout") != 0)) {
+		if (!body_string(v) ||
+		    (strcmp(v->text, "ok") != 0 && strcmp(v->text, "failed") != 0 &&
+		     strcmp(v->text, "timeout") != 0)) {
 			respond_error(r->resp, 400, NULL,
 				      "status: expected \"ok\", \"failed\" or \"timeout\"");
 			return;
@@ -1417,7 +1419,8 @@ static void runs_stop(struct request *r, const struct yamltree_node *root, int64
 	}
 	if ((v = body_field(root, "signal")) && !yamltree_is_null(v)) {
 		if (!body_int(v, 1, 127, &x)) {
-			respond_error(r->resp, 400, NULL, "signal: expected a signal number 1..127");
+			respond_error(r->resp, 400, NULL,
+				      "signal: expected a signal number 1..127");
 			return;
 		}
 		stop.has_signal = true;
@@ -1440,7 +1443,10 @@ static void runs_stop(struct request *r, const struct yamltree_node *root, int64
 	struct buf out = {0};
 	int rc = r->ctx->runs->stop(r->ctx->runs->ctx, id, &stop, &out, &msg);
 	if (rc < 0) {
-		unsigned status = rc == -ENOENT ? 404 : rc == -EALREADY ? 409 : rc == -EINVAL ? 400 : 503;
+		unsigned status = rc == -ENOENT     ? 404
+				  : rc == -EALREADY ? 409
+				  : rc == -EINVAL   ? 400
+						    : 503;
 		respond_error(r->resp, status, NULL, "%s", msg ? msg : "the stop was not recorded");
 	} else {
 		buf_clear(&r->resp->body);
@@ -1470,9 +1476,10 @@ static void handle_runs_post(struct request *r) {
 	// Over TCP a write needs the bearer token itself: never anonymous, never a browser's
 	// cookie (which another site could make the browser send).
 	if (!ctx->local && (!ctx->token || !r->req->authorization)) {
-		respond_error(r->resp, 403, NULL,
-			      "runs are recorded through the Unix socket (runs.socket), or over TCP "
-			      "with http.token and 'Authorization: Bearer TOKEN'");
+		respond_error(
+			r->resp, 403, NULL,
+			"runs are recorded through the Unix socket (runs.socket), or over TCP "
+			"with http.token and 'Authorization: Bearer TOKEN'");
 		return;
 	}
 	if (!ctx->runs) {

@@ -72,7 +72,7 @@ struct http {
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
 	bool tls;
-	bool local_socket; // the daemon's Unix socket: no TLS, no token, peer credentials
+	bool local_socket;           // the daemon's Unix socket: no TLS, no token, peer credentials
 	const struct api_runs *runs; // set and read atomically: http_set_runs() may come later
 	unsigned port;
 	struct api_context ctx;
@@ -638,7 +638,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	// The requests with a body we read: the dashboard's sign-in form and the run endpoints.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
-	bool runs_post = strcmp(method, "POST") == 0 && strncmp(st->target, "/api/v1/runs", 12) == 0;
+	bool runs_post =
+		strcmp(method, "POST") == 0 && strncmp(st->target, "/api/v1/runs", 12) == 0;
 	if (first) {
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
