@@ -1344,9 +1344,12 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 		msg = xstrdup("label: required (or argv or exe to take it from)");
 		goto bad;
 	}
+	// No "pid": the caller is watched; "pid": null: nothing is (an orchestrator's run).
 	int64_t pid = r->req->peer_pid;
 	v = body_field(root, "pid");
-	if (v && !yamltree_is_null(v) && !body_int(v, 1, INT32_MAX, &pid)) {
+	if (v && yamltree_is_null(v)) {
+		pid = 0;
+	} else if (v && !body_int(v, 1, INT32_MAX, &pid)) {
 		msg = xstrdup("pid: expected a process id (a positive integer)");
 		goto bad;
 	}
