@@ -291,6 +291,8 @@ static bool snapshot_parse(const char *text, struct snapshot *s) {
 
 /* --- runs ----------------------------------------------------------------------------------- */
 
+#define HEAT_TRIPS_MAX 8
+
 /* One temperature channel over a run's fast samples. */
 struct heat {
 	char *key;
@@ -298,7 +300,37 @@ struct heat {
 	size_t n, cap;
 	double max;
 	int64_t max_ms;
+	double last_v; // the previous sample, for the time above the trips
+	int64_t last_ms;
+	double trip_c[HEAT_TRIPS_MAX]; // the zone's passive trip points
+	int64_t above_ms[HEAT_TRIPS_MAX];
+	size_t n_trips;
 };
+
+/* The passive trip points from a thermal channel's meta ({"trips": [{"type", "temp"}]}). */
+static void heat_trips(struct heat *h, const char *meta) {
+	struct yamltree yt = {.name = "meta"};
+	struct yamltree_node *root = NULL;
+	if (meta && yamltree_build(&yt, meta, strlen(meta), &root) && root) {
+		const struct yamltree_node *trips = field(root, "trips");
+		for (size_t i = 0; trips && trips->kind == YAMLTREE_SEQUENCE && i < trips->n &&
+				   h->n_trips < HEAT_TRIPS_MAX;
+		     i++) {
+			const struct yamltree_node *type = field(trips->items[i], "type");
+			const struct yamltree_node *temp = field(trips->items[i], "temp");
+			double c;
+			if (type && temp && type->kind == YAMLTREE_SCALAR &&
+			    temp->kind == YAMLTREE_SCALAR && strcmp(type->text, "passive") == 0 &&
+			    yamltree_parse_number(temp->text, &c)) {
+				h->trip_c[h->n_trips++] = c;
+			}
+		}
+	}
+	yamltree_node_free(root);
+	char *errors = NULL;
+	yamltree_flush_errors(&yt, &errors);
+	free(errors);
+}
 
 struct run {
 	int64_t id;
@@ -510,7 +542,17 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 					h = &run->heat[run->n_heat++];
 					*h = (struct heat){.key = xstrdup(ch[i].key),
 							   .max = -INFINITY};
+					heat_trips(h, ch[i].meta);
 				}
+				// Time above a trip: each interval counts when it starts above
+				// (left point of the fast samples).
+				for (size_t k = 0; h->n > 0 && k < h->n_trips; k++) {
+					if (h->last_v > h->trip_c[k]) {
+						h->above_ms[k] += now_ms - h->last_ms;
+					}
+				}
+				h->last_v = rd[i].value;
+				h->last_ms = now_ms;
 				h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(*h->v));
 				h->v[h->n++] = rd[i].value;
 				if (rd[i].value > h->max) {
@@ -727,13 +769,27 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 		json_double(&j, sum / (double)h->n);
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)h->n);
+		if (h->n_trips > 0) {
+			json_key(&j, "above_passive_trips");
+			json_array_begin(&j);
+			for (size_t k = 0; k < h->n_trips; k++) {
+				json_object_begin(&j);
+				json_key(&j, "trip_c");
+				json_double(&j, h->trip_c[k]);
+				json_key(&j, "seconds");
+				json_fixed(&j, (double)h->above_ms[k] / 1000, 3);
+				json_object_end(&j);
+			}
+			json_array_end(&j);
+		}
 		json_object_end(&j);
 		free(sorted);
 		*temp_max = isnan(*temp_max) || h->max > *temp_max ? h->max : *temp_max;
 	}
 	json_object_end(&j);
 	json_key(&j, "heat_method");
-	json_string(&j, "fast samples (type 7 percentiles)");
+	json_string(&j, "fast samples: type 7 percentiles; time above a trip counts each interval "
+			"that starts above it");
 	json_key(&j, "memory");
 	json_object_begin(&j);
 	json_key(&j, "available_min_bytes");

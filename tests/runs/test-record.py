@@ -245,6 +245,26 @@ def main():
            f"energy from the ina238 counter: {(e1 - e0) / 1e6} J", r)
         ok(fig.get("cooling") is not None and fig["cooling"]["active_s_high"] > 0,
            "cooling active time from time_in_state_ms", fig.get("cooling"))
+
+        # Heat: soc-thermal at 70 °C (above its 60 °C passive trip) for about 2 s, then 50 °C.
+        zone = os.path.join(d.tree, "devices/virtual/thermal/thermal_zone0/temp")
+        with open(zone, "w") as f:
+            f.write("70000\n")
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "hot", "--",
+                              "sleep", "3.5"], stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        with open(zone, "w") as f:
+            f.write("50000\n")
+        w.communicate(timeout=10)
+        r = last_run(d)
+        heat = json.loads(r.get("figures") or "{}").get("heat", {}).get("thermal/soc-thermal", {})
+        trips = {t["trip_c"]: t["seconds"] for t in heat.get("above_passive_trips", [])}
+        ok(heat.get("max_c") == 70.0 and r.get("label") == "hot", "the peak of soc-thermal", heat)
+        ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] <= 3.0 and trips[85.0] == 0,
+           "time above each passive trip point (60 °C: about 2 s, 85 °C: none)", trips)
+        n = heat.get("samples", 0)
+        ok(n >= 4 and 50.0 < heat.get("mean_c", 0) < 70.0 and heat.get("p95_c") == 70.0,
+           "mean and type-7 p95 over the fast samples", heat)
         d.stop()
 
         # Constant 5 W and no energy counter: trapezoid integration over the fast samples.
