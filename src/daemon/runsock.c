@@ -585,7 +585,7 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		}
 	}
 	rs->next_sample_mono = mono_ms + rs->cfg->runs.interval_ms;
-	if (rs->n_batch == RUNSOCK_BATCH) {
+	if (rs->n_batch == RUNSOCK_BATCH || now_ms - rs->batch[0].ts_ms >= RUNSOCK_BATCH_MAX_MS) {
 		flush_batch(rs);
 	}
 }
