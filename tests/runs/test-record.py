@@ -265,7 +265,9 @@ def main():
         n = heat.get("samples", 0)
         ok(n >= 4 and 50.0 < heat.get("mean_c", 0) < 70.0 and heat.get("p95_c") == 70.0,
            "mean and type-7 p95 over the fast samples", heat)
-        d.stop()
+        rc = d.stop()
+        ok(rc == 0 and "Sanitizer" not in d.text() and "runtime error" not in d.text(),
+           f"thermlogd stops cleanly (status {rc})", d.text()[-3000:])
 
         # Constant 5 W and no energy counter: trapezoid integration over the fast samples.
         tree = fresh_tree(tmp, "sys5w")
@@ -293,7 +295,9 @@ def main():
         con.execute("DELETE FROM run_samples")
         con.commit()
         con.close()
-        d5.stop()
+        rc = d5.stop()
+        ok(rc == 0 and "Sanitizer" not in d5.text(), f"the 5 W daemon stops cleanly ({rc})",
+           d5.text()[-3000:])
         after = run(d5, "--db", copy, "stats", "--from", "-1h", "--json")
         ok(before.returncode == 0 and before.stdout == after.stdout and before.stdout,
            "thermlog stats is identical with and without the runs", (before.stderr,
