@@ -332,6 +332,15 @@ static void heat_trips(struct heat *h, const char *meta) {
 	free(errors);
 }
 
+/* A clock over a run's fast samples: the fallback when the kernel keeps no residency counter. */
+struct freq {
+	char *key;
+	int64_t *hz, *ms; // time at each frequency seen, in first-seen order
+	size_t n, cap_hz, cap_ms;
+	int64_t last_hz, last_ms;
+	bool seen;
+};
+
 struct run {
 	int64_t id;
 	char *label;
@@ -342,6 +351,8 @@ struct run {
 			     // stored)
 	struct heat *heat;
 	size_t n_heat, cap_heat;
+	struct freq *freq;
+	size_t n_freq, cap_freq;
 	struct counters_power_sample *power;
 	size_t n_power, cap_power;
 	char *power_key;                     // the channel integrated
@@ -360,6 +371,12 @@ static void run_free(struct run *r) {
 		free(r->heat[i].v);
 	}
 	free(r->heat);
+	for (size_t i = 0; i < r->n_freq; i++) {
+		free(r->freq[i].key);
+		free(r->freq[i].hz);
+		free(r->freq[i].ms);
+	}
+	free(r->freq);
 	free(r->power);
 	free(r->power_key);
 	free(r);
@@ -498,6 +515,36 @@ static double power_now(struct runsock *rs, const struct channel *ch, const stru
 	return w;
 }
 
+/* Left point: the interval since the previous sample counts at the previous frequency. */
+static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_ms) {
+	struct freq *f = NULL;
+	for (size_t k = 0; k < run->n_freq && !f; k++) {
+		f = strcmp(run->freq[k].key, key) == 0 ? &run->freq[k] : NULL;
+	}
+	if (!f) {
+		run->freq = xgrow(run->freq, &run->cap_freq, run->n_freq + 1, sizeof(*run->freq));
+		f = &run->freq[run->n_freq++];
+		*f = (struct freq){.key = xstrdup(key)};
+	}
+	if (f->seen && now_ms > f->last_ms) {
+		size_t at = 0;
+		while (at < f->n && f->hz[at] != f->last_hz) {
+			at++;
+		}
+		if (at == f->n) {
+			f->hz = xgrow(f->hz, &f->cap_hz, f->n + 1, sizeof(*f->hz));
+			f->ms = xgrow(f->ms, &f->cap_ms, f->n + 1, sizeof(*f->ms));
+			f->hz[at] = f->last_hz;
+			f->ms[at] = 0;
+			f->n++;
+		}
+		f->ms[at] += now_ms - f->last_ms;
+	}
+	f->seen = true;
+	f->last_hz = hz;
+	f->last_ms = now_ms;
+}
+
 /* One fast sample: stored (in the next batch) and added to every active run. */
 static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (!rs->sampler) {
@@ -559,6 +606,10 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 					h->max = rd[i].value;
 					h->max_ms = now_ms;
 				}
+			} else if (ch[i].kind == CHANNEL_KIND_FREQUENCY &&
+				   (strcmp(ch[i].source, "cpufreq") == 0 ||
+				    strcmp(ch[i].source, "devfreq") == 0)) {
+				freq_add(run, ch[i].key, llround(rd[i].value), now_ms);
 			} else if (strcmp(ch[i].key, "meminfo/available") == 0) {
 				run->mem_avail_min =
 					isnan(run->mem_avail_min) ||
@@ -658,6 +709,8 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 	json_object_begin(j);
 	struct counters_residency *cool = NULL;
 	size_t n_cool = 0;
+	const char **counted = NULL; // keys answered by a kernel counter
+	size_t n_counted = 0;
 	for (size_t i = 0; i < run->start.n; i++) {
 		const struct snap_file *a = &run->start.files[i];
 		if (a->kind == SNAP_ENERGY) {
@@ -678,12 +731,16 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 			}
 			continue;
 		}
+		if (rc != 0) {
+			continue; // the fast samples stand in, below
+		}
+		counted = xrealloc(counted, (n_counted + 1) * sizeof(*counted));
+		counted[n_counted++] = a->key;
 		json_key(j, a->key);
 		json_object_begin(j);
 		json_key(j, "method");
-		json_string(j, rc == 0 ? (a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat")
-				       : "unavailable");
-		if (rc == 0) {
+		json_string(j, a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat");
+		{
 			json_key(j, "seconds");
 			json_object_begin(j);
 			for (size_t k = 0; k < res.n; k++) {
@@ -703,6 +760,43 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 		json_object_end(j);
 		counters_residency_finish(&res);
 	}
+	// No counter (no CONFIG_CPU_FREQ_STAT, "Not Supported.", a reset): the fast samples, each
+	// interval at the frequency it started with, against the highest frequency seen.
+	for (size_t i = 0; i < run->n_freq; i++) {
+		const struct freq *f = &run->freq[i];
+		bool done = false;
+		for (size_t k = 0; k < n_counted && !done; k++) {
+			done = strcmp(counted[k], f->key) == 0;
+		}
+		if (done) {
+			continue;
+		}
+		json_key(j, f->key);
+		json_object_begin(j);
+		json_key(j, "method");
+		json_string(j, f->n > 0 ? "fast_samples" : "unavailable");
+		int64_t top = 0, total = 0, below = 0;
+		for (size_t k = 0; k < f->n; k++) {
+			top = f->hz[k] > top ? f->hz[k] : top;
+			total += f->ms[k];
+		}
+		json_key(j, "seconds");
+		json_object_begin(j);
+		for (size_t k = 0; k < f->n; k++) {
+			char hz[32];
+			snprintf(hz, sizeof(hz), "%" PRId64, f->hz[k]);
+			json_key(j, hz);
+			json_fixed(j, (double)f->ms[k] / 1000, 3);
+			below += f->hz[k] < top ? f->ms[k] : 0;
+		}
+		json_object_end(j);
+		json_key(j, "max_hz_seen");
+		json_int(j, top);
+		json_key(j, "below_max_share");
+		json_double(j, total > 0 ? (double)below / (double)total : NAN);
+		json_object_end(j);
+	}
+	free(counted);
 	json_object_end(j);
 	json_key(j, "cooling");
 	if (n_cool == 0) {

@@ -274,6 +274,11 @@ def main():
         os.unlink(os.path.join(tree, INA, "energy1_input"))
         with open(os.path.join(tree, INA, "power1_input"), "w") as f:
             f.write("5000000\n")
+        # And a kernel without cpufreq stats for policy6, an NPU whose devfreq has no table.
+        shutil.rmtree(os.path.join(tree, "devices/system/cpu/cpufreq/policy6/stats"))
+        with open(os.path.join(tree, "devices/platform/fdab0000.npu/devfreq/fdab0000.npu/"
+                               "trans_stat"), "w") as f:
+            f.write("Not Supported.\n")
         os.makedirs(os.path.join(tmp, "5w"))
         d5 = Daemon(os.path.join(tmp, "5w"), tree)
         ok(d5.start(), "a second daemon on the 5 W tree", d5.text())
@@ -283,6 +288,14 @@ def main():
         ok(r.get("energy_method") == "power_trapezoid" and abs(r["energy_j"] - 5 * dur) < 1e-6
            and r.get("energy_coverage") == 1.0,
            f"5 W over {dur:.3f} s: {r.get('energy_j')} J = duration x 5 W", r)
+        res = json.loads(r.get("figures") or "{}").get("residency", {})
+        for key in ("cpufreq/policy6", "devfreq/fdab0000.npu"):
+            got = res.get(key, {})
+            secs = sum(got.get("seconds", {}).values())
+            ok(got.get("method") == "fast_samples" and abs(secs - dur) <= 1.0,
+               f"{key} without a counter: residency from the fast samples ({secs} s)", got)
+        ok(res.get("cpufreq/policy4", {}).get("method") == "time_in_state",
+           "policy4 keeps its counter", res.get("cpufreq/policy4"))
 
         # Minute-series invariance: the runs' rows leave `thermlog stats` as it was.
         before = run(d5, "--db", d5.db, "stats", "--from", "-1h", "--json")
