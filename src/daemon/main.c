@@ -702,6 +702,7 @@ int main(int argc, char **argv) {
 		} else if (ufd >= 0) {
 			log_warn("runs: the server on %s did not start: runs are not recorded",
 				 d.cfg->runs.socket);
+			unlink(d.cfg->runs.socket);
 		}
 	}
 	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,

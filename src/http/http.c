@@ -933,7 +933,10 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
 			goto err;
 		}
-		where = "an inherited listening socket";
+		where = local_socket ? "the Unix socket" : "an inherited listening socket";
+		if (local_socket) {
+			own_fd = listen_fd; // ours from now on: closed should the server not start
+		}
 	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
 		log_error(
 			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
