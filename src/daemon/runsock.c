@@ -358,6 +358,7 @@ struct run {
 	char *power_key;                     // the channel integrated
 	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
 	size_t samples;
+	int64_t first_sample_ms; // of this daemon's: a restart mid-run starts over (0 = none)
 };
 
 static void run_free(struct run *r) {
@@ -573,6 +574,9 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	for (size_t r = 0; r < rs->n_runs; r++) {
 		struct run *run = rs->runs[r];
 		run->samples++;
+		if (run->first_sample_ms == 0) {
+			run->first_sample_ms = now_ms;
+		}
 		for (size_t i = 0; i < n; i++) {
 			if (rd[i].err != 0) {
 				continue;
@@ -893,6 +897,16 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 	json_object_end(&j);
 	json_key(&j, "fast_samples");
 	json_int(&j, (int64_t)run->samples);
+	// Heat, memory, fallback residency and integrated power cover the samples from here on:
+	// the run's start, or the daemon's restart in its middle.
+	json_key(&j, "fast_samples_from");
+	if (run->first_sample_ms > 0) {
+		char from[TIMEFMT_ISO_LEN];
+		iso_ms(run->first_sample_ms, from);
+		json_string(&j, from);
+	} else {
+		json_null(&j);
+	}
 	json_object_end(&j);
 }
 

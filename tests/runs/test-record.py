@@ -9,6 +9,7 @@ exists, POST over TCP refused without the token, and the minute series untouched
 
 usage: test-record.py THERMLOGD THERMLOG FIXTURES_DIR
 """
+import datetime
 import json
 import os
 import re
@@ -208,6 +209,12 @@ def main():
         r = last_run(d)
         ok(w.returncode == 0 and r.get("label") == "across" and r.get("status") == "ok",
            "a run across a daemon restart ends ok", (err, r))
+        fig = json.loads(r.get("figures") or "{}")
+        since = fig.get("fast_samples_from") or "1970-01-01T00:00:00Z"
+        since_ms = datetime.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp() * 1000
+        ok(since_ms >= r["start_ms"] + 1000 and fig.get("energy", {}).get("method") == "counter",
+           "after the restart: the counters from the stored start, the samples said to start "
+           "later", fig.get("fast_samples_from"))
 
         # Counters: the tree becomes rock5c-after-run mid-run; the deltas are exact.
         w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "npu", "--",
