@@ -20,6 +20,38 @@ struct store;
 #define API_PARAMS_MAX 32   // more query parameters get 400
 #define API_LOGIN_MAX  4096 // a larger sign-in form gets 413
 
+#define API_RUN_BODY_MAX (64 * 1024) // a larger POST /api/v1/runs body gets 413
+
+/** A run started through POST /api/v1/runs; strings borrowed, JSON texts valid. */
+struct api_run_start {
+	const char *label; // never NULL (the API derives it from argv or exe when absent)
+	const char *tags;  // JSON object of strings
+	int64_t pid;       // the process to watch: the body's "pid", else the caller's, 0 = none
+	const char *argv;  // JSON array of strings, or NULL
+	const char *exe;   // the executable's path, or NULL
+};
+
+/** How a run ended, from POST /api/v1/runs/{id}/stop. */
+struct api_run_stop {
+	const char *status; // "ok", "failed" or "timeout"; NULL = from exit_code or signal
+	bool has_exit_code, has_signal;
+	int exit_code, signal;
+	int64_t rss_max_bytes; // < 0 = unknown
+};
+
+/**
+ * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with
+ * its own loop). Both return 0, or a negative errno with a message in *err (newly allocated):
+ * -EINVAL bad input, -ENOENT no such run, -EALREADY ended already, -EAGAIN not now (503).
+ */
+struct api_runs {
+	int (*start)(void *ctx, const struct api_run_start *run, int64_t *id, char **err);
+	/* On success @out holds the run's summary as a JSON object. */
+	int (*stop)(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+		    char **err);
+	void *ctx;
+};
+
 /** What every request may read; all borrowed. */
 struct api_context {
 	const struct config *cfg;
@@ -35,6 +67,13 @@ struct api_context {
 	const unsigned char *session_key;
 	const char *host;  // host name for /api/v1/status, or NULL
 	const char *board; // board model (device tree), or NULL
+	/** The run endpoints' implementation, or NULL (they answer 503). */
+	const struct api_runs *runs;
+	/**
+	 * The request came through the daemon's Unix socket (runs.socket), whose file mode
+	 * (group thermlog, 0660) is the access control: no token is asked for.
+	 */
+	bool local;
 };
 
 struct api_request {
@@ -44,8 +83,9 @@ struct api_request {
 	const char *if_none_match;   // "If-None-Match" header, or NULL
 	const char *accept_encoding; // "Accept-Encoding" header, or NULL
 	const char *cookie;          // "Cookie" header, or NULL
-	const char *body;            // POST /login: the form as received (not NUL-terminated)
-	size_t body_len;             // its length; over API_LOGIN_MAX answers 413
+	const char *body;            // POST /login, /api/v1/runs: as received (not NUL-terminated)
+	size_t body_len;             // over API_LOGIN_MAX (login), API_RUN_BODY_MAX answers 413
+	int64_t peer_pid;            // the caller's pid on the Unix socket (SO_PEERCRED), or 0
 	int64_t now;                 // s since epoch, UTC
 };
 

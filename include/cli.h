@@ -52,4 +52,11 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv);
  */
 int cli_runs(const struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]: runs CMD as a
+ * recorded run and exits with its status; `run start` prints a new run's id, `run stop ID`
+ * ends it. Through the daemon's socket (runs.socket).
+ */
+int cli_run(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

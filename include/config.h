@@ -67,6 +67,15 @@ struct http_config {
 	struct config_mark listen_at, token_at, token_file_at, tls_cert_at, tls_key_at;
 };
 
+/* Runs (docs/RUNS.md): the daemon's Unix socket and the fast sampling while a run is active. */
+#define CONFIG_DEFAULT_RUNS_SOCKET "/run/thermlog/thermlog.sock"
+#define CONFIG_SOCKET_PATH_MAX     107 // sun_path holds 108 bytes with the NUL
+struct runs_config {
+	char *socket;        // absolute path of the AF_UNIX socket
+	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
+	char *power_channel; // the channel key of board power, NULL = automatic (an ina2xx power)
+};
+
 struct config {
 	char *path;          // the file read, NULL = defaults only
 	int64_t interval_ms; // default 60000, at least 1000
@@ -76,6 +85,7 @@ struct config {
 	int64_t retention_raw_s; // default 400 days
 	int64_t rescan_s;        // default 300
 	struct http_config http;
+	struct runs_config runs;
 	struct source_config sources[SOURCE_COUNT];
 	struct channel_override *channels;
 	size_t n_channels;

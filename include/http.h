@@ -27,6 +27,21 @@ struct http;
 struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
 			 int listen_fd);
 
+/**
+ * Serves the same API on @listen_fd, a listening AF_UNIX socket (runs.socket), which the server
+ * owns from now on: no TLS and no token (the socket's file mode is the access control), and
+ * each request knows its caller's pid (SO_PEERCRED) for the run endpoints. NULL on error.
+ */
+struct http *http_create_local(const struct config *cfg, struct live *live, const char *db_path,
+			       int listen_fd);
+
+struct api_runs;
+/**
+ * Makes POST /api/v1/runs and /api/v1/runs/{id}/stop call @runs (borrowed; must outlive the
+ * server), or answer 503 with NULL. Safe while requests run.
+ */
+void http_set_runs(struct http *http, const struct api_runs *runs);
+
 /** Stops at once, closing open connections (a running request finishes first). Accepts NULL. */
 void http_destroy(struct http *http);
 

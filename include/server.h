@@ -38,6 +38,16 @@ void server_retire(struct server *s, struct config *cur);
 /** The database file was reopened: a new server on the same socket, with @cfg (borrowed). */
 void server_restart(struct server *s, const struct config *cfg);
 
+/**
+ * Also serves on @fd, a listening AF_UNIX socket (owned from now on), with @cfg (borrowed;
+ * reloads swap it like the TCP server's). False (logged) when that server does not start.
+ */
+bool server_listen_local(struct server *s, const struct config *cfg, int fd);
+
+struct api_runs;
+/** The run endpoints' implementation for every server from now on (borrowed), or NULL. */
+void server_set_runs(struct server *s, const struct api_runs *runs);
+
 /** Frees what finished requests and drained servers left; call once per cycle. */
 void server_collect(struct server *s);
 

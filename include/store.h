@@ -323,4 +323,76 @@ struct store_run_import {
  */
 int store_run_import(struct store *store, const struct store_run_import *run, bool *added);
 
+/*
+ * runs: write side. The daemon is the only writer of live runs (sql/0004-runs.sql): it opens a
+ * run, stores the fast samples taken while runs are active, and closes the run with its
+ * figures. Times are ms since epoch, UTC.
+ */
+
+/** A run being opened. Strings are borrowed; JSON texts must be valid JSON objects. */
+struct store_run_new {
+	const char *label;
+	const char *tags;           // JSON object, NULL = {}
+	int64_t start_ms;           // ms since epoch, UTC
+	int64_t pid;                // the process watched, 0 = none
+	const char *boot_id;        // this boot's id, or NULL
+	const char *start_snapshot; // JSON: the counters read at start, or NULL
+	const char *fingerprint;    // JSON object, or NULL
+};
+
+/** Opens a run with status 'running'; *id is its id. 0 or -errno (-EINVAL: no label). */
+int store_run_begin(struct store *store, const struct store_run_new *run, int64_t *id);
+
+/** How a run ended, for store_run_end(). Strings are borrowed. */
+struct store_run_end {
+	int64_t end_ms;     // >= the run's start_ms
+	const char *status; // "ok", "failed", "signaled", "timeout" or "lost"
+	bool has_exit_code, has_signal;
+	int exit_code, signal;
+	double energy_j;           // NAN = unknown
+	const char *energy_method; // NULL = none
+	double energy_coverage;    // 0..1, NAN = unknown
+	double temp_max_c;         // NAN = unknown
+	int64_t rss_max_bytes;     // < 0 = unknown
+	const char *figures;       // JSON object, or NULL
+};
+
+/**
+ * Closes the running run @id. Returns 0, -ENOENT when there is no run @id, -EALREADY when it
+ * has ended already (its row is left as it is), -EINVAL for an unknown status or an end before
+ * the start.
+ */
+int store_run_end(struct store *store, int64_t id, const struct store_run_end *end);
+
+/** One fast sample: the readings of @n channels at @ts_ms. All borrowed. */
+struct store_run_instant {
+	int64_t ts_ms; // ms since epoch, UTC
+	size_t n;
+	const struct channel *channels;
+	const struct reading *readings; // err != 0 stores nothing for that channel
+};
+
+/**
+ * Stores @n fast samples in one transaction (a batch keeps flash writes small), packed like a
+ * cycle's values at each channel's stored resolution. Only channels the one-minute series has
+ * registered are kept (the fast samples never add or touch channels, so they cannot change
+ * what the minute series says); a stamp already stored is left as it is. 0 or -errno.
+ */
+int store_run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n);
+
+/** A run still open ('running'), as read back after a daemon restart. Strings owned. */
+struct store_run_open {
+	int64_t id;
+	char *label;
+	char *tags;           // JSON object
+	int64_t start_ms;     // ms since epoch, UTC
+	int64_t pid;          // 0 = none
+	char *start_snapshot; // or NULL
+	char *fingerprint;    // or NULL
+};
+
+/** Every running run, by id. Free with store_runs_open_free(). 0 or -errno. */
+int store_runs_open_list(struct store *store, struct store_run_open **out, size_t *n);
+void store_runs_open_free(struct store_run_open *list, size_t n); // accepts NULL
+
 #endif

@@ -335,6 +335,53 @@ static void parse_retention(struct parser *p, const struct yamltree_node *map) {
 	}
 }
 
+static void parse_runs(struct parser *p, const struct yamltree_node *map) {
+	static const char *const keys[] = {"socket", "interval", "power_channel", NULL};
+	if (!yamltree_check_mapping(&p->yt, map, "runs", keys)) {
+		return;
+	}
+	struct runs_config *rc = &p->cfg->runs;
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		if (yamltree_key_is(k, "socket")) {
+			if (!yamltree_want_scalar(&p->yt, v, "socket", "an absolute path")) {
+				continue;
+			}
+			if (v->text[0] != '/' || v->len > CONFIG_SOCKET_PATH_MAX) {
+				yamltree_error_node(
+					&p->yt, v,
+					"socket: expected an absolute path of at most %d "
+					"bytes, got '%s'",
+					CONFIG_SOCKET_PATH_MAX, v->text);
+				continue;
+			}
+			free(rc->socket);
+			rc->socket = xstrdup(v->text);
+		} else if (yamltree_key_is(k, "interval")) {
+			yamltree_get_duration(&p->yt, v, "interval", 1000, 3600 * 1000,
+					      &rc->interval_ms);
+		} else if (yamltree_key_is(k, "power_channel")) {
+			if (!yamltree_want_scalar(&p->yt, v, "power_channel",
+						  "a channel key or 'auto'")) {
+				continue;
+			}
+			if (strcmp(v->text, "auto") == 0) {
+				free(rc->power_channel);
+				rc->power_channel = NULL;
+			} else if (!channel_key_valid(v->text)) {
+				yamltree_error_node(
+					&p->yt, v,
+					"power_channel: expected a channel key such as "
+					"hwmon/ina226-i2c-4-40/power1, or 'auto', got '%s'",
+					v->text);
+			} else {
+				free(rc->power_channel);
+				rc->power_channel = xstrdup(v->text);
+			}
+		}
+	}
+}
+
 static void parse_channel(struct parser *p, const struct yamltree_node *k,
 			  const struct yamltree_node *map, struct channel_override *o) {
 	static const char *const keys[] = {"label", "enabled", "offset", "gain", NULL};
@@ -792,7 +839,8 @@ static void parse_capacitors(struct parser *p, const struct yamltree_node *seq) 
 static void parse_root(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"interval",  "database",     "sysfs_root", "procfs_root",
 					   "retention", "rescan",       "http",       "sources",
-					   "channels",  "iio_channels", "capacitors", NULL};
+					   "channels",  "iio_channels", "capacitors", "runs",
+					   NULL};
 	struct config *cfg = p->cfg;
 	if (map->kind != YAMLTREE_MAPPING && !yamltree_is_null(map) && map->kind != YAMLTREE_BAD) {
 		yamltree_error_node(&p->yt, map,
@@ -828,6 +876,8 @@ static void parse_root(struct parser *p, const struct yamltree_node *map) {
 			parse_iio_channels(p, v);
 		} else if (yamltree_key_is(k, "capacitors")) {
 			parse_capacitors(p, v);
+		} else if (yamltree_key_is(k, "runs")) {
+			parse_runs(p, v);
 		}
 	}
 }
@@ -849,6 +899,7 @@ void config_init(struct config *cfg) {
 				.max_window_s = 400 * DAY_S,
 				.connection_limit = 32,
 			},
+		.runs = {.socket = xstrdup(CONFIG_DEFAULT_RUNS_SOCKET), .interval_ms = 5000},
 	};
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		cfg->sources[i] = (struct source_config){
@@ -873,6 +924,8 @@ void config_finish(struct config *cfg) {
 	free(cfg->http.tls_cert);
 	free(cfg->http.tls_key);
 	free(cfg->http.tls_priorities);
+	free(cfg->runs.socket);
+	free(cfg->runs.power_channel);
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		free_strv(cfg->sources[i].include);
 		free_strv(cfg->sources[i].exclude);

@@ -2800,3 +2800,266 @@ int store_run_import(struct store *store, const struct store_run_import *run, bo
 	}
 	return step_end(store, run_import(store, run, added));
 }
+
+/* --- runs: write side -------------------------------------------------------------------- */
+
+/* Statements are one-off (run_prepare(), in the read side above). */
+
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
+	if (text) {
+		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
+	if (isfinite(v)) {
+		sqlite3_bind_double(st, col, v);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static int run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
+	int64_t boot = 0;
+	int rc;
+	if (run->boot_id && *run->boot_id && (rc = boot_row(store, run->boot_id, &boot)) < 0) {
+		return rc;
+	}
+	sqlite3_stmt *st = NULL;
+	rc = run_prepare(store,
+			 "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
+			 "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
+			 "'live', ?6, ?7)",
+			 &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, run->label, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, run->tags ? run->tags : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, run->start_ms);
+	if (run->pid > 0) {
+		sqlite3_bind_int64(st, 4, run->pid);
+	}
+	if (boot > 0) {
+		sqlite3_bind_int64(st, 5, boot);
+	}
+	bind_text_or_null(st, 6, run->start_snapshot);
+	bind_text_or_null(st, 7, run->fingerprint);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		return fail(store, rc, "could not open a run");
+	}
+	*id = sqlite3_last_insert_rowid(store->db);
+	return 0;
+}
+
+int store_run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	if (!run->label || !*run->label) {
+		log_error("store: a run needs a label");
+		return -EINVAL;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, run_begin(store, run, id));
+}
+
+static bool run_status_final(const char *status) {
+	static const char *const final[] = {"ok", "failed", "signaled", "timeout", "lost"};
+	for (size_t i = 0; status && i < sizeof(final) / sizeof(final[0]); i++) {
+		if (strcmp(status, final[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
+	sqlite3_stmt *st = NULL;
+	int rc = run_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	bool running = rc == SQLITE_ROW && strcmp(column_text(st, 0), "running") == 0;
+	int64_t start_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		return -ENOENT;
+	}
+	if (rc != SQLITE_ROW) {
+		return fail(store, rc, "could not read a run");
+	}
+	if (!running) {
+		return -EALREADY;
+	}
+	if (end->end_ms < start_ms) {
+		log_error("store: run %lld cannot end before it started", (long long)id);
+		return -EINVAL;
+	}
+	rc = run_prepare(
+		store,
+		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
+		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
+		"rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
+		&st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, end->end_ms);
+	sqlite3_bind_text(st, 3, end->status, -1, SQLITE_STATIC);
+	if (end->has_exit_code) {
+		sqlite3_bind_int(st, 4, end->exit_code);
+	}
+	if (end->has_signal) {
+		sqlite3_bind_int(st, 5, end->signal);
+	}
+	bind_double_or_null(st, 6, end->energy_j);
+	bind_text_or_null(st, 7, end->energy_method);
+	bind_double_or_null(st, 8, end->energy_coverage);
+	bind_double_or_null(st, 9, end->temp_max_c);
+	if (end->rss_max_bytes >= 0) {
+		sqlite3_bind_int64(st, 10, end->rss_max_bytes);
+	}
+	bind_text_or_null(st, 11, end->figures);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not close a run");
+}
+
+int store_run_end(struct store *store, int64_t id, const struct store_run_end *end) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	if (!run_status_final(end->status)) {
+		log_error("store: '%s' is not a status a run ends with",
+			  end->status ? end->status : "");
+		return -EINVAL;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return step_end(store, run_end(store, id, end));
+}
+
+static int run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n,
+			   struct codec_pair *pairs) {
+	int rc = known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_stmt *st = NULL;
+	rc = run_prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+			 &st);
+	if (rc < 0) {
+		return rc;
+	}
+	for (size_t s = 0; s < n && rc == 0; s++) {
+		const struct store_run_instant *sample = &samples[s];
+		size_t m = 0;
+		for (size_t i = 0; i < sample->n; i++) {
+			bool found;
+			size_t at = known_find(store, sample->channels[i].key, &found);
+			// Unregistered channels wait for the minute cycle to register them.
+			if (!found || store->known[at].id == 0 || sample->readings[i].err != 0) {
+				continue;
+			}
+			const struct known_channel *k = &store->known[at];
+			if (quantize(sample->readings[i].value, k->resolution, &pairs[m].q)) {
+				pairs[m++].id = k->id;
+			}
+		}
+		qsort(pairs, m, sizeof(*pairs), cmp_pair);
+		size_t u = m > 0 ? 1 : 0; // a channel listed twice keeps its first value
+		for (size_t i = 1; i < m; i++) {
+			if (pairs[i].id != pairs[u - 1].id) {
+				pairs[u++] = pairs[i];
+			}
+		}
+		size_t len = encode_pairs(store, pairs, u);
+		sqlite3_bind_int64(st, 1, sample->ts_ms);
+		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
+		int step = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (step != SQLITE_DONE) {
+			rc = fail(store, step, "could not store fast samples");
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n) {
+	if (!writable(store)) {
+		return -EROFS;
+	}
+	if (n == 0) {
+		return 0;
+	}
+	size_t most = 1;
+	for (size_t i = 0; i < n; i++) {
+		most = samples[i].n > most ? samples[i].n : most;
+	}
+	int rc = step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	struct codec_pair *pairs = xcalloc(most, sizeof(*pairs));
+	rc = run_samples_put(store, samples, n, pairs);
+	free(pairs);
+	return step_end(store, rc);
+}
+
+int store_runs_open_list(struct store *store, struct store_run_open **out, size_t *n) {
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = run_prepare(store,
+			     "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
+			     "FROM runs WHERE status = 'running' ORDER BY id",
+			     &st);
+	if (rc < 0) {
+		return rc;
+	}
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof(**out));
+		(*out)[(*n)++] = (struct store_run_open){
+			.id = sqlite3_column_int64(st, 0),
+			.label = xstrdup(column_text(st, 1)),
+			.tags = xstrdup(column_text(st, 2)),
+			.start_ms = sqlite3_column_int64(st, 3),
+			.pid = sqlite3_column_int64(st, 4),
+			.start_snapshot = dup_or_null(column_text(st, 5)),
+			.fingerprint = dup_or_null(column_text(st, 6)),
+		};
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_runs_open_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(store, rc, "could not read the running runs");
+	}
+	return 0;
+}
+
+void store_runs_open_free(struct store_run_open *list, size_t n) {
+	for (size_t i = 0; list && i < n; i++) {
+		free(list[i].label);
+		free(list[i].tags);
+		free(list[i].start_snapshot);
+		free(list[i].fingerprint);
+	}
+	free(list);
+}

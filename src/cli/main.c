@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{"import", cli_import, "load samples from a long-format CSV file"},
 	{"backup", cli_backup, "write a consistent copy of the database"},
 	{"repair", cli_repair, "remove cycles a clock glitch stamped in the future"},
+	{"run", cli_run, "record a command (or a start/stop pair) as a run through the daemon"},
 	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
 	{"runs", cli_runs, "the runs stored (or 'runs show|stats|import|compare')"},
 };

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "notify.h"
 #include "recorder.h"
+#include "runsock.h"
 #include "sampler.h"
 #include "server.h"
 #include "sim.h"
@@ -50,8 +51,10 @@ struct daemon {
 	struct sampler *sampler;
 	struct live *live;
 	struct server *server;
-	int lock_fd;    // flock()ed PATH.lock: one daemon per database
-	int db_lock_fd; // the database file flock()ed too (its other names), or -1
+	struct runsock *runs; // runs: the socket's requests, fast samples, watched processes
+	char *runs_socket;    // the socket file we created, removed at exit
+	int lock_fd;          // flock()ed PATH.lock: one daemon per database
+	int db_lock_fd;       // the database file flock()ed too (its other names), or -1
 	struct notify *notify;
 	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
@@ -130,6 +133,7 @@ static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
 	if (res.reopened) {
 		server_restart(d->server, d->cfg);
+		runsock_set_store(d->runs, recorder_store(d->recorder));
 	}
 	if (res.skipped) {
 		return;
@@ -332,6 +336,7 @@ static void reload(struct daemon *d) {
 	}
 	sampler_set_config(d->sampler, next);
 	recorder_set_config(d->recorder, next);
+	runsock_set_config(d->runs, next);
 	server_retire(d->server, d->cfg); // freed when no HTTP request reads it any more
 	d->cfg = next;
 	notify_send(d->notify, "READY=1");
@@ -522,12 +527,14 @@ static int run(struct daemon *d) {
 	first_cycle(d);
 	arm_next(d);
 	for (;;) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 			{.fd = d->sfd, .events = POLLIN},
 			{.fd = d->tfd, .events = POLLIN},
 			{.fd = notify_watchdog_fd(d->notify), .events = POLLIN},
+			{.fd = runsock_fd(d->runs), .events = POLLIN},
 		};
-		if (poll(fds, 3, -1) < 0) {
+		// While a run is active, wake for its fast samples and watched processes too.
+		if (poll(fds, 4, runsock_timeout_ms(d->runs, mono_ms())) < 0) {
 			if (errno == EINTR) {
 				continue;
 			}
@@ -536,6 +543,9 @@ static int run(struct daemon *d) {
 		}
 		if (fds[2].revents & POLLIN) {
 			notify_watchdog(d->notify);
+		}
+		if (d->runs) {
+			runsock_work(d->runs, wall_ms(d), mono_ms());
 		}
 		if (fds[1].revents & POLLIN) {
 			uint64_t expirations;
@@ -580,7 +590,12 @@ static int run(struct daemon *d) {
 }
 
 static void daemon_finish(struct daemon *d) {
-	server_destroy(d->server);     // waits for replaced servers to finish their requests
+	server_destroy(d->server); // waits for replaced servers to finish their requests
+	runsock_destroy(d->runs);  // before the store: it writes the last fast samples
+	if (d->runs_socket) {
+		unlink(d->runs_socket);
+		free(d->runs_socket);
+	}
 	recorder_destroy(d->recorder); // before the lock is released: it covers every write
 	sampler_destroy(d->sampler);
 	live_destroy(d->live);
@@ -705,6 +720,19 @@ int main(int argc, char **argv) {
 		recorder_set_last_ts(d.recorder, last_ts);
 	}
 	recorder_start(d.recorder, d.sampler, d.live, now);
+	d.runs = runsock_create(d.cfg, recorder_store(d.recorder), d.boot_id, wall_ms(&d));
+	if (d.runs) {
+		server_set_runs(d.server, runsock_api(d.runs));
+		// The demo serves no socket: it must not take the system's runs.socket.
+		int ufd = d.opt.demo ? -1 : runsock_listen(d.cfg);
+		if (ufd >= 0 && server_listen_local(d.server, d.cfg, ufd)) {
+			d.runs_socket = xstrdup(d.cfg->runs.socket);
+		} else if (ufd >= 0) {
+			log_warn("runs: the server on %s did not start: runs are not recorded",
+				 d.cfg->runs.socket);
+			unlink(d.cfg->runs.socket);
+		}
+	}
 	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
 		 d.db_path, d.cfg->interval_ms, d.cfg->sysfs_root);
 

@@ -21,6 +21,8 @@ struct server {
 	pthread_t *drains; // threads stopping replaced HTTP servers
 	size_t n_drains;
 	struct http *replaced; // between server_reload() and server_retire()
+	struct http *local;    // on the Unix socket (runs.socket), or NULL
+	const struct api_runs *runs;
 };
 
 /* Starts a server on a copy of @listen_fd, else of the socket-activated one, else binding. */
@@ -36,7 +38,9 @@ static struct http *start_on(struct server *s, const struct config *cfg, int lis
 			return NULL;
 		}
 	}
-	return http_create(cfg, s->live, s->db_path, fd);
+	struct http *http = http_create(cfg, s->live, s->db_path, fd);
+	http_set_runs(http, s->runs);
+	return http;
 }
 
 /* Keeps a replaced configuration until the HTTP server's running requests are done with it. */
@@ -49,7 +53,10 @@ static void retire_config(struct server *s, struct config *cfg) {
 static void free_retired(struct server *s) {
 	size_t kept = 0;
 	for (size_t i = 0; i < s->n_retired; i++) {
-		if (s->http && http_config_in_use(s->http, s->retired[i])) {
+		// The Unix socket's server reads the same configurations, and a draining server
+		// may too while it has one: keep them until the drains are done.
+		if ((s->http && http_config_in_use(s->http, s->retired[i])) ||
+		    (s->local && (http_config_in_use(s->local, s->retired[i]) || s->n_drains))) {
 			s->retired[kept++] = s->retired[i];
 			continue;
 		}
@@ -89,10 +96,18 @@ static void *run_drain(void *arg) {
 static void drain_http(struct server *s, struct http *http, struct config *cfg) {
 	struct drain *dr = xcalloc(1, sizeof(*dr));
 	dr->http = http;
-	dr->cfgs = s->retired;
-	dr->n_cfgs = s->n_retired;
-	s->retired = NULL;
-	s->n_retired = 0;
+	if (s->local) {
+		// The Unix socket's server may read them too: free_retired() decides.
+		if (cfg) {
+			retire_config(s, cfg);
+		}
+		cfg = NULL;
+	} else {
+		dr->cfgs = s->retired;
+		dr->n_cfgs = s->n_retired;
+		s->retired = NULL;
+		s->n_retired = 0;
+	}
 	if (cfg) {
 		dr->cfgs = xrealloc(dr->cfgs, (dr->n_cfgs + 1) * sizeof(*dr->cfgs));
 		dr->cfgs[dr->n_cfgs++] = cfg;
@@ -138,6 +153,9 @@ struct server *server_create(const struct config *cfg, struct live *live, const 
 
 bool server_reload(struct server *s, const struct config *cur, const struct config *next) {
 	s->replaced = NULL;
+	if (s->local) {
+		http_set_config(s->local, next);
+	}
 	if (s->http && http_config_unchanged(s->http, next)) {
 		// Keep the server and its connections: requests read the new configuration from
 		// now on, and the old one is freed once no running request reads it.
@@ -156,6 +174,9 @@ bool server_reload(struct server *s, const struct config *cur, const struct conf
 	s->http = start_on(s, next, fd);
 	if (!s->http) {
 		s->http = start_on(s, cur, fd);
+		if (s->local) {
+			http_set_config(s->local, cur);
+		}
 		drain_http(s, old, NULL);
 		if (fd >= 0) {
 			close(fd);
@@ -192,6 +213,25 @@ void server_restart(struct server *s, const struct config *cfg) {
 	if (!s->http) {
 		log_error("the HTTP server did not restart after the database was reopened");
 	}
+	if (s->local) {
+		old = s->local;
+		fd = http_stop_accepting(old);
+		s->local = fd >= 0 ? http_create_local(cfg, s->live, s->db_path, fd) : NULL;
+		http_set_runs(s->local, s->runs);
+		drain_http(s, old, NULL);
+	}
+}
+
+bool server_listen_local(struct server *s, const struct config *cfg, int fd) {
+	s->local = http_create_local(cfg, s->live, s->db_path, fd);
+	http_set_runs(s->local, s->runs);
+	return s->local != NULL;
+}
+
+void server_set_runs(struct server *s, const struct api_runs *runs) {
+	s->runs = runs;
+	http_set_runs(s->http, runs);
+	http_set_runs(s->local, runs);
 }
 
 void server_collect(struct server *s) {
@@ -213,6 +253,9 @@ void server_destroy(struct server *s) {
 	}
 	http_destroy(s->http);
 	s->http = NULL;
+	http_destroy(s->local);
+	s->local = NULL;
+	reap_drains(s, true);
 	free_retired(s);
 	reap_drains(s, true);
 	if (s->activated_fd >= 0) {

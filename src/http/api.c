@@ -27,6 +27,7 @@
 #include "version.h"
 #include "web.h"
 #include "xalloc.h"
+#include "yamltree.h"
 
 #define JSON_TYPE "application/json"
 
@@ -1201,6 +1202,8 @@ enum api_cost api_target_cost(const char *target) {
 	return cost;
 }
 
+static void handle_runs_post(struct request *r);
+
 static bool authorized(const struct api_context *ctx, const struct api_request *req,
 		       const char *path, struct api_response *resp) {
 	if (!ctx->token) {
@@ -1265,7 +1268,11 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 		handle_login(&r);
 		goto out;
 	}
-	if (!authorized(ctx, req, r.target.path, resp)) {
+	if (!ctx->local && !authorized(ctx, req, r.target.path, resp)) {
+		goto out;
+	}
+	if (strcmp(req->method, "POST") == 0 && strncmp(r.target.path, "/api/v1/runs", 12) == 0) {
+		handle_runs_post(&r);
 		goto out;
 	}
 
@@ -1318,4 +1325,308 @@ void api_database_finish(struct api_database *db) {
 	store_close(db->store);
 	free(db->path);
 	*db = (struct api_database){0};
+}
+
+/* --- runs: the write endpoints ------------------------------------------------------------ */
+
+/*
+ * POST /api/v1/runs and POST /api/v1/runs/{id}/stop. Their JSON bodies are read with the YAML
+ * toolkit (JSON is YAML's flow syntax); the daemon does the rest through ctx->runs.
+ */
+
+static const struct yamltree_node *body_field(const struct yamltree_node *root, const char *key) {
+	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
+		if (yamltree_key_is(root->items[i], key)) {
+			return root->items[i + 1];
+		}
+	}
+	return NULL;
+}
+
+/* A JSON number that is an integer within [min, max]. */
+static bool body_int(const struct yamltree_node *v, int64_t min, int64_t max, int64_t *out) {
+	if (!v || v->kind != YAMLTREE_SCALAR || !v->plain) {
+		return false;
+	}
+	char *end;
+	errno = 0;
+	long long x = strtoll(v->text, &end, 10);
+	if (errno || end == v->text || *end || x < min || x > max) {
+		return false;
+	}
+	*out = x;
+	return true;
+}
+
+static bool body_string(const struct yamltree_node *v) {
+	return v && v->kind == YAMLTREE_SCALAR && !v->plain;
+}
+
+/* Parses the body as a JSON object; false with a 400 answered. */
+static bool runs_body(struct request *r, struct yamltree_node **root) {
+	const struct api_request *req = r->req;
+	*root = NULL;
+	if (req->body_len > API_RUN_BODY_MAX) {
+		respond_error(r->resp, 413, NULL, "the body exceeds %d bytes", API_RUN_BODY_MAX);
+		return false;
+	}
+	struct yamltree yt = {.name = "body"};
+	bool good = req->body_len == 0 ||
+		    yamltree_build(&yt, req->body ? req->body : "", req->body_len, root);
+	if (good && *root && (*root)->kind != YAMLTREE_MAPPING) {
+		yamltree_error_node(&yt, *root, "expected a JSON object, got %s",
+				    yamltree_describe(*root));
+		good = false;
+	}
+	if (!good) {
+		char *errors = NULL;
+		yamltree_flush_errors(&yt, &errors);
+		if (errors) {
+			errors[strcspn(errors, "\n")] = '\0';
+		}
+		respond_error(r->resp, 400, NULL, "%s", errors ? errors : "body: not JSON");
+		free(errors);
+		yamltree_node_free(*root);
+		*root = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The base name of @path, for a default label. */
+static const char *base_name(const char *path) {
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static void runs_start(struct request *r, const struct yamltree_node *root) {
+	static const char *const known[] = {"label", "tags", "pid", "argv", "exe", NULL};
+	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
+		bool ok = false;
+		for (size_t k = 0; known[k]; k++) {
+			ok = ok || yamltree_key_is(root->items[i], known[k]);
+		}
+		if (!ok) {
+			respond_error(
+				r->resp, 400, NULL,
+				"body: unknown key '%s' (allowed: label, tags, pid, argv, exe)",
+				root->items[i]->text ? root->items[i]->text : "");
+			return;
+		}
+	}
+	struct buf tags = {0}, argv = {0};
+	struct json j;
+	char *msg = NULL;
+	const char *label = NULL, *exe = NULL;
+	const struct yamltree_node *v = body_field(root, "label");
+	if (v && (!body_string(v) || v->len == 0 || v->len > 200)) {
+		msg = xstrdup("label: expected a string of 1 to 200 characters");
+		goto bad;
+	}
+	label = v ? v->text : NULL;
+	v = body_field(root, "exe");
+	if (v && (!body_string(v) || v->len == 0)) {
+		msg = xstrdup("exe: expected a path");
+		goto bad;
+	}
+	exe = v ? v->text : NULL;
+	json_init(&j, &tags, false);
+	json_object_begin(&j);
+	v = body_field(root, "tags");
+	if (v && v->kind != YAMLTREE_MAPPING) {
+		msg = xstrdup("tags: expected an object of strings");
+		goto bad;
+	}
+	for (size_t i = 0; v && i + 1 < v->n; i += 2) {
+		if (v->items[i + 1]->kind != YAMLTREE_SCALAR ||
+		    v->items[i]->kind != YAMLTREE_SCALAR) {
+			msg = xstrdup("tags: expected an object of strings");
+			goto bad;
+		}
+		json_key(&j, v->items[i]->text);
+		json_string(&j, v->items[i + 1]->text);
+	}
+	json_object_end(&j);
+	v = body_field(root, "argv");
+	if (v) {
+		if (v->kind != YAMLTREE_SEQUENCE) {
+			msg = xstrdup("argv: expected an array of strings");
+			goto bad;
+		}
+		json_init(&j, &argv, false);
+		json_array_begin(&j);
+		for (size_t i = 0; i < v->n; i++) {
+			if (v->items[i]->kind != YAMLTREE_SCALAR) {
+				msg = xstrdup("argv: expected an array of strings");
+				goto bad;
+			}
+			json_string(&j, v->items[i]->text);
+		}
+		json_array_end(&j);
+		if (!label && v->n > 0) {
+			label = base_name(v->items[0]->text);
+		}
+	}
+	if (!label && exe) {
+		label = base_name(exe);
+	}
+	if (!label) {
+		msg = xstrdup("label: required (or argv or exe to take it from)");
+		goto bad;
+	}
+	// No "pid": the caller is watched; "pid": null: nothing is (an orchestrator's run).
+	int64_t pid = r->req->peer_pid;
+	v = body_field(root, "pid");
+	if (v && yamltree_is_null(v)) {
+		pid = 0;
+	} else if (v && !body_int(v, 1, INT32_MAX, &pid)) {
+		msg = xstrdup("pid: expected a process id (a positive integer)");
+		goto bad;
+	}
+	struct api_run_start run = {
+		.label = label,
+		.tags = tags.data,
+		.pid = pid,
+		.argv = argv.len ? argv.data : NULL,
+		.exe = exe,
+	};
+	int64_t id = 0;
+	int rc = r->ctx->runs->start(r->ctx->runs->ctx, &run, &id, &msg);
+	if (rc < 0) {
+		respond_error(r->resp, rc == -EINVAL ? 400 : 503, NULL, "%s",
+			      msg ? msg : "the run could not be recorded");
+		goto out;
+	}
+	buf_clear(&r->resp->body);
+	json_init(&j, &r->resp->body, false);
+	json_object_begin(&j);
+	json_key(&j, "id");
+	json_int(&j, id);
+	json_object_end(&j);
+	buf_putc(&r->resp->body, '\n');
+	respond_json(r->resp, 201);
+	goto out;
+bad:
+	respond_error(r->resp, 400, NULL, "%s", msg);
+out:
+	free(msg);
+	buf_finish(&tags);
+	buf_finish(&argv);
+}
+
+static void runs_stop(struct request *r, const struct yamltree_node *root, int64_t id) {
+	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes", NULL};
+	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
+		bool ok = false;
+		for (size_t k = 0; known[k]; k++) {
+			ok = ok || yamltree_key_is(root->items[i], known[k]);
+		}
+		if (!ok) {
+			respond_error(r->resp, 400, NULL,
+				      "body: unknown key '%s' (allowed: status, exit_code, signal, "
+				      "rss_max_bytes)",
+				      root->items[i]->text ? root->items[i]->text : "");
+			return;
+		}
+	}
+	struct api_run_stop stop = {.rss_max_bytes = -1};
+	const struct yamltree_node *v = body_field(root, "status");
+	if (v) {
+		if (!body_string(v) ||
+		    (strcmp(v->text, "ok") != 0 && strcmp(v->text, "failed") != 0 &&
+		     strcmp(v->text, "timeout") != 0)) {
+			respond_error(r->resp, 400, NULL,
+				      "status: expected \"ok\", \"failed\" or \"timeout\"");
+			return;
+		}
+		stop.status = v->text;
+	}
+	int64_t x;
+	if ((v = body_field(root, "exit_code")) && !yamltree_is_null(v)) {
+		if (!body_int(v, 0, 255, &x)) {
+			respond_error(r->resp, 400, NULL, "exit_code: expected an integer 0..255");
+			return;
+		}
+		stop.has_exit_code = true;
+		stop.exit_code = (int)x;
+	}
+	if ((v = body_field(root, "signal")) && !yamltree_is_null(v)) {
+		if (!body_int(v, 1, 127, &x)) {
+			respond_error(r->resp, 400, NULL,
+				      "signal: expected a signal number 1..127");
+			return;
+		}
+		stop.has_signal = true;
+		stop.signal = (int)x;
+	}
+	if ((v = body_field(root, "rss_max_bytes")) && !yamltree_is_null(v)) {
+		if (!body_int(v, 0, INT64_MAX, &x)) {
+			respond_error(r->resp, 400, NULL,
+				      "rss_max_bytes: expected a non-negative integer");
+			return;
+		}
+		stop.rss_max_bytes = x;
+	}
+	if (!stop.status && !stop.has_exit_code && !stop.has_signal) {
+		respond_error(r->resp, 400, NULL,
+			      "the body needs status, exit_code or signal: how did the run end?");
+		return;
+	}
+	char *msg = NULL;
+	struct buf out = {0};
+	int rc = r->ctx->runs->stop(r->ctx->runs->ctx, id, &stop, &out, &msg);
+	if (rc < 0) {
+		unsigned status = rc == -ENOENT     ? 404
+				  : rc == -EALREADY ? 409
+				  : rc == -EINVAL   ? 400
+						    : 503;
+		respond_error(r->resp, status, NULL, "%s", msg ? msg : "the stop was not recorded");
+	} else {
+		buf_clear(&r->resp->body);
+		buf_append(&r->resp->body, out.data, out.len);
+		buf_putc(&r->resp->body, '\n');
+		respond_json(r->resp, 200);
+	}
+	free(msg);
+	buf_finish(&out);
+}
+
+static void handle_runs_post(struct request *r) {
+	const struct api_context *ctx = r->ctx;
+	const char *path = r->target.path + 12; // after "/api/v1/runs"
+	int64_t id = 0;
+	bool start = *path == '\0';
+	if (!start) {
+		char *end;
+		errno = 0;
+		long long x = path[0] == '/' ? strtoll(path + 1, &end, 10) : 0;
+		if (errno || x <= 0 || path[1] == '+' || strcmp(end, "/stop") != 0) {
+			respond_error(r->resp, 404, NULL, "no such path: %s", r->target.path);
+			return;
+		}
+		id = x;
+	}
+	// Over TCP a write needs the bearer token itself: never anonymous, never a browser's
+	// cookie (which another site could make the browser send).
+	if (!ctx->local && (!ctx->token || !r->req->authorization)) {
+		respond_error(
+			r->resp, 403, NULL,
+			"runs are recorded through the Unix socket (runs.socket), or over TCP "
+			"with http.token and 'Authorization: Bearer TOKEN'");
+		return;
+	}
+	if (!ctx->runs) {
+		respond_error(r->resp, 503, NULL, "this server does not record runs");
+		return;
+	}
+	struct yamltree_node *root;
+	if (!runs_body(r, &root)) {
+		return;
+	}
+	if (start) {
+		runs_start(r, root);
+	} else {
+		runs_stop(r, root, id);
+	}
+	yamltree_node_free(root);
 }

@@ -72,6 +72,8 @@ struct http {
 	char *host, *board;
 	bool started; // libmicrohttpd messages after start are per-connection noise
 	bool tls;
+	bool local_socket;           // the daemon's Unix socket: no TLS, no token, peer credentials
+	const struct api_runs *runs; // set and read atomically: http_set_runs() may come later
 	unsigned port;
 	struct api_context ctx;
 	// The configuration requests read, swapped on a reload that keeps the server: each
@@ -116,7 +118,7 @@ struct request_state {
 	char *target;
 	bool answered;
 	size_t body_bytes;
-	struct buf form; // POST /login: the sign-in form, up to API_LOGIN_MAX + 1 bytes
+	struct buf form; // POST /login, /api/v1/runs: the body, up to its limit + 1 bytes
 };
 
 static void handle_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -596,6 +598,18 @@ static enum MHD_Result queue_status(struct MHD_Connection *conn, unsigned status
 	return queue_status_retry(conn, status, message, NULL);
 }
 
+/* The caller's pid on the Unix socket (SO_PEERCRED), or 0. */
+static int64_t peer_pid(struct MHD_Connection *conn) {
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (!info || getsockopt(info->connect_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		return 0;
+	}
+	return cred.pid;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, const char *url,
 				      const char *method, const char *version,
 				      const char *upload_data, size_t *upload_data_size,
@@ -621,7 +635,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 			return queue_status(conn, 413, "a GET or HEAD request carries no body");
 		}
 	}
-	// The one request with a body we read: the dashboard's sign-in form.
+	// The requests with a body we read: the dashboard's sign-in form and the run endpoints.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
 	if (first && login && body_too_large(conn)) {
@@ -629,15 +643,18 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		st->answered = true;
 		return queue_status(conn, 413, "the sign-in form is larger than 4 KiB");
 	}
+	bool runs_post =
+		strcmp(method, "POST") == 0 && strncmp(st->target, "/api/v1/runs", 12) == 0;
 	if (first) {
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
-		if (read_only || login) {
+		if (read_only || login || runs_post) {
 			return MHD_YES;
 		}
 	} else if (*upload_data_size > 0) {
-		if (login && st->form.len <= API_LOGIN_MAX) {
+		if ((login && st->form.len <= API_LOGIN_MAX) ||
+		    (runs_post && st->form.len <= API_RUN_BODY_MAX)) {
 			buf_append(&st->form, upload_data, *upload_data_size);
 		}
 		st->body_bytes += *upload_data_size;
@@ -670,6 +687,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_COOKIE),
 		.body = st->form.data,
 		.body_len = st->form.len,
+		.peer_pid = http->local_socket ? peer_pid(conn) : 0,
 		.now = now,
 	};
 	pthread_mutex_lock(&http->cfg_lock);
@@ -679,6 +697,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	struct api_context ctx = http->ctx;
 	ctx.cfg = use->cfg;
 	ctx.store = slot ? slot->db.store : NULL;
+	ctx.runs = __atomic_load_n(&http->runs, __ATOMIC_ACQUIRE);
 	struct api_response resp;
 	api_handle(&ctx, &req, &resp);
 	pthread_mutex_lock(&http->cfg_lock);
@@ -888,11 +907,12 @@ static int bind_listen(const struct sockaddr_storage *ss, socklen_t len, const c
 	return fd;
 }
 
-struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
-			 int listen_fd) {
+static struct http *create(const struct config *cfg, struct live *live, const char *db_path,
+			   int listen_fd, bool local_socket) {
 	const struct http_config *hc = &cfg->http;
 	struct http *http = xcalloc(1, sizeof(*http));
 	http->cfg = cfg;
+	http->local_socket = local_socket;
 	api_database_init(&http->light.db, db_path);
 	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
 		api_database_init(&http->heavy[i].db, db_path);
@@ -918,7 +938,10 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
 			goto err;
 		}
-		where = "an inherited listening socket";
+		where = local_socket ? "the Unix socket" : "an inherited listening socket";
+		if (local_socket) {
+			own_fd = listen_fd; // ours from now on: closed should the server not start
+		}
 	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
 		log_error(
 			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
@@ -955,7 +978,7 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 			goto err;
 		}
 	}
-	bool tls = hc->tls_cert && hc->tls_key;
+	bool tls = !local_socket && hc->tls_cert && hc->tls_key;
 	const char *priorities = NULL;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		log_error(
@@ -990,7 +1013,8 @@ struct http *http_create(const struct config *cfg, struct live *live, const char
 					 .token = http->token,
 					 .session_key = http->token ? http->session_key : NULL,
 					 .host = http->host,
-					 .board = http->board};
+					 .board = http->board,
+					 .local = local_socket};
 #ifdef M_MMAP_THRESHOLD
 	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
 	// threshold returns each to the system when freed; glibc would otherwise raise it after
@@ -1074,6 +1098,22 @@ err:
 	}
 	http_destroy(http);
 	return NULL;
+}
+
+struct http *http_create(const struct config *cfg, struct live *live, const char *db_path,
+			 int listen_fd) {
+	return create(cfg, live, db_path, listen_fd, false);
+}
+
+struct http *http_create_local(const struct config *cfg, struct live *live, const char *db_path,
+			       int listen_fd) {
+	return create(cfg, live, db_path, listen_fd, true);
+}
+
+void http_set_runs(struct http *http, const struct api_runs *runs) {
+	if (http) {
+		__atomic_store_n(&http->runs, runs, __ATOMIC_RELEASE);
+	}
 }
 
 unsigned http_port(const struct http *http) {

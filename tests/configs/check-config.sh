@@ -108,5 +108,15 @@ printf 'http:\n  listen: 0.0.0.0:9470\n  token_file: %s\n' "$tmp/good.token" >"$
 check "a token file of 21 characters off loopback is fine" 0 "configuration OK" "" \
 	"$thermlog" check-config "$tmp/fine.yaml"
 
+# runs: the socket path and the fast interval are checked where they are written.
+printf 'runs:\n  socket: thermlog.sock\n  interval: 500ms\n' >"$tmp/runs.yaml"
+runs_err="$tmp/runs.yaml:2:11: socket: expected an absolute path of at most 107 bytes, got 'thermlog.sock'
+$tmp/runs.yaml:3:13: interval: '500ms' is below the minimum of 1s"
+check "bad runs keys are named by line (thermlog)" 2 "" "$runs_err" \
+	"$thermlog" check-config "$tmp/runs.yaml"
+check "bad runs keys are named by line (thermlogd)" 2 "" "error: configuration rejected:
+$(printf '%s\n' "$runs_err" | sed 's/^/error:   /')" \
+	"$thermlogd" --check-config -c "$tmp/runs.yaml"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -16,6 +16,7 @@
 #include "store.h"
 #include "test.h"
 #include "web.h"
+#include "xalloc.h"
 
 #define NOW 1787000000LL
 
@@ -557,6 +558,133 @@ static void test_assets(void) {
 	api_response_finish(&resp);
 }
 
+/* The run endpoints' collaborator: records what the API hands over, answers like the daemon. */
+struct runs_seen {
+	struct api_run_start start;
+	char label[64], tags[256], argv[256];
+	struct api_run_stop stop;
+	int64_t stop_id;
+	int calls;
+};
+
+static int seen_start(void *ctx, const struct api_run_start *run, int64_t *id, char **err) {
+	struct runs_seen *s = ctx;
+	(void)err;
+	s->calls++;
+	s->start = *run;
+	snprintf(s->label, sizeof(s->label), "%s", run->label);
+	snprintf(s->tags, sizeof(s->tags), "%s", run->tags);
+	snprintf(s->argv, sizeof(s->argv), "%s", run->argv ? run->argv : "(null)");
+	*id = 42;
+	return 0;
+}
+
+static int seen_stop(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+		     char **err) {
+	struct runs_seen *s = ctx;
+	s->calls++;
+	s->stop = *stop;
+	s->stop_id = id;
+	if (id != 42) {
+		*err = xstrdup("run 7 is not running");
+		return -ENOENT;
+	}
+	buf_puts(out, "{\"id\":42}");
+	return 0;
+}
+
+static void post(const struct api_context *ctx, const char *target, const char *body,
+		 const char *auth, struct api_response *resp) {
+	struct api_request req = {.method = "POST",
+				  .target = target,
+				  .body = body,
+				  .body_len = body ? strlen(body) : 0,
+				  .authorization = auth,
+				  .peer_pid = 4242,
+				  .now = NOW};
+	api_handle(ctx, &req, resp);
+}
+
+static void test_runs_post(void) {
+	struct runs_seen seen = {0};
+	struct api_runs runs = {.start = seen_start, .stop = seen_stop, .ctx = &seen};
+	struct api_context tcp = {.cfg = &cfg, .live = live, .runs = &runs};
+	struct api_response resp;
+
+	post(&tcp, "/api/v1/runs", "{\"label\":\"x\"}", NULL, &resp);
+	is_int(resp.status, 403, "TCP without a token: never anonymous");
+	api_response_finish(&resp);
+	tcp.token = "s3cret-token-0123456789";
+	tcp.session_key = (const unsigned char *)"0123456789abcdef0123456789abcdef";
+	post(&tcp, "/api/v1/runs", "{\"label\":\"x\"}", NULL, &resp);
+	is_int(resp.status, 401, "TCP with a token configured: the header is needed");
+	api_response_finish(&resp);
+	post(&tcp, "/api/v1/runs", "{\"label\":\"x\", \"pid\": 99}",
+	     "Bearer s3cret-token-0123456789", &resp);
+	is_int(resp.status, 201, "TCP with the bearer token: created");
+	is_str(resp.body.data, "{\"id\":42}\n", "the new id");
+	is_int(seen.start.pid, 99, "the body's pid");
+	api_response_finish(&resp);
+
+	struct api_context local = {.cfg = &cfg,
+				    .live = live,
+				    .runs = &runs,
+				    .local = true,
+				    .token = "s3cret-token-0123456789"};
+	post(&local, "/api/v1/runs",
+	     "{\"tags\":{\"model\":\"v1\",\"n\":3},\"argv\":[\"/usr/bin/python3\",\"gen.py\"]}",
+	     NULL, &resp);
+	is_int(resp.status, 201, "the Unix socket needs no token");
+	is_str(seen.label, "python3", "the label defaults to argv[0]'s base name");
+	is_str(seen.tags, "{\"model\":\"v1\",\"n\":\"3\"}", "tags as an object of strings");
+	is_str(seen.argv, "[\"/usr/bin/python3\",\"gen.py\"]", "argv as a JSON array");
+	is_int(seen.start.pid, 4242, "no pid in the body: the caller's (SO_PEERCRED)");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs", "{\"label\":\"o\",\"pid\":null}", NULL, &resp);
+	is_int(seen.start.pid, 0, "pid null: nothing watched");
+	api_response_finish(&resp);
+
+	int before = seen.calls;
+	post(&local, "/api/v1/runs", "{\"label\":\"x\",\"lable\":1}", NULL, &resp);
+	is_error(&resp, 400, NULL, "an unknown key is named");
+	ok(strstr(resp.body.data, "unknown key 'lable'") != NULL, "by name");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs", "{\"label\": \"x\"", NULL, &resp);
+	is_error(&resp, 400, NULL, "broken JSON");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs", "{}", NULL, &resp);
+	is_error(&resp, 400, NULL, "no label, argv or exe");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs", "{\"label\":\"x\",\"pid\":-3}", NULL, &resp);
+	is_error(&resp, 400, NULL, "a negative pid");
+	api_response_finish(&resp);
+	is_int(seen.calls, before, "bad bodies never reach the daemon");
+
+	post(&local, "/api/v1/runs/42/stop", "{\"exit_code\":3,\"rss_max_bytes\":1048576}", NULL,
+	     &resp);
+	is_int(resp.status, 200, "stop: 200 with the summary");
+	ok(seen.stop.has_exit_code && seen.stop.exit_code == 3 && !seen.stop.has_signal &&
+		   seen.stop.rss_max_bytes == 1048576 && seen.stop_id == 42,
+	   "exit code and peak RSS handed over");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/7/stop", "{\"signal\":15}", NULL, &resp);
+	is_error(&resp, 404, NULL, "stop of a run that is not running");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/42/stop", "{}", NULL, &resp);
+	is_error(&resp, 400, NULL, "a stop must say how the run ended");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"lost\"}", NULL, &resp);
+	is_error(&resp, 400, NULL, "lost is the daemon's verdict, not the caller's");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/x/stop", "{\"status\":\"ok\"}", NULL, &resp);
+	is_error(&resp, 404, NULL, "a bad run id in the path");
+	api_response_finish(&resp);
+	struct api_context none = {.cfg = &cfg, .live = live, .local = true};
+	post(&none, "/api/v1/runs", "{\"label\":\"x\"}", NULL, &resp);
+	is_error(&resp, 503, NULL, "a server that records no runs");
+	api_response_finish(&resp);
+}
+
 int main(void) {
 	setup_config();
 	live = live_create();
@@ -568,6 +696,7 @@ int main(void) {
 	test_routing();
 	test_golden();
 	test_assets();
+	test_runs_post();
 	live_destroy(live);
 	return test_done();
 }

@@ -53,6 +53,43 @@ static void test_defaults(void) {
 	is_str(config_source_name(SOURCE_THERMAL), "thermal", "source name thermal");
 }
 
+static void test_runs(void) {
+	struct config cfg;
+	config_init(&cfg);
+	is_str(cfg.runs.socket, "/run/thermlog/thermlog.sock", "runs.socket default");
+	is_int(cfg.runs.interval_ms, 5000, "runs.interval 5 s");
+	ok(cfg.runs.power_channel == NULL, "runs.power_channel automatic");
+	char *errors = NULL;
+	const char *yaml = "runs:\n  socket: /tmp/t.sock\n  interval: 1s\n"
+			   "  power_channel: hwmon/ina226-i2c-4-40/power1\n";
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors), "runs keys load");
+	is_str(cfg.runs.socket, "/tmp/t.sock", "runs.socket");
+	is_int(cfg.runs.interval_ms, 1000, "runs.interval");
+	is_str(cfg.runs.power_channel, "hwmon/ina226-i2c-4-40/power1", "runs.power_channel");
+	free(errors);
+	errors = NULL;
+	yaml = "runs:\n  power_channel: auto\n";
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors), "auto loads");
+	ok(cfg.runs.power_channel == NULL, "auto is the automatic choice");
+	free(errors);
+	config_finish(&cfg);
+	check("runs:\n  interval: 500ms\n",
+	      "t.yaml:2:13: interval: '500ms' is below the minimum of 1s\n",
+	      "runs.interval under 1 s");
+	check("runs:\n  socket: run/t.sock\n",
+	      "t.yaml:2:11: socket: expected an absolute path of at most 107 bytes, got "
+	      "'run/t.sock'\n",
+	      "runs.socket relative");
+	check("runs:\n  power_channel: a b\n",
+	      "t.yaml:2:18: power_channel: expected a channel key such as "
+	      "hwmon/ina226-i2c-4-40/power1, or 'auto', got 'a b'\n",
+	      "runs.power_channel not a key");
+	check("runs:\n  sockt: /x\n",
+	      "t.yaml:2:3: unknown key 'sockt' in runs: did you mean 'socket'? (allowed: socket, "
+	      "interval, power_channel)\n",
+	      "runs unknown key");
+}
+
 static void test_example(void) {
 	struct config cfg;
 	config_init(&cfg);
@@ -233,7 +270,7 @@ static void test_syntax(void) {
 
 static void test_keys(void) {
 	check("intervall: 60s\n",
-	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n",
+	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
 	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, tls_priorities, max_points, max_window, connection_limit)\n",
@@ -512,7 +549,7 @@ static void test_files(void) {
 	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
-	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors)\n"
+	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n"
 	      "t.yaml:4:11: interval: '5' has no unit: write e.g. 5s or 5m (units ms, s, m, h, d, w)\n",
 	      "several errors in file order");
 
@@ -593,6 +630,7 @@ static void test_wanted(void) {
 
 int main(void) {
 	test_defaults();
+	test_runs();
 	test_example();
 	test_full();
 	test_syntax();

@@ -1,0 +1,677 @@
+/*
+ * thermlog run: marks a job as a run through the daemon's Unix socket (runs.socket). The
+ * wrapper form runs the command itself, forwards signals, collects its peak RSS with wait4()
+ * and passes its exit status through, recorded or not; `run start` and `run stop` serve
+ * orchestrators whose jobs are not our children.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "timefmt.h"
+#include "xalloc.h"
+#include "yamltree.h"
+
+#define REPLY_MAX      (256 * 1024)
+#define IO_TIMEOUT_S   15
+#define KILL_GRACE_S   10 // after --timeout's SIGTERM, SIGKILL follows this much later
+#define EXIT_NOT_FOUND 127
+#define EXIT_NOT_EXEC  126
+
+/* --- talking to the daemon ------------------------------------------------------------------ */
+
+struct reply {
+	int status; // HTTP status, 0 = no answer
+	char *body; // NUL-terminated, or NULL
+};
+
+/*
+ * POSTs @body to @path on the socket. Returns 0 with @out filled, or a negative errno with a
+ * reason in *why (static): the daemon is not there or did not answer.
+ */
+static int post(const char *socket_path, const char *path, const char *body, struct reply *out,
+		const char **why) {
+	*out = (struct reply){0};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
+		*why = "the socket path is too long";
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, socket_path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -errno;
+	}
+	struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+		close(fd);
+		*why = strerror(err);
+		return -err;
+	}
+	struct buf req = {0};
+	buf_printf(&req,
+		   "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+		   "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		   path, strlen(body), body);
+	size_t sent = 0;
+	while (sent < req.len) {
+		ssize_t n = send(fd, req.data + sent, req.len - sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			int err = errno;
+			buf_finish(&req);
+			close(fd);
+			*why = strerror(err);
+			return -err;
+		}
+		sent += (size_t)n;
+	}
+	buf_finish(&req);
+	struct buf resp = {0};
+	char chunk[4096];
+	for (;;) {
+		ssize_t n = recv(fd, chunk, sizeof(chunk), 0);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0 || resp.len > REPLY_MAX) {
+			break;
+		}
+		buf_append(&resp, chunk, (size_t)n);
+	}
+	close(fd);
+	buf_putc(&resp, '\0');
+	int status = 0;
+	if (sscanf(resp.data, "HTTP/1.%*d %d", &status) != 1) {
+		buf_finish(&resp);
+		*why = "no HTTP answer on the socket";
+		return -EPROTO;
+	}
+	const char *sep = strstr(resp.data, "\r\n\r\n");
+	out->status = status;
+	out->body = xstrdup(sep ? sep + 4 : "");
+	buf_finish(&resp);
+	return 0;
+}
+
+/* A scalar member of the reply's JSON object, or NULL (also for JSON null). */
+static char *reply_field(const char *body, const char *key) {
+	struct yamltree yt = {.name = "reply"};
+	struct yamltree_node *root = NULL;
+	char *value = NULL;
+	if (body && yamltree_build(&yt, body, strlen(body), &root) && root &&
+	    root->kind == YAMLTREE_MAPPING) {
+		for (size_t i = 0; i + 1 < root->n; i += 2) {
+			const struct yamltree_node *v = root->items[i + 1];
+			if (yamltree_key_is(root->items[i], key) && v->kind == YAMLTREE_SCALAR &&
+			    !(v->plain && strcmp(v->text, "null") == 0)) {
+				value = xstrdup(v->text);
+			}
+		}
+	}
+	yamltree_node_free(root);
+	char *errors = NULL;
+	yamltree_flush_errors(&yt, &errors);
+	free(errors);
+	return value;
+}
+
+/* --- arguments ------------------------------------------------------------------------------ */
+
+struct run_args {
+	const char *label;
+	struct buf tags; // a JSON object's members so far
+	size_t n_tags;
+	int64_t timeout_ms; // 0 = none
+	int64_t pid;        // run start --pid
+	bool pid_given;
+};
+
+static bool add_tag(struct run_args *a, const char *kv) {
+	const char *eq = strchr(kv, '=');
+	if (!eq || eq == kv) {
+		fprintf(stderr, "thermlog run: --tag %s: expected KEY=VALUE\n", kv);
+		return false;
+	}
+	char *key = xstrndup(kv, (size_t)(eq - kv));
+	if (a->n_tags++ > 0) {
+		buf_putc(&a->tags, ',');
+	}
+	buf_putc(&a->tags, '"');
+	json_escape(&a->tags, key);
+	buf_puts(&a->tags, "\":\"");
+	json_escape(&a->tags, eq + 1);
+	buf_putc(&a->tags, '"');
+	free(key);
+	return true;
+}
+
+static char *socket_of(const struct cli_context *ctx) {
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		return NULL;
+	}
+	char *path = xstrdup(cfg.runs.socket);
+	config_finish(&cfg);
+	return path;
+}
+
+/* The executable execvp() would run for @cmd, or NULL. Newly allocated. */
+static char *find_exe(const char *cmd) {
+	if (strchr(cmd, '/')) {
+		return realpath(cmd, NULL);
+	}
+	const char *path = getenv("PATH");
+	char *copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	char *found = NULL;
+	for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *candidate = xasprintf("%s/%s", *dir ? dir : ".", cmd);
+		if (access(candidate, X_OK) == 0) {
+			found = realpath(candidate, NULL);
+		}
+		free(candidate);
+	}
+	free(copy);
+	return found;
+}
+
+/* --- the wrapper ---------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t timed_out;
+
+/* Forwards a signal to the command, unless the terminal sent it to the whole group already. */
+static void handle_forward(int sig, siginfo_t *info, void *uctx) {
+	(void)uctx;
+	if (child_pid > 0 && (!info || info->si_code != SI_KERNEL)) {
+		kill((pid_t)child_pid, sig);
+	}
+}
+
+static void handle_alarm(int sig) {
+	(void)sig;
+	if (child_pid <= 0) {
+		return;
+	}
+	if (!timed_out) {
+		timed_out = 1;
+		kill((pid_t)child_pid, SIGTERM);
+		alarm(KILL_GRACE_S);
+	} else {
+		kill((pid_t)child_pid, SIGKILL);
+	}
+}
+
+static double now_s(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
+	char *sock = socket_of(ctx);
+	if (!sock) {
+		return CLI_EXIT_USAGE;
+	}
+	char *exe = find_exe(argv[0]);
+	const char *slash = strrchr(argv[0], '/');
+	const char *label = a->label ? a->label : (slash && slash[1] ? slash + 1 : argv[0]);
+	struct buf body = {0};
+	struct json j;
+	json_init(&j, &body, false);
+	json_object_begin(&j);
+	json_key(&j, "label");
+	json_string(&j, label);
+	json_key(&j, "tags");
+	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
+	json_raw(&j, tags);
+	free(tags);
+	json_key(&j, "argv");
+	json_array_begin(&j);
+	for (int i = 0; i < argc; i++) {
+		json_string(&j, argv[i]);
+	}
+	json_array_end(&j);
+	json_key(&j, "exe");
+	json_string(&j, exe);
+	json_object_end(&j);
+	free(exe);
+
+	// Recorded or not, the command runs: a missing daemon only costs the record.
+	struct reply r;
+	const char *why = NULL;
+	char *id = NULL;
+	if (post(sock, "/api/v1/runs", body.data, &r, &why) < 0) {
+		fprintf(stderr,
+			"thermlog run: the daemon is not reachable at %s (%s): this run is NOT "
+			"recorded\n",
+			sock, why);
+	} else if (r.status != 201 || !(id = reply_field(r.body, "id"))) {
+		char *err = reply_field(r.body, "error");
+		fprintf(stderr,
+			"thermlog run: the daemon refused the run (HTTP %d: %s): this run "
+			"is NOT recorded\n",
+			r.status, err ? err : "no reason given");
+		free(err);
+	}
+	free(r.body);
+	buf_finish(&body);
+
+	// Signals are taken before the fork, so none is lost between fork and the handlers.
+	struct sigaction fwd = {.sa_sigaction = handle_forward, .sa_flags = SA_SIGINFO};
+	sigemptyset(&fwd.sa_mask);
+	struct sigaction old_int, old_term, old_hup, old_alrm;
+	sigaction(SIGINT, &fwd, &old_int);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+	struct sigaction alrm = {.sa_handler = handle_alarm};
+	sigemptyset(&alrm.sa_mask);
+	sigaction(SIGALRM, &alrm, &old_alrm);
+	double t0 = now_s();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		sigaction(SIGALRM, &old_alrm, NULL);
+		execvp(argv[0], argv);
+		int err = errno;
+		fprintf(stderr, "thermlog run: cannot run %s: %s\n", argv[0], strerror(err));
+		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
+	}
+	if (pid < 0) {
+		fprintf(stderr, "thermlog run: cannot fork: %s\n", strerror(errno));
+		free(id);
+		free(sock);
+		return CLI_EXIT_FAILURE;
+	}
+	child_pid = pid;
+	if (a->timeout_ms > 0) {
+		struct itimerval it = {.it_value = {.tv_sec = a->timeout_ms / 1000,
+						    .tv_usec = (a->timeout_ms % 1000) * 1000}};
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	int status = 0;
+	struct rusage ru = {0};
+	while (wait4(pid, &status, 0, &ru) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "thermlog run: wait4: %s\n", strerror(errno));
+			status = EXIT_NOT_EXEC << 8;
+			break;
+		}
+	}
+	child_pid = 0;
+	alarm(0);
+	double took = now_s() - t0;
+	int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+	if (id) {
+		struct buf stop = {0};
+		json_init(&j, &stop, false);
+		json_object_begin(&j);
+		if (timed_out) {
+			json_key(&j, "status");
+			json_string(&j, "timeout");
+		}
+		if (WIFEXITED(status)) {
+			json_key(&j, "exit_code");
+			json_int(&j, WEXITSTATUS(status));
+		} else if (WIFSIGNALED(status)) {
+			json_key(&j, "signal");
+			json_int(&j, WTERMSIG(status));
+		}
+		json_key(&j, "rss_max_bytes");
+		json_int(&j, (int64_t)ru.ru_maxrss * 1024); // Linux: kilobytes
+		json_object_end(&j);
+		char *path = xasprintf("/api/v1/runs/%s/stop", id);
+		if (post(sock, path, stop.data, &r, &why) < 0) {
+			fprintf(stderr,
+				"thermlog run: the daemon is not reachable at %s (%s): the end of run "
+				"%s is NOT recorded (it will show as lost)\n",
+				sock, why, id);
+		} else if (r.status != 200) {
+			char *err = reply_field(r.body, "error");
+			fprintf(stderr,
+				"thermlog run: the daemon refused the end of run %s (HTTP %d: %s)\n",
+				id, r.status, err ? err : "no reason given");
+			free(err);
+		} else {
+			char *st = reply_field(r.body, "status");
+			char *dur = reply_field(r.body, "duration_s");
+			char *temp = reply_field(r.body, "temp_max_c");
+			char *energy = reply_field(r.body, "energy_j");
+			char *method = reply_field(r.body, "energy_method");
+			fprintf(stderr, "thermlog run: run %s (%s) %s", id, label, st ? st : "?");
+			if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+				fprintf(stderr, " (exit %d)", WEXITSTATUS(status));
+			} else if (WIFSIGNALED(status)) {
+				fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
+			}
+			fprintf(stderr, " in %s s, peak %s%s, energy %s%s%s%s, peak RSS %.1f MiB\n",
+				dur ? dur : "?", temp ? temp : "unknown", temp ? " °C" : "",
+				energy ? energy : "unknown", energy ? " J" : "",
+				method ? " by " : "", method ? method : "",
+				(double)ru.ru_maxrss / 1024);
+			free(st);
+			free(dur);
+			free(temp);
+			free(energy);
+			free(method);
+		}
+		free(r.body);
+		free(path);
+		buf_finish(&stop);
+	} else {
+		fprintf(stderr, "thermlog run: %s %s after %.3f s (not recorded)\n", label,
+			exit_code == 0 ? "ok" : "failed", took);
+	}
+	free(id);
+	free(sock);
+	return exit_code;
+}
+
+/* --- start and stop ------------------------------------------------------------------------- */
+
+static int start(const struct cli_context *ctx, struct run_args *a) {
+	if (!a->label) {
+		fprintf(stderr, "thermlog run start: --label is required\n");
+		return CLI_EXIT_USAGE;
+	}
+	char *sock = socket_of(ctx);
+	if (!sock) {
+		return CLI_EXIT_USAGE;
+	}
+	struct buf body = {0};
+	struct json j;
+	json_init(&j, &body, false);
+	json_object_begin(&j);
+	json_key(&j, "label");
+	json_string(&j, a->label);
+	json_key(&j, "tags");
+	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
+	json_raw(&j, tags);
+	free(tags);
+	// This process exits at once: the run is watched only through --pid.
+	json_key(&j, "pid");
+	if (a->pid_given) {
+		json_int(&j, a->pid);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+	struct reply r;
+	const char *why;
+	int rc = CLI_EXIT_FAILURE;
+	if (post(sock, "/api/v1/runs", body.data, &r, &why) < 0) {
+		fprintf(stderr,
+			"thermlog run start: the daemon is not reachable at %s (%s): no run "
+			"was started\n",
+			sock, why);
+	} else {
+		char *id = r.status == 201 ? reply_field(r.body, "id") : NULL;
+		if (id) {
+			printf("%s\n", id);
+			rc = CLI_EXIT_OK;
+		} else {
+			char *err = reply_field(r.body, "error");
+			fprintf(stderr, "thermlog run start: HTTP %d: %s\n", r.status,
+				err ? err : "no reason given");
+			free(err);
+		}
+		free(id);
+		free(r.body);
+	}
+	buf_finish(&body);
+	free(sock);
+	return rc;
+}
+
+static int stop(const struct cli_context *ctx, const char *id_text, int exit_code,
+		const char *status) {
+	char *end;
+	errno = 0;
+	long long id = strtoll(id_text, &end, 10);
+	if (errno || *end || id <= 0) {
+		fprintf(stderr, "thermlog run stop: '%s' is not a run id\n", id_text);
+		return CLI_EXIT_USAGE;
+	}
+	char *sock = socket_of(ctx);
+	if (!sock) {
+		return CLI_EXIT_USAGE;
+	}
+	struct buf body = {0};
+	struct json j;
+	json_init(&j, &body, false);
+	json_object_begin(&j);
+	if (status) {
+		json_key(&j, "status");
+		json_string(&j, status);
+	}
+	if (exit_code >= 0) {
+		json_key(&j, "exit_code");
+		json_int(&j, exit_code);
+	}
+	json_object_end(&j);
+	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
+	struct reply r;
+	const char *why;
+	int rc = CLI_EXIT_FAILURE;
+	if (post(sock, path, body.data, &r, &why) < 0) {
+		fprintf(stderr, "thermlog run stop: the daemon is not reachable at %s (%s)\n", sock,
+			why);
+	} else {
+		if (r.status == 200) {
+			printf("%s", r.body);
+			rc = CLI_EXIT_OK;
+		} else {
+			char *err = reply_field(r.body, "error");
+			fprintf(stderr, "thermlog run stop: HTTP %d: %s\n", r.status,
+				err ? err : "no reason given");
+			free(err);
+		}
+		free(r.body);
+	}
+	free(path);
+	buf_finish(&body);
+	free(sock);
+	return rc;
+}
+
+static void usage(FILE *out) {
+	fprintf(out,
+		"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
+		"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
+		"       thermlog run stop ID (--exit N | --status ok|failed)\n"
+		"\n"
+		"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
+		"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
+		"is not reachable. See thermlog(1).\n");
+}
+
+int cli_run(const struct cli_context *ctx, int argc, char **argv) {
+	enum { OPT_LABEL = 256, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_HELP };
+	static const struct option longopts[] = {
+		{"label", required_argument, NULL, OPT_LABEL},
+		{"tag", required_argument, NULL, OPT_TAG},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"exit", required_argument, NULL, OPT_EXIT},
+		{"status", required_argument, NULL, OPT_STATUS},
+		{"help", no_argument, NULL, OPT_HELP},
+		{0},
+	};
+	struct run_args a = {0};
+	int exit_code = -1;
+	const char *status = NULL;
+	bool timeout_given = false, exit_given = false;
+	int rc = CLI_EXIT_USAGE;
+	int c;
+	// "run start ..." and "run stop ...": the word comes first, its options after it.
+	const char *sub =
+		argc > 1 && (strcmp(argv[1], "start") == 0 || strcmp(argv[1], "stop") == 0)
+			? argv[1]
+			: NULL;
+	const char *stop_id = NULL;
+	if (sub) {
+		argv++;
+		argc--;
+	}
+	// "+": options end at the command, whose own options are its business.
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case OPT_LABEL:
+			if (!*optarg) {
+				fprintf(stderr, "thermlog run: --label must not be empty\n");
+				goto out;
+			}
+			a.label = optarg;
+			break;
+		case OPT_TAG:
+			if (!add_tag(&a, optarg)) {
+				goto out;
+			}
+			break;
+		case OPT_TIMEOUT:
+			if (!timefmt_parse_duration_ms(optarg, &a.timeout_ms) ||
+			    a.timeout_ms <= 0) {
+				fprintf(stderr,
+					"thermlog run: --timeout %s: expected a duration such as 30s or "
+					"25m\n",
+					optarg);
+				goto out;
+			}
+			timeout_given = true;
+			break;
+		case OPT_PID:
+			errno = 0;
+			a.pid = strtoll(optarg, &end, 10);
+			if (errno || *end || a.pid <= 0 || a.pid > INT_MAX) {
+				fprintf(stderr, "thermlog run: --pid %s: expected a process id\n",
+					optarg);
+				goto out;
+			}
+			a.pid_given = true;
+			break;
+		case OPT_EXIT:
+			errno = 0;
+			exit_code = (int)strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || exit_code < 0 || exit_code > 255) {
+				fprintf(stderr, "thermlog run: --exit %s: expected 0..255\n",
+					optarg);
+				goto out;
+			}
+			exit_given = true;
+			break;
+		case OPT_STATUS:
+			if (strcmp(optarg, "ok") != 0 && strcmp(optarg, "failed") != 0) {
+				fprintf(stderr,
+					"thermlog run: --status %s: expected ok or failed\n",
+					optarg);
+				goto out;
+			}
+			status = optarg;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			rc = CLI_EXIT_OK;
+			goto out;
+		default:
+			usage(stderr);
+			goto out;
+		}
+	}
+	int rest = argc - optind;
+	char **args = argv + optind;
+	if (sub && strcmp(sub, "start") == 0) {
+		if (rest > 0 || timeout_given || exit_given || status) {
+			fprintf(stderr,
+				"thermlog run start: takes --label, --tag and --pid only\n");
+			goto out;
+		}
+		rc = start(ctx, &a);
+	} else if (sub) {
+		// The id may come before or after the options: "run stop 12 --exit 3".
+		while (optind < argc) {
+			if (stop_id) {
+				fprintf(stderr, "thermlog run stop: unexpected argument '%s'\n",
+					argv[optind]);
+				goto out;
+			}
+			stop_id = argv[optind++];
+			while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+				if (c == OPT_EXIT) {
+					char *end;
+					errno = 0;
+					exit_code = (int)strtol(optarg, &end, 10);
+					if (errno || *end || !*optarg || exit_code < 0 ||
+					    exit_code > 255) {
+						fprintf(stderr,
+							"thermlog run stop: --exit %s: "
+							"expected 0..255\n",
+							optarg);
+						goto out;
+					}
+					exit_given = true;
+				} else if (c == OPT_STATUS && (strcmp(optarg, "ok") == 0 ||
+							       strcmp(optarg, "failed") == 0)) {
+					status = optarg;
+				} else {
+					usage(stderr);
+					goto out;
+				}
+			}
+		}
+		if (!stop_id || exit_given == (status != NULL) || a.label || a.n_tags ||
+		    timeout_given || a.pid_given) {
+			fprintf(stderr,
+				"thermlog run stop: needs ID and one of --exit N or --status "
+				"ok|failed\n");
+			goto out;
+		}
+		rc = stop(ctx, stop_id, exit_code, status);
+	} else if (rest > 0 && !a.pid_given && !exit_given && !status) {
+		if (strcmp(args[0], "--") == 0) {
+			args++;
+			rest--;
+		}
+		if (rest == 0) {
+			usage(stderr);
+			goto out;
+		}
+		char **cmd = xcalloc((size_t)rest + 1, sizeof(*cmd));
+		memcpy(cmd, args, (size_t)rest * sizeof(*cmd));
+		rc = wrap(ctx, &a, rest, cmd);
+		free(cmd);
+	} else {
+		usage(stderr);
+	}
+out:
+	buf_finish(&a.tags);
+	return rc;
+}

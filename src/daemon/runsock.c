@@ -1,0 +1,1465 @@
+/*
+ * Runs on the daemon's side (runsock.h): HTTP threads hand run starts and stops to the loop
+ * through a queue and an eventfd, so the loop's connection stays the only writer and the fast
+ * sampler is read on one thread. Fast samples come from a sampler of their own, so the
+ * minute sampler's rates (swap in/out) and hence the minute series never see them.
+ */
+#include "runsock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "counters.h"
+#include "json.h"
+#include "log.h"
+#include "runstats.h"
+#include "sampler.h"
+#include "sha256.h"
+#include "store.h"
+#include "timefmt.h"
+#include "xalloc.h"
+#include "yamltree.h"
+
+#define WAIT_MS      10000 // an HTTP request waits this long for the loop, then 503
+#define FILE_MAX     65536 // a counter file (the kernel's limit is a page)
+#define ENERGY_MAX_S 2.5   // power samples further apart than this many intervals are a gap
+
+/* --- counters at a run's boundaries --------------------------------------------------------- */
+
+enum snap_kind { SNAP_CPUFREQ, SNAP_DEVFREQ, SNAP_COOLING, SNAP_ENERGY };
+static const char *const snap_kind_names[] = {"cpufreq", "devfreq", "cooling", "energy"};
+
+/* One counter file's text as read at one moment; parsed only when differenced. */
+struct snap_file {
+	enum snap_kind kind;
+	char *key;  // "cpufreq/policy4", "devfreq/fdab0000.npu", "cooling/pwm-fan",
+		    // "hwmon/ina238/energy1"
+	char *path; // relative to the sysfs root
+	char *text;
+};
+
+struct snapshot {
+	struct snap_file *files;
+	size_t n, cap;
+};
+
+static void snapshot_finish(struct snapshot *s) {
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->files[i].key);
+		free(s->files[i].path);
+		free(s->files[i].text);
+	}
+	free(s->files);
+	*s = (struct snapshot){0};
+}
+
+/* The whole small file @path under @root_fd, or NULL. */
+static char *read_text(int root_fd, const char *path) {
+	int fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	struct buf b = {0};
+	char chunk[4096];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < FILE_MAX) {
+		buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (n < 0) {
+		buf_finish(&b);
+		return NULL;
+	}
+	buf_putc(&b, '\0');
+	return buf_steal(&b);
+}
+
+static void snapshot_add(struct snapshot *s, enum snap_kind kind, char *key, char *path,
+			 char *text) {
+	s->files = xgrow(s->files, &s->cap, s->n + 1, sizeof(*s->files));
+	s->files[s->n++] = (struct snap_file){.kind = kind, .key = key, .path = path, .text = text};
+}
+
+/* Calls @fn for the entries of @dir under @root_fd whose names start with @prefix, sorted. */
+static size_t list_dir(int root_fd, const char *dir, const char *prefix, char ***out) {
+	*out = NULL;
+	int fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return 0;
+	}
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && e->d_name[0] != '.') {
+			*out = xgrow(*out, &cap, n + 1, sizeof(**out));
+			(*out)[n++] = xstrdup(e->d_name);
+		}
+	}
+	closedir(d);
+	for (size_t i = 1; i < n; i++) { // few entries: insertion sort
+		for (size_t j = i; j > 0 && strcmp((*out)[j - 1], (*out)[j]) > 0; j--) {
+			char *t = (*out)[j];
+			(*out)[j] = (*out)[j - 1];
+			(*out)[j - 1] = t;
+		}
+	}
+	return n;
+}
+
+static void free_names(char **names, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void trim(char *s) {
+	size_t len = strlen(s);
+	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' ')) {
+		s[--len] = '\0';
+	}
+}
+
+/* Reads every residency and energy counter the kernel offers under @root_fd. */
+static void snapshot_read(int root_fd, struct snapshot *s) {
+	char **names;
+	size_t n = list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path =
+			xasprintf("devices/system/cpu/cpufreq/%s/stats/time_in_state", names[i]);
+		char *text = read_text(root_fd, path);
+		if (text) {
+			snapshot_add(s, SNAP_CPUFREQ, xasprintf("cpufreq/%s", names[i]), path,
+				     text);
+		} else {
+			free(path);
+		}
+	}
+	free_names(names, n);
+	n = list_dir(root_fd, "class/devfreq", "", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("class/devfreq/%s/trans_stat", names[i]);
+		char *text = read_text(root_fd, path);
+		if (text) {
+			snapshot_add(s, SNAP_DEVFREQ, xasprintf("devfreq/%s", names[i]), path,
+				     text);
+		} else {
+			free(path);
+		}
+	}
+	free_names(names, n);
+	n = list_dir(root_fd, "class/thermal", "cooling_device", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("class/thermal/%s/stats/time_in_state_ms", names[i]);
+		char *type_path = xasprintf("class/thermal/%s/type", names[i]);
+		char *type = read_text(root_fd, type_path);
+		char *text = read_text(root_fd, path);
+		if (type) {
+			trim(type);
+		}
+		if (text) {
+			snapshot_add(s, SNAP_COOLING,
+				     xasprintf("cooling/%s#%s", type ? type : "", names[i] + 14),
+				     path, text);
+		} else {
+			free(path);
+		}
+		free(type);
+		free(type_path);
+	}
+	free_names(names, n);
+	n = list_dir(root_fd, "class/hwmon", "hwmon", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *name_path = xasprintf("class/hwmon/%s/name", names[i]);
+		char *chip = read_text(root_fd, name_path);
+		free(name_path);
+		if (chip) {
+			trim(chip);
+		}
+		char *dir = xasprintf("class/hwmon/%s", names[i]);
+		char **files;
+		size_t m = list_dir(root_fd, dir, "energy", &files);
+		for (size_t k = 0; k < m; k++) {
+			size_t len = strlen(files[k]);
+			if (len < 7 || strcmp(files[k] + len - 6, "_input") != 0) {
+				continue;
+			}
+			char *path = xasprintf("%s/%s", dir, files[k]);
+			char *text = read_text(root_fd, path);
+			if (text) {
+				trim(text);
+				files[k][len - 6] = '\0';
+				snapshot_add(
+					s, SNAP_ENERGY,
+					xasprintf("hwmon/%s/%s", chip ? chip : names[i], files[k]),
+					path, text);
+			} else {
+				free(path);
+			}
+		}
+		free_names(files, m);
+		free(dir);
+		free(chip);
+	}
+	free_names(names, n);
+}
+
+static void snapshot_json(const struct snapshot *s, int64_t mono_ms, struct buf *out) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	json_key(&j, "mono_ms");
+	json_int(&j, mono_ms);
+	json_key(&j, "counters");
+	json_array_begin(&j);
+	for (size_t i = 0; i < s->n; i++) {
+		json_object_begin(&j);
+		json_key(&j, "kind");
+		json_string(&j, snap_kind_names[s->files[i].kind]);
+		json_key(&j, "key");
+		json_string(&j, s->files[i].key);
+		json_key(&j, "path");
+		json_string(&j, s->files[i].path);
+		json_key(&j, "text");
+		json_string(&j, s->files[i].text);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+}
+
+static const struct yamltree_node *field(const struct yamltree_node *map, const char *key) {
+	for (size_t i = 0; map && map->kind == YAMLTREE_MAPPING && i + 1 < map->n; i += 2) {
+		if (yamltree_key_is(map->items[i], key)) {
+			return map->items[i + 1];
+		}
+	}
+	return NULL;
+}
+
+/* Reads back a start snapshot stored as JSON (a run left running by an earlier daemon). */
+static bool snapshot_parse(const char *text, struct snapshot *s) {
+	struct yamltree yt = {.name = "start_snapshot"};
+	struct yamltree_node *root = NULL;
+	bool good = text && yamltree_build(&yt, text, strlen(text), &root) && root;
+	const struct yamltree_node *list = good ? field(root, "counters") : NULL;
+	for (size_t i = 0; list && list->kind == YAMLTREE_SEQUENCE && i < list->n; i++) {
+		const struct yamltree_node *kind = field(list->items[i], "kind");
+		const struct yamltree_node *key = field(list->items[i], "key");
+		const struct yamltree_node *path = field(list->items[i], "path");
+		const struct yamltree_node *t = field(list->items[i], "text");
+		if (!kind || !key || !path || !t || kind->kind != YAMLTREE_SCALAR ||
+		    key->kind != YAMLTREE_SCALAR || path->kind != YAMLTREE_SCALAR ||
+		    t->kind != YAMLTREE_SCALAR) {
+			continue;
+		}
+		for (int k = 0; k <= SNAP_ENERGY; k++) {
+			if (strcmp(kind->text, snap_kind_names[k]) == 0) {
+				snapshot_add(s, (enum snap_kind)k, xstrdup(key->text),
+					     xstrdup(path->text), xstrdup(t->text));
+			}
+		}
+	}
+	yamltree_node_free(root);
+	char *errors = NULL;
+	yamltree_flush_errors(&yt, &errors);
+	free(errors);
+	return good;
+}
+
+/* --- runs ----------------------------------------------------------------------------------- */
+
+#define HEAT_TRIPS_MAX 8
+
+/* One temperature channel over a run's fast samples. */
+struct heat {
+	char *key;
+	double *v;
+	size_t n, cap;
+	double max;
+	int64_t max_ms;
+	double last_v; // the previous sample, for the time above the trips
+	int64_t last_ms;
+	double trip_c[HEAT_TRIPS_MAX]; // the zone's passive trip points
+	int64_t above_ms[HEAT_TRIPS_MAX];
+	size_t n_trips;
+};
+
+/* The passive trip points from a thermal channel's meta ({"trips": [{"type", "temp"}]}). */
+static void heat_trips(struct heat *h, const char *meta) {
+	struct yamltree yt = {.name = "meta"};
+	struct yamltree_node *root = NULL;
+	if (meta && yamltree_build(&yt, meta, strlen(meta), &root) && root) {
+		const struct yamltree_node *trips = field(root, "trips");
+		for (size_t i = 0; trips && trips->kind == YAMLTREE_SEQUENCE && i < trips->n &&
+				   h->n_trips < HEAT_TRIPS_MAX;
+		     i++) {
+			const struct yamltree_node *type = field(trips->items[i], "type");
+			const struct yamltree_node *temp = field(trips->items[i], "temp");
+			double c;
+			if (type && temp && type->kind == YAMLTREE_SCALAR &&
+			    temp->kind == YAMLTREE_SCALAR && strcmp(type->text, "passive") == 0 &&
+			    yamltree_parse_number(temp->text, &c)) {
+				h->trip_c[h->n_trips++] = c;
+			}
+		}
+	}
+	yamltree_node_free(root);
+	char *errors = NULL;
+	yamltree_flush_errors(&yt, &errors);
+	free(errors);
+}
+
+/* A clock over a run's fast samples: the fallback when the kernel keeps no residency counter. */
+struct freq {
+	char *key;
+	int64_t *hz, *ms; // time at each frequency seen, in first-seen order
+	size_t n, cap_hz, cap_ms;
+	int64_t last_hz, last_ms;
+	bool seen;
+};
+
+struct run {
+	int64_t id;
+	char *label;
+	int64_t start_ms;
+	int64_t pid; // 0 = not watched
+	struct snapshot start;
+	bool counters_known; // the start snapshot was read (a restart may lose nothing: it is
+			     // stored)
+	struct heat *heat;
+	size_t n_heat, cap_heat;
+	struct freq *freq;
+	size_t n_freq, cap_freq;
+	struct counters_power_sample *power;
+	size_t n_power, cap_power;
+	char *power_key;                     // the channel integrated
+	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
+	size_t samples;
+	int64_t first_sample_ms; // of this daemon's: a restart mid-run starts over (0 = none)
+};
+
+static void run_free(struct run *r) {
+	if (!r) {
+		return;
+	}
+	free(r->label);
+	snapshot_finish(&r->start);
+	for (size_t i = 0; i < r->n_heat; i++) {
+		free(r->heat[i].key);
+		free(r->heat[i].v);
+	}
+	free(r->heat);
+	for (size_t i = 0; i < r->n_freq; i++) {
+		free(r->freq[i].key);
+		free(r->freq[i].hz);
+		free(r->freq[i].ms);
+	}
+	free(r->freq);
+	free(r->power);
+	free(r->power_key);
+	free(r);
+}
+
+/* A request from an HTTP thread, answered by the loop. */
+enum job_kind { JOB_START, JOB_STOP };
+struct job {
+	enum job_kind kind;
+	struct api_run_start start; // strings owned
+	int64_t id;
+	struct api_run_stop stop;
+	// the answer
+	bool done, abandoned;
+	int rc;
+	int64_t new_id;
+	struct buf out;
+	char *err;
+	struct job *next;
+};
+
+/* The fast samples not written yet. */
+struct pending {
+	int64_t ts_ms;
+	struct channel *channels;
+	struct reading *readings;
+	size_t n;
+};
+
+struct runsock {
+	const struct config *cfg;
+	struct store *store;
+	char *boot_id;
+	int sysfs_fd;
+	struct sampler *sampler; // the fast one, created with the first active run
+	struct api_runs api;
+	int efd;
+	pthread_mutex_t lock;
+	pthread_cond_t answered;
+	struct job *queue; // under lock
+	struct run **runs;
+	size_t n_runs, cap_runs;
+	int64_t next_sample_mono; // ms; 0 = now
+	struct pending batch[RUNSOCK_BATCH];
+	size_t n_batch;
+	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
+	bool auto_power_probed;
+};
+
+/* ISO 8601 UTC with milliseconds when they are not zero. */
+static void iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
+	int64_t s = ms / 1000 - (ms % 1000 < 0);
+	int64_t frac = ms - s * 1000;
+	timefmt_iso(s, out);
+	size_t len = strlen(out);
+	if (frac != 0 && len > 0 && out[len - 1] == 'Z') {
+		snprintf(out + len - 1, TIMEFMT_ISO_LEN - (len - 1), ".%03dZ", (int)frac);
+	}
+}
+
+static void flush_batch(struct runsock *rs) {
+	if (rs->n_batch == 0) {
+		return;
+	}
+	struct store_run_instant samples[RUNSOCK_BATCH];
+	for (size_t i = 0; i < rs->n_batch; i++) {
+		samples[i] = (struct store_run_instant){.ts_ms = rs->batch[i].ts_ms,
+						       .n = rs->batch[i].n,
+						       .channels = rs->batch[i].channels,
+						       .readings = rs->batch[i].readings};
+	}
+	if (rs->store && store_run_samples_put(rs->store, samples, rs->n_batch) < 0) {
+		log_warn("runs: %zu fast samples were not stored", rs->n_batch);
+	}
+	for (size_t i = 0; i < rs->n_batch; i++) {
+		for (size_t k = 0; k < rs->batch[i].n; k++) {
+			channel_finish(&rs->batch[i].channels[k]);
+		}
+		free(rs->batch[i].channels);
+		free(rs->batch[i].readings);
+	}
+	rs->n_batch = 0;
+}
+
+/* The automatic board power: the first power*_input of an ina2xx-style hwmon chip. */
+static const char *auto_power_path(struct runsock *rs) {
+	if (rs->auto_power_probed) {
+		return rs->auto_power;
+	}
+	rs->auto_power_probed = true;
+	char **names;
+	size_t n = list_dir(rs->sysfs_fd, "class/hwmon", "hwmon", &names);
+	for (size_t i = 0; i < n && !rs->auto_power; i++) {
+		char *name_path = xasprintf("class/hwmon/%s/name", names[i]);
+		char *chip = read_text(rs->sysfs_fd, name_path);
+		free(name_path);
+		if (chip && strncmp(chip, "ina", 3) == 0) {
+			char *path = xasprintf("class/hwmon/%s/power1_input", names[i]);
+			if (faccessat(rs->sysfs_fd, path, R_OK, 0) == 0) {
+				rs->auto_power = path;
+			} else {
+				free(path);
+			}
+		}
+		free(chip);
+	}
+	free_names(names, n);
+	return rs->auto_power;
+}
+
+/* Board power now in watts, and the channel it came from; NAN when unknown. */
+static double power_now(struct runsock *rs, const struct channel *ch, const struct reading *rd,
+			size_t n, const char **key) {
+	const char *want = rs->cfg->runs.power_channel;
+	if (want) {
+		*key = want;
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(ch[i].key, want) == 0 && rd[i].err == 0) {
+				return rd[i].value;
+			}
+		}
+		return NAN;
+	}
+	const char *path = auto_power_path(rs);
+	*key = path;
+	char *text = path ? read_text(rs->sysfs_fd, path) : NULL;
+	double w = NAN;
+	if (text) {
+		char *end;
+		long long uw = strtoll(text, &end, 10);
+		if (end != text) {
+			w = counters_power_hwmon_w(uw);
+		}
+	}
+	free(text);
+	return w;
+}
+
+/* Left point: the interval since the previous sample counts at the previous frequency. */
+static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_ms) {
+	struct freq *f = NULL;
+	for (size_t k = 0; k < run->n_freq && !f; k++) {
+		f = strcmp(run->freq[k].key, key) == 0 ? &run->freq[k] : NULL;
+	}
+	if (!f) {
+		run->freq = xgrow(run->freq, &run->cap_freq, run->n_freq + 1, sizeof(*run->freq));
+		f = &run->freq[run->n_freq++];
+		*f = (struct freq){.key = xstrdup(key)};
+	}
+	if (f->seen && now_ms > f->last_ms) {
+		size_t at = 0;
+		while (at < f->n && f->hz[at] != f->last_hz) {
+			at++;
+		}
+		if (at == f->n) {
+			f->hz = xgrow(f->hz, &f->cap_hz, f->n + 1, sizeof(*f->hz));
+			f->ms = xgrow(f->ms, &f->cap_ms, f->n + 1, sizeof(*f->ms));
+			f->hz[at] = f->last_hz;
+			f->ms[at] = 0;
+			f->n++;
+		}
+		f->ms[at] += now_ms - f->last_ms;
+	}
+	f->seen = true;
+	f->last_hz = hz;
+	f->last_ms = now_ms;
+}
+
+/* One fast sample: stored (in the next batch) and added to every active run. */
+static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
+	if (!rs->sampler) {
+		rs->sampler = sampler_create(rs->cfg);
+		if (!rs->sampler) {
+			return;
+		}
+	}
+	const struct channel *ch;
+	const struct reading *rd;
+	size_t n = sampler_read(rs->sampler, mono_ms / 1000, &ch, &rd);
+	if (rs->n_batch > 0 && rs->batch[rs->n_batch - 1].ts_ms >= now_ms) {
+		return; // the same instant (a start right after a sample)
+	}
+	struct pending *p = &rs->batch[rs->n_batch++];
+	p->ts_ms = now_ms;
+	p->n = n;
+	p->channels = xcalloc(n ? n : 1, sizeof(*p->channels));
+	p->readings = xcalloc(n ? n : 1, sizeof(*p->readings));
+	for (size_t i = 0; i < n; i++) {
+		channel_copy(&p->channels[i], &ch[i]);
+		p->readings[i] = rd[i];
+	}
+	const char *power_key = NULL;
+	double watts = power_now(rs, ch, rd, n, &power_key);
+	for (size_t r = 0; r < rs->n_runs; r++) {
+		struct run *run = rs->runs[r];
+		run->samples++;
+		if (run->first_sample_ms == 0) {
+			run->first_sample_ms = now_ms;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (rd[i].err != 0) {
+				continue;
+			}
+			if (ch[i].kind == CHANNEL_KIND_TEMPERATURE) {
+				struct heat *h = NULL;
+				for (size_t k = 0; k < run->n_heat && !h; k++) {
+					h = strcmp(run->heat[k].key, ch[i].key) == 0 ? &run->heat[k]
+										     : NULL;
+				}
+				if (!h) {
+					run->heat = xgrow(run->heat, &run->cap_heat,
+							  run->n_heat + 1, sizeof(*run->heat));
+					h = &run->heat[run->n_heat++];
+					*h = (struct heat){.key = xstrdup(ch[i].key),
+							   .max = -INFINITY};
+					heat_trips(h, ch[i].meta);
+				}
+				// Time above a trip: each interval counts when it starts above
+				// (left point of the fast samples).
+				for (size_t k = 0; h->n > 0 && k < h->n_trips; k++) {
+					if (h->last_v > h->trip_c[k]) {
+						h->above_ms[k] += now_ms - h->last_ms;
+					}
+				}
+				h->last_v = rd[i].value;
+				h->last_ms = now_ms;
+				h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(*h->v));
+				h->v[h->n++] = rd[i].value;
+				if (rd[i].value > h->max) {
+					h->max = rd[i].value;
+					h->max_ms = now_ms;
+				}
+			} else if (ch[i].kind == CHANNEL_KIND_FREQUENCY &&
+				   (strcmp(ch[i].source, "cpufreq") == 0 ||
+				    strcmp(ch[i].source, "devfreq") == 0)) {
+				freq_add(run, ch[i].key, llround(rd[i].value), now_ms);
+			} else if (strcmp(ch[i].key, "meminfo/available") == 0) {
+				run->mem_avail_min =
+					isnan(run->mem_avail_min) ||
+							rd[i].value < run->mem_avail_min
+						? rd[i].value
+						: run->mem_avail_min;
+			} else if (strcmp(ch[i].key, "meminfo/swap_used") == 0) {
+				run->swap_used_max =
+					isnan(run->swap_used_max) ||
+							rd[i].value > run->swap_used_max
+						? rd[i].value
+						: run->swap_used_max;
+			}
+		}
+		if (power_key) {
+			if (!run->power_key) {
+				run->power_key = xstrdup(power_key);
+			}
+			run->power = xgrow(run->power, &run->cap_power, run->n_power + 1,
+					   sizeof(*run->power));
+			// Wall time, like the run's bounds (ms since epoch, as seconds).
+			run->power[run->n_power++] = (struct counters_power_sample){
+				.t_s = (double)now_ms / 1000, .power_w = watts};
+		}
+	}
+	rs->next_sample_mono = mono_ms + rs->cfg->runs.interval_ms;
+	if (rs->n_batch == RUNSOCK_BATCH || now_ms - rs->batch[0].ts_ms >= RUNSOCK_BATCH_MAX_MS) {
+		flush_batch(rs);
+	}
+}
+
+/* --- figures at a run's end ---------------------------------------------------------------- */
+
+static enum counters_format snap_format(enum snap_kind kind) {
+	return kind == SNAP_CPUFREQ   ? COUNTERS_FORMAT_CPUFREQ
+	       : kind == SNAP_DEVFREQ ? COUNTERS_FORMAT_DEVFREQ
+				      : COUNTERS_FORMAT_COOLING;
+}
+
+static const struct snap_file *snap_find(const struct snapshot *s, const char *path) {
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->files[i].path, path) == 0) {
+			return &s->files[i];
+		}
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Energy: a counter's delta, else the integrated power, else none. */
+struct energy {
+	double joules, coverage;
+	const char *method;
+	char *channel;
+};
+
+static void energy_of(const struct run *run, const struct snapshot *stop, int64_t end_ms,
+		      int64_t interval_ms, struct energy *e) {
+	*e = (struct energy){.joules = NAN, .coverage = NAN};
+	for (size_t i = 0; i < run->start.n; i++) {
+		const struct snap_file *a = &run->start.files[i];
+		const struct snap_file *b =
+			a->kind == SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
+		if (!b) {
+			continue;
+		}
+		char *end_a, *end_b;
+		unsigned long long ua = strtoull(a->text, &end_a, 10);
+		unsigned long long ub = strtoull(b->text, &end_b, 10);
+		if (end_a == a->text || end_b == b->text) {
+			continue;
+		}
+		enum counters_energy_method m = counters_energy_delta(ua, ub, 0, &e->joules);
+		e->method = m == COUNTERS_ENERGY_DELTA ? "counter" : "counter_reset";
+		e->coverage = 1;
+		e->channel = xstrdup(a->key);
+		return;
+	}
+	struct counters_integral in;
+	if (run->n_power > 0 &&
+	    counters_integrate_power(run->power, run->n_power, (double)run->start_ms / 1000,
+				     (double)end_ms / 1000,
+				     ENERGY_MAX_S * (double)interval_ms / 1000, &in) == 0) {
+		e->joules = in.joules;
+		e->coverage = in.coverage;
+		e->method = "power_trapezoid";
+		e->channel = run->power_key ? xstrdup(run->power_key) : NULL;
+	}
+}
+
+static void residency_json(struct json *j, const struct run *run, const struct snapshot *stop) {
+	json_key(j, "residency");
+	json_object_begin(j);
+	struct counters_residency *cool = NULL;
+	size_t n_cool = 0;
+	const char **counted = NULL; // keys answered by a kernel counter
+	size_t n_counted = 0;
+	for (size_t i = 0; i < run->start.n; i++) {
+		const struct snap_file *a = &run->start.files[i];
+		if (a->kind == SNAP_ENERGY) {
+			continue;
+		}
+		const struct snap_file *b = snap_find(stop, a->path);
+		struct counters_table ta = {0}, tb = {0};
+		struct counters_residency res = {0};
+		int rc = b ? counters_parse(snap_format(a->kind), a->text, &ta) : -ENOENT;
+		rc = rc == 0 ? counters_parse(snap_format(a->kind), b->text, &tb) : rc;
+		rc = rc == 0 ? counters_residency(&ta, &tb, &res) : rc;
+		counters_table_finish(&ta);
+		counters_table_finish(&tb);
+		if (a->kind == SNAP_COOLING) {
+			if (rc == 0) {
+				cool = xrealloc(cool, (n_cool + 1) * sizeof(*cool));
+				cool[n_cool++] = res;
+			}
+			continue;
+		}
+		if (rc != 0) {
+			continue; // the fast samples stand in, below
+		}
+		counted = xrealloc(counted, (n_counted + 1) * sizeof(*counted));
+		counted[n_counted++] = a->key;
+		json_key(j, a->key);
+		json_object_begin(j);
+		json_key(j, "method");
+		json_string(j, a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat");
+		{
+			json_key(j, "seconds");
+			json_object_begin(j);
+			for (size_t k = 0; k < res.n; k++) {
+				char hz[32];
+				snprintf(hz, sizeof(hz), "%" PRId64, res.levels[k].level);
+				json_key(j, hz);
+				json_fixed(j, (double)res.levels[k].time_ms / 1000, 3);
+			}
+			json_object_end(j);
+			json_key(j, "max_hz");
+			json_int(j, res.top_level);
+			json_key(j, "below_max_share");
+			json_double(j, res.total_ms > 0
+					       ? (double)res.below_top_ms / (double)res.total_ms
+					       : NAN);
+		}
+		json_object_end(j);
+		counters_residency_finish(&res);
+	}
+	// No counter (no CONFIG_CPU_FREQ_STAT, "Not Supported.", a reset): the fast samples, each
+	// interval at the frequency it started with, against the highest frequency seen.
+	for (size_t i = 0; i < run->n_freq; i++) {
+		const struct freq *f = &run->freq[i];
+		bool done = false;
+		for (size_t k = 0; k < n_counted && !done; k++) {
+			done = strcmp(counted[k], f->key) == 0;
+		}
+		if (done) {
+			continue;
+		}
+		json_key(j, f->key);
+		json_object_begin(j);
+		json_key(j, "method");
+		json_string(j, f->n > 0 ? "fast_samples" : "unavailable");
+		int64_t top = 0, total = 0, below = 0;
+		for (size_t k = 0; k < f->n; k++) {
+			top = f->hz[k] > top ? f->hz[k] : top;
+			total += f->ms[k];
+		}
+		json_key(j, "seconds");
+		json_object_begin(j);
+		for (size_t k = 0; k < f->n; k++) {
+			char hz[32];
+			snprintf(hz, sizeof(hz), "%" PRId64, f->hz[k]);
+			json_key(j, hz);
+			json_fixed(j, (double)f->ms[k] / 1000, 3);
+			below += f->hz[k] < top ? f->ms[k] : 0;
+		}
+		json_object_end(j);
+		json_key(j, "max_hz_seen");
+		json_int(j, top);
+		json_key(j, "below_max_share");
+		json_double(j, total > 0 ? (double)below / (double)total : NAN);
+		json_object_end(j);
+	}
+	free(counted);
+	json_object_end(j);
+	json_key(j, "cooling");
+	if (n_cool == 0) {
+		json_null(j);
+	} else {
+		int64_t low, high;
+		counters_cooling_any(cool, n_cool, &low, &high);
+		json_object_begin(j);
+		json_key(j, "method");
+		json_string(j, "time_in_state_ms");
+		json_key(j, "active_s_low");
+		json_fixed(j, (double)low / 1000, 3);
+		json_key(j, "active_s_high");
+		json_fixed(j, (double)high / 1000, 3);
+		json_object_end(j);
+	}
+	for (size_t i = 0; i < n_cool; i++) {
+		counters_residency_finish(&cool[i]);
+	}
+	free(cool);
+}
+
+/* The figures JSON; *temp_max the highest temperature seen (NAN = none). */
+static void figures_json(const struct run *run, const struct snapshot *stop, const struct energy *e,
+			 struct buf *out, double *temp_max) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	residency_json(&j, run, stop);
+	json_key(&j, "energy");
+	json_object_begin(&j);
+	json_key(&j, "joules");
+	json_double(&j, e->joules);
+	json_key(&j, "method");
+	json_string(&j, e->method);
+	json_key(&j, "coverage");
+	json_double(&j, e->coverage);
+	json_key(&j, "channel");
+	json_string(&j, e->channel);
+	json_object_end(&j);
+	json_key(&j, "heat");
+	json_object_begin(&j);
+	*temp_max = NAN;
+	for (size_t i = 0; i < run->n_heat; i++) {
+		const struct heat *h = &run->heat[i];
+		double *sorted = xcalloc(h->n, sizeof(*sorted));
+		memcpy(sorted, h->v, h->n * sizeof(*sorted));
+		qsort(sorted, h->n, sizeof(*sorted), cmp_double);
+		double sum = 0;
+		for (size_t k = 0; k < h->n; k++) {
+			sum += sorted[k];
+		}
+		char at[TIMEFMT_ISO_LEN];
+		iso_ms(h->max_ms, at);
+		json_key(&j, h->key);
+		json_object_begin(&j);
+		json_key(&j, "max_c");
+		json_double(&j, h->max);
+		json_key(&j, "max_at");
+		json_string(&j, at);
+		json_key(&j, "p95_c");
+		json_double(&j, runstats_quantile_sorted(sorted, h->n, 95));
+		json_key(&j, "mean_c");
+		json_double(&j, sum / (double)h->n);
+		json_key(&j, "samples");
+		json_int(&j, (int64_t)h->n);
+		if (h->n_trips > 0) {
+			json_key(&j, "above_passive_trips");
+			json_array_begin(&j);
+			for (size_t k = 0; k < h->n_trips; k++) {
+				json_object_begin(&j);
+				json_key(&j, "trip_c");
+				json_double(&j, h->trip_c[k]);
+				json_key(&j, "seconds");
+				json_fixed(&j, (double)h->above_ms[k] / 1000, 3);
+				json_object_end(&j);
+			}
+			json_array_end(&j);
+		}
+		json_object_end(&j);
+		free(sorted);
+		*temp_max = isnan(*temp_max) || h->max > *temp_max ? h->max : *temp_max;
+	}
+	json_object_end(&j);
+	json_key(&j, "heat_method");
+	json_string(&j, "fast samples: type 7 percentiles; time above a trip counts each interval "
+			"that starts above it");
+	json_key(&j, "memory");
+	json_object_begin(&j);
+	json_key(&j, "available_min_bytes");
+	json_double(&j, run->mem_avail_min);
+	json_key(&j, "swap_used_max_bytes");
+	json_double(&j, run->swap_used_max);
+	json_object_end(&j);
+	json_key(&j, "fast_samples");
+	json_int(&j, (int64_t)run->samples);
+	// Heat, memory, fallback residency and integrated power cover the samples from here on:
+	// the run's start, or the daemon's restart in its middle.
+	json_key(&j, "fast_samples_from");
+	if (run->first_sample_ms > 0) {
+		char from[TIMEFMT_ISO_LEN];
+		iso_ms(run->first_sample_ms, from);
+		json_string(&j, from);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+}
+
+static void summary_json(const struct run *run, const struct store_run_end *end, struct buf *out) {
+	char start[TIMEFMT_ISO_LEN], stop[TIMEFMT_ISO_LEN];
+	iso_ms(run->start_ms, start);
+	iso_ms(end->end_ms, stop);
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	json_key(&j, "id");
+	json_int(&j, run->id);
+	json_key(&j, "label");
+	json_string(&j, run->label);
+	json_key(&j, "start");
+	json_string(&j, start);
+	json_key(&j, "end");
+	json_string(&j, stop);
+	json_key(&j, "duration_s");
+	json_fixed(&j, (double)(end->end_ms - run->start_ms) / 1000, 3);
+	json_key(&j, "status");
+	json_string(&j, end->status);
+	json_key(&j, "exit_code");
+	if (end->has_exit_code) {
+		json_int(&j, end->exit_code);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "signal");
+	if (end->has_signal) {
+		json_int(&j, end->signal);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "energy_j");
+	json_double(&j, end->energy_j);
+	json_key(&j, "energy_method");
+	json_string(&j, end->energy_method);
+	json_key(&j, "temp_max_c");
+	json_double(&j, end->temp_max_c);
+	json_key(&j, "rss_max_bytes");
+	if (end->rss_max_bytes >= 0) {
+		json_int(&j, end->rss_max_bytes);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+}
+
+/* Ends @run (taken out of the list by the caller) and frees it. */
+static int run_end(struct runsock *rs, struct run *run, struct store_run_end *end,
+		   struct buf *summary) {
+	struct snapshot stop = {0};
+	snapshot_read(rs->sysfs_fd, &stop);
+	struct energy e;
+	energy_of(run, &stop, end->end_ms, rs->cfg->runs.interval_ms, &e);
+	struct buf figures = {0};
+	double temp_max;
+	figures_json(run, &stop, &e, &figures, &temp_max);
+	end->energy_j = e.joules;
+	end->energy_method = e.method;
+	end->energy_coverage = e.coverage;
+	end->temp_max_c = temp_max;
+	end->figures = figures.data;
+	flush_batch(rs); // the samples before the end's figures
+	int rc = rs->store ? store_run_end(rs->store, run->id, end) : -EAGAIN;
+	if (rc == 0 && summary) {
+		summary_json(run, end, summary);
+	}
+	if (rc == 0) {
+		log_info("runs: run %" PRId64 " (%s) ended: %s", run->id, run->label, end->status);
+	}
+	buf_finish(&figures);
+	free(e.channel);
+	snapshot_finish(&stop);
+	return rc;
+}
+
+static void run_remove(struct runsock *rs, size_t at) {
+	memmove(&rs->runs[at], &rs->runs[at + 1], (rs->n_runs - at - 1) * sizeof(*rs->runs));
+	rs->n_runs--;
+}
+
+/* --- the loop's answers ---------------------------------------------------------------------- */
+
+/* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
+static void fingerprint_json(struct runsock *rs, const struct api_run_start *start,
+			     struct buf *out) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	char *board = clock_board_model(rs->cfg->sysfs_root);
+	json_key(&j, "board");
+	json_string(&j, board);
+	free(board);
+	struct utsname u;
+	json_key(&j, "kernel");
+	json_string(&j, uname(&u) == 0 ? u.release : NULL);
+	json_key(&j, "governors");
+	json_object_begin(&j);
+	char **names;
+	size_t n = list_dir(rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("devices/system/cpu/cpufreq/%s/scaling_governor", names[i]);
+		char *gov = read_text(rs->sysfs_fd, path);
+		if (gov) {
+			trim(gov);
+			char *key = xasprintf("cpufreq/%s", names[i]);
+			json_key(&j, key);
+			json_string(&j, gov);
+			free(key);
+		}
+		free(gov);
+		free(path);
+	}
+	free_names(names, n);
+	n = list_dir(rs->sysfs_fd, "class/devfreq", "", &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("class/devfreq/%s/governor", names[i]);
+		char *gov = read_text(rs->sysfs_fd, path);
+		if (gov) {
+			trim(gov);
+			char *key = xasprintf("devfreq/%s", names[i]);
+			json_key(&j, key);
+			json_string(&j, gov);
+			free(key);
+		}
+		free(gov);
+		free(path);
+	}
+	free_names(names, n);
+	json_object_end(&j);
+	json_key(&j, "argv");
+	if (start->argv) {
+		json_raw(&j, start->argv);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "exe");
+	json_string(&j, start->exe);
+	json_key(&j, "exe_sha256");
+	int fd = start->exe ? open(start->exe, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		struct sha256 h;
+		sha256_init(&h);
+		unsigned char chunk[65536];
+		ssize_t got;
+		while ((got = read(fd, chunk, sizeof(chunk))) > 0) {
+			sha256_update(&h, chunk, (size_t)got);
+		}
+		close(fd);
+		unsigned char digest[SHA256_DIGEST_LEN];
+		sha256_final(&h, digest);
+		char hex[2 * SHA256_DIGEST_LEN + 1];
+		for (size_t i = 0; i < SHA256_DIGEST_LEN; i++) {
+			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+		}
+		json_string(&j, got == 0 ? hex : NULL);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "tags");
+	json_raw(&j, start->tags);
+	json_object_end(&j);
+}
+
+static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_t mono_ms) {
+	struct run *run = xcalloc(1, sizeof(*run));
+	run->label = xstrdup(job->start.label);
+	run->start_ms = now_ms;
+	run->pid = job->start.pid;
+	run->mem_avail_min = NAN;
+	run->swap_used_max = NAN;
+	snapshot_read(rs->sysfs_fd, &run->start);
+	run->counters_known = true;
+	struct buf snap = {0}, fp = {0};
+	snapshot_json(&run->start, mono_ms, &snap);
+	fingerprint_json(rs, &job->start, &fp);
+	struct store_run_new row = {.label = run->label,
+				    .tags = job->start.tags,
+				    .start_ms = now_ms,
+				    .pid = run->pid,
+				    .boot_id = rs->boot_id,
+				    .start_snapshot = snap.data,
+				    .fingerprint = fp.data};
+	job->rc = rs->store ? store_run_begin(rs->store, &row, &run->id) : -EAGAIN;
+	buf_finish(&snap);
+	buf_finish(&fp);
+	if (job->rc < 0) {
+		job->err = xstrdup("the database did not accept the run; try again shortly");
+		run_free(run);
+		return;
+	}
+	job->new_id = run->id;
+	rs->runs = xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
+	rs->runs[rs->n_runs++] = run;
+	log_info("runs: run %" PRId64 " (%s) started, pid %" PRId64, run->id, run->label, run->pid);
+	fast_sample(rs, now_ms, mono_ms); // the run's first sample, at its start
+}
+
+static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t mono_ms) {
+	size_t at = rs->n_runs;
+	for (size_t i = 0; i < rs->n_runs; i++) {
+		if (rs->runs[i]->id == job->id) {
+			at = i;
+		}
+	}
+	if (at == rs->n_runs) {
+		job->rc = -ENOENT;
+		job->err = xasprintf("run %" PRId64 " is not running (unknown, or ended already)",
+				     job->id);
+		return;
+	}
+	fast_sample(rs, now_ms, mono_ms); // its last sample, at its end
+	struct store_run_end end = {.end_ms = now_ms, .rss_max_bytes = job->stop.rss_max_bytes};
+	end.has_exit_code = job->stop.has_exit_code;
+	end.exit_code = job->stop.exit_code;
+	end.has_signal = job->stop.has_signal;
+	end.signal = job->stop.signal;
+	if (job->stop.status) {
+		end.status = job->stop.status;
+	} else if (job->stop.has_signal) {
+		end.status = "signaled";
+	} else {
+		end.status = job->stop.exit_code == 0 ? "ok" : "failed";
+	}
+	struct run *run = rs->runs[at];
+	job->rc = run_end(rs, run, &end, &job->out);
+	if (job->rc < 0) {
+		job->err = xstrdup("the database did not accept the stop; try again shortly");
+		return;
+	}
+	run_remove(rs, at);
+	run_free(run);
+}
+
+/* Closes as lost every watched run whose process is gone. */
+static void watch_pids(struct runsock *rs, int64_t now_ms) {
+	for (size_t i = 0; i < rs->n_runs;) {
+		struct run *run = rs->runs[i];
+		if (run->pid > 0 && kill((pid_t)run->pid, 0) < 0 && errno == ESRCH) {
+			struct store_run_end end = {
+				.end_ms = now_ms, .status = "lost", .rss_max_bytes = -1};
+			log_notice("runs: process %" PRId64 " of run %" PRId64
+				   " (%s) is gone without a stop: lost",
+				   run->pid, run->id, run->label);
+			if (run_end(rs, run, &end, NULL) == 0) {
+				run_remove(rs, i);
+				run_free(run);
+				continue;
+			}
+		}
+		i++;
+	}
+}
+
+void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
+	uint64_t count;
+	if (read(rs->efd, &count, sizeof(count)) < 0 && errno != EAGAIN) {
+		log_errno("runs: could not read the eventfd");
+	}
+	for (;;) {
+		pthread_mutex_lock(&rs->lock);
+		struct job *job = rs->queue;
+		if (job) {
+			rs->queue = job->next;
+		}
+		pthread_mutex_unlock(&rs->lock);
+		if (!job) {
+			break;
+		}
+		if (job->kind == JOB_START) {
+			do_start(rs, job, now_ms, mono_ms);
+		} else {
+			do_stop(rs, job, now_ms, mono_ms);
+		}
+		pthread_mutex_lock(&rs->lock);
+		job->done = true;
+		bool abandoned = job->abandoned;
+		pthread_cond_broadcast(&rs->answered);
+		pthread_mutex_unlock(&rs->lock);
+		if (abandoned) {
+			buf_finish(&job->out);
+			free(job->err);
+			free((char *)job->start.label);
+			free((char *)job->start.tags);
+			free((char *)job->start.argv);
+			free((char *)job->start.exe);
+			free(job);
+		}
+	}
+	if (rs->n_runs > 0 && mono_ms >= rs->next_sample_mono) {
+		fast_sample(rs, now_ms, mono_ms);
+	}
+	watch_pids(rs, now_ms);
+	if (rs->n_runs == 0) {
+		flush_batch(rs);
+	}
+}
+
+int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms) {
+	if (!rs || rs->n_runs == 0) {
+		return -1;
+	}
+	int64_t left = rs->next_sample_mono - mono_ms;
+	return left < 0 ? 0 : (int)left;
+}
+
+/* --- the HTTP threads' side ----------------------------------------------------------------- */
+
+/* Queues @job for the loop and waits for its answer; false when the loop did not answer. */
+static bool submit(struct runsock *rs, struct job *job) {
+	pthread_mutex_lock(&rs->lock);
+	struct job **tail = &rs->queue;
+	while (*tail) {
+		tail = &(*tail)->next;
+	}
+	*tail = job;
+	pthread_mutex_unlock(&rs->lock);
+	uint64_t one = 1;
+	if (write(rs->efd, &one, sizeof(one)) < 0) {
+		log_errno("runs: could not wake the loop");
+	}
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&rs->lock);
+	while (!job->done) {
+		if (pthread_cond_timedwait(&rs->answered, &rs->lock, &deadline) != 0) {
+			break;
+		}
+	}
+	bool done = job->done;
+	if (!done) {
+		job->abandoned = true; // the loop frees it when it gets to it
+	}
+	pthread_mutex_unlock(&rs->lock);
+	return done;
+}
+
+static int api_start(void *ctx, const struct api_run_start *run, int64_t *id, char **err) {
+	struct runsock *rs = ctx;
+	struct job *job = xcalloc(1, sizeof(*job));
+	job->kind = JOB_START;
+	job->start = (struct api_run_start){
+		.label = xstrdup(run->label),
+		.tags = xstrdup(run->tags ? run->tags : "{}"),
+		.pid = run->pid,
+		.argv = run->argv ? xstrdup(run->argv) : NULL,
+		.exe = run->exe ? xstrdup(run->exe) : NULL,
+	};
+	if (!submit(rs, job)) {
+		*err = xstrdup("the daemon is busy: try again");
+		return -EAGAIN;
+	}
+	int rc = job->rc;
+	*id = job->new_id;
+	*err = job->err;
+	free((char *)job->start.label);
+	free((char *)job->start.tags);
+	free((char *)job->start.argv);
+	free((char *)job->start.exe);
+	free(job);
+	return rc;
+}
+
+static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+		    char **err) {
+	struct runsock *rs = ctx;
+	struct job *job = xcalloc(1, sizeof(*job));
+	job->kind = JOB_STOP;
+	job->id = id;
+	job->stop = *stop;
+	job->stop.status = NULL;
+	// Status strings are the API's static choices; keep our own copy of the pointer's meaning.
+	if (stop->status) {
+		job->stop.status = strcmp(stop->status, "ok") == 0       ? "ok"
+				   : strcmp(stop->status, "failed") == 0 ? "failed"
+									 : "timeout";
+	}
+	if (!submit(rs, job)) {
+		*err = xstrdup("the daemon is busy: try again");
+		return -EAGAIN;
+	}
+	int rc = job->rc;
+	*err = job->err;
+	buf_append(out, job->out.data ? job->out.data : "", job->out.len);
+	buf_finish(&job->out);
+	free(job);
+	return rc;
+}
+
+/* --- life ------------------------------------------------------------------------------------ */
+
+struct runsock *runsock_create(const struct config *cfg, struct store *store, const char *boot_id,
+			       int64_t now_ms) {
+	(void)now_ms;
+	struct runsock *rs = xcalloc(1, sizeof(*rs));
+	rs->cfg = cfg;
+	rs->store = store;
+	rs->boot_id = boot_id && *boot_id ? xstrdup(boot_id) : NULL;
+	rs->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rs->sysfs_fd = open(cfg->sysfs_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pthread_mutex_init(&rs->lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&rs->answered, &attr);
+	pthread_condattr_destroy(&attr);
+	rs->api = (struct api_runs){.start = api_start, .stop = api_stop, .ctx = rs};
+	if (rs->efd < 0 || rs->sysfs_fd < 0) {
+		log_errno("runs: could not set up (sysfs root %s)", cfg->sysfs_root);
+		runsock_destroy(rs);
+		return NULL;
+	}
+	// Runs an earlier daemon left running stay open: their stops still land here.
+	struct store_run_open *open_runs = NULL;
+	size_t n = 0;
+	if (store && store_runs_open_list(store, &open_runs, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct run *run = xcalloc(1, sizeof(*run));
+			run->id = open_runs[i].id;
+			run->label = xstrdup(open_runs[i].label);
+			run->start_ms = open_runs[i].start_ms;
+			run->pid = open_runs[i].pid;
+			run->mem_avail_min = NAN;
+			run->swap_used_max = NAN;
+			run->counters_known =
+				snapshot_parse(open_runs[i].start_snapshot, &run->start);
+			rs->runs =
+				xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
+			rs->runs[rs->n_runs++] = run;
+		}
+		if (n > 0) {
+			log_info("runs: %zu runs still running from before the restart", n);
+		}
+	}
+	store_runs_open_free(open_runs, n);
+	return rs;
+}
+
+void runsock_destroy(struct runsock *rs) {
+	if (!rs) {
+		return;
+	}
+	flush_batch(rs);
+	for (size_t i = 0; i < rs->n_runs; i++) {
+		run_free(rs->runs[i]); // still running in the database: the next daemon goes on
+	}
+	free(rs->runs);
+	sampler_destroy(rs->sampler);
+	// Jobs nobody will answer any more: their threads time out and free nothing of ours.
+	pthread_mutex_lock(&rs->lock);
+	for (struct job *job = rs->queue; job; job = job->next) {
+		job->rc = -EAGAIN;
+		job->done = true;
+	}
+	rs->queue = NULL;
+	pthread_cond_broadcast(&rs->answered);
+	pthread_mutex_unlock(&rs->lock);
+	pthread_cond_destroy(&rs->answered);
+	pthread_mutex_destroy(&rs->lock);
+	if (rs->efd >= 0) {
+		close(rs->efd);
+	}
+	if (rs->sysfs_fd >= 0) {
+		close(rs->sysfs_fd);
+	}
+	free(rs->auto_power);
+	free(rs->boot_id);
+	free(rs);
+}
+
+void runsock_set_config(struct runsock *rs, const struct config *cfg) {
+	rs->cfg = cfg;
+	if (rs->sampler) {
+		sampler_set_config(rs->sampler, cfg);
+	}
+}
+
+void runsock_set_store(struct runsock *rs, struct store *store) {
+	rs->store = store;
+}
+
+const struct api_runs *runsock_api(struct runsock *rs) {
+	return &rs->api;
+}
+
+int runsock_fd(const struct runsock *rs) {
+	return rs ? rs->efd : -1;
+}
+
+/* --- the socket ------------------------------------------------------------------------------ */
+
+int runsock_listen(const struct config *cfg) {
+	const char *path = cfg->runs.socket;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+		log_warn("runs.socket: no usable path: runs are not recorded");
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		// The unit's RuntimeDirectory makes it; by hand or in a test we do.
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			log_warn("runs: could not create %s: %s: runs are not recorded", dir,
+				 strerror(errno));
+			free(dir);
+			return -1;
+		}
+	}
+	free(dir);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		log_warn("runs: could not create a socket: %s: runs are not recorded",
+			 strerror(errno));
+		return -1;
+	}
+	// A socket file left by a daemon that died is stale: nothing listens on it any more.
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		bool alive = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		if (probe >= 0) {
+			close(probe);
+		}
+		if (alive) {
+			log_warn("runs: %s is in use by another daemon: runs are not recorded here",
+				 path);
+			close(fd);
+			return -1;
+		}
+		unlink(path);
+	}
+	mode_t old = umask(0117); // srw-rw---- from the start, never wider
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0 || listen(fd, 64) < 0) {
+		log_warn("runs: could not listen on %s: %s: runs are not recorded", path,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	struct group *g = getgrnam("thermlog");
+	if (!g) {
+		log_warn("runs: no group 'thermlog': %s is for this user (and root) only", path);
+	} else if (chown(path, (uid_t)-1, g->gr_gid) < 0) {
+		log_warn("runs: could not give %s to group thermlog: %s", path, strerror(errno));
+	}
+	chmod(path, 0660);
+	log_info("runs: listening on %s", path);
+	return fd;
+}

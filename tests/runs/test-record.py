@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Runs, the write side, with real processes: `thermlog run` against a real thermlogd on a
+copied fixture tree (rock5c), its Unix socket in a temp dir and HTTP on port 0.
+
+Exit status passthrough and statuses (exit 3, SIGTERM, --timeout, kill -9 of the wrapper),
+run start/stop, a daemon restarted mid-run, no daemon at all, exact counter deltas when the
+tree changes to rock5c-after-run mid-run, constant 5 W integrated when no energy counter
+exists, POST over TCP refused without the token, and the minute series untouched by runs.
+
+usage: test-record.py THERMLOGD THERMLOG FIXTURES_DIR
+"""
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import done, ok, stop  # noqa: E402
+
+THERMLOGD, THERMLOG, FIXTURES = sys.argv[1], sys.argv[2], sys.argv[3]
+INA = "devices/platform/feb20000.i2c/i2c-2/2-0040/hwmon/hwmon0"
+
+
+class Daemon:
+    """thermlogd on a copied tree, with runs.interval 1s and its socket in the temp dir."""
+
+    def __init__(self, tmp, tree):
+        self.tmp = tmp
+        self.tree = tree
+        self.db = os.path.join(tmp, "thermlog.db")
+        self.sock = os.path.join(tmp, "run", "thermlog.sock")
+        self.cfg = os.path.join(tmp, "thermlog.yaml")
+        with open(self.cfg, "w") as f:
+            f.write(f"sysfs_root: {tree}\nprocfs_root: {tree}/proc\ndatabase: {self.db}\n"
+                    f"http:\n  listen: 127.0.0.1:0\n"
+                    f"runs:\n  socket: {self.sock}\n  interval: 1s\n")
+        self.proc = None
+        self.log_path = os.path.join(tmp, "thermlogd.log")
+
+    def start(self):
+        self.log = open(self.log_path, "a+")
+        self.proc = subprocess.Popen([THERMLOGD, "-c", self.cfg], stdout=self.log,
+                                     stderr=self.log)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if os.path.exists(self.sock) and "first cycle stored" in self.text():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.05)
+        return False
+
+    def stop(self):
+        rc = stop(self.proc)
+        self.log.close()
+        return rc
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def port(self):
+        m = re.findall(r"serving HTTP on 127\.0\.0\.1:0 \(port (\d+)\)", self.text())
+        return int(m[-1]) if m else None
+
+
+def run(d, *args, timeout=30):
+    return subprocess.run([THERMLOG, "-c", d.cfg, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def rows(d, sql, params=()):
+    con = sqlite3.connect(f"file:{d.db}?mode=ro", uri=True)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def last_run(d):
+    r = rows(d, "SELECT id, label, status, exit_code, signal, start_ms, end_ms, energy_j, "
+                "energy_method, energy_coverage, figures, tags, rss_max_bytes FROM runs "
+                "ORDER BY id DESC LIMIT 1")
+    keys = ["id", "label", "status", "exit_code", "signal", "start_ms", "end_ms", "energy_j",
+            "energy_method", "energy_coverage", "figures", "tags", "rss_max_bytes"]
+    return dict(zip(keys, r[0])) if r else {}
+
+
+def table(path, scale):
+    """A residency file as {level: ms}: cpufreq "<kHz> <10 ms>", devfreq trans_stat rows."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if scale == "cpufreq" and len(parts) == 2:
+                out[int(parts[0]) * 1000] = int(parts[1]) * 10
+            elif scale == "devfreq" and parts and parts[0].rstrip(":").lstrip("*").isdigit():
+                out[int(parts[0].lstrip("*").rstrip(":"))] = int(parts[-1])
+    return out
+
+
+def fresh_tree(tmp, name="sys"):
+    tree = os.path.join(tmp, name)
+    shutil.copytree(os.path.join(FIXTURES, "rock5c"), tree, symlinks=True)
+    return tree
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="thermlog-runs-")
+    d = None
+    try:
+        d = Daemon(tmp, fresh_tree(tmp))
+        if not ok(d.start(), "thermlogd starts and creates its socket", d.text()):
+            return
+
+        mode = os.stat(d.sock).st_mode & 0o777
+        ok(mode == 0o660, "the socket is mode 0660", oct(mode))
+
+        # Exit status passthrough: exit 3 -> 3 and failed, with the code kept.
+        p = run(d, "run", "--tag", "model=v1", "--", "sh", "-c", "sleep 2; exit 3")
+        r = last_run(d)
+        ok(p.returncode == 3, "exit 3 passes through", p.stderr)
+        ok(r.get("status") == "failed" and r.get("exit_code") == 3, "recorded as failed, 3", r)
+        ok(r.get("label") == "sh", "the label defaults to the command's base name", r)
+        ok(json.loads(r.get("tags") or "{}") == {"model": "v1"}, "tags kept", r)
+        ok(r.get("rss_max_bytes", 0) > 0, "peak RSS from wait4", r)
+        ok(re.search(r"run \d+ \(sh\) failed \(exit 3\) in 2\.\d+ s, peak [0-9.]+ °C",
+                     p.stderr), "one summary line on stderr", p.stderr)
+        dur = (r["end_ms"] - r["start_ms"]) / 1000
+        ok(2.0 <= dur < 3.0, f"duration {dur:.3f} s covers the command", r)
+        fp = rows(d, "SELECT fingerprint FROM runs WHERE id = ?", (r["id"],))[0][0]
+        fp = json.loads(fp)
+        ok(fp.get("board") == "Radxa ROCK 5C" and fp.get("argv") == ["sh", "-c",
+                                                                    "sleep 2; exit 3"]
+           and re.fullmatch(r"[0-9a-f]{64}", fp.get("exe_sha256") or "")
+           and fp.get("governors", {}).get("devfreq/fdab0000.npu") == "rknpu_ondemand",
+           "fingerprint: board, argv, executable sha256, governors", fp)
+        n_fast = rows(d, "SELECT count(*) FROM run_samples WHERE ts_ms BETWEEN ? AND ?",
+                      (r["start_ms"], r["end_ms"]))[0][0]
+        ok(n_fast >= 3, f"fast samples at 1 s stored with the run ({n_fast})")
+
+        # SIGTERM to the wrapper is forwarded: signaled, 143.
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--", "sleep", "5"],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        w.send_signal(signal.SIGTERM)
+        _, err = w.communicate(timeout=10)
+        r = last_run(d)
+        ok(w.returncode == 143, "SIGTERM: exit 143", err)
+        ok(r.get("status") == "signaled" and r.get("signal") == 15, "recorded as signaled 15", r)
+
+        # --timeout ends the command and says so.
+        p = run(d, "run", "--timeout", "1s", "--", "sleep", "5")
+        r = last_run(d)
+        ok(p.returncode == 143 and r.get("status") == "timeout", "--timeout: timeout", (p, r))
+
+        # kill -9 of the wrapper: the daemon closes the run as lost within a cycle.
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "victim", "--",
+                              "sleep", "3"], stderr=subprocess.DEVNULL)
+        time.sleep(1)
+        w.kill()
+        w.wait()
+        deadline = time.time() + 3
+        while time.time() < deadline and last_run(d).get("status") != "lost":
+            time.sleep(0.1)
+        r = last_run(d)
+        ok(r.get("label") == "victim" and r.get("status") == "lost", "kill -9: lost", r)
+
+        # run start / run stop for orchestrators.
+        p = run(d, "run", "start", "--label", "orch", "--tag", "k=v")
+        rid = p.stdout.strip()
+        ok(p.returncode == 0 and rid.isdigit(), "run start prints an id", p.stderr)
+        time.sleep(1.5)  # no --pid: nothing watched, so it is not lost meanwhile
+        p = run(d, "run", "stop", rid, "--exit", "0")
+        r = last_run(d)
+        ok(p.returncode == 0 and r.get("status") == "ok" and json.loads(p.stdout)["id"] ==
+           int(rid), "run stop ends it as ok", (p.stdout, p.stderr, r))
+        p = run(d, "run", "stop", rid, "--status", "failed")
+        ok(p.returncode == 1 and "not running" in p.stderr, "a second stop is refused",
+           p.stderr)
+
+        # Over TCP: refused without a token (none is configured).
+        port = d.port()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/runs",
+                                     data=b'{"label":"x"}', method="POST")
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            status = 200
+        except urllib.error.HTTPError as e:
+            status = e.code
+        ok(status == 403, f"POST over TCP without a token: 403 (got {status})")
+
+        # A daemon restart during a run: the run stays open and the stop lands.
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "across", "--",
+                              "sleep", "4"], stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        d.stop()
+        ok(d.start(), "thermlogd restarts", d.text())
+        _, err = w.communicate(timeout=15)
+        r = last_run(d)
+        ok(w.returncode == 0 and r.get("label") == "across" and r.get("status") == "ok",
+           "a run across a daemon restart ends ok", (err, r))
+        fig = json.loads(r.get("figures") or "{}")
+        since = fig.get("fast_samples_from") or "1970-01-01T00:00:00Z"
+        since_ms = datetime.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp() * 1000
+        ok(since_ms >= r["start_ms"] + 1000 and fig.get("energy", {}).get("method") == "counter",
+           "after the restart: the counters from the stored start, the samples said to start "
+           "later", fig.get("fast_samples_from"))
+
+        # Counters: the tree becomes rock5c-after-run mid-run; the deltas are exact.
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "npu", "--",
+                              "sleep", "2"], stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        # The counter files are under devices/ (class/ holds symlinks into it).
+        shutil.copytree(os.path.join(FIXTURES, "rock5c-after-run", "devices"),
+                        os.path.join(d.tree, "devices"), symlinks=True, dirs_exist_ok=True)
+        w.communicate(timeout=10)
+        r = last_run(d)
+        fig = json.loads(r.get("figures") or "{}")
+        before = table(os.path.join(FIXTURES, "rock5c/devices/system/cpu/cpufreq/policy4/"
+                                    "stats/time_in_state"), "cpufreq")
+        after = table(os.path.join(FIXTURES, "rock5c-after-run/devices/system/cpu/cpufreq/"
+                                   "policy4/stats/time_in_state"), "cpufreq")
+        want = {str(k): round((after[k] - before[k]) / 1000, 3) for k in before}
+        got = fig.get("residency", {}).get("cpufreq/policy4", {})
+        ok({k: round(v, 3) for k, v in got.get("seconds", {}).items()} == want and
+           got.get("method") == "time_in_state", "cpufreq policy4 residency is the exact delta",
+           (got, want))
+        npu_dir = "devices/platform/fdab0000.npu/devfreq/fdab0000.npu/trans_stat"
+        nb = table(os.path.join(FIXTURES, "rock5c", npu_dir), "devfreq")
+        na = table(os.path.join(FIXTURES, "rock5c-after-run", npu_dir), "devfreq")
+        want = {str(k): round((na[k] - nb[k]) / 1000, 3) for k in nb}
+        got = fig.get("residency", {}).get("devfreq/fdab0000.npu", {})
+        ok({k: round(v, 3) for k, v in got.get("seconds", {}).items()} == want and
+           got.get("method") == "trans_stat", "NPU trans_stat residency is the exact delta",
+           (got, want))
+        with open(os.path.join(FIXTURES, "rock5c", INA, "energy1_input")) as f:
+            e0 = int(f.read())
+        with open(os.path.join(FIXTURES, "rock5c-after-run", INA, "energy1_input")) as f:
+            e1 = int(f.read())
+        ok(r.get("energy_method") == "counter" and abs(r["energy_j"] - (e1 - e0) / 1e6) < 1e-6
+           and r.get("energy_coverage") == 1.0,
+           f"energy from the ina238 counter: {(e1 - e0) / 1e6} J", r)
+        ok(fig.get("cooling") is not None and fig["cooling"]["active_s_high"] > 0,
+           "cooling active time from time_in_state_ms", fig.get("cooling"))
+
+        # Heat: soc-thermal at 70 °C (above its 60 °C passive trip) for about 2 s, then 50 °C.
+        zone = os.path.join(d.tree, "devices/virtual/thermal/thermal_zone0/temp")
+        with open(zone, "w") as f:
+            f.write("70000\n")
+        w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "hot", "--",
+                              "sleep", "3.5"], stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        with open(zone, "w") as f:
+            f.write("50000\n")
+        w.communicate(timeout=10)
+        r = last_run(d)
+        heat = json.loads(r.get("figures") or "{}").get("heat", {}).get("thermal/soc-thermal", {})
+        trips = {t["trip_c"]: t["seconds"] for t in heat.get("above_passive_trips", [])}
+        ok(heat.get("max_c") == 70.0 and r.get("label") == "hot", "the peak of soc-thermal", heat)
+        ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] <= 3.0 and trips[85.0] == 0,
+           "time above each passive trip point (60 °C: about 2 s, 85 °C: none)", trips)
+        n = heat.get("samples", 0)
+        ok(n >= 4 and 50.0 < heat.get("mean_c", 0) < 70.0 and heat.get("p95_c") == 70.0,
+           "mean and type-7 p95 over the fast samples", heat)
+        rc = d.stop()
+        ok(rc == 0 and "Sanitizer" not in d.text() and "runtime error" not in d.text(),
+           f"thermlogd stops cleanly (status {rc})", d.text()[-3000:])
+
+        # Constant 5 W and no energy counter: trapezoid integration over the fast samples.
+        tree = fresh_tree(tmp, "sys5w")
+        os.unlink(os.path.join(tree, INA, "energy1_input"))
+        with open(os.path.join(tree, INA, "power1_input"), "w") as f:
+            f.write("5000000\n")
+        # And a kernel without cpufreq stats for policy6, an NPU whose devfreq has no table.
+        shutil.rmtree(os.path.join(tree, "devices/system/cpu/cpufreq/policy6/stats"))
+        with open(os.path.join(tree, "devices/platform/fdab0000.npu/devfreq/fdab0000.npu/"
+                               "trans_stat"), "w") as f:
+            f.write("Not Supported.\n")
+        os.makedirs(os.path.join(tmp, "5w"))
+        d5 = Daemon(os.path.join(tmp, "5w"), tree)
+        ok(d5.start(), "a second daemon on the 5 W tree", d5.text())
+        p = run(d5, "run", "--", "sleep", "3")
+        r = last_run(d5)
+        dur = (r["end_ms"] - r["start_ms"]) / 1000
+        ok(r.get("energy_method") == "power_trapezoid" and abs(r["energy_j"] - 5 * dur) < 1e-6
+           and r.get("energy_coverage") == 1.0,
+           f"5 W over {dur:.3f} s: {r.get('energy_j')} J = duration x 5 W", r)
+        res = json.loads(r.get("figures") or "{}").get("residency", {})
+        for key in ("cpufreq/policy6", "devfreq/fdab0000.npu"):
+            got = res.get(key, {})
+            secs = sum(got.get("seconds", {}).values())
+            ok(got.get("method") == "fast_samples" and abs(secs - dur) <= 1.0,
+               f"{key} without a counter: residency from the fast samples ({secs} s)", got)
+        ok(res.get("cpufreq/policy4", {}).get("method") == "time_in_state",
+           "policy4 keeps its counter", res.get("cpufreq/policy4"))
+
+        # Minute-series invariance: the runs' rows leave `thermlog stats` as it was.
+        before = run(d5, "--db", d5.db, "stats", "--from", "-1h", "--json")
+        copy = os.path.join(tmp, "without-runs.db")
+        con = sqlite3.connect(d5.db)
+        con.execute(f"VACUUM INTO '{copy}'")
+        con.close()
+        con = sqlite3.connect(copy)
+        con.execute("DELETE FROM runs")
+        con.execute("DELETE FROM run_samples")
+        con.commit()
+        con.close()
+        rc = d5.stop()
+        ok(rc == 0 and "Sanitizer" not in d5.text(), f"the 5 W daemon stops cleanly ({rc})",
+           d5.text()[-3000:])
+        after = run(d5, "--db", copy, "stats", "--from", "-1h", "--json")
+        ok(before.returncode == 0 and before.stdout == after.stdout and before.stdout,
+           "thermlog stats is identical with and without the runs", (before.stderr,
+                                                                     after.stderr))
+
+        # No daemon: the command still runs, its status passes through, and we are told.
+        p = run(d5, "run", "--", "sh", "-c", "exit 7")
+        ok(p.returncode == 7 and "NOT recorded" in p.stderr,
+           "daemon absent: exit 7 passes through and the run is said not recorded", p.stderr)
+    finally:
+        if d and d.proc and d.proc.poll() is None:
+            d.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(done())
