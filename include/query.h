@@ -36,7 +36,7 @@ struct query_params {
 	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
 	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
 	size_t n_with;
-	bool wide; // peak text: every companion with its full key (default: fit 100 columns)
+	bool wide; // peak table (the CLI's): every companion, full keys (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
 };
 
