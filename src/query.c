@@ -1007,6 +1007,7 @@ int query_peak_json(struct store *store, const struct query_params *p, struct js
 }
 
 /* ---- channel list ---- */
+
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
 			char **err) {
 	struct query_selection sel;
