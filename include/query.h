@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "json.h"
+#include "stats.h"
 #include "store.h"
 
 #define QUERY_MAX_PERCENTILES 16
@@ -35,7 +36,7 @@ struct query_params {
 	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
 	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
 	size_t n_with;
-	bool wide; // peak text: every companion with its full key (default: fit 100 columns)
+	bool wide; // peak table (the CLI's): every companion, full keys (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
 };
 
@@ -45,25 +46,92 @@ struct query_params {
  * channel, from >= to), -ENOENT for an empty database, -EIO for store failures.
  */
 
+/** The known channels and a selected subset, with a map from channel id to selection slot. */
+struct query_selection {
+	struct store_channel *all;
+	size_t n_all;
+	size_t *pick; // indexes into all, key order
+	int64_t *ids;
+	size_t n;
+	int32_t *slot; // by channel id: selection slot or -1
+	int64_t max_id;
+};
+
 /**
- * {"from", "to", "interval_s", "cycles", "expected_cycles", "coverage", "longest_gap_s",
- *  "unsynced_excluded", "channels": [{"key", "label", "unit", "kind", "resolution", "count",
- *  "coverage", "longest_gap_s" (null when the channel missed some cycles), "mean", "stddev", "min",
- * "p50", "p95", "max", "max_time", "p<P>"..., "unsynced_excluded", "time_in_state" (frequency
- * channels: [{"value", "share"}])}]}. Times are unix seconds, values in the channel's unit; stddev
- * is the population one (ddof 0); percentiles are numpy's default (type 7). Statistics without
- * samples are null.
+ * A window's statistics, computed once and written as JSON here or as a table by the CLI
+ * (src/cli/stats.c). Owns everything it points to; query_stats_finish() frees it.
  */
+struct query_stats {
+	int64_t from, to;        // the resolved window [from, to), s since epoch, UTC
+	int64_t interval_s;      // expected cycle spacing (given, or the median spacing)
+	int64_t cycles;          // cycles counted (unsynced ones only when included)
+	int64_t expected_cycles; // the window's length over interval_s, rounded up
+	double coverage;         // cycles / expected_cycles, at most 1
+	int64_t longest_gap_s;   // between counted cycles, the window's ends included
+	int64_t unsynced;        // unsynced cycles in the window
+	bool include_unsynced;   // as asked: unsynced cycles were counted
+	double percentiles[QUERY_MAX_PERCENTILES]; // the extra percentiles asked for
+	size_t n_percentiles;
+	struct query_selection sel; // the channels, in key order
+	struct stats_acc *acc;      // per selected channel, sealed
+	int64_t *unsynced_excluded; // per selected channel: samples left out as unsynced
+};
+
+/**
+ * Computes the statistics of every channel @p selects over its window into @s (initialized
+ * here). Returns 0, or a negative errno with *err as for the JSON writers (nothing to free).
+ */
+int query_stats_compute(struct store *store, const struct query_params *p, struct query_stats *s,
+			char **err);
+void query_stats_finish(struct query_stats *s); // accepts a zeroed struct
+
+/**
+ * Appends @s as {"from", "to", "interval_s", "cycles", "expected_cycles", "coverage",
+ * "longest_gap_s", "unsynced_excluded", "channels": [{"key", "label", "unit", "kind",
+ * "resolution", "count", "coverage", "longest_gap_s" (null when the channel missed some
+ * cycles), "mean", "stddev", "min", "p50", "p95", "max", "max_time", "p<P>"...,
+ * "unsynced_excluded", "time_in_state" (frequency channels: [{"value", "share"}])}]}. Times are
+ * unix seconds, values in the channel's unit; stddev is the population one (ddof 0);
+ * percentiles are numpy's default (type 7). Statistics without samples are null.
+ */
+void query_stats_write_json(const struct query_stats *s, struct json *out);
+/** query_stats_compute() and query_stats_write_json() in one. */
 int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
 		     char **err);
 
 /**
  * The p->samples cycles centred on the maximum of the one channel p->channels[0] names (or those
- * within p->around_s of it): {"key", "max", "max_time", "columns": [{"key", "label", "unit"}]
- * (the peak channel first, then the p->with channels, else every other channel with a value),
- * "rows": [[time, value or null, ...]]}. The text form fits 100 columns (short names, as many
- * companions as fit, a line naming the rest) unless p->wide.
+ * within p->around_s of it), every column's value at each: computed once and written as JSON
+ * here or as a table by the CLI. Owns everything it points to; query_peak_finish() frees it.
  */
+struct query_peak {
+	int64_t from, to;               // the resolved window, s since epoch, UTC
+	const struct channel *channel;  // the peak channel (columns[0])
+	int64_t max_q, max_ts;          // its maximum, in units of its resolution, and when
+	const struct channel **columns; // the peak channel, then the p->with channels, else
+	size_t n_columns;               // every other channel with a value in the rows
+	int64_t *row_ts;                // the cycles shown, ascending
+	size_t n_rows;
+	int64_t *cells; // n_rows x n_columns, in units of the column's resolution ...
+	bool *have;     // ... where true; false: no value in that cycle
+	struct query_selection one, all; // own the channels above
+};
+
+/**
+ * Computes the peak of @p into @pk (initialized here). Returns 0, or a negative errno with
+ * *err as for the JSON writers; -ENOENT also when the channel has no samples in the window or
+ * the raw samples around its maximum were pruned.
+ */
+int query_peak_compute(struct store *store, const struct query_params *p, struct query_peak *pk,
+		       char **err);
+void query_peak_finish(struct query_peak *pk); // accepts a zeroed struct
+
+/**
+ * Appends @pk as {"key", "from", "to", "max", "max_time", "columns": [{"key", "label", "unit"}],
+ * "rows": [[time, value or null, ...]]}.
+ */
+void query_peak_write_json(const struct query_peak *pk, struct json *out);
+/** query_peak_compute() and query_peak_write_json() in one. */
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
 		    char **err);
 
@@ -84,18 +152,6 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
 int query_samples_json(struct store *store, const struct query_params *p, struct json *out,
 		       char **err);
 
-/*
- * The same answers as aligned text tables for the CLI, appended to @out: a summary line
- * ("7002 samples over 6 days ...") and one row per channel; frequencies shown in MHz.
- */
-int query_stats_text(struct store *store, const struct query_params *p, struct buf *out,
-		     char **err);
-int query_peak_text(struct store *store, const struct query_params *p, struct buf *out, char **err);
-int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
-			char **err);
-/** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
-void query_format_duration(char *out, size_t len, int64_t s);
-
 /**
  * The one check of a user's window [from, to) for the API and the CLI alike: not empty, and no
  * longer than @max_window_s (http.max_window; 0 = no limit). @to_is_now: the caller put now
@@ -109,17 +165,6 @@ int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_win
 /** The resolved window of @p: the stored history's edges where from/to are unset. */
 int query_window(struct store *store, const struct query_params *p, int64_t *from, int64_t *to,
 		 char **err);
-
-/** The known channels and a selected subset, with a map from channel id to selection slot. */
-struct query_selection {
-	struct store_channel *all;
-	size_t n_all;
-	size_t *pick; // indexes into all, key order
-	int64_t *ids;
-	size_t n;
-	int32_t *slot; // by channel id: selection slot or -1
-	int64_t max_id;
-};
 
 /**
  * Selects the channels matching any of @patterns (keys, labels or globs; none = all), in key

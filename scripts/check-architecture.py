@@ -40,7 +40,7 @@ LAYERS = {
     "server": "daemon",
     "demo": "daemon", "demo-yaml": "daemon", "sim": "daemon", "runsock": "daemon",
     # command line
-    "cli": "cli",
+    "cli": "cli", "table": "cli",
 }
 
 # layer -> layers it must never reach, directly or through another module (docs/ARCHITECTURE.md).

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,10 +540,9 @@ static void write_channel_ident(struct json *out, const struct channel *ch) {
 	json_string(out, ch->unit);
 }
 
-static void write_channel_stats(struct json *out, const struct channel *ch,
-				const struct stats_acc *acc, const struct query_params *p,
-				const struct cycle_summary *cs, int64_t unsynced_excluded) {
-	int64_t expected = cs->expected;
+static void write_channel_stats(struct json *out, const struct query_stats *s, size_t k) {
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	const struct stats_acc *acc = &s->acc[k];
 	double res = ch->resolution;
 	json_object_begin(out);
 	write_channel_ident(out, ch);
@@ -555,13 +553,13 @@ static void write_channel_stats(struct json *out, const struct channel *ch,
 	json_key(out, "count");
 	json_int(out, acc->count);
 	json_key(out, "coverage");
-	json_double(out, coverage(acc->count, expected));
+	json_double(out, coverage(acc->count, s->expected_cycles));
 	/*
 	 * A channel with a value in every counted cycle has exactly the cycles' gaps. Otherwise
 	 * where its missing values fall is not recorded in hourly rollups: null.
 	 */
 	json_key(out, "longest_gap_s");
-	acc->count == cs->cycles ? json_int(out, cs->longest_gap_s) : json_null(out);
+	acc->count == s->cycles ? json_int(out, s->longest_gap_s) : json_null(out);
 	bool any = acc->count > 0;
 	json_key(out, "mean");
 	any ? json_double(out, stats_mean(acc, res)) : json_null(out);
@@ -577,15 +575,15 @@ static void write_channel_stats(struct json *out, const struct channel *ch,
 	any ? json_value(out, acc->max_q, res) : json_null(out);
 	json_key(out, "max_time");
 	any ? json_int(out, acc->max_ts) : json_null(out);
-	for (size_t k = 0; k < p->n_percentiles; k++) {
+	for (size_t e = 0; e < s->n_percentiles; e++) {
 		char key[32];
-		percentile_key(key, sizeof(key), p->percentiles[k]);
+		percentile_key(key, sizeof(key), s->percentiles[e]);
 		json_key(out, key);
-		any ? json_double(out, stats_percentile(acc, p->percentiles[k], res))
+		any ? json_double(out, stats_percentile(acc, s->percentiles[e], res))
 		    : json_null(out);
 	}
 	json_key(out, "unsynced_excluded");
-	json_int(out, unsynced_excluded);
+	json_int(out, s->unsynced_excluded[k]);
 	size_t n_bins;
 	const struct stats_bin *bins = stats_bins(acc, &n_bins);
 	if (ch->kind == CHANNEL_KIND_FREQUENCY && n_bins <= TIME_IN_STATE_MAX) {
@@ -619,331 +617,119 @@ static int check_params(const struct query_params *p, char **err) {
 	return 0;
 }
 
-/* A computed window: what both the JSON and the table writers print. */
-struct window_stats {
-	int64_t from, to;
-	struct query_selection sel;
-	struct cycle_summary cs;
-	struct stats_acc *acc; // per selected channel, sealed
-	int64_t *unsynced;     // per selected channel: samples excluded as unsynced
-};
-
-static void window_finish(struct window_stats *w) {
-	for (size_t k = 0; k < w->sel.n; k++) {
-		stats_finish(&w->acc[k]);
+void query_stats_finish(struct query_stats *s) {
+	for (size_t k = 0; s->acc && k < s->sel.n; k++) {
+		stats_finish(&s->acc[k]);
 	}
-	free(w->acc);
-	free(w->unsynced);
-	cycles_finish(&w->cs);
-	query_selection_finish(&w->sel);
+	free(s->acc);
+	free(s->unsynced_excluded);
+	query_selection_finish(&s->sel);
+	*s = (struct query_stats){0};
 }
 
-static int compute_stats(struct store *store, const struct query_params *p, struct window_stats *w,
-			 char **err) {
-	*w = (struct window_stats){0};
+int query_stats_compute(struct store *store, const struct query_params *p, struct query_stats *s,
+			char **err) {
+	*s = (struct query_stats){0};
 	int rc = check_params(p, err);
-	if (rc < 0 || (rc = query_window(store, p, &w->from, &w->to, err)) < 0) {
+	if (rc < 0 || (rc = query_window(store, p, &s->from, &s->to, err)) < 0) {
 		return rc;
 	}
-	if ((rc = query_select(store, p->channels, p->n_channels, &w->sel, err)) < 0) {
+	s->include_unsynced = p->include_unsynced;
+	s->n_percentiles = p->n_percentiles;
+	for (size_t e = 0; e < p->n_percentiles; e++) {
+		s->percentiles[e] = p->percentiles[e];
+	}
+	if ((rc = query_select(store, p->channels, p->n_channels, &s->sel, err)) < 0) {
 		return rc;
 	}
 	// Whole merged days come from the daily level: one row a day instead of 24 per channel
 	// and one per cycle. Unsynced hours are read raw when included, so then none are used.
-	int64_t d0 = ceil_day(w->from), d1 = floor_day(w->to), day_horizon = 0;
+	int64_t d0 = ceil_day(s->from), d1 = floor_day(s->to), day_horizon = 0;
 	if (p->include_unsynced || d0 >= d1 || store_day_horizon(store, &day_horizon) < 0) {
 		day_horizon = d0;
 	}
 	d1 = d1 < day_horizon ? d1 : day_horizon;
 	d1 = d1 > d0 ? d1 : d0;
-	if ((rc = summarize_cycles(store, p, w->from, w->to, d0, d1, &w->cs, err)) < 0) {
-		query_selection_finish(&w->sel);
+	struct cycle_summary cs;
+	if ((rc = summarize_cycles(store, p, s->from, s->to, d0, d1, &cs, err)) < 0) {
+		query_selection_finish(&s->sel);
 		return rc;
 	}
-	size_t n = w->sel.n ? w->sel.n : 1;
-	w->acc = xcalloc(n, sizeof(*w->acc));
-	w->unsynced = xcalloc(n, sizeof(*w->unsynced));
-	for (size_t k = 0; k < w->sel.n; k++) {
-		stats_init(&w->acc[k]);
+	s->interval_s = cs.interval_s;
+	s->cycles = cs.cycles;
+	s->expected_cycles = cs.expected;
+	s->coverage = coverage(cs.cycles, cs.expected);
+	s->longest_gap_s = cs.longest_gap_s;
+	s->unsynced = cs.unsynced;
+	size_t n = s->sel.n ? s->sel.n : 1;
+	s->acc = xcalloc(n, sizeof(*s->acc));
+	s->unsynced_excluded = xcalloc(n, sizeof(*s->unsynced_excluded));
+	for (size_t k = 0; k < s->sel.n; k++) {
+		stats_init(&s->acc[k]);
 	}
-	struct feed f = {.sel = &w->sel,
-			 .cs = &w->cs,
+	struct feed f = {.sel = &s->sel,
+			 .cs = &cs,
 			 .include_unsynced = p->include_unsynced,
 			 .raw = stats_raw,
 			 .rollup = stats_rollup,
-			 .ctx = w->acc,
-			 .unsynced_excluded = w->unsynced};
+			 .ctx = s->acc,
+			 .unsynced_excluded = s->unsynced_excluded};
 	if (d0 < d1) {
-		rc = feed_window(store, &f, w->from, d0);
+		rc = feed_window(store, &f, s->from, d0);
 		rc = rc < 0 ? rc
-			    : store_scan_rollup_days(store, d0, d1, w->sel.ids, w->sel.n,
+			    : store_scan_rollup_days(store, d0, d1, s->sel.ids, s->sel.n,
 						     feed_rollup, &f);
-		rc = rc < 0 ? rc : feed_window(store, &f, d1, w->to);
+		rc = rc < 0 ? rc : feed_window(store, &f, d1, s->to);
 	} else {
-		rc = feed_window(store, &f, w->from, w->to);
+		rc = feed_window(store, &f, s->from, s->to);
 	}
+	cycles_finish(&cs);
 	if (rc < 0) {
-		window_finish(w);
+		query_stats_finish(s);
 		return set_err(err, -EIO, "could not read the stored samples");
 	}
-	for (size_t k = 0; k < w->sel.n; k++) {
-		stats_seal(&w->acc[k]);
+	for (size_t k = 0; k < s->sel.n; k++) {
+		stats_seal(&s->acc[k]);
 	}
 	return 0;
+}
+
+void query_stats_write_json(const struct query_stats *s, struct json *out) {
+	json_object_begin(out);
+	json_key(out, "from");
+	json_int(out, s->from);
+	json_key(out, "to");
+	json_int(out, s->to);
+	json_key(out, "interval_s");
+	json_int(out, s->interval_s);
+	json_key(out, "cycles");
+	json_int(out, s->cycles);
+	json_key(out, "expected_cycles");
+	json_int(out, s->expected_cycles);
+	json_key(out, "coverage");
+	json_double(out, s->coverage);
+	json_key(out, "longest_gap_s");
+	json_int(out, s->longest_gap_s);
+	json_key(out, "unsynced_excluded");
+	json_int(out, s->include_unsynced ? 0 : s->unsynced);
+	json_key(out, "channels");
+	json_array_begin(out);
+	for (size_t k = 0; k < s->sel.n; k++) {
+		write_channel_stats(out, s, k);
+	}
+	json_array_end(out);
+	json_object_end(out);
 }
 
 int query_stats_json(struct store *store, const struct query_params *p, struct json *out,
 		     char **err) {
-	struct window_stats w;
-	int rc = compute_stats(store, p, &w, err);
+	struct query_stats s;
+	int rc = query_stats_compute(store, p, &s, err);
 	if (rc < 0) {
 		return rc;
 	}
-	json_object_begin(out);
-	json_key(out, "from");
-	json_int(out, w.from);
-	json_key(out, "to");
-	json_int(out, w.to);
-	json_key(out, "interval_s");
-	json_int(out, w.cs.interval_s);
-	json_key(out, "cycles");
-	json_int(out, w.cs.cycles);
-	json_key(out, "expected_cycles");
-	json_int(out, w.cs.expected);
-	json_key(out, "coverage");
-	json_double(out, coverage(w.cs.cycles, w.cs.expected));
-	json_key(out, "longest_gap_s");
-	json_int(out, w.cs.longest_gap_s);
-	json_key(out, "unsynced_excluded");
-	json_int(out, p->include_unsynced ? 0 : w.cs.unsynced);
-	json_key(out, "channels");
-	json_array_begin(out);
-	for (size_t k = 0; k < w.sel.n; k++) {
-		write_channel_stats(out, query_selection_channel(&w.sel, k), &w.acc[k], p, &w.cs,
-				    w.unsynced[k]);
-	}
-	json_array_end(out);
-	json_object_end(out);
-	window_finish(&w);
-	return 0;
-}
-
-/* ---- human-readable tables ---- */
-
-/* How a unit reads in a table, and the factor from the stored unit (hertz print as MHz). */
-static const char *display_unit(const char *unit, double *factor) {
-	static const struct {
-		const char *unit, *symbol;
-		double factor;
-	} units[] = {
-		{"celsius", "°C", 1},    {"hertz", "MHz", 1e-6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1}, {"amperes", "A", 1},    {"watts", "W", 1},
-		{"joules", "J", 1},      {"rpm", "rpm", 1},      {"percent", "%", 1},
-		{"ohms", "ohm", 1},
-	};
-	*factor = 1;
-	for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(unit, units[i].unit) == 0) {
-			*factor = units[i].factor;
-			return units[i].symbol;
-		}
-	}
-	return unit ? unit : "";
-}
-
-static int display_digits(const struct channel *ch, double factor) {
-	if (ch->unit && strcmp(ch->unit, "hertz") == 0) {
-		return 0; // operating points are whole MHz
-	}
-	int d = stats_resolution_digits(ch->resolution * factor);
-	return d < 0 ? 3 : d > 3 ? 3 : d;
-}
-
-void query_format_duration(char *out, size_t len, int64_t s) {
-	if (s >= 2 * 86400) {
-		snprintf(out, len, "%.3g days", (double)s / 86400);
-	} else if (s >= 2 * 3600) {
-		snprintf(out, len, "%.3g hours", (double)s / 3600);
-	} else if (s >= 120) {
-		snprintf(out, len, "%.3g minutes", (double)s / 60);
-	} else {
-		snprintf(out, len, "%lld s", (long long)s);
-	}
-}
-
-/* A table whose columns are sized to their widest cell; cells are copied. */
-struct table {
-	size_t cols, rows;
-	char **cells; // rows x cols
-	bool *right;  // per column: right-aligned (numbers)
-};
-
-static void table_init(struct table *t, size_t cols) {
-	*t = (struct table){.cols = cols};
-	t->right = xcalloc(cols, sizeof(*t->right));
-}
-
-static void table_row(struct table *t) {
-	t->rows++;
-	t->cells = xrealloc(t->cells, t->rows * t->cols * sizeof(*t->cells));
-	memset(t->cells + (t->rows - 1) * t->cols, 0, t->cols * sizeof(*t->cells));
-}
-
-static void table_set(struct table *t, size_t col, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void table_set(struct table *t, size_t col, const char *fmt, ...) {
-	char **cell = &t->cells[(t->rows - 1) * t->cols + col];
-	free(*cell);
-	va_list ap;
-	va_start(ap, fmt);
-	*cell = xvasprintf(fmt, ap);
-	va_end(ap);
-}
-
-/* Display width: UTF-8 continuation bytes take no column. */
-static size_t text_width(const char *s) {
-	size_t w = 0;
-	for (; *s; s++) {
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	}
-	return w;
-}
-
-static void table_print(struct table *t, struct buf *out) {
-	size_t *width = xcalloc(t->cols, sizeof(*width));
-	for (size_t r = 0; r < t->rows; r++) {
-		for (size_t c = 0; c < t->cols; c++) {
-			const char *cell = t->cells[r * t->cols + c];
-			size_t w = cell ? text_width(cell) : 0;
-			width[c] = w > width[c] ? w : width[c];
-		}
-	}
-	for (size_t r = 0; r < t->rows; r++) {
-		for (size_t c = 0; c < t->cols; c++) {
-			const char *cell = t->cells[r * t->cols + c];
-			cell = cell ? cell : "";
-			size_t pad = width[c] - text_width(cell);
-			if (t->right[c] && r > 0) {
-				buf_printf(out, "%*s%s", (int)pad, "", cell);
-			} else if (c + 1 < t->cols) {
-				buf_printf(out, "%s%*s", cell, (int)pad, "");
-			} else {
-				buf_puts(out, cell);
-			}
-			buf_puts(out, c + 1 < t->cols ? "  " : "\n");
-		}
-	}
-	for (size_t i = 0; i < t->rows * t->cols; i++) {
-		free(t->cells[i]);
-	}
-	free(t->cells);
-	free(t->right);
-	free(width);
-}
-
-static void format_shown(char *out, size_t len, double v, double factor, int digits) {
-	if (isnan(v)) {
-		snprintf(out, len, "-");
-	} else {
-		snprintf(out, len, "%.*f", digits, v * factor);
-	}
-}
-
-int query_stats_text(struct store *store, const struct query_params *p, struct buf *out,
-		     char **err) {
-	struct window_stats w;
-	int rc = compute_stats(store, p, &w, err);
-	if (rc < 0) {
-		return rc;
-	}
-	char span[32], gap[32], from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
-	query_format_duration(span, sizeof(span), w.to - w.from);
-	query_format_duration(gap, sizeof(gap), w.cs.longest_gap_s);
-	timefmt_iso(w.from, from);
-	timefmt_iso(w.to, to);
-	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, longest gap %s",
-		   (long long)w.cs.cycles, span, from, to,
-		   100.0 * coverage(w.cs.cycles, w.cs.expected), gap);
-	if (!p->include_unsynced && w.cs.unsynced > 0) {
-		buf_printf(out, ", %lld unsynced cycles excluded", (long long)w.cs.unsynced);
-	}
-	buf_puts(out, "\n\n");
-	size_t fixed = 10, cols = fixed + p->n_percentiles;
-	struct table t;
-	table_init(&t, cols);
-	table_row(&t);
-	const char *head[] = {"channel", "unit", "count", "mean", "stddev", "min", "median", "p95"};
-	for (size_t c = 0; c < 8; c++) {
-		table_set(&t, c, "%s", head[c]);
-	}
-	for (size_t k = 0; k < p->n_percentiles; k++) {
-		table_set(&t, 8 + k, "p%.10g", p->percentiles[k]);
-	}
-	table_set(&t, cols - 2, "max");
-	table_set(&t, cols - 1, "max at");
-	for (size_t c = 2; c < cols - 1; c++) {
-		t.right[c] = true;
-	}
-	struct buf states;
-	buf_init(&states);
-	for (size_t k = 0; k < w.sel.n; k++) {
-		const struct channel *ch = query_selection_channel(&w.sel, k);
-		struct stats_acc *acc = &w.acc[k];
-		double factor;
-		const char *unit = display_unit(ch->unit, &factor);
-		int digits = display_digits(ch, factor);
-		double res = ch->resolution;
-		bool any = acc->count > 0;
-		char v[64];
-		table_row(&t);
-		table_set(&t, 0, "%s", ch->key);
-		table_set(&t, 1, "%s", unit);
-		table_set(&t, 2, "%lld", (long long)acc->count);
-		double vals[5 + QUERY_MAX_PERCENTILES] = {0};
-		size_t nv = 0;
-		vals[nv++] = any ? stats_mean(acc, res) : NAN;
-		vals[nv++] = any ? stats_stddev(acc, res, 0) : NAN;
-		vals[nv++] = any ? stats_value(acc->min_q, res) : NAN;
-		vals[nv++] = any ? stats_percentile(acc, 50, res) : NAN;
-		vals[nv++] = any ? stats_percentile(acc, 95, res) : NAN;
-		for (size_t e = 0; e < p->n_percentiles && e < QUERY_MAX_PERCENTILES; e++) {
-			vals[nv++] = any ? stats_percentile(acc, p->percentiles[e], res) : NAN;
-		}
-		for (size_t i = 0; i < nv; i++) {
-			// the mean and stddev get one more place than the sensor has
-			format_shown(v, sizeof(v), vals[i], factor, digits + (i < 2 && digits < 3));
-			table_set(&t, 3 + i, "%s", v);
-		}
-		format_shown(v, sizeof(v), any ? stats_value(acc->max_q, res) : NAN, factor,
-			     digits);
-		table_set(&t, cols - 2, "%s", v);
-		if (any) {
-			char at[TIMEFMT_ISO_LEN];
-			timefmt_iso(acc->max_ts, at);
-			table_set(&t, cols - 1, "%s", at);
-		}
-		size_t n_bins;
-		const struct stats_bin *bins = stats_bins(acc, &n_bins);
-		if (ch->kind == CHANNEL_KIND_FREQUENCY && any && n_bins <= 16) {
-			buf_printf(&states, "%s:", ch->key);
-			for (size_t i = n_bins; i-- > 0;) {
-				format_shown(v, sizeof(v), stats_value(bins[i].q, res), factor,
-					     digits);
-				buf_printf(&states, " %s %s %.1f %%%s", v, unit,
-					   100.0 * (double)bins[i].count / (double)acc->count,
-					   i ? "," : "");
-			}
-			buf_putc(&states, '\n');
-		}
-	}
-	table_print(&t, out);
-	if (states.len) {
-		buf_puts(out, "\ntime in state:\n");
-		buf_puts(out, states.data);
-	}
-	buf_finish(&states);
-	window_finish(&w);
+	query_stats_write_json(&s, out);
+	query_stats_finish(&s);
 	return 0;
 }
 
@@ -997,165 +783,62 @@ static int peak_fill(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
-/* The last part of a key ("soc-thermal"), or the whole key when another column shares it. */
-static const char *short_name(const struct query_selection *all, const size_t *cols, size_t n_cols,
-			      size_t c) {
-	const char *key = query_selection_channel(all, cols[c])->key;
-	const char *last = strrchr(key, '/') ? strrchr(key, '/') + 1 : key;
-	for (size_t o = 0; o < n_cols; o++) {
-		const char *other = query_selection_channel(all, cols[o])->key;
-		const char *olast = strrchr(other, '/') ? strrchr(other, '/') + 1 : other;
-		if (o != c && strcmp(last, olast) == 0) {
-			return key;
-		}
-	}
-	return last;
+void query_peak_finish(struct query_peak *pk) {
+	free(pk->columns);
+	free(pk->row_ts);
+	free(pk->cells);
+	free(pk->have);
+	query_selection_finish(&pk->one);
+	query_selection_finish(&pk->all);
+	*pk = (struct query_peak){0};
 }
 
-#define PEAK_TEXT_COLUMNS 100 // a terminal's width, give or take
-
-/*
- * The peak as a table: by default short names with the unit below them and only as many
- * companions as fit PEAK_TEXT_COLUMNS, the rest named in one line; p->wide: every column with
- * its full key and unit, however wide.
- */
-static void peak_text(struct buf *text, const struct peak_ctx *pc,
-		      const struct query_selection *all, const struct channel *pch,
-		      const struct stats_acc *acc, const size_t *cols, size_t n_cols,
-		      const struct query_params *p) {
-	char at[TIMEFMT_ISO_LEN], v[64];
-	double factor;
-	const char *unit = display_unit(pch->unit, &factor);
-	timefmt_iso(acc->max_ts, at);
-	format_shown(v, sizeof(v), stats_value(acc->max_q, pch->resolution), factor,
-		     display_digits(pch, factor));
-	buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key, v, unit,
-		   at, pc->n_rows);
-	// One day: times without the date (given above); else "MM-DD HH:MM:SS".
-	int64_t d0 = pc->row_ts[0], d1 = pc->row_ts[pc->n_rows - 1];
-	bool one_day = d0 - (d0 % 86400 + 86400) % 86400 == d1 - (d1 % 86400 + 86400) % 86400;
-	size_t time_from = one_day ? 11 : 5, time_len = one_day ? 8 : 14;
-	size_t shown = n_cols, used = time_len + 2;
-	if (!p->wide) {
-		// Columns in order while they fit: the widest of the name, the unit and the values.
-		for (shown = 0; shown < n_cols; shown++) {
-			const struct channel *ch = query_selection_channel(all, cols[shown]);
-			size_t w = text_width(short_name(all, cols, n_cols, shown));
-			size_t uw = text_width(display_unit(ch->unit, &factor));
-			w = uw > w ? uw : w;
-			for (size_t r = 0; r < pc->n_rows; r++) {
-				size_t cell = r * all->n + cols[shown];
-				format_shown(v, sizeof(v),
-					     pc->have[cell]
-						     ? stats_value(pc->cells[cell], ch->resolution)
-						     : NAN,
-					     factor, display_digits(ch, factor));
-				w = strlen(v) > w ? strlen(v) : w;
-			}
-			if (shown > 0 && used + 2 + w > PEAK_TEXT_COLUMNS) {
-				break;
-			}
-			used += 2 + w;
-		}
-	}
-	struct table t;
-	table_init(&t, shown + 1);
-	table_row(&t);
-	table_set(&t, 0, "time");
-	for (size_t c = 0; c < shown; c++) {
-		const struct channel *ch = query_selection_channel(all, cols[c]);
-		if (p->wide) {
-			table_set(&t, c + 1, "%s (%s)", ch->key, display_unit(ch->unit, &factor));
-		} else {
-			table_set(&t, c + 1, "%s", short_name(all, cols, n_cols, c));
-		}
-		t.right[c + 1] = true;
-	}
-	if (!p->wide) {
-		table_row(&t);
-		table_set(&t, 0, "(UTC)");
-		for (size_t c = 0; c < shown; c++) {
-			table_set(
-				&t, c + 1, "%s",
-				display_unit(query_selection_channel(all, cols[c])->unit, &factor));
-		}
-	}
-	for (size_t r = 0; r < pc->n_rows; r++) {
-		table_row(&t);
-		timefmt_iso(pc->row_ts[r], at);
-		if (p->wide) {
-			table_set(&t, 0, "%s%s", at, pc->row_ts[r] == acc->max_ts ? " *" : "");
-		} else {
-			table_set(&t, 0, "%.*s%s", (int)time_len, at + time_from,
-				  pc->row_ts[r] == acc->max_ts ? " *" : "");
-		}
-		for (size_t c = 0; c < shown; c++) {
-			const struct channel *ch = query_selection_channel(all, cols[c]);
-			size_t cell = r * all->n + cols[c];
-			display_unit(ch->unit, &factor);
-			format_shown(v, sizeof(v),
-				     pc->have[cell] ? stats_value(pc->cells[cell], ch->resolution)
-						    : NAN,
-				     factor, display_digits(ch, factor));
-			table_set(&t, c + 1, "%s", v);
-		}
-	}
-	table_print(&t, text);
-	if (shown < n_cols) {
-		buf_printf(
-			text,
-			"\n%zu more channels not shown: choose companions with --with KEY|GLOB|LABEL, "
-			"or --wide for all\n",
-			n_cols - shown);
-	}
-}
-
-/* The peak as JSON into @out, or as a table into @text when @out is NULL. */
-static int peak_run(struct store *store, const struct query_params *p, struct json *out,
-		    struct buf *text, char **err) {
+int query_peak_compute(struct store *store, const struct query_params *p, struct query_peak *pk,
+		       char **err) {
+	*pk = (struct query_peak){0};
 	if (p->n_channels != 1) {
 		return set_err(err, -EINVAL, "peak needs exactly one channel");
 	}
-	int64_t from, to;
-	int rc = query_window(store, p, &from, &to, err);
+	int rc = query_window(store, p, &pk->from, &pk->to, err);
 	if (rc < 0) {
 		return rc;
 	}
-	struct query_selection one, all;
-	if ((rc = query_select(store, p->channels, 1, &one, err)) < 0) {
+	int64_t from = pk->from, to = pk->to;
+	struct query_selection *one = &pk->one, *all = &pk->all;
+	if ((rc = query_select(store, p->channels, 1, one, err)) < 0) {
 		return rc;
 	}
-	if (one.n != 1) {
+	if (one->n != 1) {
 		rc = set_err(err, -EINVAL, "'%s' matches %zu channels; peak needs one",
-			     p->channels[0], one.n);
-		query_selection_finish(&one);
+			     p->channels[0], one->n);
+		query_peak_finish(pk);
 		return rc;
 	}
 	// The companions: those asked for (the peak channel always first), else every channel.
 	const char **with = xcalloc(p->n_with + 1, sizeof(*with));
-	with[0] = query_selection_channel(&one, 0)->key;
+	with[0] = query_selection_channel(one, 0)->key;
 	for (size_t k = 0; k < p->n_with; k++) {
 		with[k + 1] = p->with[k];
 	}
-	rc = p->n_with ? query_select(store, with, p->n_with + 1, &all, err)
-		       : query_select(store, NULL, 0, &all, err);
+	rc = p->n_with ? query_select(store, with, p->n_with + 1, all, err)
+		       : query_select(store, NULL, 0, all, err);
 	free(with);
 	if (rc < 0) {
-		query_selection_finish(&one);
+		query_peak_finish(pk);
 		return rc;
 	}
 	struct cycle_summary cs;
 	if ((rc = summarize_cycles(store, p, from, to, 0, 0, &cs, err)) < 0) {
-		query_selection_finish(&one);
-		query_selection_finish(&all);
+		query_peak_finish(pk);
 		return rc;
 	}
-	const struct channel *pch = query_selection_channel(&one, 0);
+	const struct channel *pch = query_selection_channel(one, 0);
+	pk->channel = pch;
 	struct stats_acc acc;
 	stats_init(&acc);
 	struct peak_ctx pc = {
-		.sel = &all, .include_unsynced = p->include_unsynced, .peak_id = one.ids[0]};
-	struct feed f = {.sel = &one,
+		.sel = all, .include_unsynced = p->include_unsynced, .peak_id = one->ids[0]};
+	struct feed f = {.sel = one,
 			 .cs = &cs,
 			 .include_unsynced = p->include_unsynced,
 			 .raw = stats_raw,
@@ -1169,12 +852,14 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 		rc = set_err(err, -ENOENT, "%s has no samples in the window", pch->key);
 		goto out;
 	}
+	pk->max_q = acc.max_q;
+	pk->max_ts = acc.max_ts;
 	// The peak channel's samples around the maximum, generously wide, then N centred on it.
 	unsigned want = p->samples ? p->samples : 30;
 	int64_t reach = p->around_s > 0 ? p->around_s : (int64_t)want * cs.interval_s * 2 + HOUR_S;
 	int64_t a = acc.max_ts - reach < from ? from : acc.max_ts - reach;
 	int64_t b = acc.max_ts + reach + 1 > to ? to : acc.max_ts + reach + 1;
-	if (store_scan_samples(store, a, b, one.ids, 1, true, peak_collect, &pc) < 0) {
+	if (store_scan_samples(store, a, b, one->ids, 1, true, peak_collect, &pc) < 0) {
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
 	}
@@ -1209,28 +894,28 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 	}
 	pc.n_rows = last - first;
 	pc.row_ts = pc.ts + first;
-	pc.cells = xcalloc(pc.n_rows * (all.n ? all.n : 1), sizeof(*pc.cells));
-	pc.have = xcalloc(pc.n_rows * (all.n ? all.n : 1), sizeof(*pc.have));
+	pc.cells = xcalloc(pc.n_rows * (all->n ? all->n : 1), sizeof(*pc.cells));
+	pc.have = xcalloc(pc.n_rows * (all->n ? all->n : 1), sizeof(*pc.have));
 	if (store_scan_samples(store, pc.row_ts[0], pc.row_ts[pc.n_rows - 1] + 1, NULL, 0, true,
 			       peak_fill, &pc) < 0) {
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
 	}
 	// Columns: the peak channel, then every other channel with a value in these rows.
-	size_t *cols = xcalloc(all.n + 1, sizeof(*cols));
+	size_t *cols = xcalloc(all->n + 1, sizeof(*cols));
 	size_t n_cols = 0;
-	int peak_slot = query_selection_slot(&all, pc.peak_id);
+	int peak_slot = query_selection_slot(all, pc.peak_id);
 	cols[n_cols++] = (size_t)peak_slot;
 	// Unasked, the peak channel's siblings (same source and unit) come first, then the
 	// rest of its unit: they are what a narrow table shows.
 	size_t prefix = strcspn(pch->key, "/");
 	for (int pass = p->n_with ? 2 : 0; pass < 3; pass++) {
-		for (size_t k = 0; k < all.n; k++) {
+		for (size_t k = 0; k < all->n; k++) {
 			bool any = p->n_with > 0;
 			for (size_t r = 0; r < pc.n_rows && !any; r++) {
-				any = pc.have[r * all.n + k];
+				any = pc.have[r * all->n + k];
 			}
-			const struct channel *ch = query_selection_channel(&all, k);
+			const struct channel *ch = query_selection_channel(all, k);
 			bool unit = ch->unit && pch->unit && strcmp(ch->unit, pch->unit) == 0;
 			bool source = unit && strncmp(ch->key, pch->key, prefix + 1) == 0;
 			int rank = p->n_with ? 2 : source ? 0 : unit ? 1 : 2;
@@ -1239,48 +924,22 @@ static int peak_run(struct store *store, const struct query_params *p, struct js
 			}
 		}
 	}
-	if (out) {
-		json_object_begin(out);
-		json_key(out, "key");
-		json_string(out, pch->key);
-		json_key(out, "from");
-		json_int(out, from);
-		json_key(out, "to");
-		json_int(out, to);
-		json_key(out, "max");
-		json_value(out, acc.max_q, pch->resolution);
-		json_key(out, "max_time");
-		json_int(out, acc.max_ts);
-		json_key(out, "columns");
-		json_array_begin(out);
+	// The result in column order: rows x columns.
+	pk->n_columns = n_cols;
+	pk->columns = xcalloc(n_cols, sizeof(*pk->columns));
+	for (size_t c = 0; c < n_cols; c++) {
+		pk->columns[c] = query_selection_channel(all, cols[c]);
+	}
+	pk->n_rows = pc.n_rows;
+	pk->row_ts = xcalloc(pc.n_rows, sizeof(*pk->row_ts));
+	memcpy(pk->row_ts, pc.row_ts, pc.n_rows * sizeof(*pk->row_ts));
+	pk->cells = xcalloc(pc.n_rows * n_cols, sizeof(*pk->cells));
+	pk->have = xcalloc(pc.n_rows * n_cols, sizeof(*pk->have));
+	for (size_t r = 0; r < pc.n_rows; r++) {
 		for (size_t c = 0; c < n_cols; c++) {
-			const struct channel *ch = query_selection_channel(&all, cols[c]);
-			json_object_begin(out);
-			write_channel_ident(out, ch);
-			json_object_end(out);
+			pk->cells[r * n_cols + c] = pc.cells[r * all->n + cols[c]];
+			pk->have[r * n_cols + c] = pc.have[r * all->n + cols[c]];
 		}
-		json_array_end(out);
-		json_key(out, "rows");
-		json_array_begin(out);
-		for (size_t r = 0; r < pc.n_rows; r++) {
-			json_array_begin(out);
-			json_int(out, pc.row_ts[r]);
-			for (size_t c = 0; c < n_cols; c++) {
-				size_t cell = r * all.n + cols[c];
-				if (pc.have[cell]) {
-					json_value(
-						out, pc.cells[cell],
-						query_selection_channel(&all, cols[c])->resolution);
-				} else {
-					json_null(out);
-				}
-			}
-			json_array_end(out);
-		}
-		json_array_end(out);
-		json_object_end(out);
-	} else {
-		peak_text(text, &pc, &all, pch, &acc, cols, n_cols, p);
 	}
 	free(cols);
 out:
@@ -1290,57 +949,64 @@ out:
 	free(pc.have);
 	stats_finish(&acc);
 	cycles_finish(&cs);
-	query_selection_finish(&one);
-	query_selection_finish(&all);
+	if (rc < 0) {
+		query_peak_finish(pk);
+	}
 	return rc;
+}
+
+void query_peak_write_json(const struct query_peak *pk, struct json *out) {
+	json_object_begin(out);
+	json_key(out, "key");
+	json_string(out, pk->channel->key);
+	json_key(out, "from");
+	json_int(out, pk->from);
+	json_key(out, "to");
+	json_int(out, pk->to);
+	json_key(out, "max");
+	json_value(out, pk->max_q, pk->channel->resolution);
+	json_key(out, "max_time");
+	json_int(out, pk->max_ts);
+	json_key(out, "columns");
+	json_array_begin(out);
+	for (size_t c = 0; c < pk->n_columns; c++) {
+		json_object_begin(out);
+		write_channel_ident(out, pk->columns[c]);
+		json_object_end(out);
+	}
+	json_array_end(out);
+	json_key(out, "rows");
+	json_array_begin(out);
+	for (size_t r = 0; r < pk->n_rows; r++) {
+		json_array_begin(out);
+		json_int(out, pk->row_ts[r]);
+		for (size_t c = 0; c < pk->n_columns; c++) {
+			size_t cell = r * pk->n_columns + c;
+			if (pk->have[cell]) {
+				json_value(out, pk->cells[cell], pk->columns[c]->resolution);
+			} else {
+				json_null(out);
+			}
+		}
+		json_array_end(out);
+	}
+	json_array_end(out);
+	json_object_end(out);
 }
 
 int query_peak_json(struct store *store, const struct query_params *p, struct json *out,
 		    char **err) {
-	return peak_run(store, p, out, NULL, err);
-}
-
-int query_peak_text(struct store *store, const struct query_params *p, struct buf *out,
-		    char **err) {
-	return peak_run(store, p, NULL, out, err);
-}
-
-/* ---- channel list ---- */
-
-int query_channels_text(struct store *store, const struct query_params *p, struct buf *out,
-			char **err) {
-	struct query_selection sel;
-	int rc = query_select(store, p ? p->channels : NULL, p ? p->n_channels : 0, &sel, err);
+	struct query_peak pk;
+	int rc = query_peak_compute(store, p, &pk, err);
 	if (rc < 0) {
 		return rc;
 	}
-	struct table t;
-	table_init(&t, 7);
-	table_row(&t);
-	const char *head[] = {"channel",    "label",     "kind", "unit",
-			      "first seen", "last seen", "state"};
-	for (size_t c = 0; c < 7; c++) {
-		table_set(&t, c, "%s", head[c]);
-	}
-	for (size_t k = 0; k < sel.n; k++) {
-		const struct store_channel *sc = &sel.all[sel.pick[k]];
-		char first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
-		double factor;
-		timefmt_iso(sc->first_seen, first);
-		timefmt_iso(sc->last_seen, last);
-		table_row(&t);
-		table_set(&t, 0, "%s", sc->ch.key);
-		table_set(&t, 1, "%s", sc->ch.label ? sc->ch.label : "");
-		table_set(&t, 2, "%s", channel_kind_name(sc->ch.kind));
-		table_set(&t, 3, "%s", display_unit(sc->ch.unit, &factor));
-		table_set(&t, 4, "%s", first);
-		table_set(&t, 5, "%s", last);
-		table_set(&t, 6, "%s", sc->present ? "present" : "absent");
-	}
-	table_print(&t, out);
-	query_selection_finish(&sel);
+	query_peak_write_json(&pk, out);
+	query_peak_finish(&pk);
 	return 0;
 }
+
+/* ---- channel list ---- */
 
 int query_channels_json(struct store *store, const struct query_params *p, struct json *out,
 			char **err) {

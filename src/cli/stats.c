@@ -13,6 +13,8 @@
 #include "buf.h"
 #include "config.h"
 #include "json.h"
+#include "stats.h"
+#include "table.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -203,6 +205,272 @@ static void usage(FILE *out, enum query_kind kind) {
 	}
 }
 
+/* ---- the text forms: tables of the computed answers ---- */
+
+/* A summary line ("7002 samples over 6 days ...") and one row per channel; MHz for hertz. */
+static void stats_text(const struct query_stats *s, struct buf *out) {
+	char span[32], gap[32], from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	table_duration(span, sizeof(span), s->to - s->from);
+	table_duration(gap, sizeof(gap), s->longest_gap_s);
+	timefmt_iso(s->from, from);
+	timefmt_iso(s->to, to);
+	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, longest gap %s",
+		   (long long)s->cycles, span, from, to, 100.0 * s->coverage, gap);
+	if (!s->include_unsynced && s->unsynced > 0) {
+		buf_printf(out, ", %lld unsynced cycles excluded", (long long)s->unsynced);
+	}
+	buf_puts(out, "\n\n");
+	size_t fixed = 10, cols = fixed + s->n_percentiles;
+	struct table t;
+	table_init(&t, cols);
+	table_row(&t);
+	const char *head[] = {"channel", "unit", "count", "mean", "stddev", "min", "median", "p95"};
+	for (size_t c = 0; c < 8; c++) {
+		table_set(&t, c, "%s", head[c]);
+	}
+	for (size_t k = 0; k < s->n_percentiles; k++) {
+		table_set(&t, 8 + k, "p%.10g", s->percentiles[k]);
+	}
+	table_set(&t, cols - 2, "max");
+	table_set(&t, cols - 1, "max at");
+	for (size_t c = 2; c < cols - 1; c++) {
+		t.right[c] = true;
+	}
+	struct buf states;
+	buf_init(&states);
+	for (size_t k = 0; k < s->sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&s->sel, k);
+		const struct stats_acc *acc = &s->acc[k];
+		double factor;
+		const char *unit = table_unit(ch->unit, &factor);
+		int digits = table_digits(ch, factor);
+		double res = ch->resolution;
+		bool any = acc->count > 0;
+		char v[64];
+		table_row(&t);
+		table_set(&t, 0, "%s", ch->key);
+		table_set(&t, 1, "%s", unit);
+		table_set(&t, 2, "%lld", (long long)acc->count);
+		double vals[5 + QUERY_MAX_PERCENTILES] = {0};
+		size_t nv = 0;
+		vals[nv++] = any ? stats_mean(acc, res) : NAN;
+		vals[nv++] = any ? stats_stddev(acc, res, 0) : NAN;
+		vals[nv++] = any ? stats_value(acc->min_q, res) : NAN;
+		vals[nv++] = any ? stats_percentile(acc, 50, res) : NAN;
+		vals[nv++] = any ? stats_percentile(acc, 95, res) : NAN;
+		for (size_t e = 0; e < s->n_percentiles && e < QUERY_MAX_PERCENTILES; e++) {
+			vals[nv++] = any ? stats_percentile(acc, s->percentiles[e], res) : NAN;
+		}
+		for (size_t i = 0; i < nv; i++) {
+			// the mean and stddev get one more place than the sensor has
+			table_number(v, sizeof(v), vals[i], factor, digits + (i < 2 && digits < 3));
+			table_set(&t, 3 + i, "%s", v);
+		}
+		table_number(v, sizeof(v), any ? stats_value(acc->max_q, res) : NAN, factor,
+			     digits);
+		table_set(&t, cols - 2, "%s", v);
+		if (any) {
+			char at[TIMEFMT_ISO_LEN];
+			timefmt_iso(acc->max_ts, at);
+			table_set(&t, cols - 1, "%s", at);
+		}
+		size_t n_bins;
+		const struct stats_bin *bins = stats_bins(acc, &n_bins);
+		if (ch->kind == CHANNEL_KIND_FREQUENCY && any && n_bins <= 16) {
+			buf_printf(&states, "%s:", ch->key);
+			for (size_t i = n_bins; i-- > 0;) {
+				table_number(v, sizeof(v), stats_value(bins[i].q, res), factor,
+					     digits);
+				buf_printf(&states, " %s %s %.1f %%%s", v, unit,
+					   100.0 * (double)bins[i].count / (double)acc->count,
+					   i ? "," : "");
+			}
+			buf_putc(&states, '\n');
+		}
+	}
+	table_print(&t, out);
+	if (states.len) {
+		buf_puts(out, "\ntime in state:\n");
+		buf_puts(out, states.data);
+	}
+	buf_finish(&states);
+}
+
+/* The last part of a key ("soc-thermal"), or the whole key when another column shares it. */
+static const char *short_name(const struct query_peak *pk, size_t c) {
+	const char *key = pk->columns[c]->key;
+	const char *last = strrchr(key, '/') ? strrchr(key, '/') + 1 : key;
+	for (size_t o = 0; o < pk->n_columns; o++) {
+		const char *other = pk->columns[o]->key;
+		const char *olast = strrchr(other, '/') ? strrchr(other, '/') + 1 : other;
+		if (o != c && strcmp(last, olast) == 0) {
+			return key;
+		}
+	}
+	return last;
+}
+
+/* Cell (@r, @c) of the peak as shown: "-" where the channel has no value. */
+static void peak_cell(const struct query_peak *pk, size_t r, size_t c, char *v, size_t len) {
+	const struct channel *ch = pk->columns[c];
+	size_t cell = r * pk->n_columns + c;
+	double factor;
+	table_unit(ch->unit, &factor);
+	table_number(v, len, pk->have[cell] ? stats_value(pk->cells[cell], ch->resolution) : NAN,
+		     factor, table_digits(ch, factor));
+}
+
+#define PEAK_TEXT_COLUMNS 100 // a terminal's width, give or take
+
+/*
+ * The peak as a table: by default short names with the unit below them and only as many
+ * companions as fit PEAK_TEXT_COLUMNS, the rest named in one line; @wide: every column with
+ * its full key and unit, however wide.
+ */
+static void peak_text(const struct query_peak *pk, bool wide, struct buf *text) {
+	const struct channel *pch = pk->channel;
+	char at[TIMEFMT_ISO_LEN], v[64];
+	double factor;
+	const char *unit = table_unit(pch->unit, &factor);
+	timefmt_iso(pk->max_ts, at);
+	table_number(v, sizeof(v), stats_value(pk->max_q, pch->resolution), factor,
+		     table_digits(pch, factor));
+	buf_printf(text, "maximum of %s: %s %s at %s; %zu cycles around it\n\n", pch->key, v, unit,
+		   at, pk->n_rows);
+	// One day: times without the date (given above); else "MM-DD HH:MM:SS".
+	int64_t d0 = pk->row_ts[0], d1 = pk->row_ts[pk->n_rows - 1];
+	bool one_day = d0 - (d0 % 86400 + 86400) % 86400 == d1 - (d1 % 86400 + 86400) % 86400;
+	size_t time_from = one_day ? 11 : 5, time_len = one_day ? 8 : 14;
+	size_t n_cols = pk->n_columns, shown = n_cols, used = time_len + 2;
+	if (!wide) {
+		// Columns in order while they fit: the widest of the name, the unit and the values.
+		for (shown = 0; shown < n_cols; shown++) {
+			size_t w = table_text_width(short_name(pk, shown));
+			size_t uw = table_text_width(table_unit(pk->columns[shown]->unit, &factor));
+			w = uw > w ? uw : w;
+			for (size_t r = 0; r < pk->n_rows; r++) {
+				peak_cell(pk, r, shown, v, sizeof(v));
+				w = strlen(v) > w ? strlen(v) : w;
+			}
+			if (shown > 0 && used + 2 + w > PEAK_TEXT_COLUMNS) {
+				break;
+			}
+			used += 2 + w;
+		}
+	}
+	struct table t;
+	table_init(&t, shown + 1);
+	table_row(&t);
+	table_set(&t, 0, "time");
+	for (size_t c = 0; c < shown; c++) {
+		const struct channel *ch = pk->columns[c];
+		if (wide) {
+			table_set(&t, c + 1, "%s (%s)", ch->key, table_unit(ch->unit, &factor));
+		} else {
+			table_set(&t, c + 1, "%s", short_name(pk, c));
+		}
+		t.right[c + 1] = true;
+	}
+	if (!wide) {
+		table_row(&t);
+		table_set(&t, 0, "(UTC)");
+		for (size_t c = 0; c < shown; c++) {
+			table_set(&t, c + 1, "%s", table_unit(pk->columns[c]->unit, &factor));
+		}
+	}
+	for (size_t r = 0; r < pk->n_rows; r++) {
+		table_row(&t);
+		timefmt_iso(pk->row_ts[r], at);
+		const char *mark = pk->row_ts[r] == pk->max_ts ? " *" : "";
+		if (wide) {
+			table_set(&t, 0, "%s%s", at, mark);
+		} else {
+			table_set(&t, 0, "%.*s%s", (int)time_len, at + time_from, mark);
+		}
+		for (size_t c = 0; c < shown; c++) {
+			peak_cell(pk, r, c, v, sizeof(v));
+			table_set(&t, c + 1, "%s", v);
+		}
+	}
+	table_print(&t, text);
+	if (shown < n_cols) {
+		buf_printf(
+			text,
+			"\n%zu more channels not shown: choose companions with --with KEY|GLOB|LABEL, "
+			"or --wide for all\n",
+			n_cols - shown);
+	}
+}
+
+/* The channels @sel selects, one row each with when they were first and last seen. */
+static void channels_text(const struct query_selection *sel, struct buf *out) {
+	struct table t;
+	table_init(&t, 7);
+	table_row(&t);
+	const char *head[] = {"channel",    "label",     "kind", "unit",
+			      "first seen", "last seen", "state"};
+	for (size_t c = 0; c < 7; c++) {
+		table_set(&t, c, "%s", head[c]);
+	}
+	for (size_t k = 0; k < sel->n; k++) {
+		const struct store_channel *sc = &sel->all[sel->pick[k]];
+		char first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
+		double factor;
+		timefmt_iso(sc->first_seen, first);
+		timefmt_iso(sc->last_seen, last);
+		table_row(&t);
+		table_set(&t, 0, "%s", sc->ch.key);
+		table_set(&t, 1, "%s", sc->ch.label ? sc->ch.label : "");
+		table_set(&t, 2, "%s", channel_kind_name(sc->ch.kind));
+		table_set(&t, 3, "%s", table_unit(sc->ch.unit, &factor));
+		table_set(&t, 4, "%s", first);
+		table_set(&t, 5, "%s", last);
+		table_set(&t, 6, "%s", sc->present ? "present" : "absent");
+	}
+	table_print(&t, out);
+}
+
+/* Computes the answer of @kind and appends it to @b as a table, or as JSON when @json. */
+static int answer(struct store *store, const struct query_params *p, enum query_kind kind,
+		  bool json, struct buf *b, char **err) {
+	struct json j;
+	json_init(&j, b, false);
+	int rc;
+	if (kind == QUERY_STATS) {
+		struct query_stats s;
+		if ((rc = query_stats_compute(store, p, &s, err)) == 0) {
+			if (json) {
+				query_stats_write_json(&s, &j);
+			} else {
+				stats_text(&s, b);
+			}
+			query_stats_finish(&s);
+		}
+	} else if (kind == QUERY_PEAK) {
+		struct query_peak pk;
+		if ((rc = query_peak_compute(store, p, &pk, err)) == 0) {
+			if (json) {
+				query_peak_write_json(&pk, &j);
+			} else {
+				peak_text(&pk, p->wide, b);
+			}
+			query_peak_finish(&pk);
+		}
+	} else if (json) {
+		rc = query_channels_json(store, p, &j, err);
+	} else {
+		struct query_selection sel;
+		if ((rc = query_select(store, p->channels, p->n_channels, &sel, err)) == 0) {
+			channels_text(&sel, b);
+			query_selection_finish(&sel);
+		}
+	}
+	if (rc == 0 && json) {
+		buf_putc(b, '\n');
+	}
+	return rc;
+}
+
 static int run_query(const struct cli_context *ctx, int argc, char **argv, enum query_kind kind) {
 	static const struct option options[] = {
 		{"from", required_argument, NULL, CLI_OPT_FROM},
@@ -310,19 +578,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	struct buf b;
 	buf_init(&b);
 	char *err = NULL;
-	int qrc;
-	if (json) {
-		struct json j;
-		json_init(&j, &b, false);
-		qrc = kind == QUERY_STATS  ? query_stats_json(store, &w.p, &j, &err)
-		      : kind == QUERY_PEAK ? query_peak_json(store, &w.p, &j, &err)
-					   : query_channels_json(store, &w.p, &j, &err);
-		buf_putc(&b, '\n');
-	} else {
-		qrc = kind == QUERY_STATS  ? query_stats_text(store, &w.p, &b, &err)
-		      : kind == QUERY_PEAK ? query_peak_text(store, &w.p, &b, &err)
-					   : query_channels_text(store, &w.p, &b, &err);
-	}
+	int qrc = answer(store, &w.p, kind, json, &b, &err);
 	rc = qrc < 0 ? cli_query_failed(cmd, qrc, err) : emit(cmd, &b);
 	buf_finish(&b);
 	store_close(store);

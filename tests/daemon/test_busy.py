@@ -7,8 +7,8 @@ import sqlite3
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
     wait_for, write_config
 
 HOLD_S = 8

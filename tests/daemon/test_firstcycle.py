@@ -8,8 +8,8 @@ import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, copy_fixture, cycles, main, wait_cycles, \
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, copy_fixture, cycles, main, wait_cycles, \
     wait_for, write_config
 
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, query, \
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, query, \
     wait_cycles, wait_for, write_config
 
 UNSYNCED = 2

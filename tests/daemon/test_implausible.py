@@ -7,8 +7,8 @@ import os
 import sys
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, channel_ids, copy_fixture, main, samples, \
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, channel_ids, copy_fixture, main, samples, \
     wait_cycles, write_config
 
 ZONE = "thermal/bigcore0-thermal"

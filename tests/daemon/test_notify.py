@@ -9,8 +9,8 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, copy_fixture, cycles, main, wait_for, write_config
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, copy_fixture, cycles, main, wait_for, write_config
 
 
 class Listener(threading.Thread):

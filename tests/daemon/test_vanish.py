@@ -5,8 +5,8 @@ import shutil
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Daemon, Workdir, check_database, copy_fixture, cycles, main, samples, \
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, samples, \
     wait_cycles, wait_for, channel_ids, query, write_config
 
 ZONE = "devices/virtual/thermal/thermal_zone6"  # npu-thermal

@@ -1,47 +1,131 @@
-"""Shared helpers for thermlog's Python integration tests and benchmarks: TAP output, a free
-loopback port, HTTP GETs, stopping a child process, and a `thermlogd --demo` that always
-leaves nothing behind (process, temp files, simulated sysfs tree).
+"""The one helper module of thermlog's Python integration tests and benchmarks: TAP output, a
+work directory that leaves nothing behind, the real thermlogd as a child (Daemon, and Demo for
+`thermlogd --demo`), port-0 helpers, HTTP GETs, and readers of a live database.
 
 Scripts import it through their own location, e.g.
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    from thermlog_test import Daemon, Workdir, main, ok
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 
-_count = 0
-_failed = 0
+
+class TestFailure(Exception):
+    pass
+
+
+# ---- TAP ----
+
+class Tap:
+    """A tiny TAP producer, like tests/unit/test.h. The module's ok()/count()/done() and
+    main() all use the one instance TAP, so a script may mix the two styles."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, what, detail=None, lines=30):
+        """One TAP line; on failure `detail` follows as comments, at most `lines` lines of it
+        (its first third and its end: a log's last lines usually say why)."""
+        self.n += 1
+        print(("ok" if cond else "not ok") + " %d - %s" % (self.n, what), flush=True)
+        if not cond:
+            self.failed += 1
+            if detail is not None and detail != "":
+                text = str(detail).splitlines()
+                if len(text) > lines:
+                    head = lines // 3
+                    text = text[:head] + ["... (%d lines left out)" % (len(text) - lines)] + \
+                        text[len(text) - (lines - head):]
+                for line in text:
+                    print("#   " + line, flush=True)
+        return cond
+
+    def done(self):
+        """Prints the plan; returns the exit status (1 when a check failed)."""
+        print("1..%d" % self.n, flush=True)
+        return 1 if self.failed else 0
+
+
+TAP = Tap()
 
 
 def ok(cond, what, detail=None, lines=30):
-    """One TAP line; on failure the first `lines` lines of `detail` follow as comments."""
-    global _count, _failed
-    _count += 1
-    print(("ok" if cond else "not ok") + f" {_count} - {what}", flush=True)
-    if not cond:
-        _failed += 1
-        if detail is not None and detail != "":
-            for line in str(detail).splitlines()[:lines]:
-                print(f"#   {line}", flush=True)
-    return cond
+    return TAP.ok(cond, what, detail, lines)
 
 
 def count():
     """Number of TAP lines printed so far."""
-    return _count
+    return TAP.n
 
 
 def done():
-    """Prints the plan; returns the exit status (1 when a check failed)."""
-    print(f"1..{_count}", flush=True)
-    return 1 if _failed else 0
+    return TAP.done()
 
+
+def main(fn):
+    """Runs fn(tap) and exits with TAP's status; any exception is a failed check, and every
+    daemon still running is stopped."""
+    try:
+        fn(TAP)
+    except Exception as e:  # report, do not hide
+        import traceback
+        TAP.ok(False, "unexpected exception: %s" % e, traceback.format_exc())
+    finally:
+        stop_all()
+    sys.exit(TAP.done())
+
+
+# ---- files ----
+
+class Workdir:
+    """A temporary directory for `with`; on exit every daemon started is stopped first (one
+    left running would write into the tree), then the tree is removed (kept, and named, with
+    THERMLOG_KEEP set)."""
+
+    def __init__(self, prefix):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        stop_all()
+        if os.environ.get("THERMLOG_KEEP"):
+            print("# kept " + self.path)
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def copy_fixture(src, dst):
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def write_config(path, interval="1s", rescan="300s", extra=""):
+    with open(path, "w") as f:
+        # hwmon and meminfo would read the host's /sys and /proc beside the fixture
+        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
+                "  meminfo: {enabled: false}\n%s" %
+                (interval, rescan, extra))
+    return path
+
+
+# ---- ports and HTTP ----
 
 def free_port():
     """A port that was free a moment ago: only for servers that cannot take a socket (a test
@@ -83,6 +167,8 @@ def wait_http(url, timeout=20):
     return False
 
 
+# ---- processes ----
+
 def rss_kib(pid, field="VmRSS:"):
     """A /proc/PID/status memory figure in KiB (0 when absent)."""
     with open(f"/proc/{pid}/status") as f:
@@ -106,31 +192,141 @@ def stop(proc, timeout=15):
     return proc.returncode
 
 
-class Demo:
+def wait_for(pred, timeout, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+# Every daemon started, so that main() and Workdir stop those an exception left running.
+_started = []
+
+
+class Daemon:
+    """One thermlogd process with its stderr in NAME.log and its stdout in NAME.out under
+    `workdir` (appended: a restarted daemon keeps one log)."""
+
+    def __init__(self, exe, workdir, args, env=None, name="thermlogd"):
+        self.exe = exe
+        self.args = list(args)
+        self.env = dict(os.environ)
+        self.env.pop("NOTIFY_SOCKET", None)
+        self.env.pop("WATCHDOG_USEC", None)
+        self.env.pop("LISTEN_FDS", None)
+        self.env.pop("JOURNAL_STREAM", None)
+        if env:
+            self.env.update(env)
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.out_path = os.path.join(workdir, name + ".out")
+        self.proc = None
+        self.log_offset = 0
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        self.log_offset = self.log.tell()  # this start's lines begin here (the log is appended)
+        self.out = open(self.out_path, "a")
+        self.proc = subprocess.Popen([self.exe] + self.args, stdout=self.out, stderr=self.log,
+                                     env=self.env)
+        _started.append(self)
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def send(self, sig):
+        if self.alive():
+            self.proc.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        """Sends @sig and waits; returns the exit status (None if it had to be killed).
+        Stopping a stopped daemon returns its status again."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.close_files()
+                return None
+        self.close_files()
+        return self.proc.returncode
+
+    def close_files(self):
+        for f in (getattr(self, "log", None), getattr(self, "out", None)):
+            if f and not f.closed:
+                f.close()
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.close_files()
+
+    def log_text(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def http_port(self, timeout=30):
+        """The port this start serves HTTP on, read from its "http: serving ... (port N)" log
+        line: with `--listen 127.0.0.1:0` the kernel picks a free port as the daemon binds it.
+        None when no such line appears within @timeout s or the daemon exits first."""
+        def found():
+            try:
+                with open(self.log_path, errors="replace") as f:
+                    f.seek(self.log_offset)
+                    m = re.search(r"http: serving .* \(port (\d+)\)$", f.read(), re.M)
+            except FileNotFoundError:
+                m = None
+            if m:
+                return int(m.group(1))
+            return None if self.alive() else -1  # -1: exited, stop waiting
+        port = wait_for(found, timeout)
+        return port if port and port > 0 else None
+
+    def wait_exit(self, timeout=20):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def stop_all():
+    """Stops every daemon still running (SIGTERM, then SIGKILL)."""
+    for d in _started:
+        d.stop()
+
+
+class Demo(Daemon):
     """`thermlogd --demo` listening on 127.0.0.1:0 (the port is read back from the URL it
     prints) with its database, log and simulated sysfs tree (TMPDIR) inside a private temp
-    dir. Use as a context manager: on exit the daemon is stopped (killed if it does not stop)
-    and the temp dir removed, whatever happened.
+    dir. Started at once; use as a context manager: on exit the daemon is stopped (killed if
+    it does not stop) and the temp dir removed, whatever happened.
 
     After start: .url ("http://127.0.0.1:PORT/" as printed by the daemon, "" when it did not
     become ready within `ready_timeout` s), .port, .db, .tmp, .proc."""
 
     def __init__(self, thermlogd, args=(), prefix="thermlog-demo-", ready_timeout=60):
         self.tmp = tempfile.mkdtemp(prefix=prefix)
-        self.port = None
         self.db = os.path.join(self.tmp, "demo.db")
-        self.returncode = None
+        self.port = None
         self.url = ""
-        self._log = open(os.path.join(self.tmp, "thermlogd.log"), "w+")
-        self._out = open(os.path.join(self.tmp, "thermlogd.out"), "w+")
-        env = dict(os.environ, TMPDIR=self.tmp)
-        self.proc = subprocess.Popen([thermlogd, "--demo", "--db", self.db, "--listen",
-                                      "127.0.0.1:0", *args],
-                                     stdout=self._out, stderr=self._log, env=env)
+        super().__init__(thermlogd, self.tmp,
+                         ["--demo", "--db", self.db, "--listen", "127.0.0.1:0", *args],
+                         env={"TMPDIR": self.tmp})
+        self.start()
         deadline = time.time() + ready_timeout
         while time.time() < deadline:
-            self._out.seek(0)
-            line = self._out.readline()
+            with open(self.out_path) as f:
+                line = f.readline()
             if line.endswith("\n"):
                 self.url = line.strip()
                 self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
@@ -147,20 +343,113 @@ class Demo:
         return False
 
     def stderr(self):
-        self._log.flush()
-        self._log.seek(0)
-        return self._log.read()
+        return self.log_text()
 
-    def stop(self, timeout=15):
-        """Stops the daemon (idempotent); returns its exit status."""
-        if self.returncode is None:
-            self.returncode = stop(self.proc, timeout)
-        return self.returncode
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        return super().stop(sig, timeout)
 
     def close(self):
         try:
             self.stop()
         finally:
-            self._out.close()
-            self._log.close()
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---- the database of a running daemon ----
+
+def connect_ro(db):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
+    con.execute("PRAGMA busy_timeout = 10000")
+    return con
+
+
+def query(db, sql, args=()):
+    """Runs a read query on a live database, retrying while it is being created."""
+    last = None
+    for _ in range(50):
+        try:
+            con = connect_ro(db)
+            try:
+                return con.execute(sql, args).fetchall()
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as e:
+            last = e
+            time.sleep(0.1)
+    raise TestFailure("query failed: %s: %s" % (sql, last))
+
+
+def cycles(db):
+    """[(ts, clock)] in time order; [] before the schema exists."""
+    if not os.path.exists(db):
+        return []
+    try:
+        return query(db, "SELECT ts, clock FROM cycles ORDER BY ts")
+    except TestFailure:
+        return []
+
+
+def wait_cycles(db, n, timeout, daemon=None):
+    """Waits until at least @n cycles are stored; returns the cycles."""
+    def enough():
+        if daemon is not None and not daemon.alive():
+            return None
+        c = cycles(db)
+        return c if len(c) >= n else None
+    return wait_for(enough, timeout) or cycles(db)
+
+
+def varints(data):
+    out, v, shift = [], 0, 0
+    for b in data:
+        v |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+        else:
+            out.append(v)
+            v, shift = 0, 0
+    if shift:
+        raise ValueError("truncated varint")
+    return out
+
+
+def unzigzag(u):
+    return (u >> 1) ^ -(u & 1)
+
+
+def decode_samples(data):
+    """A samples row's blob: {channel_id: q} from (id delta, zigzag q) varint pairs."""
+    vals = varints(data)
+    if len(vals) % 2:
+        raise ValueError("odd number of varints")
+    out, cid = {}, 0
+    for i in range(0, len(vals), 2):
+        cid += vals[i]
+        out[cid] = unzigzag(vals[i + 1])
+    return out
+
+
+def check_database(db):
+    """integrity_check, one samples row per cycle and every blob whole: (ok, detail)."""
+    con = connect_ro(db)
+    try:
+        ic = con.execute("PRAGMA integrity_check").fetchall()
+        if ic != [("ok",)]:
+            return False, "integrity_check: %r" % ic
+        c = [r[0] for r in con.execute("SELECT ts FROM cycles ORDER BY ts")]
+        s = con.execute("SELECT ts, data FROM samples ORDER BY ts").fetchall()
+        if c != [r[0] for r in s]:
+            return False, "cycles and samples rows differ: %d vs %d" % (len(c), len(s))
+        for ts, data in s:
+            decode_samples(data)
+        return True, "%d cycles" % len(c)
+    finally:
+        con.close()
+
+
+def channel_ids(db):
+    return dict(query(db, "SELECT key, id FROM channels"))
+
+
+def samples(db):
+    return [(ts, decode_samples(d)) for ts, d in query(db, "SELECT ts, data FROM samples ORDER BY ts")]

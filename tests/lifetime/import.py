@@ -11,8 +11,8 @@ import sys
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from common import Daemon, Workdir, cycles, main, wait_cycles, write_config  # noqa
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, cycles, main, wait_cycles, write_config  # noqa
 
 SENSOR = "thermal/soc-thermal"  # 43.461 °C in the fixture
 

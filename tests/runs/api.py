@@ -12,8 +12,8 @@ import sys
 import urllib.error
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from common import Daemon, Workdir, main, wait_for, write_config  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, main, wait_for, write_config  # noqa: E402
 
 CAP = 20
 

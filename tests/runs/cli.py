@@ -10,8 +10,8 @@ import sqlite3
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from common import Workdir, main  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Workdir, main  # noqa: E402
 
 FIGURES = ["duration_s", "energy_j", "temp_max_c", "rss_max_bytes"]
 

@@ -9,8 +9,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
-from common import Daemon, Workdir, main, wait_cycles, write_config  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, main, wait_cycles, write_config  # noqa: E402
 
 T0 = 1785542400  # 2026-08-01T00:00:00Z
 N = 180          # three hours at one a minute

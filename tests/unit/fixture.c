@@ -1,4 +1,4 @@
-/* The shared test fixture (fixture.h): the channel table and the seeded history. */
+/* The shared unit-test fixture (fixture.h): the seeded history and its channels. */
 #include "fixture.h"
 
 #include <errno.h>
@@ -6,24 +6,9 @@
 #include "store.h"
 
 struct channel fixture_channels[FIXTURE_CHANNELS] = {
-	{.key = "thermal/bigcore0-thermal",
-	 .source = "thermal",
-	 .label = "bigcore0",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.001},
-	{.key = "thermal/soc-thermal",
-	 .source = "thermal",
-	 .label = "SoC",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.001},
-	{.key = "devfreq/fdab0000.npu",
-	 .source = "devfreq",
-	 .label = "NPU",
-	 .kind = CHANNEL_KIND_FREQUENCY,
-	 .unit = "hertz",
-	 .resolution = 1,
+	{FIXTURE_BIGCORE0_THERMAL, .label = "bigcore0"},
+	{FIXTURE_SOC_THERMAL, .label = "SoC"},
+	{FIXTURE_NPU, .label = "NPU",
 	 .meta = "{\"governor\":\"rknpu_ondemand\",\"min_freq\":300000000,"
 		 "\"max_freq\":1000000000}"},
 };

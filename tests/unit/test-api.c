@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "fixture.h"
 #include "json.h"
 #include "query.h"
 #include "session.h"
@@ -34,48 +35,15 @@ static void setup_config(void) {
 
 static void publish_demo(void) {
 	struct channel ch[] = {
-		{.key = "thermal/soc-thermal",
-		 .source = "thermal",
-		 .label = "SoC",
-		 .kind = CHANNEL_KIND_TEMPERATURE,
-		 .unit = "celsius",
-		 .resolution = 0.001},
-		{.key = "cpufreq/policy4",
-		 .source = "cpufreq",
-		 .label = "A76 cluster 0",
-		 .kind = CHANNEL_KIND_FREQUENCY,
-		 .unit = "hertz",
-		 .resolution = 1000},
-		{.key = "cooling/pwm-fan",
-		 .source = "cooling",
-		 .label = "pwm-fan",
-		 .kind = CHANNEL_KIND_STATE,
-		 .unit = "state",
-		 .resolution = 1},
-		{.key = "hwmon/pwmfan-isa-0000/fan1",
-		 .source = "hwmon",
-		 .label = "fan1",
-		 .kind = CHANNEL_KIND_FAN,
-		 .unit = "rpm",
-		 .resolution = 1},
-		{.key = "iio/maxim_thermocouple/temp",
-		 .source = "iio",
-		 .label = "Thermocouple",
-		 .kind = CHANNEL_KIND_TEMPERATURE,
-		 .unit = "celsius",
-		 .resolution = 0.25},
-		{.key = "iio/fec10000.saradc/voltage2",
-		 .source = "iio",
-		 .label = "12V \"rail\" \\ sense\nsecond line",
-		 .kind = CHANNEL_KIND_VOLTAGE,
-		 .unit = "millivolts",
-		 .resolution = 0.1},
-		{.key = "devfreq/fdab0000.npu",
-		 .source = "devfreq",
-		 .label = NULL,
-		 .kind = CHANNEL_KIND_FREQUENCY,
-		 .unit = "hertz",
-		 .resolution = 1},
+		{FIXTURE_SOC_THERMAL, .label = "SoC"},
+		{FIXTURE_POLICY4, .label = "A76 cluster 0"},
+		{FIXTURE_PWM_FAN, .label = "pwm-fan"},
+		{FIXTURE_FAN1, .label = "fan1"},
+		{FIXTURE_THERMOCOUPLE, .label = "Thermocouple"},
+		// a label that JSON and the exposition format must escape
+		{FIXTURE_SARADC2, .label = "12V \"rail\" \\ sense\nsecond line"},
+		{FIXTURE_NPU, .label = NULL},
+		// an imported channel: none of the board's
 		{.key = "import/ratio",
 		 .source = "import",
 		 .label = "Load",

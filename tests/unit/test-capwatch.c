@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "log.h"
 #include "test.h"
 
@@ -19,18 +20,8 @@
 #define N_CYCLES (3 * 1440)
 
 static struct channel channels[] = {
-	{.key = "iio/maxim_thermocouple/temp",
-	 .source = "iio",
-	 .label = "Bulk cap thermocouple",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.25},
-	{.key = "thermal/soc-thermal",
-	 .source = "thermal",
-	 .label = "SoC",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.001},
+	{FIXTURE_THERMOCOUPLE, .label = "Bulk cap thermocouple"},
+	{FIXTURE_SOC_THERMAL, .label = "SoC"}, // a capacitor names it by label
 };
 
 static struct capacitor_config cap(const char *name, const char *sensor) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fixture.h"
 #include "json.h"
 #include "log.h"
 #include "store.h"
@@ -30,25 +31,11 @@
 
 /* Bytes above 0x7f in a label: negative as a signed char (x86), positive on arm64. */
 static struct channel chans[N_CHAN] = {
-	{.key = "iio/maxim_thermocouple/temp",
-	 .source = "iio",
-	 .label = "Geh\xc3\xa4use \xc2\xb0"
-		  "C",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.25},
-	{.key = "thermal/soc-thermal",
-	 .source = "thermal",
-	 .label = "SoC",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.001},
-	{.key = "devfreq/dmc",
-	 .source = "devfreq",
-	 .label = "DMC",
-	 .kind = CHANNEL_KIND_FREQUENCY,
-	 .unit = "hertz",
-	 .resolution = 1},
+	{FIXTURE_THERMOCOUPLE, .label = "Geh\xc3\xa4use \xc2\xb0"
+					"C"},
+	{FIXTURE_SOC_THERMAL, .label = "SoC"},
+	{FIXTURE_DMC, .label = "DMC"},
+	// not the board's millivolts: volts at µV resolution, so values need more than 32 bits
 	{.key = "iio/fec10000.saradc/voltage2",
 	 .source = "iio",
 	 .label = "ADC \xce\xbcV",

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "codec.h"
+#include "fixture.h"
 #include "log.h"
 #include "store.h"
 #include "test.h"
@@ -33,26 +34,9 @@ static void remove_db(const char *path) {
 
 /* Three channels like the sampler's: a zone (m°C), a cpufreq policy (kHz) and a fan state. */
 static struct channel chans[] = {
-	{.key = "thermal/soc-thermal",
-	 .source = "thermal",
-	 .label = "SoC",
-	 .kind = CHANNEL_KIND_TEMPERATURE,
-	 .unit = "celsius",
-	 .resolution = 0.001,
-	 .path = "class/thermal/thermal_zone0/temp"},
-	{.key = "cpufreq/policy4",
-	 .source = "cpufreq",
-	 .label = "big cores 0",
-	 .kind = CHANNEL_KIND_FREQUENCY,
-	 .unit = "hertz",
-	 .resolution = 1000},
-	{.key = "cooling/pwm-fan",
-	 .source = "cooling",
-	 .label = "fan",
-	 .kind = CHANNEL_KIND_STATE,
-	 .unit = "state",
-	 .resolution = 1,
-	 .meta = "{\"max_state\":4}"},
+	{FIXTURE_SOC_THERMAL, .label = "SoC", .path = "class/thermal/thermal_zone0/temp"},
+	{FIXTURE_POLICY4, .label = "big cores 0"},
+	{FIXTURE_PWM_FAN, .label = "fan", .meta = "{\"max_state\":4}"},
 };
 #define N_CHANS 3
 

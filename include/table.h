@@ -1,0 +1,52 @@
+/*
+ * Aligned text tables for the CLI (stats, peak, channels): columns sized to their widest cell,
+ * and how a stored value reads in one (its unit's symbol, hertz as MHz, places from the
+ * channel's resolution).
+ */
+#ifndef TABLE_H
+#define TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "channel.h"
+
+/** A table under construction: add a row, then set its cells; cells are copied. */
+struct table {
+	size_t cols, rows;
+	char **cells; // rows x cols, NULL = empty
+	bool *right;  // per column: right-aligned (numbers); the first row (the header) never is
+};
+
+void table_init(struct table *t, size_t cols);
+/** Appends an empty row; the table_set() calls that follow fill it. */
+void table_row(struct table *t);
+/** Sets cell @col of the last row to the printf text. */
+void table_set(struct table *t, size_t col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/**
+ * Appends the table to @out, two spaces between columns, no trailing spaces, and frees it:
+ * @t may be initialized again.
+ */
+void table_print(struct table *t, struct buf *out);
+/** Frees a table that is not printed; accepts a zeroed or printed one. */
+void table_finish(struct table *t);
+
+/** Display width of UTF-8 text: continuation bytes take no column. */
+size_t table_text_width(const char *s);
+
+/**
+ * How @unit reads in a table ("celsius" -> "°C", "hertz" -> "MHz", unknown units as they are,
+ * NULL as "") and in *factor the multiplier from the stored unit to the shown one.
+ */
+const char *table_unit(const char *unit, double *factor);
+/** Places shown for @ch's values scaled by @factor: its resolution's, at most 3; MHz whole. */
+int table_digits(const struct channel *ch, double factor);
+/** @v * @factor with @digits places into @out, or "-" for NAN (no value). */
+void table_number(char *out, size_t len, double v, double factor, int digits);
+/** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
+void table_duration(char *out, size_t len, int64_t s);
+
+#endif
