@@ -240,7 +240,7 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 		if (n > cap) {
 			cap = n;
 			pairs = xrealloc(pairs, cap * sizeof(*pairs));
-			blob = xrealloc(blob, cap * 2 * CODEC_VARINT_MAX);
+			blob = xrealloc(blob, cap * 2 * CODEC_VARINT_MAX + 1);
 		}
 		// What the store does to the readings before SQLite sees them.
 		size_t m = 0;
