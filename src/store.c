@@ -1283,6 +1283,12 @@ err_db:
 	return err;
 }
 
+void store_set_cache_kib(struct store *store, int kib) {
+	char sql[48];
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = %d", -kib);
+	pragma(store, sql); // logs its own failure; the cache keeps its size then
+}
+
 void store_set_busy_timeout(struct store *store, int ms) {
 	sqlite3_busy_timeout(store->db, ms);
 	store->quiet_busy = ms < 1000;
