@@ -25,7 +25,6 @@
 #define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
 #define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
 #define HOUR_S            3600
-#define STORE_PAGE_SIZE   2048          // bytes, for new files: see new_file_page_size()
 #define PRUNE_BATCH       1024          // sample rows (cycles) deleted per transaction
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
@@ -499,7 +498,7 @@ static struct known_channel *known_insert(struct store *store, size_t at, const 
 static int known_load(struct store *store) {
 	// Another connection (an import) may have added or rescaled channels since the load.
 	int64_t version = 0;
-	bool none = false;
+	bool none;
 	if (query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
 		return -EIO;
 	}
@@ -833,7 +832,7 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 }
 
 int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
-	bool none = false;
+	bool none;
 	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
 	if (rc == 0 && none) {
 		*ts = 0;
@@ -1185,22 +1184,6 @@ static char *reader_uri(const char *path) {
 	return buf_steal(&uri);
 }
 
-/*
- * A new file gets pages of STORE_PAGE_SIZE. Each one-minute commit appends the pages it changed
- * to the WAL (the cycles and the samples leaf, about two): smaller pages write fewer bytes per
- * cycle. An existing file keeps its page size (a WAL database cannot change it).
- */
-static int new_file_page_size(struct store *store) {
-	int64_t pages = 0;
-	int err = pragma_int(store, "PRAGMA page_count", &pages);
-	if (err == 0 && pages == 0) {
-		char sql[64];
-		snprintf(sql, sizeof(sql), "PRAGMA page_size = %d", STORE_PAGE_SIZE);
-		err = pragma(store, sql);
-	}
-	return err;
-}
-
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	*out = NULL;
 	struct store *store = xcalloc(1, sizeof(*store));
@@ -1260,12 +1243,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	 * 1000 pages (about 8 hours of one-minute cycles) coalesces the hot leaf pages so each is
 	 * written to the database file once; journal_size_limit truncates a WAL that grew.
 	 */
-	err = new_file_page_size(store);
-	if (err == 0) {
-		err = pragma(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-				    "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
-				    "PRAGMA journal_size_limit = 4194304");
-	}
+	err = pragma(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+			    "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
+			    "PRAGMA journal_size_limit = 4194304");
 	if (err == 0) {
 		// Keep -wal and -shm after the last close: a reader without write access to the
 		// directory (the thermlog group) can then still open the database read-only.
