@@ -832,7 +832,7 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 }
 
 int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
-	bool none;
+	bool none = false;
 	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
 	if (rc == 0 && none) {
 		*ts = 0;
