@@ -419,7 +419,7 @@ int main(int argc, char **argv) {
 	       tsk.bytes_per_value);
 	printf("%-44s %12.0f %10.2f %12.2f\n", "thermlog store: row per cycle, key ts",
 	       st.bytes_per_cycle, base.bytes_per_cycle / st.bytes_per_cycle, st.bytes_per_value);
-	printf("store: %.1f KiB per cycle (target <= 16 KiB), %.1fx less than the baseline\n",
+	printf("store: %.1f KiB per cycle (target <= 8 KiB), %.1fx less than the baseline\n",
 	       st.bytes_per_cycle / 1024, base.bytes_per_cycle / st.bytes_per_cycle);
 
 	double fast1 = measure_fast(path, 1), fast6 = measure_fast(path, 6);
@@ -445,7 +445,7 @@ int main(int argc, char **argv) {
 	int64_t values = info.cycles * N_CH, size = file_size(path);
 	printf("year: %lld cycles x %d channels = %lld values in %.1f s (%.1f s CPU, %.0f values/s of CPU); "
 	       "database %.1f MiB (raw values and hourly rollups): %.2f bytes per value "
-	       "(target <= 16)\n",
+	       "(target <= 4)\n",
 	       (long long)info.cycles, N_CH, (long long)values, elapsed, cpu, values / cpu,
 	       size / 1048576.0, (double)size / (double)values);
 	read_back(path, T_START + days * DAY);

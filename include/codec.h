@@ -27,16 +27,26 @@ struct codec_pair {
 };
 
 /**
- * A sample row's data: (id delta, zigzag q) pairs, @pairs sorted by id ascending. @out holds
- * at least n * 2 * CODEC_VARINT_MAX bytes. Returns the length written.
+ * A sample row's data, @pairs sorted by id, ascending and distinct (ids >= 0), in the shorter
+ * of two forms (the runs on a tie):
+ *  - pairs: (id delta, zigzag q) varints, the first delta from 0 (the form rows had first);
+ *  - runs: the byte CODEC_ROW_RUNS, then per run of consecutive ids (gap, length) and the
+ *    length's zigzag q varints; a run starts at the previous run's last id + 1 + gap (the
+ *    first run after -1), so a cycle of every channel costs three bytes of ids.
+ * A pair row cannot start with 0 (channel ids start at 1), so the byte tells the forms apart.
+ * @out holds at least n * 2 * CODEC_VARINT_MAX + 1 bytes. Returns the length written.
  */
+#define CODEC_ROW_RUNS 0x00
 size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n);
 
-/** Iterates a sample row's data; initialise with .p and .end, the rest zero. */
+/** Iterates a sample row's data, either form; initialise with .p and .end, the rest zero. */
 struct codec_pair_iter {
 	const uint8_t *p, *end;
 	int64_t id;
-	bool bad; // set when the data ended inside a pair
+	bool bad;      // set when the data ended inside a pair or a run, or a run was empty
+	bool started;  // the form was read
+	bool runs;     // the row is in the run form
+	uint64_t left; // values left in the current run
 };
 /** The next pair; false at the end or on damage (it->bad set). */
 bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out);

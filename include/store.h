@@ -35,6 +35,11 @@ void store_close(struct store *store); // accepts NULL
  * daemon, which must never block its sampling loop) queues and retries.
  */
 void store_set_busy_timeout(struct store *store, int ms);
+/**
+ * Caps this connection's page cache at @kib KiB (store_open() sets 512). The daemon's writer
+ * touches a few hot pages per cycle and reads an hour or a day at a time in maintenance.
+ */
+void store_set_cache_kib(struct store *store, int kib);
 
 /**
  * Stores a cycle in one transaction, registering new channels and marking present ones. A

@@ -1,6 +1,7 @@
 /* The store's byte formats (codec.h): varints, zigzag, packed pairs, histogram blobs. */
 #include "codec.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 size_t codec_put_varint(uint8_t *p, uint64_t v) {
@@ -37,9 +38,65 @@ int64_t codec_unzigzag(uint64_t u) {
 	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
 }
 
+static size_t varint_len(uint64_t v) {
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The run form's cost beyond the values: the marker and each run's (gap, length), or SIZE_MAX
+ * when the ids cannot be runs (negative or not strictly ascending).
+ */
+static size_t runs_overhead(const struct codec_pair *pairs, size_t n) {
+	size_t len = 1;
+	int64_t last = -1;
+	for (size_t i = 0; i < n;) {
+		if (pairs[i].id <= last) {
+			return SIZE_MAX;
+		}
+		size_t j = i + 1;
+		while (j < n && pairs[j].id == pairs[j - 1].id + 1) {
+			j++;
+		}
+		len += varint_len((uint64_t)(pairs[i].id - last - 1)) + varint_len(j - i);
+		last = pairs[j - 1].id;
+		i = j;
+	}
+	return len;
+}
+
 size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n) {
-	size_t len = 0;
+	size_t ids = 0;
 	int64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		ids += varint_len((uint64_t)pairs[i].id - (uint64_t)prev);
+		prev = pairs[i].id;
+	}
+	size_t runs = runs_overhead(pairs, n);
+	size_t len = 0;
+	// A pair row never starts with 0 unless its first id is 0, which the runs always take.
+	if (runs <= ids || (n > 0 && pairs[0].id == 0)) {
+		out[len++] = CODEC_ROW_RUNS;
+		int64_t last = -1;
+		for (size_t i = 0; i < n;) {
+			size_t j = i + 1;
+			while (j < n && pairs[j].id == pairs[j - 1].id + 1) {
+				j++;
+			}
+			len += codec_put_varint(out + len, (uint64_t)(pairs[i].id - last - 1));
+			len += codec_put_varint(out + len, j - i);
+			for (; i < j; i++) {
+				len += codec_put_varint(out + len, codec_zigzag(pairs[i].q));
+			}
+			last = pairs[j - 1].id;
+		}
+		return len;
+	}
+	prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		len += codec_put_varint(out + len, (uint64_t)pairs[i].id - (uint64_t)prev);
 		len += codec_put_varint(out + len, codec_zigzag(pairs[i].q));
@@ -49,10 +106,38 @@ size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n
 }
 
 bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
+	if (!it->started) {
+		it->started = true;
+		if (it->p < it->end && *it->p == CODEC_ROW_RUNS) {
+			it->p++;
+			it->runs = true;
+			it->id = -1;
+		}
+	}
 	if (it->p >= it->end) {
 		return false;
 	}
 	uint64_t delta, zq;
+	if (it->runs) {
+		if (it->left == 0) {
+			uint64_t gap, len;
+			if (!codec_get_varint(&it->p, it->end, &gap) ||
+			    !codec_get_varint(&it->p, it->end, &len) || len == 0) {
+				it->bad = true;
+				return false;
+			}
+			it->id = (int64_t)((uint64_t)it->id + gap);
+			it->left = len;
+		}
+		if (!codec_get_varint(&it->p, it->end, &zq)) {
+			it->bad = true;
+			return false;
+		}
+		it->left--;
+		it->id++;
+		*out = (struct codec_pair){it->id, codec_unzigzag(zq)};
+		return true;
+	}
 	if (!codec_get_varint(&it->p, it->end, &delta) || !codec_get_varint(&it->p, it->end, &zq)) {
 		it->bad = true;
 		return false;

@@ -71,6 +71,7 @@ enum stmt {
 	ST_STATE_GET,
 	ST_STATE_SET,
 	ST_INFO,
+	ST_DATA_VERSION,
 	ST_COUNT,
 };
 
@@ -138,6 +139,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	// Subqueries keep each part on its fast path: b-tree count, rowid ends, partial index.
 	[ST_INFO] = "SELECT (SELECT count(*) FROM cycles), (SELECT min(ts) FROM cycles), "
 		    "(SELECT max(ts) FROM cycles), (SELECT count(*) FROM cycles WHERE clock = 2)",
+	[ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
 /* What the writer remembers of a channel, so a cycle touches channels only on change. */
@@ -179,6 +181,12 @@ struct store {
 
 	uint8_t *blob; // scratch for encoding
 	size_t blob_cap;
+	// The writer's per-cycle scratch, kept so a steady cycle allocates nothing: the pairs
+	// and, by position in the cycle's channel list, where that channel was found in known.
+	struct codec_pair *pairs;
+	size_t pairs_cap;
+	size_t *hint;
+	size_t hint_cap;
 	int64_t *bin_q, *bin_count; // scratch for decoding histograms
 	size_t bins_cap;
 };
@@ -490,7 +498,8 @@ static struct known_channel *known_insert(struct store *store, size_t at, const 
 static int known_load(struct store *store) {
 	// Another connection (an import) may have added or rescaled channels since the load.
 	int64_t version = 0;
-	if (pragma_int(store, "PRAGMA data_version", &version) < 0) {
+	bool none;
+	if (query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
 		return -EIO;
 	}
 	if (store->known_valid && version == store->data_version) {
@@ -572,10 +581,13 @@ static int bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_
  * channel comes back, so a steady cycle writes no channel rows at all. Sets *k (NULL when the
  * channel is unusable; logged once).
  */
-static int channel_seen(struct store *store, const struct channel *ch, int64_t ts,
+static int channel_seen(struct store *store, const struct channel *ch, int64_t ts, size_t *hint,
 			struct known_channel **out) {
-	bool found;
-	size_t at = known_find(store, ch->key, &found);
+	// The channel list rarely changes: where this position's key was found last cycle is
+	// checked first, so a steady cycle does one comparison per channel, not a search.
+	bool found = *hint < store->n_known && strcmp(store->known[*hint].key, ch->key) == 0;
+	size_t at = found ? *hint : known_find(store, ch->key, &found);
+	*hint = at;
 	struct known_channel *k = found ? &store->known[at] : NULL;
 	*out = NULL;
 	if (!k) {
@@ -716,7 +728,7 @@ static bool quantize(double value, double resolution, int64_t *q) {
 	return true;
 }
 
-static int write_cycle(struct store *store, const struct cycle *cycle, struct codec_pair *pairs) {
+static int write_cycle(struct store *store, const struct cycle *cycle) {
 	int64_t clock;
 	bool none;
 	// Only a duplicate is refused: a stored stamp far in the future (an imported row, a clock
@@ -751,10 +763,12 @@ static int write_cycle(struct store *store, const struct cycle *cycle, struct co
 		return fail(store, rc, "could not store a cycle");
 	}
 
+	struct codec_pair *pairs = store->pairs;
 	size_t n = 0;
+	bool sorted = true;
 	for (size_t i = 0; i < cycle->n; i++) {
 		struct known_channel *k;
-		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &k);
+		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &store->hint[i], &k);
 		if (rc < 0) {
 			return rc;
 		}
@@ -766,12 +780,16 @@ static int write_cycle(struct store *store, const struct cycle *cycle, struct co
 				  cycle->readings[i].value);
 			continue;
 		}
-		pairs[n++].id = k->id;
+		pairs[n].id = k->id;
+		sorted = sorted && (n == 0 || pairs[n - 1].id < pairs[n].id);
+		n++;
 	}
 	if (n == 0) {
 		return 0;
 	}
-	qsort(pairs, n, sizeof(*pairs), cmp_pair);
+	if (!sorted) { // ids usually follow the sampler's order: sorting is for a changed list
+		qsort(pairs, n, sizeof(*pairs), cmp_pair);
+	}
 	size_t m = 1; // a channel listed twice keeps its first value
 	for (size_t i = 1; i < n; i++) {
 		if (pairs[i].id != pairs[m - 1].id) {
@@ -798,14 +816,23 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	if (rc < 0) {
 		return rc;
 	}
-	struct codec_pair *pairs = xcalloc(cycle->n ? cycle->n : 1, sizeof(*pairs));
-	rc = write_cycle(store, cycle, pairs);
-	free(pairs);
+	if (cycle->n > store->pairs_cap) {
+		store->pairs =
+			xgrow(store->pairs, &store->pairs_cap, cycle->n, sizeof(*store->pairs));
+	}
+	if (cycle->n > store->hint_cap) {
+		size_t old = store->hint_cap;
+		store->hint = xgrow(store->hint, &store->hint_cap, cycle->n, sizeof(*store->hint));
+		for (size_t i = old; i < store->hint_cap; i++) {
+			store->hint[i] = SIZE_MAX; // no hint: search
+		}
+	}
+	rc = write_cycle(store, cycle);
 	return step_end(store, rc);
 }
 
 int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
-	bool none;
+	bool none = false;
 	int rc = query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
 	if (rc == 0 && none) {
 		*ts = 0;
@@ -1250,6 +1277,12 @@ err_db:
 	return err;
 }
 
+void store_set_cache_kib(struct store *store, int kib) {
+	char sql[48];
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = %d", -kib);
+	pragma(store, sql); // logs its own failure; the cache keeps its size then
+}
+
 void store_set_busy_timeout(struct store *store, int ms) {
 	sqlite3_busy_timeout(store->db, ms);
 	store->quiet_busy = ms < 1000;
@@ -1270,6 +1303,8 @@ void store_close(struct store *store) {
 	known_clear(store);
 	free(store->known);
 	free(store->blob);
+	free(store->pairs);
+	free(store->hint);
 	free(store->bin_q);
 	free(store->bin_count);
 	free(store->path);

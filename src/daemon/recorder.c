@@ -42,6 +42,8 @@
 /* The sampling loop never waits longer for another connection's write lock (a long import):
  * a cycle that cannot get it is queued and written at the next cycle. */
 #define BUSY_TIMEOUT_MS 100
+/* The writer's page cache: a cycle touches a few pages, maintenance an hour or a day of rows. */
+#define WRITER_CACHE_KIB 128
 
 /* A channel list shared by consecutive queued cycles (it rarely changes). */
 struct chanset {
@@ -477,6 +479,7 @@ static bool check_db_file(struct recorder *r, int64_t now) {
 		return true;
 	}
 	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
+	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
 	remember_db_file(r);
 	r->health.database_reopens++;
 	r->health.database_reopened_at = now;
@@ -712,6 +715,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	if (!r->store) {
 		if (open_store(r) == 0) {
 			store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
+			store_set_cache_kib(r->store, WRITER_CACHE_KIB);
 			remember_db_file(r);
 		}
 	} else if (check_db_file(r, floor_div(slot_ms, 1000))) {
@@ -847,6 +851,7 @@ struct recorder *recorder_create(const struct config *cfg, const struct recorder
 		goto err;
 	}
 	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
+	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
 	remember_db_file(r);
 	if (anchor_load(r, now_wall_s, now_mono_ms) < 0) {
 		goto err;

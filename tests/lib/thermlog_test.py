@@ -418,11 +418,28 @@ def unzigzag(u):
 
 
 def decode_samples(data):
-    """A samples row's blob: {channel_id: q} from (id delta, zigzag q) varint pairs."""
+    """A samples row's blob: {channel_id: q}. Pairs: (id delta, zigzag q) varints. Runs (a
+    leading 0 byte): per run of consecutive ids (gap, length) and the zigzag q varints, a run
+    starting at the previous run's last id + 1 + gap (the first after -1). See codec.h."""
     vals = varints(data)
+    out = {}
+    if data[:1] == b"\0":
+        i, cid = 1, -1
+        while i < len(vals):
+            if i + 1 >= len(vals) or vals[i + 1] == 0:
+                raise ValueError("damaged run")
+            cid += vals[i]
+            n = vals[i + 1]
+            if i + 2 + n > len(vals):
+                raise ValueError("truncated run")
+            for q in vals[i + 2:i + 2 + n]:
+                cid += 1
+                out[cid] = unzigzag(q)
+            i += 2 + n
+        return out
     if len(vals) % 2:
         raise ValueError("odd number of varints")
-    out, cid = {}, 0
+    cid = 0
     for i in range(0, len(vals), 2):
         cid += vals[i]
         out[cid] = unzigzag(vals[i + 1])

@@ -67,6 +67,88 @@ static void test_pairs(void) {
 	ok(n == 2 && it.bad, "a damaged row stops at the damage and says so");
 }
 
+/* Round-trips @in[0..n) and returns the encoded length, 0 when it did not come back whole. */
+static size_t round_trip(const struct codec_pair *in, size_t n, uint8_t *buf) {
+	size_t len = codec_pairs_encode(buf, in, n);
+	struct codec_pair_iter it = {.p = buf, .end = buf + len};
+	struct codec_pair out;
+	size_t k = 0;
+	bool same = true;
+	while (codec_pair_next(&it, &out)) {
+		same = same && k < n && out.id == in[k].id && out.q == in[k].q;
+		k++;
+	}
+	return same && k == n && !it.bad ? len : 0;
+}
+
+/*
+ * Runs of consecutive ids (a cycle of every channel) are written as (gap, length) and the
+ * values, behind a leading 0 byte that a pair row can never start with; pair rows written
+ * before stay readable, and the shorter form is chosen.
+ */
+static void test_runs(void) {
+	enum { N = 300 };
+	struct codec_pair in[N];
+	uint8_t buf[N * 2 * CODEC_VARINT_MAX + 1];
+	for (size_t i = 0; i < 25; i++) {
+		in[i] = (struct codec_pair){(int64_t)i + 1, 45000 + (int64_t)i}; // three bytes each
+	}
+	size_t len = round_trip(in, 25, buf);
+	is_int(len, 3 + 25 * 3, "25 consecutive channels: marker, one run, the values");
+	ok(buf[0] == 0 && buf[1] == 1 && buf[2] == 25, "the run starts at id 1 and is 25 long");
+
+	struct codec_pair two_runs[] = {{1, 5}, {2, -5}, {3, 0}, {7, 1}, {8, 2}};
+	len = round_trip(two_runs, 5, buf);
+	// 0; gap 0 (1 = 0 + 1 + 0), length 3, three values; gap 3 (7 = 3 + 1 + 3), length 2, two
+	is_int(len, 1 + 2 + 3 + 2 + 2, "two runs: 10 bytes, as many as pairs");
+	ok(buf[0] == 0, "runs when not longer than pairs");
+
+	struct codec_pair zero[] = {{0, 7}, {1, 8}};
+	ok(round_trip(zero, 2, buf) > 0 && buf[0] == 0, "id 0 is written as a run");
+
+	struct codec_pair sparse[] = {{3, 45000}, {40, -2}, {900, 0}};
+	len = round_trip(sparse, 3, buf);
+	ok(len > 0 && buf[0] != 0, "scattered ids stay pairs (a run each would be longer)");
+
+	// A row written before the runs: (3, 45000), (4, -2), (9, 0) as id deltas and zigzag.
+	const uint8_t old[] = {0x03, 0x90, 0xbf, 0x05, 0x01, 0x03, 0x05, 0x00};
+	struct codec_pair_iter it = {.p = old, .end = old + sizeof(old)};
+	struct codec_pair out, got[3];
+	size_t n = 0;
+	while (n < 3 && codec_pair_next(&it, &out)) {
+		got[n++] = out;
+	}
+	ok(n == 3 && !codec_pair_next(&it, &out) && !it.bad && got[0].id == 3 &&
+		   got[0].q == 45000 && got[1].id == 4 && got[1].q == -2 && got[2].id == 9 &&
+		   got[2].q == 0,
+	   "a pair row written before still reads");
+
+	len = round_trip(in, 25, buf);
+	it = (struct codec_pair_iter){.p = buf, .end = buf + len - 1}; // the last byte lost
+	n = 0;
+	while (codec_pair_next(&it, &out)) {
+		n++;
+	}
+	ok(n == 24 && it.bad, "a damaged run stops at the damage and says so");
+	const uint8_t empty_run[] = {0x00, 0x00, 0x00, 0x02};
+	it = (struct codec_pair_iter){.p = empty_run, .end = empty_run + sizeof(empty_run)};
+	ok(!codec_pair_next(&it, &out) && it.bad, "a run of length 0 is damage");
+
+	// Seeded: most of 300 channels present, a value of any size each.
+	bool all = true;
+	for (int round = 0; round < 50; round++) {
+		size_t m = 0;
+		for (int64_t id = 1; id <= N; id++) {
+			if (rng() % 10 != 0) {
+				int64_t q = (int64_t)(rng() >> 1) >> (rng() % 63);
+				in[m++] = (struct codec_pair){id, rng() & 1 ? q : -q};
+			}
+		}
+		all = all && round_trip(in, m, buf) > 0;
+	}
+	ok(all, "50 seeded rows of most of 300 channels round-trip");
+}
+
 static int cmp_i64(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
@@ -121,6 +203,7 @@ int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_varint();
 	test_pairs();
+	test_runs();
 	test_hist();
 	return test_done();
 }

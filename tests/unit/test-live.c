@@ -94,9 +94,46 @@ static void test_copies(void) {
 	live_destroy(NULL);
 }
 
+/* A steady channel list (the usual cycle): readings replaced in place, channels kept. */
+static void test_steady(void) {
+	struct live *live = live_create();
+	struct channel ch[N_CH];
+	struct reading rd[N_CH];
+	char names[N_CH][48];
+	make_cycle(ch, rd, names, 1);
+	struct cycle cycle = {.ts = 60, .n = N_CH, .channels = ch, .readings = rd};
+	live_publish(live, &cycle, NULL);
+	struct live_snapshot first = {0};
+	live_snapshot(live, &first);
+
+	rd[0].value = 42.5;
+	rd[3] = (struct reading){.value = 7, .err = 0};
+	cycle.ts = 120;
+	live_publish(live, &cycle, NULL);
+	struct live_snapshot snap = {0};
+	live_snapshot(live, &snap);
+	is_int(snap.ts, 120, "the steady cycle's stamp");
+	is_near(snap.readings[0].value, 42.5, 0, "the steady cycle's reading");
+	is_int(snap.readings[3].err, 0, "an error cleared");
+	is_str(snap.channels[1].key, "thermal/zone1-1", "the channels kept");
+	is_near(first.readings[0].value, 1, 0, "an earlier snapshot keeps its own readings");
+	live_snapshot_finish(&snap);
+
+	ch[2].label = "renamed"; // a changed label is a changed list: copied anew
+	cycle.ts = 180;
+	live_publish(live, &cycle, NULL);
+	live_snapshot(live, &snap);
+	is_str(snap.channels[2].label, "renamed", "a changed channel is published");
+	is_int(snap.ts, 180, "with its cycle");
+	live_snapshot_finish(&snap);
+	live_snapshot_finish(&first);
+	live_destroy(live);
+}
+
 struct writer {
 	struct live *live;
 	int cycles;
+	bool steady; // the same channel names every cycle
 };
 
 static void *writer_run(void *arg) {
@@ -105,7 +142,10 @@ static void *writer_run(void *arg) {
 	struct reading rd[N_CH];
 	char names[N_CH][48];
 	for (int k = 1; k <= w->cycles; k++) {
-		make_cycle(ch, rd, names, k);
+		make_cycle(ch, rd, names, w->steady ? 0 : k);
+		for (int i = 0; i < N_CH; i++) {
+			rd[i].value = (double)k;
+		}
 		struct cycle cycle = {.ts = k, .n = N_CH, .channels = ch, .readings = rd};
 		struct live_health health = {.cycles_total = k};
 		live_publish(w->live, &cycle, &health);
@@ -113,9 +153,9 @@ static void *writer_run(void *arg) {
 	return NULL;
 }
 
-static void test_concurrent(void) {
+static void test_concurrent(bool steady) {
 	struct live *live = live_create();
-	struct writer w = {.live = live, .cycles = 20000};
+	struct writer w = {.live = live, .cycles = 20000, .steady = steady};
 	pthread_t t;
 	pthread_create(&t, NULL, writer_run, &w);
 	int inconsistent = 0, snaps = 0;
@@ -131,7 +171,8 @@ static void test_concurrent(void) {
 		last = s.ts;
 		if (s.ts > 0) {
 			char want[48];
-			snprintf(want, sizeof(want), "thermal/zone1-%lld", (long long)s.ts);
+			snprintf(want, sizeof(want), "thermal/zone1-%lld",
+				 (long long)(steady ? 0 : s.ts));
 			if (s.n != N_CH || s.health.cycles_total != s.ts ||
 			    s.readings[0].value != (double)s.ts ||
 			    strcmp(s.channels[1].key, want) != 0) {
@@ -149,6 +190,8 @@ static void test_concurrent(void) {
 
 int main(void) {
 	test_copies();
-	test_concurrent();
+	test_steady();
+	test_concurrent(false);
+	test_concurrent(true);
 	return test_done();
 }

@@ -176,6 +176,121 @@ static void test_cycle_round_trip(void) {
 	store_close(store);
 }
 
+/*
+ * The writer remembers where each position of the channel list was found last cycle: a list
+ * that changes order, loses a channel, gains a new one or lists one twice still stores every
+ * value under its own channel.
+ */
+static void test_channel_list_changes(void) {
+	struct store *store;
+	is_int(store_open(&store, ":memory:", STORE_MODE_WRITE), 0, "open");
+	struct channel extra = {.key = "thermal/gpu-thermal",
+				.source = "thermal",
+				.label = "GPU",
+				.kind = CHANNEL_KIND_TEMPERATURE,
+				.unit = "celsius",
+				.resolution = 0.001};
+	// Positions: 0 soc, 1 cpu, 2 fan; then reversed; then soc and a new gpu before it; then
+	// fan twice (the first value is kept).
+	const struct channel *lists[4][3] = {{&chans[0], &chans[1], &chans[2]},
+					     {&chans[2], &chans[1], &chans[0]},
+					     {&extra, &chans[0], NULL},
+					     {&chans[2], &chans[2], &chans[1]}};
+	const double values[4][3] = {
+		{40.001, 1000000000, 1}, {2, 1200000000, 41.002}, {50.5, 42.003, 0}, {3, 4, 1.4e9}};
+	for (int c = 0; c < 4; c++) {
+		struct channel ch[3];
+		struct reading r[3];
+		size_t n = 0;
+		for (int i = 0; i < 3 && lists[c][i]; i++) {
+			ch[n] = *lists[c][i];
+			r[n++] = (struct reading){.value = values[c][i]};
+		}
+		struct cycle cy = {.ts = T0 + 60 * c,
+				   .clock = CLOCK_STATE_SYNCED,
+				   .n = n,
+				   .channels = ch,
+				   .readings = r};
+		is_int(store_write_cycle(store, &cy), 0,
+		       "cycle with a changed channel list stored");
+	}
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	int64_t cpu = channel_id(store, "cpufreq/policy4");
+	int64_t fan = channel_id(store, "cooling/pwm-fan");
+	int64_t gpu = channel_id(store, "thermal/gpu-thermal");
+	struct collect got = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, false, collect_sample, &got);
+	struct {
+		int64_t ts, id, q;
+	} want[] = {{T0, soc, 40001},       {T0, cpu, 1000000},      {T0, fan, 1},
+		    {T0 + 60, soc, 41002},  {T0 + 60, cpu, 1200000}, {T0 + 60, fan, 2},
+		    {T0 + 120, soc, 42003}, {T0 + 120, gpu, 50500},  {T0 + 180, cpu, 1400000},
+		    {T0 + 180, fan, 3}};
+	size_t n_want = sizeof(want) / sizeof(want[0]);
+	is_int(got.n, n_want, "every value stored once");
+	size_t right = 0;
+	for (size_t i = 0; i < got.n && i < n_want; i++) {
+		bool same = false;
+		for (size_t j = 0; j < n_want; j++) {
+			same |= got.s[i].ts == want[j].ts && got.s[i].channel_id == want[j].id &&
+				got.s[i].q == want[j].q;
+		}
+		right += same;
+	}
+	is_int(right, n_want, "each value under its own channel");
+	store_close(store);
+}
+
+static int copy_file(const char *from, const char *to) {
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[4096];
+	size_t n;
+	int rc = in && out ? 0 : -errno;
+	while (rc == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		rc = fwrite(buf, 1, n, out) == n ? 0 : -EIO;
+	}
+	if (in) {
+		fclose(in);
+	}
+	if (out && fclose(out) != 0 && rc == 0) {
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/*
+ * A database written before the run form (the portable fixture's rows are pairs) takes new
+ * rows in the run form beside its old ones, and both read back.
+ */
+static void test_mixed_rows(void) {
+	char *old = tmp_path("old.db");
+	remove_db(old);
+	is_int(copy_file("fixtures/db/amd64.db", old), 0, "copy a database of pair rows");
+	struct store *store;
+	is_int(store_open(&store, old, STORE_MODE_WRITE), 0, "open it as the writer");
+	struct store_info info;
+	store_info(store, &info);
+	struct collect before = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &before);
+	double v[] = {41.5, 1800000000, 2};
+	int64_t ts = info.last_cycle + 60;
+	is_int(put(store, ts, CLOCK_STATE_SYNCED, v, NULL), 0, "a cycle appended to it");
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	is_int(c.n, before.n + 3, "the old rows and the new one read back");
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	struct collect last = {0};
+	store_scan_samples(store, ts, ts + 1, NULL, 0, true, collect_sample, &last);
+	bool found = false;
+	for (size_t i = 0; i < last.n; i++) {
+		found |= last.s[i].channel_id == soc && last.s[i].q == 41500;
+	}
+	ok(last.n == 3 && found, "the new row's values under their channels");
+	store_close(store);
+	remove_db(old);
+	free(old);
+}
+
 static int count_cycle(void *ctx, const struct store_cycle *c) {
 	struct store_cycle *list = ctx;
 	size_t i = 0;
@@ -1168,6 +1283,8 @@ int main(void) {
 	}
 	test_open_memory();
 	test_cycle_round_trip();
+	test_channel_list_changes();
+	test_mixed_rows();
 	test_unsynced_and_cycles();
 	test_channels();
 	test_state();
