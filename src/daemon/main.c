@@ -131,6 +131,9 @@ static void print_url(struct daemon *d) {
 static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	struct recorder_result res;
 	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
+	if (d->opt.demo) {
+		demo_runs(&d->demo, d->runs, slot_ms, now_mono_ms); // the tree holds slot_ms now
+	}
 	if (res.reopened) {
 		server_restart(d->server, d->cfg);
 		runsock_set_store(d->runs, recorder_store(d->recorder));

@@ -43,6 +43,24 @@ def run(tap):
         tap.ok(not any(k.startswith("hwmon/") for k in keys), "none of the host's hwmon chips")
         tap.ok(not any(k.startswith("meminfo/") for k in keys), "none of the host's memory figures",
                sorted(k for k in keys if k.startswith("meminfo/")))
+        # The simulated workload: a week of labelled runs, some failed, each with its energy
+        # from the simulated INA226 (power trapezoids), written through the store's run functions.
+        runs = query(db, "SELECT label, status, exit_code, end_ms - start_ms, energy_j, "
+                     "energy_method, temp_max_c FROM runs WHERE status != 'running'")
+        labels = {r[0] for r in runs}
+        tap.ok(labels == {"sdxl-image", "reranker"}, "runs of both labels", labels)
+        sdxl = [r for r in runs if r[0] == "sdxl-image"]
+        tap.ok(len(sdxl) >= 80 and all(1515000 <= r[3] <= 1555000 for r in sdxl),
+               "%d sdxl-image runs of about 25 minutes" % len(sdxl))
+        failed = [r for r in runs if r[1] == "failed"]
+        tap.ok(failed and all(r[2] in (1, 2) for r in failed) and len(failed) < len(runs) / 4,
+               "some runs failed, exit code kept (%d of %d)" % (len(failed), len(runs)))
+        tap.ok(all(r[5] == "power_trapezoid" and r[4] > 0 for r in runs),
+               "every run has energy by power trapezoids")
+        per_s = [r[4] / (r[3] / 1000) for r in sdxl]
+        tap.ok(all(7 < w < 11 for w in per_s), "an sdxl-image run draws 7-11 W on average (%.2f-%.2f)"
+               % (min(per_s), max(per_s)))
+        tap.ok(all(r[6] and 35 < r[6] < 90 for r in runs), "peak temperatures are kept")
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
                 status = json.load(r)
