@@ -22,7 +22,8 @@ struct store;
 struct demo {
 	struct sim *sim;
 	uint64_t seed;
-	int64_t live_from; // s: runs starting from here on are live (the backfill has the rest)
+	int64_t live_from;   // s: runs starting from here on are live (the backfill has the rest)
+	int64_t replay_from; // s: the backfill's runs from here to live_from wait for demo_replay()
 	struct {
 		int64_t id;  // the run's id in the store
 		int64_t end; // s, when the simulated job ends
@@ -63,6 +64,14 @@ void demo_print_commands(const struct demo *demo);
 
 /** A recorder_params.before_read: the simulator writes its tree for @ts. @ctx: the demo. */
 void demo_before_read(void *ctx, int64_t ts);
+
+/**
+ * Replays the backfill's most recent runs (those of its last DEMO_REPLAY_S) through @rs on the
+ * simulated tree at 5 s steps, so they have fast samples, residency and figures like a live
+ * run; the older ones have their energy and peak only. Call once, after runsock_create(), with
+ * @mono_ms the boot clock now.
+ */
+void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms);
 
 /**
  * The live loop's part of the workload, after each cycle at @now_ms (its tree written): starts

@@ -726,6 +726,9 @@ int main(int argc, char **argv) {
 	d.runs = runsock_create(d.cfg, recorder_store(d.recorder), d.boot_id, wall_ms(&d));
 	if (d.runs) {
 		server_set_runs(d.server, runsock_api(d.runs));
+		if (d.opt.demo) {
+			demo_replay(&d.demo, d.runs, mono_ms());
+		}
 		// The demo serves no socket: it must not take the system's runs.socket.
 		int ufd = d.opt.demo ? -1 : runsock_listen(d.cfg);
 		if (ufd >= 0 && server_listen_local(d.server, d.cfg, ufd)) {

@@ -84,6 +84,8 @@ static void test_schedule(void) {
 
 struct seen {
 	size_t live, imported, with_energy, energy_ok, failed;
+	size_t replayed, replayed_with_figures, replayed_with_samples;
+	int64_t replay_from_ms;
 	int64_t from_ms;
 	int64_t sample_count;
 };
@@ -121,6 +123,12 @@ static int check_run(void *ctx, const struct store_run *run) {
 	if (live) {
 		store_run_samples_scan(c->store, run->start_ms, run->end_ms + 1, count_sample,
 				       &s->sample_count);
+	} else if (run->start_ms >= s->replay_from_ms) {
+		int64_t n = 0;
+		store_run_samples_scan(c->store, run->start_ms, run->end_ms + 1, count_sample, &n);
+		s->replayed++;
+		s->replayed_with_samples += n > 0;
+		s->replayed_with_figures += run->figures && strstr(run->figures, "\"residency\"");
 	}
 	return 0;
 }
@@ -148,11 +156,13 @@ static void test_backfill_and_live(void) {
 	// The live loop for two hours on the 5 s grid, as thermlogd --demo drives it.
 	struct runsock *rs = runsock_create(cfg, store, NULL, now * 1000);
 	ok(rs != NULL, "runsock_create");
+	// The boot clock: a day before T0.
+	demo_replay(&demo, rs, (now - T0 + 86400) * 1000);
 	int64_t until = now + 7200;
 	for (int64_t t = now; rs && t < until; t += 5) {
 		demo_before_read(&demo, t);
-		demo_runs(&demo, rs, t * 1000, (t - T0) * 1000);
-		runsock_work(rs, t * 1000, (t - T0) * 1000);
+		demo_runs(&demo, rs, t * 1000, (t - T0 + 86400) * 1000);
+		runsock_work(rs, t * 1000, (t - T0 + 86400) * 1000);
 	}
 	runsock_destroy(rs);
 
@@ -163,12 +173,12 @@ static void test_backfill_and_live(void) {
 		want_live += runs[i].end < until;
 	}
 	free(runs);
-	struct seen seen = {.from_ms = now * 1000};
+	struct seen seen = {.from_ms = now * 1000, .replay_from_ms = (now - 3 * 3600) * 1000};
 	struct run_check c = {&seen, store};
 	struct store_run_filter ended = {.has_to = true, .to_ms = until * 1000};
 	store_runs_scan(store, &ended, check_run, &c);
-	printf("# %zu backfilled, %zu live (%zu expected), %lld fast sample values\n",
-	       seen.imported, seen.live, want_live, (long long)seen.sample_count);
+	printf("# %zu backfilled (%zu replayed), %zu live (%zu expected), %lld fast sample values\n",
+	       seen.imported, seen.replayed, seen.live, want_live, (long long)seen.sample_count);
 	ok(seen.imported >= 80, "the week's runs are in the history");
 	ok(want_live > 0 && seen.live >= want_live, "the live loop starts and stops its runs");
 	ok(seen.failed > 0, "some failed");
@@ -176,6 +186,9 @@ static void test_backfill_and_live(void) {
 	   "every ended run has energy by power trapezoids");
 	ok(seen.energy_ok == seen.with_energy, "energy agrees with the INA226's integral");
 	ok(seen.sample_count > 0, "live runs keep fast samples");
+	ok(seen.replayed >= 5 && seen.replayed_with_samples == seen.replayed,
+	   "the backfill's last 3 hours of runs are replayed with fast samples");
+	ok(seen.replayed_with_figures == seen.replayed, "and have their residency figures");
 
 	store_close(store);
 	sampler_destroy(sampler);
