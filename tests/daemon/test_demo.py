@@ -8,6 +8,7 @@ import signal
 import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -69,6 +70,45 @@ def run(tap):
                    status.get("board"))
         except Exception as e:
             tap.ok(False, "the HTTP API answers: %s" % e)
+        # The backfill's last 3 hours of runs are replayed with fast samples; a run's chart
+        # gets every stride-th of them.
+        try:
+            base = "http://127.0.0.1:%d" % port
+            with urllib.request.urlopen(base + "/api/v1/runs?from=-3h", timeout=10) as r:
+                recent = [x for x in json.load(r)["runs"] if x["status"] != "running"]
+            rid = recent[-1]["id"] if recent else 0
+            with urllib.request.urlopen(base + "/api/v1/runs/%d" % rid, timeout=10) as r:
+                shown = json.load(r)["run"]
+            n = shown["fast_samples"]
+            tap.ok(n >= 6 and shown["figures"] and "residency" in shown["figures"],
+                   "a recent run has fast samples (%d) and residency figures" % n)
+            with urllib.request.urlopen(base + "/api/v1/runs/%d/samples" % rid, timeout=10) as r:
+                every = json.load(r)
+            tap.ok(every["fast_samples"] == n and every["stride"] == 1 and
+                   len(every["samples"]) == n and
+                   "cpufreq/policy4" in every["samples"][0]["values"] and
+                   "thermal/npu-thermal" in every["samples"][0]["values"],
+                   "/api/v1/runs/ID/samples: every fast sample, clocks and zones",
+                   {k: every[k] for k in ("fast_samples", "stride")})
+            with urllib.request.urlopen(base + "/api/v1/runs/%d/samples?max_points=5" % rid,
+                                        timeout=10) as r:
+                few = json.load(r)
+            stride = -(-n // 5)
+            tap.ok(few["stride"] == stride and len(few["samples"]) == -(-n // stride) and
+                   [x["time"] for x in few["samples"]] ==
+                   [x["time"] for x in every["samples"]][::stride],
+                   "max_points=5: every %d-th, from the first" % stride)
+            for path, code in (("/api/v1/runs/999999/samples", 404),
+                               ("/api/v1/runs/%d/samples?max_points=0" % rid, 400),
+                               ("/api/v1/runs/%dx/samples" % rid, 404)):
+                try:
+                    urllib.request.urlopen(base + path, timeout=10)
+                    got = 200
+                except urllib.error.HTTPError as e:
+                    got = e.code
+                tap.ok(got == code, "%s answers %d (%d)" % (path, code, got))
+        except Exception as e:
+            tap.ok(False, "the runs over HTTP: %r" % e)
         # The daemon's running damage (/metrics) agrees with the full recomputation.
         try:
             base = "http://127.0.0.1:%d" % port
