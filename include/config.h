@@ -70,10 +70,14 @@ struct http_config {
 /* Runs (docs/RUNS.md): the daemon's Unix socket and the fast sampling while a run is active. */
 #define CONFIG_DEFAULT_RUNS_SOCKET "/run/thermlog/thermlog.sock"
 #define CONFIG_SOCKET_PATH_MAX     107 // sun_path holds 108 bytes with the NUL
+/* runs.metrics_labels: a Prometheus server sees about 26 series per label, so at most 5226. */
+#define CONFIG_METRICS_LABELS_DEFAULT 20
+#define CONFIG_METRICS_LABELS_MAX     200
 struct runs_config {
 	char *socket;        // absolute path of the AF_UNIX socket
 	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
 	char *power_channel; // the channel key of board power, NULL = automatic (an ina2xx power)
+	unsigned metrics_labels; // labels /metrics exports one by one (the rest: "other"), 1..200
 };
 
 struct config {

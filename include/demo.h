@@ -13,11 +13,23 @@
 
 #define DEMO_INTERVAL "5s"
 
+struct runsock;
 struct sampler;
 struct store;
 
+#define DEMO_LIVE_RUNS 4 // runs of the simulated workload open at once, at most
+
 struct demo {
 	struct sim *sim;
+	uint64_t seed;
+	int64_t live_from;   // s: runs starting from here on are live (the backfill has the rest)
+	int64_t replay_from; // s: the backfill's runs from here to live_from wait for demo_replay()
+	struct {
+		int64_t id;  // the run's id in the store
+		int64_t end; // s, when the simulated job ends
+		int exit_code;
+	} live[DEMO_LIVE_RUNS];
+	size_t n_live;
 	char *db_path;   // the database: the one asked for, or a new temporary file
 	bool db_is_temp; // removed (with its -wal, -shm and .lock) by demo_finish()
 };
@@ -39,8 +51,10 @@ struct config *demo_config(const struct demo *demo, const char *interval);
 
 /**
  * A week of one-minute history up to @now through the real sampler and store in one
- * transaction (only what the database lacks), then the hourly maintenance. *last_ts gets the
- * last minute written (unchanged when nothing was). 0 or a negative errno.
+ * transaction (only what the database lacks), with the workload's runs that ended by @now
+ * (store_run_begin/end; energy by trapezoids over the simulated INA226 at 5 s, as a live run
+ * measures it), then the hourly maintenance. *last_ts gets the last minute written (unchanged
+ * when nothing was). 0 or a negative errno.
  */
 int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
 		  const char *boot_id, int64_t retention_raw_s, int64_t now, int64_t *last_ts);
@@ -50,6 +64,21 @@ void demo_print_commands(const struct demo *demo);
 
 /** A recorder_params.before_read: the simulator writes its tree for @ts. @ctx: the demo. */
 void demo_before_read(void *ctx, int64_t ts);
+
+/**
+ * Replays the backfill's most recent runs (those of its last DEMO_REPLAY_S) through @rs on the
+ * simulated tree at 5 s steps, so they have fast samples, residency and figures like a live
+ * run; the older ones have their energy and peak only. Call once, after runsock_create(), with
+ * @mono_ms the boot clock now.
+ */
+void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms);
+
+/**
+ * The live loop's part of the workload, after each cycle at @now_ms (its tree written): starts
+ * the runs due through @rs as the daemon starts any run (fast samples, counters, energy), and
+ * stops those whose job ended. @rs NULL does nothing.
+ */
+void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms);
 
 /** Destroys the simulator and removes a temporary database. Accepts a zeroed struct. */
 void demo_finish(struct demo *demo);

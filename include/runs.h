@@ -38,6 +38,14 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
  */
 int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out);
 
+/**
+ * Writes run @id's fast samples for a chart: {"id", "fast_samples" (how many the run has),
+ * "stride" (every stride-th is given, from the first, so at most @max_points), "samples":
+ * [{"time", "values": {channel key: value}}]}. -ENOENT for an unknown id.
+ */
+int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool pretty,
+		      struct buf *out);
+
 /** What runs_stats() summarises. */
 struct runs_stats_options {
 	struct store_run_filter filter; // label, from, to

@@ -1,6 +1,6 @@
 /*
  * The runs as /metrics shows them: per label, counts by status, a histogram of the ok runs'
- * durations and the energy measured, at most RUNSUMMARY_LABELS_DEFAULT labels (the rest
+ * durations and the energy measured, at most runs.metrics_labels labels (config.h; the rest
  * folded into "other"), so a loop of unique labels cannot grow the series without bound.
  * Only the type: runs.c fills it from the store, live.c holds it, metrics.c writes it.
  */
@@ -10,9 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** Labels exported one by one; the others are summed under RUNSUMMARY_OTHER. */
-#define RUNSUMMARY_LABELS_DEFAULT 20
-#define RUNSUMMARY_OTHER          "other"
+/** Labels beyond runs.metrics_labels are summed under RUNSUMMARY_OTHER. */
+#define RUNSUMMARY_OTHER "other"
 
 /** Upper bounds (s) of the duration histogram's buckets; +Inf follows. */
 #define RUNSUMMARY_BUCKETS 16

@@ -6,6 +6,7 @@
 #define SIM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Thermal zones in TSADC channel order (thermal_zone0..6 on the BSP). */
@@ -52,6 +53,29 @@ struct sim_state {
  * The same (seed, t) always gives the same state.
  */
 void sim_model(uint64_t seed, int64_t t, struct sim_state *out);
+
+/*
+ * The simulated workload's runs: "sdxl-image" wraps each NPU job (model load before it, image
+ * save after it, so 1515-1555 s; about 1 in 6 fails at the end with exit 1) and "reranker"
+ * takes 30-150 s in about half of the 10-minute slots (1 in 12 fails with exit 2).
+ */
+struct sim_run {
+	const char *label;  // static
+	int64_t start, end; // s since epoch
+	int exit_code;      // 0 = ok
+};
+
+/**
+ * The runs starting in [@from, @to), by start time: fills at most @cap of @out and returns how
+ * many there are (more than @cap when @out is too small). Pure, like sim_model().
+ */
+size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, size_t cap);
+
+/**
+ * Board power at @t in watts, what the INA226 on the 5 V input reads: about 3 W idle, more
+ * while runs are active (the NPU jobs most). Pure; sim_write() prints it as power1_input (µW).
+ */
+double sim_power_w(uint64_t seed, int64_t t);
 
 /** Converts °C to what the RK3588 TSADC driver prints (its code table, linear in between). */
 int32_t sim_tsadc_mc(double celsius);

@@ -336,7 +336,8 @@ static void parse_retention(struct parser *p, const struct yamltree_node *map) {
 }
 
 static void parse_runs(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {"socket", "interval", "power_channel", NULL};
+	static const char *const keys[] = {"socket", "interval", "power_channel", "metrics_labels",
+					   NULL};
 	if (!yamltree_check_mapping(&p->yt, map, "runs", keys)) {
 		return;
 	}
@@ -360,6 +361,9 @@ static void parse_runs(struct parser *p, const struct yamltree_node *map) {
 		} else if (yamltree_key_is(k, "interval")) {
 			yamltree_get_duration(&p->yt, v, "interval", 1000, 3600 * 1000,
 					      &rc->interval_ms);
+		} else if (yamltree_key_is(k, "metrics_labels")) {
+			yamltree_get_uint(&p->yt, v, "metrics_labels", 1, CONFIG_METRICS_LABELS_MAX,
+					  &rc->metrics_labels);
 		} else if (yamltree_key_is(k, "power_channel")) {
 			if (!yamltree_want_scalar(&p->yt, v, "power_channel",
 						  "a channel key or 'auto'")) {
@@ -899,7 +903,9 @@ void config_init(struct config *cfg) {
 				.max_window_s = 400 * DAY_S,
 				.connection_limit = 32,
 			},
-		.runs = {.socket = xstrdup(CONFIG_DEFAULT_RUNS_SOCKET), .interval_ms = 5000},
+		.runs = {.socket = xstrdup(CONFIG_DEFAULT_RUNS_SOCKET),
+			 .interval_ms = 5000,
+			 .metrics_labels = CONFIG_METRICS_LABELS_DEFAULT},
 	};
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		cfg->sources[i] = (struct source_config){

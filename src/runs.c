@@ -299,6 +299,99 @@ int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out
 	return rc;
 }
 
+/* Every stride-th instant of a run's fast samples. */
+struct sample_scan {
+	const struct channel_index *ci;
+	struct json *j;
+	size_t n_instants, stride;
+	int64_t last_ts;
+	bool open;
+};
+
+static int count_instants(void *ctx, const struct store_run_sample *s) {
+	struct sample_scan *p = ctx;
+	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
+		p->n_instants++;
+		p->last_ts = s->ts_ms;
+	}
+	return 0;
+}
+
+static int write_strided(void *ctx, const struct store_run_sample *s) {
+	struct sample_scan *p = ctx;
+	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
+		if (p->open) {
+			json_object_end(p->j);
+			json_object_end(p->j);
+			p->open = false;
+		}
+		if (p->n_instants++ % p->stride == 0) {
+			json_object_begin(p->j);
+			json_key(p->j, "time");
+			json_time(p->j, s->ts_ms);
+			json_key(p->j, "values");
+			json_object_begin(p->j);
+			p->open = true;
+		}
+		p->last_ts = s->ts_ms;
+	}
+	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
+	if (p->open && c) {
+		json_key(p->j, c->ch.key);
+		json_double(p->j, (double)s->q * c->ch.resolution);
+	}
+	return 0;
+}
+
+int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool pretty,
+		      struct buf *out) {
+	struct run_copy c = {0};
+	int rc = store_run_get(store, id, copy_run, &c);
+	if (rc < 0) {
+		return rc;
+	}
+	struct channel_index ci = {0};
+	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
+		run_copy_finish(&c);
+		return rc;
+	}
+	int64_t to = c.run.ended ? c.run.end_ms + 1 : INT64_MAX;
+	struct sample_scan count = {0};
+	rc = store_run_samples_scan(store, c.run.start_ms, to, count_instants, &count);
+	struct buf body;
+	buf_init(&body);
+	struct json j;
+	json_init(&j, &body, pretty);
+	size_t want = max_points > 0 ? max_points : 1;
+	struct sample_scan p = {.ci = &ci, .j = &j, .stride = (count.n_instants + want - 1) / want};
+	p.stride = p.stride > 0 ? p.stride : 1;
+	json_object_begin(&j);
+	json_key(&j, "id");
+	json_int(&j, id);
+	json_key(&j, "fast_samples");
+	json_int(&j, (int64_t)count.n_instants);
+	json_key(&j, "stride");
+	json_int(&j, (int64_t)p.stride);
+	json_key(&j, "samples");
+	json_array_begin(&j);
+	if (rc == 0) {
+		rc = store_run_samples_scan(store, c.run.start_ms, to, write_strided, &p);
+	}
+	if (p.open) {
+		json_object_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	if (rc == 0) {
+		buf_append(out, body.data, body.len);
+	}
+	buf_finish(&body);
+	store_channels_free(ci.list, ci.n);
+	run_copy_finish(&c);
+	return rc;
+}
+
 /* --- statistics --------------------------------------------------------------------------- */
 
 struct run_set {

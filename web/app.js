@@ -1,7 +1,7 @@
 'use strict';
 /*
- * thermlog dashboard: plain JavaScript over the JSON API (/api/v1/...). Four views share one
- * time window, resolved to absolute unix seconds when it is chosen, so every request of a view
+ * thermlog dashboard: plain JavaScript over the JSON API (/api/v1/...). The views share one
+ * time window (a run's page shows its own span), resolved to absolute unix seconds when it is chosen, so every request of a view
  * (and the CSV links) covers exactly the same span.
  */
 (function () {
@@ -789,6 +789,7 @@
     const dark = window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches;
     return {
       grid: css.getPropertyValue('--line').trim() || '#ddd',
+      run: dark ? 'rgba(148, 163, 184, 0.16)' : 'rgba(100, 116, 139, 0.13)',
       axis: css.getPropertyValue('--muted').trim() || '#666',
       palette: dark ?
         ['#fb923c', '#60a5fa', '#34d399', '#f472b6', '#facc15', '#a78bfa', '#f87171', '#2dd4bf', '#e879f9', '#fde68a', '#93c5fd', '#86efac', '#fca5a5', '#c4b5fd', '#67e8f9', '#d9f99d'] :
@@ -829,10 +830,22 @@
       strokeWidth: 1.4,
       fillAlpha: 0.2,
       highlightCircleSize: 3,
+      // Runs as shaded columns behind the lines: [start, end] in ms.
+      underlayCallback: opts.runs && opts.runs.length ? (ctx, area, dg) => {
+        ctx.save();
+        ctx.fillStyle = colors.run;
+        for (const [a, b] of opts.runs) {
+          const x1 = Math.max(area.x, dg.toDomXCoord(a));
+          const x2 = Math.min(area.x + area.w, dg.toDomXCoord(b));
+          if (x2 > x1) ctx.fillRect(x1, area.y, Math.max(1, x2 - x1), area.h);
+        }
+        ctx.restore();
+      } : undefined,
       axes: {
         y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: narrow ? 30 : 44 },
         y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: narrow ? 30 : 44, independentTicks: true, drawGrid: false },
-        x: { valueFormatter: (ms) => fmtTime(ms / 1000, true) },
+        // A run's chart spans minutes: its ticks carry seconds ("16:10:30"), wider than 60 px.
+        x: { valueFormatter: (ms) => fmtTime(ms / 1000, true), axisLabelWidth: opts.xLabelWidth || 60 },
       },
     });
     g.thermlogKeys = keys;
@@ -896,8 +909,11 @@
       return;
     }
     let series;
+    let runs;
     try {
-      [, series] = await Promise.all([loadDygraphs(), fetchSeries(wanted, CHART_POINTS)]);
+      // Runs shade the chart; without them (an older daemon) the chart still draws.
+      [, series, runs] = await Promise.all([loadDygraphs(), fetchSeries(wanted, CHART_POINTS),
+        api('runs', winParams()).catch(() => null)]);
     } catch (e) {
       handleError(e, box);
       legend.textContent = '';
@@ -936,7 +952,11 @@
     const data = Array.from(rows.values()).sort((a, b) => a[0] - b[0]);
     box.replaceChildren();
     legend.textContent = '';
-    drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true });
+    const nowMs = Date.now();
+    const spans = asArray(runs, 'runs').map((r) => [Date.parse(r.start), r.end ? Date.parse(r.end) : nowMs]).filter(([a, b]) => a <= b);
+    $('#history-runs').textContent = spans.length ? 'Grey columns are the ' + intFmt.format(spans.length) + ' runs that started in the window (Runs).' : '';
+    drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true, runs: spans });
+    box.dataset.runs = spans.length;
     renderSeriesList(keys, labels.slice(1));
     box.dataset.points = data.length;
   }
@@ -1112,6 +1132,168 @@
       el('p', { class: 'muted', text: 'Over the whole stored history; years of 8760 hours.' }));
   }
 
+  /* ---------- runs ---------- */
+
+  const RUN_LIST_MAX = 200; // rows of the runs table; the statistics cover every run
+  const STATUSES = ['failed', 'signaled', 'timeout', 'lost', 'running'];
+  const isoSeconds = (iso) => (typeof iso === 'string' ? Date.parse(iso) / 1000 : NaN);
+
+  /* "649 attempts, 404 completed, 245 failed; completed runs p50 1627.29 s, ...": as `thermlog runs stats`. */
+  function runsSummaryLine(l) {
+    let s = l.count + ' attempts, ' + l.ok + ' completed';
+    for (const st of STATUSES) {
+      if (l[st] > 0 || st === 'failed') s += ', ' + (l[st] || 0) + ' ' + st;
+    }
+    const d = l.duration_s;
+    if (d && d.n > 0) s += '; completed runs p50 ' + d.p50.toFixed(2) + ' s, p95 ' + d.p95.toFixed(2) + ' s, max ' + d.max.toFixed(2) + ' s';
+    return s;
+  }
+
+  function runStatusText(r) {
+    if (r.status === 'failed' && typeof r.exit_code === 'number') return 'failed (exit ' + r.exit_code + ')';
+    if (r.status === 'signaled' && typeof r.signal === 'number') return 'signaled (signal ' + r.signal + ')';
+    return r.status;
+  }
+
+  const statusClass = (st) => (st === 'ok' ? 'good' : st === 'running' ? '' : st === 'lost' || st === 'timeout' ? 'warn' : 'bad');
+
+  function renderRunLabel(l) {
+    const fact = (name, text, field) => el('div', { 'data-field': field }, el('dt', { text: name }), el('dd', { text }));
+    const d = l.duration_s || {};
+    const e = l.energy_j;
+    const t = l.temp_max_c;
+    const counts = [fact('Completed', intFmt.format(l.ok), 'ok')];
+    for (const st of STATUSES) {
+      if (l[st] > 0 || st === 'failed') counts.push(fact(st[0].toUpperCase() + st.slice(1), intFmt.format(l[st] || 0), st));
+    }
+    return el('section', { class: 'card run-label', 'data-label': l.label },
+      el('h3', { text: l.label }),
+      el('p', { class: 'summary-line', text: runsSummaryLine(l) }),
+      el('dl', { class: 'facts' }, ...counts,
+        fact('Duration p50', d.n ? fmtDuration(d.p50) : '–', 'duration p50'),
+        fact('Duration p95', d.n ? fmtDuration(d.p95) : '–', 'duration p95'),
+        fact('Energy p50', e && e.n ? fmtValue(e.p50, 'joules') : 'not measured', 'energy p50'),
+        fact('Energy p95', e && e.n ? fmtValue(e.p95, 'joules') : 'not measured', 'energy p95'),
+        fact('Peak temperature p50', t && t.n ? fmtValue(t.p50, 'celsius') : '–', 'temp p50')));
+  }
+
+  async function loadRuns() {
+    const labels = $('#runs-labels');
+    const tbody = $('#runs-table tbody');
+    let stats;
+    let list;
+    try {
+      [stats, list] = await Promise.all([api('runs/stats', winParams()), api('runs', winParams())]);
+    } catch (e) {
+      labels.replaceChildren();
+      tbody.replaceChildren();
+      handleError(e, labels);
+      return;
+    }
+    const per = asArray(stats, 'labels');
+    labels.replaceChildren(...(per.length ? per.map(renderRunLabel) :
+      [el('p', { class: 'notice', text: 'No runs started in this window. Mark a job with: thermlog run --label NAME -- COMMAND' })]));
+    const runs = asArray(list, 'runs').slice().reverse();
+    const shown = runs.slice(0, RUN_LIST_MAX);
+    $('#runs-list-note').textContent = runs.length > shown.length ?
+      'The newest ' + shown.length + ' of ' + intFmt.format(runs.length) + ' runs; choose a shorter window for the others.' :
+      intFmt.format(runs.length) + ' runs, newest first.';
+    const td = (name, text, attrs) => el('td', { 'data-label': name, 'data-field': name.toLowerCase(), ...(attrs || {}) }, text);
+    tbody.replaceChildren(...shown.map((r) => el('tr', { 'data-id': r.id },
+      el('th', { scope: 'row' }, el('a', { href: '#run/' + r.id, text: r.label }), el('span', { class: 'key', text: '#' + r.id })),
+      td('Start', fmtTime(isoSeconds(r.start), true)),
+      td('Duration', r.status === 'running' ? 'running' : fmtDuration(r.duration_s), { class: 'num' }),
+      td('Status', runStatusText(r), { class: statusClass(r.status) }),
+      td('Energy', typeof r.energy_j === 'number' ? fmtValue(r.energy_j, 'joules') : '–', { class: 'num' }),
+      td('Peak', fmtValue(r.temp_max_c, 'celsius'), { class: 'num' }))));
+  }
+
+  /* The residency of one clock: seconds at each frequency, as the statistics' time-in-state tables. */
+  function renderResidency(key, r) {
+    const c = channelByKey(key);
+    const seconds = Object.entries(r.seconds || {}).map(([hz, s]) => ({ hz: Number(hz), s })).sort((a, b) => b.hz - a.hz);
+    const total = seconds.reduce((a, x) => a + x.s, 0) || 1;
+    const below = typeof r.below_max_share === 'number' ? fmtPercent(r.below_max_share) + ' below its highest' +
+      (r.max_hz_seen ? ' seen (' + fmtHz(r.max_hz_seen) + ')' : r.max_hz ? ' (' + fmtHz(r.max_hz) + ')' : '') : '';
+    return el('table', { 'data-key': key },
+      el('caption', {}, (c && c.label !== key ? c.label : key), el('span', { class: 'key', text: (r.method || '') + (below ? ' · ' + below : '') })),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Clock' }), el('th', { scope: 'col', class: 'num', text: 'Time' }), el('th', { scope: 'col', text: '', 'aria-hidden': 'true' }))),
+      el('tbody', {}, ...seconds.map((x) => el('tr', {},
+        el('td', { class: 'num', text: fmtHz(x.hz) }),
+        el('td', { class: 'num', 'data-value': x.s, text: fmtDuration(x.s) }),
+        el('td', { style: 'width:40%' }, el('div', { class: 'bar', style: 'width:' + (x.s / total * 100).toFixed(1) + '%' }))))));
+  }
+
+  async function loadRun() {
+    const id = state.runId;
+    const facts = $('#run-facts');
+    const box = $('#run-chart');
+    let shown;
+    let samples;
+    try {
+      [shown, samples] = await Promise.all([api('runs/' + id), api('runs/' + id + '/samples', { max_points: CHART_POINTS }), loadDygraphs()]);
+    } catch (e) {
+      facts.replaceChildren();
+      handleError(e, box);
+      return;
+    }
+    const r = shown.run;
+    $('#run-title').textContent = r.label + ' #' + r.id;
+    const fact = (name, text, sub) => el('div', {}, el('dt', { text: name }), el('dd', {}, text, sub ? el('span', { class: 'hours', text: sub }) : null));
+    const fig = r.figures || {};
+    const energy = fig.energy || {};
+    const power = typeof r.energy_j === 'number' && r.duration_s > 0 ? fmtValue(r.energy_j / r.duration_s, 'watts') + ' mean' : '';
+    const tags = Object.entries(r.tags || {}).map(([k, v]) => k + '=' + v).join(', ');
+    facts.replaceChildren(
+      fact('Status', runStatusText(r)),
+      fact('Start', fmtTime(isoSeconds(r.start), true)),
+      fact('End', r.end ? fmtTime(isoSeconds(r.end), true) : 'running'),
+      fact('Duration', typeof r.duration_s === 'number' ? fmtDuration(r.duration_s) : '–', typeof r.duration_s === 'number' ? r.duration_s.toFixed(3) + ' s' : ''),
+      fact('Energy', typeof r.energy_j === 'number' ? fmtValue(r.energy_j, 'joules') : 'not measured',
+        [r.energy_method, typeof r.energy_coverage === 'number' ? fmtPercent(r.energy_coverage, 0) + ' covered' : '', power, energy.channel].filter(Boolean).join(' · ')),
+      fact('Peak temperature', fmtValue(r.temp_max_c, 'celsius')),
+      fact('Peak RSS', typeof r.rss_max_bytes === 'number' ? fmtBytes(r.rss_max_bytes) : '–'),
+      fact('Tags', tags || 'none'));
+    // The chart: temperatures left, clocks right (GHz), from every stride-th fast sample.
+    const list = asArray(samples, 'samples');
+    const keys = [];
+    for (const s of list) for (const k of Object.keys(s.values)) if (!keys.includes(k)) keys.push(k);
+    const chans = keys.map((k) => channelByKey(k) || { key: k, label: k }).filter((c) => isTemp(c) || isClock(c));
+    $('#run-chart-note').textContent = list.length ?
+      intFmt.format(samples.fast_samples) + ' fast samples' + (samples.stride > 1 ? ', every ' + samples.stride + 'th drawn' : '') + '.' :
+      'This run has no fast samples (imported, or from the demo\'s older history): see its window in History.';
+    if (!list.length || !chans.length) {
+      if (state.charts['run-chart']) {
+        state.charts['run-chart'].destroy();
+        delete state.charts['run-chart'];
+      }
+      box.replaceChildren();
+      $('#run-legend').textContent = '';
+      box.dataset.points = 0;
+    } else {
+      const labels = ['Time'];
+      const clocks = [];
+      for (const c of chans) {
+        const name = c.label === c.key ? c.key : c.label;
+        labels.push(labels.includes(name) ? c.key : name);
+        if (isClock(c)) clocks.push(labels[labels.length - 1]);
+      }
+      const data = list.map((s) => [new Date(Date.parse(s.time)), ...chans.map((c) => {
+        const v = s.values[c.key];
+        return typeof v === 'number' ? v * (isClock(c) ? 1e-9 : 1) : null;
+      })]);
+      box.replaceChildren();
+      drawChart('run-chart', labels, data, { clocks, keys: chans.map((c) => c.key), legend: 'run-legend', xLabelWidth: 72 });
+      box.dataset.points = data.length;
+    }
+    const res = fig.residency || {};
+    const blocks = Object.entries(res).filter(([, v]) => v && v.seconds && Object.keys(v.seconds).length).map(([k, v]) => renderResidency(k, v));
+    $('#run-residency-note').textContent = blocks.length ?
+      'Time at each frequency during the run, per CPU cluster and devfreq device (NPU, GPU, memory), with the method of each.' : '';
+    $('#run-residency').replaceChildren(...(blocks.length ? blocks :
+      [el('p', { class: 'notice', text: 'No residency figures: the run was imported, or ended before the daemon measured clocks.' })]));
+  }
+
   /* ---------- views ---------- */
 
   const LOADERS = {
@@ -1121,20 +1303,29 @@
       await loadHistory();
       await loadPeak();
     },
+    runs: loadRuns,
+    run: loadRun,
     lifetime: loadLifetime,
   };
 
   async function showView(view, force) {
-    if (!LOADERS[view]) view = 'overview';
+    // A run's page is #run/ID; it keeps the window for the way back to the list.
+    const m = /^run\/([1-9][0-9]{0,17})$/.exec(view || '');
+    if (m) {
+      view = 'run';
+      state.runId = m[1];
+    }
+    if (!LOADERS[view] || (view === 'run' && !state.runId)) view = 'overview';
     state.view = view;
-    $('#window-form').hidden = view === 'lifetime';
+    $('#window-form').hidden = view === 'lifetime' || view === 'run';
     for (const v of Object.keys(LOADERS)) {
       $('#view-' + v).hidden = v !== view;
       const link = $('nav a[data-view="' + v + '"]');
-      if (v === view) link.setAttribute('aria-current', 'page');
+      if (!link) continue;
+      if (v === view || (v === 'runs' && view === 'run')) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
-    const key = view === 'lifetime' ? 'all' : winKey();
+    const key = view === 'lifetime' ? 'all' : view === 'run' ? 'run-' + state.runId : winKey();
     if (!force && state.loaded[view] === key) return;
     state.loaded[view] = key;
     document.body.dataset.loading = view;
@@ -1153,7 +1344,7 @@
     if (toUrl) windowToUrl(win);
     banner('');
     showWindow();
-    for (const v of Object.keys(state.loaded)) if (v !== 'lifetime') delete state.loaded[v];
+    for (const v of Object.keys(state.loaded)) if (v !== 'lifetime' && v !== 'run') delete state.loaded[v];
   }
 
   async function start() {

@@ -1,12 +1,14 @@
 /*
  * The demo: a simulated ROCK 5C (sim), its configuration (demo.yaml, embedded), its own
- * database and a week of history, so thermlogd --demo shows a filled dashboard at once.
+ * database and a week of history with its workload's runs, so thermlogd --demo shows a filled
+ * dashboard at once.
  */
 #include "demo.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "runsock.h"
 #include "sampler.h"
 #include "sim.h"
 #include "store.h"
@@ -54,6 +57,9 @@ int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
 			  CONFIG_DEFAULT_DATABASE);
 		return -EINVAL;
 	}
+	demo->seed = seed;
+	demo->live_from = now;
+	demo->replay_from = now;
 	demo->sim = sim_create(NULL, seed, now);
 	if (!demo->sim) {
 		return -EIO;
@@ -85,6 +91,74 @@ struct config *demo_config(const struct demo *demo, const char *interval) {
 		return NULL;
 	}
 	return cfg;
+}
+
+#define DEMO_RUN_STEP_S 5 // as runs.interval's default: a live run's fast samples
+#define DEMO_REPLAY_S   (3 * 3600)
+#define DEMO_TAGS       "{\"board\":\"rock-5c\",\"demo\":\"simulated\"}"
+
+/* One finished run of the workload, measured from the model as the daemon would measure it. */
+static int backfill_run(struct demo *demo, struct store *store, const struct sim_run *r) {
+	double joules = 0, prev_w = NAN;
+	int64_t prev_at = r->start;
+	int32_t peak_mc = INT32_MIN;
+	for (int64_t at = r->start;;
+	     at = at + DEMO_RUN_STEP_S < r->end ? at + DEMO_RUN_STEP_S : r->end) {
+		// What the INA226 prints (25 mW steps) and what the TSADCs print, as sampled live.
+		double w = 0.025 * (double)llround(sim_power_w(demo->seed, at) / 0.025);
+		if (!isnan(prev_w)) {
+			joules += 0.5 * (prev_w + w) * (double)(at - prev_at);
+		}
+		prev_w = w;
+		prev_at = at;
+		struct sim_state s;
+		sim_model(demo->seed, at, &s);
+		for (int z = 0; z < SIM_ZONE_COUNT; z++) {
+			peak_mc = s.zone_mc[z] > peak_mc ? s.zone_mc[z] : peak_mc;
+		}
+		if (at == r->end) {
+			break;
+		}
+	}
+	struct store_run_new row = {
+		.label = r->label, .tags = DEMO_TAGS, .start_ms = r->start * 1000};
+	int64_t id;
+	int rc = store_run_begin(store, &row, &id);
+	if (rc < 0) {
+		return rc;
+	}
+	struct store_run_end end = {.end_ms = r->end * 1000,
+				    .status = r->exit_code ? "failed" : "ok",
+				    .has_exit_code = true,
+				    .exit_code = r->exit_code,
+				    .energy_j = joules,
+				    .energy_method = "power_trapezoid",
+				    .energy_coverage = 1,
+				    .temp_max_c = peak_mc / 1000.0,
+				    .rss_max_bytes = -1};
+	return store_run_end(store, id, &end);
+}
+
+/* The workload's runs that start in [@from, @now) and ended by @now; the last DEMO_REPLAY_S of
+ * them wait for demo_replay(). */
+static int backfill_runs(struct demo *demo, struct store *store, int64_t from, int64_t now) {
+	demo->replay_from = from > now - DEMO_REPLAY_S ? from : now - DEMO_REPLAY_S;
+	size_t n = sim_runs(demo->seed, from, now, NULL, 0);
+	struct sim_run *runs = xcalloc(n ? n : 1, sizeof(*runs));
+	sim_runs(demo->seed, from, now, runs, n);
+	int rc = 0;
+	size_t stored = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (runs[i].end <= now && runs[i].start < demo->replay_from) {
+			rc = backfill_run(demo, store, &runs[i]);
+			stored++;
+		}
+	}
+	free(runs);
+	if (rc == 0) {
+		log_info("demo: %zu simulated runs in the history", stored);
+	}
+	return rc;
 }
 
 int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
@@ -137,6 +211,9 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 				  readings};
 		rc = store_write_cycle(store, &c);
 		*last_ts = t;
+	}
+	if (rc == 0) {
+		rc = backfill_runs(demo, store, from, now);
 	}
 	if (rc < 0) {
 		store_rollback(store);
@@ -205,6 +282,88 @@ void demo_print_commands(const struct demo *demo) {
 void demo_before_read(void *ctx, int64_t ts) {
 	struct demo *demo = ctx;
 	sim_write(demo->sim, ts);
+}
+
+void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
+	int64_t from = demo->replay_from, to = demo->live_from;
+	if (!rs || from >= to) {
+		return;
+	}
+	size_t n = sim_runs(demo->seed, from, to, NULL, 0);
+	struct sim_run *runs = xcalloc(n ? n : 1, sizeof(*runs));
+	sim_runs(demo->seed, from, to, runs, n);
+	// On the 5 s grid from the first run's start to the last run's end, as the live loop would
+	// have run it; the boot clock goes back as far as the simulated time.
+	struct {
+		int64_t id, end;
+		int exit_code;
+	} open[DEMO_LIVE_RUNS];
+	size_t n_open = 0, next = 0, replayed = 0;
+	int64_t t = n > 0 ? floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
+	for (; t < to && (next < n || n_open > 0); t += DEMO_RUN_STEP_S) {
+		int64_t mono = mono_ms - (to - t) * 1000;
+		sim_write(demo->sim, t);
+		for (size_t i = 0; i < n_open;) {
+			if (open[i].end > t) {
+				i++;
+				continue;
+			}
+			struct api_run_stop stop = {.has_exit_code = true,
+						    .exit_code = open[i].exit_code,
+						    .rss_max_bytes = -1};
+			runsock_stop(rs, open[i].id, &stop, t * 1000, mono);
+			open[i] = open[--n_open];
+		}
+		for (; next < n && runs[next].start <= t; next++) {
+			if (runs[next].end > to - DEMO_RUN_STEP_S || n_open == DEMO_LIVE_RUNS) {
+				continue; // under way at the start: neither backfilled nor live
+			}
+			struct api_run_start start = {.label = runs[next].label, .tags = DEMO_TAGS};
+			int64_t id;
+			if (runsock_start(rs, &start, t * 1000, mono, &id) == 0) {
+				open[n_open].id = id;
+				open[n_open].end = runs[next].end;
+				open[n_open].exit_code = runs[next].exit_code;
+				n_open++;
+				replayed++;
+			}
+		}
+		runsock_work(rs, t * 1000, mono);
+	}
+	free(runs);
+	sim_write(demo->sim, to);
+	log_info("demo: %zu recent simulated runs replayed with fast samples", replayed);
+}
+
+void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
+	if (!rs) {
+		return;
+	}
+	int64_t now = floor_div(now_ms, 1000);
+	for (size_t i = 0; i < demo->n_live;) {
+		if (demo->live[i].end > now) {
+			i++;
+			continue;
+		}
+		struct api_run_stop stop = {.has_exit_code = true,
+					    .exit_code = demo->live[i].exit_code,
+					    .rss_max_bytes = -1};
+		runsock_stop(rs, demo->live[i].id, &stop, now_ms, mono_ms);
+		demo->live[i] = demo->live[--demo->n_live];
+	}
+	struct sim_run due[DEMO_LIVE_RUNS];
+	size_t n = sim_runs(demo->seed, demo->live_from, now + 1, due, DEMO_LIVE_RUNS);
+	for (size_t i = 0; i < n && i < DEMO_LIVE_RUNS && demo->n_live < DEMO_LIVE_RUNS; i++) {
+		struct api_run_start start = {.label = due[i].label, .tags = DEMO_TAGS};
+		int64_t id;
+		if (runsock_start(rs, &start, now_ms, mono_ms, &id) == 0) {
+			demo->live[demo->n_live].id = id;
+			demo->live[demo->n_live].end = due[i].end;
+			demo->live[demo->n_live].exit_code = due[i].exit_code;
+			demo->n_live++;
+		}
+	}
+	demo->live_from = now + 1;
 }
 
 void demo_finish(struct demo *demo) {

@@ -132,6 +132,9 @@ static void print_url(struct daemon *d) {
 static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	struct recorder_result res;
 	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
+	if (d->opt.demo) {
+		demo_runs(&d->demo, d->runs, slot_ms, now_mono_ms); // the tree holds slot_ms now
+	}
 	if (res.reopened) {
 		server_restart(d->server, d->cfg);
 		runsock_set_store(d->runs, recorder_store(d->recorder));
@@ -727,6 +730,9 @@ int main(int argc, char **argv) {
 	d.runs = runsock_create(d.cfg, recorder_store(d.recorder), d.boot_id, wall_ms(&d));
 	if (d.runs) {
 		server_set_runs(d.server, runsock_api(d.runs));
+		if (d.opt.demo) {
+			demo_replay(&d.demo, d.runs, mono_ms());
+		}
 		// The demo serves no socket: it must not take the system's runs.socket.
 		int ufd = d.opt.demo ? -1 : runsock_listen(d.cfg);
 		if (ufd >= 0 && server_listen_local(d.server, d.cfg, ufd)) {

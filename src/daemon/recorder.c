@@ -232,12 +232,13 @@ static void publish_capacitors(struct recorder *r) {
 
 /*
  * The runs per label for /metrics, from the database once per cycle (imports and the daemon's
- * own runs alike), so a scrape reads memory only. A failed read keeps the last summary.
+ * own runs alike), so a scrape reads memory only; runs.metrics_labels of them one by one. A
+ * failed read keeps the last summary.
  */
 static void publish_runs(struct recorder *r) {
 	struct runsummary_label *labels;
 	size_t n;
-	if (!r->store || runs_summary(r->store, RUNSUMMARY_LABELS_DEFAULT, &labels, &n) < 0) {
+	if (!r->store || runs_summary(r->store, r->cfg->runs.metrics_labels, &labels, &n) < 0) {
 		return;
 	}
 	live_publish_runs(r->live, labels, n);

@@ -1207,6 +1207,33 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	}
 }
 
+int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
+		  int64_t mono_ms, int64_t *id) {
+	struct job job = {.kind = JOB_START, .start = *start};
+	if (!job.start.tags) {
+		job.start.tags = "{}";
+	}
+	do_start(rs, &job, now_ms, mono_ms);
+	if (job.rc < 0) {
+		log_warn("runs: %s could not start: %s", start->label, job.err);
+	}
+	*id = job.new_id;
+	free(job.err);
+	return job.rc;
+}
+
+int runsock_stop(struct runsock *rs, int64_t id, const struct api_run_stop *stop, int64_t now_ms,
+		 int64_t mono_ms) {
+	struct job job = {.kind = JOB_STOP, .id = id, .stop = *stop};
+	do_stop(rs, &job, now_ms, mono_ms);
+	if (job.rc < 0) {
+		log_warn("runs: run %" PRId64 " could not stop: %s", id, job.err);
+	}
+	buf_finish(&job.out);
+	free(job.err);
+	return job.rc;
+}
+
 int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms) {
 	if (!rs || rs->n_runs == 0) {
 		return -1;

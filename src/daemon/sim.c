@@ -208,6 +208,88 @@ void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 	}
 }
 
+/* --- the workload's runs --- */
+
+#define RERANK_SLOT_S 600
+
+/* The "sdxl-image" run around the NPU job of window @w, if any. */
+static bool sdxl_run(uint64_t seed, int64_t w, struct sim_run *run, struct job *job) {
+	if (!window_job(seed, w, job)) {
+		return false;
+	}
+	uint64_t h = hash3(seed, (uint64_t)w, 'S');
+	// Pre and post stay under the 40 s before a window and 45 s after the latest job end,
+	// so two runs of the label never overlap.
+	*run = (struct sim_run){.label = "sdxl-image",
+				.start = job->start - 10 - (int64_t)(h % 31),
+				.end = job->end + 5 + (int64_t)((h >> 8) % 11),
+				.exit_code = unit(mix(h)) < 1.0 / 6 ? 1 : 0};
+	return true;
+}
+
+/* The "reranker" run of 10-minute slot @k, if any. */
+static bool rerank_run(uint64_t seed, int64_t k, struct sim_run *run) {
+	uint64_t h = hash3(seed, (uint64_t)k, 'R');
+	if (unit(h) >= 0.5) {
+		return false;
+	}
+	int64_t start = k * RERANK_SLOT_S + (int64_t)(mix(h) % 400);
+	*run = (struct sim_run){.label = "reranker",
+				.start = start,
+				.end = start + 30 + (int64_t)((mix(h) >> 16) % 121),
+				.exit_code = unit(mix(h ^ 2)) < 1.0 / 12 ? 2 : 0};
+	return true;
+}
+
+static int cmp_run(const void *a, const void *b) {
+	const struct sim_run *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start ? 1 : strcmp(x->label, y->label);
+}
+
+size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, size_t cap) {
+	size_t n = 0;
+	struct sim_run run;
+	struct job job;
+	for (int64_t w = floor_div(from, WINDOW_S); w <= floor_div(to, WINDOW_S) + 1; w++) {
+		if (sdxl_run(seed, w, &run, &job) && run.start >= from && run.start < to) {
+			if (n < cap) {
+				out[n] = run;
+			}
+			n++;
+		}
+	}
+	for (int64_t k = floor_div(from, RERANK_SLOT_S); k <= floor_div(to, RERANK_SLOT_S); k++) {
+		if (rerank_run(seed, k, &run) && run.start >= from && run.start < to) {
+			if (n < cap) {
+				out[n] = run;
+			}
+			n++;
+		}
+	}
+	if (out && n > 0) {
+		qsort(out, n < cap ? n : cap, sizeof(*out), cmp_run);
+	}
+	return n;
+}
+
+double sim_power_w(uint64_t seed, int64_t t) {
+	double w = 2.95 + noise(seed, 300, t, 0.05);
+	struct sim_run run;
+	struct job job;
+	for (int64_t win = floor_div(t, WINDOW_S) - 1; win <= floor_div(t, WINDOW_S) + 1; win++) {
+		if (sdxl_run(seed, win, &run, &job) && t >= run.start && t < run.end) {
+			// The NPU at 1.0 GHz draws most; loading and saving keep the big cores
+			// busy.
+			w += t >= job.start && t < job.end ? 6.2 * job.intensity : 1.8;
+		}
+	}
+	int64_t k = floor_div(t, RERANK_SLOT_S);
+	if (rerank_run(seed, k, &run) && t >= run.start && t < run.end) {
+		w += 2.4;
+	}
+	return w;
+}
+
 /* --- the tree --- */
 
 static const char *const zone_types[SIM_ZONE_COUNT] = {
@@ -483,6 +565,17 @@ static int build_iio(struct sim *sim) {
 	return err;
 }
 
+/* An INA226 on the 5 V input (hwmon ina2xx driver): 25 mW power steps at a 1 mA current LSB. */
+#define INA_DIR "devices/platform/feb40000.i2c/i2c-4/4-0040/hwmon/hwmon0"
+
+static int build_hwmon(struct sim *sim) {
+	int err = putf(sim, INA_DIR "/name", "ina226\n");
+	err |= putf(sim, INA_DIR "/shunt_resistor", "10000\n");
+	err |= putf(sim, INA_DIR "/update_interval", "2\n");
+	err |= link_to(sim, "../../" INA_DIR, "class/hwmon/hwmon0");
+	return err;
+}
+
 int sim_write(struct sim *sim, int64_t t) {
 	struct sim_state s;
 	char p[512];
@@ -518,6 +611,8 @@ int sim_write(struct sim *sim, int64_t t) {
 	err = err ? err
 		  : putf(sim, TC_DIR "/iio:device1/in_temp_ambient_raw", "%d\n",
 			 (int)s.tc_ambient_raw);
+	long long uw = 25000LL * llround(sim_power_w(sim->seed, t) / 0.025);
+	err = err ? err : putf(sim, INA_DIR "/power1_input", "%lld\n", uw);
 	return err;
 }
 
@@ -543,7 +638,8 @@ struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
 		log_errno("could not open %s", sim->root);
 		goto err_tree;
 	}
-	int err = build_thermal(sim) | build_cpufreq(sim) | build_devfreq(sim) | build_iio(sim);
+	int err = build_thermal(sim) | build_cpufreq(sim) | build_devfreq(sim) | build_iio(sim) |
+		  build_hwmon(sim);
 	if (err == 0) {
 		err = sim_write(sim, t);
 	}

@@ -1093,6 +1093,40 @@ static void handle_run_show(struct request *r) {
 static const struct route run_show_route = {RUNS_PATH "{id}", handle_run_show, true,
 					    API_COST_LIGHT};
 
+#define RUNS_SAMPLES_SUFFIX "/samples"
+
+/* /api/v1/runs/{id}/samples: the id as for run_path_id(), then the suffix. */
+static bool run_samples_path_id(const char *path, int64_t *id) {
+	size_t len = strlen(path), n = strlen(RUNS_SAMPLES_SUFFIX);
+	if (len <= n || strcmp(path + len - n, RUNS_SAMPLES_SUFFIX) != 0 || len - n > 64) {
+		return false;
+	}
+	char head[64];
+	memcpy(head, path, len - n);
+	head[len - n] = '\0';
+	return run_path_id(head, id);
+}
+
+static void handle_run_samples(struct request *r) {
+	static const struct param_spec specs[] = {{"max_points", false}, {NULL, false}};
+	int64_t id = 0;
+	unsigned cap = max_points_cap(r), max_points;
+	if (!check_params(r, specs) || !run_samples_path_id(r->target.path, &id) ||
+	    !param_uint(r, "max_points", cap < 1000 ? cap : 1000, 1, cap, "http.max_points",
+			&max_points)) {
+		return;
+	}
+	int rc = runs_samples_json(r->ctx->store, id, max_points, true, &r->resp->body);
+	if (rc == -ENOENT) {
+		respond_error(r->resp, 404, NULL, "no run %lld", (long long)id);
+		return;
+	}
+	respond_runs(r, rc, "could not read the run's fast samples");
+}
+
+static const struct route run_samples_route = {RUNS_PATH "{id}" RUNS_SAMPLES_SUFFIX,
+					       handle_run_samples, true, API_COST_HEAVY};
+
 /* The route of @path: the table's, or the one of /api/v1/runs/{id}; NULL when none. */
 static const struct route *route_find(const char *path) {
 	int64_t id;
@@ -1100,6 +1134,9 @@ static const struct route *route_find(const char *path) {
 		if (strcmp(routes[i].path, path) == 0) {
 			return &routes[i];
 		}
+	}
+	if (run_samples_path_id(path, &id)) {
+		return &run_samples_route;
 	}
 	return run_path_id(path, &id) ? &run_show_route : NULL;
 }

@@ -235,7 +235,7 @@ static void write_health(const struct live_snapshot *snap, struct buf *out) {
 }
 
 /*
- * Runs, bounded: one series set per label of the summary (at most RUNSUMMARY_LABELS_DEFAULT
+ * Runs, bounded: one series set per label of the summary (at most runs.metrics_labels
  * labels plus "other"), never one per run.
  */
 static void write_runs(const struct live_snapshot *snap, struct buf *out) {

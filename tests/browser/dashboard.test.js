@@ -124,6 +124,64 @@ function contrast(a, b) {
   return (x + 0.05) / (y + 0.05);
 }
 
+/* The demo's workload in the Runs view, on a run's page and shaded on the History chart. */
+async function runsViews(page, win) {
+  const q = '?from=' + win.from + '&to=' + win.to;
+  const stats = await getJson('/api/v1/runs/stats' + q);
+  const list = (await getJson('/api/v1/runs' + q)).runs;
+  ok(list.length > 20, 'the demo has runs in the window (' + list.length + ')');
+  const historyRuns = await page.$eval('#history-chart', (b) => Number(b.dataset.runs));
+  ok(historyRuns === list.length, 'History shades every run of the window (' + historyRuns + ')');
+  await gotoView(page, 'runs');
+  const cards = await page.$$eval('#runs-labels [data-label]', (cs) => cs.map((c) => ({ label: c.dataset.label, text: c.textContent })));
+  ok(cards.length === stats.labels.length && cards.length >= 2, 'a card per label', cards.map((c) => c.label));
+  for (const l of stats.labels) {
+    const card = cards.find((c) => c.label === l.label);
+    if (!ok(card, 'card for ' + l.label)) continue;
+    const line = l.count + ' attempts, ' + l.ok + ' completed, ' + l.failed + ' failed; completed runs p50 ' +
+      l.duration_s.p50.toFixed(2) + ' s, p95 ' + l.duration_s.p95.toFixed(2) + ' s, max ' + l.duration_s.max.toFixed(2) + ' s';
+    ok(card.text.includes(line), l.label + ': the summary line "' + line + '"', card.text.slice(0, 300));
+    const kj = (j) => (j >= 1000 ? (j / 1000).toFixed(2) + ' kJ' : j.toFixed(1) + ' J');
+    ok(l.energy_j && card.text.includes(kj(l.energy_j.p50)) && card.text.includes(kj(l.energy_j.p95)),
+      l.label + ': energy p50 and p95 (' + (l.energy_j ? kj(l.energy_j.p50) : 'none') + ')');
+  }
+  const rows = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.id)));
+  const newest = list.slice().reverse().slice(0, 200).map((r) => r.id);
+  ok(JSON.stringify(rows) === JSON.stringify(newest), 'the table lists the newest runs first (' + rows.length + ')');
+  // The newest ended run that has fast samples: the demo replays its last hours.
+  let shown = null;
+  for (const r of list.slice().reverse()) {
+    if (r.status === 'running') continue;
+    const one = (await getJson('/api/v1/runs/' + r.id)).run;
+    if (one.fast_samples > 0 && one.figures) {
+      shown = one;
+      break;
+    }
+  }
+  if (!ok(shown, 'a run with fast samples and figures')) return;
+  await page.click('#runs-table tbody tr[data-id="' + shown.id + '"] a');
+  await waitReady(page, 'run');
+  await page.waitForSelector('#run-chart canvas');
+  ok(page.url().endsWith('#run/' + shown.id), 'the run has its own address', page.url());
+  const samples = await getJson('/api/v1/runs/' + shown.id + '/samples?max_points=480');
+  const points = await page.$eval('#run-chart', (b) => Number(b.dataset.points));
+  ok(points === samples.samples.length && points > 0, 'the run chart draws its fast samples (' + points + ')');
+  const ink = await inkedPixels(page, '#run-chart');
+  ok(ink.inked > 1000 && ink.colors > 4, 'run chart canvas is not blank', ink);
+  const axes = await page.$$eval('#run-axes [data-axis]', (es) => es.filter((e) => !e.hidden).map((e) => e.dataset.axis));
+  ok(axes.join() === 'y,y2', 'the run chart has temperatures and clocks (two axes)', axes);
+  const facts = await page.textContent('#run-facts');
+  ok(facts.includes((shown.energy_j / 1000).toFixed(2) + ' kJ') || facts.includes(shown.energy_j.toFixed(1) + ' J'),
+    'the run page shows its energy', facts);
+  ok(facts.includes(shown.energy_method), 'and its method ' + shown.energy_method);
+  const bars = await page.$$eval('#run-residency table[data-key]', (ts) => ts.map((t) => ({ key: t.dataset.key, rows: t.querySelectorAll('tbody tr').length })));
+  const want = Object.keys(shown.figures.residency).filter((k) => Object.keys(shown.figures.residency[k].seconds || {}).length);
+  ok(bars.length === want.length && bars.some((b) => b.key === 'devfreq/fdab0000.npu') && bars.some((b) => b.key === 'cpufreq/policy4'),
+    'residency bars per cluster and the NPU', bars);
+  await page.goBack();
+  await page.waitForSelector('#view-runs:not([hidden])');
+}
+
 /*
  * Every view at phone widths, light and dark: nothing overflows sideways, the chart's axis
  * titles and tick labels stay readable. Screenshots of each.
@@ -137,8 +195,13 @@ async function phoneViews(ctx) {
       await page.goto(base + '#overview');
       await waitReady(page, 'overview');
       await page.waitForSelector('#groups svg.spark');
-      for (const view of ['overview', 'statistics', 'history', 'lifetime']) {
-        if (view !== 'overview') await gotoView(page, view);
+      for (const view of ['overview', 'statistics', 'history', 'runs', 'run', 'lifetime']) {
+        if (view === 'run') {
+          // A run with fast samples and residency: the newest in the table.
+          await page.click('#runs-table tbody tr:first-child a');
+          await waitReady(page, 'run');
+          await page.waitForSelector('#run-chart canvas');
+        } else if (view !== 'overview') await gotoView(page, view);
         if (view === 'history') {
           await page.waitForSelector('#peak-chart canvas');
           await page.click('#series-choice summary');
@@ -174,8 +237,12 @@ async function screenshots(ctx, name) {
     await page.goto(base + '#overview');
     await waitReady(page, 'overview');
     await page.waitForSelector('#groups svg.spark');
-    for (const view of ['overview', 'statistics', 'history', 'lifetime']) {
-      if (view !== 'overview') await gotoView(page, view);
+    for (const view of ['overview', 'statistics', 'history', 'runs', 'run', 'lifetime']) {
+      if (view === 'run') {
+        await page.click('#runs-table tbody tr:first-child a');
+        await waitReady(page, 'run');
+        await page.waitForSelector('#run-chart canvas');
+      } else if (view !== 'overview') await gotoView(page, view);
       if (view === 'history') await page.waitForSelector('#peak-chart canvas');
       await page.screenshot({ path: path.join(shotDir, `${name}-${view}-${label}.png`), fullPage: true });
     }
@@ -569,6 +636,9 @@ async function main() {
     const peak = await getJson('/api/v1/peak?channel=' + encodeURIComponent(peakKey) + '&samples=30&from=' + win.from + '&to=' + win.to);
     const summary = await page.textContent('#peak-summary');
     ok(summary.includes(peak.max.toFixed(3)), 'peak summary shows the maximum of /api/v1/peak', { summary, max: peak.max });
+
+    // ---- runs: per label what /api/v1/runs/stats says, the list, a run's page, History shaded ----
+    await runsViews(page, win);
 
     // ---- lifetime shows the demo capacitor ----
     await gotoView(page, 'lifetime');

@@ -8,6 +8,7 @@ import signal
 import socket
 import sys
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -43,6 +44,24 @@ def run(tap):
         tap.ok(not any(k.startswith("hwmon/") for k in keys), "none of the host's hwmon chips")
         tap.ok(not any(k.startswith("meminfo/") for k in keys), "none of the host's memory figures",
                sorted(k for k in keys if k.startswith("meminfo/")))
+        # The simulated workload: a week of labelled runs, some failed, each with its energy
+        # from the simulated INA226 (power trapezoids), written through the store's run functions.
+        runs = query(db, "SELECT label, status, exit_code, end_ms - start_ms, energy_j, "
+                     "energy_method, temp_max_c FROM runs WHERE status != 'running'")
+        labels = {r[0] for r in runs}
+        tap.ok(labels == {"sdxl-image", "reranker"}, "runs of both labels", labels)
+        sdxl = [r for r in runs if r[0] == "sdxl-image"]
+        tap.ok(len(sdxl) >= 80 and all(1515000 <= r[3] <= 1555000 for r in sdxl),
+               "%d sdxl-image runs of about 25 minutes" % len(sdxl))
+        failed = [r for r in runs if r[1] == "failed"]
+        tap.ok(failed and all(r[2] in (1, 2) for r in failed) and len(failed) < len(runs) / 4,
+               "some runs failed, exit code kept (%d of %d)" % (len(failed), len(runs)))
+        tap.ok(all(r[5] == "power_trapezoid" and r[4] > 0 for r in runs),
+               "every run has energy by power trapezoids")
+        per_s = [r[4] / (r[3] / 1000) for r in sdxl]
+        tap.ok(all(7 < w < 11 for w in per_s), "an sdxl-image run draws 7-11 W on average (%.2f-%.2f)"
+               % (min(per_s), max(per_s)))
+        tap.ok(all(r[6] and 35 < r[6] < 90 for r in runs), "peak temperatures are kept")
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
                 status = json.load(r)
@@ -51,6 +70,45 @@ def run(tap):
                    status.get("board"))
         except Exception as e:
             tap.ok(False, "the HTTP API answers: %s" % e)
+        # The backfill's last 3 hours of runs are replayed with fast samples; a run's chart
+        # gets every stride-th of them.
+        try:
+            base = "http://127.0.0.1:%d" % port
+            with urllib.request.urlopen(base + "/api/v1/runs?from=-3h", timeout=10) as r:
+                recent = [x for x in json.load(r)["runs"] if x["status"] != "running"]
+            rid = recent[-1]["id"] if recent else 0
+            with urllib.request.urlopen(base + "/api/v1/runs/%d" % rid, timeout=10) as r:
+                shown = json.load(r)["run"]
+            n = shown["fast_samples"]
+            tap.ok(n >= 6 and shown["figures"] and "residency" in shown["figures"],
+                   "a recent run has fast samples (%d) and residency figures" % n)
+            with urllib.request.urlopen(base + "/api/v1/runs/%d/samples" % rid, timeout=10) as r:
+                every = json.load(r)
+            tap.ok(every["fast_samples"] == n and every["stride"] == 1 and
+                   len(every["samples"]) == n and
+                   "cpufreq/policy4" in every["samples"][0]["values"] and
+                   "thermal/npu-thermal" in every["samples"][0]["values"],
+                   "/api/v1/runs/ID/samples: every fast sample, clocks and zones",
+                   {k: every[k] for k in ("fast_samples", "stride")})
+            with urllib.request.urlopen(base + "/api/v1/runs/%d/samples?max_points=5" % rid,
+                                        timeout=10) as r:
+                few = json.load(r)
+            stride = -(-n // 5)
+            tap.ok(few["stride"] == stride and len(few["samples"]) == -(-n // stride) and
+                   [x["time"] for x in few["samples"]] ==
+                   [x["time"] for x in every["samples"]][::stride],
+                   "max_points=5: every %d-th, from the first" % stride)
+            for path, code in (("/api/v1/runs/999999/samples", 404),
+                               ("/api/v1/runs/%d/samples?max_points=0" % rid, 400),
+                               ("/api/v1/runs/%dx/samples" % rid, 404)):
+                try:
+                    urllib.request.urlopen(base + path, timeout=10)
+                    got = 200
+                except urllib.error.HTTPError as e:
+                    got = e.code
+                tap.ok(got == code, "%s answers %d (%d)" % (path, code, got))
+        except Exception as e:
+            tap.ok(False, "the runs over HTTP: %r" % e)
         # The daemon's running damage (/metrics) agrees with the full recomputation.
         try:
             base = "http://127.0.0.1:%d" % port

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -131,6 +132,31 @@ def run(tap):
             r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                                text=True)
             tap.ok(r.returncode == 0, "promtool check metrics", r.stdout + r.stderr)
+        d.stop()
+
+        # runs.metrics_labels sets the cap; a reload (SIGHUP) applies a new one.
+        def exported():
+            s, text = get("/metrics")
+            lines = [x for x in text.splitlines() if x.startswith("thermlog_run")]
+            return lines, set(re.findall(r'label="([^"]*)"', "\n".join(lines)))
+        cfg = write_config(os.path.join(wd, "t.yaml"), interval="1s",
+                           extra="runs:\n  metrics_labels: 5\n")
+        d = Daemon(thermlogd, wd, ["-c", cfg, "--sysfs-root", sysfs, "--db", db,
+                                   "--listen", "127.0.0.1:0"], name="cap5").start()
+        port = d.http_port()
+        base = "http://127.0.0.1:%d" % port
+        got = wait_for(lambda: exported() if exported()[1] else None, 20)
+        lines, labels = got or ([], set())
+        tap.ok(labels == {"sdxl-npu", "loop-0000", "loop-0001", "loop-0002", "loop-0003",
+                          "other"} and len(lines) == 6 * per_label,
+               "runs.metrics_labels: 5 exports 5 labels plus other (%d series)" % len(lines),
+               sorted(labels))
+        write_config(os.path.join(wd, "t.yaml"), interval="1s",
+                     extra="runs:\n  metrics_labels: 2\n")
+        d.send(signal.SIGHUP)
+        got = wait_for(lambda: exported() if len(exported()[1]) == 3 else None, 20)
+        tap.ok(got and got[1] == {"sdxl-npu", "loop-0000", "other"},
+               "after a reload with 2: 2 labels plus other", got and sorted(got[1]))
         d.stop()
 
 
