@@ -508,9 +508,12 @@ def test_heavy(tmp):
         t.join()
     done200 = statuses.count(200)
     p99 = percentile(lat, 99)
-    ok(len(lat) >= 50 and p99 < 50,
+    with open(f"/proc/{s.proc.pid}/maps") as f:
+        sanitized = "libasan" in f.read()  # ASan slows every request two to three times
+    bound = 200 if sanitized else 50
+    ok(len(lat) >= 50 and p99 < bound,
        f"/metrics p99 {p99:.1f} ms (median {percentile(lat, 50):.1f} ms, max {max(lat):.1f} ms, "
-       f"{len(lat)} requests) under 50 ms while {done200} heavy answers were computed",
+       f"{len(lat)} requests) under {bound} ms while {done200} heavy answers were computed",
        f"{sorted(lat)[-10:]}")
     ok(done200 >= 8 and all(x in (200, 503) for x in statuses),
        f"heavy requests answer 200 or 503 ({done200} x 200, {statuses.count(503)} x 503)",
