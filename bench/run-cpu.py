@@ -3,7 +3,7 @@
 one-minute cycle measured in the same run (the daemon at a 1 s interval, no run), on a copy of
 the ROCK 5C fixture. Phase 1: interval 1 s, no run, N s: CPU per cycle. Phase 2: interval 60 s,
 runs.interval 1 s, no run, N s: the idle floor. Phase 3: the same daemon with `thermlog run --
-sleep N`: (CPU - idle floor) / fast samples. CPU is utime + stime of the daemon (all threads).
+sleep N`: (CPU - idle floor) / fast samples. CPU is the sum of schedstat run time over the daemon's threads.
 
 usage: bench/run-cpu.py build/src/thermlogd build/src/thermlog [--seconds N]
 """
@@ -19,13 +19,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import stop  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+    """CPU time of every thread of @pid, in s, from schedstat (ns; clock ticks are too coarse
+    for a fast sample's cost)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended
+    return total / 1e9
 
 
 def start(thermlogd, tmp, name, interval, sock):
@@ -75,8 +81,7 @@ def main():
         print(f"minute cycle: {per_cycle * 1e6:.0f} us CPU per cycle (interval 1 s, {wall:.0f} s); "
               f"fast sample: {per_sample * 1e6:.0f} us CPU each ({busy_wall:.0f} s run at 1 s, "
               f"idle floor {idle / idle_wall * 1e6:.0f} us/s subtracted); "
-              f"ratio {per_sample / per_cycle:.2f} (clock ticks of {1e3 / TICK:.0f} ms: "
-              f"use --seconds 60 or more for steadier figures)")
+              f"ratio {per_sample / per_cycle:.2f}")
     finally:
         for p in procs:
             if p.poll() is None:
