@@ -136,9 +136,18 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
 	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
 			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-	// Subqueries keep each part on its fast path: b-tree count, rowid ends, partial index.
-	[ST_INFO] = "SELECT (SELECT count(*) FROM cycles), (SELECT min(ts) FROM cycles), "
-		    "(SELECT max(ts) FROM cycles), (SELECT count(*) FROM cycles WHERE clock = 2)",
+	/*
+	 * The days before the day horizon are counted from cycle_days, one row a day, and only
+	 * the tail from the cycles; one statement, so one snapshot even beside the writer.
+	 * Subqueries keep each part on its fast path: rowid range, rowid ends, partial index.
+	 */
+	[ST_INFO] = "WITH h (d) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM state "
+		    "WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
+		    "SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
+		    "(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
+		    "(SELECT min(ts) FROM cycles), (SELECT max(ts) FROM cycles), "
+		    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
+		    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
