@@ -33,6 +33,7 @@
 #define DAY_S             (24 * HOUR_S)
 #define DAY_CHUNK_S       (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE   "2048"                     // bytes, for new databases
 
 enum stmt {
 	ST_BEGIN,
@@ -1253,6 +1254,19 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		free(shm);
 		*out = store;
 		return 0;
+	}
+	/*
+	 * A commit writes whole pages to the WAL, at least the leaves of cycles and samples: 2 KiB
+	 * pages halve that. It must precede journal_mode = WAL, which writes the first page of a
+	 * new file; a database that has pages keeps its size (SQLite ignores the pragma then).
+	 */
+	int64_t pages = 0;
+	err = pragma_int(store, "PRAGMA page_count", &pages);
+	if (err == 0 && pages == 0) {
+		err = pragma(store, "PRAGMA page_size = " STORE_PAGE_SIZE);
+	}
+	if (err < 0) {
+		goto err_db;
 	}
 	/*
 	 * Debian builds SQLite with SECURE_DELETE and WAL synchronous=FULL: both cost flash writes

@@ -1001,6 +1001,21 @@ static int count_per_cycle(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
+static int64_t file_page_size(const char *path) {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t size = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			size = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return size;
+}
+
 /* A reader in another process while the writer commits: it sees whole cycles only. */
 static void test_reader_while_writing(void) {
 	char *path = tmp_path("rw.db");
@@ -1023,8 +1038,9 @@ static void test_reader_while_writing(void) {
 	put(store, T0 + 90, CLOCK_STATE_SYNCED, v, NULL);
 	store_info(store, &w2);
 	ok(w1.bytes_written > 0, "the writer counts the bytes it wrote");
-	ok(w2.bytes_written >= w1.bytes_written + 2 * 4096 &&
-		   w2.bytes_written <= w1.bytes_written + 4 * 4096,
+	int64_t page = file_page_size(path);
+	ok(w2.bytes_written >= w1.bytes_written + 2 * page &&
+		   w2.bytes_written <= w1.bytes_written + 4 * page,
 	   "a cycle writes two or three pages");
 	is_int(put(reader, T0 + 120, CLOCK_STATE_SYNCED, v, NULL), -EROFS, "a reader cannot write");
 	is_int(store_maintain(reader, T0, 0), -EROFS, "nor maintain");
@@ -1389,6 +1405,29 @@ static void test_info_from_days(void) {
 	store_close(store);
 }
 
+/* New databases get 2 KiB pages (half the WAL bytes per commit); existing ones keep theirs. */
+static void test_page_size(void) {
+	char *path = tmp_path("pages.db");
+	remove_db(path);
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "create a database");
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	store_close(store);
+	is_int(file_page_size(path), 2048, "a new database has 2 KiB pages");
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open it again");
+	store_close(store);
+	is_int(file_page_size(path), 2048, "and keeps them");
+	remove_db(path);
+	is_int(copy_file("fixtures/db/amd64.db", path), 0, "copy a database of 4 KiB pages");
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open it as the writer");
+	is_int(put(store, T0 + 600 * 86400, CLOCK_STATE_SYNCED, v, NULL), 0, "write a cycle");
+	store_close(store);
+	is_int(file_page_size(path), 4096, "an existing database keeps its page size");
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -1413,6 +1452,7 @@ int main(void) {
 	test_drop_after();
 	test_info_from_days();
 	test_files();
+	test_page_size();
 	test_backup();
 	test_reader_while_writing();
 	test_corrupt();
