@@ -6,8 +6,9 @@
  * that --include-unsynced takes (no cycle is unsynced here, so both count the same samples),
  * checks their figures agree within 1e-9 relative and prints the ratio.
  *
- * usage: bench-lifetime [--days N] [--db PATH] [--reuse]   (--reuse: keep and measure an
- *        existing --db)
+ * usage: bench-lifetime [--days N] [--db PATH] [--page-size BYTES] [--reuse]
+ *        (--reuse: keep and measure an existing --db; --page-size: of the generated database,
+ *        default the store's own)
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -26,6 +27,8 @@
 #include "store.h"
 #include "xalloc.h"
 
+#include "bench-db.h"
+
 extern char **environ;
 
 static uint64_t rng_state = 7;
@@ -38,10 +41,10 @@ static uint64_t rng(void) {
 }
 
 /* The RK3588 SoC zone: a daily load curve plus noise in ~0.92 °C TSADC steps. */
-static int generate(const char *path, int days, int64_t end) {
+static int generate(const char *path, int days, int64_t end, int page_size) {
 	struct store *store;
-	unlink(path);
-	if (store_open(&store, path, STORE_MODE_WRITE) < 0) {
+	if (bench_db_create(path, page_size) < 0 ||
+	    store_open(&store, path, STORE_MODE_WRITE) < 0) {
 		return -1;
 	}
 	struct channel ch = {.key = "thermal/soc-thermal",
@@ -144,8 +147,10 @@ int main(int argc, char **argv) {
 		{"days", required_argument, NULL, 'd'},
 		{"db", required_argument, NULL, 'b'},
 		{"reuse", no_argument, NULL, 'r'},
+		{"page-size", required_argument, NULL, 'p'},
 		{0},
 	};
+	int page_size = 0; // of a generated database; 0: the store's default
 	int days = 1095, opt;
 	const char *db = "/tmp/bench-lifetime.db";
 	bool reuse = false;
@@ -157,6 +162,9 @@ int main(int argc, char **argv) {
 		case 'b':
 			db = optarg;
 			break;
+		case 'p':
+			page_size = atoi(optarg);
+			break;
 		case 'r':
 			reuse = true;
 			break;
@@ -166,7 +174,8 @@ int main(int argc, char **argv) {
 	}
 	log_init(LOG_LEVEL_WARN);
 	int64_t end = (int64_t)time(NULL) / 3600 * 3600 - 7 * 60; // a ragged, recent end
-	if (days < 1 || (!(reuse && access(db, F_OK) == 0) && generate(db, days, end) < 0)) {
+	if (days < 1 ||
+	    (!(reuse && access(db, F_OK) == 0) && generate(db, days, end, page_size) < 0)) {
 		return 1;
 	}
 	char cfg[] = "/tmp/bench-lifetime-cfg-XXXXXX";

@@ -8,7 +8,8 @@
  * values in memory, and `thermlog export` against `sqlite3 -csv` over the same rows; checks
  * the answers agree and prints ratios.
  *
- * usage: bench-stats [--days N] [--channels K] [--db PATH] [--generate-only] [--keep] [--reuse]
+ * usage: bench-stats [--days N] [--channels K] [--db PATH] [--page-size BYTES] [--generate-only]
+ *        [--keep] [--reuse]   (--page-size: of the generated database, default the store's own)
  *        (--reuse: measure an existing --db instead of generating it; implies --keep)
  */
 #include <errno.h>
@@ -32,6 +33,8 @@
 #include "stats.h"
 #include "store.h"
 #include "xalloc.h"
+
+#include "bench-db.h"
 
 extern char **environ;
 
@@ -138,10 +141,10 @@ static void make_readings(const struct channel *ch, struct reading *r, size_t n,
 	}
 }
 
-static int generate(const char *path, int days, size_t n_ch, int64_t end) {
+static int generate(const char *path, int days, size_t n_ch, int64_t end, int page_size) {
 	struct store *store;
-	unlink(path);
-	if (store_open(&store, path, STORE_MODE_WRITE) < 0) {
+	if (bench_db_create(path, page_size) < 0 ||
+	    store_open(&store, path, STORE_MODE_WRITE) < 0) {
 		return -1;
 	}
 	struct channel *ch = xcalloc(n_ch, sizeof(*ch));
@@ -295,8 +298,10 @@ int main(int argc, char **argv) {
 		{"generate-only", no_argument, NULL, 'g'},
 		{"keep", no_argument, NULL, 'k'},
 		{"reuse", no_argument, NULL, 'r'},
+		{"page-size", required_argument, NULL, 'p'},
 		{0},
 	};
+	int page_size = 0; // of a generated database; 0: the store's default
 	int days = 365, opt;
 	size_t n_ch = 20;
 	const char *db = "/tmp/bench-stats.db";
@@ -318,6 +323,9 @@ int main(int argc, char **argv) {
 		case 'k':
 			keep = true;
 			break;
+		case 'p':
+			page_size = atoi(optarg);
+			break;
 		case 'r':
 			reuse = keep = true;
 			break;
@@ -328,7 +336,7 @@ int main(int argc, char **argv) {
 	log_init(LOG_LEVEL_WARN);
 	int64_t end = (int64_t)time(NULL) / 3600 * 3600 - 7 * 60; // a ragged, recent end
 	if (days < 1 || n_ch < 1 ||
-	    (!(reuse && access(db, F_OK) == 0) && generate(db, days, n_ch, end) < 0)) {
+	    (!(reuse && access(db, F_OK) == 0) && generate(db, days, n_ch, end, page_size) < 0)) {
 		return 1;
 	}
 	if (generate_only) {

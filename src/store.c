@@ -33,6 +33,7 @@
 #define DAY_S             (24 * HOUR_S)
 #define DAY_CHUNK_S       (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE   "2048"                     // bytes, for new databases
 
 enum stmt {
 	ST_BEGIN,
@@ -136,9 +137,18 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
 	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
 			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-	// Subqueries keep each part on its fast path: b-tree count, rowid ends, partial index.
-	[ST_INFO] = "SELECT (SELECT count(*) FROM cycles), (SELECT min(ts) FROM cycles), "
-		    "(SELECT max(ts) FROM cycles), (SELECT count(*) FROM cycles WHERE clock = 2)",
+	/*
+	 * The days before the day horizon are counted from cycle_days, one row a day, and only
+	 * the tail from the cycles; one statement, so one snapshot even beside the writer.
+	 * Subqueries keep each part on its fast path: rowid range, rowid ends, partial index.
+	 */
+	[ST_INFO] = "WITH h (d) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM state "
+		    "WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
+		    "SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
+		    "(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
+		    "(SELECT min(ts) FROM cycles), (SELECT max(ts) FROM cycles), "
+		    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
+		    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
 };
 
@@ -1244,6 +1254,19 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		free(shm);
 		*out = store;
 		return 0;
+	}
+	/*
+	 * A commit writes whole pages to the WAL, at least the leaves of cycles and samples: 2 KiB
+	 * pages halve that. It must precede journal_mode = WAL, which writes the first page of a
+	 * new file; a database that has pages keeps its size (SQLite ignores the pragma then).
+	 */
+	int64_t pages = 0;
+	err = pragma_int(store, "PRAGMA page_count", &pages);
+	if (err == 0 && pages == 0) {
+		err = pragma(store, "PRAGMA page_size = " STORE_PAGE_SIZE);
+	}
+	if (err < 0) {
+		goto err_db;
 	}
 	/*
 	 * Debian builds SQLite with SECURE_DELETE and WAL synchronous=FULL: both cost flash writes

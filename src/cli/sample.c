@@ -94,9 +94,9 @@ static char *human_value(const struct channel *c, double v) {
 		const char *unit, *symbol;
 		double div;
 	} units[] = {
-		{"celsius", "°C", 1},    {"hertz", "MHz", 1e6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1}, {"amperes", "A", 1},   {"watts", "W", 1},
-		{"joules", "J", 1},      {"rpm", "rpm", 1},     {"percent", "%", 1},
+		{"celsius", "°C", 1},      {"hertz", "MHz", 1e6}, {"volts", "V", 1},
+		{"millivolts", "mV", 1},   {"amperes", "A", 1},   {"watts", "W", 1},
+		{"joules", "J", 1},        {"rpm", "rpm", 1},     {"percent", "%", 1},
 		{"bytes", "MiB", 1048576},
 	};
 	const char *symbol =

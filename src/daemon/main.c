@@ -273,10 +273,11 @@ static int lock_db(struct daemon *d) {
 	if (d->db_lock_fd >= 0 && flock(d->db_lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		if (rc == -EBUSY) {
-			log_error("the database %s is already in use by another thermlogd through "
-				  "another name (a symlink or hard link to the same file): refusing "
-				  "to start a second one",
-				  d->db_path);
+			log_error(
+				"the database %s is already in use by another thermlogd through "
+				"another name (a symlink or hard link to the same file): refusing "
+				"to start a second one",
+				d->db_path);
 		} else {
 			log_error("could not lock %s: %s", d->db_path, strerror(-rc));
 		}

@@ -445,9 +445,9 @@ static void flush_batch(struct runsock *rs) {
 	struct store_run_instant samples[RUNSOCK_BATCH];
 	for (size_t i = 0; i < rs->n_batch; i++) {
 		samples[i] = (struct store_run_instant){.ts_ms = rs->batch[i].ts_ms,
-						       .n = rs->batch[i].n,
-						       .channels = rs->batch[i].channels,
-						       .readings = rs->batch[i].readings};
+							.n = rs->batch[i].n,
+							.channels = rs->batch[i].channels,
+							.readings = rs->batch[i].readings};
 	}
 	if (rs->store && store_run_samples_put(rs->store, samples, rs->n_batch) < 0) {
 		log_warn("runs: %zu fast samples were not stored", rs->n_batch);

@@ -1001,6 +1001,21 @@ static int count_per_cycle(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
+static int64_t file_page_size(const char *path) {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t size = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			size = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return size;
+}
+
 /* A reader in another process while the writer commits: it sees whole cycles only. */
 static void test_reader_while_writing(void) {
 	char *path = tmp_path("rw.db");
@@ -1023,8 +1038,9 @@ static void test_reader_while_writing(void) {
 	put(store, T0 + 90, CLOCK_STATE_SYNCED, v, NULL);
 	store_info(store, &w2);
 	ok(w1.bytes_written > 0, "the writer counts the bytes it wrote");
-	ok(w2.bytes_written >= w1.bytes_written + 2 * 4096 &&
-		   w2.bytes_written <= w1.bytes_written + 4 * 4096,
+	int64_t page = file_page_size(path);
+	ok(w2.bytes_written >= w1.bytes_written + 2 * page &&
+		   w2.bytes_written <= w1.bytes_written + 4 * page,
 	   "a cycle writes two or three pages");
 	is_int(put(reader, T0 + 120, CLOCK_STATE_SYNCED, v, NULL), -EROFS, "a reader cannot write");
 	is_int(store_maintain(reader, T0, 0), -EROFS, "nor maintain");
@@ -1275,6 +1291,143 @@ static void test_runs_read(void) {
 	free(path);
 }
 
+/* The plain answer store_info() must equal: every cycle scanned. */
+struct cycle_tally {
+	int64_t cycles, unsynced, first, last;
+};
+
+static int tally_cycle(void *ctx, const struct store_cycle *cy) {
+	struct cycle_tally *c = ctx;
+	if (c->cycles == 0) {
+		c->first = cy->ts;
+	}
+	c->last = cy->ts;
+	c->cycles++;
+	c->unsynced += cy->clock == CLOCK_STATE_UNSYNCED;
+	return 0;
+}
+
+static bool info_matches(struct store *store, const char *when) {
+	struct cycle_tally want = {0};
+	struct store_info info;
+	store_scan_cycles(store, INT64_MIN, INT64_MAX, tally_cycle, &want);
+	bool good = store_info(store, &info) == 0 && info.cycles == want.cycles &&
+		    info.unsynced_cycles == want.unsynced && info.first_cycle == want.first &&
+		    info.last_cycle == want.last;
+	if (!good) {
+		printf("# %s: info %lld cycles %lld unsynced [%lld, %lld], scan %lld %lld "
+		       "[%lld, %lld]\n",
+		       when, (long long)info.cycles, (long long)info.unsynced_cycles,
+		       (long long)info.first_cycle, (long long)info.last_cycle,
+		       (long long)want.cycles, (long long)want.unsynced, (long long)want.first,
+		       (long long)want.last);
+	}
+	return good;
+}
+
+/* Writes the cycles of [from, to) every 60 s; a seeded few are skipped, unsynced or unknown. */
+static void put_days(struct store *store, int64_t from, int64_t to, uint32_t *seed) {
+	double v[] = {40, 1e9, 1};
+	store_begin(store);
+	for (int64_t ts = from; ts < to; ts += 60) {
+		*seed = *seed * 1103515245u + 12345u;
+		unsigned r = (*seed >> 16) % 100;
+		if (r < 3) {
+			continue;
+		}
+		enum clock_state clock = r < 10   ? CLOCK_STATE_UNSYNCED
+					 : r < 13 ? CLOCK_STATE_UNKNOWN
+						  : CLOCK_STATE_SYNCED;
+		put(store, ts, clock, v, NULL);
+	}
+	store_commit(store);
+}
+
+/*
+ * store_info() counts merged days from cycle_days and only the tail from the cycles: equal to
+ * the plain count through unsynced cycles, imports into merged days, a repair and a refinement.
+ */
+static void test_info_from_days(void) {
+	uint32_t seed = 15;
+	printf("# seed %u\n", seed);
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	int64_t day0 = T0 - T0 % 86400 + 86400;
+	ok(info_matches(store, "empty"), "info on an empty store equals the scan");
+	put_days(store, day0 - 3 * 3600, day0 + 4 * 86400 + 5 * 3600, &seed);
+	ok(info_matches(store, "unmerged"), "before any merge, info equals the scan");
+	is_int(store_maintain(store, day0 + 4 * 86400 + 5 * 3600, 0), 0, "maintain");
+	int64_t horizon = 0;
+	store_day_horizon(store, &horizon);
+	is_int(horizon, day0 + 4 * 86400, "four whole days and the partial first one are merged");
+	ok(info_matches(store, "merged"), "merged days plus the tail equal the scan");
+
+	// Imports: new cycles inside merged days (rolled-up hours) and before the first cycle.
+	struct channel ext = {.key = "bench/thermocouple",
+			      .kind = CHANNEL_KIND_TEMPERATURE,
+			      .unit = "celsius",
+			      .resolution = 0.01};
+	int64_t id;
+	store_channel_ensure(store, &ext, &id);
+	store_begin(store);
+	for (int i = 0; i < 50; i++) {
+		store_insert_sample(store, day0 + 2 * 86400 + i * 1200 + 30, id, 2500 + i, NULL);
+	}
+	store_commit(store);
+	// The horizon moved back to a day whose row is still there, stale until the next merge.
+	ok(info_matches(store, "imported"), "after imports into merged days, info equals the scan");
+	store_begin(store);
+	store_insert_sample(store, day0 - 5 * 86400 + 30, id, 2400, NULL);
+	store_commit(store);
+	ok(info_matches(store, "imported early"), "and after one before the first cycle");
+	store_maintain(store, day0 + 4 * 86400 + 5 * 3600, 0);
+	ok(info_matches(store, "imported, merged"), "and after they are merged again");
+
+	put_days(store, day0 + 4 * 86400 + 5 * 3600, day0 + 7 * 86400, &seed);
+	store_maintain(store, day0 + 7 * 86400, 0);
+	ok(info_matches(store, "more days"), "more days merged, info equals the scan");
+
+	struct store_drop drop;
+	is_int(store_drop_after(store, day0 + 5 * 86400 + 7 * 3600 + 90, false, &drop), 0,
+	       "repair: drop after a cut inside a merged day");
+	ok(info_matches(store, "dropped"), "after the repair, info equals the scan");
+	store_maintain(store, day0 + 7 * 86400, 0);
+	ok(info_matches(store, "dropped, merged"), "and after the next merge");
+
+	double applied;
+	is_int(store_channel_refine(store, id, 0.001, &applied), 0, "refine the imported channel");
+	ok(info_matches(store, "refined"), "after a refinement, info equals the scan");
+	put_days(store, day0 + 7 * 86400, day0 + 9 * 86400 + 600, &seed);
+	store_maintain(store, day0 + 9 * 86400 + 600, 0);
+	store_day_horizon(store, &horizon);
+	is_int(horizon, day0 + 9 * 86400, "merged again up to the last whole day");
+	ok(info_matches(store, "refined, merged"), "and after the next merge");
+	store_close(store);
+}
+
+/* New databases get 2 KiB pages (half the WAL bytes per commit); existing ones keep theirs. */
+static void test_page_size(void) {
+	char *path = tmp_path("pages.db");
+	remove_db(path);
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "create a database");
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	store_close(store);
+	is_int(file_page_size(path), 2048, "a new database has 2 KiB pages");
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open it again");
+	store_close(store);
+	is_int(file_page_size(path), 2048, "and keeps them");
+	remove_db(path);
+	is_int(copy_file("fixtures/db/amd64.db", path), 0, "copy a database of 4 KiB pages");
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open it as the writer");
+	is_int(put(store, T0 + 600 * 86400, CLOCK_STATE_SYNCED, v, NULL), 0, "write a cycle");
+	store_close(store);
+	is_int(file_page_size(path), 4096, "an existing database keeps its page size");
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -1297,7 +1450,9 @@ int main(void) {
 	test_rollups();
 	test_retention();
 	test_drop_after();
+	test_info_from_days();
 	test_files();
+	test_page_size();
 	test_backup();
 	test_reader_while_writing();
 	test_corrupt();
