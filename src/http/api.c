@@ -1098,7 +1098,7 @@ static const struct route run_show_route = {RUNS_PATH "{id}", handle_run_show, t
 /* /api/v1/runs/{id}/samples: the id as for run_path_id(), then the suffix. */
 static bool run_samples_path_id(const char *path, int64_t *id) {
 	size_t len = strlen(path), n = strlen(RUNS_SAMPLES_SUFFIX);
-	if (len <= n || strcmp(path + len - n, RUNS_SAMPLES_SUFFIX) != 0 || len - n > 64) {
+	if (len <= n || strcmp(path + len - n, RUNS_SAMPLES_SUFFIX) != 0 || len - n >= 64) {
 		return false;
 	}
 	char head[64];
