@@ -197,10 +197,11 @@ async function phoneViews(ctx) {
       await page.waitForSelector('#groups svg.spark');
       for (const view of ['overview', 'statistics', 'history', 'runs', 'run', 'lifetime']) {
         if (view === 'run') {
-          // A run with fast samples and residency: the newest in the table.
+          // The newest run in the table: usually with fast samples and residency, but one
+          // that has just started has none yet, so wait for what the page draws of it.
           await page.click('#runs-table tbody tr:first-child a');
           await waitReady(page, 'run');
-          await page.waitForSelector('#run-chart canvas');
+          await page.waitForFunction(() => document.querySelector('#run-chart').dataset.points !== undefined);
         } else if (view !== 'overview') await gotoView(page, view);
         if (view === 'history') {
           await page.waitForSelector('#peak-chart canvas');
@@ -241,7 +242,9 @@ async function screenshots(ctx, name) {
       if (view === 'run') {
         await page.click('#runs-table tbody tr:first-child a');
         await waitReady(page, 'run');
-        await page.waitForSelector('#run-chart canvas');
+        // The newest run may have just started (no fast sample yet): wait for the page to
+        // have drawn what the run has, a chart or the note that it has none.
+        await page.waitForFunction(() => document.querySelector('#run-chart').dataset.points !== undefined);
       } else if (view !== 'overview') await gotoView(page, view);
       if (view === 'history') await page.waitForSelector('#peak-chart canvas');
       await page.screenshot({ path: path.join(shotDir, `${name}-${view}-${label}.png`), fullPage: true });
