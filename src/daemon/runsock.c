@@ -992,6 +992,26 @@ static void run_remove(struct runsock *rs, size_t at) {
 
 /* --- the loop's answers ---------------------------------------------------------------------- */
 
+/* "@key_prefix/NAME": the governor in @dir/NAME/@file for each entry NAME starting @name_prefix. */
+static void write_governors(struct json *j, int sysfs_fd, const char *dir, const char *name_prefix,
+			    const char *file, const char *key_prefix) {
+	char **names;
+	size_t n = list_dir(sysfs_fd, dir, name_prefix, &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s/%s", dir, names[i], file);
+		char *gov = read_text(sysfs_fd, path);
+		if (gov) {
+			trim(gov);
+			char *key = xasprintf("%s/%s", key_prefix, names[i]);
+			json_key(j, key);
+			json_string(j, gov);
+			free(key);
+		}
+		free(gov);
+		free(path);
+	}
+	free_names(names, n);
+}
 /* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
 static void fingerprint_json(struct runsock *rs, const struct api_run_start *start,
 			     struct buf *out) {
@@ -1007,37 +1027,9 @@ static void fingerprint_json(struct runsock *rs, const struct api_run_start *sta
 	json_string(&j, uname(&u) == 0 ? u.release : NULL);
 	json_key(&j, "governors");
 	json_object_begin(&j);
-	char **names;
-	size_t n = list_dir(rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("devices/system/cpu/cpufreq/%s/scaling_governor", names[i]);
-		char *gov = read_text(rs->sysfs_fd, path);
-		if (gov) {
-			trim(gov);
-			char *key = xasprintf("cpufreq/%s", names[i]);
-			json_key(&j, key);
-			json_string(&j, gov);
-			free(key);
-		}
-		free(gov);
-		free(path);
-	}
-	free_names(names, n);
-	n = list_dir(rs->sysfs_fd, "class/devfreq", "", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("class/devfreq/%s/governor", names[i]);
-		char *gov = read_text(rs->sysfs_fd, path);
-		if (gov) {
-			trim(gov);
-			char *key = xasprintf("devfreq/%s", names[i]);
-			json_key(&j, key);
-			json_string(&j, gov);
-			free(key);
-		}
-		free(gov);
-		free(path);
-	}
-	free_names(names, n);
+	write_governors(&j, rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy",
+			"scaling_governor", "cpufreq");
+	write_governors(&j, rs->sysfs_fd, "class/devfreq", "", "governor", "devfreq");
 	json_object_end(&j);
 	json_key(&j, "argv");
 	if (start->argv) {

@@ -84,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	struct api_request req = {.method = "GET", .target = target, .now = NOW};
 	struct api_response resp;
 	api_handle(&ctx, &req, &resp);
-	static const unsigned known[] = {200, 303, 304, 400, 401, 403, 404, 405, 413, 414, 500, 503};
+	static const unsigned known[] = {200, 303, 304, 400, 401, 403,
+					 404, 405, 413, 414, 500, 503};
 	int good = 0;
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		good |= resp.status == known[i];
