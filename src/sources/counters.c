@@ -3,6 +3,7 @@
  * start and stop, and trapezoid integration of power samples (the fallback without a counter).
  */
 #include "counters.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -215,35 +216,11 @@ int counters_parse(enum counters_format format, const char *text, struct counter
 int counters_read(int root_fd, const char *path, enum counters_format format,
 		  struct counters_table *out) {
 	*out = (struct counters_table){0};
-	int fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return -errno;
-	}
 	char *text = xcalloc(1, COUNTERS_TEXT_MAX);
-	size_t len = 0;
-	int rc = 0;
-	for (;;) {
-		if (len + 1 >= COUNTERS_TEXT_MAX) {
-			rc = -EFBIG;
-			break;
-		}
-		ssize_t n = read(fd, text + len, COUNTERS_TEXT_MAX - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			rc = -errno;
-			break;
-		}
-		if (n == 0) {
-			break;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
+	int len = sysfs_read_text(root_fd, path, text, COUNTERS_TEXT_MAX);
+	int rc = len == -ENOBUFS ? -EFBIG : len < 0 ? len : 0;
 	if (rc == 0) {
-		text[len] = '\0';
-		rc = strlen(text) == len ? counters_parse(format, text, out) : -EBADMSG;
+		rc = strlen(text) == (size_t)len ? counters_parse(format, text, out) : -EBADMSG;
 	}
 	free(text);
 	return rc;
