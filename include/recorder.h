@@ -84,6 +84,12 @@ struct recorder_result {
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t mono_ms,
 		   struct recorder_result *out);
 
+/**
+ * Publishes the runs per label to the live snapshot if the runs, the store or the label cap
+ * changed since the last time; recorder_tick() calls it, and so may whoever just wrote a run.
+ */
+void recorder_publish_runs(struct recorder *r);
+
 /** Replaces the configuration (a reload): persists and rebuilds the capacitors' state. */
 void recorder_set_config(struct recorder *r, const struct config *cfg);
 

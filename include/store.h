@@ -369,6 +369,18 @@ struct store_run_end {
  */
 int store_run_end(struct store *store, int64_t id, const struct store_run_end *end);
 
+/**
+ * Where the runs table stands, cheaply: two marks of one store differ when a run was begun,
+ * ended or imported through it in between, or when another connection committed anything
+ * (PRAGMA data_version). Equal marks mean the runs are as they were, so a caller can skip
+ * reading them again.
+ */
+struct store_runs_mark {
+	int64_t others; // data_version: commits of other connections
+	uint64_t own;   // run writes through this store
+};
+int store_runs_mark(struct store *store, struct store_runs_mark *mark); // 0 or -errno
+
 /** One fast sample: the readings of @n channels at @ts_ms. All borrowed. */
 struct store_run_instant {
 	int64_t ts_ms; // ms since epoch, UTC

@@ -184,6 +184,8 @@ struct store {
 	bool known_valid;
 	int64_t data_version; // PRAGMA data_version when known was loaded
 
+	uint64_t runs_changes; // run writes through this store, for store_runs_mark()
+
 	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
 
 	char *boot_id; // of boot_row
@@ -2843,6 +2845,8 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 }
 
 int store_run_import(struct store *store, const struct store_run_import *run, bool *added) {
+	store->runs_changes++;
+
 	bool ignored;
 	added = added ? added : &ignored;
 	*added = false;
@@ -2915,6 +2919,8 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 }
 
 int store_run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
+	store->runs_changes++;
+
 	if (!writable(store)) {
 		return -EROFS;
 	}
@@ -2927,6 +2933,16 @@ int store_run_begin(struct store *store, const struct store_run_new *run, int64_
 		return rc;
 	}
 	return step_end(store, run_begin(store, run, id));
+}
+
+int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
+	bool none;
+	int64_t version = 0;
+	if (query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
+		return -EIO;
+	}
+	*mark = (struct store_runs_mark){.others = version, .own = store->runs_changes};
+	return 0;
 }
 
 static bool run_status_final(const char *status) {
@@ -2995,6 +3011,8 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 }
 
 int store_run_end(struct store *store, int64_t id, const struct store_run_end *end) {
+	store->runs_changes++;
+
 	if (!writable(store)) {
 		return -EROFS;
 	}

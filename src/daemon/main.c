@@ -551,6 +551,7 @@ static int run(struct daemon *d) {
 		}
 		if (d->runs) {
 			runsock_work(d->runs, wall_ms(d), mono_ms());
+			recorder_publish_runs(d->recorder); // a run that ended shows at once
 		}
 		if (fds[1].revents & POLLIN) {
 			uint64_t expirations;

@@ -91,6 +91,10 @@ struct recorder {
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
 	struct chanset *present_set; // keys of the channels last marked present
+	// What the runs summary on /metrics was last read from: re-read only when one changed.
+	struct store *runs_store;
+	struct store_runs_mark runs_mark;
+	size_t runs_labels;
 
 	struct live_health health;
 	int64_t errors_minute[60]; // read errors per minute of the last hour, by minute
@@ -231,18 +235,31 @@ static void publish_capacitors(struct recorder *r) {
 }
 
 /*
- * The runs per label for /metrics, from the database once per cycle (imports and the daemon's
- * own runs alike), so a scrape reads memory only; runs.metrics_labels of them one by one. A
- * failed read keeps the last summary.
+ * The runs per label for /metrics, from the database (imports and the daemon's own runs
+ * alike), so a scrape reads memory only; runs.metrics_labels of them one by one. Read again
+ * only when the store's runs mark, the store or the cap moved: a steady cycle costs one
+ * PRAGMA. A failed read keeps the last summary and tries again next time.
  */
-static void publish_runs(struct recorder *r) {
+void recorder_publish_runs(struct recorder *r) {
+	struct store_runs_mark mark;
+	if (!r->store || !r->live || store_runs_mark(r->store, &mark) < 0) {
+		return;
+	}
+	size_t cap = r->cfg->runs.metrics_labels;
+	if (r->runs_store == r->store && r->runs_labels == cap &&
+	    r->runs_mark.others == mark.others && r->runs_mark.own == mark.own) {
+		return;
+	}
 	struct runsummary_label *labels;
 	size_t n;
-	if (!r->store || runs_summary(r->store, r->cfg->runs.metrics_labels, &labels, &n) < 0) {
+	if (runs_summary(r->store, cap, &labels, &n) < 0) {
 		return;
 	}
 	live_publish_runs(r->live, labels, n);
 	runs_summary_free(labels, n);
+	r->runs_store = r->store;
+	r->runs_mark = mark;
+	r->runs_labels = cap;
 }
 
 /* Marks channels that left the sampler's list absent, once per change of the list. */
@@ -457,6 +474,7 @@ static bool check_db_file(struct recorder *r, int64_t now) {
 	}
 	store_close(r->store);
 	r->store = NULL;
+	r->runs_store = NULL; // a new store may come at the same address
 	if (missing) {
 		// The WAL and shm of the vanished file must not be applied to the new one.
 		static const char *const stale[] = {"-wal", "-shm"};
@@ -813,7 +831,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	r->health.cycle_seconds = (double)(r->mono_ms() - start_mono) / 1000.0;
 	live_publish(r->live, &c, &r->health);
 	publish_capacitors(r);
-	publish_runs(r);
+	recorder_publish_runs(r);
 
 	bool reopened = out->reopened;
 	*out = (struct recorder_result){

@@ -157,6 +157,23 @@ def run(tap):
         got = wait_for(lambda: exported() if len(exported()[1]) == 3 else None, 20)
         tap.ok(got and got[1] == {"sdxl-npu", "loop-0000", "other"},
                "after a reload with 2: 2 labels plus other", got and sorted(got[1]))
+        # Runs imported by another process while the daemon runs reach /metrics.
+        more = os.path.join(wd, "more.csv")
+        with open(more, "w") as f:
+            f.write("start,end,status,label,energy_j\n")
+            for i in range(3):
+                t = 1795000000 + 2000 * i
+                f.write("%d,%d,ok,sdxl-npu,%d\n" % (t, t + 1500, 100 + i))
+        p = tl(db, "runs", "import", more)
+        tap.ok(p.returncode == 0 and "3 imported" in p.stdout, "3 more runs imported",
+               p.stdout + p.stderr)
+
+        def sdxl_ok():
+            s, text = get("/metrics")
+            m = re.search(r'^thermlog_runs_total\{label="sdxl-npu",status="ok"\} (\S+)$', text,
+                          re.M)
+            return m and float(m.group(1)) == 407
+        tap.ok(wait_for(sdxl_ok, 20), "an import while the daemon runs reaches /metrics (407 ok)")
         d.stop()
 
 

@@ -148,6 +148,20 @@ def main():
                       (r["start_ms"], r["end_ms"]))[0][0]
         ok(n_fast >= 3, f"fast samples at 1 s stored with the run ({n_fast})")
 
+        # /metrics counts the run when it ends, not at the next minute cycle.
+        def runs_total():
+            url = "http://127.0.0.1:%d/metrics" % d.port()
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                text = resp.read().decode()
+            m = re.search(r'^thermlog_runs_total\{label="sh",status="failed"\} (\S+)$', text,
+                          re.M)
+            return float(m.group(1)) if m else None
+        deadline = time.time() + 3
+        while time.time() < deadline and runs_total() != 1:
+            time.sleep(0.1)
+        ok(runs_total() == 1, "/metrics counts the ended run within 3 s (60 s cycle)",
+           runs_total())
+
         # SIGTERM to the wrapper is forwarded: signaled, 143.
         w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--", "sleep", "5"],
                              stderr=subprocess.PIPE, text=True)
