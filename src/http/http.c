@@ -220,6 +220,7 @@ static void handle_connection(void *cls, struct MHD_Connection *conn, void **soc
 			cs->next->prev = cs;
 		}
 		http->conns = cs;
+		pthread_cond_signal(&http->conn_stop); // a new deadline for the reaper
 		pthread_mutex_unlock(&http->conn_lock);
 		*socket_context = cs;
 		return;
@@ -247,31 +248,43 @@ static void head_state(struct http *http, struct conn_state *cs, bool done) {
 	pthread_mutex_lock(&http->conn_lock);
 	cs->head_done = done;
 	cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
+	if (!done) {
+		pthread_cond_signal(&http->conn_stop); // a new deadline for the reaper
+	}
 	pthread_mutex_unlock(&http->conn_lock);
 }
 
 /*
  * Cuts connections whose request head (or TLS handshake) is not complete within
- * HEAD_TIMEOUT_S of their opening or of the previous answer, however they trickle.
+ * HEAD_TIMEOUT_S of their opening or of the previous answer, however they trickle. It sleeps
+ * until the earliest such deadline, or, with none, until a connection opens or is answered:
+ * an idle server costs no wake-ups.
  */
 static void *reap_heads(void *arg) {
 	struct http *http = arg;
 	pthread_mutex_lock(&http->conn_lock);
 	while (!http->stopping) {
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until); // conn_stop waits on the monotonic clock
-		until.tv_nsec += 200 * 1000 * 1000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&http->conn_stop, &http->conn_lock, &until);
-		int64_t now = mono_ms();
+		int64_t now = mono_ms(), next = INT64_MAX;
 		for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
-			if (!cs->head_done && now >= cs->head_by_ms) {
+			if (cs->head_done || cs->cut) {
+				continue;
+			}
+			if (now >= cs->head_by_ms) {
 				cut_connection(cs);
+			} else if (cs->head_by_ms < next) {
+				next = cs->head_by_ms;
 			}
 		}
+		if (next == INT64_MAX) {
+			pthread_cond_wait(&http->conn_stop, &http->conn_lock);
+			continue;
+		}
+		struct timespec until; // conn_stop waits on the monotonic clock
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		int64_t ns = until.tv_nsec + (next - now) * 1000000;
+		until.tv_sec += ns / 1000000000;
+		until.tv_nsec = ns % 1000000000;
+		pthread_cond_timedwait(&http->conn_stop, &http->conn_lock, &until);
 	}
 	pthread_mutex_unlock(&http->conn_lock);
 	return NULL;
