@@ -187,7 +187,9 @@ int store_state_set(struct store *store, const char *key, const char *value);
 /**
  * A counter that every transaction adding imported values (store_insert_sample) raises by one:
  * a reader holding sums over the history (the daemon's capacitor damage) compares it to know
- * that older history changed. 0 before any import; 0 or -errno.
+ * that older history changed. 0 before any import; 0 or -errno. Another connection's bump is
+ * seen once this store has read its channels again (each store_write_cycle() does): until
+ * then the value read last is returned without reading the database.
  */
 int store_history_generation(struct store *store, int64_t *gen);
 
@@ -370,10 +372,11 @@ struct store_run_end {
 int store_run_end(struct store *store, int64_t id, const struct store_run_end *end);
 
 /**
- * Where the runs table stands, cheaply: two marks of one store differ when a run was begun,
- * ended or imported through it in between, or when another connection committed anything
- * (PRAGMA data_version). Equal marks mean the runs are as they were, so a caller can skip
- * reading them again.
+ * Where the runs table stands, without reading the database: two marks of one store differ
+ * when a run was begun, ended or imported through it in between, or when another connection
+ * committed anything, as seen by the last cycle written (PRAGMA data_version, read inside
+ * that write). Equal marks mean the runs are as they were, so a caller can skip reading them
+ * again; another process's runs show after the next cycle.
  */
 struct store_runs_mark {
 	int64_t others; // data_version: commits of other connections

@@ -183,6 +183,13 @@ struct store {
 	size_t n_known, cap_known;
 	bool known_valid;
 	int64_t data_version; // PRAGMA data_version when known was loaded
+	// PRAGMA data_version as last read (each write of a cycle reads it inside its
+	// transaction, where it costs nothing): what other connections committed, as of then.
+	int64_t seen_version;
+	uint64_t history_bumps; // STATE_HISTORY_GEN bumps through this store
+	bool gen_valid;         // gen was read at gen_version, gen_bumps
+	int64_t gen, gen_version;
+	uint64_t gen_bumps;
 
 	uint64_t runs_changes; // run writes through this store, for store_runs_mark()
 
@@ -514,6 +521,7 @@ static int known_load(struct store *store) {
 	if (query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
 		return -EIO;
 	}
+	store->seen_version = version;
 	if (store->known_valid && version == store->data_version) {
 		return 0;
 	}
@@ -967,8 +975,20 @@ static int state_set_int(struct store *store, const char *key, int64_t value) {
 }
 
 int store_history_generation(struct store *store, int64_t *gen) {
+	// Only a commit of another connection (a new data_version) or a bump through this store
+	// changes it: until then the value read last stands, and the daemon's cycle reads nothing.
+	if (store->gen_valid && store->gen_version == store->seen_version &&
+	    store->gen_bumps == store->history_bumps) {
+		*gen = store->gen;
+		return 0;
+	}
 	*gen = 0;
-	return state_get_int(store, STATE_HISTORY_GEN, gen);
+	int rc = state_get_int(store, STATE_HISTORY_GEN, gen);
+	store->gen_valid = rc == 0 && store->seen_version != 0;
+	store->gen = *gen;
+	store->gen_version = store->seen_version;
+	store->gen_bumps = store->history_bumps;
+	return rc;
 }
 
 /* Stored history changed behind the daemon's running sums: once per transaction, tell them. */
@@ -977,10 +997,11 @@ static int history_changed(struct store *store) {
 		return 0;
 	}
 	int64_t gen = 0;
-	int rc = store_history_generation(store, &gen);
+	int rc = state_get_int(store, STATE_HISTORY_GEN, &gen);
 	if (rc == 0) {
 		rc = state_set_int(store, STATE_HISTORY_GEN, gen + 1);
 	}
+	store->history_bumps++;
 	store->history_bumped = rc == 0 && store->depth > 0;
 	return rc;
 }
@@ -2936,12 +2957,7 @@ int store_run_begin(struct store *store, const struct store_run_new *run, int64_
 }
 
 int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
-	bool none;
-	int64_t version = 0;
-	if (query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
-		return -EIO;
-	}
-	*mark = (struct store_runs_mark){.others = version, .own = store->runs_changes};
+	*mark = (struct store_runs_mark){.others = store->seen_version, .own = store->runs_changes};
 	return 0;
 }
 

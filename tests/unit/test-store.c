@@ -570,6 +570,57 @@ static void test_import_beside_writer(void) {
 	free(path);
 }
 
+/*
+ * The daemon's cycle reads neither the history generation nor the runs from the database
+ * when nothing changed, yet sees an import by another connection after its next cycle, and
+ * its own run writes at once.
+ */
+static void test_change_marks(void) {
+	char *path = tmp_path("marks.db");
+	struct store *daemon, *other;
+	is_int(store_open(&daemon, path, STORE_MODE_WRITE), 0, "daemon connection");
+	double v[] = {40, 1000000000, 1};
+	put(daemon, T0, CLOCK_STATE_SYNCED, v, NULL);
+	int64_t gen = -1;
+	is_int(store_history_generation(daemon, &gen), 0, "generation read");
+	is_int(gen, 0, "no import yet");
+	struct store_runs_mark m0, m1, m2, m3;
+	store_runs_mark(daemon, &m0);
+	put(daemon, T0 + 60, CLOCK_STATE_SYNCED, v, NULL);
+	store_runs_mark(daemon, &m1);
+	ok(m0.others == m1.others && m0.own == m1.own, "own cycles leave the runs mark");
+
+	is_int(store_open(&other, path, STORE_MODE_WRITE), 0, "import connection");
+	int64_t soc = channel_id(other, "thermal/soc-thermal");
+	is_int(store_insert_sample(other, T0 - 600, soc, 39000, NULL), 0, "import a value");
+	struct store_run_import run = {.label = "job",
+				       .status = "ok",
+				       .import_key = "k1",
+				       .start_ms = (T0 - 900) * 1000LL,
+				       .end_ms = (T0 - 300) * 1000LL,
+				       .exit_code = -1,
+				       .energy_j = NAN,
+				       .temp_max_c = NAN,
+				       .rss_max_bytes = NAN};
+	is_int(store_run_import(other, &run, NULL), 0, "import a run");
+	store_close(other);
+
+	put(daemon, T0 + 120, CLOCK_STATE_SYNCED, v, NULL);
+	is_int(store_history_generation(daemon, &gen), 0, "generation read again");
+	is_int(gen, 1, "the import is seen after the daemon's next cycle");
+	store_runs_mark(daemon, &m2);
+	ok(m2.others != m1.others, "the runs mark moved for the other connection's commit");
+
+	struct store_run_new mine = {.label = "mine", .start_ms = (T0 + 130) * 1000LL};
+	int64_t id;
+	is_int(store_run_begin(daemon, &mine, &id), 0, "a run begins through the daemon");
+	store_runs_mark(daemon, &m3);
+	ok(m3.own != m2.own, "the runs mark moved at once for the daemon's own run");
+	store_close(daemon);
+	remove_db(path);
+	free(path);
+}
+
 /* A failing cycle leaves nothing: the database refuses to grow past a page limit. */
 static void test_atomic_disk_full(void) {
 	char *path = tmp_path("full.db");
@@ -1445,6 +1496,7 @@ int main(void) {
 	test_import();
 	test_resolution_refine();
 	test_import_beside_writer();
+	test_change_marks();
 	test_future_import();
 	test_atomic_disk_full();
 	test_rollups();
