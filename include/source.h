@@ -28,6 +28,8 @@ struct source_ctx {
 	source_pread_fn pread;
 	bool hwmon_active;      // sensors_init() succeeded and sensors_cleanup() is owed
 	bool hwmon_skip_logged; // "not /sys" said once per sampler
+	uint64_t pass;          // sampler_read() calls: sensors of one pass may share a file read
+	struct meminfo_files *meminfo; // meminfo: its files' text this pass; freed by cleanup
 };
 
 /** How to read one channel; parallel to its struct channel. */

@@ -98,6 +98,22 @@ static void meminfo_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	}
 }
 
+/*
+ * The text of meminfo and vmstat, read once per sampler pass: four figures come from two
+ * files, and the kernel formats the whole file on every read.
+ */
+enum file { FILE_MEMINFO, FILE_VMSTAT, FILE_COUNT };
+
+struct pass_file {
+	uint64_t pass; // the pass the text is from; 0 = none
+	int rc;        // that read's result
+	char text[MEMINFO_TEXT_MAX];
+};
+
+struct meminfo_files {
+	struct pass_file f[FILE_COUNT];
+};
+
 /* Reads the whole file at the sensor's held fd (opened on first use). */
 static int read_file(struct source_ctx *ctx, struct sensor *s, char *text, size_t size) {
 	if (s->fd < 0) {
@@ -127,12 +143,27 @@ static int read_file(struct source_ctx *ctx, struct sensor *s, char *text, size_
 	return 0;
 }
 
+/* The sensor's file as read in this pass: read now by the first sensor that needs it. */
+static int pass_text(struct source_ctx *ctx, struct sensor *s, const char **text) {
+	if (!ctx->meminfo) {
+		ctx->meminfo = xcalloc(1, sizeof(*ctx->meminfo));
+	}
+	enum file which = strcmp(items[s->item].file, "vmstat") == 0 ? FILE_VMSTAT : FILE_MEMINFO;
+	struct pass_file *f = &ctx->meminfo->f[which];
+	if (f->pass != ctx->pass || ctx->pass == 0) {
+		f->rc = read_file(ctx, s, f->text, sizeof(f->text));
+		f->pass = ctx->pass;
+	}
+	*text = f->text;
+	return f->rc;
+}
+
 static int meminfo_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	char *text = xcalloc(1, MEMINFO_TEXT_MAX);
-	int rc = read_file(ctx, s, text, MEMINFO_TEXT_MAX);
+	const char *text;
+	int rc = pass_text(ctx, s, &text);
 	int64_t a = 0, b = 0;
 	if (rc < 0) {
-		goto out;
+		return rc;
 	}
 	switch ((enum item)s->item) {
 	case ITEM_AVAILABLE:
@@ -160,9 +191,12 @@ static int meminfo_read(struct source_ctx *ctx, struct sensor *s, double *value)
 		break;
 	}
 	}
-out:
-	free(text);
 	return rc;
+}
+
+static void meminfo_cleanup(struct source_ctx *ctx) {
+	free(ctx->meminfo);
+	ctx->meminfo = NULL;
 }
 
 const struct source_ops source_meminfo = {
@@ -170,4 +204,5 @@ const struct source_ops source_meminfo = {
 	.config_id = SOURCE_MEMINFO,
 	.discover = meminfo_discover,
 	.read = meminfo_read,
+	.cleanup = meminfo_cleanup,
 };

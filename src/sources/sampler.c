@@ -252,6 +252,7 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 		sampler_rescan(s);
 		s->last_scan_s = mono_s;
 	}
+	s->ctx.pass++;
 	for (size_t i = 0; i < s->list.n; i++) {
 		struct sensor *sen = &s->list.sensors[i];
 		double v = NAN; // a failed read has no value: its -ERANGE is not a plausibility one

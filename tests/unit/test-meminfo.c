@@ -92,6 +92,13 @@ static void make_config(struct config *cfg, const char *proc) {
 	cfg->procfs_root = xstrdup(proc);
 }
 
+static int reads_from_start; // preads at offset 0: one per file read
+
+static ssize_t counting_pread(int fd, void *buf, size_t len, off_t off) {
+	reads_from_start += off == 0;
+	return pread(fd, buf, len, off);
+}
+
 static void test_fixture(void) {
 	char dir[] = "/tmp/thermlog-meminfo-XXXXXX";
 	if (!mkdtemp(dir)) {
@@ -154,6 +161,15 @@ static void test_fixture(void) {
 	is_int(rd[in].err, 0, "after a rescan: still a rate");
 	is_near(rd[in].value, 10, 1e-12, "swap in: 50 pages / 5 s");
 	is_near(rd[out].value, 0, 0, "swap out: idle is a real 0");
+
+	// Four figures from two files: each file is read once a pass.
+	sampler_set_pread(s, counting_pread);
+	reads_from_start = 0;
+	fake_ns += INT64_C(5) * 1000000000;
+	sampler_read(s, 67, &ch, &rd);
+	is_int(reads_from_start, 2, "one pass reads meminfo and vmstat once each");
+	is_int(rd[avail].err, 0, "available still reads");
+	is_int(rd[in].err, 0, "swap in still a rate");
 
 	// A counter that went backwards has restarted: no rate for that read.
 	write_vmstat(dir, 10, 197352 + 1200);
