@@ -678,7 +678,7 @@ static void test_files(void) {
 	ok(h && fread(header, 1, sizeof(header), h) == sizeof(header), "read the header");
 	fclose(h);
 	ok(memcmp(header, "SQLite format 3", 16) == 0, "a SQLite file");
-	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 4,
+	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 5,
 	       "user_version is the number of migrations applied");
 	ok(memcmp(header + 68, "THLG", 4) == 0, "application_id marks it as thermlog's");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
@@ -715,7 +715,7 @@ static void test_files(void) {
 	is_int(info.unsynced_cycles, 1, "data kept across the migration");
 	store_close(store);
 	h = fopen(path, "rb");
-	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 4, "user_version 4 again");
+	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 5, "user_version 5 again");
 	fclose(h);
 
 	char *text = tmp_path("text.db");
@@ -1065,6 +1065,79 @@ static int64_t file_page_size(const char *path) {
 	}
 	sqlite3_close(db);
 	return size;
+}
+
+/* Temporary tables that @sql's plan builds on every execution on @path, or -1. */
+static int ephemeral_tables(const char *path, const char *sql) {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int n = -1;
+	char *explain = xasprintf("EXPLAIN %s", sql);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, explain, -1, &st, NULL) == SQLITE_OK) {
+		n = 0;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			n += strcmp((const char *)sqlite3_column_text(st, 1), "OpenEphemeral") == 0;
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	free(explain);
+	return n;
+}
+
+/* The result code of @sql on @path, run by a plain connection. */
+static int exec_raw(const char *path, const char *sql) {
+	sqlite3 *db;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
+/*
+ * A cycle's two inserts and the channel update build no temporary table (a CHECK written as an
+ * IN list did, on every insert), in a new database and in one migrated from schema 2; the
+ * constraints still refuse what they refused.
+ */
+static void test_insert_plans(void) {
+	char *fresh = tmp_path("plans.db"), *old = tmp_path("plans-old.db");
+	remove_db(old);
+	is_int(copy_file("fixtures/db/amd64.db", old), 0, "copy a schema 2 database");
+	const char *paths[] = {fresh, old};
+	const char *names[] = {"new", "migrated"};
+	char what[128];
+#define WHAT(text) (snprintf(what, sizeof(what), "%s: %s", names[i], text), what)
+	for (int i = 0; i < 2; i++) {
+		struct store *store;
+		is_int(store_open(&store, paths[i], STORE_MODE_WRITE), 0, WHAT("opened"));
+		store_close(store);
+		is_int(ephemeral_tables(paths[i], "INSERT INTO cycles (ts, boot, clock) "
+						  "VALUES (1, NULL, 1)"),
+		       0, WHAT("a cycle insert builds no temporary table"));
+		is_int(ephemeral_tables(paths[i], "INSERT INTO samples (ts, clock, data) "
+						  "VALUES (1, 1, x'00')"),
+		       0, WHAT("a samples insert builds no temporary table"));
+		is_int(ephemeral_tables(paths[i], "UPDATE channels SET present = 1 WHERE id = 1"),
+		       0, WHAT("a channel update builds no temporary table"));
+		is_int(exec_raw(paths[i], "INSERT INTO cycles (ts, clock) VALUES (5, 3)"),
+		       SQLITE_CONSTRAINT, WHAT("clock 3 is still refused"));
+		is_int(exec_raw(paths[i],
+				"INSERT INTO samples (ts, clock, data) VALUES (5, -1, x'')"),
+		       SQLITE_CONSTRAINT, WHAT("clock -1 is still refused"));
+		is_int(exec_raw(paths[i], "INSERT INTO channels (key, source, label, kind, unit, "
+					  "resolution, first_seen, last_seen, present) VALUES "
+					  "('x', 's', 'l', 'k', 'u', 1, 0, 0, 2)"),
+		       SQLITE_CONSTRAINT, WHAT("present 2 is still refused"));
+		is_int(exec_raw(paths[i], "PRAGMA integrity_check"), SQLITE_OK, WHAT("integrity"));
+	}
+#undef WHAT
+	remove_db(fresh);
+	remove_db(old);
+	free(fresh);
+	free(old);
 }
 
 /* A reader in another process while the writer commits: it sees whole cycles only. */
@@ -1497,6 +1570,7 @@ int main(void) {
 	test_resolution_refine();
 	test_import_beside_writer();
 	test_change_marks();
+	test_insert_plans();
 	test_future_import();
 	test_atomic_disk_full();
 	test_rollups();
