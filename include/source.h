@@ -38,8 +38,7 @@ struct sensor {
 	enum source_id config_id; // which `sources:` entry governs it
 	const char *path;         // borrowed from the channel: the value file
 	int fd;                   // held open on channel.path; -1 = open on the next read
-	int mode_fd;              // thermal zones: held open on `mode`; -1 = none
-	char *mode_path;          // thermal zones: relative path of `mode`, else NULL
+	bool zone_disabled;       // thermal zones: `mode` said "disabled" when discovered
 	/* value = (raw + raw_offset) * scale / divisor, then cal_gain * value + cal_offset */
 	double raw_offset, scale, divisor;
 	double lin_gain, lin_offset; // configured IIO channels: gain * volts + offset

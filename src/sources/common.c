@@ -243,7 +243,6 @@ struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops
 		.config_id = ops->config_id,
 		.path = c->path,
 		.fd = -1,
-		.mode_fd = -1,
 		.scale = 1,
 		.divisor = 1,
 		.lin_gain = 1,
@@ -256,12 +255,7 @@ void sensor_finish(struct sensor *sensor) {
 	if (sensor->fd >= 0) {
 		close(sensor->fd);
 	}
-	if (sensor->mode_fd >= 0) {
-		close(sensor->mode_fd);
-	}
-	free(sensor->mode_path);
-	sensor->fd = sensor->mode_fd = -1;
-	sensor->mode_path = NULL;
+	sensor->fd = -1;
 }
 
 void sensor_list_finish(struct sensor_list *list) {

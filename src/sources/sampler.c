@@ -131,8 +131,7 @@ void sampler_rescan(struct sampler *s) {
 		new->prev = old->prev; // a rescan must not cost a rate its history
 		if (strcmp(s->list.channels[j].path, fresh.channels[i].path) == 0 && !new->chip) {
 			new->fd = old->fd;
-			new->mode_fd = old->mode_fd;
-			old->fd = old->mode_fd = -1;
+			old->fd = -1;
 		}
 	}
 	for (size_t i = 0; i < s->list.n; i++) {

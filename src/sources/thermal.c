@@ -81,14 +81,20 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 					   CHANNEL_KIND_TEMPERATURE, 0.001, path);
 	free(key);
 	s->divisor = 1000;
-	s->mode_path = xasprintf("%s/mode", dir);
+	// A zone is disabled when `mode` says so; a missing or unreadable `mode` counts as
+	// enabled. Read here, so at each rescan (rescan:, and after read errors), not every
+	// cycle: a zone's mode changes by hand, if ever, and its temp still reads meanwhile.
+	snprintf(path, sizeof(path), "%s/mode", dir);
+	char mode[16];
+	s->zone_disabled = sysfs_read_text(ctx->root_fd, path, mode, sizeof(mode)) >= 8 &&
+			   memcmp(mode, "disabled", 8) == 0;
 
 	struct buf meta;
 	struct json j;
 	source_meta_begin(&meta, &j);
 	json_key(&j, "zone");
 	json_string(&j, name);
-	source_meta_text(ctx->root_fd, s->mode_path, &j, "mode");
+	source_meta_text(ctx->root_fd, path, &j, "mode");
 	snprintf(path, sizeof(path), "%s/policy", dir);
 	source_meta_text(ctx->root_fd, path, &j, "policy");
 	write_trips(ctx->root_fd, dir, &j);
@@ -134,26 +140,8 @@ static void thermal_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	source_free_names(cdevs);
 }
 
-/* A zone is disabled when `mode` says so; a missing or unreadable `mode` counts as enabled. */
-static bool zone_disabled(struct source_ctx *ctx, struct sensor *s) {
-	if (s->mode_fd < 0) {
-		s->mode_fd = openat(ctx->root_fd, s->mode_path, O_RDONLY | O_CLOEXEC);
-		if (s->mode_fd < 0) {
-			return false;
-		}
-	}
-	char buf[16];
-	ssize_t n = ctx->pread(s->mode_fd, buf, sizeof(buf), 0);
-	if (n < 0) {
-		close(s->mode_fd);
-		s->mode_fd = -1;
-		return false;
-	}
-	return n >= 8 && memcmp(buf, "disabled", 8) == 0;
-}
-
 static int thermal_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	if (s->mode_path && zone_disabled(ctx, s)) {
+	if (s->zone_disabled) {
 		return -ENODATA;
 	}
 	return source_read_scaled(ctx, s, value);

@@ -377,6 +377,7 @@ static struct {
 	const char *suffix;
 	int err;
 } faults[8];
+static int mode_reads; // preads of a zone's `mode` seen by faulty_pread()
 
 static ssize_t faulty_pread(int fd, void *buf, size_t len, off_t off) {
 	char link[64], target[PATH_MAX];
@@ -384,6 +385,7 @@ static ssize_t faulty_pread(int fd, void *buf, size_t len, off_t off) {
 	ssize_t n = readlink(link, target, sizeof(target) - 1);
 	if (n > 0) {
 		target[n] = '\0';
+		mode_reads += n > 5 && strcmp(target + n - 5, "/mode") == 0;
 		for (size_t i = 0; i < N(faults) && faults[i].suffix; i++) {
 			size_t sl = strlen(faults[i].suffix);
 			if ((size_t)n >= sl && strcmp(target + n - sl, faults[i].suffix) == 0) {
@@ -504,6 +506,30 @@ static void test_rescan(void) {
 	smp = take(s, t + 1);
 	ok(find(&smp, "thermal/npu-thermal") < 0, "ENODEV triggers a rescan on the next cycle");
 	is_int(smp.n, N(rock5c) - 1, "only the vanished zone is gone");
+
+	// A zone's mode is read at discovery, not every cycle: a cycle reads no `mode` file, a
+	// zone disabled by hand reads -ENODATA from the next rescan on, and enabled again reads.
+	sampler_set_pread(s, faulty_pread);
+	mode_reads = 0;
+	smp = take(s, t + 1);
+	is_int(mode_reads, 0, "a cycle reads no zone's mode");
+	snprintf(cmd, sizeof(cmd), "echo disabled > %s/devices/virtual/thermal/thermal_zone0/mode",
+		 root);
+	sh(cmd);
+	smp = take(s, t + 1);
+	k = find(&smp, "thermal/soc-thermal");
+	ok(k >= 0 && smp.rd[k].err == 0, "disabled by hand: still read until the rescan");
+	sampler_rescan(s);
+	smp = take(s, t + 1);
+	k = find(&smp, "thermal/soc-thermal");
+	is_int(k >= 0 ? smp.rd[k].err : 0, -ENODATA, "after the rescan: disabled, -ENODATA");
+	snprintf(cmd, sizeof(cmd), "echo enabled > %s/devices/virtual/thermal/thermal_zone0/mode",
+		 root);
+	sh(cmd);
+	sampler_rescan(s);
+	smp = take(s, t + 1);
+	k = find(&smp, "thermal/soc-thermal");
+	ok(k >= 0 && smp.rd[k].err == 0, "enabled again: read again after the rescan");
 
 	// sampler_rescan() on demand sees a new zone at once.
 	snprintf(cmd, sizeof(cmd),
