@@ -5,6 +5,7 @@
 #ifndef NOTIFY_H
 #define NOTIFY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct notify;
@@ -21,6 +22,8 @@ void notify_destroy(struct notify *notify); // accepts NULL
  * when there is no socket, or a negative errno (logged once; the daemon carries on).
  */
 int notify_send(struct notify *notify, const char *state);
+/** True when there is a service manager to tell (NOTIFY_SOCKET was set). */
+bool notify_active(const struct notify *notify);
 /** notify_send() with printf formatting. */
 int notify_sendf(struct notify *notify, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -139,8 +139,8 @@ static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 		server_restart(d->server, d->cfg);
 		runsock_set_store(d->runs, recorder_store(d->recorder));
 	}
-	if (res.skipped) {
-		return;
+	if (res.skipped || (d->ready && !notify_active(d->notify))) {
+		return; // the rest is the status line and the first cycle's messages
 	}
 	char iso[TIMEFMT_ISO_LEN];
 	timefmt_iso(res.ts, iso);

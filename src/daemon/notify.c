@@ -128,6 +128,10 @@ int notify_send(struct notify *notify, const char *state) {
 	return 0;
 }
 
+bool notify_active(const struct notify *notify) {
+	return notify->sock >= 0;
+}
+
 int notify_sendf(struct notify *notify, const char *fmt, ...) {
 	char text[512];
 	va_list ap;
