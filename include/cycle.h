@@ -19,6 +19,10 @@ struct cycle {
 	size_t n;
 	const struct channel *channels; // borrowed, n entries
 	const struct reading *readings; // borrowed, n entries; err != 0 stores nothing
+	// Nonzero: equal values promise the same channel list, described the same, so a consumer
+	// that checked one cycle's channels may skip checking the next
+	// (sampler_channels_version()). 0: no promise, compare.
+	uint64_t channels_version;
 };
 
 #endif

@@ -23,6 +23,12 @@ void sampler_set_config(struct sampler *sampler, const struct config *cfg);
 
 /** Re-discovers channels now: new ones appear, vanished ones drop out of the list. */
 void sampler_rescan(struct sampler *sampler);
+/**
+ * Names the channel list sampler_read() returns: it changes with every rescan and reload, and
+ * no two lists of the process share one, so equal versions mean the same channels, described
+ * the same. Never 0.
+ */
+uint64_t sampler_channels_version(const struct sampler *sampler);
 
 /**
  * Reads every channel once. @mono_s (a monotonic clock) drives the periodic rescan, which also

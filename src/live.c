@@ -14,6 +14,7 @@
 struct live {
 	pthread_mutex_t lock;
 	struct live_snapshot cur; // owned deep copy
+	uint64_t version;         // channels_version of cur's channels; 0 = none promised
 };
 
 static char *dup_or_null(const char *s) {
@@ -108,7 +109,11 @@ static bool channels_same(const struct live *live, const struct channel *src, si
 void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health) {
 	// The usual cycle has the channels of the last one: only the readings change, copied in
 	// place under the lock, with no allocation.
-	if (cycle && cycle->n > 0 && channels_same(live, cycle->channels, cycle->n)) {
+	if (cycle && cycle->n > 0 &&
+	    ((cycle->channels_version != 0 && cycle->channels_version == live->version &&
+	      live->cur.n == cycle->n && live->cur.readings) ||
+	     channels_same(live, cycle->channels, cycle->n))) {
+		live->version = cycle->channels_version;
 		pthread_mutex_lock(&live->lock);
 		memcpy(live->cur.readings, cycle->readings, cycle->n * sizeof(*cycle->readings));
 		live->cur.ts = cycle->ts;
@@ -139,6 +144,7 @@ void live_publish(struct live *live, const struct cycle *cycle, const struct liv
 		live->cur.readings = readings;
 		live->cur.n = cycle->n;
 		live->cur.ts = cycle->ts;
+		live->version = cycle->channels_version;
 	}
 	if (health) {
 		live->cur.health = *health;

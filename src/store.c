@@ -182,6 +182,9 @@ struct store {
 	struct known_channel *known; // sorted by key
 	size_t n_known, cap_known;
 	bool known_valid;
+	// The channels_version of the last cycle written whose channel descriptions were all
+	// compared with known (and updated): the same list again needs no comparing. 0 = none.
+	uint64_t verified_version;
 	int64_t data_version; // PRAGMA data_version when known was loaded
 	// PRAGMA data_version as last read (each write of a cycle reads it inside its
 	// transaction, where it costs nothing): what other connections committed, as of then.
@@ -467,6 +470,7 @@ static void known_clear(struct store *store) {
 	}
 	store->n_known = 0;
 	store->known_valid = false;
+	store->verified_version = 0;
 	free(store->boot_id);
 	store->boot_id = NULL;
 }
@@ -602,7 +606,7 @@ static int bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_
  * channel is unusable; logged once).
  */
 static int channel_seen(struct store *store, const struct channel *ch, int64_t ts, size_t *hint,
-			struct known_channel **out) {
+			bool verified, struct known_channel **out) {
 	// The channel list rarely changes: where this position's key was found last cycle is
 	// checked first, so a steady cycle does one comparison per channel, not a search.
 	bool found = *hint < store->n_known && strcmp(store->known[*hint].key, ch->key) == 0;
@@ -636,8 +640,8 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 	if (k->id == 0) {
 		return 0;
 	}
-	if (!str_eq(k->source, ch->source) || !str_eq(k->label, ch->label) ||
-	    !str_eq(k->path, ch->path) || !str_eq(k->meta, ch->meta)) {
+	if (!verified && (!str_eq(k->source, ch->source) || !str_eq(k->label, ch->label) ||
+			  !str_eq(k->path, ch->path) || !str_eq(k->meta, ch->meta))) {
 		sqlite3_stmt *st = stmt(store, ST_CHANNEL_UPDATE);
 		if (!st) {
 			return -EIO;
@@ -783,12 +787,17 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 		return fail(store, rc, "could not store a cycle");
 	}
 
+	// The same channel list as the last cycle committed, against the same known cache: the
+	// descriptions were compared then (a steady cycle compares only keys).
+	bool verified =
+		cycle->channels_version != 0 && cycle->channels_version == store->verified_version;
 	struct codec_pair *pairs = store->pairs;
 	size_t n = 0;
 	bool sorted = true;
 	for (size_t i = 0; i < cycle->n; i++) {
 		struct known_channel *k;
-		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &store->hint[i], &k);
+		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &store->hint[i], verified,
+				  &k);
 		if (rc < 0) {
 			return rc;
 		}
@@ -848,7 +857,11 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 		}
 	}
 	rc = write_cycle(store, cycle);
-	return step_end(store, rc);
+	rc = step_end(store, rc);
+	// Only a commit of its own makes the updates last: rolled back, or inside a transaction
+	// that may still roll back, they are compared again next time.
+	store->verified_version = rc == 0 && store->depth == 0 ? cycle->channels_version : 0;
+	return rc;
 }
 
 int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {

@@ -203,12 +203,13 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 		const struct channel *channels;
 		const struct reading *readings;
 		size_t n = sampler_read(sampler, 0, &channels, &readings);
-		struct cycle c = {t,
-				  boot_id && *boot_id ? boot_id : NULL,
-				  CLOCK_STATE_SYNCED,
-				  n,
-				  channels,
-				  readings};
+		struct cycle c = {.ts = t,
+				  .boot_id = boot_id && *boot_id ? boot_id : NULL,
+				  .clock = CLOCK_STATE_SYNCED,
+				  .n = n,
+				  .channels = channels,
+				  .readings = readings,
+				  .channels_version = sampler_channels_version(sampler)};
 		rc = store_write_cycle(store, &c);
 		*last_ts = t;
 	}

@@ -91,6 +91,7 @@ struct recorder {
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
 	struct chanset *present_set; // keys of the channels last marked present
+	uint64_t present_version;    // channels_version present_set was made from; 0 = none
 	// What the runs summary on /metrics was last read from: re-read only when one changed.
 	struct store *runs_store;
 	struct store_runs_mark runs_mark;
@@ -264,7 +265,9 @@ void recorder_publish_runs(struct recorder *r) {
 
 /* Marks channels that left the sampler's list absent, once per change of the list. */
 static void mark_present(struct recorder *r, const struct cycle *c) {
-	if (same_channels(r->present_set, c->channels, c->n)) {
+	if ((c->channels_version != 0 && c->channels_version == r->present_version) ||
+	    same_channels(r->present_set, c->channels, c->n)) {
+		r->present_version = c->channels_version;
 		return;
 	}
 	const char **keys = xcalloc(c->n ? c->n : 1, sizeof(*keys));
@@ -281,6 +284,7 @@ static void mark_present(struct recorder *r, const struct cycle *c) {
 		}
 		chanset_unref(r->present_set);
 		r->present_set = set;
+		r->present_version = c->channels_version;
 	}
 	free(keys);
 }
@@ -772,6 +776,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		.n = n,
 		.channels = channels,
 		.readings = readings,
+		.channels_version = sampler_channels_version(r->sampler),
 	};
 	count_read_errors(r, &c);
 	r->health.clock = clock;

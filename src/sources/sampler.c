@@ -29,7 +29,18 @@ struct sampler {
 	size_t readings_cap;
 	int64_t last_scan_s; // monotonic; INT64_MIN = not yet known
 	bool rescan_due;     // a read reported a vanished object
+	uint64_t version;    // sampler_channels_version()
 };
+
+/* A version no list of this process had: samplers may live in more than one thread. */
+static uint64_t next_version(void) {
+	static uint64_t last;
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t sampler_channels_version(const struct sampler *s) {
+	return s->version;
+}
 
 static ssize_t default_pread(int fd, void *buf, size_t len, off_t off) {
 	return pread(fd, buf, len, off);
@@ -143,6 +154,7 @@ void sampler_rescan(struct sampler *s) {
 	s->list = fresh;
 	s->readings = xgrow(s->readings, &s->readings_cap, s->list.n + 1, sizeof(*s->readings));
 	s->rescan_due = false;
+	s->version = next_version();
 }
 
 struct sampler *sampler_create(const struct config *cfg) {

@@ -472,6 +472,16 @@ static void test_rescan(void) {
 	struct sampler *s = sampler_create(&cfg);
 	struct sample smp = take(s, 1000);
 	is_int(smp.n, N(rock5c), "copied fixture: all channels");
+	uint64_t v1 = sampler_channels_version(s);
+	take(s, 1001);
+	ok(v1 != 0 && sampler_channels_version(s) == v1,
+	   "the channels' version holds between rescans");
+	sampler_rescan(s);
+	ok(sampler_channels_version(s) != v1, "a rescan gives a new version");
+	struct sampler *other = sampler_create(&cfg);
+	ok(sampler_channels_version(other) != sampler_channels_version(s),
+	   "two samplers never share a version");
+	sampler_destroy(other);
 
 	// The NPU driver unbinds: its device directory goes, the class link dangles.
 	snprintf(cmd, sizeof(cmd), "mv %s/devices/platform/fdab0000.npu %s/npu.gone", root, tmp);

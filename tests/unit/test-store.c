@@ -23,6 +23,8 @@ static char *tmp_path(const char *name) {
 	return xasprintf("%s/%s", tmpdir, name);
 }
 
+static int exec_raw(const char *path, const char *sql);
+
 static void remove_db(const char *path) {
 	const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
 	for (size_t i = 0; i < 4; i++) {
@@ -617,6 +619,77 @@ static void test_change_marks(void) {
 	store_runs_mark(daemon, &m3);
 	ok(m3.own != m2.own, "the runs mark moved at once for the daemon's own run");
 	store_close(daemon);
+	remove_db(path);
+	free(path);
+}
+
+/* The stored label of channel @key, or "" (owned by a static buffer). */
+static const char *stored_label(struct store *store, const char *key) {
+	static char label[64];
+	struct store_channel *list;
+	size_t n;
+	label[0] = '\0';
+	if (store_channels(store, &list, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(list[i].ch.key, key) == 0) {
+				snprintf(label, sizeof(label), "%s", list[i].ch.label);
+			}
+		}
+		store_channels_free(list, n);
+	}
+	return label;
+}
+
+/*
+ * A cycle whose channels_version matches the last committed one skips comparing the channel
+ * descriptions; a new version, or another connection's change to the channels, makes the
+ * next cycle compare (and restore) them.
+ */
+static void test_channels_version(void) {
+	char *path = tmp_path("version.db");
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open");
+	struct channel ch[N_CHANS];
+	memcpy(ch, chans, sizeof(ch));
+	struct reading r[N_CHANS] = {{.value = 40}, {.value = 1e9}, {.value = 1}};
+	struct cycle c = {.ts = T0,
+			  .clock = CLOCK_STATE_SYNCED,
+			  .n = N_CHANS,
+			  .channels = ch,
+			  .readings = r,
+			  .channels_version = 7};
+	is_int(store_write_cycle(store, &c), 0, "a cycle of version 7");
+	is_str(stored_label(store, "thermal/soc-thermal"), "SoC", "label stored");
+
+	ch[0].label = "SoC (renamed)";
+	c.ts += 60;
+	c.channels_version = 8;
+	is_int(store_write_cycle(store, &c), 0, "a cycle of version 8, the label changed");
+	is_str(stored_label(store, "thermal/soc-thermal"), "SoC (renamed)",
+	       "a new version: the new label is stored");
+
+	// Another connection relabels the channel behind the writer's back.
+	is_int(exec_raw(path, "UPDATE channels SET label = 'other' WHERE key = "
+			      "'thermal/soc-thermal'"),
+	       SQLITE_OK, "another connection relabels soc");
+	c.ts += 60;
+	is_int(store_write_cycle(store, &c), 0, "the same version 8 again");
+	is_str(stored_label(store, "thermal/soc-thermal"), "SoC (renamed)",
+	       "the other connection's change made the writer compare and restore its label");
+
+	// A cycle inside a transaction that rolls back promises nothing for the next one.
+	store_begin(store);
+	ch[0].label = "rolled back";
+	c.ts += 60;
+	c.channels_version = 9;
+	store_write_cycle(store, &c);
+	store_rollback(store);
+	ch[0].label = "SoC (renamed)";
+	c.ts += 60;
+	c.channels_version = 8;
+	is_int(store_write_cycle(store, &c), 0, "version 8 after a rolled-back version 9");
+	is_str(stored_label(store, "thermal/soc-thermal"), "SoC (renamed)", "label right");
+	store_close(store);
 	remove_db(path);
 	free(path);
 }
@@ -1571,6 +1644,7 @@ int main(void) {
 	test_import_beside_writer();
 	test_change_marks();
 	test_insert_plans();
+	test_channels_version();
 	test_future_import();
 	test_atomic_disk_full();
 	test_rollups();
