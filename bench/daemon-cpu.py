@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 """CPU time per sampling cycle of thermlogd on the ROCK 5C fixture, beside node_exporter's CPU
-time per scrape of the same tree (thermal_zone and cpufreq collectors), in the same run.
+time per scrape of the same tree (thermal_zone and cpufreq collectors), in the same run, and
+beside the floor under any such cycle (build/bench/bench-floor: the same reads and one SQLite
+commit of the packed row, nothing else). hwmon (libsensors reads only the real /sys) and meminfo
+(node_exporter is not asked for memory either) are off in both thermlogd and the floor.
 
 Each program runs twice as a child, for a short and a long period, and its CPU time comes from
 wait4()'s rusage (microseconds); the difference between the runs divided by the difference in
 cycles (scrapes) removes start-up cost.
 
 usage: bench/daemon-cpu.py BUILD/src/thermlogd [--seconds 60] [--interval 1s]
+(bench-floor is taken from BUILD/bench/bench-floor beside it)
 """
 import argparse
 import os
@@ -37,7 +41,7 @@ def run_daemon(exe, wd, root, seconds, interval):
     db = os.path.join(wd, "bench-%d.db" % seconds)
     cfg = os.path.join(wd, "bench.yaml")
     with open(cfg, "w") as f:
-        f.write("sources:\n  hwmon: {enabled: false}\n")
+        f.write("sources:\n  hwmon: {enabled: false}\n  meminfo: {enabled: false}\n")
     p = subprocess.Popen([exe, "-c", cfg, "--sysfs-root", root, "--db", db, "--interval",
                           interval, "--listen", "127.0.0.1:0"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -49,6 +53,18 @@ def run_daemon(exe, wd, root, seconds, interval):
     channels = con.execute("SELECT count(*) FROM channels").fetchone()[0]
     con.close()
     return cpu, cycles, channels
+
+
+def run_floor(exe, wd, root, seconds):
+    db = os.path.join(wd, "floor-%d.db" % seconds)
+    p = subprocess.Popen([exe, root, db], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGTERM)
+    out = p.stdout.read()
+    cpu = cpu_of(p)
+    cycles = int(out.split()[0]) if out.split() else 0
+    return cpu, cycles
 
 
 def run_exporter(exe, root, seconds, period):
@@ -90,6 +106,9 @@ def main():
     ap.add_argument("--interval", default="1s")
     args = ap.parse_args()
     exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    floor = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.thermlogd))),
+                         "bench", "bench-floor")
+    floor = floor if os.access(floor, os.X_OK) else None
     wd = tempfile.mkdtemp(prefix="thermlog-bench.")
     # sysfs lives in memory: the copied tree goes to a RAM file system when there is one, the
     # database stays on disk as on a board.
@@ -116,6 +135,9 @@ def main():
             if exporter:
                 threads.append(threading.Thread(target=lambda: out.__setitem__(
                     "n", run_exporter(exporter, root, seconds, period))))
+            if floor:
+                threads.append(threading.Thread(target=lambda: out.__setitem__(
+                    "f", run_floor(floor, wd, root, seconds))))
             for t in threads:
                 t.start()
             for t in threads:
@@ -125,11 +147,19 @@ def main():
         d_cpu = (b["d"][0] - a["d"][0]) / max(1, b["d"][1] - a["d"][1])
         print("thermlogd: %d channels, %d cycles in %d s: %.3f ms CPU per cycle (read + store)" %
               (b["d"][2], b["d"][1], 10 + args.seconds, d_cpu * 1000))
+        if floor:
+            f_cpu = (b["f"][0] - a["f"][0]) / max(1, b["f"][1] - a["f"][1])
+            print("floor (the same reads, one SQLite commit): %d cycles: %.3f ms CPU per cycle" %
+                  (b["f"][1], f_cpu * 1000))
+            print("ratio thermlogd/floor: %.2f" % (d_cpu / f_cpu))
         if exporter:
             n_cpu = (b["n"][0] - a["n"][0]) / max(1, b["n"][1] - a["n"][1])
             print("node_exporter (thermal_zone, cpufreq): %d series, %d scrapes: %.3f ms CPU "
                   "per scrape" % (b["n"][2], b["n"][1], n_cpu * 1000))
             print("ratio thermlogd/node_exporter: %.3f (target <= 0.05)" % (d_cpu / n_cpu))
+            if floor:
+                print("ratio floor/node_exporter: %.3f (no daemon that stores each cycle in "
+                      "SQLite goes below this)" % (f_cpu / n_cpu))
         else:
             print("prometheus-node-exporter not installed (scripts/bench installs it): the "
                   "baseline is then the read-only pass beside the whole cycle, build/bench/"
