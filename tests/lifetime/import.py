@@ -87,7 +87,10 @@ def run(tap):
                "the imported hot spell counts", (before, after))
 
         n = len(cycles(db))
-        import_hours(first - 3 * 86400, 6, 100.0)  # imported while the daemon runs
+        # Imported while the daemon runs, and wholly before C2's service began: since is a
+        # midnight two days back, so a spell starting three days back crossed it when the test
+        # ran after 18:00 UTC; four days back it ends at least 42 h before.
+        import_hours(first - 4 * 86400, 6, 100.0)
         tap.ok(len(wait_cycles(db, n + 6 * 60 + 2, 30, d)) > 0, "the daemon goes on")
         later, later2 = agree(d, "import while running")
         tap.ok(later["consumed_fraction"] > 1.5 * after["consumed_fraction"],
