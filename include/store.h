@@ -36,7 +36,7 @@ void store_close(struct store *store); // accepts NULL
  */
 void store_set_busy_timeout(struct store *store, int ms);
 /**
- * Caps this connection's page cache at @kib KiB (store_open() sets 512). The daemon's writer
+ * Caps this connection's page cache at @kib KiB (store_open() sets 128). The daemon's writer
  * touches a few hot pages per cycle and reads an hour or a day at a time in maintenance.
  */
 void store_set_cache_kib(struct store *store, int kib);
