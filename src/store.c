@@ -25,7 +25,9 @@
 #define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
 #define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
 #define HOUR_S            3600
-#define PRUNE_BATCH       1024          // sample rows (cycles) deleted per transaction
+#define PRUNE_BATCH       1024 // sample rows (cycles) deleted per transaction
+#define STR_(x)           #x
+#define STR(x)            STR_(x)
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
 #define STATE_RAW_HORIZON "store.raw_horizon"
@@ -49,8 +51,8 @@ enum stmt {
 	ST_CYCLE_INSERT_IMPORT,
 	ST_CYCLE_CLOCK,
 	ST_SAMPLES_INSERT,
-	ST_SAMPLES_GET,
 	ST_SAMPLES_UPDATE,
+	ST_SAMPLES_HOUR,
 	ST_BOOT_INSERT,
 	ST_BOOT_SELECT,
 	ST_CHANNEL_INSERT,
@@ -68,6 +70,7 @@ enum stmt {
 	ST_SCAN_ROLLUP_DAYS,
 	ST_CYCLE_DAY_PUT,
 	ST_ROLLUP_DAY_PUT,
+	ST_PRUNE_LAST,
 	ST_PRUNE,
 	ST_STATE_GET,
 	ST_STATE_SET,
@@ -93,8 +96,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"INSERT OR IGNORE INTO cycles (ts, boot, clock) VALUES (?1, NULL, 1)",
 	[ST_CYCLE_CLOCK] = "SELECT clock FROM cycles WHERE ts = ?1",
 	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3)",
-	[ST_SAMPLES_GET] = "SELECT data FROM samples WHERE ts = ?1",
 	[ST_SAMPLES_UPDATE] = "UPDATE samples SET data = ?2 WHERE ts = ?1",
+	[ST_SAMPLES_HOUR] = "SELECT ts, data FROM samples WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
 	[ST_BOOT_INSERT] = "INSERT OR IGNORE INTO boots (boot_id) VALUES (?1)",
 	[ST_BOOT_SELECT] = "SELECT id FROM boots WHERE boot_id = ?1",
 	[ST_CHANNEL_INSERT] =
@@ -116,8 +119,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
 			"first_seen, last_seen, present FROM channels ORDER BY key",
 	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
+	// Every row, unsynced ones too: a row is decoded against the one before it in its hour.
 	[ST_SCAN_SAMPLES] = "SELECT ts, clock, data FROM samples WHERE ts >= ?1 AND ts < ?2 "
-			    "AND clock <= ?3 ORDER BY ts",
+			    "ORDER BY ts",
 	[ST_SCAN_ROLLUPS] = "SELECT hour, channel_id, count, sum, min, max, max_ts, unsynced, hist "
 			    "FROM rollups WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, channel_id",
 	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
@@ -132,8 +136,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ROLLUP_DAY_PUT] = "INSERT OR REPLACE INTO rollup_days (channel_id, day, count, sum, "
 			      "min, max, max_ts, unsynced, hist) "
 			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[ST_PRUNE] = "DELETE FROM samples WHERE ts IN "
-		     "(SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts LIMIT ?2)",
+	[ST_PRUNE_LAST] = "SELECT max(ts) FROM (SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts "
+			  "LIMIT " STR(PRUNE_BATCH) ")",
+	[ST_PRUNE] = "DELETE FROM samples WHERE ts <= ?1",
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
 	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
 			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -170,6 +175,35 @@ struct rollup_acc {
 	int64_t sum, min, max, max_ts, unsynced;
 };
 
+/*
+ * A scan's decoding of sample rows in ts order: a delta row is read against the row before it
+ * in its hour (codec.h), so a scan keeps that row's values.
+ */
+struct chain {
+	int64_t hour; // of the row in prev, or INT64_MIN before the first
+	struct codec_pair *prev, *cur;
+	size_t n_prev, n_cur, cap_prev, cap_cur;
+};
+
+/* One sample row of the writer's hour: its time and values (absolute, by id ascending). */
+struct hour_row {
+	int64_t ts;
+	struct codec_pair *pairs;
+	size_t n, cap;
+};
+
+/*
+ * The writer's copy of one hour's rows, decoded, so that a change to a row re-encodes the row
+ * after it without reading the hour again. Dropped with the channel cache (a rollback, another
+ * connection's commit) and by every other change to samples.
+ */
+struct hour_rows {
+	bool loaded;
+	int64_t hour;
+	struct hour_row *rows; // by ts ascending; slots up to cap keep their pairs buffers
+	size_t n, cap;
+};
+
 struct store {
 	sqlite3 *db;
 	char *path;
@@ -201,6 +235,7 @@ struct store {
 	size_t hint_cap;
 	int64_t *bin_q, *bin_count; // scratch for decoding histograms
 	size_t bins_cap;
+	struct hour_rows hour; // the writer's
 };
 
 /* --- errors ------------------------------------------------------------------------------- */
@@ -328,6 +363,7 @@ static int query_int(struct store *store, enum stmt which, int64_t param, int64_
 
 static void known_clear(struct store *store);
 static int64_t hour_of(int64_t ts);
+static int64_t scan_start(int64_t from);
 static int pragma_int(struct store *store, const char *sql, int64_t *out);
 static int rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 
@@ -440,8 +476,50 @@ static uint8_t *blob_reserve(struct store *store, size_t n) {
 	return store->blob;
 }
 
-static size_t encode_pairs(struct store *store, const struct codec_pair *pairs, size_t n) {
-	return codec_pairs_encode(blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1), pairs, n);
+/* A sample row coded against the row before it in its hour (@base, or NULL for none). */
+static size_t encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
+			 const struct codec_pair *base, size_t n_base) {
+	return codec_row_encode(blob_reserve(store, CODEC_ROW_MAX(n)), pairs, n, base, n_base);
+}
+
+static void chain_init(struct chain *c) {
+	*c = (struct chain){.hour = INT64_MIN};
+}
+
+static void chain_finish(struct chain *c) {
+	free(c->prev);
+	free(c->cur);
+}
+
+/*
+ * Decodes the row at @ts, the next one of a scan in ts order that started at the first row
+ * of an hour, into c->prev / c->n_prev. False when the row is damaged: cut short, or a delta
+ * row that opens its hour (its base is missing).
+ */
+static bool chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len) {
+	bool same_hour = hour_of(ts) == c->hour;
+	struct codec_pair_iter it = {.p = data, .end = data + len};
+	if (same_hour) {
+		// Non-NULL even for no pair: a delta row has a base, possibly empty.
+		it.base = c->prev ? c->prev : (const struct codec_pair *)&c->hour;
+		it.n_base = c->n_prev;
+	}
+	struct codec_pair p;
+	c->n_cur = 0;
+	while (codec_pair_next(&it, &p)) {
+		c->cur = xgrow(c->cur, &c->cap_cur, c->n_cur + 1, sizeof(*c->cur));
+		c->cur[c->n_cur++] = p;
+	}
+	// Swapped: prev is the row just read, the base of the next.
+	struct codec_pair *t = c->prev;
+	size_t tn = c->cap_prev;
+	c->prev = c->cur;
+	c->cap_prev = c->cap_cur;
+	c->n_prev = c->n_cur;
+	c->cur = t;
+	c->cap_cur = tn;
+	c->hour = it.bad ? INT64_MIN : hour_of(ts);
+	return !it.bad;
 }
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
@@ -455,6 +533,7 @@ static void known_free(struct known_channel *k) {
 }
 
 static void known_clear(struct store *store) {
+	store->hour.loaded = false; // read again with what the database holds
 	for (size_t i = 0; i < store->n_known; i++) {
 		known_free(&store->known[i]);
 	}
@@ -740,6 +819,180 @@ static bool quantize(double value, double resolution, int64_t *q) {
 	return true;
 }
 
+/* --- the writer's hour ------------------------------------------------------------------- */
+
+static void hour_reserve(struct hour_rows *h, size_t need) {
+	if (need > h->cap) {
+		size_t old = h->cap;
+		h->rows = xgrow(h->rows, &h->cap, need, sizeof(*h->rows));
+		memset(&h->rows[old], 0, (h->cap - old) * sizeof(*h->rows));
+	}
+}
+
+static void row_append(struct hour_row *r, struct codec_pair p) {
+	r->pairs = xgrow(r->pairs, &r->cap, r->n + 1, sizeof(*r->pairs));
+	r->pairs[r->n++] = p;
+}
+
+/* The base a delta row of @h's row @i is read against: never NULL, a row may have no pair. */
+static const struct codec_pair *row_base(const struct hour_rows *h, size_t i) {
+	static const struct codec_pair none;
+	return i > 0 && h->rows[i - 1].pairs ? h->rows[i - 1].pairs : &none;
+}
+
+/*
+ * Loads the rows of @hour into store->hour, decoded, unless it holds them. The caller ran
+ * known_load() in this transaction, which drops the copy when another connection wrote.
+ */
+static int hour_load(struct store *store, int64_t hour) {
+	struct hour_rows *h = &store->hour;
+	if (h->loaded && h->hour == hour) {
+		return 0;
+	}
+	h->loaded = false;
+	h->n = 0;
+	sqlite3_stmt *st = stmt(store, ST_SAMPLES_HOUR);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, hour);
+	sqlite3_bind_int64(st, 2, hour + HOUR_S);
+	int rc;
+	bool bad = false;
+	int64_t ts = 0;
+	while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ts = sqlite3_column_int64(st, 0);
+		hour_reserve(h, h->n + 1);
+		struct hour_row *r = &h->rows[h->n];
+		const uint8_t *data = sqlite3_column_blob(st, 1);
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 1)};
+		if (h->n > 0) {
+			it.base = row_base(h, h->n);
+			it.n_base = h->rows[h->n - 1].n;
+		}
+		struct codec_pair p;
+		r->ts = ts;
+		r->n = 0;
+		while (codec_pair_next(&it, &p)) {
+			row_append(r, p);
+		}
+		bad = it.bad;
+		h->n++;
+	}
+	done(st);
+	if (bad) {
+		log_error("store: damaged sample row at %lld: %s", (long long)ts, store->path);
+		return -EINVAL;
+	}
+	if (rc != SQLITE_DONE) {
+		return fail(store, rc, "could not read samples");
+	}
+	h->loaded = true;
+	h->hour = hour;
+	return 0;
+}
+
+/* The index of the row at @ts in the loaded hour, or where it would go. */
+static size_t hour_find(const struct hour_rows *h, int64_t ts, bool *found) {
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->rows[mid].ts < ts) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	*found = lo < h->n && h->rows[lo].ts == ts;
+	return lo;
+}
+
+/* Writes row @i of the loaded hour coded against row @i - 1: a new row with @clock, or over. */
+static int hour_write(struct store *store, size_t i, bool insert, int clock) {
+	struct hour_rows *h = &store->hour;
+	const struct hour_row *r = &h->rows[i];
+	size_t len = encode_row(store, r->pairs, r->n, i > 0 ? row_base(h, i) : NULL,
+				i > 0 ? h->rows[i - 1].n : 0);
+	sqlite3_stmt *st = stmt(store, insert ? ST_SAMPLES_INSERT : ST_SAMPLES_UPDATE);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, r->ts);
+	if (insert) {
+		sqlite3_bind_int(st, 2, clock);
+		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
+	}
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+}
+
+/*
+ * The one way a row of samples is written: row @ts becomes @pairs (sorted by id, distinct),
+ * inserted with @clock if new, coded against the row before it in its hour; the row after it
+ * in the hour, whose base this is, is coded again against it. The caller ran known_load().
+ */
+static int hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
+		    size_t n) {
+	int rc = hour_load(store, hour_of(ts));
+	if (rc < 0) {
+		return rc;
+	}
+	struct hour_rows *h = &store->hour;
+	bool found;
+	size_t i = hour_find(h, ts, &found);
+	if (!found) {
+		hour_reserve(h, h->n + 1);
+		struct hour_row spare = h->rows[h->n]; // its buffer moves to the new slot
+		memmove(&h->rows[i + 1], &h->rows[i], (h->n - i) * sizeof(*h->rows));
+		h->rows[i] = spare;
+		h->rows[i].ts = ts;
+		h->n++;
+	}
+	struct hour_row *r = &h->rows[i];
+	r->n = 0;
+	for (size_t k = 0; k < n; k++) {
+		row_append(r, pairs[k]);
+	}
+	rc = hour_write(store, i, !found, clock);
+	if (rc == 0 && i + 1 < h->n) {
+		rc = hour_write(store, i + 1, false, 0);
+	}
+	if (rc < 0) {
+		h->loaded = false;
+	}
+	return rc;
+}
+
+/*
+ * Rows up to @to were deleted (hour_load(hour_of(@to)) ran before): the first row after @to
+ * in its hour lost its base, so it is written again against none.
+ */
+static int hour_drop_through(struct store *store, int64_t to) {
+	struct hour_rows *h = &store->hour;
+	size_t k = 0;
+	while (k < h->n && h->rows[k].ts <= to) {
+		k++;
+	}
+	if (k == 0) {
+		return 0;
+	}
+	// Rotate the dropped slots to the end so their buffers stay owned.
+	struct hour_row tmp;
+	for (size_t j = 0; j < k; j++) {
+		tmp = h->rows[0];
+		memmove(&h->rows[0], &h->rows[1], (h->n - 1) * sizeof(*h->rows));
+		h->rows[h->n - 1] = tmp;
+	}
+	h->n -= k;
+	int rc = h->n > 0 ? hour_write(store, 0, false, 0) : 0;
+	if (rc < 0) {
+		h->loaded = false;
+	}
+	return rc;
+}
+
 static int write_cycle(struct store *store, const struct cycle *cycle) {
 	int64_t clock;
 	bool none;
@@ -808,16 +1061,7 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 			pairs[m++] = pairs[i];
 		}
 	}
-	size_t len = encode_pairs(store, pairs, m);
-	st = stmt(store, ST_SAMPLES_INSERT);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, cycle->ts);
-	sqlite3_bind_int(st, 2, (int)cycle->clock);
-	sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
-	rc = step_done(st);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, m);
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
@@ -1332,6 +1576,10 @@ void store_close(struct store *store) {
 	free(store->hint);
 	free(store->bin_q);
 	free(store->bin_count);
+	for (size_t i = 0; i < store->hour.cap; i++) {
+		free(store->hour.rows[i].pairs);
+	}
+	free(store->hour.rows);
 	free(store->path);
 	free(store);
 }
@@ -1363,18 +1611,18 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 1, scan_start(from));
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
+	struct chain chain;
+	chain_init(&chain);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (codec_pair_next(&it, &p)) {
+		chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
+		for (size_t k = 0; ts >= from && k < chain.n_prev; k++) {
 			for (size_t i = 0; i < n; i++) {
-				if (list[i].id == p.id && ts > list[i].last_seen &&
+				if (list[i].id == chain.prev[k].id && ts > list[i].last_seen &&
 				    hour_of(ts) == hour_of(list[i].last_seen)) {
 					list[i].last_seen = ts;
 				}
@@ -1382,6 +1630,7 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 		}
 	}
 	done(st);
+	chain_finish(&chain);
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read samples");
 }
 
@@ -1525,9 +1774,11 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		return -EIO;
 	}
 	int64_t *want = sorted_ids(ids, n_ids);
-	sqlite3_bind_int64(st, 1, from);
+	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
+	sqlite3_bind_int64(st, 1, scan_start(from));
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED);
+	struct chain chain;
+	chain_init(&chain);
 	int rc, ret = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sample s = {
@@ -1535,23 +1786,27 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 			.clock = (enum clock_state)sqlite3_column_int(st, 1),
 		};
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (ret == 0 && codec_pair_next(&it, &p)) {
-			if (n_ids && !bsearch(&p.id, want, n_ids, sizeof(*want), cmp_i64)) {
-				continue;
-			}
-			s.channel_id = p.id;
-			s.q = p.q;
-			ret = fn(ctx, &s);
-		}
-		if (it.bad) {
+		if (!chain_next(&chain, s.ts, data, (size_t)sqlite3_column_bytes(st, 2))) {
 			log_error("store: damaged sample row at %lld: %s", (long long)s.ts,
 				  store->path);
 			ret = -EINVAL;
+			break;
+		}
+		if (s.ts < from || (int)s.clock > limit) {
+			continue; // read only as the base of the rows after it
+		}
+		for (size_t k = 0; ret == 0 && k < chain.n_prev; k++) {
+			const struct codec_pair *p = &chain.prev[k];
+			if (n_ids && !bsearch(&p->id, want, n_ids, sizeof(*want), cmp_i64)) {
+				continue;
+			}
+			s.channel_id = p->id;
+			s.q = p->q;
+			ret = fn(ctx, &s);
 		}
 	}
 	done(st);
+	chain_finish(&chain);
 	free(want);
 	if (ret != 0) {
 		return ret;
@@ -1564,6 +1819,11 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 static int64_t hour_of(int64_t ts) {
 	int64_t h = ts / HOUR_S;
 	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
+}
+
+/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
+static int64_t scan_start(int64_t from) {
+	return from < INT64_MIN + HOUR_S ? INT64_MIN : hour_of(from);
 }
 
 static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
@@ -1636,9 +1896,10 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 	size_t n_acc = 0, cap_acc = 0;
 	int64_t hour = from;
 	int ret = 0, rc;
-	sqlite3_bind_int64(st, 1, from);
+	struct chain chain;
+	chain_init(&chain);
+	sqlite3_bind_int64(st, 1, from); // @from starts an hour: no row before it is a base
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
@@ -1647,11 +1908,11 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 			hour = hour_of(ts);
 		}
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (ret == 0 && codec_pair_next(&it, &p)) {
+		bool bad = !chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
+		for (size_t k = 0; ret == 0 && !bad && k < chain.n_prev; k++) {
+			struct codec_pair p = chain.prev[k];
 			if (p.id <= 0 || p.id > 100000000) {
-				it.bad = true;
+				bad = true;
 				break;
 			}
 			if ((size_t)p.id >= n_acc) {
@@ -1676,13 +1937,14 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 			a->q[a->n++] = p.q;
 			a->sum += p.q;
 		}
-		if (it.bad) {
+		if (bad) {
 			log_error("store: damaged sample row at %lld: %s", (long long)ts,
 				  store->path);
 			ret = -EINVAL;
 		}
 	}
 	done(st);
+	chain_finish(&chain);
 	if (ret == 0 && rc != SQLITE_DONE) {
 		ret = fail(store, rc, "could not read samples");
 	}
@@ -1947,20 +2209,32 @@ int store_raw_horizon(struct store *store, int64_t *ts) {
 	return state_get_int(store, STATE_RAW_HORIZON, ts);
 }
 
-/* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */
+/*
+ * Deletes one batch of sample rows older than @cutoff; *more when a full batch went. A batch
+ * may end inside an hour: the row after it there is written again without its deleted base.
+ */
 static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
+	int64_t last;
+	bool none;
+	int rc = query_int(store, ST_PRUNE_LAST, cutoff, &last, &none);
+	if (rc < 0 || none) {
+		*more = false;
+		return rc;
+	}
+	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, hour_of(last))) < 0) {
+		return rc;
+	}
 	sqlite3_stmt *st = stmt(store, ST_PRUNE);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, cutoff);
-	sqlite3_bind_int(st, 2, PRUNE_BATCH);
-	int rc = step_done(st);
+	sqlite3_bind_int64(st, 1, last);
+	rc = step_done(st);
 	if (rc != SQLITE_OK) {
 		return fail(store, rc, "could not prune samples");
 	}
 	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
-	return 0;
+	return hour_drop_through(store, last);
 }
 
 int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
@@ -2074,6 +2348,8 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
 		rc = exec_param(store, sql[i], after, NULL);
 	}
+	// The rows kept are coded against rows before them, which stay: nothing to re-encode.
+	store->hour.loaded = false;
 	int64_t horizon = 0, raw = 0, cut = hour_of(after);
 	if (rc == 0) {
 		rc = state_get_int(store, STATE_HORIZON, &horizon);
@@ -2279,72 +2555,37 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		return rc;
 	}
 
-	// Merge into the cycle's packed row; an existing (ts, channel) value wins.
-	st = stmt(store, ST_SAMPLES_GET);
-	if (!st) {
-		return -EIO;
+	// Merge into the cycle's row; an existing (ts, channel) value wins.
+	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, hour_of(ts))) < 0) {
+		return rc;
 	}
-	sqlite3_bind_int64(st, 1, ts);
-	struct codec_pair *pairs = NULL;
-	size_t n = 0, cap = 0;
-	bool exists = false, dup = false;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		exists = true;
-		const uint8_t *data = sqlite3_column_blob(st, 0);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 0)};
-		struct codec_pair p;
-		bool placed = false;
-		while (codec_pair_next(&it, &p)) {
-			if (p.id == channel_id) {
-				dup = true;
-				*result = p.q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
-			}
-			if (!placed && p.id > channel_id) {
-				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-				pairs[n++] = (struct codec_pair){channel_id, q};
-				placed = true;
-			}
-			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			pairs[n++] = p;
-		}
-		if (!placed) {
-			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			pairs[n++] = (struct codec_pair){channel_id, q};
-		}
-		rc = it.bad ? SQLITE_CORRUPT : SQLITE_DONE;
-	} else {
-		pairs = xgrow(pairs, &cap, 1, sizeof(*pairs));
-		pairs[n++] = (struct codec_pair){channel_id, q};
+	struct hour_rows *h = &store->hour;
+	bool exists;
+	size_t at = hour_find(h, ts, &exists);
+	const struct hour_row *row = exists ? &h->rows[at] : NULL;
+	size_t n_old = row ? row->n : 0, i = 0;
+	while (i < n_old && row->pairs[i].id < channel_id) {
+		i++;
 	}
-	done(st);
-	if (rc != SQLITE_DONE) {
-		free(pairs);
-		return fail(store, rc, "could not read samples");
-	}
-	if (dup) {
-		free(pairs);
+	if (i < n_old && row->pairs[i].id == channel_id) {
+		*result = row->pairs[i].q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
 		return 0;
 	}
 	if ((rc = history_changed(store)) < 0) {
-		free(pairs);
 		return rc;
 	}
-	size_t len = encode_pairs(store, pairs, n);
+	struct codec_pair *pairs = xcalloc(n_old + 1, sizeof(*pairs));
+	if (i > 0) {
+		memcpy(pairs, row->pairs, i * sizeof(*pairs));
+	}
+	pairs[i] = (struct codec_pair){channel_id, q};
+	if (n_old > i) {
+		memcpy(&pairs[i + 1], &row->pairs[i], (n_old - i) * sizeof(*pairs));
+	}
+	rc = hour_put(store, ts, (int)clock, pairs, n_old + 1);
 	free(pairs);
-	st = stmt(store, exists ? ST_SAMPLES_UPDATE : ST_SAMPLES_INSERT);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, ts);
-	if (exists) {
-		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_int64(st, 2, clock);
-		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
-	}
-	if ((rc = step_done(st)) != SQLITE_OK) {
-		return fail(store, rc, "could not store samples");
+	if (rc < 0) {
+		return rc;
 	}
 	if ((rc = bind_id_exec(store, ST_CHANNEL_SPAN, channel_id, ts,
 			       "could not update a channel")) < 0) {
@@ -2390,8 +2631,11 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
 	}
 	int64_t after = INT64_MIN;
-	struct codec_pair *pairs = NULL;
-	size_t cap = 0;
+	struct codec_pair *pairs = NULL, *scaled = NULL;
+	size_t cap = 0, cap_scaled = 0, n_scaled = 0;
+	struct chain chain;
+	chain_init(&chain);
+	store->hour.loaded = false; // its values change
 	// Rows are collected a slice at a time so no row is updated under a running scan.
 	int64_t *tss = NULL;
 	uint8_t **blobs = NULL;
@@ -2421,28 +2665,29 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 			err = fail(store, rc, "could not read samples");
 		}
 		for (size_t i = 0; i < m; i++) {
-			struct codec_pair_iter it = {.p = blobs[i], .end = blobs[i] + lens[i]};
-			struct codec_pair p;
-			size_t n = 0;
+			// The row's values, then the same with the channel scaled, coded against
+			// the row before it scaled too (kept in @scaled), so the chain stays exact.
+			bool same_hour = hour_of(tss[i]) == chain.hour;
+			bool ok = chain_next(&chain, tss[i], blobs[i], lens[i]);
+			size_t n = chain.n_prev;
 			bool hit = false;
-			while (codec_pair_next(&it, &p)) {
-				if (p.id == id) {
-					if (__builtin_mul_overflow(p.q, factor, &p.q)) {
-						it.bad = true;
-						break;
-					}
+			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+			for (size_t k = 0; ok && k < n; k++) {
+				pairs[k] = chain.prev[k];
+				if (pairs[k].id == id) {
+					ok = !__builtin_mul_overflow(pairs[k].q, factor,
+								     &pairs[k].q);
 					hit = true;
 				}
-				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-				pairs[n++] = p;
 			}
-			if (err == 0 && it.bad) {
+			if (err == 0 && !ok) {
 				log_error("store: cannot rescale the values at %lld",
 					  (long long)tss[i]);
 				err = -ERANGE;
 			}
 			if (err == 0 && hit) {
-				size_t len = encode_pairs(store, pairs, n);
+				size_t len = encode_row(store, pairs, n, same_hour ? scaled : NULL,
+							same_hour ? n_scaled : 0);
 				sqlite3_bind_int64(upd, 1, tss[i]);
 				sqlite3_bind_blob(upd, 2, store->blob, (int)len, SQLITE_STATIC);
 				int urc = step_done(upd);
@@ -2450,6 +2695,13 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 					err = fail(store, urc, "could not rescale samples");
 				}
 			}
+			struct codec_pair *t = scaled;
+			size_t tc = cap_scaled;
+			scaled = pairs;
+			cap_scaled = cap;
+			n_scaled = n;
+			pairs = t;
+			cap = tc;
 			free(blobs[i]);
 		}
 		if (m == 0) {
@@ -2461,6 +2713,8 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 	free(blobs);
 	free(lens);
 	free(pairs);
+	free(scaled);
+	chain_finish(&chain);
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
 	return err;
@@ -3062,7 +3316,8 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 				pairs[u++] = pairs[i];
 			}
 		}
-		size_t len = encode_pairs(store, pairs, u);
+		size_t len =
+			encode_row(store, pairs, u, NULL, 0); // absolute: fast samples stand alone
 		sqlite3_bind_int64(st, 1, sample->ts_ms);
 		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
 		int step = sqlite3_step(st);
