@@ -75,6 +75,14 @@ struct codec_pair_iter {
 /** The next pair; false at the end or on damage (it->bad set). */
 bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out);
 
+/**
+ * A whole sample row at once, as codec_pair_next() reads it and faster: the pairs into @out,
+ * which holds at least @len of them (a pair takes a byte at least); @base as .base of the
+ * iterator. Returns the pairs read; *@bad set on damage, then the pairs before it.
+ */
+size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
+			const struct codec_pair *base, size_t n_base, bool *bad);
+
 /** One histogram bin: a value and how many times it occurred. */
 struct codec_bin {
 	int64_t q, count;

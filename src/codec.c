@@ -233,6 +233,73 @@ bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
 	return true;
 }
 
+/* codec_get_varint() with the one-byte case inline: most values of a row are one byte. */
+static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return true;
+	}
+	return codec_get_varint(p, end, v);
+}
+
+size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
+			const struct codec_pair *base, size_t n_base, bool *bad) {
+	const uint8_t *end = p + len;
+	size_t n = 0;
+	*bad = false;
+	bool delta = codec_row_is_delta(p, len);
+	if (delta && !base) {
+		*bad = true;
+		return 0;
+	}
+	if (delta) {
+		p += CODEC_ROW_DELTA_LEN;
+	} else if (p < end && *p == CODEC_ROW_RUNS) {
+		p++;
+	} else {
+		int64_t id = 0;
+		while (p < end) {
+			uint64_t d, zq;
+			if (!get_varint(&p, end, &d) || !get_varint(&p, end, &zq)) {
+				*bad = true;
+				return n;
+			}
+			id = (int64_t)((uint64_t)id + d);
+			out[n++] = (struct codec_pair){id, codec_unzigzag(zq)};
+		}
+		return n;
+	}
+	int64_t id = -1;
+	size_t at = 0;
+	while (p < end) {
+		uint64_t gap, run;
+		if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &run) || run == 0) {
+			*bad = true;
+			return n;
+		}
+		id = (int64_t)((uint64_t)id + gap);
+		for (; run > 0; run--) {
+			uint64_t zq;
+			if (!get_varint(&p, end, &zq)) {
+				*bad = true;
+				return n;
+			}
+			id++;
+			int64_t q = codec_unzigzag(zq);
+			if (delta) {
+				while (at < n_base && base[at].id < id) {
+					at++;
+				}
+				if (at < n_base && base[at].id == id) {
+					q = (int64_t)((uint64_t)q + (uint64_t)base[at].q);
+				}
+			}
+			out[n++] = (struct codec_pair){id, q};
+		}
+	}
+	return n;
+}
+
 size_t codec_hist_encode_values(uint8_t *out, const int64_t *sorted, size_t n) {
 	size_t len = 0;
 	for (size_t i = 0; i < n;) {

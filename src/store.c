@@ -53,6 +53,7 @@ enum stmt {
 	ST_SAMPLES_INSERT,
 	ST_SAMPLES_UPDATE,
 	ST_SAMPLES_HOUR,
+	ST_SAMPLES_PUT,
 	ST_BOOT_INSERT,
 	ST_BOOT_SELECT,
 	ST_CHANNEL_INSERT,
@@ -98,6 +99,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3)",
 	[ST_SAMPLES_UPDATE] = "UPDATE samples SET data = ?2 WHERE ts = ?1",
 	[ST_SAMPLES_HOUR] = "SELECT ts, data FROM samples WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
+	[ST_SAMPLES_PUT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3) "
+			   "ON CONFLICT (ts) DO UPDATE SET data = excluded.data",
 	[ST_BOOT_INSERT] = "INSERT OR IGNORE INTO boots (boot_id) VALUES (?1)",
 	[ST_BOOT_SELECT] = "SELECT id FROM boots WHERE boot_id = ?1",
 	[ST_CHANNEL_INSERT] =
@@ -482,6 +485,9 @@ static size_t encode_row(struct store *store, const struct codec_pair *pairs, si
 	return codec_row_encode(blob_reserve(store, CODEC_ROW_MAX(n)), pairs, n, base, n_base);
 }
 
+/* A base of no pair: a delta row is read against a base, which may be empty. */
+static const struct codec_pair no_pair;
+
 static void chain_init(struct chain *c) {
 	*c = (struct chain){.hour = INT64_MIN};
 }
@@ -497,19 +503,13 @@ static void chain_finish(struct chain *c) {
  * row that opens its hour (its base is missing).
  */
 static bool chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len) {
-	bool same_hour = hour_of(ts) == c->hour;
-	struct codec_pair_iter it = {.p = data, .end = data + len};
-	if (same_hour) {
-		// Non-NULL even for no pair: a delta row has a base, possibly empty.
-		it.base = c->prev ? c->prev : (const struct codec_pair *)&c->hour;
-		it.n_base = c->n_prev;
-	}
-	struct codec_pair p;
-	c->n_cur = 0;
-	while (codec_pair_next(&it, &p)) {
-		c->cur = xgrow(c->cur, &c->cap_cur, c->n_cur + 1, sizeof(*c->cur));
-		c->cur[c->n_cur++] = p;
-	}
+	// Compared, not divided: rows come in ts order, mostly of the same hour.
+	bool same_hour = c->hour != INT64_MIN && ts >= c->hour &&
+			 (uint64_t)ts - (uint64_t)c->hour < HOUR_S,
+	     bad;
+	const struct codec_pair *base = !same_hour ? NULL : c->prev ? c->prev : &no_pair;
+	c->cur = xgrow(c->cur, &c->cap_cur, len + 1, sizeof(*c->cur));
+	c->n_cur = codec_row_decode(c->cur, data, len, base, same_hour ? c->n_prev : 0, &bad);
 	// Swapped: prev is the row just read, the base of the next.
 	struct codec_pair *t = c->prev;
 	size_t tn = c->cap_prev;
@@ -518,8 +518,8 @@ static bool chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t 
 	c->n_prev = c->n_cur;
 	c->cur = t;
 	c->cap_cur = tn;
-	c->hour = it.bad ? INT64_MIN : hour_of(ts);
-	return !it.bad;
+	c->hour = bad ? INT64_MIN : hour_of(ts);
+	return !bad;
 }
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
@@ -829,15 +829,9 @@ static void hour_reserve(struct hour_rows *h, size_t need) {
 	}
 }
 
-static void row_append(struct hour_row *r, struct codec_pair p) {
-	r->pairs = xgrow(r->pairs, &r->cap, r->n + 1, sizeof(*r->pairs));
-	r->pairs[r->n++] = p;
-}
-
 /* The base a delta row of @h's row @i is read against: never NULL, a row may have no pair. */
 static const struct codec_pair *row_base(const struct hour_rows *h, size_t i) {
-	static const struct codec_pair none;
-	return i > 0 && h->rows[i - 1].pairs ? h->rows[i - 1].pairs : &none;
+	return i > 0 && h->rows[i - 1].pairs ? h->rows[i - 1].pairs : &no_pair;
 }
 
 /*
@@ -865,18 +859,11 @@ static int hour_load(struct store *store, int64_t hour) {
 		hour_reserve(h, h->n + 1);
 		struct hour_row *r = &h->rows[h->n];
 		const uint8_t *data = sqlite3_column_blob(st, 1);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 1)};
-		if (h->n > 0) {
-			it.base = row_base(h, h->n);
-			it.n_base = h->rows[h->n - 1].n;
-		}
-		struct codec_pair p;
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
 		r->ts = ts;
-		r->n = 0;
-		while (codec_pair_next(&it, &p)) {
-			row_append(r, p);
-		}
-		bad = it.bad;
+		r->pairs = xgrow(r->pairs, &r->cap, len + 1, sizeof(*r->pairs));
+		r->n = codec_row_decode(r->pairs, data, len, h->n > 0 ? row_base(h, h->n) : NULL,
+					h->n > 0 ? h->rows[h->n - 1].n : 0, &bad);
 		h->n++;
 	}
 	done(st);
@@ -936,6 +923,20 @@ static int hour_write(struct store *store, size_t i, bool insert, int clock) {
 static int hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
 		    size_t n) {
 	int rc = hour_load(store, hour_of(ts));
+	if (rc == -EINVAL) {
+		// A damaged row earlier in the hour (logged): this one is written so that it reads
+		// on its own, and later cycles are not lost to the damage.
+		size_t len = encode_row(store, pairs, n, NULL, 0);
+		sqlite3_stmt *st = stmt(store, ST_SAMPLES_PUT);
+		if (!st) {
+			return -EIO;
+		}
+		sqlite3_bind_int64(st, 1, ts);
+		sqlite3_bind_int(st, 2, clock);
+		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+		rc = step_done(st);
+		return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+	}
 	if (rc < 0) {
 		return rc;
 	}
@@ -951,10 +952,9 @@ static int hour_put(struct store *store, int64_t ts, int clock, const struct cod
 		h->n++;
 	}
 	struct hour_row *r = &h->rows[i];
-	r->n = 0;
-	for (size_t k = 0; k < n; k++) {
-		row_append(r, pairs[k]);
-	}
+	r->pairs = xgrow(r->pairs, &r->cap, n + 1, sizeof(*r->pairs));
+	memcpy(r->pairs, pairs, n * sizeof(*pairs));
+	r->n = n;
 	rc = hour_write(store, i, !found, clock);
 	if (rc == 0 && i + 1 < h->n) {
 		rc = hour_write(store, i + 1, false, 0);

@@ -202,6 +202,9 @@ static void test_delta(void) {
 	ok(decode_row(buf, len, base, N, out, N) == N && same_pairs(out, row, N),
 	   "decoded against its base it is the row");
 	ok(decode_row(buf, len, NULL, 0, out, N) < 0, "without a base it is damage");
+	bool bad = false;
+	ok(codec_row_decode(out, buf, len, NULL, 0, &bad) == 0 && bad,
+	   "also to the whole-row decoder");
 	ok(decode_row(buf, len - 1, base, N, out, N) < 0, "cut short it is damage");
 	ok(!codec_row_is_delta(abs, alen) && decode_row(abs, alen, base, N, out, N) == N &&
 		   same_pairs(out, row, N),
@@ -262,6 +265,11 @@ static void test_delta(void) {
 		deltas += codec_row_is_delta(wbuf, l);
 		all = all && decode_row(wbuf, l, prev, n_prev, got, M) == (int)m &&
 		      same_pairs(got, cur, m);
+		// The whole-row decoder reads the same, and stops at damage as the iterator does.
+		static struct codec_pair whole[CODEC_ROW_MAX(M)];
+		all = all && codec_row_decode(whole, wbuf, l, prev, n_prev, &bad) == m && !bad &&
+		      same_pairs(whole, cur, m);
+		all = all && codec_row_decode(whole, wbuf, l - 1, prev, n_prev, &bad) < m && bad;
 		n_prev = m;
 	}
 	ok(all && deltas > 150, "200 seeded rows against the row before round-trip");

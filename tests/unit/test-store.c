@@ -1945,7 +1945,19 @@ static void test_delta_old_rows_and_damage(void) {
 	struct all_samples bad = scan_all(store, cut_ts, cut_ts + 1, &rc);
 	is_int(rc, -EINVAL, "a delta row cut short is an error");
 	free(bad.s);
+	// The writer goes on: a cycle later in that hour is stored, readable on its own.
+	double later[] = {46, 1e9, 2};
+	int64_t later_ts = h.ts[119] + 10;
+	is_int(put(store, later_ts, CLOCK_STATE_SYNCED, later, NULL), 0,
+	       "a cycle after the damage in its hour is stored");
 	store_close(store);
+	raw_rows_read(path, &r);
+	bool alone = false;
+	for (size_t i = 0; i < r.n; i++) {
+		alone |= r.ts[i] == later_ts && !codec_row_is_delta(r.data[i], r.len[i]);
+	}
+	raw_rows_free(&r);
+	ok(alone, "absolute: it needs no row before it");
 	// Damage: an hour's first row deleted behind the store's back leaves a delta row first.
 	sql = xasprintf("DELETE FROM samples WHERE ts = %lld", (long long)h.ts[150 - 1 - 19]);
 	raw_exec(path, sql);
