@@ -37,7 +37,7 @@ struct codec_pair {
  * @out holds at least CODEC_ROW_MAX(n) bytes. Returns the length written.
  */
 #define CODEC_ROW_RUNS   0x00
-#define CODEC_ROW_MAX(n) ((n)*2 * CODEC_VARINT_MAX + CODEC_ROW_DELTA_LEN)
+#define CODEC_ROW_MAX(n) (2 * CODEC_VARINT_MAX * (n) + CODEC_ROW_DELTA_LEN)
 size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n);
 
 /**
@@ -65,7 +65,7 @@ struct codec_pair_iter {
 	const struct codec_pair *base; // the previous row's pairs by id ascending, or NULL
 	size_t n_base;
 	int64_t id;
-	bool bad;      // set when the data ended inside a pair or a run, or a run was empty
+	bool bad;      // on damage: cut short, an empty run, a delta row without a base
 	bool started;  // the form was read
 	bool runs;     // the row is in the run form (or the delta form)
 	bool delta;    // the row is in the delta form

@@ -202,6 +202,7 @@ struct hour_row {
  */
 struct hour_rows {
 	bool loaded;
+	bool damaged; // @hour has a damaged row (logged once): not read again for every cycle
 	int64_t hour;
 	struct hour_row *rows; // by ts ascending; slots up to cap keep their pairs buffers
 	size_t n, cap;
@@ -534,6 +535,7 @@ static void known_free(struct known_channel *k) {
 
 static void known_clear(struct store *store) {
 	store->hour.loaded = false; // read again with what the database holds
+	store->hour.damaged = false;
 	for (size_t i = 0; i < store->n_known; i++) {
 		known_free(&store->known[i]);
 	}
@@ -843,7 +845,11 @@ static int hour_load(struct store *store, int64_t hour) {
 	if (h->loaded && h->hour == hour) {
 		return 0;
 	}
+	if (h->damaged && h->hour == hour) {
+		return -EINVAL;
+	}
 	h->loaded = false;
+	h->damaged = false;
 	h->n = 0;
 	sqlite3_stmt *st = stmt(store, ST_SAMPLES_HOUR);
 	if (!st) {
@@ -869,6 +875,8 @@ static int hour_load(struct store *store, int64_t hour) {
 	done(st);
 	if (bad) {
 		log_error("store: damaged sample row at %lld: %s", (long long)ts, store->path);
+		h->damaged = true;
+		h->hour = hour;
 		return -EINVAL;
 	}
 	if (rc != SQLITE_DONE) {
@@ -2221,9 +2229,14 @@ static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
 		*more = false;
 		return rc;
 	}
-	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, hour_of(last))) < 0) {
+	if ((rc = known_load(store)) < 0) {
 		return rc;
 	}
+	rc = hour_load(store, hour_of(last));
+	if (rc < 0 && rc != -EINVAL) { // a damaged hour (logged) is pruned as it is
+		return rc;
+	}
+	bool fix = rc == 0;
 	sqlite3_stmt *st = stmt(store, ST_PRUNE);
 	if (!st) {
 		return -EIO;
@@ -2234,7 +2247,8 @@ static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
 		return fail(store, rc, "could not prune samples");
 	}
 	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
-	return hour_drop_through(store, last);
+	store->hour.damaged = false; // the damage may have gone with the rows
+	return fix ? hour_drop_through(store, last) : 0;
 }
 
 int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
