@@ -240,6 +240,8 @@ struct store {
 	int64_t *bin_q, *bin_count; // scratch for decoding histograms
 	size_t bins_cap;
 	struct hour_rows hour; // the writer's
+	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
+	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
 };
 
 /* --- errors ------------------------------------------------------------------------------- */
@@ -1588,6 +1590,7 @@ void store_close(struct store *store) {
 		free(store->hour.rows[i].pairs);
 	}
 	free(store->hour.rows);
+	chain_finish(&store->scan);
 	free(store->path);
 	free(store);
 }
@@ -1785,8 +1788,14 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
 	sqlite3_bind_int64(st, 1, scan_start(from));
 	sqlite3_bind_int64(st, 2, to);
-	struct chain chain;
-	chain_init(&chain);
+	struct chain local, *chain = &local;
+	if (store->scanning) {
+		chain_init(&local);
+	} else {
+		chain = &store->scan;
+		chain->hour = INT64_MIN;
+		store->scanning = true;
+	}
 	int rc, ret = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sample s = {
@@ -1794,7 +1803,7 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 			.clock = (enum clock_state)sqlite3_column_int(st, 1),
 		};
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		if (!chain_next(&chain, s.ts, data, (size_t)sqlite3_column_bytes(st, 2))) {
+		if (!chain_next(chain, s.ts, data, (size_t)sqlite3_column_bytes(st, 2))) {
 			log_error("store: damaged sample row at %lld: %s", (long long)s.ts,
 				  store->path);
 			ret = -EINVAL;
@@ -1803,8 +1812,8 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		if (s.ts < from || (int)s.clock > limit) {
 			continue; // read only as the base of the rows after it
 		}
-		for (size_t k = 0; ret == 0 && k < chain.n_prev; k++) {
-			const struct codec_pair *p = &chain.prev[k];
+		for (size_t k = 0; ret == 0 && k < chain->n_prev; k++) {
+			const struct codec_pair *p = &chain->prev[k];
 			if (n_ids && !bsearch(&p->id, want, n_ids, sizeof(*want), cmp_i64)) {
 				continue;
 			}
@@ -1814,7 +1823,11 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		}
 	}
 	done(st);
-	chain_finish(&chain);
+	if (chain == &store->scan) {
+		store->scanning = false;
+	} else {
+		chain_finish(&local);
+	}
 	free(want);
 	if (ret != 0) {
 		return ret;
