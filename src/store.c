@@ -204,9 +204,15 @@ struct hour_rows {
 	bool loaded;
 	bool damaged; // @hour has a damaged row (logged once): not read again for every cycle
 	int64_t hour;
-	struct hour_row *rows; // by ts ascending; slots up to cap keep their pairs buffers
-	size_t n, cap;
+	// A run of the hour's rows by ts ascending, the rows around the last change (what the
+	// next append or merge needs, so memory stays flat whatever the interval).
+	struct hour_row *rows;
+	size_t n, cap;    // slots past n keep at most one pairs buffer, for the next row
+	bool first, last; // rows[0] is the hour's first row, rows[n - 1] its last
 };
+
+#define HOUR_KEEP_BEFORE 1 // rows kept before the one changed
+#define HOUR_KEEP_AFTER  2 // and after it
 
 struct store {
 	sqlite3 *db;
@@ -838,13 +844,22 @@ static const struct codec_pair *row_base(const struct hour_rows *h, size_t i) {
 	return i > 0 && h->rows[i - 1].pairs ? h->rows[i - 1].pairs : &no_pair;
 }
 
+/* Whether the rows held are those of @ts's hour around @ts: the rows before and after it. */
+static bool hour_covers(const struct hour_rows *h, int64_t ts) {
+	return h->loaded && h->hour == hour_of(ts) &&
+	       (h->first || (h->n > 0 && ts > h->rows[0].ts)) &&
+	       (h->last || (h->n > 0 && ts < h->rows[h->n - 1].ts));
+}
+
 /*
- * Loads the rows of @hour into store->hour, decoded, unless it holds them. The caller ran
- * known_load() in this transaction, which drops the copy when another connection wrote.
+ * Holds the rows of @ts's hour around @ts in store->hour, decoded: read again, the whole hour,
+ * unless they are held. The caller ran known_load() in this transaction, which drops them
+ * when another connection wrote.
  */
-static int hour_load(struct store *store, int64_t hour) {
+static int hour_load(struct store *store, int64_t ts) {
 	struct hour_rows *h = &store->hour;
-	if (h->loaded && h->hour == hour) {
+	int64_t hour = hour_of(ts);
+	if (hour_covers(h, ts)) {
 		return 0;
 	}
 	if (h->damaged && h->hour == hour) {
@@ -861,14 +876,14 @@ static int hour_load(struct store *store, int64_t hour) {
 	sqlite3_bind_int64(st, 2, hour + HOUR_S);
 	int rc;
 	bool bad = false;
-	int64_t ts = 0;
+	int64_t at = 0;
 	while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ts = sqlite3_column_int64(st, 0);
+		at = sqlite3_column_int64(st, 0);
 		hour_reserve(h, h->n + 1);
 		struct hour_row *r = &h->rows[h->n];
 		const uint8_t *data = sqlite3_column_blob(st, 1);
 		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-		r->ts = ts;
+		r->ts = at;
 		r->pairs = xgrow(r->pairs, &r->cap, len + 1, sizeof(*r->pairs));
 		r->n = codec_row_decode(r->pairs, data, len, h->n > 0 ? row_base(h, h->n) : NULL,
 					h->n > 0 ? h->rows[h->n - 1].n : 0, &bad);
@@ -876,17 +891,54 @@ static int hour_load(struct store *store, int64_t hour) {
 	}
 	done(st);
 	if (bad) {
-		log_error("store: damaged sample row at %lld: %s", (long long)ts, store->path);
+		log_error("store: damaged sample row at %lld: %s", (long long)at, store->path);
 		h->damaged = true;
 		h->hour = hour;
+		h->n = 0;
 		return -EINVAL;
 	}
 	if (rc != SQLITE_DONE) {
+		h->n = 0;
 		return fail(store, rc, "could not read samples");
 	}
 	h->loaded = true;
 	h->hour = hour;
+	h->first = h->last = true;
 	return 0;
+}
+
+/*
+ * Keeps the rows around row @i (HOUR_KEEP_BEFORE before it, HOUR_KEEP_AFTER after it) and one
+ * spare buffer; the rest is freed.
+ */
+static void hour_keep(struct hour_rows *h, size_t i) {
+	size_t lo = i > HOUR_KEEP_BEFORE ? i - HOUR_KEEP_BEFORE : 0;
+	size_t hi = i + 1 + HOUR_KEEP_AFTER < h->n ? i + 1 + HOUR_KEEP_AFTER : h->n;
+	if (lo == 0 && hi == h->n && h->cap <= 2 * (HOUR_KEEP_BEFORE + 1 + HOUR_KEEP_AFTER)) {
+		return; // the steady case: nothing to drop
+	}
+	struct hour_row spare = {0};
+	for (size_t j = 0; j < h->cap; j++) {
+		if (j >= lo && j < hi) {
+			continue;
+		}
+		if (!spare.pairs && h->rows[j].pairs) {
+			spare = (struct hour_row){.pairs = h->rows[j].pairs, .cap = h->rows[j].cap};
+		} else {
+			free(h->rows[j].pairs);
+		}
+	}
+	memmove(&h->rows[0], &h->rows[lo], (hi - lo) * sizeof(*h->rows));
+	h->first = h->first && lo == 0;
+	h->last = h->last && hi == h->n;
+	h->n = hi - lo;
+	size_t cap = HOUR_KEEP_BEFORE + 1 + HOUR_KEEP_AFTER + 1;
+	if (h->cap > cap) {
+		h->rows = xrealloc(h->rows, cap * sizeof(*h->rows));
+		h->cap = cap;
+	}
+	memset(&h->rows[h->n], 0, (h->cap - h->n) * sizeof(*h->rows));
+	h->rows[h->n] = spare;
 }
 
 /* The index of the row at @ts in the loaded hour, or where it would go. */
@@ -925,6 +977,33 @@ static int hour_write(struct store *store, size_t i, bool insert, int clock) {
 	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
 }
 
+/* The value of channel @id in @pairs (sorted), from *@at on; false if it has none. */
+static bool value_of(const struct codec_pair *pairs, size_t n, size_t *at, int64_t id, int64_t *q) {
+	while (*at < n && pairs[*at].id < id) {
+		(*at)++;
+	}
+	if (*at < n && pairs[*at].id == id) {
+		*q = pairs[*at].q;
+		return true;
+	}
+	return false;
+}
+
+/* Whether @row codes the same against @old as against @pairs: they agree on its channels. */
+static bool same_base_for(const struct hour_row *row, const struct hour_row *old,
+			  const struct codec_pair *pairs, size_t n) {
+	size_t a = 0, b = 0;
+	for (size_t k = 0; k < row->n; k++) {
+		int64_t qa = 0, qb = 0;
+		bool ha = value_of(old->pairs, old->n, &a, row->pairs[k].id, &qa);
+		bool hb = value_of(pairs, n, &b, row->pairs[k].id, &qb);
+		if (ha != hb || qa != qb) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * The one way a row of samples is written: row @ts becomes @pairs (sorted by id, distinct),
  * inserted with @clock if new, coded against the row before it in its hour; the row after it
@@ -932,7 +1011,7 @@ static int hour_write(struct store *store, size_t i, bool insert, int clock) {
  */
 static int hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
 		    size_t n) {
-	int rc = hour_load(store, hour_of(ts));
+	int rc = hour_load(store, ts);
 	if (rc == -EINVAL) {
 		// A damaged row earlier in the hour (logged): this one is written so that it reads
 		// on its own, and later cycles are not lost to the damage.
@@ -962,22 +1041,26 @@ static int hour_put(struct store *store, int64_t ts, int clock, const struct cod
 		h->n++;
 	}
 	struct hour_row *r = &h->rows[i];
+	// A merge often adds a channel the next row lacks: then that row's bytes stay as they are.
+	bool rebase = i + 1 < h->n && (!found || !same_base_for(&h->rows[i + 1], r, pairs, n));
 	r->pairs = xgrow(r->pairs, &r->cap, n + 1, sizeof(*r->pairs));
 	memcpy(r->pairs, pairs, n * sizeof(*pairs));
 	r->n = n;
 	rc = hour_write(store, i, !found, clock);
-	if (rc == 0 && i + 1 < h->n) {
+	if (rc == 0 && rebase) {
 		rc = hour_write(store, i + 1, false, 0);
 	}
 	if (rc < 0) {
 		h->loaded = false;
+	} else {
+		hour_keep(h, i);
 	}
 	return rc;
 }
 
 /*
- * Rows up to @to were deleted (hour_load(hour_of(@to)) ran before): the first row after @to
- * in its hour lost its base, so it is written again against none.
+ * Rows up to @to were deleted (hour_load(@to) ran before): the first row after @to in its hour
+ * lost its base, so it is written again against none.
  */
 static int hour_drop_through(struct store *store, int64_t to) {
 	struct hour_rows *h = &store->hour;
@@ -986,19 +1069,24 @@ static int hour_drop_through(struct store *store, int64_t to) {
 		k++;
 	}
 	if (k == 0) {
+		return 0; // held from the hour's first row on: none was deleted
+	}
+	for (size_t j = 0; j < k; j++) {
+		free(h->rows[j].pairs);
+	}
+	memmove(&h->rows[0], &h->rows[k], (h->n - k) * sizeof(*h->rows));
+	memset(&h->rows[h->n - k], 0, k * sizeof(*h->rows));
+	h->n -= k;
+	h->first = true; // every row before them is gone
+	if (h->n == 0) {
+		h->loaded = h->last; // no row held to tell where the held run ends
 		return 0;
 	}
-	// Rotate the dropped slots to the end so their buffers stay owned.
-	struct hour_row tmp;
-	for (size_t j = 0; j < k; j++) {
-		tmp = h->rows[0];
-		memmove(&h->rows[0], &h->rows[1], (h->n - 1) * sizeof(*h->rows));
-		h->rows[h->n - 1] = tmp;
-	}
-	h->n -= k;
-	int rc = h->n > 0 ? hour_write(store, 0, false, 0) : 0;
+	int rc = hour_write(store, 0, false, 0);
 	if (rc < 0) {
 		h->loaded = false;
+	} else {
+		hour_keep(h, 0);
 	}
 	return rc;
 }
@@ -2245,7 +2333,7 @@ static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
 	if ((rc = known_load(store)) < 0) {
 		return rc;
 	}
-	rc = hour_load(store, hour_of(last));
+	rc = hour_load(store, last);
 	if (rc < 0 && rc != -EINVAL) { // a damaged hour (logged) is pruned as it is
 		return rc;
 	}
@@ -2583,7 +2671,7 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	}
 
 	// Merge into the cycle's row; an existing (ts, channel) value wins.
-	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, hour_of(ts))) < 0) {
+	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, ts)) < 0) {
 		return rc;
 	}
 	struct hour_rows *h = &store->hour;

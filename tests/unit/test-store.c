@@ -1724,6 +1724,35 @@ static void test_delta_import(void) {
 	ok(rc == 0 && merged.n == after.n + 2 && extra_q[0] == -7 && extra_q[1] == 90 &&
 		   matches_history(&rest, &h, NULL),
 	   "the merged values read back, every other value as before");
+	// A second channel merged into every row: forwards through the first hours, backwards
+	// through the last (each row's neighbours must be the ones stored, not a stale copy).
+	struct channel more = {.key = "iio/more", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t more_id;
+	store_channel_ensure(store, &more, &more_id);
+	store_begin(store);
+	bool all_new = true;
+	for (int k = 0; k < DELTA_ROWS; k++) {
+		int i = k < 100 ? k : DELTA_ROWS - 1 - (k - 100);
+		all_new = all_new &&
+			  store_insert_sample(store, h.ts[i], more_id, 1000 + i, &res) == 0 &&
+			  res == STORE_IMPORT_NEW;
+	}
+	is_int(store_commit(store), 0, "a channel merged into every row");
+	ok(all_new, "every value new");
+	struct all_samples every = scan_all(store, 0, INT64_MAX, &rc);
+	bool right = rc == 0 && every.n == merged.n + DELTA_ROWS;
+	struct all_samples others = {0};
+	for (size_t i = 0; right && i < every.n; i++) {
+		if (every.s[i].channel_id == more_id) {
+			right = every.s[i].q == 1000 + (every.s[i].ts - h.ts[0]) / 60;
+		} else if (every.s[i].channel_id != extra_id) {
+			all_sample(&others, &every.s[i]);
+		}
+	}
+	ok(right && matches_history(&others, &h, NULL),
+	   "each row holds its merged value and the others as before");
+	free(every.s);
+	free(others.s);
 	// A writer appending to that hour now continues the chain of the imported rows.
 	double v[] = {44.5, 1200e6, 3};
 	is_int(put(store, h.ts[DELTA_ROWS - 1] + 20, CLOCK_STATE_SYNCED, v, NULL), 0, "appended");
