@@ -211,8 +211,8 @@ struct hour_rows {
 	bool first, last; // rows[0] is the hour's first row, rows[n - 1] its last
 };
 
-#define HOUR_KEEP_BEFORE 1 // rows kept before the one changed
-#define HOUR_KEEP_AFTER  2 // and after it
+#define HOUR_KEEP_BEFORE 1  // rows kept before the one changed
+#define HOUR_KEEP_AFTER  62 // and at most after it
 
 struct store {
 	sqlite3 *db;
@@ -851,10 +851,74 @@ static bool hour_covers(const struct hour_rows *h, int64_t ts) {
 	       (h->last || (h->n > 0 && ts < h->rows[h->n - 1].ts));
 }
 
+/* Drops the held rows before row @k (their buffers move past the rows kept). */
+static void hour_drop_front(struct hour_rows *h, size_t k) {
+	for (size_t j = 0; j < k; j++) {
+		struct hour_row t = h->rows[0];
+		memmove(&h->rows[0], &h->rows[1], (h->n - 1) * sizeof(*h->rows));
+		h->rows[--h->n] = t;
+	}
+	h->first = h->first && k == 0;
+}
+
 /*
- * Holds the rows of @ts's hour around @ts in store->hour, decoded: read again, the whole hour,
- * unless they are held. The caller ran known_load() in this transaction, which drops them
- * when another connection wrote.
+ * Reads the hour's rows from @from on (the rows held are those before it) until the row after
+ * @ts and HOUR_KEEP_AFTER more are held, keeping of the rows before @ts only the last.
+ */
+static int hour_read(struct store *store, int64_t from, int64_t ts) {
+	struct hour_rows *h = &store->hour;
+	int64_t end = h->hour > INT64_MAX - HOUR_S ? INT64_MAX : h->hour + HOUR_S;
+	sqlite3_stmt *st = stmt(store, ST_SAMPLES_HOUR);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, end);
+	int rc;
+	bool bad = false;
+	size_t after = 0; // rows held past @ts
+	int64_t at = 0;
+	while (after <= HOUR_KEEP_AFTER && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		at = sqlite3_column_int64(st, 0);
+		if (h->n >= 2 && h->rows[h->n - 1].ts < ts) {
+			hour_drop_front(h, h->n - 1); // only the last row before @ts is a base
+		}
+		hour_reserve(h, h->n + 1);
+		struct hour_row *r = &h->rows[h->n];
+		const uint8_t *data = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		r->ts = at;
+		r->pairs = xgrow(r->pairs, &r->cap, len + 1, sizeof(*r->pairs));
+		r->n = codec_row_decode(r->pairs, data, len, h->n > 0 ? row_base(h, h->n) : NULL,
+					h->n > 0 ? h->rows[h->n - 1].n : 0, &bad);
+		h->n++;
+		after += at > ts;
+		if (bad) {
+			break;
+		}
+	}
+	done(st);
+	if (bad) {
+		log_error("store: damaged sample row at %lld: %s", (long long)at, store->path);
+		h->damaged = true;
+		h->loaded = false;
+		h->n = 0;
+		return -EINVAL;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		h->loaded = false;
+		h->n = 0;
+		return fail(store, rc, "could not read samples");
+	}
+	h->last = rc == SQLITE_DONE;
+	h->loaded = true;
+	return 0;
+}
+
+/*
+ * Holds the rows of @ts's hour around @ts in store->hour, decoded: the rows after those held
+ * are read on from the last one held, anything else from the hour's first row. The caller ran
+ * known_load() in this transaction, which drops the rows when another connection wrote.
  */
 static int hour_load(struct store *store, int64_t ts) {
 	struct hour_rows *h = &store->hour;
@@ -865,46 +929,19 @@ static int hour_load(struct store *store, int64_t ts) {
 	if (h->damaged && h->hour == hour) {
 		return -EINVAL;
 	}
+	if (h->loaded && h->hour == hour && h->n > 0 && (h->first || ts > h->rows[0].ts)) {
+		if (h->rows[h->n - 1].ts == INT64_MAX) {
+			h->last = true; // no row can follow it
+			return 0;
+		}
+		return hour_read(store, h->rows[h->n - 1].ts + 1, ts); // on from the last held
+	}
 	h->loaded = false;
 	h->damaged = false;
 	h->n = 0;
-	sqlite3_stmt *st = stmt(store, ST_SAMPLES_HOUR);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, hour);
-	sqlite3_bind_int64(st, 2, hour + HOUR_S);
-	int rc;
-	bool bad = false;
-	int64_t at = 0;
-	while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		at = sqlite3_column_int64(st, 0);
-		hour_reserve(h, h->n + 1);
-		struct hour_row *r = &h->rows[h->n];
-		const uint8_t *data = sqlite3_column_blob(st, 1);
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-		r->ts = at;
-		r->pairs = xgrow(r->pairs, &r->cap, len + 1, sizeof(*r->pairs));
-		r->n = codec_row_decode(r->pairs, data, len, h->n > 0 ? row_base(h, h->n) : NULL,
-					h->n > 0 ? h->rows[h->n - 1].n : 0, &bad);
-		h->n++;
-	}
-	done(st);
-	if (bad) {
-		log_error("store: damaged sample row at %lld: %s", (long long)at, store->path);
-		h->damaged = true;
-		h->hour = hour;
-		h->n = 0;
-		return -EINVAL;
-	}
-	if (rc != SQLITE_DONE) {
-		h->n = 0;
-		return fail(store, rc, "could not read samples");
-	}
-	h->loaded = true;
 	h->hour = hour;
-	h->first = h->last = true;
-	return 0;
+	h->first = true;
+	return hour_read(store, hour, ts);
 }
 
 /*
