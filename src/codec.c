@@ -42,13 +42,8 @@ int64_t codec_unzigzag(uint64_t u) {
 	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
 }
 
-static size_t varint_len(uint64_t v) {
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+static inline size_t varint_len(uint64_t v) {
+	return 1 + (size_t)(63 - __builtin_clzll(v | 1)) / 7; // 7 bits a byte
 }
 
 /*
@@ -79,7 +74,7 @@ struct value_coder {
 	size_t n_base, at;
 };
 
-static uint64_t code_value(struct value_coder *c, const struct codec_pair *pair) {
+static inline uint64_t code_value(struct value_coder *c, const struct codec_pair *pair) {
 	if (!c->base) {
 		return codec_zigzag(pair->q);
 	}
@@ -151,10 +146,10 @@ size_t codec_row_encode(uint8_t *out, const struct codec_pair *pairs, size_t n,
 		return encode_absolute(out, pairs, n, runs);
 	}
 	// The values decide: both forms code the ids alike (the delta form as runs).
-	struct value_coder abs = {0}, delta = {.base = base, .n_base = n_base};
+	struct value_coder delta = {.base = base, .n_base = n_base};
 	size_t abs_len = 0, delta_len = 0;
 	for (size_t i = 0; i < n; i++) {
-		abs_len += varint_len(code_value(&abs, &pairs[i]));
+		abs_len += varint_len(codec_zigzag(pairs[i].q));
 		delta_len += varint_len(code_value(&delta, &pairs[i]));
 	}
 	// Only where shorter: values that moved far stay absolute and cost no more than before.

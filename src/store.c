@@ -946,16 +946,14 @@ static int hour_load(struct store *store, int64_t ts) {
 
 /*
  * Keeps the rows around row @i (HOUR_KEEP_BEFORE before it, HOUR_KEEP_AFTER after it) and one
- * spare buffer; the rest is freed.
+ * spare buffer; the rest is freed. Slots past the rows hold the spare at most, at rows[n].
  */
 static void hour_keep(struct hour_rows *h, size_t i) {
 	size_t lo = i > HOUR_KEEP_BEFORE ? i - HOUR_KEEP_BEFORE : 0;
 	size_t hi = i + 1 + HOUR_KEEP_AFTER < h->n ? i + 1 + HOUR_KEEP_AFTER : h->n;
-	if (lo == 0 && hi == h->n && h->cap <= 2 * (HOUR_KEEP_BEFORE + 1 + HOUR_KEEP_AFTER)) {
-		return; // the steady case: nothing to drop
-	}
+	size_t end = h->n < h->cap ? h->n + 1 : h->n;
 	struct hour_row spare = {0};
-	for (size_t j = 0; j < h->cap; j++) {
+	for (size_t j = 0; j < end; j++) {
 		if (j >= lo && j < hi) {
 			continue;
 		}
@@ -966,16 +964,18 @@ static void hour_keep(struct hour_rows *h, size_t i) {
 		}
 	}
 	memmove(&h->rows[0], &h->rows[lo], (hi - lo) * sizeof(*h->rows));
+	memset(&h->rows[hi - lo], 0, (end - (hi - lo)) * sizeof(*h->rows));
 	h->first = h->first && lo == 0;
 	h->last = h->last && hi == h->n;
 	h->n = hi - lo;
 	size_t cap = HOUR_KEEP_BEFORE + 1 + HOUR_KEEP_AFTER + 1;
-	if (h->cap > cap) {
+	if (h->cap > 2 * cap) { // after a long read from the hour's first row
 		h->rows = xrealloc(h->rows, cap * sizeof(*h->rows));
 		h->cap = cap;
 	}
-	memset(&h->rows[h->n], 0, (h->cap - h->n) * sizeof(*h->rows));
-	h->rows[h->n] = spare;
+	if (spare.pairs) {
+		h->rows[h->n] = spare;
+	}
 }
 
 /* The index of the row at @ts in the loaded hour, or where it would go. */
