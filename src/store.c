@@ -248,6 +248,11 @@ struct store {
 	struct hour_rows hour; // the writer's
 	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
 	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
+	int64_t scan_from;     // the row a scan stopped at, held in scan (INT64_MIN: none)
+	int scan_clock;        // its clock
+	int64_t scan_version;  // PRAGMA data_version then
+	uint64_t scan_writes;  // write_steps then
+	uint64_t write_steps;  // this connection's write steps, counted
 };
 
 /* --- errors ------------------------------------------------------------------------------- */
@@ -392,6 +397,7 @@ static bool writable(struct store *store) {
  * store_begin() transaction, so a failed step never leaves half of itself behind either way.
  */
 static int step_begin(struct store *store) {
+	store->write_steps++; // a scan held across calls is read again after any write
 	if (store->depth > 0) {
 		if (store->aborted) {
 			return store->aborted;
@@ -434,6 +440,7 @@ int store_begin(struct store *store) {
 		log_error("store: transactions do not nest");
 		return -EBUSY;
 	}
+	store->write_steps++;
 	int rc = exec(store, ST_BEGIN, "could not start a transaction");
 	if (rc == 0) {
 		store->depth = 1;
@@ -1578,6 +1585,7 @@ static char *reader_uri(const char *path) {
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	*out = NULL;
 	struct store *store = xcalloc(1, sizeof(*store));
+	store->scan_from = INT64_MIN;
 	store->path = xstrdup(path);
 	store->mode = mode;
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
@@ -1903,6 +1911,22 @@ static int64_t *sorted_ids(const int64_t *ids, size_t n) {
 	return copy;
 }
 
+/* Calls @fn for the values of the row just decoded (c->prev) of the channels in @want. */
+static int deliver(const struct chain *c, struct store_sample *s, const int64_t *want, size_t n_ids,
+		   store_sample_fn fn, void *ctx) {
+	int ret = 0;
+	for (size_t k = 0; ret == 0 && k < c->n_prev; k++) {
+		const struct codec_pair *p = &c->prev[k];
+		if (n_ids && !bsearch(&p->id, want, n_ids, sizeof(*want), cmp_i64)) {
+			continue;
+		}
+		s->channel_id = p->id;
+		s->q = p->q;
+		ret = fn(ctx, s);
+	}
+	return ret;
+}
+
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st = stmt(store, ST_SCAN_SAMPLES);
@@ -1911,17 +1935,39 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 	}
 	int64_t *want = sorted_ids(ids, n_ids);
 	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
-	sqlite3_bind_int64(st, 1, scan_start(from));
-	sqlite3_bind_int64(st, 2, to);
 	struct chain local, *chain = &local;
-	if (store->scanning) {
+	int64_t version = 0;
+	bool none, resume = false;
+	if (store->scanning || query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
 		chain_init(&local);
 	} else {
 		chain = &store->scan;
-		chain->hour = INT64_MIN;
 		store->scanning = true;
+		/*
+		 * An export reads slice after slice, each from the row the last one stopped at:
+		 * that row is held decoded, so unless the rows changed since, the scan goes on
+		 * from it instead of from the first row of its hour.
+		 */
+		resume = store->scan_from == from && store->scan_version == version &&
+			 store->scan_writes == store->write_steps && chain->hour != INT64_MIN &&
+			 from != INT64_MAX;
+		if (!resume) {
+			chain->hour = INT64_MIN;
+		}
+		store->scan_from = INT64_MIN; // until this scan ends where it can be resumed
 	}
-	int rc, ret = 0;
+	int rc = SQLITE_DONE, ret = 0;
+	int64_t last = INT64_MIN;
+	if (resume) {
+		struct store_sample s = {.ts = from, .clock = store->scan_clock};
+		if (from < to && (int)s.clock <= limit) {
+			ret = deliver(chain, &s, want, n_ids, fn, ctx);
+		}
+		last = from;
+	}
+	sqlite3_bind_int64(st, 1, resume ? from + 1 : scan_start(from));
+	sqlite3_bind_int64(st, 2, to);
+	int clock = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sample s = {
 			.ts = sqlite3_column_int64(st, 0),
@@ -1934,22 +1980,23 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 			ret = -EINVAL;
 			break;
 		}
+		last = s.ts;
+		clock = (int)s.clock;
 		if (s.ts < from || (int)s.clock > limit) {
 			continue; // read only as the base of the rows after it
 		}
-		for (size_t k = 0; ret == 0 && k < chain->n_prev; k++) {
-			const struct codec_pair *p = &chain->prev[k];
-			if (n_ids && !bsearch(&p->id, want, n_ids, sizeof(*want), cmp_i64)) {
-				continue;
-			}
-			s.channel_id = p->id;
-			s.q = p->q;
-			ret = fn(ctx, &s);
-		}
+		ret = deliver(chain, &s, want, n_ids, fn, ctx);
 	}
 	done(st);
 	if (chain == &store->scan) {
 		store->scanning = false;
+		if (ret > 0 && last != INT64_MIN && chain->hour != INT64_MIN) {
+			// Stopped by @fn: the row it stopped at is where the next slice starts.
+			store->scan_from = last;
+			store->scan_clock = resume && last == from ? store->scan_clock : clock;
+			store->scan_version = version;
+			store->scan_writes = store->write_steps;
+		}
 	} else {
 		chain_finish(&local);
 	}

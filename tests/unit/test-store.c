@@ -2006,6 +2006,97 @@ static void test_delta_old_rows_and_damage(void) {
 	free(path);
 }
 
+/* A scan in slices, as an export reads: each stops at the first value of a row. */
+struct slicer {
+	struct all_samples got;
+	int64_t cursor;
+	size_t rows_left; // rows to read before stopping
+	int64_t row_ts;
+};
+
+static int slice_sample(void *ctx, const struct store_sample *s) {
+	struct slicer *sl = ctx;
+	if (s->ts != sl->row_ts) {
+		sl->row_ts = s->ts;
+		if (sl->rows_left-- == 0) {
+			sl->cursor = s->ts;
+			return 1;
+		}
+	}
+	return all_sample(&sl->got, s);
+}
+
+/*
+ * Slice after slice from the row the last one stopped at reads what one scan reads, also when
+ * rows change between slices: here or on another connection, at the row a slice stopped at.
+ */
+static void test_delta_slices(void) {
+	struct delta_history h;
+	delta_history_init(&h, 18);
+	char *path = tmp_path("slices.db");
+	struct store *store = delta_db(path, &h, NULL);
+	struct store *reader;
+	store_open(&reader, path, STORE_MODE_READ);
+	int rc;
+	struct all_samples whole = scan_all(reader, 0, INT64_MAX, &rc);
+	struct slicer sl = {.cursor = 0, .row_ts = -1};
+	int slices = 0;
+	do {
+		sl.rows_left = 7;
+		sl.row_ts = -1;
+		rc = store_scan_samples(reader, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample,
+					&sl);
+		slices++;
+	} while (rc == 1);
+	ok(rc == 0 && slices > 20 && same_samples(&sl.got, &whole), "slices read as one scan");
+	free(sl.got.s);
+
+	// Between two slices the writer merges a value into the row the first stopped at.
+	struct channel extra = {.key = "iio/extra", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t extra_id;
+	store_channel_ensure(store, &extra, &extra_id);
+	sl = (struct slicer){.rows_left = 30, .row_ts = -1};
+	rc = store_scan_samples(reader, 0, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	enum store_import_result res;
+	store_begin(store);
+	store_insert_sample(store, sl.cursor, extra_id, 77, &res);
+	store_commit(store);
+	sl.rows_left = 1000;
+	sl.row_ts = -1;
+	rc = store_scan_samples(reader, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	bool seen = false;
+	for (size_t i = 0; i < sl.got.n; i++) {
+		seen |= sl.got.s[i].ts == sl.cursor && sl.got.s[i].channel_id == extra_id &&
+			sl.got.s[i].q == 77;
+	}
+	ok(rc == 0 && seen && sl.got.n == whole.n + 1,
+	   "a value another connection wrote meanwhile is read in the next slice");
+	free(sl.got.s);
+	// The same on one connection: the writer scans, writes, scans on.
+	struct all_samples now = scan_all(store, 0, INT64_MAX, &rc);
+	sl = (struct slicer){.rows_left = 60, .row_ts = -1};
+	rc = store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	store_begin(store);
+	store_insert_sample(store, sl.cursor, extra_id, 78, &res);
+	store_commit(store);
+	sl.rows_left = 1000;
+	sl.row_ts = -1;
+	rc = store_scan_samples(store, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	seen = false;
+	for (size_t i = 0; i < sl.got.n; i++) {
+		seen |= sl.got.s[i].ts == sl.cursor && sl.got.s[i].channel_id == extra_id &&
+			sl.got.s[i].q == 78;
+	}
+	ok(rc == 0 && seen && sl.got.n == now.n + 1, "and one this connection wrote");
+	free(sl.got.s);
+	free(now.s);
+	free(whole.s);
+	store_close(reader);
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -2043,6 +2134,7 @@ int main(void) {
 	test_delta_drop_after();
 	test_delta_rescale();
 	test_delta_old_rows_and_damage();
+	test_delta_slices();
 	rmdir(tmpdir);
 	return test_done();
 }
