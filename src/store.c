@@ -248,7 +248,8 @@ struct store {
 	struct hour_rows hour; // the writer's
 	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
 	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
-	int64_t scan_from;     // the row a scan stopped at, held in scan (INT64_MIN: none)
+	bool scan_held;        // a scan stopped at a row, held decoded in scan:
+	int64_t scan_from;     // that row's ts
 	int scan_clock;        // its clock
 	int64_t scan_version;  // PRAGMA data_version then
 	uint64_t scan_writes;  // write_steps then
@@ -1585,7 +1586,6 @@ static char *reader_uri(const char *path) {
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	*out = NULL;
 	struct store *store = xcalloc(1, sizeof(*store));
-	store->scan_from = INT64_MIN;
 	store->path = xstrdup(path);
 	store->mode = mode;
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
@@ -1948,13 +1948,14 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		 * that row is held decoded, so unless the rows changed since, the scan goes on
 		 * from it instead of from the first row of its hour.
 		 */
-		resume = store->scan_from == from && store->scan_version == version &&
+		resume = store->scan_held && store->scan_from == from &&
+			 store->scan_version == version &&
 			 store->scan_writes == store->write_steps && chain->hour != INT64_MIN &&
 			 from != INT64_MAX;
 		if (!resume) {
 			chain->hour = INT64_MIN;
 		}
-		store->scan_from = INT64_MIN; // until this scan ends where it can be resumed
+		store->scan_held = false; // until this scan ends where it can be resumed
 	}
 	int rc = SQLITE_DONE, ret = 0;
 	int64_t last = INT64_MIN;
@@ -1992,6 +1993,7 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		store->scanning = false;
 		if (ret > 0 && last != INT64_MIN && chain->hour != INT64_MIN) {
 			// Stopped by @fn: the row it stopped at is where the next slice starts.
+			store->scan_held = true;
 			store->scan_from = last;
 			store->scan_clock = resume && last == from ? store->scan_clock : clock;
 			store->scan_version = version;

@@ -2050,6 +2050,10 @@ static void test_delta_slices(void) {
 	} while (rc == 1);
 	ok(rc == 0 && slices > 20 && same_samples(&sl.got, &whole), "slices read as one scan");
 	free(sl.got.s);
+	// A scan from the very start after a whole one (which held no stopping row) reads all.
+	struct all_samples again = scan_all(reader, INT64_MIN, INT64_MAX, &rc);
+	ok(rc == 0 && same_samples(&again, &whole), "a scan from INT64_MIN after one that ended");
+	free(again.s);
 
 	// Between two slices the writer merges a value into the row the first stopped at.
 	struct channel extra = {.key = "iio/extra", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
