@@ -228,13 +228,30 @@ bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
 	return true;
 }
 
-/* codec_get_varint() with the one-byte case inline: most values of a row are one byte. */
+/* codec_get_varint() inline, the one-byte case first: most values of a row are one byte. */
 static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
+	const uint8_t *q = *p;
+	if (q < end && *q < 0x80) {
+		*v = *q;
+		*p = q + 1;
 		return true;
 	}
-	return codec_get_varint(p, end, v);
+	uint64_t r = 0;
+	for (unsigned shift = 0; shift < 64 && q < end; shift += 7) {
+		uint8_t b = *q++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			*p = q;
+			return true;
+		}
+	}
+	*p = q;
+	return false;
+}
+
+static inline int64_t unzigzag(uint64_t u) {
+	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
 }
 
 size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
@@ -260,7 +277,7 @@ size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
 				return n;
 			}
 			id = (int64_t)((uint64_t)id + d);
-			out[n++] = (struct codec_pair){id, codec_unzigzag(zq)};
+			out[n++] = (struct codec_pair){id, unzigzag(zq)};
 		}
 		return n;
 	}
@@ -280,7 +297,7 @@ size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
 				return n;
 			}
 			id++;
-			int64_t q = codec_unzigzag(zq);
+			int64_t q = unzigzag(zq);
 			if (delta) {
 				while (at < n_base && base[at].id < id) {
 					at++;

@@ -1915,10 +1915,19 @@ static int64_t *sorted_ids(const int64_t *ids, size_t n) {
 static int deliver(const struct chain *c, struct store_sample *s, const int64_t *want, size_t n_ids,
 		   store_sample_fn fn, void *ctx) {
 	int ret = 0;
+	size_t w = 0; // both by id ascending: a merge, not a search per value
 	for (size_t k = 0; ret == 0 && k < c->n_prev; k++) {
 		const struct codec_pair *p = &c->prev[k];
-		if (n_ids && !bsearch(&p->id, want, n_ids, sizeof(*want), cmp_i64)) {
-			continue;
+		if (n_ids) {
+			while (w < n_ids && want[w] < p->id) {
+				w++;
+			}
+			if (w == n_ids) {
+				break;
+			}
+			if (want[w] != p->id) {
+				continue;
+			}
 		}
 		s->channel_id = p->id;
 		s->q = p->q;
