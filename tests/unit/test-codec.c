@@ -259,7 +259,8 @@ static void test_delta(void) {
 			int64_t q = b < n_prev && prev[b].id == id ? prev[b].q
 								   : (int64_t)(rng() % 90000);
 			int64_t step = (int64_t)(rng() % 7) - 3;
-			cur[m++] = (struct codec_pair){id, rng() % 50 ? q + step : -q * 1000};
+			cur[m++] = (struct codec_pair){
+				id, rng() % 50 ? q + step : (int64_t)(rng() >> 1) - INT64_MAX / 2};
 		}
 		size_t l = codec_row_encode(wbuf, cur, m, round ? prev : NULL, n_prev);
 		deltas += codec_row_is_delta(wbuf, l);
