@@ -196,9 +196,10 @@ struct hour_row {
 };
 
 /*
- * The writer's copy of one hour's rows, decoded, so that a change to a row re-encodes the row
- * after it without reading the hour again. Dropped with the channel cache (a rollback, another
- * connection's commit) and by every other change to samples.
+ * The writer's copy of some of one hour's rows, decoded, so that a change to a row codes it
+ * and the row after it without reading the hour again. Dropped with the channel cache (a
+ * rollback, another connection's commit) and by the changes to samples that do not use it
+ * (a drop, a rescale).
  */
 struct hour_rows {
 	bool loaded;
