@@ -111,7 +111,9 @@ typedef int (*store_sample_fn)(void *ctx, const struct store_sample *sample);
 /**
  * Calls @fn for every raw sample with from <= ts < to of the channels in @ids (all channels
  * when n_ids == 0), ordered by (ts, channel_id). Unsynced cycles are skipped unless
- * @include_unsynced. A nonzero return from @fn stops the scan and is returned.
+ * @include_unsynced. A nonzero return from @fn stops the scan and is returned. Rows are read
+ * from the first of @from's UTC hour (a row may be coded against the one before it); a
+ * damaged row is -EINVAL, logged with its ts.
  */
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx);

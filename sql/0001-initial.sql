@@ -35,8 +35,10 @@ CREATE TABLE channels (
 -- The raw values of one cycle, keyed by the cycle's ts and so appended at the right edge of
 -- the b-tree: a cycle dirties one leaf page. data packs the readings in ascending channel id
 -- as varint pairs (channel id minus the previous one, zigzag q); a missing reading has no
--- pair. One row per cycle instead of one per value: 4-5 bytes a value instead of 17 (see
--- bench/store-wear.c). clock repeats cycles.clock so scans skip unsynced cycles without a join.
+-- pair. Later writers also use runs of consecutive ids and a delta form against the row
+-- before in the same UTC hour (include/codec.h; every form reads). One row per cycle instead
+-- of one per value: under 4 bytes a value instead of 17 (see bench/store-wear.c). clock
+-- repeats cycles.clock, so a reader tells unsynced cycles without a join.
 CREATE TABLE samples (
   ts INTEGER PRIMARY KEY,
   clock INTEGER NOT NULL CHECK (clock IN (0, 1, 2)),

@@ -1,8 +1,12 @@
-/* The store's byte formats (codec.h): varints, zigzag, packed pairs, histogram blobs. */
+/*
+ * The store's byte formats (codec.h): varints, zigzag, packed pairs (absolute, or against the
+ * row before), histogram blobs.
+ */
 #include "codec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 size_t codec_put_varint(uint8_t *p, uint64_t v) {
 	size_t n = 0;
@@ -38,13 +42,8 @@ int64_t codec_unzigzag(uint64_t u) {
 	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
 }
 
-static size_t varint_len(uint64_t v) {
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+static inline size_t varint_len(uint64_t v) {
+	return 1 + (size_t)(63 - __builtin_clzll(v | 1)) / 7; // 7 bits a byte
 }
 
 /*
@@ -69,34 +68,65 @@ static size_t runs_overhead(const struct codec_pair *pairs, size_t n) {
 	return len;
 }
 
-size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n) {
+/* The coded value of pairs[i]: zigzag q, or with @base zigzag of q less the base's q. */
+struct value_coder {
+	const struct codec_pair *base;
+	size_t n_base, at;
+};
+
+static inline uint64_t code_value(struct value_coder *c, const struct codec_pair *pair) {
+	if (!c->base) {
+		return codec_zigzag(pair->q);
+	}
+	while (c->at < c->n_base && c->base[c->at].id < pair->id) {
+		c->at++;
+	}
+	uint64_t bq =
+		c->at < c->n_base && c->base[c->at].id == pair->id ? (uint64_t)c->base[c->at].q : 0;
+	return codec_zigzag((int64_t)((uint64_t)pair->q - bq));
+}
+
+/* Writes the runs of @pairs with their values coded by @c; returns the length. */
+static size_t put_runs(uint8_t *out, const struct codec_pair *pairs, size_t n,
+		       struct value_coder c) {
+	size_t len = 0;
+	int64_t last = -1;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && pairs[j].id == pairs[j - 1].id + 1) {
+			j++;
+		}
+		len += codec_put_varint(out + len, (uint64_t)(pairs[i].id - last - 1));
+		len += codec_put_varint(out + len, j - i);
+		for (; i < j; i++) {
+			len += codec_put_varint(out + len, code_value(&c, &pairs[i]));
+		}
+		last = pairs[j - 1].id;
+	}
+	return len;
+}
+
+/* The pair form's cost of the ids. */
+static size_t pairs_overhead(const struct codec_pair *pairs, size_t n) {
 	size_t ids = 0;
 	int64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		ids += varint_len((uint64_t)pairs[i].id - (uint64_t)prev);
 		prev = pairs[i].id;
 	}
-	size_t runs = runs_overhead(pairs, n);
-	size_t len = 0;
+	return ids;
+}
+
+/* The shorter absolute form; @runs is runs_overhead(). */
+static size_t encode_absolute(uint8_t *out, const struct codec_pair *pairs, size_t n, size_t runs) {
+	size_t ids = pairs_overhead(pairs, n);
 	// A pair row never starts with 0 unless its first id is 0, which the runs always take.
 	if (runs <= ids || (n > 0 && pairs[0].id == 0)) {
-		out[len++] = CODEC_ROW_RUNS;
-		int64_t last = -1;
-		for (size_t i = 0; i < n;) {
-			size_t j = i + 1;
-			while (j < n && pairs[j].id == pairs[j - 1].id + 1) {
-				j++;
-			}
-			len += codec_put_varint(out + len, (uint64_t)(pairs[i].id - last - 1));
-			len += codec_put_varint(out + len, j - i);
-			for (; i < j; i++) {
-				len += codec_put_varint(out + len, codec_zigzag(pairs[i].q));
-			}
-			last = pairs[j - 1].id;
-		}
-		return len;
+		out[0] = CODEC_ROW_RUNS;
+		return 1 + put_runs(out + 1, pairs, n, (struct value_coder){0});
 	}
-	prev = 0;
+	size_t len = 0;
+	int64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		len += codec_put_varint(out + len, (uint64_t)pairs[i].id - (uint64_t)prev);
 		len += codec_put_varint(out + len, codec_zigzag(pairs[i].q));
@@ -105,16 +135,58 @@ size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n
 	return len;
 }
 
+size_t codec_pairs_encode(uint8_t *out, const struct codec_pair *pairs, size_t n) {
+	return encode_absolute(out, pairs, n, runs_overhead(pairs, n));
+}
+
+size_t codec_row_encode(uint8_t *out, const struct codec_pair *pairs, size_t n,
+			const struct codec_pair *base, size_t n_base) {
+	size_t runs = runs_overhead(pairs, n);
+	if (!base || n_base == 0 || runs == SIZE_MAX) {
+		return encode_absolute(out, pairs, n, runs);
+	}
+	// The values decide: both forms code the ids alike (the delta form as runs).
+	struct value_coder delta = {.base = base, .n_base = n_base};
+	size_t abs_len = 0, delta_len = 0;
+	for (size_t i = 0; i < n; i++) {
+		abs_len += varint_len(codec_zigzag(pairs[i].q));
+		delta_len += varint_len(code_value(&delta, &pairs[i]));
+	}
+	// Only where shorter: values that moved far stay absolute and cost no more than before.
+	size_t ids = pairs_overhead(pairs, n);
+	if (CODEC_ROW_DELTA_LEN + runs - 1 + delta_len >= (runs < ids ? runs : ids) + abs_len) {
+		return encode_absolute(out, pairs, n, runs);
+	}
+	memset(out, 0, CODEC_ROW_DELTA_LEN);
+	delta.at = 0;
+	return CODEC_ROW_DELTA_LEN + put_runs(out + CODEC_ROW_DELTA_LEN, pairs, n, delta);
+}
+
+bool codec_row_is_delta(const uint8_t *p, size_t len) {
+	static const uint8_t marker[CODEC_ROW_DELTA_LEN] = {0};
+	return len >= CODEC_ROW_DELTA_LEN && memcmp(p, marker, CODEC_ROW_DELTA_LEN) == 0;
+}
+
 bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
 	if (!it->started) {
 		it->started = true;
-		if (it->p < it->end && *it->p == CODEC_ROW_RUNS) {
+		if (codec_row_is_delta(it->p, (size_t)(it->end - it->p))) {
+			if (!it->base) {
+				it->bad = true;
+				return false;
+			}
+			it->p += CODEC_ROW_DELTA_LEN;
+			it->runs = true;
+			it->delta = true;
+			it->id = -1;
+		} else if (it->p < it->end && *it->p == CODEC_ROW_RUNS) {
 			it->p++;
 			it->runs = true;
 			it->id = -1;
 		}
 	}
 	if (it->p >= it->end) {
+		it->bad = it->left > 0; // a run cut short at a value's end
 		return false;
 	}
 	uint64_t delta, zq;
@@ -136,6 +208,14 @@ bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
 		it->left--;
 		it->id++;
 		*out = (struct codec_pair){it->id, codec_unzigzag(zq)};
+		if (it->delta) {
+			while (it->at < it->n_base && it->base[it->at].id < it->id) {
+				it->at++;
+			}
+			if (it->at < it->n_base && it->base[it->at].id == it->id) {
+				out->q = (int64_t)((uint64_t)out->q + (uint64_t)it->base[it->at].q);
+			}
+		}
 		return true;
 	}
 	if (!codec_get_varint(&it->p, it->end, &delta) || !codec_get_varint(&it->p, it->end, &zq)) {
@@ -146,6 +226,90 @@ bool codec_pair_next(struct codec_pair_iter *it, struct codec_pair *out) {
 	out->id = it->id;
 	out->q = codec_unzigzag(zq);
 	return true;
+}
+
+/* codec_get_varint() inline, the one-byte case first: most values of a row are one byte. */
+static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+	const uint8_t *q = *p;
+	if (q < end && *q < 0x80) {
+		*v = *q;
+		*p = q + 1;
+		return true;
+	}
+	uint64_t r = 0;
+	for (unsigned shift = 0; shift < 64 && q < end; shift += 7) {
+		uint8_t b = *q++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			*p = q;
+			return true;
+		}
+	}
+	*p = q;
+	return false;
+}
+
+static inline int64_t unzigzag(uint64_t u) {
+	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
+}
+
+size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
+			const struct codec_pair *base, size_t n_base, bool *bad) {
+	const uint8_t *end = p + len;
+	size_t n = 0;
+	*bad = false;
+	bool delta = codec_row_is_delta(p, len);
+	if (delta && !base) {
+		*bad = true;
+		return 0;
+	}
+	if (delta) {
+		p += CODEC_ROW_DELTA_LEN;
+	} else if (p < end && *p == CODEC_ROW_RUNS) {
+		p++;
+	} else {
+		int64_t id = 0;
+		while (p < end) {
+			uint64_t d, zq;
+			if (!get_varint(&p, end, &d) || !get_varint(&p, end, &zq)) {
+				*bad = true;
+				return n;
+			}
+			id = (int64_t)((uint64_t)id + d);
+			out[n++] = (struct codec_pair){id, unzigzag(zq)};
+		}
+		return n;
+	}
+	int64_t id = -1;
+	size_t at = 0;
+	while (p < end) {
+		uint64_t gap, run;
+		if (!get_varint(&p, end, &gap) || !get_varint(&p, end, &run) || run == 0) {
+			*bad = true;
+			return n;
+		}
+		id = (int64_t)((uint64_t)id + gap);
+		for (; run > 0; run--) {
+			uint64_t zq;
+			if (!get_varint(&p, end, &zq)) {
+				*bad = true;
+				return n;
+			}
+			id++;
+			int64_t q = unzigzag(zq);
+			if (delta) {
+				while (at < n_base && base[at].id < id) {
+					at++;
+				}
+				if (at < n_base && base[at].id == id) {
+					q = (int64_t)((uint64_t)q + (uint64_t)base[at].q);
+				}
+			}
+			out[n++] = (struct codec_pair){id, q};
+		}
+	}
+	return n;
 }
 
 size_t codec_hist_encode_values(uint8_t *out, const int64_t *sorted, size_t n) {

@@ -26,7 +26,9 @@
 #define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
 #define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
 #define HOUR_S            3600
-#define PRUNE_BATCH       1024          // sample rows (cycles) deleted per transaction
+#define PRUNE_BATCH       1024 // sample rows (cycles) deleted per transaction
+#define STR_(x)           #x
+#define STR(x)            STR_(x)
 #define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
 #define STATE_HORIZON     "store.rollup_horizon"
 #define STATE_RAW_HORIZON "store.raw_horizon"
@@ -50,8 +52,9 @@ enum stmt {
 	ST_CYCLE_INSERT_IMPORT,
 	ST_CYCLE_CLOCK,
 	ST_SAMPLES_INSERT,
-	ST_SAMPLES_GET,
 	ST_SAMPLES_UPDATE,
+	ST_SAMPLES_HOUR,
+	ST_SAMPLES_PUT,
 	ST_BOOT_INSERT,
 	ST_BOOT_SELECT,
 	ST_CHANNEL_INSERT,
@@ -69,6 +72,7 @@ enum stmt {
 	ST_SCAN_ROLLUP_DAYS,
 	ST_CYCLE_DAY_PUT,
 	ST_ROLLUP_DAY_PUT,
+	ST_PRUNE_LAST,
 	ST_PRUNE,
 	ST_STATE_GET,
 	ST_STATE_SET,
@@ -94,8 +98,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"INSERT OR IGNORE INTO cycles (ts, boot, clock) VALUES (?1, NULL, 1)",
 	[ST_CYCLE_CLOCK] = "SELECT clock FROM cycles WHERE ts = ?1",
 	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3)",
-	[ST_SAMPLES_GET] = "SELECT data FROM samples WHERE ts = ?1",
 	[ST_SAMPLES_UPDATE] = "UPDATE samples SET data = ?2 WHERE ts = ?1",
+	[ST_SAMPLES_HOUR] = "SELECT ts, data FROM samples WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
+	[ST_SAMPLES_PUT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3) "
+			   "ON CONFLICT (ts) DO UPDATE SET data = excluded.data",
 	[ST_BOOT_INSERT] = "INSERT OR IGNORE INTO boots (boot_id) VALUES (?1)",
 	[ST_BOOT_SELECT] = "SELECT id FROM boots WHERE boot_id = ?1",
 	[ST_CHANNEL_INSERT] =
@@ -117,8 +123,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
 			"first_seen, last_seen, present FROM channels ORDER BY key",
 	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
+	// Every row, unsynced ones too: a row is decoded against the one before it in its hour.
 	[ST_SCAN_SAMPLES] = "SELECT ts, clock, data FROM samples WHERE ts >= ?1 AND ts < ?2 "
-			    "AND clock <= ?3 ORDER BY ts",
+			    "ORDER BY ts",
 	[ST_SCAN_ROLLUPS] = "SELECT hour, channel_id, count, sum, min, max, max_ts, unsynced, hist "
 			    "FROM rollups WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, channel_id",
 	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
@@ -133,8 +140,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ROLLUP_DAY_PUT] = "INSERT OR REPLACE INTO rollup_days (channel_id, day, count, sum, "
 			      "min, max, max_ts, unsynced, hist) "
 			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[ST_PRUNE] = "DELETE FROM samples WHERE ts IN "
-		     "(SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts LIMIT ?2)",
+	[ST_PRUNE_LAST] = "SELECT max(ts) FROM (SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts "
+			  "LIMIT " STR(PRUNE_BATCH) ")",
+	[ST_PRUNE] = "DELETE FROM samples WHERE ts <= ?1",
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
 	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
 			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -170,6 +178,43 @@ struct rollup_acc {
 	size_t n, cap;
 	int64_t sum, min, max, max_ts, unsynced;
 };
+
+/*
+ * A scan's decoding of sample rows in ts order: a delta row is read against the row before it
+ * in its hour (codec.h), so a scan keeps that row's values.
+ */
+struct chain {
+	int64_t hour; // of the row in prev, or INT64_MIN before the first
+	struct codec_pair *prev, *cur;
+	size_t n_prev, n_cur, cap_prev, cap_cur;
+};
+
+/* One sample row of the writer's hour: its time and values (absolute, by id ascending). */
+struct hour_row {
+	int64_t ts;
+	struct codec_pair *pairs;
+	size_t n, cap;
+};
+
+/*
+ * The writer's copy of some of one hour's rows, decoded, so that a change to a row codes it
+ * and the row after it without reading the hour again. Dropped with the channel cache (a
+ * rollback, another connection's commit) and by the changes to samples that do not use it
+ * (a drop, a rescale).
+ */
+struct hour_rows {
+	bool loaded;
+	bool damaged; // @hour has a damaged row (logged once): not read again for every cycle
+	int64_t hour;
+	// A run of the hour's rows by ts ascending, the rows around the last change (what the
+	// next append or merge needs, so memory stays flat whatever the interval).
+	struct hour_row *rows;
+	size_t n, cap;    // slots past n keep at most one pairs buffer, for the next row
+	bool first, last; // rows[0] is the hour's first row, rows[n - 1] its last
+};
+
+#define HOUR_KEEP_BEFORE 1  // rows kept before the one changed
+#define HOUR_KEEP_AFTER  62 // and at most after it
 
 struct store {
 	sqlite3 *db;
@@ -212,6 +257,15 @@ struct store {
 	size_t hint_cap;
 	int64_t *bin_q, *bin_count; // scratch for decoding histograms
 	size_t bins_cap;
+	struct hour_rows hour; // the writer's
+	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
+	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
+	bool scan_held;        // a scan stopped at a row, held decoded in scan:
+	int64_t scan_from;     // that row's ts
+	int scan_clock;        // its clock
+	int64_t scan_version;  // PRAGMA data_version then
+	uint64_t scan_writes;  // write_steps then
+	uint64_t write_steps;  // this connection's write steps, counted
 };
 
 /* --- errors ------------------------------------------------------------------------------- */
@@ -339,6 +393,7 @@ static int query_int(struct store *store, enum stmt which, int64_t param, int64_
 
 static void known_clear(struct store *store);
 static int64_t hour_of(int64_t ts);
+static int64_t scan_start(int64_t from);
 static int pragma_int(struct store *store, const char *sql, int64_t *out);
 static int rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 
@@ -355,6 +410,7 @@ static bool writable(struct store *store) {
  * store_begin() transaction, so a failed step never leaves half of itself behind either way.
  */
 static int step_begin(struct store *store) {
+	store->write_steps++; // a scan held across calls is read again after any write
 	if (store->depth > 0) {
 		if (store->aborted) {
 			return store->aborted;
@@ -397,6 +453,7 @@ int store_begin(struct store *store) {
 		log_error("store: transactions do not nest");
 		return -EBUSY;
 	}
+	store->write_steps++;
 	int rc = exec(store, ST_BEGIN, "could not start a transaction");
 	if (rc == 0) {
 		store->depth = 1;
@@ -451,8 +508,47 @@ static uint8_t *blob_reserve(struct store *store, size_t n) {
 	return store->blob;
 }
 
-static size_t encode_pairs(struct store *store, const struct codec_pair *pairs, size_t n) {
-	return codec_pairs_encode(blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1), pairs, n);
+/* A sample row coded against the row before it in its hour (@base, or NULL for none). */
+static size_t encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
+			 const struct codec_pair *base, size_t n_base) {
+	return codec_row_encode(blob_reserve(store, CODEC_ROW_MAX(n)), pairs, n, base, n_base);
+}
+
+/* A base of no pair: a delta row is read against a base, which may be empty. */
+static const struct codec_pair no_pair;
+
+static void chain_init(struct chain *c) {
+	*c = (struct chain){.hour = INT64_MIN};
+}
+
+static void chain_finish(struct chain *c) {
+	free(c->prev);
+	free(c->cur);
+}
+
+/*
+ * Decodes the row at @ts, the next one of a scan in ts order that started at the first row
+ * of an hour, into c->prev / c->n_prev. False when the row is damaged: cut short, or a delta
+ * row that opens its hour (its base is missing).
+ */
+static bool chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len) {
+	// Compared, not divided: rows come in ts order, mostly of the same hour.
+	bool same_hour = c->hour != INT64_MIN && ts >= c->hour &&
+			 (uint64_t)ts - (uint64_t)c->hour < HOUR_S,
+	     bad;
+	const struct codec_pair *base = !same_hour ? NULL : c->prev ? c->prev : &no_pair;
+	c->cur = xgrow(c->cur, &c->cap_cur, len + 1, sizeof(*c->cur));
+	c->n_cur = codec_row_decode(c->cur, data, len, base, same_hour ? c->n_prev : 0, &bad);
+	// Swapped: prev is the row just read, the base of the next.
+	struct codec_pair *t = c->prev;
+	size_t tn = c->cap_prev;
+	c->prev = c->cur;
+	c->cap_prev = c->cap_cur;
+	c->n_prev = c->n_cur;
+	c->cur = t;
+	c->cap_cur = tn;
+	c->hour = bad ? INT64_MIN : hour_of(ts);
+	return !bad;
 }
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
@@ -466,6 +562,8 @@ static void known_free(struct known_channel *k) {
 }
 
 static void known_clear(struct store *store) {
+	store->hour.loaded = false; // read again with what the database holds
+	store->hour.damaged = false;
 	for (size_t i = 0; i < store->n_known; i++) {
 		known_free(&store->known[i]);
 	}
@@ -753,6 +851,305 @@ static bool quantize(double value, double resolution, int64_t *q) {
 	return true;
 }
 
+/* --- the writer's hour ------------------------------------------------------------------- */
+
+static void hour_reserve(struct hour_rows *h, size_t need) {
+	if (need > h->cap) {
+		size_t old = h->cap;
+		h->rows = xgrow(h->rows, &h->cap, need, sizeof(*h->rows));
+		memset(&h->rows[old], 0, (h->cap - old) * sizeof(*h->rows));
+	}
+}
+
+/* The base a delta row of @h's row @i is read against: never NULL, a row may have no pair. */
+static const struct codec_pair *row_base(const struct hour_rows *h, size_t i) {
+	return i > 0 && h->rows[i - 1].pairs ? h->rows[i - 1].pairs : &no_pair;
+}
+
+/* Whether the rows held are those of @ts's hour around @ts: the rows before and after it. */
+static bool hour_covers(const struct hour_rows *h, int64_t ts) {
+	return h->loaded && h->hour == hour_of(ts) &&
+	       (h->first || (h->n > 0 && ts > h->rows[0].ts)) &&
+	       (h->last || (h->n > 0 && ts < h->rows[h->n - 1].ts));
+}
+
+/* Drops the held rows before row @k (their buffers move past the rows kept). */
+static void hour_drop_front(struct hour_rows *h, size_t k) {
+	for (size_t j = 0; j < k; j++) {
+		struct hour_row t = h->rows[0];
+		memmove(&h->rows[0], &h->rows[1], (h->n - 1) * sizeof(*h->rows));
+		h->rows[--h->n] = t;
+	}
+	h->first = h->first && k == 0;
+}
+
+/*
+ * Reads the hour's rows from @from on (the rows held are those before it) until the row after
+ * @ts and HOUR_KEEP_AFTER more are held, keeping of the rows before @ts only the last.
+ */
+static int hour_read(struct store *store, int64_t from, int64_t ts) {
+	struct hour_rows *h = &store->hour;
+	int64_t end = h->hour > INT64_MAX - HOUR_S ? INT64_MAX : h->hour + HOUR_S;
+	sqlite3_stmt *st = stmt(store, ST_SAMPLES_HOUR);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, end);
+	int rc;
+	bool bad = false;
+	size_t after = 0; // rows held past @ts
+	int64_t at = 0;
+	while (after <= HOUR_KEEP_AFTER && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		at = sqlite3_column_int64(st, 0);
+		if (h->n >= 2 && h->rows[h->n - 1].ts < ts) {
+			hour_drop_front(h, h->n - 1); // only the last row before @ts is a base
+		}
+		hour_reserve(h, h->n + 1);
+		struct hour_row *r = &h->rows[h->n];
+		const uint8_t *data = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		r->ts = at;
+		r->pairs = xgrow(r->pairs, &r->cap, len + 1, sizeof(*r->pairs));
+		r->n = codec_row_decode(r->pairs, data, len, h->n > 0 ? row_base(h, h->n) : NULL,
+					h->n > 0 ? h->rows[h->n - 1].n : 0, &bad);
+		h->n++;
+		after += at > ts;
+		if (bad) {
+			break;
+		}
+	}
+	done(st);
+	if (bad) {
+		log_error("store: damaged sample row at %lld: %s", (long long)at, store->path);
+		h->damaged = true;
+		h->loaded = false;
+		h->n = 0;
+		return -EINVAL;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		h->loaded = false;
+		h->n = 0;
+		return fail(store, rc, "could not read samples");
+	}
+	h->last = rc == SQLITE_DONE;
+	h->loaded = true;
+	return 0;
+}
+
+/*
+ * Holds the rows of @ts's hour around @ts in store->hour, decoded: the rows after those held
+ * are read on from the last one held, anything else from the hour's first row. The caller ran
+ * known_load() in this transaction, which drops the rows when another connection wrote.
+ */
+static int hour_load(struct store *store, int64_t ts) {
+	struct hour_rows *h = &store->hour;
+	int64_t hour = hour_of(ts);
+	if (hour_covers(h, ts)) {
+		return 0;
+	}
+	if (h->damaged && h->hour == hour) {
+		return -EINVAL;
+	}
+	if (h->loaded && h->hour == hour && h->n > 0 && (h->first || ts > h->rows[0].ts)) {
+		if (h->rows[h->n - 1].ts == INT64_MAX) {
+			h->last = true; // no row can follow it
+			return 0;
+		}
+		return hour_read(store, h->rows[h->n - 1].ts + 1, ts); // on from the last held
+	}
+	h->loaded = false;
+	h->damaged = false;
+	h->n = 0;
+	h->hour = hour;
+	h->first = true;
+	return hour_read(store, hour, ts);
+}
+
+/*
+ * Keeps the rows around row @i (HOUR_KEEP_BEFORE before it, HOUR_KEEP_AFTER after it) and one
+ * spare buffer; the rest is freed. Slots past the rows hold the spare at most, at rows[n].
+ */
+static void hour_keep(struct hour_rows *h, size_t i) {
+	size_t lo = i > HOUR_KEEP_BEFORE ? i - HOUR_KEEP_BEFORE : 0;
+	size_t hi = i + 1 + HOUR_KEEP_AFTER < h->n ? i + 1 + HOUR_KEEP_AFTER : h->n;
+	size_t end = h->n < h->cap ? h->n + 1 : h->n;
+	struct hour_row spare = {0};
+	for (size_t j = 0; j < end; j++) {
+		if (j >= lo && j < hi) {
+			continue;
+		}
+		if (!spare.pairs && h->rows[j].pairs) {
+			spare = (struct hour_row){.pairs = h->rows[j].pairs, .cap = h->rows[j].cap};
+		} else {
+			free(h->rows[j].pairs);
+		}
+	}
+	memmove(&h->rows[0], &h->rows[lo], (hi - lo) * sizeof(*h->rows));
+	memset(&h->rows[hi - lo], 0, (end - (hi - lo)) * sizeof(*h->rows));
+	h->first = h->first && lo == 0;
+	h->last = h->last && hi == h->n;
+	h->n = hi - lo;
+	size_t cap = HOUR_KEEP_BEFORE + 1 + HOUR_KEEP_AFTER + 1;
+	if (h->cap > 2 * cap) { // after a long read from the hour's first row
+		h->rows = xrealloc(h->rows, cap * sizeof(*h->rows));
+		h->cap = cap;
+	}
+	if (spare.pairs) {
+		h->rows[h->n] = spare;
+	}
+}
+
+/* The index of the row at @ts in the loaded hour, or where it would go. */
+static size_t hour_find(const struct hour_rows *h, int64_t ts, bool *found) {
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->rows[mid].ts < ts) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	*found = lo < h->n && h->rows[lo].ts == ts;
+	return lo;
+}
+
+/* Writes row @i of the loaded hour coded against row @i - 1: a new row with @clock, or over. */
+static int hour_write(struct store *store, size_t i, bool insert, int clock) {
+	struct hour_rows *h = &store->hour;
+	const struct hour_row *r = &h->rows[i];
+	size_t len = encode_row(store, r->pairs, r->n, i > 0 ? row_base(h, i) : NULL,
+				i > 0 ? h->rows[i - 1].n : 0);
+	sqlite3_stmt *st = stmt(store, insert ? ST_SAMPLES_INSERT : ST_SAMPLES_UPDATE);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, r->ts);
+	if (insert) {
+		sqlite3_bind_int(st, 2, clock);
+		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
+	}
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+}
+
+/* The value of channel @id in @pairs (sorted), from *@at on; false if it has none. */
+static bool value_of(const struct codec_pair *pairs, size_t n, size_t *at, int64_t id, int64_t *q) {
+	while (*at < n && pairs[*at].id < id) {
+		(*at)++;
+	}
+	if (*at < n && pairs[*at].id == id) {
+		*q = pairs[*at].q;
+		return true;
+	}
+	return false;
+}
+
+/* Whether @row codes the same against @old as against @pairs: they agree on its channels. */
+static bool same_base_for(const struct hour_row *row, const struct hour_row *old,
+			  const struct codec_pair *pairs, size_t n) {
+	size_t a = 0, b = 0;
+	for (size_t k = 0; k < row->n; k++) {
+		int64_t qa = 0, qb = 0;
+		bool ha = value_of(old->pairs, old->n, &a, row->pairs[k].id, &qa);
+		bool hb = value_of(pairs, n, &b, row->pairs[k].id, &qb);
+		if (ha != hb || qa != qb) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The one way a row of samples is written: row @ts becomes @pairs (sorted by id, distinct),
+ * inserted with @clock if new, coded against the row before it in its hour; the row after it
+ * in the hour, whose base this is, is coded again against it. The caller ran known_load().
+ */
+static int hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
+		    size_t n) {
+	int rc = hour_load(store, ts);
+	if (rc == -EINVAL) {
+		// A damaged row earlier in the hour (logged): this one is written so that it reads
+		// on its own, and later cycles are not lost to the damage.
+		size_t len = encode_row(store, pairs, n, NULL, 0);
+		sqlite3_stmt *st = stmt(store, ST_SAMPLES_PUT);
+		if (!st) {
+			return -EIO;
+		}
+		sqlite3_bind_int64(st, 1, ts);
+		sqlite3_bind_int(st, 2, clock);
+		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+		rc = step_done(st);
+		return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+	}
+	if (rc < 0) {
+		return rc;
+	}
+	struct hour_rows *h = &store->hour;
+	bool found;
+	size_t i = hour_find(h, ts, &found);
+	if (!found) {
+		hour_reserve(h, h->n + 1);
+		struct hour_row spare = h->rows[h->n]; // its buffer moves to the new slot
+		memmove(&h->rows[i + 1], &h->rows[i], (h->n - i) * sizeof(*h->rows));
+		h->rows[i] = spare;
+		h->rows[i].ts = ts;
+		h->n++;
+	}
+	struct hour_row *r = &h->rows[i];
+	// A merge often adds a channel the next row lacks: then that row's bytes stay as they are.
+	bool rebase = i + 1 < h->n && (!found || !same_base_for(&h->rows[i + 1], r, pairs, n));
+	r->pairs = xgrow(r->pairs, &r->cap, n + 1, sizeof(*r->pairs));
+	memcpy(r->pairs, pairs, n * sizeof(*pairs));
+	r->n = n;
+	rc = hour_write(store, i, !found, clock);
+	if (rc == 0 && rebase) {
+		rc = hour_write(store, i + 1, false, 0);
+	}
+	if (rc < 0) {
+		h->loaded = false;
+	} else {
+		hour_keep(h, i);
+	}
+	return rc;
+}
+
+/*
+ * Rows up to @to were deleted (hour_load(@to) ran before): the first row after @to in its hour
+ * lost its base, so it is written again against none.
+ */
+static int hour_drop_through(struct store *store, int64_t to) {
+	struct hour_rows *h = &store->hour;
+	size_t k = 0;
+	while (k < h->n && h->rows[k].ts <= to) {
+		k++;
+	}
+	if (k == 0) {
+		return 0; // held from the hour's first row on: none was deleted
+	}
+	for (size_t j = 0; j < k; j++) {
+		free(h->rows[j].pairs);
+	}
+	memmove(&h->rows[0], &h->rows[k], (h->n - k) * sizeof(*h->rows));
+	memset(&h->rows[h->n - k], 0, k * sizeof(*h->rows));
+	h->n -= k;
+	h->first = true; // every row before them is gone
+	if (h->n == 0) {
+		h->loaded = h->last; // no row held to tell where the held run ends
+		return 0;
+	}
+	int rc = hour_write(store, 0, false, 0);
+	if (rc < 0) {
+		h->loaded = false;
+	} else {
+		hour_keep(h, 0);
+	}
+	return rc;
+}
+
 static int write_cycle(struct store *store, const struct cycle *cycle) {
 	int rc = known_load(store);
 	if (rc < 0) {
@@ -822,16 +1219,7 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 			pairs[m++] = pairs[i];
 		}
 	}
-	size_t len = encode_pairs(store, pairs, m);
-	st = stmt(store, ST_SAMPLES_INSERT);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, cycle->ts);
-	sqlite3_bind_int(st, 2, (int)cycle->clock);
-	sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
-	rc = step_done(st);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not store samples");
+	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, m);
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
@@ -1381,6 +1769,11 @@ void store_close(struct store *store) {
 	free(store->hint);
 	free(store->bin_q);
 	free(store->bin_count);
+	for (size_t i = 0; i < store->hour.cap; i++) {
+		free(store->hour.rows[i].pairs);
+	}
+	free(store->hour.rows);
+	chain_finish(&store->scan);
 	free(store->path);
 	free(store);
 }
@@ -1412,18 +1805,18 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 1, scan_start(from));
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
+	struct chain chain;
+	chain_init(&chain);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (codec_pair_next(&it, &p)) {
+		chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
+		for (size_t k = 0; ts >= from && k < chain.n_prev; k++) {
 			for (size_t i = 0; i < n; i++) {
-				if (list[i].id == p.id && ts > list[i].last_seen &&
+				if (list[i].id == chain.prev[k].id && ts > list[i].last_seen &&
 				    hour_of(ts) == hour_of(list[i].last_seen)) {
 					list[i].last_seen = ts;
 				}
@@ -1431,6 +1824,7 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 		}
 	}
 	done(st);
+	chain_finish(&chain);
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read samples");
 }
 
@@ -1567,6 +1961,31 @@ static int64_t *sorted_ids(const int64_t *ids, size_t n) {
 	return copy;
 }
 
+/* Calls @fn for the values of the row just decoded (c->prev) of the channels in @want. */
+static int deliver(const struct chain *c, struct store_sample *s, const int64_t *want, size_t n_ids,
+		   store_sample_fn fn, void *ctx) {
+	int ret = 0;
+	size_t w = 0; // both by id ascending: a merge, not a search per value
+	for (size_t k = 0; ret == 0 && k < c->n_prev; k++) {
+		const struct codec_pair *p = &c->prev[k];
+		if (n_ids) {
+			while (w < n_ids && want[w] < p->id) {
+				w++;
+			}
+			if (w == n_ids) {
+				break;
+			}
+			if (want[w] != p->id) {
+				continue;
+			}
+		}
+		s->channel_id = p->id;
+		s->q = p->q;
+		ret = fn(ctx, s);
+	}
+	return ret;
+}
+
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st = stmt(store, ST_SCAN_SAMPLES);
@@ -1574,33 +1993,74 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		return -EIO;
 	}
 	int64_t *want = sorted_ids(ids, n_ids);
-	sqlite3_bind_int64(st, 1, from);
+	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
+	struct chain local, *chain = &local;
+	int64_t version = 0;
+	bool none, resume = false;
+	if (store->scanning || query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
+		chain_init(&local);
+	} else {
+		chain = &store->scan;
+		store->scanning = true;
+		/*
+		 * An export reads slice after slice, each from the row the last one stopped at:
+		 * that row is held decoded, so unless the rows changed since, the scan goes on
+		 * from it instead of from the first row of its hour.
+		 */
+		resume = store->scan_held && store->scan_from == from &&
+			 store->scan_version == version &&
+			 store->scan_writes == store->write_steps && chain->hour != INT64_MIN &&
+			 from != INT64_MAX;
+		if (!resume) {
+			chain->hour = INT64_MIN;
+		}
+		store->scan_held = false; // until this scan ends where it can be resumed
+	}
+	int rc = SQLITE_DONE, ret = 0;
+	int64_t last = INT64_MIN;
+	if (resume) {
+		struct store_sample s = {.ts = from, .clock = store->scan_clock};
+		if (from < to && (int)s.clock <= limit) {
+			ret = deliver(chain, &s, want, n_ids, fn, ctx);
+		}
+		last = from;
+	}
+	sqlite3_bind_int64(st, 1, resume ? from + 1 : scan_start(from));
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED);
-	int rc, ret = 0;
+	int clock = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sample s = {
 			.ts = sqlite3_column_int64(st, 0),
 			.clock = (enum clock_state)sqlite3_column_int(st, 1),
 		};
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (ret == 0 && codec_pair_next(&it, &p)) {
-			if (n_ids && !bsearch(&p.id, want, n_ids, sizeof(*want), cmp_i64)) {
-				continue;
-			}
-			s.channel_id = p.id;
-			s.q = p.q;
-			ret = fn(ctx, &s);
-		}
-		if (it.bad) {
+		if (!chain_next(chain, s.ts, data, (size_t)sqlite3_column_bytes(st, 2))) {
 			log_error("store: damaged sample row at %lld: %s", (long long)s.ts,
 				  store->path);
 			ret = -EINVAL;
+			break;
 		}
+		last = s.ts;
+		clock = (int)s.clock;
+		if (s.ts < from || (int)s.clock > limit) {
+			continue; // read only as the base of the rows after it
+		}
+		ret = deliver(chain, &s, want, n_ids, fn, ctx);
 	}
 	done(st);
+	if (chain == &store->scan) {
+		store->scanning = false;
+		if (ret > 0 && last != INT64_MIN && chain->hour != INT64_MIN) {
+			// Stopped by @fn: the row it stopped at is where the next slice starts.
+			store->scan_held = true;
+			store->scan_from = last;
+			store->scan_clock = resume && last == from ? store->scan_clock : clock;
+			store->scan_version = version;
+			store->scan_writes = store->write_steps;
+		}
+	} else {
+		chain_finish(&local);
+	}
 	free(want);
 	if (ret != 0) {
 		return ret;
@@ -1613,6 +2073,11 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 static int64_t hour_of(int64_t ts) {
 	int64_t h = ts / HOUR_S;
 	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
+}
+
+/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
+static int64_t scan_start(int64_t from) {
+	return from < INT64_MIN + HOUR_S ? INT64_MIN : hour_of(from);
 }
 
 static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
@@ -1685,9 +2150,10 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 	size_t n_acc = 0, cap_acc = 0;
 	int64_t hour = from;
 	int ret = 0, rc;
-	sqlite3_bind_int64(st, 1, from);
+	struct chain chain;
+	chain_init(&chain);
+	sqlite3_bind_int64(st, 1, from); // @from starts an hour: no row before it is a base
 	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int(st, 3, CLOCK_STATE_UNSYNCED);
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
@@ -1696,11 +2162,11 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 			hour = hour_of(ts);
 		}
 		const uint8_t *data = sqlite3_column_blob(st, 2);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 2)};
-		struct codec_pair p;
-		while (ret == 0 && codec_pair_next(&it, &p)) {
+		bool bad = !chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
+		for (size_t k = 0; ret == 0 && !bad && k < chain.n_prev; k++) {
+			struct codec_pair p = chain.prev[k];
 			if (p.id <= 0 || p.id > 100000000) {
-				it.bad = true;
+				bad = true;
 				break;
 			}
 			if ((size_t)p.id >= n_acc) {
@@ -1725,13 +2191,14 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 			a->q[a->n++] = p.q;
 			a->sum += p.q;
 		}
-		if (it.bad) {
+		if (bad) {
 			log_error("store: damaged sample row at %lld: %s", (long long)ts,
 				  store->path);
 			ret = -EINVAL;
 		}
 	}
 	done(st);
+	chain_finish(&chain);
 	if (ret == 0 && rc != SQLITE_DONE) {
 		ret = fail(store, rc, "could not read samples");
 	}
@@ -1996,20 +2463,38 @@ int store_raw_horizon(struct store *store, int64_t *ts) {
 	return state_get_int(store, STATE_RAW_HORIZON, ts);
 }
 
-/* Deletes one batch of sample rows older than @cutoff; *more when a full batch went. */
+/*
+ * Deletes one batch of sample rows older than @cutoff; *more when a full batch went. A batch
+ * may end inside an hour: the row after it there is written again without its deleted base.
+ */
 static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
+	int64_t last;
+	bool none;
+	int rc = query_int(store, ST_PRUNE_LAST, cutoff, &last, &none);
+	if (rc < 0 || none) {
+		*more = false;
+		return rc;
+	}
+	if ((rc = known_load(store)) < 0) {
+		return rc;
+	}
+	rc = hour_load(store, last);
+	if (rc < 0 && rc != -EINVAL) { // a damaged hour (logged) is pruned as it is
+		return rc;
+	}
+	bool fix = rc == 0;
 	sqlite3_stmt *st = stmt(store, ST_PRUNE);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, cutoff);
-	sqlite3_bind_int(st, 2, PRUNE_BATCH);
-	int rc = step_done(st);
+	sqlite3_bind_int64(st, 1, last);
+	rc = step_done(st);
 	if (rc != SQLITE_OK) {
 		return fail(store, rc, "could not prune samples");
 	}
 	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
-	return 0;
+	store->hour.damaged = false; // the damage may have gone with the rows
+	return fix ? hour_drop_through(store, last) : 0;
 }
 
 int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
@@ -2123,6 +2608,8 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
 		rc = exec_param(store, sql[i], after, NULL);
 	}
+	// The rows kept are coded against rows before them, which stay: nothing to re-encode.
+	store->hour.loaded = false;
 	int64_t horizon = 0, raw = 0, cut = hour_of(after);
 	if (rc == 0) {
 		rc = state_get_int(store, STATE_HORIZON, &horizon);
@@ -2328,72 +2815,37 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		return rc;
 	}
 
-	// Merge into the cycle's packed row; an existing (ts, channel) value wins.
-	st = stmt(store, ST_SAMPLES_GET);
-	if (!st) {
-		return -EIO;
+	// Merge into the cycle's row; an existing (ts, channel) value wins.
+	if ((rc = known_load(store)) < 0 || (rc = hour_load(store, ts)) < 0) {
+		return rc;
 	}
-	sqlite3_bind_int64(st, 1, ts);
-	struct codec_pair *pairs = NULL;
-	size_t n = 0, cap = 0;
-	bool exists = false, dup = false;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		exists = true;
-		const uint8_t *data = sqlite3_column_blob(st, 0);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 0)};
-		struct codec_pair p;
-		bool placed = false;
-		while (codec_pair_next(&it, &p)) {
-			if (p.id == channel_id) {
-				dup = true;
-				*result = p.q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
-			}
-			if (!placed && p.id > channel_id) {
-				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-				pairs[n++] = (struct codec_pair){channel_id, q};
-				placed = true;
-			}
-			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			pairs[n++] = p;
-		}
-		if (!placed) {
-			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			pairs[n++] = (struct codec_pair){channel_id, q};
-		}
-		rc = it.bad ? SQLITE_CORRUPT : SQLITE_DONE;
-	} else {
-		pairs = xgrow(pairs, &cap, 1, sizeof(*pairs));
-		pairs[n++] = (struct codec_pair){channel_id, q};
+	struct hour_rows *h = &store->hour;
+	bool exists;
+	size_t at = hour_find(h, ts, &exists);
+	const struct hour_row *row = exists ? &h->rows[at] : NULL;
+	size_t n_old = row ? row->n : 0, i = 0;
+	while (i < n_old && row->pairs[i].id < channel_id) {
+		i++;
 	}
-	done(st);
-	if (rc != SQLITE_DONE) {
-		free(pairs);
-		return fail(store, rc, "could not read samples");
-	}
-	if (dup) {
-		free(pairs);
+	if (i < n_old && row->pairs[i].id == channel_id) {
+		*result = row->pairs[i].q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
 		return 0;
 	}
 	if ((rc = history_changed(store)) < 0) {
-		free(pairs);
 		return rc;
 	}
-	size_t len = encode_pairs(store, pairs, n);
+	struct codec_pair *pairs = xcalloc(n_old + 1, sizeof(*pairs));
+	if (i > 0) {
+		memcpy(pairs, row->pairs, i * sizeof(*pairs));
+	}
+	pairs[i] = (struct codec_pair){channel_id, q};
+	if (n_old > i) {
+		memcpy(&pairs[i + 1], &row->pairs[i], (n_old - i) * sizeof(*pairs));
+	}
+	rc = hour_put(store, ts, (int)clock, pairs, n_old + 1);
 	free(pairs);
-	st = stmt(store, exists ? ST_SAMPLES_UPDATE : ST_SAMPLES_INSERT);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, ts);
-	if (exists) {
-		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_int64(st, 2, clock);
-		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
-	}
-	if ((rc = step_done(st)) != SQLITE_OK) {
-		return fail(store, rc, "could not store samples");
+	if (rc < 0) {
+		return rc;
 	}
 	if ((rc = bind_id_exec(store, ST_CHANNEL_SPAN, channel_id, ts,
 			       "could not update a channel")) < 0) {
@@ -2439,8 +2891,11 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
 	}
 	int64_t after = INT64_MIN;
-	struct codec_pair *pairs = NULL;
-	size_t cap = 0;
+	struct codec_pair *pairs = NULL, *scaled = NULL;
+	size_t cap = 0, cap_scaled = 0, n_scaled = 0;
+	struct chain chain;
+	chain_init(&chain);
+	store->hour.loaded = false; // its values change
 	// Rows are collected a slice at a time so no row is updated under a running scan.
 	int64_t *tss = NULL;
 	uint8_t **blobs = NULL;
@@ -2470,28 +2925,29 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 			err = fail(store, rc, "could not read samples");
 		}
 		for (size_t i = 0; i < m; i++) {
-			struct codec_pair_iter it = {.p = blobs[i], .end = blobs[i] + lens[i]};
-			struct codec_pair p;
-			size_t n = 0;
+			// The row's values, then the same with the channel scaled, coded against
+			// the row before it scaled too (kept in @scaled), so the chain stays exact.
+			bool same_hour = hour_of(tss[i]) == chain.hour;
+			bool ok = chain_next(&chain, tss[i], blobs[i], lens[i]);
+			size_t n = chain.n_prev;
 			bool hit = false;
-			while (codec_pair_next(&it, &p)) {
-				if (p.id == id) {
-					if (__builtin_mul_overflow(p.q, factor, &p.q)) {
-						it.bad = true;
-						break;
-					}
+			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
+			for (size_t k = 0; ok && k < n; k++) {
+				pairs[k] = chain.prev[k];
+				if (pairs[k].id == id) {
+					ok = !__builtin_mul_overflow(pairs[k].q, factor,
+								     &pairs[k].q);
 					hit = true;
 				}
-				pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-				pairs[n++] = p;
 			}
-			if (err == 0 && it.bad) {
+			if (err == 0 && !ok) {
 				log_error("store: cannot rescale the values at %lld",
 					  (long long)tss[i]);
 				err = -ERANGE;
 			}
 			if (err == 0 && hit) {
-				size_t len = encode_pairs(store, pairs, n);
+				size_t len = encode_row(store, pairs, n, same_hour ? scaled : NULL,
+							same_hour ? n_scaled : 0);
 				sqlite3_bind_int64(upd, 1, tss[i]);
 				sqlite3_bind_blob(upd, 2, store->blob, (int)len, SQLITE_STATIC);
 				int urc = step_done(upd);
@@ -2499,6 +2955,13 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 					err = fail(store, urc, "could not rescale samples");
 				}
 			}
+			struct codec_pair *t = scaled;
+			size_t tc = cap_scaled;
+			scaled = pairs;
+			cap_scaled = cap;
+			n_scaled = n;
+			pairs = t;
+			cap = tc;
 			free(blobs[i]);
 		}
 		if (m == 0) {
@@ -2510,6 +2973,8 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 	free(blobs);
 	free(lens);
 	free(pairs);
+	free(scaled);
+	chain_finish(&chain);
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
 	return err;
@@ -3106,7 +3571,8 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 				pairs[u++] = pairs[i];
 			}
 		}
-		size_t len = encode_pairs(store, pairs, u);
+		size_t len =
+			encode_row(store, pairs, u, NULL, 0); // absolute: fast samples stand alone
 		sqlite3_bind_int64(st, 1, sample->ts_ms);
 		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
 		int step = sqlite3_step(st);

@@ -417,10 +417,18 @@ def unzigzag(u):
     return (u >> 1) ^ -(u & 1)
 
 
-def decode_samples(data):
+def decode_samples(data, base=None):
     """A samples row's blob: {channel_id: q}. Pairs: (id delta, zigzag q) varints. Runs (a
     leading 0 byte): per run of consecutive ids (gap, length) and the zigzag q varints, a run
-    starting at the previous run's last id + 1 + gap (the first after -1). See codec.h."""
+    starting at the previous run's last id + 1 + gap (the first after -1). Delta (three 0
+    bytes, then runs): each q is zigzag(q - base q), @base being the row before in the same
+    UTC hour, decoded (a channel it lacks counts 0); a delta row without one is damage. See
+    codec.h; decode_chain() supplies the bases."""
+    if data[:3] == b"\0\0\0":
+        if base is None:
+            raise ValueError("a delta row without the row before it in its hour")
+        rel = decode_samples(b"\0" + data[3:])
+        return {cid: base.get(cid, 0) + d for cid, d in rel.items()}
     vals = varints(data)
     out = {}
     if data[:1] == b"\0":
@@ -446,6 +454,16 @@ def decode_samples(data):
     return out
 
 
+def decode_chain(rows):
+    """[(ts, blob)] in ts order, each hour from its first row: [(ts, {channel_id: q})]."""
+    out, prev, hour = [], None, None
+    for ts, data in rows:
+        prev = decode_samples(data, prev if ts // 3600 == hour else None)
+        hour = ts // 3600
+        out.append((ts, prev))
+    return out
+
+
 def check_database(db):
     """integrity_check, one samples row per cycle and every blob whole: (ok, detail)."""
     con = connect_ro(db)
@@ -457,8 +475,7 @@ def check_database(db):
         s = con.execute("SELECT ts, data FROM samples ORDER BY ts").fetchall()
         if c != [r[0] for r in s]:
             return False, "cycles and samples rows differ: %d vs %d" % (len(c), len(s))
-        for ts, data in s:
-            decode_samples(data)
+        decode_chain(s)
         return True, "%d cycles" % len(c)
     finally:
         con.close()
@@ -469,4 +486,4 @@ def channel_ids(db):
 
 
 def samples(db):
-    return [(ts, decode_samples(d)) for ts, d in query(db, "SELECT ts, data FROM samples ORDER BY ts")]
+    return decode_chain(query(db, "SELECT ts, data FROM samples ORDER BY ts"))

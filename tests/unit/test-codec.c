@@ -130,6 +130,14 @@ static void test_runs(void) {
 		n++;
 	}
 	ok(n == 24 && it.bad, "a damaged run stops at the damage and says so");
+	struct codec_pair small_run[] = {{1, 0}, {2, 0}, {3, 0}};
+	len = round_trip(small_run, 3, buf);
+	it = (struct codec_pair_iter){.p = buf, .end = buf + len - 1}; // the last value lost
+	n = 0;
+	while (codec_pair_next(&it, &out)) {
+		n++;
+	}
+	ok(n == 2 && it.bad, "a run cut at a value's end is damage too");
 	const uint8_t empty_run[] = {0x00, 0x00, 0x00, 0x02};
 	it = (struct codec_pair_iter){.p = empty_run, .end = empty_run + sizeof(empty_run)};
 	ok(!codec_pair_next(&it, &out) && it.bad, "a run of length 0 is damage");
@@ -147,6 +155,125 @@ static void test_runs(void) {
 		all = all && round_trip(in, m, buf) > 0;
 	}
 	ok(all, "50 seeded rows of most of 300 channels round-trip");
+}
+
+/* Decodes @len bytes against @base; the pairs read, -1 on damage. */
+static int decode_row(const uint8_t *buf, size_t len, const struct codec_pair *base, size_t n_base,
+		      struct codec_pair *out, size_t cap) {
+	struct codec_pair_iter it = {.p = buf, .end = buf + len, .base = base, .n_base = n_base};
+	struct codec_pair p;
+	size_t n = 0;
+	while (codec_pair_next(&it, &p)) {
+		if (n < cap) {
+			out[n] = p;
+		}
+		n++;
+	}
+	return it.bad ? -1 : (int)n;
+}
+
+static bool same_pairs(const struct codec_pair *a, const struct codec_pair *b, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].id != b[i].id || a[i].q != b[i].q) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The delta form: a row coded against the row before it (its base), taken only where shorter,
+ * behind three 0 bytes that no row of the other forms starts with.
+ */
+static void test_delta(void) {
+	enum { N = 25 };
+	struct codec_pair base[N], row[N], out[N + 1];
+	uint8_t buf[CODEC_ROW_MAX(N)], abs[CODEC_ROW_MAX(N)];
+	for (size_t i = 0; i < N; i++) {
+		base[i] = (struct codec_pair){(int64_t)i + 1, 1800000000 + (int64_t)i * 1000};
+		row[i] = (struct codec_pair){(int64_t)i + 1, base[i].q + (int64_t)(i % 5) - 2};
+	}
+	size_t len = codec_row_encode(buf, row, N, base, N);
+	size_t alen = codec_pairs_encode(abs, row, N);
+	ok(codec_row_is_delta(buf, len) && buf[0] == 0 && buf[1] == 0 && buf[2] == 0,
+	   "a row close to its base is a delta row: three 0 bytes first");
+	is_int(len, CODEC_ROW_DELTA_LEN + 2 + N, "then one run and a byte a value");
+	ok(len < alen, "shorter than the absolute row");
+	ok(decode_row(buf, len, base, N, out, N) == N && same_pairs(out, row, N),
+	   "decoded against its base it is the row");
+	ok(decode_row(buf, len, NULL, 0, out, N) < 0, "without a base it is damage");
+	bool bad = false;
+	ok(codec_row_decode(out, buf, len, NULL, 0, &bad) == 0 && bad,
+	   "also to the whole-row decoder");
+	ok(decode_row(buf, len - 1, base, N, out, N) < 0, "cut short it is damage");
+	ok(!codec_row_is_delta(abs, alen) && decode_row(abs, alen, base, N, out, N) == N &&
+		   same_pairs(out, row, N),
+	   "an absolute row ignores a base");
+
+	// A channel the base lacks is coded against 0; one the row lacks is skipped.
+	struct codec_pair sparse_base[] = {{2, 100000}, {3, 70000}, {9, 5}};
+	struct codec_pair sparse[] = {{1, 44}, {2, 100001}, {3, 70001}, {4, 72}, {5, 73}, {6, 3}};
+	len = codec_row_encode(buf, sparse, 6, sparse_base, 3);
+	ok(codec_row_is_delta(buf, len) && decode_row(buf, len, sparse_base, 3, out, 6) == 6 &&
+		   same_pairs(out, sparse, 6),
+	   "channels new to the row are coded absolute inside it");
+
+	// A row no closer to its base stays absolute; the extremes wrap modulo 2^64 and come back.
+	struct codec_pair far_base[] = {{1, 0}, {2, 0}, {3, 70000}};
+	struct codec_pair far[] = {{1, 1000000000000000}, {2, -1000000000000000}, {3, 1}};
+	len = codec_row_encode(buf, far, 3, far_base, 3);
+	ok(!codec_row_is_delta(buf, len) && decode_row(buf, len, far_base, 3, out, 3) == 3 &&
+		   same_pairs(out, far, 3),
+	   "a row no closer to its base stays absolute");
+	struct codec_pair wrap_base[] = {{1, INT64_MAX}, {2, INT64_MIN}, {3, 5}, {4, 6}, {5, 7}};
+	struct codec_pair wrap[] = {{1, INT64_MIN}, {2, INT64_MAX}, {3, 5}, {4, 6}, {5, 7}};
+	len = codec_row_encode(buf, wrap, 5, wrap_base, 5);
+	ok(codec_row_is_delta(buf, len) && decode_row(buf, len, wrap_base, 5, out, 5) == 5 &&
+		   same_pairs(out, wrap, 5),
+	   "differences past the int64 range wrap and read back");
+
+	// No row of the older forms reads as a delta row: a run row of id 0 has a run length.
+	struct codec_pair zero[] = {{0, 0}, {1, 0}};
+	alen = codec_pairs_encode(abs, zero, 2);
+	ok(!codec_row_is_delta(abs, alen) && decode_row(abs, alen, NULL, 0, out, 2) == 2 &&
+		   same_pairs(out, zero, 2),
+	   "a run row starting at id 0 with zeros is no delta row");
+
+	// Seeded: rows of a random walk over most of 300 channels, each against the one before.
+	enum { M = 300 };
+	static struct codec_pair walk[2][M], got[M];
+	static uint8_t wbuf[CODEC_ROW_MAX(M)];
+	size_t n_prev = 0;
+	bool all = true;
+	int deltas = 0;
+	for (int round = 0; round < 200; round++) {
+		struct codec_pair *cur = walk[round % 2], *prev = walk[(round + 1) % 2];
+		size_t m = 0, b = 0;
+		for (int64_t id = 1; id <= M; id++) {
+			if (rng() % 10 == 0) {
+				continue;
+			}
+			while (b < n_prev && prev[b].id < id) {
+				b++;
+			}
+			int64_t q = b < n_prev && prev[b].id == id ? prev[b].q
+								   : (int64_t)(rng() % 90000);
+			int64_t step = (int64_t)(rng() % 7) - 3;
+			cur[m++] = (struct codec_pair){
+				id, rng() % 50 ? q + step : (int64_t)(rng() >> 1) - INT64_MAX / 2};
+		}
+		size_t l = codec_row_encode(wbuf, cur, m, round ? prev : NULL, n_prev);
+		deltas += codec_row_is_delta(wbuf, l);
+		all = all && decode_row(wbuf, l, prev, n_prev, got, M) == (int)m &&
+		      same_pairs(got, cur, m);
+		// The whole-row decoder reads the same, and stops at damage as the iterator does.
+		static struct codec_pair whole[CODEC_ROW_MAX(M)];
+		all = all && codec_row_decode(whole, wbuf, l, prev, n_prev, &bad) == m && !bad &&
+		      same_pairs(whole, cur, m);
+		all = all && codec_row_decode(whole, wbuf, l - 1, prev, n_prev, &bad) < m && bad;
+		n_prev = m;
+	}
+	ok(all && deltas > 150, "200 seeded rows against the row before round-trip");
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -204,6 +331,7 @@ int main(int argc, char **argv) {
 	test_varint();
 	test_pairs();
 	test_runs();
+	test_delta();
 	test_hist();
 	return test_done();
 }

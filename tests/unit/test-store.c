@@ -1,5 +1,6 @@
 /* The store: schema and migrations, cycles, channels, rollups, retention, readers, backup. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1625,6 +1626,678 @@ static void test_page_size(void) {
 	free(path);
 }
 
+/* ---- delta rows: a row coded against the row before it in its UTC hour ---- */
+
+#define DELTA_ROWS 150 // two and a half hours of one-minute cycles, from T0 + 30 s
+
+/* The history every delta test writes: a random walk like a board's, seeded. */
+struct delta_history {
+	int64_t ts[DELTA_ROWS];
+	double v[DELTA_ROWS][N_CHANS];
+};
+
+static void delta_history_init(struct delta_history *h, unsigned seed) {
+	srand(seed);
+	double temp = 45.0, freq = 1800e6, fan = 2;
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		temp += (rand() % 9 - 4) * 0.077;
+		if (rand() % 4 == 0) {
+			freq = (408 + 96 * (rand() % 20)) * 1e6;
+		}
+		if (rand() % 10 == 0) {
+			fan = rand() % 5;
+		}
+		h->ts[i] = T0 + 30 + 60 * i;
+		h->v[i][0] = temp;
+		h->v[i][1] = freq;
+		h->v[i][2] = fan;
+	}
+}
+
+/* Every stored value, in ts then channel order (a growing array the caller frees). */
+struct all_samples {
+	struct store_sample *s;
+	size_t n, cap;
+};
+
+static int all_sample(void *ctx, const struct store_sample *s) {
+	struct all_samples *a = ctx;
+	a->s = xgrow(a->s, &a->cap, a->n + 1, sizeof(*a->s));
+	a->s[a->n++] = *s;
+	return 0;
+}
+
+static struct all_samples scan_all(struct store *store, int64_t from, int64_t to, int *rc) {
+	struct all_samples a = {0};
+	*rc = store_scan_samples(store, from, to, NULL, 0, true, all_sample, &a);
+	return a;
+}
+
+static bool same_samples(const struct all_samples *a, const struct all_samples *b) {
+	if (a->n != b->n) {
+		return false;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->s[i].ts != b->s[i].ts || a->s[i].channel_id != b->s[i].channel_id ||
+		    a->s[i].q != b->s[i].q || a->s[i].clock != b->s[i].clock) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether every stored value is the history's, quantized at the channels' resolutions. */
+static bool matches_history(const struct all_samples *a, const struct delta_history *h,
+			    const bool *present) {
+	size_t k = 0;
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		if (present && !present[i]) {
+			continue;
+		}
+		for (int c = 0; c < N_CHANS; c++, k++) {
+			int64_t want = llround(h->v[i][c] / chans[c].resolution);
+			if (k >= a->n || a->s[k].ts != h->ts[i] || a->s[k].q != want) {
+				return false;
+			}
+		}
+	}
+	return k == a->n;
+}
+
+/* The raw rows of a database file, through SQLite directly: ts and blob. */
+struct raw_rows {
+	int64_t ts[4 * DELTA_ROWS];
+	uint8_t *data[4 * DELTA_ROWS];
+	size_t len[4 * DELTA_ROWS];
+	size_t n;
+};
+
+static void raw_rows_read(const char *path, struct raw_rows *r) {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	r->n = 0;
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	sqlite3_prepare_v2(db, "SELECT ts, data FROM samples ORDER BY ts", -1, &st, NULL);
+	while (sqlite3_step(st) == SQLITE_ROW && r->n < 4 * DELTA_ROWS) {
+		r->ts[r->n] = sqlite3_column_int64(st, 0);
+		r->len[r->n] = (size_t)sqlite3_column_bytes(st, 1);
+		r->data[r->n] = xcalloc(r->len[r->n] + 1, 1);
+		memcpy(r->data[r->n], sqlite3_column_blob(st, 1), r->len[r->n]);
+		r->n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static void raw_rows_free(struct raw_rows *r) {
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->data[i]);
+	}
+	r->n = 0;
+}
+
+static void raw_exec(const char *path, const char *sql) {
+	sqlite3 *db;
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	char *err = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		printf("# %s: %s\n", sql, err);
+	}
+	sqlite3_free(err);
+	sqlite3_close(db);
+}
+
+/* Writes the history's rows in @order (indices) into a new database at @path. */
+static struct store *delta_db(const char *path, const struct delta_history *h, const int *order) {
+	remove_db(path);
+	struct store *store;
+	if (store_open(&store, path, STORE_MODE_WRITE) < 0) {
+		return NULL;
+	}
+	for (int k = 0; k < DELTA_ROWS; k++) {
+		int i = order ? order[k] : k;
+		put(store, h->ts[i], CLOCK_STATE_SYNCED, h->v[i], NULL);
+	}
+	return store;
+}
+
+/*
+ * Steady cycles are stored against the row before them in their hour: after the first row of
+ * an hour, the rows are delta rows and smaller than the same values coded absolute.
+ */
+static void test_delta_rows(void) {
+	struct delta_history h;
+	delta_history_init(&h, 11);
+	char *path = tmp_path("delta.db");
+	struct store *store = delta_db(path, &h, NULL);
+	int rc;
+	struct all_samples a = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&a, &h, NULL), "every value reads back as written");
+	store_close(store);
+
+	struct raw_rows r;
+	raw_rows_read(path, &r);
+	size_t delta = 0, opens = 0, stored = 0, absolute = 0;
+	bool first_absolute = true;
+	for (size_t i = 0; i < r.n; i++) {
+		bool opens_hour = i == 0 || r.ts[i] / 3600 != r.ts[i - 1] / 3600;
+		bool is_delta = codec_row_is_delta(r.data[i], r.len[i]);
+		opens += opens_hour;
+		delta += is_delta;
+		first_absolute = first_absolute && !(opens_hour && is_delta);
+		stored += r.len[i];
+		// The same values coded alone, as every row was before.
+		struct codec_pair pairs[N_CHANS];
+		for (int c = 0; c < N_CHANS; c++) {
+			pairs[c] = (struct codec_pair){c + 1,
+						       llround(h.v[i][c] / chans[c].resolution)};
+		}
+		uint8_t buf[CODEC_ROW_MAX(N_CHANS)];
+		absolute += codec_pairs_encode(buf, pairs, N_CHANS);
+	}
+	is_int(opens, 3, "the rows span three hours");
+	ok(first_absolute, "the first row of each hour is absolute");
+	ok(delta >= (r.n - opens) * 3 / 4, "most other rows are delta rows");
+	ok(stored * 10 < absolute * 9, "delta rows take less than nine tenths of absolute ones");
+	printf("# %zu bytes in %zu rows (%zu delta), %zu absolute\n", stored, r.n, delta, absolute);
+	raw_rows_free(&r);
+	free(a.s);
+	remove_db(path);
+	free(path);
+}
+
+/*
+ * Rows written in any order (a queue flushed late, an out-of-order cycle) end as the same
+ * bytes as rows written in order: each row is coded against the one before it in its hour.
+ * A scan from inside an hour reads the same values as the whole scan has there.
+ */
+static void test_delta_any_order(void) {
+	struct delta_history h;
+	delta_history_init(&h, 12);
+	int order[DELTA_ROWS];
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		order[i] = i;
+	}
+	srand(99);
+	for (int i = DELTA_ROWS - 1; i > 0; i--) {
+		int j = rand() % (i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	char *in_order = tmp_path("order.db"), *shuffled = tmp_path("shuffled.db");
+	struct store *a = delta_db(in_order, &h, NULL);
+	struct store *b = delta_db(shuffled, &h, order);
+	int rc_a, rc_b;
+	struct all_samples sa = scan_all(a, 0, INT64_MAX, &rc_a);
+	struct all_samples sb = scan_all(b, 0, INT64_MAX, &rc_b);
+	ok(rc_a == 0 && rc_b == 0 && same_samples(&sa, &sb) && matches_history(&sb, &h, NULL),
+	   "rows written in random order read as rows written in order");
+	// From the middle of an hour: the chain is read from the hour's first row.
+	int64_t from = h.ts[47];
+	struct all_samples tail = scan_all(b, from, INT64_MAX, &rc_b);
+	struct all_samples want = {.s = sa.s + 47 * N_CHANS, .n = sa.n - 47 * N_CHANS};
+	ok(rc_b == 0 && same_samples(&tail, &want), "a scan from inside an hour reads the same");
+	struct all_samples one = scan_all(b, h.ts[100], h.ts[100] + 1, &rc_b);
+	struct all_samples want1 = {.s = sa.s + 100 * N_CHANS, .n = N_CHANS};
+	ok(rc_b == 0 && same_samples(&one, &want1), "one row inside an hour reads the same");
+	store_close(a);
+	store_close(b);
+	struct raw_rows ra, rb;
+	raw_rows_read(in_order, &ra);
+	raw_rows_read(shuffled, &rb);
+	bool same = ra.n == rb.n && ra.n == DELTA_ROWS;
+	for (size_t i = 0; same && i < ra.n; i++) {
+		same = ra.len[i] == rb.len[i] && memcmp(ra.data[i], rb.data[i], ra.len[i]) == 0;
+	}
+	ok(same, "and are stored as the same bytes");
+	raw_rows_free(&ra);
+	raw_rows_free(&rb);
+	free(sa.s);
+	free(sb.s);
+	free(tail.s);
+	free(one.s);
+	remove_db(in_order);
+	remove_db(shuffled);
+	free(in_order);
+	free(shuffled);
+}
+
+/* An import into the middle of an hour: a new row between two, a value merged into a row. */
+static void test_delta_import(void) {
+	struct delta_history h;
+	delta_history_init(&h, 13);
+	bool present[DELTA_ROWS];
+	int order[DELTA_ROWS], n = 0;
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		present[i] = i != 70; // the cycle at 70 is missing from the daemon's rows
+		if (present[i]) {
+			order[n++] = i;
+		}
+	}
+	char *path = tmp_path("import.db");
+	remove_db(path);
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	for (int k = 0; k < n; k++) {
+		put(store, h.ts[order[k]], CLOCK_STATE_SYNCED, h.v[order[k]], NULL);
+	}
+	int rc;
+	struct all_samples before = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&before, &h, present), "the daemon's rows, one missing");
+	// The missing cycle imported value by value: a new row between two of an hour.
+	store_begin(store);
+	for (int c = 0; c < N_CHANS; c++) {
+		int64_t id = channel_id(store, chans[c].key);
+		int64_t q = llround(h.v[70][c] / chans[c].resolution);
+		enum store_import_result res;
+		is_int(store_insert_sample(store, h.ts[70], id, q, &res), 0, "import into the gap");
+	}
+	is_int(store_commit(store), 0, "committed");
+	struct all_samples after = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&after, &h, NULL), "the imported row reads between its "
+							 "neighbours, and they read as before");
+	// A conflicting value changes nothing; a new channel merges into a row mid-hour.
+	enum store_import_result res;
+	int64_t soc = channel_id(store, chans[0].key);
+	store_insert_sample(store, h.ts[71], soc, 1, &res);
+	is_int(res, STORE_IMPORT_CONFLICT, "a different value at a stored (ts, channel) conflicts");
+	struct channel extra = {.key = "iio/extra", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t extra_id;
+	store_channel_ensure(store, &extra, &extra_id);
+	store_begin(store);
+	is_int(store_insert_sample(store, h.ts[72], extra_id, -7, &res), 0, "a value merged");
+	is_int(store_insert_sample(store, h.ts[74], extra_id, 90, &res), 0, "two rows later");
+	store_commit(store);
+	struct all_samples merged = scan_all(store, 0, INT64_MAX, &rc);
+	struct all_samples rest = {0};
+	int64_t extra_q[2] = {0};
+	for (size_t i = 0; i < merged.n; i++) {
+		if (merged.s[i].channel_id == extra_id) {
+			extra_q[merged.s[i].ts == h.ts[74]] = merged.s[i].q;
+		} else {
+			all_sample(&rest, &merged.s[i]);
+		}
+	}
+	ok(rc == 0 && merged.n == after.n + 2 && extra_q[0] == -7 && extra_q[1] == 90 &&
+		   matches_history(&rest, &h, NULL),
+	   "the merged values read back, every other value as before");
+	// A second channel merged into every row: forwards through the first hours, backwards
+	// through the last (each row's neighbours must be the ones stored, not a stale copy).
+	struct channel more = {.key = "iio/more", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t more_id;
+	store_channel_ensure(store, &more, &more_id);
+	store_begin(store);
+	bool all_new = true;
+	for (int k = 0; k < DELTA_ROWS; k++) {
+		int i = k < 100 ? k : DELTA_ROWS - 1 - (k - 100);
+		all_new = all_new &&
+			  store_insert_sample(store, h.ts[i], more_id, 1000 + i, &res) == 0 &&
+			  res == STORE_IMPORT_NEW;
+	}
+	is_int(store_commit(store), 0, "a channel merged into every row");
+	ok(all_new, "every value new");
+	struct all_samples every = scan_all(store, 0, INT64_MAX, &rc);
+	bool right = rc == 0 && every.n == merged.n + DELTA_ROWS;
+	struct all_samples others = {0};
+	for (size_t i = 0; right && i < every.n; i++) {
+		if (every.s[i].channel_id == more_id) {
+			right = every.s[i].q == 1000 + (every.s[i].ts - h.ts[0]) / 60;
+		} else if (every.s[i].channel_id != extra_id) {
+			all_sample(&others, &every.s[i]);
+		}
+	}
+	ok(right && matches_history(&others, &h, NULL),
+	   "each row holds its merged value and the others as before");
+	free(every.s);
+	free(others.s);
+	// A writer appending to that hour now continues the chain of the imported rows.
+	double v[] = {44.5, 1200e6, 3};
+	is_int(put(store, h.ts[DELTA_ROWS - 1] + 20, CLOCK_STATE_SYNCED, v, NULL), 0, "appended");
+	struct all_samples last = scan_all(store, h.ts[DELTA_ROWS - 1] + 20, INT64_MAX, &rc);
+	ok(rc == 0 && last.n == 3 && last.s[0].q == 44500 && last.s[1].q == 1200000 &&
+		   last.s[2].q == 3,
+	   "a cycle after them reads back");
+	store_close(store);
+	free(before.s);
+	free(after.s);
+	free(merged.s);
+	free(rest.s);
+	free(last.s);
+	remove_db(path);
+	free(path);
+}
+
+/* Commits left before the next one is turned into a rollback (-1: none is), for any connection. */
+static int commits_left = -1;
+
+static int fail_commit(void *ctx) {
+	(void)ctx;
+	if (commits_left < 0) {
+		return 0;
+	}
+	return commits_left-- == 0;
+}
+
+static int hook_connection(sqlite3 *db, const char **err, const void *api) {
+	(void)err;
+	(void)api;
+	sqlite3_commit_hook(db, fail_commit, NULL);
+	return SQLITE_OK;
+}
+
+/*
+ * Pruning deletes a batch of rows a transaction; a batch ends where its count does, mostly
+ * inside an hour. The row after it there lost its base and must read right on its own, also
+ * when the next batch never comes (the daemon stopped; here its commit fails).
+ */
+static void test_delta_prune(void) {
+	sqlite3_auto_extension((void (*)(void))hook_connection);
+	char *path = tmp_path("prune.db");
+	remove_db(path);
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	struct delta_history h;
+	delta_history_init(&h, 14);
+	// 1100 cycles 10 s apart (three hours), then the history's hours after them.
+	for (int i = 0; i < 1100; i++) {
+		put(store, T0 - 4 * 3600 + 10 * i, CLOCK_STATE_SYNCED, h.v[i % DELTA_ROWS], NULL);
+	}
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		put(store, h.ts[i], CLOCK_STATE_SYNCED, h.v[i], NULL);
+	}
+	is_int(store_maintain(store, T0 + 4 * 3600, 0), 0, "rolled up");
+	int rc;
+	struct all_samples want = scan_all(store, T0 - 4 * 3600 + 10 * 1024, INT64_MAX, &rc);
+	commits_left = 1; // the first batch commits, the second does not
+	ok(store_maintain(store, T0 + 4 * 3600, 4 * 3600) < 0, "pruning stopped after a batch");
+	commits_left = -1;
+	struct all_samples got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && got.n > 0 && got.s[0].ts == T0 - 4 * 3600 + 10 * 1024 &&
+		   got.s[0].ts % 3600 != 0,
+	   "the first batch ended inside an hour");
+	ok(rc == 0 && same_samples(&got, &want), "every row left reads as before");
+	free(got.s);
+	// The prune finished: whole hours gone, the rest unchanged.
+	is_int(store_maintain(store, T0 + 4 * 3600, 4 * 3600), 0, "pruning finished");
+	got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&got, &h, NULL), "only the history after the cutoff is left");
+	store_close(store);
+	sqlite3_cancel_auto_extension((void (*)(void))hook_connection);
+	free(got.s);
+	free(want.s);
+	remove_db(path);
+	free(path);
+}
+
+/* repair --drop-after inside an hour, then the writer goes on in that hour. */
+static void test_delta_drop_after(void) {
+	struct delta_history h;
+	delta_history_init(&h, 15);
+	char *path = tmp_path("drop.db");
+	struct store *store = delta_db(path, &h, NULL);
+	struct store_drop drop;
+	// Inside the hour written last, which the writer still holds decoded.
+	is_int(store_drop_after(store, h.ts[129], false, &drop), 0, "dropped after row 129");
+	bool present[DELTA_ROWS];
+	for (int i = 0; i < DELTA_ROWS; i++) {
+		present[i] = i <= 129;
+	}
+	int rc;
+	struct all_samples got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&got, &h, present), "the rows up to the cut read as before");
+	free(got.s);
+	// Rows written again after the cut (the clock came back) continue from row 129.
+	for (int i = 130; i < DELTA_ROWS; i++) {
+		put(store, h.ts[i], CLOCK_STATE_SYNCED, h.v[i], NULL);
+	}
+	got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && matches_history(&got, &h, NULL), "and the rows written after it too");
+	store_close(store);
+	free(got.s);
+	remove_db(path);
+	free(path);
+}
+
+/* A finer resolution rescales a channel's values in delta rows; the next cycle builds on them. */
+static void test_delta_rescale(void) {
+	struct delta_history h;
+	delta_history_init(&h, 16);
+	char *path = tmp_path("rescale.db");
+	struct store *store = delta_db(path, &h, NULL);
+	int rc;
+	struct all_samples before = scan_all(store, 0, INT64_MAX, &rc);
+	int64_t fan = channel_id(store, chans[2].key);
+	double applied;
+	is_int(store_channel_refine(store, fan, 0.25, &applied), 0, "the fan state refined to 1/4");
+	struct all_samples after = scan_all(store, 0, INT64_MAX, &rc);
+	bool scaled = rc == 0 && after.n == before.n;
+	for (size_t i = 0; scaled && i < after.n; i++) {
+		int64_t f = after.s[i].channel_id == fan ? 4 : 1;
+		scaled = after.s[i].ts == before.s[i].ts && after.s[i].q == before.s[i].q * f;
+	}
+	ok(scaled, "its values are 4 times what they were, the others as they were");
+	double v[] = {44.5, 1200e6, 2.25};
+	struct channel fine = chans[2];
+	chans[2].resolution = 0.25;
+	is_int(put(store, h.ts[DELTA_ROWS - 1] + 20, CLOCK_STATE_SYNCED, v, NULL), 0, "a cycle");
+	chans[2] = fine;
+	struct all_samples last = scan_all(store, h.ts[DELTA_ROWS - 1] + 20, INT64_MAX, &rc);
+	ok(rc == 0 && last.n == 3 && last.s[2].q == 9, "a cycle after it in the hour reads back");
+	store_close(store);
+	free(before.s);
+	free(after.s);
+	free(last.s);
+	remove_db(path);
+	free(path);
+}
+
+/*
+ * A database whose rows were written before delta rows (both absolute forms, written here
+ * directly) reads the same after the writer adds delta rows to the same hour; a delta row
+ * cut short, or one whose hour lost its first row behind the store's back, is an error.
+ */
+static void test_delta_old_rows_and_damage(void) {
+	struct delta_history h;
+	delta_history_init(&h, 17);
+	char *path = tmp_path("old-rows.db");
+	remove_db(path);
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	for (int i = 0; i < 100; i++) {
+		put(store, h.ts[i], CLOCK_STATE_SYNCED, h.v[i], NULL);
+	}
+	store_close(store);
+	// Rows 0..99 rewritten as the writer wrote them before: runs, and pairs for odd rows.
+	sqlite3 *db;
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	sqlite3_stmt *upd;
+	sqlite3_prepare_v2(db, "UPDATE samples SET data = ?2 WHERE ts = ?1", -1, &upd, NULL);
+	for (int i = 0; i < 100; i++) {
+		struct codec_pair pairs[N_CHANS];
+		uint8_t buf[CODEC_ROW_MAX(N_CHANS)];
+		size_t len = 0;
+		for (int c = 0; c < N_CHANS; c++) {
+			pairs[c] = (struct codec_pair){c + 1,
+						       llround(h.v[i][c] / chans[c].resolution)};
+			if (i % 2) { // (id delta, zigzag q), the first form
+				len += codec_put_varint(buf + len, 1);
+				len += codec_put_varint(buf + len, codec_zigzag(pairs[c].q));
+			}
+		}
+		if (i % 2 == 0) {
+			len = codec_pairs_encode(buf, pairs, N_CHANS);
+		}
+		sqlite3_bind_int64(upd, 1, h.ts[i]);
+		sqlite3_bind_blob(upd, 2, buf, (int)len, SQLITE_TRANSIENT);
+		sqlite3_step(upd);
+		sqlite3_reset(upd);
+	}
+	sqlite3_finalize(upd);
+	sqlite3_close(db);
+	store_open(&store, path, STORE_MODE_WRITE);
+	for (int i = 100; i < DELTA_ROWS; i++) {
+		put(store, h.ts[i], CLOCK_STATE_SYNCED, h.v[i], NULL);
+	}
+	int rc;
+	struct all_samples old = scan_all(store, 0, INT64_MAX, &rc);
+	size_t want_n = (size_t)DELTA_ROWS * N_CHANS;
+	ok(rc == 0 && old.n == want_n, "old rows and delta rows read in one hour");
+	ok(rc == 0 && matches_history(&old, &h, NULL), "every value is the history's");
+	double v[] = {45, 1e9, 1};
+	is_int(put(store, h.ts[99] + 10, CLOCK_STATE_SYNCED, v, NULL), 0,
+	       "a cycle between an old row and a delta row");
+	struct all_samples mixed = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && mixed.n == want_n + 3, "reads with the row after it coded again");
+	store_close(store);
+	free(old.s);
+	free(mixed.s);
+
+	// Damage: a delta row cut short.
+	struct raw_rows r;
+	raw_rows_read(path, &r);
+	int64_t cut_ts = 0;
+	for (size_t i = 0; i < r.n && !cut_ts; i++) {
+		if (codec_row_is_delta(r.data[i], r.len[i]) && r.ts[i] > h.ts[110]) {
+			cut_ts = r.ts[i];
+		}
+	}
+	raw_rows_free(&r);
+	char *sql = xasprintf("UPDATE samples SET data = substr(data, 1, length(data) - 1) "
+			      "WHERE ts = %lld",
+			      (long long)cut_ts);
+	raw_exec(path, sql);
+	free(sql);
+	store_open(&store, path, STORE_MODE_WRITE);
+	struct all_samples bad = scan_all(store, cut_ts, cut_ts + 1, &rc);
+	is_int(rc, -EINVAL, "a delta row cut short is an error");
+	free(bad.s);
+	// The writer goes on: a cycle later in that hour is stored, readable on its own.
+	double later[] = {46, 1e9, 2};
+	int64_t later_ts = h.ts[119] + 10;
+	is_int(put(store, later_ts, CLOCK_STATE_SYNCED, later, NULL), 0,
+	       "a cycle after the damage in its hour is stored");
+	store_close(store);
+	raw_rows_read(path, &r);
+	bool alone = false;
+	for (size_t i = 0; i < r.n; i++) {
+		alone |= r.ts[i] == later_ts && !codec_row_is_delta(r.data[i], r.len[i]);
+	}
+	raw_rows_free(&r);
+	ok(alone, "absolute: it needs no row before it");
+	// Damage: an hour's first row deleted behind the store's back leaves a delta row first.
+	sql = xasprintf("DELETE FROM samples WHERE ts = %lld", (long long)h.ts[150 - 1 - 19]);
+	raw_exec(path, sql);
+	free(sql);
+	int64_t hour3 = (h.ts[DELTA_ROWS - 1] / 3600) * 3600;
+	sql = xasprintf("DELETE FROM samples WHERE ts = (SELECT min(ts) FROM samples WHERE ts >= "
+			"%lld)",
+			(long long)hour3);
+	raw_exec(path, sql);
+	free(sql);
+	store_open(&store, path, STORE_MODE_WRITE);
+	bad = scan_all(store, hour3, INT64_MAX, &rc);
+	is_int(rc, -EINVAL, "a delta row without the row before it is an error, not values");
+	free(bad.s);
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
+/* A scan in slices, as an export reads: each stops at the first value of a row. */
+struct slicer {
+	struct all_samples got;
+	int64_t cursor;
+	size_t rows_left; // rows to read before stopping
+	int64_t row_ts;
+};
+
+static int slice_sample(void *ctx, const struct store_sample *s) {
+	struct slicer *sl = ctx;
+	if (s->ts != sl->row_ts) {
+		sl->row_ts = s->ts;
+		if (sl->rows_left-- == 0) {
+			sl->cursor = s->ts;
+			return 1;
+		}
+	}
+	return all_sample(&sl->got, s);
+}
+
+/*
+ * Slice after slice from the row the last one stopped at reads what one scan reads, also when
+ * rows change between slices: here or on another connection, at the row a slice stopped at.
+ */
+static void test_delta_slices(void) {
+	struct delta_history h;
+	delta_history_init(&h, 18);
+	char *path = tmp_path("slices.db");
+	struct store *store = delta_db(path, &h, NULL);
+	struct store *reader;
+	store_open(&reader, path, STORE_MODE_READ);
+	int rc;
+	struct all_samples whole = scan_all(reader, 0, INT64_MAX, &rc);
+	struct slicer sl = {.cursor = 0, .row_ts = -1};
+	int slices = 0;
+	do {
+		sl.rows_left = 7;
+		sl.row_ts = -1;
+		rc = store_scan_samples(reader, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample,
+					&sl);
+		slices++;
+	} while (rc == 1);
+	ok(rc == 0 && slices > 20 && same_samples(&sl.got, &whole), "slices read as one scan");
+	free(sl.got.s);
+	// A scan from the very start after a whole one (which held no stopping row) reads all.
+	struct all_samples again = scan_all(reader, INT64_MIN, INT64_MAX, &rc);
+	ok(rc == 0 && same_samples(&again, &whole), "a scan from INT64_MIN after one that ended");
+	free(again.s);
+
+	// Between two slices the writer merges a value into the row the first stopped at.
+	struct channel extra = {.key = "iio/extra", .kind = CHANNEL_KIND_OTHER, .resolution = 1};
+	int64_t extra_id;
+	store_channel_ensure(store, &extra, &extra_id);
+	sl = (struct slicer){.rows_left = 30, .row_ts = -1};
+	rc = store_scan_samples(reader, 0, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	enum store_import_result res;
+	store_begin(store);
+	store_insert_sample(store, sl.cursor, extra_id, 77, &res);
+	store_commit(store);
+	sl.rows_left = 1000;
+	sl.row_ts = -1;
+	rc = store_scan_samples(reader, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	bool seen = false;
+	for (size_t i = 0; i < sl.got.n; i++) {
+		seen |= sl.got.s[i].ts == sl.cursor && sl.got.s[i].channel_id == extra_id &&
+			sl.got.s[i].q == 77;
+	}
+	ok(rc == 0 && seen && sl.got.n == whole.n + 1,
+	   "a value another connection wrote meanwhile is read in the next slice");
+	free(sl.got.s);
+	// The same on one connection: the writer scans, writes, scans on.
+	struct all_samples now = scan_all(store, 0, INT64_MAX, &rc);
+	sl = (struct slicer){.rows_left = 60, .row_ts = -1};
+	rc = store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	store_begin(store);
+	store_insert_sample(store, sl.cursor, extra_id, 78, &res);
+	store_commit(store);
+	sl.rows_left = 1000;
+	sl.row_ts = -1;
+	rc = store_scan_samples(store, sl.cursor, INT64_MAX, NULL, 0, true, slice_sample, &sl);
+	seen = false;
+	for (size_t i = 0; i < sl.got.n; i++) {
+		seen |= sl.got.s[i].ts == sl.cursor && sl.got.s[i].channel_id == extra_id &&
+			sl.got.s[i].q == 78;
+	}
+	ok(rc == 0 && seen && sl.got.n == now.n + 1, "and one this connection wrote");
+	free(sl.got.s);
+	free(now.s);
+	free(whole.s);
+	store_close(reader);
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -1658,6 +2331,14 @@ int main(void) {
 	test_corrupt();
 	test_read_only_file();
 	test_runs_read();
+	test_delta_rows();
+	test_delta_any_order();
+	test_delta_import();
+	test_delta_prune();
+	test_delta_drop_after();
+	test_delta_rescale();
+	test_delta_old_rows_and_damage();
+	test_delta_slices();
 	rmdir(tmpdir);
 	return test_done();
 }
