@@ -170,27 +170,62 @@ static const struct store_channel *channel_by_id(const struct channel_index *ci,
 	return NULL;
 }
 
-/* Pass one: the hottest fast sample; pass two: the ones around it. */
+/* A run with the channels its fast samples are read with, and the scan's end. */
+struct run_view {
+	struct run_copy c;
+	struct channel_index ci;
+	int64_t to; // exclusive
+};
+
+static int run_view_open(struct store *store, int64_t id, struct run_view *v) {
+	*v = (struct run_view){0};
+	int rc = store_run_get(store, id, copy_run, &v->c);
+	if (rc < 0) {
+		return rc;
+	}
+	if ((rc = store_channels(store, &v->ci.list, &v->ci.n)) < 0) {
+		run_copy_finish(&v->c);
+		return rc;
+	}
+	// A running run's samples reach to now: INT64_MAX bounds the scan.
+	v->to = v->c.run.ended ? v->c.run.end_ms + 1 : INT64_MAX;
+	return 0;
+}
+
+static void run_view_finish(struct run_view *v) {
+	store_channels_free(v->ci.list, v->ci.n);
+	run_copy_finish(&v->c);
+}
+
+/* Fast samples of one instant share its time stamp: counts the instants of a scan. */
+struct instants {
+	size_t n;
+	int64_t last_ts;
+};
+
+/* Returns true when @ts_ms starts a new instant (its index is then in->n - 1). */
+static bool instant_next(struct instants *in, int64_t ts_ms) {
+	if (in->n > 0 && ts_ms == in->last_ts) {
+		return false;
+	}
+	in->n++;
+	in->last_ts = ts_ms;
+	return true;
+}
+
+/* Pass one of show: the hottest fast sample. */
 struct peak_scan {
 	const struct channel_index *ci;
-	size_t n_instants;
-	int64_t last_ts;
+	struct instants inst;
 	bool found;
 	double peak_c;
 	int64_t peak_ts, peak_channel;
 	size_t peak_index; // the instant's index in the run
-	// pass two
-	struct json *j;
-	size_t index;
-	bool open;
 };
 
 static int find_peak(void *ctx, const struct store_run_sample *s) {
 	struct peak_scan *p = ctx;
-	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
-		p->n_instants++;
-		p->last_ts = s->ts_ms;
-	}
+	instant_next(&p->inst, s->ts_ms);
 	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
 	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE) {
 		return 0;
@@ -201,54 +236,63 @@ static int find_peak(void *ctx, const struct store_run_sample *s) {
 		p->peak_c = v;
 		p->peak_ts = s->ts_ms;
 		p->peak_channel = s->channel_id;
-		p->peak_index = p->n_instants - 1;
+		p->peak_index = p->inst.n - 1;
 	}
 	return 0;
 }
 
-static int write_around(void *ctx, const struct store_run_sample *s) {
-	struct peak_scan *p = ctx;
-	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
-		if (p->open) {
-			json_object_end(p->j);
-			json_object_end(p->j);
-			p->open = false;
-		}
-		p->index = p->n_instants++;
-		p->last_ts = s->ts_ms;
-		size_t lo = p->peak_index > RUNS_SHOW_AROUND ? p->peak_index - RUNS_SHOW_AROUND : 0;
-		if (p->index >= lo && p->index <= p->peak_index + RUNS_SHOW_AROUND) {
-			json_object_begin(p->j);
-			json_key(p->j, "time");
-			json_time(p->j, s->ts_ms);
-			json_key(p->j, "values");
-			json_object_begin(p->j);
-			p->open = true;
+static int count_instants(void *ctx, const struct store_run_sample *s) {
+	instant_next(ctx, s->ts_ms);
+	return 0;
+}
+
+/* Writes the instants whose index is in [lo, hi] and a multiple of stride, each with its values. */
+struct sample_writer {
+	const struct channel_index *ci;
+	struct json *j;
+	struct instants inst;
+	size_t lo, hi, stride;
+	bool open;
+};
+
+static void close_instant(struct sample_writer *w) {
+	if (w->open) {
+		json_object_end(w->j); // values
+		json_object_end(w->j);
+		w->open = false;
+	}
+}
+
+static int write_sample(void *ctx, const struct store_run_sample *s) {
+	struct sample_writer *w = ctx;
+	if (instant_next(&w->inst, s->ts_ms)) {
+		close_instant(w);
+		size_t index = w->inst.n - 1;
+		if (index >= w->lo && index <= w->hi && index % w->stride == 0) {
+			json_object_begin(w->j);
+			json_key(w->j, "time");
+			json_time(w->j, s->ts_ms);
+			json_key(w->j, "values");
+			json_object_begin(w->j);
+			w->open = true;
 		}
 	}
-	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
-	if (p->open && c) {
-		json_key(p->j, c->ch.key);
-		json_double(p->j, (double)s->q * c->ch.resolution);
+	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
+	if (w->open && c) {
+		json_key(w->j, c->ch.key);
+		json_double(w->j, (double)s->q * c->ch.resolution);
 	}
 	return 0;
 }
 
 int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out) {
-	struct run_copy c = {0};
-	int rc = store_run_get(store, id, copy_run, &c);
+	struct run_view v;
+	int rc = run_view_open(store, id, &v);
 	if (rc < 0) {
 		return rc;
 	}
-	struct channel_index ci = {0};
-	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
-		run_copy_finish(&c);
-		return rc;
-	}
-	// A running run's samples reach to now: INT64_MAX bounds the scan.
-	int64_t to = c.run.ended ? c.run.end_ms + 1 : INT64_MAX;
-	struct peak_scan p = {.ci = &ci};
-	rc = store_run_samples_scan(store, c.run.start_ms, to, find_peak, &p);
+	struct peak_scan p = {.ci = &v.ci};
+	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, find_peak, &p);
 	struct buf body;
 	buf_init(&body);
 	struct json j;
@@ -256,18 +300,18 @@ int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	write_run_fields(&j, &c.run);
+	write_run_fields(&j, &v.c.run);
 	json_key(&j, "energy_coverage");
-	json_double(&j, c.run.energy_coverage);
+	json_double(&j, v.c.run.energy_coverage);
 	json_key(&j, "figures");
-	json_stored(&j, c.run.figures);
+	json_stored(&j, v.c.run.figures);
 	json_key(&j, "fingerprint");
-	json_stored(&j, c.run.fingerprint);
+	json_stored(&j, v.c.run.fingerprint);
 	json_key(&j, "fast_samples");
-	json_int(&j, (int64_t)p.n_instants);
+	json_int(&j, (int64_t)p.inst.n);
 	json_key(&j, "peak");
 	if (rc == 0 && p.found) {
-		const struct store_channel *pc = channel_by_id(&ci, p.peak_channel);
+		const struct store_channel *pc = channel_by_id(&v.ci, p.peak_channel);
 		json_object_begin(&j);
 		json_key(&j, "channel");
 		json_string(&j, pc->ch.key);
@@ -277,12 +321,15 @@ int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out
 		json_time(&j, p.peak_ts);
 		json_key(&j, "samples");
 		json_array_begin(&j);
-		struct peak_scan q = {.ci = &ci, .j = &j, .peak_index = p.peak_index};
-		rc = store_run_samples_scan(store, c.run.start_ms, to, write_around, &q);
-		if (q.open) {
-			json_object_end(&j);
-			json_object_end(&j);
-		}
+		struct sample_writer w = {
+			.ci = &v.ci,
+			.j = &j,
+			.lo = p.peak_index > RUNS_SHOW_AROUND ? p.peak_index - RUNS_SHOW_AROUND : 0,
+			.hi = p.peak_index + RUNS_SHOW_AROUND,
+			.stride = 1,
+		};
+		rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, write_sample, &w);
+		close_instant(&w);
 		json_array_end(&j);
 		json_object_end(&j);
 	} else {
@@ -294,101 +341,47 @@ int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out
 		buf_append(out, body.data, body.len);
 	}
 	buf_finish(&body);
-	store_channels_free(ci.list, ci.n);
-	run_copy_finish(&c);
+	run_view_finish(&v);
 	return rc;
-}
-
-/* Every stride-th instant of a run's fast samples. */
-struct sample_scan {
-	const struct channel_index *ci;
-	struct json *j;
-	size_t n_instants, stride;
-	int64_t last_ts;
-	bool open;
-};
-
-static int count_instants(void *ctx, const struct store_run_sample *s) {
-	struct sample_scan *p = ctx;
-	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
-		p->n_instants++;
-		p->last_ts = s->ts_ms;
-	}
-	return 0;
-}
-
-static int write_strided(void *ctx, const struct store_run_sample *s) {
-	struct sample_scan *p = ctx;
-	if (p->n_instants == 0 || s->ts_ms != p->last_ts) {
-		if (p->open) {
-			json_object_end(p->j);
-			json_object_end(p->j);
-			p->open = false;
-		}
-		if (p->n_instants++ % p->stride == 0) {
-			json_object_begin(p->j);
-			json_key(p->j, "time");
-			json_time(p->j, s->ts_ms);
-			json_key(p->j, "values");
-			json_object_begin(p->j);
-			p->open = true;
-		}
-		p->last_ts = s->ts_ms;
-	}
-	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
-	if (p->open && c) {
-		json_key(p->j, c->ch.key);
-		json_double(p->j, (double)s->q * c->ch.resolution);
-	}
-	return 0;
 }
 
 int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool pretty,
 		      struct buf *out) {
-	struct run_copy c = {0};
-	int rc = store_run_get(store, id, copy_run, &c);
+	struct run_view v;
+	int rc = run_view_open(store, id, &v);
 	if (rc < 0) {
 		return rc;
 	}
-	struct channel_index ci = {0};
-	if ((rc = store_channels(store, &ci.list, &ci.n)) < 0) {
-		run_copy_finish(&c);
-		return rc;
-	}
-	int64_t to = c.run.ended ? c.run.end_ms + 1 : INT64_MAX;
-	struct sample_scan count = {0};
-	rc = store_run_samples_scan(store, c.run.start_ms, to, count_instants, &count);
+	struct instants count = {0};
+	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, count_instants, &count);
 	struct buf body;
 	buf_init(&body);
 	struct json j;
 	json_init(&j, &body, pretty);
 	size_t want = max_points > 0 ? max_points : 1;
-	struct sample_scan p = {.ci = &ci, .j = &j, .stride = (count.n_instants + want - 1) / want};
-	p.stride = p.stride > 0 ? p.stride : 1;
+	size_t stride = (count.n + want - 1) / want;
+	struct sample_writer w = {
+		.ci = &v.ci, .j = &j, .lo = 0, .hi = SIZE_MAX, .stride = stride > 0 ? stride : 1};
 	json_object_begin(&j);
 	json_key(&j, "id");
 	json_int(&j, id);
 	json_key(&j, "fast_samples");
-	json_int(&j, (int64_t)count.n_instants);
+	json_int(&j, (int64_t)count.n);
 	json_key(&j, "stride");
-	json_int(&j, (int64_t)p.stride);
+	json_int(&j, (int64_t)w.stride);
 	json_key(&j, "samples");
 	json_array_begin(&j);
 	if (rc == 0) {
-		rc = store_run_samples_scan(store, c.run.start_ms, to, write_strided, &p);
+		rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, write_sample, &w);
 	}
-	if (p.open) {
-		json_object_end(&j);
-		json_object_end(&j);
-	}
+	close_instant(&w);
 	json_array_end(&j);
 	json_object_end(&j);
 	if (rc == 0) {
 		buf_append(out, body.data, body.len);
 	}
 	buf_finish(&body);
-	store_channels_free(ci.list, ci.n);
-	run_copy_finish(&c);
+	run_view_finish(&v);
 	return rc;
 }
 
