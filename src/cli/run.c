@@ -397,6 +397,34 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 
 /* --- start and stop ------------------------------------------------------------------------- */
 
+/* Says on stderr that the daemon refused `thermlog run @cmd`, with its reason if it gave one. */
+static void refused(const char *cmd, const struct reply *r) {
+	char *err = reply_field(r->body, "error");
+	fprintf(stderr, "thermlog run %s: HTTP %d: %s\n", cmd, r->status,
+		err ? err : "no reason given");
+	free(err);
+}
+
+/*
+ * POSTs @body to @path on the daemon's socket for `thermlog run @cmd`. Returns true with *r
+ * filled (the caller frees r->body) when the daemon answered @want; otherwise says why on stderr,
+ * @not_done ending the line when the daemon is not reachable, and returns false.
+ */
+static bool request(const char *sock, const char *cmd, const char *path, const char *body, int want,
+		    const char *not_done, struct reply *r) {
+	const char *why;
+	if (post(sock, path, body, r, &why) < 0) {
+		fprintf(stderr, "thermlog run %s: the daemon is not reachable at %s (%s)%s\n", cmd,
+			sock, why, not_done);
+		return false;
+	}
+	if (r->status != want) {
+		refused(cmd, r);
+		return false;
+	}
+	return true;
+}
+
 static int start(const struct cli_context *ctx, struct run_args *a) {
 	if (!a->label) {
 		fprintf(stderr, "thermlog run start: --label is required\n");
@@ -425,27 +453,18 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	}
 	json_object_end(&j);
 	struct reply r;
-	const char *why;
 	int rc = CLI_EXIT_FAILURE;
-	if (post(sock, "/api/v1/runs", body.data, &r, &why) < 0) {
-		fprintf(stderr,
-			"thermlog run start: the daemon is not reachable at %s (%s): no run "
-			"was started\n",
-			sock, why);
-	} else {
-		char *id = r.status == 201 ? reply_field(r.body, "id") : NULL;
+	if (request(sock, "start", "/api/v1/runs", body.data, 201, ": no run was started", &r)) {
+		char *id = reply_field(r.body, "id");
 		if (id) {
 			printf("%s\n", id);
 			rc = CLI_EXIT_OK;
 		} else {
-			char *err = reply_field(r.body, "error");
-			fprintf(stderr, "thermlog run start: HTTP %d: %s\n", r.status,
-				err ? err : "no reason given");
-			free(err);
+			refused("start", &r);
 		}
 		free(id);
-		free(r.body);
 	}
+	free(r.body);
 	buf_finish(&body);
 	free(sock);
 	return rc;
@@ -479,23 +498,12 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	json_object_end(&j);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
 	struct reply r;
-	const char *why;
 	int rc = CLI_EXIT_FAILURE;
-	if (post(sock, path, body.data, &r, &why) < 0) {
-		fprintf(stderr, "thermlog run stop: the daemon is not reachable at %s (%s)\n", sock,
-			why);
-	} else {
-		if (r.status == 200) {
-			printf("%s", r.body);
-			rc = CLI_EXIT_OK;
-		} else {
-			char *err = reply_field(r.body, "error");
-			fprintf(stderr, "thermlog run stop: HTTP %d: %s\n", r.status,
-				err ? err : "no reason given");
-			free(err);
-		}
-		free(r.body);
+	if (request(sock, "stop", path, body.data, 200, "", &r)) {
+		printf("%s", r.body);
+		rc = CLI_EXIT_OK;
 	}
+	free(r.body);
 	free(path);
 	buf_finish(&body);
 	free(sock);
