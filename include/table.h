@@ -44,7 +44,7 @@ size_t table_text_width(const char *s);
 const char *table_unit(const char *unit, double *factor);
 /** Places shown for @ch's values scaled by @factor: its resolution's, at most 3; MHz whole. */
 int table_digits(const struct channel *ch, double factor);
-/** @v * @factor with @digits places into @out, or "-" for NAN (no value). */
+/** @v * @factor with @digits places into @out, or "-" for NAN or an infinity (no value). */
 void table_number(char *out, size_t len, double v, double factor, int digits);
 /** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
 void table_duration(char *out, size_t len, int64_t s);

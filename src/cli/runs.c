@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "cli-stats.h"
 #include "runs.h"
+#include "table.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -137,30 +138,14 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	return 1;
 }
 
-static void print_duration(double s, char *out, size_t size) {
-	if (!isfinite(s)) {
-		snprintf(out, size, "-");
-	} else {
-		snprintf(out, size, "%.3f", s);
-	}
-}
-
-static void print_figure(double v, int digits, char *out, size_t size) {
-	if (!isfinite(v)) {
-		snprintf(out, size, "-");
-	} else {
-		snprintf(out, size, "%.*f", digits, v);
-	}
-}
-
 static int print_run_row(void *ctx, const struct store_run *run) {
 	(void)ctx;
 	struct buf start;
 	buf_init(&start);
 	runs_format_time(run->start_ms, &start);
 	char dur[24], exit_code[16], temp[16], energy[24];
-	print_duration(run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN, dur,
-		       sizeof(dur));
+	table_number(dur, sizeof(dur),
+		     run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN, 1, 3);
 	if (run->exit_code >= 0) {
 		snprintf(exit_code, sizeof(exit_code), "%d", run->exit_code);
 	} else if (run->signal > 0) {
@@ -168,8 +153,8 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	} else {
 		snprintf(exit_code, sizeof(exit_code), "-");
 	}
-	print_figure(run->temp_max_c, 1, temp, sizeof(temp));
-	print_figure(run->energy_j, 1, energy, sizeof(energy));
+	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
+	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
 	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id, run->label,
 	       start.data, dur, run->status, exit_code, temp, energy);
 	buf_finish(&start);

@@ -104,7 +104,7 @@ int table_digits(const struct channel *ch, double factor) {
 }
 
 void table_number(char *out, size_t len, double v, double factor, int digits) {
-	if (isnan(v)) {
+	if (!isfinite(v)) {
 		snprintf(out, len, "-");
 	} else {
 		snprintf(out, len, "%.*f", digits, v * factor);
