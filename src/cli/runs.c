@@ -47,16 +47,22 @@ static const struct option runs_options[] = {
 	{0},
 };
 
-/* Parses the options; @allowed lists the option values this command takes. Returns 1 to go on,
- * 0 after --help, -1 after a usage error. */
+#define RUNS_GO_ON         (-1)
+#define RUNS_OPERANDS_FREE (-1) // the command checks its operands itself
+
+/*
+ * Parses the options, then checks that @n_operands operands follow (unless RUNS_OPERANDS_FREE);
+ * @allowed lists the option values this command takes. Returns RUNS_GO_ON, or the exit code after
+ * --help or a usage error.
+ */
 static int parse_args(struct runs_args *a, int argc, char **argv, const int *allowed,
-		      const char *usage) {
+		      const char *usage, int n_operands) {
 	int64_t now = (int64_t)time(NULL);
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", runs_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage, stdout);
-			return 0;
+			return CLI_EXIT_OK;
 		}
 		bool ok = false;
 		for (const int *p = allowed; *p; p++) {
@@ -64,7 +70,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		}
 		if (!ok) {
 			fputs(usage, stderr);
-			return -1;
+			return CLI_EXIT_USAGE;
 		}
 		switch (opt) {
 		case RUNS_OPT_LABEL:
@@ -79,7 +85,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 					"2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h or "
 					"now)\n",
 					a->cmd, opt == CLI_OPT_FROM ? "--from" : "--to", optarg);
-				return -1;
+				return CLI_EXIT_USAGE;
 			}
 			if (opt == CLI_OPT_FROM) {
 				a->filter.from_ms = ts * 1000;
@@ -97,7 +103,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 					"thermlog %s: bad duration for --over: '%s' (e.g. 30m, "
 					"1h30m, 90s)\n",
 					a->cmd, optarg);
-				return -1;
+				return CLI_EXIT_USAGE;
 			}
 			a->over_s = (double)ms / 1000.0;
 			break;
@@ -110,12 +116,12 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 					"thermlog %s: bad percentile '%s' (a number from 0 to "
 					"100)\n",
 					a->cmd, optarg);
-				return -1;
+				return CLI_EXIT_USAGE;
 			}
 			if (a->n_percentiles == RUNS_MAX_PERCENTILES) {
 				fprintf(stderr, "thermlog %s: at most %d --percentile options\n",
 					a->cmd, RUNS_MAX_PERCENTILES);
-				return -1;
+				return CLI_EXIT_USAGE;
 			}
 			a->percentiles[a->n_percentiles++] = v;
 			break;
@@ -133,9 +139,13 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	}
 	if (a->filter.has_from && a->filter.has_to && a->filter.from_ms >= a->filter.to_ms) {
 		fprintf(stderr, "thermlog %s: --from must be before --to\n", a->cmd);
-		return -1;
+		return CLI_EXIT_USAGE;
 	}
-	return 1;
+	if (n_operands != RUNS_OPERANDS_FREE && argc - optind != n_operands) {
+		fputs(usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	return RUNS_GO_ON;
 }
 
 static int print_run_row(void *ctx, const struct store_run *run) {
@@ -171,16 +181,12 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 			    "       thermlog runs compare --label L OTHER.db [--json]\n"
 			    "Runs are listed by start time (--from/--to select by start).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
-	int p = parse_args(&a, argc, argv, allowed, usage);
-	if (p <= 0) {
-		return p == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	}
-	if (optind != argc) {
-		fputs(usage, stderr);
-		return CLI_EXIT_USAGE;
+	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
+	if (rc != RUNS_GO_ON) {
+		return rc;
 	}
 	struct store *store;
-	int rc = cli_open_store(ctx, "runs", STORE_MODE_READ, &store);
+	rc = cli_open_store(ctx, "runs", STORE_MODE_READ, &store);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
@@ -212,9 +218,9 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 			    "One run with its figures and the fast samples around its peak "
 			    "temperature.\n";
 	struct runs_args a = {.cmd = "runs show", .over_s = NAN};
-	int p = parse_args(&a, argc, argv, allowed, usage);
-	if (p <= 0) {
-		return p == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	int rc = parse_args(&a, argc, argv, allowed, usage, RUNS_OPERANDS_FREE);
+	if (rc != RUNS_GO_ON) {
+		return rc;
 	}
 	char *end;
 	long long id = optind + 1 == argc ? strtoll(argv[optind], &end, 10) : 0;
@@ -223,7 +229,7 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 		return CLI_EXIT_USAGE;
 	}
 	struct store *store;
-	int rc = cli_open_store(ctx, "runs show", STORE_MODE_READ, &store);
+	rc = cli_open_store(ctx, "runs show", STORE_MODE_READ, &store);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
@@ -297,16 +303,12 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			    "the ok runs'\nduration, energy, peak temperature and peak RSS; "
 			    "--over counts ok runs longer than DUR.\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
-	int p = parse_args(&a, argc, argv, allowed, usage);
-	if (p <= 0) {
-		return p == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	}
-	if (optind != argc) {
-		fputs(usage, stderr);
-		return CLI_EXIT_USAGE;
+	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
+	if (rc != RUNS_GO_ON) {
+		return rc;
 	}
 	struct store *store;
-	int rc = cli_open_store(ctx, "runs stats", STORE_MODE_READ, &store);
+	rc = cli_open_store(ctx, "runs stats", STORE_MODE_READ, &store);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
@@ -364,13 +366,9 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 		"named by line and nothing is imported (--skip-bad imports the good ones); a run\n"
 		"imported before (same label and start) is left as it is.\n";
 	struct runs_args a = {.cmd = "runs import", .over_s = NAN, .default_label = "job"};
-	int p = parse_args(&a, argc, argv, allowed, usage);
-	if (p <= 0) {
-		return p == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	}
-	if (optind + 1 != argc) {
-		fputs(usage, stderr);
-		return CLI_EXIT_USAGE;
+	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
+	if (rc != RUNS_GO_ON) {
+		return rc;
 	}
 	const char *path = argv[optind];
 	bool from_stdin = strcmp(path, "-") == 0;
@@ -382,7 +380,7 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 	struct store *store;
-	int rc = cli_open_store(ctx, "runs import", STORE_MODE_WRITE, &store);
+	rc = cli_open_store(ctx, "runs import", STORE_MODE_WRITE, &store);
 	if (rc != CLI_EXIT_OK) {
 		if (!from_stdin) {
 			fclose(in);
@@ -457,17 +455,17 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		"counts, p50/p95 of duration and energy, the ratio of medians (other over here) with\n"
 		"a 95 % percentile-bootstrap interval, and a warning per fingerprint difference.\n";
 	struct runs_args a = {.cmd = "runs compare", .over_s = NAN};
-	int p = parse_args(&a, argc, argv, allowed, usage);
-	if (p <= 0) {
-		return p == 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
+	if (rc != RUNS_GO_ON) {
+		return rc;
 	}
-	if (optind + 1 != argc || !a.filter.label) {
+	if (!a.filter.label) {
 		fputs(usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
 	const char *other_path = argv[optind];
 	struct store *here, *other;
-	int rc = cli_open_store(ctx, "runs compare", STORE_MODE_READ, &here);
+	rc = cli_open_store(ctx, "runs compare", STORE_MODE_READ, &here);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
