@@ -121,6 +121,9 @@ bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_conf
 bool lifetime_params_init_named(struct lifetime_params *p, const struct capacitor_config *cc,
 				const struct lifetime_names *names, char **err);
 
+/** @cc's seal-ageing cap in years: life_cap_years, or LIFETIME_DEFAULT_CAP_Y when unset. */
+double lifetime_cap_years(const struct capacitor_config *cc);
+
 /** Life in hours (uncapped) at a constant *sensor* temperature (self-heating added here). */
 double lifetime_life_at(const struct lifetime_params *p, double sensor_c);
 /** Life in hours (uncapped) at a model temperature (sensor + self-heating). */

@@ -272,10 +272,8 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_key(out, "capped");
 		json_bool(out, r->capped);
 		// The cap itself, so a reader can bound the relative lives (which are uncapped).
-		double cap_y = isnan(e->cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y
-							    : e->cc->life_cap_years;
 		json_key(out, "life_cap_h");
-		json_double(out, cap_y * LIFETIME_HOURS_PER_YEAR);
+		json_double(out, lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR);
 		json_key(out, "warnings");
 		json_array_begin(out);
 		for (size_t k = 0; k < r->n_warnings; k++) {

@@ -176,6 +176,10 @@ const struct lifetime_names lifetime_config_names = {
 	.life_cap_years = "life_cap_years",
 };
 
+double lifetime_cap_years(const struct capacitor_config *cc) {
+	return isnan(cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y : cc->life_cap_years;
+}
+
 bool lifetime_params_init(struct lifetime_params *p, const struct capacitor_config *cc,
 			  char **err) {
 	return lifetime_params_init_named(p, cc, &lifetime_config_names, err);
@@ -267,7 +271,7 @@ bool lifetime_params_init_named(struct lifetime_params *p, const struct capacito
 		return false;
 	}
 
-	double cap_y = isnan(cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y : cc->life_cap_years;
+	double cap_y = lifetime_cap_years(cc);
 	if (!in_range(cap_y, 0, 100) || !(cap_y > 0)) {
 		return fail(err, "%s must be above 0 and at most 100 (got %g)", nm->life_cap_years,
 			    cap_y);

@@ -342,9 +342,7 @@ static void print_table(const struct lifetime_report *rep) {
 		}
 		printf("  %s:", e->cc->name);
 		// Relative lives are uncapped figures: bound them by the seal-ageing cap, marked *.
-		double cap_h = (isnan(e->cc->life_cap_years) ? LIFETIME_DEFAULT_CAP_Y
-							     : e->cc->life_cap_years) *
-			       LIFETIME_HOURS_PER_YEAR;
+		double cap_h = lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR;
 		for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
 			double h = r->relative[k].life_h;
 			printf("  -%g K: x%.2f (%s%.0f h)", r->relative[k].reduction_k,
