@@ -66,5 +66,7 @@ int lifetime_report_json(struct store *store, const struct config *cfg, int64_t 
 			 bool include_unsynced, int64_t now, struct json *out, char **err);
 /** Writes a computed report as the JSON above. */
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out);
+/** Writes @r's warnings as the report's "warnings" array: [{"code", "message"}]. */
+void lifetime_report_write_warnings(const struct lifetime_result *r, struct json *out);
 
 #endif

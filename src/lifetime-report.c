@@ -233,6 +233,19 @@ out:
 	return rc;
 }
 
+void lifetime_report_write_warnings(const struct lifetime_result *r, struct json *out) {
+	json_array_begin(out);
+	for (size_t k = 0; k < r->n_warnings; k++) {
+		json_object_begin(out);
+		json_key(out, "code");
+		json_string(out, lifetime_warning_name(r->warnings[k].code));
+		json_key(out, "message");
+		json_string(out, r->warnings[k].message);
+		json_object_end(out);
+	}
+	json_array_end(out);
+}
+
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
 	json_object_begin(out);
 	json_key(out, "capacitors");
@@ -275,16 +288,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_key(out, "life_cap_h");
 		json_double(out, lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR);
 		json_key(out, "warnings");
-		json_array_begin(out);
-		for (size_t k = 0; k < r->n_warnings; k++) {
-			json_object_begin(out);
-			json_key(out, "code");
-			json_string(out, lifetime_warning_name(r->warnings[k].code));
-			json_key(out, "message");
-			json_string(out, r->warnings[k].message);
-			json_object_end(out);
-		}
-		json_array_end(out);
+		lifetime_report_write_warnings(r, out);
 		json_key(out, "relative_lifetime");
 		json_array_begin(out);
 		for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {

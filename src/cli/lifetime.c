@@ -241,16 +241,7 @@ static int cmd_calc(int argc, char **argv) {
 		json_key(&j, "consumed_fraction_per_hour");
 		json_double(&j, r.rate_per_h);
 		json_key(&j, "warnings");
-		json_array_begin(&j);
-		for (size_t i = 0; i < r.n_warnings; i++) {
-			json_object_begin(&j);
-			json_key(&j, "code");
-			json_string(&j, lifetime_warning_name(r.warnings[i].code));
-			json_key(&j, "message");
-			json_string(&j, r.warnings[i].message);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
+		lifetime_report_write_warnings(&r, &j);
 		json_key(&j, "self_heating_k");
 		json_double(&j, p.rise_k);
 		json_key(&j, "equivalent_effective_temp_c");
