@@ -50,10 +50,11 @@ static void print_hours(const char *what, double h) {
 	printf("%-28s %.0f h (%.2f years of 8760 h)\n", what, h, h / LIFETIME_HOURS_PER_YEAR);
 }
 
-static void print_warnings(const struct lifetime_result *r, const char *indent) {
+/* One line per warning, after "NAME: " when @name is given. */
+static void print_warnings(const struct lifetime_result *r, const char *name) {
 	for (size_t i = 0; i < r->n_warnings; i++) {
-		printf("%swarning [%s]: %s\n", indent, lifetime_warning_name(r->warnings[i].code),
-		       r->warnings[i].message);
+		printf("%s%swarning [%s]: %s\n", name ? name : "", name ? ": " : "",
+		       lifetime_warning_name(r->warnings[i].code), r->warnings[i].message);
 	}
 }
 
@@ -291,7 +292,7 @@ static int cmd_calc(int argc, char **argv) {
 		}
 	}
 	printf("%-28s %.6g\n", "consumed per hour:", r.rate_per_h);
-	print_warnings(&r, "");
+	print_warnings(&r, NULL);
 	return CLI_EXIT_OK;
 }
 
@@ -365,11 +366,7 @@ static void print_table(const struct lifetime_report *rep) {
 		}
 	}
 	for (size_t i = 0; i < rep->n; i++) {
-		const struct lifetime_result *r = &rep->entries[i].r;
-		for (size_t k = 0; k < r->n_warnings; k++) {
-			printf("%s: warning [%s]: %s\n", rep->entries[i].cc->name,
-			       lifetime_warning_name(r->warnings[k].code), r->warnings[k].message);
-		}
+		print_warnings(&rep->entries[i].r, rep->entries[i].cc->name);
 	}
 }
 
