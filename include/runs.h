@@ -16,6 +16,7 @@
 #include "runstats.h"
 #include "runsummary.h"
 #include "store.h"
+#include "timefmt.h"
 
 /**
  * Writes {"runs": [...]} for the runs @filter selects (NULL = all), in start order: id, label,
@@ -141,7 +142,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n);
 void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NULL
 
-/** Formats ms since epoch as ISO 8601 UTC, with ".mmm" when not a whole second. */
-void runs_format_time(int64_t ms, struct buf *out);
+/** Formats ms since epoch as ISO 8601 UTC into @out, with ".mmm" when not a whole second. */
+void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]);
 
 #endif

@@ -17,26 +17,20 @@
 
 #define OLDEST_MS INT64_C(946684800000) // 2000-01-01T00:00:00Z, as `thermlog import` refuses
 
-void runs_format_time(int64_t ms, struct buf *out) {
+void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
 	int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
 	int64_t frac = ms - s * 1000;
-	char iso[TIMEFMT_ISO_LEN];
-	timefmt_iso(s, iso);
-	if (frac == 0) {
-		buf_puts(out, iso);
-		return;
+	timefmt_iso(s, out);
+	if (frac != 0) {
+		size_t len = strlen(out) - 1; // the fraction goes before the Z
+		snprintf(out + len, TIMEFMT_ISO_LEN - len, ".%03dZ", (int)frac);
 	}
-	size_t len = strlen(iso);
-	buf_append(out, iso, len - 1); // without the Z
-	buf_printf(out, ".%03dZ", (int)frac);
 }
 
 static void json_time(struct json *j, int64_t ms) {
-	struct buf t;
-	buf_init(&t);
-	runs_format_time(ms, &t);
-	json_string(j, t.data);
-	buf_finish(&t);
+	char t[TIMEFMT_ISO_LEN];
+	runs_format_time(ms, t);
+	json_string(j, t);
 }
 
 /* The stored JSON text of tags, figures or a fingerprint, or null. */

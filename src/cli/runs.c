@@ -150,9 +150,8 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 
 static int print_run_row(void *ctx, const struct store_run *run) {
 	(void)ctx;
-	struct buf start;
-	buf_init(&start);
-	runs_format_time(run->start_ms, &start);
+	char start[TIMEFMT_ISO_LEN];
+	runs_format_time(run->start_ms, start);
 	char dur[24], exit_code[16], temp[16], energy[24];
 	table_number(dur, sizeof(dur),
 		     run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN, 1, 3);
@@ -166,8 +165,7 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
 	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
 	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id, run->label,
-	       start.data, dur, run->status, exit_code, temp, energy);
-	buf_finish(&start);
+	       start, dur, run->status, exit_code, temp, energy);
 	return 0;
 }
 

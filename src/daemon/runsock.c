@@ -32,6 +32,7 @@
 #include "counters.h"
 #include "json.h"
 #include "log.h"
+#include "runs.h"
 #include "runstats.h"
 #include "sampler.h"
 #include "sha256.h"
@@ -428,17 +429,6 @@ struct runsock {
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
 	bool auto_power_probed;
 };
-
-/* ISO 8601 UTC with milliseconds when they are not zero. */
-static void iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
-	int64_t s = ms / 1000 - (ms % 1000 < 0);
-	int64_t frac = ms - s * 1000;
-	timefmt_iso(s, out);
-	size_t len = strlen(out);
-	if (frac != 0 && len > 0 && out[len - 1] == 'Z') {
-		snprintf(out + len - 1, TIMEFMT_ISO_LEN - (len - 1), ".%03dZ", (int)frac);
-	}
-}
 
 static void flush_batch(struct runsock *rs) {
 	if (rs->n_batch == 0) {
@@ -856,7 +846,7 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 			sum += sorted[k];
 		}
 		char at[TIMEFMT_ISO_LEN];
-		iso_ms(h->max_ms, at);
+		runs_format_time(h->max_ms, at);
 		json_key(&j, h->key);
 		json_object_begin(&j);
 		json_key(&j, "max_c");
@@ -904,7 +894,7 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 	json_key(&j, "fast_samples_from");
 	if (run->first_sample_ms > 0) {
 		char from[TIMEFMT_ISO_LEN];
-		iso_ms(run->first_sample_ms, from);
+		runs_format_time(run->first_sample_ms, from);
 		json_string(&j, from);
 	} else {
 		json_null(&j);
@@ -914,8 +904,8 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 
 static void summary_json(const struct run *run, const struct store_run_end *end, struct buf *out) {
 	char start[TIMEFMT_ISO_LEN], stop[TIMEFMT_ISO_LEN];
-	iso_ms(run->start_ms, start);
-	iso_ms(end->end_ms, stop);
+	runs_format_time(run->start_ms, start);
+	runs_format_time(end->end_ms, stop);
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
