@@ -402,6 +402,17 @@ struct job {
 	struct job *next;
 };
 
+/* Frees a queued job: its copies of the request and what the loop answered. */
+static void job_free(struct job *job) {
+	buf_finish(&job->out);
+	free(job->err);
+	free((char *)job->start.label);
+	free((char *)job->start.tags);
+	free((char *)job->start.argv);
+	free((char *)job->start.exe);
+	free(job);
+}
+
 /* The fast samples not written yet. */
 struct pending {
 	int64_t ts_ms;
@@ -1173,13 +1184,7 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		pthread_cond_broadcast(&rs->answered);
 		pthread_mutex_unlock(&rs->lock);
 		if (abandoned) {
-			buf_finish(&job->out);
-			free(job->err);
-			free((char *)job->start.label);
-			free((char *)job->start.tags);
-			free((char *)job->start.argv);
-			free((char *)job->start.exe);
-			free(job);
+			job_free(job);
 		}
 	}
 	if (rs->n_runs > 0 && mono_ms >= rs->next_sample_mono) {
@@ -1276,11 +1281,8 @@ static int api_start(void *ctx, const struct api_run_start *run, int64_t *id, ch
 	int rc = job->rc;
 	*id = job->new_id;
 	*err = job->err;
-	free((char *)job->start.label);
-	free((char *)job->start.tags);
-	free((char *)job->start.argv);
-	free((char *)job->start.exe);
-	free(job);
+	job->err = NULL; // the caller's now
+	job_free(job);
 	return rc;
 }
 
@@ -1304,9 +1306,9 @@ static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, stru
 	}
 	int rc = job->rc;
 	*err = job->err;
+	job->err = NULL; // the caller's now
 	buf_append(out, job->out.data ? job->out.data : "", job->out.len);
-	buf_finish(&job->out);
-	free(job);
+	job_free(job);
 	return rc;
 }
 
