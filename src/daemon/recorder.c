@@ -393,6 +393,19 @@ static bool move_aside(const char *path, char **aside) {
 	return true;
 }
 
+static void remember_db_file(struct recorder *r) {
+	struct stat st;
+	if (stat(r->db_path, &st) == 0) {
+		r->db_dev = st.st_dev;
+		r->db_ino = st.st_ino;
+	}
+}
+
+/*
+ * Opens the write connection (at start, after a failed open, after a reopen). Every open
+ * connection gets the short lock wait and the writer's cache, and its file's identity is
+ * remembered for check_db_file().
+ */
 static int open_store(struct recorder *r) {
 	const char *path = r->db_path;
 	enum db_kind kind = db_kind(path);
@@ -424,6 +437,9 @@ static int open_store(struct recorder *r) {
 	}
 	switch (rc) {
 	case 0:
+		store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
+		store_set_cache_kib(r->store, WRITER_CACHE_KIB);
+		remember_db_file(r);
 		break;
 	case -ENOTSUP:
 		log_error(
@@ -442,14 +458,6 @@ static int open_store(struct recorder *r) {
 		break;
 	}
 	return rc;
-}
-
-static void remember_db_file(struct recorder *r) {
-	struct stat st;
-	if (stat(r->db_path, &st) == 0) {
-		r->db_dev = st.st_dev;
-		r->db_ino = st.st_ino;
-	}
 }
 
 /*
@@ -501,9 +509,6 @@ static bool check_db_file(struct recorder *r, int64_t now) {
 		r->db_ino = 0;
 		return true;
 	}
-	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-	remember_db_file(r);
 	r->health.database_reopens++;
 	r->health.database_reopened_at = now;
 	chanset_unref(r->present_set); // the new file's presence marks start afresh
@@ -735,16 +740,12 @@ static int anchor_load(struct recorder *r, int64_t now_wall_ts, int64_t now_mono
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		   struct recorder_result *out) {
 	*out = (struct recorder_result){.skipped = true, .clock = r->health.clock};
+	int64_t wall_ts = floor_div(slot_ms, 1000);
 	if (!r->store) {
-		if (open_store(r) == 0) {
-			store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-			store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-			remember_db_file(r);
-		}
-	} else if (check_db_file(r, floor_div(slot_ms, 1000))) {
+		open_store(r); // logs its own failure; cycles wait in the queue meanwhile
+	} else if (check_db_file(r, wall_ts)) {
 		out->reopened = true;
 	}
-	int64_t wall_ts = floor_div(slot_ms, 1000);
 	bool continued;
 	int64_t ts = stamp(r, wall_ts, start_mono, &continued);
 	if (ts < 0) {
@@ -874,9 +875,6 @@ struct recorder *recorder_create(const struct config *cfg, const struct recorder
 	if (open_store(r) < 0) {
 		goto err;
 	}
-	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-	remember_db_file(r);
 	if (anchor_load(r, now_wall_s, now_mono_ms) < 0) {
 		goto err;
 	}
