@@ -45,7 +45,8 @@
 /* The writer's page cache: a cycle touches a few pages, maintenance an hour or a day of rows. */
 #define WRITER_CACHE_KIB 128
 
-/* A channel list shared by consecutive queued cycles (it rarely changes). */
+/* A channel list shared by consecutive queued cycles (it rarely changes), or the one last
+ * marked present. */
 struct chanset {
 	int refs;
 	size_t n;
@@ -90,7 +91,7 @@ struct recorder {
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
-	struct chanset *present_set; // keys of the channels last marked present
+	struct chanset *present_set; // the channels last marked present (compared by key)
 	uint64_t present_version;    // channels_version present_set was made from; 0 = none
 	// What the runs summary on /metrics was last read from: re-read only when one changed.
 	struct store *runs_store;
@@ -128,6 +129,18 @@ static void chanset_unref(struct chanset *set) {
 	}
 }
 
+/* A new set holding copies of @c's channels, with one reference for the caller. */
+static struct chanset *chanset_create(const struct cycle *c) {
+	struct chanset *set = xcalloc(1, sizeof(*set));
+	set->refs = 1;
+	set->n = c->n;
+	set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
+	for (size_t i = 0; i < c->n; i++) {
+		channel_copy(&set->channels[i], &c->channels[i]);
+	}
+	return set;
+}
+
 static bool same_channels(const struct chanset *set, const struct channel *ch, size_t n) {
 	if (!set || set->n != n) {
 		return false;
@@ -155,15 +168,8 @@ static void queue_drop_oldest(struct recorder *r) {
 
 static void queue_push(struct recorder *r, const struct cycle *c) {
 	if (!same_channels(r->last_set, c->channels, c->n)) {
-		struct chanset *set = xcalloc(1, sizeof(*set));
-		set->refs = 1; // the daemon's reference as last_set
-		set->n = c->n;
-		set->channels = xcalloc(c->n, sizeof(*set->channels));
-		for (size_t i = 0; i < c->n; i++) {
-			channel_copy(&set->channels[i], &c->channels[i]);
-		}
 		chanset_unref(r->last_set);
-		r->last_set = set;
+		r->last_set = chanset_create(c); // the recorder's reference as last_set
 	}
 	if (r->q_len == r->q_cap) {
 		size_t cap = r->q_cap ? r->q_cap * 2 : 64;
@@ -275,15 +281,8 @@ static void mark_present(struct recorder *r, const struct cycle *c) {
 		keys[i] = c->channels[i].key;
 	}
 	if (store_mark_present(r->store, keys, c->n, c->ts) == 0) {
-		struct chanset *set = xcalloc(1, sizeof(*set));
-		set->refs = 1;
-		set->n = c->n;
-		set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
-		for (size_t i = 0; i < c->n; i++) {
-			set->channels[i].key = xstrdup(c->channels[i].key);
-		}
 		chanset_unref(r->present_set);
-		r->present_set = set;
+		r->present_set = chanset_create(c);
 		r->present_version = c->channels_version;
 	}
 	free(keys);
