@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "capwatch.h"
+#include "clock.h"
 #include "log.h"
 #include "runs.h"
 #include "sampler.h"
@@ -110,11 +111,6 @@ static int64_t boottime_ms(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t floor_div(int64_t a, int64_t b) {
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 /* --- the unwritten-cycle queue ------------------------------------------------------------- */
@@ -216,7 +212,7 @@ static void count_read_errors(struct recorder *r, const struct cycle *c) {
 		errors += c->readings[i].err != 0;
 	}
 	r->health.read_errors_total += errors;
-	int64_t minute = floor_div(c->ts, 60);
+	int64_t minute = clock_floor_div(c->ts, 60);
 	size_t slot = (size_t)(minute % 60 + 60) % 60;
 	if (r->errors_minute_at[slot] != minute) {
 		r->errors_minute_at[slot] = minute;
@@ -304,7 +300,7 @@ static void anchor_save(struct recorder *r);
  * (@trusted): an unsynced clock far ahead would delete history.
  */
 static void maintain(struct recorder *r, int64_t ts, bool trusted) {
-	int64_t hour = floor_div(ts, 3600);
+	int64_t hour = clock_floor_div(ts, 3600);
 	if (r->capwatch) {
 		capwatch_persist(r->capwatch, ts);
 	}
@@ -739,7 +735,7 @@ static int anchor_load(struct recorder *r, int64_t now_wall_ts, int64_t now_mono
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		   struct recorder_result *out) {
 	*out = (struct recorder_result){.skipped = true, .clock = r->health.clock};
-	int64_t wall_ts = floor_div(slot_ms, 1000);
+	int64_t wall_ts = clock_floor_div(slot_ms, 1000);
 	if (!r->store) {
 		open_store(r); // logs its own failure; cycles wait in the queue meanwhile
 	} else if (check_db_file(r, wall_ts)) {
