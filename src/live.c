@@ -89,11 +89,19 @@ static bool str_same(const char *a, const char *b) {
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* True when @src describes the channels already published (only this thread changes them). */
-static bool channels_same(const struct live *live, const struct channel *src, size_t n) {
-	if (live->cur.n != n || !live->cur.readings) {
+/*
+ * True when @cycle has the channels already published (only this thread changes them): the
+ * same nonzero channels_version promises it, else the descriptions are compared.
+ */
+static bool channels_same(const struct live *live, const struct cycle *cycle) {
+	size_t n = cycle->n;
+	if (n == 0 || live->cur.n != n || !live->cur.readings) {
 		return false;
 	}
+	if (cycle->channels_version != 0 && cycle->channels_version == live->version) {
+		return true;
+	}
+	const struct channel *src = cycle->channels;
 	for (size_t i = 0; i < n; i++) {
 		const struct channel *c = &live->cur.channels[i];
 		if (c->kind != src[i].kind || c->resolution != src[i].resolution ||
@@ -109,10 +117,7 @@ static bool channels_same(const struct live *live, const struct channel *src, si
 void live_publish(struct live *live, const struct cycle *cycle, const struct live_health *health) {
 	// The usual cycle has the channels of the last one: only the readings change, copied in
 	// place under the lock, with no allocation.
-	if (cycle && cycle->n > 0 &&
-	    ((cycle->channels_version != 0 && cycle->channels_version == live->version &&
-	      live->cur.n == cycle->n && live->cur.readings) ||
-	     channels_same(live, cycle->channels, cycle->n))) {
+	if (cycle && channels_same(live, cycle)) {
 		live->version = cycle->channels_version;
 		pthread_mutex_lock(&live->lock);
 		memcpy(live->cur.readings, cycle->readings, cycle->n * sizeof(*cycle->readings));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "log.h"
 #include "runsock.h"
 #include "sampler.h"
@@ -26,11 +27,6 @@
 
 #define DEMO_BACKFILL_S (7 * 86400)
 #define DEMO_STATE_KEY  "demo.database" // marks a database the demo created
-
-static int64_t floor_div(int64_t a, int64_t b) {
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
 
 /* The database: @db, or a new temporary file. */
 static int demo_database(struct demo *demo, const char *db) {
@@ -184,11 +180,11 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t from = floor_div(now - DEMO_BACKFILL_S, 60) * 60;
+	int64_t from = clock_floor_div(now - DEMO_BACKFILL_S, 60) * 60;
 	if (info.last_cycle >= from) {
-		from = floor_div(info.last_cycle, 60) * 60 + 60;
+		from = clock_floor_div(info.last_cycle, 60) * 60 + 60;
 	}
-	int64_t to = floor_div(now - 1, 60) * 60; // the live cycles come after it
+	int64_t to = clock_floor_div(now - 1, 60) * 60; // the live cycles come after it
 	if (from > to) {
 		return 0;
 	}
@@ -300,7 +296,7 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 		int exit_code;
 	} open[DEMO_LIVE_RUNS];
 	size_t n_open = 0, next = 0, replayed = 0;
-	int64_t t = n > 0 ? floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
+	int64_t t = n > 0 ? clock_floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
 	for (; t < to && (next < n || n_open > 0); t += DEMO_RUN_STEP_S) {
 		int64_t mono = mono_ms - (to - t) * 1000;
 		sim_write(demo->sim, t);
@@ -340,7 +336,7 @@ void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mo
 	if (!rs) {
 		return;
 	}
-	int64_t now = floor_div(now_ms, 1000);
+	int64_t now = clock_floor_div(now_ms, 1000);
 	for (size_t i = 0; i < demo->n_live;) {
 		if (demo->live[i].end > now) {
 			i++;

@@ -102,11 +102,6 @@ static int64_t wall_ms(const struct daemon *d) {
 	return now;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /* --- one cycle ----------------------------------------------------------------------------- */
 
 static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
@@ -512,7 +507,7 @@ static int64_t arm_next(struct daemon *d) {
 	clock_gettime(CLOCK_BOOTTIME, &bt);
 	int64_t offset_ms = wall_ms(d) - clock_ms(CLOCK_REALTIME); // the test hook, or 0
 	int64_t now_wall_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec + offset_ms * 1000000;
-	int64_t slot = (floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
+	int64_t slot = (clock_floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
 	if (slot == d->last_slot_ms) {
 		slot += interval;
 	}
@@ -532,7 +527,7 @@ static int64_t arm_next(struct daemon *d) {
  * stored (a restart within it).
  */
 static void first_cycle(struct daemon *d) {
-	int64_t now_ms = floor_div(wall_ms(d), 1000) * 1000;
+	int64_t now_ms = clock_floor_div(wall_ms(d), 1000) * 1000;
 	int64_t last_ts = recorder_last_ts(d->recorder);
 	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
 		return;
@@ -576,7 +571,8 @@ static int run(struct daemon *d) {
 			int64_t interval = d->cfg->interval_ms;
 			int64_t now_wall = wall_ms(d), now_mono = mono_ms();
 			detect_step(d, now_wall, now_mono);
-			int64_t slot = floor_div(now_wall + interval / 2, interval) * interval;
+			int64_t slot =
+				clock_floor_div(now_wall + interval / 2, interval) * interval;
 			int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
 			// Woken away from a slot: the clock stepped or the system slept. Wait for
 			// the next slot instead of sampling off the grid.
@@ -681,7 +677,7 @@ int main(int argc, char **argv) {
 	clock_boot_id("", d.boot_id);
 
 	int exit_code = 1;
-	int64_t now = floor_div(wall_ms(&d), 1000);
+	int64_t now = clock_floor_div(wall_ms(&d), 1000);
 	if (d.opt.demo) {
 		if (d.opt.check_config) {
 			fprintf(stderr,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "capwatch.h"
+#include "clock.h"
 #include "log.h"
 #include "runs.h"
 #include "sampler.h"
@@ -45,7 +46,8 @@
 /* The writer's page cache: a cycle touches a few pages, maintenance an hour or a day of rows. */
 #define WRITER_CACHE_KIB 128
 
-/* A channel list shared by consecutive queued cycles (it rarely changes). */
+/* A channel list shared by consecutive queued cycles (it rarely changes), or the one last
+ * marked present. */
 struct chanset {
 	int refs;
 	size_t n;
@@ -90,7 +92,7 @@ struct recorder {
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
-	struct chanset *present_set; // keys of the channels last marked present
+	struct chanset *present_set; // the channels last marked present (compared by key)
 	uint64_t present_version;    // channels_version present_set was made from; 0 = none
 	// What the runs summary on /metrics was last read from: re-read only when one changed.
 	struct store *runs_store;
@@ -111,11 +113,6 @@ static int64_t boottime_ms(void) {
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /* --- the unwritten-cycle queue ------------------------------------------------------------- */
 
 static void chanset_unref(struct chanset *set) {
@@ -126,6 +123,18 @@ static void chanset_unref(struct chanset *set) {
 		free(set->channels);
 		free(set);
 	}
+}
+
+/* A new set holding copies of @c's channels, with one reference for the caller. */
+static struct chanset *chanset_create(const struct cycle *c) {
+	struct chanset *set = xcalloc(1, sizeof(*set));
+	set->refs = 1;
+	set->n = c->n;
+	set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
+	for (size_t i = 0; i < c->n; i++) {
+		channel_copy(&set->channels[i], &c->channels[i]);
+	}
+	return set;
 }
 
 static bool same_channels(const struct chanset *set, const struct channel *ch, size_t n) {
@@ -155,15 +164,8 @@ static void queue_drop_oldest(struct recorder *r) {
 
 static void queue_push(struct recorder *r, const struct cycle *c) {
 	if (!same_channels(r->last_set, c->channels, c->n)) {
-		struct chanset *set = xcalloc(1, sizeof(*set));
-		set->refs = 1; // the daemon's reference as last_set
-		set->n = c->n;
-		set->channels = xcalloc(c->n, sizeof(*set->channels));
-		for (size_t i = 0; i < c->n; i++) {
-			channel_copy(&set->channels[i], &c->channels[i]);
-		}
 		chanset_unref(r->last_set);
-		r->last_set = set;
+		r->last_set = chanset_create(c); // the recorder's reference as last_set
 	}
 	if (r->q_len == r->q_cap) {
 		size_t cap = r->q_cap ? r->q_cap * 2 : 64;
@@ -210,7 +212,7 @@ static void count_read_errors(struct recorder *r, const struct cycle *c) {
 		errors += c->readings[i].err != 0;
 	}
 	r->health.read_errors_total += errors;
-	int64_t minute = floor_div(c->ts, 60);
+	int64_t minute = clock_floor_div(c->ts, 60);
 	size_t slot = (size_t)(minute % 60 + 60) % 60;
 	if (r->errors_minute_at[slot] != minute) {
 		r->errors_minute_at[slot] = minute;
@@ -275,15 +277,8 @@ static void mark_present(struct recorder *r, const struct cycle *c) {
 		keys[i] = c->channels[i].key;
 	}
 	if (store_mark_present(r->store, keys, c->n, c->ts) == 0) {
-		struct chanset *set = xcalloc(1, sizeof(*set));
-		set->refs = 1;
-		set->n = c->n;
-		set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
-		for (size_t i = 0; i < c->n; i++) {
-			set->channels[i].key = xstrdup(c->channels[i].key);
-		}
 		chanset_unref(r->present_set);
-		r->present_set = set;
+		r->present_set = chanset_create(c);
 		r->present_version = c->channels_version;
 	}
 	free(keys);
@@ -305,7 +300,7 @@ static void anchor_save(struct recorder *r);
  * (@trusted): an unsynced clock far ahead would delete history.
  */
 static void maintain(struct recorder *r, int64_t ts, bool trusted) {
-	int64_t hour = floor_div(ts, 3600);
+	int64_t hour = clock_floor_div(ts, 3600);
 	if (r->capwatch) {
 		capwatch_persist(r->capwatch, ts);
 	}
@@ -393,6 +388,19 @@ static bool move_aside(const char *path, char **aside) {
 	return true;
 }
 
+static void remember_db_file(struct recorder *r) {
+	struct stat st;
+	if (stat(r->db_path, &st) == 0) {
+		r->db_dev = st.st_dev;
+		r->db_ino = st.st_ino;
+	}
+}
+
+/*
+ * Opens the write connection (at start, after a failed open, after a reopen). Every open
+ * connection gets the short lock wait and the writer's cache, and its file's identity is
+ * remembered for check_db_file().
+ */
 static int open_store(struct recorder *r) {
 	const char *path = r->db_path;
 	enum db_kind kind = db_kind(path);
@@ -424,6 +432,9 @@ static int open_store(struct recorder *r) {
 	}
 	switch (rc) {
 	case 0:
+		store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
+		store_set_cache_kib(r->store, WRITER_CACHE_KIB);
+		remember_db_file(r);
 		break;
 	case -ENOTSUP:
 		log_error(
@@ -442,14 +453,6 @@ static int open_store(struct recorder *r) {
 		break;
 	}
 	return rc;
-}
-
-static void remember_db_file(struct recorder *r) {
-	struct stat st;
-	if (stat(r->db_path, &st) == 0) {
-		r->db_dev = st.st_dev;
-		r->db_ino = st.st_ino;
-	}
 }
 
 /*
@@ -501,9 +504,6 @@ static bool check_db_file(struct recorder *r, int64_t now) {
 		r->db_ino = 0;
 		return true;
 	}
-	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-	remember_db_file(r);
 	r->health.database_reopens++;
 	r->health.database_reopened_at = now;
 	chanset_unref(r->present_set); // the new file's presence marks start afresh
@@ -735,16 +735,12 @@ static int anchor_load(struct recorder *r, int64_t now_wall_ts, int64_t now_mono
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		   struct recorder_result *out) {
 	*out = (struct recorder_result){.skipped = true, .clock = r->health.clock};
+	int64_t wall_ts = clock_floor_div(slot_ms, 1000);
 	if (!r->store) {
-		if (open_store(r) == 0) {
-			store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-			store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-			remember_db_file(r);
-		}
-	} else if (check_db_file(r, floor_div(slot_ms, 1000))) {
+		open_store(r); // logs its own failure; cycles wait in the queue meanwhile
+	} else if (check_db_file(r, wall_ts)) {
 		out->reopened = true;
 	}
-	int64_t wall_ts = floor_div(slot_ms, 1000);
 	bool continued;
 	int64_t ts = stamp(r, wall_ts, start_mono, &continued);
 	if (ts < 0) {
@@ -874,9 +870,6 @@ struct recorder *recorder_create(const struct config *cfg, const struct recorder
 	if (open_store(r) < 0) {
 		goto err;
 	}
-	store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
-	store_set_cache_kib(r->store, WRITER_CACHE_KIB);
-	remember_db_file(r);
 	if (anchor_load(r, now_wall_s, now_mono_ms) < 0) {
 		goto err;
 	}

@@ -152,13 +152,9 @@ static void cpufreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	source_free_names(cpus);
 }
 
-static int cpufreq_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	return source_read_scaled(ctx, s, value);
-}
-
 const struct source_ops source_cpufreq = {
 	.name = "cpufreq",
 	.config_id = SOURCE_CPUFREQ,
 	.discover = cpufreq_discover,
-	.read = cpufreq_read,
+	.read = source_read_scaled, // one integer attribute, scaled
 };

@@ -44,13 +44,9 @@ static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	source_free_names(names);
 }
 
-static int devfreq_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	return source_read_scaled(ctx, s, value);
-}
-
 const struct source_ops source_devfreq = {
 	.name = "devfreq",
 	.config_id = SOURCE_DEVFREQ,
 	.discover = devfreq_discover,
-	.read = devfreq_read,
+	.read = source_read_scaled, // one integer attribute, scaled
 };
