@@ -2104,11 +2104,32 @@ static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_
 	return !it.bad;
 }
 
-static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
-	sqlite3_stmt *st = stmt(store, ST_ROLLUP_PUT);
+/*
+ * Writes @r with the histogram blob of @len bytes in store->blob (its bins are not read) through
+ * ST_ROLLUP_PUT or ST_ROLLUP_DAY_PUT: hourly and daily rows have the same columns.
+ */
+static int rollup_put(struct store *store, enum stmt which, const struct store_rollup *r,
+		      size_t len, const char *what) {
+	sqlite3_stmt *st = stmt(store, which);
 	if (!st) {
 		return -EIO;
 	}
+	sqlite3_bind_int64(st, 1, r->channel_id);
+	sqlite3_bind_int64(st, 2, r->hour);
+	sqlite3_bind_int64(st, 3, r->count);
+	sqlite3_bind_int64(st, 4, r->sum_q);
+	if (r->count > 0) { // else min, max and max_ts stay NULL
+		sqlite3_bind_int64(st, 5, r->min_q);
+		sqlite3_bind_int64(st, 6, r->max_q);
+		sqlite3_bind_int64(st, 7, r->max_ts);
+	}
+	sqlite3_bind_int64(st, 8, r->unsynced);
+	sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, what);
+}
+
+static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
 	for (size_t id = 0; id < n_acc; id++) {
 		struct rollup_acc *a = &acc[id];
 		if (a->n == 0 && a->unsynced == 0) {
@@ -2118,20 +2139,17 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 			qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
 		}
 		size_t len = encode_hist(store, a->q, a->n);
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		sqlite3_bind_int64(st, 2, hour);
-		sqlite3_bind_int64(st, 3, (int64_t)a->n);
-		sqlite3_bind_int64(st, 4, a->sum);
-		if (a->n > 0) {
-			sqlite3_bind_int64(st, 5, a->min);
-			sqlite3_bind_int64(st, 6, a->max);
-			sqlite3_bind_int64(st, 7, a->max_ts);
-		}
-		sqlite3_bind_int64(st, 8, a->unsynced);
-		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
-		int rc = step_done(st);
-		if (rc != SQLITE_OK) {
-			return fail(store, rc, "could not store a rollup");
+		struct store_rollup r = {.hour = hour,
+					 .channel_id = (int64_t)id,
+					 .count = (int64_t)a->n,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_PUT, &r, len, "could not store a rollup");
+		if (rc < 0) {
+			return rc;
 		}
 		a->n = 0;
 		a->sum = 0;
@@ -2282,30 +2300,24 @@ static int cycle_day_flush(struct store *store, struct cycle_day_acc *c, int64_t
 }
 
 static int day_flush(struct store *store, struct day_acc *acc, size_t n_acc, int64_t day) {
-	sqlite3_stmt *st = stmt(store, ST_ROLLUP_DAY_PUT);
-	if (!st) {
-		return -EIO;
-	}
 	for (size_t id = 0; id < n_acc; id++) {
 		struct day_acc *a = &acc[id];
 		if (!a->any) {
 			continue;
 		}
 		size_t len = encode_bins(store, &a->hist);
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		sqlite3_bind_int64(st, 2, day);
-		sqlite3_bind_int64(st, 3, a->count);
-		sqlite3_bind_int64(st, 4, a->sum);
-		if (a->count > 0) {
-			sqlite3_bind_int64(st, 5, a->min);
-			sqlite3_bind_int64(st, 6, a->max);
-			sqlite3_bind_int64(st, 7, a->max_ts);
-		}
-		sqlite3_bind_int64(st, 8, a->unsynced);
-		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
-		int rc = step_done(st);
-		if (rc != SQLITE_OK) {
-			return fail(store, rc, "could not store a daily rollup");
+		struct store_rollup r = {.hour = day,
+					 .channel_id = (int64_t)id,
+					 .count = a->count,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_DAY_PUT, &r, len,
+				    "could not store a daily rollup");
+		if (rc < 0) {
+			return rc;
 		}
 		a->count = a->sum = a->unsynced = 0;
 		a->any = false;
