@@ -344,6 +344,20 @@ static sqlite3_stmt *stmt(struct store *store, enum stmt which) {
 	return st;
 }
 
+/*
+ * Prepares a one-off statement for work too rare for a persistent slot (rescaling, repair,
+ * runs); a failure logs "could not prepare @what". 0 or a negative errno.
+ */
+static int prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st) {
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
+	if (rc == SQLITE_OK) {
+		return 0;
+	}
+	char msg[64];
+	snprintf(msg, sizeof(msg), "could not prepare %s", what);
+	return fail(store, rc, msg);
+}
+
 static void done(sqlite3_stmt *st) {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -2576,9 +2590,9 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 /* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
 static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		return fail(store, rc, "could not prepare the repair");
+	int rc = prepare(store, sql, "the repair", &st);
+	if (rc < 0) {
+		return rc;
 	}
 	sqlite3_bind_int64(st, 1, param);
 	rc = sqlite3_step(st);
@@ -2888,19 +2902,14 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 
 /* --- resolution ---------------------------------------------------------------------------- */
 
-/* Prepares a one-off statement (rescaling is rare: no persistent slot); 0 or a negative errno. */
-static int prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a rescale");
-}
-
 /* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
 static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 	sqlite3_stmt *sel = NULL, *upd = NULL;
 	int err = prepare(store, "SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
-			  &sel);
+			  "a rescale", &sel);
 	if (err == 0) {
-		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
+		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", "a rescale",
+			      &upd);
 	}
 	int64_t after = INT64_MIN;
 	struct codec_pair *pairs = NULL, *scaled = NULL;
@@ -2997,12 +3006,12 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 	int err = prepare(store,
 			  "SELECT hour, sum, min, max, hist FROM rollups WHERE channel_id = ?1 AND "
 			  "hour > ?2 ORDER BY hour LIMIT 1",
-			  &sel);
+			  "a rescale", &sel);
 	if (err == 0) {
 		err = prepare(store,
 			      "UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 WHERE "
 			      "hour = ?1 AND channel_id = ?2",
-			      &upd);
+			      "a rescale", &upd);
 	}
 	int64_t after = INT64_MIN;
 	while (err == 0) {
@@ -3082,7 +3091,8 @@ static int rescale_channel(struct store *store, int64_t id, int64_t factor, doub
 	}
 	sqlite3_stmt *st = NULL;
 	if (err == 0) {
-		err = prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1", &st);
+		err = prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1",
+			      "a rescale", &st);
 	}
 	if (err == 0) {
 		sqlite3_bind_int64(st, 1, id);
@@ -3190,17 +3200,12 @@ int store_limit_pages(struct store *store, int64_t max_pages) {
 /* --- runs: read side ---------------------------------------------------------------------- */
 
 /*
- * One-off statements (run_prepare()): run queries are rare next to the cycle's, so they take no
+ * One-off statements (prepare()): run queries are rare next to the cycle's, so they take no
  * persistent slot.
  */
 #define RUN_COLUMNS                                                                             \
 	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
 	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint"
-
-static int run_prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a runs query");
-}
 
 static double column_double_or_nan(sqlite3_stmt *st, int col) {
 	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
@@ -3256,12 +3261,11 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 	static const struct store_run_filter all = {0};
 	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	int rc =
-		run_prepare(store,
-			    "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
-			    "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
-			    "ORDER BY start_ms, id",
-			    &st);
+	int rc = prepare(store,
+			 "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
+			 "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
+			 "ORDER BY start_ms, id",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3280,7 +3284,8 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", &st);
+	int rc = prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", "a runs query",
+			 &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3293,10 +3298,10 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(store,
-			     "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
-			     "ORDER BY ts_ms",
-			     &st);
+	int rc = prepare(store,
+			 "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			 "ORDER BY ts_ms",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3328,13 +3333,12 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 
 static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(
-		store,
-		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
-		"ON CONFLICT (import_key) DO NOTHING",
-		&st);
+	int rc = prepare(store,
+			 "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
+			 "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
+			 "ON CONFLICT (import_key) DO NOTHING",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3391,7 +3395,7 @@ int store_run_import(struct store *store, const struct store_run_import *run, bo
 
 /* --- runs: write side -------------------------------------------------------------------- */
 
-/* Statements are one-off (run_prepare(), in the read side above). */
+/* Statements are one-off (prepare()), as on the read side above. */
 
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
 	if (text) {
@@ -3416,11 +3420,11 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = run_prepare(store,
-			 "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
-			 "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
-			 "'live', ?6, ?7)",
-			 &st);
+	rc = prepare(store,
+		     "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
+		     "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
+		     "'live', ?6, ?7)",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3478,7 +3482,8 @@ static bool run_status_final(const char *status) {
 
 static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
 	sqlite3_stmt *st = NULL;
-	int rc = run_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1", &st);
+	int rc = prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1", "a runs query",
+			 &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3500,12 +3505,11 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		log_error("store: run %lld cannot end before it started", (long long)id);
 		return -EINVAL;
 	}
-	rc = run_prepare(
-		store,
-		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
-		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
-		"rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
-		&st);
+	rc = prepare(store,
+		     "UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
+		     "energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
+		     "rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3556,8 +3560,8 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = run_prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
-			 &st);
+	rc = prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3622,10 +3626,10 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc = run_prepare(store,
-			     "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
-			     "FROM runs WHERE status = 'running' ORDER BY id",
-			     &st);
+	int rc = prepare(store,
+			 "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
+			 "FROM runs WHERE status = 'running' ORDER BY id",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
