@@ -855,6 +855,28 @@ static int cmp_pair(const void *a, const void *b) {
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/*
+ * Sorts @pairs by id unless they already ascend, and drops repeated ids: a channel listed
+ * twice keeps its first value. Returns how many pairs are left.
+ */
+static size_t pairs_sort_unique(struct codec_pair *pairs, size_t n) {
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++) {
+		sorted = pairs[i - 1].id < pairs[i].id;
+	}
+	if (sorted) { // ids usually follow the sampler's order: sorting is for a changed list
+		return n;
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_pair);
+	size_t m = 1; // n > 1 here
+	for (size_t i = 1; i < n; i++) {
+		if (pairs[i].id != pairs[m - 1].id) {
+			pairs[m++] = pairs[i];
+		}
+	}
+	return m;
+}
+
 /* llround(value / resolution), false if it is not a finite integer in range. */
 static bool quantize(double value, double resolution, int64_t *q) {
 	double x = round(value / resolution);
@@ -1201,7 +1223,6 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 		cycle->channels_version != 0 && cycle->channels_version == store->verified_version;
 	struct codec_pair *pairs = store->pairs;
 	size_t n = 0;
-	bool sorted = true;
 	for (size_t i = 0; i < cycle->n; i++) {
 		struct known_channel *k;
 		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &store->hint[i], verified,
@@ -1217,23 +1238,13 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 				  cycle->readings[i].value);
 			continue;
 		}
-		pairs[n].id = k->id;
-		sorted = sorted && (n == 0 || pairs[n - 1].id < pairs[n].id);
-		n++;
+		pairs[n++].id = k->id;
 	}
 	if (n == 0) {
 		return 0;
 	}
-	if (!sorted) { // ids usually follow the sampler's order: sorting is for a changed list
-		qsort(pairs, n, sizeof(*pairs), cmp_pair);
-	}
-	size_t m = 1; // a channel listed twice keeps its first value
-	for (size_t i = 1; i < n; i++) {
-		if (pairs[i].id != pairs[m - 1].id) {
-			pairs[m++] = pairs[i];
-		}
-	}
-	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, m);
+	n = pairs_sort_unique(pairs, n);
+	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, n);
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
@@ -3580,15 +3591,9 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 				pairs[m++].id = k->id;
 			}
 		}
-		qsort(pairs, m, sizeof(*pairs), cmp_pair);
-		size_t u = m > 0 ? 1 : 0; // a channel listed twice keeps its first value
-		for (size_t i = 1; i < m; i++) {
-			if (pairs[i].id != pairs[u - 1].id) {
-				pairs[u++] = pairs[i];
-			}
-		}
+		m = pairs_sort_unique(pairs, m);
 		size_t len =
-			encode_row(store, pairs, u, NULL, 0); // absolute: fast samples stand alone
+			encode_row(store, pairs, m, NULL, 0); // absolute: fast samples stand alone
 		sqlite3_bind_int64(st, 1, sample->ts_ms);
 		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
 		int step = sqlite3_step(st);
