@@ -1929,22 +1929,19 @@ int store_info(struct store *store, struct store_info *info) {
 	if (rc != SQLITE_ROW) {
 		return fail(store, rc, "could not summarize");
 	}
+	int64_t page_size = 0; // stays 0 if the pragma fails
+	pragma_int(store, "PRAGMA page_size", &page_size);
 	const char *file = sqlite3_db_filename(store->db, "main");
 	if (file && *file) {
 		info->size_bytes = file_size(file, "") + file_size(file, "-wal");
 	} else {
-		int64_t pages = 0, page_size = 0;
+		int64_t pages = 0;
 		pragma_int(store, "PRAGMA page_count", &pages);
-		pragma_int(store, "PRAGMA page_size", &page_size);
 		info->size_bytes = pages * page_size;
 	}
-	int cur = 0, hi = 0, page_size = 4096;
+	int cur = 0, hi = 0;
 	sqlite3_db_status(store->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
-	int64_t ps;
-	if (pragma_int(store, "PRAGMA page_size", &ps) == 0 && ps > 0) {
-		page_size = (int)ps;
-	}
-	info->bytes_written = (int64_t)cur * page_size;
+	info->bytes_written = (int64_t)cur * (page_size > 0 ? (int)page_size : 4096);
 	return 0;
 }
 
