@@ -3339,6 +3339,22 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read fast samples");
 }
 
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
+	if (text) {
+		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
+	if (isfinite(v)) {
+		sqlite3_bind_double(st, col, v);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
 static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
 	sqlite3_stmt *st;
 	int rc = prepare(store,
@@ -3362,15 +3378,11 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 		sqlite3_bind_double(st, 7, run->energy_j);
 		sqlite3_bind_text(st, 8, run->energy_method, -1, SQLITE_STATIC);
 	}
-	if (isfinite(run->temp_max_c)) {
-		sqlite3_bind_double(st, 9, run->temp_max_c);
-	}
+	bind_double_or_null(st, 9, run->temp_max_c);
 	if (isfinite(run->rss_max_bytes)) {
 		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
 	}
-	if (run->figures) {
-		sqlite3_bind_text(st, 11, run->figures, -1, SQLITE_STATIC);
-	}
+	bind_text_or_null(st, 11, run->figures);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -3404,22 +3416,6 @@ int store_run_import(struct store *store, const struct store_run_import *run, bo
 /* --- runs: write side -------------------------------------------------------------------- */
 
 /* Statements are one-off (prepare()), as on the read side above. */
-
-static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
-	if (text) {
-		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
-
-static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
-	if (isfinite(v)) {
-		sqlite3_bind_double(st, col, v);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
 
 static int run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
 	int64_t boot = 0;
