@@ -16,9 +16,16 @@
 size_t codec_put_varint(uint8_t *p, uint64_t v);
 /** Reads a varint at *@p before @end and advances *@p; false when truncated or too long. */
 bool codec_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
-/** Signed to unsigned so small magnitudes stay short: 0, -1, 1, -2 -> 0, 1, 2, 3. */
-uint64_t codec_zigzag(int64_t v);
-int64_t codec_unzigzag(uint64_t u);
+/**
+ * Signed to unsigned so small magnitudes stay short: 0, -1, 1, -2 -> 0, 1, 2, 3. Inline here:
+ * decoding calls it per value, and the library's -fPIC objects never inline an exported one.
+ */
+static inline uint64_t codec_zigzag(int64_t v) {
+	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
+}
+static inline int64_t codec_unzigzag(uint64_t u) {
+	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
+}
 
 /** One stored value of a cycle: the channel id and the value as an integer of resolutions. */
 struct codec_pair {

@@ -34,14 +34,6 @@ bool codec_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
 	return false;
 }
 
-uint64_t codec_zigzag(int64_t v) {
-	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
-}
-
-int64_t codec_unzigzag(uint64_t u) {
-	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
-}
-
 static inline size_t varint_len(uint64_t v) {
 	return 1 + (size_t)(63 - __builtin_clzll(v | 1)) / 7; // 7 bits a byte
 }
@@ -250,10 +242,6 @@ static inline bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v
 	return false;
 }
 
-static inline int64_t unzigzag(uint64_t u) {
-	return u & 1 ? (int64_t) ~(u >> 1) : (int64_t)(u >> 1);
-}
-
 size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
 			const struct codec_pair *base, size_t n_base, bool *bad) {
 	const uint8_t *end = p + len;
@@ -277,7 +265,7 @@ size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
 				return n;
 			}
 			id = (int64_t)((uint64_t)id + d);
-			out[n++] = (struct codec_pair){id, unzigzag(zq)};
+			out[n++] = (struct codec_pair){id, codec_unzigzag(zq)};
 		}
 		return n;
 	}
@@ -297,7 +285,7 @@ size_t codec_row_decode(struct codec_pair *out, const uint8_t *p, size_t len,
 				return n;
 			}
 			id++;
-			int64_t q = unzigzag(zq);
+			int64_t q = codec_unzigzag(zq);
 			if (delta) {
 				while (at < n_base && base[at].id < id) {
 					at++;

@@ -974,8 +974,15 @@ out:;
 	return good;
 }
 
-/* Reads all of @fd up to the cap (plus one byte, to tell "too large"); *text is caller-freed. */
-static int read_capped(int fd, char **text, size_t *len) {
+/*
+ * Reads all of @path up to the cap (plus one byte, to tell "too large"); *text is caller-freed.
+ * 0 or a negative errno.
+ */
+static int read_capped(const char *path, char **text, size_t *len) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
 	struct buf b;
 	buf_init(&b);
 	char chunk[16384];
@@ -987,6 +994,7 @@ static int read_capped(int fd, char **text, size_t *len) {
 		if (n < 0) {
 			int err = errno;
 			buf_finish(&b);
+			close(fd);
 			return -err;
 		}
 		if (n == 0 || b.len > CONFIG_MAX_BYTES) {
@@ -994,6 +1002,7 @@ static int read_capped(int fd, char **text, size_t *len) {
 		}
 		buf_append(&b, chunk, (size_t)n);
 	}
+	close(fd);
 	*len = b.len;
 	*text = buf_steal(&b);
 	return 0;
@@ -1002,14 +1011,9 @@ static int read_capped(int fd, char **text, size_t *len) {
 bool config_load(struct config *cfg, const char *path, char **errors) {
 	free(cfg->path);
 	cfg->path = xstrdup(path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = fd < 0 ? -errno : 0;
 	char *text = NULL;
 	size_t len = 0;
-	if (rc == 0) {
-		rc = read_capped(fd, &text, &len);
-		close(fd);
-	}
+	int rc = read_capped(path, &text, &len);
 	if (rc < 0) {
 		struct buf b;
 		buf_init(&b);
@@ -1050,14 +1054,9 @@ problem_at(struct buf *b, const char *name, struct config_mark at, const char *f
 /* Reads a small file the configuration names; NULL with the problem added to @b. */
 static char *read_named_file(struct buf *b, const char *name, struct config_mark at,
 			     const char *key, const char *path) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = fd < 0 ? -errno : 0;
 	char *text = NULL;
 	size_t len = 0;
-	if (rc == 0) {
-		rc = read_capped(fd, &text, &len);
-		close(fd);
-	}
+	int rc = read_capped(path, &text, &len);
 	if (rc < 0) {
 		problem_at(b, name, at, "%s: cannot read '%s': %s", key, path, strerror(-rc));
 		return NULL;

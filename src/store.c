@@ -344,6 +344,20 @@ static sqlite3_stmt *stmt(struct store *store, enum stmt which) {
 	return st;
 }
 
+/*
+ * Prepares a one-off statement for work too rare for a persistent slot (rescaling, repair,
+ * runs); a failure logs "could not prepare @what". 0 or a negative errno.
+ */
+static int prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st) {
+	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
+	if (rc == SQLITE_OK) {
+		return 0;
+	}
+	char msg[64];
+	snprintf(msg, sizeof(msg), "could not prepare %s", what);
+	return fail(store, rc, msg);
+}
+
 static void done(sqlite3_stmt *st) {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -841,6 +855,28 @@ static int cmp_pair(const void *a, const void *b) {
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/*
+ * Sorts @pairs by id unless they already ascend, and drops repeated ids: a channel listed
+ * twice keeps its first value. Returns how many pairs are left.
+ */
+static size_t pairs_sort_unique(struct codec_pair *pairs, size_t n) {
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++) {
+		sorted = pairs[i - 1].id < pairs[i].id;
+	}
+	if (sorted) { // ids usually follow the sampler's order: sorting is for a changed list
+		return n;
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_pair);
+	size_t m = 1; // n > 1 here
+	for (size_t i = 1; i < n; i++) {
+		if (pairs[i].id != pairs[m - 1].id) {
+			pairs[m++] = pairs[i];
+		}
+	}
+	return m;
+}
+
 /* llround(value / resolution), false if it is not a finite integer in range. */
 static bool quantize(double value, double resolution, int64_t *q) {
 	double x = round(value / resolution);
@@ -1187,7 +1223,6 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 		cycle->channels_version != 0 && cycle->channels_version == store->verified_version;
 	struct codec_pair *pairs = store->pairs;
 	size_t n = 0;
-	bool sorted = true;
 	for (size_t i = 0; i < cycle->n; i++) {
 		struct known_channel *k;
 		rc = channel_seen(store, &cycle->channels[i], cycle->ts, &store->hint[i], verified,
@@ -1203,23 +1238,13 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 				  cycle->readings[i].value);
 			continue;
 		}
-		pairs[n].id = k->id;
-		sorted = sorted && (n == 0 || pairs[n - 1].id < pairs[n].id);
-		n++;
+		pairs[n++].id = k->id;
 	}
 	if (n == 0) {
 		return 0;
 	}
-	if (!sorted) { // ids usually follow the sampler's order: sorting is for a changed list
-		qsort(pairs, n, sizeof(*pairs), cmp_pair);
-	}
-	size_t m = 1; // a channel listed twice keeps its first value
-	for (size_t i = 1; i < n; i++) {
-		if (pairs[i].id != pairs[m - 1].id) {
-			pairs[m++] = pairs[i];
-		}
-	}
-	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, m);
+	n = pairs_sort_unique(pairs, n);
+	return hour_put(store, cycle->ts, (int)cycle->clock, pairs, n);
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
@@ -1904,22 +1929,19 @@ int store_info(struct store *store, struct store_info *info) {
 	if (rc != SQLITE_ROW) {
 		return fail(store, rc, "could not summarize");
 	}
+	int64_t page_size = 0; // stays 0 if the pragma fails
+	pragma_int(store, "PRAGMA page_size", &page_size);
 	const char *file = sqlite3_db_filename(store->db, "main");
 	if (file && *file) {
 		info->size_bytes = file_size(file, "") + file_size(file, "-wal");
 	} else {
-		int64_t pages = 0, page_size = 0;
+		int64_t pages = 0;
 		pragma_int(store, "PRAGMA page_count", &pages);
-		pragma_int(store, "PRAGMA page_size", &page_size);
 		info->size_bytes = pages * page_size;
 	}
-	int cur = 0, hi = 0, page_size = 4096;
+	int cur = 0, hi = 0;
 	sqlite3_db_status(store->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
-	int64_t ps;
-	if (pragma_int(store, "PRAGMA page_size", &ps) == 0 && ps > 0) {
-		page_size = (int)ps;
-	}
-	info->bytes_written = (int64_t)cur * page_size;
+	info->bytes_written = (int64_t)cur * (page_size > 0 ? (int)page_size : 4096);
 	return 0;
 }
 
@@ -2104,11 +2126,32 @@ static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_
 	return !it.bad;
 }
 
-static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
-	sqlite3_stmt *st = stmt(store, ST_ROLLUP_PUT);
+/*
+ * Writes @r with the histogram blob of @len bytes in store->blob (its bins are not read) through
+ * ST_ROLLUP_PUT or ST_ROLLUP_DAY_PUT: hourly and daily rows have the same columns.
+ */
+static int rollup_put(struct store *store, enum stmt which, const struct store_rollup *r,
+		      size_t len, const char *what) {
+	sqlite3_stmt *st = stmt(store, which);
 	if (!st) {
 		return -EIO;
 	}
+	sqlite3_bind_int64(st, 1, r->channel_id);
+	sqlite3_bind_int64(st, 2, r->hour);
+	sqlite3_bind_int64(st, 3, r->count);
+	sqlite3_bind_int64(st, 4, r->sum_q);
+	if (r->count > 0) { // else min, max and max_ts stay NULL
+		sqlite3_bind_int64(st, 5, r->min_q);
+		sqlite3_bind_int64(st, 6, r->max_q);
+		sqlite3_bind_int64(st, 7, r->max_ts);
+	}
+	sqlite3_bind_int64(st, 8, r->unsynced);
+	sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
+	int rc = step_done(st);
+	return rc == SQLITE_OK ? 0 : fail(store, rc, what);
+}
+
+static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
 	for (size_t id = 0; id < n_acc; id++) {
 		struct rollup_acc *a = &acc[id];
 		if (a->n == 0 && a->unsynced == 0) {
@@ -2118,20 +2161,17 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 			qsort(a->q, a->n, sizeof(*a->q), cmp_i64);
 		}
 		size_t len = encode_hist(store, a->q, a->n);
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		sqlite3_bind_int64(st, 2, hour);
-		sqlite3_bind_int64(st, 3, (int64_t)a->n);
-		sqlite3_bind_int64(st, 4, a->sum);
-		if (a->n > 0) {
-			sqlite3_bind_int64(st, 5, a->min);
-			sqlite3_bind_int64(st, 6, a->max);
-			sqlite3_bind_int64(st, 7, a->max_ts);
-		}
-		sqlite3_bind_int64(st, 8, a->unsynced);
-		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
-		int rc = step_done(st);
-		if (rc != SQLITE_OK) {
-			return fail(store, rc, "could not store a rollup");
+		struct store_rollup r = {.hour = hour,
+					 .channel_id = (int64_t)id,
+					 .count = (int64_t)a->n,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_PUT, &r, len, "could not store a rollup");
+		if (rc < 0) {
+			return rc;
 		}
 		a->n = 0;
 		a->sum = 0;
@@ -2282,30 +2322,24 @@ static int cycle_day_flush(struct store *store, struct cycle_day_acc *c, int64_t
 }
 
 static int day_flush(struct store *store, struct day_acc *acc, size_t n_acc, int64_t day) {
-	sqlite3_stmt *st = stmt(store, ST_ROLLUP_DAY_PUT);
-	if (!st) {
-		return -EIO;
-	}
 	for (size_t id = 0; id < n_acc; id++) {
 		struct day_acc *a = &acc[id];
 		if (!a->any) {
 			continue;
 		}
 		size_t len = encode_bins(store, &a->hist);
-		sqlite3_bind_int64(st, 1, (int64_t)id);
-		sqlite3_bind_int64(st, 2, day);
-		sqlite3_bind_int64(st, 3, a->count);
-		sqlite3_bind_int64(st, 4, a->sum);
-		if (a->count > 0) {
-			sqlite3_bind_int64(st, 5, a->min);
-			sqlite3_bind_int64(st, 6, a->max);
-			sqlite3_bind_int64(st, 7, a->max_ts);
-		}
-		sqlite3_bind_int64(st, 8, a->unsynced);
-		sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
-		int rc = step_done(st);
-		if (rc != SQLITE_OK) {
-			return fail(store, rc, "could not store a daily rollup");
+		struct store_rollup r = {.hour = day,
+					 .channel_id = (int64_t)id,
+					 .count = a->count,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_DAY_PUT, &r, len,
+				    "could not store a daily rollup");
+		if (rc < 0) {
+			return rc;
 		}
 		a->count = a->sum = a->unsynced = 0;
 		a->any = false;
@@ -2564,9 +2598,9 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 /* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
 static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		return fail(store, rc, "could not prepare the repair");
+	int rc = prepare(store, sql, "the repair", &st);
+	if (rc < 0) {
+		return rc;
 	}
 	sqlite3_bind_int64(st, 1, param);
 	rc = sqlite3_step(st);
@@ -2876,19 +2910,14 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 
 /* --- resolution ---------------------------------------------------------------------------- */
 
-/* Prepares a one-off statement (rescaling is rare: no persistent slot); 0 or a negative errno. */
-static int prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a rescale");
-}
-
 /* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
 static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 	sqlite3_stmt *sel = NULL, *upd = NULL;
 	int err = prepare(store, "SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
-			  &sel);
+			  "a rescale", &sel);
 	if (err == 0) {
-		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", &upd);
+		err = prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1", "a rescale",
+			      &upd);
 	}
 	int64_t after = INT64_MIN;
 	struct codec_pair *pairs = NULL, *scaled = NULL;
@@ -2985,12 +3014,12 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 	int err = prepare(store,
 			  "SELECT hour, sum, min, max, hist FROM rollups WHERE channel_id = ?1 AND "
 			  "hour > ?2 ORDER BY hour LIMIT 1",
-			  &sel);
+			  "a rescale", &sel);
 	if (err == 0) {
 		err = prepare(store,
 			      "UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 WHERE "
 			      "hour = ?1 AND channel_id = ?2",
-			      &upd);
+			      "a rescale", &upd);
 	}
 	int64_t after = INT64_MIN;
 	while (err == 0) {
@@ -3070,7 +3099,8 @@ static int rescale_channel(struct store *store, int64_t id, int64_t factor, doub
 	}
 	sqlite3_stmt *st = NULL;
 	if (err == 0) {
-		err = prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1", &st);
+		err = prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1",
+			      "a rescale", &st);
 	}
 	if (err == 0) {
 		sqlite3_bind_int64(st, 1, id);
@@ -3178,17 +3208,12 @@ int store_limit_pages(struct store *store, int64_t max_pages) {
 /* --- runs: read side ---------------------------------------------------------------------- */
 
 /*
- * One-off statements (run_prepare()): run queries are rare next to the cycle's, so they take no
+ * One-off statements (prepare()): run queries are rare next to the cycle's, so they take no
  * persistent slot.
  */
 #define RUN_COLUMNS                                                                             \
 	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
 	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint"
-
-static int run_prepare(struct store *store, const char *sql, sqlite3_stmt **st) {
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
-	return rc == SQLITE_OK ? 0 : fail(store, rc, "could not prepare a runs query");
-}
 
 static double column_double_or_nan(sqlite3_stmt *st, int col) {
 	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
@@ -3244,12 +3269,11 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 	static const struct store_run_filter all = {0};
 	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	int rc =
-		run_prepare(store,
-			    "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
-			    "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
-			    "ORDER BY start_ms, id",
-			    &st);
+	int rc = prepare(store,
+			 "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
+			 "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
+			 "ORDER BY start_ms, id",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3268,7 +3292,8 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", &st);
+	int rc = prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", "a runs query",
+			 &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3281,10 +3306,10 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(store,
-			     "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
-			     "ORDER BY ts_ms",
-			     &st);
+	int rc = prepare(store,
+			 "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			 "ORDER BY ts_ms",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3314,15 +3339,30 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read fast samples");
 }
 
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
+	if (text) {
+		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
+	if (isfinite(v)) {
+		sqlite3_bind_double(st, col, v);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
 static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
 	sqlite3_stmt *st;
-	int rc = run_prepare(
-		store,
-		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
-		"ON CONFLICT (import_key) DO NOTHING",
-		&st);
+	int rc = prepare(store,
+			 "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
+			 "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
+			 "ON CONFLICT (import_key) DO NOTHING",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3338,15 +3378,11 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 		sqlite3_bind_double(st, 7, run->energy_j);
 		sqlite3_bind_text(st, 8, run->energy_method, -1, SQLITE_STATIC);
 	}
-	if (isfinite(run->temp_max_c)) {
-		sqlite3_bind_double(st, 9, run->temp_max_c);
-	}
+	bind_double_or_null(st, 9, run->temp_max_c);
 	if (isfinite(run->rss_max_bytes)) {
 		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
 	}
-	if (run->figures) {
-		sqlite3_bind_text(st, 11, run->figures, -1, SQLITE_STATIC);
-	}
+	bind_text_or_null(st, 11, run->figures);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -3379,23 +3415,7 @@ int store_run_import(struct store *store, const struct store_run_import *run, bo
 
 /* --- runs: write side -------------------------------------------------------------------- */
 
-/* Statements are one-off (run_prepare(), in the read side above). */
-
-static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
-	if (text) {
-		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
-
-static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
-	if (isfinite(v)) {
-		sqlite3_bind_double(st, col, v);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
+/* Statements are one-off (prepare()), as on the read side above. */
 
 static int run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
 	int64_t boot = 0;
@@ -3404,11 +3424,11 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = run_prepare(store,
-			 "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
-			 "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
-			 "'live', ?6, ?7)",
-			 &st);
+	rc = prepare(store,
+		     "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
+		     "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
+		     "'live', ?6, ?7)",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3466,7 +3486,8 @@ static bool run_status_final(const char *status) {
 
 static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
 	sqlite3_stmt *st = NULL;
-	int rc = run_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1", &st);
+	int rc = prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1", "a runs query",
+			 &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3488,12 +3509,11 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		log_error("store: run %lld cannot end before it started", (long long)id);
 		return -EINVAL;
 	}
-	rc = run_prepare(
-		store,
-		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
-		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
-		"rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
-		&st);
+	rc = prepare(store,
+		     "UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
+		     "energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
+		     "rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3544,8 +3564,8 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = run_prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
-			 &st);
+	rc = prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -3564,15 +3584,9 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 				pairs[m++].id = k->id;
 			}
 		}
-		qsort(pairs, m, sizeof(*pairs), cmp_pair);
-		size_t u = m > 0 ? 1 : 0; // a channel listed twice keeps its first value
-		for (size_t i = 1; i < m; i++) {
-			if (pairs[i].id != pairs[u - 1].id) {
-				pairs[u++] = pairs[i];
-			}
-		}
+		m = pairs_sort_unique(pairs, m);
 		size_t len =
-			encode_row(store, pairs, u, NULL, 0); // absolute: fast samples stand alone
+			encode_row(store, pairs, m, NULL, 0); // absolute: fast samples stand alone
 		sqlite3_bind_int64(st, 1, sample->ts_ms);
 		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
 		int step = sqlite3_step(st);
@@ -3610,10 +3624,10 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc = run_prepare(store,
-			     "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
-			     "FROM runs WHERE status = 'running' ORDER BY id",
-			     &st);
+	int rc = prepare(store,
+			 "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
+			 "FROM runs WHERE status = 'running' ORDER BY id",
+			 "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}

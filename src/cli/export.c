@@ -236,8 +236,9 @@ static const int64_t pow10s[] = {1,
 
 /* The stored integer for @d at @resolution; false if the value is finer than the resolution. */
 static bool quantize(const struct decimal *d, double resolution, int64_t *q) {
-	int rd = stats_resolution_digits(resolution);
-	if (rd < 0) {
+	int rd;
+	int64_t step; // resolution = step / 10^rd
+	if (!stats_resolution_step(resolution, &rd, &step)) {
 		double v = (double)d->mant / pow(10, d->places);
 		double x = v / resolution;
 		if (!(fabs(x) < 9e18) || fabs(x - nearbyint(x)) > 1e-6 * fmax(1, fabs(x))) {
@@ -246,7 +247,6 @@ static bool quantize(const struct decimal *d, double resolution, int64_t *q) {
 		*q = llround(x);
 		return true;
 	}
-	int64_t step = llround(resolution * (double)pow10s[rd]); // resolution = step / 10^rd
 	int64_t num = d->mant;
 	if (rd >= d->places) {
 		if (__builtin_mul_overflow(num, pow10s[rd - d->places], &num)) {
