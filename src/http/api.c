@@ -1428,6 +1428,30 @@ static bool runs_body(struct request *r, struct yamltree_node **root) {
 	return true;
 }
 
+/* Whether every key of the body is one of @known (NULL-terminated); false after a 400 naming it. */
+static bool body_keys_known(struct request *r, const struct yamltree_node *root,
+			    const char *const *known) {
+	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
+		bool ok = false;
+		for (size_t k = 0; known[k]; k++) {
+			ok = ok || yamltree_key_is(root->items[i], known[k]);
+		}
+		if (!ok) {
+			struct buf allowed;
+			buf_init(&allowed);
+			for (size_t k = 0; known[k]; k++) {
+				buf_printf(&allowed, "%s%s", k ? ", " : "", known[k]);
+			}
+			respond_error(r->resp, 400, NULL, "body: unknown key '%s' (allowed: %s)",
+				      root->items[i]->text ? root->items[i]->text : "",
+				      allowed.data);
+			buf_finish(&allowed);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The base name of @path, for a default label. */
 static const char *base_name(const char *path) {
 	const char *slash = strrchr(path, '/');
@@ -1436,18 +1460,8 @@ static const char *base_name(const char *path) {
 
 static void runs_start(struct request *r, const struct yamltree_node *root) {
 	static const char *const known[] = {"label", "tags", "pid", "argv", "exe", NULL};
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		bool ok = false;
-		for (size_t k = 0; known[k]; k++) {
-			ok = ok || yamltree_key_is(root->items[i], known[k]);
-		}
-		if (!ok) {
-			respond_error(
-				r->resp, 400, NULL,
-				"body: unknown key '%s' (allowed: label, tags, pid, argv, exe)",
-				root->items[i]->text ? root->items[i]->text : "");
-			return;
-		}
+	if (!body_keys_known(r, root, known)) {
+		return;
 	}
 	struct buf tags = {0}, argv = {0};
 	struct json j;
@@ -1551,18 +1565,8 @@ out:
 
 static void runs_stop(struct request *r, const struct yamltree_node *root, int64_t id) {
 	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes", NULL};
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		bool ok = false;
-		for (size_t k = 0; known[k]; k++) {
-			ok = ok || yamltree_key_is(root->items[i], known[k]);
-		}
-		if (!ok) {
-			respond_error(r->resp, 400, NULL,
-				      "body: unknown key '%s' (allowed: status, exit_code, signal, "
-				      "rss_max_bytes)",
-				      root->items[i]->text ? root->items[i]->text : "");
-			return;
-		}
+	if (!body_keys_known(r, root, known)) {
+		return;
 	}
 	struct api_run_stop stop = {.rss_max_bytes = -1};
 	const struct yamltree_node *v = body_field(root, "status");
