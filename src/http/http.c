@@ -379,10 +379,6 @@ static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max
 	return n;
 }
 
-static void ensure_store(struct http *http, struct store_slot *slot, int64_t now) {
-	api_database_get(&slot->db, now);
-}
-
 /* A heavy slot nobody uses while unsent answers are within budget, or NULL. Under slot_lock. */
 static struct store_slot *free_heavy(struct http *http) {
 	for (size_t i = 0; i < HEAVY_SLOTS && http->pending_bytes < PENDING_MAX; i++) {
@@ -435,7 +431,7 @@ static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
 	if (!slot) {
 		return false;
 	}
-	ensure_store(http, slot, now); // ours alone now: opened outside the lock
+	api_database_get(&slot->db, now); // ours alone now: opened outside the lock
 	*out = slot;
 	return true;
 }
@@ -1035,7 +1031,7 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 	// The first open may fail when the daemon has not created the database yet: retried.
-	ensure_store(http, &http->light, (int64_t)time(NULL));
+	api_database_get(&http->light.db, (int64_t)time(NULL));
 
 	// A thread per connection: a heavy request computes on its own connection's thread, so
 	// /metrics, /api/v1/latest and the dashboard never queue behind it (an internal thread
