@@ -637,24 +637,22 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		cs->target = NULL;
 		*con_cls = st;
 		head_state(http, cs, true);
-		// A GET body means nothing; one declared too large, or of unknown size, is
-		// refused before it is read (libmicrohttpd cannot answer in mid-body).
-		if (read_only && body_too_large(conn)) {
-			st->answered = true;
-			return queue_status(conn, 413, "a GET or HEAD request carries no body");
-		}
 	}
 	// The requests with a body we read: the dashboard's sign-in form and the run endpoints.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
-	if (first && login && body_too_large(conn)) {
-		// Else it is read up to BODY_MAX and the connection closed without an answer.
-		st->answered = true;
-		return queue_status(conn, 413, "the sign-in form is larger than 4 KiB");
-	}
 	bool runs_post =
 		strcmp(method, "POST") == 0 && strncmp(st->target, "/api/v1/runs", 12) == 0;
 	if (first) {
+		// A GET body means nothing, a sign-in form is small: one declared too large, or
+		// of unknown size, is refused before it is read (libmicrohttpd cannot answer in
+		// mid-body; else it is read up to BODY_MAX and the connection closed unanswered).
+		if ((read_only || login) && body_too_large(conn)) {
+			st->answered = true;
+			return queue_status(conn, 413,
+					    read_only ? "a GET or HEAD request carries no body"
+						      : "the sign-in form is larger than 4 KiB");
+		}
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
