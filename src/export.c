@@ -202,14 +202,11 @@ static int export_fill(struct export *e) {
 	if (rc < 0) {
 		return -EIO;
 	}
-	if (rc == 0) { // the scan reached the end of the window
-		if (e->format == EXPORT_FORMAT_WIDE) {
-			flush_wide_row(e);
-		}
-		e->done = true;
-	} else if (e->format == EXPORT_FORMAT_WIDE) {
+	// A slice ends at a cycle boundary, so the open wide row is whole either way.
+	if (e->format == EXPORT_FORMAT_WIDE) {
 		flush_wide_row(e);
 	}
+	e->done = rc == 0; // the scan reached the end of the window
 	return 0;
 }
 

@@ -227,11 +227,10 @@ int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_win
 				 : xasprintf("%s must be before %s", names[0], names[1]);
 		return -EINVAL;
 	}
-	// to - from may not fit in int64_t: compare without subtracting first
-	if (max_window_s > 0 &&
-	    (from < 0 && to > INT64_MAX + from ? true : to - from > max_window_s)) {
+	bool overflows = from < 0 && to > INT64_MAX + from; // to - from does not fit in int64_t
+	if (max_window_s > 0 && (overflows || to - from > max_window_s)) {
 		*bad = to_is_now ? 0 : 1;
-		if (from < 0 && to > INT64_MAX + from) {
+		if (overflows) {
 			*err = xasprintf(
 				"the window given by %s and %s is longer than the configured limit "
 				"of %lld s (http.max_window)",

@@ -610,6 +610,33 @@ static bool check_channels(struct request *r, const char *const *keys, size_t n)
 	return good;
 }
 
+/*
+ * Reads the repeatable 'percentile' parameter (after check_params(), so each has a value) into
+ * @out: at most @max numbers from 0 to 100, their count in *n; false after a 400.
+ */
+static bool param_percentiles(struct request *r, double *out, size_t max, size_t *n) {
+	const char *values[API_PARAMS_MAX];
+	*n = param_all(r, "percentile", values, API_PARAMS_MAX);
+	if (*n > max) {
+		respond_error(r->resp, 400, "percentile", "more than %zu 'percentile' parameters",
+			      max);
+		return false;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		char *end;
+		double v = strtod(values[i], &end);
+		if (end == values[i] || *end || !isfinite(v) || v < 0 || v > 100) {
+			respond_error(
+				r->resp, 400, "percentile",
+				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
+				values[i]);
+			return false;
+		}
+		out[i] = v;
+	}
+	return true;
+}
+
 /* Common window, channel and include_unsynced handling for the query endpoints. */
 struct query_request {
 	struct query_params p;
@@ -693,27 +720,10 @@ static void handle_stats(struct request *r) {
 	if (!check_params(r, specs) || !query_request_init(r, &q, true)) {
 		return;
 	}
-	const char *values[API_PARAMS_MAX];
-	size_t n = param_all(r, "percentile", values, API_PARAMS_MAX);
-	if (n > QUERY_MAX_PERCENTILES) {
-		respond_error(r->resp, 400, "percentile", "more than %d 'percentile' parameters",
-			      QUERY_MAX_PERCENTILES);
+	if (!param_percentiles(r, q.percentiles, QUERY_MAX_PERCENTILES, &q.p.n_percentiles)) {
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		char *end;
-		double v = strtod(values[i], &end);
-		if (end == values[i] || *end || !isfinite(v) || v < 0 || v > 100) {
-			respond_error(
-				r->resp, 400, "percentile",
-				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
-				values[i]);
-			return;
-		}
-		q.percentiles[i] = v;
-	}
 	q.p.percentiles = q.percentiles;
-	q.p.n_percentiles = n;
 	run_query_json(r, query_stats_json, &q.p);
 }
 
@@ -1035,23 +1045,11 @@ static void handle_runs_stats(struct request *r) {
 	if (over) {
 		opt.over_s = (double)ms / 1000.0;
 	}
-	const char *values[API_PARAMS_MAX];
 	double percentiles[API_PARAMS_MAX];
-	size_t n = param_all(r, "percentile", values, API_PARAMS_MAX);
-	for (size_t i = 0; i < n; i++) {
-		char *end;
-		double v = values[i] ? strtod(values[i], &end) : NAN;
-		if (!values[i] || end == values[i] || *end || !(v >= 0 && v <= 100)) {
-			respond_error(
-				r->resp, 400, "percentile",
-				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
-				values[i] ? values[i] : "");
-			return;
-		}
-		percentiles[i] = v;
+	if (!param_percentiles(r, percentiles, API_PARAMS_MAX, &opt.n_percentiles)) {
+		return;
 	}
 	opt.percentiles = percentiles;
-	opt.n_percentiles = n;
 	struct runstats_result res;
 	int rc = runs_stats(r->ctx->store, &opt, &res);
 	if (rc == 0) {
@@ -1430,6 +1428,30 @@ static bool runs_body(struct request *r, struct yamltree_node **root) {
 	return true;
 }
 
+/* Whether every key of the body is one of @known (NULL-terminated); false after a 400 naming it. */
+static bool body_keys_known(struct request *r, const struct yamltree_node *root,
+			    const char *const *known) {
+	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
+		bool ok = false;
+		for (size_t k = 0; known[k]; k++) {
+			ok = ok || yamltree_key_is(root->items[i], known[k]);
+		}
+		if (!ok) {
+			struct buf allowed;
+			buf_init(&allowed);
+			for (size_t k = 0; known[k]; k++) {
+				buf_printf(&allowed, "%s%s", k ? ", " : "", known[k]);
+			}
+			respond_error(r->resp, 400, NULL, "body: unknown key '%s' (allowed: %s)",
+				      root->items[i]->text ? root->items[i]->text : "",
+				      allowed.data);
+			buf_finish(&allowed);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The base name of @path, for a default label. */
 static const char *base_name(const char *path) {
 	const char *slash = strrchr(path, '/');
@@ -1438,18 +1460,8 @@ static const char *base_name(const char *path) {
 
 static void runs_start(struct request *r, const struct yamltree_node *root) {
 	static const char *const known[] = {"label", "tags", "pid", "argv", "exe", NULL};
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		bool ok = false;
-		for (size_t k = 0; known[k]; k++) {
-			ok = ok || yamltree_key_is(root->items[i], known[k]);
-		}
-		if (!ok) {
-			respond_error(
-				r->resp, 400, NULL,
-				"body: unknown key '%s' (allowed: label, tags, pid, argv, exe)",
-				root->items[i]->text ? root->items[i]->text : "");
-			return;
-		}
+	if (!body_keys_known(r, root, known)) {
+		return;
 	}
 	struct buf tags = {0}, argv = {0};
 	struct json j;
@@ -1553,18 +1565,8 @@ out:
 
 static void runs_stop(struct request *r, const struct yamltree_node *root, int64_t id) {
 	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes", NULL};
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		bool ok = false;
-		for (size_t k = 0; known[k]; k++) {
-			ok = ok || yamltree_key_is(root->items[i], known[k]);
-		}
-		if (!ok) {
-			respond_error(r->resp, 400, NULL,
-				      "body: unknown key '%s' (allowed: status, exit_code, signal, "
-				      "rss_max_bytes)",
-				      root->items[i]->text ? root->items[i]->text : "");
-			return;
-		}
+	if (!body_keys_known(r, root, known)) {
+		return;
 	}
 	struct api_run_stop stop = {.rss_max_bytes = -1};
 	const struct yamltree_node *v = body_field(root, "status");

@@ -379,10 +379,6 @@ static ssize_t handle_export_read(void *cls, uint64_t pos, char *buf, size_t max
 	return n;
 }
 
-static void ensure_store(struct http *http, struct store_slot *slot, int64_t now) {
-	api_database_get(&slot->db, now);
-}
-
 /* A heavy slot nobody uses while unsent answers are within budget, or NULL. Under slot_lock. */
 static struct store_slot *free_heavy(struct http *http) {
 	for (size_t i = 0; i < HEAVY_SLOTS && http->pending_bytes < PENDING_MAX; i++) {
@@ -435,7 +431,7 @@ static bool slot_acquire(struct http *http, enum api_cost cost, int64_t now,
 	if (!slot) {
 		return false;
 	}
-	ensure_store(http, slot, now); // ours alone now: opened outside the lock
+	api_database_get(&slot->db, now); // ours alone now: opened outside the lock
 	*out = slot;
 	return true;
 }
@@ -641,24 +637,22 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		cs->target = NULL;
 		*con_cls = st;
 		head_state(http, cs, true);
-		// A GET body means nothing; one declared too large, or of unknown size, is
-		// refused before it is read (libmicrohttpd cannot answer in mid-body).
-		if (read_only && body_too_large(conn)) {
-			st->answered = true;
-			return queue_status(conn, 413, "a GET or HEAD request carries no body");
-		}
 	}
 	// The requests with a body we read: the dashboard's sign-in form and the run endpoints.
 	bool login = strcmp(method, "POST") == 0 && strncmp(st->target, "/login", 6) == 0 &&
 		     (st->target[6] == '\0' || st->target[6] == '?');
-	if (first && login && body_too_large(conn)) {
-		// Else it is read up to BODY_MAX and the connection closed without an answer.
-		st->answered = true;
-		return queue_status(conn, 413, "the sign-in form is larger than 4 KiB");
-	}
 	bool runs_post =
 		strcmp(method, "POST") == 0 && strncmp(st->target, "/api/v1/runs", 12) == 0;
 	if (first) {
+		// A GET body means nothing, a sign-in form is small: one declared too large, or
+		// of unknown size, is refused before it is read (libmicrohttpd cannot answer in
+		// mid-body; else it is read up to BODY_MAX and the connection closed unanswered).
+		if ((read_only || login) && body_too_large(conn)) {
+			st->answered = true;
+			return queue_status(conn, 413,
+					    read_only ? "a GET or HEAD request carries no body"
+						      : "the sign-in form is larger than 4 KiB");
+		}
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
 		// methods get their 405 at once without reading a body.
@@ -1035,7 +1029,7 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 	// The first open may fail when the daemon has not created the database yet: retried.
-	ensure_store(http, &http->light, (int64_t)time(NULL));
+	api_database_get(&http->light.db, (int64_t)time(NULL));
 
 	// A thread per connection: a heavy request computes on its own connection's thread, so
 	// /metrics, /api/v1/latest and the dashboard never queue behind it (an internal thread

@@ -661,6 +661,53 @@ static void test_runs_post(void) {
 	api_response_finish(&resp);
 }
 
+/* The percentile and body-key checks shared by several endpoints: their exact messages. */
+static void test_shared_checks(void) {
+	struct store *store = NULL;
+	if (!ok(store_open(&store, ":memory:", STORE_MODE_WRITE) == 0, "an empty store")) {
+		return;
+	}
+	struct api_context ctx = {.cfg = &cfg, .live = live, .store = store};
+	struct api_response resp;
+	static const struct {
+		const char *target, *body;
+	} cases[] = {
+		{"/api/v1/stats?percentile=101",
+		 "{\"error\":\"parameter 'percentile' must be a number from 0 to 100, not '101'\",\"parameter\":\"percentile\"}\n"},
+		{"/api/v1/stats?percentile=nan",
+		 "{\"error\":\"parameter 'percentile' must be a number from 0 to 100, not 'nan'\",\"parameter\":\"percentile\"}\n"},
+		{"/api/v1/stats?percentile=1&percentile=2&percentile=3&percentile=4&percentile=5&"
+		 "percentile=6&percentile=7&percentile=8&percentile=9&percentile=10&percentile=11&"
+		 "percentile=12&percentile=13&percentile=14&percentile=15&percentile=16&percentile=17",
+		 "{\"error\":\"more than 16 'percentile' parameters\",\"parameter\":\"percentile\"}\n"},
+		{"/api/v1/runs/stats?percentile=-1",
+		 "{\"error\":\"parameter 'percentile' must be a number from 0 to 100, not '-1'\",\"parameter\":\"percentile\"}\n"},
+		{"/api/v1/runs/stats?percentile=50x",
+		 "{\"error\":\"parameter 'percentile' must be a number from 0 to 100, not '50x'\",\"parameter\":\"percentile\"}\n"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		run(&ctx, "GET", cases[i].target, &resp);
+		is_int(resp.status, 400, cases[i].target);
+		is_str(resp.body.data, cases[i].body, cases[i].target);
+		api_response_finish(&resp);
+	}
+	store_close(store);
+
+	struct runs_seen seen = {0};
+	struct api_runs runs = {.start = seen_start, .stop = seen_stop, .ctx = &seen};
+	struct api_context local = {.cfg = &cfg, .live = live, .runs = &runs, .local = true};
+	post(&local, "/api/v1/runs", "{\"label\":\"x\",\"lable\":1}", NULL, &resp);
+	is_str(resp.body.data,
+	       "{\"error\":\"body: unknown key 'lable' (allowed: label, tags, pid, argv, exe)\"}\n",
+	       "start: the unknown key and the allowed ones");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"ok\",\"rss\":1}", NULL, &resp);
+	is_str(resp.body.data,
+	       "{\"error\":\"body: unknown key 'rss' (allowed: status, exit_code, signal, rss_max_bytes)\"}\n",
+	       "stop: the unknown key and the allowed ones");
+	api_response_finish(&resp);
+}
+
 int main(void) {
 	setup_config();
 	live = live_create();
@@ -673,6 +720,7 @@ int main(void) {
 	test_golden();
 	test_assets();
 	test_runs_post();
+	test_shared_checks();
 	live_destroy(live);
 	return test_done();
 }

@@ -496,6 +496,34 @@ static void test_empty(void) {
 	store_close(store);
 }
 
+/* The window limit: a window too long, one whose length overflows, one within the limit. */
+static void test_window_check(void) {
+	static const char *const names[] = {"--from", "--to"};
+	char *err = NULL;
+	int bad = -1;
+	is_int(query_window_check(0, 86401, false, 86400, names, &bad, &err), -EINVAL,
+	       "a window a second over the limit");
+	is_str(err,
+	       "the window given by --from and --to spans 86401 s, more than the configured limit of 86400 s (http.max_window)",
+	       "its message");
+	is_int(bad, 1, "blames the end given");
+	free(err);
+	err = NULL;
+	is_int(query_window_check(INT64_MIN, INT64_MAX, true, 86400, names, &bad, &err), -EINVAL,
+	       "a window whose length does not fit in 64 bits");
+	is_str(err,
+	       "the window given by --from and --to is longer than the configured limit of 86400 s (http.max_window)",
+	       "its message");
+	is_int(bad, 0, "to is now: blames from");
+	free(err);
+	err = NULL;
+	is_int(query_window_check(INT64_MIN, INT64_MAX, false, 0, names, &bad, &err), 0,
+	       "no limit: any window");
+	is_int(query_window_check(-86400, 0, false, 86400, names, &bad, &err), 0,
+	       "a window of exactly the limit");
+	ok(err == NULL, "no message when within");
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	struct store *store = fixture_store(rng);
@@ -509,5 +537,6 @@ int main(int argc, char **argv) {
 	store_close(store);
 	test_empty();
 	test_days();
+	test_window_check();
 	return test_done();
 }
