@@ -74,6 +74,9 @@ struct store_channel {
 	bool present;
 };
 
+/** How many channels are known, and how many of them are present. 0 or -errno. */
+int store_channel_counts(struct store *store, size_t *total, size_t *present);
+
 /** Every known channel, ordered by key. Free with store_channels_free(). */
 int store_channels(struct store *store, struct store_channel **out, size_t *n);
 void store_channels_free(struct store_channel *list, size_t n);

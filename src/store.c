@@ -64,6 +64,7 @@ enum stmt {
 	ST_CHANNEL_PRESENT,
 	ST_CHANNEL_SPAN,
 	ST_CHANNELS,
+	ST_CHANNEL_COUNTS,
 	ST_SCAN_CYCLES,
 	ST_SCAN_SAMPLES,
 	ST_SCAN_ROLLUPS,
@@ -120,6 +121,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"UPDATE channels SET first_seen = CASE WHEN first_seen = 0 OR ?2 < "
 		"first_seen THEN ?2 ELSE first_seen END, last_seen = max(last_seen, ?2) "
 		"WHERE id = ?1 AND (first_seen = 0 OR ?2 < first_seen OR ?2 > last_seen)",
+	[ST_CHANNEL_COUNTS] = "SELECT count(*), coalesce(sum(present), 0) FROM channels",
 	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
 			"first_seen, last_seen, present FROM channels ORDER BY key",
 	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
@@ -1851,6 +1853,21 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	done(st);
 	chain_finish(&chain);
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read samples");
+}
+
+int store_channel_counts(struct store *store, size_t *total, size_t *present) {
+	*total = *present = 0;
+	sqlite3_stmt *st = stmt(store, ST_CHANNEL_COUNTS);
+	if (!st) {
+		return -EIO;
+	}
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*total = (size_t)sqlite3_column_int64(st, 0);
+		*present = (size_t)sqlite3_column_int64(st, 1);
+	}
+	done(st);
+	return rc == SQLITE_ROW ? 0 : fail(store, rc, "could not count channels");
 }
 
 int store_channels(struct store *store, struct store_channel **out, size_t *n) {

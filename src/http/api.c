@@ -433,12 +433,9 @@ static void handle_status(struct request *r) {
 
 	struct store_info info = {0};
 	bool have_info = ctx->store && store_info(ctx->store, &info) == 0;
-	struct store_channel *list = NULL;
+	// Counts only: store_channels() would also scan the last hours' rows for last_seen.
 	size_t n_list = 0, present = 0;
-	bool have_channels = ctx->store && store_channels(ctx->store, &list, &n_list) == 0;
-	for (size_t i = 0; have_channels && i < n_list; i++) {
-		present += list[i].present;
-	}
+	bool have_channels = ctx->store && store_channel_counts(ctx->store, &n_list, &present) == 0;
 
 	struct json j;
 	json_init(&j, &r->resp->body, true);
@@ -549,7 +546,6 @@ static void handle_status(struct request *r) {
 	}
 	json_object_end(&j);
 	buf_putc(&r->resp->body, '\n');
-	store_channels_free(list, n_list);
 	live_snapshot_finish(&snap);
 	respond_json(r->resp, 200);
 }

@@ -695,6 +695,23 @@ static void test_channels_version(void) {
 	free(path);
 }
 
+/* store_channel_counts() agrees with the list: known channels, and those present. */
+static void test_channel_counts(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	size_t total = 9, present = 9;
+	is_int(store_channel_counts(store, &total, &present), 0, "counts of an empty database");
+	ok(total == 0 && present == 0, "no channels yet");
+	double v[] = {40, 1e9, 1};
+	put(store, T0, CLOCK_STATE_SYNCED, v, NULL);
+	const char *keys[] = {chans[0].key, chans[2].key};
+	is_int(store_mark_present(store, keys, 2, T0 + 30), 0, "one channel left the list");
+	is_int(store_channel_counts(store, &total, &present), 0, "counts");
+	is_int(total, 3, "three channels known");
+	is_int(present, 2, "two of them present");
+	store_close(store);
+}
+
 /* A failing cycle leaves nothing: the database refuses to grow past a page limit. */
 static void test_atomic_disk_full(void) {
 	char *path = tmp_path("full.db");
@@ -2318,6 +2335,7 @@ int main(void) {
 	test_change_marks();
 	test_insert_plans();
 	test_channels_version();
+	test_channel_counts();
 	test_future_import();
 	test_atomic_disk_full();
 	test_rollups();
