@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The demo daemon's running capacitor damage (/metrics) against the full recomputation
 (GET /api/v1/lifetime and `thermlog lifetime`) at the same stored cycle: they must agree to
-the bit. Usage: demo.py THERMLOGD THERMLOG"""
+a few ulps (the CLI and the API to the bit). Usage: demo.py THERMLOGD THERMLOG"""
 import json
+import math
 import os
 import re
 import subprocess
@@ -62,7 +63,13 @@ def check(demo):
             m = re.search(r"^thermlog_capacitor_" + name + r"\{[^}]*\} (\S+)$", metrics, re.M)
             return float(m.group(1)) if m else None
 
-        ok(metric("consumed_ratio") == api["consumed_fraction"],
+        # The same terms, but not always summed in the same order: the running sum adds cycle
+        # by cycle from its catch-up on, the recomputation takes whole days from the daily
+        # histograms. Under ASan beside other tests, a CI run met 1 ulp (4e-19) now and then;
+        # which step lands in another order there is not pinned down yet.
+        running = metric("consumed_ratio")
+        ok(running is not None and
+           abs(running - api["consumed_fraction"]) <= 4 * math.ulp(api["consumed_fraction"]),
            "running damage (/metrics) equals the full recomputation",
            f"{metric('consumed_ratio')!r} vs {api['consumed_fraction']!r}")
         obs = metric("observed_seconds")
