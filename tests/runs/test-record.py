@@ -206,6 +206,7 @@ def wrapper_checks(d, tmp):
     w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "signals", "--",
                           sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
     ok(wait_for(lambda: "ready" in logged(), 10), "the signal logger is ready", logged())
+    logger = child_of(w.pid)
     for name in names + ["SIGRTMIN+1"]:
         sig = signal.SIGRTMIN + 1 if name == "SIGRTMIN+1" else getattr(signal, name)
         want = "RT%d" % sig if name == "SIGRTMIN+1" else name
@@ -214,7 +215,10 @@ def wrapper_checks(d, tmp):
             os.kill(w.pid, sig)
         ok(wait_for(lambda: logged().count(want) > before) and w.poll() is None,
            f"{name} to the wrapper reaches the command, the wrapper stays", logged())
-    os.kill(w.pid, signal.SIGTERM)
+    if w.poll() is None:
+        os.kill(w.pid, signal.SIGTERM)
+    elif logger:
+        os.kill(logger, signal.SIGKILL)  # the wrapper died of a signal; its job ran on
     _, err = w.communicate(timeout=10)
     r = last_run(d)
     ok(w.returncode == 0 and r.get("label") == "signals" and r.get("status") == "ok",
