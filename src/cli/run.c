@@ -708,6 +708,10 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	if (!sock) {
 		return CLI_EXIT_USAGE;
 	}
+	if (!daemon_serves_db(ctx, sock, "run stop", "no run was stopped")) {
+		free(sock);
+		return CLI_EXIT_FAILURE;
+	}
 	struct buf body = {0};
 	struct json j;
 	json_init(&j, &body, false);

@@ -165,7 +165,7 @@ static void address_key(const struct sockaddr *sa, int fd, unsigned char key[16]
 		if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			cred = (struct ucred){0};
 		}
-		key[0] = 0x01; // no IPv4 or IPv6 key starts so and ends in a process
+		key[0] = 0x01; // apart from IP keys, which have no process in bytes 8..11
 		memcpy(key + 4, &cred.uid, sizeof(cred.uid));
 		memcpy(key + 8, &cred.pid, sizeof(cred.pid));
 	}

@@ -164,8 +164,19 @@ def wrapper_checks(d, tmp):
         idle.append(s)
     time.sleep(0.2)
     p = run(d, "run", "--label", "beside-idle", "--", "true")
+    # The quota is per process still: this one's ninth connection is cut unanswered.
+    ninth = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ninth.settimeout(10)
+    try:
+        ninth.connect(d.sock)
+        ninth.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = ninth.recv(100)
+    except OSError as e:
+        answer = repr(e).encode()
+    ninth.close()
     for s in idle:
         s.close()
+    ok(not answer.startswith(b"HTTP/"), "a ninth connection of one process is cut", answer)
     ok(p.returncode == 0 and "NOT recorded" not in p.stderr and
        count_runs(d, "beside-idle", "ok") == 1,
        "8 idle connections on the socket: `run -- true` is still recorded", p.stderr)
@@ -257,6 +268,13 @@ def wrapper_checks(d, tmp):
                         "otherdb"], capture_output=True, text=True, timeout=30)
     ok(p.returncode != 0 and not p.stdout and other in p.stderr and d.db in p.stderr and
        count_runs(d, "otherdb") == 0, "--db another.db: run start is refused", p.stderr)
+    rid = run(d, "run", "start", "--label", "stopdb").stdout.strip()
+    p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", other, "run", "stop", rid, "--exit",
+                        "0"], capture_output=True, text=True, timeout=30)
+    ok(rid.isdigit() and p.returncode != 0 and other in p.stderr and
+       count_runs(d, "stopdb", "running") == 1,
+       "--db another.db: run stop is refused, the run still running", p.stderr)
+    run(d, "run", "stop", rid, "--exit", "0")
     alias = os.path.join(tmp, "alias.db")
     os.symlink(d.db, alias)
     p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", alias, "run", "--label", "samedb",
