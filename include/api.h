@@ -74,6 +74,8 @@ struct api_context {
 	 * (group thermlog, 0660) is the access control: no token is asked for.
 	 */
 	bool local;
+	/** The database file, said in /api/v1/status through the Unix socket only; or NULL. */
+	const char *db_path;
 };
 
 struct api_request {

@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -33,6 +35,8 @@
 #define KILL_GRACE_S   10 // after --timeout's SIGTERM, SIGKILL follows this much later
 #define EXIT_NOT_FOUND 127
 #define EXIT_NOT_EXEC  126
+#define RETRY_MS       5000 // a refused or busy request is tried again for this long
+#define LABEL_MAX      200  // bytes, as the daemon counts them
 
 /* --- talking to the daemon ------------------------------------------------------------------ */
 
@@ -42,11 +46,12 @@ struct reply {
 };
 
 /*
- * POSTs @body to @path on the socket. Returns 0 with @out filled, or a negative errno with a
- * reason in *why (static): the daemon is not there or did not answer.
+ * Sends @method @path with @body (NULL: none, for GET) on the socket. Returns 0 with @out filled,
+ * or a negative errno with a reason in *why (static): the daemon is not there or did not answer
+ * (-EPROTO: the request went out but no answer came back).
  */
-static int post(const char *socket_path, const char *path, const char *body, struct reply *out,
-		const char **why) {
+static int call(const char *socket_path, const char *method, const char *path, const char *body,
+		struct reply *out, const char **why) {
 	*out = (struct reply){0};
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
@@ -69,10 +74,15 @@ static int post(const char *socket_path, const char *path, const char *body, str
 		return -err;
 	}
 	struct buf req = {0};
-	buf_printf(&req,
-		   "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-		   "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-		   path, strlen(body), body);
+	if (body) {
+		buf_printf(&req,
+			   "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+			   "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+			   method, path, strlen(body), body);
+	} else {
+		buf_printf(&req, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+			   method, path);
+	}
 	size_t sent = 0;
 	while (sent < req.len) {
 		ssize_t n = send(fd, req.data + sent, req.len - sent, MSG_NOSIGNAL);
@@ -114,6 +124,70 @@ static int post(const char *socket_path, const char *path, const char *body, str
 	out->body = xstrdup(sep ? sep + 4 : "");
 	buf_finish(&resp);
 	return 0;
+}
+
+static int64_t mono_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * call(), tried again with back-off for up to RETRY_MS while the daemon is busy or full (HTTP
+ * 503, 429), refuses or cuts the connection, or (@idempotent only: the request may have been
+ * served) sent no answer. A missing socket is not retried: no daemon is there.
+ */
+static int call_retry(const char *sock, const char *method, const char *path, const char *body,
+		      bool idempotent, struct reply *out, const char **why) {
+	int64_t until = mono_ms() + RETRY_MS;
+	int64_t pause_ms = 20;
+	for (;;) {
+		int rc = call(sock, method, path, body, out, why);
+		bool again = rc == -ECONNREFUSED || rc == -EAGAIN || rc == -ECONNRESET ||
+			     rc == -EPIPE || (rc == -EPROTO && idempotent) ||
+			     (rc == 0 && (out->status == 503 || out->status == 429));
+		int64_t left = until - mono_ms();
+		if (!again || left <= 0) {
+			return rc;
+		}
+		free(out->body);
+		*out = (struct reply){0};
+		// Spread over [pause/2, pause): clients refused together do not come back together.
+		int64_t ms = pause_ms / 2 + (int64_t)((unsigned)rand() % (unsigned)(pause_ms / 2));
+		ms = ms < left ? ms : left;
+		struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+		}
+		pause_ms = pause_ms * 2 < 1000 ? pause_ms * 2 : 1000;
+	}
+}
+
+static int post(const char *sock, const char *path, const char *body, bool idempotent,
+		struct reply *out, const char **why) {
+	return call_retry(sock, "POST", path, body, idempotent, out, why);
+}
+
+/*
+ * A new request id (32 hex digits) into @out: the daemon records a start retried with the same
+ * id once. Seeds rand() for the back-off too.
+ */
+static void new_request_id(char out[33]) {
+	unsigned char raw[16];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		// No entropy to be had: the pid and the clock still tell concurrent runs apart.
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t a = (uint64_t)getpid(),
+			 b = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		memcpy(raw, &a, 8);
+		memcpy(raw + 8, &b, 8);
+	}
+	unsigned seed = 0;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+		seed = seed * 31 + raw[i];
+	}
+	srand(seed);
 }
 
 /* A scalar member of the reply's JSON object, or NULL (also for JSON null). */
@@ -179,6 +253,40 @@ static char *socket_of(const struct cli_context *ctx) {
 	return path;
 }
 
+/*
+ * Whether the daemon on @sock records into the database --db names (true without --db). When
+ * it serves another, or cannot say which, says so on stderr, @what ending the line, and returns
+ * false. An unreachable daemon returns true: the request that follows says it is not there.
+ */
+static bool daemon_serves_db(const struct cli_context *ctx, const char *sock, const char *cmd,
+			     const char *what) {
+	if (!ctx->db_path) {
+		return true;
+	}
+	struct reply r;
+	const char *why;
+	if (call_retry(sock, "GET", "/api/v1/status", NULL, true, &r, &why) < 0) {
+		return true;
+	}
+	char *served = r.status == 200 ? reply_field(r.body, "database_path") : NULL;
+	free(r.body);
+	struct stat want, got;
+	bool same = served && stat(ctx->db_path, &want) == 0 && stat(served, &got) == 0 &&
+		    want.st_dev == got.st_dev && want.st_ino == got.st_ino;
+	if (!served) {
+		fprintf(stderr,
+			"thermlog %s: the daemon at %s does not say which database it records "
+			"into, so --db %s cannot be honoured: %s\n",
+			cmd, sock, ctx->db_path, what);
+	} else if (!same) {
+		fprintf(stderr,
+			"thermlog %s: the daemon at %s records into %s, not into --db %s: %s\n",
+			cmd, sock, served, ctx->db_path, what);
+	}
+	free(served);
+	return same;
+}
+
 /* The executable execvp() would run for @cmd, or NULL. Newly allocated. */
 static char *find_exe(const char *cmd) {
 	if (strchr(cmd, '/')) {
@@ -201,29 +309,53 @@ static char *find_exe(const char *cmd) {
 
 /* --- the wrapper ---------------------------------------------------------------------------- */
 
-static volatile sig_atomic_t child_pid;
-static volatile sig_atomic_t timed_out;
+/*
+ * The signals passed on to the command, as a shell passes them to a foreground job: whatever
+ * `kill` may send the wrapper that the job should see. SIGTSTP stops the command, and the
+ * wrapper stops when the command does (wait4 WUNTRACED); continued, it continues the command.
+ * SIGKILL and SIGSTOP cannot be caught; SIGCHLD, SIGTTIN and SIGTTOU concern the wrapper itself.
+ */
+static const int forwarded[] = {SIGHUP,   SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,   SIGUSR2,
+				SIGWINCH, SIGTSTP, SIGALRM, SIGPIPE, SIGVTALRM, SIGPROF,
+				SIGURG,   SIGXCPU, SIGXFSZ, SIGPWR};
+#define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
 
-/* Forwards a signal to the command, unless the terminal sent it to the whole group already. */
-static void handle_forward(int sig, siginfo_t *info, void *uctx) {
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t self_pid;
+static volatile sig_atomic_t timed_out;
+static volatile sig_atomic_t has_timeout;
+
+/*
+ * Passes a signal on to the command, unless the terminal sent it to the whole process group
+ * already (SI_KERNEL) or the wrapper raised it itself (a write to a closed pipe). With
+ * --timeout, the timer's SIGALRM (SI_KERNEL) ends the command: SIGTERM, then SIGKILL.
+ */
+static void handle_signal(int sig, siginfo_t *info, void *uctx) {
 	(void)uctx;
-	if (child_pid > 0 && (!info || info->si_code != SI_KERNEL)) {
-		kill((pid_t)child_pid, sig);
+	int saved = errno;
+	pid_t pid = (pid_t)child_pid;
+	bool from_kernel = info && info->si_code == SI_KERNEL;
+	if (sig == SIGALRM && from_kernel && has_timeout && pid > 0) {
+		if (!timed_out) {
+			timed_out = 1;
+			kill(pid, SIGTERM);
+			alarm(KILL_GRACE_S);
+		} else {
+			kill(pid, SIGKILL);
+		}
+	} else if (pid > 0 && !from_kernel && !(info && info->si_pid == (pid_t)self_pid)) {
+		kill(pid, sig);
 	}
+	errno = saved;
 }
 
-static void handle_alarm(int sig) {
-	(void)sig;
-	if (child_pid <= 0) {
-		return;
-	}
-	if (!timed_out) {
-		timed_out = 1;
-		kill((pid_t)child_pid, SIGTERM);
-		alarm(KILL_GRACE_S);
-	} else {
-		kill((pid_t)child_pid, SIGKILL);
-	}
+/* A real-time signal is passed on too: the same handler for SIGRTMIN..SIGRTMAX. */
+static int n_signals(void) {
+	return (int)N_FORWARDED + (SIGRTMAX - SIGRTMIN + 1);
+}
+
+static int signal_at(int i) {
+	return i < (int)N_FORWARDED ? forwarded[i] : SIGRTMIN + (i - (int)N_FORWARDED);
 }
 
 static double now_s(void) {
@@ -232,11 +364,82 @@ static double now_s(void) {
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * Runs argv: forks, and in the child execs it with the signal actions it would have had without
+ * the wrapper. Returns the child's pid, with *exec_err the errno of a failed exec (0: it runs),
+ * or -1 when fork failed.
+ */
+static pid_t spawn(char **argv, const struct sigaction *old, const sigset_t *old_mask,
+		   int *exec_err) {
+	*exec_err = 0;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		pfd[0] = pfd[1] = -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < n_signals(); i++) {
+			sigaction(signal_at(i), &old[i], NULL);
+		}
+		sigprocmask(SIG_SETMASK, old_mask, NULL);
+		execvp(argv[0], argv);
+		int err = errno;
+		if (pfd[1] >= 0) {
+			ssize_t n = write(pfd[1], &err, sizeof(err));
+			(void)n;
+		}
+		fprintf(stderr, "thermlog run: cannot run %s: %s\n", argv[0], strerror(err));
+		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
+	}
+	if (pfd[1] >= 0) {
+		close(pfd[1]);
+	}
+	if (pid > 0 && pfd[0] >= 0) {
+		// Blocks until the exec (closing the pipe) or its failure: the forwarded signals
+		// are blocked meanwhile, so no EINTR, and none is lost.
+		ssize_t n;
+		while ((n = read(pfd[0], exec_err, sizeof(*exec_err))) < 0 && errno == EINTR) {
+		}
+		if (n != (ssize_t)sizeof(*exec_err)) {
+			*exec_err = 0;
+		}
+	}
+	if (pfd[0] >= 0) {
+		close(pfd[0]);
+	}
+	return pid;
+}
+
+/* How the command ended, as the stop request tells the daemon. */
+static void stop_body(struct buf *out, int status, const struct rusage *ru) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	if (timed_out) {
+		json_key(&j, "status");
+		json_string(&j, "timeout");
+	}
+	if (WIFEXITED(status)) {
+		json_key(&j, "exit_code");
+		json_int(&j, WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		json_key(&j, "signal");
+		json_int(&j, WTERMSIG(status));
+	}
+	json_key(&j, "rss_max_bytes");
+	json_int(&j, (int64_t)ru->ru_maxrss * 1024); // Linux: kilobytes
+	json_object_end(&j);
+}
+
 static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
 		return CLI_EXIT_USAGE;
 	}
+	char request_id[33];
+	new_request_id(request_id);
+	// NULL when there is none to run: the run is still recorded, as failed with 127 or 126.
 	char *exe = find_exe(argv[0]);
 	const char *slash = strrchr(argv[0], '/');
 	const char *label = a->label ? a->label : (slash && slash[1] ? slash + 1 : argv[0]);
@@ -256,16 +459,22 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 		json_string(&j, argv[i]);
 	}
 	json_array_end(&j);
-	json_key(&j, "exe");
-	json_string(&j, exe);
+	if (exe) {
+		json_key(&j, "exe");
+		json_string(&j, exe);
+	}
+	json_key(&j, "request_id");
+	json_string(&j, request_id);
 	json_object_end(&j);
 	free(exe);
 
 	// Recorded or not, the command runs: a missing daemon only costs the record.
-	struct reply r;
+	struct reply r = {0};
 	const char *why = NULL;
 	char *id = NULL;
-	if (post(sock, "/api/v1/runs", body.data, &r, &why) < 0) {
+	if (!daemon_serves_db(ctx, sock, "run", "this run is NOT recorded")) {
+		// said why
+	} else if (post(sock, "/api/v1/runs", body.data, true, &r, &why) < 0) {
 		fprintf(stderr,
 			"thermlog run: the daemon is not reachable at %s (%s): this run is NOT "
 			"recorded\n",
@@ -281,49 +490,59 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	free(r.body);
 	buf_finish(&body);
 
-	// Signals are taken before the fork, so none is lost between fork and the handlers.
-	struct sigaction fwd = {.sa_sigaction = handle_forward, .sa_flags = SA_SIGINFO};
-	sigemptyset(&fwd.sa_mask);
-	struct sigaction old_int, old_term, old_hup, old_alrm;
-	sigaction(SIGINT, &fwd, &old_int);
-	sigaction(SIGTERM, &fwd, &old_term);
-	sigaction(SIGHUP, &fwd, &old_hup);
-	struct sigaction alrm = {.sa_handler = handle_alarm};
-	sigemptyset(&alrm.sa_mask);
-	sigaction(SIGALRM, &alrm, &old_alrm);
-	double t0 = now_s();
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		sigaction(SIGHUP, &old_hup, NULL);
-		sigaction(SIGALRM, &old_alrm, NULL);
-		execvp(argv[0], argv);
-		int err = errno;
-		fprintf(stderr, "thermlog run: cannot run %s: %s\n", argv[0], strerror(err));
-		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
+	// The handlers are in place and the signals blocked before the fork, so none is lost
+	// between fork and exec, nor before child_pid is known.
+	struct sigaction act = {.sa_sigaction = handle_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&act.sa_mask);
+	sigset_t block, old_mask;
+	sigemptyset(&block);
+	for (int i = 0; i < n_signals(); i++) {
+		sigaddset(&act.sa_mask, signal_at(i));
+		sigaddset(&block, signal_at(i));
 	}
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	struct sigaction *old = xcalloc((size_t)n_signals(), sizeof(*old));
+	for (int i = 0; i < n_signals(); i++) {
+		sigaction(signal_at(i), &act, &old[i]);
+	}
+	self_pid = getpid();
+	has_timeout = a->timeout_ms > 0;
+	double t0 = now_s();
+	int exec_err = 0;
+	pid_t pid = spawn(argv, old, &old_mask, &exec_err);
+	free(old);
 	if (pid < 0) {
 		fprintf(stderr, "thermlog run: cannot fork: %s\n", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		free(id);
 		free(sock);
 		return CLI_EXIT_FAILURE;
 	}
 	child_pid = pid;
-	if (a->timeout_ms > 0) {
+	if (a->timeout_ms > 0 && !exec_err) {
 		struct itimerval it = {.it_value = {.tv_sec = a->timeout_ms / 1000,
 						    .tv_usec = (a->timeout_ms % 1000) * 1000}};
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	int status = 0;
 	struct rusage ru = {0};
-	while (wait4(pid, &status, 0, &ru) < 0) {
-		if (errno != EINTR) {
+	for (;;) {
+		if (wait4(pid, &status, WUNTRACED, &ru) < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
 			fprintf(stderr, "thermlog run: wait4: %s\n", strerror(errno));
 			status = EXIT_NOT_EXEC << 8;
 			break;
 		}
+		if (!WIFSTOPPED(status)) {
+			break;
+		}
+		// The command stopped (SIGTSTP, SIGSTOP): so does the wrapper, so that a shell sees
+		// its job stopped; continued (fg, bg, SIGCONT), it continues the command.
+		raise(SIGSTOP);
+		kill(pid, SIGCONT);
 	}
 	child_pid = 0;
 	alarm(0);
@@ -332,24 +551,9 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 
 	if (id) {
 		struct buf stop = {0};
-		json_init(&j, &stop, false);
-		json_object_begin(&j);
-		if (timed_out) {
-			json_key(&j, "status");
-			json_string(&j, "timeout");
-		}
-		if (WIFEXITED(status)) {
-			json_key(&j, "exit_code");
-			json_int(&j, WEXITSTATUS(status));
-		} else if (WIFSIGNALED(status)) {
-			json_key(&j, "signal");
-			json_int(&j, WTERMSIG(status));
-		}
-		json_key(&j, "rss_max_bytes");
-		json_int(&j, (int64_t)ru.ru_maxrss * 1024); // Linux: kilobytes
-		json_object_end(&j);
+		stop_body(&stop, status, &ru);
 		char *path = xasprintf("/api/v1/runs/%s/stop", id);
-		if (post(sock, path, stop.data, &r, &why) < 0) {
+		if (post(sock, path, stop.data, false, &r, &why) < 0) {
 			fprintf(stderr,
 				"thermlog run: the daemon is not reachable at %s (%s): the end of run "
 				"%s is NOT recorded (it will show as lost)\n",
@@ -367,7 +571,10 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 			char *energy = reply_field(r.body, "energy_j");
 			char *method = reply_field(r.body, "energy_method");
 			fprintf(stderr, "thermlog run: run %s (%s) %s", id, label, st ? st : "?");
-			if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+			if (exec_err) {
+				fprintf(stderr, " (exit %d: cannot run %s: %s)", exit_code, argv[0],
+					strerror(exec_err));
+			} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
 				fprintf(stderr, " (exit %d)", WEXITSTATUS(status));
 			} else if (WIFSIGNALED(status)) {
 				fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
@@ -387,8 +594,12 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 		free(path);
 		buf_finish(&stop);
 	} else {
-		fprintf(stderr, "thermlog run: %s %s after %.3f s (not recorded)\n", label,
-			exit_code == 0 ? "ok" : "failed", took);
+		const char *how = timed_out             ? "timeout"
+				  : WIFSIGNALED(status) ? "signaled"
+				  : exit_code == 0      ? "ok"
+							: "failed";
+		fprintf(stderr, "thermlog run: %s %s after %.3f s (not recorded)\n", label, how,
+			took);
 	}
 	free(id);
 	free(sock);
@@ -411,9 +622,9 @@ static void refused(const char *cmd, const struct reply *r) {
  * @not_done ending the line when the daemon is not reachable, and returns false.
  */
 static bool request(const char *sock, const char *cmd, const char *path, const char *body, int want,
-		    const char *not_done, struct reply *r) {
+		    bool idempotent, const char *not_done, struct reply *r) {
 	const char *why;
-	if (post(sock, path, body, r, &why) < 0) {
+	if (post(sock, path, body, idempotent, r, &why) < 0) {
 		fprintf(stderr, "thermlog run %s: the daemon is not reachable at %s (%s)%s\n", cmd,
 			sock, why, not_done);
 		return false;
@@ -430,10 +641,21 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 		fprintf(stderr, "thermlog run start: --label is required\n");
 		return CLI_EXIT_USAGE;
 	}
+	// A run watched through a process that is not there would only end as lost.
+	if (a->pid_given && kill((pid_t)a->pid, 0) < 0 && errno == ESRCH) {
+		fprintf(stderr, "thermlog run start: --pid %" PRId64 ": no such process\n", a->pid);
+		return CLI_EXIT_USAGE;
+	}
 	char *sock = socket_of(ctx);
 	if (!sock) {
 		return CLI_EXIT_USAGE;
 	}
+	if (!daemon_serves_db(ctx, sock, "run start", "no run was started")) {
+		free(sock);
+		return CLI_EXIT_FAILURE;
+	}
+	char request_id[33];
+	new_request_id(request_id);
 	struct buf body = {0};
 	struct json j;
 	json_init(&j, &body, false);
@@ -451,10 +673,13 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	} else {
 		json_null(&j);
 	}
+	json_key(&j, "request_id");
+	json_string(&j, request_id);
 	json_object_end(&j);
-	struct reply r;
+	struct reply r = {0};
 	int rc = CLI_EXIT_FAILURE;
-	if (request(sock, "start", "/api/v1/runs", body.data, 201, ": no run was started", &r)) {
+	if (request(sock, "start", "/api/v1/runs", body.data, 201, true, ": no run was started",
+		    &r)) {
 		char *id = reply_field(r.body, "id");
 		if (id) {
 			printf("%s\n", id);
@@ -483,6 +708,10 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	if (!sock) {
 		return CLI_EXIT_USAGE;
 	}
+	if (!daemon_serves_db(ctx, sock, "run stop", "no run was stopped")) {
+		free(sock);
+		return CLI_EXIT_FAILURE;
+	}
 	struct buf body = {0};
 	struct json j;
 	json_init(&j, &body, false);
@@ -497,9 +726,9 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	}
 	json_object_end(&j);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
-	struct reply r;
+	struct reply r = {0};
 	int rc = CLI_EXIT_FAILURE;
-	if (request(sock, "stop", path, body.data, 200, "", &r)) {
+	if (request(sock, "stop", path, body.data, 200, false, "", &r)) {
 		printf("%s", r.body);
 		rc = CLI_EXIT_OK;
 	}
@@ -554,8 +783,10 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		char *end;
 		switch (c) {
 		case OPT_LABEL:
-			if (!*optarg) {
-				fprintf(stderr, "thermlog run: --label must not be empty\n");
+			if (!*optarg || strlen(optarg) > LABEL_MAX) {
+				fprintf(stderr,
+					"thermlog run: --label: expected 1 to %d bytes, got %zu\n",
+					LABEL_MAX, strlen(optarg));
 				goto out;
 			}
 			a.label = optarg;

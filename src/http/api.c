@@ -517,6 +517,10 @@ static void handle_status(struct request *r) {
 	}
 	json_key(&j, "capacitors");
 	json_int(&j, (int64_t)snap.n_capacitors);
+	if (ctx->local && ctx->db_path) { // where runs sent to this socket are recorded
+		json_key(&j, "database_path");
+		json_string(&j, ctx->db_path);
+	}
 	json_key(&j, "database");
 	if (have_info) {
 		json_object_begin(&j);
@@ -1455,7 +1459,9 @@ static const char *base_name(const char *path) {
 }
 
 static void runs_start(struct request *r, const struct yamltree_node *root) {
-	static const char *const known[] = {"label", "tags", "pid", "argv", "exe", NULL};
+	// "request_id" names one start however often it is retried.
+	static const char *const known[] = {"label", "tags",       "pid", "argv",
+					    "exe",   "request_id", NULL};
 	if (!body_keys_known(r, root, known)) {
 		return;
 	}

@@ -146,8 +146,12 @@ static int64_t mono_ms(void) {
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The address a per-address limit counts: IPv4 (also v4-mapped) whole, IPv6 by its /64. */
-static void address_key(const struct sockaddr *sa, unsigned char key[16]) {
+/*
+ * The address a per-address limit counts: IPv4 (also v4-mapped) whole, IPv6 by its /64, a Unix
+ * socket peer by its process (SO_PEERCRED on @fd; every local peer shares the socket's one
+ * address, so keying by it would make all local clients share one client's quota).
+ */
+static void address_key(const struct sockaddr *sa, int fd, unsigned char key[16]) {
 	memset(key, 0, 16);
 	if (sa && sa->sa_family == AF_INET) {
 		key[10] = key[11] = 0xff;
@@ -155,7 +159,25 @@ static void address_key(const struct sockaddr *sa, unsigned char key[16]) {
 	} else if (sa && sa->sa_family == AF_INET6) {
 		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 		memcpy(key, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
+	} else if (sa && sa->sa_family == AF_UNIX) {
+		struct ucred cred = {0};
+		socklen_t len = sizeof(cred);
+		if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			cred = (struct ucred){0};
+		}
+		key[0] = 0x01; // apart from IP keys, which have no process in bytes 8..11
+		memcpy(key + 4, &cred.uid, sizeof(cred.uid));
+		memcpy(key + 8, &cred.pid, sizeof(cred.pid));
 	}
+}
+
+/* How many open connections (not cut) have @key. Under conn_lock. */
+static unsigned same_address(const struct http *http, const unsigned char key[16]) {
+	unsigned same = 0;
+	for (const struct conn_state *cs = http->conns; cs; cs = cs->next) {
+		same += !cs->cut && memcmp(cs->addr, key, 16) == 0;
+	}
+	return same;
 }
 
 /* Shuts a connection's socket down; libmicrohttpd then closes it. Under conn_lock. */
@@ -174,18 +196,20 @@ static void cut_connection(struct conn_state *cs) {
  */
 static enum MHD_Result handle_accept(void *cls, const struct sockaddr *addr, socklen_t len) {
 	struct http *http = cls;
+	// A Unix socket peer's process is known only once it is accepted: handle_connection().
+	bool local = addr && addr->sa_family == AF_UNIX;
 	unsigned char key[16];
-	address_key(addr, key);
+	address_key(addr, -1, key);
 	enum MHD_Result ret = MHD_YES;
 	pthread_mutex_lock(&http->conn_lock);
-	unsigned same = 0, open = 0;
+	unsigned open = 0;
+	unsigned same = local ? 0 : same_address(http, key);
 	struct conn_state *oldest = NULL;
 	for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
 		if (cs->cut) {
 			continue;
 		}
 		open++;
-		same += memcmp(cs->addr, key, 16) == 0;
 		if (!cs->head_done && (!oldest || cs->head_by_ms <= oldest->head_by_ms)) {
 			oldest = cs;
 		}
@@ -212,9 +236,16 @@ static void handle_connection(void *cls, struct MHD_Connection *conn, void **soc
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		cs->fd = info ? info->connect_fd : -1;
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		address_key(info ? info->client_addr : NULL, cs->addr);
+		const struct sockaddr *sa = info ? info->client_addr : NULL;
+		address_key(sa, cs->fd, cs->addr);
 		cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
 		pthread_mutex_lock(&http->conn_lock);
+		// The per-address limit for a Unix socket peer, which handle_accept() could not
+		// key.
+		if (sa && sa->sa_family == AF_UNIX &&
+		    same_address(http, cs->addr) >= http->per_address) {
+			cut_connection(cs);
+		}
 		cs->next = http->conns;
 		if (cs->next) {
 			cs->next->prev = cs;
@@ -1021,7 +1052,8 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 					 .session_key = http->token ? http->session_key : NULL,
 					 .host = http->host,
 					 .board = http->board,
-					 .local = local_socket};
+					 .local = local_socket,
+					 .db_path = http->light.db.path};
 #ifdef M_MMAP_THRESHOLD
 	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
 	// threshold returns each to the system when freed; glibc would otherwise raise it after

@@ -4,7 +4,9 @@ copied fixture tree (rock5c), its Unix socket in a temp dir and HTTP on port 0.
 
 Exit status passthrough and statuses (exit 3, SIGTERM, --timeout, kill -9 of the wrapper),
 run start/stop, a daemon restarted mid-run, no daemon at all, exact counter deltas when the
-tree changes to rock5c-after-run mid-run, constant 5 W integrated when no energy counter
+tree changes to rock5c-after-run mid-run, idle and 30 concurrent clients on the socket, every
+signal passed on (SIGTSTP/SIGCONT as job control), --db checked against the daemon's database,
+commands that cannot start, the wrapper's refusals, constant 5 W integrated when no energy counter
 exists, POST over TCP refused without the token, and the minute series untouched by runs.
 
 usage: test-record.py THERMLOGD THERMLOG FIXTURES_DIR
@@ -15,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -112,6 +115,209 @@ def fresh_tree(tmp, name="sys"):
     tree = os.path.join(tmp, name)
     shutil.copytree(os.path.join(FIXTURES, "rock5c"), tree, symlinks=True)
     return tree
+
+
+def proc_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def child_of(pid, deadline_s=5):
+    deadline = time.time() + deadline_s
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return None
+
+
+def wait_for(cond, deadline_s=3):
+    deadline = time.time() + deadline_s
+    while time.time() < deadline and not cond():
+        time.sleep(0.02)
+    return cond()
+
+
+def count_runs(d, label, status=None):
+    if status:
+        return rows(d, "SELECT count(*) FROM runs WHERE label = ? AND status = ?",
+                    (label, status))[0][0]
+    return rows(d, "SELECT count(*) FROM runs WHERE label = ?", (label,))[0][0]
+
+
+def wrapper_checks(d, tmp):
+    """The wrapper beside other clients, under signals, with --db, and for commands that
+    cannot start."""
+    # Idle local clients do not lock a run out: every Unix socket peer had one quota.
+    idle = []
+    for _ in range(8):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(d.sock)
+        idle.append(s)
+    time.sleep(0.2)
+    p = run(d, "run", "--label", "beside-idle", "--", "true")
+    # The quota is per process still: this one's ninth connection is cut unanswered.
+    ninth = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ninth.settimeout(10)
+    try:
+        ninth.connect(d.sock)
+        ninth.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = ninth.recv(100)
+    except OSError as e:
+        answer = repr(e).encode()
+    ninth.close()
+    for s in idle:
+        s.close()
+    ok(not answer.startswith(b"HTTP/"), "a ninth connection of one process is cut", answer)
+    ok(p.returncode == 0 and "NOT recorded" not in p.stderr and
+       count_runs(d, "beside-idle", "ok") == 1,
+       "8 idle connections on the socket: `run -- true` is still recorded", p.stderr)
+
+    # 30 at once: each is recorded, none is refused for another's connections.
+    procs = [subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "thirty", "--",
+                               "sleep", "2"], stderr=subprocess.PIPE, text=True)
+             for _ in range(30)]
+    errs = [w.communicate(timeout=60)[1] for w in procs]
+    lost = [e for e in errs if "NOT recorded" in e or "refused" in e]
+    ok(all(w.returncode == 0 for w in procs) and not lost and
+       count_runs(d, "thirty", "ok") == 30,
+       f"30 concurrent `run -- sleep 2`: all recorded ({count_runs(d, 'thirty', 'ok')})",
+       lost[:3])
+
+    # Every signal `kill` may send reaches the command; the wrapper stays, the run ends ok.
+    log = os.path.join(tmp, "signals.log")
+    names = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGALRM",
+             "SIGPIPE", "SIGVTALRM", "SIGPROF", "SIGURG", "SIGXCPU", "SIGXFSZ", "SIGPWR"]
+    script = (
+        "import signal, sys, time\n"
+        f"log = open({log!r}, 'a', buffering=1)\n"
+        "def h(n, f):\n    log.write((signal.Signals(n).name if n < signal.SIGRTMIN\n"
+        "               else 'RT%d' % n) + '\\n')\n"
+        "def t(n, f):\n    log.write('SIGTERM\\n'); sys.exit(0)\n"
+        f"for s in {names!r}:\n    signal.signal(getattr(signal, s), h)\n"
+        "signal.signal(signal.SIGRTMIN + 1, h)\n"
+        "signal.signal(signal.SIGTERM, t)\n"
+        "log.write('ready\\n')\n"
+        "while True:\n    time.sleep(1)\n")
+
+    def logged():
+        try:
+            with open(log) as f:
+                return f.read().split()
+        except OSError:
+            return []
+    w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "signals", "--",
+                          sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    ok(wait_for(lambda: "ready" in logged(), 10), "the signal logger is ready", logged())
+    logger = child_of(w.pid)
+    for name in names + ["SIGRTMIN+1"]:
+        sig = signal.SIGRTMIN + 1 if name == "SIGRTMIN+1" else getattr(signal, name)
+        want = "RT%d" % sig if name == "SIGRTMIN+1" else name
+        before = logged().count(want)
+        if w.poll() is None:
+            os.kill(w.pid, sig)
+        ok(wait_for(lambda: logged().count(want) > before) and w.poll() is None,
+           f"{name} to the wrapper reaches the command, the wrapper stays", logged())
+    if w.poll() is None:
+        os.kill(w.pid, signal.SIGTERM)
+    elif logger:
+        os.kill(logger, signal.SIGKILL)  # the wrapper died of a signal; its job ran on
+    _, err = w.communicate(timeout=10)
+    r = last_run(d)
+    ok(w.returncode == 0 and r.get("label") == "signals" and r.get("status") == "ok",
+       "the command ends by its own SIGTERM handler: exit 0, ok", (w.returncode, err, r))
+
+    # SIGTSTP stops the command, and the wrapper with it; SIGCONT continues both. In a group
+    # of its own, as a shell's job: the kernel drops SIGTSTP in an orphaned group.
+    w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "jobctl", "--",
+                          "sleep", "30"], stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: os.setpgid(0, 0))
+    kid = child_of(w.pid)
+    time.sleep(0.3)
+    os.kill(w.pid, signal.SIGTSTP)
+    ok(kid and wait_for(lambda: proc_state(kid) == "T" and proc_state(w.pid) == "T"),
+       "SIGTSTP: the command and the wrapper are stopped",
+       (kid and proc_state(kid), proc_state(w.pid)))
+    os.kill(w.pid, signal.SIGCONT)
+    ok(kid and wait_for(lambda: proc_state(kid) in ("S", "R") and
+                        proc_state(w.pid) in ("S", "R")),
+       "SIGCONT: both run again", (kid and proc_state(kid), proc_state(w.pid)))
+    os.kill(w.pid, signal.SIGTERM)
+    _, err = w.communicate(timeout=10)
+    r = last_run(d)
+    ok(w.returncode == 143 and r.get("label") == "jobctl" and r.get("status") == "signaled",
+       "then SIGTERM: 143, signaled", (err, r))
+
+    # --db names another database than the daemon's: the command runs, unrecorded, and both
+    # paths are named; the daemon's own file under another name is recorded.
+    other = os.path.join(tmp, "other.db")
+    p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", other, "run", "--label", "otherdb",
+                        "--", "sh", "-c", "exit 4"], capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 4 and "NOT recorded" in p.stderr and other in p.stderr and
+       d.db in p.stderr and count_runs(d, "otherdb") == 0,
+       "--db another.db: runs, exit 4, not recorded, both paths named", p.stderr)
+    p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", other, "run", "start", "--label",
+                        "otherdb"], capture_output=True, text=True, timeout=30)
+    ok(p.returncode != 0 and not p.stdout and other in p.stderr and d.db in p.stderr and
+       count_runs(d, "otherdb") == 0, "--db another.db: run start is refused", p.stderr)
+    rid = run(d, "run", "start", "--label", "stopdb").stdout.strip()
+    p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", other, "run", "stop", rid, "--exit",
+                        "0"], capture_output=True, text=True, timeout=30)
+    ok(rid.isdigit() and p.returncode != 0 and other in p.stderr and
+       count_runs(d, "stopdb", "running") == 1,
+       "--db another.db: run stop is refused, the run still running", p.stderr)
+    run(d, "run", "stop", rid, "--exit", "0")
+    alias = os.path.join(tmp, "alias.db")
+    os.symlink(d.db, alias)
+    p = subprocess.run([THERMLOG, "-c", d.cfg, "--db", alias, "run", "--label", "samedb",
+                        "--", "true"], capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 0 and count_runs(d, "samedb", "ok") == 1,
+       "--db naming the daemon's database another way: recorded", p.stderr)
+
+    # A command that cannot start is a failed run: 127 when missing, 126 when not executable.
+    p = run(d, "run", "--", "/nonexistent/cmd")
+    r = last_run(d)
+    ok(p.returncode == 127 and r.get("label") == "cmd" and r.get("status") == "failed" and
+       r.get("exit_code") == 127 and "refused" not in p.stderr and
+       "/nonexistent/cmd" in p.stderr and "No such file" in p.stderr,
+       "a missing command: exit 127, recorded failed with 127, the cause named", (p.stderr, r))
+    noexec = os.path.join(tmp, "noexec.sh")
+    with open(noexec, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    p = run(d, "run", "--", noexec)
+    r = last_run(d)
+    ok(p.returncode == 126 and r.get("status") == "failed" and r.get("exit_code") == 126 and
+       "refused" not in p.stderr and "Permission denied" in p.stderr,
+       "a command not executable: exit 126, recorded failed with 126", (p.stderr, r))
+
+    # Messages: an unrecorded timeout says so; a missing --pid and a long label are refused.
+    cfg = os.path.join(tmp, "nodaemon.yaml")
+    with open(d.cfg) as f:
+        text = f.read()
+    with open(cfg, "w") as f:
+        f.write(text.replace(d.sock, os.path.join(tmp, "none.sock")))
+    p = subprocess.run([THERMLOG, "-c", cfg, "run", "--timeout", "1s", "--", "sleep", "5"],
+                       capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 143 and re.search(r"sleep timeout after 1\.\d+ s \(not recorded\)",
+                                         p.stderr),
+       "an unrecorded timeout says timeout", p.stderr)
+    p = run(d, "run", "start", "--label", "ghost", "--pid", "999999")
+    ok(p.returncode != 0 and not p.stdout and "999999" in p.stderr and
+       "no such process" in p.stderr and count_runs(d, "ghost") == 0,
+       "run start --pid of no process is refused", p.stderr)
+    marker = os.path.join(tmp, "ran")
+    p = run(d, "run", "--label", "x" * 201, "--", "touch", marker)
+    ok(p.returncode == 2 and "--label" in p.stderr and "200" in p.stderr and
+       not os.path.exists(marker), "a label over 200 bytes is refused before the command runs",
+       p.stderr)
 
 
 def main():
@@ -212,6 +418,8 @@ def main():
         except urllib.error.HTTPError as e:
             status = e.code
         ok(status == 403, f"POST over TCP without a token: 403 (got {status})")
+
+        wrapper_checks(d, tmp)
 
         # A daemon restart during a run: the run stays open and the stop lands.
         w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "across", "--",
