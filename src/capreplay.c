@@ -92,12 +92,14 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 bool capreplay_add_sample(struct capreplay_target *t, double temp_c) {
 	// A part ages from its in-service date on: a sample stands for the cycle_dt before it,
 	// and time before that date was its predecessor's.
-	if (t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
+	if (t->p && t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
 		t->cycle_ts = INT64_MIN;
 		return false;
 	}
 	double dt_h = (double)t->cycle_dt / 3600.0;
-	lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
+	if (t->acc) {
+		lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
+	}
 	if (t->collect) {
 		t->pts = xgrow(t->pts, &t->cap_pts, t->n_pts + 1, sizeof(*t->pts));
 		t->pts[t->n_pts++] = (struct lifetime_point){temp_c, dt_h};
@@ -417,7 +419,8 @@ static int replay_piece(struct store *store, int64_t a, int64_t b, struct caprep
 /* True when every target's part was in service from @ts on (or has no in-service date). */
 static bool in_service_from(const struct capreplay_target *targets, size_t n, int64_t ts) {
 	for (size_t i = 0; i < n; i++) {
-		if (targets[i].p->in_service >= 0 && targets[i].p->in_service > ts) {
+		if (targets[i].p && targets[i].p->in_service >= 0 &&
+		    targets[i].p->in_service > ts) {
 			return false;
 		}
 	}
@@ -569,9 +572,12 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 				     b++) {
 					int64_t dt = dr.count[b] * s;
 					add_secs(t, dr.q[b], dt);
-					lifetime_acc_add_n(t->acc, t->p,
-							   (double)dr.q[b] * t->resolution,
-							   (double)dt / 3600.0, dr.count[b]);
+					if (t->acc) {
+						lifetime_acc_add_n(
+							t->acc, t->p,
+							(double)dr.q[b] * t->resolution,
+							(double)dt / 3600.0, dr.count[b]);
+					}
 				}
 			}
 		}
