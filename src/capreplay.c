@@ -249,6 +249,19 @@ out:
 
 /* ---- full recomputation ---- */
 
+/*
+ * Counts @missing unobserved seconds before a sample that stands for @dt as a gap when at
+ * least one interval is missing: less is jitter at the interval's resolution, no missed
+ * sample (its seconds stay unobserved in the figures all the same).
+ */
+static void note_gap(struct capreplay_summary *h, int64_t missing, int64_t dt) {
+	if (missing > 0 && missing >= dt) {
+		h->gaps++;
+		h->gap_s += missing;
+		h->longest = missing > h->longest ? missing : h->longest;
+	}
+}
+
 /* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
 void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay_summary *h) {
 	*h = (struct capreplay_summary){.n = (int64_t)cycles->n, .unsynced = cycles->unsynced};
@@ -260,12 +273,8 @@ void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay
 	lifetime_spacing_init(&sp);
 	for (size_t i = 0; i < cycles->n; i++) {
 		int64_t missing;
-		lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
-		if (missing > 0) {
-			h->gaps++;
-			h->gap_s += missing;
-			h->longest = missing > h->longest ? missing : h->longest;
-		}
+		int64_t dt = lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
+		note_gap(h, missing, dt);
 	}
 }
 
@@ -383,12 +392,8 @@ struct chain {
 
 static void chain_cycle(struct chain *c, int64_t ts) {
 	int64_t missing;
-	lifetime_spacing_next(&c->sp, ts, 0, &missing);
-	if (missing > 0) {
-		c->h->gaps++;
-		c->h->gap_s += missing;
-		c->h->longest = missing > c->h->longest ? missing : c->h->longest;
-	}
+	int64_t dt = lifetime_spacing_next(&c->sp, ts, 0, &missing);
+	note_gap(c->h, missing, dt);
 	c->h->first = c->h->n == 0 ? ts : c->h->first;
 	c->h->last = ts;
 	c->h->n++;
