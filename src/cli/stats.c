@@ -466,6 +466,21 @@ static void channels_text(const struct query_selection *sel, struct buf *out) {
 	table_print(&t, out);
 }
 
+/* Under a window without samples, where the stored history lies. */
+static void history_hint(struct store *store, const struct query_stats *s, struct buf *out) {
+	struct query_params all = {0};
+	int64_t first, end;
+	if (s->cycles > 0 || query_window(store, &all, &first, &end, NULL) < 0) {
+		return;
+	}
+	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN];
+	timefmt_iso(first, a);
+	timefmt_iso(end - 1, b);
+	buf_printf(out, "\nno samples in this window: the stored history runs from %s to %s; use "
+			"--from and --to inside it\n",
+		   a, b);
+}
+
 /* Computes the answer of @kind and appends it to @b as a table, or as JSON when @json. */
 static int answer(struct store *store, const struct query_params *p, enum query_kind kind,
 		  bool json, struct buf *b, char **err) {
@@ -479,6 +494,7 @@ static int answer(struct store *store, const struct query_params *p, enum query_
 				query_stats_write_json(&s, &j);
 			} else {
 				stats_text(&s, b);
+				history_hint(store, &s, b);
 			}
 			query_stats_finish(&s);
 		}

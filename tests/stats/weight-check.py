@@ -179,8 +179,10 @@ def windows(tmp, db):
     end = T0 + 3600 + 5 * 719
     p = run("--db", db, "stats", "--from", str(end + 86400), "--to", str(end + 86400 + 60),
             check=False)
-    ok(p.returncode == 0 and p.stdout.startswith("0 samples"),
-       "a window past the history is empty, no error", p.stdout + p.stderr)
+    ok(p.returncode == 0 and p.stdout.startswith("0 samples")
+       and "the stored history runs from 2026-11-27T00:00:00Z to 2026-11-27T01:59:55Z"
+       in p.stdout, "a window past the history is empty, no error, and says where it lies",
+       p.stdout + p.stderr)
     p = run("--db", db, "stats", "--to", str(T0 - 3600), check=False)
     ok(p.returncode == 2 and "2026-11-26T23:00:00Z" in p.stderr and "history runs from "
        "2026-11-27T00:00:00Z" in p.stderr and "(1795" not in p.stderr,
