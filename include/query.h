@@ -44,9 +44,9 @@ struct query_params {
 	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
 	int64_t interval_s; // expected cycle spacing; 0 = inferred (median spacing in the window)
 	enum query_weight weight; // stats: samples (default) or time
-	unsigned samples;   // peak: cycles around the maximum (0 = 30 unless around_s)
-	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
-	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
+	unsigned samples;         // peak: cycles around the maximum (0 = 30 unless around_s)
+	int64_t around_s;         // peak: instead, the cycles within this many s of the maximum
+	const char *const *with;  // peak: companion channels (keys, globs, labels); 0 = all
 	size_t n_with;
 	bool wide; // peak table (the CLI's): every companion, full keys (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
@@ -95,8 +95,8 @@ struct query_stats {
 	 * their rollups at interval_s a value (INT64_MIN: none; the rest is exact).
 	 */
 	int64_t time_rollup_to;
-	int64_t unsynced;        // unsynced cycles in the window
-	bool include_unsynced;   // as asked: unsynced cycles were counted
+	int64_t unsynced;                          // unsynced cycles in the window
+	bool include_unsynced;                     // as asked: unsynced cycles were counted
 	double percentiles[QUERY_MAX_PERCENTILES]; // the extra percentiles asked for
 	size_t n_percentiles;
 	struct query_selection sel; // the channels, in key order
@@ -125,8 +125,8 @@ double query_stats_percentile(const struct query_stats *s, size_t k, double pct)
 
 /**
  * Appends @s as {"from", "to", "weight", "interval_s", "cycles", "expected_cycles", "coverage",
- * "longest_gap_s", "mixed_intervals", "unsynced_excluded", "channels": [{"key", "label", "unit", "kind",
- * "resolution", "count", "coverage", "longest_gap_s" (null when the channel missed some
+ * "longest_gap_s", "mixed_intervals", "unsynced_excluded", "channels": [{"key", "label", "unit",
+ * "kind", "resolution", "count", "coverage", "longest_gap_s" (null when the channel missed some
  * cycles), "mean", "stddev", "min", "p50", "p95", "max", "max_time", "p<P>"...,
  * "unsynced_excluded", "time_in_state" (frequency channels: [{"value", "share"}])}]}. Times are
  * unix seconds, values in the channel's unit; mean, stddev (the population one, ddof 0) and

@@ -578,10 +578,10 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 					int64_t dt = dr.count[b] * s;
 					add_secs(t, dr.q[b], dt);
 					if (t->acc) {
-						lifetime_acc_add_n(
-							t->acc, t->p,
-							(double)dr.q[b] * t->resolution,
-							(double)dt / 3600.0, dr.count[b]);
+						lifetime_acc_add_n(t->acc, t->p,
+								   (double)dr.q[b] * t->resolution,
+								   (double)dt / 3600.0,
+								   dr.count[b]);
 					}
 				}
 			}

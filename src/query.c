@@ -322,9 +322,9 @@ struct cycle_summary {
 	int64_t unsynced; // unsynced cycles in the window
 	int64_t interval_s;
 	int64_t expected;
-	int64_t gap_s, longest_gap_s;  // unobserved time (struct query_stats)
-	int64_t min_dt, max_dt;        // the spacings the samples stand for (0: none yet)
-	int64_t *unsynced_hours; // hours holding unsynced cycles, ascending
+	int64_t gap_s, longest_gap_s; // unobserved time (struct query_stats)
+	int64_t min_dt, max_dt;       // the spacings the samples stand for (0: none yet)
+	int64_t *unsynced_hours;      // hours holding unsynced cycles, ascending
 	size_t n_unsynced_hours, cap_unsynced_hours;
 	// scan state
 	bool include_unsynced;
@@ -450,8 +450,7 @@ static int keep_day(void *ctx, const struct store_cycle_day *d) {
 	kd->d = *d;
 	kd->spacing = xcalloc(2 * d->n_spacings + 1, sizeof(*kd->spacing));
 	memcpy(kd->spacing, d->spacing_s, d->n_spacings * sizeof(*kd->spacing));
-	memcpy(kd->spacing + d->n_spacings, d->spacing_count,
-	       d->n_spacings * sizeof(*kd->spacing));
+	memcpy(kd->spacing + d->n_spacings, d->spacing_count, d->n_spacings * sizeof(*kd->spacing));
 	kd->d.spacing_s = kd->spacing;
 	kd->d.spacing_count = kd->spacing + d->n_spacings;
 	return 0;
@@ -468,7 +467,8 @@ static int count_trusted(void *ctx, const struct store_cycle *c) {
  * measures each spacing against the one before), else from its raw cycles while they are
  * kept, else from the summary against the day's median spacing.
  */
-static int walk_day(struct store *store, struct cycle_summary *cs, const struct store_cycle_day *d) {
+static int walk_day(struct store *store, struct cycle_summary *cs,
+		    const struct store_cycle_day *d) {
 	bool steady = d->n_spacings == 0 || cs->given_s > 0;
 	if (!steady && d->n_spacings == 1) {
 		struct lifetime_spacing after = cs->sp;
@@ -713,7 +713,8 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 	json_key(out, "coverage");
 	json_double(out, s->cycles > 0 && acc->count < s->cycles
 				 ? s->coverage * (double)acc->count / (double)s->cycles
-				 : acc->count > 0 ? s->coverage : 0);
+			 : acc->count > 0 ? s->coverage
+					  : 0);
 	/*
 	 * A channel with a value in every counted cycle has exactly the cycles' gaps. Otherwise
 	 * where its missing values fall is not recorded in hourly rollups: null.

@@ -238,9 +238,8 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 		char lo[32], hi[32];
 		table_duration(lo, sizeof(lo), s->min_interval_s);
 		table_duration(hi, sizeof(hi), s->max_interval_s);
-		buf_printf(out,
-			   "warning: the window mixes sampling intervals from %s to %s%s\n", lo,
-			   hi,
+		buf_printf(out, "warning: the window mixes sampling intervals from %s to %s%s\n",
+			   lo, hi,
 			   s->weight == QUERY_WEIGHT_TIME
 				   ? ""
 				   : ": faster stretches weigh more by samples than by time");
@@ -248,10 +247,11 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 	if (s->weight == QUERY_WEIGHT_TIME && s->time_rollup_to != INT64_MIN) {
 		char at[TIMEFMT_ISO_LEN];
 		timefmt_iso(s->time_rollup_to, at);
-		buf_printf(out,
-			   "note: raw samples before %s were pruned: their hours weigh each rolled-up "
-			   "value as one %lld s interval\n",
-			   at, (long long)s->interval_s);
+		buf_printf(
+			out,
+			"note: raw samples before %s were pruned: their hours weigh each rolled-up "
+			"value as one %lld s interval\n",
+			at, (long long)s->interval_s);
 	}
 	buf_puts(out, "\n");
 	size_t fixed = 10, cols = fixed + s->n_percentiles;
@@ -476,8 +476,9 @@ static void history_hint(struct store *store, const struct query_stats *s, struc
 	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN];
 	timefmt_iso(first, a);
 	timefmt_iso(end - 1, b);
-	buf_printf(out, "\nno samples in this window: the stored history runs from %s to %s; use "
-			"--from and --to inside it\n",
+	buf_printf(out,
+		   "\nno samples in this window: the stored history runs from %s to %s; use "
+		   "--from and --to inside it\n",
 		   a, b);
 }
 
@@ -551,10 +552,10 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		bool peak_only = opt == CLI_OPT_SAMPLES || opt == PEAK_OPT_WITH ||
 				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
-		bool allowed = kind == QUERY_STATS  ? !peak_only
-			       : kind == QUERY_PEAK ? opt != CLI_OPT_PERCENTILE &&
-							opt != STATS_OPT_WEIGHT
-						    : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
+		bool allowed = kind == QUERY_STATS ? !peak_only
+			       : kind == QUERY_PEAK
+				       ? opt != CLI_OPT_PERCENTILE && opt != STATS_OPT_WEIGHT
+				       : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h') {
 			usage(stdout, kind);
 			rc = CLI_EXIT_OK;
@@ -607,8 +608,9 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		}
 		if (opt == STATS_OPT_WEIGHT) {
 			if (!query_weight_parse(optarg, &w.p.weight)) {
-				fprintf(stderr, "thermlog %s: bad --weight '%s' (samples or time)\n",
-					cmd, optarg);
+				fprintf(stderr,
+					"thermlog %s: bad --weight '%s' (samples or time)\n", cmd,
+					optarg);
 				goto out;
 			}
 			continue;
