@@ -23,7 +23,7 @@ struct capreplay_cycles {
 };
 
 struct capreplay_target {
-	const struct lifetime_params *p;
+	const struct lifetime_params *p; // NULL with acc NULL: only the time (secs) is kept
 	struct lifetime_acc *acc;
 	int64_t channel_id; // -1: no channel, only the time advances
 	double resolution;

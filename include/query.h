@@ -16,6 +16,17 @@
 
 #define QUERY_MAX_PERCENTILES 16
 
+/** How samples weigh in a window's mean, stddev and percentiles. */
+enum query_weight {
+	QUERY_WEIGHT_SAMPLES, // each sample counts once (the default: numpy's plain statistics)
+	QUERY_WEIGHT_TIME,    // each sample counts the seconds it stands for, by lifetime's rule
+};
+
+/** "samples" or "time". */
+const char *query_weight_name(enum query_weight weight);
+/** Parses "samples" or "time" into *weight; false for anything else. */
+bool query_weight_parse(const char *text, enum query_weight *weight);
+
 /** What to query; zero-initialize, then set what you need. Everything is borrowed. */
 struct query_params {
 	bool has_from, has_to; // false: the first stored cycle / just after the last one
@@ -32,9 +43,10 @@ struct query_params {
 	size_t n_percentiles;
 	bool include_unsynced; // keep cycles whose clock was unsynced (default: excluded, counted)
 	int64_t interval_s; // expected cycle spacing; 0 = inferred (median spacing in the window)
-	unsigned samples;   // peak: cycles around the maximum (0 = 30 unless around_s)
-	int64_t around_s;   // peak: instead, the cycles within this many s of the maximum
-	const char *const *with; // peak: companion channels (keys, globs, labels); 0 = all
+	enum query_weight weight; // stats: samples (default) or time
+	unsigned samples;         // peak: cycles around the maximum (0 = 30 unless around_s)
+	int64_t around_s;         // peak: instead, the cycles within this many s of the maximum
+	const char *const *with;  // peak: companion channels (keys, globs, labels); 0 = all
 	size_t n_with;
 	bool wide; // peak table (the CLI's): every companion, full keys (default: fit 100 columns)
 	unsigned max_points; // samples: at most this many buckets (0 = 1000)
@@ -66,14 +78,30 @@ struct query_stats {
 	int64_t interval_s;      // expected cycle spacing (given, or the median spacing)
 	int64_t cycles;          // cycles counted (unsynced ones only when included)
 	int64_t expected_cycles; // the window's length over interval_s, rounded up
-	double coverage;         // cycles / expected_cycles, at most 1
-	int64_t longest_gap_s;   // between counted cycles, the window's ends included
-	int64_t unsynced;        // unsynced cycles in the window
-	bool include_unsynced;   // as asked: unsynced cycles were counted
+	/*
+	 * Coverage and gaps are time: a spacing more than 1.5 times the sample's own spacing
+	 * (struct lifetime_spacing; with interval_s given, more than 1.5 interval_s) leaves the
+	 * part beyond it unobserved, and so do the window's ends beyond the first and the last
+	 * sample's spacing.
+	 */
+	double coverage;       // observed time over the window's length, 0..1
+	int64_t gap_s;         // unobserved time, s
+	int64_t longest_gap_s; // the longest unobserved stretch, s (0: none)
+	bool mixed_intervals;  // the samples stand for spacings more than 1.5 times apart ...
+	int64_t min_interval_s, max_interval_s; // ... the shortest and the longest of them
+	enum query_weight weight;
+	/*
+	 * weight time: hours pruned from the raw retention before this time were weighed from
+	 * their rollups at interval_s a value (INT64_MIN: none; the rest is exact).
+	 */
+	int64_t time_rollup_to;
+	int64_t unsynced;                          // unsynced cycles in the window
+	bool include_unsynced;                     // as asked: unsynced cycles were counted
 	double percentiles[QUERY_MAX_PERCENTILES]; // the extra percentiles asked for
 	size_t n_percentiles;
 	struct query_selection sel; // the channels, in key order
 	struct stats_acc *acc;      // per selected channel, sealed
+	struct stats_acc *time_acc; // weight time: seconds per value, per selected channel, sealed
 	int64_t *unsynced_excluded; // per selected channel: samples left out as unsynced
 };
 
@@ -85,14 +113,25 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 			char **err);
 void query_stats_finish(struct query_stats *s); // accepts a zeroed struct
 
+/*
+ * The mean, the population stddev and the @pct-th percentile of selected channel @k, weighted
+ * as s->weight says: by samples numpy's mean, std and percentile (type 7); by time the same
+ * over the seconds each sample stands for, the percentile numpy's weighted 'inverted_cdf'.
+ * NAN without samples (by time: without time, as for a lone sample).
+ */
+double query_stats_mean(const struct query_stats *s, size_t k);
+double query_stats_stddev(const struct query_stats *s, size_t k);
+double query_stats_percentile(const struct query_stats *s, size_t k, double pct);
+
 /**
- * Appends @s as {"from", "to", "interval_s", "cycles", "expected_cycles", "coverage",
- * "longest_gap_s", "unsynced_excluded", "channels": [{"key", "label", "unit", "kind",
- * "resolution", "count", "coverage", "longest_gap_s" (null when the channel missed some
+ * Appends @s as {"from", "to", "weight", "interval_s", "cycles", "expected_cycles", "coverage",
+ * "longest_gap_s", "mixed_intervals", "unsynced_excluded", "channels": [{"key", "label", "unit",
+ * "kind", "resolution", "count", "coverage", "longest_gap_s" (null when the channel missed some
  * cycles), "mean", "stddev", "min", "p50", "p95", "max", "max_time", "p<P>"...,
  * "unsynced_excluded", "time_in_state" (frequency channels: [{"value", "share"}])}]}. Times are
- * unix seconds, values in the channel's unit; stddev is the population one (ddof 0);
- * percentiles are numpy's default (type 7). Statistics without samples are null.
+ * unix seconds, values in the channel's unit; mean, stddev (the population one, ddof 0) and
+ * percentiles are weighted as "weight" says (query_stats_mean()). Statistics without samples
+ * are null.
  */
 void query_stats_write_json(const struct query_stats *s, struct json *out);
 /** query_stats_compute() and query_stats_write_json() in one. */

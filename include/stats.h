@@ -68,6 +68,13 @@ double stats_stddev(const struct stats_acc *acc, double resolution, int ddof);
  * on the histogram without expanding it. NAN for p outside [0, 100].
  */
 double stats_percentile(const struct stats_acc *acc, double p, double resolution);
+/**
+ * The @p-th percentile (0 <= p <= 100) with the counts as weights, by the inverted empirical
+ * distribution (Hyndman-Fan type 1, numpy.percentile(x, p, weights=w, method='inverted_cdf')):
+ * the smallest value whose cumulative weight over the total reaches p / 100, with numpy's float
+ * steps. Time-weighted statistics keep seconds as the counts. NAN for p outside [0, 100].
+ */
+double stats_percentile_inverted_cdf(const struct stats_acc *acc, double p, double resolution);
 
 /**
  * The value of @q in the unit, correctly rounded from the decimal q * resolution when the

@@ -92,12 +92,14 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 bool capreplay_add_sample(struct capreplay_target *t, double temp_c) {
 	// A part ages from its in-service date on: a sample stands for the cycle_dt before it,
 	// and time before that date was its predecessor's.
-	if (t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
+	if (t->p && t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
 		t->cycle_ts = INT64_MIN;
 		return false;
 	}
 	double dt_h = (double)t->cycle_dt / 3600.0;
-	lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
+	if (t->acc) {
+		lifetime_acc_add(t->acc, t->p, temp_c, dt_h);
+	}
 	if (t->collect) {
 		t->pts = xgrow(t->pts, &t->cap_pts, t->n_pts + 1, sizeof(*t->pts));
 		t->pts[t->n_pts++] = (struct lifetime_point){temp_c, dt_h};
@@ -247,6 +249,19 @@ out:
 
 /* ---- full recomputation ---- */
 
+/*
+ * Counts @missing unobserved seconds before a sample that stands for @dt as a gap when at
+ * least one interval is missing: less is jitter at the interval's resolution, no missed
+ * sample (its seconds stay unobserved in the figures all the same).
+ */
+static void note_gap(struct capreplay_summary *h, int64_t missing, int64_t dt) {
+	if (missing > 0 && missing >= dt) {
+		h->gaps++;
+		h->gap_s += missing;
+		h->longest = missing > h->longest ? missing : h->longest;
+	}
+}
+
 /* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
 void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay_summary *h) {
 	*h = (struct capreplay_summary){.n = (int64_t)cycles->n, .unsynced = cycles->unsynced};
@@ -258,12 +273,8 @@ void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay
 	lifetime_spacing_init(&sp);
 	for (size_t i = 0; i < cycles->n; i++) {
 		int64_t missing;
-		lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
-		if (missing > 0) {
-			h->gaps++;
-			h->gap_s += missing;
-			h->longest = missing > h->longest ? missing : h->longest;
-		}
+		int64_t dt = lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
+		note_gap(h, missing, dt);
 	}
 }
 
@@ -381,12 +392,8 @@ struct chain {
 
 static void chain_cycle(struct chain *c, int64_t ts) {
 	int64_t missing;
-	lifetime_spacing_next(&c->sp, ts, 0, &missing);
-	if (missing > 0) {
-		c->h->gaps++;
-		c->h->gap_s += missing;
-		c->h->longest = missing > c->h->longest ? missing : c->h->longest;
-	}
+	int64_t dt = lifetime_spacing_next(&c->sp, ts, 0, &missing);
+	note_gap(c->h, missing, dt);
 	c->h->first = c->h->n == 0 ? ts : c->h->first;
 	c->h->last = ts;
 	c->h->n++;
@@ -417,7 +424,8 @@ static int replay_piece(struct store *store, int64_t a, int64_t b, struct caprep
 /* True when every target's part was in service from @ts on (or has no in-service date). */
 static bool in_service_from(const struct capreplay_target *targets, size_t n, int64_t ts) {
 	for (size_t i = 0; i < n; i++) {
-		if (targets[i].p->in_service >= 0 && targets[i].p->in_service > ts) {
+		if (targets[i].p && targets[i].p->in_service >= 0 &&
+		    targets[i].p->in_service > ts) {
 			return false;
 		}
 	}
@@ -569,9 +577,12 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 				     b++) {
 					int64_t dt = dr.count[b] * s;
 					add_secs(t, dr.q[b], dt);
-					lifetime_acc_add_n(t->acc, t->p,
-							   (double)dr.q[b] * t->resolution,
-							   (double)dt / 3600.0, dr.count[b]);
+					if (t->acc) {
+						lifetime_acc_add_n(t->acc, t->p,
+								   (double)dr.q[b] * t->resolution,
+								   (double)dt / 3600.0,
+								   dr.count[b]);
+					}
 				}
 			}
 		}

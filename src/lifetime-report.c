@@ -32,12 +32,16 @@ static void history_warnings(struct lifetime_report_entry *e, const struct capre
 	}
 	int64_t gaps = h->gaps, gap_s = h->gap_s, longest = h->longest;
 	if (gaps > 0) {
+		// Hours to 0.1 h; below that, minutes, so no gap reads as 0.0 h.
+		bool small = longest < 360;
+		double unit = small ? 60.0 : 3600.0;
 		lifetime_warn(&e->r, LIFETIME_WARN_DATA_GAPS,
 			      "%" PRId64
-			      " gap%s in the data totalling %.1f h (longest %.1f h): gap "
+			      " gap%s in the data totalling %.1f %s (longest %.1f %s): gap "
 			      "time is not counted as observed; the part aged meanwhile at an "
 			      "unknown temperature",
-			      gaps, gaps == 1 ? "" : "s", gap_s / 3600.0, longest / 3600.0);
+			      gaps, gaps == 1 ? "" : "s", gap_s / unit, small ? "min" : "h",
+			      longest / unit, small ? "min" : "h");
 	}
 	if (h->unsynced > 0) {
 		if (include_unsynced) {

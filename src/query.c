@@ -12,11 +12,14 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capreplay.h"
+#include "lifetime.h"
 #include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -54,6 +57,21 @@ static int64_t floor_day(int64_t ts) {
 static int64_t ceil_day(int64_t ts) {
 	int64_t d = floor_day(ts);
 	return d < ts ? d + DAY_S : d;
+}
+
+const char *query_weight_name(enum query_weight weight) {
+	return weight == QUERY_WEIGHT_TIME ? "time" : "samples";
+}
+
+bool query_weight_parse(const char *text, enum query_weight *weight) {
+	if (strcmp(text, "samples") == 0) {
+		*weight = QUERY_WEIGHT_SAMPLES;
+	} else if (strcmp(text, "time") == 0) {
+		*weight = QUERY_WEIGHT_TIME;
+	} else {
+		return false;
+	}
+	return true;
 }
 
 /* ---- channels ---- */
@@ -188,17 +206,6 @@ int query_select(struct store *store, const char *const *patterns, size_t n_patt
 	return 0;
 }
 
-/*
- * Stored cycles over expected ones, at most 1: cycles closer than the interval (the cadence
- * was changed for a while) do not make a window more than fully covered.
- */
-static double coverage(int64_t have, int64_t expected) {
-	if (expected <= 0) {
-		return 0;
-	}
-	return have >= expected ? 1 : (double)have / (double)expected;
-}
-
 int query_selection_slot(const struct query_selection *s, int64_t id) {
 	return id >= 0 && id <= s->max_id ? s->slot[id] : -1;
 }
@@ -223,8 +230,12 @@ int query_window_check(int64_t from, int64_t to, bool to_is_now, int64_t max_win
 		       const char *const names[2], int *bad, char **err) {
 	*bad = 0;
 	if (from >= to) {
-		*err = to_is_now ? xasprintf("%s is not before now", names[0])
-				 : xasprintf("%s must be before %s", names[0], names[1]);
+		char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN];
+		timefmt_iso(from, a);
+		timefmt_iso(to, b);
+		*err = to_is_now ? xasprintf("%s (%s) is not before now (%s)", names[0], a, b)
+				 : xasprintf("%s (%s) must be before %s (%s)", names[0], a,
+					     names[1], b);
 		return -EINVAL;
 	}
 	bool overflows = from < 0 && to > INT64_MAX + from; // to - from does not fit in int64_t
@@ -279,10 +290,27 @@ int query_window(struct store *store, const struct query_params *p, int64_t *fro
 		}
 		*from = p->has_from ? p->from : first;
 		*to = p->has_to ? p->to : last + 1;
+		if (*from >= *to) {
+			// An end left out is the history's: say where it lies.
+			char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN], h0[TIMEFMT_ISO_LEN],
+				h1[TIMEFMT_ISO_LEN];
+			timefmt_iso(*from, a);
+			timefmt_iso(*to, b);
+			timefmt_iso(first, h0);
+			timefmt_iso(last, h1);
+			return set_err(err, -EINVAL,
+				       "empty window: from %s is not before to %s; the stored "
+				       "history runs from %s to %s: %s",
+				       a, b, h0, h1,
+				       p->has_from ? "give a start before its end, or an end"
+						   : "give an end after its start, or a start");
+		}
 	}
 	if (*from >= *to) {
-		return set_err(err, -EINVAL, "empty window: from (%lld) is not before to (%lld)",
-			       (long long)*from, (long long)*to);
+		char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN];
+		timefmt_iso(*from, a);
+		timefmt_iso(*to, b);
+		return set_err(err, -EINVAL, "empty window: from %s is not before to %s", a, b);
 	}
 	return 0;
 }
@@ -294,14 +322,47 @@ struct cycle_summary {
 	int64_t unsynced; // unsynced cycles in the window
 	int64_t interval_s;
 	int64_t expected;
-	int64_t longest_gap_s;
-	int64_t *unsynced_hours; // hours holding unsynced cycles, ascending
+	int64_t gap_s, longest_gap_s; // unobserved time (struct query_stats)
+	int64_t min_dt, max_dt;       // the spacings the samples stand for (0: none yet)
+	int64_t *unsynced_hours;      // hours holding unsynced cycles, ascending
 	size_t n_unsynced_hours, cap_unsynced_hours;
 	// scan state
 	bool include_unsynced;
-	int64_t last_ts;
+	int64_t given_s; // the expected spacing given (0: each sample's own, lifetime's rule)
+	int64_t first_ts, last_ts;
+	struct lifetime_spacing sp;
 	struct stats_acc spacing;
 };
+
+static void note_gap(struct cycle_summary *cs, int64_t gap, int64_t count) {
+	if (gap > 0) {
+		cs->gap_s += gap * count;
+		cs->longest_gap_s = gap > cs->longest_gap_s ? gap : cs->longest_gap_s;
+	}
+}
+
+static void note_dt(struct cycle_summary *cs, int64_t dt) {
+	if (dt > 0) {
+		cs->min_dt = cs->min_dt == 0 || dt < cs->min_dt ? dt : cs->min_dt;
+		cs->max_dt = dt > cs->max_dt ? dt : cs->max_dt;
+	}
+}
+
+/*
+ * The unobserved part of a spacing: beyond 1.5 times the expected one when given, else what
+ * struct lifetime_spacing leaves unobserved (beyond 1.5 times the sample's own spacing).
+ */
+static void step_cycle(struct cycle_summary *cs, int64_t ts) {
+	int64_t gap;
+	int64_t dt = lifetime_spacing_next(&cs->sp, ts, 0, &gap);
+	if (cs->given_s > 0 && cs->cycles > 0) {
+		int64_t spacing = ts - cs->last_ts;
+		gap = spacing * 2 > cs->given_s * 3 ? spacing - cs->given_s : 0;
+		dt = spacing - gap;
+	}
+	note_gap(cs, gap, 1);
+	note_dt(cs, dt);
+}
 
 static int on_cycle(void *ctx, const struct store_cycle *c) {
 	struct cycle_summary *cs = ctx;
@@ -318,13 +379,12 @@ static int on_cycle(void *ctx, const struct store_cycle *c) {
 			return 0;
 		}
 	}
-	int64_t gap = c->ts - cs->last_ts;
 	if (cs->cycles > 0) {
-		stats_add(&cs->spacing, gap, c->ts);
+		stats_add(&cs->spacing, c->ts - cs->last_ts, c->ts);
+	} else {
+		cs->first_ts = c->ts;
 	}
-	if (gap > cs->longest_gap_s) {
-		cs->longest_gap_s = gap;
-	}
+	step_cycle(cs, c->ts);
 	cs->last_ts = c->ts;
 	cs->cycles++;
 	return 0;
@@ -337,23 +397,95 @@ static int on_cycle_day(void *ctx, const struct store_cycle_day *d) {
 	if (d->cycles == 0) {
 		return 0;
 	}
-	int64_t gap = d->first_ts - cs->last_ts;
 	if (cs->cycles > 0) {
-		stats_add(&cs->spacing, gap, d->first_ts);
+		stats_add(&cs->spacing, d->first_ts - cs->last_ts, d->first_ts);
+	} else {
+		cs->first_ts = d->first_ts;
 	}
-	if (gap > cs->longest_gap_s) {
-		cs->longest_gap_s = gap;
-	}
+	step_cycle(cs, d->first_ts);
 	if (d->n_spacings > 0) {
 		stats_add_hist(&cs->spacing, d->spacing_s, d->spacing_count, d->n_spacings,
 			       d->last_ts);
-		if (d->spacing_s[d->n_spacings - 1] > cs->longest_gap_s) {
-			cs->longest_gap_s = d->spacing_s[d->n_spacings - 1];
+		/*
+		 * A merged day keeps its spacings, not their order: each is measured against the
+		 * day's median spacing (the given one if any), which a steady day (one spacing,
+		 * the common case) makes exactly lifetime's rule.
+		 */
+		int64_t total = 0, seen = 0, own = cs->given_s;
+		for (size_t i = 0; i < d->n_spacings; i++) {
+			total += d->spacing_count[i];
 		}
+		for (size_t i = 0; i < d->n_spacings && own == 0; i++) {
+			seen += d->spacing_count[i];
+			own = seen > (total - 1) / 2 ? d->spacing_s[i] : 0;
+		}
+		for (size_t i = 0; i < d->n_spacings; i++) {
+			int64_t v = d->spacing_s[i];
+			bool gap = v * 2 > own * 3;
+			note_gap(cs, gap ? v - own : 0, d->spacing_count[i]);
+			note_dt(cs, gap ? own : v);
+		}
+		cs->sp = (struct lifetime_spacing){d->last_ts, own, own};
 	}
 	cs->last_ts = d->last_ts;
 	cs->cycles += d->cycles;
 	return 0;
+}
+
+/* A merged day kept for the second pass of summarize_cycles(). */
+struct kept_day {
+	struct store_cycle_day d;
+	int64_t *spacing; // n_spacings spacings, then their counts
+};
+
+struct kept_days {
+	struct kept_day *days;
+	size_t n, cap;
+};
+
+static int keep_day(void *ctx, const struct store_cycle_day *d) {
+	struct kept_days *k = ctx;
+	k->days = xgrow(k->days, &k->cap, k->n + 1, sizeof(*k->days));
+	struct kept_day *kd = &k->days[k->n++];
+	kd->d = *d;
+	kd->spacing = xcalloc(2 * d->n_spacings + 1, sizeof(*kd->spacing));
+	memcpy(kd->spacing, d->spacing_s, d->n_spacings * sizeof(*kd->spacing));
+	memcpy(kd->spacing + d->n_spacings, d->spacing_count, d->n_spacings * sizeof(*kd->spacing));
+	kd->d.spacing_s = kd->spacing;
+	kd->d.spacing_count = kd->spacing + d->n_spacings;
+	return 0;
+}
+
+static int count_trusted(void *ctx, const struct store_cycle *c) {
+	*(int64_t *)ctx += c->clock != CLOCK_STATE_UNSYNCED;
+	return 0;
+}
+
+/*
+ * A merged day in the walk: from its summary when that gives exactly what the cycles would
+ * (one spacing, which the walk entering the day does not take for a gap: lifetime's rule
+ * measures each spacing against the one before), else from its raw cycles while they are
+ * kept, else from the summary against the day's median spacing.
+ */
+static int walk_day(struct store *store, struct cycle_summary *cs,
+		    const struct store_cycle_day *d) {
+	bool steady = d->n_spacings == 0 || cs->given_s > 0;
+	if (!steady && d->n_spacings == 1) {
+		struct lifetime_spacing after = cs->sp;
+		lifetime_spacing_next(&after, d->first_ts, 0, NULL);
+		steady = after.prev_spacing == 0 || d->spacing_s[0] * 2 <= after.prev_spacing * 3;
+	}
+	if (!steady && d->cycles > 0) {
+		int64_t raw = 0;
+		int rc = store_scan_cycles(store, d->day, d->day + DAY_S, count_trusted, &raw);
+		if (rc < 0) {
+			return rc;
+		}
+		if (raw == d->cycles) {
+			return store_scan_cycles(store, d->day, d->day + DAY_S, on_cycle, cs);
+		}
+	}
+	return on_cycle_day(cs, d);
 }
 
 static void cycles_finish(struct cycle_summary *cs) {
@@ -368,22 +500,29 @@ static void cycles_finish(struct cycle_summary *cs) {
 static int summarize_cycles(struct store *store, const struct query_params *p, int64_t from,
 			    int64_t to, int64_t d0, int64_t d1, struct cycle_summary *cs,
 			    char **err) {
-	*cs = (struct cycle_summary){
-		.from = from, .to = to, .include_unsynced = p->include_unsynced, .last_ts = from};
+	*cs = (struct cycle_summary){.from = from,
+				     .to = to,
+				     .include_unsynced = p->include_unsynced,
+				     .given_s = p->interval_s > 0 ? p->interval_s : 0,
+				     .last_ts = from};
+	lifetime_spacing_init(&cs->sp);
 	stats_init(&cs->spacing);
 	int rc = 0;
 	int64_t rest = from;
 	if (d0 < d1) {
+		struct kept_days kept = {0};
 		rc = store_scan_cycles(store, from, d0, on_cycle, cs);
-		rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, on_cycle_day, cs);
+		rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, keep_day, &kept);
+		for (size_t i = 0; i < kept.n; i++) {
+			rc = rc < 0 ? rc : walk_day(store, cs, &kept.days[i].d);
+			free(kept.days[i].spacing);
+		}
+		free(kept.days);
 		rest = d1;
 	}
 	if (rc < 0 || store_scan_cycles(store, rest, to, on_cycle, cs) < 0) {
 		cycles_finish(cs);
 		return set_err(err, -EIO, "could not read the stored cycles");
-	}
-	if (to - cs->last_ts > cs->longest_gap_s) { // the window's end counts as a cycle
-		cs->longest_gap_s = to - cs->last_ts;
 	}
 	stats_seal(&cs->spacing);
 	if (p->interval_s > 0) {
@@ -405,7 +544,26 @@ static int summarize_cycles(struct store *store, const struct query_params *p, i
 		cs->interval_s = 60; // a single cycle: assume the default cadence
 	}
 	cs->expected = (to - from + cs->interval_s - 1) / cs->interval_s;
+	// The window's ends: unobserved beyond 1.5 times the first and the last sample's spacing.
+	if (cs->cycles == 0) {
+		note_gap(cs, to - from, 1);
+	} else {
+		int64_t lead = cs->first_ts - from, tail = to - cs->last_ts;
+		int64_t last_own = cs->given_s ? cs->given_s : cs->sp.prev_dt;
+		last_own = last_own > 0 ? last_own : cs->interval_s;
+		note_gap(cs, lead * 2 > cs->interval_s * 3 ? lead - cs->interval_s : 0, 1);
+		note_gap(cs, tail * 2 > last_own * 3 ? tail - last_own : 0, 1);
+	}
 	return 0;
+}
+
+/* Observed time over the window's length, 0..1. */
+static double cycles_coverage(const struct cycle_summary *cs) {
+	int64_t len = cs->to - cs->from;
+	if (len <= 0 || cs->gap_s >= len) {
+		return 0;
+	}
+	return (double)(len - cs->gap_s) / (double)len;
 }
 
 static bool hour_unsynced(const struct cycle_summary *cs, int64_t hour) {
@@ -551,8 +709,12 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 	json_double(out, res);
 	json_key(out, "count");
 	json_int(out, acc->count);
+	// The window's observed time, in the share of its cycles that hold this channel.
 	json_key(out, "coverage");
-	json_double(out, coverage(acc->count, s->expected_cycles));
+	json_double(out, s->cycles > 0 && acc->count < s->cycles
+				 ? s->coverage * (double)acc->count / (double)s->cycles
+			 : acc->count > 0 ? s->coverage
+					  : 0);
 	/*
 	 * A channel with a value in every counted cycle has exactly the cycles' gaps. Otherwise
 	 * where its missing values fall is not recorded in hourly rollups: null.
@@ -561,15 +723,15 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 	acc->count == s->cycles ? json_int(out, s->longest_gap_s) : json_null(out);
 	bool any = acc->count > 0;
 	json_key(out, "mean");
-	any ? json_double(out, stats_mean(acc, res)) : json_null(out);
+	json_double(out, query_stats_mean(s, k)); // json_double writes NAN as null
 	json_key(out, "stddev");
-	any ? json_double(out, stats_stddev(acc, res, 0)) : json_null(out);
+	json_double(out, query_stats_stddev(s, k));
 	json_key(out, "min");
 	any ? json_value(out, acc->min_q, res) : json_null(out);
 	json_key(out, "p50");
-	any ? json_double(out, stats_percentile(acc, 50, res)) : json_null(out);
+	json_double(out, query_stats_percentile(s, k, 50));
 	json_key(out, "p95");
-	any ? json_double(out, stats_percentile(acc, 95, res)) : json_null(out);
+	json_double(out, query_stats_percentile(s, k, 95));
 	json_key(out, "max");
 	any ? json_value(out, acc->max_q, res) : json_null(out);
 	json_key(out, "max_time");
@@ -578,16 +740,15 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 		char key[32];
 		percentile_key(key, sizeof(key), s->percentiles[e]);
 		json_key(out, key);
-		any ? json_double(out, stats_percentile(acc, s->percentiles[e], res))
-		    : json_null(out);
+		json_double(out, query_stats_percentile(s, k, s->percentiles[e]));
 	}
 	json_key(out, "unsynced_excluded");
 	json_int(out, s->unsynced_excluded[k]);
+	// By samples each sample stands for one cycle; by time, for the seconds it weighs.
+	const struct stats_acc *tis = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : acc;
 	size_t n_bins;
-	const struct stats_bin *bins = stats_bins(acc, &n_bins);
+	const struct stats_bin *bins = stats_bins(tis, &n_bins);
 	if (ch->kind == CHANNEL_KIND_FREQUENCY && n_bins <= TIME_IN_STATE_MAX) {
-		// Each sample stands for one cycle, so a value's share of samples is its share of
-		// time.
 		json_key(out, "time_in_state");
 		json_array_begin(out);
 		for (size_t i = 0; i < n_bins; i++) {
@@ -595,7 +756,7 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 			json_key(out, "value");
 			json_value(out, bins[i].q, res);
 			json_key(out, "share");
-			json_double(out, (double)bins[i].count / (double)acc->count);
+			json_double(out, (double)bins[i].count / (double)tis->count);
 			json_object_end(out);
 		}
 		json_array_end(out);
@@ -621,9 +782,55 @@ void query_stats_finish(struct query_stats *s) {
 		stats_finish(&s->acc[k]);
 	}
 	free(s->acc);
+	for (size_t k = 0; s->time_acc && k < s->sel.n; k++) {
+		stats_finish(&s->time_acc[k]);
+	}
+	free(s->time_acc);
 	free(s->unsynced_excluded);
 	query_selection_finish(&s->sel);
 	*s = (struct query_stats){0};
+}
+
+/*
+ * The seconds each sample of the window stands for, per value: lifetime's own replay
+ * (capreplay_days, else capreplay_run, as lifetime-report.c calls them) with targets that keep
+ * only the time, so `stats --weight time` and `lifetime` weigh the same samples alike.
+ */
+static int time_weights(struct store *store, const struct query_params *p, struct query_stats *s) {
+	size_t n = s->sel.n;
+	s->time_acc = xcalloc(n ? n : 1, sizeof(*s->time_acc));
+	struct capreplay_target *targets = xcalloc(n ? n : 1, sizeof(*targets));
+	struct lifetime_spacing *spacing = xcalloc(n ? n : 1, sizeof(*spacing));
+	for (size_t k = 0; k < n; k++) {
+		stats_init(&s->time_acc[k]);
+		lifetime_spacing_init(&spacing[k]);
+		targets[k] = (struct capreplay_target){
+			.channel_id = s->sel.ids[k],
+			.resolution = query_selection_channel(&s->sel, k)->resolution,
+			.sp = &spacing[k],
+			.secs = &s->time_acc[k],
+		};
+	}
+	struct capreplay_info info;
+	struct capreplay_summary hist;
+	int rc = p->include_unsynced ? 1
+				     : capreplay_days(store, s->from, s->to, s->interval_s, targets,
+						      n, &hist, &info);
+	if (rc == 1) {
+		struct capreplay_cycles cycles;
+		rc = capreplay_run(store, s->from, s->to, p->include_unsynced, s->interval_s,
+				   targets, n, &cycles, &info);
+		free(cycles.ts);
+	}
+	if (rc >= 0 && info.rollup_from != INT64_MAX) {
+		s->time_rollup_to = info.rollup_to;
+	}
+	for (size_t k = 0; k < n; k++) {
+		stats_seal(&s->time_acc[k]);
+	}
+	free(spacing);
+	free(targets);
+	return rc < 0 ? rc : 0;
 }
 
 int query_stats_compute(struct store *store, const struct query_params *p, struct query_stats *s,
@@ -634,9 +841,15 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 		return rc;
 	}
 	s->include_unsynced = p->include_unsynced;
-	s->n_percentiles = p->n_percentiles;
+	// p50 and p95 are always there: an extra one repeats neither them nor another extra.
 	for (size_t e = 0; e < p->n_percentiles; e++) {
-		s->percentiles[e] = p->percentiles[e];
+		bool repeat = p->percentiles[e] == 50 || p->percentiles[e] == 95;
+		for (size_t o = 0; o < s->n_percentiles && !repeat; o++) {
+			repeat = s->percentiles[o] == p->percentiles[e];
+		}
+		if (!repeat) {
+			s->percentiles[s->n_percentiles++] = p->percentiles[e];
+		}
 	}
 	if ((rc = query_select(store, p->channels, p->n_channels, &s->sel, err)) < 0) {
 		return rc;
@@ -657,9 +870,15 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 	s->interval_s = cs.interval_s;
 	s->cycles = cs.cycles;
 	s->expected_cycles = cs.expected;
-	s->coverage = coverage(cs.cycles, cs.expected);
+	s->coverage = cycles_coverage(&cs);
+	s->gap_s = cs.gap_s;
 	s->longest_gap_s = cs.longest_gap_s;
+	s->min_interval_s = cs.min_dt;
+	s->max_interval_s = cs.max_dt;
+	s->mixed_intervals = cs.max_dt * 2 > cs.min_dt * 3;
 	s->unsynced = cs.unsynced;
+	s->weight = p->weight;
+	s->time_rollup_to = INT64_MIN;
 	size_t n = s->sel.n ? s->sel.n : 1;
 	s->acc = xcalloc(n, sizeof(*s->acc));
 	s->unsynced_excluded = xcalloc(n, sizeof(*s->unsynced_excluded));
@@ -690,7 +909,33 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 	for (size_t k = 0; k < s->sel.n; k++) {
 		stats_seal(&s->acc[k]);
 	}
+	if (p->weight == QUERY_WEIGHT_TIME && (rc = time_weights(store, p, s)) < 0) {
+		query_stats_finish(s);
+		return set_err(err, -EIO, "could not read the stored samples");
+	}
 	return 0;
+}
+
+double query_stats_mean(const struct query_stats *s, size_t k) {
+	const struct stats_acc *acc = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
+	return acc->count > 0 ? stats_mean(acc, query_selection_channel(&s->sel, k)->resolution)
+			      : NAN;
+}
+
+double query_stats_stddev(const struct query_stats *s, size_t k) {
+	const struct stats_acc *acc = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
+	return acc->count > 0
+		       ? stats_stddev(acc, query_selection_channel(&s->sel, k)->resolution, 0)
+		       : NAN;
+}
+
+double query_stats_percentile(const struct query_stats *s, size_t k, double pct) {
+	double res = query_selection_channel(&s->sel, k)->resolution;
+	if (s->weight == QUERY_WEIGHT_TIME) {
+		const struct stats_acc *acc = &s->time_acc[k];
+		return acc->count > 0 ? stats_percentile_inverted_cdf(acc, pct, res) : NAN;
+	}
+	return s->acc[k].count > 0 ? stats_percentile(&s->acc[k], pct, res) : NAN;
 }
 
 void query_stats_write_json(const struct query_stats *s, struct json *out) {
@@ -699,6 +944,8 @@ void query_stats_write_json(const struct query_stats *s, struct json *out) {
 	json_int(out, s->from);
 	json_key(out, "to");
 	json_int(out, s->to);
+	json_key(out, "weight");
+	json_string(out, query_weight_name(s->weight));
 	json_key(out, "interval_s");
 	json_int(out, s->interval_s);
 	json_key(out, "cycles");
@@ -709,6 +956,8 @@ void query_stats_write_json(const struct query_stats *s, struct json *out) {
 	json_double(out, s->coverage);
 	json_key(out, "longest_gap_s");
 	json_int(out, s->longest_gap_s);
+	json_key(out, "mixed_intervals");
+	json_bool(out, s->mixed_intervals);
 	json_key(out, "unsynced_excluded");
 	json_int(out, s->include_unsynced ? 0 : s->unsynced);
 	json_key(out, "channels");

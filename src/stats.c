@@ -235,6 +235,23 @@ double stats_percentile(const struct stats_acc *acc, double p, double resolution
 	return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
 }
 
+double stats_percentile_inverted_cdf(const struct stats_acc *acc, double p, double resolution) {
+	assert(acc->sealed && acc->count > 0);
+	if (!(p >= 0 && p <= 100)) {
+		return NAN;
+	}
+	// numpy: cdf = cumsum(w) / sum(w) in float64, the first index where cdf >= p / 100.
+	double quantile = p / 100.0, total = (double)acc->count;
+	int64_t seen = 0;
+	for (size_t i = 0; i < acc->n_bins; i++) {
+		seen += acc->bins[i].count;
+		if ((double)seen / total >= quantile) {
+			return stats_value(acc->bins[i].q, resolution);
+		}
+	}
+	return stats_value(acc->bins[acc->n_bins - 1].q, resolution);
+}
+
 int stats_resolution_digits(double resolution) {
 	if (!(resolution > 0) || !isfinite(resolution)) {
 		return -1;

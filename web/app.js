@@ -727,12 +727,15 @@
     const excluded = first(resp, 'unsynced_excluded', 'excluded_unsynced', 'unsynced_cycles');
     let summary = list.length + ' channels, ' + withData + ' with samples in the window.';
     if (typeof resp.cycles === 'number' && typeof resp.expected_cycles === 'number') {
-      summary += ' ' + intFmt.format(resp.cycles) + ' of ' + intFmt.format(resp.expected_cycles) + ' expected cycles stored (' + fmtPercent(resp.coverage) + ')';
+      summary += ' ' + intFmt.format(resp.cycles) + ' cycles stored, ' + fmtPercent(resp.coverage) + ' of the window observed';
       summary += typeof resp.longest_gap_s === 'number' && resp.longest_gap_s > 0 ? ', longest gap ' + fmtDuration(resp.longest_gap_s) + '.' : '.';
     }
     if (!withData && list.length) summary = 'No samples in this window: pick a longer window, or wait for the next cycle.';
     if (excluded) summary += ' ' + intFmt.format(excluded) + ' cycles with an unsynchronized clock are excluded.';
-    summary += ' Percentiles interpolate linearly between closest ranks (numpy’s default).';
+    summary += resp.weight === 'time'
+      ? ' Weighted by time: each sample counts the time it stands for; percentiles by the weighted inverted CDF.'
+      : ' Weighted by samples: each sample counts once; percentiles interpolate linearly between closest ranks (numpy’s default).';
+    if (resp.mixed_intervals) summary += ' The window mixes sampling intervals: faster stretches weigh more by samples than by time.';
     $('#stats-summary').textContent = summary;
   }
 

@@ -11,6 +11,7 @@
 #include "json.h"
 #include "lifetime-report.h"
 #include "lifetime.h"
+#include "query.h"
 #include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -324,7 +325,8 @@ static void print_table(const struct lifetime_report *rep) {
 		       e->sensor_key, r->observed_h, consumed, life, r->equivalent_temp_c,
 		       r->life_at_mean_temp_h, e->life_at_p95_temp_h, rem);
 	}
-	printf("years of 8760 h; * capped at the seal-ageing limit; ~ with time in service before "
+	printf("years of 8760 h; life@mean and life@p95 at the time-weighted mean and p95 "
+	       "temperature; * capped at the seal-ageing limit; ~ with time in service before "
 	       "the history, extrapolated. Reductions of 10/20/30 K at T_eq:\n");
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
@@ -416,9 +418,16 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
 		return CLI_EXIT_USAGE;
 	}
-	if (from >= to) {
-		fprintf(stderr, "thermlog lifetime: --from must be before --to\n");
-		return CLI_EXIT_USAGE;
+	if (from != INT64_MIN || to != INT64_MAX) { // as in stats: an end left out is now
+		static const char *const names[] = {"--from", "--to"};
+		char *err = NULL;
+		int bad;
+		if (query_window_check(from, to != INT64_MAX ? to : now, to == INT64_MAX, 0, names,
+				       &bad, &err) < 0) {
+			fprintf(stderr, "thermlog lifetime: %s\n", err);
+			free(err);
+			return CLI_EXIT_USAGE;
+		}
 	}
 	struct config cfg;
 	if (!cli_load_config(ctx, &cfg)) {

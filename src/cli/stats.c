@@ -169,22 +169,28 @@ static int emit(const char *cmd, struct buf *b) {
 enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
 
 /* Options of peak alone. */
-enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE };
+enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE, STATS_OPT_WEIGHT };
 
 static void usage(FILE *out, enum query_kind kind) {
 	switch (kind) {
 	case QUERY_STATS:
 		fputs("usage: thermlog stats [--from T] [--to T] [--channel KEY|GLOB]... "
-		      "[--percentile P]... [--include-unsynced] [--interval D] [--json]\n"
+		      "[--percentile P]...\n"
+		      "                      [--weight samples|time] [--include-unsynced] "
+		      "[--interval D] [--json]\n"
 		      "Count, coverage, mean, population stddev, min, median, p95 and max per "
-		      "channel;\npercentiles interpolate linearly between closest ranks (numpy's "
-		      "default).\nT: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
-		      "(default: all history).\n"
+		      "channel.\n--weight samples (default): each sample counts once, percentiles "
+		      "interpolate\nlinearly between closest ranks (numpy's default). --weight time: "
+		      "each sample counts\nthe time it stands for (the spacing since the previous "
+		      "one, as lifetime weighs it),\npercentiles by the weighted inverted CDF.\n"
+		      "T: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
+		      "(default: all history;\nwith --from alone the window ends now).\n"
 		      "Exact at each channel's resolution (values are stored as integer multiples "
 		      "of it):\nwhole hours are read from exact hourly histograms, the rest from "
 		      "raw samples, with\nthe same results. Cycles with an unsynced clock are "
-		      "left out and counted unless\n--include-unsynced. --interval D sets the "
-		      "expected cycle spacing for coverage\n(default: the median spacing).\n",
+		      "left out and counted unless\n--include-unsynced. Coverage is observed time "
+		      "over the window: a spacing over 1.5\ntimes the sample's own (or --interval "
+		      "D) is a gap beyond it.\n",
 		      out);
 		break;
 	case QUERY_PEAK:
@@ -214,12 +220,40 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 	table_duration(gap, sizeof(gap), s->longest_gap_s);
 	timefmt_iso(s->from, from);
 	timefmt_iso(s->to, to);
-	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, longest gap %s",
-		   (long long)s->cycles, span, from, to, 100.0 * s->coverage, gap);
+	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, ", (long long)s->cycles,
+		   span, from, to, 100.0 * s->coverage);
+	if (s->longest_gap_s > 0) {
+		buf_printf(out, "longest gap %s", gap);
+	} else {
+		buf_puts(out, "no gaps");
+	}
 	if (!s->include_unsynced && s->unsynced > 0) {
 		buf_printf(out, ", %lld unsynced cycles excluded", (long long)s->unsynced);
 	}
-	buf_puts(out, "\n\n");
+	buf_printf(out, "\nweighted by %s\n",
+		   s->weight == QUERY_WEIGHT_TIME
+			   ? "time: each sample counts the time it stands for"
+			   : "samples: each sample counts once (--weight time weighs by time)");
+	if (s->mixed_intervals) {
+		char lo[32], hi[32];
+		table_duration(lo, sizeof(lo), s->min_interval_s);
+		table_duration(hi, sizeof(hi), s->max_interval_s);
+		buf_printf(out, "warning: the window mixes sampling intervals from %s to %s%s\n",
+			   lo, hi,
+			   s->weight == QUERY_WEIGHT_TIME
+				   ? ""
+				   : ": faster stretches weigh more by samples than by time");
+	}
+	if (s->weight == QUERY_WEIGHT_TIME && s->time_rollup_to != INT64_MIN) {
+		char at[TIMEFMT_ISO_LEN];
+		timefmt_iso(s->time_rollup_to, at);
+		buf_printf(
+			out,
+			"note: raw samples before %s were pruned: their hours weigh each rolled-up "
+			"value as one %lld s interval\n",
+			at, (long long)s->interval_s);
+	}
+	buf_puts(out, "\n");
 	size_t fixed = 10, cols = fixed + s->n_percentiles;
 	struct table t;
 	table_init(&t, cols);
@@ -253,13 +287,13 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 		table_set(&t, 2, "%lld", (long long)acc->count);
 		double vals[5 + QUERY_MAX_PERCENTILES] = {0};
 		size_t nv = 0;
-		vals[nv++] = any ? stats_mean(acc, res) : NAN;
-		vals[nv++] = any ? stats_stddev(acc, res, 0) : NAN;
+		vals[nv++] = query_stats_mean(s, k);
+		vals[nv++] = query_stats_stddev(s, k);
 		vals[nv++] = any ? stats_value(acc->min_q, res) : NAN;
-		vals[nv++] = any ? stats_percentile(acc, 50, res) : NAN;
-		vals[nv++] = any ? stats_percentile(acc, 95, res) : NAN;
+		vals[nv++] = query_stats_percentile(s, k, 50);
+		vals[nv++] = query_stats_percentile(s, k, 95);
 		for (size_t e = 0; e < s->n_percentiles && e < QUERY_MAX_PERCENTILES; e++) {
-			vals[nv++] = any ? stats_percentile(acc, s->percentiles[e], res) : NAN;
+			vals[nv++] = query_stats_percentile(s, k, s->percentiles[e]);
 		}
 		for (size_t i = 0; i < nv; i++) {
 			// the mean and stddev get one more place than the sensor has
@@ -274,15 +308,17 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 			timefmt_iso(acc->max_ts, at);
 			table_set(&t, cols - 1, "%s", at);
 		}
+		const struct stats_acc *tis =
+			s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : acc;
 		size_t n_bins;
-		const struct stats_bin *bins = stats_bins(acc, &n_bins);
-		if (ch->kind == CHANNEL_KIND_FREQUENCY && any && n_bins <= 16) {
+		const struct stats_bin *bins = stats_bins(tis, &n_bins);
+		if (ch->kind == CHANNEL_KIND_FREQUENCY && tis->count > 0 && n_bins <= 16) {
 			buf_printf(&states, "%s:", ch->key);
 			for (size_t i = n_bins; i-- > 0;) {
 				table_number(v, sizeof(v), stats_value(bins[i].q, res), factor,
 					     digits);
 				buf_printf(&states, " %s %s %.1f %%%s", v, unit,
-					   100.0 * (double)bins[i].count / (double)acc->count,
+					   100.0 * (double)bins[i].count / (double)tis->count,
 					   i ? "," : "");
 			}
 			buf_putc(&states, '\n');
@@ -430,6 +466,22 @@ static void channels_text(const struct query_selection *sel, struct buf *out) {
 	table_print(&t, out);
 }
 
+/* Under a window without samples, where the stored history lies. */
+static void history_hint(struct store *store, const struct query_stats *s, struct buf *out) {
+	struct query_params all = {0};
+	int64_t first, end;
+	if (s->cycles > 0 || query_window(store, &all, &first, &end, NULL) < 0) {
+		return;
+	}
+	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN];
+	timefmt_iso(first, a);
+	timefmt_iso(end - 1, b);
+	buf_printf(out,
+		   "\nno samples in this window: the stored history runs from %s to %s; use "
+		   "--from and --to inside it\n",
+		   a, b);
+}
+
 /* Computes the answer of @kind and appends it to @b as a table, or as JSON when @json. */
 static int answer(struct store *store, const struct query_params *p, enum query_kind kind,
 		  bool json, struct buf *b, char **err) {
@@ -443,6 +495,7 @@ static int answer(struct store *store, const struct query_params *p, enum query_
 				query_stats_write_json(&s, &j);
 			} else {
 				stats_text(&s, b);
+				history_hint(store, &s, b);
 			}
 			query_stats_finish(&s);
 		}
@@ -483,6 +536,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		{"with", required_argument, NULL, PEAK_OPT_WITH},
 		{"around", required_argument, NULL, PEAK_OPT_AROUND},
 		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
+		{"weight", required_argument, NULL, STATS_OPT_WEIGHT},
 		{"json", no_argument, NULL, CLI_OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -498,9 +552,10 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		bool peak_only = opt == CLI_OPT_SAMPLES || opt == PEAK_OPT_WITH ||
 				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
-		bool allowed = kind == QUERY_STATS  ? !peak_only
-			       : kind == QUERY_PEAK ? opt != CLI_OPT_PERCENTILE
-						    : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
+		bool allowed = kind == QUERY_STATS ? !peak_only
+			       : kind == QUERY_PEAK
+				       ? opt != CLI_OPT_PERCENTILE && opt != STATS_OPT_WEIGHT
+				       : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h') {
 			usage(stdout, kind);
 			rc = CLI_EXIT_OK;
@@ -551,6 +606,15 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			w.p.wide = true;
 			continue;
 		}
+		if (opt == STATS_OPT_WEIGHT) {
+			if (!query_weight_parse(optarg, &w.p.weight)) {
+				fprintf(stderr,
+					"thermlog %s: bad --weight '%s' (samples or time)\n", cmd,
+					optarg);
+				goto out;
+			}
+			continue;
+		}
 		if (cli_window_option(&w, cmd, opt, optarg, now) < 0) {
 			goto out;
 		}
@@ -570,6 +634,10 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 	}
 	if (!cli_window_check(ctx, &w, cmd, now)) {
 		goto out;
+	}
+	if (w.p.has_from && !w.p.has_to) { // as in the API: the window ends now
+		w.p.to = now;
+		w.p.has_to = true;
 	}
 	struct store *store;
 	if ((rc = cli_open_store(ctx, cmd, STORE_MODE_READ, &store)) != CLI_EXIT_OK) {

@@ -715,12 +715,19 @@ static void handle_stats(struct request *r) {
 						  {"channel", true},
 						  {"percentile", true},
 						  {"include_unsynced", false},
+						  {"weight", false},
 						  {NULL, false}};
 	struct query_request q;
 	if (!check_params(r, specs) || !query_request_init(r, &q, true)) {
 		return;
 	}
 	if (!param_percentiles(r, q.percentiles, QUERY_MAX_PERCENTILES, &q.p.n_percentiles)) {
+		return;
+	}
+	const char *weight = param(r, "weight");
+	if (weight && !query_weight_parse(weight, &q.p.weight)) {
+		respond_error(r->resp, 400, "weight",
+			      "parameter 'weight' must be 'samples' or 'time', not '%s'", weight);
 		return;
 	}
 	q.p.percentiles = q.percentiles;

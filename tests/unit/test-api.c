@@ -680,6 +680,8 @@ static void test_shared_checks(void) {
 		 "percentile=6&percentile=7&percentile=8&percentile=9&percentile=10&percentile=11&"
 		 "percentile=12&percentile=13&percentile=14&percentile=15&percentile=16&percentile=17",
 		 "{\"error\":\"more than 16 'percentile' parameters\",\"parameter\":\"percentile\"}\n"},
+		{"/api/v1/stats?weight=both",
+		 "{\"error\":\"parameter 'weight' must be 'samples' or 'time', not 'both'\",\"parameter\":\"weight\"}\n"},
 		{"/api/v1/runs/stats?percentile=-1",
 		 "{\"error\":\"parameter 'percentile' must be a number from 0 to 100, not '-1'\",\"parameter\":\"percentile\"}\n"},
 		{"/api/v1/runs/stats?percentile=50x",

@@ -247,11 +247,38 @@ static void test_property(int rounds) {
 	is_int(bad, 0, "random histograms: exact against a sorted reference, split = raw");
 }
 
+/* Weighted percentiles, numpy's inverted_cdf: the first value whose cumulative weight reaches p. */
+static void test_inverted_cdf(void) {
+	struct stats_acc acc;
+	stats_init(&acc);
+	const int64_t q[] = {3, 1, 2}, w[] = {2, 1, 1}; // cdf 0.25, 0.5, 1 over 1, 2, 3
+	stats_add_hist(&acc, q, w, 3, 0);
+	stats_seal(&acc);
+	is_near(stats_percentile_inverted_cdf(&acc, 0, 1), 1, 0, "p0: the first value");
+	is_near(stats_percentile_inverted_cdf(&acc, 25, 1), 1, 0, "p25 reaches cdf 0.25 at 1");
+	is_near(stats_percentile_inverted_cdf(&acc, 25.1, 1), 2, 0, "p25.1 needs 2");
+	is_near(stats_percentile_inverted_cdf(&acc, 50, 1), 2, 0, "p50 reaches cdf 0.5 at 2");
+	is_near(stats_percentile_inverted_cdf(&acc, 50.1, 1), 3, 0, "p50.1 needs 3");
+	is_near(stats_percentile_inverted_cdf(&acc, 100, 1), 3, 0, "p100 is the max");
+	ok(isnan(stats_percentile_inverted_cdf(&acc, -1, 1)), "p-1 is NaN");
+	stats_finish(&acc);
+	// An hour at 70 degrees (3540 s after its first sample) and one at 40 (3655 s).
+	stats_init(&acc);
+	const int64_t tq[] = {70000, 40000}, tw[] = {3540, 3655};
+	stats_add_hist(&acc, tq, tw, 2, 0);
+	stats_seal(&acc);
+	is_near(stats_mean(&acc, 0.001), 394000.0 / 7195, 1e-12, "time-weighted mean");
+	is_near(stats_percentile_inverted_cdf(&acc, 50, 0.001), 40, 0, "time-weighted median");
+	is_near(stats_percentile_inverted_cdf(&acc, 95, 0.001), 70, 0, "time-weighted p95");
+	stats_finish(&acc);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_hand();
 	test_hist_merge();
 	test_format();
+	test_inverted_cdf();
 	test_property(300);
 	return test_done();
 }
