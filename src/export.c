@@ -191,9 +191,10 @@ struct export *export_create(struct store *store, const struct query_params *p,
 			const struct channel *ch = query_selection_channel(&e->sel, k);
 			// "KEY (UNIT)", or "LABEL [KEY] (UNIT)": thermlog import reads either back.
 			const char *label = export_label(ch);
-			char *name = *label ? xasprintf("%s [%s] (%s)", label, ch->key,
-							ch->unit ? ch->unit : "")
-					    : xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
+			char *name =
+				*label ? xasprintf("%s [%s] (%s)", label, ch->key,
+						   ch->unit ? ch->unit : "")
+				       : xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
 			csv_field(&e->out, name, strlen(name), false);
 			free(name);
 		}

@@ -279,6 +279,12 @@ struct import_channel {
 	int64_t rows;
 };
 
+/* A channel column of a wide file: "KEY (UNIT)" or "LABEL [KEY] (UNIT)" (export --format wide). */
+struct wide_column {
+	int col;
+	char *key, *unit, *label; // label NULL: none given
+};
+
 enum time_unit { TIME_UNIT_S = 1, TIME_UNIT_MS = 1000, TIME_UNIT_US = 1000000 };
 
 struct importer {
@@ -295,12 +301,7 @@ struct importer {
 	struct store_channel *stored;
 	size_t n_stored;
 	int col_time, col_unix, col_channel, col_value, col_unit, col_label;
-	// The wide format (thermlog export --format wide): a column per channel, its header
-	// "KEY (UNIT)" or "LABEL [KEY] (UNIT)".
-	struct wide_column {
-		int col;
-		char *key, *unit, *label; // label NULL: none given
-	} *wide;
+	struct wide_column *wide; // a wide file's channel columns, else NULL
 	size_t n_wide;
 	int64_t bad, good;
 	int64_t added, identical, conflicting; // second pass: what the store found
@@ -468,12 +469,12 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 	if (im->col_channel >= 0 && im->col_value >= 0) {
 		return true; // long
 	}
-	if (im->col_channel >= 0 || im->col_value >= 0 || im->col_unit >= 0 ||
-	    im->col_label >= 0) {
+	if (im->col_channel >= 0 || im->col_value >= 0 || im->col_unit >= 0 || im->col_label >= 0) {
 		fprintf(stderr,
 			"%s:%lu: the header names %s but not %s: a long-format file needs time (or "
 			"unix), channel and value\n",
-			im->name, r->line, im->col_channel >= 0 ? "channel" : "value, unit or label",
+			im->name, r->line,
+			im->col_channel >= 0 ? "channel" : "value, unit or label",
 			im->col_channel >= 0 ? "value" : "channel");
 		return false;
 	}
@@ -764,8 +765,9 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		"FILE|-\n"
 		"Columns by header name: time (ISO 8601 or unix seconds) or unix, channel, value; "
 		"optional unit, label.\nOr wide, as export --format wide writes it: time or unix, "
-		"then a column per channel,\nKEY (UNIT) or LABEL [KEY] (UNIT). Stamps must lie between 2000-01-01 and now; "
-		"--time-unit ms|us reads unix\nstamps in milliseconds or microseconds.\n";
+		"then a column per channel,\nKEY (UNIT) or LABEL [KEY] (UNIT). Stamps must lie "
+		"between 2000-01-01 and now;\n--time-unit ms|us reads unix stamps in milliseconds "
+		"or microseconds.\n";
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {

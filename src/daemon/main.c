@@ -730,8 +730,9 @@ int main(int argc, char **argv) {
 	d.server = server_create(d.cfg, d.live, d.db_path, activated_fd());
 	if (!d.server) {
 		if (d.opt.demo) {
-			log_error("demo: could not serve %s: --listen 127.0.0.1:0 takes any free port",
-				  d.cfg->http.listen);
+			log_error(
+				"demo: could not serve %s: --listen 127.0.0.1:0 takes any free port",
+				d.cfg->http.listen);
 		}
 		goto out;
 	}

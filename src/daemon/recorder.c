@@ -104,8 +104,8 @@ struct recorder {
 	int64_t errors_minute[60]; // read errors per minute of the last hour, by minute
 	int64_t errors_minute_at[60];
 	struct {
-		char *key;      // NULL: a free slot
-		int64_t minute; // of its last failed read
+		char *key;                         // NULL: a free slot
+		int64_t minute;                    // of its last failed read
 	} error_channels[RECORDER_ERROR_CHANNELS]; // the channels that failed lately
 	int64_t last_hour; // hour of the last store_maintain()
 	dev_t db_dev;      // the database file opened, to notice it deleted or replaced

@@ -42,8 +42,8 @@ struct rig {
 };
 
 /* A recorder on @yaml's sources in the sysfs tree @sysfs (and its proc/), in @name. */
-static void rig_init_tree(struct rig *g, const char *name, size_t queue_max_bytes,
-			  const char *yaml, const char *sysfs) {
+static void rig_init_tree(struct rig *g, const char *name, size_t queue_max_bytes, const char *yaml,
+			  const char *sysfs) {
 	config_init(&g->cfg);
 	char *errors = NULL;
 	if (!config_load_string(&g->cfg, "t.yaml", yaml, strlen(yaml), &errors)) {
@@ -74,9 +74,10 @@ static void rig_init_tree(struct rig *g, const char *name, size_t queue_max_byte
 
 static void rig_init(struct rig *g, const char *name, size_t queue_max_bytes) {
 	// libsensors and /proc would read the host: the fixture's sysfs sources only
-	rig_init_tree(g, name, queue_max_bytes,
-		      "interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
-		      FIXTURE);
+	rig_init_tree(
+		g, name, queue_max_bytes,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		FIXTURE);
 }
 
 static void rig_finish(struct rig *g) {
@@ -291,10 +292,11 @@ static void test_foreign_file(void) {
  */
 static void test_read_errors(void) {
 	struct rig g;
-	rig_init_tree(&g, "rates.db", 0,
-		      "interval: 60s\nsources: {hwmon: {enabled: false}, thermal: {enabled: false}, "
-		      "cpufreq: {enabled: false}, devfreq: {enabled: false}, iio: {enabled: false}}\n",
-		      FIXTURE);
+	rig_init_tree(
+		&g, "rates.db", 0,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, thermal: {enabled: false}, "
+		"cpufreq: {enabled: false}, devfreq: {enabled: false}, iio: {enabled: false}}\n",
+		FIXTURE);
 	struct recorder_result res = tick(&g, T0, M0);
 	ok(res.stored && res.n >= 2, "the fixture's meminfo channels read");
 	struct live_snapshot snap;
@@ -312,9 +314,10 @@ static void test_read_errors(void) {
 	rig_finish(&g);
 
 	// The broken board: its thermal zones fail, each named once however many cycles fail.
-	rig_init_tree(&g, "broken.db", 0,
-		      "interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
-		      "fixtures/broken");
+	rig_init_tree(
+		&g, "broken.db", 0,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		"fixtures/broken");
 	tick(&g, T0, M0);
 	int64_t first = health(&g).errors_last_hour;
 	tick(&g, T0 + 60, M0 + MIN_MS);
