@@ -59,7 +59,11 @@ struct channel {
 struct reading {
 	double value; // in the channel's unit, calibration applied; meaningless when err != 0
 	int err;      // 0, or a negative errno: the value is missing, never a fake 0
+	bool pending; // err is a rate's -EAGAIN: it needs a second reading (not a failure)
 };
+
+/** Whether @r is a failed read: an error, not a rate still waiting for its second reading. */
+bool reading_failed(const struct reading *r);
 
 const char *channel_kind_name(enum channel_kind kind);
 /** Parses a kind name; false if unknown. */

@@ -14,6 +14,8 @@
 #include "cycle.h"
 #include "runsummary.h"
 
+#define LIVE_ERROR_CHANNELS_LEN 256
+
 /** The daemon's own health, published with each cycle. */
 struct live_health {
 	int64_t started; // s since epoch
@@ -22,6 +24,9 @@ struct live_health {
 	int64_t cycles_failed; // cycles that could not be stored (queued or dropped)
 	int64_t read_errors_total;
 	int64_t errors_last_hour;
+	// The keys of the channels that failed in the last hour, ", "-separated ("" if none),
+	// ending in ", ..." when they do not fit.
+	char error_channels[LIVE_ERROR_CHANNELS_LEN];
 	int64_t queued_cycles;       // waiting for disk space
 	double cycle_seconds;        // duration of the last cycle (read + store)
 	int64_t bytes_written_total; // database bytes written since start

@@ -1,8 +1,8 @@
-# Debian packages the project needs; sourced by scripts/test and scripts/demo.
+# Debian packages the project needs; sourced by scripts/test, scripts/demo and scripts/package.
 BUILD_PACKAGES=(meson ninja-build gcc pkg-config libsensors-dev libsqlite3-dev libyaml-dev
 	libmicrohttpd-dev libgnutls28-dev libsystemd-dev libjs-dygraphs)
 TEST_PACKAGES=(clang libclang-rt-14-dev valgrind python3 python3-numpy sqlite3 util-linux
-	systemd prometheus wrk openssl chromium nodejs)
+	systemd prometheus wrk openssl chromium nodejs git)
 # web: the browser test runs npm ci; Debian ships npm apart from nodejs (a nodejs from elsewhere
 # that bundles npm conflicts with Debian's npm package, so only ask for it when npm is missing).
 command -v npm >/dev/null 2>&1 || TEST_PACKAGES+=(npm)
@@ -53,4 +53,28 @@ register_binfmt_arm64() {
 	fi
 	printf '%s' ':qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
 		>"$dir/register"
+}
+
+# Copies the source tree into DEST: the tracked and new files, not what .gitignore ignores. With
+# git, as `git ls-files` lists them; without git (a minimal system, an unpacked tarball), every
+# file but .git and the .gitignore patterns.
+copy_source_tree() { # DEST
+	local dest=$1
+	if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - |
+			tar -xf - -C "$dest"
+		return
+	fi
+	local excludes=(--exclude=./.git) pat
+	if [ -f .gitignore ]; then
+		while IFS= read -r pat || [ -n "$pat" ]; do
+			case $pat in '' | '#'* | '!'*) continue ;; esac
+			pat=${pat%/}
+			case $pat in
+			/*) excludes+=("--exclude=.$pat") ;; # anchored at the top
+			*) excludes+=("--exclude=$pat") ;;
+			esac
+		done <.gitignore
+	fi
+	tar "${excludes[@]}" -cf - . | tar -xf - -C "$dest"
 }

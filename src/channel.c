@@ -174,3 +174,7 @@ bool channel_common_resolution(double a, double b, double *out, int64_t *factor)
 	}
 	return false;
 }
+
+bool reading_failed(const struct reading *r) {
+	return r->err != 0 && !r->pending;
+}

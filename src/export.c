@@ -20,7 +20,7 @@
 /* What a long row of one channel needs, prepared once. */
 struct export_column {
 	char *prefix; // the key, CSV-quoted when needed, and a comma
-	char *suffix; // a comma, the unit and CRLF
+	char *suffix; // a comma, the unit, a comma, the label (none if it is the key) and CRLF
 	size_t prefix_len, suffix_len;
 	double resolution;
 	int digits; // resolution = step / 10^digits, or digits < 0: not a short decimal
@@ -46,6 +46,11 @@ struct export {
 	char iso[TIMEFMT_ISO_LEN + 24]; // "time,unix," prefix of the cached cycle
 	size_t iso_len;
 };
+
+/* The channel's label for the CSV: "" when it has none of its own (the key). */
+static const char *export_label(const struct channel *ch) {
+	return ch->label && *ch->label && strcmp(ch->label, ch->key) != 0 ? ch->label : "";
+}
 
 static char *csv_text(const char *s) {
 	struct buf b;
@@ -165,8 +170,10 @@ struct export *export_create(struct store *store, const struct query_params *p,
 		const struct channel *ch = query_selection_channel(&e->sel, k);
 		struct export_column *c = &e->col[k];
 		char *key = csv_text(ch->key), *unit = csv_text(ch->unit);
+		char *label = csv_text(export_label(ch));
 		c->prefix = xasprintf("%s,", key);
-		c->suffix = xasprintf(",%s\r\n", unit);
+		c->suffix = xasprintf(",%s,%s\r\n", unit, label);
+		free(label);
 		c->prefix_len = strlen(c->prefix);
 		c->suffix_len = strlen(c->suffix);
 		c->resolution = ch->resolution;
@@ -177,12 +184,17 @@ struct export *export_create(struct store *store, const struct query_params *p,
 		free(unit);
 	}
 	if (format == EXPORT_FORMAT_LONG) {
-		buf_puts(&e->out, "time,unix,channel,value,unit\r\n");
+		buf_puts(&e->out, "time,unix,channel,value,unit,label\r\n");
 	} else {
 		buf_puts(&e->out, "time,unix");
 		for (size_t k = 0; k < e->sel.n; k++) {
 			const struct channel *ch = query_selection_channel(&e->sel, k);
-			char *name = xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
+			// "KEY (UNIT)", or "LABEL [KEY] (UNIT)": thermlog import reads either back.
+			const char *label = export_label(ch);
+			char *name =
+				*label ? xasprintf("%s [%s] (%s)", label, ch->key,
+						   ch->unit ? ch->unit : "")
+				       : xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
 			csv_field(&e->out, name, strlen(name), false);
 			free(name);
 		}

@@ -481,7 +481,9 @@
     items.push(['Clock', clock === 'synced' ? 'synchronized' : clock === 'unsynced' ? 'not synchronized' : 'no sync information',
       clock === 'synced' ? 'good' : clock === 'unsynced' ? 'bad' : '']);
     const errs = first(s, 'errors_last_hour');
-    if (errs !== undefined) items.push(['Errors (last hour)', intFmt.format(errs), errs > 0 ? 'warn' : 'good']);
+    // Failed channel reads, with the channels that failed (a rate's first reading is none).
+    const errChannels = typeof s.error_channels === 'string' && s.error_channels ? ' (' + s.error_channels + ')' : '';
+    if (errs !== undefined) items.push(['Errors (last hour)', intFmt.format(errs) + (errs > 0 ? errChannels : ''), errs > 0 ? 'warn' : 'good']);
     if (s.queued_cycles > 0) items.push(['Waiting for disk', intFmt.format(s.queued_cycles) + ' cycles', 'bad']);
     const stored = first(db, 'cycles') ?? first(s, 'cycles_stored');
     if (stored !== undefined) {
@@ -1063,20 +1065,46 @@
     return '≥ ' + (Number.isInteger(y) ? y : y.toFixed(1)) + ' years (cap)';
   }
 
-  const atTemp = (t) => (typeof t === 'number' ? ' at ' + fmtValue(t, 'celsius', 1) : '');
+  /*
+   * A sensor temperature and, with self-heating, the temperature the model ages the part at
+   * beside it ("49.4 °C measured, 52.4 °C effective"), as `thermlog lifetime` prints them.
+   */
+  function tempsText(cap, measured, effective) {
+    const m = fmtValue(measured, 'celsius', 1);
+    if (!(typeof cap.self_heating_k === 'number' && cap.self_heating_k !== 0 && typeof effective === 'number')) return m;
+    return m + ' measured, ' + fmtValue(effective, 'celsius', 1) + ' effective';
+  }
+
+  const atTemps = (cap, measured, effective) => (typeof measured === 'number' ? ' at ' + tempsText(cap, measured, effective) : '');
+
+  /*
+   * The consumed life over the whole service: consumed_fraction_total (the history plus the time
+   * in service before it, extrapolated), else the history's own consumed_fraction.
+   */
+  function consumedNode(cap) {
+    const total = first(cap, 'consumed_fraction_total', 'consumed_fraction', 'consumed');
+    const extrapolated = cap.consumed_fraction_extrapolated;
+    if (!(typeof extrapolated === 'number' && extrapolated > 0)) return fmtPercent(total, 2);
+    const before = typeof cap.unobserved_service_h === 'number' ? fmtDuration(cap.unobserved_service_h * 3600) + ' in service before the history' : 'time in service before the history';
+    return el('span', { 'data-extrapolated': 'true' }, fmtPercent(total, 2) + ' (partly extrapolated)',
+      el('span', { class: 'hours', text: ' ' + fmtPercent(extrapolated, 2) + ' of it extrapolated over ' + before + ', ' + fmtPercent(cap.consumed_fraction, 2) + ' measured' }));
+  }
 
   function renderCapacitor(cap) {
-    const d = first(cap, 'consumed_fraction', 'consumed');
+    const d = first(cap, 'consumed_fraction_total', 'consumed_fraction', 'consumed');
     const eff = cap.effective_life_h;
     const mean = cap.life_at_mean_temp_h;
     const facts = [
-      ['Consumed life', fmtPercent(d, 2)],
+      ['Consumed life', consumedNode(cap)],
       ['Remaining life', hoursNode(first(cap, 'remaining_h', 'remaining_life_h'))],
       ['Effective life', hoursNode(eff)],
-      ['Equivalent temperature', fmtValue(cap.equivalent_temp_c, 'celsius', 1)],
-      ['Life at the mean temperature', hoursNode(mean, atTemp(cap.mean_temp_c))],
+      ['Equivalent temperature', tempsText(cap, cap.equivalent_temp_c, cap.equivalent_effective_temp_c)],
+      ['Life at the mean temperature', hoursNode(mean, atTemps(cap, cap.mean_temp_c, cap.mean_effective_temp_c))],
     ];
-    if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h, atTemp(cap.p95_temp_c))]);
+    if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h, atTemps(cap, cap.p95_temp_c, cap.p95_effective_temp_c))]);
+    if (typeof cap.self_heating_k === 'number' && cap.self_heating_k !== 0) {
+      facts.push(['Self-heating', (cap.self_heating_k > 0 ? '+' : '') + cap.self_heating_k + ' K: the model ages the part at the measured temperature plus this rise']);
+    }
     if (cap.observed_h !== undefined) facts.push(['Observed', fmtDuration(cap.observed_h * 3600)]);
     if (cap.coverage !== undefined) facts.push(['Coverage', fmtPercent(typeof cap.coverage === 'object' ? first(cap.coverage, 'ratio', 'fraction') : cap.coverage)]);
     // Compare uncapped figures: a capped effective life says nothing about the temperature spread.

@@ -269,6 +269,7 @@ static bool quantize(const struct decimal *d, double resolution, int64_t *q) {
 /* A channel met in the file. */
 struct import_channel {
 	char *key;
+	char *label;      // the file's label for it, or NULL: a new channel's label
 	const char *unit; // static
 	int places;       // the most decimal places among its values
 	bool known;       // already in the database
@@ -276,6 +277,12 @@ struct import_channel {
 	double resolution; // known channels: what the import needs (finer than stored: refined)
 	double stored_resolution;
 	int64_t rows;
+};
+
+/* A channel column of a wide file: "KEY (UNIT)" or "LABEL [KEY] (UNIT)" (export --format wide). */
+struct wide_column {
+	int col;
+	char *key, *unit, *label; // label NULL: none given
 };
 
 enum time_unit { TIME_UNIT_S = 1, TIME_UNIT_MS = 1000, TIME_UNIT_US = 1000000 };
@@ -293,7 +300,9 @@ struct importer {
 	size_t cap_index;
 	struct store_channel *stored;
 	size_t n_stored;
-	int col_time, col_unix, col_channel, col_value, col_unit;
+	int col_time, col_unix, col_channel, col_value, col_unit, col_label;
+	struct wide_column *wide; // a wide file's channel columns, else NULL
+	size_t n_wide;
 	int64_t bad, good;
 	int64_t added, identical, conflicting; // second pass: what the store found
 	int64_t in_batch;                      // values in the open transaction
@@ -384,8 +393,53 @@ static const char *field(const struct csv_reader *r, int col) {
 	return col >= 0 && (size_t)col < r->n_fields ? r->fields[col] : "";
 }
 
+static void wide_columns_free(struct importer *im) {
+	for (size_t i = 0; i < im->n_wide; i++) {
+		free(im->wide[i].key);
+		free(im->wide[i].unit);
+		free(im->wide[i].label);
+	}
+	free(im->wide);
+	im->wide = NULL;
+	im->n_wide = 0;
+}
+
+/* A wide header cell: "KEY (UNIT)" or "LABEL [KEY] (UNIT)", as export_create() writes it. */
+static bool parse_wide_column(const char *h, struct wide_column *out) {
+	size_t n = strlen(h);
+	const char *open = NULL;
+	for (const char *p = h; (p = strstr(p, " (")) != NULL; p++) {
+		open = p; // the last " (": a label may hold parentheses of its own
+	}
+	if (!open || h[n - 1] != ')') {
+		return false;
+	}
+	char *name = xstrndup(h, (size_t)(open - h));
+	char *unit = xstrndup(open + 2, (size_t)(h + n - 1 - (open + 2)));
+	char *key = name, *label = NULL;
+	size_t m = strlen(name);
+	char *bracket = m > 0 && name[m - 1] == ']' ? strrchr(name, '[') : NULL;
+	if (bracket && bracket > name + 1 && bracket[-1] == ' ') {
+		name[m - 1] = '\0';
+		bracket[-1] = '\0';
+		key = bracket + 1;
+		label = name;
+	}
+	bool good = channel_key_valid(key) && (!*unit || channel_unit_lookup(unit));
+	if (good) {
+		*out = (struct wide_column){
+			.key = xstrdup(key), .unit = unit, .label = label ? xstrdup(label) : NULL};
+	} else {
+		free(unit);
+	}
+	free(name);
+	return good;
+}
+
 static bool parse_header(struct importer *im, struct csv_reader *r) {
 	im->col_time = im->col_unix = im->col_channel = im->col_value = im->col_unit = -1;
+	im->col_label = -1;
+	wide_columns_free(im);
 	for (size_t i = 0; i < r->n_fields; i++) {
 		const char *h = r->fields[i];
 		int *slot = strcmp(h, "time") == 0      ? &im->col_time
@@ -393,6 +447,7 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			    : strcmp(h, "channel") == 0 ? &im->col_channel
 			    : strcmp(h, "value") == 0   ? &im->col_value
 			    : strcmp(h, "unit") == 0    ? &im->col_unit
+			    : strcmp(h, "label") == 0   ? &im->col_label
 							: NULL;
 		if (slot && *slot >= 0) {
 			fprintf(stderr, "%s:%lu: column '%s' appears twice\n", im->name, r->line,
@@ -403,19 +458,62 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			*slot = (int)i;
 		}
 	}
-	if ((im->col_time < 0 && im->col_unix < 0) || im->col_channel < 0 || im->col_value < 0) {
+	if (im->col_time < 0 && im->col_unix < 0) {
 		fprintf(stderr,
-			"%s:%lu: the header must name the columns time (or unix), channel and "
-			"value (optional: unit); this is a long-format import\n",
+			"%s:%lu: the header must name the columns time (or unix), channel and value "
+			"(optional: unit, label), or time (or unix) and a column per channel, "
+			"KEY (UNIT), as export --format wide writes them\n",
 			im->name, r->line);
+		return false;
+	}
+	if (im->col_channel >= 0 && im->col_value >= 0) {
+		return true; // long
+	}
+	if (im->col_channel >= 0 || im->col_value >= 0 || im->col_unit >= 0 || im->col_label >= 0) {
+		fprintf(stderr,
+			"%s:%lu: the header names %s but not %s: a long-format file needs time (or "
+			"unix), channel and value\n",
+			im->name, r->line,
+			im->col_channel >= 0 ? "channel" : "value, unit or label",
+			im->col_channel >= 0 ? "value" : "channel");
+		return false;
+	}
+	// Wide: every other column is a channel.
+	im->wide = xcalloc(r->n_fields ? r->n_fields : 1, sizeof(*im->wide));
+	for (size_t i = 0; i < r->n_fields; i++) {
+		if ((int)i == im->col_time || (int)i == im->col_unix) {
+			continue;
+		}
+		struct wide_column *w = &im->wide[im->n_wide];
+		if (!parse_wide_column(r->fields[i], w)) {
+			fprintf(stderr,
+				"%s:%lu: column %zu '%s' is not a channel: a wide header names each "
+				"as KEY (UNIT) or LABEL [KEY] (UNIT), with a known unit\n",
+				im->name, r->line, i + 1, r->fields[i]);
+			return false;
+		}
+		w->col = (int)i;
+		for (size_t k = 0; k < im->n_wide; k++) {
+			if (strcmp(im->wide[k].key, w->key) == 0) {
+				fprintf(stderr, "%s:%lu: channel %s has two columns (%d and %zu)\n",
+					im->name, r->line, w->key, im->wide[k].col + 1, i + 1);
+				free(w->key);
+				free(w->unit);
+				free(w->label);
+				return false;
+			}
+		}
+		im->n_wide++;
+	}
+	if (im->n_wide == 0) {
+		fprintf(stderr, "%s:%lu: the header names no channel column\n", im->name, r->line);
 		return false;
 	}
 	return true;
 }
 
-/* One data row, checked; on success fills the channel, time and exact value. */
-static bool parse_row(struct importer *im, const struct csv_reader *r, bool first_pass,
-		      struct import_channel **out_ch, int64_t *ts, struct decimal *value) {
+/* A data row's time, checked. */
+static bool parse_time(struct importer *im, const struct csv_reader *r, int64_t *ts) {
 	unsigned long line = r->line;
 	const char *t = field(r, im->col_time);
 	const char *u = *t ? t : field(r, im->col_unix);
@@ -472,7 +570,16 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		       u, iso, horizon);
 		return false;
 	}
-	const char *key = field(r, im->col_channel);
+	return true;
+}
+
+/*
+ * One value of channel @key on @line, checked; on success fills the channel and the exact
+ * value. @label: the file's label for the channel, "" or NULL for none.
+ */
+static bool parse_value(struct importer *im, unsigned long line, const char *key, const char *v,
+			const char *unit_text, const char *label, bool first_pass,
+			struct import_channel **out_ch, struct decimal *value) {
 	if (!channel_key_valid(key)) {
 		report(im, line,
 		       "channel name '%s' breaks the key rules (1 to %d printable ASCII "
@@ -480,12 +587,10 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 		       key, CHANNEL_KEY_MAX);
 		return false;
 	}
-	const char *v = field(r, im->col_value);
 	if (!parse_decimal(v, value)) {
 		report(im, line, "bad value '%s' (a decimal number)", v);
 		return false;
 	}
-	const char *unit_text = field(r, im->col_unit);
 	const char *unit = *unit_text ? channel_unit_lookup(unit_text) : "1";
 	if (!unit) {
 		report(im, line, "unknown unit '%s'", unit_text);
@@ -500,6 +605,9 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 	} else if (strcmp(c->unit, unit) != 0 && *unit_text) {
 		report(im, line, "unit '%s' differs from %s's unit '%s'", unit_text, key, c->unit);
 		return false;
+	}
+	if (first_pass && label && *label && !c->label) {
+		c->label = xstrdup(label);
 	}
 	if (first_pass) {
 		if (value->places > IMPORT_MAX_PLACES) {
@@ -531,6 +639,71 @@ static bool parse_row(struct importer *im, const struct csv_reader *r, bool firs
 	return true;
 }
 
+/* Stores one checked value, in short transactions. 0, or -1 after saying why. */
+static int import_value(struct importer *im, struct store *store, struct import_channel *c,
+			int64_t ts, const struct decimal *value, unsigned long line) {
+	int64_t q;
+	if (!quantize(value, c->resolution, &q)) {
+		return 0; // reported by the first pass (--skip-bad)
+	}
+	enum store_import_result res;
+	if (store_insert_sample(store, ts, c->id, q, &res) < 0) {
+		fprintf(stderr, "%s:%lu: could not store the value\n", im->name, line);
+		return -1;
+	}
+	im->added += res == STORE_IMPORT_NEW;
+	im->identical += res == STORE_IMPORT_IDENTICAL;
+	im->conflicting += res == STORE_IMPORT_CONFLICT;
+	// Short transactions with a pause between them: a daemon's cycle write waiting on
+	// its busy handler gets in within one pause instead of waiting for the whole file.
+	if (++im->in_batch >= IMPORT_BATCH || mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
+		if (store_commit(store) < 0) {
+			fprintf(stderr, "%s:%lu: could not commit\n", im->name, line);
+			return -1;
+		}
+		log_debug("import: committed %lld values", (long long)im->in_batch);
+		im->in_batch = 0;
+		nanosleep(&(struct timespec){0, IMPORT_PAUSE_MS * 1000000L}, NULL);
+		if (store_begin(store) < 0) {
+			fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name, line);
+			return -1;
+		}
+		im->batch_start = mono_ms();
+	}
+	return 0;
+}
+
+/* The values of a data row: one (long) or one per non-empty channel cell (wide). */
+static int import_row(struct importer *im, const struct csv_reader *r, struct store *store,
+		      bool first_pass) {
+	int64_t ts;
+	if (!parse_time(im, r, &ts)) {
+		return 0;
+	}
+	size_t n = im->wide ? im->n_wide : 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct wide_column *w = im->wide ? &im->wide[i] : NULL;
+		const char *v = field(r, w ? w->col : im->col_value);
+		if (w && !*v) {
+			continue; // no value of this channel in this cycle
+		}
+		struct import_channel *c = NULL;
+		struct decimal value;
+		if (!parse_value(im, r->line, w ? w->key : field(r, im->col_channel), v,
+				 w ? w->unit : field(r, im->col_unit),
+				 w ? w->label : field(r, im->col_label), first_pass, &c, &value)) {
+			continue;
+		}
+		if (first_pass) {
+			c->rows++;
+			im->good++;
+		} else if (import_value(im, store, c, ts, &value, r->line) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int import_pass(struct importer *im, FILE *in, struct store *store, bool first_pass) {
 	struct csv_reader r;
 	csv_reader_init(&r, in);
@@ -545,49 +718,9 @@ static int import_pass(struct importer *im, FILE *in, struct store *store, bool 
 		return -1;
 	}
 	while ((rc = csv_read(&r)) == 1) {
-		struct import_channel *c = NULL;
-		int64_t ts;
-		struct decimal value;
-		if (!parse_row(im, &r, first_pass, &c, &ts, &value)) {
-			continue;
-		}
-		if (first_pass) {
-			c->rows++;
-			im->good++;
-			continue;
-		}
-		int64_t q;
-		if (!quantize(&value, c->resolution, &q)) {
-			continue; // reported by the first pass (--skip-bad)
-		}
-		enum store_import_result res;
-		if (store_insert_sample(store, ts, c->id, q, &res) < 0) {
-			fprintf(stderr, "%s:%lu: could not store the value\n", im->name, r.line);
+		if (import_row(im, &r, store, first_pass) < 0) {
 			rc = -1;
 			break;
-		}
-		im->added += res == STORE_IMPORT_NEW;
-		im->identical += res == STORE_IMPORT_IDENTICAL;
-		im->conflicting += res == STORE_IMPORT_CONFLICT;
-		// Short transactions with a pause between them: a daemon's cycle write waiting on
-		// its busy handler gets in within one pause instead of waiting for the whole file.
-		if (++im->in_batch >= IMPORT_BATCH ||
-		    mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
-			if (store_commit(store) < 0) {
-				fprintf(stderr, "%s:%lu: could not commit\n", im->name, r.line);
-				rc = -1;
-				break;
-			}
-			log_debug("import: committed %lld values", (long long)im->in_batch);
-			im->in_batch = 0;
-			nanosleep(&(struct timespec){0, IMPORT_PAUSE_MS * 1000000L}, NULL);
-			if (store_begin(store) < 0) {
-				fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name,
-					r.line);
-				rc = -1;
-				break;
-			}
-			im->batch_start = mono_ms();
 		}
 	}
 	if (rc < 0 && r.error[0]) {
@@ -628,18 +761,24 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	const char *usage =
-		"usage: thermlog import [--format long] [--skip-bad] [--time-unit s|ms|us] FILE|-\n"
+		"usage: thermlog import [--format long|wide] [--skip-bad] [--time-unit s|ms|us] "
+		"FILE|-\n"
 		"Columns by header name: time (ISO 8601 or unix seconds) or unix, channel, value; "
-		"optional unit.\nStamps must lie between 2000-01-01 and now; "
-		"--time-unit ms|us reads unix\nstamps in milliseconds or microseconds.\n";
+		"optional unit, label.\nOr wide, as export --format wide writes it: time or unix, "
+		"then a column per channel,\nKEY (UNIT) or LABEL [KEY] (UNIT). Stamps must lie "
+		"between 2000-01-01 and now;\n--time-unit ms|us reads unix stamps in milliseconds "
+		"or microseconds.\n";
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage, stdout);
 			return CLI_EXIT_OK;
-		} else if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0) {
-			fprintf(stderr, "thermlog import: only --format long can be imported\n");
+		} else if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0 &&
+			   strcmp(optarg, "wide") != 0) {
+			// Either is read by its header; the option only says what is expected.
+			fprintf(stderr, "thermlog import: unknown format '%s' (long or wide)\n",
+				optarg);
 			return CLI_EXIT_USAGE;
 		} else if (opt == CLI_OPT_SKIP_BAD) {
 			im.skip_bad = true;
@@ -710,7 +849,7 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 		c->resolution = 1.0 / (double)pow10s[c->places];
 		struct channel ch = {.key = c->key,
 				     .source = "import",
-				     .label = c->key,
+				     .label = c->label ? c->label : c->key,
 				     .kind = channel_kind_of_unit(c->unit),
 				     .unit = c->unit,
 				     .resolution = c->resolution};
@@ -763,8 +902,10 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 out:
 	for (size_t i = 0; i < im.n_ch; i++) {
 		free(im.ch[i].key);
+		free(im.ch[i].label);
 	}
 	free(im.ch);
+	wide_columns_free(&im);
 	free(im.index);
 	store_channels_free(im.stored, im.n_stored);
 	store_close(store);

@@ -26,6 +26,7 @@
 #include "src/daemon/demo-yaml.h"
 
 #define DEMO_BACKFILL_S (7 * 86400)
+#define DEMO_SOCKET     "thermlog.sock" // in the simulated tree
 #define DEMO_STATE_KEY  "demo.database" // marks a database the demo created
 
 /* The database: @db, or a new temporary file. */
@@ -65,8 +66,10 @@ int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
 
 struct config *demo_config(const struct demo *demo, const char *interval) {
 	const char *root = sim_root(demo->sim);
-	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\n%s",
-			       interval ? interval : DEMO_INTERVAL, root, demo_yaml_text);
+	// The runs socket lives in the demo's own tree, never at the service's runs.socket.
+	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\nruns:\n  socket: %s/%s\n%s",
+			       interval ? interval : DEMO_INTERVAL, root, root, DEMO_SOCKET,
+			       demo_yaml_text);
 	char *path = xasprintf("%s/thermlog-demo.yaml", root);
 	FILE *f = fopen(path, "we");
 	bool written = f && fputs(yaml, f) >= 0;
@@ -239,8 +242,9 @@ static void shell_quote(struct buf *b, const char *text) {
 /*
  * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
  * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ * With @runs_served, a `thermlog run` through the demo's socket too.
  */
-void demo_print_commands(const struct demo *demo) {
+void demo_print_commands(const struct demo *demo, bool runs_served) {
 	const char *sim_dir = sim_root(demo->sim), *db_path = demo->db_path;
 	struct buf prefix;
 	buf_init(&prefix);
@@ -267,9 +271,11 @@ void demo_print_commands(const struct demo *demo) {
 	free(yaml);
 	buf_puts(&prefix, " --db ");
 	shell_quote(&prefix, db_path);
-	static const char *const examples[] = {"stats", "lifetime", "export --from -1h"};
+	static const char *const examples[] = {"stats", "lifetime", "export --from -1h",
+					       "run --label try-it -- sleep 3"};
+	size_t n_examples = sizeof(examples) / sizeof(*examples) - (runs_served ? 0 : 1);
 	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
-	for (size_t i = 0; i < sizeof(examples) / sizeof(*examples); i++) {
+	for (size_t i = 0; i < n_examples; i++) {
 		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);
 	}
 	fflush(stderr);

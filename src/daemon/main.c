@@ -379,7 +379,6 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	d->db_path = xstrdup(d->demo.db_path);
 	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
 		 sim_root(d->demo.sim), d->db_path, d->opt.seed);
-	demo_print_commands(&d->demo);
 	return 0;
 }
 
@@ -730,6 +729,11 @@ int main(int argc, char **argv) {
 	// Bind before the demo's backfill, so a port in use is reported at once.
 	d.server = server_create(d.cfg, d.live, d.db_path, activated_fd());
 	if (!d.server) {
+		if (d.opt.demo) {
+			log_error(
+				"demo: could not serve %s: --listen 127.0.0.1:0 takes any free port",
+				d.cfg->http.listen);
+		}
 		goto out;
 	}
 	if (d.opt.demo) {
@@ -748,8 +752,8 @@ int main(int argc, char **argv) {
 		if (d.opt.demo) {
 			demo_replay(&d.demo, d.runs, mono_ms());
 		}
-		// The demo serves no socket: it must not take the system's runs.socket.
-		int ufd = d.opt.demo ? -1 : runsock_listen(d.cfg);
+		// The demo's runs.socket is in its simulated tree (demo_config()).
+		int ufd = runsock_listen(d.cfg);
 		if (ufd >= 0 && server_listen_local(d.server, d.cfg, ufd)) {
 			d.runs_socket = xstrdup(d.cfg->runs.socket);
 		} else if (ufd >= 0) {
@@ -757,6 +761,9 @@ int main(int argc, char **argv) {
 				 d.cfg->runs.socket);
 			unlink(d.cfg->runs.socket);
 		}
+	}
+	if (d.opt.demo) {
+		demo_print_commands(&d.demo, d.runs_socket != NULL); // once it serves them
 	}
 	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
 		 d.db_path, d.cfg->interval_ms, d.cfg->sysfs_root);

@@ -31,6 +31,7 @@
 #define RETRY_MAX_MS      (5 * 60 * 1000)
 #define RETRY_FREED_BYTES (256 * 1024)
 #define MAX_CAPACITORS    64
+#define RECORDER_ERROR_CHANNELS 16 // failed channels named on the status, most recent kept
 /*
  * A stamp more than this (or two intervals, if longer) ahead of the timeline anchor plus the
  * boot-clock time elapsed since it is a clock glitch: stored unsynced, never followed. A jump
@@ -102,6 +103,10 @@ struct recorder {
 	struct live_health health;
 	int64_t errors_minute[60]; // read errors per minute of the last hour, by minute
 	int64_t errors_minute_at[60];
+	struct {
+		char *key;                         // NULL: a free slot
+		int64_t minute;                    // of its last failed read
+	} error_channels[RECORDER_ERROR_CHANNELS]; // the channels that failed lately
 	int64_t last_hour; // hour of the last store_maintain()
 	dev_t db_dev;      // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
@@ -206,13 +211,65 @@ static void queue_push(struct recorder *r, const struct cycle *c) {
 
 /* --- after a cycle is stored --------------------------------------------------------------- */
 
+/* Notes that @key failed in @minute: its slot, else a free one, else the one failed longest ago. */
+static void note_error_channel(struct recorder *r, const char *key, int64_t minute) {
+	size_t pick = 0;
+	for (size_t i = 0; i < RECORDER_ERROR_CHANNELS; i++) {
+		const char *k = r->error_channels[i].key;
+		if (k && strcmp(k, key) == 0) {
+			r->error_channels[i].minute = minute;
+			return;
+		}
+		bool older = r->error_channels[i].minute < r->error_channels[pick].minute;
+		if (r->error_channels[pick].key && (!k || older)) {
+			pick = i; // a free slot, or one that failed longer ago
+		}
+	}
+	free(r->error_channels[pick].key);
+	r->error_channels[pick].key = xstrdup(key);
+	r->error_channels[pick].minute = minute;
+}
+
+/* health.error_channels: the keys that failed in the hour up to @minute, in key order. */
+static void publish_error_channels(struct recorder *r, int64_t minute) {
+	const char *keys[RECORDER_ERROR_CHANNELS];
+	size_t n = 0;
+	for (size_t i = 0; i < RECORDER_ERROR_CHANNELS; i++) {
+		if (r->error_channels[i].key && r->error_channels[i].minute > minute - 60) {
+			size_t at = n++;
+			for (; at > 0 && strcmp(keys[at - 1], r->error_channels[i].key) > 0; at--) {
+				keys[at] = keys[at - 1];
+			}
+			keys[at] = r->error_channels[i].key;
+		}
+	}
+	char *out = r->health.error_channels;
+	size_t len = 0, cap = sizeof(r->health.error_channels);
+	static const char more[] = ", ...";
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t need = strlen(keys[i]) + (i ? 2 : 0);
+		bool last = i + 1 == n;
+		// Room for this key, and for ", ..." after it unless it is the last.
+		if (len + need + (last ? 0 : sizeof(more) - 1) >= cap) {
+			snprintf(out + len, cap - len, "%s", i ? more : more + 2);
+			return;
+		}
+		len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ", " : "", keys[i]);
+	}
+}
+
+/* Counts the cycle's failed reads (a rate's first reading is none) and names their channels. */
 static void count_read_errors(struct recorder *r, const struct cycle *c) {
 	int64_t errors = 0;
+	int64_t minute = clock_floor_div(c->ts, 60);
 	for (size_t i = 0; i < c->n; i++) {
-		errors += c->readings[i].err != 0;
+		if (reading_failed(&c->readings[i])) {
+			errors++;
+			note_error_channel(r, c->channels[i].key, minute);
+		}
 	}
 	r->health.read_errors_total += errors;
-	int64_t minute = clock_floor_div(c->ts, 60);
 	size_t slot = (size_t)(minute % 60 + 60) % 60;
 	if (r->errors_minute_at[slot] != minute) {
 		r->errors_minute_at[slot] = minute;
@@ -226,6 +283,7 @@ static void count_read_errors(struct recorder *r, const struct cycle *c) {
 		}
 	}
 	r->health.errors_last_hour = last_hour;
+	publish_error_channels(r, minute);
 }
 
 static void publish_capacitors(struct recorder *r) {
@@ -932,6 +990,9 @@ void recorder_destroy(struct recorder *r) {
 	chanset_unref(r->last_set);
 	chanset_unref(r->present_set);
 	store_close(r->store);
+	for (size_t i = 0; i < RECORDER_ERROR_CHANNELS; i++) {
+		free(r->error_channels[i].key);
+	}
 	free(r->db_path);
 	free(r);
 }

@@ -495,6 +495,8 @@ static void handle_status(struct request *r) {
 	json_int(&j, h->read_errors_total);
 	json_key(&j, "errors_last_hour");
 	json_int(&j, h->errors_last_hour);
+	json_key(&j, "error_channels");
+	json_string(&j, h->error_channels);
 	json_key(&j, "clock");
 	json_string(&j, clock_state_name(h->clock));
 	json_key(&j, "clock_synchronized");

@@ -277,7 +277,8 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 		} else if (vanished(err) && !sen->absent_err) {
 			s->rescan_due = true;
 		}
-		s->readings[i] = (struct reading){.value = err ? NAN : v, .err = err};
+		s->readings[i] = (struct reading){
+			.value = err ? NAN : v, .err = err, .pending = sen->rate && err == -EAGAIN};
 		log_transition(&s->list.channels[i], sen, err, v);
 	}
 	*channels = s->list.channels;

@@ -124,12 +124,29 @@ function contrast(a, b) {
   return (x + 0.05) / (y + 0.05);
 }
 
+/*
+ * A day ending 10 minutes before the test started (so before the demo started): its runs were
+ * all stored, ended, before the demo printed its URL (backfilled, or replayed with fast
+ * samples), and the live runs start later, so the page and the API see the same runs however
+ * long the test takes. A window ending now would race the demo: a run that starts or ends
+ * between the API's answer and the page's shows in one of them only.
+ */
+function pinnedWindow() {
+  const to = Math.floor((Date.now() / 1000 - 600) / 60) * 60;
+  return { from: to - 86400, to };
+}
+
 /* The demo's workload in the Runs view, on a run's page and shaded on the History chart. */
-async function runsViews(page, win) {
+async function runsViews(ctx, win) {
   const q = '?from=' + win.from + '&to=' + win.to;
+  const page = await ctx.newPage();
+  await page.goto(base + q + '#history');
+  await waitReady(page, 'history');
+  await page.waitForSelector('#history-chart[data-runs]', { state: 'attached' });
   const stats = await getJson('/api/v1/runs/stats' + q);
   const list = (await getJson('/api/v1/runs' + q)).runs;
   ok(list.length > 20, 'the demo has runs in the window (' + list.length + ')');
+  ok(list.every((r) => r.status !== 'running'), 'the pinned window holds ended runs only', list.filter((r) => r.status === 'running').map((r) => r.id));
   const historyRuns = await page.$eval('#history-chart', (b) => Number(b.dataset.runs));
   ok(historyRuns === list.length, 'History shades every run of the window (' + historyRuns + ')');
   await gotoView(page, 'runs');
@@ -180,6 +197,7 @@ async function runsViews(page, win) {
     'residency bars per cluster and the NPU', bars);
   await page.goBack();
   await page.waitForSelector('#view-runs:not([hidden])');
+  await page.close();
 }
 
 /*
@@ -364,6 +382,7 @@ async function wording(ctx, channels) {
   await waitReady(page, 'overview');
   const status = await page.textContent('#status-list');
   ok(/just now/.test(status) && !/0 ms/.test(status), 'a cycle of this second reads "just now"', status);
+  ok(/Errors \(last hour\)0(?!\d)/.test(status) && !/swap_in|swap_out/.test(status), 'a fresh daemon has no errors', status);
   const cooling = channels.filter((c) => c.key.startsWith('cooling/'));
   const cells = await page.$$eval('#groups [data-source="cooling"] tr[data-key]', (trs) => trs.map((tr) => ({ key: tr.dataset.key, now: tr.querySelector('td.current').textContent })));
   const wrong = cooling.filter((c) => {
@@ -371,6 +390,55 @@ async function wording(ctx, channels) {
     return !cell || !new RegExp('^\\d+ of ' + c.meta.max_state + '$').test(cell.now);
   });
   ok(cooling.length > 0 && wrong.length === 0, 'cooling devices read "N of MAX"', cells);
+  await page.close();
+  // Errors name their channels, as /api/v1/status does.
+  const errPage = await ctx.newPage();
+  await errPage.route('**/api/v1/status', async (route) => {
+    const r = await route.fetch();
+    const body = await r.json();
+    body.errors_last_hour = 2;
+    body.error_channels = 'thermal/bigcore0-thermal, thermal/soc-thermal';
+    await route.fulfill({ response: r, json: body });
+  });
+  await errPage.goto(base + '#overview');
+  await waitReady(errPage, 'overview');
+  const errDd = await errPage.$$eval('#status-list div', (ds) => ds.filter((d) => d.querySelector('dt').textContent === 'Errors (last hour)').map((d) => d.querySelector('dd').textContent));
+  ok(errDd.length === 1 && errDd[0] === '2 (thermal/bigcore0-thermal, thermal/soc-thermal)', 'the errors card names the channels that failed', errDd);
+  await errPage.close();
+}
+
+/*
+ * A capacitor in service before the history (in_service): the consumed life is the total, the
+ * history's share plus the extrapolated rest, marked as partly extrapolated, as the CLI's "~".
+ * The demo configures no in_service date, so the API's answer is given one here.
+ */
+async function extrapolatedLife(ctx) {
+  const page = await ctx.newPage();
+  let sent = null;
+  await page.route('**/api/v1/lifetime*', async (route) => {
+    const r = await route.fetch();
+    const body = await r.json();
+    for (const cap of body.capacitors) {
+      cap.in_service = new Date(Date.now() - 400 * 86400000).toISOString().slice(0, 19) + 'Z';
+      cap.unobserved_service_h = 393 * 24;
+      cap.consumed_fraction_extrapolated = 0.0025;
+      cap.consumed_fraction_total = cap.consumed_fraction + 0.0025;
+    }
+    sent = body;
+    await route.fulfill({ response: r, json: body });
+  });
+  await page.goto(base + '#lifetime');
+  await waitReady(page, 'lifetime');
+  for (const cap of sent ? sent.capacitors : []) {
+    const dd = await page.$eval('#capacitors article[data-name="' + cap.name + '"] .facts', (dl) => {
+      const d = [...dl.children].find((x) => x.querySelector('dt').textContent === 'Consumed life').querySelector('dd');
+      return { text: d.textContent, marked: !!d.querySelector('[data-extrapolated]') };
+    });
+    const total = (cap.consumed_fraction_total * 100).toFixed(2) + ' %';
+    ok(dd.text.startsWith(total + ' (partly extrapolated)') && dd.marked && dd.text.includes((cap.consumed_fraction * 100).toFixed(2) + ' % measured'),
+      'in service before the history: the consumed life is the total ' + total + ', marked partly extrapolated', dd);
+  }
+  ok(sent && sent.capacitors.length > 0, 'the lifetime view read the capacitors');
   await page.close();
 }
 
@@ -478,6 +546,20 @@ async function main() {
     if (r.status() >= 400) badResponses.push(r.status() + ' ' + r.url());
   });
   const page = ctx.pages()[0] || (await ctx.newPage());
+  const pinned = pinnedWindow();
+  // The /api/v1/stats and /peak answers this page got, by window: a window ending now grows
+  // while the test reads it, so the page is compared with the very answer it was drawn from.
+  const statsSeen = new Map();
+  const peakSeen = new Map();
+  let lifetimeSeen = null; // over the whole history, which grows too
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    const key = u.searchParams.get('from') + '-' + u.searchParams.get('to');
+    if (r.status() !== 200) return;
+    if (u.pathname.endsWith('/api/v1/stats')) statsSeen.set(key, r.json());
+    if (u.pathname.endsWith('/api/v1/lifetime')) lifetimeSeen = r.json();
+    if (u.pathname.endsWith('/api/v1/peak')) peakSeen.set(u.searchParams.get('channel') + ' ' + key, r.json());
+  });
 
   try {
     // ---- assets as served: gzip variant equals the plain bytes, ETag revalidation ----
@@ -541,7 +623,9 @@ async function main() {
     // ---- statistics: same numbers as /api/v1/stats for the same window ----
     async function checkStats(label) {
       const win = await page.$eval('#stats-table', (t) => ({ from: t.dataset.from, to: t.dataset.to }));
-      const api = await getJson('/api/v1/stats?from=' + win.from + '&to=' + win.to);
+      const seen = statsSeen.get(win.from + '-' + win.to);
+      ok(seen, label + ': the page asked /api/v1/stats for the window it shows', { win, seen: [...statsSeen.keys()] });
+      const api = seen ? await seen : await getJson('/api/v1/stats?from=' + win.from + '&to=' + win.to);
       const table = await page.$$eval('#stats-table tbody tr[data-key]', (trs) => trs.map((tr) => {
         const v = {};
         for (const td of tr.querySelectorAll('td[data-label]')) v[td.dataset.label] = { value: td.dataset.value, text: td.textContent };
@@ -592,24 +676,9 @@ async function main() {
     const mdRows = md.filter((l) => /^\| .*`/.test(l));
     ok(md[0].startsWith('| Sensor | Mean |') && mdRows.length === hour.api.channels.length, 'Markdown copy has a header and a row per channel', md.slice(0, 3));
 
-    // ---- CSV downloads equal the export for the same window ----
-    for (const fmt of ['long', 'wide']) {
-      const href = await page.getAttribute('#csv-' + fmt, 'href');
-      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv-' + fmt)]);
-      const file = await download.path();
-      const got = fs.readFileSync(file, 'utf8');
-      const want = (await get('/' + href)).body.toString('utf8');
-      const lines = got.split(/\r?\n/).filter(Boolean);
-      ok(lines.length > 10 && got === want, 'CSV (' + fmt + ') download equals /' + href + ' (' + lines.length + ' lines)', { got: got.slice(0, 120), want: want.slice(0, 120) });
-      if (fmt === 'long') {
-        ok(lines[0] === 'time,unix,channel,value,unit', 'long CSV header', lines[0]);
-        const rowsLong = lines.length - 1;
-        const expected = hour.api.channels.reduce((s, c) => s + c.count, 0);
-        ok(rowsLong === expected, 'long CSV rows = sum of window sample counts', { rows: rowsLong, expected });
-      }
-    }
-    // A custom range (the browser runs in UTC): two hours ending at the last full hour.
-    const end = Math.floor(Date.now() / 3600000) * 3600;
+    // A custom range (the browser runs in UTC): two hours ending at the last full hour at least
+    // 10 minutes ago, so every cycle of it is stored before the page and the API read it.
+    const end = Math.floor((Date.now() / 1000 - 600) / 3600) * 3600;
     const iso = (s) => new Date(s * 1000).toISOString().slice(0, 16);
     await page.selectOption('#window-select', 'custom');
     await page.fill('#window-from', iso(end - 7200));
@@ -619,6 +688,22 @@ async function main() {
     await waitReady(page, 'statistics', readyCustom);
     const custom = await checkStats('custom range');
     ok(Number(custom.win.from) === end - 7200 && Number(custom.win.to) === end, 'custom range is applied to the minute', custom.win);
+    // ---- CSV downloads equal the export for the same (past, so fixed) window ----
+    for (const fmt of ['long', 'wide']) {
+      const href = await page.getAttribute('#csv-' + fmt, 'href');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv-' + fmt)]);
+      const file = await download.path();
+      const got = fs.readFileSync(file, 'utf8');
+      const want = (await get('/' + href)).body.toString('utf8');
+      const lines = got.split(/\r?\n/).filter(Boolean);
+      ok(lines.length > 10 && got === want, 'CSV (' + fmt + ') download equals /' + href + ' (' + lines.length + ' lines)', { got: got.slice(0, 120), want: want.slice(0, 120) });
+      if (fmt === 'long') {
+        ok(lines[0] === 'time,unix,channel,value,unit,label', 'long CSV header', lines[0]);
+        const rowsLong = lines.length - 1;
+        const expected = custom.api.channels.reduce((s, c) => s + c.count, 0);
+        ok(rowsLong === expected, 'long CSV rows = sum of window sample counts', { rows: rowsLong, expected });
+      }
+    }
 
     const readyHour = await page.evaluate(() => document.body.dataset.ready);
     await page.selectOption('#window-select', '24h');
@@ -636,16 +721,19 @@ async function main() {
     ok(/GHz|cpu|npu/i.test(labels) || (await page.$$eval('#history-chart canvas', (c) => c.length)) > 0, 'history legend lists the series', labels);
     const peakKey = await page.$eval('#peak-channel', (s) => s.value);
     const win = await page.$eval('#stats-table', (t) => ({ from: t.dataset.from, to: t.dataset.to }));
-    const peak = await getJson('/api/v1/peak?channel=' + encodeURIComponent(peakKey) + '&samples=30&from=' + win.from + '&to=' + win.to);
+    const peakAnswer = peakSeen.get(peakKey + ' ' + win.from + '-' + win.to);
+    ok(peakAnswer, 'the page asked /api/v1/peak for ' + peakKey + ' over its window', [...peakSeen.keys()]);
+    const peak = peakAnswer ? await peakAnswer : await getJson('/api/v1/peak?channel=' + encodeURIComponent(peakKey) + '&samples=30&from=' + win.from + '&to=' + win.to);
     const summary = await page.textContent('#peak-summary');
     ok(summary.includes(peak.max.toFixed(3)), 'peak summary shows the maximum of /api/v1/peak', { summary, max: peak.max });
 
     // ---- runs: per label what /api/v1/runs/stats says, the list, a run's page, History shaded ----
-    await runsViews(page, win);
+    await runsViews(ctx, pinned);
 
     // ---- lifetime shows the demo capacitor ----
     await gotoView(page, 'lifetime');
-    const life = await getJson('/api/v1/lifetime');
+    ok(lifetimeSeen, 'the page asked /api/v1/lifetime');
+    const life = lifetimeSeen ? await lifetimeSeen : await getJson('/api/v1/lifetime');
     ok(life.capacitors.length >= 1, 'the demo configures a capacitor');
     const cards = await page.$$eval('#capacitors article[data-name]', (as) => as.map((a) => ({ name: a.dataset.name, text: a.textContent })));
     for (const cap of life.capacitors) {
@@ -653,10 +741,24 @@ async function main() {
       ok(card, 'lifetime card for ' + cap.name);
       if (!card) continue;
       ok(card.text.includes(cap.sensor), 'card names the sensor ' + cap.sensor);
-      ok(card.text.includes((cap.consumed_fraction * 100).toFixed(2) + ' %'), 'card shows the consumed life', (cap.consumed_fraction * 100).toFixed(2));
+      const consumed = await page.$eval('#capacitors article[data-name="' + cap.name + '"] .facts', (dl) =>
+        [...dl.children].find((d) => d.querySelector('dt').textContent === 'Consumed life').querySelector('dd').textContent);
+      ok(consumed.startsWith((cap.consumed_fraction_total * 100).toFixed(2) + ' %'), 'card shows the consumed life over the service, consumed_fraction_total', { consumed, total: cap.consumed_fraction_total });
       ok(/Equivalent temperature/.test(card.text) && /Life at the mean temperature/.test(card.text), 'card shows equivalent temperature and life at the mean');
       ok(typeof cap.mean_temp_c === 'number' && card.text.includes('at ' + cap.mean_temp_c.toFixed(1) + ' °C'), 'card shows the mean temperature ' + cap.mean_temp_c);
       ok(typeof cap.p95_temp_c === 'number' && card.text.includes('at ' + cap.p95_temp_c.toFixed(1) + ' °C'), 'card shows the p95 temperature ' + cap.p95_temp_c);
+      // With self-heating the model ages the part hotter than the sensor reads: both are shown,
+      // as `thermlog lifetime` prints them, so a life can be checked against its temperature.
+      const c1 = (t) => t.toFixed(1) + ' °C';
+      const pair = (m, e) => c1(m) + ' measured, ' + c1(e) + ' effective';
+      ok(cap.self_heating_k === 3 && Math.abs(cap.mean_effective_temp_c - cap.mean_temp_c - 3) < 1e-9, 'the demo capacitor has 3 K of self-heating', cap.self_heating_k);
+      ok(card.text.includes(Math.round(cap.life_at_mean_temp_h).toLocaleString('en-US') + ' h at ' + pair(cap.mean_temp_c, cap.mean_effective_temp_c)),
+        'the life at the mean temperature names its measured and effective temperatures (' + pair(cap.mean_temp_c, cap.mean_effective_temp_c) + ')', card.text.slice(0, 600));
+      ok(card.text.includes(Math.round(cap.life_at_p95_temp_h).toLocaleString('en-US') + ' h at ' + pair(cap.p95_temp_c, cap.p95_effective_temp_c)),
+        'the life at the p95 temperature names both too (' + pair(cap.p95_temp_c, cap.p95_effective_temp_c) + ')');
+      ok(card.text.includes('Equivalent temperature' + pair(cap.equivalent_temp_c, cap.equivalent_effective_temp_c)),
+        'the equivalent temperature: measured and effective (' + pair(cap.equivalent_temp_c, cap.equivalent_effective_temp_c) + ')');
+      ok(card.text.includes('+3 K'), 'the card names the self-heating rise');
       // The explanation compares the life at the mean temperature with the life before the cap.
       const ratio = cap.life_at_mean_temp_h / cap.life_uncapped_h;
       ok(ratio <= 1.005 || card.text.includes(ratio.toFixed(2) + '× the effective life'), 'card explains the mean-temperature life (' + ratio.toFixed(2) + '×)');
@@ -676,6 +778,7 @@ async function main() {
     await seriesChoice(ctx, channels);
     await bookmarkedWindow(ctx);
     await wording(ctx, channels);
+    await extrapolatedLife(ctx);
 
     // ---- desktop screenshots of each view, plus a dark desktop overview ----
     await screenshots(ctx, 'light');

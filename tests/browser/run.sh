@@ -65,7 +65,8 @@ echo "# demo at $url"
 # A second daemon with a bearer token, on the fixture board, for the sign-in form. Port 0: it
 # binds a free port and logs it ("http: serving ... (port N)").
 token=browser-test-token-0123456789
-printf 'http:\n  token: %s\n' "$token" >"$tmp/token.yaml"
+# Its runs socket in the scratch directory: a test never touches /run/thermlog.
+printf 'http:\n  token: %s\nruns:\n  socket: %s/token.sock\n' "$token" "$tmp" >"$tmp/token.yaml"
 : >"$tmp/token.stderr" # there before the loop below reads it
 "$thermlogd" -c "$tmp/token.yaml" --db "$tmp/token.db" --sysfs-root "$here/../fixtures/rock5c" \
 	--interval 1s --listen 127.0.0.1:0 >"$tmp/token.stdout" 2>"$tmp/token.stderr" &

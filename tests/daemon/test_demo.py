@@ -187,6 +187,9 @@ def run(tap):
                "a port in use fails naming the port", b.log_text())
         tap.ok(took < 3 and "backfilling" not in b.log_text(),
                "and fails before the backfill (%.1f s)" % took, b.log_text())
+        tap.ok("--listen 127.0.0.1:0" in b.log_text() and "demo: query it" not in b.log_text(),
+               "and suggests --listen 127.0.0.1:0, printing no commands that could not work",
+               b.log_text())
 
         r = Daemon(exe, wd, ["--demo", "--db", "/var/lib/thermlog/thermlog.db"], name="real")
         r.start()

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """scripts/demo: builds both programs and prints thermlog commands that work when pasted as
 printed (absolute path to the built thermlog, quoted paths, one command a line), even with a
-space and a quote in the paths. usage: test_demo_commands.py SOURCE_ROOT BUILD_DIR"""
+space and a quote in the paths: stats, lifetime, export and a `thermlog run` through the
+demo's own runs socket (in its scratch directory, never /run/thermlog), which records the run.
+usage: test_demo_commands.py SOURCE_ROOT BUILD_DIR"""
 import os
 import re
 import signal
@@ -9,7 +11,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, main, wait_for
+from thermlog_test import Daemon, Workdir, get_json, main, wait_for
 
 
 def run(tap):
@@ -27,25 +29,40 @@ def run(tap):
         def url():
             with open(d.out_path) as f:
                 m = re.search(r"^http://127\.0\.0\.1:(\d+)/$", f.read(), re.M)
-            return m is not None and int(m.group(1)) > 0
+            return m.group(0) if m is not None and int(m.group(1)) > 0 else None
         tap.ok(wait_for(url, 120, 0.2), "the demo starts and prints its URL", d.log_text())
+        base = url()
         log = d.log_text().splitlines()
         head = [i for i, line in enumerate(log) if line.startswith("demo: query it")]
-        cmds = [line.strip() for line in log[head[0] + 1:head[0] + 4]] if head else []
-        tap.ok(len(cmds) == 3 and all(c.startswith("'/") for c in cmds),
-               "three commands, one a line, each starting with an absolute quoted path", log)
+        cmds = [line.strip() for line in log[head[0] + 1:head[0] + 5]] if head else []
+        tap.ok(len(cmds) == 4 and all(c.startswith("'/") for c in cmds),
+               "four commands, one a line, each starting with an absolute quoted path", log)
         thermlog = os.path.join(build, "src", "thermlog")
         for c in cmds:
             tap.ok(c.startswith("'%s' " % thermlog), "runs the thermlog built beside thermlogd: %s"
                    % c)
         want = {"stats": "thermal/soc-thermal", "lifetime": "consumed",
-                "export": ",thermal/soc-thermal,"}
+                "export": ",thermal/soc-thermal,", "run": ""}
+        ran = None
         for c in cmds:
-            word = next((w for w in want if (" " + w) in c), None)
+            word = next((w for w in want if (" " + w + " ") in c + " "), None)
             p = subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60)
             tap.ok(p.returncode == 0 and word and want[word] in p.stdout,
                    "pasted as printed, it works: %s" % c,
                    "rc %d\nstdout: %s\nstderr: %s" % (p.returncode, p.stdout[:2000], p.stderr))
+            if word == "run":
+                ran = p
+        tap.ok(ran is not None and re.search(r"run \d+ \(try-it\) ", ran.stderr),
+               "the run example is recorded by the demo", ran and ran.stderr)
+        runs = get_json(base + "api/v1/runs").get("runs", []) if base else []
+        mine = [r for r in runs if r.get("label") == "try-it"]
+        tap.ok(len(mine) == 1 and mine[0]["status"] == "ok" and mine[0]["duration_s"] >= 2.9,
+               "the API has it: one try-it run, ok, about 3 s", runs[-3:])
+        sock = re.search(r"socket: (.*)$", open(next(
+            os.path.join(dp, f) for dp, _, fs in os.walk(odd) for f in fs
+            if f == "thermlog-demo.yaml")).read(), re.M)
+        tap.ok(sock and sock.group(1).startswith(odd + "/") and os.path.exists(sock.group(1)),
+               "the demo's runs socket is in its scratch directory", sock and sock.group(1))
         tap.ok(d.stop(signal.SIGINT) == 0, "Ctrl-C stops the demo", d.log_text())
 
 

@@ -212,6 +212,17 @@ def main():
             f.write(unroff(m.group(1)) if m else "")
         got = run(thermlog, work, "thermlog check-config man-example.yaml")
         ok(m and got == "configuration OK\n", "thermlog.yaml(5)'s example passes check-config", got)
+        # One figure for the full scripts/test run, wherever it is given.
+        figures = {}
+        for doc in ("README.md", os.path.join("scripts", "test")):
+            with open(os.path.join(root, doc)) as f:
+                text = f.read()
+            for line in re.findall(r"[^\n]*\babout \d+ minutes[^\n]*", text):
+                if "scripts/test" in line or "full run" in line or doc.startswith("scripts"):
+                    figures.setdefault(re.search(r"about (\d+) minutes", line).group(1),
+                                       []).append("%s: %s" % (doc, line.strip()))
+        ok(len(figures) == 1, "the full test run takes one figure of minutes in the docs (%s)"
+           % ", ".join(sorted(figures)), "\n".join(sum(figures.values(), [])))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return done()

@@ -49,8 +49,8 @@ static enum clock_state cycle_clock(int i) {
 
 static void cycle_values(int i, struct reading r[2]) {
 	double day = 2 * M_PI * i / 1440.0;
-	r[0] = (struct reading){55 + 18 * sin(day) + 3 * sin(7.3 * day), 0};
-	r[1] = (struct reading){62.3456 + 10 * cos(day), 0};
+	r[0] = (struct reading){.value = 55 + 18 * sin(day) + 3 * sin(7.3 * day)};
+	r[1] = (struct reading){.value = 62.3456 + 10 * cos(day)};
 	if (i % 97 == 5) {
 		r[0].err = -EIO; // a failed read stores nothing
 	}
@@ -226,8 +226,8 @@ static int build_days(struct store *store, bool unsynced) {
 		}
 		struct reading r[2];
 		double day = 2 * M_PI * i / 1440.0;
-		r[0] = (struct reading){55 + 18 * sin(day) + 3 * sin(7.3 * day), 0};
-		r[1] = (struct reading){62.3456 + 10 * cos(day), 0};
+		r[0] = (struct reading){.value = 55 + 18 * sin(day) + 3 * sin(7.3 * day)};
+		r[1] = (struct reading){.value = 62.3456 + 10 * cos(day)};
 		if (i % 97 == 5) {
 			r[0].err = -EIO;
 		}

@@ -41,18 +41,19 @@ struct rig {
 	char *db;
 };
 
-static void rig_init(struct rig *g, const char *name, size_t queue_max_bytes) {
+/* A recorder on @yaml's sources in the sysfs tree @sysfs (and its proc/), in @name. */
+static void rig_init_tree(struct rig *g, const char *name, size_t queue_max_bytes, const char *yaml,
+			  const char *sysfs) {
 	config_init(&g->cfg);
-	// libsensors and /proc would read the host: the fixture's sysfs sources only
-	const char *yaml = "interval: 60s\nsources: {hwmon: {enabled: false}, "
-			   "meminfo: {enabled: false}}\n";
 	char *errors = NULL;
 	if (!config_load_string(&g->cfg, "t.yaml", yaml, strlen(yaml), &errors)) {
 		printf("# %s\n", errors ? errors : "");
 		abort();
 	}
 	free(g->cfg.sysfs_root);
-	g->cfg.sysfs_root = xstrdup(FIXTURE);
+	g->cfg.sysfs_root = xstrdup(sysfs);
+	free(g->cfg.procfs_root);
+	g->cfg.procfs_root = xasprintf("%s/proc", sysfs);
 	// No /run under the temporary root and no adjtimex: the clock state is "unknown".
 	g->clock = (struct clock_source){.root = tmpdir, .build_epoch = 0, .adjtimex = NULL};
 	g->db = xasprintf("%s/%s", tmpdir, name);
@@ -69,6 +70,14 @@ static void rig_init(struct rig *g, const char *name, size_t queue_max_bytes) {
 		abort();
 	}
 	recorder_start(g->rec, g->sampler, g->live, T0);
+}
+
+static void rig_init(struct rig *g, const char *name, size_t queue_max_bytes) {
+	// libsensors and /proc would read the host: the fixture's sysfs sources only
+	rig_init_tree(
+		g, name, queue_max_bytes,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		FIXTURE);
 }
 
 static void rig_finish(struct rig *g) {
@@ -277,6 +286,52 @@ static void test_foreign_file(void) {
 	config_finish(&cfg);
 }
 
+/*
+ * The errors of the last hour count failed reads only, and name their channels: the first
+ * reading of a rate (meminfo's swap_in/swap_out, -EAGAIN) needs a second one and is no error.
+ */
+static void test_read_errors(void) {
+	struct rig g;
+	rig_init_tree(
+		&g, "rates.db", 0,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, thermal: {enabled: false}, "
+		"cpufreq: {enabled: false}, devfreq: {enabled: false}, iio: {enabled: false}}\n",
+		FIXTURE);
+	struct recorder_result res = tick(&g, T0, M0);
+	ok(res.stored && res.n >= 2, "the fixture's meminfo channels read");
+	struct live_snapshot snap;
+	live_snapshot(g.live, &snap);
+	size_t pending = 0;
+	for (size_t i = 0; i < snap.n; i++) {
+		pending += snap.readings[i].err == -EAGAIN;
+	}
+	live_snapshot_finish(&snap);
+	ok(pending == 2, "the first cycle: swap_in and swap_out wait for a second reading");
+	struct live_health h = health(&g);
+	is_int(h.errors_last_hour, 0, "a rate's first reading is no error in the last hour");
+	is_int(h.read_errors_total, 0, "nor since start");
+	is_str(h.error_channels, "", "and names no channel");
+	rig_finish(&g);
+
+	// The broken board: its thermal zones fail, each named once however many cycles fail.
+	rig_init_tree(
+		&g, "broken.db", 0,
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		"fixtures/broken");
+	tick(&g, T0, M0);
+	int64_t first = health(&g).errors_last_hour;
+	tick(&g, T0 + 60, M0 + MIN_MS);
+	h = health(&g);
+	printf("# %lld failed reads a cycle: %s\n", (long long)first, h.error_channels);
+	ok(first > 0 && h.errors_last_hour == 2 * first, "the broken board's failed reads counted");
+	const char *soc = strstr(h.error_channels, "thermal/soc-thermal");
+	ok(soc && strstr(h.error_channels, "thermal/bigcore0-thermal"),
+	   "the errors name their channels");
+	ok(soc && !strstr(soc + 1, "thermal/soc-thermal"), "each channel once");
+	ok(!strstr(h.error_channels, "littlecore"), "a valid negative reading is none");
+	rig_finish(&g);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	if (!mkdtemp(tmpdir)) {
@@ -289,6 +344,7 @@ int main(void) {
 	test_deleted_database();
 	test_restart_anchor();
 	test_foreign_file();
+	test_read_errors();
 	rmdir(tmpdir);
 	printf("1..%d\n", test_count);
 	return test_failed ? 1 : 0;
