@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "cli.h"
+#include "jobcsv.h"
 #include "json.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -156,6 +157,11 @@ static bool add_tag(struct run_args *a, const char *kv) {
 		return false;
 	}
 	char *key = xstrndup(kv, (size_t)(eq - kv));
+	if (!jobcsv_label_valid(key) || !jobcsv_label_valid(eq + 1)) {
+		fprintf(stderr, "thermlog run: --tag: key and value: expected " JOBCSV_LABEL_RULE "\n");
+		free(key);
+		return false;
+	}
 	if (a->n_tags++ > 0) {
 		buf_putc(&a->tags, ',');
 	}
@@ -554,8 +560,8 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		char *end;
 		switch (c) {
 		case OPT_LABEL:
-			if (!*optarg) {
-				fprintf(stderr, "thermlog run: --label must not be empty\n");
+			if (!jobcsv_label_valid(optarg)) {
+				fprintf(stderr, "thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
 				goto out;
 			}
 			a.label = optarg;

@@ -253,6 +253,39 @@ def run(tap):
         tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
                p.stderr)
 
+    # Control characters in labels: refused on import (and named escaped); a label already
+    # stored with them (an older database) is printed escaped, never raw to the terminal.
+    with Workdir("thermlog-runs-esc.") as wd:
+        db = os.path.join(wd, "c.db")
+        log = os.path.join(wd, "evil.csv")
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n1790812811,1790813128,ok,\"t\x1b]0;pwned\x07\"\n")
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode != 0 and "bad label 't\\x1b]0;pwned\\x07'" in p.stderr and
+               "\x1b" not in p.stderr and "\x07" not in p.stderr,
+               "import: a label with ESC is refused, the error shows it escaped", repr(p.stderr))
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n1790812811,1790813128,ok,render\n")
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode == 0, "a good log imports", p.stdout + p.stderr)
+        c = sqlite3.connect(db)
+        c.execute("UPDATE runs SET label = ?", ("x\x1b]0;pwned\x07\r\n999  forged row",))
+        c.commit()
+        c.close()
+        for args in (["--label", "a\x1bb"], ["--tag", "k=a\nb"], ["--tag", "k\rx=v"]):
+            p = tl(db, "run", *args, "--", "true")
+            tap.ok(p.returncode != 0 and "expected 1 to 200 characters, no control" in p.stderr,
+                   "thermlog run %s: refused by the label rule" % repr(args), p.stderr)
+        for args in (["runs"], ["runs", "stats"]):
+            p = tl(db, *args)
+            raw = [ch for ch in p.stdout if ord(ch) < 0x20 and ch != "\n"]
+            rows = [x for x in p.stdout.splitlines() if x.startswith("999")]
+            tap.ok(p.returncode == 0 and not raw and not rows and
+                   "x\\x1b]0;pwned\\x07" in p.stdout and
+                   (args == ["runs"] or "x\\x1b]0;pwned\\x07\\x0d\\n999" in p.stdout),
+                   "thermlog %s: a stored label's control characters are escaped" % " ".join(args),
+                   repr(p.stdout))
+
 
 if __name__ == "__main__":
     main(run)

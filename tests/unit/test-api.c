@@ -637,8 +637,8 @@ static void test_runs_post(void) {
 	is_int(seen.calls, before, "bad bodies never reach the daemon");
 
 	// JSON as Python's json.dumps writes it: surrogate pairs for characters beyond the BMP.
-	post(&local, "/api/v1/runs", "{\"label\": \"fire \\ud83d\\udd25\", \"tags\": {\"k\": \"\\u00e9\"}}",
-	     NULL, &resp);
+	post(&local, "/api/v1/runs",
+	     "{\"label\": \"fire \\ud83d\\udd25\", \"tags\": {\"k\": \"\\u00e9\"}}", NULL, &resp);
 	is_int(resp.status, 201, "a surrogate pair escape is JSON");
 	is_str(seen.label, "fire \xf0\x9f\x94\xa5", "decoded to UTF-8");
 	is_str(seen.tags, "{\"k\":\"\xc3\xa9\"}", "in tags too");
@@ -652,7 +652,8 @@ static void test_runs_post(void) {
 		{"{\"label\": &a \"x\"}", "{\"error\":\"body:1:11: expected a value, got '&'\"}\n"},
 		{"{label: x}", "{\"error\":\"body:1:2: expected a string key\"}\n"},
 		{"{\"label\":\"x\"} {}", "{\"error\":\"body:1:15: trailing text after the value: '{'\"}\n"},
-		{"{\"label\":\"\\ud83d\"}", "{\"error\":\"body:1:11: lone high surrogate \\\\ud83d in a string\"}\n"},
+		{"{\"label\":\"\\ud83d\"}",
+		 "{\"error\":\"body:1:11: lone high surrogate \\\\ud83d in a string\"}\n"},
 		{"[1]", "{\"error\":\"body:1:1: expected a JSON object, got an array\"}\n"},
 		{"{\"label\":\"a\\u001b]0;pwned\\u0007\"}",
 		 "{\"error\":\"label: expected 1 to 200 characters, no control characters\"}\n"},
