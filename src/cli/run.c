@@ -25,9 +25,9 @@
 #include "cli.h"
 #include "jobcsv.h"
 #include "json.h"
+#include "jsonread.h"
 #include "timefmt.h"
 #include "xalloc.h"
-#include "yamltree.h"
 
 #define REPLY_MAX      (256 * 1024)
 #define IO_TIMEOUT_S   15
@@ -117,25 +117,16 @@ static int post(const char *socket_path, const char *path, const char *body, str
 	return 0;
 }
 
-/* A scalar member of the reply's JSON object, or NULL (also for JSON null). */
+/* A string or number member of the reply's JSON object (a number as written), or NULL. */
 static char *reply_field(const char *body, const char *key) {
-	struct yamltree yt = {.name = "reply"};
-	struct yamltree_node *root = NULL;
-	char *value = NULL;
-	if (body && yamltree_build(&yt, body, strlen(body), &root) && root &&
-	    root->kind == YAMLTREE_MAPPING) {
-		for (size_t i = 0; i + 1 < root->n; i += 2) {
-			const struct yamltree_node *v = root->items[i + 1];
-			if (yamltree_key_is(root->items[i], key) && v->kind == YAMLTREE_SCALAR &&
-			    !(v->plain && strcmp(v->text, "null") == 0)) {
-				value = xstrdup(v->text);
-			}
-		}
-	}
-	yamltree_node_free(root);
-	char *errors = NULL;
-	yamltree_flush_errors(&yt, &errors);
-	free(errors);
+	struct jsonread_error err;
+	struct jsonread_node *root =
+		body ? jsonread_parse(body, strlen(body), JSONREAD_MAX_LEN, &err) : NULL;
+	const struct jsonread_node *v = jsonread_get(root, key);
+	char *value = v && (v->kind == JSONREAD_STRING || v->kind == JSONREAD_NUMBER)
+			      ? xstrdup(v->text)
+			      : NULL;
+	jsonread_node_free(root);
 	return value;
 }
 
