@@ -59,6 +59,12 @@ struct jsonread_node *jsonread_parse(const char *text, size_t len, size_t max_le
 				     struct jsonread_error *err);
 void jsonread_node_free(struct jsonread_node *n); // accepts NULL
 
+/**
+ * Writes @n back with the writer @j: the same value in the writer's one spelling, so two
+ * texts that differ only in spacing or escapes write the same.
+ */
+void jsonread_write(struct json *j, const struct jsonread_node *n);
+
 /** The value of member @key of object @obj; NULL if absent or @obj is not an object. */
 const struct jsonread_node *jsonread_get(const struct jsonread_node *obj, const char *key);
 /** How a message names a node's kind: "an object", "an array", "a string", "a number" ... */

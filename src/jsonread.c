@@ -494,3 +494,36 @@ bool jsonread_int(const struct jsonread_node *n, int64_t min, int64_t max, int64
 	*out = x;
 	return true;
 }
+
+void jsonread_write(struct json *j, const struct jsonread_node *n) {
+	switch (n->kind) {
+	case JSONREAD_NULL:
+		json_null(j);
+		break;
+	case JSONREAD_FALSE:
+	case JSONREAD_TRUE:
+		json_bool(j, n->kind == JSONREAD_TRUE);
+		break;
+	case JSONREAD_NUMBER:
+		json_raw(j, n->text);
+		break;
+	case JSONREAD_STRING:
+		json_string(j, n->text);
+		break;
+	case JSONREAD_ARRAY:
+		json_array_begin(j);
+		for (size_t i = 0; i < n->n; i++) {
+			jsonread_write(j, n->items[i]);
+		}
+		json_array_end(j);
+		break;
+	case JSONREAD_OBJECT:
+		json_object_begin(j);
+		for (size_t i = 0; i + 1 < n->n; i += 2) {
+			json_key(j, n->items[i]->text);
+			jsonread_write(j, n->items[i + 1]);
+		}
+		json_object_end(j);
+		break;
+	}
+}

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the strict JSON reader: any input is either refused with a position
- * inside it, or read into a tree that the writer (json.h) writes back and the reader reads
- * again into the same tree.
+ * inside it, or read into a tree that jsonread_write() writes back (compact and pretty) and
+ * the reader reads again into the same tree.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,39 +12,6 @@
 #include "jsonread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void write_node(struct json *j, const struct jsonread_node *n) {
-	switch (n->kind) {
-	case JSONREAD_NULL:
-		json_null(j);
-		break;
-	case JSONREAD_FALSE:
-	case JSONREAD_TRUE:
-		json_bool(j, n->kind == JSONREAD_TRUE);
-		break;
-	case JSONREAD_NUMBER:
-		json_raw(j, n->text);
-		break;
-	case JSONREAD_STRING:
-		json_string(j, n->text);
-		break;
-	case JSONREAD_ARRAY:
-		json_array_begin(j);
-		for (size_t i = 0; i < n->n; i++) {
-			write_node(j, n->items[i]);
-		}
-		json_array_end(j);
-		break;
-	case JSONREAD_OBJECT:
-		json_object_begin(j);
-		for (size_t i = 0; i + 1 < n->n; i += 2) {
-			json_key(j, n->items[i]->text);
-			write_node(j, n->items[i + 1]);
-		}
-		json_object_end(j);
-		break;
-	}
-}
 
 static bool same(const struct jsonread_node *a, const struct jsonread_node *b) {
 	if (a->kind != b->kind || a->n != b->n || a->len != b->len ||
@@ -73,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		buf_init(&out);
 		struct json j;
 		json_init(&j, &out, pretty);
-		write_node(&j, root);
+		jsonread_write(&j, root);
 		struct jsonread_node *again = jsonread_parse(out.data, out.len, SIZE_MAX, &err);
 		if (!again || !same(root, again)) {
 			abort(); // what we read, we write back as the same value
