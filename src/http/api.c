@@ -1407,8 +1407,12 @@ static bool body_keys_known(struct request *r, const struct jsonread_node *root,
 			for (size_t k = 0; known[k]; k++) {
 				buf_printf(&allowed, "%s%s", k ? ", " : "", known[k]);
 			}
+			struct buf key; // the client's bytes, quoted to a terminal by thermlog run
+			buf_init(&key);
+			buf_put_printable(&key, root->items[i]->text, root->items[i]->len);
 			respond_error(r->resp, 400, NULL, "body: unknown key '%s' (allowed: %s)",
-				      root->items[i]->text, allowed.data);
+				      key.data ? key.data : "", allowed.data);
+			buf_finish(&key);
 			buf_finish(&allowed);
 			return false;
 		}

@@ -665,6 +665,9 @@ static void test_runs_post(void) {
 		 "{\"error\":\"tags: 'k': expected 1 to 200 characters, no control characters\"}\n"},
 		{"{\"label\":\"x\",\"tags\":{\"a\\tb\":\"v\"}}",
 		 "{\"error\":\"tags: a key: expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"x\",\"a\\u001b[2Jb\":1}",
+		 "{\"error\":\"body: unknown key 'a\\\\x1b[2Jb' "
+		 "(allowed: label, tags, pid, argv, exe)\"}\n"},
 		{"{\"label\":\"x\",\"tags\":{\"k\":null}}",
 		 "{\"error\":\"tags: expected an object of strings\"}\n"},
 	};
