@@ -38,11 +38,9 @@ static void fail_at(struct reader *r, size_t pos, const char *fmt, ...) {
 	buf_init(&clean);
 	buf_put_printable(&clean, b.data, b.len);
 	buf_finish(&b);
-	size_t line = r->line, start = r->line_start;
-	if (pos < start) { // an error at an earlier position on this line never happens; be safe
-		start = pos;
-	}
-	*r->err = (struct jsonread_error){.offset = pos, .line = line, .col = pos - start + 1};
+	// Every error is reported on the line being read: strings hold no raw line feed.
+	size_t start = pos < r->line_start ? pos : r->line_start;
+	*r->err = (struct jsonread_error){.offset = pos, .line = r->line, .col = pos - start + 1};
 	snprintf(r->err->msg, sizeof(r->err->msg), "%s", clean.data ? clean.data : "");
 	buf_finish(&clean);
 }
