@@ -21,6 +21,11 @@ void buf_append(struct buf *b, const void *data, size_t len);
 void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/**
+ * Appends @len bytes of @s for a terminal or a one-line message: a line feed as "\\n", other
+ * control characters (C0 and DEL) as "\\xNN", everything else as it is.
+ */
+void buf_put_printable(struct buf *b, const char *s, size_t len);
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #endif

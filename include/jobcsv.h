@@ -16,6 +16,7 @@
 #ifndef JOBCSV_H
 #define JOBCSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,15 @@ struct jobcsv {
 	size_t n;
 	size_t n_bad; // rows refused (each named in the errors)
 };
+
+/*
+ * The one rule for a run's label and its tag keys and values, on every path in (the API's
+ * bodies, this importer, thermlog run): 1 to JOBCSV_LABEL_MAX bytes, no control characters
+ * (C0 or DEL), so no label can move a terminal's cursor or forge a table row.
+ */
+#define JOBCSV_LABEL_MAX  200
+#define JOBCSV_LABEL_RULE "1 to 200 characters, no control characters"
+bool jobcsv_label_valid(const char *s);
 
 /** At most this many problems are listed; the rest are counted in one last line. */
 #define JOBCSV_ERRORS_MAX 20

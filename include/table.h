@@ -23,7 +23,7 @@ struct table {
 void table_init(struct table *t, size_t cols);
 /** Appends an empty row; the table_set() calls that follow fill it. */
 void table_row(struct table *t);
-/** Sets cell @col of the last row to the printf text. */
+/** Sets cell @col of the last row to the printf text, control characters escaped. */
 void table_set(struct table *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /**
@@ -34,6 +34,11 @@ void table_print(struct table *t, struct buf *out);
 /** Frees a table that is not printed; accepts a zeroed or printed one. */
 void table_finish(struct table *t);
 
+/**
+ * @s as a line of text output may show it (buf_put_printable(): control characters escaped),
+ * in @scratch, which the result points into: for the CLI's printf lines outside a table.
+ */
+const char *table_printable(struct buf *scratch, const char *s);
 /** Display width of UTF-8 text: continuation bytes take no column. */
 size_t table_text_width(const char *s);
 

@@ -16,7 +16,7 @@ import sys
 # Module stem -> layer. A stem not listed here is an error, so a new module must be placed.
 LAYERS = {
     # ground: no knowledge of anything thermlog-specific beyond channel identity
-    "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground",
+    "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground", "jsonread": "ground",
     "timefmt": "ground", "channel": "ground", "sha256": "ground", "codec": "ground",
     # pure models
     "stats": "stats", "runstats": "stats", "lifetime": "lifetime",

@@ -67,3 +67,16 @@ void buf_printf(struct buf *b, const char *fmt, ...) {
 	buf_vprintf(b, fmt, ap);
 	va_end(ap);
 }
+
+void buf_put_printable(struct buf *b, const char *s, size_t len) {
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '\n') {
+			buf_puts(b, "\\n");
+		} else if (c < 0x20 || c == 0x7f) {
+			buf_printf(b, "\\x%02x", c);
+		} else {
+			buf_putc(b, (char)c);
+		}
+	}
+}

@@ -47,12 +47,17 @@ static void report(struct parser *p, unsigned long line, const char *fmt, ...) {
 	if (p->n_errors > JOBCSV_ERRORS_MAX) {
 		return;
 	}
-	buf_printf(p->errors, "%s:%lu: ", p->name, line);
+	// The file's bytes quoted in a message reach a terminal: control characters escaped.
+	struct buf msg;
+	buf_init(&msg);
+	buf_printf(&msg, "%s:%lu: ", p->name, line);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(p->errors, fmt, ap);
+	buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
+	buf_put_printable(p->errors, msg.data, msg.len);
 	buf_putc(p->errors, '\n');
+	buf_finish(&msg);
 }
 
 static bool is_digit(char c) {
@@ -152,14 +157,14 @@ static bool parse_figure(const char *text, double *out) {
 	return true;
 }
 
-static bool label_valid(const char *s) {
+bool jobcsv_label_valid(const char *s) {
 	size_t n = 0;
 	for (; s[n]; n++) {
 		if ((unsigned char)s[n] < ' ' || s[n] == 0x7f) {
 			return false;
 		}
 	}
-	return n > 0 && n <= 200;
+	return n > 0 && n <= JOBCSV_LABEL_MAX;
 }
 
 static bool parse_header(struct parser *p, const struct csv_reader *r) {
@@ -252,9 +257,8 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 	if (!*label) {
 		label = default_label;
 	}
-	if (!label_valid(label)) {
-		report(p, line, "bad label '%s' (1 to 200 characters, no control characters)",
-		       label);
+	if (!jobcsv_label_valid(label)) {
+		report(p, line, "bad label '%s' (" JOBCSV_LABEL_RULE ")", label);
 		return false;
 	}
 	row->label = xstrdup(label);

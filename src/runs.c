@@ -11,6 +11,7 @@
 
 #include "jobcsv.h"
 #include "json.h"
+#include "jsonread.h"
 #include "log.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -560,85 +561,43 @@ void runs_stats_summary_line(const struct runstats_label *l, double over_s, stru
 
 /* --- compare ------------------------------------------------------------------------------ */
 
-/* A top-level member of a JSON object: the key (unescaped enough to name it) and raw value. */
+/* A top-level member of a stored JSON object: its key and its value written compact. */
 struct member {
-	char *key, *value;
+	const char *key; // borrowed from the tree
+	char *value;
 };
 
-/* Skips a JSON string starting at *p ('"'); false on damage. */
-static bool skip_string(const char **p) {
-	const char *s = *p + 1;
-	while (*s && *s != '"') {
-		s += *s == '\\' && s[1] ? 2 : 1;
-	}
-	if (*s != '"') {
-		return false;
-	}
-	*p = s + 1;
-	return true;
-}
-
 /*
- * The top-level members of the stored JSON object @text (written by thermlog, so well formed;
- * anything else yields what was read up to the damage).
+ * The top-level members of the stored JSON object @text (NULL, or not an object: none), each
+ * value written back by jsonread_write(), so that only a different value differs.
  */
-static size_t members_of(const char *text, struct member **out) {
+static size_t members_of(const char *text, struct jsonread_node **tree, struct member **out) {
+	struct jsonread_error err;
+	size_t len = text ? strlen(text) : 0;
+	*tree = text ? jsonread_parse(text, len, len, &err) : NULL;
 	*out = NULL;
-	size_t n = 0, cap = 0;
-	const char *p = text ? strchr(text, '{') : NULL;
-	if (!p) {
+	if (!*tree || (*tree)->kind != JSONREAD_OBJECT) {
 		return 0;
 	}
-	p++;
-	for (;;) {
-		p += strspn(p, " \t\r\n,");
-		if (*p != '"') {
-			break;
-		}
-		const char *k = p;
-		if (!skip_string(&p)) {
-			break;
-		}
-		char *key = xstrndup(k + 1, (size_t)(p - k - 2));
-		p += strspn(p, " \t\r\n");
-		if (*p != ':') {
-			free(key);
-			break;
-		}
-		p++;
-		p += strspn(p, " \t\r\n");
-		const char *v = p;
-		int depth = 0;
-		while (*p && (depth > 0 || (*p != ',' && *p != '}'))) {
-			if (*p == '"') {
-				if (!skip_string(&p)) {
-					break;
-				}
-				continue;
-			}
-			depth += *p == '{' || *p == '[';
-			depth -= *p == '}' || *p == ']';
-			p++;
-		}
-		size_t len = (size_t)(p - v);
-		while (len > 0 && strchr(" \t\r\n", v[len - 1])) {
-			len--;
-		}
-		*out = xgrow(*out, &cap, n + 1, sizeof(**out));
-		(*out)[n++] = (struct member){key, xstrndup(v, len)};
-		if (*p != ',') {
-			break;
-		}
+	size_t n = (*tree)->n / 2;
+	*out = xcalloc(n + 1, sizeof(**out));
+	for (size_t i = 0; i < n; i++) {
+		struct buf value;
+		buf_init(&value);
+		struct json j;
+		json_init(&j, &value, false);
+		jsonread_write(&j, (*tree)->items[2 * i + 1]);
+		(*out)[i] = (struct member){(*tree)->items[2 * i]->text, buf_steal(&value)};
 	}
 	return n;
 }
 
-static void members_free(struct member *m, size_t n) {
+static void members_free(struct jsonread_node *tree, struct member *m, size_t n) {
 	for (size_t i = 0; i < n; i++) {
-		free(m[i].key);
 		free(m[i].value);
 	}
 	free(m);
+	jsonread_node_free(tree);
 }
 
 static const char *member_value(const struct member *m, size_t n, const char *key) {
@@ -661,7 +620,8 @@ static void add_diff(struct runs_compare *c, size_t *cap, const char *key, const
 static void diff_objects(struct runs_compare *c, size_t *cap, const char *prefix, const char *a,
 			 const char *b) {
 	struct member *ma, *mb;
-	size_t na = members_of(a, &ma), nb = members_of(b, &mb);
+	struct jsonread_node *ta, *tb;
+	size_t na = members_of(a, &ta, &ma), nb = members_of(b, &tb, &mb);
 	for (size_t i = 0; i < na + nb; i++) {
 		const struct member *m = i < na ? &ma[i] : &mb[i - na];
 		if (i >= na && member_value(ma, na, m->key)) {
@@ -674,8 +634,8 @@ static void diff_objects(struct runs_compare *c, size_t *cap, const char *prefix
 			free(key);
 		}
 	}
-	members_free(ma, na);
-	members_free(mb, nb);
+	members_free(ta, ma, na);
+	members_free(tb, mb, nb);
 }
 
 /* The figure of the ok runs of @label as an array for the bootstrap. */

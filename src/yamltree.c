@@ -31,16 +31,7 @@ void yamltree_error_at(struct yamltree *p, size_t line, size_t col, const char *
 	// Values quoted in messages may hold line breaks (folded scalars): one error, one line.
 	struct buf clean;
 	buf_init(&clean);
-	for (size_t i = 0; i < b.len; i++) {
-		unsigned char c = (unsigned char)b.data[i];
-		if (c == '\n') {
-			buf_puts(&clean, "\\n");
-		} else if (c < 0x20 || c == 0x7f) {
-			buf_printf(&clean, "\\x%02x", c);
-		} else {
-			buf_putc(&clean, (char)c);
-		}
-	}
+	buf_put_printable(&clean, b.data, b.len);
 	buf_finish(&b);
 	p->errors = xgrow(p->errors, &p->cap_errors, p->n_errors + 1, sizeof(*p->errors));
 	p->errors[p->n_errors] = (struct yamltree_error){line, col, p->n_errors, buf_steal(&clean)};

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "channel.h"
 #include "cli-output.h"
 #include "cli-stats.h"
@@ -23,6 +24,7 @@
 #include "export.h"
 #include "log.h"
 #include "stats.h"
+#include "table.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -381,12 +383,17 @@ static void report(struct importer *im, unsigned long line, const char *fmt, ...
 		}
 		return;
 	}
+	// The file's bytes quoted in a message reach a terminal: control characters escaped.
+	struct buf msg, shown;
+	buf_init(&msg);
+	buf_init(&shown);
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s:%lu: ", im->name, line);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	buf_vprintf(&msg, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s:%lu: %s\n", im->name, line, table_printable(&shown, msg.data));
+	buf_finish(&msg);
+	buf_finish(&shown);
 }
 
 static const char *field(const struct csv_reader *r, int col) {
@@ -450,8 +457,11 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			    : strcmp(h, "label") == 0   ? &im->col_label
 							: NULL;
 		if (slot && *slot >= 0) {
+			struct buf shown;
+			buf_init(&shown);
 			fprintf(stderr, "%s:%lu: column '%s' appears twice\n", im->name, r->line,
-				h);
+				table_printable(&shown, h));
+			buf_finish(&shown);
 			return false;
 		}
 		if (slot) {

@@ -25,10 +25,11 @@
 
 #include "buf.h"
 #include "cli.h"
+#include "jobcsv.h"
 #include "json.h"
+#include "jsonread.h"
 #include "timefmt.h"
 #include "xalloc.h"
-#include "yamltree.h"
 
 #define REPLY_MAX      (256 * 1024)
 #define IO_TIMEOUT_S   15
@@ -36,7 +37,6 @@
 #define EXIT_NOT_FOUND 127
 #define EXIT_NOT_EXEC  126
 #define RETRY_MS       5000 // a refused or busy request is tried again for this long
-#define LABEL_MAX      200  // bytes, as the daemon counts them
 
 /* --- talking to the daemon ------------------------------------------------------------------ */
 
@@ -190,25 +190,16 @@ static void new_request_id(char out[33]) {
 	srand(seed);
 }
 
-/* A scalar member of the reply's JSON object, or NULL (also for JSON null). */
+/* A string or number member of the reply's JSON object (a number as written), or NULL. */
 static char *reply_field(const char *body, const char *key) {
-	struct yamltree yt = {.name = "reply"};
-	struct yamltree_node *root = NULL;
-	char *value = NULL;
-	if (body && yamltree_build(&yt, body, strlen(body), &root) && root &&
-	    root->kind == YAMLTREE_MAPPING) {
-		for (size_t i = 0; i + 1 < root->n; i += 2) {
-			const struct yamltree_node *v = root->items[i + 1];
-			if (yamltree_key_is(root->items[i], key) && v->kind == YAMLTREE_SCALAR &&
-			    !(v->plain && strcmp(v->text, "null") == 0)) {
-				value = xstrdup(v->text);
-			}
-		}
-	}
-	yamltree_node_free(root);
-	char *errors = NULL;
-	yamltree_flush_errors(&yt, &errors);
-	free(errors);
+	struct jsonread_error err;
+	struct jsonread_node *root =
+		body ? jsonread_parse(body, strlen(body), JSONREAD_MAX_LEN, &err) : NULL;
+	const struct jsonread_node *v = jsonread_get(root, key);
+	char *value = v && (v->kind == JSONREAD_STRING || v->kind == JSONREAD_NUMBER)
+			      ? xstrdup(v->text)
+			      : NULL;
+	jsonread_node_free(root);
 	return value;
 }
 
@@ -230,6 +221,11 @@ static bool add_tag(struct run_args *a, const char *kv) {
 		return false;
 	}
 	char *key = xstrndup(kv, (size_t)(eq - kv));
+	if (!jobcsv_label_valid(key) || !jobcsv_label_valid(eq + 1)) {
+		fprintf(stderr, "thermlog run: --tag: key and value: expected " JOBCSV_LABEL_RULE "\n");
+		free(key);
+		return false;
+	}
 	if (a->n_tags++ > 0) {
 		buf_putc(&a->tags, ',');
 	}
@@ -783,10 +779,8 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		char *end;
 		switch (c) {
 		case OPT_LABEL:
-			if (!*optarg || strlen(optarg) > LABEL_MAX) {
-				fprintf(stderr,
-					"thermlog run: --label: expected 1 to %d bytes, got %zu\n",
-					LABEL_MAX, strlen(optarg));
+			if (!jobcsv_label_valid(optarg)) {
+				fprintf(stderr, "thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
 				goto out;
 			}
 			a.label = optarg;

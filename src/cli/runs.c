@@ -164,8 +164,14 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	}
 	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
 	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
-	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id, run->label,
-	       start, dur, run->status, exit_code, temp, energy);
+	struct buf label, status;
+	buf_init(&label);
+	buf_init(&status);
+	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id,
+	       table_printable(&label, run->label), start, dur, table_printable(&status, run->status),
+	       exit_code, temp, energy);
+	buf_finish(&label);
+	buf_finish(&status);
 	return 0;
 }
 
@@ -334,7 +340,10 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		const struct runstats_label *l = &r.labels[i];
 		buf_clear(&out);
 		runs_stats_summary_line(l, a.over_s, &out);
-		printf("%s%s\n", i ? "\n" : "", l->label);
+		struct buf label;
+		buf_init(&label);
+		printf("%s%s\n", i ? "\n" : "", table_printable(&label, l->label));
+		buf_finish(&label);
 		print_wrapped(out.data ? out.data : "");
 		printf("  %-14s %5s %12s %12s %12s %12s", "ok runs", "n", "p50", "p95", "max",
 		       "mean");
@@ -495,7 +504,12 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		printf("%s\n", out.data);
 		buf_finish(&out);
 	} else {
-		printf("%s: this board against %s\n", c.label, other_path);
+		struct buf t1, t2, t3;
+		buf_init(&t1);
+		buf_init(&t2);
+		buf_init(&t3);
+		printf("%s: this board against %s\n", table_printable(&t1, c.label),
+		       table_printable(&t2, other_path));
 		printf("  %-10s %6s %6s %12s %12s %14s %14s\n", "", "runs", "ok", "p50 s", "p95 s",
 		       "energy p50 J", "energy p95 J");
 		print_side("here", c.a);
@@ -506,9 +520,13 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		       "  %u resamples, seed %llu\n",
 		       c.duration.resamples, (unsigned long long)c.duration.seed);
 		for (size_t i = 0; i < c.n_diffs; i++) {
-			printf("warning: %s differs: %s here, %s there\n", c.diffs[i].key,
-			       c.diffs[i].here, c.diffs[i].other);
+			printf("warning: %s differs: ", table_printable(&t1, c.diffs[i].key));
+			printf("%s here, ", table_printable(&t2, c.diffs[i].here));
+			printf("%s there\n", table_printable(&t3, c.diffs[i].other));
 		}
+		buf_finish(&t1);
+		buf_finish(&t2);
+		buf_finish(&t3);
 	}
 	runs_compare_finish(&c);
 	return CLI_EXIT_OK;

@@ -26,8 +26,20 @@ void table_set(struct table *t, size_t col, const char *fmt, ...) {
 	free(*cell);
 	va_list ap;
 	va_start(ap, fmt);
-	*cell = xvasprintf(fmt, ap);
+	char *text = xvasprintf(fmt, ap);
 	va_end(ap);
+	// Labels and names come from configs, job logs and old databases: never raw to a terminal.
+	struct buf shown;
+	buf_init(&shown);
+	buf_put_printable(&shown, text, strlen(text));
+	*cell = buf_steal(&shown);
+	free(text);
+}
+
+const char *table_printable(struct buf *scratch, const char *s) {
+	buf_clear(scratch);
+	buf_put_printable(scratch, s ? s : "", s ? strlen(s) : 0);
+	return scratch->data ? scratch->data : "";
 }
 
 size_t table_text_width(const char *s) {

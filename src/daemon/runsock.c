@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "counters.h"
 #include "json.h"
+#include "jsonread.h"
 #include "log.h"
 #include "runs.h"
 #include "runstats.h"
@@ -39,7 +40,6 @@
 #include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
-#include "yamltree.h"
 
 #define WAIT_MS      10000 // an HTTP request waits this long for the loop, then 503
 #define FILE_MAX     65536 // a counter file (the kernel's limit is a page)
@@ -253,42 +253,29 @@ static void snapshot_json(const struct snapshot *s, int64_t mono_ms, struct buf 
 	json_object_end(&j);
 }
 
-static const struct yamltree_node *field(const struct yamltree_node *map, const char *key) {
-	for (size_t i = 0; map && map->kind == YAMLTREE_MAPPING && i + 1 < map->n; i += 2) {
-		if (yamltree_key_is(map->items[i], key)) {
-			return map->items[i + 1];
-		}
-	}
-	return NULL;
-}
-
 /* Reads back a start snapshot stored as JSON (a run left running by an earlier daemon). */
 static bool snapshot_parse(const char *text, struct snapshot *s) {
-	struct yamltree yt = {.name = "start_snapshot"};
-	struct yamltree_node *root = NULL;
-	bool good = text && yamltree_build(&yt, text, strlen(text), &root) && root;
-	const struct yamltree_node *list = good ? field(root, "counters") : NULL;
-	for (size_t i = 0; list && list->kind == YAMLTREE_SEQUENCE && i < list->n; i++) {
-		const struct yamltree_node *kind = field(list->items[i], "kind");
-		const struct yamltree_node *key = field(list->items[i], "key");
-		const struct yamltree_node *path = field(list->items[i], "path");
-		const struct yamltree_node *t = field(list->items[i], "text");
-		if (!kind || !key || !path || !t || kind->kind != YAMLTREE_SCALAR ||
-		    key->kind != YAMLTREE_SCALAR || path->kind != YAMLTREE_SCALAR ||
-		    t->kind != YAMLTREE_SCALAR) {
+	struct jsonread_error err;
+	size_t len = text ? strlen(text) : 0;
+	struct jsonread_node *root = text ? jsonread_parse(text, len, len, &err) : NULL;
+	const struct jsonread_node *list = jsonread_get(root, "counters");
+	for (size_t i = 0; list && list->kind == JSONREAD_ARRAY && i < list->n; i++) {
+		const char *kind = jsonread_string(jsonread_get(list->items[i], "kind"));
+		const char *key = jsonread_string(jsonread_get(list->items[i], "key"));
+		const char *path = jsonread_string(jsonread_get(list->items[i], "path"));
+		const char *t = jsonread_string(jsonread_get(list->items[i], "text"));
+		if (!kind || !key || !path || !t) {
 			continue;
 		}
 		for (int k = 0; k <= SNAP_ENERGY; k++) {
-			if (strcmp(kind->text, snap_kind_names[k]) == 0) {
-				snapshot_add(s, (enum snap_kind)k, xstrdup(key->text),
-					     xstrdup(path->text), xstrdup(t->text));
+			if (strcmp(kind, snap_kind_names[k]) == 0) {
+				snapshot_add(s, (enum snap_kind)k, xstrdup(key), xstrdup(path),
+					     xstrdup(t));
 			}
 		}
 	}
-	yamltree_node_free(root);
-	char *errors = NULL;
-	yamltree_flush_errors(&yt, &errors);
-	free(errors);
+	bool good = root != NULL;
+	jsonread_node_free(root);
 	return good;
 }
 
@@ -312,27 +299,20 @@ struct heat {
 
 /* The passive trip points from a thermal channel's meta ({"trips": [{"type", "temp"}]}). */
 static void heat_trips(struct heat *h, const char *meta) {
-	struct yamltree yt = {.name = "meta"};
-	struct yamltree_node *root = NULL;
-	if (meta && yamltree_build(&yt, meta, strlen(meta), &root) && root) {
-		const struct yamltree_node *trips = field(root, "trips");
-		for (size_t i = 0; trips && trips->kind == YAMLTREE_SEQUENCE && i < trips->n &&
-				   h->n_trips < HEAT_TRIPS_MAX;
-		     i++) {
-			const struct yamltree_node *type = field(trips->items[i], "type");
-			const struct yamltree_node *temp = field(trips->items[i], "temp");
-			double c;
-			if (type && temp && type->kind == YAMLTREE_SCALAR &&
-			    temp->kind == YAMLTREE_SCALAR && strcmp(type->text, "passive") == 0 &&
-			    yamltree_parse_number(temp->text, &c)) {
-				h->trip_c[h->n_trips++] = c;
-			}
+	struct jsonread_error err;
+	size_t len = meta ? strlen(meta) : 0;
+	struct jsonread_node *root = meta ? jsonread_parse(meta, len, len, &err) : NULL;
+	const struct jsonread_node *trips = jsonread_get(root, "trips");
+	for (size_t i = 0; trips && trips->kind == JSONREAD_ARRAY && i < trips->n &&
+			   h->n_trips < HEAT_TRIPS_MAX;
+	     i++) {
+		const char *type = jsonread_string(jsonread_get(trips->items[i], "type"));
+		const struct jsonread_node *temp = jsonread_get(trips->items[i], "temp");
+		if (type && temp && temp->kind == JSONREAD_NUMBER && strcmp(type, "passive") == 0) {
+			h->trip_c[h->n_trips++] = temp->number;
 		}
 	}
-	yamltree_node_free(root);
-	char *errors = NULL;
-	yamltree_flush_errors(&yt, &errors);
-	free(errors);
+	jsonread_node_free(root);
 }
 
 /* A clock over a run's fast samples: the fallback when the kernel keeps no residency counter. */

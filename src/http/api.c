@@ -15,7 +15,9 @@
 #include <strings.h>
 
 #include "export.h"
+#include "jobcsv.h"
 #include "json.h"
+#include "jsonread.h"
 #include "lifetime-report.h"
 #include "log.h"
 #include "metrics.h"
@@ -27,7 +29,6 @@
 #include "version.h"
 #include "web.h"
 #include "xalloc.h"
-#include "yamltree.h"
 
 #define JSON_TYPE "application/json"
 
@@ -1374,63 +1375,31 @@ void api_database_finish(struct api_database *db) {
 /* --- runs: the write endpoints ------------------------------------------------------------ */
 
 /*
- * POST /api/v1/runs and POST /api/v1/runs/{id}/stop. Their JSON bodies are read with the YAML
- * toolkit (JSON is YAML's flow syntax); the daemon does the rest through ctx->runs.
+ * POST /api/v1/runs and POST /api/v1/runs/{id}/stop. Their bodies are read with the strict
+ * JSON reader (jsonread.h); the daemon does the rest through ctx->runs.
  */
 
-static const struct yamltree_node *body_field(const struct yamltree_node *root, const char *key) {
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		if (yamltree_key_is(root->items[i], key)) {
-			return root->items[i + 1];
-		}
-	}
-	return NULL;
-}
-
-/* A JSON number that is an integer within [min, max]. */
-static bool body_int(const struct yamltree_node *v, int64_t min, int64_t max, int64_t *out) {
-	if (!v || v->kind != YAMLTREE_SCALAR || !v->plain) {
-		return false;
-	}
-	char *end;
-	errno = 0;
-	long long x = strtoll(v->text, &end, 10);
-	if (errno || end == v->text || *end || x < min || x > max) {
-		return false;
-	}
-	*out = x;
-	return true;
-}
-
-static bool body_string(const struct yamltree_node *v) {
-	return v && v->kind == YAMLTREE_SCALAR && !v->plain;
-}
-
-/* Parses the body as a JSON object; false with a 400 answered. */
-static bool runs_body(struct request *r, struct yamltree_node **root) {
+/* Parses the body as a JSON object; false with a 400 (or 413) answered. */
+static bool runs_body(struct request *r, struct jsonread_node **root) {
 	const struct api_request *req = r->req;
 	*root = NULL;
 	if (req->body_len > API_RUN_BODY_MAX) {
 		respond_error(r->resp, 413, NULL, "the body exceeds %d bytes", API_RUN_BODY_MAX);
 		return false;
 	}
-	struct yamltree yt = {.name = "body"};
-	bool good = req->body_len == 0 ||
-		    yamltree_build(&yt, req->body ? req->body : "", req->body_len, root);
-	if (good && *root && (*root)->kind != YAMLTREE_MAPPING) {
-		yamltree_error_node(&yt, *root, "expected a JSON object, got %s",
-				    yamltree_describe(*root));
-		good = false;
+	if (req->body_len == 0) {
+		return true; // no body: no members
 	}
-	if (!good) {
-		char *errors = NULL;
-		yamltree_flush_errors(&yt, &errors);
-		if (errors) {
-			errors[strcspn(errors, "\n")] = '\0';
-		}
-		respond_error(r->resp, 400, NULL, "%s", errors ? errors : "body: not JSON");
-		free(errors);
-		yamltree_node_free(*root);
+	struct jsonread_error err;
+	*root = jsonread_parse(req->body, req->body_len, API_RUN_BODY_MAX, &err);
+	if (!*root) {
+		respond_error(r->resp, 400, NULL, "body:%zu:%zu: %s", err.line, err.col, err.msg);
+		return false;
+	}
+	if ((*root)->kind != JSONREAD_OBJECT) {
+		respond_error(r->resp, 400, NULL, "body:%zu:%zu: expected a JSON object, got %s",
+			      (*root)->line, (*root)->col, jsonread_describe(*root));
+		jsonread_node_free(*root);
 		*root = NULL;
 		return false;
 	}
@@ -1438,12 +1407,12 @@ static bool runs_body(struct request *r, struct yamltree_node **root) {
 }
 
 /* Whether every key of the body is one of @known (NULL-terminated); false after a 400 naming it. */
-static bool body_keys_known(struct request *r, const struct yamltree_node *root,
+static bool body_keys_known(struct request *r, const struct jsonread_node *root,
 			    const char *const *known) {
 	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
 		bool ok = false;
 		for (size_t k = 0; known[k]; k++) {
-			ok = ok || yamltree_key_is(root->items[i], known[k]);
+			ok = ok || strcmp(root->items[i]->text, known[k]) == 0;
 		}
 		if (!ok) {
 			struct buf allowed;
@@ -1451,9 +1420,12 @@ static bool body_keys_known(struct request *r, const struct yamltree_node *root,
 			for (size_t k = 0; known[k]; k++) {
 				buf_printf(&allowed, "%s%s", k ? ", " : "", known[k]);
 			}
+			struct buf key; // the client's bytes, quoted to a terminal by thermlog run
+			buf_init(&key);
+			buf_put_printable(&key, root->items[i]->text, root->items[i]->len);
 			respond_error(r->resp, 400, NULL, "body: unknown key '%s' (allowed: %s)",
-				      root->items[i]->text ? root->items[i]->text : "",
-				      allowed.data);
+				      key.data ? key.data : "", allowed.data);
+			buf_finish(&key);
 			buf_finish(&allowed);
 			return false;
 		}
@@ -1467,7 +1439,7 @@ static const char *base_name(const char *path) {
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-static void runs_start(struct request *r, const struct yamltree_node *root) {
+static void runs_start(struct request *r, const struct jsonread_node *root) {
 	// "request_id" names one start however often it is retried.
 	static const char *const known[] = {"label", "tags",       "pid", "argv",
 					    "exe",   "request_id", NULL};
@@ -1478,45 +1450,62 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 	struct json j;
 	char *msg = NULL;
 	const char *label = NULL, *exe = NULL;
-	const struct yamltree_node *v = body_field(root, "label");
-	if (v && (!body_string(v) || v->len == 0 || v->len > 200)) {
-		msg = xstrdup("label: expected a string of 1 to 200 characters");
+	const struct jsonread_node *v = jsonread_get(root, "label");
+	if (v && !jsonread_string(v)) {
+		msg = xstrdup("label: expected a string of " JOBCSV_LABEL_RULE);
+		goto bad;
+	}
+	if (v && !jobcsv_label_valid(v->text)) {
+		msg = xstrdup("label: expected " JOBCSV_LABEL_RULE);
 		goto bad;
 	}
 	label = v ? v->text : NULL;
-	v = body_field(root, "exe");
-	if (v && (!body_string(v) || v->len == 0)) {
+	v = jsonread_get(root, "exe");
+	if (v && (!jsonread_string(v) || v->len == 0)) {
 		msg = xstrdup("exe: expected a path");
 		goto bad;
 	}
 	exe = v ? v->text : NULL;
 	json_init(&j, &tags, false);
 	json_object_begin(&j);
-	v = body_field(root, "tags");
-	if (v && v->kind != YAMLTREE_MAPPING) {
+	v = jsonread_get(root, "tags");
+	if (v && v->kind != JSONREAD_OBJECT) {
 		msg = xstrdup("tags: expected an object of strings");
 		goto bad;
 	}
 	for (size_t i = 0; v && i + 1 < v->n; i += 2) {
-		if (v->items[i + 1]->kind != YAMLTREE_SCALAR ||
-		    v->items[i]->kind != YAMLTREE_SCALAR) {
+		const struct jsonread_node *value = v->items[i + 1];
+		// A number or a boolean is taken as its text: {"n": 3} is the tag n=3.
+		if (value->kind != JSONREAD_STRING && value->kind != JSONREAD_NUMBER &&
+		    value->kind != JSONREAD_TRUE && value->kind != JSONREAD_FALSE) {
 			msg = xstrdup("tags: expected an object of strings");
 			goto bad;
 		}
+		const char *text = value->text ? value->text
+				   : value->kind == JSONREAD_TRUE ? "true"
+								  : "false";
+		if (!jobcsv_label_valid(v->items[i]->text)) {
+			msg = xstrdup("tags: a key: expected " JOBCSV_LABEL_RULE);
+			goto bad;
+		}
+		if (!jobcsv_label_valid(text)) {
+			msg = xasprintf("tags: '%s': expected " JOBCSV_LABEL_RULE, v->items[i]->text);
+			goto bad;
+		}
 		json_key(&j, v->items[i]->text);
-		json_string(&j, v->items[i + 1]->text);
+		json_string(&j, text);
 	}
 	json_object_end(&j);
-	v = body_field(root, "argv");
+	v = jsonread_get(root, "argv");
 	if (v) {
-		if (v->kind != YAMLTREE_SEQUENCE) {
+		if (v->kind != JSONREAD_ARRAY) {
 			msg = xstrdup("argv: expected an array of strings");
 			goto bad;
 		}
 		json_init(&j, &argv, false);
 		json_array_begin(&j);
 		for (size_t i = 0; i < v->n; i++) {
-			if (v->items[i]->kind != YAMLTREE_SCALAR) {
+			if (!jsonread_string(v->items[i])) {
 				msg = xstrdup("argv: expected an array of strings");
 				goto bad;
 			}
@@ -1534,12 +1523,17 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 		msg = xstrdup("label: required (or argv or exe to take it from)");
 		goto bad;
 	}
+	if (!jobcsv_label_valid(label)) {
+		msg = xstrdup("label: the name taken from argv or exe is not " JOBCSV_LABEL_RULE
+			      "; give a label");
+		goto bad;
+	}
 	// No "pid": the caller is watched; "pid": null: nothing is (an orchestrator's run).
 	int64_t pid = r->req->peer_pid;
-	v = body_field(root, "pid");
-	if (v && yamltree_is_null(v)) {
+	v = jsonread_get(root, "pid");
+	if (v && v->kind == JSONREAD_NULL) {
 		pid = 0;
-	} else if (v && !body_int(v, 1, INT32_MAX, &pid)) {
+	} else if (v && !jsonread_int(v, 1, INT32_MAX, &pid)) {
 		msg = xstrdup("pid: expected a process id (a positive integer)");
 		goto bad;
 	}
@@ -1574,15 +1568,15 @@ out:
 	buf_finish(&argv);
 }
 
-static void runs_stop(struct request *r, const struct yamltree_node *root, int64_t id) {
+static void runs_stop(struct request *r, const struct jsonread_node *root, int64_t id) {
 	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes", NULL};
 	if (!body_keys_known(r, root, known)) {
 		return;
 	}
 	struct api_run_stop stop = {.rss_max_bytes = -1};
-	const struct yamltree_node *v = body_field(root, "status");
+	const struct jsonread_node *v = jsonread_get(root, "status");
 	if (v) {
-		if (!body_string(v) ||
+		if (!jsonread_string(v) ||
 		    (strcmp(v->text, "ok") != 0 && strcmp(v->text, "failed") != 0 &&
 		     strcmp(v->text, "timeout") != 0)) {
 			respond_error(r->resp, 400, NULL,
@@ -1592,16 +1586,16 @@ static void runs_stop(struct request *r, const struct yamltree_node *root, int64
 		stop.status = v->text;
 	}
 	int64_t x;
-	if ((v = body_field(root, "exit_code")) && !yamltree_is_null(v)) {
-		if (!body_int(v, 0, 255, &x)) {
+	if ((v = jsonread_get(root, "exit_code")) && v->kind != JSONREAD_NULL) {
+		if (!jsonread_int(v, 0, 255, &x)) {
 			respond_error(r->resp, 400, NULL, "exit_code: expected an integer 0..255");
 			return;
 		}
 		stop.has_exit_code = true;
 		stop.exit_code = (int)x;
 	}
-	if ((v = body_field(root, "signal")) && !yamltree_is_null(v)) {
-		if (!body_int(v, 1, 127, &x)) {
+	if ((v = jsonread_get(root, "signal")) && v->kind != JSONREAD_NULL) {
+		if (!jsonread_int(v, 1, 127, &x)) {
 			respond_error(r->resp, 400, NULL,
 				      "signal: expected a signal number 1..127");
 			return;
@@ -1609,8 +1603,8 @@ static void runs_stop(struct request *r, const struct yamltree_node *root, int64
 		stop.has_signal = true;
 		stop.signal = (int)x;
 	}
-	if ((v = body_field(root, "rss_max_bytes")) && !yamltree_is_null(v)) {
-		if (!body_int(v, 0, INT64_MAX, &x)) {
+	if ((v = jsonread_get(root, "rss_max_bytes")) && v->kind != JSONREAD_NULL) {
+		if (!jsonread_int(v, 0, INT64_MAX, &x)) {
 			respond_error(r->resp, 400, NULL,
 				      "rss_max_bytes: expected a non-negative integer");
 			return;
@@ -1669,7 +1663,7 @@ static void handle_runs_post(struct request *r) {
 		respond_error(r->resp, 503, NULL, "this server does not record runs");
 		return;
 	}
-	struct yamltree_node *root;
+	struct jsonread_node *root;
 	if (!runs_body(r, &root)) {
 		return;
 	}
@@ -1678,5 +1672,5 @@ static void handle_runs_post(struct request *r) {
 	} else {
 		runs_stop(r, root, id);
 	}
-	yamltree_node_free(root);
+	jsonread_node_free(root);
 }

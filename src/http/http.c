@@ -41,6 +41,9 @@
 #define STREAM_BLOCK         8192
 #define FILE_MAX             (1024 * 1024) // token and PEM files
 #define BODY_MAX             (64 * 1024) // a GET body is discarded up to this, then the connection closed
+// A chunked run body over API_RUN_BODY_MAX is read on (and dropped) up to this to answer 413.
+#define RUN_BODY_DISCARD_MAX (1024 * 1024)
+#define RUN_BODY_TOO_LARGE   "the body exceeds 65536 bytes"
 #define HEAD_TIMEOUT_S       5    // a request head (and TLS handshake) must be in within this
 #define HEAVY_QUEUE          4    // heavy requests that may wait for a slot; more get 503
 #define HEAVY_WAIT_MS        5000 // how long they may wait (whole seconds)
@@ -592,12 +595,15 @@ static struct MHD_Response *build_response(struct http *http, struct api_respons
 	return r;
 }
 
-/* Whether a request's body is declared larger than BODY_MAX or comes chunked (size unknown). */
-static bool body_too_large(struct MHD_Connection *conn) {
+/*
+ * Whether a request's body is declared larger than @max, or comes chunked (size unknown) when
+ * @chunked_ok is false.
+ */
+static bool body_too_large(struct MHD_Connection *conn, unsigned long long max, bool chunked_ok) {
 	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	if (te && strcasecmp(te, "identity") != 0) {
-		return true;
+		return !chunked_ok;
 	}
 	const char *cl =
 		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -607,7 +613,7 @@ static bool body_too_large(struct MHD_Connection *conn) {
 	char *end;
 	errno = 0;
 	unsigned long long n = strtoull(cl, &end, 10);
-	return errno != 0 || n > BODY_MAX;
+	return errno != 0 || n > max;
 }
 
 /* Queues a JSON error answer from http.c itself (no API state involved); closes the connection
@@ -678,11 +684,13 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		// A GET body means nothing, a sign-in form is small: one declared too large, or
 		// of unknown size, is refused before it is read (libmicrohttpd cannot answer in
 		// mid-body; else it is read up to BODY_MAX and the connection closed unanswered).
-		if ((read_only || login) && body_too_large(conn)) {
+		if (((read_only || login) && body_too_large(conn, BODY_MAX, false)) ||
+		    (runs_post && body_too_large(conn, API_RUN_BODY_MAX, true))) {
 			st->answered = true;
 			return queue_status(conn, 413,
 					    read_only ? "a GET or HEAD request carries no body"
-						      : "the sign-in form is larger than 4 KiB");
+					    : login   ? "the sign-in form is larger than 4 KiB"
+						      : RUN_BODY_TOO_LARGE);
 		}
 		// Answering before the whole request is in makes libmicrohttpd close the
 		// connection, so GET and HEAD wait for the next call (keep-alive works); other
@@ -697,12 +705,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 		}
 		st->body_bytes += *upload_data_size;
 		*upload_data_size = 0; // a GET body means nothing here: discard, within bounds
-		return st->body_bytes <= BODY_MAX ? MHD_YES : MHD_NO; // Content-Length lied
+		return st->body_bytes <= (runs_post ? RUN_BODY_DISCARD_MAX : BODY_MAX)
+			       ? MHD_YES
+			       : MHD_NO; // Content-Length lied, or a chunked body went on and on
 	}
 	if (st->answered) {
 		return MHD_YES;
 	}
 	st->answered = true;
+	if (runs_post && st->body_bytes > API_RUN_BODY_MAX) { // chunked: its size is known now
+		return queue_status(conn, 413, RUN_BODY_TOO_LARGE);
+	}
 
 	int64_t now = (int64_t)time(NULL);
 	struct store_slot *slot;

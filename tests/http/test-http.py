@@ -226,6 +226,24 @@ def test_loopback(tmp):
             reply = repr(e).encode()
     sock.close()
     ok(reply.startswith(b"HTTP/1.1 413 "), "GET with a 160 KiB chunked body: 413", reply)
+    # A run body over 64 KiB (include/api.h: API_RUN_BODY_MAX) is answered 413, whether its
+    # length is declared or it comes chunked; a small chunked one is read as usual.
+    big = b'{"label": "' + b"x" * 70000 + b'"}'
+    reply = raw_request(p, b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\n"
+                        b"Content-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n" % len(big) + big)
+    ok(reply and reply.startswith(b"HTTP/1.1 413 "), "POST runs, 70 KB declared: 413", reply)
+    chunked = b"".join(b"%x\r\n" % len(big[i:i + 4096]) + big[i:i + 4096] + b"\r\n"
+                       for i in range(0, len(big), 4096)) + b"0\r\n\r\n"
+    reply = raw_request(p, b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\n"
+                        b"Transfer-Encoding: chunked\r\n\r\n" + chunked, timeout=5)
+    ok(reply and reply.startswith(b"HTTP/1.1 413 "), "POST runs, 70 KB chunked: 413", reply)
+    small = b'{"label": "x"}'
+    reply = raw_request(p, b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\n"
+                        b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+                        % (len(small), small), timeout=5)
+    ok(reply and not reply.startswith(b"HTTP/1.1 413 ") and reply.startswith(b"HTTP/1.1 4"),
+       "POST runs, small chunked body: read, answered by the API (no token here)", reply)
     resp, data = request(p, "/api/v1/latest", method="HEAD")
     ok(resp.status == 200 and data == b"", "HEAD answers headers only")
 

@@ -201,8 +201,12 @@ def run(tap):
         tap.ok(stats_before.stdout == stats_after.stdout and stats_after.returncode == 0,
                "runs change nothing `thermlog stats` answers about the window")
 
-        # Two boards: B takes 1.25 times as long; fingerprints differ in kernel and tags.
-        def board(path, factor, kernel, tag):
+        # Two boards: B takes 1.25 times as long; fingerprints differ in kernel and tags. B's
+        # JSON is written compact with \u escapes: the same values, spelled otherwise, are
+        # no difference.
+        def board(path, factor, kernel, tag, compact=False):
+            dumps = ((lambda v: json.dumps(v, separators=(",", ":"))) if compact else
+                     (lambda v: json.dumps(v, ensure_ascii=False)))
             csv = os.path.join(wd, os.path.basename(path) + ".csv")
             with open(csv, "w") as f:
                 f.write("start,end,status,label,energy_j\n")
@@ -219,15 +223,15 @@ def run(tap):
             c = sqlite3.connect(path)
             c.execute("UPDATE runs SET fingerprint = ?, tags = ? WHERE id = (SELECT max(id) "
                       "FROM runs WHERE status = 'ok')",
-                      (json.dumps({"board": "Radxa ROCK 5C", "kernel": kernel,
-                                   "governor": {"npu": "rknpu_ondemand"}}),
-                       json.dumps({"model": tag})))
+                      (dumps({"board": "Radxa ROCK 5C \u00e9", "kernel": kernel,
+                              "governor": {"npu": "rknpu_ondemand", "cpu": ["a", 1]}}),
+                       dumps({"model": tag})))
             c.commit()
             c.close()
 
         dba, dbb = os.path.join(wd, "boarda.db"), os.path.join(wd, "boardb.db")
         board(dba, 1.0, "6.1.75", "sdxl")
-        board(dbb, 1.25, "6.1.84", "sdxl-turbo")
+        board(dbb, 1.25, "6.1.84", "sdxl-turbo", compact=True)
         p = tl(dba, "runs", "compare", "--label", "render", dbb, "--json")
         tap.ok(p.returncode == 0, "runs compare", p.stderr)
         c = json.loads(p.stdout)
@@ -252,6 +256,39 @@ def run(tap):
         p = tl(dba, "runs", "compare", "--label", "nothing", dbb)
         tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
                p.stderr)
+
+    # Control characters in labels: refused on import (and named escaped); a label already
+    # stored with them (an older database) is printed escaped, never raw to the terminal.
+    with Workdir("thermlog-runs-esc.") as wd:
+        db = os.path.join(wd, "c.db")
+        log = os.path.join(wd, "evil.csv")
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n1790812811,1790813128,ok,\"t\x1b]0;pwned\x07\"\n")
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode != 0 and "bad label 't\\x1b]0;pwned\\x07'" in p.stderr and
+               "\x1b" not in p.stderr and "\x07" not in p.stderr,
+               "import: a label with ESC is refused, the error shows it escaped", repr(p.stderr))
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n1790812811,1790813128,ok,render\n")
+        p = tl(db, "runs", "import", log)
+        tap.ok(p.returncode == 0, "a good log imports", p.stdout + p.stderr)
+        c = sqlite3.connect(db)
+        c.execute("UPDATE runs SET label = ?", ("x\x1b]0;pwned\x07\r\n999  forged row",))
+        c.commit()
+        c.close()
+        for args in (["--label", "a\x1bb"], ["--tag", "k=a\nb"], ["--tag", "k\rx=v"]):
+            p = tl(db, "run", *args, "--", "true")
+            tap.ok(p.returncode != 0 and "expected 1 to 200 characters, no control" in p.stderr,
+                   "thermlog run %s: refused by the label rule" % repr(args), p.stderr)
+        for args in (["runs"], ["runs", "stats"]):
+            p = tl(db, *args)
+            raw = [ch for ch in p.stdout if ord(ch) < 0x20 and ch != "\n"]
+            rows = [x for x in p.stdout.splitlines() if x.startswith("999")]
+            tap.ok(p.returncode == 0 and not raw and not rows and
+                   "x\\x1b]0;pwned\\x07" in p.stdout and
+                   (args == ["runs"] or "x\\x1b]0;pwned\\x07\\x0d\\n999" in p.stdout),
+                   "thermlog %s: a stored label's control characters are escaped" % " ".join(args),
+                   repr(p.stdout))
 
 
 if __name__ == "__main__":

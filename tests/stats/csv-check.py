@@ -147,6 +147,14 @@ def main():
            and f"{bad}:5: bad value 'abc'" in err and "nothing imported" in err,
            "bad rows named with line numbers", err)
         ok(run("--db", db, "export").stdout == before, "nothing half-imported")
+        # The file's bytes quoted in an error reach a terminal escaped, never raw.
+        esc = os.path.join(tmp, "esc.csv")
+        with open(esc, "wb") as f:
+            f.write(b"channel,value,time\nx/ok,1\x1b]0;pwned\x07,2026-08-21T00:00:00Z\n")
+        p = run("--db", db, "import", esc, check=False)
+        ok(p.returncode == 1 and b"bad value '1\\x1b]0;pwned\\x07'" in p.stderr
+           and b"\x1b" not in p.stderr and b"\x07" not in p.stderr,
+           "an import error shows the file's control characters escaped", p.stderr)
         p = run("--db", db, "import", "--skip-bad", bad)
         ok(b"imported 2 values" in p.stdout and b"3 bad rows skipped" in p.stdout,
            "--skip-bad imports the good rows", p.stdout + p.stderr)

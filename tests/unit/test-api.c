@@ -636,6 +636,49 @@ static void test_runs_post(void) {
 	api_response_finish(&resp);
 	is_int(seen.calls, before, "bad bodies never reach the daemon");
 
+	// JSON as Python's json.dumps writes it: surrogate pairs for characters beyond the BMP.
+	post(&local, "/api/v1/runs",
+	     "{\"label\": \"fire \\ud83d\\udd25\", \"tags\": {\"k\": \"\\u00e9\"}}", NULL, &resp);
+	is_int(resp.status, 201, "a surrogate pair escape is JSON");
+	is_str(seen.label, "fire \xf0\x9f\x94\xa5", "decoded to UTF-8");
+	is_str(seen.tags, "{\"k\":\"\xc3\xa9\"}", "in tags too");
+	api_response_finish(&resp);
+	before = seen.calls;
+	static const struct {
+		const char *body, *want;
+	} bad[] = {
+		{"{\"label\":\"x\",\"label\":\"y\"}",
+		 "{\"error\":\"body:1:14: duplicate key 'label'\"}\n"},
+		{"{\"label\": &a \"x\"}", "{\"error\":\"body:1:11: expected a value, got '&'\"}\n"},
+		{"{label: x}", "{\"error\":\"body:1:2: expected a string key\"}\n"},
+		{"{\"label\":\"x\"} {}", "{\"error\":\"body:1:15: trailing text after the value: '{'\"}\n"},
+		{"{\"label\":\"\\ud83d\"}",
+		 "{\"error\":\"body:1:11: lone high surrogate \\\\ud83d in a string\"}\n"},
+		{"[1]", "{\"error\":\"body:1:1: expected a JSON object, got an array\"}\n"},
+		{"{\"label\":\"a\\u001b]0;pwned\\u0007\"}",
+		 "{\"error\":\"label: expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"a\\nb\"}",
+		 "{\"error\":\"label: expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"a\\rb\"}",
+		 "{\"error\":\"label: expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"x\",\"tags\":{\"k\":\"a\\u001bb\"}}",
+		 "{\"error\":\"tags: 'k': expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"x\",\"tags\":{\"a\\tb\":\"v\"}}",
+		 "{\"error\":\"tags: a key: expected 1 to 200 characters, no control characters\"}\n"},
+		{"{\"label\":\"x\",\"a\\u001b[2Jb\":1}",
+		 "{\"error\":\"body: unknown key 'a\\\\x1b[2Jb' "
+		 "(allowed: label, tags, pid, argv, exe, request_id)\"}\n"},
+		{"{\"label\":\"x\",\"tags\":{\"k\":null}}",
+		 "{\"error\":\"tags: expected an object of strings\"}\n"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		post(&local, "/api/v1/runs", bad[i].body, NULL, &resp);
+		is_int(resp.status, 400, bad[i].body);
+		is_str(resp.body.data, bad[i].want, bad[i].body);
+		api_response_finish(&resp);
+	}
+	is_int(seen.calls, before, "bodies that are not strict JSON never reach the daemon");
+
 	post(&local, "/api/v1/runs/42/stop", "{\"exit_code\":3,\"rss_max_bytes\":1048576}", NULL,
 	     &resp);
 	is_int(resp.status, 200, "stop: 200 with the summary");

@@ -113,6 +113,20 @@ static void test_bad(void) {
 	jobcsv_finish(&log);
 	buf_finish(&errors);
 
+	// A label's control characters are refused, and the message shows them escaped.
+	is_int(parse("start,end,status,label\n1790812811,1790813128,ok,\"a\x1b]0;t\x07\nb\"\n",
+		     &log, &errors),
+	       -EBADMSG, "a label with ESC, BEL and LF: refused");
+	is_str(errors.data,
+	       "jobs.csv:2: bad label 'a\\x1b]0;t\\x07\\nb' (1 to 200 characters, no control "
+	       "characters)\n",
+	       "the refused label is quoted escaped: no raw control byte in the message");
+	ok(jobcsv_label_valid("sdxl \xf0\x9f\x94\xa5") && !jobcsv_label_valid("") &&
+		   !jobcsv_label_valid("a\x7f") && !jobcsv_label_valid("a\tb"),
+	   "the label rule: UTF-8 yes, empty, DEL and TAB no");
+	jobcsv_finish(&log);
+	buf_finish(&errors);
+
 	is_int(parse("start,end,label\n1,2,x\n", &log, &errors), -EINVAL, "no status: -EINVAL");
 	ok(errors.data && strstr(errors.data, "jobs.csv:1: the header has no 'status' column"),
 	   "missing column named");
