@@ -210,6 +210,7 @@ static bool instant_next(struct instants *in, int64_t ts_ms) {
 /* Pass one of show: the hottest fast sample. */
 struct peak_scan {
 	const struct channel_index *ci;
+	const struct config *cfg;
 	struct instants inst;
 	bool found;
 	double peak_c;
@@ -221,7 +222,7 @@ static int find_peak(void *ctx, const struct store_run_sample *s) {
 	struct peak_scan *p = ctx;
 	instant_next(&p->inst, s->ts_ms);
 	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
-	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE) {
+	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE || !config_peak_channel(p->cfg, c->ch.key)) {
 		return 0;
 	}
 	double v = (double)s->q * c->ch.resolution;
@@ -279,13 +280,14 @@ static int write_sample(void *ctx, const struct store_run_sample *s) {
 	return 0;
 }
 
-int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out) {
+int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bool pretty,
+		   struct buf *out) {
 	struct run_view v;
 	int rc = run_view_open(store, id, &v);
 	if (rc < 0) {
 		return rc;
 	}
-	struct peak_scan p = {.ci = &v.ci};
+	struct peak_scan p = {.ci = &v.ci, .cfg = cfg};
 	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, find_peak, &p);
 	struct buf body;
 	buf_init(&body);
@@ -833,6 +835,7 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 /* What the stored minute samples say about a run's window: heat and memory. */
 struct window_scan {
 	const struct channel_index *ci;
+	const struct config *cfg;
 	double temp_max_c;
 	size_t n_temp;
 	double available_min, swap_used_max; // bytes
@@ -843,8 +846,12 @@ struct window_scan {
 #define KEY_AVAILABLE "meminfo/available"
 #define KEY_SWAP_USED "meminfo/swap_used"
 
-static bool joined_channel(const struct store_channel *c) {
-	return c->ch.kind == CHANNEL_KIND_TEMPERATURE || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
+static bool peak_channel(const struct config *cfg, const struct store_channel *c) {
+	return c->ch.kind == CHANNEL_KIND_TEMPERATURE && config_peak_channel(cfg, c->ch.key);
+}
+
+static bool joined_channel(const struct config *cfg, const struct store_channel *c) {
+	return peak_channel(cfg, c) || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
 	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
 }
 
@@ -852,7 +859,7 @@ static int window_add(void *ctx, const struct store_sample *s) {
 	struct window_scan *w = ctx;
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	double v = (double)s->q * c->ch.resolution;
-	if (c->ch.kind == CHANNEL_KIND_TEMPERATURE) {
+	if (peak_channel(w->cfg, c)) {
 		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
 	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
 		w->available_min =
@@ -881,9 +888,9 @@ static void write_memory(struct json *j, const struct window_scan *w) {
 	json_object_end(j);
 }
 
-static int import_row(struct store *store, const struct jobcsv_row *row,
-		      const struct channel_index *ci, const int64_t *ids, size_t n_ids,
-		      struct runs_import_result *res) {
+static int import_row(struct store *store, const struct config *cfg,
+		      const struct jobcsv_row *row, const struct channel_index *ci,
+		      const int64_t *ids, size_t n_ids, struct runs_import_result *res) {
 	struct buf key, figures;
 	buf_init(&key);
 	buf_init(&figures);
@@ -901,7 +908,7 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 		.import_key = key.data,
 	};
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
-	struct window_scan w = {.ci = ci};
+	struct window_scan w = {.ci = ci, .cfg = cfg};
 	int rc = 0;
 	if (n_ids > 0) {
 		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
@@ -918,8 +925,8 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 	} else if (w.n_temp > 0) {
 		run.temp_max_c = w.temp_max_c;
 		res->temp_from_samples++;
-		json_string(&j, "max of the stored minute samples of every temperature channel in "
-				"the run's window");
+		json_string(&j, "max of the stored minute samples of the channels of "
+				"runs.peak_channels in the run's window");
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)w.n_temp);
 	} else {
@@ -955,14 +962,78 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 	return rc;
 }
 
-int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
-		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
-		struct buf *errors) {
+static bool same_double(double a, double b) {
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static bool rows_equal(const struct jobcsv_row *a, const struct jobcsv_row *b) {
+	return a->start_ms == b->start_ms && a->end_ms == b->end_ms && a->status == b->status &&
+	       strcmp(a->label, b->label) == 0 && a->exit_code == b->exit_code &&
+	       same_double(a->energy_j, b->energy_j) && same_double(a->temp_max_c, b->temp_max_c) &&
+	       same_double(a->rss_max_bytes, b->rss_max_bytes);
+}
+
+/* Orders rows by the run they name (label, start), then by line. */
+static int cmp_row_run(const void *pa, const void *pb) {
+	const struct jobcsv_row *a = *(const struct jobcsv_row *const *)pa;
+	const struct jobcsv_row *b = *(const struct jobcsv_row *const *)pb;
+	int c = strcmp(a->label, b->label);
+	if (c == 0) {
+		c = (a->start_ms > b->start_ms) - (a->start_ms < b->start_ms);
+	}
+	return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* Rows naming the run of an earlier row (label and start): a repeat of it is dropped and
+ * counted, a row with other content is bad. Marks both by setting the row's line to 0. */
+static void mark_duplicates(struct jobcsv *log, const char *name, struct runs_import_result *res,
+			    struct buf *errors) {
+	struct jobcsv_row **by_run = xcalloc(log->n ? log->n : 1, sizeof(*by_run));
+	for (size_t i = 0; i < log->n; i++) {
+		by_run[i] = &log->rows[i];
+	}
+	qsort(by_run, log->n, sizeof(*by_run), cmp_row_run);
+	unsigned long *drop = xcalloc(log->n ? log->n : 1, sizeof(*drop));
+	for (size_t i = 1, first = 0; i < log->n; i++) {
+		const struct jobcsv_row *a = by_run[first], *b = by_run[i];
+		if (strcmp(a->label, b->label) != 0 || a->start_ms != b->start_ms) {
+			first = i;
+			continue;
+		}
+		if (rows_equal(a, b)) {
+			res->repeated++;
+		} else {
+			if (res->bad < JOBCSV_ERRORS_MAX) {
+				buf_printf(errors,
+					   "%s:%lu: duplicate of line %lu: the same label '%s' and "
+					   "start with other figures\n",
+					   name, b->line, a->line, a->label);
+			}
+			res->bad++;
+		}
+		drop[b - log->rows] = 1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < log->n; i++) {
+		if (drop[i]) {
+			free(log->rows[i].label);
+		} else {
+			log->rows[n++] = log->rows[i];
+		}
+	}
+	log->n = n;
+	free(drop);
+	free(by_run);
+}
+
+int runs_import(struct store *store, FILE *in, const char *name,
+		const struct runs_import_options *opt, int64_t now_ms,
+		struct runs_import_result *result, struct buf *errors) {
 	*result = (struct runs_import_result){0};
 	struct jobcsv log = {0};
 	struct channel_index ci = {0};
 	int64_t *ids = NULL;
-	int rc = jobcsv_parse(in, name, default_label, &log, errors);
+	int rc = jobcsv_parse(in, name, opt->default_label, opt->unix_per_s, &log, errors);
 	if (rc == -EINVAL) {
 		goto out;
 	}
@@ -988,8 +1059,9 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 		log.rows[n_good++] = *row;
 	}
 	log.n = n_good;
-	result->rows = n_good;
-	if (result->bad > 0 && !skip_bad) {
+	mark_duplicates(&log, name, result, errors);
+	result->rows = log.n;
+	if (result->bad > 0 && !opt->skip_bad) {
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -999,7 +1071,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 	ids = xcalloc(ci.n + 1, sizeof(*ids));
 	size_t n_ids = 0;
 	for (size_t i = 0; i < ci.n; i++) {
-		if (joined_channel(&ci.list[i])) {
+		if (joined_channel(opt->cfg, &ci.list[i])) {
 			ids[n_ids++] = ci.list[i].id;
 		}
 	}
@@ -1007,7 +1079,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 		goto out;
 	}
 	for (size_t i = 0; i < log.n && rc == 0; i++) {
-		rc = import_row(store, &log.rows[i], &ci, ids, n_ids, result);
+		rc = import_row(store, opt->cfg, &log.rows[i], &ci, ids, n_ids, result);
 		if (rc < 0) {
 			buf_printf(errors, "%s:%lu: could not store the run: %s\n", name,
 				   log.rows[i].line, strerror(-rc));

@@ -32,6 +32,7 @@ struct runs_args {
 	size_t n_percentiles;
 	bool json, skip_bad;
 	const char *default_label;
+	int64_t unix_per_s; // --time-unit: 1, 1000 or 1000000
 };
 
 static const struct option runs_options[] = {
@@ -43,6 +44,7 @@ static const struct option runs_options[] = {
 	{"json", no_argument, NULL, CLI_OPT_JSON},
 	{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
+	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -134,6 +136,17 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 			break;
 		case RUNS_OPT_DEFAULT_LABEL:
 			a->default_label = optarg;
+			break;
+		case CLI_OPT_TIME_UNIT:
+			a->unix_per_s = strcmp(optarg, "s") == 0    ? 1
+					: strcmp(optarg, "ms") == 0 ? 1000
+					: strcmp(optarg, "us") == 0 ? 1000000
+								    : 0;
+			if (a->unix_per_s == 0) {
+				fprintf(stderr, "thermlog %s: bad --time-unit '%s' (s, ms or us)\n",
+					a->cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
 			break;
 		}
 	}
@@ -234,7 +247,12 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 	struct buf out;
 	buf_init(&out);
 	// The text form is the same document, indented: every figure keeps its method beside it.
-	int err = runs_show_json(store, id, true, &out);
+	struct config cfg;
+	int err = -EINVAL;
+	if (cli_load_config(ctx, &cfg)) {
+		err = runs_show_json(store, &cfg, id, true, &out);
+	}
+	config_finish(&cfg);
 	store_close(store);
 	if (err == -ENOENT) {
 		fprintf(stderr, "thermlog runs show: no run %lld\n", id);
@@ -355,15 +373,20 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 }
 
 static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_DEFAULT_LABEL, CLI_OPT_SKIP_BAD, 0};
+	static const int allowed[] = {RUNS_OPT_DEFAULT_LABEL, CLI_OPT_SKIP_BAD, CLI_OPT_TIME_UNIT,
+				      0};
 	const char *usage =
-		"usage: thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
+		"usage: thermlog runs import [--default-label L] [--skip-bad] [--time-unit s|ms|us]\n"
+		"                            FILE|-\n"
 		"A job log as CSV: a header naming start, end and status (optional label,\n"
 		"exit_code, energy_j, temp_max_c, rss_max_bytes). Times as ISO 8601 with a zone,\n"
-		"dates or unix seconds (with a fraction), between 2000-01-01 and now. Bad rows are\n"
-		"named by line and nothing is imported (--skip-bad imports the good ones); a run\n"
-		"imported before (same label and start) is left as it is.\n";
-	struct runs_args a = {.cmd = "runs import", .over_s = NAN, .default_label = "job"};
+		"dates or unix seconds (with a fraction; --time-unit ms|us reads whole milli- or\n"
+		"microseconds), between 2000-01-01 and now. Bad rows, and rows repeating a label and\n"
+		"start with other figures, are named by line and nothing is imported (--skip-bad\n"
+		"imports the good ones); a run imported before (same label and start) is left as\n"
+		"it is.\n";
+	struct runs_args a = {
+		.cmd = "runs import", .over_s = NAN, .default_label = "job", .unix_per_s = 1};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
 	if (rc != RUNS_GO_ON) {
 		return rc;
@@ -391,7 +414,21 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	int err = runs_import(store, in, name, a.default_label, now_ms, a.skip_bad, &res, &errors);
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		store_close(store);
+		if (!from_stdin) {
+			fclose(in);
+		}
+		return CLI_EXIT_USAGE;
+	}
+	const struct runs_import_options opt = {.default_label = a.default_label,
+						.unix_per_s = a.unix_per_s,
+						.skip_bad = a.skip_bad,
+						.cfg = &cfg};
+	int err = runs_import(store, in, name, &opt, now_ms, &res, &errors);
+	config_finish(&cfg);
 	store_close(store);
 	if (!from_stdin) {
 		fclose(in);
@@ -417,6 +454,10 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 	}
 	printf("%zu runs read: %zu imported, %zu already stored, %zu bad rows skipped\n", res.rows,
 	       res.added, res.unchanged, res.bad);
+	if (res.repeated > 0) {
+		printf("%zu rows repeat an earlier row of the file exactly: stored once\n",
+		       res.repeated);
+	}
 	if (res.temp_from_samples > 0) {
 		printf("%zu peak temperatures from the stored minute samples\n",
 		       res.temp_from_samples);

@@ -99,6 +99,50 @@ def run(tap):
         tap.ok(p.returncode == 0 and "1 imported" in p.stdout, "--skip-bad imports the good row",
                p.stdout + p.stderr)
 
+        # Rows naming one run (label and start) twice in one file: a different one is named
+        # by line like a bad row, an exact repeat is stored once and said so.
+        dup = os.path.join(wd, "dup.csv")
+        with open(dup, "w") as f:
+            f.write("start,end,status,label\n"
+                    "1790900000,1790900100,ok,d\n"
+                    "1790900000,1790900200,ok,d\n"
+                    "1790900000,1790900100,ok,d\n"
+                    "1790900000,1790900100,ok,e\n")
+        before_dup = dump(db)
+        p = tl(db, "runs", "import", dup)
+        tap.ok(p.returncode == 1 and "dup.csv:3: duplicate of line 2" in p.stderr and
+               "dup.csv:4:" not in p.stderr and dump(db) == before_dup,
+               "a row with another row's label and start but other figures is named by line",
+               p.stdout + p.stderr)
+        p = tl(db, "runs", "import", "--skip-bad", dup)
+        tap.ok(p.returncode == 0 and "2 runs read: 2 imported, 0 already stored, 1 bad rows"
+               in p.stdout and "1 rows repeat an earlier row" in p.stdout,
+               "--skip-bad: the first of them imported, the exact repeat counted once",
+               p.stdout + p.stderr)
+
+        # --time-unit ms|us, as `thermlog import` takes it.
+        ms = os.path.join(wd, "ms.csv")
+        with open(ms, "w") as f:
+            f.write("start,end,status,label\n1790900000123,1790900100456,ok,ms\n")
+        p = tl(db, "runs", "import", "--time-unit", "ms", ms)
+        got = json.loads(tl(db, "runs", "--json", "--label", "ms").stdout)["runs"]
+        tap.ok(p.returncode == 0 and got and got[0]["start"] == "2026-10-02T00:13:20.123Z"
+               and got[0]["duration_s"] == 100.333,
+               "runs import --time-unit ms reads unix milliseconds", p.stderr + json.dumps(got))
+        us = os.path.join(wd, "us.csv")
+        with open(us, "w") as f:
+            f.write("start,end,status,label\n1790900000123456,1790900100456789,ok,us\n")
+        p = tl(db, "runs", "import", "--time-unit", "us", us)
+        got = json.loads(tl(db, "runs", "--json", "--label", "us").stdout)["runs"]
+        tap.ok(p.returncode == 0 and got and got[0]["start"] == "2026-10-02T00:13:20.123Z",
+               "and --time-unit us microseconds", p.stderr + json.dumps(got))
+        p = tl(db, "runs", "import", ms)
+        tap.ok(p.returncode == 1 and "ms.csv:2: bad start" in p.stderr,
+               "without it, a millisecond stamp is a bad row", p.stderr)
+        p = tl(db, "runs", "import", "--time-unit", "min", ms)
+        tap.ok(p.returncode == 2 and "bad --time-unit 'min'" in p.stderr,
+               "an unknown unit is refused", p.stderr)
+
         # Lists: --label, --from, --to, ms precision.
         p = tl(db, "runs", "--json", "--label", "sdxl-npu", "--from", "2026-10-01T00:06:00Z",
                "--to", "2026-10-01T00:48:00Z")
@@ -131,6 +175,8 @@ def run(tap):
             for i in range(60):
                 f.write("%d,thermal/soc,%.3f,celsius\n" % (t0 + 60 * i, 40 + i * 0.5))
                 f.write("%d,thermal/npu,%.3f,celsius\n" % (t0 + 60 * i, 45 + (i % 7)))
+                # A capacitor's thermocouple: a temperature, but no zone of the board.
+                f.write("%d,iio/thermocouple,%.3f,celsius\n" % (t0 + 60 * i, 100))
                 f.write("%d,meminfo/available,%d,bytes\n" % (t0 + 60 * i, 3000000000 - i * 10**6))
                 f.write("%d,meminfo/swap_used,%d,bytes\n" % (t0 + 60 * i, 10**8 + i * 10**6))
         p = tl(db2, "import", hist)
@@ -147,7 +193,7 @@ def run(tap):
                p.stdout + p.stderr)
         runs = json.loads(tl(db2, "runs", "--json").stdout)["runs"]
         tap.ok(runs[0]["label"] == "build" and runs[0]["temp_max_c"] == 51.0,
-               "max over every temperature channel inside [start, end]: 51.0",
+               "max over the thermal zones (not the 100 °C thermocouple) in [start, end]: 51.0",
                json.dumps(runs[0]))
         tap.ok(runs[1]["temp_max_c"] is None, "no sample in the window: unknown, not 0",
                json.dumps(runs[1]))
@@ -175,11 +221,11 @@ def run(tap):
             return (q << 1) ^ (q >> 63)
         c = sqlite3.connect(db2)
         ids = dict(c.execute("SELECT key, id FROM channels"))
-        npu, soc = ids["thermal/npu"], ids["thermal/soc"]
+        npu, soc, tc = ids["thermal/npu"], ids["thermal/soc"], ids["iio/thermocouple"]
         start_ms = (t0 + 600) * 1000 + 500
         for i in range(130):  # 10 past the end: not the run's
             npu_q = 60000 + (20000 if i == 40 else i * 10) + (30000 if i > 121 else 0)
-            pairs = sorted([(npu, npu_q), (soc, 50000 + i)])
+            pairs = sorted([(npu, npu_q), (soc, 50000 + i), (tc, 100000)])
             blob, prev = b"", 0
             for cid, q in pairs:
                 blob += varint(cid - prev) + varint(zigzag(q))
@@ -193,9 +239,11 @@ def run(tap):
                json.dumps(show)[:800])
         tap.ok(pk["channel"] == "thermal/npu" and pk["value"] == 80.0 and
                pk["time"] == "2026-10-01T00:13:20.500Z",
-               "the peak: the hottest fast sample of any temperature channel", json.dumps(pk))
+               "the peak: the hottest fast sample of a thermal zone, not the thermocouple",
+               json.dumps(pk))
         tap.ok(len(pk["samples"]) == 13 and pk["samples"][6]["time"] == pk["time"] and
-               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034},
+               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034,
+                                              "iio/thermocouple": 100.0},
                "with six samples on each side, every channel's value", json.dumps(pk)[:800])
         stats_after = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
         tap.ok(stats_before.stdout == stats_after.stdout and stats_after.returncode == 0,

@@ -63,7 +63,7 @@ static void test_job_log(void) {
 	struct jobcsv log;
 	struct buf errors;
 	buf_init(&errors);
-	int rc = jobcsv_parse(in, JOBS, "jobs-649", &log, &errors);
+	int rc = jobcsv_parse(in, JOBS, "jobs-649", 1, &log, &errors);
 	fclose(in);
 	is_int(rc, 0, "the 649-run log parses");
 	is_str(errors.data, NULL, "no errors");
