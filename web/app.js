@@ -225,6 +225,10 @@
     if (s > 0 && s < 0.0005) return 'under 1 ms'; // never "0 ms"
     if (s < 1) return (s * 1000).toFixed(0) + ' ms';
     if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
+    if (s < 600) { // p50 91 s and p95 147 s must not both read "2 min"
+      const r = Math.round(s);
+      return Math.floor(r / 60) + ' min' + (r % 60 ? ' ' + (r % 60) + ' s' : '');
+    }
     if (s < 5400) return Math.round(s / 60) + ' min';
     if (s < 2 * 86400) return (s / 3600).toFixed(s < 36000 ? 1 : 0) + ' h';
     return (s / 86400).toFixed(s < 864000 ? 1 : 0) + ' d';
@@ -1213,8 +1217,8 @@
     const c = channelByKey(key);
     const seconds = Object.entries(r.seconds || {}).map(([hz, s]) => ({ hz: Number(hz), s })).sort((a, b) => b.hz - a.hz);
     const total = seconds.reduce((a, x) => a + x.s, 0) || 1;
-    const below = typeof r.below_max_share === 'number' ? fmtPercent(r.below_max_share) + ' below its highest' +
-      (r.max_hz_seen ? ' seen (' + fmtHz(r.max_hz_seen) + ')' : r.max_hz ? ' (' + fmtHz(r.max_hz) + ')' : '') : '';
+    const below = typeof r.below_max_share === 'number' ? fmtPercent(r.below_max_share) + ' below ' +
+      (r.max_hz_from === 'highest seen' ? 'its highest seen' : 'its maximum') + (r.max_hz ? ' (' + fmtHz(r.max_hz) + ')' : '') : '';
     return el('table', { 'data-key': key },
       el('caption', {}, (c && c.label !== key ? c.label : key), el('span', { class: 'key', text: (r.method || '') + (below ? ' · ' + below : '') })),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Clock' }), el('th', { scope: 'col', class: 'num', text: 'Time' }), el('th', { scope: 'col', text: '', 'aria-hidden': 'true' }))),
