@@ -156,6 +156,12 @@ int runs_summary(struct store *store, size_t max_labels, struct runsummary_label
 void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NULL
 
 /** Formats ms since epoch as ISO 8601 UTC into @out, with ".mmm" when not a whole second. */
+/**
+ * Whether any stored run has @label: 1 if so, else 0 with "; did you mean 'A', 'B'?" naming up
+ * to three near labels appended to @hint (nothing when none is near), or a negative errno.
+ */
+int runs_label_known(struct store *store, const char *label, struct buf *hint);
+
 void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]);
 
 #endif

@@ -12,6 +12,7 @@
 #include "jobcsv.h"
 #include "json.h"
 #include "log.h"
+#include "query.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -1099,6 +1100,33 @@ out:
 	store_channels_free(ci.list, ci.n);
 	jobcsv_finish(&log);
 	return rc;
+}
+
+int runs_label_known(struct store *store, const char *label, struct buf *hint) {
+	struct runsummary_label *labels;
+	size_t n;
+	int rc = runs_summary(store, SIZE_MAX, &labels, &n);
+	if (rc < 0) {
+		return rc;
+	}
+	size_t best = SIZE_MAX, len = strlen(label), limit = len / 3 > 2 ? len / 3 : 2;
+	bool known = false;
+	for (size_t i = 0; i < n && !known; i++) {
+		known = strcmp(labels[i].label, label) == 0;
+		size_t d = query_name_distance(label, labels[i].label);
+		best = d < best ? d : best;
+	}
+	size_t shown = 0;
+	for (size_t i = 0; i < n && !known && shown < 3 && best <= limit; i++) {
+		if (query_name_distance(label, labels[i].label) == best) {
+			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ", labels[i].label);
+		}
+	}
+	if (shown) {
+		buf_putc(hint, '?');
+	}
+	runs_summary_free(labels, n);
+	return known ? 1 : 0;
 }
 
 /* --- metrics summary ---------------------------------------------------------------------- */

@@ -162,7 +162,11 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 }
 
 static int print_run_row(void *ctx, const struct store_run *run) {
-	(void)ctx;
+	size_t *printed = ctx;
+	if ((*printed)++ == 0) {
+		printf("%6s  %-18s %-24s %10s  %-8s %5s %6s %10s\n", "ID", "LABEL", "START",
+		       "DURATION_S", "STATUS", "EXIT", "TEMP_C", "ENERGY_J");
+	}
 	char start[TIMEFMT_ISO_LEN];
 	runs_format_time(run->start_ms, start);
 	char dur[24], exit_code[16], temp[16], energy[24];
@@ -180,6 +184,28 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id, run->label,
 	       start, dur, run->status, exit_code, temp, energy);
 	return 0;
+}
+
+/* Nothing matched @filter: says why on stderr. 1 when no run has the label (an error: a typo,
+ * with near labels suggested), 0 when the window or the database is just empty. */
+static int no_runs_said(struct store *store, const char *cmd, const struct store_run_filter *f) {
+	if (!f->label) {
+		fprintf(stderr, "thermlog %s: no runs%s\n", cmd,
+			f->has_from || f->has_to ? " start in that window" : " stored");
+		return 0;
+	}
+	struct buf hint;
+	buf_init(&hint);
+	int known = runs_label_known(store, f->label, &hint);
+	if (known == 0) {
+		fprintf(stderr, "thermlog %s: no run has the label '%s'%s\n", cmd, f->label,
+			hint.len ? hint.data : " (thermlog runs lists them)");
+	} else if (known == 1) {
+		fprintf(stderr, "thermlog %s: no run labelled '%s' starts in that window\n", cmd,
+			f->label);
+	}
+	buf_finish(&hint);
+	return known < 0 ? known : known == 0;
 }
 
 static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
@@ -211,16 +237,18 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 		}
 		buf_finish(&out);
 	} else {
-		printf("%6s  %-18s %-24s %10s  %-8s %5s %6s %10s\n", "ID", "LABEL", "START",
-		       "DURATION_S", "STATUS", "EXIT", "TEMP_C", "ENERGY_J");
-		err = store_runs_scan(store, &a.filter, print_run_row, NULL);
+		size_t printed = 0;
+		err = store_runs_scan(store, &a.filter, print_run_row, &printed);
+		if (err == 0 && printed == 0) {
+			err = no_runs_said(store, "runs", &a.filter);
+		}
 	}
 	store_close(store);
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs: could not read the runs: %s\n", strerror(-err));
 		return CLI_EXIT_FAILURE;
 	}
-	return CLI_EXIT_OK;
+	return err == 1 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 static int runs_show(const struct cli_context *ctx, int argc, char **argv) {

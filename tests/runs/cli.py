@@ -158,6 +158,14 @@ def run(tap):
                "a run's fields", json.dumps(r))
         p = tl(db, "runs")
         tap.ok(all(len(x) <= 100 for x in p.stdout.splitlines()), "the list fits 100 columns")
+        p = tl(db, "runs", "--label", "sdxl-nup")
+        tap.ok(p.returncode == 1 and p.stdout == "" and
+               "no run has the label 'sdxl-nup'; did you mean 'sdxl-npu'?" in p.stderr,
+               "an unknown label: said, with the near label, and no empty header",
+               p.stdout + p.stderr)
+        p = tl(db, "runs", "--label", "sdxl-npu", "--from", "2030-01-01T00:00:00Z")
+        tap.ok(p.returncode == 0 and p.stdout == "" and "starts in that window" in p.stderr,
+               "a known label with no run in the window: said so", p.stdout + p.stderr)
         p = tl(db, "runs", "show", str(r["id"]), "--json")
         show = json.loads(p.stdout)["run"]
         tap.ok(show["id"] == r["id"] and show["figures"]["temp_max_c"]["method"] == "job log",
