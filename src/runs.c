@@ -13,6 +13,7 @@
 #include "json.h"
 #include "log.h"
 #include "query.h"
+#include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -226,7 +227,7 @@ static int find_peak(void *ctx, const struct store_run_sample *s) {
 	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE || !config_peak_channel(p->cfg, c->ch.key)) {
 		return 0;
 	}
-	double v = (double)s->q * c->ch.resolution;
+	double v = stats_value(s->q, c->ch.resolution);
 	if (!p->found || v > p->peak_c) {
 		p->found = true;
 		p->peak_c = v;
@@ -276,7 +277,7 @@ static int write_sample(void *ctx, const struct store_run_sample *s) {
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	if (w->open && c) {
 		json_key(w->j, c->ch.key);
-		json_double(w->j, (double)s->q * c->ch.resolution);
+		json_double(w->j, stats_value(s->q, c->ch.resolution));
 	}
 	return 0;
 }
@@ -859,7 +860,7 @@ static bool joined_channel(const struct config *cfg, const struct store_channel 
 static int window_add(void *ctx, const struct store_sample *s) {
 	struct window_scan *w = ctx;
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
-	double v = (double)s->q * c->ch.resolution;
+	double v = stats_value(s->q, c->ch.resolution);
 	if (peak_channel(w->cfg, c)) {
 		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
 	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {

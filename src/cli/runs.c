@@ -297,16 +297,20 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 }
 
 /* Columns of 12: the header and five figures fit 100 columns with two extra percentiles. */
-static void print_summary_row(const char *name, const struct runstats_summary *s, int digits,
-			      const struct runs_args *a) {
+/* One figure's row: its values times @factor with @digits places. */
+static void print_summary_row(const char *name, const struct runstats_summary *s, double factor,
+			      int digits, const struct runs_args *a) {
 	if (s->n == 0) {
 		printf("  %-14s %5s  (no ok run has it)\n", name, "0");
 		return;
 	}
-	printf("  %-14s %5zu %12.*f %12.*f %12.*f %12.*f", name, s->n, digits, s->p50, digits,
-	       s->p95, digits, s->max, digits, s->mean);
-	for (size_t k = 0; k < a->n_percentiles; k++) {
-		printf(" %12.*f", digits, s->percentiles[k]);
+	const double v[4] = {s->p50, s->p95, s->max, s->mean};
+	printf("  %-14s %5zu", name, s->n);
+	for (size_t k = 0; k < 4 + a->n_percentiles; k++) {
+		char cell[32];
+		table_number(cell, sizeof(cell), k < 4 ? v[k] : s->percentiles[k - 4], factor,
+			     digits);
+		printf(" %12s", cell);
 	}
 	printf("\n");
 }
@@ -390,10 +394,10 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			printf(" %12s", head);
 		}
 		printf("\n");
-		print_summary_row("duration_s", &l->duration_s, 3, &a);
-		print_summary_row("energy_j", &l->energy_j, 3, &a);
-		print_summary_row("temp_max_c", &l->temp_max_c, 3, &a);
-		print_summary_row("rss_max_bytes", &l->rss_max_bytes, 0, &a);
+		print_summary_row("duration_s", &l->duration_s, 1, 3, &a);
+		print_summary_row("energy_j", &l->energy_j, 1, 3, &a);
+		print_summary_row("temp_max_c", &l->temp_max_c, 1, 3, &a);
+		print_summary_row("rss_max_mib", &l->rss_max_bytes, 1.0 / 1048576, 1, &a);
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);

@@ -37,6 +37,7 @@
 #include "sampler.h"
 #include "sha256.h"
 #include "source.h"
+#include "stats.h"
 #include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -671,6 +672,12 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+/* @v to @digits decimal places, the double nearest that decimal (no float noise in the JSON). */
+static double rounded(double v, int digits) {
+	double step = pow(10, -digits);
+	return isfinite(v) ? stats_value(llround(v / step), step) : v;
+}
+
 /* Energy: a counter's delta, else the integrated power, else none. */
 struct energy {
 	double joules, coverage;
@@ -891,7 +898,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 	json_key(&j, "energy");
 	json_object_begin(&j);
 	json_key(&j, "joules");
-	json_double(&j, e->joules);
+	json_double(&j, rounded(e->joules, 6));
 	json_key(&j, "method");
 	json_string(&j, e->method);
 	json_key(&j, "coverage");
@@ -926,7 +933,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		json_key(&j, "p95_c");
 		json_double(&j, runstats_quantile_sorted(sorted, h->n, 95));
 		json_key(&j, "mean_c");
-		json_double(&j, sum / (double)h->n);
+		json_double(&j, rounded(sum / (double)h->n, 3));
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)h->n);
 		if (h->n_trips > 0) {
@@ -1046,7 +1053,7 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 	struct buf figures = {0};
 	double temp_max;
 	figures_json(rs->cfg, rs->sysfs_fd, run, &stop, &e, &figures, &temp_max);
-	end->energy_j = e.joules;
+	end->energy_j = rounded(e.joules, 6); // uJ: the hwmon energy counters' step
 	end->energy_method = e.method;
 	end->energy_coverage = e.coverage;
 	end->temp_max_c = temp_max;

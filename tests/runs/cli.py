@@ -5,6 +5,7 @@ temperature from the stored minute samples (and `thermlog stats` answers the sam
 `runs compare` gives a known ratio and names fingerprint differences; list filters; text within
 100 columns. Usage: cli.py THERMLOG FIXTURES_RUNS_DIR"""
 import json
+import re
 import os
 import sqlite3
 import subprocess
@@ -67,6 +68,10 @@ def run(tap):
         p = tl(db, "runs", "stats", "--over", "30m")
         lines = p.stdout.splitlines()
         tap.ok(all(len(x) <= 100 for x in lines), "the text fits 100 columns", p.stdout)
+        rss = [x for x in lines if x.strip().startswith("rss_max")]
+        tap.ok(len(rss) == 1 and rss[0].split()[0] == "rss_max_mib" and
+               all(re.fullmatch(r"\d+\.\d", v) for v in rss[0].split()[2:]),
+               "peak RSS in MiB to 0.1 in the text, not raw bytes", rss)
         text = " ".join(x.strip() for x in lines)
         tap.ok("649 attempts, 404 completed, 245 failed; completed runs p50 1632.38 s, "
                "p95 1756.55 s, max 1838.34 s; 2 runs (0.50 %) over 30 minutes" in text,
@@ -241,7 +246,10 @@ def run(tap):
             c.execute("INSERT INTO run_samples VALUES (?, ?)", (start_ms + 5000 * i, blob))
         c.commit()
         c.close()
-        show = json.loads(tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout)["run"]
+        text = tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout
+        noise = re.findall(r"\d+\.\d*(?:0000000|9999999)\d*", text)
+        tap.ok(not noise, "runs show: values to their resolution, no float noise", noise[:5])
+        show = json.loads(text)["run"]
         pk = show["peak"]
         tap.ok(show["fast_samples"] == 120, "runs show counts the run's fast samples (120)",
                json.dumps(show)[:800])

@@ -330,6 +330,8 @@ def main():
         p = run(d5, "run", "--", "sleep", "3")
         r = last_run(d5)
         dur = (r["end_ms"] - r["start_ms"]) / 1000
+        ok(re.search(r"energy \d+(\.\d{1,6})? J", p.stderr), "the summary's energy to the uJ, "
+           "no float noise", p.stderr)
         ok(r.get("energy_method") == "power_trapezoid" and abs(r["energy_j"] - 5 * dur) < 1e-6 * 5 * dur
            and r.get("energy_coverage") == 1.0,
            f"5 W over {dur:.3f} s: {r.get('energy_j')} J = duration x 5 W", r)
