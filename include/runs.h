@@ -87,6 +87,9 @@ struct runs_difference {
 };
 
 /** The same workload (one label) on this board (A) and another (B). */
+/** Under this many ok runs a side, a comparison's bootstrap interval is too narrow to trust. */
+#define RUNS_COMPARE_FEW 10
+
 struct runs_compare {
 	char *label;
 	struct runstats_result result_a, result_b; // owned: the statistics of each side

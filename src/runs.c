@@ -744,7 +744,13 @@ int runs_compare(struct store *here, struct store *other, const char *label,
 	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
 					 &out->energy) == 0;
 	size_t cap = 0;
-	diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	if (!sa.fingerprint != !sb.fingerprint) {
+		// One side recorded none (imported runs): one warning, not one per key of the other.
+		add_diff(out, &cap, "fingerprint", sa.fingerprint ? "recorded" : NULL,
+			 sb.fingerprint ? "recorded" : NULL);
+	} else {
+		diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	}
 	if (strcmp(sa.tags ? sa.tags : "{}", sb.tags ? sb.tags : "{}") != 0) {
 		diff_objects(out, &cap, "tags", sa.tags, sb.tags);
 	}

@@ -507,6 +507,31 @@ static void print_ratio(const char *name, const struct runstats_compare *r, bool
 	       name, r->ratio, r->ci_low, r->ci_high, r->median_b, unit, r->median_a, unit);
 }
 
+/* A p50 of one side as text, times @factor with @digits places ("-" without one). */
+static void side_p50(char *out, size_t len, const struct runstats_summary *s, double factor,
+		     int digits) {
+	table_number(out, len, s->n > 0 ? s->p50 : NAN, factor, digits);
+}
+
+/* Peak temperature, peak RSS and failure rate of both sides, as the JSON's "here"/"other". */
+static void print_other_figures(const struct runstats_label *a, const struct runstats_label *b) {
+	char ta[32], tb[32], ra[32], rb[32];
+	side_p50(ta, sizeof(ta), &a->temp_max_c, 1, 1);
+	side_p50(tb, sizeof(tb), &b->temp_max_c, 1, 1);
+	side_p50(ra, sizeof(ra), &a->rss_max_bytes, 1.0 / 1048576, 1);
+	side_p50(rb, sizeof(rb), &b->rss_max_bytes, 1.0 / 1048576, 1);
+	printf("  peak temperature p50 %s °C here, %s °C there; peak RSS p50 %s MiB here, %s MiB "
+	       "there\n",
+	       ta, tb, ra, rb);
+	// Of the ended runs: every status but ok failed.
+	size_t ea = a->count - a->by_status[RUN_STATUS_RUNNING];
+	size_t eb = b->count - b->by_status[RUN_STATUS_RUNNING];
+	size_t fa = ea - a->by_status[RUN_STATUS_OK], fb = eb - b->by_status[RUN_STATUS_OK];
+	printf("  failure rate %.1f %% here (%zu of %zu ended runs), %.1f %% there (%zu of %zu)\n",
+	       ea ? 100.0 * (double)fa / (double)ea : 0.0, fa, ea,
+	       eb ? 100.0 * (double)fb / (double)eb : 0.0, fb, eb);
+}
+
 static void print_side(const char *name, const struct runstats_label *l) {
 	printf("  %-10s %6zu %6zu %12.3f %12.3f", name, l->count, l->by_status[RUN_STATUS_OK],
 	       l->duration_s.p50, l->duration_s.p95);
@@ -575,9 +600,16 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		print_side("there", c.b);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
 		print_ratio("energy", &c.energy, c.has_energy, "J");
+		print_other_figures(c.a, c.b);
 		printf("  method: ratio of type-7 medians (there over here), percentile bootstrap,\n"
 		       "  %u resamples, seed %llu\n",
 		       c.duration.resamples, (unsigned long long)c.duration.seed);
+		size_t ok_a = c.a->by_status[RUN_STATUS_OK], ok_b = c.b->by_status[RUN_STATUS_OK];
+		if (ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW) {
+			printf("warning: few ok runs (%zu here, %zu there; under %d a side the "
+			       "interval is too narrow to trust)\n",
+			       ok_a, ok_b, RUNS_COMPARE_FEW);
+		}
 		for (size_t i = 0; i < c.n_diffs; i++) {
 			printf("warning: %s differs: %s here, %s there\n", c.diffs[i].key,
 			       c.diffs[i].here, c.diffs[i].other);

@@ -313,6 +313,25 @@ def run(tap):
         p = tl(dba, "runs", "compare", "--label", "render", dbb)
         tap.ok(p.returncode == 0 and all(len(x) <= 100 for x in p.stdout.splitlines()) and
                "ratio 1.2500" in p.stdout, "the text comparison", p.stdout)
+        tap.ok("failure rate 22.0 % here (9 of 41 ended runs), 22.0 % there (9 of 41)"
+               in p.stdout and "peak RSS p50 - MiB here" in p.stdout and
+               "few ok runs" not in p.stdout,
+               "the text has the failure rate and peaks as the JSON, no small-sample warning "
+               "at 32 a side", p.stdout)
+        # One side with no fingerprint at all: one line, not one per key; few runs: said.
+        small = os.path.join(wd, "small.db")
+        with open(os.path.join(wd, "small.csv"), "w") as f:
+            f.write("start,end,status,label\n1790812800,1790813800,ok,render\n"
+                    "1790823800,1790824800,ok,render\n")
+        tl(small, "runs", "import", os.path.join(wd, "small.csv"))
+        p = tl(dba, "runs", "compare", "--label", "render", small)
+        warn = [x for x in p.stdout.splitlines() if x.startswith("warning:")]
+        tap.ok(p.returncode == 0 and
+               "warning: fingerprint differs: recorded here, none there" in warn and
+               not any(x.startswith("warning: kernel") for x in warn) and
+               any("few ok runs (32 here, 2 there" in x for x in warn),
+               "no fingerprint on one side: one warning; fewer than 10 ok runs: a warning",
+               p.stdout)
         p = tl(dba, "runs", "compare", "--label", "nothing", dbb)
         tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
                p.stderr)
