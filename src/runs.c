@@ -406,6 +406,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.status = status,
 		.duration_s = run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN,
 		.energy_j = run->energy_j,
+		.energy_coverage = run->energy_coverage,
 		.temp_max_c = run->temp_max_c,
 		.rss_max_bytes = run->rss_max_bytes,
 	};
@@ -498,6 +499,12 @@ static void write_label(struct json *j, const struct runstats_label *l,
 	write_summary(j, &l->duration_s, opt);
 	json_key(j, "energy_j");
 	write_summary(j, &l->energy_j, opt);
+	json_key(j, "energy_partial");
+	json_int(j, (int64_t)l->energy_partial);
+	json_key(j, "energy_missing");
+	json_int(j, (int64_t)l->energy_missing);
+	json_key(j, "energy_not_ok");
+	json_int(j, (int64_t)l->energy_not_ok);
 	json_key(j, "temp_max_c");
 	write_summary(j, &l->temp_max_c, opt);
 	json_key(j, "rss_max_bytes");

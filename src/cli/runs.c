@@ -181,6 +181,12 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	}
 	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
 	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
+	if (isfinite(run->energy_j) && run->energy_coverage < 1) {
+		// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.
+		memmove(energy + 1, energy, strnlen(energy, sizeof(energy) - 2) + 1);
+		energy[0] = '~';
+		energy[sizeof(energy) - 1] = '\0';
+	}
 	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id, run->label,
 	       start, dur, run->status, exit_code, temp, energy);
 	return 0;
@@ -315,6 +321,20 @@ static void print_summary_row(const char *name, const struct runstats_summary *s
 	printf("\n");
 }
 
+/* Which runs the energy row covers, when it is not every ok run in full. */
+static void print_energy_cover(const struct runstats_label *l) {
+	if (l->energy_partial > 0) {
+		printf("  warning: energy of %zu of these %zu ok runs covers part of the run "
+		       "(~ in thermlog runs:\n  a daemon restart mid-run)\n",
+		       l->energy_partial, l->energy_j.n);
+	}
+	if (l->energy_missing > 0 || l->energy_not_ok > 0) {
+		printf("  energy_j leaves out %zu ok runs without energy and %zu runs that are not "
+		       "ok but have it\n",
+		       l->energy_missing, l->energy_not_ok);
+	}
+}
+
 /* Prints @text indented by two, broken after ", " or "; " where a line would pass 100 columns. */
 static void print_wrapped(const char *text) {
 	size_t col = 2;
@@ -396,6 +416,7 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		printf("\n");
 		print_summary_row("duration_s", &l->duration_s, 1, 3, &a);
 		print_summary_row("energy_j", &l->energy_j, 1, 3, &a);
+		print_energy_cover(l);
 		print_summary_row("temp_max_c", &l->temp_max_c, 1, 3, &a);
 		print_summary_row("rss_max_mib", &l->rss_max_bytes, 1.0 / 1048576, 1, &a);
 	}

@@ -179,6 +179,27 @@ def run(tap):
         tap.ok(p.returncode == 1 and "no run 99999" in p.stderr, "an unknown id is named",
                p.stderr)
 
+        # Partial energy (a daemon restart mid-run): flagged in the list and the stats.
+        c = sqlite3.connect(db)
+        pid = c.execute("SELECT min(id) FROM runs WHERE status = 'ok' AND energy_j IS NOT NULL "
+                        "AND label = 'sdxl-npu'").fetchone()[0]
+        c.execute("UPDATE runs SET energy_coverage = 0.696 WHERE id = ?", (pid,))
+        c.commit()
+        c.close()
+        p = tl(db, "runs", "--label", "sdxl-npu")
+        row = [x for x in p.stdout.splitlines() if x.split()[0] == str(pid)]
+        tap.ok(row and row[0].split()[-1].startswith("~") and
+               sum("~" in x for x in p.stdout.splitlines()) == 1,
+               "runs: a partial energy is flagged with ~", row)
+        p = tl(db, "runs", "stats", "--label", "sdxl-npu")
+        tap.ok("warning: energy of 1 of these 328 ok runs covers part of the run" in p.stdout and
+               "energy_j leaves out 76 ok runs without energy and " in p.stdout,
+               "runs stats says which runs the energy figure covers", p.stdout)
+        st = json.loads(tl(db, "runs", "stats", "--json", "--label", "sdxl-npu").stdout)
+        lab = st["labels"][0]
+        tap.ok(lab["energy_partial"] == 1 and lab["energy_missing"] == 76 and
+               lab["energy_not_ok"] >= 0, "and its JSON", json.dumps(lab)[:300])
+
         # Imported runs meet the minute samples stored for their windows.
         db2 = os.path.join(wd, "b.db")
         hist = os.path.join(wd, "hist.csv")
