@@ -83,6 +83,8 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 	json_double(j, run->energy_j);
 	json_key(j, "energy_method");
 	json_string(j, run->energy_method);
+	json_key(j, "energy_coverage");
+	json_double(j, run->energy_coverage);
 	json_key(j, "temp_max_c");
 	json_double(j, run->temp_max_c);
 	json_key(j, "rss_max_bytes");
@@ -299,8 +301,6 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 	json_key(&j, "run");
 	json_object_begin(&j);
 	write_run_fields(&j, &v.c.run);
-	json_key(&j, "energy_coverage");
-	json_double(&j, v.c.run.energy_coverage);
 	json_key(&j, "figures");
 	json_stored(&j, v.c.run.figures);
 	json_key(&j, "fingerprint");
