@@ -110,6 +110,7 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 		prev_at = at;
 		struct sim_state s;
 		sim_model(demo->seed, at, &s);
+		// The thermal zones: runs.peak_channels' default (thermal/*), as live runs take it.
 		for (int z = 0; z < SIM_ZONE_COUNT; z++) {
 			peak_mc = s.zone_mc[z] > peak_mc ? s.zone_mc[z] : peak_mc;
 		}
