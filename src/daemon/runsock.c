@@ -927,11 +927,11 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		json_key(&j, h->key);
 		json_object_begin(&j);
 		json_key(&j, "max_c");
-		json_double(&j, h->max);
+		json_double(&j, rounded(h->max, 3));
 		json_key(&j, "max_at");
 		json_string(&j, at);
 		json_key(&j, "p95_c");
-		json_double(&j, runstats_quantile_sorted(sorted, h->n, 95));
+		json_double(&j, rounded(runstats_quantile_sorted(sorted, h->n, 95), 3));
 		json_key(&j, "mean_c");
 		json_double(&j, rounded(sum / (double)h->n, 3));
 		json_key(&j, "samples");
@@ -956,7 +956,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		}
 	}
 	json_object_end(&j);
-	*temp_max = peak ? peak->max : NAN;
+	*temp_max = peak ? rounded(peak->max, 3) : NAN; // m°C: the zones' step
 	json_key(&j, "peak");
 	if (peak) {
 		char at[TIMEFMT_ISO_LEN];
@@ -965,7 +965,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		json_key(&j, "channel");
 		json_string(&j, peak->key);
 		json_key(&j, "max_c");
-		json_double(&j, peak->max);
+		json_double(&j, rounded(peak->max, 3));
 		json_key(&j, "max_at");
 		json_string(&j, at);
 		json_object_end(&j);

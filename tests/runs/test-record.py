@@ -303,6 +303,8 @@ def main():
         ok("peak 70 °C" in err, "the summary line says the zone's peak", err)
         ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] <= 3.0 and trips[85.0] == 0,
            "time above each passive trip point (60 °C: about 2 s, 85 °C: none)", trips)
+        noise = re.findall(r"\d+\.\d*(?:0000000|9999999)\d*", r.get("figures") or "")
+        ok(not noise, "the figures carry no float noise", noise[:5])
         n = heat.get("samples", 0)
         ok(n >= 4 and 50.0 < heat.get("mean_c", 0) < 70.0 and heat.get("p95_c") == 70.0,
            "mean and type-7 p95 over the fast samples", heat)
