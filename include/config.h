@@ -78,6 +78,8 @@ struct runs_config {
 	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
 	char *power_channel; // the channel key of board power, NULL = automatic (an ina2xx power)
 	unsigned metrics_labels; // labels /metrics exports one by one (the rest: "other"), 1..200
+	char **peak_channels;    // globs: the channels a run's heat figures come from; NULL-terminated,
+				 // default {"thermal/*"}
 };
 
 struct config {
@@ -143,6 +145,8 @@ bool config_listen_is_loopback(const char *listen);
 const char *config_source_name(enum source_id id);
 /** Applies include/exclude for @source and the channel's enabled override. */
 bool config_channel_wanted(const struct config *cfg, enum source_id source, const char *key);
+/** Whether a run's heat figures (its peak temperature) take channel @key: runs.peak_channels. */
+bool config_peak_channel(const struct config *cfg, const char *key);
 /** The override for @key, or NULL. */
 const struct channel_override *config_channel_override(const struct config *cfg, const char *key);
 

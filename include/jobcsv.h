@@ -55,22 +55,24 @@ bool jobcsv_label_valid(const char *s);
 
 /**
  * Reads the log @in (borrowed) named @name in messages; rows without a label get
- * @default_label (copied). Every good row lands in @out; every bad one adds a line
- * "NAME:LINE: problem" to @errors. Returns 0 when all rows are good, -EBADMSG when some were
+ * @default_label (copied); unix stamps count seconds (@unix_per_s 1, with an optional
+ * fraction), whole milliseconds (1000) or whole microseconds (1000000). Every good row lands
+ * in @out; every bad one adds a line "NAME:LINE: problem" to @errors. Returns 0 when all rows are good, -EBADMSG when some were
  * refused (the good ones are still in @out), or -EINVAL when the file cannot be read as a job
  * log at all (no header, a required column missing, a duplicate column, malformed CSV), with
  * the reason in @errors. Free @out with jobcsv_finish() in every case.
  */
-int jobcsv_parse(FILE *in, const char *name, const char *default_label, struct jobcsv *out,
-		 struct buf *errors);
+int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t unix_per_s,
+		 struct jobcsv *out, struct buf *errors);
 void jobcsv_finish(struct jobcsv *log); // accepts a zeroed struct
 
 /**
- * Parses a time of the log into ms since epoch: unix seconds with an optional fraction, or
- * what timefmt_parse_time() accepts but relative times, with the ISO fraction kept. False
- * on anything else.
+ * Parses a time of the log into ms since epoch: a unix stamp (seconds with an optional
+ * fraction for @unix_per_s 1; whole ms for 1000; whole us for 1000000, rounded to ms), or what
+ * timefmt_parse_time() accepts but relative times, with the ISO fraction kept. False on
+ * anything else.
  */
-bool jobcsv_parse_time_ms(const char *text, int64_t *ms);
+bool jobcsv_parse_time_ms(const char *text, int64_t unix_per_s, int64_t *ms);
 /** Parses a status word or one of its aliases (case-insensitive); false otherwise. */
 bool jobcsv_parse_status(const char *text, enum run_status *out);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "config.h"
 #include "runstats.h"
 #include "runsummary.h"
 #include "store.h"
@@ -33,11 +34,12 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 /**
  * Writes {"run": {...}} for run @id: the list's fields, energy_coverage, figures and
  * fingerprint (the stored JSON objects, or null), the count of fast samples in the run, and
- * "peak": the highest temperature of the fast samples (channel, value, time) with the
- * RUNS_SHOW_AROUND samples before and after it, every channel's value in each; null when the
- * run has no fast sample of a temperature. -ENOENT for an unknown id.
+ * "peak": the highest fast sample of a channel of @cfg's runs.peak_channels (channel, value,
+ * time) with the RUNS_SHOW_AROUND samples before and after it, every channel's value in each;
+ * null when the run has no fast sample of such a channel. -ENOENT for an unknown id.
  */
-int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out);
+int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bool pretty,
+		   struct buf *out);
 
 /**
  * Writes run @id's fast samples for a chart: {"id", "fast_samples" (how many the run has),
@@ -85,6 +87,9 @@ struct runs_difference {
 };
 
 /** The same workload (one label) on this board (A) and another (B). */
+/** Under this many ok runs a side, a comparison's bootstrap interval is too narrow to trust. */
+#define RUNS_COMPARE_FEW 10
+
 struct runs_compare {
 	char *label;
 	struct runstats_result result_a, result_b; // owned: the statistics of each side
@@ -109,29 +114,40 @@ void runs_compare_finish(struct runs_compare *c); // accepts a zeroed struct
 void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
 			     struct buf *out);
 
+/** How runs_import() reads a log. */
+struct runs_import_options {
+	const char *default_label; // for rows without a label
+	int64_t unix_per_s;        // unix stamps count 1/unix_per_s s: 1 (s), 1000 (ms), 1000000 (us)
+	bool skip_bad;             // import the good rows when some are bad
+	const struct config *cfg;  // runs.peak_channels: the channels a peak may come from
+};
+
 /** What runs_import() did. */
 struct runs_import_result {
 	size_t rows;              // good rows in the log
 	size_t added;             // runs stored now
 	size_t unchanged;         // runs an earlier import stored already
 	size_t bad;               // rows refused (each named in the errors)
+	size_t repeated;          // rows repeating an earlier row of the file exactly (one run)
 	size_t temp_from_samples; // runs whose temp_max_c came from the stored minute samples
 };
 
 /**
- * Imports the job log @in (named @name in messages; rows without a label get @default_label)
- * into @store (write mode) in one transaction. Rows whose times lie before 2000-01-01 or after
- * @now_ms are bad, like those jobcsv_parse() refuses; each bad row adds "NAME:LINE: problem"
- * to @errors and nothing is imported unless @skip_bad. A run already imported (same label and
- * start) is left as it is. A run without temp_max_c gets the highest stored minute sample of a
- * temperature channel within its window, and figures.memory the lowest meminfo/available and
- * highest meminfo/swap_used there, each with its method named in the run's figures. Returns 0,
- * -EBADMSG when bad rows stopped the import, -EINVAL for a file that is no job log, or a
- * negative errno of the store.
+ * Imports the job log @in (named @name in messages) into @store (write mode) in one
+ * transaction, as @opt says. Rows whose times lie before 2000-01-01 or after @now_ms are bad,
+ * like those jobcsv_parse() refuses, and so is a row with the label and start of an earlier
+ * row of the file but other content ("duplicate of line N"); each bad row adds
+ * "NAME:LINE: problem" to @errors and nothing is imported unless opt->skip_bad. A row equal to
+ * an earlier one is counted in result->repeated and stored once. A run already imported (same
+ * label and start) is left as it is. A run without temp_max_c gets the highest stored minute
+ * sample of a channel of runs.peak_channels within its window, and figures.memory the lowest
+ * meminfo/available and highest meminfo/swap_used there, each with its method named in the
+ * run's figures. Returns 0, -EBADMSG when bad rows stopped the import, -EINVAL for a file that
+ * is no job log, or a negative errno of the store.
  */
-int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
-		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
-		struct buf *errors);
+int runs_import(struct store *store, FILE *in, const char *name,
+		const struct runs_import_options *opt, int64_t now_ms,
+		struct runs_import_result *result, struct buf *errors);
 
 /**
  * The per-label summary /metrics exports: the @max_labels labels with the most runs (ties by
@@ -143,6 +159,12 @@ int runs_summary(struct store *store, size_t max_labels, struct runsummary_label
 void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NULL
 
 /** Formats ms since epoch as ISO 8601 UTC into @out, with ".mmm" when not a whole second. */
+/**
+ * Whether any stored run has @label: 1 if so, else 0 with "; did you mean 'A', 'B'?" naming up
+ * to three near labels appended to @hint (nothing when none is near), or a negative errno.
+ */
+int runs_label_known(struct store *store, const char *label, struct buf *hint);
+
 void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]);
 
 #endif

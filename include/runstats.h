@@ -32,6 +32,7 @@ struct runstats_run {
 	enum run_status status;
 	double duration_s;
 	double energy_j;
+	double energy_coverage; // share of the run's span the energy covers; NAN = unknown (whole)
 	double temp_max_c;
 	double rss_max_bytes;
 };
@@ -49,6 +50,10 @@ struct runstats_label {
 	size_t by_status[RUN_STATUS_COUNT]; // indexed by enum run_status
 	size_t over;                        // ok runs whose duration exceeds over_s
 	struct runstats_summary duration_s, energy_j, temp_max_c, rss_max_bytes;
+	// Which runs energy_j covers: ok runs in it whose energy covers part of their span (a
+	// daemon restart mid-run), ok runs left out (no energy), runs of other statuses with an
+	// energy (never in it).
+	size_t energy_partial, energy_missing, energy_not_ok;
 };
 
 struct runstats_options {

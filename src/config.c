@@ -335,9 +335,39 @@ static void parse_retention(struct parser *p, const struct yamltree_node *map) {
 	}
 }
 
+/* runs.peak_channels: a non-empty sequence of globs on channel keys of any source. */
+static void parse_peak_channels(struct parser *p, const struct yamltree_node *seq, char ***slot) {
+	const char *section = "runs.peak_channels";
+	if (!yamltree_check_sequence(&p->yt, seq, section)) {
+		return;
+	}
+	if (seq->n == 0) {
+		yamltree_error_node(&p->yt, seq, "%s: expected at least one glob, such as 'thermal/*'",
+				    section);
+		return;
+	}
+	char **v = xcalloc(seq->n + 1, sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct yamltree_node *item = seq->items[i];
+		if (!yamltree_want_scalar(&p->yt, item, section, "a glob pattern")) {
+			continue;
+		}
+		const char *problem = glob_problem(item->text);
+		if (problem) {
+			yamltree_error_node(&p->yt, item, "%s: bad glob '%s': %s", section,
+					    item->text, problem);
+			continue;
+		}
+		v[n++] = xstrdup(item->text);
+	}
+	free_strv(*slot);
+	*slot = v;
+}
+
 static void parse_runs(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {"socket", "interval", "power_channel", "metrics_labels",
-					   NULL};
+	static const char *const keys[] = {"socket",         "interval",      "power_channel",
+					   "metrics_labels", "peak_channels", NULL};
 	if (!yamltree_check_mapping(&p->yt, map, "runs", keys)) {
 		return;
 	}
@@ -361,6 +391,8 @@ static void parse_runs(struct parser *p, const struct yamltree_node *map) {
 		} else if (yamltree_key_is(k, "interval")) {
 			yamltree_get_duration(&p->yt, v, "interval", 1000, 3600 * 1000,
 					      &rc->interval_ms);
+		} else if (yamltree_key_is(k, "peak_channels")) {
+			parse_peak_channels(p, v, &rc->peak_channels);
 		} else if (yamltree_key_is(k, "metrics_labels")) {
 			yamltree_get_uint(&p->yt, v, "metrics_labels", 1, CONFIG_METRICS_LABELS_MAX,
 					  &rc->metrics_labels);
@@ -907,6 +939,8 @@ void config_init(struct config *cfg) {
 			 .interval_ms = 5000,
 			 .metrics_labels = CONFIG_METRICS_LABELS_DEFAULT},
 	};
+	cfg->runs.peak_channels = xcalloc(2, sizeof(char *));
+	cfg->runs.peak_channels[0] = xstrdup("thermal/*");
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		cfg->sources[i] = (struct source_config){
 			.enabled = true,
@@ -932,6 +966,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->http.tls_priorities);
 	free(cfg->runs.socket);
 	free(cfg->runs.power_channel);
+	free_strv(cfg->runs.peak_channels);
 	for (int i = 0; i < SOURCE_COUNT; i++) {
 		free_strv(cfg->sources[i].include);
 		free_strv(cfg->sources[i].exclude);
@@ -1196,6 +1231,10 @@ static bool matches_any(char *const *globs, const char *key) {
 		}
 	}
 	return false;
+}
+
+bool config_peak_channel(const struct config *cfg, const char *key) {
+	return matches_any(cfg->runs.peak_channels, key);
 }
 
 bool config_channel_wanted(const struct config *cfg, enum source_id source, const char *key) {

@@ -37,6 +37,7 @@ struct parser {
 	struct buf *errors;
 	size_t n_errors;
 	ptrdiff_t col[COL_COUNT]; // field index, -1 = absent
+	int64_t unix_per_s;        // what a unix stamp counts: 1 (s), 1000 (ms), 1000000 (us)
 };
 
 static void report(struct parser *p, unsigned long line, const char *fmt, ...)
@@ -80,7 +81,7 @@ static int64_t fraction_ms(const char *f) {
 	return ms + (is_digit(f[3]) && f[3] >= '5');
 }
 
-bool jobcsv_parse_time_ms(const char *text, int64_t *ms) {
+bool jobcsv_parse_time_ms(const char *text, int64_t unix_per_s, int64_t *ms) {
 	if (!*text || text[0] == '-' || strcmp(text, "now") == 0) {
 		return false; // a log records absolute times
 	}
@@ -89,6 +90,16 @@ bool jobcsv_parse_time_ms(const char *text, int64_t *ms) {
 		p++;
 	}
 	bool unix_s = p > text && (*p == '\0' || (*p == '.' && is_digit(p[1])));
+	if (unix_s && unix_per_s > 1) {
+		// Whole milliseconds or microseconds: 12 digits of seconds and the unit's own.
+		int digits = unix_per_s == 1000 ? 15 : 18;
+		if (*p || p - text > digits) {
+			return false;
+		}
+		int64_t v = strtoll(text, NULL, 10);
+		*ms = unix_per_s == 1000 ? v : v / 1000 + (v % 1000 >= 500);
+		return true;
+	}
 	if (unix_s) {
 		const char *f = *p == '.' ? p + 1 : p;
 		const char *q = f;
@@ -204,9 +215,12 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 	int64_t *stamps[2] = {&row->start_ms, &row->end_ms};
 	for (int i = 0; i < 2; i++) {
 		const char *t = field(r, p->col[COL_START + i]);
-		if (!jobcsv_parse_time_ms(t, stamps[i])) {
-			report(p, line, "bad %s '%s' (ISO 8601 with a zone, or unix seconds)",
-			       names[i], t);
+		if (!jobcsv_parse_time_ms(t, p->unix_per_s, stamps[i])) {
+			report(p, line, "bad %s '%s' (ISO 8601 with a zone, or unix %s)", names[i],
+			       t,
+			       p->unix_per_s == 1000      ? "milliseconds (--time-unit ms)"
+			       : p->unix_per_s == 1000000 ? "microseconds (--time-unit us)"
+							  : "seconds");
 			return false;
 		}
 		if (*stamps[i] < JOBCSV_OLDEST_MS) {
@@ -266,10 +280,10 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 	return true;
 }
 
-int jobcsv_parse(FILE *in, const char *name, const char *default_label, struct jobcsv *out,
-		 struct buf *errors) {
+int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t unix_per_s,
+		 struct jobcsv *out, struct buf *errors) {
 	*out = (struct jobcsv){0};
-	struct parser p = {.name = name, .errors = errors};
+	struct parser p = {.name = name, .errors = errors, .unix_per_s = unix_per_s};
 	struct csv_reader r;
 	csv_reader_init(&r, in);
 	int rc = csv_read(&r);

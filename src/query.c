@@ -89,8 +89,7 @@ static bool matches(const char *pattern, const struct channel *ch) {
 	       (ch->label && strcmp(pattern, ch->label) == 0);
 }
 
-/* Levenshtein distance, case-insensitive, of two short names (longer ones count as far). */
-static size_t name_distance(const char *a, const char *b) {
+size_t query_name_distance(const char *a, const char *b) {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 64 || lb > 64) {
 		return SIZE_MAX;
@@ -121,7 +120,7 @@ static size_t name_score(const char *pattern, const char *name) {
 	if (strlen(pattern) >= 3 && strcasestr(name, pattern)) {
 		return 0;
 	}
-	return name_distance(pattern, name);
+	return query_name_distance(pattern, name);
 }
 
 /* The nearest of a channel's key, the key's last part and its label to @pattern. */

@@ -13,6 +13,8 @@
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
+#include "query.h"
+#include "stats.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -82,6 +84,8 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 	json_double(j, run->energy_j);
 	json_key(j, "energy_method");
 	json_string(j, run->energy_method);
+	json_key(j, "energy_coverage");
+	json_double(j, run->energy_coverage);
 	json_key(j, "temp_max_c");
 	json_double(j, run->temp_max_c);
 	json_key(j, "rss_max_bytes");
@@ -211,6 +215,7 @@ static bool instant_next(struct instants *in, int64_t ts_ms) {
 /* Pass one of show: the hottest fast sample. */
 struct peak_scan {
 	const struct channel_index *ci;
+	const struct config *cfg;
 	struct instants inst;
 	bool found;
 	double peak_c;
@@ -222,10 +227,10 @@ static int find_peak(void *ctx, const struct store_run_sample *s) {
 	struct peak_scan *p = ctx;
 	instant_next(&p->inst, s->ts_ms);
 	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
-	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE) {
+	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE || !config_peak_channel(p->cfg, c->ch.key)) {
 		return 0;
 	}
-	double v = (double)s->q * c->ch.resolution;
+	double v = stats_value(s->q, c->ch.resolution);
 	if (!p->found || v > p->peak_c) {
 		p->found = true;
 		p->peak_c = v;
@@ -275,18 +280,19 @@ static int write_sample(void *ctx, const struct store_run_sample *s) {
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	if (w->open && c) {
 		json_key(w->j, c->ch.key);
-		json_double(w->j, (double)s->q * c->ch.resolution);
+		json_double(w->j, stats_value(s->q, c->ch.resolution));
 	}
 	return 0;
 }
 
-int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out) {
+int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bool pretty,
+		   struct buf *out) {
 	struct run_view v;
 	int rc = run_view_open(store, id, &v);
 	if (rc < 0) {
 		return rc;
 	}
-	struct peak_scan p = {.ci = &v.ci};
+	struct peak_scan p = {.ci = &v.ci, .cfg = cfg};
 	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, find_peak, &p);
 	struct buf body;
 	buf_init(&body);
@@ -296,8 +302,6 @@ int runs_show_json(struct store *store, int64_t id, bool pretty, struct buf *out
 	json_key(&j, "run");
 	json_object_begin(&j);
 	write_run_fields(&j, &v.c.run);
-	json_key(&j, "energy_coverage");
-	json_double(&j, v.c.run.energy_coverage);
 	json_key(&j, "figures");
 	json_stored(&j, v.c.run.figures);
 	json_key(&j, "fingerprint");
@@ -403,6 +407,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.status = status,
 		.duration_s = run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN,
 		.energy_j = run->energy_j,
+		.energy_coverage = run->energy_coverage,
 		.temp_max_c = run->temp_max_c,
 		.rss_max_bytes = run->rss_max_bytes,
 	};
@@ -495,6 +500,12 @@ static void write_label(struct json *j, const struct runstats_label *l,
 	write_summary(j, &l->duration_s, opt);
 	json_key(j, "energy_j");
 	write_summary(j, &l->energy_j, opt);
+	json_key(j, "energy_partial");
+	json_int(j, (int64_t)l->energy_partial);
+	json_key(j, "energy_missing");
+	json_int(j, (int64_t)l->energy_missing);
+	json_key(j, "energy_not_ok");
+	json_int(j, (int64_t)l->energy_not_ok);
 	json_key(j, "temp_max_c");
 	write_summary(j, &l->temp_max_c, opt);
 	json_key(j, "rss_max_bytes");
@@ -700,7 +711,13 @@ int runs_compare(struct store *here, struct store *other, const char *label,
 	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
 					 &out->energy) == 0;
 	size_t cap = 0;
-	diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	if (!sa.fingerprint != !sb.fingerprint) {
+		// One side recorded none (imported runs): one warning, not one per key of the other.
+		add_diff(out, &cap, "fingerprint", sa.fingerprint ? "recorded" : NULL,
+			 sb.fingerprint ? "recorded" : NULL);
+	} else {
+		diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	}
 	if (strcmp(sa.tags ? sa.tags : "{}", sb.tags ? sb.tags : "{}") != 0) {
 		diff_objects(out, &cap, "tags", sa.tags, sb.tags);
 	}
@@ -793,6 +810,7 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 /* What the stored minute samples say about a run's window: heat and memory. */
 struct window_scan {
 	const struct channel_index *ci;
+	const struct config *cfg;
 	double temp_max_c;
 	size_t n_temp;
 	double available_min, swap_used_max; // bytes
@@ -803,16 +821,20 @@ struct window_scan {
 #define KEY_AVAILABLE "meminfo/available"
 #define KEY_SWAP_USED "meminfo/swap_used"
 
-static bool joined_channel(const struct store_channel *c) {
-	return c->ch.kind == CHANNEL_KIND_TEMPERATURE || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
+static bool peak_channel(const struct config *cfg, const struct store_channel *c) {
+	return c->ch.kind == CHANNEL_KIND_TEMPERATURE && config_peak_channel(cfg, c->ch.key);
+}
+
+static bool joined_channel(const struct config *cfg, const struct store_channel *c) {
+	return peak_channel(cfg, c) || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
 	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
 }
 
 static int window_add(void *ctx, const struct store_sample *s) {
 	struct window_scan *w = ctx;
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
-	double v = (double)s->q * c->ch.resolution;
-	if (c->ch.kind == CHANNEL_KIND_TEMPERATURE) {
+	double v = stats_value(s->q, c->ch.resolution);
+	if (peak_channel(w->cfg, c)) {
 		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
 	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
 		w->available_min =
@@ -841,9 +863,9 @@ static void write_memory(struct json *j, const struct window_scan *w) {
 	json_object_end(j);
 }
 
-static int import_row(struct store *store, const struct jobcsv_row *row,
-		      const struct channel_index *ci, const int64_t *ids, size_t n_ids,
-		      struct runs_import_result *res) {
+static int import_row(struct store *store, const struct config *cfg,
+		      const struct jobcsv_row *row, const struct channel_index *ci,
+		      const int64_t *ids, size_t n_ids, struct runs_import_result *res) {
 	struct buf key, figures;
 	buf_init(&key);
 	buf_init(&figures);
@@ -861,7 +883,7 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 		.import_key = key.data,
 	};
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
-	struct window_scan w = {.ci = ci};
+	struct window_scan w = {.ci = ci, .cfg = cfg};
 	int rc = 0;
 	if (n_ids > 0) {
 		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
@@ -878,8 +900,8 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 	} else if (w.n_temp > 0) {
 		run.temp_max_c = w.temp_max_c;
 		res->temp_from_samples++;
-		json_string(&j, "max of the stored minute samples of every temperature channel in "
-				"the run's window");
+		json_string(&j, "max of the stored minute samples of the channels of "
+				"runs.peak_channels in the run's window");
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)w.n_temp);
 	} else {
@@ -915,14 +937,78 @@ static int import_row(struct store *store, const struct jobcsv_row *row,
 	return rc;
 }
 
-int runs_import(struct store *store, FILE *in, const char *name, const char *default_label,
-		int64_t now_ms, bool skip_bad, struct runs_import_result *result,
-		struct buf *errors) {
+static bool same_double(double a, double b) {
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static bool rows_equal(const struct jobcsv_row *a, const struct jobcsv_row *b) {
+	return a->start_ms == b->start_ms && a->end_ms == b->end_ms && a->status == b->status &&
+	       strcmp(a->label, b->label) == 0 && a->exit_code == b->exit_code &&
+	       same_double(a->energy_j, b->energy_j) && same_double(a->temp_max_c, b->temp_max_c) &&
+	       same_double(a->rss_max_bytes, b->rss_max_bytes);
+}
+
+/* Orders rows by the run they name (label, start), then by line. */
+static int cmp_row_run(const void *pa, const void *pb) {
+	const struct jobcsv_row *a = *(const struct jobcsv_row *const *)pa;
+	const struct jobcsv_row *b = *(const struct jobcsv_row *const *)pb;
+	int c = strcmp(a->label, b->label);
+	if (c == 0) {
+		c = (a->start_ms > b->start_ms) - (a->start_ms < b->start_ms);
+	}
+	return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* Rows naming the run of an earlier row (label and start): a repeat of it is dropped and
+ * counted, a row with other content is bad. Marks both by setting the row's line to 0. */
+static void mark_duplicates(struct jobcsv *log, const char *name, struct runs_import_result *res,
+			    struct buf *errors) {
+	struct jobcsv_row **by_run = xcalloc(log->n ? log->n : 1, sizeof(*by_run));
+	for (size_t i = 0; i < log->n; i++) {
+		by_run[i] = &log->rows[i];
+	}
+	qsort(by_run, log->n, sizeof(*by_run), cmp_row_run);
+	unsigned long *drop = xcalloc(log->n ? log->n : 1, sizeof(*drop));
+	for (size_t i = 1, first = 0; i < log->n; i++) {
+		const struct jobcsv_row *a = by_run[first], *b = by_run[i];
+		if (strcmp(a->label, b->label) != 0 || a->start_ms != b->start_ms) {
+			first = i;
+			continue;
+		}
+		if (rows_equal(a, b)) {
+			res->repeated++;
+		} else {
+			if (res->bad < JOBCSV_ERRORS_MAX) {
+				buf_printf(errors,
+					   "%s:%lu: duplicate of line %lu: the same label '%s' and "
+					   "start with other figures\n",
+					   name, b->line, a->line, a->label);
+			}
+			res->bad++;
+		}
+		drop[b - log->rows] = 1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < log->n; i++) {
+		if (drop[i]) {
+			free(log->rows[i].label);
+		} else {
+			log->rows[n++] = log->rows[i];
+		}
+	}
+	log->n = n;
+	free(drop);
+	free(by_run);
+}
+
+int runs_import(struct store *store, FILE *in, const char *name,
+		const struct runs_import_options *opt, int64_t now_ms,
+		struct runs_import_result *result, struct buf *errors) {
 	*result = (struct runs_import_result){0};
 	struct jobcsv log = {0};
 	struct channel_index ci = {0};
 	int64_t *ids = NULL;
-	int rc = jobcsv_parse(in, name, default_label, &log, errors);
+	int rc = jobcsv_parse(in, name, opt->default_label, opt->unix_per_s, &log, errors);
 	if (rc == -EINVAL) {
 		goto out;
 	}
@@ -948,8 +1034,9 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 		log.rows[n_good++] = *row;
 	}
 	log.n = n_good;
-	result->rows = n_good;
-	if (result->bad > 0 && !skip_bad) {
+	mark_duplicates(&log, name, result, errors);
+	result->rows = log.n;
+	if (result->bad > 0 && !opt->skip_bad) {
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -959,7 +1046,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 	ids = xcalloc(ci.n + 1, sizeof(*ids));
 	size_t n_ids = 0;
 	for (size_t i = 0; i < ci.n; i++) {
-		if (joined_channel(&ci.list[i])) {
+		if (joined_channel(opt->cfg, &ci.list[i])) {
 			ids[n_ids++] = ci.list[i].id;
 		}
 	}
@@ -967,7 +1054,7 @@ int runs_import(struct store *store, FILE *in, const char *name, const char *def
 		goto out;
 	}
 	for (size_t i = 0; i < log.n && rc == 0; i++) {
-		rc = import_row(store, &log.rows[i], &ci, ids, n_ids, result);
+		rc = import_row(store, opt->cfg, &log.rows[i], &ci, ids, n_ids, result);
 		if (rc < 0) {
 			buf_printf(errors, "%s:%lu: could not store the run: %s\n", name,
 				   log.rows[i].line, strerror(-rc));
@@ -987,6 +1074,33 @@ out:
 	store_channels_free(ci.list, ci.n);
 	jobcsv_finish(&log);
 	return rc;
+}
+
+int runs_label_known(struct store *store, const char *label, struct buf *hint) {
+	struct runsummary_label *labels;
+	size_t n;
+	int rc = runs_summary(store, SIZE_MAX, &labels, &n);
+	if (rc < 0) {
+		return rc;
+	}
+	size_t best = SIZE_MAX, len = strlen(label), limit = len / 3 > 2 ? len / 3 : 2;
+	bool known = false;
+	for (size_t i = 0; i < n && !known; i++) {
+		known = strcmp(labels[i].label, label) == 0;
+		size_t d = query_name_distance(label, labels[i].label);
+		best = d < best ? d : best;
+	}
+	size_t shown = 0;
+	for (size_t i = 0; i < n && !known && shown < 3 && best <= limit; i++) {
+		if (query_name_distance(label, labels[i].label) == best) {
+			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ", labels[i].label);
+		}
+	}
+	if (shown) {
+		buf_putc(hint, '?');
+	}
+	runs_summary_free(labels, n);
+	return known ? 1 : 0;
 }
 
 /* --- metrics summary ---------------------------------------------------------------------- */

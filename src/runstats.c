@@ -110,6 +110,14 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 			if (r->status == RUN_STATUS_OK && r->duration_s > opt->over_s) {
 				l->over++; // false for a NAN threshold
 			}
+			bool energy = isfinite(r->energy_j);
+			if (r->status != RUN_STATUS_OK) {
+				l->energy_not_ok += energy;
+			} else if (!energy) {
+				l->energy_missing++;
+			} else if (r->energy_coverage < 1) { // false for NAN: unknown counts whole
+				l->energy_partial++;
+			}
 		}
 		const struct runstats_run *const *g = sorted + i;
 		summarise(&l->duration_s, g, j - i, offsetof(struct runstats_run, duration_s),

@@ -225,6 +225,10 @@
     if (s > 0 && s < 0.0005) return 'under 1 ms'; // never "0 ms"
     if (s < 1) return (s * 1000).toFixed(0) + ' ms';
     if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
+    if (s < 600) { // p50 91 s and p95 147 s must not both read "2 min"
+      const r = Math.round(s);
+      return Math.floor(r / 60) + ' min' + (r % 60 ? ' ' + (r % 60) + ' s' : '');
+    }
     if (s < 5400) return Math.round(s / 60) + ' min';
     if (s < 2 * 86400) return (s / 3600).toFixed(s < 36000 ? 1 : 0) + ' h';
     return (s / 86400).toFixed(s < 864000 ? 1 : 0) + ' d';
@@ -1193,6 +1197,10 @@
     const d = l.duration_s || {};
     const e = l.energy_j;
     const t = l.temp_max_c;
+    // Which runs the energy figures cover: ok runs only, some partly, some without one.
+    const noEnergy = l.energy_not_ok ? 'no ok run has it (' + intFmt.format(l.energy_not_ok) + ' other runs do)' : 'not measured';
+    const energyCover = e && e.n && (l.energy_partial || l.energy_missing) ? intFmt.format(e.n) + ' of ' + intFmt.format(l.ok) + ' ok runs' +
+      (l.energy_partial ? ', ~' + intFmt.format(l.energy_partial) + ' partly (a daemon restart mid-run)' : '') : '';
     const counts = [fact('Completed', intFmt.format(l.ok), 'ok')];
     for (const st of STATUSES) {
       if (l[st] > 0 || st === 'failed') counts.push(fact(st[0].toUpperCase() + st.slice(1), intFmt.format(l[st] || 0), st));
@@ -1203,8 +1211,9 @@
       el('dl', { class: 'facts' }, ...counts,
         fact('Duration p50', d.n ? fmtDuration(d.p50) : '–', 'duration p50'),
         fact('Duration p95', d.n ? fmtDuration(d.p95) : '–', 'duration p95'),
-        fact('Energy p50', e && e.n ? fmtValue(e.p50, 'joules') : 'not measured', 'energy p50'),
-        fact('Energy p95', e && e.n ? fmtValue(e.p95, 'joules') : 'not measured', 'energy p95'),
+        fact('Energy p50', e && e.n ? fmtValue(e.p50, 'joules') : noEnergy, 'energy p50'),
+        fact('Energy p95', e && e.n ? fmtValue(e.p95, 'joules') : noEnergy, 'energy p95'),
+        ...(energyCover ? [fact('Energy covers', energyCover, 'energy covers')] : []),
         fact('Peak temperature p50', t && t.n ? fmtValue(t.p50, 'celsius') : '–', 'temp p50')));
   }
 
@@ -1235,8 +1244,14 @@
       td('Start', fmtTime(isoSeconds(r.start), true)),
       td('Duration', r.status === 'running' ? 'running' : fmtDuration(r.duration_s), { class: 'num' }),
       td('Status', runStatusText(r), { class: statusClass(r.status) }),
-      td('Energy', typeof r.energy_j === 'number' ? fmtValue(r.energy_j, 'joules') : '–', { class: 'num' }),
+      td('Energy', typeof r.energy_j === 'number' ? (partialEnergy(r) ? '~' : '') + fmtValue(r.energy_j, 'joules') : '–',
+        partialEnergy(r) ? { class: 'num', title: 'covers ' + fmtPercent(r.energy_coverage, 0) + ' of the run (a daemon restart mid-run)' } : { class: 'num' }),
       td('Peak', fmtValue(r.temp_max_c, 'celsius'), { class: 'num' }))));
+  }
+
+  /* Whether a run's energy covers only part of it (a daemon restart mid-run). */
+  function partialEnergy(r) {
+    return typeof r.energy_j === 'number' && typeof r.energy_coverage === 'number' && r.energy_coverage < 1;
   }
 
   /* The residency of one clock: seconds at each frequency, as the statistics' time-in-state tables. */
@@ -1244,8 +1259,8 @@
     const c = channelByKey(key);
     const seconds = Object.entries(r.seconds || {}).map(([hz, s]) => ({ hz: Number(hz), s })).sort((a, b) => b.hz - a.hz);
     const total = seconds.reduce((a, x) => a + x.s, 0) || 1;
-    const below = typeof r.below_max_share === 'number' ? fmtPercent(r.below_max_share) + ' below its highest' +
-      (r.max_hz_seen ? ' seen (' + fmtHz(r.max_hz_seen) + ')' : r.max_hz ? ' (' + fmtHz(r.max_hz) + ')' : '') : '';
+    const below = typeof r.below_max_share === 'number' ? fmtPercent(r.below_max_share) + ' below ' +
+      (r.max_hz_from === 'highest seen' ? 'its highest seen' : 'its maximum') + (r.max_hz ? ' (' + fmtHz(r.max_hz) + ')' : '') : '';
     return el('table', { 'data-key': key },
       el('caption', {}, (c && c.label !== key ? c.label : key), el('span', { class: 'key', text: (r.method || '') + (below ? ' · ' + below : '') })),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Clock' }), el('th', { scope: 'col', class: 'num', text: 'Time' }), el('th', { scope: 'col', text: '', 'aria-hidden': 'true' }))),
@@ -1280,7 +1295,8 @@
       fact('Start', fmtTime(isoSeconds(r.start), true)),
       fact('End', r.end ? fmtTime(isoSeconds(r.end), true) : 'running'),
       fact('Duration', typeof r.duration_s === 'number' ? fmtDuration(r.duration_s) : '–', typeof r.duration_s === 'number' ? r.duration_s.toFixed(3) + ' s' : ''),
-      fact('Energy', typeof r.energy_j === 'number' ? fmtValue(r.energy_j, 'joules') : 'not measured',
+      fact('Energy', typeof r.energy_j === 'number' ? (partialEnergy(r) ? '~' : '') + fmtValue(r.energy_j, 'joules') +
+        (partialEnergy(r) ? ' (partial: a daemon restart mid-run)' : '') : 'not measured',
         [r.energy_method, typeof r.energy_coverage === 'number' ? fmtPercent(r.energy_coverage, 0) + ' covered' : '', power, energy.channel].filter(Boolean).join(' · ')),
       fact('Peak temperature', fmtValue(r.temp_max_c, 'celsius')),
       fact('Peak RSS', typeof r.rss_max_bytes === 'number' ? fmtBytes(r.rss_max_bytes) : '–'),

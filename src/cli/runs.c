@@ -32,6 +32,7 @@ struct runs_args {
 	size_t n_percentiles;
 	bool json, skip_bad;
 	const char *default_label;
+	int64_t unix_per_s; // --time-unit: 1, 1000 or 1000000
 };
 
 static const struct option runs_options[] = {
@@ -43,6 +44,7 @@ static const struct option runs_options[] = {
 	{"json", no_argument, NULL, CLI_OPT_JSON},
 	{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
+	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -135,6 +137,17 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		case RUNS_OPT_DEFAULT_LABEL:
 			a->default_label = optarg;
 			break;
+		case CLI_OPT_TIME_UNIT:
+			a->unix_per_s = strcmp(optarg, "s") == 0    ? 1
+					: strcmp(optarg, "ms") == 0 ? 1000
+					: strcmp(optarg, "us") == 0 ? 1000000
+								    : 0;
+			if (a->unix_per_s == 0) {
+				fprintf(stderr, "thermlog %s: bad --time-unit '%s' (s, ms or us)\n",
+					a->cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		}
 	}
 	if (a->filter.has_from && a->filter.has_to && a->filter.from_ms >= a->filter.to_ms) {
@@ -149,7 +162,11 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 }
 
 static int print_run_row(void *ctx, const struct store_run *run) {
-	(void)ctx;
+	size_t *printed = ctx;
+	if ((*printed)++ == 0) {
+		printf("%6s  %-18s %-24s %10s  %-8s %5s %6s %10s\n", "ID", "LABEL", "START",
+		       "DURATION_S", "STATUS", "EXIT", "TEMP_C", "ENERGY_J");
+	}
 	char start[TIMEFMT_ISO_LEN];
 	runs_format_time(run->start_ms, start);
 	char dur[24], exit_code[16], temp[16], energy[24];
@@ -164,6 +181,12 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	}
 	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
 	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
+	if (isfinite(run->energy_j) && run->energy_coverage < 1) {
+		// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.
+		memmove(energy + 1, energy, strnlen(energy, sizeof(energy) - 2) + 1);
+		energy[0] = '~';
+		energy[sizeof(energy) - 1] = '\0';
+	}
 	struct buf label, status;
 	buf_init(&label);
 	buf_init(&status);
@@ -173,6 +196,28 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	buf_finish(&label);
 	buf_finish(&status);
 	return 0;
+}
+
+/* Nothing matched @filter: says why on stderr. 1 when no run has the label (an error: a typo,
+ * with near labels suggested), 0 when the window or the database is just empty. */
+static int no_runs_said(struct store *store, const char *cmd, const struct store_run_filter *f) {
+	if (!f->label) {
+		fprintf(stderr, "thermlog %s: no runs%s\n", cmd,
+			f->has_from || f->has_to ? " start in that window" : " stored");
+		return 0;
+	}
+	struct buf hint;
+	buf_init(&hint);
+	int known = runs_label_known(store, f->label, &hint);
+	if (known == 0) {
+		fprintf(stderr, "thermlog %s: no run has the label '%s'%s\n", cmd, f->label,
+			hint.len ? hint.data : " (thermlog runs lists them)");
+	} else if (known == 1) {
+		fprintf(stderr, "thermlog %s: no run labelled '%s' starts in that window\n", cmd,
+			f->label);
+	}
+	buf_finish(&hint);
+	return known < 0 ? known : known == 0;
 }
 
 static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
@@ -204,16 +249,18 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 		}
 		buf_finish(&out);
 	} else {
-		printf("%6s  %-18s %-24s %10s  %-8s %5s %6s %10s\n", "ID", "LABEL", "START",
-		       "DURATION_S", "STATUS", "EXIT", "TEMP_C", "ENERGY_J");
-		err = store_runs_scan(store, &a.filter, print_run_row, NULL);
+		size_t printed = 0;
+		err = store_runs_scan(store, &a.filter, print_run_row, &printed);
+		if (err == 0 && printed == 0) {
+			err = no_runs_said(store, "runs", &a.filter);
+		}
 	}
 	store_close(store);
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs: could not read the runs: %s\n", strerror(-err));
 		return CLI_EXIT_FAILURE;
 	}
-	return CLI_EXIT_OK;
+	return err == 1 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
@@ -240,7 +287,12 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 	struct buf out;
 	buf_init(&out);
 	// The text form is the same document, indented: every figure keeps its method beside it.
-	int err = runs_show_json(store, id, true, &out);
+	struct config cfg;
+	int err = -EINVAL;
+	if (cli_load_config(ctx, &cfg)) {
+		err = runs_show_json(store, &cfg, id, true, &out);
+	}
+	config_finish(&cfg);
 	store_close(store);
 	if (err == -ENOENT) {
 		fprintf(stderr, "thermlog runs show: no run %lld\n", id);
@@ -257,18 +309,36 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 }
 
 /* Columns of 12: the header and five figures fit 100 columns with two extra percentiles. */
-static void print_summary_row(const char *name, const struct runstats_summary *s, int digits,
-			      const struct runs_args *a) {
+/* One figure's row: its values times @factor with @digits places. */
+static void print_summary_row(const char *name, const struct runstats_summary *s, double factor,
+			      int digits, const struct runs_args *a) {
 	if (s->n == 0) {
 		printf("  %-14s %5s  (no ok run has it)\n", name, "0");
 		return;
 	}
-	printf("  %-14s %5zu %12.*f %12.*f %12.*f %12.*f", name, s->n, digits, s->p50, digits,
-	       s->p95, digits, s->max, digits, s->mean);
-	for (size_t k = 0; k < a->n_percentiles; k++) {
-		printf(" %12.*f", digits, s->percentiles[k]);
+	const double v[4] = {s->p50, s->p95, s->max, s->mean};
+	printf("  %-14s %5zu", name, s->n);
+	for (size_t k = 0; k < 4 + a->n_percentiles; k++) {
+		char cell[32];
+		table_number(cell, sizeof(cell), k < 4 ? v[k] : s->percentiles[k - 4], factor,
+			     digits);
+		printf(" %12s", cell);
 	}
 	printf("\n");
+}
+
+/* Which runs the energy row covers, when it is not every ok run in full. */
+static void print_energy_cover(const struct runstats_label *l) {
+	if (l->energy_partial > 0) {
+		printf("  warning: energy of %zu of these %zu ok runs covers part of the run "
+		       "(~ in thermlog runs:\n  a daemon restart mid-run)\n",
+		       l->energy_partial, l->energy_j.n);
+	}
+	if (l->energy_missing > 0 || l->energy_not_ok > 0) {
+		printf("  energy_j leaves out %zu ok runs without energy and %zu runs that are not "
+		       "ok but have it\n",
+		       l->energy_missing, l->energy_not_ok);
+	}
 }
 
 /* Prints @text indented by two, broken after ", " or "; " where a line would pass 100 columns. */
@@ -353,10 +423,11 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			printf(" %12s", head);
 		}
 		printf("\n");
-		print_summary_row("duration_s", &l->duration_s, 3, &a);
-		print_summary_row("energy_j", &l->energy_j, 3, &a);
-		print_summary_row("temp_max_c", &l->temp_max_c, 3, &a);
-		print_summary_row("rss_max_bytes", &l->rss_max_bytes, 0, &a);
+		print_summary_row("duration_s", &l->duration_s, 1, 3, &a);
+		print_summary_row("energy_j", &l->energy_j, 1, 3, &a);
+		print_energy_cover(l);
+		print_summary_row("temp_max_c", &l->temp_max_c, 1, 3, &a);
+		print_summary_row("rss_max_mib", &l->rss_max_bytes, 1.0 / 1048576, 1, &a);
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);
@@ -364,15 +435,20 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 }
 
 static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_DEFAULT_LABEL, CLI_OPT_SKIP_BAD, 0};
+	static const int allowed[] = {RUNS_OPT_DEFAULT_LABEL, CLI_OPT_SKIP_BAD, CLI_OPT_TIME_UNIT,
+				      0};
 	const char *usage =
-		"usage: thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
+		"usage: thermlog runs import [--default-label L] [--skip-bad] [--time-unit s|ms|us]\n"
+		"                            FILE|-\n"
 		"A job log as CSV: a header naming start, end and status (optional label,\n"
 		"exit_code, energy_j, temp_max_c, rss_max_bytes). Times as ISO 8601 with a zone,\n"
-		"dates or unix seconds (with a fraction), between 2000-01-01 and now. Bad rows are\n"
-		"named by line and nothing is imported (--skip-bad imports the good ones); a run\n"
-		"imported before (same label and start) is left as it is.\n";
-	struct runs_args a = {.cmd = "runs import", .over_s = NAN, .default_label = "job"};
+		"dates or unix seconds (with a fraction; --time-unit ms|us reads whole milli- or\n"
+		"microseconds), between 2000-01-01 and now. Bad rows, and rows repeating a label and\n"
+		"start with other figures, are named by line and nothing is imported (--skip-bad\n"
+		"imports the good ones); a run imported before (same label and start) is left as\n"
+		"it is.\n";
+	struct runs_args a = {
+		.cmd = "runs import", .over_s = NAN, .default_label = "job", .unix_per_s = 1};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
 	if (rc != RUNS_GO_ON) {
 		return rc;
@@ -400,7 +476,21 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	int err = runs_import(store, in, name, a.default_label, now_ms, a.skip_bad, &res, &errors);
+	struct config cfg;
+	if (!cli_load_config(ctx, &cfg)) {
+		config_finish(&cfg);
+		store_close(store);
+		if (!from_stdin) {
+			fclose(in);
+		}
+		return CLI_EXIT_USAGE;
+	}
+	const struct runs_import_options opt = {.default_label = a.default_label,
+						.unix_per_s = a.unix_per_s,
+						.skip_bad = a.skip_bad,
+						.cfg = &cfg};
+	int err = runs_import(store, in, name, &opt, now_ms, &res, &errors);
+	config_finish(&cfg);
 	store_close(store);
 	if (!from_stdin) {
 		fclose(in);
@@ -426,6 +516,10 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 	}
 	printf("%zu runs read: %zu imported, %zu already stored, %zu bad rows skipped\n", res.rows,
 	       res.added, res.unchanged, res.bad);
+	if (res.repeated > 0) {
+		printf("%zu rows repeat an earlier row of the file exactly: stored once\n",
+		       res.repeated);
+	}
 	if (res.temp_from_samples > 0) {
 		printf("%zu peak temperatures from the stored minute samples\n",
 		       res.temp_from_samples);
@@ -441,6 +535,31 @@ static void print_ratio(const char *name, const struct runstats_compare *r, bool
 	}
 	printf("  %-8s ratio %.4f (95 %% CI %.4f .. %.4f): median %.3f %s there, %.3f %s here\n",
 	       name, r->ratio, r->ci_low, r->ci_high, r->median_b, unit, r->median_a, unit);
+}
+
+/* A p50 of one side as text, times @factor with @digits places ("-" without one). */
+static void side_p50(char *out, size_t len, const struct runstats_summary *s, double factor,
+		     int digits) {
+	table_number(out, len, s->n > 0 ? s->p50 : NAN, factor, digits);
+}
+
+/* Peak temperature, peak RSS and failure rate of both sides, as the JSON's "here"/"other". */
+static void print_other_figures(const struct runstats_label *a, const struct runstats_label *b) {
+	char ta[32], tb[32], ra[32], rb[32];
+	side_p50(ta, sizeof(ta), &a->temp_max_c, 1, 1);
+	side_p50(tb, sizeof(tb), &b->temp_max_c, 1, 1);
+	side_p50(ra, sizeof(ra), &a->rss_max_bytes, 1.0 / 1048576, 1);
+	side_p50(rb, sizeof(rb), &b->rss_max_bytes, 1.0 / 1048576, 1);
+	printf("  peak temperature p50 %s °C here, %s °C there; peak RSS p50 %s MiB here, %s MiB "
+	       "there\n",
+	       ta, tb, ra, rb);
+	// Of the ended runs: every status but ok failed.
+	size_t ea = a->count - a->by_status[RUN_STATUS_RUNNING];
+	size_t eb = b->count - b->by_status[RUN_STATUS_RUNNING];
+	size_t fa = ea - a->by_status[RUN_STATUS_OK], fb = eb - b->by_status[RUN_STATUS_OK];
+	printf("  failure rate %.1f %% here (%zu of %zu ended runs), %.1f %% there (%zu of %zu)\n",
+	       ea ? 100.0 * (double)fa / (double)ea : 0.0, fa, ea,
+	       eb ? 100.0 * (double)fb / (double)eb : 0.0, fb, eb);
 }
 
 static void print_side(const char *name, const struct runstats_label *l) {
@@ -516,9 +635,16 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		print_side("there", c.b);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
 		print_ratio("energy", &c.energy, c.has_energy, "J");
+		print_other_figures(c.a, c.b);
 		printf("  method: ratio of type-7 medians (there over here), percentile bootstrap,\n"
 		       "  %u resamples, seed %llu\n",
 		       c.duration.resamples, (unsigned long long)c.duration.seed);
+		size_t ok_a = c.a->by_status[RUN_STATUS_OK], ok_b = c.b->by_status[RUN_STATUS_OK];
+		if (ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW) {
+			printf("warning: few ok runs (%zu here, %zu there; under %d a side the "
+			       "interval is too narrow to trust)\n",
+			       ok_a, ok_b, RUNS_COMPARE_FEW);
+		}
 		for (size_t i = 0; i < c.n_diffs; i++) {
 			printf("warning: %s differs: ", table_printable(&t1, c.diffs[i].key));
 			printf("%s here, ", table_printable(&t2, c.diffs[i].here));

@@ -20,6 +20,7 @@
 #include "runsock.h"
 #include "sampler.h"
 #include "sim.h"
+#include "stats.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -112,6 +113,7 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 		prev_at = at;
 		struct sim_state s;
 		sim_model(demo->seed, at, &s);
+		// The thermal zones: runs.peak_channels' default (thermal/*), as live runs take it.
 		for (int z = 0; z < SIM_ZONE_COUNT; z++) {
 			peak_mc = s.zone_mc[z] > peak_mc ? s.zone_mc[z] : peak_mc;
 		}
@@ -130,7 +132,8 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 				    .status = r->exit_code ? "failed" : "ok",
 				    .has_exit_code = true,
 				    .exit_code = r->exit_code,
-				    .energy_j = joules,
+				    // to the uJ, as a live run's (no float noise from the sum)
+				    .energy_j = stats_value(llround(joules * 1e6), 1e-6),
 				    .energy_method = "power_trapezoid",
 				    .energy_coverage = 1,
 				    .temp_max_c = peak_mc / 1000.0,

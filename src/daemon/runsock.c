@@ -37,6 +37,8 @@
 #include "runstats.h"
 #include "sampler.h"
 #include "sha256.h"
+#include "source.h"
+#include "stats.h"
 #include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
@@ -650,6 +652,12 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+/* @v to @digits decimal places, the double nearest that decimal (no float noise in the JSON). */
+static double rounded(double v, int digits) {
+	double step = pow(10, -digits);
+	return isfinite(v) ? stats_value(llround(v / step), step) : v;
+}
+
 /* Energy: a counter's delta, else the integrated power, else none. */
 struct energy {
 	double joules, coverage;
@@ -691,7 +699,49 @@ static void energy_of(const struct run *run, const struct snapshot *stop, int64_
 	}
 }
 
-static void residency_json(struct json *j, const struct run *run, const struct snapshot *stop) {
+/* A clock's hardware maximum in Hz: cpufreq's cpuinfo_max_freq (kHz), or the highest of a devfreq
+ * device's available_frequencies (Hz). 0 when the kernel says neither; *from names the file. */
+static int64_t hw_max_hz(int root_fd, const char *key, const char **from) {
+	int64_t top = 0;
+	*from = NULL;
+	if (strncmp(key, "cpufreq/", 8) == 0) {
+		char *path = xasprintf("devices/system/cpu/cpufreq/%s/cpuinfo_max_freq", key + 8);
+		int64_t khz;
+		if (sysfs_read_int(root_fd, path, &khz) == 0 && khz > 0) {
+			top = khz * 1000;
+			*from = "cpuinfo_max_freq";
+		}
+		free(path);
+	} else if (strncmp(key, "devfreq/", 8) == 0) {
+		char *path = xasprintf("class/devfreq/%s/available_frequencies", key + 8);
+		char *text = read_text(root_fd, path);
+		for (char *p = text, *end; p && *p; p = end) {
+			long long hz = strtoll(p, &end, 10);
+			if (end == p) {
+				break; // not a number: the list ends here
+			}
+			top = hz > top ? hz : top;
+		}
+		*from = top > 0 ? "available_frequencies" : NULL;
+		free(text);
+		free(path);
+	}
+	return top;
+}
+
+/* "max_hz" (and where it came from) and the share of @total_ms spent below it. */
+static void below_max_json(struct json *j, int64_t max_hz, const char *from, int64_t below_ms,
+			   int64_t total_ms) {
+	json_key(j, "max_hz");
+	json_int(j, max_hz);
+	json_key(j, "max_hz_from");
+	json_string(j, from);
+	json_key(j, "below_max_share");
+	json_double(j, total_ms > 0 ? (double)below_ms / (double)total_ms : NAN);
+}
+
+static void residency_json(struct json *j, int root_fd, const struct run *run,
+			   const struct snapshot *stop) {
 	json_key(j, "residency");
 	json_object_begin(j);
 	struct counters_residency *cool = NULL;
@@ -737,18 +787,23 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 				json_fixed(j, (double)res.levels[k].time_ms / 1000, 3);
 			}
 			json_object_end(j);
-			json_key(j, "max_hz");
-			json_int(j, res.top_level);
-			json_key(j, "below_max_share");
-			json_double(j, res.total_ms > 0
-					       ? (double)res.below_top_ms / (double)res.total_ms
-					       : NAN);
+			// Against the hardware's maximum, not the table's top: a clock held at
+			// 300 MHz of 1 GHz all run long was below it all run long.
+			const char *from;
+			int64_t top = hw_max_hz(root_fd, a->key, &from);
+			int64_t below = 0;
+			for (size_t k = 0; top > 0 && k < res.n; k++) {
+				below += res.levels[k].level < top ? res.levels[k].time_ms : 0;
+			}
+			below_max_json(j, top > 0 ? top : res.top_level, from ? from : "table",
+				       top > 0 ? below : res.below_top_ms, res.total_ms);
 		}
 		json_object_end(j);
 		counters_residency_finish(&res);
 	}
 	// No counter (no CONFIG_CPU_FREQ_STAT, "Not Supported.", a reset): the fast samples, each
-	// interval at the frequency it started with, against the highest frequency seen.
+	// interval at the frequency it started with, against the hardware maximum (the highest
+	// frequency seen when the kernel tells none).
 	for (size_t i = 0; i < run->n_freq; i++) {
 		const struct freq *f = &run->freq[i];
 		bool done = false;
@@ -762,10 +817,16 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 		json_object_begin(j);
 		json_key(j, "method");
 		json_string(j, f->n > 0 ? "fast_samples" : "unavailable");
-		int64_t top = 0, total = 0, below = 0;
+		int64_t seen = 0, total = 0, below = 0;
 		for (size_t k = 0; k < f->n; k++) {
-			top = f->hz[k] > top ? f->hz[k] : top;
+			seen = f->hz[k] > seen ? f->hz[k] : seen;
 			total += f->ms[k];
+		}
+		const char *from;
+		int64_t top = hw_max_hz(root_fd, f->key, &from);
+		if (top <= 0) {
+			top = seen;
+			from = "highest seen";
 		}
 		json_key(j, "seconds");
 		json_object_begin(j);
@@ -778,9 +839,8 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 		}
 		json_object_end(j);
 		json_key(j, "max_hz_seen");
-		json_int(j, top);
-		json_key(j, "below_max_share");
-		json_double(j, total > 0 ? (double)below / (double)total : NAN);
+		json_int(j, seen);
+		below_max_json(j, top, from, below, total);
 		json_object_end(j);
 	}
 	free(counted);
@@ -806,17 +866,19 @@ static void residency_json(struct json *j, const struct run *run, const struct s
 	free(cool);
 }
 
-/* The figures JSON; *temp_max the highest temperature seen (NAN = none). */
-static void figures_json(const struct run *run, const struct snapshot *stop, const struct energy *e,
-			 struct buf *out, double *temp_max) {
+/* The figures JSON; *temp_max the highest temperature seen on a channel of runs.peak_channels
+ * (NAN = none). */
+static void figures_json(const struct config *cfg, int root_fd, const struct run *run,
+			 const struct snapshot *stop, const struct energy *e, struct buf *out,
+			 double *temp_max) {
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
-	residency_json(&j, run, stop);
+	residency_json(&j, root_fd, run, stop);
 	json_key(&j, "energy");
 	json_object_begin(&j);
 	json_key(&j, "joules");
-	json_double(&j, e->joules);
+	json_double(&j, rounded(e->joules, 6));
 	json_key(&j, "method");
 	json_string(&j, e->method);
 	json_key(&j, "coverage");
@@ -827,8 +889,12 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 	json_key(&j, "heat");
 	json_object_begin(&j);
 	*temp_max = NAN;
+	const struct heat *peak = NULL;
 	for (size_t i = 0; i < run->n_heat; i++) {
 		const struct heat *h = &run->heat[i];
+		if (!config_peak_channel(cfg, h->key)) {
+			continue; // a capacitor's thermocouple is no zone of the board
+		}
 		double *sorted = xcalloc(h->n, sizeof(*sorted));
 		memcpy(sorted, h->v, h->n * sizeof(*sorted));
 		qsort(sorted, h->n, sizeof(*sorted), cmp_double);
@@ -841,13 +907,13 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 		json_key(&j, h->key);
 		json_object_begin(&j);
 		json_key(&j, "max_c");
-		json_double(&j, h->max);
+		json_double(&j, rounded(h->max, 3));
 		json_key(&j, "max_at");
 		json_string(&j, at);
 		json_key(&j, "p95_c");
-		json_double(&j, runstats_quantile_sorted(sorted, h->n, 95));
+		json_double(&j, rounded(runstats_quantile_sorted(sorted, h->n, 95), 3));
 		json_key(&j, "mean_c");
-		json_double(&j, sum / (double)h->n);
+		json_double(&j, rounded(sum / (double)h->n, 3));
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)h->n);
 		if (h->n_trips > 0) {
@@ -865,12 +931,30 @@ static void figures_json(const struct run *run, const struct snapshot *stop, con
 		}
 		json_object_end(&j);
 		free(sorted);
-		*temp_max = isnan(*temp_max) || h->max > *temp_max ? h->max : *temp_max;
+		if (!peak || h->max > peak->max) {
+			peak = h;
+		}
 	}
 	json_object_end(&j);
+	*temp_max = peak ? rounded(peak->max, 3) : NAN; // m°C: the zones' step
+	json_key(&j, "peak");
+	if (peak) {
+		char at[TIMEFMT_ISO_LEN];
+		runs_format_time(peak->max_ms, at);
+		json_object_begin(&j);
+		json_key(&j, "channel");
+		json_string(&j, peak->key);
+		json_key(&j, "max_c");
+		json_double(&j, rounded(peak->max, 3));
+		json_key(&j, "max_at");
+		json_string(&j, at);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
 	json_key(&j, "heat_method");
-	json_string(&j, "fast samples: type 7 percentiles; time above a trip counts each interval "
-			"that starts above it");
+	json_string(&j, "fast samples of the channels of runs.peak_channels: type 7 percentiles; "
+			"time above a trip counts each interval that starts above it");
 	json_key(&j, "memory");
 	json_object_begin(&j);
 	json_key(&j, "available_min_bytes");
@@ -948,8 +1032,8 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 	energy_of(run, &stop, end->end_ms, rs->cfg->runs.interval_ms, &e);
 	struct buf figures = {0};
 	double temp_max;
-	figures_json(run, &stop, &e, &figures, &temp_max);
-	end->energy_j = e.joules;
+	figures_json(rs->cfg, rs->sysfs_fd, run, &stop, &e, &figures, &temp_max);
+	end->energy_j = rounded(e.joules, 6); // uJ: the hwmon energy counters' step
 	end->energy_method = e.method;
 	end->energy_coverage = e.coverage;
 	end->temp_max_c = temp_max;

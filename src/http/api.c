@@ -1090,7 +1090,7 @@ static void handle_run_show(struct request *r) {
 	if (!check_params(r, NULL) || !run_path_id(r->target.path, &id)) {
 		return;
 	}
-	int rc = runs_show_json(r->ctx->store, id, true, &r->resp->body);
+	int rc = runs_show_json(r->ctx->store, r->ctx->cfg, id, true, &r->resp->body);
 	if (rc == -ENOENT) {
 		respond_error(r->resp, 404, NULL, "no run %lld", (long long)id);
 		return;

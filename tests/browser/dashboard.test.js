@@ -161,6 +161,14 @@ async function runsViews(ctx, win) {
     const kj = (j) => (j >= 1000 ? (j / 1000).toFixed(2) + ' kJ' : j.toFixed(1) + ' J');
     ok(l.energy_j && card.text.includes(kj(l.energy_j.p50)) && card.text.includes(kj(l.energy_j.p95)),
       l.label + ': energy p50 and p95 (' + (l.energy_j ? kj(l.energy_j.p50) : 'none') + ')');
+    // Under 10 min a duration keeps its seconds: p50 91 s and p95 147 s never both read "2 min".
+    for (const k of ['p50', 'p95']) {
+      const v = Math.round(l.duration_s[k]);
+      if (v < 90 || v >= 600) continue;
+      const want = Math.floor(v / 60) + ' min' + (v % 60 ? ' ' + (v % 60) + ' s' : '');
+      const got = await page.textContent('#runs-labels [data-label="' + l.label + '"] [data-field="duration ' + k + '"] dd');
+      ok(got === want, l.label + ': duration ' + k + ' ' + l.duration_s[k] + ' s reads "' + want + '"', got);
+    }
   }
   const rows = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.id)));
   const newest = list.slice().reverse().slice(0, 200).map((r) => r.id);
@@ -195,6 +203,10 @@ async function runsViews(ctx, win) {
   const want = Object.keys(shown.figures.residency).filter((k) => Object.keys(shown.figures.residency[k].seconds || {}).length);
   ok(bars.length === want.length && bars.some((b) => b.key === 'devfreq/fdab0000.npu') && bars.some((b) => b.key === 'cpufreq/policy4'),
     'residency bars per cluster and the NPU', bars);
+  const npu = shown.figures.residency['devfreq/fdab0000.npu'];
+  const caption = await page.textContent('#run-residency table[data-key="devfreq/fdab0000.npu"] caption');
+  ok(npu.max_hz_from !== 'highest seen' && caption.includes('below its maximum (') && !caption.includes('highest seen'),
+    'the NPU\'s residency is against its hardware maximum', caption);
   await page.goBack();
   await page.waitForSelector('#view-runs:not([hidden])');
   await page.close();

@@ -90,6 +90,16 @@ def run(tap):
                    "thermal/npu-thermal" in every["samples"][0]["values"],
                    "/api/v1/runs/ID/samples: every fast sample, clocks and zones",
                    {k: every[k] for k in ("fast_samples", "stride")})
+            # Its peak is the hottest zone of its samples (as the backfilled runs' peaks are
+            # the zones'), not the capacitor thermocouple, and says which zone.
+            zone_max = max(v for x in every["samples"] for k, v in x["values"].items()
+                           if k.startswith("thermal/"))
+            fpeak = (shown["figures"] or {}).get("peak") or {}
+            tap.ok(abs(shown["temp_max_c"] - zone_max) < 0.0015 and
+                   fpeak.get("channel", "").startswith("thermal/") and
+                   (shown.get("peak") or {}).get("channel", "").startswith("thermal/"),
+                   "a live run's peak is its hottest zone (%.3f °C), its channel named" % zone_max,
+                   (shown["temp_max_c"], fpeak, (shown.get("peak") or {}).get("channel")))
             with urllib.request.urlopen(base + "/api/v1/runs/%d/samples?max_points=5" % rid,
                                         timeout=10) as r:
                 few = json.load(r)

@@ -5,6 +5,7 @@ temperature from the stored minute samples (and `thermlog stats` answers the sam
 `runs compare` gives a known ratio and names fingerprint differences; list filters; text within
 100 columns. Usage: cli.py THERMLOG FIXTURES_RUNS_DIR"""
 import json
+import re
 import os
 import sqlite3
 import subprocess
@@ -67,6 +68,10 @@ def run(tap):
         p = tl(db, "runs", "stats", "--over", "30m")
         lines = p.stdout.splitlines()
         tap.ok(all(len(x) <= 100 for x in lines), "the text fits 100 columns", p.stdout)
+        rss = [x for x in lines if x.strip().startswith("rss_max")]
+        tap.ok(len(rss) == 1 and rss[0].split()[0] == "rss_max_mib" and
+               all(re.fullmatch(r"\d+\.\d", v) for v in rss[0].split()[2:]),
+               "peak RSS in MiB to 0.1 in the text, not raw bytes", rss)
         text = " ".join(x.strip() for x in lines)
         tap.ok("649 attempts, 404 completed, 245 failed; completed runs p50 1632.38 s, "
                "p95 1756.55 s, max 1838.34 s; 2 runs (0.50 %) over 30 minutes" in text,
@@ -99,6 +104,50 @@ def run(tap):
         tap.ok(p.returncode == 0 and "1 imported" in p.stdout, "--skip-bad imports the good row",
                p.stdout + p.stderr)
 
+        # Rows naming one run (label and start) twice in one file: a different one is named
+        # by line like a bad row, an exact repeat is stored once and said so.
+        dup = os.path.join(wd, "dup.csv")
+        with open(dup, "w") as f:
+            f.write("start,end,status,label\n"
+                    "1790900000,1790900100,ok,d\n"
+                    "1790900000,1790900200,ok,d\n"
+                    "1790900000,1790900100,ok,d\n"
+                    "1790900000,1790900100,ok,e\n")
+        before_dup = dump(db)
+        p = tl(db, "runs", "import", dup)
+        tap.ok(p.returncode == 1 and "dup.csv:3: duplicate of line 2" in p.stderr and
+               "dup.csv:4:" not in p.stderr and dump(db) == before_dup,
+               "a row with another row's label and start but other figures is named by line",
+               p.stdout + p.stderr)
+        p = tl(db, "runs", "import", "--skip-bad", dup)
+        tap.ok(p.returncode == 0 and "2 runs read: 2 imported, 0 already stored, 1 bad rows"
+               in p.stdout and "1 rows repeat an earlier row" in p.stdout,
+               "--skip-bad: the first of them imported, the exact repeat counted once",
+               p.stdout + p.stderr)
+
+        # --time-unit ms|us, as `thermlog import` takes it.
+        ms = os.path.join(wd, "ms.csv")
+        with open(ms, "w") as f:
+            f.write("start,end,status,label\n1790900000123,1790900100456,ok,ms\n")
+        p = tl(db, "runs", "import", "--time-unit", "ms", ms)
+        got = json.loads(tl(db, "runs", "--json", "--label", "ms").stdout)["runs"]
+        tap.ok(p.returncode == 0 and got and got[0]["start"] == "2026-10-02T00:13:20.123Z"
+               and got[0]["duration_s"] == 100.333,
+               "runs import --time-unit ms reads unix milliseconds", p.stderr + json.dumps(got))
+        us = os.path.join(wd, "us.csv")
+        with open(us, "w") as f:
+            f.write("start,end,status,label\n1790900000123456,1790900100456789,ok,us\n")
+        p = tl(db, "runs", "import", "--time-unit", "us", us)
+        got = json.loads(tl(db, "runs", "--json", "--label", "us").stdout)["runs"]
+        tap.ok(p.returncode == 0 and got and got[0]["start"] == "2026-10-02T00:13:20.123Z",
+               "and --time-unit us microseconds", p.stderr + json.dumps(got))
+        p = tl(db, "runs", "import", ms)
+        tap.ok(p.returncode == 1 and "ms.csv:2: bad start" in p.stderr,
+               "without it, a millisecond stamp is a bad row", p.stderr)
+        p = tl(db, "runs", "import", "--time-unit", "min", ms)
+        tap.ok(p.returncode == 2 and "bad --time-unit 'min'" in p.stderr,
+               "an unknown unit is refused", p.stderr)
+
         # Lists: --label, --from, --to, ms precision.
         p = tl(db, "runs", "--json", "--label", "sdxl-npu", "--from", "2026-10-01T00:06:00Z",
                "--to", "2026-10-01T00:48:00Z")
@@ -114,6 +163,14 @@ def run(tap):
                "a run's fields", json.dumps(r))
         p = tl(db, "runs")
         tap.ok(all(len(x) <= 100 for x in p.stdout.splitlines()), "the list fits 100 columns")
+        p = tl(db, "runs", "--label", "sdxl-nup")
+        tap.ok(p.returncode == 1 and p.stdout == "" and
+               "no run has the label 'sdxl-nup'; did you mean 'sdxl-npu'?" in p.stderr,
+               "an unknown label: said, with the near label, and no empty header",
+               p.stdout + p.stderr)
+        p = tl(db, "runs", "--label", "sdxl-npu", "--from", "2030-01-01T00:00:00Z")
+        tap.ok(p.returncode == 0 and p.stdout == "" and "starts in that window" in p.stderr,
+               "a known label with no run in the window: said so", p.stdout + p.stderr)
         p = tl(db, "runs", "show", str(r["id"]), "--json")
         show = json.loads(p.stdout)["run"]
         tap.ok(show["id"] == r["id"] and show["figures"]["temp_max_c"]["method"] == "job log",
@@ -121,6 +178,27 @@ def run(tap):
         p = tl(db, "runs", "show", "99999")
         tap.ok(p.returncode == 1 and "no run 99999" in p.stderr, "an unknown id is named",
                p.stderr)
+
+        # Partial energy (a daemon restart mid-run): flagged in the list and the stats.
+        c = sqlite3.connect(db)
+        pid = c.execute("SELECT min(id) FROM runs WHERE status = 'ok' AND energy_j IS NOT NULL "
+                        "AND label = 'sdxl-npu'").fetchone()[0]
+        c.execute("UPDATE runs SET energy_coverage = 0.696 WHERE id = ?", (pid,))
+        c.commit()
+        c.close()
+        p = tl(db, "runs", "--label", "sdxl-npu")
+        row = [x for x in p.stdout.splitlines() if x.split()[0] == str(pid)]
+        tap.ok(row and row[0].split()[-1].startswith("~") and
+               sum("~" in x for x in p.stdout.splitlines()) == 1,
+               "runs: a partial energy is flagged with ~", row)
+        p = tl(db, "runs", "stats", "--label", "sdxl-npu")
+        tap.ok("warning: energy of 1 of these 328 ok runs covers part of the run" in p.stdout and
+               "energy_j leaves out 76 ok runs without energy and " in p.stdout,
+               "runs stats says which runs the energy figure covers", p.stdout)
+        st = json.loads(tl(db, "runs", "stats", "--json", "--label", "sdxl-npu").stdout)
+        lab = st["labels"][0]
+        tap.ok(lab["energy_partial"] == 1 and lab["energy_missing"] == 76 and
+               lab["energy_not_ok"] >= 0, "and its JSON", json.dumps(lab)[:300])
 
         # Imported runs meet the minute samples stored for their windows.
         db2 = os.path.join(wd, "b.db")
@@ -131,6 +209,8 @@ def run(tap):
             for i in range(60):
                 f.write("%d,thermal/soc,%.3f,celsius\n" % (t0 + 60 * i, 40 + i * 0.5))
                 f.write("%d,thermal/npu,%.3f,celsius\n" % (t0 + 60 * i, 45 + (i % 7)))
+                # A capacitor's thermocouple: a temperature, but no zone of the board.
+                f.write("%d,iio/thermocouple,%.3f,celsius\n" % (t0 + 60 * i, 100))
                 f.write("%d,meminfo/available,%d,bytes\n" % (t0 + 60 * i, 3000000000 - i * 10**6))
                 f.write("%d,meminfo/swap_used,%d,bytes\n" % (t0 + 60 * i, 10**8 + i * 10**6))
         p = tl(db2, "import", hist)
@@ -147,7 +227,7 @@ def run(tap):
                p.stdout + p.stderr)
         runs = json.loads(tl(db2, "runs", "--json").stdout)["runs"]
         tap.ok(runs[0]["label"] == "build" and runs[0]["temp_max_c"] == 51.0,
-               "max over every temperature channel inside [start, end]: 51.0",
+               "max over the thermal zones (not the 100 °C thermocouple) in [start, end]: 51.0",
                json.dumps(runs[0]))
         tap.ok(runs[1]["temp_max_c"] is None, "no sample in the window: unknown, not 0",
                json.dumps(runs[1]))
@@ -175,11 +255,11 @@ def run(tap):
             return (q << 1) ^ (q >> 63)
         c = sqlite3.connect(db2)
         ids = dict(c.execute("SELECT key, id FROM channels"))
-        npu, soc = ids["thermal/npu"], ids["thermal/soc"]
+        npu, soc, tc = ids["thermal/npu"], ids["thermal/soc"], ids["iio/thermocouple"]
         start_ms = (t0 + 600) * 1000 + 500
         for i in range(130):  # 10 past the end: not the run's
             npu_q = 60000 + (20000 if i == 40 else i * 10) + (30000 if i > 121 else 0)
-            pairs = sorted([(npu, npu_q), (soc, 50000 + i)])
+            pairs = sorted([(npu, npu_q), (soc, 50000 + i), (tc, 100000)])
             blob, prev = b"", 0
             for cid, q in pairs:
                 blob += varint(cid - prev) + varint(zigzag(q))
@@ -187,15 +267,20 @@ def run(tap):
             c.execute("INSERT INTO run_samples VALUES (?, ?)", (start_ms + 5000 * i, blob))
         c.commit()
         c.close()
-        show = json.loads(tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout)["run"]
+        text = tl(db2, "runs", "show", str(runs[0]["id"]), "--json").stdout
+        noise = re.findall(r"\d+\.\d*(?:0000000|9999999)\d*", text)
+        tap.ok(not noise, "runs show: values to their resolution, no float noise", noise[:5])
+        show = json.loads(text)["run"]
         pk = show["peak"]
         tap.ok(show["fast_samples"] == 120, "runs show counts the run's fast samples (120)",
                json.dumps(show)[:800])
         tap.ok(pk["channel"] == "thermal/npu" and pk["value"] == 80.0 and
                pk["time"] == "2026-10-01T00:13:20.500Z",
-               "the peak: the hottest fast sample of any temperature channel", json.dumps(pk))
+               "the peak: the hottest fast sample of a thermal zone, not the thermocouple",
+               json.dumps(pk))
         tap.ok(len(pk["samples"]) == 13 and pk["samples"][6]["time"] == pk["time"] and
-               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034},
+               pk["samples"][0]["values"] == {"thermal/npu": 60.34, "thermal/soc": 50.034,
+                                              "iio/thermocouple": 100.0},
                "with six samples on each side, every channel's value", json.dumps(pk)[:800])
         stats_after = tl(db2, "stats", "--json", "--from", str(t0), "--to", str(t0 + 3600))
         tap.ok(stats_before.stdout == stats_after.stdout and stats_after.returncode == 0,
@@ -253,6 +338,25 @@ def run(tap):
         p = tl(dba, "runs", "compare", "--label", "render", dbb)
         tap.ok(p.returncode == 0 and all(len(x) <= 100 for x in p.stdout.splitlines()) and
                "ratio 1.2500" in p.stdout, "the text comparison", p.stdout)
+        tap.ok("failure rate 22.0 % here (9 of 41 ended runs), 22.0 % there (9 of 41)"
+               in p.stdout and "peak RSS p50 - MiB here" in p.stdout and
+               "few ok runs" not in p.stdout,
+               "the text has the failure rate and peaks as the JSON, no small-sample warning "
+               "at 32 a side", p.stdout)
+        # One side with no fingerprint at all: one line, not one per key; few runs: said.
+        small = os.path.join(wd, "small.db")
+        with open(os.path.join(wd, "small.csv"), "w") as f:
+            f.write("start,end,status,label\n1790812800,1790813800,ok,render\n"
+                    "1790823800,1790824800,ok,render\n")
+        tl(small, "runs", "import", os.path.join(wd, "small.csv"))
+        p = tl(dba, "runs", "compare", "--label", "render", small)
+        warn = [x for x in p.stdout.splitlines() if x.startswith("warning:")]
+        tap.ok(p.returncode == 0 and
+               "warning: fingerprint differs: recorded here, none there" in warn and
+               not any(x.startswith("warning: kernel") for x in warn) and
+               any("few ok runs (32 here, 2 there" in x for x in warn),
+               "no fingerprint on one side: one warning; fewer than 10 ok runs: a warning",
+               p.stdout)
         p = tl(dba, "runs", "compare", "--label", "nothing", dbb)
         tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
                p.stderr)

@@ -465,6 +465,15 @@ def main():
         ok({k: round(v, 3) for k, v in got.get("seconds", {}).items()} == want and
            got.get("method") == "trans_stat", "NPU trans_stat residency is the exact delta",
            (got, want))
+        # Below max: against the hardware's maximum (the highest available frequency), not
+        # the highest the table shows.
+        below = sum(v for k, v in want.items() if k != "1000000000")
+        ok(got.get("max_hz") == 1000000000 and got.get("max_hz_from") == "available_frequencies"
+           and abs(got.get("below_max_share", -1) - below / sum(want.values())) < 1e-9,
+           "NPU trans_stat: below_max_share against the 1 GHz hardware maximum", got)
+        p4 = fig.get("residency", {}).get("cpufreq/policy4", {})
+        ok(p4.get("max_hz") == 2256000000 and p4.get("max_hz_from") == "cpuinfo_max_freq",
+           "policy4: max_hz is cpuinfo_max_freq", p4)
         with open(os.path.join(FIXTURES, "rock5c", INA, "energy1_input")) as f:
             e0 = int(f.read())
         with open(os.path.join(FIXTURES, "rock5c-after-run", INA, "energy1_input")) as f:
@@ -479,18 +488,31 @@ def main():
         zone = os.path.join(d.tree, "devices/virtual/thermal/thermal_zone0/temp")
         with open(zone, "w") as f:
             f.write("70000\n")
+        # And the capacitor's thermocouple at 100 °C: no zone of the board, so no peak.
+        with open(os.path.join(d.tree, "devices/platform/feb00000.spi/spi_master/spi0/spi0.0/"
+                               "iio:device1/in_temp_raw"), "w") as f:
+            f.write("400\n")
         w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "hot", "--",
                               "sleep", "3.5"], stderr=subprocess.PIPE, text=True)
         time.sleep(2)
         with open(zone, "w") as f:
             f.write("50000\n")
-        w.communicate(timeout=10)
+        _, err = w.communicate(timeout=10)
         r = last_run(d)
         heat = json.loads(r.get("figures") or "{}").get("heat", {}).get("thermal/soc-thermal", {})
         trips = {t["trip_c"]: t["seconds"] for t in heat.get("above_passive_trips", [])}
         ok(heat.get("max_c") == 70.0 and r.get("label") == "hot", "the peak of soc-thermal", heat)
+        fig = json.loads(r.get("figures") or "{}")
+        tmax = rows(d, "SELECT temp_max_c FROM runs WHERE id = ?", (r["id"],))[0][0]
+        ok(tmax == 70.0 and (fig.get("peak") or {}).get("channel") == "thermal/soc-thermal"
+           and not any(k.startswith("iio/") for k in fig.get("heat", {})),
+           "the peak is the hottest zone, not the 100 °C thermocouple, and says its channel",
+           (tmax, fig.get("peak"), list(fig.get("heat", {}))))
+        ok("peak 70 °C" in err, "the summary line says the zone's peak", err)
         ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] <= 3.0 and trips[85.0] == 0,
            "time above each passive trip point (60 °C: about 2 s, 85 °C: none)", trips)
+        noise = re.findall(r"\d+\.\d*(?:0000000|9999999)\d*", r.get("figures") or "")
+        ok(not noise, "the figures carry no float noise", noise[:5])
         n = heat.get("samples", 0)
         ok(n >= 4 and 50.0 < heat.get("mean_c", 0) < 70.0 and heat.get("p95_c") == 70.0,
            "mean and type-7 p95 over the fast samples", heat)
@@ -509,12 +531,17 @@ def main():
         with open(os.path.join(tree, "devices/platform/fdab0000.npu/devfreq/fdab0000.npu/"
                                "trans_stat"), "w") as f:
             f.write("Not Supported.\n")
+        with open(os.path.join(tree, "devices/platform/fdab0000.npu/devfreq/fdab0000.npu/"
+                               "cur_freq"), "w") as f:
+            f.write("300000000\n")
         os.makedirs(os.path.join(tmp, "5w"))
         d5 = Daemon(os.path.join(tmp, "5w"), tree)
         ok(d5.start(), "a second daemon on the 5 W tree", d5.text())
         p = run(d5, "run", "--", "sleep", "3")
         r = last_run(d5)
         dur = (r["end_ms"] - r["start_ms"]) / 1000
+        ok(re.search(r"energy \d+(\.\d{1,6})? J", p.stderr), "the summary's energy to the uJ, "
+           "no float noise", p.stderr)
         ok(r.get("energy_method") == "power_trapezoid" and abs(r["energy_j"] - 5 * dur) < 1e-6 * 5 * dur
            and r.get("energy_coverage") == 1.0,
            f"5 W over {dur:.3f} s: {r.get('energy_j')} J = duration x 5 W", r)
@@ -524,6 +551,10 @@ def main():
             secs = sum(got.get("seconds", {}).values())
             ok(got.get("method") == "fast_samples" and abs(secs - dur) <= 1.0,
                f"{key} without a counter: residency from the fast samples ({secs} s)", got)
+        npu = res.get("devfreq/fdab0000.npu", {})
+        ok(npu.get("max_hz") == 1000000000 and npu.get("max_hz_seen") == 300000000
+           and npu.get("below_max_share") == 1,
+           "an NPU at 300 MHz all run: all of it below its 1 GHz maximum", npu)
         ok(res.get("cpufreq/policy4", {}).get("method") == "time_in_state",
            "policy4 keeps its counter", res.get("cpufreq/policy4"))
 

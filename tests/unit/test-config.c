@@ -74,7 +74,25 @@ static void test_runs(void) {
 	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors), "auto loads");
 	ok(cfg.runs.power_channel == NULL, "auto is the automatic choice");
 	free(errors);
+	ok(config_peak_channel(&cfg, "thermal/soc-thermal") &&
+		   !config_peak_channel(&cfg, "iio/maxim_thermocouple/temp"),
+	   "runs.peak_channels default: the thermal zones, not a thermocouple");
+	errors = NULL;
+	yaml = "runs:\n  peak_channels: [thermal/soc*, iio/*]\n";
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors), "peak_channels load");
+	ok(config_peak_channel(&cfg, "iio/maxim_thermocouple/temp") &&
+		   config_peak_channel(&cfg, "thermal/soc-thermal") &&
+		   !config_peak_channel(&cfg, "thermal/gpu-thermal"),
+	   "runs.peak_channels chooses others");
+	free(errors);
 	config_finish(&cfg);
+	check("runs:\n  peak_channels: []\n",
+	      "t.yaml:2:18: runs.peak_channels: expected at least one glob, such as 'thermal/*'\n",
+	      "runs.peak_channels empty");
+	check("runs:\n  peak_channels: ['thermal/[a']\n",
+	      "t.yaml:2:19: runs.peak_channels: bad glob 'thermal/[a': unbalanced '[': a bracket "
+	      "expression needs its ']'\n",
+	      "runs.peak_channels bad glob");
 	check("runs:\n  interval: 500ms\n",
 	      "t.yaml:2:13: interval: '500ms' is below the minimum of 1s\n",
 	      "runs.interval under 1 s");
@@ -97,7 +115,7 @@ static void test_runs(void) {
 	      "runs.metrics_labels not a number");
 	check("runs:\n  sockt: /x\n",
 	      "t.yaml:2:3: unknown key 'sockt' in runs: did you mean 'socket'? (allowed: socket, "
-	      "interval, power_channel, metrics_labels)\n",
+	      "interval, power_channel, metrics_labels, peak_channels)\n",
 	      "runs unknown key");
 }
 

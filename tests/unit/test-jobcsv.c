@@ -8,33 +8,42 @@
 static int parse(const char *text, struct jobcsv *log, struct buf *errors) {
 	FILE *in = fmemopen((void *)text, strlen(text), "r");
 	buf_init(errors);
-	int rc = jobcsv_parse(in, "jobs.csv", "default", log, errors);
+	int rc = jobcsv_parse(in, "jobs.csv", "default", 1, log, errors);
 	fclose(in);
 	return rc;
 }
 
 static void test_times(void) {
 	int64_t ms = 0;
-	ok(jobcsv_parse_time_ms("1790812811.505", &ms) && ms == 1790812811505, "unix with ms");
-	ok(jobcsv_parse_time_ms("1790812811", &ms) && ms == 1790812811000, "unix whole seconds");
-	ok(jobcsv_parse_time_ms("1790812811.5", &ms) && ms == 1790812811500, "unix .5");
-	ok(jobcsv_parse_time_ms("1790812811.123456", &ms) && ms == 1790812811123,
+	ok(jobcsv_parse_time_ms("1790812811.505", 1, &ms) && ms == 1790812811505, "unix with ms");
+	ok(jobcsv_parse_time_ms("1790812811", 1, &ms) && ms == 1790812811000, "unix whole seconds");
+	ok(jobcsv_parse_time_ms("1790812811.5", 1, &ms) && ms == 1790812811500, "unix .5");
+	ok(jobcsv_parse_time_ms("1790812811.123456", 1, &ms) && ms == 1790812811123,
 	   "unix µs: kept to the ms");
-	ok(jobcsv_parse_time_ms("1790812811.9996", &ms) && ms == 1790812812000,
+	ok(jobcsv_parse_time_ms("1790812811.9996", 1, &ms) && ms == 1790812812000,
 	   "unix: rounded to the nearest ms");
-	ok(jobcsv_parse_time_ms("2026-10-01T03:15:13.187Z", &ms) && ms == 1790824513187,
+	ok(jobcsv_parse_time_ms("2026-10-01T03:15:13.187Z", 1, &ms) && ms == 1790824513187,
 	   "ISO with ms");
-	ok(jobcsv_parse_time_ms("2026-10-01 05:15:13,187+02:00", &ms) && ms == 1790824513187,
+	ok(jobcsv_parse_time_ms("2026-10-01 05:15:13,187+02:00", 1, &ms) && ms == 1790824513187,
 	   "ISO with a space, a comma and an offset");
-	ok(jobcsv_parse_time_ms("2026-10-01T03:15:13Z", &ms) && ms == 1790824513000,
+	ok(jobcsv_parse_time_ms("2026-10-01T03:15:13Z", 1, &ms) && ms == 1790824513000,
 	   "ISO whole seconds");
-	ok(jobcsv_parse_time_ms("2026-10-01", &ms) && ms == 1790812800000, "a date");
-	ok(!jobcsv_parse_time_ms("-24h", &ms), "relative times refused");
-	ok(!jobcsv_parse_time_ms("now", &ms), "now refused");
-	ok(!jobcsv_parse_time_ms("1790812811.", &ms), "a dot without digits");
-	ok(!jobcsv_parse_time_ms("1790812811.5x", &ms), "trailing garbage");
-	ok(!jobcsv_parse_time_ms("2026-10-01T03:15:13", &ms), "ISO without a zone");
-	ok(!jobcsv_parse_time_ms("", &ms), "empty");
+	ok(jobcsv_parse_time_ms("2026-10-01", 1, &ms) && ms == 1790812800000, "a date");
+	ok(!jobcsv_parse_time_ms("-24h", 1, &ms), "relative times refused");
+	ok(!jobcsv_parse_time_ms("now", 1, &ms), "now refused");
+	ok(!jobcsv_parse_time_ms("1790812811.", 1, &ms), "a dot without digits");
+	ok(!jobcsv_parse_time_ms("1790812811.5x", 1, &ms), "trailing garbage");
+	ok(!jobcsv_parse_time_ms("2026-10-01T03:15:13", 1, &ms), "ISO without a zone");
+	ok(!jobcsv_parse_time_ms("", 1, &ms), "empty");
+	ok(!jobcsv_parse_time_ms("1790812811505", 1, &ms), "13 digits are no unix seconds");
+	ok(jobcsv_parse_time_ms("1790812811505", 1000, &ms) && ms == 1790812811505, "unix ms");
+	ok(jobcsv_parse_time_ms("1790812811505499", 1000000, &ms) && ms == 1790812811505,
+	   "unix us, rounded to the ms (down)");
+	ok(jobcsv_parse_time_ms("1790812811505500", 1000000, &ms) && ms == 1790812811506,
+	   "unix us, rounded to the ms (up)");
+	ok(!jobcsv_parse_time_ms("1790812811505.5", 1000, &ms), "ms take no fraction");
+	ok(jobcsv_parse_time_ms("2026-10-01T03:15:13.187Z", 1000, &ms) && ms == 1790824513187,
+	   "ISO is ISO whatever the unit");
 
 	enum run_status st;
 	ok(jobcsv_parse_status("Completed", &st) && st == RUN_STATUS_OK, "completed = ok");

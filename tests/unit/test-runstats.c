@@ -63,7 +63,7 @@ static void test_job_log(void) {
 	struct jobcsv log;
 	struct buf errors;
 	buf_init(&errors);
-	int rc = jobcsv_parse(in, JOBS, "jobs-649", &log, &errors);
+	int rc = jobcsv_parse(in, JOBS, "jobs-649", 1, &log, &errors);
 	fclose(in);
 	is_int(rc, 0, "the 649-run log parses");
 	is_str(errors.data, NULL, "no errors");
@@ -77,6 +77,7 @@ static void test_job_log(void) {
 			.status = r->status,
 			.duration_s = (double)(r->end_ms - r->start_ms) / 1000,
 			.energy_j = r->energy_j,
+			.energy_coverage = NAN, // a job log's energy: whole
 			.temp_max_c = r->temp_max_c,
 			.rss_max_bytes = r->rss_max_bytes,
 		};
@@ -104,15 +105,15 @@ static void test_job_log(void) {
 
 static void test_groups(void) {
 	const struct runstats_run runs[] = {
-		{"b", RUN_STATUS_OK, 10, NAN, 50, 100},
-		{"a", RUN_STATUS_OK, 4, 2, 60, 200},
-		{"b", RUN_STATUS_SIGNALED, 99, 9, 90, 900},
-		{"a", RUN_STATUS_OK, 1, NAN, 61, 100},
-		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 95, 1},
-		{"a", RUN_STATUS_OK, 3, 4, 62.5, 300},
-		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN},
-		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN},
-		{"a", RUN_STATUS_OK, 2, NAN, 63, 400},
+		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100},
+		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200},
+		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900},
+		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100},
+		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1},
+		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300}, // a daemon restart mid-run
+		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400},
 	};
 	struct runstats_options opt = {.over_s = NAN};
 	struct runstats_result res;
@@ -126,6 +127,10 @@ static void test_groups(void) {
 		   a->by_status[RUN_STATUS_FAILED] == 0,
 	   "a: counts by status");
 	is_int(a->over, 0, "no threshold: over 0");
+	ok(a->energy_partial == 1 && a->energy_missing == 2 && a->energy_not_ok == 1,
+	   "a: energy covers 2 ok runs, one of them partly; leaves out 2 ok runs and 1 timeout");
+	ok(b->energy_partial == 0 && b->energy_missing == 1 && b->energy_not_ok == 1,
+	   "b: no ok run with energy; the signaled one has it");
 	// ok durations 1 2 3 4: p50 2.5, p95 = 3 + 0.85 = 3.85, mean 2.5; the timeout is out
 	is_near(a->duration_s.p50, 2.5, 0, "a: median of ok durations");
 	is_near(a->duration_s.p95, 3.85, 1e-15, "a: p95 type 7");
