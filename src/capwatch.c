@@ -282,6 +282,7 @@ size_t capwatch_states(struct capwatch *cw, struct capstate *out, size_t max) {
 			.name = w->cc->name,
 			.sensor = w->cc->sensor,
 			.consumed_fraction = r.consumed_fraction,
+			.consumed_total = r.consumed_total,
 			.remaining_h = r.remaining_h,
 			.effective_life_h = r.life_h,
 			.observed_h = r.observed_h,

@@ -152,6 +152,10 @@ static void write_capacitors(const struct live_snapshot *snap, struct buf *out) 
 		{"thermlog_capacitor_consumed_ratio",
 		 "Fraction of the capacitor's effective life consumed so far (1 = end of life).",
 		 offsetof(struct capstate, consumed_fraction), 1},
+		{"thermlog_capacitor_consumed_total_ratio",
+		 "Fraction of the capacitor's effective life consumed, with the time in service before "
+		 "and between the samples aged at the observed rate (= consumed_ratio without in_service).",
+		 offsetof(struct capstate, consumed_total), 1},
 		{"thermlog_capacitor_remaining_seconds",
 		 "Remaining life of the capacitor at its observed temperature history, in seconds.",
 		 offsetof(struct capstate, remaining_h), 3600},
