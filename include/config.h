@@ -73,11 +73,15 @@ struct http_config {
 /* runs.metrics_labels: a Prometheus server sees about 26 series per label, so at most 5226. */
 #define CONFIG_METRICS_LABELS_DEFAULT 20
 #define CONFIG_METRICS_LABELS_MAX     200
+/* runs.max_active: runs active at once; one more start answers 429. */
+#define CONFIG_RUNS_MAX_ACTIVE_DEFAULT 64
+#define CONFIG_RUNS_MAX_ACTIVE_MAX     4096
 struct runs_config {
 	char *socket;        // absolute path of the AF_UNIX socket
 	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
 	char *power_channel; // the channel key of board power, NULL = automatic (an ina2xx power)
 	unsigned metrics_labels; // labels /metrics exports one by one (the rest: "other"), 1..200
+	unsigned max_active;     // runs active at once, 1..4096 (default 64)
 };
 
 struct config {
