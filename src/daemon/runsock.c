@@ -1073,16 +1073,11 @@ static void summary_json(const struct run *run, const struct store_run_end *end,
 
 /* The start counters of open run @id as stored: an active run keeps none in memory. */
 static void start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s) {
-	struct store_run_open *open_runs = NULL;
-	size_t n = 0;
-	if (rs->store && store_runs_open_list(rs->store, &open_runs, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (open_runs[i].id == id) {
-				snapshot_parse(open_runs[i].start_snapshot, s, NULL);
-			}
-		}
+	char *text = NULL;
+	if (rs->store && store_run_start_snapshot(rs->store, id, &text) == 0 && text) {
+		snapshot_parse(text, s, NULL);
 	}
-	store_runs_open_free(open_runs, n);
+	free(text);
 }
 
 /* Ends @run (taken out of the list by the caller) and frees it. */
