@@ -698,7 +698,7 @@ static void test_shared_checks(void) {
 	struct api_context local = {.cfg = &cfg, .live = live, .runs = &runs, .local = true};
 	post(&local, "/api/v1/runs", "{\"label\":\"x\",\"lable\":1}", NULL, &resp);
 	is_str(resp.body.data,
-	       "{\"error\":\"body: unknown key 'lable' (allowed: label, tags, pid, argv, exe)\"}\n",
+	       "{\"error\":\"body: unknown key 'lable' (allowed: label, tags, pid, argv, exe, exe_sha256, request_id)\"}\n",
 	       "start: the unknown key and the allowed ones");
 	api_response_finish(&resp);
 	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"ok\",\"rss\":1}", NULL, &resp);
