@@ -40,11 +40,11 @@
 #include "xalloc.h"
 #include "yamltree.h"
 
-#define WAIT_MS      10000 // an HTTP request waits this long for the loop, then 503
+#define WAIT_MS      10000            // an HTTP request waits this long for the loop, then 503
 #define RECENT_MS    (10 * 60 * 1000) // a start's request_id is remembered this long
 #define RECENT_MAX   1024             // ended runs' request_ids remembered at most
-#define FILE_MAX     65536 // a counter file (the kernel's limit is a page)
-#define ENERGY_MAX_S 2.5   // power samples further apart than this many intervals are a gap
+#define FILE_MAX     65536            // a counter file (the kernel's limit is a page)
+#define ENERGY_MAX_S 2.5 // power samples further apart than this many intervals are a gap
 
 /* --- counters at a run's boundaries --------------------------------------------------------- */
 
@@ -379,9 +379,9 @@ struct run {
 	size_t n_freq;
 	struct counters_power_sample power[POWER_CHUNK]; // not integrated yet
 	size_t n_power;
-	double power_j, power_covered_s; // the chunks integrated so far
-	bool power_seen;                 // any pair integrated
-	char *power_key;                 // the channel integrated
+	double power_j, power_covered_s;     // the chunks integrated so far
+	bool power_seen;                     // any pair integrated
+	char *power_key;                     // the channel integrated
 	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
 	size_t samples;
 	int64_t first_sample_ms; // of this daemon's: a restart mid-run starts over (0 = none)
@@ -467,7 +467,7 @@ struct runsock {
 	int64_t next_sample_mono; // ms; 0 = now
 	struct pending batch[RUNSOCK_BATCH];
 	size_t n_batch;
-	int64_t batch_mono; // boot clock of the batch's first sample
+	int64_t batch_mono;    // boot clock of the batch's first sample
 	struct recent *recent; // request_ids of runs ended in the last RECENT_MS, oldest first
 	size_t n_recent, cap_recent;
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
@@ -919,8 +919,8 @@ static void heat_p95(struct runsock *rs, const struct run *run, int64_t end_ms, 
 			       .n = run->n_heat};
 	struct store_channel *list = NULL;
 	size_t n = 0;
-	bool known = rs->store && run->first_sample_ms > 0 &&
-		     store_channels(rs->store, &list, &n) == 0;
+	bool known =
+		rs->store && run->first_sample_ms > 0 && store_channels(rs->store, &list, &n) == 0;
 	for (size_t k = 0; k < run->n_heat; k++) {
 		hs.hv[k].channel_id = -1;
 		for (size_t i = 0; known && i < n; i++) {
@@ -1429,7 +1429,8 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		fast_sample(rs, now_ms, mono_ms);
 	}
 	watch_pids(rs, now_ms, mono_ms);
-	if (rs->n_runs == 0 || (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
+	if (rs->n_runs == 0 ||
+	    (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
 		flush_batch(rs);
 	}
 }

@@ -1500,8 +1500,9 @@ static void runs_start(struct request *r, const struct yamltree_node *root) {
 			good = isalnum((unsigned char)v->text[i]) || strchr("._-", v->text[i]);
 		}
 		if (!good) {
-			msg = xstrdup("request_id: expected 1 to 64 characters of A-Z, a-z, 0-9, '.', "
-				      "'_' and '-'");
+			msg = xstrdup(
+				"request_id: expected 1 to 64 characters of A-Z, a-z, 0-9, '.', "
+				"'_' and '-'");
 			goto bad;
 		}
 		request_id = v->text;

@@ -152,7 +152,8 @@ static void test_exe_never_opened(void) {
 	printf("# %s\n", g.fingerprint ? g.fingerprint : "(none)");
 	free(g.fingerprint);
 	const char *sha = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
-	start = (struct api_run_start){.label = "sha", .tags = "{}", .exe = file, .exe_sha256 = sha};
+	start = (struct api_run_start){
+		.label = "sha", .tags = "{}", .exe = file, .exe_sha256 = sha};
 	ok(runsock_start(rs, &start, T0_MS + 10, MONO_MS + 10, &id) == 0, "a start with a digest");
 	g = get_run(&e, id);
 	ok(g.fingerprint && strstr(g.fingerprint, sha), "the caller's digest is the fingerprint's");
@@ -352,25 +353,26 @@ static void test_memory_bounded(void) {
 	// Many runs at once: each costs a few KiB, and all of it is back after they stop (a first
 	// round fills the caches that stay: the sampler's, the store's).
 	for (int round = 0; round < 2; round++) {
-	long long before = heap_used();
-	int64_t ids[64];
-	for (int i = 0; i < 64; i++) {
-		t += 10;
-		runsock_start(rs, &start, T0_MS + t, MONO_MS + t, &ids[i]);
-	}
-	t += 1000;
-	runsock_work(rs, T0_MS + t, MONO_MS + t);
-	long long active = heap_used();
-	for (int i = 0; i < 64; i++) {
-		t += 10;
-		runsock_stop(rs, ids[i], &STOP_OK, T0_MS + t, MONO_MS + t);
-	}
-	long long after = heap_used();
-	printf("# 64 active runs: %lld bytes each; %lld bytes more after they stopped\n",
-	       (active - before) / 64, after - before);
-	ok((active - before) / 64 < 8192, "an active run costs under 8 KiB");
-	// What stays is SQLite's and the store's, growing with the database: under 1 KiB a run.
-	ok(after - before < 64 * 1024, "the runs' memory is back after the stops");
+		long long before = heap_used();
+		int64_t ids[64];
+		for (int i = 0; i < 64; i++) {
+			t += 10;
+			runsock_start(rs, &start, T0_MS + t, MONO_MS + t, &ids[i]);
+		}
+		t += 1000;
+		runsock_work(rs, T0_MS + t, MONO_MS + t);
+		long long active = heap_used();
+		for (int i = 0; i < 64; i++) {
+			t += 10;
+			runsock_stop(rs, ids[i], &STOP_OK, T0_MS + t, MONO_MS + t);
+		}
+		long long after = heap_used();
+		printf("# 64 active runs: %lld bytes each; %lld bytes more after they stopped\n",
+		       (active - before) / 64, after - before);
+		ok((active - before) / 64 < 8192, "an active run costs under 8 KiB");
+		// What stays is SQLite's and the store's, growing with the database: under 1 KiB a
+		// run.
+		ok(after - before < 64 * 1024, "the runs' memory is back after the stops");
 	}
 	runsock_destroy(rs);
 	env_close(&e);
