@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -472,6 +473,7 @@ struct runsock {
 	size_t n_recent, cap_recent;
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
 	bool auto_power_probed;
+	bool trim_due; // a run ended: give the heap back once none is active
 };
 
 static void flush_batch(struct runsock *rs) {
@@ -1117,6 +1119,7 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 static void run_remove(struct runsock *rs, size_t at) {
 	memmove(&rs->runs[at], &rs->runs[at + 1], (rs->n_runs - at - 1) * sizeof(*rs->runs));
 	rs->n_runs--;
+	rs->trim_due = true;
 }
 
 /* --- the loop's answers ---------------------------------------------------------------------- */
@@ -1432,6 +1435,16 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (rs->n_runs == 0 ||
 	    (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
 		flush_batch(rs);
+	}
+	if (rs->n_runs == 0 && rs->trim_due) {
+		// Many runs' small blocks leave the heap's top pinned: hand the free pages back.
+		rs->trim_due = false;
+		free(rs->runs);
+		rs->runs = NULL;
+		rs->cap_runs = 0;
+#ifdef __GLIBC__
+		malloc_trim(0);
+#endif
 	}
 }
 
