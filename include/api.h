@@ -28,7 +28,9 @@ struct api_run_start {
 	const char *tags;  // JSON object of strings
 	int64_t pid;       // the process to watch: the body's "pid", else the caller's, 0 = none
 	const char *argv;  // JSON array of strings, or NULL
-	const char *exe;   // the executable's path, or NULL
+	const char *exe;   // the executable's path, or NULL (never opened by the daemon)
+	const char *exe_sha256; // its sha256 as 64 lowercase hex digits, from the caller, or NULL
+	const char *request_id; // the caller's idempotency key (1-64 of [A-Za-z0-9._-]), or NULL
 };
 
 /** How a run ended, from POST /api/v1/runs/{id}/stop. */
@@ -42,7 +44,8 @@ struct api_run_stop {
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with
  * its own loop). Both return 0, or a negative errno with a message in *err (newly allocated):
- * -EINVAL bad input, -ENOENT no such run, -EALREADY ended already, -EAGAIN not now (503).
+ * -EINVAL bad input, -ENOENT no such run, -EALREADY ended already, -EAGAIN not now (503),
+ * -EBUSY too many runs active (429).
  */
 struct api_runs {
 	int (*start)(void *ctx, const struct api_run_start *run, int64_t *id, char **err);

@@ -73,6 +73,9 @@ struct http_config {
 /* runs.metrics_labels: a Prometheus server sees about 26 series per label, so at most 5226. */
 #define CONFIG_METRICS_LABELS_DEFAULT 20
 #define CONFIG_METRICS_LABELS_MAX     200
+/* runs.max_active: runs active at once; one more start answers 429. */
+#define CONFIG_RUNS_MAX_ACTIVE_DEFAULT 64
+#define CONFIG_RUNS_MAX_ACTIVE_MAX     4096
 struct runs_config {
 	char *socket;        // absolute path of the AF_UNIX socket
 	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
@@ -80,6 +83,7 @@ struct runs_config {
 	unsigned metrics_labels; // labels /metrics exports one by one (the rest: "other"), 1..200
 	char **peak_channels;    // globs: the channels a run's heat figures come from; NULL-terminated,
 				 // default {"thermal/*"}
+	unsigned max_active;     // runs active at once, 1..4096 (default 64)
 };
 
 struct config {

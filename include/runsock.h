@@ -15,13 +15,14 @@ struct runsock;
 struct store;
 
 /*
- * Fast samples are written in batches of this many, or when the oldest waits this long, or at
- * a stop, or when no run is active any more: a transaction writes whole pages, so flash sees
- * about 0.6 KiB per sample instead of 4.8 KiB one by one (bench/store-wear). A daemon killed
- * mid-run loses at most the batch.
+ * Fast samples are written in batches of this many, or when the oldest has waited this long
+ * (a timer of its own: runsock_timeout_ms() counts it), or at a stop, or when no run is active
+ * any more: a transaction writes whole pages, so flash sees far less per sample than one by
+ * one (bench/store-wear). A daemon killed mid-run loses at most the last RUNSOCK_BATCH_MAX_MS
+ * of fast samples.
  */
 #define RUNSOCK_BATCH        24
-#define RUNSOCK_BATCH_MAX_MS 120000
+#define RUNSOCK_BATCH_MAX_MS 10000
 
 /**
  * Creates the listening AF_UNIX socket at cfg->runs.socket: its directory is created when
@@ -66,7 +67,10 @@ int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t
 int runsock_stop(struct runsock *rs, int64_t id, const struct api_run_stop *stop, int64_t now_ms,
 		 int64_t mono_ms);
 
-/** Milliseconds until runsock_work() has something to do, or -1 (no run active). */
+/**
+ * Milliseconds until runsock_work() has something to do (a fast sample, or a batch to write),
+ * or -1 (no run active).
+ */
 int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms);
 
 #endif

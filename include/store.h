@@ -419,5 +419,7 @@ struct store_run_open {
 /** Every running run, by id. Free with store_runs_open_free(). 0 or -errno. */
 int store_runs_open_list(struct store *store, struct store_run_open **out, size_t *n);
 void store_runs_open_free(struct store_run_open *list, size_t n); // accepts NULL
+/** Run @id's start_snapshot in *snapshot (newly allocated, NULL when none). 0, -ENOENT, -errno. */
+int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot);
 
 #endif

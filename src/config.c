@@ -367,7 +367,8 @@ static void parse_peak_channels(struct parser *p, const struct yamltree_node *se
 
 static void parse_runs(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"socket",         "interval",      "power_channel",
-					   "metrics_labels", "peak_channels", NULL};
+					   "metrics_labels", "peak_channels", "max_active",
+					   NULL};
 	if (!yamltree_check_mapping(&p->yt, map, "runs", keys)) {
 		return;
 	}
@@ -396,6 +397,9 @@ static void parse_runs(struct parser *p, const struct yamltree_node *map) {
 		} else if (yamltree_key_is(k, "metrics_labels")) {
 			yamltree_get_uint(&p->yt, v, "metrics_labels", 1, CONFIG_METRICS_LABELS_MAX,
 					  &rc->metrics_labels);
+		} else if (yamltree_key_is(k, "max_active")) {
+			yamltree_get_uint(&p->yt, v, "max_active", 1, CONFIG_RUNS_MAX_ACTIVE_MAX,
+					  &rc->max_active);
 		} else if (yamltree_key_is(k, "power_channel")) {
 			if (!yamltree_want_scalar(&p->yt, v, "power_channel",
 						  "a channel key or 'auto'")) {
@@ -937,7 +941,8 @@ void config_init(struct config *cfg) {
 			},
 		.runs = {.socket = xstrdup(CONFIG_DEFAULT_RUNS_SOCKET),
 			 .interval_ms = 5000,
-			 .metrics_labels = CONFIG_METRICS_LABELS_DEFAULT},
+			 .metrics_labels = CONFIG_METRICS_LABELS_DEFAULT,
+			 .max_active = CONFIG_RUNS_MAX_ACTIVE_DEFAULT},
 	};
 	cfg->runs.peak_channels = xcalloc(2, sizeof(char *));
 	cfg->runs.peak_channels[0] = xstrdup("thermal/*");

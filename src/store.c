@@ -3671,6 +3671,26 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 	return 0;
 }
 
+int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot) {
+	*snapshot = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(store, "SELECT start_snapshot FROM runs WHERE id = ?1", "a runs query",
+			 &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*snapshot = dup_or_null(column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		return -ENOENT;
+	}
+	return rc == SQLITE_ROW ? 0 : fail(store, rc, "could not read a run's start counters");
+}
+
 void store_runs_open_free(struct store_run_open *list, size_t n) {
 	for (size_t i = 0; list && i < n; i++) {
 		free(list[i].label);

@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,16 +37,17 @@
 #include "runs.h"
 #include "runstats.h"
 #include "sampler.h"
-#include "sha256.h"
 #include "source.h"
 #include "stats.h"
 #include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define WAIT_MS      10000 // an HTTP request waits this long for the loop, then 503
-#define FILE_MAX     65536 // a counter file (the kernel's limit is a page)
-#define ENERGY_MAX_S 2.5   // power samples further apart than this many intervals are a gap
+#define WAIT_MS      10000            // an HTTP request waits this long for the loop, then 503
+#define RECENT_MS    (10 * 60 * 1000) // a start's request_id is remembered this long
+#define RECENT_MAX   1024             // ended runs' request_ids remembered at most
+#define FILE_MAX     65536            // a counter file (the kernel's limit is a page)
+#define ENERGY_MAX_S 2.5 // power samples further apart than this many intervals are a gap
 
 /* --- counters at a run's boundaries --------------------------------------------------------- */
 
@@ -231,12 +233,17 @@ static void snapshot_read(int root_fd, struct snapshot *s) {
 	free_names(names, n);
 }
 
-static void snapshot_json(const struct snapshot *s, int64_t mono_ms, struct buf *out) {
+static void snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t pid_start,
+			  struct buf *out) {
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
 	json_key(&j, "mono_ms");
 	json_int(&j, mono_ms);
+	if (pid_start > 0 && pid_start <= INT64_MAX) {
+		json_key(&j, "pid_start"); // the watched process's start time, for a restart
+		json_int(&j, (int64_t)pid_start);
+	}
 	json_key(&j, "counters");
 	json_array_begin(&j);
 	for (size_t i = 0; i < s->n; i++) {
@@ -255,11 +262,18 @@ static void snapshot_json(const struct snapshot *s, int64_t mono_ms, struct buf 
 	json_object_end(&j);
 }
 
-/* Reads back a start snapshot stored as JSON (a run left running by an earlier daemon). */
-static bool snapshot_parse(const char *text, struct snapshot *s) {
+/*
+ * Reads back a start snapshot stored as JSON (a run left running by an earlier daemon), and the
+ * watched process's start time in it (@pid_start may be NULL).
+ */
+static bool snapshot_parse(const char *text, struct snapshot *s, uint64_t *pid_start) {
 	struct jsonread_error err;
 	size_t len = text ? strlen(text) : 0;
 	struct jsonread_node *root = text ? jsonread_parse(text, len, len, &err) : NULL;
+	const struct jsonread_node *ps = jsonread_get(root, "pid_start");
+	if (pid_start && ps && ps->kind == JSONREAD_NUMBER && ps->number > 0) {
+		*pid_start = (uint64_t)ps->number;
+	}
 	const struct jsonread_node *list = jsonread_get(root, "counters");
 	for (size_t i = 0; list && list->kind == JSONREAD_ARRAY && i < list->n; i++) {
 		const char *kind = jsonread_string(jsonread_get(list->items[i], "kind"));
@@ -285,11 +299,14 @@ static bool snapshot_parse(const char *text, struct snapshot *s) {
 
 #define HEAT_TRIPS_MAX 8
 
-/* One temperature channel over a run's fast samples. */
+/*
+ * One temperature channel over a run's fast samples: running figures only, so a run costs the
+ * same whatever its length; the p95 is read back from the stored fast samples at the end.
+ */
 struct heat {
 	char *key;
-	double *v;
-	size_t n, cap;
+	size_t n; // samples
+	double sum;
 	double max;
 	int64_t max_ms;
 	double last_v; // the previous sample, for the time above the trips
@@ -326,20 +343,25 @@ struct freq {
 	bool seen;
 };
 
+/* Power samples integrated a chunk at a time, the last one carried into the next chunk. */
+#define POWER_CHUNK 32
+
 struct run {
 	int64_t id;
 	char *label;
 	int64_t start_ms;
-	int64_t pid; // 0 = not watched
-	struct snapshot start;
-	bool counters_known; // the start snapshot was read (a restart may lose nothing: it is
-			     // stored)
+	int64_t pid;           // 0 = not watched
+	uint64_t pid_start;    // the process's start time (/proc/PID/stat field 22), 0 = unknown
+	int64_t start_mono_ms; // of this daemon's boot clock: a request_id is remembered 10 min
+	char *request_id;      // or NULL
 	struct heat *heat;
-	size_t n_heat, cap_heat;
+	size_t n_heat;
 	struct freq *freq;
-	size_t n_freq, cap_freq;
-	struct counters_power_sample *power;
-	size_t n_power, cap_power;
+	size_t n_freq;
+	struct counters_power_sample power[POWER_CHUNK]; // not integrated yet
+	size_t n_power;
+	double power_j, power_covered_s;     // the chunks integrated so far
+	bool power_seen;                     // any pair integrated
 	char *power_key;                     // the channel integrated
 	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
 	size_t samples;
@@ -351,10 +373,9 @@ static void run_free(struct run *r) {
 		return;
 	}
 	free(r->label);
-	snapshot_finish(&r->start);
+	free(r->request_id);
 	for (size_t i = 0; i < r->n_heat; i++) {
 		free(r->heat[i].key);
-		free(r->heat[i].v);
 	}
 	free(r->heat);
 	for (size_t i = 0; i < r->n_freq; i++) {
@@ -363,7 +384,6 @@ static void run_free(struct run *r) {
 		free(r->freq[i].ms);
 	}
 	free(r->freq);
-	free(r->power);
 	free(r->power_key);
 	free(r);
 }
@@ -376,7 +396,7 @@ struct job {
 	int64_t id;
 	struct api_run_stop stop;
 	// the answer
-	bool done, abandoned;
+	bool taken, done; // the loop took it; answered
 	int rc;
 	int64_t new_id;
 	struct buf out;
@@ -392,8 +412,17 @@ static void job_free(struct job *job) {
 	free((char *)job->start.tags);
 	free((char *)job->start.argv);
 	free((char *)job->start.exe);
+	free((char *)job->start.exe_sha256);
+	free((char *)job->start.request_id);
 	free(job);
 }
+
+/* The request_id of a run that ended, for a start repeated by its caller. */
+struct recent {
+	char request_id[65];
+	int64_t run_id;
+	int64_t start_mono_ms;
+};
 
 /* The fast samples not written yet. */
 struct pending {
@@ -419,8 +448,12 @@ struct runsock {
 	int64_t next_sample_mono; // ms; 0 = now
 	struct pending batch[RUNSOCK_BATCH];
 	size_t n_batch;
+	int64_t batch_mono;    // boot clock of the batch's first sample
+	struct recent *recent; // request_ids of runs ended in the last RECENT_MS, oldest first
+	size_t n_recent, cap_recent;
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
 	bool auto_power_probed;
+	bool trim_due; // a run ended: give the heap back once none is active
 };
 
 static void flush_batch(struct runsock *rs) {
@@ -508,7 +541,7 @@ static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_m
 		f = strcmp(run->freq[k].key, key) == 0 ? &run->freq[k] : NULL;
 	}
 	if (!f) {
-		run->freq = xgrow(run->freq, &run->cap_freq, run->n_freq + 1, sizeof(*run->freq));
+		run->freq = xrealloc(run->freq, (run->n_freq + 1) * sizeof(*run->freq));
 		f = &run->freq[run->n_freq++];
 		*f = (struct freq){.key = xstrdup(key)};
 	}
@@ -529,6 +562,25 @@ static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_m
 	f->seen = true;
 	f->last_hz = hz;
 	f->last_ms = now_ms;
+}
+
+/*
+ * Integrates the power samples held (over the run from its start on: they are all inside it)
+ * and keeps the last, which pairs with the next sample: the chunks add up to the whole.
+ */
+static void power_fold(struct run *run, int64_t interval_ms, double upto_s) {
+	struct counters_integral in;
+	if (run->n_power > 1 &&
+	    counters_integrate_power(run->power, run->n_power, (double)run->start_ms / 1000, upto_s,
+				     ENERGY_MAX_S * (double)interval_ms / 1000, &in) == 0) {
+		run->power_j += in.joules;
+		run->power_covered_s += in.covered_s;
+		run->power_seen = true;
+	}
+	if (run->n_power > 0) {
+		run->power[0] = run->power[run->n_power - 1];
+		run->n_power = 1;
+	}
 }
 
 /* One fast sample: stored (in the next batch) and added to every active run. */
@@ -573,8 +625,9 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 										     : NULL;
 				}
 				if (!h) {
-					run->heat = xgrow(run->heat, &run->cap_heat,
-							  run->n_heat + 1, sizeof(*run->heat));
+					// Grown one at a time: a run holds no slack.
+					run->heat = xrealloc(run->heat, (run->n_heat + 1) *
+										sizeof(*run->heat));
 					h = &run->heat[run->n_heat++];
 					*h = (struct heat){.key = xstrdup(ch[i].key),
 							   .max = -INFINITY};
@@ -589,8 +642,8 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 				}
 				h->last_v = rd[i].value;
 				h->last_ms = now_ms;
-				h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(*h->v));
-				h->v[h->n++] = rd[i].value;
+				h->n++;
+				h->sum += rd[i].value;
 				if (rd[i].value > h->max) {
 					h->max = rd[i].value;
 					h->max_ms = now_ms;
@@ -617,15 +670,20 @@ static void fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 			if (!run->power_key) {
 				run->power_key = xstrdup(power_key);
 			}
-			run->power = xgrow(run->power, &run->cap_power, run->n_power + 1,
-					   sizeof(*run->power));
+			if (run->n_power == POWER_CHUNK) {
+				power_fold(run, rs->cfg->runs.interval_ms,
+					   run->power[POWER_CHUNK - 1].t_s);
+			}
 			// Wall time, like the run's bounds (ms since epoch, as seconds).
 			run->power[run->n_power++] = (struct counters_power_sample){
 				.t_s = (double)now_ms / 1000, .power_w = watts};
 		}
 	}
 	rs->next_sample_mono = mono_ms + rs->cfg->runs.interval_ms;
-	if (rs->n_batch == RUNSOCK_BATCH || now_ms - rs->batch[0].ts_ms >= RUNSOCK_BATCH_MAX_MS) {
+	if (rs->n_batch == 1) {
+		rs->batch_mono = mono_ms;
+	}
+	if (rs->n_batch == RUNSOCK_BATCH || mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS) {
 		flush_batch(rs);
 	}
 }
@@ -665,11 +723,11 @@ struct energy {
 	char *channel;
 };
 
-static void energy_of(const struct run *run, const struct snapshot *stop, int64_t end_ms,
-		      int64_t interval_ms, struct energy *e) {
+static void energy_of(struct run *run, const struct snapshot *start, const struct snapshot *stop,
+		      int64_t end_ms, int64_t interval_ms, struct energy *e) {
 	*e = (struct energy){.joules = NAN, .coverage = NAN};
-	for (size_t i = 0; i < run->start.n; i++) {
-		const struct snap_file *a = &run->start.files[i];
+	for (size_t i = 0; i < start->n; i++) {
+		const struct snap_file *a = &start->files[i];
 		const struct snap_file *b =
 			a->kind == SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
 		if (!b) {
@@ -687,13 +745,11 @@ static void energy_of(const struct run *run, const struct snapshot *stop, int64_
 		e->channel = xstrdup(a->key);
 		return;
 	}
-	struct counters_integral in;
-	if (run->n_power > 0 &&
-	    counters_integrate_power(run->power, run->n_power, (double)run->start_ms / 1000,
-				     (double)end_ms / 1000,
-				     ENERGY_MAX_S * (double)interval_ms / 1000, &in) == 0) {
-		e->joules = in.joules;
-		e->coverage = in.coverage;
+	power_fold(run, interval_ms, (double)end_ms / 1000);
+	double span_s = (double)end_ms / 1000 - (double)run->start_ms / 1000; // as integrated
+	if (run->power_seen && span_s > 0) {
+		e->joules = run->power_j;
+		e->coverage = run->power_covered_s / span_s;
 		e->method = "power_trapezoid";
 		e->channel = run->power_key ? xstrdup(run->power_key) : NULL;
 	}
@@ -741,6 +797,7 @@ static void below_max_json(struct json *j, int64_t max_hz, const char *from, int
 }
 
 static void residency_json(struct json *j, int root_fd, const struct run *run,
+			   const struct snapshot *start,
 			   const struct snapshot *stop) {
 	json_key(j, "residency");
 	json_object_begin(j);
@@ -748,8 +805,8 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 	size_t n_cool = 0;
 	const char **counted = NULL; // keys answered by a kernel counter
 	size_t n_counted = 0;
-	for (size_t i = 0; i < run->start.n; i++) {
-		const struct snap_file *a = &run->start.files[i];
+	for (size_t i = 0; i < start->n; i++) {
+		const struct snap_file *a = &start->files[i];
 		if (a->kind == SNAP_ENERGY) {
 			continue;
 		}
@@ -866,15 +923,78 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 	free(cool);
 }
 
+/* One heat channel's stored fast samples, for its p95. */
+struct heat_values {
+	int64_t channel_id; // -1 = not stored
+	double resolution;
+	double *v;
+	size_t n, cap;
+};
+
+struct heat_scan {
+	struct heat_values *hv;
+	size_t n;
+};
+
+static int heat_collect(void *ctx, const struct store_run_sample *sample) {
+	struct heat_scan *hs = ctx;
+	for (size_t k = 0; k < hs->n; k++) {
+		struct heat_values *h = &hs->hv[k];
+		if (h->channel_id == sample->channel_id) {
+			h->v = xgrow(h->v, &h->cap, h->n + 1, sizeof(*h->v));
+			h->v[h->n++] = (double)sample->q * h->resolution;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The type-7 p95 of each heat channel of @run over its stored fast samples from its first
+ * sample of this daemon's to @end_ms: read back at the end, so an active run holds none of
+ * them. p95[k] is NAN for a channel the store does not keep.
+ */
+static void heat_p95(struct runsock *rs, const struct run *run, int64_t end_ms, double *p95) {
+	struct heat_scan hs = {.hv = xcalloc(run->n_heat ? run->n_heat : 1, sizeof(*hs.hv)),
+			       .n = run->n_heat};
+	struct store_channel *list = NULL;
+	size_t n = 0;
+	bool known =
+		rs->store && run->first_sample_ms > 0 && store_channels(rs->store, &list, &n) == 0;
+	for (size_t k = 0; k < run->n_heat; k++) {
+		hs.hv[k].channel_id = -1;
+		for (size_t i = 0; known && i < n; i++) {
+			if (strcmp(list[i].ch.key, run->heat[k].key) == 0) {
+				hs.hv[k].channel_id = list[i].id;
+				hs.hv[k].resolution = list[i].ch.resolution;
+			}
+		}
+	}
+	store_channels_free(list, n);
+	if (known && store_run_samples_scan(rs->store, run->first_sample_ms, end_ms + 1,
+					    heat_collect, &hs) < 0) {
+		log_warn("runs: run %" PRId64 ": the fast samples could not be read back for "
+			 "the p95",
+			 run->id);
+	}
+	for (size_t k = 0; k < run->n_heat; k++) {
+		struct heat_values *h = &hs.hv[k];
+		qsort(h->v, h->n, sizeof(*h->v), cmp_double);
+		p95[k] = h->n > 0 ? runstats_quantile_sorted(h->v, h->n, 95) : NAN;
+		free(h->v);
+	}
+	free(hs.hv);
+}
+
 /* The figures JSON; *temp_max the highest temperature seen on a channel of runs.peak_channels
  * (NAN = none). */
 static void figures_json(const struct config *cfg, int root_fd, const struct run *run,
-			 const struct snapshot *stop, const struct energy *e, struct buf *out,
+			 const struct snapshot *start, const struct snapshot *stop,
+			 const struct energy *e, const double *p95, struct buf *out,
 			 double *temp_max) {
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
-	residency_json(&j, root_fd, run, stop);
+	residency_json(&j, root_fd, run, start, stop);
 	json_key(&j, "energy");
 	json_object_begin(&j);
 	json_key(&j, "joules");
@@ -895,13 +1015,6 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		if (!config_peak_channel(cfg, h->key)) {
 			continue; // a capacitor's thermocouple is no zone of the board
 		}
-		double *sorted = xcalloc(h->n, sizeof(*sorted));
-		memcpy(sorted, h->v, h->n * sizeof(*sorted));
-		qsort(sorted, h->n, sizeof(*sorted), cmp_double);
-		double sum = 0;
-		for (size_t k = 0; k < h->n; k++) {
-			sum += sorted[k];
-		}
 		char at[TIMEFMT_ISO_LEN];
 		runs_format_time(h->max_ms, at);
 		json_key(&j, h->key);
@@ -911,9 +1024,9 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		json_key(&j, "max_at");
 		json_string(&j, at);
 		json_key(&j, "p95_c");
-		json_double(&j, rounded(runstats_quantile_sorted(sorted, h->n, 95), 3));
+		json_double(&j, rounded(p95[i], 3));
 		json_key(&j, "mean_c");
-		json_double(&j, rounded(sum / (double)h->n, 3));
+		json_double(&j, rounded(h->sum / (double)h->n, 3));
 		json_key(&j, "samples");
 		json_int(&j, (int64_t)h->n);
 		if (h->n_trips > 0) {
@@ -930,7 +1043,6 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 			json_array_end(&j);
 		}
 		json_object_end(&j);
-		free(sorted);
 		if (!peak || h->max > peak->max) {
 			peak = h;
 		}
@@ -953,8 +1065,9 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 		json_null(&j);
 	}
 	json_key(&j, "heat_method");
-	json_string(&j, "fast samples of the channels of runs.peak_channels: type 7 percentiles; "
-			"time above a trip counts each interval that starts above it");
+	json_string(&j, "fast samples of the channels of runs.peak_channels: type 7 percentiles "
+			"over the stored ones; time above a trip counts each interval that starts "
+			"above it");
 	json_key(&j, "memory");
 	json_object_begin(&j);
 	json_key(&j, "available_min_bytes");
@@ -1023,22 +1136,35 @@ static void summary_json(const struct run *run, const struct store_run_end *end,
 	json_object_end(&j);
 }
 
+/* The start counters of open run @id as stored: an active run keeps none in memory. */
+static void start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s) {
+	char *text = NULL;
+	if (rs->store && store_run_start_snapshot(rs->store, id, &text) == 0 && text) {
+		snapshot_parse(text, s, NULL);
+	}
+	free(text);
+}
+
 /* Ends @run (taken out of the list by the caller) and frees it. */
 static int run_end(struct runsock *rs, struct run *run, struct store_run_end *end,
 		   struct buf *summary) {
-	struct snapshot stop = {0};
+	flush_batch(rs); // the samples before the end's figures, which read them back
+	struct snapshot start = {0}, stop = {0};
+	start_snapshot(rs, run->id, &start);
 	snapshot_read(rs->sysfs_fd, &stop);
 	struct energy e;
-	energy_of(run, &stop, end->end_ms, rs->cfg->runs.interval_ms, &e);
+	energy_of(run, &start, &stop, end->end_ms, rs->cfg->runs.interval_ms, &e);
+	double *p95 = xcalloc(run->n_heat ? run->n_heat : 1, sizeof(*p95));
+	heat_p95(rs, run, end->end_ms, p95);
 	struct buf figures = {0};
 	double temp_max;
-	figures_json(rs->cfg, rs->sysfs_fd, run, &stop, &e, &figures, &temp_max);
+	figures_json(rs->cfg, rs->sysfs_fd, run, &start, &stop, &e, p95, &figures, &temp_max);
+	free(p95);
 	end->energy_j = rounded(e.joules, 6); // uJ: the hwmon energy counters' step
 	end->energy_method = e.method;
 	end->energy_coverage = e.coverage;
 	end->temp_max_c = temp_max;
 	end->figures = figures.data;
-	flush_batch(rs); // the samples before the end's figures
 	int rc = rs->store ? store_run_end(rs->store, run->id, end) : -EAGAIN;
 	if (rc == 0 && summary) {
 		summary_json(run, end, summary);
@@ -1048,6 +1174,7 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 	}
 	buf_finish(&figures);
 	free(e.channel);
+	snapshot_finish(&start);
 	snapshot_finish(&stop);
 	return rc;
 }
@@ -1055,6 +1182,7 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 static void run_remove(struct runsock *rs, size_t at) {
 	memmove(&rs->runs[at], &rs->runs[at + 1], (rs->n_runs - at - 1) * sizeof(*rs->runs));
 	rs->n_runs--;
+	rs->trim_due = true;
 }
 
 /* --- the loop's answers ---------------------------------------------------------------------- */
@@ -1106,43 +1234,154 @@ static void fingerprint_json(struct runsock *rs, const struct api_run_start *sta
 	}
 	json_key(&j, "exe");
 	json_string(&j, start->exe);
+	// The caller's digest: the daemon never opens a path a client names (a FIFO or a device
+	// would stall the loop, and it could read files the caller cannot).
 	json_key(&j, "exe_sha256");
-	int fd = start->exe ? open(start->exe, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		struct sha256 h;
-		sha256_init(&h);
-		unsigned char chunk[65536];
-		ssize_t got;
-		while ((got = read(fd, chunk, sizeof(chunk))) > 0) {
-			sha256_update(&h, chunk, (size_t)got);
-		}
-		close(fd);
-		unsigned char digest[SHA256_DIGEST_LEN];
-		sha256_final(&h, digest);
-		char hex[2 * SHA256_DIGEST_LEN + 1];
-		for (size_t i = 0; i < SHA256_DIGEST_LEN; i++) {
-			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-		}
-		json_string(&j, got == 0 ? hex : NULL);
-	} else {
-		json_null(&j);
-	}
+	json_string(&j, start->exe_sha256);
 	json_key(&j, "tags");
 	json_raw(&j, start->tags);
 	json_object_end(&j);
 }
 
+/*
+ * The start time of process @pid (field 22 of @procfs_root/PID/stat, clock ticks after boot)
+ * in *ticks: 0, -ENOENT when there is no such process, or another negative errno. procfs
+ * never blocks; a stand-in tree's file is opened so that it cannot either.
+ */
+static int pid_start_time(const char *procfs_root, int64_t pid, uint64_t *ticks) {
+	char *path = xasprintf("%s/%" PRId64 "/stat", procfs_root, pid);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	free(path);
+	if (fd < 0) {
+		return errno == ESRCH ? -ENOENT : -errno;
+	}
+	struct stat st;
+	char text[1024];
+	ssize_t n = -1;
+	int rc = -EINVAL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		n = read(fd, text, sizeof(text) - 1);
+		rc = n < 0 ? (errno == ESRCH ? -ENOENT : -errno) : -EINVAL;
+	}
+	close(fd);
+	if (n <= 0) {
+		return rc;
+	}
+	text[n] = '\0';
+	// The name (field 2) may hold spaces and parentheses: count from its last ')'.
+	const char *p = strrchr(text, ')');
+	for (int f = 2; p && f < 22; f++) {
+		p = strchr(p + 1, ' ');
+	}
+	char *end;
+	errno = 0;
+	unsigned long long x = p ? strtoull(p + 1, &end, 10) : 0;
+	if (!p || errno || end == p + 1 || x == 0) {
+		return -EINVAL;
+	}
+	*ticks = x;
+	return 0;
+}
+
+/*
+ * Whether the watched process of @run is gone: no process has its pid, or the one that has
+ * it started at another time (the pid went to another process).
+ */
+static bool pid_gone(const struct runsock *rs, const struct run *run) {
+	if (kill((pid_t)run->pid, 0) < 0 && errno == ESRCH) {
+		return true;
+	}
+	if (run->pid_start == 0) {
+		return false;
+	}
+	uint64_t now = 0;
+	int rc = pid_start_time(rs->cfg->procfs_root, run->pid, &now);
+	return rc == -ENOENT || (rc == 0 && now != run->pid_start);
+}
+
+/* Forgets the request_ids of runs started more than RECENT_MS ago. */
+static void recent_prune(struct runsock *rs, int64_t mono_ms) {
+	size_t old = 0;
+	while (old < rs->n_recent && mono_ms - rs->recent[old].start_mono_ms >= RECENT_MS) {
+		old++;
+	}
+	memmove(rs->recent, rs->recent + old, (rs->n_recent - old) * sizeof(*rs->recent));
+	rs->n_recent -= old;
+	if (rs->n_recent == 0) {
+		free(rs->recent);
+		rs->recent = NULL;
+		rs->cap_recent = 0;
+	}
+}
+
+/* Remembers the request_id of @run, which ends now. */
+static void recent_add(struct runsock *rs, const struct run *run, int64_t mono_ms) {
+	if (!run->request_id || mono_ms - run->start_mono_ms >= RECENT_MS) {
+		return;
+	}
+	if (rs->n_recent == RECENT_MAX) {
+		memmove(rs->recent, rs->recent + 1, (rs->n_recent - 1) * sizeof(*rs->recent));
+		rs->n_recent--;
+	}
+	rs->recent = xgrow(rs->recent, &rs->cap_recent, rs->n_recent + 1, sizeof(*rs->recent));
+	struct recent *r = &rs->recent[rs->n_recent++];
+	snprintf(r->request_id, sizeof(r->request_id), "%s", run->request_id);
+	r->run_id = run->id;
+	r->start_mono_ms = run->start_mono_ms;
+}
+
+/* The run started in the last RECENT_MS with @request_id, active or ended: its id, or 0. */
+static int64_t recent_find(struct runsock *rs, const char *request_id, int64_t mono_ms) {
+	for (size_t i = 0; i < rs->n_runs; i++) {
+		const struct run *run = rs->runs[i];
+		if (run->request_id && strcmp(run->request_id, request_id) == 0 &&
+		    mono_ms - run->start_mono_ms < RECENT_MS) {
+			return run->id;
+		}
+	}
+	recent_prune(rs, mono_ms);
+	for (size_t i = 0; i < rs->n_recent; i++) {
+		if (strcmp(rs->recent[i].request_id, request_id) == 0) {
+			return rs->recent[i].run_id;
+		}
+	}
+	return 0;
+}
+
 static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_t mono_ms) {
+	if (job->start.request_id) {
+		int64_t id = recent_find(rs, job->start.request_id, mono_ms);
+		if (id > 0) {
+			log_info("runs: start %s repeated: run %" PRId64 " already has it",
+				 job->start.request_id, id);
+			job->new_id = id;
+			job->rc = 0;
+			return;
+		}
+	}
+	if (rs->n_runs >= rs->cfg->runs.max_active) {
+		job->rc = -EBUSY;
+		job->err = xasprintf("%zu runs are active, as many as runs.max_active allows: "
+				     "stop one first",
+				     rs->n_runs);
+		return;
+	}
 	struct run *run = xcalloc(1, sizeof(*run));
 	run->label = xstrdup(job->start.label);
 	run->start_ms = now_ms;
+	run->start_mono_ms = mono_ms;
+	run->request_id = job->start.request_id ? xstrdup(job->start.request_id) : NULL;
 	run->pid = job->start.pid;
+	if (run->pid > 0 && pid_start_time(rs->cfg->procfs_root, run->pid, &run->pid_start) < 0) {
+		run->pid_start = 0; // no procfs to tell: the pid alone is watched
+	}
 	run->mem_avail_min = NAN;
 	run->swap_used_max = NAN;
-	snapshot_read(rs->sysfs_fd, &run->start);
-	run->counters_known = true;
+	struct snapshot start = {0};
+	snapshot_read(rs->sysfs_fd, &start);
 	struct buf snap = {0}, fp = {0};
-	snapshot_json(&run->start, mono_ms, &snap);
+	snapshot_json(&start, mono_ms, run->pid_start, &snap);
+	snapshot_finish(&start); // stored: read back at the end
 	fingerprint_json(rs, &job->start, &fp);
 	struct store_run_new row = {.label = run->label,
 				    .tags = job->start.tags,
@@ -1198,21 +1437,23 @@ static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t
 		job->err = xstrdup("the database did not accept the stop; try again shortly");
 		return;
 	}
+	recent_add(rs, run, mono_ms);
 	run_remove(rs, at);
 	run_free(run);
 }
 
 /* Closes as lost every watched run whose process is gone. */
-static void watch_pids(struct runsock *rs, int64_t now_ms) {
+static void watch_pids(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	for (size_t i = 0; i < rs->n_runs;) {
 		struct run *run = rs->runs[i];
-		if (run->pid > 0 && kill((pid_t)run->pid, 0) < 0 && errno == ESRCH) {
+		if (run->pid > 0 && pid_gone(rs, run)) {
 			struct store_run_end end = {
 				.end_ms = now_ms, .status = "lost", .rss_max_bytes = -1};
 			log_notice("runs: process %" PRId64 " of run %" PRId64
 				   " (%s) is gone without a stop: lost",
 				   run->pid, run->id, run->label);
 			if (run_end(rs, run, &end, NULL) == 0) {
+				recent_add(rs, run, mono_ms);
 				run_remove(rs, i);
 				run_free(run);
 				continue;
@@ -1228,10 +1469,13 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		log_errno("runs: could not read the eventfd");
 	}
 	for (;;) {
+		// Taken under the lock: from here on its thread waits for the answer, however late.
+		// A job whose thread gave up first left the queue with it, and never happens.
 		pthread_mutex_lock(&rs->lock);
 		struct job *job = rs->queue;
 		if (job) {
 			rs->queue = job->next;
+			job->taken = true;
 		}
 		pthread_mutex_unlock(&rs->lock);
 		if (!job) {
@@ -1244,19 +1488,26 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		}
 		pthread_mutex_lock(&rs->lock);
 		job->done = true;
-		bool abandoned = job->abandoned;
 		pthread_cond_broadcast(&rs->answered);
 		pthread_mutex_unlock(&rs->lock);
-		if (abandoned) {
-			job_free(job);
-		}
 	}
 	if (rs->n_runs > 0 && mono_ms >= rs->next_sample_mono) {
 		fast_sample(rs, now_ms, mono_ms);
 	}
-	watch_pids(rs, now_ms);
-	if (rs->n_runs == 0) {
+	watch_pids(rs, now_ms, mono_ms);
+	if (rs->n_runs == 0 ||
+	    (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
 		flush_batch(rs);
+	}
+	if (rs->n_runs == 0 && rs->trim_due) {
+		// Many runs' small blocks leave the heap's top pinned: hand the free pages back.
+		rs->trim_due = false;
+		free(rs->runs);
+		rs->runs = NULL;
+		rs->cap_runs = 0;
+#ifdef __GLIBC__
+		malloc_trim(0);
+#endif
 	}
 }
 
@@ -1292,6 +1543,9 @@ int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms) {
 		return -1;
 	}
 	int64_t left = rs->next_sample_mono - mono_ms;
+	if (rs->n_batch > 0 && rs->batch_mono + RUNSOCK_BATCH_MAX_MS - mono_ms < left) {
+		left = rs->batch_mono + RUNSOCK_BATCH_MAX_MS - mono_ms;
+	}
 	return left < 0 ? 0 : (int)left;
 }
 
@@ -1319,9 +1573,20 @@ static bool submit(struct runsock *rs, struct job *job) {
 			break;
 		}
 	}
+	// Not taken yet: out of the queue, so it never happens (the caller hears 503 and nothing
+	// is stored). Taken: the loop is at it, and its answer is the truth: wait for it.
 	bool done = job->done;
-	if (!done) {
-		job->abandoned = true; // the loop frees it when it gets to it
+	if (!done && !job->taken) {
+		for (struct job **at = &rs->queue; *at; at = &(*at)->next) {
+			if (*at == job) {
+				*at = job->next;
+				break;
+			}
+		}
+	}
+	while (!done && job->taken) {
+		pthread_cond_wait(&rs->answered, &rs->lock);
+		done = job->done;
 	}
 	pthread_mutex_unlock(&rs->lock);
 	return done;
@@ -1337,9 +1602,12 @@ static int api_start(void *ctx, const struct api_run_start *run, int64_t *id, ch
 		.pid = run->pid,
 		.argv = run->argv ? xstrdup(run->argv) : NULL,
 		.exe = run->exe ? xstrdup(run->exe) : NULL,
+		.exe_sha256 = run->exe_sha256 ? xstrdup(run->exe_sha256) : NULL,
+		.request_id = run->request_id ? xstrdup(run->request_id) : NULL,
 	};
 	if (!submit(rs, job)) {
-		*err = xstrdup("the daemon is busy: try again");
+		*err = xstrdup("the daemon is busy: no run was started; try again");
+		job_free(job);
 		return -EAGAIN;
 	}
 	int rc = job->rc;
@@ -1365,7 +1633,8 @@ static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, stru
 									 : "timeout";
 	}
 	if (!submit(rs, job)) {
-		*err = xstrdup("the daemon is busy: try again");
+		*err = xstrdup("the daemon is busy: the run was not stopped; try again");
+		job_free(job);
 		return -EAGAIN;
 	}
 	int rc = job->rc;
@@ -1411,8 +1680,9 @@ struct runsock *runsock_create(const struct config *cfg, struct store *store, co
 			run->pid = open_runs[i].pid;
 			run->mem_avail_min = NAN;
 			run->swap_used_max = NAN;
-			run->counters_known =
-				snapshot_parse(open_runs[i].start_snapshot, &run->start);
+			struct snapshot start = {0};
+			snapshot_parse(open_runs[i].start_snapshot, &start, &run->pid_start);
+			snapshot_finish(&start);
 			rs->runs =
 				xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
 			rs->runs[rs->n_runs++] = run;
@@ -1453,6 +1723,7 @@ void runsock_destroy(struct runsock *rs) {
 		close(rs->sysfs_fd);
 	}
 	free(rs->auto_power);
+	free(rs->recent);
 	free(rs->boot_id);
 	free(rs);
 }

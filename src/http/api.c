@@ -5,6 +5,7 @@
  */
 #include "api.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -1441,8 +1442,8 @@ static const char *base_name(const char *path) {
 
 static void runs_start(struct request *r, const struct jsonread_node *root) {
 	// "request_id" names one start however often it is retried.
-	static const char *const known[] = {"label", "tags",       "pid", "argv",
-					    "exe",   "request_id", NULL};
+	static const char *const known[] = {"label", "tags",       "pid",        "argv",
+					    "exe",   "exe_sha256", "request_id", NULL};
 	if (!body_keys_known(r, root, known)) {
 		return;
 	}
@@ -1466,6 +1467,36 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 		goto bad;
 	}
 	exe = v ? v->text : NULL;
+	// The caller hashes its own executable: the daemon never opens a path a client names.
+	char sha[65] = "";
+	v = jsonread_get(root, "exe_sha256");
+	if (v && v->kind != JSONREAD_NULL) {
+		bool hex = jsonread_string(v) && v->len == 64;
+		for (size_t i = 0; hex && i < 64; i++) {
+			hex = strchr("0123456789abcdefABCDEF", v->text[i]) != NULL;
+			sha[i] = (char)tolower((unsigned char)v->text[i]);
+		}
+		if (!hex) {
+			msg = xstrdup("exe_sha256: expected 64 hexadecimal digits (a sha256)");
+			goto bad;
+		}
+		sha[64] = '\0';
+	}
+	const char *request_id = NULL;
+	v = jsonread_get(root, "request_id");
+	if (v && v->kind != JSONREAD_NULL) {
+		bool good = jsonread_string(v) && v->len >= 1 && v->len <= 64;
+		for (size_t i = 0; good && i < v->len; i++) {
+			good = isalnum((unsigned char)v->text[i]) || strchr("._-", v->text[i]);
+		}
+		if (!good) {
+			msg = xstrdup(
+				"request_id: expected 1 to 64 characters of A-Z, a-z, 0-9, '.', "
+				"'_' and '-'");
+			goto bad;
+		}
+		request_id = v->text;
+	}
 	json_init(&j, &tags, false);
 	json_object_begin(&j);
 	v = jsonread_get(root, "tags");
@@ -1543,11 +1574,14 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 		.pid = pid,
 		.argv = argv.len ? argv.data : NULL,
 		.exe = exe,
+		.exe_sha256 = sha[0] ? sha : NULL,
+		.request_id = request_id,
 	};
 	int64_t id = 0;
 	int rc = r->ctx->runs->start(r->ctx->runs->ctx, &run, &id, &msg);
 	if (rc < 0) {
-		respond_error(r->resp, rc == -EINVAL ? 400 : 503, NULL, "%s",
+		unsigned status = rc == -EINVAL ? 400 : rc == -EBUSY ? 429 : 503;
+		respond_error(r->resp, status, NULL, "%s",
 			      msg ? msg : "the run could not be recorded");
 		goto out;
 	}

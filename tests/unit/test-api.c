@@ -669,7 +669,7 @@ static void test_runs_post(void) {
 		 "{\"error\":\"tags: a key: expected 1 to 200 characters, no control characters\"}\n"},
 		{"{\"label\":\"x\",\"a\\u001b[2Jb\":1}",
 		 "{\"error\":\"body: unknown key 'a\\\\x1b[2Jb' "
-		 "(allowed: label, tags, pid, argv, exe, request_id)\"}\n"},
+		 "(allowed: label, tags, pid, argv, exe, exe_sha256, request_id)\"}\n"},
 		{"{\"label\":\"x\",\"tags\":{\"k\":null}}",
 		 "{\"error\":\"tags: expected an object of strings\"}\n"},
 	};
@@ -745,7 +745,7 @@ static void test_shared_checks(void) {
 	struct api_context local = {.cfg = &cfg, .live = live, .runs = &runs, .local = true};
 	post(&local, "/api/v1/runs", "{\"label\":\"x\",\"lable\":1}", NULL, &resp);
 	is_str(resp.body.data,
-	       "{\"error\":\"body: unknown key 'lable' (allowed: label, tags, pid, argv, exe, request_id)\"}\n",
+	       "{\"error\":\"body: unknown key 'lable' (allowed: label, tags, pid, argv, exe, exe_sha256, request_id)\"}\n",
 	       "start: the unknown key and the allowed ones");
 	api_response_finish(&resp);
 	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"ok\",\"rss\":1}", NULL, &resp);

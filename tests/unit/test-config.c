@@ -60,14 +60,17 @@ static void test_runs(void) {
 	is_int(cfg.runs.interval_ms, 5000, "runs.interval 5 s");
 	ok(cfg.runs.power_channel == NULL, "runs.power_channel automatic");
 	is_int(cfg.runs.metrics_labels, 20, "runs.metrics_labels 20");
+	is_int(cfg.runs.max_active, 64, "runs.max_active 64");
 	char *errors = NULL;
 	const char *yaml = "runs:\n  socket: /tmp/t.sock\n  interval: 1s\n"
-			   "  power_channel: hwmon/ina226-i2c-4-40/power1\n  metrics_labels: 5\n";
+			   "  power_channel: hwmon/ina226-i2c-4-40/power1\n  metrics_labels: 5\n"
+			   "  max_active: 3\n";
 	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors), "runs keys load");
 	is_str(cfg.runs.socket, "/tmp/t.sock", "runs.socket");
 	is_int(cfg.runs.interval_ms, 1000, "runs.interval");
 	is_str(cfg.runs.power_channel, "hwmon/ina226-i2c-4-40/power1", "runs.power_channel");
 	is_int(cfg.runs.metrics_labels, 5, "runs.metrics_labels");
+	is_int(cfg.runs.max_active, 3, "runs.max_active");
 	free(errors);
 	errors = NULL;
 	yaml = "runs:\n  power_channel: auto\n";
@@ -104,6 +107,8 @@ static void test_runs(void) {
 	      "t.yaml:2:18: power_channel: expected a channel key such as "
 	      "hwmon/ina226-i2c-4-40/power1, or 'auto', got 'a b'\n",
 	      "runs.power_channel not a key");
+	check("runs:\n  max_active: 0\n",
+	      "t.yaml:2:15: max_active: must be between 1 and 4096, got 0\n", "runs.max_active 0");
 	check("runs:\n  metrics_labels: 0\n",
 	      "t.yaml:2:19: metrics_labels: must be between 1 and 200, got 0\n",
 	      "runs.metrics_labels 0");
@@ -115,7 +120,7 @@ static void test_runs(void) {
 	      "runs.metrics_labels not a number");
 	check("runs:\n  sockt: /x\n",
 	      "t.yaml:2:3: unknown key 'sockt' in runs: did you mean 'socket'? (allowed: socket, "
-	      "interval, power_channel, metrics_labels, peak_channels)\n",
+	      "interval, power_channel, metrics_labels, peak_channels, max_active)\n",
 	      "runs unknown key");
 }
 
