@@ -23,7 +23,7 @@ enum run_status {
 
 /** "ok", "failed", "signaled", "timeout", "lost", "running". */
 const char *run_status_name(enum run_status status);
-/** Parses exactly one of the names above; false otherwise. */
+/** Parses exactly one of the names above; false otherwise (also for NULL). */
 bool run_status_parse(const char *name, enum run_status *out);
 
 /** One run as the statistics see it; NAN marks a figure that was not measured. */

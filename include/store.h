@@ -14,6 +14,9 @@ struct store;
 enum store_mode {
 	STORE_MODE_WRITE, // the daemon, import: creates and migrates
 	STORE_MODE_READ,  // CLI queries and the HTTP thread: read-only, no migration
+	// Another board's database (runs compare OTHER.db): read-only, and every string or blob
+	// at most 1 MiB and all reads within 10 s of the open (-EFBIG, -ETIMEDOUT, logged)
+	STORE_MODE_FOREIGN,
 };
 
 /**
@@ -22,7 +25,9 @@ enum store_mode {
  * the embedded migrations. Returns 0 and sets *out, or a negative errno with the reason logged:
  * -ENOTSUP for a database newer than this binary, -EINVAL for a file that is not SQLite or is
  * corrupt, -EMEDIUMTYPE for another program's SQLite database (a foreign application_id, or no
- * application_id with a user_version or tables), -EROFS/-EACCES when it cannot be written,
+ * application_id with a user_version or tables, or a schema that is not this thermlog's in
+ * read modes: a view, a trigger, an unknown or missing table or index, a column that differs),
+ * -EROFS/-EACCES when it cannot be written,
  * -ENOSPC when the file system is full. In read mode, a database without a -shm in a directory
  * this process cannot write (a copy on read-only media) is opened immutable.
  */

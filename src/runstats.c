@@ -28,6 +28,9 @@ const char *run_status_name(enum run_status status) {
 }
 
 bool run_status_parse(const char *name, enum run_status *out) {
+	if (!name) {
+		return false;
+	}
 	for (int i = 0; i < RUN_STATUS_COUNT; i++) {
 		if (strcmp(name, status_names[i]) == 0) {
 			*out = (enum run_status)i;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -25,6 +26,8 @@
 
 #define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
 #define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
+#define FOREIGN_LENGTH_MAX (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
+#define FOREIGN_DEADLINE_S 10            // STORE_MODE_FOREIGN: all its reads, from the open
 #define HOUR_S            3600
 #define PRUNE_BATCH       1024 // sample rows (cycles) deleted per transaction
 #define STR_(x)           #x
@@ -222,6 +225,8 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	enum store_mode mode;
+	int64_t deadline_ms; // STORE_MODE_FOREIGN: monotonic; statements past it are interrupted
+	bool timed_out;      // the progress handler interrupted a statement
 	sqlite3_stmt *stmts[ST_COUNT];
 	int depth;   // 1 while store_begin() is open
 	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
@@ -317,6 +322,18 @@ static int io_errno(sqlite3 *db, int rc) {
 
 /* Logs @what with SQLite's message (or the system's, for an I/O error) and returns the errno. */
 static int fail(struct store *store, int rc, const char *what) {
+	if (store->timed_out && (rc & 0xff) == SQLITE_INTERRUPT) {
+		log_error("store: %s: %s: reading took over %d s: refused (not a database this "
+			  "thermlog wrote?)",
+			  what, store->path, FOREIGN_DEADLINE_S);
+		return -ETIMEDOUT;
+	}
+	if ((rc & 0xff) == SQLITE_TOOBIG) {
+		log_error("store: %s: %s: a value is over %d bytes: refused (not a database this "
+			  "thermlog wrote?)",
+			  what, store->path, FOREIGN_LENGTH_MAX);
+		return -EFBIG;
+	}
 	int err = io_errno(store->db, rc);
 	bool sys = (rc & 0xff) == SQLITE_IOERR && err != -EIO;
 	if (err == -EBUSY && store->quiet_busy) {
@@ -1529,6 +1546,126 @@ static int migrate(struct store *store) {
 	return rc;
 }
 
+/*
+ * The schema of a database to read must be this thermlog's, object for object: the same
+ * tables with the same columns (name, declared type, NOT NULL, key, none generated) and the
+ * same indexes, and no view or trigger. A file needs only our application_id and user_version
+ * to pass check_identity(); a view named runs would otherwise be read as the table (NULL
+ * statuses, recursive or huge rows). The expected schema is the migrations run on an empty
+ * in-memory database.
+ */
+static int check_schema(struct store *store) {
+	static const char objects[] =
+		"SELECT type, name, tbl_name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
+		"ESCAPE '\\' ORDER BY name";
+	static const char columns[] =
+		"SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?1) ORDER BY cid";
+	sqlite3 *want = NULL;
+	sqlite3_stmt *got_st = NULL, *want_st = NULL, *col_got = NULL, *col_want = NULL;
+	int err = -ENOMEM;
+	if (sqlite3_open_v2(":memory:", &want, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		goto out;
+	}
+	for (int v = 0; v < SCHEMA_VERSION; v++) {
+		if (sqlite3_exec(want, store_migrations[v], NULL, NULL, NULL) != SQLITE_OK) {
+			log_error("store: the built-in schema %d does not apply: %s", v + 1,
+				  sqlite3_errmsg(want));
+			err = -EIO;
+			goto out;
+		}
+	}
+	err = -EINVAL;
+	if (sqlite3_prepare_v2(store->db, objects, -1, &got_st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(store->db, columns, -1, &col_got, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(want, columns, -1, &col_want, NULL) != SQLITE_OK) {
+		log_error("store: %s: could not read its schema: %s", store->path,
+			  sqlite3_errmsg(store->db));
+		goto out;
+	}
+	size_t found = 0;
+	int rc;
+	while ((rc = sqlite3_step(got_st)) == SQLITE_ROW) {
+		const char *type = column_text(got_st, 0), *name = column_text(got_st, 1);
+		type = type ? type : "?";
+		name = name ? name : "?";
+		sqlite3_finalize(want_st);
+		want_st = NULL;
+		if (sqlite3_prepare_v2(want, "SELECT type FROM sqlite_schema WHERE name = ?1", -1,
+				       &want_st, NULL) != SQLITE_OK) {
+			goto out;
+		}
+		sqlite3_bind_text(want_st, 1, name, -1, SQLITE_TRANSIENT);
+		const char *want_type = sqlite3_step(want_st) == SQLITE_ROW
+						? column_text(want_st, 0)
+						: NULL;
+		if (!want_type || strcmp(want_type, type) != 0) {
+			log_error("store: %s: the schema is not thermlog's: %s '%s' %s", store->path,
+				  type, name,
+				  want_type ? "should be a table or index of that name"
+					    : "is not part of it");
+			err = -EMEDIUMTYPE;
+			goto out;
+		}
+		found++;
+		if (strcmp(type, "table") != 0) {
+			continue;
+		}
+		sqlite3_reset(col_got);
+		sqlite3_reset(col_want);
+		sqlite3_bind_text(col_got, 1, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(col_want, 1, name, -1, SQLITE_TRANSIENT);
+		for (;;) {
+			int g = sqlite3_step(col_got), w = sqlite3_step(col_want);
+			if (g != SQLITE_ROW && w != SQLITE_ROW) {
+				break;
+			}
+			bool same = g == SQLITE_ROW && w == SQLITE_ROW;
+			for (int c = 0; same && c < 5; c++) {
+				const char *a = column_text(col_got, c), *b = column_text(col_want, c);
+				same = a && b && strcmp(a, b) == 0;
+			}
+			if (!same) {
+				const char *col = g == SQLITE_ROW ? column_text(col_got, 0)
+								  : column_text(col_want, 0);
+				log_error("store: %s: the schema is not thermlog's: table '%s' column "
+					  "'%s' differs (name, type, NOT NULL, key or generated)",
+					  store->path, name, col ? col : "?");
+				err = -EMEDIUMTYPE;
+				goto out;
+			}
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		err = fail(store, rc, "could not read the schema");
+		goto out;
+	}
+	sqlite3_finalize(want_st);
+	want_st = NULL;
+	int64_t expected = 0;
+	if (sqlite3_prepare_v2(want,
+			       "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
+			       "ESCAPE '\\'",
+			       -1, &want_st, NULL) == SQLITE_OK &&
+	    sqlite3_step(want_st) == SQLITE_ROW) {
+		expected = sqlite3_column_int64(want_st, 0);
+	}
+	if ((int64_t)found != expected) {
+		log_error("store: %s: the schema is not thermlog's: %lld of its %lld tables and "
+			  "indexes are missing",
+			  store->path, (long long)(expected - (int64_t)found), (long long)expected);
+		err = -EMEDIUMTYPE;
+		goto out;
+	}
+	err = 0;
+out:
+	sqlite3_finalize(got_st);
+	sqlite3_finalize(want_st);
+	sqlite3_finalize(col_got);
+	sqlite3_finalize(col_want);
+	sqlite3_close(want);
+	return err;
+}
+
 static int check_reader(struct store *store) {
 	int64_t version;
 	int rc = pragma_int(store, "PRAGMA user_version", &version);
@@ -1543,6 +1680,9 @@ static int check_reader(struct store *store) {
 			  "thermlogd migrates it when it starts",
 			  store->path, (long long)version, SCHEMA_VERSION);
 		rc = version == 0 ? -ENOENT : -EPROTO;
+	}
+	if (rc == 0) {
+		rc = check_schema(store);
 	}
 	return rc;
 }
@@ -1652,6 +1792,22 @@ static void configure_sqlite(void) {
 	sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
 }
 
+static int64_t mono_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* STORE_MODE_FOREIGN: interrupts the statement running past the deadline. */
+static int handle_progress(void *arg) {
+	struct store *store = arg;
+	if (mono_ms() >= store->deadline_ms) {
+		store->timed_out = true;
+		return 1;
+	}
+	return 0;
+}
+
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, configure_sqlite);
@@ -1663,7 +1819,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	flags |= mode == STORE_MODE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 					  : SQLITE_OPEN_READONLY;
 	int err;
-	char *uri = mode == STORE_MODE_READ ? reader_uri(path) : NULL;
+	char *uri = mode != STORE_MODE_WRITE ? reader_uri(path) : NULL;
 	char *shm = xasprintf("%s-shm", path);
 	bool had_shm = access(shm, F_OK) == 0;
 	int rc = sqlite3_open_v2(uri ? uri : path, &store->db, flags, NULL);
@@ -1684,8 +1840,14 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	}
 	// The busy timeout lets the CLI read while thermlogd commits (and the other way round).
 	sqlite3_busy_timeout(store->db, 5000);
+	if (mode == STORE_MODE_FOREIGN) {
+		// Another board's file is input: bounded values, bounded time.
+		sqlite3_limit(store->db, SQLITE_LIMIT_LENGTH, FOREIGN_LENGTH_MAX);
+		store->deadline_ms = mono_ms() + FOREIGN_DEADLINE_S * 1000;
+		sqlite3_progress_handler(store->db, 1000, handle_progress, store);
+	}
 	// Identity first, so a foreign file gets a clear error before any pragma touches it.
-	if (mode == STORE_MODE_READ) {
+	if (mode != STORE_MODE_WRITE) {
 		err = check_reader(store);
 	} else {
 		int64_t version = 0;
@@ -1716,7 +1878,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	if (err < 0) {
 		goto err_db;
 	}
-	if (mode == STORE_MODE_READ) {
+	if (mode != STORE_MODE_WRITE) {
 		free(shm);
 		*out = store;
 		return 0;
@@ -3263,10 +3425,78 @@ static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
 	}
 }
 
+/*
+ * What is wrong with a runs row, or NULL: a crafted or damaged file may hold any value in any
+ * column (the schema's constraints hold only for rows SQLite wrote through them).
+ */
+static const char *run_row_problem(sqlite3_stmt *st) {
+	static const int text[] = {1, 5, 9}; // label, status, origin
+	static const char *const names[] = {"label", "status", "origin"};
+	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER) {
+		return "id is not an integer";
+	}
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		if (sqlite3_column_type(st, text[i]) != SQLITE_TEXT) {
+			return names[i];
+		}
+	}
+	if (sqlite3_column_type(st, 3) != SQLITE_INTEGER) {
+		return "start_ms";
+	}
+	static const int ints[] = {4, 6, 7, 8}; // end_ms, exit_code, signal, pid
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		int t = sqlite3_column_type(st, ints[i]);
+		if (t != SQLITE_INTEGER && t != SQLITE_NULL) {
+			return "an integer column holds another type";
+		}
+	}
+	int64_t exit_code = sqlite3_column_int64(st, 6), sig = sqlite3_column_int64(st, 7);
+	if (exit_code < -1 || exit_code > 255 || sig < 0 || sig > 255) {
+		return "exit_code or signal is out of range";
+	}
+	if (sqlite3_column_type(st, 4) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 4) < sqlite3_column_int64(st, 3)) {
+		return "end_ms is before start_ms";
+	}
+	static const int reals[] = {10, 12, 13, 14};
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		int t = sqlite3_column_type(st, reals[i]);
+		if (t != SQLITE_FLOAT && t != SQLITE_INTEGER && t != SQLITE_NULL) {
+			return "a figure is not a number";
+		}
+	}
+	static const int texts[] = {2, 11, 15, 16}; // tags, energy_method, figures, fingerprint
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		int t = sqlite3_column_type(st, texts[i]);
+		if (t != SQLITE_TEXT && t != SQLITE_NULL) {
+			return "a text column holds another type";
+		}
+	}
+	// The schema's CHECK list; the statuses' meaning is runstats' (the store knows no stats).
+	static const char *const statuses[] = {"running", "ok", "failed", "signaled", "timeout",
+					       "lost"};
+	const char *status = column_text(st, 5);
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		if (strcmp(status, statuses[i]) == 0) {
+			return NULL;
+		}
+	}
+	return "status is not one of running, ok, failed, signaled, timeout, lost";
+}
+
 /* Steps @st, handing each row to @fn as a run; finalizes @st. */
 static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, void *ctx, bool *any) {
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *problem = run_row_problem(st);
+		if (problem) {
+			log_error("store: %s: run %lld: %s%s: refused (not a database this thermlog "
+				  "wrote?)",
+				  store->path, (long long)sqlite3_column_int64(st, 0), problem,
+				  strchr(problem, ' ') ? "" : " is missing or not text");
+			sqlite3_finalize(st);
+			return -EINVAL;
+		}
 		struct store_run run;
 		run_from_row(st, &run);
 		*any = true;

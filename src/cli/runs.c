@@ -595,7 +595,7 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
-	if (store_open(&other, other_path, STORE_MODE_READ) < 0) { // logs why
+	if (store_open(&other, other_path, STORE_MODE_FOREIGN) < 0) { // logs why
 		fprintf(stderr, "thermlog runs compare: could not open %s\n", other_path);
 		store_close(here);
 		return CLI_EXIT_FAILURE;

@@ -1077,11 +1077,13 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	api_database_get(&http->light.db, (int64_t)time(NULL));
 
 	// A thread per connection: a heavy request computes on its own connection's thread, so
-	// /metrics, /api/v1/latest and the dashboard never queue behind it (an internal thread
-	// pool would: a pool thread busy with a year of statistics serves none of its other
-	// connections). Connections are few and bounded; the store slots bound the heavy work.
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	// /metrics, /api/v1/latest and the dashboard never queue behind it (a pool thread serving
+	// several connections would not: one busy with a year of statistics serves none of its
+	// others). Connections are few and bounded; the store slots bound the heavy work.
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	if (!tls) {
+		flags |= MHD_USE_THREAD_PER_CONNECTION;
+	}
 	flags |= MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES ? MHD_USE_POLL : 0;
 	if (ss.ss_family == AF_INET6) {
 		flags |= MHD_USE_IPv6;
@@ -1096,6 +1098,16 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	// libmicrohttpd's own limit leaves room for connections cut but not yet closed;
 	// handle_accept() keeps to @limit.
 	unsigned mhd_limit = limit + limit / 2 + 1;
+	/*
+	 * Over TLS the threads are made once, one per connection libmicrohttpd admits (it gives
+	 * each pool thread an equal share of its limit, here 1, and a full thread stops
+	 * accepting), so a connection still has a thread to itself. GnuTLS (3.7) keeps the random
+	 * generator state of every thread that ever used it until the process exits, about 224
+	 * bytes each: a new thread per TLS connection grew the daemon without bound.
+	 */
+	struct MHD_OptionItem pool = tls ? (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
+								   mhd_limit, NULL}
+					 : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	struct MHD_OptionItem opts[] = {
 		// The logger first, so messages from option parsing go through it too.
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
@@ -1107,6 +1119,7 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
 		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
 		{MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
+		pool,
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
 		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL},
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, http->tls_key}

@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, ok  # noqa: E402
+from thermlog_test import done, ok, with_runs_socket  # noqa: E402
 
 thermlog, fixtures = sys.argv[1], sys.argv[2]
 thermlogd = sys.argv[3] if len(sys.argv) > 3 else None
@@ -38,6 +38,11 @@ def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def write_cfg(path, text):
+    """A configuration; a daemon started on it keeps its runs.socket in the test's directory."""
+    return write(path, with_runs_socket(text, os.path.join(tmp, "run", "thermlog.sock")))
 
 
 def csv_rows(rows):
@@ -192,7 +197,7 @@ def before_raw_horizon():
 def future_row_beside_daemon():
     """A row stamped a little ahead of now must not stop a running daemon's cycles."""
     db = os.path.join(tmp, "live.db")
-    cfg = write(os.path.join(tmp, "live.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    cfg = write_cfg(os.path.join(tmp, "live.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
     log = open(os.path.join(tmp, "live.log"), "w+")
     d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
                           "--db", db, "--listen", "127.0.0.1:0"],
@@ -267,7 +272,7 @@ def test_import_then_daemon():
                             "unix,channel,value\n" + f"{t},thermal/soc-thermal,45\n"
                             f"{t + 60},thermal/soc-thermal,46\n"), db=db)
     ok(p.returncode == 0, "integers imported for a channel the daemon has not seen", p.stderr)
-    cfg = write(os.path.join(tmp, "first.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+    cfg = write_cfg(os.path.join(tmp, "first.yaml"), "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
     d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
                           "--db", db, "--listen", "127.0.0.1:0"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -345,7 +350,7 @@ def test_sample():
     ok("no channels" in p.stderr and empty in p.stderr, "sample says no channels, and where",
        p.stderr)
     if thermlogd:
-        cfg = write(os.path.join(tmp, "d.yaml"),
+        cfg = write_cfg(os.path.join(tmp, "d.yaml"),
                     "interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
         log = open(os.path.join(tmp, "d.log"), "w+")
         d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", empty, "--db",

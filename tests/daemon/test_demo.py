@@ -163,7 +163,8 @@ def run(tap):
         real = os.path.join(wd, "real.db")
         cfg = os.path.join(wd, "real.yaml")
         with open(cfg, "w") as f:
-            f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+            f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n"
+                    "runs:\n  socket: %s\n" % os.path.join(wd, "run", "thermlog.sock"))
         fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                "rock5c")
         s = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", fixture, "--db", real, "--listen",

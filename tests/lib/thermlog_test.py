@@ -116,12 +116,27 @@ def copy_fixture(src, dst):
     return dst
 
 
+def with_runs_socket(yaml, sock):
+    """@yaml with runs.socket set to @sock unless it sets one: a daemon started on it never
+    takes the system's /run/thermlog/thermlog.sock."""
+    if re.search(r"^runs:.*\bsocket:|^runs:\n(?:  .*\n)*?  socket:", yaml, re.M):
+        return yaml
+    if re.search(r"^runs:\s*\n", yaml, re.M):
+        return re.sub(r"^runs:\s*\n", "runs:\n  socket: %s\n" % sock, yaml, count=1, flags=re.M)
+    if re.search(r"^runs:", yaml, re.M):
+        raise ValueError("write_config: give runs.socket in a flow-style runs: mapping")
+    return yaml + ("" if not yaml or yaml.endswith("\n") else "\n") + "runs:\n  socket: %s\n" % sock
+
+
 def write_config(path, interval="1s", rescan="300s", extra=""):
+    """A configuration for a test daemon; its runs.socket (unless @extra sets one) lies beside
+    the file, in the test's scratch directory."""
+    sock = os.path.join(os.path.dirname(os.path.abspath(path)), "run", "thermlog.sock")
     with open(path, "w") as f:
         # hwmon and meminfo would read the host's /sys and /proc beside the fixture
-        f.write("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
-                "  meminfo: {enabled: false}\n%s" %
-                (interval, rescan, extra))
+        f.write(with_runs_socket("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
+                                 "  meminfo: {enabled: false}\n%s" %
+                                 (interval, rescan, extra), sock))
     return path
 
 
