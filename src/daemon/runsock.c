@@ -1305,7 +1305,9 @@ static void recent_prune(struct runsock *rs, int64_t mono_ms) {
 	while (old < rs->n_recent && mono_ms - rs->recent[old].start_mono_ms >= RECENT_MS) {
 		old++;
 	}
-	memmove(rs->recent, rs->recent + old, (rs->n_recent - old) * sizeof(*rs->recent));
+	if (old > 0) { // memmove() must not be given the NULL of an empty list
+		memmove(rs->recent, rs->recent + old, (rs->n_recent - old) * sizeof(*rs->recent));
+	}
 	rs->n_recent -= old;
 	if (rs->n_recent == 0) {
 		free(rs->recent);

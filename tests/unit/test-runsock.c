@@ -117,6 +117,14 @@ static struct got_run get_run(struct env *e, int64_t id) {
 	return g;
 }
 
+/* The status of run @id into @out (its fingerprint freed). */
+static const char *status_of(struct env *e, int64_t id, char out[16]) {
+	struct got_run g = get_run(e, id);
+	free(g.fingerprint);
+	memcpy(out, g.status, sizeof(g.status));
+	return out;
+}
+
 static int count_run(void *ctx, const struct store_run *run) {
 	(void)run;
 	(*(int *)ctx)++;
@@ -261,15 +269,15 @@ static void test_pid_start_time(void) {
 	int64_t id = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a run watching a pid");
 	runsock_work(rs, T0_MS + 1000, MONO_MS + 1000);
-	is_str(get_run(&e, id).status, "running", "the same process: running");
+	is_str(status_of(&e, id, (char[16]){0}), "running", "the same process: running");
 	// A restart reads the start time back with the run.
 	runsock_destroy(rs);
 	rs = runsock_create(&e.cfg, e.store, NULL, T0_MS + 2000);
 	runsock_work(rs, T0_MS + 2000, MONO_MS + 2000);
-	is_str(get_run(&e, id).status, "running", "after a restart: running");
+	is_str(status_of(&e, id, (char[16]){0}), "running", "after a restart: running");
 	write_stat(&e, pid, 4243); // the pid went to a process started later
 	runsock_work(rs, T0_MS + 3000, MONO_MS + 3000);
-	is_str(get_run(&e, id).status, "lost", "another process with the pid: lost");
+	is_str(status_of(&e, id, (char[16]){0}), "lost", "another process with the pid: lost");
 	// Without a stat file at the start (no procfs to tell), the pid alone is watched.
 	start.pid = pid + 1000000;
 	int64_t id2 = 0;
@@ -279,7 +287,7 @@ static void test_pid_start_time(void) {
 	free(path);
 	ok(runsock_start(rs, &start, T0_MS + 4000, MONO_MS + 4000, &id2) == 0, "a run, no stat");
 	runsock_work(rs, T0_MS + 5000, MONO_MS + 5000);
-	is_str(get_run(&e, id2).status, "running", "no start time known: the live pid runs");
+	is_str(status_of(&e, id2, (char[16]){0}), "running", "no start time known: the live pid runs");
 	runsock_destroy(rs);
 	env_close(&e);
 }
