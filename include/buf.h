@@ -27,5 +27,8 @@ void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(print
  */
 void buf_put_printable(struct buf *b, const char *s, size_t len);
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/** buf_vprintf(), its output passed through buf_put_printable(): one line, no control bytes. */
+void buf_vprintf_printable(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 #endif

@@ -10,7 +10,8 @@ struct capstate {
 	const char *name; // copied by live_publish_capacitors()
 	const char *sensor;
 	double consumed_fraction; // D, over the samples
-	double consumed_total;    // D plus the time in service no sample stands for (= D without in_service)
+	double consumed_total;    // D plus the time in service no sample stands for (= D without
+				  // in_service)
 	double remaining_h;       // (1 - D) * L_eff, NAN when unknown
 	double effective_life_h;
 	double observed_h;

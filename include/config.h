@@ -81,9 +81,9 @@ struct runs_config {
 	int64_t interval_ms; // fast sampling while any run is active: default 5000, at least 1000
 	char *power_channel; // the channel key of board power, NULL = automatic (an ina2xx power)
 	unsigned metrics_labels; // labels /metrics exports one by one (the rest: "other"), 1..200
-	char **peak_channels;    // globs: the channels a run's heat figures come from; NULL-terminated,
-				 // default {"thermal/*"}
-	unsigned max_active;     // runs active at once, 1..4096 (default 64)
+	char **peak_channels;    // globs: the channels a run's heat figures come from;
+			      // NULL-terminated, default {"thermal/*"}
+	unsigned max_active; // runs active at once, 1..4096 (default 64)
 };
 
 struct config {

@@ -57,10 +57,10 @@ bool jobcsv_label_valid(const char *s);
  * Reads the log @in (borrowed) named @name in messages; rows without a label get
  * @default_label (copied); unix stamps count seconds (@unix_per_s 1, with an optional
  * fraction), whole milliseconds (1000) or whole microseconds (1000000). Every good row lands
- * in @out; every bad one adds a line "NAME:LINE: problem" to @errors. Returns 0 when all rows are good, -EBADMSG when some were
- * refused (the good ones are still in @out), or -EINVAL when the file cannot be read as a job
- * log at all (no header, a required column missing, a duplicate column, malformed CSV), with
- * the reason in @errors. Free @out with jobcsv_finish() in every case.
+ * in @out; every bad one adds a line "NAME:LINE: problem" to @errors. Returns 0 when all rows are
+ * good, -EBADMSG when some were refused (the good ones are still in @out), or -EINVAL when the file
+ * cannot be read as a job log at all (no header, a required column missing, a duplicate column,
+ * malformed CSV), with the reason in @errors. Free @out with jobcsv_finish() in every case.
  */
 int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t unix_per_s,
 		 struct jobcsv *out, struct buf *errors);

@@ -117,9 +117,9 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 /** How runs_import() reads a log. */
 struct runs_import_options {
 	const char *default_label; // for rows without a label
-	int64_t unix_per_s;        // unix stamps count 1/unix_per_s s: 1 (s), 1000 (ms), 1000000 (us)
-	bool skip_bad;             // import the good rows when some are bad
-	const struct config *cfg;  // runs.peak_channels: the channels a peak may come from
+	int64_t unix_per_s; // unix stamps count 1/unix_per_s s: 1 (s), 1000 (ms), 1000000 (us)
+	bool skip_bad;      // import the good rows when some are bad
+	const struct config *cfg; // runs.peak_channels: the channels a peak may come from
 };
 
 /** What runs_import() did. */

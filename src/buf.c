@@ -68,6 +68,14 @@ void buf_printf(struct buf *b, const char *fmt, ...) {
 	va_end(ap);
 }
 
+void buf_vprintf_printable(struct buf *b, const char *fmt, va_list ap) {
+	struct buf raw;
+	buf_init(&raw);
+	buf_vprintf(&raw, fmt, ap);
+	buf_put_printable(b, raw.data, raw.len);
+	buf_finish(&raw);
+}
+
 void buf_put_printable(struct buf *b, const char *s, size_t len) {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];

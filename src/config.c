@@ -116,15 +116,12 @@ static char **empty_strv(void) {
 	return xcalloc(1, sizeof(char *));
 }
 
-static void parse_globs(struct parser *p, const struct yamltree_node *seq, const char *key,
-			enum source_id source, char ***slot) {
-	char section[64];
-	snprintf(section, sizeof(section), "sources.%s.%s", source_names[source], key);
-	if (yamltree_is_null(seq)) {
-		free_strv(*slot);
-		*slot = empty_strv();
-		return;
-	}
+/*
+ * A sequence of globs on channel keys at @section into *slot (replaced only when it parses);
+ * with @source, each must be able to match that source's keys.
+ */
+static void parse_glob_seq(struct parser *p, const struct yamltree_node *seq, const char *section,
+			   const enum source_id *source, char ***slot) {
 	if (!yamltree_check_sequence(&p->yt, seq, section)) {
 		return;
 	}
@@ -141,12 +138,12 @@ static void parse_globs(struct parser *p, const struct yamltree_node *seq, const
 					    item->text, problem);
 			continue;
 		}
-		if (!glob_fits_source(item->text, source)) {
-			const char *const *pre = source_prefixes[source];
+		if (source && !glob_fits_source(item->text, *source)) {
+			const char *const *pre = source_prefixes[*source];
 			yamltree_error_node(
 				&p->yt, item,
 				"%s: '%s' can never match: %s channel keys start with %s/%s%s%s",
-				section, item->text, source_names[source], pre[0],
+				section, item->text, source_names[*source], pre[0],
 				pre[1] ? " or " : "", pre[1] ? pre[1] : "", pre[1] ? "/" : "");
 			continue;
 		}
@@ -154,6 +151,18 @@ static void parse_globs(struct parser *p, const struct yamltree_node *seq, const
 	}
 	free_strv(*slot);
 	*slot = v;
+}
+
+static void parse_globs(struct parser *p, const struct yamltree_node *seq, const char *key,
+			enum source_id source, char ***slot) {
+	char section[64];
+	snprintf(section, sizeof(section), "sources.%s.%s", source_names[source], key);
+	if (yamltree_is_null(seq)) {
+		free_strv(*slot);
+		*slot = empty_strv();
+		return;
+	}
+	parse_glob_seq(p, seq, section, &source, slot);
 }
 
 /* --- sections --- */
@@ -338,37 +347,18 @@ static void parse_retention(struct parser *p, const struct yamltree_node *map) {
 /* runs.peak_channels: a non-empty sequence of globs on channel keys of any source. */
 static void parse_peak_channels(struct parser *p, const struct yamltree_node *seq, char ***slot) {
 	const char *section = "runs.peak_channels";
-	if (!yamltree_check_sequence(&p->yt, seq, section)) {
+	if (seq->kind == YAMLTREE_SEQUENCE && seq->n == 0) {
+		yamltree_error_node(&p->yt, seq,
+				    "%s: expected at least one glob, such as 'thermal/*'", section);
 		return;
 	}
-	if (seq->n == 0) {
-		yamltree_error_node(&p->yt, seq, "%s: expected at least one glob, such as 'thermal/*'",
-				    section);
-		return;
-	}
-	char **v = xcalloc(seq->n + 1, sizeof(*v));
-	size_t n = 0;
-	for (size_t i = 0; i < seq->n; i++) {
-		const struct yamltree_node *item = seq->items[i];
-		if (!yamltree_want_scalar(&p->yt, item, section, "a glob pattern")) {
-			continue;
-		}
-		const char *problem = glob_problem(item->text);
-		if (problem) {
-			yamltree_error_node(&p->yt, item, "%s: bad glob '%s': %s", section,
-					    item->text, problem);
-			continue;
-		}
-		v[n++] = xstrdup(item->text);
-	}
-	free_strv(*slot);
-	*slot = v;
+	parse_glob_seq(p, seq, section, NULL, slot);
 }
 
 static void parse_runs(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {"socket",         "interval",      "power_channel",
-					   "metrics_labels", "peak_channels", "max_active",
-					   NULL};
+	static const char *const keys[] = {
+		"socket",     "interval", "power_channel", "metrics_labels", "peak_channels",
+		"max_active", NULL};
 	if (!yamltree_check_mapping(&p->yt, map, "runs", keys)) {
 		return;
 	}

@@ -28,16 +28,12 @@ static void fail_at(struct reader *r, size_t pos, const char *fmt, ...) {
 		return;
 	}
 	r->failed = true;
-	struct buf b;
-	buf_init(&b);
-	va_list ap;
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	struct buf clean;
 	buf_init(&clean);
-	buf_put_printable(&clean, b.data, b.len);
-	buf_finish(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf_printable(&clean, fmt, ap);
+	va_end(ap);
 	// Every error is reported on the line being read: strings hold no raw line feed.
 	size_t start = pos < r->line_start ? pos : r->line_start;
 	*r->err = (struct jsonread_error){.offset = pos, .line = r->line, .col = pos - start + 1};
@@ -175,8 +171,8 @@ static bool read_string(struct reader *r, char **out, size_t *out_len) {
 			break;
 		}
 		if (c < 0x20) {
-			fail_at(r, r->pos, "control character 0x%02x in a string (write it as \\u%04x)",
-				c, c);
+			fail_at(r, r->pos,
+				"control character 0x%02x in a string (write it as \\u%04x)", c, c);
 			goto err;
 		}
 		if (c != '\\') {
@@ -214,8 +210,10 @@ static bool read_string(struct reader *r, char **out, size_t *out_len) {
 		}
 		if (cp >= 0xd800 && cp <= 0xdbff) {
 			uint32_t lo = 0;
-			if (r->pos + 1 >= r->len || r->s[r->pos] != '\\' || r->s[r->pos + 1] != 'u') {
-				fail_at(r, esc, "lone high surrogate \\u%04x in a string", (unsigned)cp);
+			if (r->pos + 1 >= r->len || r->s[r->pos] != '\\' ||
+			    r->s[r->pos + 1] != 'u') {
+				fail_at(r, esc, "lone high surrogate \\u%04x in a string",
+					(unsigned)cp);
 				goto err;
 			}
 			r->pos += 2;
@@ -223,7 +221,8 @@ static bool read_string(struct reader *r, char **out, size_t *out_len) {
 				goto err;
 			}
 			if (lo < 0xdc00 || lo > 0xdfff) {
-				fail_at(r, esc, "lone high surrogate \\u%04x in a string", (unsigned)cp);
+				fail_at(r, esc, "lone high surrogate \\u%04x in a string",
+					(unsigned)cp);
 				goto err;
 			}
 			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
@@ -437,7 +436,8 @@ struct jsonread_node *jsonread_parse(const char *text, size_t len, size_t max_le
 	skip_space(&r);
 	if (r.pos < r.len) {
 		char shown[8];
-		fail_at(&r, r.pos, "trailing text after the value: %s", show_byte(r.s[r.pos], shown));
+		fail_at(&r, r.pos, "trailing text after the value: %s",
+			show_byte(r.s[r.pos], shown));
 		jsonread_node_free(root);
 		return NULL;
 	}

@@ -22,17 +22,13 @@ void yamltree_error_at(struct yamltree *p, size_t line, size_t col, const char *
 		p->dropped++;
 		return;
 	}
-	struct buf b;
-	buf_init(&b);
-	va_list ap;
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	// Values quoted in messages may hold line breaks (folded scalars): one error, one line.
 	struct buf clean;
 	buf_init(&clean);
-	buf_put_printable(&clean, b.data, b.len);
-	buf_finish(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf_printable(&clean, fmt, ap);
+	va_end(ap);
 	p->errors = xgrow(p->errors, &p->cap_errors, p->n_errors + 1, sizeof(*p->errors));
 	p->errors[p->n_errors] = (struct yamltree_error){line, col, p->n_errors, buf_steal(&clean)};
 	p->n_errors++;

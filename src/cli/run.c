@@ -223,7 +223,8 @@ static bool add_tag(struct run_args *a, const char *kv) {
 	}
 	char *key = xstrndup(kv, (size_t)(eq - kv));
 	if (!jobcsv_label_valid(key) || !jobcsv_label_valid(eq + 1)) {
-		fprintf(stderr, "thermlog run: --tag: key and value: expected " JOBCSV_LABEL_RULE "\n");
+		fprintf(stderr,
+			"thermlog run: --tag: key and value: expected " JOBCSV_LABEL_RULE "\n");
 		free(key);
 		return false;
 	}
@@ -818,7 +819,8 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		switch (c) {
 		case OPT_LABEL:
 			if (!jobcsv_label_valid(optarg)) {
-				fprintf(stderr, "thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
+				fprintf(stderr,
+					"thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
 				goto out;
 			}
 			a.label = optarg;

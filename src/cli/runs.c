@@ -191,8 +191,8 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	buf_init(&label);
 	buf_init(&status);
 	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id,
-	       table_printable(&label, run->label), start, dur, table_printable(&status, run->status),
-	       exit_code, temp, energy);
+	       table_printable(&label, run->label), start, dur,
+	       table_printable(&status, run->status), exit_code, temp, energy);
 	buf_finish(&label);
 	buf_finish(&status);
 	return 0;

@@ -28,9 +28,9 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define RETRY_MAX_MS      (5 * 60 * 1000)
-#define RETRY_FREED_BYTES (256 * 1024)
-#define MAX_CAPACITORS    64
+#define RETRY_MAX_MS            (5 * 60 * 1000)
+#define RETRY_FREED_BYTES       (256 * 1024)
+#define MAX_CAPACITORS          64
 #define RECORDER_ERROR_CHANNELS 16 // failed channels named on the status, most recent kept
 /*
  * A stamp more than this (or two intervals, if longer) ahead of the timeline anchor plus the
@@ -107,8 +107,8 @@ struct recorder {
 		char *key;                         // NULL: a free slot
 		int64_t minute;                    // of its last failed read
 	} error_channels[RECORDER_ERROR_CHANNELS]; // the channels that failed lately
-	int64_t last_hour; // hour of the last store_maintain()
-	dev_t db_dev;      // the database file opened, to notice it deleted or replaced
+	int64_t last_hour;                         // hour of the last store_maintain()
+	dev_t db_dev; // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
 };
 
@@ -283,7 +283,10 @@ static void count_read_errors(struct recorder *r, const struct cycle *c) {
 		}
 	}
 	r->health.errors_last_hour = last_hour;
-	publish_error_channels(r, minute);
+	if (errors > 0 ||
+	    r->health.error_channels[0] != '\0') { // steady and healthy: nothing to do
+		publish_error_channels(r, minute);
+	}
 }
 
 static void publish_capacitors(struct recorder *r) {
