@@ -169,7 +169,8 @@ def before_raw_horizon():
     """A row older than the pruned raw history is a bad row found before anything is stored."""
     db = make_db("pruned.db", n=3 * 24 * 60)
     cfg = write(os.path.join(tmp, "pruned.yaml"),
-                "interval: 1s\nretention:\n  raw: 1d\nsources:\n  hwmon: {enabled: false}\n")
+                "interval: 1s\nretention:\n  raw: 1d\nsources:\n  hwmon: {enabled: false}\n"
+                f"runs:\n  socket: {os.path.join(tmp, 'pruned-runs.sock')}\n")
     log = open(os.path.join(tmp, "pruned.log"), "w+")
     d = subprocess.Popen([thermlogd, "-c", cfg, "--sysfs-root", os.path.join(fixtures, "rock5c"),
                           "--db", db, "--listen", "127.0.0.1:0"],

@@ -44,7 +44,9 @@ def seed(thermlogd, thermlog, root, work):
     db = os.path.join(work, "example.db")
     cfg = os.path.join(work, "seed.yaml")
     with open(cfg, "w") as f:
-        f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n")
+        # its own runs socket: a daemon without one would listen under /run/thermlog
+        f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n"
+                f"runs:\n  socket: {os.path.join(work, 'runs.sock')}\n")
     log = open(os.path.join(work, "seed.log"), "w")
     d = subprocess.Popen([thermlogd, "-c", cfg, "--db", db, "--listen", "127.0.0.1:0",
                           "--sysfs-root", os.path.join(root, "tests", "fixtures", "rock5c")],

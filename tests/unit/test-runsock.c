@@ -349,14 +349,20 @@ static void test_memory_bounded(void) {
 	for (t = 1000; t <= 200 * 1000; t += 1000) {
 		runsock_work(rs, T0_MS + t, MONO_MS + t);
 	}
-	long long at200 = heap_used();
-	for (; t <= 3200 * 1000; t += 1000) {
-		runsock_work(rs, T0_MS + t, MONO_MS + t);
+	// The check compares the highest use over two equal spans (the store's batches come and
+	// go): a run that kept anything per sample (100 B before) would be 150 KB higher.
+	long long high[2] = {0, 0};
+	for (int span = 0; span < 2; span++) {
+		for (int i = 0; i < 1500; i++, t += 1000) {
+			runsock_work(rs, T0_MS + t, MONO_MS + t);
+			long long used = heap_used();
+			high[span] = used > high[span] ? used : high[span];
+		}
 	}
-	long long at3200 = heap_used();
-	printf("# one run: %lld bytes in use after 200 fast samples, %lld after 3200\n", at200,
-	       at3200);
-	ok(at3200 - at200 < 4096, "3000 more fast samples: the run holds no more memory");
+	printf("# one run: at most %lld bytes in use over fast samples 200-1700, %lld over "
+	       "1700-3200\n",
+	       high[0], high[1]);
+	ok(high[1] - high[0] < 4096, "3000 more fast samples: the run holds no more memory");
 	ok(runsock_stop(rs, id, &STOP_OK, T0_MS + t, MONO_MS + t) == 0, "the long run stops");
 	// Many runs at once: each costs a few KiB, and all of it is back after they stop (a first
 	// round fills the caches that stay: the sampler's, the store's).
@@ -387,6 +393,16 @@ static void test_memory_bounded(void) {
 }
 
 int main(int argc, char **argv) {
+	// glibc's per-thread cache holds freed chunks that mallinfo2() counts as in use, filling
+	// over thousands of samples: the memory checks measure with it off (set before start).
+	// (meson sets it for the unit suite, so valgrind's run is not replaced by a native one.)
+	const char *tunables = getenv("GLIBC_TUNABLES");
+	if (!tunables || !strstr(tunables, "tcache_count=0")) {
+		setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
+		execv("/proc/self/exe", argv);
+		perror("test-runsock: execv /proc/self/exe");
+		return 99;
+	}
 	test_seed(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	test_exe_never_opened();

@@ -15,7 +15,19 @@ static int test_count, test_failed;
 
 static inline bool test_report(bool ok, const char *file, int line, const char *what) {
 	test_count++;
-	printf("%sok %d - %s\n", ok ? "" : "not ", test_count, what);
+	// A description is one TAP line: control characters in it (a test of text with newlines)
+	// print as \n, \r, \t or \xHH.
+	printf("%sok %d - ", ok ? "" : "not ", test_count);
+	for (const unsigned char *c = (const unsigned char *)what; *c; c++) {
+		if (*c == '\n' || *c == '\r' || *c == '\t') {
+			printf("\\%c", *c == '\n' ? 'n' : *c == '\r' ? 'r' : 't');
+		} else if (*c < 0x20 || *c == 0x7f) {
+			printf("\\x%02x", *c);
+		} else {
+			putchar(*c);
+		}
+	}
+	putchar('\n');
 	if (!ok) {
 		test_failed++;
 		printf("#   at %s:%d\n", file, line);
