@@ -65,8 +65,8 @@ FORBIDDEN = {
 
 # Third-party headers and the one file (path under src/ without .c) allowed to include each.
 HOMES = {
-    "sqlite3.h": {"store"},
-    "yaml.h": {"yamltree"},
+    "sqlite3.h": {"store/store"},
+    "yaml.h": {"config/yamltree"},
     "microhttpd.h": {"http/http"},
     "gnutls/gnutls.h": {"http/http"},
     "sensors/sensors.h": {"sources/hwmon"},
@@ -184,9 +184,14 @@ def main():
 FOLDERS = ("sources", "http", "daemon", "cli")
 
 
-def object_source(name):
-    """meson's object name to its source: daemon_main.c.o -> src/daemon/main.c."""
+def object_source(path):
+    """meson's object to its source: thermlogd.p/daemon_main.c.o -> src/daemon/main.c,
+    store/libstore.a.p/store.c.o -> src/store/store.c."""
+    name = os.path.basename(path)
     stem = name[:-len(".c.o")]
+    parent = os.path.basename(os.path.dirname(path))
+    if parent.startswith("lib") and parent.endswith(".a.p"):
+        return f"src/{parent[3:-4]}/{stem}.c"
     for folder in FOLDERS:
         if stem.startswith(folder + "_"):
             return f"src/{folder}/{stem[len(folder) + 1:]}.c"
@@ -212,13 +217,17 @@ def nm_symbols(path, flag):
 def check_calls(build):
     """Problems where an object uses a symbol of a module its layer must never reach."""
     objects = []
-    for target in ("libcore.a.p", "thermlog.p", "thermlogd.p"):
-        d = os.path.join(build, "src", target)
+    dirs = [os.path.join(build, "src", t) for t in ("thermlog.p", "thermlogd.p")]
+    src_build = os.path.join(build, "src")
+    for folder in sorted(os.listdir(src_build)) if os.path.isdir(src_build) else []:
+        dirs.append(os.path.join(src_build, folder, f"lib{folder}.a.p"))
+    for d in dirs:
         if os.path.isdir(d):
-            objects += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".c.o")]
+            objects += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".c.o")
+                        and not n.startswith("meson-generated_")]
     owner = {}
     for o in objects:
-        src = object_source(os.path.basename(o))
+        src = object_source(o)
         defined = nm_symbols(o, "--defined-only")
         if defined is None:
             return None, []  # a foreign architecture's objects (a cross build): not checked
@@ -226,7 +235,7 @@ def check_calls(build):
             owner[sym] = src
     problems = []
     for o in objects:
-        src = object_source(os.path.basename(o))
+        src = object_source(o)
         layer = LAYERS.get(module_of(src))
         for sym in sorted(nm_symbols(o, "-u") or ()):
             if sym not in owner or layer is None:
