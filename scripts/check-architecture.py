@@ -17,7 +17,8 @@ import sys
 LAYERS = {
     # ground: no knowledge of anything thermlog-specific beyond channel identity
     "log": "ground", "xalloc": "ground", "buf": "ground", "json": "ground", "jsonread": "ground",
-    "timefmt": "ground", "channel": "ground", "sha256": "ground", "codec": "ground",
+    "timefmt": "ground", "channel": "ground", "unit": "ground", "sha256": "ground",
+    "codec": "ground",
     # pure models
     "stats": "stats", "runstats": "stats", "lifetime": "lifetime",
     # configuration: the schema over the generic YAML toolkit

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit.h"
 #include "xalloc.h"
 
 static const char *const kind_names[] = {
@@ -34,11 +35,6 @@ static const char *const kind_units[] = {
 	[CHANNEL_KIND_STATE] = "state",
 	[CHANNEL_KIND_MEMORY] = "bytes",
 	[CHANNEL_KIND_OTHER] = "1",
-};
-
-static const char *const units[] = {
-	"celsius", "hertz",   "volts", "millivolts", "amperes", "watts", "joules",
-	"rpm",     "percent", "state", "ohms",       "1",       "bytes", "pages_per_second",
 };
 
 const char *channel_kind_name(enum channel_kind kind) {
@@ -72,12 +68,8 @@ enum channel_kind channel_kind_of_unit(const char *unit) {
 }
 
 const char *channel_unit_lookup(const char *name) {
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(name, units[i]) == 0) {
-			return units[i];
-		}
-	}
-	return NULL;
+	const struct unit_info *u = unit_lookup(name); // the known units are the registry's
+	return u ? u->name : NULL;
 }
 
 /*

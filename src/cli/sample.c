@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "json.h"
 #include "sampler.h"
-#include "stats.h"
+#include "table.h"
 #include "xalloc.h"
 
 static const char usage_text[] =
@@ -75,55 +75,6 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 	buf_putc(out, '\n');
 }
 
-/* Decimal places that show a value at @resolution (0.000439453125 -> 4), at most 9. */
-static int resolution_places(double resolution, double div) {
-	double r = resolution / div;
-	if (!(r > 0) || !isfinite(r) || r >= 1) {
-		return 0;
-	}
-	int places = (int)ceil(-log10(r) - 1e-9);
-	return places > 9 ? 9 : places;
-}
-
-/*
- * "43.461 °C", "1800 MHz": a value for people, in the channel's unit, rounded to the channel's
- * resolution (an IIO voltage is 1.3750 V, not 1.375048828125 V); --json keeps the exact value.
- */
-static char *human_value(const struct channel *c, double v) {
-	static const struct {
-		const char *unit, *symbol;
-		double div;
-	} units[] = {
-		{"celsius", "°C", 1},      {"hertz", "MHz", 1e6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1},   {"amperes", "A", 1},   {"watts", "W", 1},
-		{"joules", "J", 1},        {"rpm", "rpm", 1},     {"percent", "%", 1},
-		{"bytes", "MiB", 1048576},
-	};
-	const char *symbol =
-		strcmp(c->unit, "state") == 0 || strcmp(c->unit, "1") == 0 ? "" : c->unit;
-	double div = 1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(c->unit, units[i].unit) == 0) {
-			symbol = units[i].symbol;
-			div = units[i].div;
-		}
-	}
-	char num[32];
-	double shown = v / div;
-	if (div == 1048576) {
-		shown = nearbyint(shown * 10) / 10; // memory in MiB: a tenth is detail enough
-	} else if (c->resolution > 0) {
-		// (raw + offset) × scale carries more digits than the sensor resolves
-		int digits = stats_resolution_digits(c->resolution / div);
-		double p =
-			pow(10, digits >= 0 && digits <= 9 ? digits
-							   : resolution_places(c->resolution, div));
-		shown = nearbyint(shown * p) / p;
-	}
-	json_format_double(num, shown);
-	return *symbol ? xasprintf("%s %s", num, symbol) : xstrdup(num);
-}
-
 /* Terminal columns of UTF-8 text (every code point counts one). */
 static int text_width(const char *s) {
 	int w = 0;
@@ -144,7 +95,7 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 	char **values = xcalloc(n + 1, sizeof(*values));
 	int wk = 3, wl = 5, wv = 5;
 	for (size_t i = 0; i < n; i++) {
-		values[i] = rd[i].err ? xstrdup("-") : human_value(&ch[i], rd[i].value);
+		values[i] = rd[i].err ? xstrdup("-") : table_value(&ch[i], rd[i].value);
 		wk = text_width(ch[i].key) > wk ? text_width(ch[i].key) : wk;
 		wl = text_width(ch[i].label) > wl ? text_width(ch[i].label) : wl;
 		wv = text_width(values[i]) > wv ? text_width(values[i]) : wv;
