@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "unit.h"
 #include "xalloc.h"
 
@@ -169,4 +170,29 @@ bool channel_common_resolution(double a, double b, double *out, int64_t *factor)
 
 bool reading_failed(const struct reading *r) {
 	return r->err != 0 && !r->pending;
+}
+
+void channel_json_identity(struct json *j, const struct channel *c) {
+	json_key(j, "key");
+	json_string(j, c->key);
+	json_key(j, "label");
+	json_string(j, c->label ? c->label : c->key);
+	json_key(j, "source");
+	json_string(j, c->source);
+	json_key(j, "kind");
+	json_string(j, channel_kind_name(c->kind));
+	json_key(j, "unit");
+	json_string(j, c->unit);
+}
+
+void channel_json_reading(struct json *j, const struct channel *c, const struct reading *r) {
+	channel_json_identity(j, c);
+	json_key(j, "value");
+	if (r->err == 0) {
+		json_double(j, r->value);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "error");
+	json_string(j, r->err ? strerror(-r->err) : NULL); // NULL: null
 }

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "sampler.h"
 #include "table.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 static const char usage_text[] =
@@ -23,10 +24,11 @@ static const char usage_text[] =
 	"\n"
 	"  --sysfs-root DIR  read DIR instead of the configured sysfs_root (default /sys)\n"
 	"  --procfs-root DIR read DIR instead of the configured procfs_root (default /proc)\n"
-	"  --json            {\"time\": ..., \"channels\": [{\"key\", \"source\", \"label\", \"kind\",\n"
-	"                    \"unit\", \"value\", \"path\", \"error\"}, ...]}\n";
+	"  --json            {\"ts\": ..., \"time\": ISO 8601, \"channels\": [{\"key\", \"label\",\n"
+	"                    \"source\", \"kind\", \"unit\", \"value\", \"error\", \"path\"}, ...]}: the\n"
+	"                    objects of GET /api/v1/latest, with the path read\n";
 
-static void write_json(struct buf *out, double now, const char *root, size_t n,
+static void write_json(struct buf *out, int64_t now, const char *root, size_t n,
 		       const struct channel *ch, const struct reading *rd) {
 	size_t root_len = strlen(root);
 	while (root_len > 0 && root[root_len - 1] == '/') {
@@ -35,28 +37,18 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
+	// The time as /api/v1/latest gives a cycle's: unix seconds and ISO 8601
+	json_key(&j, "ts");
+	json_int(&j, now);
 	json_key(&j, "time");
-	json_fixed(&j, now, 3);
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(now, iso);
+	json_string(&j, iso);
 	json_key(&j, "channels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
 		json_object_begin(&j);
-		json_key(&j, "key");
-		json_string(&j, ch[i].key);
-		json_key(&j, "source");
-		json_string(&j, ch[i].source);
-		json_key(&j, "label");
-		json_string(&j, ch[i].label);
-		json_key(&j, "kind");
-		json_string(&j, channel_kind_name(ch[i].kind));
-		json_key(&j, "unit");
-		json_string(&j, ch[i].unit);
-		json_key(&j, "value");
-		if (rd[i].err) {
-			json_null(&j);
-		} else {
-			json_double(&j, rd[i].value);
-		}
+		channel_json_reading(&j, &ch[i], &rd[i]); // the object of /api/v1/latest
 		// /proc files (meminfo) carry their absolute path; sysfs ones are relative
 		char *path = ch[i].path[0] == '/'
 				     ? xstrdup(ch[i].path)
@@ -64,10 +56,6 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 		json_key(&j, "path");
 		json_string(&j, path);
 		free(path);
-		if (rd[i].err) {
-			json_key(&j, "error");
-			json_string(&j, strerror(-rd[i].err));
-		}
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -184,7 +172,7 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	if (json) {
 		struct buf out;
 		buf_init(&out);
-		write_json(&out, (double)now.tv_sec + now.tv_nsec / 1e9, cfg.sysfs_root, n, ch, rd);
+		write_json(&out, (int64_t)now.tv_sec, cfg.sysfs_root, n, ch, rd);
 		fputs(out.data, stdout);
 		buf_finish(&out);
 	} else {
