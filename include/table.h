@@ -48,7 +48,7 @@ size_t table_text_width(const char *s);
  * they are, NULL as ""; *factor gets the multiplier from the stored unit to the shown one.
  */
 const char *table_unit(const char *unit, double *factor);
-/** Places shown for @ch's values scaled by @factor: the registry's, else its resolution's, at most 3. */
+/** Places for @ch's values scaled by @factor: the registry's, or the resolution's (at most 3). */
 int table_digits(const struct channel *ch, double factor);
 /**
  * "43.461 °C", "1800 MHz", "3051.3 MiB": one value for people, scaled and rounded by the

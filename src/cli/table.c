@@ -121,7 +121,8 @@ char *table_value(const struct channel *ch, double v) {
 	if (places < 0 && ch->resolution > 0) {
 		// (raw + offset) x scale carries more digits than the sensor resolves
 		int digits = stats_resolution_digits(ch->resolution * factor);
-		places = digits >= 0 && digits <= 9 ? digits : resolution_places(ch->resolution * factor);
+		places = digits >= 0 && digits <= 9 ? digits
+						    : resolution_places(ch->resolution * factor);
 	}
 	if (places >= 0) {
 		double p = pow(10, places);

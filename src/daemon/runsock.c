@@ -1125,8 +1125,8 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 		// writer (runs.c), so tags and origin are there too.
 		int got = runs_get_json(rs->store, run->id, summary);
 		if (got < 0) {
-			log_warn("runs: could not read run %" PRId64 " back for its reply: %s", run->id,
-				 strerror(-got));
+			log_warn("runs: could not read run %" PRId64 " back for its reply: %s",
+				 run->id, strerror(-got));
 			buf_printf(summary, "{\"id\":%" PRId64 "}", run->id);
 		}
 	}

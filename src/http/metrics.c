@@ -84,7 +84,8 @@ static void write_channels(const struct live_snapshot *snap, struct buf *out) {
 				continue;
 			}
 			if (!header) {
-				put_header(out, name, "gauge", fam ? fam->family_help : UNIT_FAMILY_OTHER_HELP);
+				put_header(out, name, "gauge",
+					   fam ? fam->family_help : UNIT_FAMILY_OTHER_HELP);
 				header = true;
 			}
 			buf_puts(out, name);
