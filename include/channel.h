@@ -90,6 +90,19 @@ bool channel_key_valid(const char *key);
  * there is none (e.g. an irrational ratio): the caller keeps @a.
  */
 bool channel_common_resolution(double a, double b, double *out, int64_t *factor);
+struct json;
+/**
+ * The one channel object of every JSON answer (docs/API.md, GET /api/v1/latest), written into
+ * the object open in @j: "key", "label" (the key when the channel has none), "source", "kind",
+ * "unit". Stats, peak columns, samples and latest all start their channel objects with it.
+ */
+void channel_json_identity(struct json *j, const struct channel *c);
+/**
+ * The identity, then "value" (null when @r failed or waits for its second reading) and
+ * "error" (null, or the error's message), into the open object: /api/v1/latest and
+ * `thermlog sample --json`.
+ */
+void channel_json_reading(struct json *j, const struct channel *c, const struct reading *r);
 /** Frees the strings of @c (not @c itself); accepts a zeroed struct. */
 void channel_finish(struct channel *c);
 /** Deep copy of @src into @dst. */

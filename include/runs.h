@@ -28,6 +28,12 @@
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
 		   struct buf *out);
 
+/**
+ * Writes run @id's object alone, one line, as runs_list_json() and runs_show_json() begin it
+ * (the one writer of a run's object): the reply to a stop. -ENOENT for an unknown id.
+ */
+int runs_get_json(struct store *store, int64_t id, struct buf *out);
+
 /** How many fast samples runs_show_json() gives on each side of the peak. */
 #define RUNS_SHOW_AROUND 6
 

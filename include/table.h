@@ -1,7 +1,7 @@
 /*
  * Aligned text tables for the CLI (stats, peak, channels): columns sized to their widest cell,
- * and how a stored value reads in one (its unit's symbol, hertz as MHz, places from the
- * channel's resolution).
+ * and how a stored value reads in one (its unit's symbol and scaling from the unit registry,
+ * places from the channel's resolution).
  */
 #ifndef TABLE_H
 #define TABLE_H
@@ -43,12 +43,18 @@ const char *table_printable(struct buf *scratch, const char *s);
 size_t table_text_width(const char *s);
 
 /**
- * How @unit reads in a table ("celsius" -> "°C", "hertz" -> "MHz", unknown units as they are,
- * NULL as "") and in *factor the multiplier from the stored unit to the shown one.
+ * How @unit reads in a table: its symbol from the unit registry (unit.h: "celsius" -> "°C",
+ * "hertz" -> "MHz", "bytes" -> "MiB"), a bare count's unit name ("state"), unknown units as
+ * they are, NULL as ""; *factor gets the multiplier from the stored unit to the shown one.
  */
 const char *table_unit(const char *unit, double *factor);
-/** Places shown for @ch's values scaled by @factor: its resolution's, at most 3; MHz whole. */
+/** Places for @ch's values scaled by @factor: the registry's, or the resolution's (at most 3). */
 int table_digits(const struct channel *ch, double factor);
+/**
+ * "43.461 °C", "1800 MHz", "3051.3 MiB": one value for people, scaled and rounded by the
+ * registry or to the channel's resolution (at most 9 places), shortest text. Newly allocated.
+ */
+char *table_value(const struct channel *ch, double v);
 /** @v * @factor with @digits places into @out, or "-" for NAN or an infinity (no value). */
 void table_number(char *out, size_t len, double v, double factor, int digits);
 /** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */

@@ -5,6 +5,7 @@ usage: sample-json.py THERMLOG FIXTURES_DIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,9 +32,12 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run("sample", "--json", "--sysfs-root", root)
     check(p.returncode == 0, "rock5c: exit 0", p.stderr)
     doc = json.loads(p.stdout)
-    check(set(doc) == {"time", "channels"}, "top level has time and channels", doc.keys())
-    check(isinstance(doc["time"], float) and doc["time"] > 1.7e9, "time is unix seconds, float",
-          doc["time"])
+    # The time and the channel objects as /api/v1/latest gives them (docs/API.md)
+    check(set(doc) == {"ts", "time", "channels"}, "top level has ts, time and channels",
+          doc.keys())
+    check(isinstance(doc["ts"], int) and doc["ts"] > 1.7e9, "ts is unix seconds", doc["ts"])
+    check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["time"]) is not None,
+          "time is ISO 8601 UTC", doc["time"])
     want = [
         ("thermal/soc-thermal", "thermal", "soc-thermal", "temperature", "celsius", 43.461,
          "class/thermal/thermal_zone0/temp"),
@@ -93,10 +97,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(got) == len(want), f"rock5c: {len(want)} channels", [c["key"] for c in got])
     for w, c in zip(want, got):
         key, source, label, kind, unit, value, path = w
-        check(set(c) == {"key", "source", "label", "kind", "unit", "value", "path"},
+        check(set(c) == {"key", "source", "label", "kind", "unit", "value", "error", "path"},
               f"{key}: exactly the documented fields", sorted(c))
         expect = {"key": key, "source": source, "label": label, "kind": kind, "unit": unit,
-                  "value": value, "path": path if path.startswith("/") else root + "/" + path}
+                  "value": value, "error": None,
+                  "path": path if path.startswith("/") else root + "/" + path}
         check(c == expect, f"{key}: fields and value", f"want {expect}\ngot  {c}")
     # JSON text carries the shortest exact decimal, not 43.461000000000006
     check('"value":43.461,' in p.stdout, "values are printed as their shortest decimal",
@@ -143,8 +148,8 @@ with tempfile.TemporaryDirectory() as tmp:
               c)
     check(by_key.get("thermal/littlecore-thermal", {}).get("value") == -12.5,
           "broken: negative temperature", by_key.get("thermal/littlecore-thermal"))
-    check(all("error" not in c for c in by_key.values() if c["value"] is not None),
-          "error only when value is null")
+    check(all(c["error"] is None for c in by_key.values() if c["value"] is not None),
+          "error null when there is a value")
 
     p = run("sample", "--sysfs-root", os.path.join(fixtures, "x86"))
     check(p.returncode == 0, "x86 table: exit 0", p.stderr)

@@ -283,6 +283,9 @@
         Math.abs(v) >= 1e3 ? (v / 1e3).toFixed(2) + ' kJ' : v.toFixed(1) + ' J';
       case 'rpm': return v.toFixed(0) + ' rpm';
       case 'percent': return v.toFixed(1) + ' %';
+      // as the CLI's unit registry (src/unit.c) shows memory: MiB to 0.1
+      case 'bytes': return (v / 1048576).toFixed(1) + ' MiB';
+      case 'pages_per_second': return (Number.isInteger(v) ? String(v) : v.toFixed(2)) + ' pages/s';
       case 'state':
       case '':
       case undefined:

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+#include "unit.h"
 #include "xalloc.h"
 
 static const char *const kind_names[] = {
@@ -34,11 +36,6 @@ static const char *const kind_units[] = {
 	[CHANNEL_KIND_STATE] = "state",
 	[CHANNEL_KIND_MEMORY] = "bytes",
 	[CHANNEL_KIND_OTHER] = "1",
-};
-
-static const char *const units[] = {
-	"celsius", "hertz",   "volts", "millivolts", "amperes", "watts", "joules",
-	"rpm",     "percent", "state", "ohms",       "1",       "bytes", "pages_per_second",
 };
 
 const char *channel_kind_name(enum channel_kind kind) {
@@ -72,12 +69,8 @@ enum channel_kind channel_kind_of_unit(const char *unit) {
 }
 
 const char *channel_unit_lookup(const char *name) {
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(name, units[i]) == 0) {
-			return units[i];
-		}
-	}
-	return NULL;
+	const struct unit_info *u = unit_lookup(name); // the known units are the registry's
+	return u ? u->name : NULL;
 }
 
 /*
@@ -177,4 +170,29 @@ bool channel_common_resolution(double a, double b, double *out, int64_t *factor)
 
 bool reading_failed(const struct reading *r) {
 	return r->err != 0 && !r->pending;
+}
+
+void channel_json_identity(struct json *j, const struct channel *c) {
+	json_key(j, "key");
+	json_string(j, c->key);
+	json_key(j, "label");
+	json_string(j, c->label ? c->label : c->key);
+	json_key(j, "source");
+	json_string(j, c->source);
+	json_key(j, "kind");
+	json_string(j, channel_kind_name(c->kind));
+	json_key(j, "unit");
+	json_string(j, c->unit);
+}
+
+void channel_json_reading(struct json *j, const struct channel *c, const struct reading *r) {
+	channel_json_identity(j, c);
+	json_key(j, "value");
+	if (r->err == 0) {
+		json_double(j, r->value);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "error");
+	json_string(j, r->err ? strerror(-r->err) : NULL); // NULL: null
 }

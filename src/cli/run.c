@@ -30,6 +30,7 @@
 #include "jsonread.h"
 #include "sha256.h"
 #include "timefmt.h"
+#include "unit.h"
 #include "xalloc.h"
 
 #define REPLY_MAX      (256 * 1024)
@@ -614,11 +615,14 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 			} else if (WIFSIGNALED(status)) {
 				fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
 			}
-			fprintf(stderr, " in %s s, peak %s%s, energy %s%s%s%s, peak RSS %.1f MiB\n",
+			double rss_factor; // peak RSS reads as memory does everywhere (unit.h)
+			const char *rss_symbol = unit_symbol("bytes", &rss_factor);
+			fprintf(stderr, " in %s s, peak %s%s, energy %s%s%s%s, peak RSS %.*f %s\n",
 				dur ? dur : "?", temp ? temp : "unknown", temp ? " °C" : "",
 				energy ? energy : "unknown", energy ? " J" : "",
 				method ? " by " : "", method ? method : "",
-				(double)ru.ru_maxrss / 1024);
+				unit_places("bytes", false),
+				(double)ru.ru_maxrss * 1024 * rss_factor, rss_symbol);
 			free(st);
 			free(dur);
 			free(temp);

@@ -12,6 +12,7 @@
 #include "runs.h"
 #include "table.h"
 #include "timefmt.h"
+#include "unit.h"
 #include "xalloc.h"
 
 /* Options of the runs commands only (above the shared CLI_OPT_* values). */
@@ -309,6 +310,12 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 }
 
 /* Columns of 12: the header and five figures fit 100 columns with two extra percentiles. */
+/* Peak RSS reads as a memory channel does (the unit registry: MiB to 0.1). */
+static const char *rss_unit(double *factor, int *digits) {
+	*digits = unit_places("bytes", true);
+	return unit_symbol("bytes", factor);
+}
+
 /* One figure's row: its values times @factor with @digits places. */
 static void print_summary_row(const char *name, const struct runstats_summary *s, double factor,
 			      int digits, const struct runs_args *a) {
@@ -427,7 +434,10 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		print_summary_row("energy_j", &l->energy_j, 1, 3, &a);
 		print_energy_cover(l);
 		print_summary_row("temp_max_c", &l->temp_max_c, 1, 3, &a);
-		print_summary_row("rss_max_mib", &l->rss_max_bytes, 1.0 / 1048576, 1, &a);
+		double rss_factor;
+		int rss_digits;
+		rss_unit(&rss_factor, &rss_digits);
+		print_summary_row("rss_max_mib", &l->rss_max_bytes, rss_factor, rss_digits, &a);
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);
@@ -548,11 +558,14 @@ static void print_other_figures(const struct runstats_label *a, const struct run
 	char ta[32], tb[32], ra[32], rb[32];
 	side_p50(ta, sizeof(ta), &a->temp_max_c, 1, 1);
 	side_p50(tb, sizeof(tb), &b->temp_max_c, 1, 1);
-	side_p50(ra, sizeof(ra), &a->rss_max_bytes, 1.0 / 1048576, 1);
-	side_p50(rb, sizeof(rb), &b->rss_max_bytes, 1.0 / 1048576, 1);
-	printf("  peak temperature p50 %s °C here, %s °C there; peak RSS p50 %s MiB here, %s MiB "
+	double rss_factor;
+	int rss_digits;
+	const char *rss_symbol = rss_unit(&rss_factor, &rss_digits);
+	side_p50(ra, sizeof(ra), &a->rss_max_bytes, rss_factor, rss_digits);
+	side_p50(rb, sizeof(rb), &b->rss_max_bytes, rss_factor, rss_digits);
+	printf("  peak temperature p50 %s °C here, %s °C there; peak RSS p50 %s %s here, %s %s "
 	       "there\n",
-	       ta, tb, ra, rb);
+	       ta, tb, ra, rss_symbol, rb, rss_symbol);
 	// Of the ended runs: every status but ok failed.
 	size_t ea = a->count - a->by_status[RUN_STATUS_RUNNING];
 	size_t eb = b->count - b->by_status[RUN_STATUS_RUNNING];

@@ -11,7 +11,8 @@
 #include "cli.h"
 #include "json.h"
 #include "sampler.h"
-#include "stats.h"
+#include "table.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 static const char usage_text[] =
@@ -23,10 +24,11 @@ static const char usage_text[] =
 	"\n"
 	"  --sysfs-root DIR  read DIR instead of the configured sysfs_root (default /sys)\n"
 	"  --procfs-root DIR read DIR instead of the configured procfs_root (default /proc)\n"
-	"  --json            {\"time\": ..., \"channels\": [{\"key\", \"source\", \"label\", \"kind\",\n"
-	"                    \"unit\", \"value\", \"path\", \"error\"}, ...]}\n";
+	"  --json            {\"ts\": ..., \"time\": ISO 8601, \"channels\": [{\"key\", \"label\",\n"
+	"                    \"source\", \"kind\", \"unit\", \"value\", \"error\", \"path\"}, ...]}: the\n"
+	"                    objects of GET /api/v1/latest, with the path read\n";
 
-static void write_json(struct buf *out, double now, const char *root, size_t n,
+static void write_json(struct buf *out, int64_t now, const char *root, size_t n,
 		       const struct channel *ch, const struct reading *rd) {
 	size_t root_len = strlen(root);
 	while (root_len > 0 && root[root_len - 1] == '/') {
@@ -35,28 +37,18 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
+	// The time as /api/v1/latest gives a cycle's: unix seconds and ISO 8601
+	json_key(&j, "ts");
+	json_int(&j, now);
 	json_key(&j, "time");
-	json_fixed(&j, now, 3);
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(now, iso);
+	json_string(&j, iso);
 	json_key(&j, "channels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
 		json_object_begin(&j);
-		json_key(&j, "key");
-		json_string(&j, ch[i].key);
-		json_key(&j, "source");
-		json_string(&j, ch[i].source);
-		json_key(&j, "label");
-		json_string(&j, ch[i].label);
-		json_key(&j, "kind");
-		json_string(&j, channel_kind_name(ch[i].kind));
-		json_key(&j, "unit");
-		json_string(&j, ch[i].unit);
-		json_key(&j, "value");
-		if (rd[i].err) {
-			json_null(&j);
-		} else {
-			json_double(&j, rd[i].value);
-		}
+		channel_json_reading(&j, &ch[i], &rd[i]); // the object of /api/v1/latest
 		// /proc files (meminfo) carry their absolute path; sysfs ones are relative
 		char *path = ch[i].path[0] == '/'
 				     ? xstrdup(ch[i].path)
@@ -64,64 +56,11 @@ static void write_json(struct buf *out, double now, const char *root, size_t n,
 		json_key(&j, "path");
 		json_string(&j, path);
 		free(path);
-		if (rd[i].err) {
-			json_key(&j, "error");
-			json_string(&j, strerror(-rd[i].err));
-		}
 		json_object_end(&j);
 	}
 	json_array_end(&j);
 	json_object_end(&j);
 	buf_putc(out, '\n');
-}
-
-/* Decimal places that show a value at @resolution (0.000439453125 -> 4), at most 9. */
-static int resolution_places(double resolution, double div) {
-	double r = resolution / div;
-	if (!(r > 0) || !isfinite(r) || r >= 1) {
-		return 0;
-	}
-	int places = (int)ceil(-log10(r) - 1e-9);
-	return places > 9 ? 9 : places;
-}
-
-/*
- * "43.461 °C", "1800 MHz": a value for people, in the channel's unit, rounded to the channel's
- * resolution (an IIO voltage is 1.3750 V, not 1.375048828125 V); --json keeps the exact value.
- */
-static char *human_value(const struct channel *c, double v) {
-	static const struct {
-		const char *unit, *symbol;
-		double div;
-	} units[] = {
-		{"celsius", "°C", 1},      {"hertz", "MHz", 1e6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1},   {"amperes", "A", 1},   {"watts", "W", 1},
-		{"joules", "J", 1},        {"rpm", "rpm", 1},     {"percent", "%", 1},
-		{"bytes", "MiB", 1048576},
-	};
-	const char *symbol =
-		strcmp(c->unit, "state") == 0 || strcmp(c->unit, "1") == 0 ? "" : c->unit;
-	double div = 1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(c->unit, units[i].unit) == 0) {
-			symbol = units[i].symbol;
-			div = units[i].div;
-		}
-	}
-	char num[32];
-	double shown = v / div;
-	if (div == 1048576) {
-		shown = nearbyint(shown * 10) / 10; // memory in MiB: a tenth is detail enough
-	} else if (c->resolution > 0) {
-		// (raw + offset) × scale carries more digits than the sensor resolves
-		int digits = stats_resolution_digits(c->resolution / div);
-		double p =
-			pow(10, digits >= 0 && digits <= 9 ? digits
-							   : resolution_places(c->resolution, div));
-		shown = nearbyint(shown * p) / p;
-	}
-	json_format_double(num, shown);
-	return *symbol ? xasprintf("%s %s", num, symbol) : xstrdup(num);
 }
 
 /* Terminal columns of UTF-8 text (every code point counts one). */
@@ -144,7 +83,7 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 	char **values = xcalloc(n + 1, sizeof(*values));
 	int wk = 3, wl = 5, wv = 5;
 	for (size_t i = 0; i < n; i++) {
-		values[i] = rd[i].err ? xstrdup("-") : human_value(&ch[i], rd[i].value);
+		values[i] = rd[i].err ? xstrdup("-") : table_value(&ch[i], rd[i].value);
 		wk = text_width(ch[i].key) > wk ? text_width(ch[i].key) : wk;
 		wl = text_width(ch[i].label) > wl ? text_width(ch[i].label) : wl;
 		wv = text_width(values[i]) > wv ? text_width(values[i]) : wv;
@@ -233,7 +172,7 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	if (json) {
 		struct buf out;
 		buf_init(&out);
-		write_json(&out, (double)now.tv_sec + now.tv_nsec / 1e9, cfg.sysfs_root, n, ch, rd);
+		write_json(&out, (int64_t)now.tv_sec, cfg.sysfs_root, n, ch, rd);
 		fputs(out.data, stdout);
 		buf_finish(&out);
 	} else {

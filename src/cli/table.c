@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "stats.h"
+#include "unit.h"
 #include "xalloc.h"
 
 void table_init(struct table *t, size_t cols) {
@@ -88,31 +90,47 @@ void table_finish(struct table *t) {
 }
 
 const char *table_unit(const char *unit, double *factor) {
-	static const struct {
-		const char *unit, *symbol;
-		double factor;
-	} units[] = {
-		{"celsius", "°C", 1},    {"hertz", "MHz", 1e-6}, {"volts", "V", 1},
-		{"millivolts", "mV", 1}, {"amperes", "A", 1},    {"watts", "W", 1},
-		{"joules", "J", 1},      {"rpm", "rpm", 1},      {"percent", "%", 1},
-		{"ohms", "ohm", 1},
-	};
-	*factor = 1;
-	for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(unit, units[i].unit) == 0) {
-			*factor = units[i].factor;
-			return units[i].symbol;
-		}
-	}
-	return unit ? unit : "";
+	const char *symbol = unit_symbol(unit, factor);
+	// A column names its unit even when a value beside it has no symbol ("state", "1").
+	return *symbol ? symbol : unit ? unit : "";
 }
 
 int table_digits(const struct channel *ch, double factor) {
-	if (ch->unit && strcmp(ch->unit, "hertz") == 0) {
-		return 0; // operating points are whole MHz
+	int places = unit_places(ch->unit, true);
+	if (places >= 0) {
+		return places; // the registry's (whole MHz, memory in MiB to 0.1)
 	}
 	int d = stats_resolution_digits(ch->resolution * factor);
 	return d < 0 ? 3 : d > 3 ? 3 : d;
+}
+
+/* Decimal places that show a value at @resolution (0.000439453125 -> 4), at most 9. */
+static int resolution_places(double resolution) {
+	if (!(resolution > 0) || !isfinite(resolution) || resolution >= 1) {
+		return 0;
+	}
+	int places = (int)ceil(-log10(resolution) - 1e-9);
+	return places > 9 ? 9 : places;
+}
+
+char *table_value(const struct channel *ch, double v) {
+	double factor;
+	const char *symbol = unit_symbol(ch->unit, &factor);
+	double shown = v * factor;
+	int places = unit_places(ch->unit, false);
+	if (places < 0 && ch->resolution > 0) {
+		// (raw + offset) x scale carries more digits than the sensor resolves
+		int digits = stats_resolution_digits(ch->resolution * factor);
+		places = digits >= 0 && digits <= 9 ? digits
+						    : resolution_places(ch->resolution * factor);
+	}
+	if (places >= 0) {
+		double p = pow(10, places);
+		shown = nearbyint(shown * p) / p;
+	}
+	char num[32];
+	json_format_double(num, shown);
+	return *symbol ? xasprintf("%s %s", num, symbol) : xstrdup(num);
 }
 
 void table_number(char *out, size_t len, double v, double factor, int digits) {

@@ -1090,52 +1090,6 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 	json_object_end(&j);
 }
 
-static void summary_json(const struct run *run, const struct store_run_end *end, struct buf *out) {
-	char start[TIMEFMT_ISO_LEN], stop[TIMEFMT_ISO_LEN];
-	runs_format_time(run->start_ms, start);
-	runs_format_time(end->end_ms, stop);
-	struct json j;
-	json_init(&j, out, false);
-	json_object_begin(&j);
-	json_key(&j, "id");
-	json_int(&j, run->id);
-	json_key(&j, "label");
-	json_string(&j, run->label);
-	json_key(&j, "start");
-	json_string(&j, start);
-	json_key(&j, "end");
-	json_string(&j, stop);
-	json_key(&j, "duration_s");
-	json_fixed(&j, (double)(end->end_ms - run->start_ms) / 1000, 3);
-	json_key(&j, "status");
-	json_string(&j, end->status);
-	json_key(&j, "exit_code");
-	if (end->has_exit_code) {
-		json_int(&j, end->exit_code);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "signal");
-	if (end->has_signal) {
-		json_int(&j, end->signal);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "energy_j");
-	json_double(&j, end->energy_j);
-	json_key(&j, "energy_method");
-	json_string(&j, end->energy_method);
-	json_key(&j, "temp_max_c");
-	json_double(&j, end->temp_max_c);
-	json_key(&j, "rss_max_bytes");
-	if (end->rss_max_bytes >= 0) {
-		json_int(&j, end->rss_max_bytes);
-	} else {
-		json_null(&j);
-	}
-	json_object_end(&j);
-}
-
 /* The start counters of open run @id as stored: an active run keeps none in memory. */
 static void start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s) {
 	char *text = NULL;
@@ -1167,7 +1121,14 @@ static int run_end(struct runsock *rs, struct run *run, struct store_run_end *en
 	end->figures = figures.data;
 	int rc = rs->store ? store_run_end(rs->store, run->id, end) : -EAGAIN;
 	if (rc == 0 && summary) {
-		summary_json(run, end, summary);
+		// The stop's reply is the run as `runs show` and the API give it: read back, one
+		// writer (runs.c), so tags and origin are there too.
+		int got = runs_get_json(rs->store, run->id, summary);
+		if (got < 0) {
+			log_warn("runs: could not read run %" PRId64 " back for its reply: %s",
+				 run->id, strerror(-got));
+			buf_printf(summary, "{\"id\":%" PRId64 "}", run->id);
+		}
 	}
 	if (rc == 0) {
 		log_info("runs: run %" PRId64 " (%s) ended: %s", run->id, run->label, end->status);

@@ -397,24 +397,7 @@ static void handle_latest(struct request *r) {
 		const struct channel *ch = &snap.channels[i];
 		const struct reading *rd = &snap.readings[i];
 		json_object_begin(&j);
-		json_key(&j, "key");
-		json_string(&j, ch->key);
-		json_key(&j, "label");
-		json_string(&j, ch->label ? ch->label : ch->key);
-		json_key(&j, "source");
-		json_string(&j, ch->source);
-		json_key(&j, "kind");
-		json_string(&j, channel_kind_name(ch->kind));
-		json_key(&j, "unit");
-		json_string(&j, ch->unit);
-		json_key(&j, "value");
-		if (rd->err == 0) {
-			json_double(&j, rd->value);
-		} else {
-			json_null(&j);
-		}
-		json_key(&j, "error");
-		json_string(&j, rd->err ? strerror(-rd->err) : NULL);
+		channel_json_reading(&j, ch, rd);
 		json_object_end(&j);
 	}
 	json_array_end(&j);

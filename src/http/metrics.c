@@ -8,52 +8,8 @@
 #include <string.h>
 
 #include "json.h"
+#include "unit.h"
 #include "version.h"
-
-/* A channel unit's family; values are scaled to the base unit Prometheus conventions use. */
-struct family {
-	const char *unit;
-	const char *name;
-	double divisor; // channel unit per base unit
-	const char *help;
-};
-
-static const struct family families[] = {
-	{"celsius", "thermlog_temperature_celsius", 1,
-	 "Temperature of the channel in degrees Celsius."},
-	{"hertz", "thermlog_frequency_hertz", 1,
-	 "Current clock frequency of the channel in hertz."},
-	{"volts", "thermlog_voltage_volts", 1, "Voltage of the channel in volts."},
-	{"millivolts", "thermlog_voltage_volts", 1000, "Voltage of the channel in volts."},
-	{"amperes", "thermlog_current_amperes", 1, "Current of the channel in amperes."},
-	{"watts", "thermlog_power_watts", 1, "Power of the channel in watts."},
-	{"joules", "thermlog_energy_joules", 1, "Energy counter of the channel in joules."},
-	{"rpm", "thermlog_fan_rpm", 1, "Fan speed of the channel in revolutions per minute."},
-	{"percent", "thermlog_humidity_ratio", 100, // humidity only (see family_of)
-	 "Relative humidity of the channel as a ratio (0..1)."},
-	{"state", "thermlog_cooling_state", 1,
-	 "Cooling device state index (0 = off, max_state = full)."},
-	{"ohms", "thermlog_resistance_ohms", 1, "Resistance of the channel in ohms."},
-};
-
-/* Channels with a unit outside the table keep their value and carry the unit as a label. */
-static const struct family other_family = {
-	NULL, "thermlog_value", 1,
-	"Value of a channel without a standard unit (see the unit label)."};
-
-static const struct family *family_of(const struct channel *ch) {
-	// A percentage or a state index means humidity or cooling only for those kinds.
-	if (ch->unit && ((strcmp(ch->unit, "percent") == 0 && ch->kind != CHANNEL_KIND_HUMIDITY) ||
-			 (strcmp(ch->unit, "state") == 0 && ch->kind != CHANNEL_KIND_STATE))) {
-		return &other_family;
-	}
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
-		if (ch->unit && strcmp(ch->unit, families[i].unit) == 0) {
-			return &families[i];
-		}
-	}
-	return &other_family;
-}
 
 /* Label values escape backslash, double quote and line feed (exposition format spec). */
 static void put_label(struct buf *out, bool first, const char *name, const char *value) {
@@ -99,33 +55,46 @@ static void put_channel_labels(struct buf *out, const struct channel *ch) {
 	put_label(out, false, "source", ch->source);
 }
 
+/* The family name a channel's values are written under (unit.h: the registry's). */
+static const char *family_name(const struct unit_info *fam) {
+	return fam ? fam->family : UNIT_FAMILY_OTHER;
+}
+
 static void write_channels(const struct live_snapshot *snap, struct buf *out) {
-	// Each family once, in table order; a family shows only if some channel has a value.
-	size_t n_families = sizeof(families) / sizeof(families[0]);
-	for (size_t f = 0; f <= n_families; f++) {
-		const struct family *fam = f < n_families ? &families[f] : &other_family;
+	// Each family once, in the registry's order, the catch-all last; a family shows only if
+	// some channel has a value.
+	size_t n_units;
+	const struct unit_info *units = unit_all(&n_units);
+	for (size_t f = 0; f <= n_units; f++) {
+		const struct unit_info *fam = f < n_units ? &units[f] : NULL;
+		if (fam && !fam->family) {
+			continue; // written under the catch-all
+		}
 		// "millivolts" shares the volts family: write it with "volts" only.
-		if (f > 0 && f < n_families && strcmp(fam->name, families[f - 1].name) == 0) {
+		if (fam && f > 0 && units[f - 1].family &&
+		    strcmp(fam->family, units[f - 1].family) == 0) {
 			continue;
 		}
+		const char *name = family_name(fam);
 		bool header = false;
 		for (size_t i = 0; i < snap->n; i++) {
-			const struct family *cf = family_of(&snap->channels[i]);
-			if (strcmp(cf->name, fam->name) != 0 || snap->readings[i].err != 0 ||
+			const struct unit_info *cf = unit_family(&snap->channels[i]);
+			if (strcmp(family_name(cf), name) != 0 || snap->readings[i].err != 0 ||
 			    !isfinite(snap->readings[i].value)) {
 				continue;
 			}
 			if (!header) {
-				put_header(out, fam->name, "gauge", fam->help);
+				put_header(out, name, "gauge",
+					   fam ? fam->family_help : UNIT_FAMILY_OTHER_HELP);
 				header = true;
 			}
-			buf_puts(out, fam->name);
+			buf_puts(out, name);
 			put_channel_labels(out, &snap->channels[i]);
-			if (cf == &other_family) {
+			if (!cf) {
 				put_label(out, false, "unit", snap->channels[i].unit);
 			}
 			buf_putc(out, '}');
-			put_value(out, snap->readings[i].value / cf->divisor);
+			put_value(out, snap->readings[i].value / (cf ? cf->family_divisor : 1));
 		}
 	}
 

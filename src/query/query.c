@@ -686,24 +686,12 @@ static void json_value(struct json *j, int64_t q, double resolution) {
 
 #define TIME_IN_STATE_MAX 256
 
-/* The identity every per-channel object starts with: key, label and unit. */
-static void write_channel_ident(struct json *out, const struct channel *ch) {
-	json_key(out, "key");
-	json_string(out, ch->key);
-	json_key(out, "label");
-	json_string(out, ch->label);
-	json_key(out, "unit");
-	json_string(out, ch->unit);
-}
-
 static void write_channel_stats(struct json *out, const struct query_stats *s, size_t k) {
 	const struct channel *ch = query_selection_channel(&s->sel, k);
 	const struct stats_acc *acc = &s->acc[k];
 	double res = ch->resolution;
 	json_object_begin(out);
-	write_channel_ident(out, ch);
-	json_key(out, "kind");
-	json_string(out, channel_kind_name(ch->kind));
+	channel_json_identity(out, ch);
 	json_key(out, "resolution");
 	json_double(out, res);
 	json_key(out, "count");
@@ -1218,7 +1206,7 @@ void query_peak_write_json(const struct query_peak *pk, struct json *out) {
 	json_array_begin(out);
 	for (size_t c = 0; c < pk->n_columns; c++) {
 		json_object_begin(out);
-		write_channel_ident(out, pk->columns[c]);
+		channel_json_identity(out, pk->columns[c]);
 		json_object_end(out);
 	}
 	json_array_end(out);
@@ -1268,16 +1256,7 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
 	for (size_t k = 0; k < sel.n; k++) {
 		const struct store_channel *sc = &sel.all[sel.pick[k]];
 		json_object_begin(out);
-		json_key(out, "key");
-		json_string(out, sc->ch.key);
-		json_key(out, "label");
-		json_string(out, sc->ch.label);
-		json_key(out, "source");
-		json_string(out, sc->ch.source);
-		json_key(out, "kind");
-		json_string(out, channel_kind_name(sc->ch.kind));
-		json_key(out, "unit");
-		json_string(out, sc->ch.unit);
+		channel_json_identity(out, &sc->ch);
 		json_key(out, "resolution");
 		json_double(out, sc->ch.resolution);
 		json_key(out, "first_seen");
@@ -1403,7 +1382,7 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	for (size_t k = 0; k < sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&sel, k);
 		json_object_begin(out);
-		write_channel_ident(out, ch);
+		channel_json_identity(out, ch);
 		json_key(out, "points");
 		json_array_begin(out);
 		for (size_t i = 0; i < sc.n_buckets; i++) {

@@ -102,6 +102,31 @@ static int list_one(void *ctx, const struct store_run *run) {
 	return 0;
 }
 
+/* One run's object alone, written while the scan's strings are valid. */
+static int get_one(void *ctx, const struct store_run *run) {
+	struct json *j = ctx;
+	json_object_begin(j);
+	write_run_fields(j, run);
+	json_object_end(j);
+	return 0;
+}
+
+int runs_get_json(struct store *store, int64_t id, struct buf *out) {
+	struct buf body;
+	buf_init(&body);
+	struct json j;
+	json_init(&j, &body, false);
+	int rc = store_run_get(store, id, get_one, &j);
+	if (rc == 0 && body.len == 0) {
+		rc = -ENOENT;
+	}
+	if (rc == 0) {
+		buf_append(out, body.data, body.len);
+	}
+	buf_finish(&body);
+	return rc;
+}
+
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
 		   struct buf *out) {
 	struct buf body;

@@ -404,6 +404,19 @@ def main():
         r = last_run(d)
         ok(p.returncode == 0 and r.get("status") == "ok" and json.loads(p.stdout)["id"] ==
            int(rid), "run stop ends it as ok", (p.stdout, p.stderr, r))
+        # The stop reply is the run object `runs` and `runs show` write: tags and origin too
+        reply = json.loads(p.stdout) if p.returncode == 0 else {}
+        q = run(d, "runs", "--json")
+        listed = [x for x in json.loads(q.stdout)["runs"] if x["id"] == int(rid)] \
+            if q.returncode == 0 else []
+        q = run(d, "runs", "show", rid, "--json")
+        shown = json.loads(q.stdout)["run"] if q.returncode == 0 else {}
+        ok(listed and reply == listed[0] and list(reply) == list(listed[0]),
+           "run stop's reply is the run's object in `runs --json`", (reply, listed))
+        ok(reply and all(shown.get(k) == v for k, v in reply.items()) and
+           reply.get("tags") == {"k": "v"} and reply.get("origin") == shown.get("origin") and
+           "origin" in reply, "run stop's reply has `runs show`'s fields: tags, origin",
+           (reply, shown))
         p = run(d, "run", "stop", rid, "--status", "failed")
         ok(p.returncode == 1 and "not running" in p.stderr, "a second stop is refused",
            p.stderr)

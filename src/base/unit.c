@@ -1,0 +1,73 @@
+/* The unit registry (unit.h): symbols, display scaling and Prometheus families, in one table. */
+#include "unit.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define MIB (1.0 / 1048576)
+
+/*
+ * Table order is /metrics' family order. A unit sharing the family before it (millivolts with
+ * volts) follows that entry. Memory reads in MiB to 0.1 (a tenth is detail enough); operating
+ * points are whole MHz in a table of statistics.
+ */
+static const struct unit_info units[] = {
+	{"celsius", "°C", 1, -1, -1, "thermlog_temperature_celsius", 1,
+	 "Temperature of the channel in degrees Celsius.", -1},
+	{"hertz", "MHz", 1e-6, -1, 0, "thermlog_frequency_hertz", 1,
+	 "Current clock frequency of the channel in hertz.", -1},
+	{"volts", "V", 1, -1, -1, "thermlog_voltage_volts", 1, "Voltage of the channel in volts.",
+	 -1},
+	{"millivolts", "mV", 1, -1, -1, "thermlog_voltage_volts", 1000,
+	 "Voltage of the channel in volts.", -1},
+	{"amperes", "A", 1, -1, -1, "thermlog_current_amperes", 1,
+	 "Current of the channel in amperes.", -1},
+	{"watts", "W", 1, -1, -1, "thermlog_power_watts", 1, "Power of the channel in watts.", -1},
+	{"joules", "J", 1, -1, -1, "thermlog_energy_joules", 1,
+	 "Energy counter of the channel in joules.", -1},
+	{"rpm", "rpm", 1, -1, -1, "thermlog_fan_rpm", 1,
+	 "Fan speed of the channel in revolutions per minute.", -1},
+	{"percent", "%", 1, -1, -1, "thermlog_humidity_ratio", 100,
+	 "Relative humidity of the channel as a ratio (0..1).", CHANNEL_KIND_HUMIDITY},
+	{"state", "", 1, -1, -1, "thermlog_cooling_state", 1,
+	 "Cooling device state index (0 = off, max_state = full).", CHANNEL_KIND_STATE},
+	{"ohms", "ohm", 1, -1, -1, "thermlog_resistance_ohms", 1,
+	 "Resistance of the channel in ohms.", -1},
+	{"bytes", "MiB", MIB, 1, 1, "thermlog_memory_bytes", 1,
+	 "Memory or swap of the channel in bytes.", CHANNEL_KIND_MEMORY},
+	{"pages_per_second", "pages/s", 1, -1, -1, NULL, 1, NULL, -1},
+	{"1", "", 1, -1, -1, NULL, 1, NULL, -1},
+};
+
+const struct unit_info *unit_all(size_t *n) {
+	*n = sizeof(units) / sizeof(units[0]);
+	return units;
+}
+
+const struct unit_info *unit_lookup(const char *name) {
+	for (size_t i = 0; name && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(name, units[i].name) == 0) {
+			return &units[i];
+		}
+	}
+	return NULL;
+}
+
+const char *unit_symbol(const char *unit, double *factor) {
+	const struct unit_info *u = unit_lookup(unit);
+	*factor = u ? u->factor : 1;
+	return u ? u->symbol : unit ? unit : "";
+}
+
+int unit_places(const char *unit, bool column) {
+	const struct unit_info *u = unit_lookup(unit);
+	return !u ? -1 : column && u->column_places >= 0 ? u->column_places : u->places;
+}
+
+const struct unit_info *unit_family(const struct channel *ch) {
+	const struct unit_info *u = unit_lookup(ch->unit);
+	if (!u || !u->family || (u->family_kind >= 0 && (int)ch->kind != u->family_kind)) {
+		return NULL;
+	}
+	return u;
+}
