@@ -39,7 +39,11 @@ struct api_run_stop {
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
 	int64_t rss_max_bytes; // < 0 = unknown
+	const char *error;     // why it failed (API_RUN_ERROR_MAX bytes at most), or NULL
 };
+
+/** The longest error text a stop body may carry, in bytes. */
+#define API_RUN_ERROR_MAX 500
 
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with

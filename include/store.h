@@ -284,6 +284,7 @@ struct store_run {
 	double rss_max_bytes;
 	const char *figures;     // a JSON object, or NULL
 	const char *fingerprint; // a JSON object, or NULL
+	const char *error;       // why it failed when no exit code says it, or NULL
 };
 
 /** Which runs store_runs_scan() visits: all fields optional. */
@@ -331,6 +332,7 @@ struct store_run_import {
 	double temp_max_c, rss_max_bytes; // NAN = unknown
 	const char *figures;              // a JSON object, or NULL
 	const char *import_key;           // identifies the row across imports (required)
+	const char *error;                // why it failed, or NULL
 };
 
 /**
@@ -372,6 +374,7 @@ struct store_run_end {
 	double temp_max_c;         // NAN = unknown
 	int64_t rss_max_bytes;     // < 0 = unknown
 	const char *figures;       // JSON object, or NULL
+	const char *error;         // why it failed (a command that could not start), or NULL
 };
 
 /**

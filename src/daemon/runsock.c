@@ -414,6 +414,7 @@ static void job_free(struct job *job) {
 	free((char *)job->start.exe);
 	free((char *)job->start.exe_sha256);
 	free((char *)job->start.request_id);
+	free((char *)job->stop.error);
 	free(job);
 }
 
@@ -1387,6 +1388,7 @@ static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t
 	end.exit_code = job->stop.exit_code;
 	end.has_signal = job->stop.has_signal;
 	end.signal = job->stop.signal;
+	end.error = job->stop.error;
 	if (job->stop.status) {
 		end.status = job->stop.status;
 	} else if (job->stop.has_signal) {
@@ -1595,6 +1597,7 @@ static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, stru
 				   : strcmp(stop->status, "failed") == 0 ? "failed"
 									 : "timeout";
 	}
+	job->stop.error = stop->error ? xstrdup(stop->error) : NULL; // the job's own copy
 	if (!submit(rs, job)) {
 		*err = xstrdup("the daemon is busy: the run was not stopped; try again");
 		job_free(job);

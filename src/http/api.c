@@ -1586,7 +1586,8 @@ out:
 }
 
 static void runs_stop(struct request *r, const struct jsonread_node *root, int64_t id) {
-	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes", NULL};
+	static const char *const known[] = {"status",        "exit_code", "signal",
+					    "rss_max_bytes", "error",     NULL};
 	if (!body_keys_known(r, root, known)) {
 		return;
 	}
@@ -1627,6 +1628,21 @@ static void runs_stop(struct request *r, const struct jsonread_node *root, int64
 			return;
 		}
 		stop.rss_max_bytes = x;
+	}
+	if ((v = jsonread_get(root, "error")) && v->kind != JSONREAD_NULL) {
+		bool good = jsonread_string(v) && v->len >= 1 && v->len <= API_RUN_ERROR_MAX;
+		for (size_t i = 0; good && i < v->len; i++) {
+			unsigned char c = (unsigned char)v->text[i];
+			good = c >= 0x20 && c != 0x7f;
+		}
+		if (!good) {
+			respond_error(r->resp, 400, NULL,
+				      "error: expected null or a text of 1..%d bytes without control "
+				      "characters",
+				      API_RUN_ERROR_MAX);
+			return;
+		}
+		stop.error = v->text;
 	}
 	if (!stop.status && !stop.has_exit_code && !stop.has_signal) {
 		respond_error(r->resp, 400, NULL,

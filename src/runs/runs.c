@@ -80,6 +80,8 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 	} else {
 		json_null(j);
 	}
+	json_key(j, "error");
+	json_string(j, run->error);
 	json_key(j, "energy_j");
 	json_double(j, run->energy_j);
 	json_key(j, "energy_method");
@@ -169,6 +171,7 @@ static int copy_run(void *ctx, const struct store_run *run) {
 	c->run.energy_method = keep(c, 4, run->energy_method);
 	c->run.figures = keep(c, 5, run->figures);
 	c->run.fingerprint = keep(c, 6, run->fingerprint);
+	c->run.error = keep(c, 7, run->error);
 	return 0;
 }
 

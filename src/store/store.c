@@ -3392,7 +3392,8 @@ int store_limit_pages(struct store *store, int64_t max_pages) {
  */
 #define RUN_COLUMNS                                                                             \
 	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
-	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint"
+	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, " \
+	"error"
 
 static double column_double_or_nan(sqlite3_stmt *st, int col) {
 	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
@@ -3419,6 +3420,7 @@ static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
 		.rss_max_bytes = column_double_or_nan(st, 14),
 		.figures = column_text(st, 15),
 		.fingerprint = column_text(st, 16),
+		.error = column_text(st, 17),
 	};
 	if (!run->tags) {
 		run->tags = "{}";
@@ -3465,7 +3467,8 @@ static const char *run_row_problem(sqlite3_stmt *st) {
 			return "a figure is not a number";
 		}
 	}
-	static const int texts[] = {2, 11, 15, 16}; // tags, energy_method, figures, fingerprint
+	// tags, energy_method, figures, fingerprint, error
+	static const int texts[] = {2, 11, 15, 16, 17};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		int t = sqlite3_column_type(st, texts[i]);
 		if (t != SQLITE_TEXT && t != SQLITE_NULL) {
@@ -3606,8 +3609,8 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	sqlite3_stmt *st;
 	int rc = prepare(store,
 			 "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures) "
-			 "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11) "
+			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures, error) "
+			 "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
 			 "ON CONFLICT (import_key) DO NOTHING",
 			 "a runs query", &st);
 	if (rc < 0) {
@@ -3630,6 +3633,7 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
 	}
 	bind_text_or_null(st, 11, run->figures);
+	bind_text_or_null(st, 12, run->error);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -3759,7 +3763,8 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 	rc = prepare(store,
 		     "UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
 		     "energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
-		     "rss_max_bytes = ?10, figures = ?11 WHERE id = ?1 AND status = 'running'",
+		     "rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
+		     "status = 'running'",
 		     "a runs query", &st);
 	if (rc < 0) {
 		return rc;
@@ -3781,6 +3786,7 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		sqlite3_bind_int64(st, 10, end->rss_max_bytes);
 	}
 	bind_text_or_null(st, 11, end->figures);
+	bind_text_or_null(st, 12, end->error);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not close a run");

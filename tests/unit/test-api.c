@@ -541,6 +541,7 @@ struct runs_seen {
 	struct api_run_start start;
 	char label[64], tags[256], argv[256];
 	struct api_run_stop stop;
+	char error[600]; // the stop's error, copied ("(null)" for none)
 	int64_t stop_id;
 	int calls;
 };
@@ -562,6 +563,8 @@ static int seen_stop(void *ctx, int64_t id, const struct api_run_stop *stop, str
 	struct runs_seen *s = ctx;
 	s->calls++;
 	s->stop = *stop;
+	snprintf(s->error, sizeof(s->error), "%s", stop->error ? stop->error : "(null)");
+	s->stop.error = NULL; // borrowed from the request: gone when it returns
 	s->stop_id = id;
 	if (id != 42) {
 		*err = xstrdup("run 7 is not running");
@@ -750,9 +753,40 @@ static void test_shared_checks(void) {
 	api_response_finish(&resp);
 	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"ok\",\"rss\":1}", NULL, &resp);
 	is_str(resp.body.data,
-	       "{\"error\":\"body: unknown key 'rss' (allowed: status, exit_code, signal, rss_max_bytes)\"}\n",
+	       "{\"error\":\"body: unknown key 'rss' (allowed: status, exit_code, signal, rss_max_bytes, error)\"}\n",
 	       "stop: the unknown key and the allowed ones");
 	api_response_finish(&resp);
+
+	// A stop's error: null or a text of 1..500 bytes without control characters.
+	post(&local, "/api/v1/runs/42/stop",
+	     "{\"status\":\"failed\",\"exit_code\":127,\"error\":\"/x: No such file\"}", NULL,
+	     &resp);
+	is_int(resp.status, 200, "stop with an error");
+	is_str(seen.error, "/x: No such file", "the error reaches the daemon");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/runs/42/stop", "{\"exit_code\":1,\"error\":null}", NULL, &resp);
+	is_int(resp.status, 200, "error null");
+	is_str(seen.error, "(null)", "is none");
+	api_response_finish(&resp);
+	char long_error[600];
+	snprintf(long_error, sizeof(long_error), "{\"exit_code\":1,\"error\":\"%0501d\"}", 0);
+	const char *const bad_errors[] = {
+		"{\"exit_code\":1,\"error\":5}",
+		"{\"exit_code\":1,\"error\":\"\"}",
+		"{\"exit_code\":1,\"error\":\"a\\nb\"}",
+		"{\"exit_code\":1,\"error\":\"a\\u001b[2J\"}",
+		long_error,
+	};
+	int before = seen.calls;
+	for (size_t i = 0; i < sizeof(bad_errors) / sizeof(bad_errors[0]); i++) {
+		post(&local, "/api/v1/runs/42/stop", bad_errors[i], NULL, &resp);
+		is_error(&resp, 400, NULL, bad_errors[i]);
+		ok(strstr(resp.body.data, "\"error: expected null or a text of 1..500 bytes") !=
+			   NULL,
+		   "the 400 names error");
+		api_response_finish(&resp);
+	}
+	is_int(seen.calls, before, "a bad error never reaches the daemon");
 }
 
 int main(void) {
