@@ -420,7 +420,7 @@ static pid_t spawn(char **argv, const struct sigaction *old, const sigset_t *old
 			ssize_t n = write(pfd[1], &err, sizeof(err));
 			(void)n;
 		}
-		fprintf(stderr, "thermlog run: cannot run %s: %s\n", argv[0], strerror(err));
+		// The parent says why (exec_err), recorded with the run or not.
 		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXEC);
 	}
 	if (pfd[1] >= 0) {
@@ -442,8 +442,17 @@ static pid_t spawn(char **argv, const struct sigaction *old, const sigset_t *old
 	return pid;
 }
 
-/* How the command ended, as the stop request tells the daemon. */
-static void stop_body(struct buf *out, int status, const struct rusage *ru) {
+/*
+ * Why a command could not start, as the run records it and the wrapper says it: the caller's
+ * path and the cause, never the daemon's. Newly allocated.
+ */
+static char *exec_error(const char *argv0, int err) {
+	return xasprintf("%s: %s (%s)", argv0, strerror(err),
+			 err == ENOENT ? "command not found" : "not executable");
+}
+
+/* How the command ended, as the stop request tells the daemon; @error: why it never ran. */
+static void stop_body(struct buf *out, int status, const struct rusage *ru, const char *error) {
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
@@ -460,6 +469,10 @@ static void stop_body(struct buf *out, int status, const struct rusage *ru) {
 	}
 	json_key(&j, "rss_max_bytes");
 	json_int(&j, (int64_t)ru->ru_maxrss * 1024); // Linux: kilobytes
+	if (error) {
+		json_key(&j, "error");
+		json_string(&j, error);
+	}
 	json_object_end(&j);
 }
 
@@ -584,22 +597,34 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	alarm(0);
 	double took = now_s() - t0;
 	int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	char *error = exec_err ? exec_error(argv[0], exec_err) : NULL;
 
 	if (id) {
 		struct buf stop = {0};
-		stop_body(&stop, status, &ru);
+		stop_body(&stop, status, &ru, error);
 		char *path = xasprintf("/api/v1/runs/%s/stop", id);
 		if (post(sock, path, stop.data, false, &r, &why) < 0) {
 			fprintf(stderr,
 				"thermlog run: the daemon is not reachable at %s (%s): the end of run "
 				"%s is NOT recorded (it will show as lost)\n",
 				sock, why, id);
+			if (error) {
+				fprintf(stderr, "thermlog run: %s\n", error);
+			}
 		} else if (r.status != 200) {
 			char *err = reply_field(r.body, "error");
 			fprintf(stderr,
 				"thermlog run: the daemon refused the end of run %s (HTTP %d: %s)\n",
 				id, r.status, err ? err : "no reason given");
 			free(err);
+			if (error) {
+				fprintf(stderr, "thermlog run: %s\n", error);
+			}
+		} else if (error) {
+			char *st = reply_field(r.body, "status");
+			fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n", error,
+				id, st ? st : "?", exit_code);
+			free(st);
 		} else {
 			char *st = reply_field(r.body, "status");
 			char *dur = reply_field(r.body, "duration_s");
@@ -607,10 +632,7 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 			char *energy = reply_field(r.body, "energy_j");
 			char *method = reply_field(r.body, "energy_method");
 			fprintf(stderr, "thermlog run: run %s (%s) %s", id, label, st ? st : "?");
-			if (exec_err) {
-				fprintf(stderr, " (exit %d: cannot run %s: %s)", exit_code, argv[0],
-					strerror(exec_err));
-			} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+			if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
 				fprintf(stderr, " (exit %d)", WEXITSTATUS(status));
 			} else if (WIFSIGNALED(status)) {
 				fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
@@ -637,9 +659,14 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 				  : WIFSIGNALED(status) ? "signaled"
 				  : exit_code == 0      ? "ok"
 							: "failed";
-		fprintf(stderr, "thermlog run: %s %s after %.3f s (not recorded)\n", label, how,
-			took);
+		if (error) {
+			fprintf(stderr, "thermlog run: %s (not recorded)\n", error);
+		} else {
+			fprintf(stderr, "thermlog run: %s %s after %.3f s (not recorded)\n", label,
+				how, took);
+		}
 	}
+	free(error);
 	free(id);
 	free(sock);
 	return exit_code;

@@ -196,6 +196,13 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	       table_printable(&status, run->status), exit_code, temp, energy);
 	buf_finish(&label);
 	buf_finish(&status);
+	if (run->error) {
+		// Why it failed, under it: one line, control characters escaped (a crafted file).
+		struct buf error;
+		buf_init(&error);
+		printf("%6s  error: %s\n", "", table_printable(&error, run->error));
+		buf_finish(&error);
+	}
 	return 0;
 }
 

@@ -91,10 +91,10 @@ def rows(d, sql, params=()):
 
 def last_run(d):
     r = rows(d, "SELECT id, label, status, exit_code, signal, start_ms, end_ms, energy_j, "
-                "energy_method, energy_coverage, figures, tags, rss_max_bytes FROM runs "
+                "energy_method, energy_coverage, figures, tags, rss_max_bytes, error FROM runs "
                 "ORDER BY id DESC LIMIT 1")
     keys = ["id", "label", "status", "exit_code", "signal", "start_ms", "end_ms", "energy_j",
-            "energy_method", "energy_coverage", "figures", "tags", "rss_max_bytes"]
+            "energy_method", "energy_coverage", "figures", "tags", "rss_max_bytes", "error"]
     return dict(zip(keys, r[0])) if r else {}
 
 
@@ -151,6 +151,29 @@ def count_runs(d, label, status=None):
         return rows(d, "SELECT count(*) FROM runs WHERE label = ? AND status = ?",
                     (label, status))[0][0]
     return rows(d, "SELECT count(*) FROM runs WHERE label = ?", (label,))[0][0]
+
+
+def post_unix(d, path, body):
+    """POSTs @body over the daemon's Unix socket: (HTTP status, the reply's JSON or {})."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(d.sock)
+    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" %
+              (path.encode(), len(body), body))
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, payload = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else 0
+    try:
+        return status, json.loads(payload)
+    except ValueError:
+        return status, {}
 
 
 def wrapper_checks(d, tmp):
@@ -283,12 +306,37 @@ def wrapper_checks(d, tmp):
        "--db naming the daemon's database another way: recorded", p.stderr)
 
     # A command that cannot start is a failed run: 127 when missing, 126 when not executable.
+    # The run's error names the caller's path and the cause; the message never the daemon.
     p = run(d, "run", "--", "/nonexistent/cmd")
     r = last_run(d)
     ok(p.returncode == 127 and r.get("label") == "cmd" and r.get("status") == "failed" and
        r.get("exit_code") == 127 and "refused" not in p.stderr and
        "/nonexistent/cmd" in p.stderr and "No such file" in p.stderr,
        "a missing command: exit 127, recorded failed with 127, the cause named", (p.stderr, r))
+    missing_error = "/nonexistent/cmd: No such file or directory (command not found)"
+    ok(r.get("error") == missing_error,
+       "a missing command: the run's error names the path and the cause", r)
+    ok(p.stderr.strip() == "thermlog run: %s; recorded as run %d (failed, exit 127)" %
+       (missing_error, r.get("id")) and "daemon" not in p.stderr,
+       "a missing command: one line, the cause and the run it is recorded as", p.stderr)
+    q = run(d, "runs", "show", str(r.get("id")), "--json")
+    shown = json.loads(q.stdout)["run"] if q.returncode == 0 else {}
+    q = run(d, "runs", "--json", "--label", "cmd")
+    listed = json.loads(q.stdout)["runs"] if q.returncode == 0 else []
+    ok(shown.get("error") == missing_error and listed and
+       listed[-1].get("error") == missing_error and list(shown).index("error") ==
+       list(shown).index("signal") + 1,
+       "runs show --json and runs --json: the error, after signal", (shown, listed))
+    q = run(d, "runs", "show", str(r.get("id")))
+    ok(q.returncode == 0 and ('"error": "%s"' % missing_error) in q.stdout,
+       "runs show: the error in its indented document", q.stdout)
+    q = run(d, "runs", "--label", "cmd")
+    ok(q.returncode == 0 and ("error: " + missing_error) in q.stdout,
+       "runs: an error line under the run", q.stdout)
+    q = run(d, "runs", "stats", "--label", "cmd", "--json")
+    stats = json.loads(q.stdout) if q.returncode == 0 else {}
+    ok('"failed": 1' in json.dumps(stats) or '"failed":1' in q.stdout,
+       "runs stats --json counts it as failed", q.stdout)
     noexec = os.path.join(tmp, "noexec.sh")
     with open(noexec, "w") as f:
         f.write("#!/bin/sh\nexit 0\n")
@@ -297,6 +345,25 @@ def wrapper_checks(d, tmp):
     ok(p.returncode == 126 and r.get("status") == "failed" and r.get("exit_code") == 126 and
        "refused" not in p.stderr and "Permission denied" in p.stderr,
        "a command not executable: exit 126, recorded failed with 126", (p.stderr, r))
+    ok(r.get("error") == noexec + ": Permission denied (not executable)",
+       "a command not executable: the run's error names the path and the cause", r)
+    ok(p.stderr.strip() == "thermlog run: %s: Permission denied (not executable); recorded as "
+       "run %d (failed, exit 126)" % (noexec, r.get("id")),
+       "a command not executable: the message", p.stderr)
+
+    # The stop body's error: null or a short text, else a 400 naming it.
+    rid = run(d, "run", "start", "--label", "stoperr").stdout.strip()
+    for body in (b'{"exit_code": 1, "error": 5}', b'{"exit_code": 1, "error": "a\\nb"}',
+                 b'{"exit_code": 1, "error": "%s"}' % (b"x" * 501)):
+        status, reply = post_unix(d, "/api/v1/runs/%s/stop" % rid, body)
+        ok(status == 400 and str(reply.get("error", "")).startswith("error: "),
+           "stop body %s...: 400 naming error" % body[:40].decode(), (status, reply))
+    ok(count_runs(d, "stoperr", "running") == 1, "the run is still running after them")
+    status, reply = post_unix(d, "/api/v1/runs/%s/stop" % rid,
+                              b'{"exit_code": 2, "error": "lost its input"}')
+    ok(status == 200 and reply.get("error") == "lost its input" and
+       last_run(d).get("error") == "lost its input",
+       "a stop with an error: stored, in the reply", (status, reply))
 
     # Messages: an unrecorded timeout says so; a missing --pid and a long label are refused.
     cfg = os.path.join(tmp, "nodaemon.yaml")
