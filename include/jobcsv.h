@@ -10,6 +10,8 @@
  *   label           optional: the job's label (empty = the default label)
  *   exit_code       optional: 0..255 or empty; ok with a nonzero code is an error
  *   energy_j, temp_max_c, rss_max_bytes   optional: figures measured elsewhere, empty = unknown
+ *   error           optional: why the run failed, empty = none; control characters escaped
+ *                   (a traceback's line feeds as "\n"), cut to JOBCSV_ERROR_MAX bytes
  * Other columns are ignored (logs carry prompts, seeds, hosts). Relative times ("-24h",
  * "now") and "running" are refused: a log records finished runs.
  */
@@ -24,6 +26,9 @@
 #include "buf.h"
 #include "runstats.h"
 
+/** An error column's text is kept to this many bytes (escaped, cut at a character). */
+#define JOBCSV_ERROR_MAX 500
+
 /** One finished run from the log. */
 struct jobcsv_row {
 	unsigned long line; // where it was in the file (1-based)
@@ -33,6 +38,7 @@ struct jobcsv_row {
 	char *label;
 	int exit_code;                              // -1 = not given
 	double energy_j, temp_max_c, rss_max_bytes; // NAN = not given
+	char *error;                                // NULL = not given
 };
 
 struct jobcsv {

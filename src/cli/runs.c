@@ -458,9 +458,9 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 		"usage: thermlog runs import [--default-label L] [--skip-bad] [--time-unit s|ms|us]\n"
 		"                            FILE|-\n"
 		"A job log as CSV: a header naming start, end and status (optional label,\n"
-		"exit_code, energy_j, temp_max_c, rss_max_bytes). Times as ISO 8601 with a zone,\n"
-		"dates or unix seconds (with a fraction; --time-unit ms|us reads whole milli- or\n"
-		"microseconds), between 2000-01-01 and now. Bad rows, and rows repeating a label and\n"
+		"exit_code, energy_j, temp_max_c, rss_max_bytes, error). Times as ISO 8601 with a\n"
+		"zone, dates or unix seconds (with a fraction; --time-unit ms|us reads whole milli-\n"
+		"or microseconds), between 2000-01-01 and now. Bad rows, and rows repeating a label and\n"
 		"start with other figures, are named by line and nothing is imported (--skip-bad\n"
 		"imports the good ones); a run imported before (same label and start) is left as\n"
 		"it is.\n";

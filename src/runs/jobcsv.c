@@ -25,11 +25,13 @@ enum column {
 	COL_ENERGY,
 	COL_TEMP,
 	COL_RSS,
+	COL_ERROR,
 	COL_COUNT,
 };
 
 static const char *const column_names[COL_COUNT] = {
 	"start", "end", "status", "label", "exit_code", "energy_j", "temp_max_c", "rss_max_bytes",
+	"error",
 };
 
 struct parser {
@@ -150,6 +152,37 @@ bool jobcsv_parse_status(const char *text, enum run_status *out) {
 
 static const char *field(const struct csv_reader *r, ptrdiff_t col) {
 	return col >= 0 && (size_t)col < r->n_fields ? r->fields[col] : "";
+}
+
+/*
+ * An error column's text as the run keeps it, or NULL when empty: one line, control characters
+ * escaped (old logs hold multi-line tracebacks), cut to JOBCSV_ERROR_MAX bytes between
+ * characters, never inside a UTF-8 sequence or an escape.
+ */
+static char *error_text(const char *s) {
+	struct buf b;
+	buf_init(&b);
+	for (size_t i = 0, n = strlen(s); i < n;) {
+		size_t len = 1;
+		if ((unsigned char)s[i] >= 0xc0) {
+			while (i + len < n && ((unsigned char)s[i + len] & 0xc0) == 0x80) {
+				len++;
+			}
+		}
+		size_t before = b.len;
+		buf_put_printable(&b, s + i, len);
+		if (b.len > JOBCSV_ERROR_MAX) {
+			b.len = before;
+			b.data[before] = '\0';
+			break;
+		}
+		i += len;
+	}
+	if (b.len == 0) {
+		buf_finish(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
 }
 
 /* An optional non-negative figure; empty = NAN. */
@@ -276,6 +309,7 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 		return false;
 	}
 	row->label = xstrdup(label);
+	row->error = error_text(field(r, p->col[COL_ERROR]));
 	row->line = line;
 	return true;
 }
@@ -331,6 +365,7 @@ void jobcsv_finish(struct jobcsv *log) {
 	}
 	for (size_t i = 0; i < log->n; i++) {
 		free(log->rows[i].label);
+		free(log->rows[i].error);
 	}
 	free(log->rows);
 	*log = (struct jobcsv){0};

@@ -909,6 +909,7 @@ static int import_row(struct store *store, const struct config *cfg,
 		.temp_max_c = row->temp_max_c,
 		.rss_max_bytes = row->rss_max_bytes,
 		.import_key = key.data,
+		.error = row->error,
 	};
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
 	struct window_scan w = {.ci = ci, .cfg = cfg};
@@ -973,7 +974,8 @@ static bool rows_equal(const struct jobcsv_row *a, const struct jobcsv_row *b) {
 	return a->start_ms == b->start_ms && a->end_ms == b->end_ms && a->status == b->status &&
 	       strcmp(a->label, b->label) == 0 && a->exit_code == b->exit_code &&
 	       same_double(a->energy_j, b->energy_j) && same_double(a->temp_max_c, b->temp_max_c) &&
-	       same_double(a->rss_max_bytes, b->rss_max_bytes);
+	       same_double(a->rss_max_bytes, b->rss_max_bytes) &&
+	       strcmp(a->error ? a->error : "", b->error ? b->error : "") == 0;
 }
 
 /* Orders rows by the run they name (label, start), then by line. */
@@ -1020,6 +1022,7 @@ static void mark_duplicates(struct jobcsv *log, const char *name, struct runs_im
 	for (size_t i = 0; i < log->n; i++) {
 		if (drop[i]) {
 			free(log->rows[i].label);
+			free(log->rows[i].error);
 		} else {
 			log->rows[n++] = log->rows[i];
 		}
@@ -1057,6 +1060,7 @@ int runs_import(struct store *store, FILE *in, const char *name,
 			}
 			result->bad++;
 			free(row->label);
+			free(row->error);
 			continue;
 		}
 		log.rows[n_good++] = *row;

@@ -148,6 +148,27 @@ def run(tap):
         tap.ok(p.returncode == 2 and "bad --time-unit 'min'" in p.stderr,
                "an unknown unit is refused", p.stderr)
 
+        # An error column: kept with the run, one line (a traceback's line feeds escaped).
+        errlog = os.path.join(wd, "err.csv")
+        with open(errlog, "w") as f:
+            f.write('start,end,status,label,exit_code,error\n'
+                    '1790900000,1790900100,failed,errcol,1,"Traceback:\n  OOM"\n'
+                    '1790900200,1790900300,ok,errcol,0,\n')
+        p = tl(db, "runs", "import", errlog)
+        got = json.loads(tl(db, "runs", "--json", "--label", "errcol").stdout)["runs"]
+        shown = json.loads(tl(db, "runs", "show", str(got[0]["id"]), "--json").stdout)["run"] \
+            if got else {}
+        tap.ok(p.returncode == 0 and len(got) == 2 and got[0]["error"] == "Traceback:\\n  OOM"
+               and got[1]["error"] is None and shown.get("error") == "Traceback:\\n  OOM",
+               "runs import: an error column lands in runs --json and runs show --json",
+               p.stderr + json.dumps(got))
+        text = tl(db, "runs", "--label", "errcol").stdout
+        tap.ok("error: Traceback:\\n  OOM" in text and text.count("error:") == 1,
+               "runs: the error under its run, escaped", text)
+        p = tl(db, "runs", "import", errlog)
+        tap.ok(p.returncode == 0 and "0 imported, 2 already stored" in p.stdout + p.stderr,
+               "re-imported: unchanged", p.stdout + p.stderr)
+
         # Lists: --label, --from, --to, ms precision.
         p = tl(db, "runs", "--json", "--label", "sdxl-npu", "--from", "2026-10-01T00:06:00Z",
                "--to", "2026-10-01T00:48:00Z")

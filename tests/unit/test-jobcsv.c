@@ -173,9 +173,46 @@ static void test_bad(void) {
 	buf_finish(&many);
 }
 
+/* The optional error column: empty = none, one line, at most JOBCSV_ERROR_MAX bytes. */
+static void test_error_column(void) {
+	struct jobcsv log;
+	struct buf errors;
+	struct buf text;
+	buf_init(&text);
+	buf_puts(&text, "start,end,status,error\n"
+			"1790812811,1790813128,failed,\"Traceback:\n  File x\n\tOOM\"\n"
+			"1790812812,1790813128,ok,\n"
+			"1790812813,1790813128,failed,");
+	// A long error of two-byte characters: cut at a character, never inside one.
+	for (int i = 0; i < 400; i++) {
+		buf_puts(&text, "\xc3\xa9");
+	}
+	buf_puts(&text, "\n1790812814,1790813128,failed,");
+	for (int i = 0; i < 499; i++) {
+		buf_putc(&text, 'x');
+	}
+	buf_puts(&text, "\x01\n"); // 499 bytes, then an escape that would not fit whole
+	is_int(parse(text.data, &log, &errors), 0, "a log with an error column: 0");
+	is_int(log.n, 4, "four rows");
+	is_str(log.rows[0].error, "Traceback:\\n  File x\\n\\x09OOM",
+	       "a multi-line error: one line, control characters escaped");
+	is_str(log.rows[1].error, NULL, "an empty error is none");
+	is_int(log.rows[2].error ? (long long)strlen(log.rows[2].error) : -1, 500,
+	       "a long error: cut to 500 bytes");
+	ok(log.rows[2].error && (unsigned char)log.rows[2].error[498] == 0xc3 &&
+		   (unsigned char)log.rows[2].error[499] == 0xa9,
+	   "at a character boundary");
+	is_int(log.rows[3].error ? (long long)strlen(log.rows[3].error) : -1, 499,
+	   "an escape that does not fit is left out whole");
+	jobcsv_finish(&log);
+	buf_finish(&errors);
+	buf_finish(&text);
+}
+
 int main(void) {
 	test_times();
 	test_good();
 	test_bad();
+	test_error_column();
 	return test_done();
 }
