@@ -3609,7 +3609,8 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	sqlite3_stmt *st;
 	int rc = prepare(store,
 			 "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures, error) "
+			 "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures, "
+			 "error) "
 			 "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
 			 "ON CONFLICT (import_key) DO NOTHING",
 			 "a runs query", &st);

@@ -99,8 +99,9 @@ def run(tap):
         bad = make_db(os.path.join(wd, "error-int.db"), (
             # runs is STRICT: only a schema text without it lets a blob in (the columns,
             # which the reader compares, stay the same).
-            "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, ') STRICT', ')') "
-            "WHERE name = 'runs'; PRAGMA writable_schema = RESET; "
+            "PRAGMA writable_schema = ON; "
+            "UPDATE sqlite_schema SET sql = replace(sql, ') STRICT', ')') WHERE name = 'runs'; "
+            "PRAGMA writable_schema = RESET; "
             "UPDATE runs SET error = x'4142';"))
         for cmd in (["--db", bad, "runs", "--json"], ["--db", bad, "runs", "show", "1"]):
             rc, err, _ = cli(cfg, *cmd)
