@@ -42,8 +42,8 @@ struct api_run_stop {
 	const char *error;     // why it failed (API_RUN_ERROR_MAX bytes at most), or NULL
 };
 
-/** The longest error text a stop body may carry, in bytes. */
-#define API_RUN_ERROR_MAX 500
+/** The longest error text a stop body may carry, in bytes: what the store keeps of any path's. */
+#define API_RUN_ERROR_MAX 500 // = JOBCSV_ERROR_MAX (checked in api.c)
 
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with

@@ -55,6 +55,14 @@ struct jobcsv {
 #define JOBCSV_LABEL_MAX  200
 #define JOBCSV_LABEL_RULE "1 to 200 characters, no control characters"
 bool jobcsv_label_valid(const char *s);
+/** @len bytes of @s are 1..@max bytes with no control character (the rule of labels, tags, errors).
+ */
+bool jobcsv_text_valid(const char *s, size_t len, size_t max);
+/**
+ * A run's error text as every path stores it: control characters escaped (buf_put_printable),
+ * cut to JOBCSV_ERROR_MAX bytes at a character; NULL for "". Newly allocated.
+ */
+char *jobcsv_error_text(const char *s);
 
 /** At most this many problems are listed; the rest are counted in one last line. */
 #define JOBCSV_ERRORS_MAX 20

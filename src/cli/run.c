@@ -444,11 +444,15 @@ static pid_t spawn(char **argv, const struct sigaction *old, const sigset_t *old
 
 /*
  * Why a command could not start, as the run records it and the wrapper says it: the caller's
- * path and the cause, never the daemon's. Newly allocated.
+ * path and the cause, never the daemon's; escaped and capped by the one rule of a run's error
+ * (a path with a line feed or of 600 bytes is still a stop the daemon takes). Newly allocated.
  */
 static char *exec_error(const char *argv0, int err) {
-	return xasprintf("%s: %s (%s)", argv0, strerror(err),
-			 err == ENOENT ? "command not found" : "not executable");
+	char *raw = xasprintf("%s: %s (%s)", argv0, strerror(err),
+			      err == ENOENT ? "command not found" : "not executable");
+	char *text = jobcsv_error_text(raw);
+	free(raw);
+	return text;
 }
 
 /* How the command ended, as the stop request tells the daemon; @error: why it never ran. */
@@ -622,8 +626,8 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 			}
 		} else if (error) {
 			char *st = reply_field(r.body, "status");
-			fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n", error,
-				id, st ? st : "?", exit_code);
+			fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n",
+				error, id, st ? st : "?", exit_code);
 			free(st);
 		} else {
 			char *st = reply_field(r.body, "status");

@@ -322,8 +322,8 @@ static void heat_trips(struct heat *h, const char *meta) {
 	size_t len = meta ? strlen(meta) : 0;
 	struct jsonread_node *root = meta ? jsonread_parse(meta, len, len, &err) : NULL;
 	const struct jsonread_node *trips = jsonread_get(root, "trips");
-	for (size_t i = 0; trips && trips->kind == JSONREAD_ARRAY && i < trips->n &&
-			   h->n_trips < HEAT_TRIPS_MAX;
+	for (size_t i = 0;
+	     trips && trips->kind == JSONREAD_ARRAY && i < trips->n && h->n_trips < HEAT_TRIPS_MAX;
 	     i++) {
 		const char *type = jsonread_string(jsonread_get(trips->items[i], "type"));
 		const struct jsonread_node *temp = jsonread_get(trips->items[i], "temp");
@@ -798,8 +798,7 @@ static void below_max_json(struct json *j, int64_t max_hz, const char *from, int
 }
 
 static void residency_json(struct json *j, int root_fd, const struct run *run,
-			   const struct snapshot *start,
-			   const struct snapshot *stop) {
+			   const struct snapshot *start, const struct snapshot *stop) {
 	json_key(j, "residency");
 	json_object_begin(j);
 	struct counters_residency *cool = NULL;

@@ -31,6 +31,9 @@
 #include "web.h"
 #include "xalloc.h"
 
+_Static_assert(API_RUN_ERROR_MAX == JOBCSV_ERROR_MAX,
+	       "a stop body's error and a stored one have one limit");
+
 #define JSON_TYPE "application/json"
 
 static void respond_error(struct api_response *resp, unsigned status, const char *param,
@@ -1495,7 +1498,7 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 			msg = xstrdup("tags: expected an object of strings");
 			goto bad;
 		}
-		const char *text = value->text ? value->text
+		const char *text = value->text                    ? value->text
 				   : value->kind == JSONREAD_TRUE ? "true"
 								  : "false";
 		if (!jobcsv_label_valid(v->items[i]->text)) {
@@ -1503,7 +1506,8 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 			goto bad;
 		}
 		if (!jobcsv_label_valid(text)) {
-			msg = xasprintf("tags: '%s': expected " JOBCSV_LABEL_RULE, v->items[i]->text);
+			msg = xasprintf("tags: '%s': expected " JOBCSV_LABEL_RULE,
+					v->items[i]->text);
 			goto bad;
 		}
 		json_key(&j, v->items[i]->text);
@@ -1630,16 +1634,12 @@ static void runs_stop(struct request *r, const struct jsonread_node *root, int64
 		stop.rss_max_bytes = x;
 	}
 	if ((v = jsonread_get(root, "error")) && v->kind != JSONREAD_NULL) {
-		bool good = jsonread_string(v) && v->len >= 1 && v->len <= API_RUN_ERROR_MAX;
-		for (size_t i = 0; good && i < v->len; i++) {
-			unsigned char c = (unsigned char)v->text[i];
-			good = c >= 0x20 && c != 0x7f;
-		}
-		if (!good) {
-			respond_error(r->resp, 400, NULL,
-				      "error: expected null or a text of 1..%d bytes without control "
-				      "characters",
-				      API_RUN_ERROR_MAX);
+		if (!jsonread_string(v) || !jobcsv_text_valid(v->text, v->len, API_RUN_ERROR_MAX)) {
+			respond_error(
+				r->resp, 400, NULL,
+				"error: expected null or a text of 1..%d bytes without control "
+				"characters",
+				API_RUN_ERROR_MAX);
 			return;
 		}
 		stop.error = v->text;

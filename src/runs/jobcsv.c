@@ -30,8 +30,8 @@ enum column {
 };
 
 static const char *const column_names[COL_COUNT] = {
-	"start", "end", "status", "label", "exit_code", "energy_j", "temp_max_c", "rss_max_bytes",
-	"error",
+	"start",    "end",        "status",        "label", "exit_code",
+	"energy_j", "temp_max_c", "rss_max_bytes", "error",
 };
 
 struct parser {
@@ -39,7 +39,7 @@ struct parser {
 	struct buf *errors;
 	size_t n_errors;
 	ptrdiff_t col[COL_COUNT]; // field index, -1 = absent
-	int64_t unix_per_s;        // what a unix stamp counts: 1 (s), 1000 (ms), 1000000 (us)
+	int64_t unix_per_s;       // what a unix stamp counts: 1 (s), 1000 (ms), 1000000 (us)
 };
 
 static void report(struct parser *p, unsigned long line, const char *fmt, ...)
@@ -159,7 +159,7 @@ static const char *field(const struct csv_reader *r, ptrdiff_t col) {
  * escaped (old logs hold multi-line tracebacks), cut to JOBCSV_ERROR_MAX bytes between
  * characters, never inside a UTF-8 sequence or an escape.
  */
-static char *error_text(const char *s) {
+char *jobcsv_error_text(const char *s) {
 	struct buf b;
 	buf_init(&b);
 	for (size_t i = 0, n = strlen(s); i < n;) {
@@ -201,14 +201,17 @@ static bool parse_figure(const char *text, double *out) {
 	return true;
 }
 
-bool jobcsv_label_valid(const char *s) {
-	size_t n = 0;
-	for (; s[n]; n++) {
-		if ((unsigned char)s[n] < ' ' || s[n] == 0x7f) {
+bool jobcsv_text_valid(const char *s, size_t len, size_t max) {
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f) {
 			return false;
 		}
 	}
-	return n > 0 && n <= JOBCSV_LABEL_MAX;
+	return len > 0 && len <= max;
+}
+
+bool jobcsv_label_valid(const char *s) {
+	return jobcsv_text_valid(s, strlen(s), JOBCSV_LABEL_MAX);
 }
 
 static bool parse_header(struct parser *p, const struct csv_reader *r) {
@@ -309,7 +312,7 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 		return false;
 	}
 	row->label = xstrdup(label);
-	row->error = error_text(field(r, p->col[COL_ERROR]));
+	row->error = jobcsv_error_text(field(r, p->col[COL_ERROR]));
 	row->line = line;
 	return true;
 }

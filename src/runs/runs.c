@@ -96,16 +96,8 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 	json_string(j, run->origin);
 }
 
-static int list_one(void *ctx, const struct store_run *run) {
-	struct json *j = ctx;
-	json_object_begin(j);
-	write_run_fields(j, run);
-	json_object_end(j);
-	return 0;
-}
-
-/* One run's object alone, written while the scan's strings are valid. */
-static int get_one(void *ctx, const struct store_run *run) {
+/* One run's object, written while the scan's strings are valid (a list's item, or alone). */
+static int write_one(void *ctx, const struct store_run *run) {
 	struct json *j = ctx;
 	json_object_begin(j);
 	write_run_fields(j, run);
@@ -118,7 +110,7 @@ int runs_get_json(struct store *store, int64_t id, struct buf *out) {
 	buf_init(&body);
 	struct json j;
 	json_init(&j, &body, false);
-	int rc = store_run_get(store, id, get_one, &j);
+	int rc = store_run_get(store, id, write_one, &j);
 	if (rc == 0 && body.len == 0) {
 		rc = -ENOENT;
 	}
@@ -138,7 +130,7 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	json_object_begin(&j);
 	json_key(&j, "runs");
 	json_array_begin(&j);
-	int rc = store_runs_scan(store, filter, list_one, &j);
+	int rc = store_runs_scan(store, filter, write_one, &j);
 	json_array_end(&j);
 	json_object_end(&j);
 	if (rc == 0) {
@@ -255,7 +247,8 @@ static int find_peak(void *ctx, const struct store_run_sample *s) {
 	struct peak_scan *p = ctx;
 	instant_next(&p->inst, s->ts_ms);
 	const struct store_channel *c = channel_by_id(p->ci, s->channel_id);
-	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE || !config_peak_channel(p->cfg, c->ch.key)) {
+	if (!c || c->ch.kind != CHANNEL_KIND_TEMPERATURE ||
+	    !config_peak_channel(p->cfg, c->ch.key)) {
 		return 0;
 	}
 	double v = stats_value(s->q, c->ch.resolution);
@@ -740,7 +733,8 @@ int runs_compare(struct store *here, struct store *other, const char *label,
 					 &out->energy) == 0;
 	size_t cap = 0;
 	if (!sa.fingerprint != !sb.fingerprint) {
-		// One side recorded none (imported runs): one warning, not one per key of the other.
+		// One side recorded none (imported runs): one warning, not one per key of the
+		// other.
 		add_diff(out, &cap, "fingerprint", sa.fingerprint ? "recorded" : NULL,
 			 sb.fingerprint ? "recorded" : NULL);
 	} else {
@@ -891,9 +885,9 @@ static void write_memory(struct json *j, const struct window_scan *w) {
 	json_object_end(j);
 }
 
-static int import_row(struct store *store, const struct config *cfg,
-		      const struct jobcsv_row *row, const struct channel_index *ci,
-		      const int64_t *ids, size_t n_ids, struct runs_import_result *res) {
+static int import_row(struct store *store, const struct config *cfg, const struct jobcsv_row *row,
+		      const struct channel_index *ci, const int64_t *ids, size_t n_ids,
+		      struct runs_import_result *res) {
 	struct buf key, figures;
 	buf_init(&key);
 	buf_init(&figures);
@@ -1125,7 +1119,8 @@ int runs_label_known(struct store *store, const char *label, struct buf *hint) {
 	size_t shown = 0;
 	for (size_t i = 0; i < n && !known && shown < 3 && best <= limit; i++) {
 		if (query_name_distance(label, labels[i].label) == best) {
-			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ", labels[i].label);
+			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ",
+				   labels[i].label);
 		}
 	}
 	if (shown) {

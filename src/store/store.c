@@ -24,22 +24,22 @@
 #include "sql/store-migrations.h"
 #include "xalloc.h"
 
-#define SCHEMA_VERSION    ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
-#define APPLICATION_ID    0x54484c47 // "THLG": tells our databases from other SQLite files
+#define SCHEMA_VERSION     ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
+#define APPLICATION_ID     0x54484c47    // "THLG": tells our databases from other SQLite files
 #define FOREIGN_LENGTH_MAX (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
 #define FOREIGN_DEADLINE_S 10            // STORE_MODE_FOREIGN: all its reads, from the open
-#define HOUR_S            3600
-#define PRUNE_BATCH       1024 // sample rows (cycles) deleted per transaction
-#define STR_(x)           #x
-#define STR(x)            STR_(x)
-#define ROLLUP_CHUNK_S    (24 * HOUR_S) // hours rolled up per transaction
-#define STATE_HORIZON     "store.rollup_horizon"
-#define STATE_RAW_HORIZON "store.raw_horizon"
-#define STATE_DAY_HORIZON "store.day_horizon" // days before it are merged in the daily tables
-#define DAY_S             (24 * HOUR_S)
-#define DAY_CHUNK_S       (31 * DAY_S)               // days merged per transaction
-#define STATE_HISTORY_GEN "store.history_generation" // bumped by each import that adds a value
-#define STORE_PAGE_SIZE   "2048"                     // bytes, for new databases
+#define HOUR_S             3600
+#define PRUNE_BATCH        1024 // sample rows (cycles) deleted per transaction
+#define STR_(x)            #x
+#define STR(x)             STR_(x)
+#define ROLLUP_CHUNK_S     (24 * HOUR_S) // hours rolled up per transaction
+#define STATE_HORIZON      "store.rollup_horizon"
+#define STATE_RAW_HORIZON  "store.raw_horizon"
+#define STATE_DAY_HORIZON  "store.day_horizon" // days before it are merged in the daily tables
+#define DAY_S              (24 * HOUR_S)
+#define DAY_CHUNK_S        (31 * DAY_S)               // days merged per transaction
+#define STATE_HISTORY_GEN  "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE    "2048"                     // bytes, for new databases
 
 enum stmt {
 	ST_BEGIN,
@@ -1595,12 +1595,11 @@ static int check_schema(struct store *store) {
 			goto out;
 		}
 		sqlite3_bind_text(want_st, 1, name, -1, SQLITE_TRANSIENT);
-		const char *want_type = sqlite3_step(want_st) == SQLITE_ROW
-						? column_text(want_st, 0)
-						: NULL;
+		const char *want_type =
+			sqlite3_step(want_st) == SQLITE_ROW ? column_text(want_st, 0) : NULL;
 		if (!want_type || strcmp(want_type, type) != 0) {
-			log_error("store: %s: the schema is not thermlog's: %s '%s' %s", store->path,
-				  type, name,
+			log_error("store: %s: the schema is not thermlog's: %s '%s' %s",
+				  store->path, type, name,
 				  want_type ? "should be a table or index of that name"
 					    : "is not part of it");
 			err = -EMEDIUMTYPE;
@@ -1621,15 +1620,17 @@ static int check_schema(struct store *store) {
 			}
 			bool same = g == SQLITE_ROW && w == SQLITE_ROW;
 			for (int c = 0; same && c < 5; c++) {
-				const char *a = column_text(col_got, c), *b = column_text(col_want, c);
+				const char *a = column_text(col_got, c),
+					   *b = column_text(col_want, c);
 				same = a && b && strcmp(a, b) == 0;
 			}
 			if (!same) {
 				const char *col = g == SQLITE_ROW ? column_text(col_got, 0)
 								  : column_text(col_want, 0);
-				log_error("store: %s: the schema is not thermlog's: table '%s' column "
-					  "'%s' differs (name, type, NOT NULL, key or generated)",
-					  store->path, name, col ? col : "?");
+				log_error(
+					"store: %s: the schema is not thermlog's: table '%s' column "
+					"'%s' differs (name, type, NOT NULL, key or generated)",
+					store->path, name, col ? col : "?");
 				err = -EMEDIUMTYPE;
 				goto out;
 			}
@@ -1642,10 +1643,11 @@ static int check_schema(struct store *store) {
 	sqlite3_finalize(want_st);
 	want_st = NULL;
 	int64_t expected = 0;
-	if (sqlite3_prepare_v2(want,
-			       "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
-			       "ESCAPE '\\'",
-			       -1, &want_st, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(
+		    want,
+		    "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
+		    "ESCAPE '\\'",
+		    -1, &want_st, NULL) == SQLITE_OK &&
 	    sqlite3_step(want_st) == SQLITE_ROW) {
 		expected = sqlite3_column_int64(want_st, 0);
 	}
@@ -3392,7 +3394,7 @@ int store_limit_pages(struct store *store, int64_t max_pages) {
  */
 #define RUN_COLUMNS                                                                             \
 	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
-	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, " \
+	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, "     \
 	"error"
 
 static double column_double_or_nan(sqlite3_stmt *st, int col) {
@@ -3476,8 +3478,8 @@ static const char *run_row_problem(sqlite3_stmt *st) {
 		}
 	}
 	// The schema's CHECK list; the statuses' meaning is runstats' (the store knows no stats).
-	static const char *const statuses[] = {"running", "ok", "failed", "signaled", "timeout",
-					       "lost"};
+	static const char *const statuses[] = {"running",  "ok",      "failed",
+					       "signaled", "timeout", "lost"};
 	const char *status = column_text(st, 5);
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
 		if (strcmp(status, statuses[i]) == 0) {
@@ -3493,10 +3495,11 @@ static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, voi
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *problem = run_row_problem(st);
 		if (problem) {
-			log_error("store: %s: run %lld: %s%s: refused (not a database this thermlog "
-				  "wrote?)",
-				  store->path, (long long)sqlite3_column_int64(st, 0), problem,
-				  strchr(problem, ' ') ? "" : " is missing or not text");
+			log_error(
+				"store: %s: run %lld: %s%s: refused (not a database this thermlog "
+				"wrote?)",
+				store->path, (long long)sqlite3_column_int64(st, 0), problem,
+				strchr(problem, ' ') ? "" : " is missing or not text");
 			sqlite3_finalize(st);
 			return -EINVAL;
 		}

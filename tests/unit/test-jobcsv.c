@@ -203,7 +203,7 @@ static void test_error_column(void) {
 		   (unsigned char)log.rows[2].error[499] == 0xa9,
 	   "at a character boundary");
 	is_int(log.rows[3].error ? (long long)strlen(log.rows[3].error) : -1, 499,
-	   "an escape that does not fit is left out whole");
+	       "an escape that does not fit is left out whole");
 	jobcsv_finish(&log);
 	buf_finish(&errors);
 	buf_finish(&text);
