@@ -6,7 +6,9 @@ anonymous memory read every 30 s. At the end it prints what a soak is judged by:
 
   cycles stored / cycles expected (one a second from the first to the last cycle)
   acknowledged runs (the wrapper printed "run ID ... ended") / those stored, ended
-  RssAnon over the last half: min, max, spread (the target: within 256 KiB)
+  RssAnon over the last half: min, max, spread (the target: within 256 KiB), read every 30 s
+  with the HTTP readers paused for 2.5 s (no request in flight, and a cycle after the last
+  one, after which the daemon gives freed heap back), and the same read under load beside it
 
 and exits 1 if a cycle or an acknowledged run is missing or memory grew by more than 256 KiB
 over the last half. Nothing is timed: figures only.
@@ -72,18 +74,29 @@ def main():
     base = f"http://127.0.0.1:{port}"
 
     stop = threading.Event()
+    go = threading.Event()  # cleared while memory is read
+    go.set()
+    busy = [0]  # requests in flight
     reads = [0, 0]  # ok, failed
     acked, unrecorded, lock = [], [], threading.Lock()
 
     def reader(i):
         k = i
         while not stop.is_set():
+            go.wait()
+            with lock:
+                if not go.is_set():
+                    continue
+                busy[0] += 1
             try:
                 with urllib.request.urlopen(base + PATHS[k % len(PATHS)], timeout=30) as r:
                     r.read()
                 reads[0] += 1
             except OSError:
                 reads[1] += 1
+            finally:
+                with lock:
+                    busy[0] -= 1
             k += 1
             time.sleep(0.2)
 
@@ -103,7 +116,8 @@ def main():
     random.seed(1)
     t0 = time.monotonic()
     end = t0 + a.minutes * 60
-    mem = []  # (minute, RssAnon KiB)
+    mem = []  # (minute, RssAnon KiB with the readers paused)
+    loaded = []  # (minute, RssAnon KiB under load)
     next_run, next_mem, n, runners = t0, t0, 0, []
     while time.monotonic() < end and d.poll() is None:
         now = time.monotonic()
@@ -114,7 +128,14 @@ def main():
             n += 1
             next_run += a.run_every
         if now >= next_mem:
+            loaded.append(((now - t0) / 60, rss_kib(d.pid, "RssAnon:")))
+            with lock:
+                go.clear()
+            while busy[0]:
+                time.sleep(0.05)
+            time.sleep(2.5)
             mem.append(((now - t0) / 60, rss_kib(d.pid, "RssAnon:")))
+            go.set()
             next_mem += 30
         time.sleep(0.2)
     for t in runners:
@@ -133,6 +154,7 @@ def main():
     missing_runs = [i for i in acked if i not in runs]
     open_runs = [i for i in acked if runs.get(i) == "running"]
     half = [kib for minute, kib in mem if minute >= a.minutes / 2]
+    half_loaded = [kib for minute, kib in loaded if minute >= a.minutes / 2]
     spread = (max(half) - min(half)) if half else 0
     print(f"soak: {a.minutes:g} min at 1 s, a run every {a.run_every:g} s, {a.readers} readers")
     print(f"cycles: {len(ts)} stored of {expected} expected ({expected - len(ts)} missing)")
@@ -144,6 +166,8 @@ def main():
     if half:
         print(f"RssAnon over the last half: min {min(half)} KiB, max {max(half)} KiB, "
               f"spread {spread} KiB (first {mem[0][1]} KiB, last {mem[-1][1]} KiB)")
+        print(f"RssAnon under load over the last half: min {min(half_loaded)} KiB, "
+              f"max {max(half_loaded)} KiB")
     print("RssAnon by minute: " + " ".join(f"{m:.0f}:{k}" for m, k in mem[::4]))
     print(f"daemon alive at the end: {alive}, exit status {rc}")
     good = (alive and rc == 0 and expected == len(ts) and not missing_runs and not open_runs

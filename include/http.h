@@ -2,6 +2,8 @@
 #ifndef HTTP_H
 #define HTTP_H
 
+#include <stdint.h>
+
 #include "config.h"
 #include "live.h"
 
@@ -67,6 +69,9 @@ void http_set_config(struct http *http, const struct config *cfg);
 
 /** Whether @cfg is the current configuration or one a running request still reads. */
 bool http_config_in_use(struct http *http, const struct config *cfg);
+
+/** How many requests @http has finished (answered or cut) since it started; 0 for NULL. */
+uint64_t http_completed(const struct http *http);
 
 /** The port actually listened on (useful with port 0), or 0 for a non-IP socket. */
 unsigned http_port(const struct http *http);

@@ -9,6 +9,7 @@
 #define SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "live.h"
@@ -50,6 +51,12 @@ void server_set_runs(struct server *s, const struct api_runs *runs);
 
 /** Frees what finished requests and drained servers left; call once per cycle. */
 void server_collect(struct server *s);
+
+/**
+ * A count that changes whenever the running servers (TCP and Unix socket) finish a request:
+ * the daemon gives freed heap back after a cycle in which it changed.
+ */
+uint64_t server_completed(const struct server *s);
 
 /** The port listened on (0 for a non-IP socket or no server). */
 unsigned server_port(const struct server *s);

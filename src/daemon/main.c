@@ -66,6 +66,7 @@ struct daemon {
 	int64_t prev_wall_ms, prev_mono_ms; // the previous wake-up, for step detection
 	int64_t last_slot_ms;               // the last slot the loop acted on (wall clock ms)
 	int64_t trimmed_mono_ms;            // the last trim_heap(), boot clock ms
+	uint64_t trimmed_completed;         // server_completed() at the last trim_heap()
 	bool ready;
 	bool url_printed;
 };
@@ -159,13 +160,15 @@ static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 
 /*
  * Gives the heap's free pages back to the kernel, which glibc would keep resident: once after
- * the start's peak (migrations, rollups, the demo's backfill, the first cycle), then at most
- * every TRIM_INTERVAL_MS, so what a burst of HTTP requests freed does not stay. malloc_trim()
- * walks the free chunks: about 30 us on this heap, so not every cycle.
+ * the start's peak (migrations, rollups, the demo's backfill, the first cycle), then after a
+ * cycle in which HTTP requests finished (what their answers freed does not stay between
+ * cycles), else every TRIM_INTERVAL_MS. malloc_trim() walks the free chunks: tens of
+ * microseconds on this heap, at most once a cycle.
  */
 static void trim_heap(struct daemon *d, int64_t now_mono_ms) {
 	malloc_trim(0);
 	d->trimmed_mono_ms = now_mono_ms;
+	d->trimmed_completed = server_completed(d->server);
 }
 
 /* --- configuration ------------------------------------------------------------------------- */
@@ -581,7 +584,8 @@ static int run(struct daemon *d) {
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
 				server_collect(d->server);
-				if (now_mono - d->trimmed_mono_ms >= TRIM_INTERVAL_MS) {
+				if (now_mono - d->trimmed_mono_ms >= TRIM_INTERVAL_MS ||
+				    server_completed(d->server) != d->trimmed_completed) {
 					trim_heap(d, now_mono);
 				}
 			} else {

@@ -243,6 +243,10 @@ void server_collect(struct server *s) {
 	}
 }
 
+uint64_t server_completed(const struct server *s) {
+	return s ? http_completed(s->http) + http_completed(s->local) : 0;
+}
+
 unsigned server_port(const struct server *s) {
 	return s && s->http ? http_port(s->http) : 0;
 }

@@ -67,6 +67,7 @@ struct http {
 	pthread_mutex_t slot_lock;
 	pthread_cond_t slot_free;
 	struct store_slot light, heavy[HEAVY_SLOTS];
+	uint64_t completed;     // requests finished (http_completed()); atomic
 	size_t pending_bytes;   // large JSON answers built but not yet sent; under slot_lock
 	unsigned heavy_waiting; // heavy requests waiting for a slot; under slot_lock
 	char *token;
@@ -390,6 +391,12 @@ static void handle_completed(void *cls, struct MHD_Connection *conn, void **con_
 	if (cs) {
 		head_state(cls, cs, false); // the next request on this connection has its deadline
 	}
+	struct http *http = cls;
+	__atomic_add_fetch(&http->completed, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t http_completed(const struct http *http) {
+	return http ? __atomic_load_n(&http->completed, __ATOMIC_RELAXED) : 0;
 }
 
 /* A streamed export holds its heavy store connection until the response is freed. */
@@ -1105,9 +1112,9 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	 * generator state of every thread that ever used it until the process exits, about 224
 	 * bytes each: a new thread per TLS connection grew the daemon without bound.
 	 */
-	struct MHD_OptionItem pool = tls ? (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
-								   mhd_limit, NULL}
-					 : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	struct MHD_OptionItem pool =
+		tls ? (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, mhd_limit, NULL}
+		    : (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	struct MHD_OptionItem opts[] = {
 		// The logger first, so messages from option parsing go through it too.
 		{MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)handle_mhd_log, http},
