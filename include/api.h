@@ -21,6 +21,10 @@ struct store;
 #define API_LOGIN_MAX  4096 // a larger sign-in form gets 413
 
 #define API_RUN_BODY_MAX (64 * 1024) // a larger POST /api/v1/runs body gets 413
+// GET /api/v1/runs lists the newest API_RUNS_LIMIT runs of its window unless `limit` says
+// otherwise (1..API_RUNS_LIMIT_MAX); a list cut short says "truncated".
+#define API_RUNS_LIMIT     1000
+#define API_RUNS_LIMIT_MAX 100000
 
 /** A run started through POST /api/v1/runs; strings borrowed, JSON texts valid. */
 struct api_run_start {

@@ -23,7 +23,8 @@
  * Writes {"runs": [...]} for the runs @filter selects (NULL = all), in start order: id, label,
  * tags, start, end (ISO 8601 UTC, milliseconds when not whole seconds; null while running),
  * duration_s, status, exit_code, signal, energy_j, energy_method, temp_max_c, rss_max_bytes,
- * origin; null where unknown. 0 or a negative errno.
+ * origin; null where unknown. With a limit in @filter that fewer runs fit than match, the newest
+ * @filter->limit and "truncated": {"limit", "matched"} after the list. 0 or a negative errno.
  */
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
 		   struct buf *out);

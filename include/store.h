@@ -293,6 +293,7 @@ struct store_run_filter {
 	int64_t from_ms;   // start_ms >= from_ms when has_from
 	int64_t to_ms;     // start_ms < to_ms when has_to
 	bool has_from, has_to;
+	int64_t limit; // > 0: only the newest @limit of those (still listed oldest first)
 };
 
 typedef int (*store_run_fn)(void *ctx, const struct store_run *run);
@@ -302,6 +303,8 @@ typedef int (*store_run_fn)(void *ctx, const struct store_run *run);
  */
 int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
 		    void *ctx);
+/** The number of runs matching @filter (its limit ignored) into @count; 0 or a negative errno. */
+int store_runs_count(struct store *store, const struct store_run_filter *filter, int64_t *count);
 /** Calls @fn for run @id; -ENOENT when there is none. */
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx);
 

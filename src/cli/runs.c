@@ -20,6 +20,7 @@ enum {
 	RUNS_OPT_LABEL = 512,
 	RUNS_OPT_OVER,
 	RUNS_OPT_DEFAULT_LABEL,
+	RUNS_OPT_LAST,
 };
 
 #define RUNS_MAX_PERCENTILES 16
@@ -45,6 +46,7 @@ static const struct option runs_options[] = {
 	{"json", no_argument, NULL, CLI_OPT_JSON},
 	{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
+	{"last", required_argument, NULL, RUNS_OPT_LAST},
 	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
 	{"help", no_argument, NULL, 'h'},
 	{0},
@@ -97,6 +99,20 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 				a->filter.to_ms = ts * 1000;
 				a->filter.has_to = true;
 			}
+			break;
+		}
+		case RUNS_OPT_LAST: {
+			char *end;
+			errno = 0;
+			long long n = strtoll(optarg, &end, 10);
+			if (end == optarg || *end || errno || n < 1) {
+				fprintf(stderr,
+					"thermlog %s: bad count for --last: '%s' (a whole number from "
+					"1)\n",
+					a->cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a->filter.limit = n;
 			break;
 		}
 		case RUNS_OPT_OVER: {
@@ -229,14 +245,17 @@ static int no_runs_said(struct store *store, const char *cmd, const struct store
 }
 
 static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO, CLI_OPT_JSON, 0};
-	const char *usage = "usage: thermlog runs [--label L] [--from T] [--to T] [--json]\n"
+	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,
+				      RUNS_OPT_LAST,  CLI_OPT_JSON, 0};
+	const char *usage = "usage: thermlog runs [--label L] [--from T] [--to T] [--last N] "
+			    "[--json]\n"
 			    "       thermlog runs show ID [--json]\n"
 			    "       thermlog runs stats [--label L] [--from T] [--to T] "
 			    "[--over DUR] [--percentile P]... [--json]\n"
 			    "       thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
 			    "       thermlog runs compare --label L OTHER.db [--json]\n"
-			    "Runs are listed by start time (--from/--to select by start).\n";
+			    "Runs are listed by start time (--from/--to select by start; "
+			    "--last N keeps the newest N).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
 	if (rc != RUNS_GO_ON) {

@@ -1014,11 +1014,14 @@ static void respond_runs(struct request *r, int rc, const char *what) {
 
 static void handle_runs(struct request *r) {
 	static const struct param_spec specs[] = {
-		{"label", false}, {"from", false}, {"to", false}, {NULL, false}};
+		{"label", false}, {"from", false}, {"to", false}, {"limit", false}, {NULL, false}};
 	struct store_run_filter f;
-	if (!check_params(r, specs) || !runs_filter(r, &f)) {
+	unsigned limit;
+	if (!check_params(r, specs) || !runs_filter(r, &f) ||
+	    !param_uint(r, "limit", API_RUNS_LIMIT, 1, API_RUNS_LIMIT_MAX, NULL, &limit)) {
 		return;
 	}
+	f.limit = limit;
 	respond_runs(r, runs_list_json(r->ctx->store, &f, true, &r->resp->body),
 		     "could not read the runs");
 }

@@ -132,6 +132,20 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	json_array_begin(&j);
 	int rc = store_runs_scan(store, filter, write_one, &j);
 	json_array_end(&j);
+	int64_t matched = 0;
+	if (rc == 0 && filter && filter->limit > 0) {
+		rc = store_runs_count(store, filter, &matched);
+	}
+	if (rc == 0 && filter && filter->limit > 0 && matched > filter->limit) {
+		// Cut to the newest: says so, and how many there are.
+		json_key(&j, "truncated");
+		json_object_begin(&j);
+		json_key(&j, "limit");
+		json_int(&j, filter->limit);
+		json_key(&j, "matched");
+		json_int(&j, matched);
+		json_object_end(&j);
+	}
 	json_object_end(&j);
 	if (rc == 0) {
 		buf_append(out, body.data, body.len);

@@ -3517,19 +3517,8 @@ static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, voi
 	return rc == SQLITE_DONE ? 0 : fail(store, rc, "could not read runs");
 }
 
-int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
-		    void *ctx) {
-	static const struct store_run_filter all = {0};
-	filter = filter ? filter : &all;
-	sqlite3_stmt *st;
-	int rc = prepare(store,
-			 "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR label = ?1) AND "
-			 "(?2 IS NULL OR start_ms >= ?2) AND (?3 IS NULL OR start_ms < ?3) "
-			 "ORDER BY start_ms, id",
-			 "a runs query", &st);
-	if (rc < 0) {
-		return rc;
-	}
+/* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query. */
+static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *filter) {
 	if (filter->label) {
 		sqlite3_bind_text(st, 1, filter->label, -1, SQLITE_STATIC);
 	}
@@ -3539,8 +3528,46 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 	if (filter->has_to) {
 		sqlite3_bind_int64(st, 3, filter->to_ms);
 	}
+}
+
+#define RUN_FILTER_WHERE                                                     \
+	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND " \
+	"(?3 IS NULL OR start_ms < ?3)"
+
+int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
+		    void *ctx) {
+	static const struct store_run_filter all = {0};
+	filter = filter ? filter : &all;
+	sqlite3_stmt *st;
+	// The newest ?4 (-1: all, SQLite's "no limit"), listed oldest first.
+	int rc = prepare(store,
+			 "SELECT * FROM (SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
+			 " ORDER BY start_ms DESC, id DESC LIMIT ?4) ORDER BY start_ms, id",
+			 "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	bind_run_filter(st, filter);
+	sqlite3_bind_int64(st, 4, filter->limit > 0 ? filter->limit : -1);
 	bool any = false;
 	return runs_step(store, st, fn, ctx, &any);
+}
+
+int store_runs_count(struct store *store, const struct store_run_filter *filter, int64_t *count) {
+	static const struct store_run_filter all = {0};
+	filter = filter ? filter : &all;
+	sqlite3_stmt *st;
+	int rc = prepare(store, "SELECT count(*) FROM runs WHERE " RUN_FILTER_WHERE, "a runs count",
+			 &st);
+	if (rc < 0) {
+		return rc;
+	}
+	bind_run_filter(st, filter);
+	rc = sqlite3_step(st);
+	*count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	rc = rc == SQLITE_ROW ? 0 : fail(store, rc, "could not count runs");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
