@@ -65,6 +65,8 @@ struct daemon {
 	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
 	int64_t prev_wall_ms, prev_mono_ms; // the previous wake-up, for step detection
 	int64_t last_slot_ms;               // the last slot the loop acted on (wall clock ms)
+	int64_t armed_slot_ms;              // the slot the timer is armed for (wall clock ms)
+	int64_t armed_offset_ms;            // wall minus boot clock when it was armed
 	int64_t trimmed_mono_ms;            // the last trim_heap(), boot clock ms
 	uint64_t trimmed_completed;         // server_completed() at the last trim_heap()
 	bool ready;
@@ -519,7 +521,28 @@ static int64_t arm_next(struct daemon *d) {
 		.it_value = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)},
 	};
 	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	d->armed_slot_ms = slot;
+	d->armed_offset_ms = wall_ms(d) - mono_ms();
 	return slot;
+}
+
+/*
+ * The slot a timer expiry at @now_wall_ms is for, or INT64_MIN to wait for the next one. The
+ * armed slot when the clock did not step since it was armed and the loop is less than an
+ * interval late (a loaded machine, a stopped process: the cycle is stamped with its slot, not
+ * dropped); else, after a clock step or a suspend, the grid slot within a quarter interval
+ * (at most 2 s) of now, if any: never a cycle off the grid.
+ */
+static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
+	int64_t interval = d->cfg->interval_ms;
+	int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
+	int64_t late = now_wall_ms - d->armed_slot_ms;
+	int64_t stepped = (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
+	if (llabs(stepped) <= tolerance && late >= -tolerance && late < interval) {
+		return d->armed_slot_ms;
+	}
+	int64_t slot = clock_floor_div(now_wall_ms + interval / 2, interval) * interval;
+	return llabs(now_wall_ms - slot) <= tolerance ? slot : INT64_MIN;
 }
 
 /*
@@ -570,17 +593,12 @@ static int run(struct daemon *d) {
 			    errno == EAGAIN) {
 				continue;
 			}
-			int64_t interval = d->cfg->interval_ms;
 			int64_t now_wall = wall_ms(d), now_mono = mono_ms();
 			detect_step(d, now_wall, now_mono);
-			int64_t slot =
-				clock_floor_div(now_wall + interval / 2, interval) * interval;
-			int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
-			// Woken away from a slot: the clock stepped or the system slept. Wait for
-			// the next slot instead of sampling off the grid.
+			int64_t slot = due_slot(d, now_wall, now_mono);
 			if (slot == d->last_slot_ms) {
 				log_debug("woke early for a slot already handled");
-			} else if (llabs(now_wall - slot) <= tolerance) {
+			} else if (slot != INT64_MIN) {
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
 				server_collect(d->server);
@@ -591,7 +609,7 @@ static int run(struct daemon *d) {
 			} else {
 				log_debug("woke %" PRId64
 					  " ms off the grid: waiting for the next slot",
-					  now_wall - slot);
+					  now_wall - d->armed_slot_ms);
 			}
 			arm_next(d);
 		}
