@@ -68,6 +68,36 @@ def run(tap):
             tap.ok(status == 200 and cli.returncode == 0 and body == cli.stdout,
                    "GET %s = thermlog %s" % (path, " ".join(args)),
                    "%d\n%s\n---\n%s" % (status, body[:600], cli.stdout[:600]))
+        # The list is bounded: the newest 1000 of the 1649 unless limit= says otherwise, cut
+        # short only with "truncated" saying so; the CLI's --last N is the same list.
+        for path, args in [("/api/v1/runs", ["runs", "--json", "--last", "1000"]),
+                           ("/api/v1/runs?label=sdxl-npu&limit=3",
+                            ["runs", "--json", "--label", "sdxl-npu", "--last", "3"])]:
+            status, body = get(path)
+            cli = tl(db, *args)
+            tap.ok(status == 200 and cli.returncode == 0 and body == cli.stdout,
+                   "GET %s = thermlog %s" % (path, " ".join(args)),
+                   "%d\n%s\n---\n%s" % (status, body[:300], cli.stdout[:300]))
+        status, body = get("/api/v1/runs")
+        listed = json.loads(body) if status == 200 else {}
+        everything = json.loads(tl(db, "runs", "--json").stdout)
+        ids = [r["id"] for r in everything["runs"]]
+        tap.ok(len(ids) == 1649 and "truncated" not in everything,
+               "thermlog runs --json lists all 1649, not truncated", str(len(ids)))
+        tap.ok([r["id"] for r in listed.get("runs", [])] == ids[-1000:] and
+               listed.get("truncated") == {"limit": 1000, "matched": 1649},
+               "GET /api/v1/runs: the newest 1000, oldest first, truncated {limit 1000, "
+               "matched 1649}", str(listed.get("truncated")))
+        status, body = get("/api/v1/runs?limit=100000")
+        tap.ok(status == 200 and "truncated" not in json.loads(body) and
+               len(json.loads(body)["runs"]) == 1649, "limit=100000 lists every run")
+        for bad in ("0", "100001", "ten", "-5"):
+            status, body = get("/api/v1/runs?limit=" + bad)
+            tap.ok(status == 400 and "'limit'" in body, "limit=%s is 400 naming limit" % bad,
+                   body)
+        p = tl(db, "runs", "--last", "0")
+        tap.ok(p.returncode == 2 and "--last" in p.stderr, "--last 0 is a usage error naming it",
+               p.stderr)
         status, body = get("/api/v1/runs/99999")
         tap.ok(status == 404 and "no run 99999" in body, "an unknown run is 404", body)
         status, body = get("/api/v1/runs/stats?percentile=101")
