@@ -217,8 +217,5 @@ int query_selection_slot(const struct query_selection *s, int64_t id);
 /** The channel in slot @k. */
 const struct channel *query_selection_channel(const struct query_selection *s, size_t k);
 
-/** Levenshtein distance, case-insensitive, of two short names (SIZE_MAX when either is over 64
- * bytes: longer ones count as far). */
-size_t query_name_distance(const char *a, const char *b);
 
 #endif

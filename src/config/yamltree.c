@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "textdist.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -527,33 +528,6 @@ static int compare_keys(const void *a, const void *b) {
 }
 
 /*
- * Levenshtein distance of @a and @b, or @limit if it is at least that (typos in short keys;
- * a fuzzed key can be long, so longer strings give up early).
- */
-static size_t edit_distance(const char *a, const char *b, size_t limit) {
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= limit) {
-		return limit;
-	}
-	size_t row[65];
-	for (size_t j = 0; j <= lb; j++) {
-		row[j] = j;
-	}
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t sub = diag + (a[i - 1] != b[j - 1]);
-			size_t del = row[j] + 1, ins = row[j - 1] + 1;
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			diag = up;
-		}
-	}
-	return row[lb] < limit ? row[lb] : limit;
-}
-
-/*
  * Checks that @map is a mapping with string keys, no duplicates and (if @allowed is not NULL)
  * only the keys listed. An empty value counts as an empty mapping. Returns false if @map cannot
  * be walked at all; the caller then skips the section.
@@ -596,7 +570,7 @@ bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 			size_t best = 3; // a suggestion within two edits
 			for (const char *const *a = allowed; *a; a++) {
 				buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
-				size_t d = edit_distance(k->text, *a, best);
+				size_t d = textdist(k->text, *a, best);
 				if (d < best && 2 * d <= strlen(k->text)) { // not for "xy" vs "bt"
 					best = d;
 					near = *a;

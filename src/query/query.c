@@ -21,6 +21,7 @@
 #include "capreplay.h"
 #include "lifetime.h"
 #include "stats.h"
+#include "textdist.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -89,38 +90,12 @@ static bool matches(const char *pattern, const struct channel *ch) {
 	       (ch->label && strcmp(pattern, ch->label) == 0);
 }
 
-size_t query_name_distance(const char *a, const char *b) {
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64) {
-		return SIZE_MAX;
-	}
-	size_t row[65];
-	for (size_t j = 0; j <= lb; j++) {
-		row[j] = j;
-	}
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			bool same = tolower((unsigned char)a[i - 1]) ==
-				    tolower((unsigned char)b[j - 1]);
-			size_t best = diag + !same;
-			best = up + 1 < best ? up + 1 : best;
-			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 /* How far @name is from @pattern: 0 when it contains it (case aside), else the edit distance. */
 static size_t name_score(const char *pattern, const char *name) {
 	if (strlen(pattern) >= 3 && strcasestr(name, pattern)) {
 		return 0;
 	}
-	return query_name_distance(pattern, name);
+	return textdist(pattern, name, SIZE_MAX);
 }
 
 /* The nearest of a channel's key, the key's last part and its label to @pattern. */

@@ -13,8 +13,8 @@
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
-#include "query.h"
 #include "stats.h"
+#include "textdist.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -1127,12 +1127,12 @@ int runs_label_known(struct store *store, const char *label, struct buf *hint) {
 	bool known = false;
 	for (size_t i = 0; i < n && !known; i++) {
 		known = strcmp(labels[i].label, label) == 0;
-		size_t d = query_name_distance(label, labels[i].label);
+		size_t d = textdist(label, labels[i].label, SIZE_MAX);
 		best = d < best ? d : best;
 	}
 	size_t shown = 0;
 	for (size_t i = 0; i < n && !known && shown < 3 && best <= limit; i++) {
-		if (query_name_distance(label, labels[i].label) == best) {
+		if (textdist(label, labels[i].label, SIZE_MAX) == best) {
 			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ",
 				   labels[i].label);
 		}
