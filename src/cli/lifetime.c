@@ -13,6 +13,7 @@
 #include "lifetime.h"
 #include "query.h"
 #include "store.h"
+#include "table.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -303,28 +304,44 @@ static bool has_data(const struct lifetime_report_entry *e) {
 }
 
 static void print_table(const struct lifetime_report *rep) {
-	printf("%-22s %-30s %9s %9s %16s %8s %12s %12s %16s\n", "capacitor", "sensor", "observed",
-	       "consumed", "effective life", "T_eq", "life@mean", "life@p95", "remaining");
+	static const char *const head[] = {"capacitor", "sensor",         "observed",
+					   "consumed",  "effective life", "T_eq",
+					   "life@mean", "life@p95",       "remaining"};
+	struct table t;
+	table_init(&t, 9);
+	table_row(&t);
+	for (size_t c = 0; c < 9; c++) {
+		table_set(&t, c, "%s", head[c]);
+		t.right[c] = c >= 2;
+	}
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
+		table_row(&t);
+		table_set(&t, 0, "%s", e->cc->name);
+		table_set(&t, 1, "%s", e->sensor_key);
 		if (!has_data(e)) {
 			// The warnings below say why (sensor not found, empty window).
-			printf("%-22s %-30s %9s\n", e->cc->name, e->sensor_key, "no data");
+			table_set(&t, 2, "no data");
 			continue;
 		}
-		char life[32], rem[32], consumed[32];
-		snprintf(life, sizeof(life), "%.0f h %s%.1fy", r->life_h, r->capped ? "*" : "",
-			 r->life_h / LIFETIME_HOURS_PER_YEAR);
+		table_set(&t, 2, "%.1f h", r->observed_h);
 		// ~: includes time in service before the history, extrapolated (see its warning)
-		snprintf(consumed, sizeof(consumed),
-			 r->consumed_extrapolated > 0 ? "%.5f~" : "%.5f", r->consumed_total);
-		snprintf(rem, sizeof(rem), "%.0f h %.1fy", r->remaining_h,
-			 r->remaining_h / LIFETIME_HOURS_PER_YEAR);
-		printf("%-22s %-30s %7.1f h %9s %16s %6.1f°C %10.0f h %10.0f h %16s\n", e->cc->name,
-		       e->sensor_key, r->observed_h, consumed, life, r->equivalent_temp_c,
-		       r->life_at_mean_temp_h, e->life_at_p95_temp_h, rem);
+		table_set(&t, 3, r->consumed_extrapolated > 0 ? "%.5f~" : "%.5f",
+			  r->consumed_total);
+		table_set(&t, 4, "%.0f h %s%.1fy", r->life_h, r->capped ? "*" : "",
+			  r->life_h / LIFETIME_HOURS_PER_YEAR);
+		table_set(&t, 5, "%.1f°C", r->equivalent_temp_c);
+		table_set(&t, 6, "%.0f h", r->life_at_mean_temp_h);
+		table_set(&t, 7, "%.0f h", e->life_at_p95_temp_h);
+		table_set(&t, 8, "%.0f h %.1fy", r->remaining_h,
+			  r->remaining_h / LIFETIME_HOURS_PER_YEAR);
 	}
+	struct buf out;
+	buf_init(&out);
+	table_print(&t, &out);
+	fputs(out.data, stdout);
+	buf_finish(&out);
 	printf("years of 8760 h; life@mean and life@p95 at the time-weighted mean and p95 "
 	       "temperature; * capped at the seal-ageing limit; ~ with time in service before "
 	       "the history, extrapolated. Reductions of 10/20/30 K at T_eq:\n");

@@ -178,12 +178,9 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	return RUNS_GO_ON;
 }
 
-static int print_run_row(void *ctx, const struct store_run *run) {
-	size_t *printed = ctx;
-	if ((*printed)++ == 0) {
-		printf("%6s  %-18s %-24s %10s  %-8s %5s %6s %10s\n", "ID", "LABEL", "START",
-		       "DURATION_S", "STATUS", "EXIT", "TEMP_C", "ENERGY_J");
-	}
+/* A run as a row of the list's table (table.c escapes control characters in every cell). */
+static int add_run_row(void *ctx, const struct store_run *run) {
+	struct table *t = ctx;
 	char start[TIMEFMT_ISO_LEN];
 	runs_format_time(run->start_ms, start);
 	char dur[24], exit_code[16], temp[16], energy[24];
@@ -198,28 +195,48 @@ static int print_run_row(void *ctx, const struct store_run *run) {
 	}
 	table_number(temp, sizeof(temp), run->temp_max_c, 1, 1);
 	table_number(energy, sizeof(energy), run->energy_j, 1, 1);
-	if (isfinite(run->energy_j) && run->energy_coverage < 1) {
-		// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.
-		memmove(energy + 1, energy, strnlen(energy, sizeof(energy) - 2) + 1);
-		energy[0] = '~';
-		energy[sizeof(energy) - 1] = '\0';
-	}
-	struct buf label, status;
-	buf_init(&label);
-	buf_init(&status);
-	printf("%6lld  %-18.18s %-24s %10s  %-8s %5s %6s %10s\n", (long long)run->id,
-	       table_printable(&label, run->label), start, dur,
-	       table_printable(&status, run->status), exit_code, temp, energy);
-	buf_finish(&label);
-	buf_finish(&status);
+	table_row(t);
+	table_set(t, 0, "%lld", (long long)run->id);
+	table_set(t, 1, "%s", run->label);
+	table_set(t, 2, "%s", start);
+	table_set(t, 3, "%s", dur);
+	table_set(t, 4, "%s", run->status);
+	table_set(t, 5, "%s", exit_code);
+	table_set(t, 6, "%s", temp);
+	// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.
+	table_set(t, 7, "%s%s", isfinite(run->energy_j) && run->energy_coverage < 1 ? "~" : "",
+		  energy);
 	if (run->error) {
-		// Why it failed, under it: one line, control characters escaped (a crafted file).
-		struct buf error;
-		buf_init(&error);
-		printf("%6s  error: %s\n", "", table_printable(&error, run->error));
-		buf_finish(&error);
+		table_set(t, 8, "%s", run->error); // why it failed: the last column
 	}
 	return 0;
+}
+
+/* The runs @filter selects as a table on stdout; 0 or a negative errno, *n their number. */
+static int print_runs(struct store *store, const struct store_run_filter *filter, size_t *n) {
+	static const char *const head[] = {"ID",   "LABEL",  "START",    "DURATION_S", "STATUS",
+					   "EXIT", "TEMP_C", "ENERGY_J", "ERROR"};
+	struct table t;
+	table_init(&t, 9);
+	table_row(&t);
+	for (size_t c = 0; c < 9; c++) {
+		table_set(&t, c, "%s", head[c]);
+	}
+	static const size_t numbers[] = {0, 3, 5, 6, 7};
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		t.right[numbers[i]] = true;
+	}
+	int err = store_runs_scan(store, filter, add_run_row, &t);
+	*n = t.rows - 1;
+	if (err == 0 && *n > 0) {
+		struct buf out;
+		buf_init(&out);
+		table_print(&t, &out);
+		fputs(out.data, stdout);
+		buf_finish(&out);
+	}
+	table_finish(&t);
+	return err;
 }
 
 /* Nothing matched @filter: says why on stderr. 1 when no run has the label (an error: a typo,
@@ -277,7 +294,7 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 		buf_finish(&out);
 	} else {
 		size_t printed = 0;
-		err = store_runs_scan(store, &a.filter, print_run_row, &printed);
+		err = print_runs(store, &a.filter, &printed);
 		if (err == 0 && printed == 0) {
 			err = no_runs_said(store, "runs", &a.filter);
 		}

@@ -62,19 +62,22 @@ void table_print(struct table *t, struct buf *out) {
 		}
 	}
 	for (size_t r = 0; r < t->rows; r++) {
+		size_t line = out->len;
 		for (size_t c = 0; c < t->cols; c++) {
 			const char *cell = t->cells[r * t->cols + c];
 			cell = cell ? cell : "";
 			size_t pad = width[c] - table_text_width(cell);
 			if (t->right[c] && r > 0) {
 				buf_printf(out, "%*s%s", (int)pad, "", cell);
-			} else if (c + 1 < t->cols) {
-				buf_printf(out, "%s%*s", cell, (int)pad, "");
 			} else {
-				buf_puts(out, cell); // no trailing spaces after the last column
+				buf_printf(out, "%s%*s", cell, (int)pad, "");
 			}
-			buf_puts(out, c + 1 < t->cols ? "  " : "\n");
+			buf_puts(out, c + 1 < t->cols ? "  " : "");
 		}
+		while (out->len > line && out->data[out->len - 1] == ' ') {
+			out->data[--out->len] = '\0'; // no trailing spaces (empty last cells)
+		}
+		buf_putc(out, '\n');
 	}
 	free(width);
 	table_finish(t);

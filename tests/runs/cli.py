@@ -163,8 +163,10 @@ def run(tap):
                "runs import: an error column lands in runs --json and runs show --json",
                p.stderr + json.dumps(got))
         text = tl(db, "runs", "--label", "errcol").stdout
-        tap.ok("error: Traceback:\\n  OOM" in text and text.count("error:") == 1,
-               "runs: the error under its run, escaped", text)
+        rows = text.splitlines()
+        tap.ok(len(rows) == 3 and rows[0].split()[-1] == "ERROR" and
+               rows[1].endswith("  Traceback:\\n  OOM") and rows[2].endswith(" -"),
+               "runs: the error in the last column of its run, escaped", text)
         p = tl(db, "runs", "import", errlog)
         tap.ok(p.returncode == 0 and "0 imported, 2 already stored" in p.stdout + p.stderr,
                "re-imported: unchanged", p.stdout + p.stderr)
@@ -183,7 +185,21 @@ def run(tap):
                r["energy_j"] is None and r["tags"] == {} and r["duration_s"] == 612.531,
                "a run's fields", json.dumps(r))
         p = tl(db, "runs")
-        tap.ok(all(len(x) <= 100 for x in p.stdout.splitlines()), "the list fits 100 columns")
+        # Columns as wide as their cells: with short labels, a row up to its error fits 100.
+        head = p.stdout.splitlines()[0] if p.stdout else ""
+        cut = head.find("ERROR")
+        tap.ok(cut > 0 and all(len(x[:cut].rstrip()) <= 100 for x in p.stdout.splitlines()),
+               "the list up to its error column fits 100 columns", head)
+        long_label = "x" * 200
+        lp = os.path.join(wd, "long.csv")
+        with open(lp, "w") as f:
+            f.write("start,end,status,label\n1793500000,1793500060,ok,%s\n" % long_label)
+        tl(db, "runs", "import", lp)
+        q = tl(db, "runs", "--label", long_label)
+        rows = q.stdout.splitlines()
+        tap.ok(q.returncode == 0 and len(rows) == 2 and long_label in rows[1] and
+               rows[0].index("START") == rows[1].index("2026-"),
+               "a 200-character label is shown whole, the columns after it aligned", q.stdout)
         p = tl(db, "runs", "--label", "sdxl-nup")
         tap.ok(p.returncode == 1 and p.stdout == "" and
                "no run has the label 'sdxl-nup'; did you mean 'sdxl-npu'?" in p.stderr,

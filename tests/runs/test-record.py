@@ -331,8 +331,10 @@ def wrapper_checks(d, tmp):
     ok(q.returncode == 0 and ('"error": "%s"' % missing_error) in q.stdout,
        "runs show: the error in its indented document", q.stdout)
     q = run(d, "runs", "--label", "cmd")
-    ok(q.returncode == 0 and ("error: " + missing_error) in q.stdout,
-       "runs: an error line under the run", q.stdout)
+    rows = q.stdout.splitlines()
+    ok(q.returncode == 0 and len(rows) >= 2 and rows[0].split()[-1] == "ERROR" and
+       rows[-1].endswith("  " + missing_error),
+       "runs: the error in the last column", q.stdout)
     q = run(d, "runs", "stats", "--label", "cmd", "--json")
     stats = json.loads(q.stdout) if q.returncode == 0 else {}
     ok('"failed": 1' in json.dumps(stats) or '"failed":1' in q.stdout,
