@@ -31,6 +31,8 @@ void table_set(struct table *t, size_t col, const char *fmt, ...)
  * @t may be initialized again.
  */
 void table_print(struct table *t, struct buf *out);
+/** As table_print(), each line after @indent spaces (a table under a heading). */
+void table_print_indented(struct table *t, size_t indent, struct buf *out);
 /** Frees a table that is not printed; accepts a zeroed or printed one. */
 void table_finish(struct table *t);
 

@@ -359,22 +359,51 @@ static const char *rss_unit(double *factor, int *digits) {
 	return unit_symbol("bytes", factor);
 }
 
-/* One figure's row: its values times @factor with @digits places. */
-static void print_summary_row(const char *name, const struct runstats_summary *s, double factor,
-			      int digits, const struct runs_args *a) {
-	if (s->n == 0) {
-		printf("  %-14s %5s  (no ok run has it)\n", name, "0");
-		return;
-	}
+/* One figure's row: its values times @factor with @digits places ("-" without an ok run). */
+static void add_summary_row(struct table *t, const char *name, const struct runstats_summary *s,
+			    double factor, int digits, const struct runs_args *a) {
 	const double v[4] = {s->p50, s->p95, s->max, s->mean};
-	printf("  %-14s %5zu", name, s->n);
+	table_row(t);
+	table_set(t, 0, "%s", name);
+	table_set(t, 1, "%zu", s->n);
 	for (size_t k = 0; k < 4 + a->n_percentiles; k++) {
 		char cell[32];
-		table_number(cell, sizeof(cell), k < 4 ? v[k] : s->percentiles[k - 4], factor,
-			     digits);
-		printf(" %12s", cell);
+		table_number(cell, sizeof(cell),
+			     s->n == 0 ? NAN
+			     : k < 4   ? v[k]
+				       : s->percentiles[k - 4],
+			     factor, digits);
+		table_set(t, 2 + k, "%s", cell);
 	}
-	printf("\n");
+}
+
+/* The figures of @l's ok runs as an indented table: n, p50, p95, max, mean, the --percentile. */
+static void print_summary_table(const struct runstats_label *l, const struct runs_args *a) {
+	static const char *const head[] = {"ok runs", "n", "p50", "p95", "max", "mean"};
+	size_t cols = 6 + a->n_percentiles;
+	struct table t;
+	table_init(&t, cols);
+	table_row(&t);
+	for (size_t c = 0; c < cols; c++) {
+		if (c < 6) {
+			table_set(&t, c, "%s", head[c]);
+		} else {
+			table_set(&t, c, "p%g", a->percentiles[c - 6]);
+		}
+		t.right[c] = c > 0;
+	}
+	double rss_factor;
+	int rss_digits;
+	rss_unit(&rss_factor, &rss_digits);
+	add_summary_row(&t, "duration_s", &l->duration_s, 1, 3, a);
+	add_summary_row(&t, "energy_j", &l->energy_j, 1, 3, a);
+	add_summary_row(&t, "temp_max_c", &l->temp_max_c, 1, 3, a);
+	add_summary_row(&t, "rss_max_mib", &l->rss_max_bytes, rss_factor, rss_digits, a);
+	struct buf out;
+	buf_init(&out);
+	table_print_indented(&t, 2, &out);
+	fputs(out.data, stdout);
+	buf_finish(&out);
 }
 
 /* Which runs the energy row covers, when it is not every ok run in full. */
@@ -465,22 +494,8 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		printf("%s%s\n", i ? "\n" : "", table_printable(&label, l->label));
 		buf_finish(&label);
 		print_wrapped(out.data ? out.data : "");
-		printf("  %-14s %5s %12s %12s %12s %12s", "ok runs", "n", "p50", "p95", "max",
-		       "mean");
-		for (size_t k = 0; k < a.n_percentiles; k++) {
-			char head[40];
-			snprintf(head, sizeof(head), "p%g", a.percentiles[k]);
-			printf(" %12s", head);
-		}
-		printf("\n");
-		print_summary_row("duration_s", &l->duration_s, 1, 3, &a);
-		print_summary_row("energy_j", &l->energy_j, 1, 3, &a);
+		print_summary_table(l, &a);
 		print_energy_cover(l);
-		print_summary_row("temp_max_c", &l->temp_max_c, 1, 3, &a);
-		double rss_factor;
-		int rss_digits;
-		rss_unit(&rss_factor, &rss_digits);
-		print_summary_row("rss_max_mib", &l->rss_max_bytes, rss_factor, rss_digits, &a);
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);
@@ -583,7 +598,7 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 static void print_ratio(const char *name, const struct runstats_compare *r, bool has,
 			const char *unit) {
 	if (!has) {
-		printf("  %-10s no ratio (a board has no ok run with it)\n", name);
+		printf("  %s no ratio (a board has no ok run with it)\n", name);
 		return;
 	}
 	printf("  %-8s ratio %.4f (95 %% CI %.4f .. %.4f): median %.3f %s there, %.3f %s here\n",
@@ -618,15 +633,38 @@ static void print_other_figures(const struct runstats_label *a, const struct run
 	       eb ? 100.0 * (double)fb / (double)eb : 0.0, fb, eb);
 }
 
-static void print_side(const char *name, const struct runstats_label *l) {
-	printf("  %-10s %6zu %6zu %12.3f %12.3f", name, l->count, l->by_status[RUN_STATUS_OK],
-	       l->duration_s.p50, l->duration_s.p95);
-	if (l->energy_j.n > 0) {
-		printf(" %14.3f %14.3f", l->energy_j.p50, l->energy_j.p95);
-	} else {
-		printf(" %14s %14s", "-", "-");
+/* One board's row of the comparison: runs, ok runs, p50/p95 of duration and energy. */
+static void add_side(struct table *t, const char *name, const struct runstats_label *l) {
+	table_row(t);
+	table_set(t, 0, "%s", name);
+	table_set(t, 1, "%zu", l->count);
+	table_set(t, 2, "%zu", l->by_status[RUN_STATUS_OK]);
+	table_set(t, 3, "%.3f", l->duration_s.p50);
+	table_set(t, 4, "%.3f", l->duration_s.p95);
+	char p50[32], p95[32];
+	table_number(p50, sizeof(p50), l->energy_j.n > 0 ? l->energy_j.p50 : NAN, 1, 3);
+	table_number(p95, sizeof(p95), l->energy_j.n > 0 ? l->energy_j.p95 : NAN, 1, 3);
+	table_set(t, 5, "%s", p50);
+	table_set(t, 6, "%s", p95);
+}
+
+static void print_sides(const struct runs_compare *c) {
+	static const char *const head[] = {"",      "runs",         "ok",          "p50 s",
+					   "p95 s", "energy p50 J", "energy p95 J"};
+	struct table t;
+	table_init(&t, 7);
+	table_row(&t);
+	for (size_t k = 0; k < 7; k++) {
+		table_set(&t, k, "%s", head[k]);
+		t.right[k] = k > 0;
 	}
-	printf("\n");
+	add_side(&t, "here", c->a);
+	add_side(&t, "there", c->b);
+	struct buf out;
+	buf_init(&out);
+	table_print_indented(&t, 2, &out);
+	fputs(out.data, stdout);
+	buf_finish(&out);
 }
 
 static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv) {
@@ -685,10 +723,7 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		buf_init(&t3);
 		printf("%s: this board against %s\n", table_printable(&t1, c.label),
 		       table_printable(&t2, other_path));
-		printf("  %-10s %6s %6s %12s %12s %14s %14s\n", "", "runs", "ok", "p50 s", "p95 s",
-		       "energy p50 J", "energy p95 J");
-		print_side("here", c.a);
-		print_side("there", c.b);
+		print_sides(&c);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
 		print_ratio("energy", &c.energy, c.has_energy, "J");
 		print_other_figures(c.a, c.b);

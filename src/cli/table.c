@@ -53,6 +53,10 @@ size_t table_text_width(const char *s) {
 }
 
 void table_print(struct table *t, struct buf *out) {
+	table_print_indented(t, 0, out);
+}
+
+void table_print_indented(struct table *t, size_t indent, struct buf *out) {
 	size_t *width = xcalloc(t->cols ? t->cols : 1, sizeof(*width));
 	for (size_t r = 0; r < t->rows; r++) {
 		for (size_t c = 0; c < t->cols; c++) {
@@ -62,6 +66,7 @@ void table_print(struct table *t, struct buf *out) {
 		}
 	}
 	for (size_t r = 0; r < t->rows; r++) {
+		buf_printf(out, "%*s", (int)indent, "");
 		size_t line = out->len;
 		for (size_t c = 0; c < t->cols; c++) {
 			const char *cell = t->cells[r * t->cols + c];
