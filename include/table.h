@@ -23,6 +23,8 @@ struct table {
 void table_init(struct table *t, size_t cols);
 /** Appends an empty row; the table_set() calls that follow fill it. */
 void table_row(struct table *t);
+/** Appends the header row: @names[0..n) in the first @n columns (the rest stay empty). */
+void table_head(struct table *t, const char *const *names, size_t n);
 /** Sets cell @col of the last row to the printf text, control characters escaped. */
 void table_set(struct table *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

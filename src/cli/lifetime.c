@@ -309,10 +309,9 @@ static void print_table(const struct lifetime_report *rep) {
 					   "life@mean", "life@p95",       "remaining"};
 	struct table t;
 	table_init(&t, 9);
-	table_row(&t);
-	for (size_t c = 0; c < 9; c++) {
-		table_set(&t, c, "%s", head[c]);
-		t.right[c] = c >= 2;
+	table_head(&t, head, 9);
+	for (size_t c = 2; c < 9; c++) {
+		t.right[c] = true;
 	}
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];

@@ -218,10 +218,7 @@ static int print_runs(struct store *store, const struct store_run_filter *filter
 					   "EXIT", "TEMP_C", "ENERGY_J", "ERROR"};
 	struct table t;
 	table_init(&t, 9);
-	table_row(&t);
-	for (size_t c = 0; c < 9; c++) {
-		table_set(&t, c, "%s", head[c]);
-	}
+	table_head(&t, head, 9);
 	static const size_t numbers[] = {0, 3, 5, 6, 7};
 	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
 		t.right[numbers[i]] = true;
@@ -383,14 +380,12 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 	size_t cols = 6 + a->n_percentiles;
 	struct table t;
 	table_init(&t, cols);
-	table_row(&t);
-	for (size_t c = 0; c < cols; c++) {
-		if (c < 6) {
-			table_set(&t, c, "%s", head[c]);
-		} else {
+	table_head(&t, head, 6);
+	for (size_t c = 1; c < cols; c++) {
+		if (c >= 6) {
 			table_set(&t, c, "p%g", a->percentiles[c - 6]);
 		}
-		t.right[c] = c > 0;
+		t.right[c] = true;
 	}
 	double rss_factor;
 	int rss_digits;
@@ -653,10 +648,9 @@ static void print_sides(const struct runs_compare *c) {
 					   "p95 s", "energy p50 J", "energy p95 J"};
 	struct table t;
 	table_init(&t, 7);
-	table_row(&t);
-	for (size_t k = 0; k < 7; k++) {
-		table_set(&t, k, "%s", head[k]);
-		t.right[k] = k > 0;
+	table_head(&t, head, 7);
+	for (size_t k = 1; k < 7; k++) {
+		t.right[k] = true;
 	}
 	add_side(&t, "here", c->a);
 	add_side(&t, "there", c->b);

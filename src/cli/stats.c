@@ -257,11 +257,9 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 	size_t fixed = 10, cols = fixed + s->n_percentiles;
 	struct table t;
 	table_init(&t, cols);
-	table_row(&t);
-	const char *head[] = {"channel", "unit", "count", "mean", "stddev", "min", "median", "p95"};
-	for (size_t c = 0; c < 8; c++) {
-		table_set(&t, c, "%s", head[c]);
-	}
+	static const char *const head[] = {"channel", "unit", "count",  "mean",
+					   "stddev",  "min",  "median", "p95"};
+	table_head(&t, head, 8);
 	for (size_t k = 0; k < s->n_percentiles; k++) {
 		table_set(&t, 8 + k, "p%.10g", s->percentiles[k]);
 	}
@@ -442,12 +440,9 @@ static void peak_text(const struct query_peak *pk, bool wide, struct buf *text) 
 static void channels_text(const struct query_selection *sel, struct buf *out) {
 	struct table t;
 	table_init(&t, 7);
-	table_row(&t);
-	const char *head[] = {"channel",    "label",     "kind", "unit",
-			      "first seen", "last seen", "state"};
-	for (size_t c = 0; c < 7; c++) {
-		table_set(&t, c, "%s", head[c]);
-	}
+	static const char *const head[] = {"channel",    "label",     "kind", "unit",
+					   "first seen", "last seen", "state"};
+	table_head(&t, head, 7);
 	for (size_t k = 0; k < sel->n; k++) {
 		const struct store_channel *sc = &sel->all[sel->pick[k]];
 		char first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];

@@ -23,6 +23,13 @@ void table_row(struct table *t) {
 	memset(t->cells + (t->rows - 1) * t->cols, 0, t->cols * sizeof(*t->cells));
 }
 
+void table_head(struct table *t, const char *const *names, size_t n) {
+	table_row(t);
+	for (size_t c = 0; c < n && c < t->cols; c++) {
+		table_set(t, c, "%s", names[c]);
+	}
+}
+
 void table_set(struct table *t, size_t col, const char *fmt, ...) {
 	char **cell = &t->cells[(t->rows - 1) * t->cols + col];
 	free(*cell);
