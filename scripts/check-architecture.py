@@ -50,9 +50,10 @@ NARROWER = [
     ("http/*", {"http/http"}),  # api, metrics, web, session know no libmicrohttpd
 ]
 
-# Third-party headers and the one file (path under src/ without .c) allowed to include each.
+# Third-party headers and the one file (path under src/ without .c, fnmatch) allowed to include
+# each: the store's files include <sqlite3.h> through their private header.
 HOMES = {
-    "sqlite3.h": {"store/store"},
+    "sqlite3.h": {"store/store-internal"},
     "yaml.h": {"config/yamltree"},
     "microhttpd.h": {"http/http"},
     "gnutls/gnutls.h": {"http/http"},
@@ -134,7 +135,7 @@ def main():
         local, system = read_includes(f)
         direct[f] = [headers[h] for h in (os.path.basename(x) for x in local) if h in headers]
         for s in system:
-            if s in HOMES and home_id(f, root) not in HOMES[s]:
+            if s in HOMES and not any(fnmatch.fnmatchcase(home_id(f, root), h) for h in HOMES[s]):
                 problems.append(f"{os.path.relpath(f, root)}: includes <{s}>, whose one home is "
                                 f"{'/'.join(sorted(HOMES[s]))}")
 

@@ -1,0 +1,64 @@
+/* A run's fingerprint: board, kernel, governors, argv, the executable's sha256, tags. */
+#include "runsock-internal.h"
+
+/* "@key_prefix/NAME": the governor in @dir/NAME/@file for each entry NAME starting @name_prefix. */
+static void write_governors(struct json *j, int sysfs_fd, const char *dir, const char *name_prefix,
+			    const char *file, const char *key_prefix) {
+	char **names;
+	size_t n = runsock_list_dir(sysfs_fd, dir, name_prefix, &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s/%s", dir, names[i], file);
+		char *gov = runsock_read_text(sysfs_fd, path);
+		if (gov) {
+			runsock_trim(gov);
+			char *key = xasprintf("%s/%s", key_prefix, names[i]);
+			json_key(j, key);
+			json_string(j, gov);
+			free(key);
+		}
+		free(gov);
+		free(path);
+	}
+	runsock_free_names(names, n);
+}
+/* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
+void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *start,
+			      struct buf *out) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	char *board = clock_board_model(rs->cfg->sysfs_root);
+	json_key(&j, "board");
+	json_string(&j, board);
+	free(board);
+	struct utsname u;
+	json_key(&j, "kernel");
+	json_string(&j, uname(&u) == 0 ? u.release : NULL);
+	json_key(&j, "governors");
+	json_object_begin(&j);
+	write_governors(&j, rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy",
+			"scaling_governor", "cpufreq");
+	write_governors(&j, rs->sysfs_fd, "class/devfreq", "", "governor", "devfreq");
+	json_object_end(&j);
+	json_key(&j, "argv");
+	if (start->argv) {
+		json_raw(&j, start->argv);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "exe");
+	json_string(&j, start->exe);
+	// The caller's digest: the daemon never opens a path a client names (a FIFO or a device
+	// would stall the loop, and it could read files the caller cannot).
+	json_key(&j, "exe_sha256");
+	json_string(&j, start->exe_sha256);
+	json_key(&j, "tags");
+	json_raw(&j, start->tags);
+	json_object_end(&j);
+}
+
+/*
+ * The start time of process @pid (field 22 of @procfs_root/PID/stat, clock ticks after boot)
+ * in *ticks: 0, -ENOENT when there is no such process, or another negative errno. procfs
+ * never blocks; a stand-in tree's file is opened so that it cannot either.
+ */

@@ -1,0 +1,508 @@
+/*
+ * The API's read endpoints over the samples: status, latest, channels, stats, samples, peak,
+ * lifetime, the CSV export and /metrics.
+ */
+#include "api-internal.h"
+
+/* Endpoints -------------------------------------------------------------------------------- */
+
+static void iso_time(struct json *j, int64_t ts) {
+	char text[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, text);
+	json_string(j, text);
+}
+
+void api_handle_latest(struct request *r) {
+	if (!api_check_params(r, NULL)) {
+		return;
+	}
+	struct live_snapshot snap = {0};
+	live_snapshot(r->ctx->live, &snap);
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	json_object_begin(&j);
+	json_key(&j, "ts");
+	if (snap.ts > 0) {
+		json_int(&j, snap.ts);
+		json_key(&j, "time");
+		iso_time(&j, snap.ts);
+	} else {
+		json_null(&j); // no cycle yet
+		json_key(&j, "time");
+		json_null(&j);
+	}
+	json_key(&j, "clock");
+	json_string(&j, clock_state_name(snap.health.clock));
+	json_key(&j, "channels");
+	json_array_begin(&j);
+	for (size_t i = 0; i < snap.n; i++) {
+		const struct channel *ch = &snap.channels[i];
+		const struct reading *rd = &snap.readings[i];
+		json_object_begin(&j);
+		channel_json_reading(&j, ch, rd);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	buf_putc(&r->resp->body, '\n');
+	live_snapshot_finish(&snap);
+	api_respond_json(r->resp, 200);
+}
+
+void api_handle_status(struct request *r) {
+	if (!api_check_params(r, NULL)) {
+		return;
+	}
+	const struct api_context *ctx = r->ctx;
+	struct live_snapshot snap = {0};
+	live_snapshot(ctx->live, &snap);
+	const struct live_health *h = &snap.health;
+
+	struct store_info info = {0};
+	bool have_info = ctx->store && store_info(ctx->store, &info) == 0;
+	// Counts only: store_channels() would also scan the last hours' rows for last_seen.
+	size_t n_list = 0, present = 0;
+	bool have_channels = ctx->store && store_channel_counts(ctx->store, &n_list, &present) == 0;
+
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	json_object_begin(&j);
+	json_key(&j, "version");
+	json_string(&j, THERMLOG_VERSION);
+	json_key(&j, "host");
+	json_string(&j, ctx->host);
+	json_key(&j, "board");
+	json_string(&j, ctx->board);
+	json_key(&j, "now");
+	iso_time(&j, r->req->now);
+	json_key(&j, "started");
+	if (h->started > 0) {
+		iso_time(&j, h->started);
+		json_key(&j, "uptime_s");
+		json_int(&j, r->req->now - h->started);
+	} else {
+		json_null(&j);
+		json_key(&j, "uptime_s");
+		json_null(&j);
+	}
+	json_key(&j, "interval_s");
+	json_double(&j,
+		    (double)(h->interval_ms > 0 ? h->interval_ms : ctx->cfg->interval_ms) / 1000.0);
+	json_key(&j, "last_cycle");
+	if (snap.ts > 0) {
+		iso_time(&j, snap.ts);
+		json_key(&j, "last_cycle_ts");
+		json_int(&j, snap.ts);
+		json_key(&j, "last_cycle_age_s");
+		json_int(&j, r->req->now - snap.ts);
+	} else {
+		json_null(&j);
+		json_key(&j, "last_cycle_ts");
+		json_null(&j);
+		json_key(&j, "last_cycle_age_s");
+		json_null(&j);
+	}
+	json_key(&j, "cycle_seconds");
+	json_double(&j, h->cycle_seconds);
+	json_key(&j, "cycles_since_start");
+	json_int(&j, h->cycles_total);
+	json_key(&j, "cycles_failed");
+	json_int(&j, h->cycles_failed);
+	json_key(&j, "queued_cycles");
+	json_int(&j, h->queued_cycles);
+	json_key(&j, "database_reopens");
+	json_int(&j, h->database_reopens);
+	json_key(&j, "database_reopened_at");
+	if (h->database_reopened_at > 0) {
+		iso_time(&j, h->database_reopened_at);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "read_errors_total");
+	json_int(&j, h->read_errors_total);
+	json_key(&j, "errors_last_hour");
+	json_int(&j, h->errors_last_hour);
+	json_key(&j, "error_channels");
+	json_string(&j, h->error_channels);
+	json_key(&j, "clock");
+	json_string(&j, clock_state_name(h->clock));
+	json_key(&j, "clock_synchronized");
+	if (h->clock == CLOCK_STATE_UNKNOWN) {
+		json_null(&j);
+	} else {
+		json_bool(&j, h->clock == CLOCK_STATE_SYNCED);
+	}
+	json_key(&j, "channels_live");
+	json_int(&j, (int64_t)snap.n);
+	json_key(&j, "channels_present");
+	if (have_channels) {
+		json_int(&j, (int64_t)present);
+		json_key(&j, "channels_absent");
+		json_int(&j, (int64_t)(n_list - present));
+	} else {
+		json_null(&j);
+		json_key(&j, "channels_absent");
+		json_null(&j);
+	}
+	json_key(&j, "capacitors");
+	json_int(&j, (int64_t)snap.n_capacitors);
+	if (ctx->local && ctx->db_path) { // where runs sent to this socket are recorded
+		json_key(&j, "database_path");
+		json_string(&j, ctx->db_path);
+	}
+	json_key(&j, "database");
+	if (have_info) {
+		json_object_begin(&j);
+		json_key(&j, "cycles");
+		json_int(&j, info.cycles);
+		json_key(&j, "unsynced_cycles");
+		json_int(&j, info.unsynced_cycles);
+		json_key(&j, "first_cycle");
+		if (info.first_cycle > 0) {
+			iso_time(&j, info.first_cycle);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "last_cycle");
+		if (info.last_cycle > 0) {
+			iso_time(&j, info.last_cycle);
+		} else {
+			json_null(&j);
+		}
+		json_key(&j, "size_bytes");
+		json_int(&j, info.size_bytes);
+		json_key(&j, "bytes_written_total");
+		json_int(&j, h->bytes_written_total);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+	buf_putc(&r->resp->body, '\n');
+	live_snapshot_finish(&snap);
+	api_respond_json(r->resp, 200);
+}
+
+void api_handle_metrics(struct request *r) {
+	// No parameters, but a Prometheus job's `params:` must not fail the scrape: ignored.
+	struct live_snapshot snap = {0};
+	live_snapshot(r->ctx->live, &snap);
+	metrics_write(&snap, &r->resp->body);
+	live_snapshot_finish(&snap);
+	r->resp->status = 200;
+	r->resp->content_type = METRICS_CONTENT_TYPE;
+	r->resp->cache_control = "no-store";
+}
+
+/* The values of a repeatable parameter, in order; *n receives their count. */
+static size_t param_all(const struct request *r, const char *name, const char **out, size_t max) {
+	size_t n = 0;
+	for (size_t i = 0; i < r->target.n_params && n < max; i++) {
+		if (strcmp(r->target.params[i].key, name) == 0) {
+			out[n++] = r->target.params[i].value;
+		}
+	}
+	return n;
+}
+
+/*
+ * Every channel parameter must name a stored channel (a key or a glob matching one), so an
+ * unknown one is a 400 naming the parameter rather than an error deep in the query.
+ */
+static bool check_channels(struct request *r, const char *const *keys, size_t n) {
+	if (n == 0) {
+		return true;
+	}
+	struct store_channel *list = NULL;
+	size_t n_list = 0;
+	if (store_channels(r->ctx->store, &list, &n_list) < 0) {
+		api_respond_error(r->resp, 500, NULL,
+				  "could not read the channel list from the database");
+		return false;
+	}
+	bool good = true;
+	for (size_t k = 0; k < n && good; k++) {
+		bool found = false;
+		for (size_t i = 0; i < n_list && !found; i++) {
+			found = strcmp(list[i].ch.key, keys[k]) == 0 ||
+				fnmatch(keys[k], list[i].ch.key, 0) == 0;
+		}
+		if (!found) {
+			api_respond_error(
+				r->resp, 400, "channel",
+				"parameter 'channel': no stored channel matches '%s' (see /api/v1/channels)",
+				keys[k]);
+			good = false;
+		}
+	}
+	store_channels_free(list, n_list);
+	return good;
+}
+
+/*
+ * Reads the repeatable 'percentile' parameter (after api_check_params(), so each has a value) into
+ * @out: at most @max numbers from 0 to 100, their count in *n; false after a 400.
+ */
+bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n) {
+	const char *values[API_PARAMS_MAX];
+	*n = param_all(r, "percentile", values, API_PARAMS_MAX);
+	if (*n > max) {
+		api_respond_error(r->resp, 400, "percentile",
+				  "more than %zu 'percentile' parameters", max);
+		return false;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		char *end;
+		double v = strtod(values[i], &end);
+		if (end == values[i] || *end || !isfinite(v) || v < 0 || v > 100) {
+			api_respond_error(
+				r->resp, 400, "percentile",
+				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
+				values[i]);
+			return false;
+		}
+		out[i] = v;
+	}
+	return true;
+}
+
+/* Common window, channel and include_unsynced handling for the query endpoints. */
+struct query_request {
+	struct query_params p;
+	const char *channels[API_PARAMS_MAX];
+	double percentiles[QUERY_MAX_PERCENTILES];
+};
+
+static bool query_request_init(struct request *r, struct query_request *q, bool window) {
+	memset(q, 0, sizeof(*q));
+	if (window) {
+		if (!api_param_window(r, &q->p.from, &q->p.to)) {
+			return false;
+		}
+		q->p.has_from = q->p.has_to = true;
+	}
+	if (!api_param_bool(r, "include_unsynced", &q->p.include_unsynced)) {
+		return false;
+	}
+	q->p.n_channels = param_all(r, "channel", q->channels, API_PARAMS_MAX);
+	q->p.channels = q->channels;
+	for (size_t i = 0; i < q->p.n_channels; i++) {
+		if (q->channels[i][0] == '\0') {
+			api_respond_error(r->resp, 400, "channel", "parameter 'channel' is empty");
+			return false;
+		}
+	}
+	return check_channels(r, q->channels, q->p.n_channels);
+}
+
+/* Maps a query error to a response: bad parameters 400, no data 404, the rest 500. */
+void api_respond_query_error(struct request *r, int rc, char *err) {
+	const char *msg = err ? err : "query failed";
+	if (rc == -EINVAL) {
+		api_respond_error(r->resp, 400, NULL, "%s", msg);
+	} else if (rc == -ENOENT) {
+		api_respond_error(r->resp, 404, NULL, "%s", msg);
+	} else {
+		log_warn("http: %s: %s", r->target.path, msg);
+		api_respond_error(r->resp, 500, NULL, "%s", msg);
+	}
+	free(err);
+}
+
+typedef int (*query_json_fn)(struct store *store, const struct query_params *p, struct json *out,
+			     char **err);
+
+/* Answers a JSON writer's result: 200 with the body it wrote, or the error's status. */
+static void respond_query_result(struct request *r, int rc, char *err) {
+	if (rc < 0) {
+		api_respond_query_error(r, rc, err);
+		return;
+	}
+	free(err);
+	buf_putc(&r->resp->body, '\n');
+	api_respond_json(r->resp, 200);
+}
+
+static void run_query_json(struct request *r, query_json_fn fn, const struct query_params *p) {
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = fn(r->ctx->store, p, &j, &err);
+	respond_query_result(r, rc, err);
+}
+
+void api_handle_channels(struct request *r) {
+	if (!api_check_params(r, NULL)) {
+		return;
+	}
+	run_query_json(r, query_channels_json, NULL);
+}
+
+void api_handle_stats(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"percentile", true},
+						  {"include_unsynced", false},
+						  {"weight", false},
+						  {NULL, false}};
+	struct query_request q;
+	if (!api_check_params(r, specs) || !query_request_init(r, &q, true)) {
+		return;
+	}
+	if (!api_param_percentiles(r, q.percentiles, QUERY_MAX_PERCENTILES, &q.p.n_percentiles)) {
+		return;
+	}
+	const char *weight = api_param(r, "weight");
+	if (weight && !query_weight_parse(weight, &q.p.weight)) {
+		api_respond_error(r->resp, 400, "weight",
+				  "parameter 'weight' must be 'samples' or 'time', not '%s'",
+				  weight);
+		return;
+	}
+	q.p.percentiles = q.percentiles;
+	run_query_json(r, query_stats_json, &q.p);
+}
+
+/* The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
+unsigned api_max_points_cap(const struct request *r) {
+	return r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
+}
+
+void api_handle_samples(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"max_points", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	struct query_request q;
+	unsigned cap = api_max_points_cap(r);
+	if (!api_check_params(r, specs) ||
+	    !api_param_uint(r, "max_points", cap < 1000 ? cap : 1000, 1, cap, "http.max_points",
+			    &q.p.max_points)) {
+		return;
+	}
+	unsigned max_points = q.p.max_points;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	q.p.max_points = max_points;
+	run_query_json(r, query_samples_json, &q.p);
+}
+
+void api_handle_peak(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", false},
+						  {"samples", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	unsigned samples;
+	unsigned cap = api_max_points_cap(r);
+	if (!api_check_params(r, specs) ||
+	    !api_param_uint(r, "samples", 30, 1, cap, "http.max_points", &samples)) {
+		return;
+	}
+	if (!api_param(r, "channel")) {
+		api_respond_error(
+			r->resp, 400, "channel",
+			"parameter 'channel' is required: the channel whose maximum to centre on");
+		return;
+	}
+	struct query_request q;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	q.p.samples = samples;
+	run_query_json(r, query_peak_json, &q.p);
+}
+
+void api_handle_lifetime(struct request *r) {
+	static const struct param_spec specs[] = {
+		{"from", false}, {"to", false}, {"include_unsynced", false}, {NULL, false}};
+	if (!api_check_params(r, specs)) {
+		return;
+	}
+	// Capacitor wear is about the whole service life: open ends by default, no window cap.
+	int64_t from = INT64_MIN, to = INT64_MAX;
+	if (!api_param_times(r, &from, &to)) {
+		return;
+	}
+	if (from >= to) {
+		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return;
+	}
+	bool include_unsynced;
+	if (!api_param_bool(r, "include_unsynced", &include_unsynced)) {
+		return;
+	}
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = lifetime_report_json(r->ctx->store, r->ctx->cfg, from, to, include_unsynced,
+				      r->req->now, &j, &err);
+	respond_query_result(r, rc, err);
+}
+
+static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
+	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, iso);
+	size_t j = 0;
+	for (const char *p = iso; *p; p++) {
+		if (*p != '-' && *p != ':') {
+			out[j++] = *p;
+		}
+	}
+	out[j] = '\0';
+}
+
+void api_handle_export(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"channel", true},
+						  {"format", false},
+						  {"include_unsynced", false},
+						  {NULL, false}};
+	if (!api_check_params(r, specs)) {
+		return;
+	}
+	enum export_format format = EXPORT_FORMAT_LONG;
+	const char *f = api_param(r, "format");
+	if (f && strcmp(f, "wide") == 0) {
+		format = EXPORT_FORMAT_WIDE;
+	} else if (f && strcmp(f, "long") != 0) {
+		api_respond_error(r->resp, 400, "format",
+				  "parameter 'format' must be long or wide, not '%s'", f);
+		return;
+	}
+	struct query_request q;
+	if (!query_request_init(r, &q, true)) {
+		return;
+	}
+	char *err = NULL;
+	struct export *e = export_create(r->ctx->store, &q.p, format, &err);
+	if (!e) {
+		api_respond_query_error(r, -EINVAL, err);
+		return;
+	}
+	free(err);
+	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	compact_time(from, q.p.from);
+	compact_time(to, q.p.to);
+	r->resp->status = 200;
+	r->resp->content_type = "text/csv; charset=utf-8; header=present";
+	r->resp->cache_control = "no-store";
+	r->resp->export = e;
+	r->resp->filename = xasprintf("thermlog-%s-%s-%s.csv", from, to,
+				      format == EXPORT_FORMAT_WIDE ? "wide" : "long");
+}
+
+ssize_t api_export_read(struct export *e, char *buf, size_t max) {
+	return export_read(e, buf, max);
+}
+
+void api_export_destroy(struct export *e) {
+	export_destroy(e);
+}

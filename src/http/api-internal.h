@@ -1,0 +1,100 @@
+/*
+ * The API's private header, for src/http/api*.c alone (the contract is include/api.h): a
+ * request as the handlers see it, the routes and the helpers the API's files share.
+ */
+#ifndef API_INTERNAL_H
+#define API_INTERNAL_H
+
+#include "api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "export.h"
+#include "jobcsv.h"
+#include "json.h"
+#include "jsonread.h"
+#include "lifetime-report.h"
+#include "log.h"
+#include "metrics.h"
+#include "query.h"
+#include "runs.h"
+#include "session.h"
+#include "store.h"
+#include "timefmt.h"
+#include "version.h"
+#include "web.h"
+#include "xalloc.h"
+
+#define JSON_TYPE "application/json"
+
+/* What an endpoint accepts; anything else is a 400 naming the parameter. */
+struct param_spec {
+	const char *name;
+	bool repeatable;
+};
+
+struct request {
+	const struct api_context *ctx;
+	const struct api_request *req;
+	struct api_target target;
+	struct api_response *resp;
+};
+
+struct route {
+	const char *path;
+	void (*handle)(struct request *r);
+	bool needs_store;
+	enum api_cost cost;
+};
+
+/* api.c */
+bool api_check_params(struct request *r, const struct param_spec *specs);
+const char *api_param(const struct request *r, const char *name);
+bool api_param_bool(struct request *r, const char *name, bool *out);
+bool api_param_times(struct request *r, int64_t *from, int64_t *to);
+bool api_param_uint(struct request *r, const char *name, unsigned def, unsigned min, unsigned max,
+		    const char *limit_name, unsigned *out);
+bool api_param_window(struct request *r, int64_t *from, int64_t *to);
+void api_respond_error(struct api_response *resp, unsigned status, const char *param,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void api_respond_json(struct api_response *resp, unsigned status);
+
+/* api-auth.c */
+bool api_authorized(const struct api_context *ctx, const struct api_request *req, const char *path,
+		    struct api_response *resp);
+void api_handle_login(struct request *r);
+
+/* api-assets.c */
+void api_handle_asset(struct request *r, const struct web_asset *asset);
+
+/* api-get.c */
+void api_handle_channels(struct request *r);
+void api_handle_export(struct request *r);
+void api_handle_latest(struct request *r);
+void api_handle_lifetime(struct request *r);
+void api_handle_metrics(struct request *r);
+void api_handle_peak(struct request *r);
+void api_handle_samples(struct request *r);
+void api_handle_stats(struct request *r);
+void api_handle_status(struct request *r);
+unsigned api_max_points_cap(const struct request *r);
+bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);
+void api_respond_query_error(struct request *r, int rc, char *err);
+
+/* api-runs.c */
+extern const struct route api_run_show_route, api_run_samples_route; // /api/v1/runs/{id}...
+void api_handle_runs(struct request *r);
+void api_handle_runs_post(struct request *r);
+void api_handle_runs_stats(struct request *r);
+bool api_run_path_id(const char *path, int64_t *id);
+bool api_run_samples_path_id(const char *path, int64_t *id);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * The store's private header, for src/store/ alone (the contract is include/store.h): struct
+ * store, its prepared statements and the helpers the store's files share.
+ */
+#ifndef STORE_INTERNAL_H
+#define STORE_INTERNAL_H
+
+#include "store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "codec.h"
+#include "log.h"
+#include "xalloc.h"
+
+#define APPLICATION_ID     0x54484c47    // "THLG": tells our databases from other SQLite files
+#define FOREIGN_LENGTH_MAX (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
+#define FOREIGN_DEADLINE_S 10            // STORE_MODE_FOREIGN: all its reads, from the open
+#define HOUR_S             3600
+#define PRUNE_BATCH        1024 // sample rows (cycles) deleted per transaction
+#define STR_(x)            #x
+#define STR(x)             STR_(x)
+#define ROLLUP_CHUNK_S     (24 * HOUR_S) // hours rolled up per transaction
+#define STATE_HORIZON      "store.rollup_horizon"
+#define STATE_RAW_HORIZON  "store.raw_horizon"
+#define STATE_DAY_HORIZON  "store.day_horizon" // days before it are merged in the daily tables
+#define DAY_S              (24 * HOUR_S)
+#define DAY_CHUNK_S        (31 * DAY_S)               // days merged per transaction
+#define STATE_HISTORY_GEN  "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE    "2048"                     // bytes, for new databases
+
+enum stmt {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_SAVEPOINT,
+	ST_RELEASE,
+	ST_ROLLBACK_TO,
+	ST_LAST_CYCLE,
+	ST_LAST_OWN_CYCLE,
+	ST_FIRST_CYCLE,
+	ST_CYCLE_INSERT,
+	ST_CYCLE_INSERT_IMPORT,
+	ST_CYCLE_CLOCK,
+	ST_SAMPLES_INSERT,
+	ST_SAMPLES_UPDATE,
+	ST_SAMPLES_HOUR,
+	ST_SAMPLES_PUT,
+	ST_BOOT_INSERT,
+	ST_BOOT_SELECT,
+	ST_CHANNEL_INSERT,
+	ST_CHANNEL_SEEN,
+	ST_CHANNEL_UPDATE,
+	ST_CHANNEL_ABSENT,
+	ST_CHANNEL_PRESENT,
+	ST_CHANNEL_SPAN,
+	ST_CHANNELS,
+	ST_CHANNEL_COUNTS,
+	ST_SCAN_CYCLES,
+	ST_SCAN_SAMPLES,
+	ST_SCAN_ROLLUPS,
+	ST_ROLLUP_PUT,
+	ST_SCAN_CYCLE_DAYS,
+	ST_SCAN_ROLLUP_DAYS,
+	ST_CYCLE_DAY_PUT,
+	ST_ROLLUP_DAY_PUT,
+	ST_PRUNE_LAST,
+	ST_PRUNE,
+	ST_STATE_GET,
+	ST_STATE_SET,
+	ST_INFO,
+	ST_DATA_VERSION,
+	ST_COUNT,
+};
+
+/* What the writer remembers of a channel, so a cycle touches channels only on change. */
+struct known_channel {
+	int64_t id; // 0: rejected (bad key or resolution), logged once
+	char *key;
+	char *source, *label, *path, *meta;
+	double resolution; // as stored: the finest seen (store_channel_refine)
+	int64_t last_seen;
+	bool present;
+	bool resolution_warned;
+};
+
+/* One channel's hour in store_maintain(). */
+struct rollup_acc {
+	int64_t *q; // synced and unknown-clock values
+	size_t n, cap;
+	int64_t sum, min, max, max_ts, unsynced;
+};
+
+/*
+ * A scan's decoding of sample rows in ts order: a delta row is read against the row before it
+ * in its hour (codec.h), so a scan keeps that row's values.
+ */
+struct chain {
+	int64_t hour; // of the row in prev, or INT64_MIN before the first
+	struct codec_pair *prev, *cur;
+	size_t n_prev, n_cur, cap_prev, cap_cur;
+};
+
+/* One sample row of the writer's hour: its time and values (absolute, by id ascending). */
+struct hour_row {
+	int64_t ts;
+	struct codec_pair *pairs;
+	size_t n, cap;
+};
+
+/*
+ * The writer's copy of some of one hour's rows, decoded, so that a change to a row codes it
+ * and the row after it without reading the hour again. Dropped with the channel cache (a
+ * rollback, another connection's commit) and by the changes to samples that do not use it
+ * (a drop, a rescale).
+ */
+struct hour_rows {
+	bool loaded;
+	bool damaged; // @hour has a damaged row (logged once): not read again for every cycle
+	int64_t hour;
+	// A run of the hour's rows by ts ascending, the rows around the last change (what the
+	// next append or merge needs, so memory stays flat whatever the interval).
+	struct hour_row *rows;
+	size_t n, cap;    // slots past n keep at most one pairs buffer, for the next row
+	bool first, last; // rows[0] is the hour's first row, rows[n - 1] its last
+};
+
+#define HOUR_KEEP_BEFORE 1  // rows kept before the one changed
+#define HOUR_KEEP_AFTER  62 // and at most after it
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	enum store_mode mode;
+	int64_t deadline_ms; // STORE_MODE_FOREIGN: monotonic; statements past it are interrupted
+	bool timed_out;      // the progress handler interrupted a statement
+	sqlite3_stmt *stmts[ST_COUNT];
+	int depth;   // 1 while store_begin() is open
+	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
+	bool history_bumped; // this transaction already bumped STATE_HISTORY_GEN
+
+	struct known_channel *known; // sorted by key
+	size_t n_known, cap_known;
+	bool known_valid;
+	// The channels_version of the last cycle written whose channel descriptions were all
+	// compared with known (and updated): the same list again needs no comparing. 0 = none.
+	uint64_t verified_version;
+	int64_t data_version; // PRAGMA data_version when known was loaded
+	// PRAGMA data_version as last read (each write of a cycle reads it inside its
+	// transaction, where it costs nothing): what other connections committed, as of then.
+	int64_t seen_version;
+	uint64_t history_bumps; // STATE_HISTORY_GEN bumps through this store
+	bool gen_valid;         // gen was read at gen_version, gen_bumps
+	int64_t gen, gen_version;
+	uint64_t gen_bumps;
+
+	uint64_t runs_changes; // run writes through this store, for store_runs_mark()
+
+	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
+
+	char *boot_id; // of boot_row
+	int64_t boot_row;
+
+	uint8_t *blob; // scratch for encoding
+	size_t blob_cap;
+	// The writer's per-cycle scratch, kept so a steady cycle allocates nothing: the pairs
+	// and, by position in the cycle's channel list, where that channel was found in known.
+	struct codec_pair *pairs;
+	size_t pairs_cap;
+	size_t *hint;
+	size_t hint_cap;
+	int64_t *bin_q, *bin_count; // scratch for decoding histograms
+	size_t bins_cap;
+	struct hour_rows hour; // the writer's
+	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
+	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
+	bool scan_held;        // a scan stopped at a row, held decoded in scan:
+	int64_t scan_from;     // that row's ts
+	int scan_clock;        // its clock
+	int64_t scan_version;  // PRAGMA data_version then
+	uint64_t scan_writes;  // write_steps then
+	uint64_t write_steps;  // this connection's write steps, counted
+};
+
+/* store.c */
+extern const struct codec_pair store_no_pair; // a delta row's empty base
+uint8_t *store_blob_reserve(struct store *store, size_t n);
+void store_chain_finish(struct chain *c);
+void store_chain_init(struct chain *c);
+bool store_chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len);
+void store_done(sqlite3_stmt *st);
+size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
+			const struct codec_pair *base, size_t n_base);
+int store_fail(struct store *store, int rc, const char *what);
+int store_pragma_int(struct store *store, const char *sql, int64_t *out);
+int store_prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st);
+int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
+int store_step_begin(struct store *store);
+int store_step_done(sqlite3_stmt *st);
+int store_step_end(struct store *store, int err);
+sqlite3_stmt *store_stmt(struct store *store, enum stmt which);
+bool store_writable(struct store *store);
+
+/* store-write.c */
+int store_bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_t v,
+		       const char *what);
+int store_boot_row(struct store *store, const char *boot_id, int64_t *row);
+int store_channel_insert(struct store *store, const struct channel *ch, int64_t seen, bool present,
+			 int64_t *id);
+const char *store_column_text(sqlite3_stmt *st, int col);
+char *store_dup_or_null(const char *s);
+int store_hour_drop_through(struct store *store, int64_t to);
+size_t store_hour_find(const struct hour_rows *h, int64_t ts, bool *found);
+int store_hour_load(struct store *store, int64_t ts);
+int store_hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
+		   size_t n);
+void store_known_clear(struct store *store);
+size_t store_known_find(struct store *store, const char *key, bool *found);
+int store_known_load(struct store *store);
+size_t store_pairs_sort_unique(struct codec_pair *pairs, size_t n);
+bool store_quantize(double value, double resolution, int64_t *q);
+bool store_resolution_valid(double r);
+
+/* store-state.c */
+int store_history_changed(struct store *store);
+int store_state_get_int(struct store *store, const char *key, int64_t *value);
+int store_state_set_int(struct store *store, const char *key, int64_t value);
+
+/* store-scan.c */
+int store_cmp_i64(const void *a, const void *b);
+int64_t *store_sorted_ids(const int64_t *ids, size_t n);
+
+/* store-rollup.c */
+int64_t store_day_of(int64_t ts);
+int store_days_invalidate(struct store *store, int64_t hour);
+int64_t store_hour_of(int64_t ts);
+int64_t store_scan_start(int64_t from);
+
+/* store-import.c */
+int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
+
+#endif

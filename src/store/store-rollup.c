@@ -1,0 +1,603 @@
+/*
+ * The store's rollups: hourly rollups, their merge into whole UTC days, retention (pruning
+ * of raw rows) and the reads of both levels.
+ */
+#include "store-internal.h"
+
+/* --- rollups ------------------------------------------------------------------------------ */
+
+int64_t store_hour_of(int64_t ts) {
+	int64_t h = ts / HOUR_S;
+	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
+}
+
+/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
+int64_t store_scan_start(int64_t from) {
+	return from < INT64_MIN + HOUR_S ? INT64_MIN : store_hour_of(from);
+}
+
+static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
+	return codec_hist_encode_values(store_blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1),
+					sorted, n);
+}
+
+static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_t *n_bins) {
+	struct codec_hist_iter it = {.p = p, .end = p + len};
+	struct codec_bin bin;
+	size_t n = 0;
+	while (codec_hist_next(&it, &bin)) {
+		if (n == store->bins_cap) {
+			size_t cap = store->bins_cap;
+			store->bin_q = xgrow(store->bin_q, &cap, n + 1, sizeof(int64_t));
+			store->bin_count = xrealloc(store->bin_count, cap * sizeof(int64_t));
+			store->bins_cap = cap;
+		}
+		store->bin_q[n] = bin.q;
+		store->bin_count[n] = bin.count;
+		n++;
+	}
+	*n_bins = n;
+	return !it.bad;
+}
+
+/*
+ * Writes @r with the histogram blob of @len bytes in store->blob (its bins are not read) through
+ * ST_ROLLUP_PUT or ST_ROLLUP_DAY_PUT: hourly and daily rows have the same columns.
+ */
+static int rollup_put(struct store *store, enum stmt which, const struct store_rollup *r,
+		      size_t len, const char *what) {
+	sqlite3_stmt *st = store_stmt(store, which);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, r->channel_id);
+	sqlite3_bind_int64(st, 2, r->hour);
+	sqlite3_bind_int64(st, 3, r->count);
+	sqlite3_bind_int64(st, 4, r->sum_q);
+	if (r->count > 0) { // else min, max and max_ts stay NULL
+		sqlite3_bind_int64(st, 5, r->min_q);
+		sqlite3_bind_int64(st, 6, r->max_q);
+		sqlite3_bind_int64(st, 7, r->max_ts);
+	}
+	sqlite3_bind_int64(st, 8, r->unsynced);
+	sqlite3_bind_blob(st, 9, store->blob, (int)len, SQLITE_STATIC);
+	int rc = store_step_done(st);
+	return rc == SQLITE_OK ? 0 : store_fail(store, rc, what);
+}
+
+static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
+	for (size_t id = 0; id < n_acc; id++) {
+		struct rollup_acc *a = &acc[id];
+		if (a->n == 0 && a->unsynced == 0) {
+			continue;
+		}
+		if (a->n > 1) { // an hour of unsynced values only has no array to sort
+			qsort(a->q, a->n, sizeof(*a->q), store_cmp_i64);
+		}
+		size_t len = encode_hist(store, a->q, a->n);
+		struct store_rollup r = {.hour = hour,
+					 .channel_id = (int64_t)id,
+					 .count = (int64_t)a->n,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_PUT, &r, len, "could not store a rollup");
+		if (rc < 0) {
+			return rc;
+		}
+		a->n = 0;
+		a->sum = 0;
+		a->unsynced = 0;
+	}
+	return 0;
+}
+
+/* Rolls up the hours [from, to) in one step; raw rows are read, never changed. */
+static int rollup_range(struct store *store, int64_t from, int64_t to) {
+	sqlite3_stmt *st = store_stmt(store, ST_SCAN_SAMPLES);
+	if (!st) {
+		return -EIO;
+	}
+	struct rollup_acc *acc = NULL;
+	size_t n_acc = 0, cap_acc = 0;
+	int64_t hour = from;
+	int ret = 0, rc;
+	struct chain chain;
+	store_chain_init(&chain);
+	sqlite3_bind_int64(st, 1, from); // @from starts an hour: no row before it is a base
+	sqlite3_bind_int64(st, 2, to);
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
+		if (store_hour_of(ts) != hour) {
+			ret = rollup_flush(store, acc, n_acc, hour);
+			hour = store_hour_of(ts);
+		}
+		const uint8_t *data = sqlite3_column_blob(st, 2);
+		bool bad = !store_chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
+		for (size_t k = 0; ret == 0 && !bad && k < chain.n_prev; k++) {
+			struct codec_pair p = chain.prev[k];
+			if (p.id <= 0 || p.id > 100000000) {
+				bad = true;
+				break;
+			}
+			if ((size_t)p.id >= n_acc) {
+				size_t need = (size_t)p.id + 1;
+				acc = xgrow(acc, &cap_acc, need, sizeof(*acc));
+				memset(&acc[n_acc], 0, (cap_acc - n_acc) * sizeof(*acc));
+				n_acc = cap_acc;
+			}
+			struct rollup_acc *a = &acc[p.id];
+			if (unsynced) {
+				a->unsynced++;
+				continue;
+			}
+			if (a->n == 0 || p.q < a->min) {
+				a->min = p.q;
+			}
+			if (a->n == 0 || p.q > a->max) {
+				a->max = p.q;
+				a->max_ts = ts;
+			}
+			a->q = xgrow(a->q, &a->cap, a->n + 1, sizeof(*a->q));
+			a->q[a->n++] = p.q;
+			a->sum += p.q;
+		}
+		if (bad) {
+			log_error("store: damaged sample row at %lld: %s", (long long)ts,
+				  store->path);
+			ret = -EINVAL;
+		}
+	}
+	store_done(st);
+	store_chain_finish(&chain);
+	if (ret == 0 && rc != SQLITE_DONE) {
+		ret = store_fail(store, rc, "could not read samples");
+	}
+	if (ret == 0) {
+		ret = rollup_flush(store, acc, n_acc, hour);
+	}
+	if (ret == 0) {
+		ret = store_state_set_int(store, STATE_HORIZON, to);
+	}
+	for (size_t i = 0; i < n_acc; i++) {
+		free(acc[i].q);
+	}
+	free(acc);
+	return ret;
+}
+
+int store_rollup_horizon(struct store *store, int64_t *hour) {
+	*hour = 0;
+	return store_state_get_int(store, STATE_HORIZON, hour);
+}
+
+static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
+			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
+
+/* --- the daily level ---------------------------------------------------------------------- */
+
+int64_t store_day_of(int64_t ts) {
+	int64_t d = ts / DAY_S;
+	return (ts % DAY_S < 0 ? d - 1 : d) * DAY_S;
+}
+
+/* A histogram being merged: (q, count) pairs in any order, duplicates allowed until sorted. */
+struct bin_list {
+	struct codec_bin *bins;
+	size_t n, cap;
+};
+
+static void bins_add(struct bin_list *l, int64_t q, int64_t count) {
+	l->bins = xgrow(l->bins, &l->cap, l->n + 1, sizeof(*l->bins));
+	l->bins[l->n++] = (struct codec_bin){q, count};
+}
+
+/* Sorts and merges @l, then encodes it as a rollup histogram blob; returns its length. */
+static size_t encode_bins(struct store *store, struct bin_list *l) {
+	uint8_t *p = store_blob_reserve(store, l->n * 2 * CODEC_VARINT_MAX + 1);
+	size_t len = codec_hist_encode_bins(p, l->bins, l->n);
+	l->n = 0;
+	return len;
+}
+
+/* One channel's day in day_range(). */
+struct day_acc {
+	int64_t count, sum, min, max, max_ts, unsynced;
+	bool any; // a rollup row was seen
+	struct bin_list hist;
+};
+
+/* The cycles of one day in day_range(). */
+struct cycle_day_acc {
+	int64_t cycles, unsynced, first_ts, last_ts;
+	struct bin_list spacing;
+};
+
+static int cycle_day_flush(struct store *store, struct cycle_day_acc *c, int64_t day) {
+	sqlite3_stmt *st = store_stmt(store, ST_CYCLE_DAY_PUT);
+	if (!st) {
+		return -EIO;
+	}
+	size_t len = encode_bins(store, &c->spacing);
+	sqlite3_bind_int64(st, 1, day);
+	sqlite3_bind_int64(st, 2, c->cycles);
+	sqlite3_bind_int64(st, 3, c->unsynced);
+	if (c->cycles > 0) {
+		sqlite3_bind_int64(st, 4, c->first_ts);
+		sqlite3_bind_int64(st, 5, c->last_ts);
+	}
+	sqlite3_bind_blob(st, 6, store->blob, (int)len, SQLITE_STATIC);
+	int rc = store_step_done(st);
+	c->cycles = c->unsynced = 0;
+	return rc == SQLITE_OK ? 0 : store_fail(store, rc, "could not store a daily cycle summary");
+}
+
+static int day_flush(struct store *store, struct day_acc *acc, size_t n_acc, int64_t day) {
+	for (size_t id = 0; id < n_acc; id++) {
+		struct day_acc *a = &acc[id];
+		if (!a->any) {
+			continue;
+		}
+		size_t len = encode_bins(store, &a->hist);
+		struct store_rollup r = {.hour = day,
+					 .channel_id = (int64_t)id,
+					 .count = a->count,
+					 .sum_q = a->sum,
+					 .min_q = a->min,
+					 .max_q = a->max,
+					 .max_ts = a->max_ts,
+					 .unsynced = a->unsynced};
+		int rc = rollup_put(store, ST_ROLLUP_DAY_PUT, &r, len,
+				    "could not store a daily rollup");
+		if (rc < 0) {
+			return rc;
+		}
+		a->count = a->sum = a->unsynced = 0;
+		a->any = false;
+	}
+	return 0;
+}
+
+struct day_build {
+	struct store *store;
+	struct day_acc *acc;
+	size_t n_acc;
+	int64_t day;
+};
+
+static int day_add_rollup(void *ctx, const struct store_rollup *r) {
+	struct day_build *b = ctx;
+	if (store_day_of(r->hour) != b->day) {
+		int rc = day_flush(b->store, b->acc, b->n_acc, b->day);
+		if (rc < 0) {
+			return rc;
+		}
+		b->day = store_day_of(r->hour);
+	}
+	if (r->channel_id <= 0 || r->channel_id > 100000000) {
+		return -EINVAL;
+	}
+	if ((size_t)r->channel_id >= b->n_acc) {
+		size_t n = (size_t)r->channel_id + 1;
+		b->acc = xrealloc(b->acc, n * sizeof(*b->acc));
+		memset(&b->acc[b->n_acc], 0, (n - b->n_acc) * sizeof(*b->acc));
+		b->n_acc = n;
+	}
+	struct day_acc *a = &b->acc[r->channel_id];
+	a->any = true;
+	a->unsynced += r->unsynced;
+	if (r->count > 0) {
+		// Hours come in order: a tie keeps the earlier hour's first time at the maximum.
+		if (a->count == 0 || r->min_q < a->min) {
+			a->min = r->min_q;
+		}
+		if (a->count == 0 || r->max_q > a->max) {
+			a->max = r->max_q;
+			a->max_ts = r->max_ts;
+		}
+		a->count += r->count;
+		a->sum += r->sum_q;
+		for (size_t i = 0; i < r->n_bins; i++) {
+			bins_add(&a->hist, r->bin_q[i], r->bin_count[i]);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Merges the days [from, to) (whole days of rolled-up hours) into cycle_days and rollup_days:
+ * every day gets a cycle row, every channel with an hourly rollup that day a daily one.
+ */
+static int day_range(struct store *store, int64_t from, int64_t to) {
+	sqlite3_stmt *st = store_stmt(store, ST_SCAN_CYCLES);
+	if (!st) {
+		return -EIO;
+	}
+	struct cycle_day_acc c = {0};
+	int64_t day = from;
+	int ret = 0, rc;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts = sqlite3_column_int64(st, 0);
+		while (ret == 0 && store_day_of(ts) > day) {
+			ret = cycle_day_flush(store, &c, day);
+			day += DAY_S;
+		}
+		if (ret != 0) {
+			break;
+		}
+		if (sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED) {
+			c.unsynced++;
+			continue;
+		}
+		if (c.cycles == 0) {
+			c.first_ts = ts;
+		} else {
+			bins_add(&c.spacing, ts - c.last_ts, 1);
+		}
+		c.last_ts = ts;
+		c.cycles++;
+	}
+	store_done(st);
+	if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		ret = store_fail(store, rc, "could not read cycles");
+	}
+	for (; ret == 0 && day < to; day += DAY_S) {
+		ret = cycle_day_flush(store, &c, day);
+	}
+	free(c.spacing.bins);
+	struct day_build b = {.store = store, .day = from};
+	if (ret == 0) {
+		ret = scan_rollup_rows(store, ST_SCAN_ROLLUPS, from, to, NULL, 0, day_add_rollup,
+				       &b);
+	}
+	if (ret == 0) {
+		ret = day_flush(store, b.acc, b.n_acc, b.day);
+	}
+	for (size_t i = 0; i < b.n_acc; i++) {
+		free(b.acc[i].hist.bins);
+	}
+	free(b.acc);
+	if (ret == 0) {
+		ret = store_state_set_int(store, STATE_DAY_HORIZON, to);
+	}
+	return ret;
+}
+
+/* Merges every whole day before the hourly @horizon not merged yet, a month per transaction. */
+static int maintain_days(struct store *store, int64_t horizon) {
+	int64_t day = 0, first;
+	bool empty;
+	int rc = store_state_get_int(store, STATE_DAY_HORIZON, &day);
+	if (rc < 0) {
+		return rc;
+	}
+	if (day == 0) {
+		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0 || empty) {
+			return rc;
+		}
+		day = store_day_of(first);
+	}
+	int64_t end = store_day_of(horizon);
+	while (day < end) {
+		int64_t to = day + DAY_CHUNK_S < end ? day + DAY_CHUNK_S : end;
+		if ((rc = store_step_begin(store)) < 0) {
+			return rc;
+		}
+		if ((rc = store_step_end(store, day_range(store, day, to))) < 0) {
+			return rc;
+		}
+		day = to;
+	}
+	return 0;
+}
+
+/* Hourly rollups from @hour on will be rebuilt: days from its day on must be merged again. */
+int store_days_invalidate(struct store *store, int64_t hour) {
+	int64_t day = 0;
+	int rc = store_state_get_int(store, STATE_DAY_HORIZON, &day);
+	if (rc == 0 && day > store_day_of(hour)) {
+		rc = store_state_set_int(store, STATE_DAY_HORIZON, store_day_of(hour));
+	}
+	return rc;
+}
+
+int store_raw_horizon(struct store *store, int64_t *ts) {
+	*ts = 0;
+	return store_state_get_int(store, STATE_RAW_HORIZON, ts);
+}
+
+/*
+ * Deletes one batch of sample rows older than @cutoff; *more when a full batch went. A batch
+ * may end inside an hour: the row after it there is written again without its deleted base.
+ */
+static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
+	int64_t last;
+	bool none;
+	int rc = store_query_int(store, ST_PRUNE_LAST, cutoff, &last, &none);
+	if (rc < 0 || none) {
+		*more = false;
+		return rc;
+	}
+	if ((rc = store_known_load(store)) < 0) {
+		return rc;
+	}
+	rc = store_hour_load(store, last);
+	if (rc < 0 && rc != -EINVAL) { // a damaged hour (logged) is pruned as it is
+		return rc;
+	}
+	bool fix = rc == 0;
+	sqlite3_stmt *st = store_stmt(store, ST_PRUNE);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, last);
+	rc = store_step_done(st);
+	if (rc != SQLITE_OK) {
+		return store_fail(store, rc, "could not prune samples");
+	}
+	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
+	store->hour.damaged = false; // the damage may have gone with the rows
+	return fix ? store_hour_drop_through(store, last) : 0;
+}
+
+int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	int64_t horizon = 0, first, last;
+	bool empty;
+	int rc = store_state_get_int(store, STATE_HORIZON, &horizon);
+	if (rc == 0) {
+		rc = store_query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
+	}
+	if (rc < 0 || empty) {
+		return rc;
+	}
+	if (horizon == 0) {
+		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0) {
+			return rc;
+		}
+		horizon = store_hour_of(first);
+	}
+	/*
+	 * An hour is complete once @now is past it and a later cycle exists: cycles only move
+	 * forward, so none can land in it any more (a wrong @now cannot close an hour early).
+	 */
+	int64_t end =
+		store_hour_of(now) < store_hour_of(last) ? store_hour_of(now) : store_hour_of(last);
+	while (horizon < end) {
+		int64_t to = horizon + ROLLUP_CHUNK_S < end ? horizon + ROLLUP_CHUNK_S : end;
+		if ((rc = store_step_begin(store)) < 0) {
+			return rc;
+		}
+		if ((rc = store_step_end(store, rollup_range(store, horizon, to))) < 0) {
+			return rc;
+		}
+		horizon = to;
+	}
+	if ((rc = maintain_days(store, horizon)) < 0) {
+		return rc;
+	}
+	if (raw_keep_s <= 0) {
+		return 0;
+	}
+	// Whole hours only, and never rows not rolled up yet.
+	int64_t cutoff = store_hour_of(now - raw_keep_s);
+	cutoff = cutoff < horizon ? cutoff : horizon;
+	int64_t pruned = 0;
+	if ((rc = store_state_get_int(store, STATE_RAW_HORIZON, &pruned)) < 0) {
+		return rc;
+	}
+	for (bool more = cutoff > pruned; more;) {
+		if ((rc = store_step_begin(store)) < 0) {
+			return rc;
+		}
+		rc = prune_batch(store, cutoff, &more);
+		if (rc == 0 && !more) {
+			rc = store_state_set_int(store, STATE_RAW_HORIZON, cutoff);
+		}
+		if ((rc = store_step_end(store, rc)) < 0) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
+			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
+	sqlite3_stmt *st = store_stmt(store, which);
+	if (!st) {
+		return -EIO;
+	}
+	int64_t *want = store_sorted_ids(ids, n_ids);
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	int ret = 0, rc;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_rollup r = {
+			.hour = sqlite3_column_int64(st, 0),
+			.channel_id = sqlite3_column_int64(st, 1),
+		};
+		// The key is (hour, channel_id): other channels are skipped before decoding.
+		if (n_ids && !bsearch(&r.channel_id, want, n_ids, sizeof(*want), store_cmp_i64)) {
+			continue;
+		}
+		r.count = sqlite3_column_int64(st, 2);
+		r.sum_q = sqlite3_column_int64(st, 3);
+		r.min_q = sqlite3_column_int64(st, 4);
+		r.max_q = sqlite3_column_int64(st, 5);
+		r.max_ts = sqlite3_column_int64(st, 6);
+		r.unsynced = sqlite3_column_int64(st, 7);
+		const uint8_t *hist = sqlite3_column_blob(st, 8);
+		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 8), &r.n_bins)) {
+			log_error("store: damaged rollup of channel %lld at %lld: %s",
+				  (long long)r.channel_id, (long long)r.hour, store->path);
+			ret = -EINVAL;
+			break;
+		}
+		r.bin_q = store->bin_q;
+		r.bin_count = store->bin_count;
+		ret = fn(ctx, &r);
+	}
+	store_done(st);
+	free(want);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read rollups");
+}
+
+int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
+		       size_t n_ids, store_rollup_fn fn, void *ctx) {
+	return scan_rollup_rows(store, ST_SCAN_ROLLUPS, from_hour, to_hour, ids, n_ids, fn, ctx);
+}
+
+int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,
+			   const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
+	return scan_rollup_rows(store, ST_SCAN_ROLLUP_DAYS, from_day, to_day, ids, n_ids, fn, ctx);
+}
+
+int store_day_horizon(struct store *store, int64_t *day) {
+	*day = 0;
+	return store_state_get_int(store, STATE_DAY_HORIZON, day);
+}
+
+int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
+			  store_cycle_day_fn fn, void *ctx) {
+	sqlite3_stmt *st = store_stmt(store, ST_SCAN_CYCLE_DAYS);
+	if (!st) {
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, from_day);
+	sqlite3_bind_int64(st, 2, to_day);
+	int ret = 0, rc;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_cycle_day d = {
+			.day = sqlite3_column_int64(st, 0),
+			.cycles = sqlite3_column_int64(st, 1),
+			.unsynced = sqlite3_column_int64(st, 2),
+			.first_ts = sqlite3_column_int64(st, 3),
+			.last_ts = sqlite3_column_int64(st, 4),
+		};
+		const uint8_t *hist = sqlite3_column_blob(st, 5);
+		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 5), &d.n_spacings)) {
+			log_error("store: damaged cycle summary of the day at %lld: %s",
+				  (long long)d.day, store->path);
+			ret = -EINVAL;
+			break;
+		}
+		d.spacing_s = store->bin_q;
+		d.spacing_count = store->bin_count;
+		ret = fn(ctx, &d);
+	}
+	store_done(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read the daily cycles");
+}

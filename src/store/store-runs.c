@@ -1,0 +1,590 @@
+/* The store's runs: reading and writing runs, their boundaries and their fast samples. */
+#include "store-internal.h"
+
+/* --- runs: read side ---------------------------------------------------------------------- */
+
+/*
+ * One-off statements (store_prepare()): run queries are rare next to the cycle's, so they take no
+ * persistent slot.
+ */
+#define RUN_COLUMNS                                                                             \
+	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
+	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, "     \
+	"error"
+
+static double column_double_or_nan(sqlite3_stmt *st, int col) {
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
+	*run = (struct store_run){
+		.id = sqlite3_column_int64(st, 0),
+		.label = store_column_text(st, 1),
+		.tags = store_column_text(st, 2),
+		.start_ms = sqlite3_column_int64(st, 3),
+		.end_ms = sqlite3_column_int64(st, 4),
+		.ended = sqlite3_column_type(st, 4) != SQLITE_NULL,
+		.status = store_column_text(st, 5),
+		.exit_code =
+			sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6),
+		.signal = sqlite3_column_int(st, 7),
+		.pid = sqlite3_column_int64(st, 8),
+		.origin = store_column_text(st, 9),
+		.energy_j = column_double_or_nan(st, 10),
+		.energy_method = store_column_text(st, 11),
+		.energy_coverage = column_double_or_nan(st, 12),
+		.temp_max_c = column_double_or_nan(st, 13),
+		.rss_max_bytes = column_double_or_nan(st, 14),
+		.figures = store_column_text(st, 15),
+		.fingerprint = store_column_text(st, 16),
+		.error = store_column_text(st, 17),
+	};
+	if (!run->tags) {
+		run->tags = "{}";
+	}
+}
+
+/*
+ * What is wrong with a runs row, or NULL: a crafted or damaged file may hold any value in any
+ * column (the schema's constraints hold only for rows SQLite wrote through them).
+ */
+static const char *run_row_problem(sqlite3_stmt *st) {
+	static const int text[] = {1, 5, 9}; // label, status, origin
+	static const char *const names[] = {"label", "status", "origin"};
+	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER) {
+		return "id is not an integer";
+	}
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+		if (sqlite3_column_type(st, text[i]) != SQLITE_TEXT) {
+			return names[i];
+		}
+	}
+	if (sqlite3_column_type(st, 3) != SQLITE_INTEGER) {
+		return "start_ms";
+	}
+	static const int ints[] = {4, 6, 7, 8}; // end_ms, exit_code, signal, pid
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		int t = sqlite3_column_type(st, ints[i]);
+		if (t != SQLITE_INTEGER && t != SQLITE_NULL) {
+			return "an integer column holds another type";
+		}
+	}
+	int64_t exit_code = sqlite3_column_int64(st, 6), sig = sqlite3_column_int64(st, 7);
+	if (exit_code < -1 || exit_code > 255 || sig < 0 || sig > 255) {
+		return "exit_code or signal is out of range";
+	}
+	if (sqlite3_column_type(st, 4) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 4) < sqlite3_column_int64(st, 3)) {
+		return "end_ms is before start_ms";
+	}
+	static const int reals[] = {10, 12, 13, 14};
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+		int t = sqlite3_column_type(st, reals[i]);
+		if (t != SQLITE_FLOAT && t != SQLITE_INTEGER && t != SQLITE_NULL) {
+			return "a figure is not a number";
+		}
+	}
+	// tags, energy_method, figures, fingerprint, error
+	static const int texts[] = {2, 11, 15, 16, 17};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		int t = sqlite3_column_type(st, texts[i]);
+		if (t != SQLITE_TEXT && t != SQLITE_NULL) {
+			return "a text column holds another type";
+		}
+	}
+	// The schema's CHECK list; the statuses' meaning is runstats' (the store knows no stats).
+	static const char *const statuses[] = {"running",  "ok",      "failed",
+					       "signaled", "timeout", "lost"};
+	const char *status = store_column_text(st, 5);
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		if (strcmp(status, statuses[i]) == 0) {
+			return NULL;
+		}
+	}
+	return "status is not one of running, ok, failed, signaled, timeout, lost";
+}
+
+/* Steps @st, handing each row to @fn as a run; finalizes @st. */
+static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, void *ctx, bool *any) {
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *problem = run_row_problem(st);
+		if (problem) {
+			log_error(
+				"store: %s: run %lld: %s%s: refused (not a database this thermlog "
+				"wrote?)",
+				store->path, (long long)sqlite3_column_int64(st, 0), problem,
+				strchr(problem, ' ') ? "" : " is missing or not text");
+			sqlite3_finalize(st);
+			return -EINVAL;
+		}
+		struct store_run run;
+		run_from_row(st, &run);
+		*any = true;
+		if ((ret = fn(ctx, &run)) != 0) {
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read runs");
+}
+
+/* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query. */
+static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *filter) {
+	if (filter->label) {
+		sqlite3_bind_text(st, 1, filter->label, -1, SQLITE_STATIC);
+	}
+	if (filter->has_from) {
+		sqlite3_bind_int64(st, 2, filter->from_ms);
+	}
+	if (filter->has_to) {
+		sqlite3_bind_int64(st, 3, filter->to_ms);
+	}
+}
+
+#define RUN_FILTER_WHERE                                                     \
+	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND " \
+	"(?3 IS NULL OR start_ms < ?3)"
+
+int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
+		    void *ctx) {
+	static const struct store_run_filter all = {0};
+	filter = filter ? filter : &all;
+	sqlite3_stmt *st;
+	// The newest ?4 (-1: all, SQLite's "no limit"), listed oldest first.
+	int rc = store_prepare(store,
+			       "SELECT * FROM (SELECT " RUN_COLUMNS
+			       " FROM runs WHERE " RUN_FILTER_WHERE
+			       " ORDER BY start_ms DESC, id DESC LIMIT ?4) ORDER BY start_ms, id",
+			       "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	bind_run_filter(st, filter);
+	sqlite3_bind_int64(st, 4, filter->limit > 0 ? filter->limit : -1);
+	bool any = false;
+	return runs_step(store, st, fn, ctx, &any);
+}
+
+int store_runs_count(struct store *store, const struct store_run_filter *filter, int64_t *count) {
+	static const struct store_run_filter all = {0};
+	filter = filter ? filter : &all;
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, "SELECT count(*) FROM runs WHERE " RUN_FILTER_WHERE,
+			       "a runs count", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	bind_run_filter(st, filter);
+	rc = sqlite3_step(st);
+	*count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	rc = rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not count runs");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1",
+			       "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	bool any = false;
+	rc = runs_step(store, st, fn, ctx, &any);
+	return rc == 0 && !any ? -ENOENT : rc;
+}
+
+int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
+			   store_run_sample_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(
+		store,
+		"SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+		"ORDER BY ts_ms",
+		"a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, from_ms);
+	sqlite3_bind_int64(st, 2, to_ms);
+	int ret = 0;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_run_sample s = {.ts_ms = sqlite3_column_int64(st, 0)};
+		const uint8_t *data = sqlite3_column_blob(st, 1);
+		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 1)};
+		struct codec_pair p;
+		while (ret == 0 && codec_pair_next(&it, &p)) {
+			s.channel_id = p.id;
+			s.q = p.q;
+			ret = fn(ctx, &s);
+		}
+		if (ret == 0 && it.bad) {
+			log_error("store: corrupt fast sample at %lld ms: %s", (long long)s.ts_ms,
+				  store->path);
+			ret = -EINVAL;
+		}
+	}
+	sqlite3_finalize(st);
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read fast samples");
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
+	if (text) {
+		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
+	if (isfinite(v)) {
+		sqlite3_bind_double(st, col, v);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
+static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(
+		store,
+		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures, "
+		"error) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+		"ON CONFLICT (import_key) DO NOTHING",
+		"a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, run->label, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, run->start_ms);
+	sqlite3_bind_int64(st, 3, run->end_ms);
+	sqlite3_bind_text(st, 4, run->status, -1, SQLITE_STATIC);
+	if (run->exit_code >= 0) {
+		sqlite3_bind_int(st, 5, run->exit_code);
+	}
+	sqlite3_bind_text(st, 6, run->import_key, -1, SQLITE_STATIC);
+	if (isfinite(run->energy_j)) {
+		sqlite3_bind_double(st, 7, run->energy_j);
+		sqlite3_bind_text(st, 8, run->energy_method, -1, SQLITE_STATIC);
+	}
+	bind_double_or_null(st, 9, run->temp_max_c);
+	if (isfinite(run->rss_max_bytes)) {
+		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
+	}
+	bind_text_or_null(st, 11, run->figures);
+	bind_text_or_null(st, 12, run->error);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		int err = store_fail(store, rc, "could not store a run");
+		return err == -EEXIST ? -EINVAL
+				      : err; // a CHECK, since import_key conflicts are ignored
+	}
+	*added = sqlite3_changes(store->db) > 0;
+	return 0;
+}
+
+int store_run_import(struct store *store, const struct store_run_import *run, bool *added) {
+	store->runs_changes++;
+
+	bool ignored;
+	added = added ? added : &ignored;
+	*added = false;
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	if (!run->label || !run->status || !run->import_key) {
+		return -EINVAL;
+	}
+	int rc = store_step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return store_step_end(store, run_import(store, run, added));
+}
+
+/* --- runs: write side -------------------------------------------------------------------- */
+
+/* Statements are one-off (store_prepare()), as on the read side above. */
+
+static int run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
+	int64_t boot = 0;
+	int rc;
+	if (run->boot_id && *run->boot_id &&
+	    (rc = store_boot_row(store, run->boot_id, &boot)) < 0) {
+		return rc;
+	}
+	sqlite3_stmt *st = NULL;
+	rc = store_prepare(store,
+			   "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
+			   "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
+			   "'live', ?6, ?7)",
+			   "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, run->label, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, run->tags ? run->tags : "{}", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, run->start_ms);
+	if (run->pid > 0) {
+		sqlite3_bind_int64(st, 4, run->pid);
+	}
+	if (boot > 0) {
+		sqlite3_bind_int64(st, 5, boot);
+	}
+	bind_text_or_null(st, 6, run->start_snapshot);
+	bind_text_or_null(st, 7, run->fingerprint);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		return store_fail(store, rc, "could not open a run");
+	}
+	*id = sqlite3_last_insert_rowid(store->db);
+	return 0;
+}
+
+int store_run_begin(struct store *store, const struct store_run_new *run, int64_t *id) {
+	store->runs_changes++;
+
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	if (!run->label || !*run->label) {
+		log_error("store: a run needs a label");
+		return -EINVAL;
+	}
+	int rc = store_step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return store_step_end(store, run_begin(store, run, id));
+}
+
+int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
+	*mark = (struct store_runs_mark){.others = store->seen_version, .own = store->runs_changes};
+	return 0;
+}
+
+static bool run_status_final(const char *status) {
+	static const char *const final[] = {"ok", "failed", "signaled", "timeout", "lost"};
+	for (size_t i = 0; status && i < sizeof(final) / sizeof(final[0]); i++) {
+		if (strcmp(status, final[i]) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
+	sqlite3_stmt *st = NULL;
+	int rc = store_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1",
+			       "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	bool running = rc == SQLITE_ROW && strcmp(store_column_text(st, 0), "running") == 0;
+	int64_t start_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		return -ENOENT;
+	}
+	if (rc != SQLITE_ROW) {
+		return store_fail(store, rc, "could not read a run");
+	}
+	if (!running) {
+		return -EALREADY;
+	}
+	if (end->end_ms < start_ms) {
+		log_error("store: run %lld cannot end before it started", (long long)id);
+		return -EINVAL;
+	}
+	rc = store_prepare(
+		store,
+		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
+		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
+		"rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
+		"status = 'running'",
+		"a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, end->end_ms);
+	sqlite3_bind_text(st, 3, end->status, -1, SQLITE_STATIC);
+	if (end->has_exit_code) {
+		sqlite3_bind_int(st, 4, end->exit_code);
+	}
+	if (end->has_signal) {
+		sqlite3_bind_int(st, 5, end->signal);
+	}
+	bind_double_or_null(st, 6, end->energy_j);
+	bind_text_or_null(st, 7, end->energy_method);
+	bind_double_or_null(st, 8, end->energy_coverage);
+	bind_double_or_null(st, 9, end->temp_max_c);
+	if (end->rss_max_bytes >= 0) {
+		sqlite3_bind_int64(st, 10, end->rss_max_bytes);
+	}
+	bind_text_or_null(st, 11, end->figures);
+	bind_text_or_null(st, 12, end->error);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not close a run");
+}
+
+int store_run_end(struct store *store, int64_t id, const struct store_run_end *end) {
+	store->runs_changes++;
+
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	if (!run_status_final(end->status)) {
+		log_error("store: '%s' is not a status a run ends with",
+			  end->status ? end->status : "");
+		return -EINVAL;
+	}
+	int rc = store_step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	return store_step_end(store, run_end(store, id, end));
+}
+
+static int run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n,
+			   struct codec_pair *pairs) {
+	int rc = store_known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_stmt *st = NULL;
+	rc = store_prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+			   "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	for (size_t s = 0; s < n && rc == 0; s++) {
+		const struct store_run_instant *sample = &samples[s];
+		size_t m = 0;
+		for (size_t i = 0; i < sample->n; i++) {
+			bool found;
+			size_t at = store_known_find(store, sample->channels[i].key, &found);
+			// Unregistered channels wait for the minute cycle to register them.
+			if (!found || store->known[at].id == 0 || sample->readings[i].err != 0) {
+				continue;
+			}
+			const struct known_channel *k = &store->known[at];
+			if (store_quantize(sample->readings[i].value, k->resolution, &pairs[m].q)) {
+				pairs[m++].id = k->id;
+			}
+		}
+		m = store_pairs_sort_unique(pairs, m);
+		size_t len = store_encode_row(store, pairs, m, NULL,
+					      0); // absolute: fast samples stand alone
+		sqlite3_bind_int64(st, 1, sample->ts_ms);
+		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
+		int step = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (step != SQLITE_DONE) {
+			rc = store_fail(store, step, "could not store fast samples");
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n) {
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	if (n == 0) {
+		return 0;
+	}
+	size_t most = 1;
+	for (size_t i = 0; i < n; i++) {
+		most = samples[i].n > most ? samples[i].n : most;
+	}
+	int rc = store_step_begin(store);
+	if (rc < 0) {
+		return rc;
+	}
+	struct codec_pair *pairs = xcalloc(most, sizeof(*pairs));
+	rc = run_samples_put(store, samples, n, pairs);
+	free(pairs);
+	return store_step_end(store, rc);
+}
+
+int store_runs_open_list(struct store *store, struct store_run_open **out, size_t *n) {
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = store_prepare(store,
+			       "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
+			       "FROM runs WHERE status = 'running' ORDER BY id",
+			       "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof(**out));
+		(*out)[(*n)++] = (struct store_run_open){
+			.id = sqlite3_column_int64(st, 0),
+			.label = xstrdup(store_column_text(st, 1)),
+			.tags = xstrdup(store_column_text(st, 2)),
+			.start_ms = sqlite3_column_int64(st, 3),
+			.pid = sqlite3_column_int64(st, 4),
+			.start_snapshot = store_dup_or_null(store_column_text(st, 5)),
+			.fingerprint = store_dup_or_null(store_column_text(st, 6)),
+		};
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_runs_open_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return store_fail(store, rc, "could not read the running runs");
+	}
+	return 0;
+}
+
+int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot) {
+	*snapshot = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = store_prepare(store, "SELECT start_snapshot FROM runs WHERE id = ?1",
+			       "a runs query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*snapshot = store_dup_or_null(store_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		return -ENOENT;
+	}
+	return rc == SQLITE_ROW ? 0
+				: store_fail(store, rc, "could not read a run's start counters");
+}
+
+void store_runs_open_free(struct store_run_open *list, size_t n) {
+	for (size_t i = 0; list && i < n; i++) {
+		free(list[i].label);
+		free(list[i].tags);
+		free(list[i].start_snapshot);
+		free(list[i].fingerprint);
+	}
+	free(list);
+}
