@@ -217,5 +217,4 @@ int query_selection_slot(const struct query_selection *s, int64_t id);
 /** The channel in slot @k. */
 const struct channel *query_selection_channel(const struct query_selection *s, size_t k);
 
-
 #endif

@@ -522,7 +522,9 @@ static int64_t arm_next(struct daemon *d) {
 	};
 	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 	d->armed_slot_ms = slot;
-	d->armed_offset_ms = wall_ms(d) - mono_ms();
+	// From the two readings above: no second read of the clocks (or of the test hook's file).
+	d->armed_offset_ms =
+		now_wall_ns / 1000000 - ((int64_t)bt.tv_sec * 1000 + bt.tv_nsec / 1000000);
 	return slot;
 }
 

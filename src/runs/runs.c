@@ -121,6 +121,18 @@ int runs_get_json(struct store *store, int64_t id, struct buf *out) {
 	return rc;
 }
 
+/* write_one() that counts the runs it wrote. */
+struct counted {
+	struct json *j;
+	int64_t n;
+};
+
+static int write_counted(void *ctx, const struct store_run *run) {
+	struct counted *c = ctx;
+	c->n++;
+	return write_one(c->j, run);
+}
+
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
 		   struct buf *out) {
 	struct buf body;
@@ -130,11 +142,12 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	json_object_begin(&j);
 	json_key(&j, "runs");
 	json_array_begin(&j);
-	int rc = store_runs_scan(store, filter, write_one, &j);
+	struct counted c = {.j = &j};
+	int rc = store_runs_scan(store, filter, write_counted, &c);
 	json_array_end(&j);
-	int64_t matched = 0;
-	if (rc == 0 && filter && filter->limit > 0) {
-		rc = store_runs_count(store, filter, &matched);
+	int64_t matched = c.n;
+	if (rc == 0 && filter && filter->limit > 0 && c.n == filter->limit) {
+		rc = store_runs_count(store, filter, &matched); // a full list: are there more?
 	}
 	if (rc == 0 && filter && filter->limit > 0 && matched > filter->limit) {
 		// Cut to the newest: says so, and how many there are.
