@@ -21,12 +21,6 @@ enum clock_state {
 /** "synced", "unsynced" or "unknown". */
 const char *clock_state_name(enum clock_state state);
 
-/**
- * @a / @b rounded toward minus infinity (@b > 0): the index of the slot, minute or hour that a
- * time falls in, before 1970 as well.
- */
-int64_t clock_floor_div(int64_t a, int64_t b);
-
 /** Where clock_probe() looks. Tests point @root at a fixture tree and fake adjtimex. */
 struct clock_source {
 	const char *root;    // prefix of /run and /proc paths; "" = the running system

@@ -172,6 +172,4 @@ void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NU
  */
 int runs_label_known(struct store *store, const char *label, struct buf *hint);
 
-void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]);
-
 #endif

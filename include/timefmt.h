@@ -29,6 +29,24 @@ bool timefmt_parse_time(const char *s, int64_t now, int64_t *ts);
 /** Formats unix seconds @ts as "YYYY-MM-DDTHH:MM:SSZ" (UTC, proleptic Gregorian calendar). */
 void timefmt_iso(int64_t ts, char out[TIMEFMT_ISO_LEN]);
 
+/**
+ * Formats unix milliseconds @ms as "YYYY-MM-DDTHH:MM:SSZ", with ".mmm" before the Z when the
+ * time is not a whole second (before 1970 as well: -1 ms is 1969-12-31T23:59:59.999Z).
+ */
+void timefmt_iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]);
+
+/**
+ * @a / @b rounded toward minus infinity (@b > 0): the index of the slot, minute or hour that a
+ * time falls in, before 1970 as well.
+ */
+int64_t timefmt_floor_div(int64_t a, int64_t b);
+
+/** The largest multiple of @unit (> 0) at or below @t: the start of its hour, day or slot. */
+int64_t timefmt_floor(int64_t t, int64_t unit);
+
+/** The smallest multiple of @unit (> 0) at or above @t. */
+int64_t timefmt_ceil(int64_t t, int64_t unit);
+
 /** Parses exactly a calendar date "YYYY-MM-DD" into unix seconds at 00:00 UTC; false if invalid. */
 bool timefmt_parse_date(const char *s, int64_t *ts);
 

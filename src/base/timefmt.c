@@ -235,3 +235,28 @@ void timefmt_iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
 	snprintf(out, TIMEFMT_ISO_LEN, "%04lld-%02u-%02uT%02u:%02u:%02uZ", (long long)y, m, d,
 		 (unsigned)(secs / 3600), (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
 }
+
+void timefmt_iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
+	int64_t s = timefmt_floor_div(ms, 1000);
+	int64_t frac = ms - s * 1000;
+	timefmt_iso(s, out);
+	if (frac != 0) {
+		size_t len = strlen(out) - 1; // the fraction goes before the Z
+		snprintf(out + len, TIMEFMT_ISO_LEN - len, ".%03dZ", (int)frac);
+	}
+}
+
+int64_t timefmt_floor_div(int64_t a, int64_t b) {
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+int64_t timefmt_floor(int64_t t, int64_t unit) {
+	int64_t r = t % unit;
+	return t - (r < 0 ? r + unit : r);
+}
+
+int64_t timefmt_ceil(int64_t t, int64_t unit) {
+	int64_t f = timefmt_floor(t, unit);
+	return f == t ? t : f + unit;
+}

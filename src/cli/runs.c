@@ -182,7 +182,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 static int add_run_row(void *ctx, const struct store_run *run) {
 	struct table *t = ctx;
 	char start[TIMEFMT_ISO_LEN];
-	runs_format_time(run->start_ms, start);
+	timefmt_iso_ms(run->start_ms, start);
 	char dur[24], exit_code[16], temp[16], energy[24];
 	table_number(dur, sizeof(dur),
 		     run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN, 1, 3);

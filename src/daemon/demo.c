@@ -22,6 +22,7 @@
 #include "sim.h"
 #include "stats.h"
 #include "store.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 #include "src/daemon/demo-yaml.h"
@@ -186,11 +187,11 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t from = clock_floor_div(now - DEMO_BACKFILL_S, 60) * 60;
+	int64_t from = timefmt_floor_div(now - DEMO_BACKFILL_S, 60) * 60;
 	if (info.last_cycle >= from) {
-		from = clock_floor_div(info.last_cycle, 60) * 60 + 60;
+		from = timefmt_floor_div(info.last_cycle, 60) * 60 + 60;
 	}
-	int64_t to = clock_floor_div(now - 1, 60) * 60; // the live cycles come after it
+	int64_t to = timefmt_floor_div(now - 1, 60) * 60; // the live cycles come after it
 	if (from > to) {
 		return 0;
 	}
@@ -305,7 +306,8 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 		int exit_code;
 	} open[DEMO_LIVE_RUNS];
 	size_t n_open = 0, next = 0, replayed = 0;
-	int64_t t = n > 0 ? clock_floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
+	int64_t t =
+		n > 0 ? timefmt_floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
 	for (; t < to && (next < n || n_open > 0); t += DEMO_RUN_STEP_S) {
 		int64_t mono = mono_ms - (to - t) * 1000;
 		sim_write(demo->sim, t);
@@ -345,7 +347,7 @@ void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mo
 	if (!rs) {
 		return;
 	}
-	int64_t now = clock_floor_div(now_ms, 1000);
+	int64_t now = timefmt_floor_div(now_ms, 1000);
 	for (size_t i = 0; i < demo->n_live;) {
 		if (demo->live[i].end > now) {
 			i++;

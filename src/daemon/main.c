@@ -511,7 +511,7 @@ static int64_t arm_next(struct daemon *d) {
 	clock_gettime(CLOCK_BOOTTIME, &bt);
 	int64_t offset_ms = wall_ms(d) - clock_ms(CLOCK_REALTIME); // the test hook, or 0
 	int64_t now_wall_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec + offset_ms * 1000000;
-	int64_t slot = (clock_floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
+	int64_t slot = (timefmt_floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
 	if (slot == d->last_slot_ms) {
 		slot += interval;
 	}
@@ -543,7 +543,7 @@ static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now
 	if (llabs(stepped) <= tolerance && late >= -tolerance && late < interval) {
 		return d->armed_slot_ms;
 	}
-	int64_t slot = clock_floor_div(now_wall_ms + interval / 2, interval) * interval;
+	int64_t slot = timefmt_floor_div(now_wall_ms + interval / 2, interval) * interval;
 	return llabs(now_wall_ms - slot) <= tolerance ? slot : INT64_MIN;
 }
 
@@ -554,7 +554,7 @@ static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now
  * stored (a restart within it).
  */
 static void first_cycle(struct daemon *d) {
-	int64_t now_ms = clock_floor_div(wall_ms(d), 1000) * 1000;
+	int64_t now_ms = timefmt_floor_div(wall_ms(d), 1000) * 1000;
 	int64_t last_ts = recorder_last_ts(d->recorder);
 	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
 		return;
@@ -700,7 +700,7 @@ int main(int argc, char **argv) {
 	clock_boot_id("", d.boot_id);
 
 	int exit_code = 1;
-	int64_t now = clock_floor_div(wall_ms(&d), 1000);
+	int64_t now = timefmt_floor_div(wall_ms(&d), 1000);
 	if (d.opt.demo) {
 		if (d.opt.check_config) {
 			fprintf(stderr,

@@ -262,7 +262,7 @@ static void publish_error_channels(struct recorder *r, int64_t minute) {
 /* Counts the cycle's failed reads (a rate's first reading is none) and names their channels. */
 static void count_read_errors(struct recorder *r, const struct cycle *c) {
 	int64_t errors = 0;
-	int64_t minute = clock_floor_div(c->ts, 60);
+	int64_t minute = timefmt_floor_div(c->ts, 60);
 	for (size_t i = 0; i < c->n; i++) {
 		if (reading_failed(&c->readings[i])) {
 			errors++;
@@ -361,7 +361,7 @@ static void anchor_save(struct recorder *r);
  * (@trusted): an unsynced clock far ahead would delete history.
  */
 static void maintain(struct recorder *r, int64_t ts, bool trusted) {
-	int64_t hour = clock_floor_div(ts, 3600);
+	int64_t hour = timefmt_floor_div(ts, 3600);
 	if (r->capwatch) {
 		capwatch_persist(r->capwatch, ts);
 	}
@@ -796,7 +796,7 @@ static int anchor_load(struct recorder *r, int64_t now_wall_ts, int64_t now_mono
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		   struct recorder_result *out) {
 	*out = (struct recorder_result){.skipped = true, .clock = r->health.clock};
-	int64_t wall_ts = clock_floor_div(slot_ms, 1000);
+	int64_t wall_ts = timefmt_floor_div(slot_ms, 1000);
 	if (!r->store) {
 		open_store(r); // logs its own failure; cycles wait in the queue meanwhile
 	} else if (check_db_file(r, wall_ts)) {

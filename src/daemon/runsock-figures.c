@@ -561,7 +561,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 			continue; // a capacitor's thermocouple is no zone of the board
 		}
 		char at[TIMEFMT_ISO_LEN];
-		runs_format_time(h->max_ms, at);
+		timefmt_iso_ms(h->max_ms, at);
 		json_key(&j, h->key);
 		json_object_begin(&j);
 		json_key(&j, "max_c");
@@ -597,7 +597,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 	json_key(&j, "peak");
 	if (peak) {
 		char at[TIMEFMT_ISO_LEN];
-		runs_format_time(peak->max_ms, at);
+		timefmt_iso_ms(peak->max_ms, at);
 		json_object_begin(&j);
 		json_key(&j, "channel");
 		json_string(&j, peak->key);
@@ -627,7 +627,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 	json_key(&j, "fast_samples_from");
 	if (run->first_sample_ms > 0) {
 		char from[TIMEFMT_ISO_LEN];
-		runs_format_time(run->first_sample_ms, from);
+		timefmt_iso_ms(run->first_sample_ms, from);
 		json_string(&j, from);
 	} else {
 		json_null(&j);

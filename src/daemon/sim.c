@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 #define WINDOW_S  1800  // one job may start in each 30-minute window
@@ -55,7 +56,7 @@ struct job {
 
 /* The job of window @w, if any: busy blocks run a job in 3 of 4 windows. */
 static bool window_job(uint64_t seed, int64_t w, struct job *job) {
-	int64_t block = clock_floor_div(w * WINDOW_S, BLOCK_S);
+	int64_t block = timefmt_floor_div(w * WINDOW_S, BLOCK_S);
 	if (unit(hash3(seed, (uint64_t)block, 'B')) >= 0.5) {
 		return false;
 	}
@@ -142,7 +143,7 @@ void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 	double idle = 39.0 + daily;
 
 	double heat[SIM_ZONE_COUNT] = {0}, tc_heat = 0, cj_heat = 0;
-	int64_t w_now = clock_floor_div(t, WINDOW_S);
+	int64_t w_now = timefmt_floor_div(t, WINDOW_S);
 	for (int64_t w = w_now - TAIL_WINS; w <= w_now; w++) {
 		struct job job;
 		if (!window_job(seed, w, &job) || job.start > t) {
@@ -246,8 +247,8 @@ size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, si
 	size_t n = 0;
 	struct sim_run run;
 	struct job job;
-	for (int64_t w = clock_floor_div(from, WINDOW_S); w <= clock_floor_div(to, WINDOW_S) + 1;
-	     w++) {
+	for (int64_t w = timefmt_floor_div(from, WINDOW_S);
+	     w <= timefmt_floor_div(to, WINDOW_S) + 1; w++) {
 		if (sdxl_run(seed, w, &run, &job) && run.start >= from && run.start < to) {
 			if (n < cap) {
 				out[n] = run;
@@ -255,8 +256,8 @@ size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, si
 			n++;
 		}
 	}
-	for (int64_t k = clock_floor_div(from, RERANK_SLOT_S);
-	     k <= clock_floor_div(to, RERANK_SLOT_S); k++) {
+	for (int64_t k = timefmt_floor_div(from, RERANK_SLOT_S);
+	     k <= timefmt_floor_div(to, RERANK_SLOT_S); k++) {
 		if (rerank_run(seed, k, &run) && run.start >= from && run.start < to) {
 			if (n < cap) {
 				out[n] = run;
@@ -274,15 +275,15 @@ double sim_power_w(uint64_t seed, int64_t t) {
 	double w = 2.95 + noise(seed, 300, t, 0.05);
 	struct sim_run run;
 	struct job job;
-	for (int64_t win = clock_floor_div(t, WINDOW_S) - 1;
-	     win <= clock_floor_div(t, WINDOW_S) + 1; win++) {
+	for (int64_t win = timefmt_floor_div(t, WINDOW_S) - 1;
+	     win <= timefmt_floor_div(t, WINDOW_S) + 1; win++) {
 		if (sdxl_run(seed, win, &run, &job) && t >= run.start && t < run.end) {
 			// The NPU at 1.0 GHz draws most; loading and saving keep the big cores
 			// busy.
 			w += t >= job.start && t < job.end ? 6.2 * job.intensity : 1.8;
 		}
 	}
-	int64_t k = clock_floor_div(t, RERANK_SLOT_S);
+	int64_t k = timefmt_floor_div(t, RERANK_SLOT_S);
 	if (rerank_run(seed, k, &run) && t >= run.start && t < run.end) {
 		w += 2.4;
 	}

@@ -136,11 +136,6 @@ static int first_sample(void *ctx, const struct store_sample *s) {
 	return 1; // stop: only the first one is wanted
 }
 
-static int64_t floor_hour(int64_t ts) {
-	int64_t h = ts / 3600 * 3600;
-	return h > ts ? h - 3600 : h;
-}
-
 struct rollup_replay {
 	struct capreplay_target *targets;
 	size_t n_targets;
@@ -213,9 +208,9 @@ int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_un
 	}
 	// Whole hours before the first raw sample were pruned by retention: take their rollups.
 	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
-	int64_t from_hour = from == INT64_MIN ? INT64_MIN : floor_hour(from);
+	int64_t from_hour = from == INT64_MIN ? INT64_MIN : timefmt_floor(from, 3600);
 	from_hour += from_hour < from ? 3600 : 0;
-	int64_t to_hour = floor_hour(raw_from);
+	int64_t to_hour = timefmt_floor(raw_from, 3600);
 	if (from_hour < to_hour) {
 		struct rollup_replay rr = {targets, n, nominal, INT64_MAX};
 		rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup, &rr);
@@ -294,16 +289,6 @@ double capreplay_percentile(struct stats_acc *secs, double resolution, double pc
 }
 
 /* ---- the report over merged days: a day of one steady spacing is a histogram ---- */
-
-static int64_t floor_day(int64_t ts) {
-	int64_t d = ts / 86400 * 86400;
-	return d > ts ? d - 86400 : d;
-}
-
-static int64_t ceil_day(int64_t ts) {
-	int64_t d = floor_day(ts);
-	return d < ts ? d + 86400 : d;
-}
 
 struct day_info {
 	int64_t day, cycles, first_ts, last_ts;
@@ -476,7 +461,7 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 	if (store_day_horizon(store, &day_horizon) < 0) {
 		return 1;
 	}
-	int64_t d0 = ceil_day(from), d1 = floor_day(to);
+	int64_t d0 = timefmt_ceil(from, 86400), d1 = timefmt_floor(to, 86400);
 	d1 = d1 < day_horizon ? d1 : day_horizon;
 	if (n == 0 || d0 >= d1) {
 		return 1;
@@ -524,9 +509,9 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 	}
 	// Whole hours before the first raw sample were pruned: their rollups, as capreplay_run().
 	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
-	int64_t from_hour = open_from ? INT64_MIN : floor_hour(from);
+	int64_t from_hour = open_from ? INT64_MIN : timefmt_floor(from, 3600);
 	from_hour += from_hour < from ? 3600 : 0;
-	int64_t to_hour = floor_hour(raw_from), chain_from = from;
+	int64_t to_hour = timefmt_floor(raw_from, 3600), chain_from = from;
 	if (from_hour < to_hour) {
 		struct rollup_replay rr = {targets, n, info->nominal_s, INT64_MAX};
 		if ((rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup,
@@ -539,7 +524,7 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 			chain_from = raw_from; // the rollups stand for the cycles before
 		}
 	}
-	int64_t e0 = ceil_day(chain_from) > d0 ? ceil_day(chain_from) : d0;
+	int64_t e0 = timefmt_ceil(chain_from, 86400) > d0 ? timefmt_ceil(chain_from, 86400) : d0;
 	struct chain c = {.h = h};
 	lifetime_spacing_init(&c.sp);
 	if (e0 >= d1) {

@@ -40,26 +40,6 @@ static int set_err(char **err, int rc, const char *fmt, ...) {
 	return rc;
 }
 
-static int64_t floor_hour(int64_t ts) {
-	int64_t r = ts % HOUR_S;
-	return ts - (r < 0 ? r + HOUR_S : r);
-}
-
-static int64_t ceil_hour(int64_t ts) {
-	int64_t f = floor_hour(ts);
-	return f == ts ? ts : f + HOUR_S;
-}
-
-static int64_t floor_day(int64_t ts) {
-	int64_t d = ts / DAY_S * DAY_S;
-	return d > ts ? d - DAY_S : d;
-}
-
-static int64_t ceil_day(int64_t ts) {
-	int64_t d = floor_day(ts);
-	return d < ts ? d + DAY_S : d;
-}
-
 const char *query_weight_name(enum query_weight weight) {
 	return weight == QUERY_WEIGHT_TIME ? "time" : "samples";
 }
@@ -342,7 +322,7 @@ static int on_cycle(void *ctx, const struct store_cycle *c) {
 	struct cycle_summary *cs = ctx;
 	if (c->clock == CLOCK_STATE_UNSYNCED) {
 		cs->unsynced++;
-		int64_t hour = floor_hour(c->ts);
+		int64_t hour = timefmt_floor(c->ts, HOUR_S);
 		if (cs->n_unsynced_hours == 0 ||
 		    cs->unsynced_hours[cs->n_unsynced_hours - 1] != hour) {
 			cs->unsynced_hours = xgrow(cs->unsynced_hours, &cs->cap_unsynced_hours,
@@ -611,7 +591,8 @@ static int feed_window(struct store *store, struct feed *f, int64_t from, int64_
 	if (f->sel->n == 0) {
 		return 0;
 	}
-	int64_t h0 = ceil_hour(from), h1 = floor_hour(to), horizon = INT64_MIN;
+	int64_t h0 = timefmt_ceil(from, HOUR_S), h1 = timefmt_floor(to, HOUR_S),
+		horizon = INT64_MIN;
 	if (f->rollup && h0 < h1 && store_rollup_horizon(store, &horizon) < 0) {
 		return -EIO;
 	}
@@ -818,7 +799,8 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 	}
 	// Whole merged days come from the daily level: one row a day instead of 24 per channel
 	// and one per cycle. Unsynced hours are read raw when included, so then none are used.
-	int64_t d0 = ceil_day(s->from), d1 = floor_day(s->to), day_horizon = 0;
+	int64_t d0 = timefmt_ceil(s->from, DAY_S), d1 = timefmt_floor(s->to, DAY_S),
+		day_horizon = 0;
 	if (p->include_unsynced || d0 >= d1 || store_day_horizon(store, &day_horizon) < 0) {
 		day_horizon = d0;
 	}
@@ -1314,7 +1296,7 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 	sc.width = (to - from + max_points - 1) / max_points;
 	if (sc.width >= HOUR_S) {
 		// Hour-aligned buckets of whole hours can be served from rollups.
-		sc.base = floor_hour(from);
+		sc.base = timefmt_floor(from, HOUR_S);
 		sc.width = (to - sc.base + max_points - 1) / max_points;
 		sc.width = (sc.width + HOUR_S - 1) / HOUR_S * HOUR_S;
 	}

@@ -20,19 +20,9 @@
 
 #define OLDEST_MS INT64_C(946684800000) // 2000-01-01T00:00:00Z, as `thermlog import` refuses
 
-void runs_format_time(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
-	int64_t s = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-	int64_t frac = ms - s * 1000;
-	timefmt_iso(s, out);
-	if (frac != 0) {
-		size_t len = strlen(out) - 1; // the fraction goes before the Z
-		snprintf(out + len, TIMEFMT_ISO_LEN - len, ".%03dZ", (int)frac);
-	}
-}
-
 static void json_time(struct json *j, int64_t ms) {
 	char t[TIMEFMT_ISO_LEN];
-	runs_format_time(ms, t);
+	timefmt_iso_ms(ms, t);
 	json_string(j, t);
 }
 

@@ -26,11 +26,6 @@ void clock_source_init(struct clock_source *src) {
 	src->adjtimex = real_adjtimex;
 }
 
-int64_t clock_floor_div(int64_t a, int64_t b) {
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static bool exists(const char *root, const char *path) {
 	char full[4096];
 	struct stat st;

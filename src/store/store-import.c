@@ -55,7 +55,7 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	}
 	// The rows kept are coded against rows before them, which stay: nothing to re-encode.
 	store->hour.loaded = false;
-	int64_t horizon = 0, raw = 0, cut = store_hour_of(after);
+	int64_t horizon = 0, raw = 0, cut = timefmt_floor(after, HOUR_S);
 	if (rc == 0) {
 		rc = store_state_get_int(store, STATE_HORIZON, &horizon);
 	}
@@ -73,11 +73,11 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	// left.
 	if (rc == 0) {
 		rc = exec_param(store, "DELETE FROM rollup_days WHERE day >= ?1",
-				store_day_of(after), NULL);
+				timefmt_floor(after, DAY_S), NULL);
 	}
 	if (rc == 0) {
 		rc = exec_param(store, "DELETE FROM cycle_days WHERE day >= ?1",
-				store_day_of(after), NULL);
+				timefmt_floor(after, DAY_S), NULL);
 	}
 	if (rc == 0) {
 		rc = store_days_invalidate(store, cut);
@@ -203,9 +203,9 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		return rc;
 	}
 	// A value in an hour already rolled up: roll that hour (and later ones) up again.
-	if (horizon > 0 && store_hour_of(ts) < horizon) {
-		rc = store_state_set_int(store, STATE_HORIZON, store_hour_of(ts));
-		return rc < 0 ? rc : store_days_invalidate(store, store_hour_of(ts));
+	if (horizon > 0 && timefmt_floor(ts, HOUR_S) < horizon) {
+		rc = store_state_set_int(store, STATE_HORIZON, timefmt_floor(ts, HOUR_S));
+		return rc < 0 ? rc : store_days_invalidate(store, timefmt_floor(ts, HOUR_S));
 	}
 	return 0;
 }
@@ -274,7 +274,7 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 		for (size_t i = 0; i < m; i++) {
 			// The row's values, then the same with the channel scaled, coded against
 			// the row before it scaled too (kept in @scaled), so the chain stays exact.
-			bool same_hour = store_hour_of(tss[i]) == chain.hour;
+			bool same_hour = timefmt_floor(tss[i], HOUR_S) == chain.hour;
 			bool ok = store_chain_next(&chain, tss[i], blobs[i], lens[i]);
 			size_t n = chain.n_prev;
 			bool hit = false;

@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "codec.h"
 #include "log.h"
+#include "timefmt.h"
 #include "xalloc.h"
 
 #define APPLICATION_ID     0x54484c47    // "THLG": tells our databases from other SQLite files
@@ -242,9 +243,7 @@ int store_cmp_i64(const void *a, const void *b);
 int64_t *store_sorted_ids(const int64_t *ids, size_t n);
 
 /* store-rollup.c */
-int64_t store_day_of(int64_t ts);
 int store_days_invalidate(struct store *store, int64_t hour);
-int64_t store_hour_of(int64_t ts);
 int64_t store_scan_start(int64_t from);
 
 /* store-import.c */

@@ -6,14 +6,9 @@
 
 /* --- rollups ------------------------------------------------------------------------------ */
 
-int64_t store_hour_of(int64_t ts) {
-	int64_t h = ts / HOUR_S;
-	return (ts % HOUR_S < 0 ? h - 1 : h) * HOUR_S;
-}
-
 /* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
 int64_t store_scan_start(int64_t from) {
-	return from < INT64_MIN + HOUR_S ? INT64_MIN : store_hour_of(from);
+	return from < INT64_MIN + HOUR_S ? INT64_MIN : timefmt_floor(from, HOUR_S);
 }
 
 static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
@@ -111,9 +106,9 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
-		if (store_hour_of(ts) != hour) {
+		if (timefmt_floor(ts, HOUR_S) != hour) {
 			ret = rollup_flush(store, acc, n_acc, hour);
-			hour = store_hour_of(ts);
+			hour = timefmt_floor(ts, HOUR_S);
 		}
 		const uint8_t *data = sqlite3_column_blob(st, 2);
 		bool bad = !store_chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
@@ -178,11 +173,6 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
 
 /* --- the daily level ---------------------------------------------------------------------- */
-
-int64_t store_day_of(int64_t ts) {
-	int64_t d = ts / DAY_S;
-	return (ts % DAY_S < 0 ? d - 1 : d) * DAY_S;
-}
 
 /* A histogram being merged: (q, count) pairs in any order, duplicates allowed until sorted. */
 struct bin_list {
@@ -270,12 +260,12 @@ struct day_build {
 
 static int day_add_rollup(void *ctx, const struct store_rollup *r) {
 	struct day_build *b = ctx;
-	if (store_day_of(r->hour) != b->day) {
+	if (timefmt_floor(r->hour, DAY_S) != b->day) {
 		int rc = day_flush(b->store, b->acc, b->n_acc, b->day);
 		if (rc < 0) {
 			return rc;
 		}
-		b->day = store_day_of(r->hour);
+		b->day = timefmt_floor(r->hour, DAY_S);
 	}
 	if (r->channel_id <= 0 || r->channel_id > 100000000) {
 		return -EINVAL;
@@ -323,7 +313,7 @@ static int day_range(struct store *store, int64_t from, int64_t to) {
 	sqlite3_bind_int64(st, 2, to);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
-		while (ret == 0 && store_day_of(ts) > day) {
+		while (ret == 0 && timefmt_floor(ts, DAY_S) > day) {
 			ret = cycle_day_flush(store, &c, day);
 			day += DAY_S;
 		}
@@ -380,9 +370,9 @@ static int maintain_days(struct store *store, int64_t horizon) {
 		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0 || empty) {
 			return rc;
 		}
-		day = store_day_of(first);
+		day = timefmt_floor(first, DAY_S);
 	}
-	int64_t end = store_day_of(horizon);
+	int64_t end = timefmt_floor(horizon, DAY_S);
 	while (day < end) {
 		int64_t to = day + DAY_CHUNK_S < end ? day + DAY_CHUNK_S : end;
 		if ((rc = store_step_begin(store)) < 0) {
@@ -400,8 +390,8 @@ static int maintain_days(struct store *store, int64_t horizon) {
 int store_days_invalidate(struct store *store, int64_t hour) {
 	int64_t day = 0;
 	int rc = store_state_get_int(store, STATE_DAY_HORIZON, &day);
-	if (rc == 0 && day > store_day_of(hour)) {
-		rc = store_state_set_int(store, STATE_DAY_HORIZON, store_day_of(hour));
+	if (rc == 0 && day > timefmt_floor(hour, DAY_S)) {
+		rc = store_state_set_int(store, STATE_DAY_HORIZON, timefmt_floor(hour, DAY_S));
 	}
 	return rc;
 }
@@ -462,14 +452,15 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0) {
 			return rc;
 		}
-		horizon = store_hour_of(first);
+		horizon = timefmt_floor(first, HOUR_S);
 	}
 	/*
 	 * An hour is complete once @now is past it and a later cycle exists: cycles only move
 	 * forward, so none can land in it any more (a wrong @now cannot close an hour early).
 	 */
-	int64_t end =
-		store_hour_of(now) < store_hour_of(last) ? store_hour_of(now) : store_hour_of(last);
+	int64_t end = timefmt_floor(now, HOUR_S) < timefmt_floor(last, HOUR_S)
+			      ? timefmt_floor(now, HOUR_S)
+			      : timefmt_floor(last, HOUR_S);
 	while (horizon < end) {
 		int64_t to = horizon + ROLLUP_CHUNK_S < end ? horizon + ROLLUP_CHUNK_S : end;
 		if ((rc = store_step_begin(store)) < 0) {
@@ -487,7 +478,7 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 		return 0;
 	}
 	// Whole hours only, and never rows not rolled up yet.
-	int64_t cutoff = store_hour_of(now - raw_keep_s);
+	int64_t cutoff = timefmt_floor(now - raw_keep_s, HOUR_S);
 	cutoff = cutoff < horizon ? cutoff : horizon;
 	int64_t pruned = 0;
 	if ((rc = store_state_get_int(store, STATE_RAW_HORIZON, &pruned)) < 0) {

@@ -10,8 +10,9 @@
 static int last_cycles(struct store *store, struct store_channel *list, size_t n) {
 	int64_t from = INT64_MAX, to = INT64_MIN;
 	for (size_t i = 0; i < n; i++) {
-		if (list[i].last_seen > 0 && store_hour_of(list[i].last_seen) + HOUR_S > to) {
-			to = store_hour_of(list[i].last_seen) + HOUR_S;
+		if (list[i].last_seen > 0 &&
+		    timefmt_floor(list[i].last_seen, HOUR_S) + HOUR_S > to) {
+			to = timefmt_floor(list[i].last_seen, HOUR_S) + HOUR_S;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -40,7 +41,8 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 		for (size_t k = 0; ts >= from && k < chain.n_prev; k++) {
 			for (size_t i = 0; i < n; i++) {
 				if (list[i].id == chain.prev[k].id && ts > list[i].last_seen &&
-				    store_hour_of(ts) == store_hour_of(list[i].last_seen)) {
+				    timefmt_floor(ts, HOUR_S) ==
+					    timefmt_floor(list[i].last_seen, HOUR_S)) {
 					list[i].last_seen = ts;
 				}
 			}

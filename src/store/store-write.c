@@ -344,7 +344,7 @@ static const struct codec_pair *row_base(const struct hour_rows *h, size_t i) {
 
 /* Whether the rows held are those of @ts's hour around @ts: the rows before and after it. */
 static bool hour_covers(const struct hour_rows *h, int64_t ts) {
-	return h->loaded && h->hour == store_hour_of(ts) &&
+	return h->loaded && h->hour == timefmt_floor(ts, HOUR_S) &&
 	       (h->first || (h->n > 0 && ts > h->rows[0].ts)) &&
 	       (h->last || (h->n > 0 && ts < h->rows[h->n - 1].ts));
 }
@@ -420,7 +420,7 @@ static int hour_read(struct store *store, int64_t from, int64_t ts) {
  */
 int store_hour_load(struct store *store, int64_t ts) {
 	struct hour_rows *h = &store->hour;
-	int64_t hour = store_hour_of(ts);
+	int64_t hour = timefmt_floor(ts, HOUR_S);
 	if (hour_covers(h, ts)) {
 		return 0;
 	}

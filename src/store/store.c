@@ -388,7 +388,7 @@ bool store_chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t l
 	c->n_prev = c->n_cur;
 	c->cur = t;
 	c->cap_cur = tn;
-	c->hour = bad ? INT64_MIN : store_hour_of(ts);
+	c->hour = bad ? INT64_MIN : timefmt_floor(ts, HOUR_S);
 	return !bad;
 }
 

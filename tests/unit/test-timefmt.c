@@ -159,8 +159,52 @@ static void test_iso(void) {
 	ok(all, "iso -> parse round trips");
 }
 
+static void iso_ms_is(int64_t ms, const char *want) {
+	char out[TIMEFMT_ISO_LEN];
+	timefmt_iso_ms(ms, out);
+	is_str(out, want, want);
+}
+
+static void test_iso_ms(void) {
+	iso_ms_is(0, "1970-01-01T00:00:00Z");
+	iso_ms_is(1787184000000, "2026-08-20T00:00:00Z");
+	iso_ms_is(1787184000250, "2026-08-20T00:00:00.250Z");
+	iso_ms_is(1787184000007, "2026-08-20T00:00:00.007Z");
+	iso_ms_is(-1, "1969-12-31T23:59:59.999Z");
+	iso_ms_is(-1000, "1969-12-31T23:59:59Z");
+	iso_ms_is(-1001, "1969-12-31T23:59:58.999Z");
+}
+
+static void test_floor(void) {
+	is_int(timefmt_floor_div(7, 2), 3, "7 / 2 floors to 3");
+	is_int(timefmt_floor_div(-7, 2), -4, "-7 / 2 floors to -4");
+	is_int(timefmt_floor_div(-8, 2), -4, "-8 / 2 is -4");
+	is_int(timefmt_floor_div(0, 60), 0, "0 / 60 is 0");
+	is_int(timefmt_floor_div(-1, 60), -1, "-1 s is in minute -1");
+	is_int(timefmt_floor(1787187599, 3600), 1787184000, "the start of its hour");
+	is_int(timefmt_floor(1787184000, 3600), 1787184000, "an hour's start is its own floor");
+	is_int(timefmt_floor(-1, 86400), -86400, "1969-12-31T23:59:59Z is in the day before 1970");
+	is_int(timefmt_floor(-86400, 86400), -86400, "a day's start before 1970 is its own floor");
+	is_int(timefmt_ceil(1787184001, 3600), 1787187600, "ceil goes to the next hour");
+	is_int(timefmt_ceil(1787184000, 3600), 1787184000, "an hour's start is its own ceil");
+	is_int(timefmt_ceil(-86399, 86400), 0, "ceil of a time on 1969-12-31 is 1970-01-01");
+	bool all = true;
+	for (int64_t t = -3 * 86400; t < 3 * 86400; t += 997) {
+		int64_t f = timefmt_floor(t, 3600), c = timefmt_ceil(t, 3600);
+		if (f > t || t - f >= 3600 || f % 3600 != 0 || c < t || c - t >= 3600 ||
+		    c % 3600 != 0 || timefmt_floor_div(t, 3600) * 3600 != f) {
+			all = false;
+			printf("# floor/ceil wrong at %lld\n", (long long)t);
+			break;
+		}
+	}
+	ok(all, "floor and ceil bracket every time, before 1970 too");
+}
+
 int main(void) {
 	test_durations();
+	test_iso_ms();
+	test_floor();
 	test_times();
 	test_date();
 	test_iso();
