@@ -166,33 +166,9 @@ void api_database_init(struct api_database *db, const char *path);
 struct store *api_database_get(struct api_database *db, int64_t now);
 void api_database_finish(struct api_database *db); // accepts a zeroed struct
 
-/** One decoded query parameter. */
-struct api_param {
-	char *key;
-	char *value; // NULL for "?key" without '='
-};
-
-/** A parsed request target. */
-struct api_target {
-	char *path; // percent-decoded
-	struct api_param params[API_PARAMS_MAX];
-	size_t n_params;
-};
-
-/**
- * Splits and percent-decodes a request target ("+" is a space in the query). Rejects
- * malformed escapes, NUL bytes, control characters and more than API_PARAMS_MAX parameters
- * with false and a message naming the part (*err, newly allocated, caller frees).
- */
-bool api_parse_target(const char *target, struct api_target *out, char **err);
-void api_target_finish(struct api_target *t); // accepts a zeroed struct
-
 /** Reads the next piece of a streamed export (export_read(): count, 0 at the end, <0 error). */
 ssize_t api_export_read(struct export *e, char *buf, size_t max);
 /** Frees an export handed over in a response; accepts NULL. */
 void api_export_destroy(struct export *e);
-
-/** Constant-time comparison of the whole of @a and @b (time depends on @b's length only). */
-bool api_token_equal(const char *a, const char *b);
 
 #endif

@@ -35,6 +35,30 @@
 
 #define JSON_TYPE "application/json"
 
+/** One decoded query parameter. */
+struct api_param {
+	char *key;
+	char *value; // NULL for "?key" without '='
+};
+
+/** A parsed request target. */
+struct api_target {
+	char *path; // percent-decoded
+	struct api_param params[API_PARAMS_MAX];
+	size_t n_params;
+};
+
+/**
+ * Splits and percent-decodes a request target ("+" is a space in the query). Rejects
+ * malformed escapes, NUL bytes, control characters and more than API_PARAMS_MAX parameters
+ * with false and a message naming the part (*err, newly allocated, caller frees).
+ */
+bool api_parse_target(const char *target, struct api_target *out, char **err);
+void api_target_finish(struct api_target *t); // accepts a zeroed struct
+
+/** Constant-time comparison of the whole of @a and @b (time depends on @b's length only). */
+bool api_token_equal(const char *a, const char *b);
+
 /* What an endpoint accepts; anything else is a 400 naming the parameter. */
 struct param_spec {
 	const char *name;

@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "src/http/api-internal.h" // the target parser and token compare, private to http/
 #include "store.h"
 #include "timefmt.h"
 

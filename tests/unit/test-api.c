@@ -14,6 +14,7 @@
 #include "json.h"
 #include "query.h"
 #include "session.h"
+#include "src/http/api-internal.h" // the target parser and token compare, private to http/
 #include "store.h"
 #include "test.h"
 #include "web.h"
