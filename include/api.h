@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "config.h"
 #include "live.h"
+#include "runstatus.h"
 
 struct store;
 
@@ -39,7 +40,8 @@ struct api_run_start {
 
 /** How a run ended, from POST /api/v1/runs/{id}/stop. */
 struct api_run_stop {
-	const char *status; // "ok", "failed" or "timeout"; NULL = from exit_code or signal
+	bool has_status;        // else the status follows from exit_code or signal
+	enum run_status status; // RUN_STATUS_OK, _FAILED or _TIMEOUT
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
 	int64_t rss_max_bytes; // < 0 = unknown

@@ -10,21 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** How a run ended. */
-enum run_status {
-	RUN_STATUS_OK,       // exit 0
-	RUN_STATUS_FAILED,   // exit != 0 (exit code kept)
-	RUN_STATUS_SIGNALED, // killed by a signal (signal kept)
-	RUN_STATUS_TIMEOUT,  // killed by the wrapper's --timeout
-	RUN_STATUS_LOST,     // its process vanished without a stop
-	RUN_STATUS_RUNNING,  // not ended yet
-	RUN_STATUS_COUNT,
-};
-
-/** "ok", "failed", "signaled", "timeout", "lost", "running". */
-const char *run_status_name(enum run_status status);
-/** Parses exactly one of the names above; false otherwise (also for NULL). */
-bool run_status_parse(const char *name, enum run_status *out);
+#include "runstatus.h"
 
 /** One run as the statistics see it; NAN marks a figure that was not measured. */
 struct runstats_run {

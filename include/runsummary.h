@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runstatus.h"
+
 /** Labels beyond runs.metrics_labels are summed under RUNSUMMARY_OTHER. */
 #define RUNSUMMARY_OTHER "other"
 
@@ -19,9 +21,8 @@
 	{ 1, 5, 10, 30, 60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 21600, 86400 }
 
 struct runsummary_label {
-	char *label; // owned by whoever holds the array
-	uint64_t ok, failed, signaled, timeout, lost;
-	uint64_t running;                             // runs not ended yet
+	char *label;                                  // owned by whoever holds the array
+	uint64_t by_status[RUN_STATUS_COUNT];         // RUN_STATUS_RUNNING: runs not ended yet
 	uint64_t duration_bucket[RUNSUMMARY_BUCKETS]; // ok runs with duration <= bound (not
 						      // cumulative)
 	uint64_t duration_count;                      // ok runs with a duration

@@ -8,6 +8,7 @@
 
 #include "channel.h"
 #include "cycle.h"
+#include "runstatus.h"
 
 struct store;
 
@@ -272,7 +273,7 @@ struct store_run {
 	int64_t start_ms; // ms since epoch, UTC
 	int64_t end_ms;   // meaningless while running (ended is false)
 	bool ended;
-	const char *status; // "running", "ok", "failed", "signaled", "timeout", "lost"
+	enum run_status status;
 	int exit_code;      // -1 = none
 	int signal;         // 0 = none
 	int64_t pid;        // 0 = none
@@ -328,7 +329,7 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 struct store_run_import {
 	const char *label;
 	int64_t start_ms, end_ms;         // end_ms >= start_ms
-	const char *status;               // not "running"
+	enum run_status status;           // not RUN_STATUS_RUNNING
 	int exit_code;                    // -1 = none
 	double energy_j;                  // NAN = unknown
 	const char *energy_method;        // NULL when energy_j is unknown
@@ -367,8 +368,8 @@ int store_run_begin(struct store *store, const struct store_run_new *run, int64_
 
 /** How a run ended, for store_run_end(). Strings are borrowed. */
 struct store_run_end {
-	int64_t end_ms;     // >= the run's start_ms
-	const char *status; // "ok", "failed", "signaled", "timeout" or "lost"
+	int64_t end_ms;         // >= the run's start_ms
+	enum run_status status; // not RUN_STATUS_RUNNING
 	bool has_exit_code, has_signal;
 	int exit_code, signal;
 	double energy_j;           // NAN = unknown

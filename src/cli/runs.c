@@ -200,7 +200,7 @@ static int add_run_row(void *ctx, const struct store_run *run) {
 	table_set(t, 1, "%s", run->label);
 	table_set(t, 2, "%s", start);
 	table_set(t, 3, "%s", dur);
-	table_set(t, 4, "%s", run->status);
+	table_set(t, 4, "%s", run_status_name(run->status));
 	table_set(t, 5, "%s", exit_code);
 	table_set(t, 6, "%s", temp);
 	// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.

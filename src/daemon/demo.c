@@ -130,7 +130,7 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 		return rc;
 	}
 	struct store_run_end end = {.end_ms = r->end * 1000,
-				    .status = r->exit_code ? "failed" : "ok",
+				    .status = r->exit_code ? RUN_STATUS_FAILED : RUN_STATUS_OK,
 				    .has_exit_code = true,
 				    .exit_code = r->exit_code,
 				    // to the uJ, as a live run's (no float noise from the sum)

@@ -225,12 +225,12 @@ static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t
 	end.has_signal = job->stop.has_signal;
 	end.signal = job->stop.signal;
 	end.error = job->stop.error;
-	if (job->stop.status) {
+	if (job->stop.has_status) {
 		end.status = job->stop.status;
 	} else if (job->stop.has_signal) {
-		end.status = "signaled";
+		end.status = RUN_STATUS_SIGNALED;
 	} else {
-		end.status = job->stop.exit_code == 0 ? "ok" : "failed";
+		end.status = job->stop.exit_code == 0 ? RUN_STATUS_OK : RUN_STATUS_FAILED;
 	}
 	struct run *run = rs->runs[at];
 	job->rc = runsock_run_end(rs, run, &end, &job->out);
@@ -249,7 +249,7 @@ static void watch_pids(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		struct run *run = rs->runs[i];
 		if (run->pid > 0 && pid_gone(rs, run)) {
 			struct store_run_end end = {
-				.end_ms = now_ms, .status = "lost", .rss_max_bytes = -1};
+				.end_ms = now_ms, .status = RUN_STATUS_LOST, .rss_max_bytes = -1};
 			log_notice("runs: process %" PRId64 " of run %" PRId64
 				   " (%s) is gone without a stop: lost",
 				   run->pid, run->id, run->label);
@@ -426,13 +426,6 @@ static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, stru
 	job->kind = JOB_STOP;
 	job->id = id;
 	job->stop = *stop;
-	job->stop.status = NULL;
-	// Status strings are the API's static choices; keep our own copy of the pointer's meaning.
-	if (stop->status) {
-		job->stop.status = strcmp(stop->status, "ok") == 0       ? "ok"
-				   : strcmp(stop->status, "failed") == 0 ? "failed"
-									 : "timeout";
-	}
 	job->stop.error = stop->error ? xstrdup(stop->error) : NULL; // the job's own copy
 	if (!submit(rs, job)) {
 		*err = xstrdup("the daemon is busy: the run was not stopped; try again");

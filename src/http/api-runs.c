@@ -396,14 +396,14 @@ static void runs_stop(struct request *r, const struct jsonread_node *root, int64
 	struct api_run_stop stop = {.rss_max_bytes = -1};
 	const struct jsonread_node *v = jsonread_get(root, "status");
 	if (v) {
-		if (!jsonread_string(v) ||
-		    (strcmp(v->text, "ok") != 0 && strcmp(v->text, "failed") != 0 &&
-		     strcmp(v->text, "timeout") != 0)) {
+		if (!jsonread_string(v) || !run_status_parse(v->text, &stop.status) ||
+		    (stop.status != RUN_STATUS_OK && stop.status != RUN_STATUS_FAILED &&
+		     stop.status != RUN_STATUS_TIMEOUT)) {
 			api_respond_error(r->resp, 400, NULL,
 					  "status: expected \"ok\", \"failed\" or \"timeout\"");
 			return;
 		}
-		stop.status = v->text;
+		stop.has_status = true;
 	}
 	int64_t x;
 	if ((v = jsonread_get(root, "exit_code")) && v->kind != JSONREAD_NULL) {
@@ -443,7 +443,7 @@ static void runs_stop(struct request *r, const struct jsonread_node *root, int64
 		}
 		stop.error = v->text;
 	}
-	if (!stop.status && !stop.has_exit_code && !stop.has_signal) {
+	if (!stop.has_status && !stop.has_exit_code && !stop.has_signal) {
 		api_respond_error(
 			r->resp, 400, NULL,
 			"the body needs status, exit_code or signal: how did the run end?");

@@ -220,20 +220,15 @@ static void write_runs(const struct live_snapshot *snap, struct buf *out) {
 		   "Runs ended, by label and status (labels beyond the cap are summed as other).");
 	for (size_t i = 0; i < snap->n_run_labels; i++) {
 		const struct runsummary_label *l = &snap->run_labels[i];
-		const struct {
-			const char *status;
-			uint64_t n;
-		} counts[] = {{"ok", l->ok},
-			      {"failed", l->failed},
-			      {"signaled", l->signaled},
-			      {"timeout", l->timeout},
-			      {"lost", l->lost}};
-		for (size_t s = 0; s < sizeof(counts) / sizeof(counts[0]); s++) {
+		for (enum run_status s = 0; s < RUN_STATUS_COUNT; s++) {
+			if (!run_status_final(s)) {
+				continue; // running runs are thermlog_runs_running
+			}
 			buf_puts(out, "thermlog_runs_total{");
 			put_label(out, true, "label", l->label);
-			put_label(out, false, "status", counts[s].status);
+			put_label(out, false, "status", run_status_name(s));
 			buf_putc(out, '}');
-			put_value(out, (double)counts[s].n);
+			put_value(out, (double)l->by_status[s]);
 		}
 	}
 	put_header(out, "thermlog_run_duration_seconds", "histogram",
@@ -270,7 +265,7 @@ static void write_runs(const struct live_snapshot *snap, struct buf *out) {
 		buf_puts(out, "thermlog_run_active{");
 		put_label(out, true, "label", snap->run_labels[i].label);
 		buf_putc(out, '}');
-		put_value(out, (double)snap->run_labels[i].running);
+		put_value(out, (double)snap->run_labels[i].by_status[RUN_STATUS_RUNNING]);
 	}
 	put_header(out, "thermlog_run_energy_joules_total", "counter",
 		   "Energy measured over the ended runs, by label.");

@@ -14,32 +14,6 @@
 #include "stats.h"
 #include "xalloc.h"
 
-static const char *const status_names[RUN_STATUS_COUNT] = {
-	[RUN_STATUS_OK] = "ok",
-	[RUN_STATUS_FAILED] = "failed",
-	[RUN_STATUS_SIGNALED] = "signaled",
-	[RUN_STATUS_TIMEOUT] = "timeout",
-	[RUN_STATUS_LOST] = "lost",
-	[RUN_STATUS_RUNNING] = "running",
-};
-
-const char *run_status_name(enum run_status status) {
-	return (unsigned)status < RUN_STATUS_COUNT ? status_names[status] : "unknown";
-}
-
-bool run_status_parse(const char *name, enum run_status *out) {
-	if (!name) {
-		return false;
-	}
-	for (int i = 0; i < RUN_STATUS_COUNT; i++) {
-		if (strcmp(name, status_names[i]) == 0) {
-			*out = (enum run_status)i;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* The quantization step of each figure: exact statistics at this resolution. */
 static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
 		    resolution_rss = 1;

@@ -57,7 +57,7 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 		json_null(j);
 	}
 	json_key(j, "status");
-	json_string(j, run->status);
+	json_string(j, run_status_name(run->status));
 	json_key(j, "exit_code");
 	if (run->exit_code >= 0) {
 		json_int(j, run->exit_code);
@@ -175,7 +175,6 @@ static int copy_run(void *ctx, const struct store_run *run) {
 	c->run = *run;
 	c->run.label = keep(c, 0, run->label);
 	c->run.tags = keep(c, 1, run->tags);
-	c->run.status = keep(c, 2, run->status);
 	c->run.origin = keep(c, 3, run->origin);
 	c->run.energy_method = keep(c, 4, run->energy_method);
 	c->run.figures = keep(c, 5, run->figures);
@@ -433,12 +432,7 @@ struct run_set {
 
 static int collect(void *ctx, const struct store_run *run) {
 	struct run_set *set = ctx;
-	enum run_status status;
-	if (!run_status_parse(run->status, &status)) {
-		log_warn("runs: run %lld has an unknown status '%s'", (long long)run->id,
-			 run->status);
-		return 0;
-	}
+	enum run_status status = run->status;
 	set->runs = xgrow(set->runs, &set->cap, set->n + 1, sizeof(*set->runs));
 	set->runs[set->n++] = (struct runstats_run){
 		.label = xstrdup(run->label),
@@ -913,7 +907,7 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		.label = row->label,
 		.start_ms = row->start_ms,
 		.end_ms = row->end_ms,
-		.status = run_status_name(row->status),
+		.status = row->status,
 		.exit_code = row->exit_code,
 		.energy_j = row->energy_j,
 		.energy_method = isfinite(row->energy_j) ? "job log" : NULL,
@@ -1162,14 +1156,17 @@ static int cmp_summary_label(const void *a, const void *b) {
 static void summary_add(struct runsummary_label *l, const struct store_run *run) {
 	static const double bounds[RUNSUMMARY_BUCKETS] = RUNSUMMARY_BUCKET_BOUNDS_S;
 	if (!run->ended) {
-		l->running++;
+		l->by_status[RUN_STATUS_RUNNING]++;
 		return;
 	}
 	if (isfinite(run->energy_j)) {
 		l->energy_j_total += run->energy_j;
 	}
-	if (strcmp(run->status, "ok") == 0) {
-		l->ok++;
+	if (!run_status_final(run->status)) {
+		return;
+	}
+	l->by_status[run->status]++;
+	if (run->status == RUN_STATUS_OK) {
 		double d = (double)(run->end_ms - run->start_ms) / 1000.0;
 		l->duration_count++;
 		l->duration_sum_s += d;
@@ -1179,14 +1176,6 @@ static void summary_add(struct runsummary_label *l, const struct store_run *run)
 				break;
 			}
 		}
-	} else if (strcmp(run->status, "failed") == 0) {
-		l->failed++;
-	} else if (strcmp(run->status, "signaled") == 0) {
-		l->signaled++;
-	} else if (strcmp(run->status, "timeout") == 0) {
-		l->timeout++;
-	} else if (strcmp(run->status, "lost") == 0) {
-		l->lost++;
 	}
 }
 
@@ -1212,7 +1201,11 @@ static int summary_collect(void *ctx, const struct store_run *run) {
 }
 
 static uint64_t summary_total(const struct runsummary_label *l) {
-	return l->ok + l->failed + l->signaled + l->timeout + l->lost + l->running;
+	uint64_t n = 0;
+	for (size_t s = 0; s < RUN_STATUS_COUNT; s++) {
+		n += l->by_status[s];
+	}
+	return n;
 }
 
 /* Most runs first, then by label, so the labels exported are the busiest and stay stable. */
@@ -1226,12 +1219,9 @@ static int cmp_summary_busy(const void *a, const void *b) {
 }
 
 static void summary_merge(struct runsummary_label *into, const struct runsummary_label *l) {
-	into->ok += l->ok;
-	into->failed += l->failed;
-	into->signaled += l->signaled;
-	into->timeout += l->timeout;
-	into->lost += l->lost;
-	into->running += l->running;
+	for (size_t s = 0; s < RUN_STATUS_COUNT; s++) {
+		into->by_status[s] += l->by_status[s];
+	}
 	for (size_t b = 0; b < RUNSUMMARY_BUCKETS; b++) {
 		into->duration_bucket[b] += l->duration_bucket[b];
 	}

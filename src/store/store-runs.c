@@ -24,7 +24,6 @@ static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
 		.start_ms = sqlite3_column_int64(st, 3),
 		.end_ms = sqlite3_column_int64(st, 4),
 		.ended = sqlite3_column_type(st, 4) != SQLITE_NULL,
-		.status = store_column_text(st, 5),
 		.exit_code =
 			sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6),
 		.signal = sqlite3_column_int(st, 7),
@@ -42,6 +41,8 @@ static void run_from_row(sqlite3_stmt *st, struct store_run *run) {
 	if (!run->tags) {
 		run->tags = "{}";
 	}
+	// run_row_problem() has checked the name
+	(void)run_status_parse(store_column_text(st, 5), &run->status);
 }
 
 /*
@@ -92,14 +93,9 @@ static const char *run_row_problem(sqlite3_stmt *st) {
 			return "a text column holds another type";
 		}
 	}
-	// The schema's CHECK list; the statuses' meaning is runstats' (the store knows no stats).
-	static const char *const statuses[] = {"running",  "ok",      "failed",
-					       "signaled", "timeout", "lost"};
-	const char *status = store_column_text(st, 5);
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
-		if (strcmp(status, statuses[i]) == 0) {
-			return NULL;
-		}
+	enum run_status status;
+	if (run_status_parse(store_column_text(st, 5), &status)) {
+		return NULL;
 	}
 	return "status is not one of running, ok, failed, signaled, timeout, lost";
 }
@@ -268,7 +264,7 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	sqlite3_bind_text(st, 1, run->label, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, run->start_ms);
 	sqlite3_bind_int64(st, 3, run->end_ms);
-	sqlite3_bind_text(st, 4, run->status, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, run_status_name(run->status), -1, SQLITE_STATIC);
 	if (run->exit_code >= 0) {
 		sqlite3_bind_int(st, 5, run->exit_code);
 	}
@@ -303,7 +299,7 @@ int store_run_import(struct store *store, const struct store_run_import *run, bo
 	if (!store_writable(store)) {
 		return -EROFS;
 	}
-	if (!run->label || !run->status || !run->import_key) {
+	if (!run->label || !run_status_final(run->status) || !run->import_key) {
 		return -EINVAL;
 	}
 	int rc = store_step_begin(store);
@@ -375,16 +371,6 @@ int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
 	return 0;
 }
 
-static bool run_status_final(const char *status) {
-	static const char *const final[] = {"ok", "failed", "signaled", "timeout", "lost"};
-	for (size_t i = 0; status && i < sizeof(final) / sizeof(final[0]); i++) {
-		if (strcmp(status, final[i]) == 0) {
-			return true;
-		}
-	}
-	return false;
-}
-
 static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
 	sqlite3_stmt *st = NULL;
 	int rc = store_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1",
@@ -422,7 +408,7 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 	}
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, end->end_ms);
-	sqlite3_bind_text(st, 3, end->status, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, run_status_name(end->status), -1, SQLITE_STATIC);
 	if (end->has_exit_code) {
 		sqlite3_bind_int(st, 4, end->exit_code);
 	}
@@ -451,7 +437,7 @@ int store_run_end(struct store *store, int64_t id, const struct store_run_end *e
 	}
 	if (!run_status_final(end->status)) {
 		log_error("store: '%s' is not a status a run ends with",
-			  end->status ? end->status : "");
+			  run_status_name(end->status));
 		return -EINVAL;
 	}
 	int rc = store_step_begin(store);

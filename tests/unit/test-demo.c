@@ -107,7 +107,7 @@ static int check_run(void *ctx, const struct store_run *run) {
 	bool live = run->start_ms >= s->from_ms;
 	s->live += live;
 	s->imported += !live;
-	s->failed += strcmp(run->status, "failed") == 0;
+	s->failed += run->status == RUN_STATUS_FAILED;
 	if (!isnan(run->energy_j) && run->energy_method &&
 	    strcmp(run->energy_method, "power_trapezoid") == 0) {
 		s->with_energy++;

@@ -91,7 +91,7 @@ static void test_begin_end(const char *path) {
 	store_runs_open_free(open, n);
 
 	struct store_run_end end = {.end_ms = 1787000401000,
-				    .status = "failed",
+				    .status = RUN_STATUS_FAILED,
 				    .has_exit_code = true,
 				    .exit_code = 3,
 				    .energy_j = 12.5,
@@ -104,7 +104,7 @@ static void test_begin_end(const char *path) {
 	early.end_ms = 1787000400000;
 	is_int(store_run_end(store, id, &early), -EINVAL, "an end before the start is refused");
 	struct store_run_end odd = end;
-	odd.status = "running";
+	odd.status = RUN_STATUS_RUNNING;
 	is_int(store_run_end(store, id, &odd), -EINVAL, "'running' is no final status");
 	is_int(store_run_end(store, id, &end), 0, "the run closes");
 	is_int(store_run_end(store, id, &end), -EALREADY, "a second stop is refused");
@@ -128,7 +128,7 @@ static void test_begin_end(const char *path) {
 	struct store_run_new run2 = {.label = "build", .start_ms = 1787000500000};
 	store_run_begin(store, &run2, &id2);
 	struct store_run_end lost = {.end_ms = 1787000560000,
-				     .status = "lost",
+				     .status = RUN_STATUS_LOST,
 				     .energy_j = NAN,
 				     .energy_coverage = NAN,
 				     .temp_max_c = NAN,

@@ -104,7 +104,7 @@ struct got_run {
 
 static int copy_run(void *ctx, const struct store_run *run) {
 	struct got_run *g = ctx;
-	snprintf(g->status, sizeof(g->status), "%s", run->status);
+	snprintf(g->status, sizeof(g->status), "%s", run_status_name(run->status));
 	g->fingerprint = run->fingerprint ? xstrdup(run->fingerprint) : NULL;
 	return 0;
 }
@@ -287,7 +287,8 @@ static void test_pid_start_time(void) {
 	free(path);
 	ok(runsock_start(rs, &start, T0_MS + 4000, MONO_MS + 4000, &id2) == 0, "a run, no stat");
 	runsock_work(rs, T0_MS + 5000, MONO_MS + 5000);
-	is_str(status_of(&e, id2, (char[16]){0}), "running", "no start time known: the live pid runs");
+	is_str(status_of(&e, id2, (char[16]){0}), "running",
+	       "no start time known: the live pid runs");
 	runsock_destroy(rs);
 	env_close(&e);
 }

@@ -597,7 +597,7 @@ static void test_change_marks(void) {
 	int64_t soc = channel_id(other, "thermal/soc-thermal");
 	is_int(store_insert_sample(other, T0 - 600, soc, 39000, NULL), 0, "import a value");
 	struct store_run_import run = {.label = "job",
-				       .status = "ok",
+				       .status = RUN_STATUS_OK,
 				       .import_key = "k1",
 				       .start_ms = (T0 - 900) * 1000LL,
 				       .end_ms = (T0 - 300) * 1000LL,
@@ -1402,7 +1402,7 @@ static int collect_run(void *ctx, const struct store_run *run) {
 	if (l->n < 8) {
 		l->ids[l->n] = run->id;
 		snprintf(l->labels[l->n], sizeof(l->labels[0]), "%s", run->label);
-		snprintf(l->status[l->n], sizeof(l->status[0]), "%s", run->status);
+		snprintf(l->status[l->n], sizeof(l->status[0]), "%s", run_status_name(run->status));
 		l->temp[l->n] = run->temp_max_c;
 		l->exit_code[l->n] = run->exit_code;
 	}
@@ -1425,7 +1425,7 @@ static void test_runs_read(void) {
 	struct store_run_import a = {.label = "sdxl",
 				     .start_ms = t + 500,
 				     .end_ms = t + 1627290,
-				     .status = "ok",
+				     .status = RUN_STATUS_OK,
 				     .exit_code = 0,
 				     .energy_j = 12692.5,
 				     .energy_method = "job log",
@@ -1436,7 +1436,7 @@ static void test_runs_read(void) {
 	b.label = "rerank";
 	b.start_ms = t + 2000000;
 	b.end_ms = t + 2000100;
-	b.status = "failed";
+	b.status = RUN_STATUS_FAILED;
 	b.exit_code = 3;
 	b.energy_j = NAN;
 	b.temp_max_c = NAN;
