@@ -13,9 +13,9 @@
 #include "buf.h"
 #include "config.h"
 #include "live.h"
-#include "runstatus.h"
 
 struct store;
+struct runwire_stop; // runwire.h: how a run ended, as a stop says it
 
 #define API_TARGET_MAX 4096 // longer request targets get 414
 #define API_PARAMS_MAX 32   // more query parameters get 400
@@ -27,7 +27,7 @@ struct store;
 #define API_RUNS_LIMIT     1000
 #define API_RUNS_LIMIT_MAX 100000
 
-/** A run started through POST /api/v1/runs; strings borrowed, JSON texts valid. */
+/** A run started through POST /api/v1/runs (runwire.h); strings borrowed, JSON texts valid. */
 struct api_run_start {
 	const char *label; // never NULL (the API derives it from argv or exe when absent)
 	const char *tags;  // JSON object of strings
@@ -38,19 +38,6 @@ struct api_run_start {
 	const char *request_id; // the caller's idempotency key (1-64 of [A-Za-z0-9._-]), or NULL
 };
 
-/** How a run ended, from POST /api/v1/runs/{id}/stop. */
-struct api_run_stop {
-	bool has_status;        // else the status follows from exit_code or signal
-	enum run_status status; // RUN_STATUS_OK, _FAILED or _TIMEOUT
-	bool has_exit_code, has_signal;
-	int exit_code, signal;
-	int64_t rss_max_bytes; // < 0 = unknown
-	const char *error;     // why it failed (API_RUN_ERROR_MAX bytes at most), or NULL
-};
-
-/** The longest error text a stop body may carry, in bytes: what the store keeps of any path's. */
-#define API_RUN_ERROR_MAX 500 // = JOBCSV_ERROR_MAX (checked in api.c)
-
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with
  * its own loop). Both return 0, or a negative errno with a message in *err (newly allocated):
@@ -60,7 +47,7 @@ struct api_run_stop {
 struct api_runs {
 	int (*start)(void *ctx, const struct api_run_start *run, int64_t *id, char **err);
 	/* On success @out holds the run's summary as a JSON object. */
-	int (*stop)(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+	int (*stop)(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		    char **err);
 	void *ctx;
 };

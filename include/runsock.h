@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "runwire.h"
 
 struct runsock;
 struct store;
@@ -64,7 +65,7 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms);
 int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id);
 /** Stops run @id from the loop's own thread, as POST /api/v1/runs/{id}/stop would. 0 or -errno. */
-int runsock_stop(struct runsock *rs, int64_t id, const struct api_run_stop *stop, int64_t now_ms,
+int runsock_stop(struct runsock *rs, int64_t id, const struct runwire_stop *stop, int64_t now_ms,
 		 int64_t mono_ms);
 
 /**

@@ -28,6 +28,7 @@
 #include "jobcsv.h"
 #include "json.h"
 #include "jsonread.h"
+#include "runwire.h"
 #include "sha256.h"
 #include "timefmt.h"
 #include "unit.h"
@@ -457,27 +458,17 @@ static char *exec_error(const char *argv0, int err) {
 
 /* How the command ended, as the stop request tells the daemon; @error: why it never ran. */
 static void stop_body(struct buf *out, int status, const struct rusage *ru, const char *error) {
-	struct json j;
-	json_init(&j, out, false);
-	json_object_begin(&j);
-	if (timed_out) {
-		json_key(&j, "status");
-		json_string(&j, "timeout");
-	}
-	if (WIFEXITED(status)) {
-		json_key(&j, "exit_code");
-		json_int(&j, WEXITSTATUS(status));
-	} else if (WIFSIGNALED(status)) {
-		json_key(&j, "signal");
-		json_int(&j, WTERMSIG(status));
-	}
-	json_key(&j, "rss_max_bytes");
-	json_int(&j, (int64_t)ru->ru_maxrss * 1024); // Linux: kilobytes
-	if (error) {
-		json_key(&j, "error");
-		json_string(&j, error);
-	}
-	json_object_end(&j);
+	struct runwire_stop stop = {
+		.has_status = timed_out,
+		.status = RUN_STATUS_TIMEOUT,
+		.has_exit_code = WIFEXITED(status),
+		.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+		.has_signal = !WIFEXITED(status) && WIFSIGNALED(status),
+		.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+		.rss_max_bytes = (int64_t)ru->ru_maxrss * 1024, // Linux: kilobytes
+		.error = error,
+	};
+	runwire_stop_write(&stop, out);
 }
 
 static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
@@ -491,34 +482,21 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	char *exe = find_exe(argv[0]);
 	const char *slash = strrchr(argv[0], '/');
 	const char *label = a->label ? a->label : (slash && slash[1] ? slash + 1 : argv[0]);
-	struct buf body = {0};
-	struct json j;
-	json_init(&j, &body, false);
-	json_object_begin(&j);
-	json_key(&j, "label");
-	json_string(&j, label);
-	json_key(&j, "tags");
+	char hex[2 * SHA256_DIGEST_LEN + 1];
 	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
-	json_raw(&j, tags);
+	struct buf args = {0}, body = {0};
+	runwire_argv(&args, argv, (size_t)argc);
+	struct runwire_start start = {
+		.label = label,
+		.tags = tags,
+		.argv = args.data,
+		.exe = exe,
+		.exe_sha256 = exe && exe_sha256(exe, hex) ? hex : NULL,
+		.request_id = request_id,
+	};
+	runwire_start_write(&start, &body);
+	buf_finish(&args);
 	free(tags);
-	json_key(&j, "argv");
-	json_array_begin(&j);
-	for (int i = 0; i < argc; i++) {
-		json_string(&j, argv[i]);
-	}
-	json_array_end(&j);
-	if (exe) {
-		json_key(&j, "exe");
-		json_string(&j, exe);
-		char hex[2 * SHA256_DIGEST_LEN + 1];
-		if (exe_sha256(exe, hex)) {
-			json_key(&j, "exe_sha256");
-			json_string(&j, hex);
-		}
-	}
-	json_key(&j, "request_id");
-	json_string(&j, request_id);
-	json_object_end(&j);
 	free(exe);
 
 	// Recorded or not, the command runs: a missing daemon only costs the record.
@@ -726,26 +704,16 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	}
 	char request_id[33];
 	new_request_id(request_id);
-	struct buf body = {0};
-	struct json j;
-	json_init(&j, &body, false);
-	json_object_begin(&j);
-	json_key(&j, "label");
-	json_string(&j, a->label);
-	json_key(&j, "tags");
 	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
-	json_raw(&j, tags);
+	struct buf body = {0};
+	// This process exits at once: the run is watched only through --pid ("pid": null: none).
+	struct runwire_start start = {.label = a->label,
+				      .tags = tags,
+				      .has_pid = true,
+				      .pid = a->pid_given ? a->pid : 0,
+				      .request_id = request_id};
+	runwire_start_write(&start, &body);
 	free(tags);
-	// This process exits at once: the run is watched only through --pid.
-	json_key(&j, "pid");
-	if (a->pid_given) {
-		json_int(&j, a->pid);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "request_id");
-	json_string(&j, request_id);
-	json_object_end(&j);
 	struct reply r = {0};
 	int rc = CLI_EXIT_FAILURE;
 	if (request(sock, "start", "/api/v1/runs", body.data, 201, true, ": no run was started",
@@ -782,19 +750,11 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 		free(sock);
 		return CLI_EXIT_FAILURE;
 	}
+	struct runwire_stop how = {
+		.has_exit_code = exit_code >= 0, .exit_code = exit_code, .rss_max_bytes = -1};
+	how.has_status = status && run_status_parse(status, &how.status);
 	struct buf body = {0};
-	struct json j;
-	json_init(&j, &body, false);
-	json_object_begin(&j);
-	if (status) {
-		json_key(&j, "status");
-		json_string(&j, status);
-	}
-	if (exit_code >= 0) {
-		json_key(&j, "exit_code");
-		json_int(&j, exit_code);
-	}
-	json_object_end(&j);
+	runwire_stop_write(&how, &body);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
 	struct reply r = {0};
 	int rc = CLI_EXIT_FAILURE;

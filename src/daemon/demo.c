@@ -316,7 +316,7 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 				i++;
 				continue;
 			}
-			struct api_run_stop stop = {.has_exit_code = true,
+			struct runwire_stop stop = {.has_exit_code = true,
 						    .exit_code = open[i].exit_code,
 						    .rss_max_bytes = -1};
 			runsock_stop(rs, open[i].id, &stop, t * 1000, mono);
@@ -353,7 +353,7 @@ void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mo
 			i++;
 			continue;
 		}
-		struct api_run_stop stop = {.has_exit_code = true,
+		struct runwire_stop stop = {.has_exit_code = true,
 					    .exit_code = demo->live[i].exit_code,
 					    .rss_max_bytes = -1};
 		runsock_stop(rs, demo->live[i].id, &stop, now_ms, mono_ms);

@@ -126,7 +126,7 @@ struct job {
 	enum job_kind kind;
 	struct api_run_start start; // strings owned
 	int64_t id;
-	struct api_run_stop stop;
+	struct runwire_stop stop;
 	// the answer
 	bool taken, done; // the loop took it; answered
 	int rc;

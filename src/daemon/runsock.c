@@ -327,7 +327,7 @@ int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t
 	return job.rc;
 }
 
-int runsock_stop(struct runsock *rs, int64_t id, const struct api_run_stop *stop, int64_t now_ms,
+int runsock_stop(struct runsock *rs, int64_t id, const struct runwire_stop *stop, int64_t now_ms,
 		 int64_t mono_ms) {
 	struct job job = {.kind = JOB_STOP, .id = id, .stop = *stop};
 	do_stop(rs, &job, now_ms, mono_ms);
@@ -419,7 +419,7 @@ static int api_start(void *ctx, const struct api_run_start *run, int64_t *id, ch
 	return rc;
 }
 
-static int api_stop(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+static int api_stop(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		    char **err) {
 	struct runsock *rs = ctx;
 	struct job *job = xcalloc(1, sizeof(*job));

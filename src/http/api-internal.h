@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "query.h"
 #include "runs.h"
+#include "runwire.h"
 #include "session.h"
 #include "store.h"
 #include "timefmt.h"

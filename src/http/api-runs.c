@@ -4,9 +4,6 @@
  */
 #include "api-internal.h"
 
-_Static_assert(API_RUN_ERROR_MAX == JOBCSV_ERROR_MAX,
-	       "a stop body's error and a stored one have one limit");
-
 /* runs: read side ------------------------------------------------------------------------- */
 
 /* Reads label, from and to into @f (times as everywhere in the API); false after a 400. */
@@ -152,12 +149,12 @@ static void handle_run_samples(struct request *r) {
 const struct route api_run_samples_route = {RUNS_PATH "{id}" RUNS_SAMPLES_SUFFIX,
 					    handle_run_samples, true, API_COST_HEAVY};
 
-/* The route of @path: the table's, or the one of /api/v1/runs/{id}; NULL when none. */
 /* --- runs: the write endpoints ------------------------------------------------------------ */
 
 /*
  * POST /api/v1/runs and POST /api/v1/runs/{id}/stop. Their bodies are read with the strict
- * JSON reader (jsonread.h); the daemon does the rest through ctx->runs.
+ * JSON reader (jsonread.h) and checked member by member by runwire.h, which also writes them
+ * for thermlog run; the daemon does the rest through ctx->runs.
  */
 
 /* Parses the body as a JSON object; false with a 400 (or 413) answered. */
@@ -190,177 +187,21 @@ static bool runs_body(struct request *r, struct jsonread_node **root) {
 	return true;
 }
 
-/* Whether every key of the body is one of @known (NULL-terminated); false after a 400 naming it. */
-static bool body_keys_known(struct request *r, const struct jsonread_node *root,
-			    const char *const *known) {
-	for (size_t i = 0; root && i + 1 < root->n; i += 2) {
-		bool ok = false;
-		for (size_t k = 0; known[k]; k++) {
-			ok = ok || strcmp(root->items[i]->text, known[k]) == 0;
-		}
-		if (!ok) {
-			struct buf allowed;
-			buf_init(&allowed);
-			for (size_t k = 0; known[k]; k++) {
-				buf_printf(&allowed, "%s%s", k ? ", " : "", known[k]);
-			}
-			struct buf key; // the client's bytes, quoted to a terminal by thermlog run
-			buf_init(&key);
-			buf_put_printable(&key, root->items[i]->text, root->items[i]->len);
-			api_respond_error(r->resp, 400, NULL,
-					  "body: unknown key '%s' (allowed: %s)",
-					  key.data ? key.data : "", allowed.data);
-			buf_finish(&key);
-			buf_finish(&allowed);
-			return false;
-		}
-	}
-	return true;
-}
-
-/* The base name of @path, for a default label. */
-static const char *base_name(const char *path) {
-	const char *slash = strrchr(path, '/');
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 static void runs_start(struct request *r, const struct jsonread_node *root) {
-	// "request_id" names one start however often it is retried.
-	static const char *const known[] = {"label", "tags",       "pid",        "argv",
-					    "exe",   "exe_sha256", "request_id", NULL};
-	if (!body_keys_known(r, root, known)) {
-		return;
-	}
-	struct buf tags = {0}, argv = {0};
-	struct json j;
+	struct runwire_start_read in;
 	char *msg = NULL;
-	const char *label = NULL, *exe = NULL;
-	const struct jsonread_node *v = jsonread_get(root, "label");
-	if (v && !jsonread_string(v)) {
-		msg = xstrdup("label: expected a string of " JOBCSV_LABEL_RULE);
-		goto bad;
-	}
-	if (v && !jobcsv_label_valid(v->text)) {
-		msg = xstrdup("label: expected " JOBCSV_LABEL_RULE);
-		goto bad;
-	}
-	label = v ? v->text : NULL;
-	v = jsonread_get(root, "exe");
-	if (v && (!jsonread_string(v) || v->len == 0)) {
-		msg = xstrdup("exe: expected a path");
-		goto bad;
-	}
-	exe = v ? v->text : NULL;
-	// The caller hashes its own executable: the daemon never opens a path a client names.
-	char sha[65] = "";
-	v = jsonread_get(root, "exe_sha256");
-	if (v && v->kind != JSONREAD_NULL) {
-		bool hex = jsonread_string(v) && v->len == 64;
-		for (size_t i = 0; hex && i < 64; i++) {
-			hex = strchr("0123456789abcdefABCDEF", v->text[i]) != NULL;
-			sha[i] = (char)tolower((unsigned char)v->text[i]);
-		}
-		if (!hex) {
-			msg = xstrdup("exe_sha256: expected 64 hexadecimal digits (a sha256)");
-			goto bad;
-		}
-		sha[64] = '\0';
-	}
-	const char *request_id = NULL;
-	v = jsonread_get(root, "request_id");
-	if (v && v->kind != JSONREAD_NULL) {
-		bool good = jsonread_string(v) && v->len >= 1 && v->len <= 64;
-		for (size_t i = 0; good && i < v->len; i++) {
-			good = isalnum((unsigned char)v->text[i]) || strchr("._-", v->text[i]);
-		}
-		if (!good) {
-			msg = xstrdup(
-				"request_id: expected 1 to 64 characters of A-Z, a-z, 0-9, '.', "
-				"'_' and '-'");
-			goto bad;
-		}
-		request_id = v->text;
-	}
-	json_init(&j, &tags, false);
-	json_object_begin(&j);
-	v = jsonread_get(root, "tags");
-	if (v && v->kind != JSONREAD_OBJECT) {
-		msg = xstrdup("tags: expected an object of strings");
-		goto bad;
-	}
-	for (size_t i = 0; v && i + 1 < v->n; i += 2) {
-		const struct jsonread_node *value = v->items[i + 1];
-		// A number or a boolean is taken as its text: {"n": 3} is the tag n=3.
-		if (value->kind != JSONREAD_STRING && value->kind != JSONREAD_NUMBER &&
-		    value->kind != JSONREAD_TRUE && value->kind != JSONREAD_FALSE) {
-			msg = xstrdup("tags: expected an object of strings");
-			goto bad;
-		}
-		const char *text = value->text                    ? value->text
-				   : value->kind == JSONREAD_TRUE ? "true"
-								  : "false";
-		if (!jobcsv_label_valid(v->items[i]->text)) {
-			msg = xstrdup("tags: a key: expected " JOBCSV_LABEL_RULE);
-			goto bad;
-		}
-		if (!jobcsv_label_valid(text)) {
-			msg = xasprintf("tags: '%s': expected " JOBCSV_LABEL_RULE,
-					v->items[i]->text);
-			goto bad;
-		}
-		json_key(&j, v->items[i]->text);
-		json_string(&j, text);
-	}
-	json_object_end(&j);
-	v = jsonread_get(root, "argv");
-	if (v) {
-		if (v->kind != JSONREAD_ARRAY) {
-			msg = xstrdup("argv: expected an array of strings");
-			goto bad;
-		}
-		json_init(&j, &argv, false);
-		json_array_begin(&j);
-		for (size_t i = 0; i < v->n; i++) {
-			if (!jsonread_string(v->items[i])) {
-				msg = xstrdup("argv: expected an array of strings");
-				goto bad;
-			}
-			json_string(&j, v->items[i]->text);
-		}
-		json_array_end(&j);
-		if (!label && v->n > 0) {
-			label = base_name(v->items[0]->text);
-		}
-	}
-	if (!label && exe) {
-		label = base_name(exe);
-	}
-	if (!label) {
-		msg = xstrdup("label: required (or argv or exe to take it from)");
-		goto bad;
-	}
-	if (!jobcsv_label_valid(label)) {
-		msg = xstrdup("label: the name taken from argv or exe is not " JOBCSV_LABEL_RULE
-			      "; give a label");
-		goto bad;
-	}
-	// No "pid": the caller is watched; "pid": null: nothing is (an orchestrator's run).
-	int64_t pid = r->req->peer_pid;
-	v = jsonread_get(root, "pid");
-	if (v && v->kind == JSONREAD_NULL) {
-		pid = 0;
-	} else if (v && !jsonread_int(v, 1, INT32_MAX, &pid)) {
-		msg = xstrdup("pid: expected a process id (a positive integer)");
-		goto bad;
+	if (!runwire_start_read(root, &in, &msg)) {
+		api_respond_error(r->resp, 400, NULL, "%s", msg);
+		goto out;
 	}
 	struct api_run_start run = {
-		.label = label,
-		.tags = tags.data,
-		.pid = pid,
-		.argv = argv.len ? argv.data : NULL,
-		.exe = exe,
-		.exe_sha256 = sha[0] ? sha : NULL,
-		.request_id = request_id,
+		.label = in.s.label,
+		.tags = in.s.tags,
+		.pid = in.s.has_pid ? in.s.pid : r->req->peer_pid,
+		.argv = in.s.argv,
+		.exe = in.s.exe,
+		.exe_sha256 = in.s.exe_sha256,
+		.request_id = in.s.request_id,
 	};
 	int64_t id = 0;
 	int rc = r->ctx->runs->start(r->ctx->runs->ctx, &run, &id, &msg);
@@ -371,6 +212,7 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 		goto out;
 	}
 	buf_clear(&r->resp->body);
+	struct json j;
 	json_init(&j, &r->resp->body, false);
 	json_object_begin(&j);
 	json_key(&j, "id");
@@ -378,78 +220,19 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 	json_object_end(&j);
 	buf_putc(&r->resp->body, '\n');
 	api_respond_json(r->resp, 201);
-	goto out;
-bad:
-	api_respond_error(r->resp, 400, NULL, "%s", msg);
 out:
 	free(msg);
-	buf_finish(&tags);
-	buf_finish(&argv);
+	runwire_start_read_finish(&in);
 }
 
 static void runs_stop(struct request *r, const struct jsonread_node *root, int64_t id) {
-	static const char *const known[] = {"status",        "exit_code", "signal",
-					    "rss_max_bytes", "error",     NULL};
-	if (!body_keys_known(r, root, known)) {
-		return;
-	}
-	struct api_run_stop stop = {.rss_max_bytes = -1};
-	const struct jsonread_node *v = jsonread_get(root, "status");
-	if (v) {
-		if (!jsonread_string(v) || !run_status_parse(v->text, &stop.status) ||
-		    (stop.status != RUN_STATUS_OK && stop.status != RUN_STATUS_FAILED &&
-		     stop.status != RUN_STATUS_TIMEOUT)) {
-			api_respond_error(r->resp, 400, NULL,
-					  "status: expected \"ok\", \"failed\" or \"timeout\"");
-			return;
-		}
-		stop.has_status = true;
-	}
-	int64_t x;
-	if ((v = jsonread_get(root, "exit_code")) && v->kind != JSONREAD_NULL) {
-		if (!jsonread_int(v, 0, 255, &x)) {
-			api_respond_error(r->resp, 400, NULL,
-					  "exit_code: expected an integer 0..255");
-			return;
-		}
-		stop.has_exit_code = true;
-		stop.exit_code = (int)x;
-	}
-	if ((v = jsonread_get(root, "signal")) && v->kind != JSONREAD_NULL) {
-		if (!jsonread_int(v, 1, 127, &x)) {
-			api_respond_error(r->resp, 400, NULL,
-					  "signal: expected a signal number 1..127");
-			return;
-		}
-		stop.has_signal = true;
-		stop.signal = (int)x;
-	}
-	if ((v = jsonread_get(root, "rss_max_bytes")) && v->kind != JSONREAD_NULL) {
-		if (!jsonread_int(v, 0, INT64_MAX, &x)) {
-			api_respond_error(r->resp, 400, NULL,
-					  "rss_max_bytes: expected a non-negative integer");
-			return;
-		}
-		stop.rss_max_bytes = x;
-	}
-	if ((v = jsonread_get(root, "error")) && v->kind != JSONREAD_NULL) {
-		if (!jsonread_string(v) || !jobcsv_text_valid(v->text, v->len, API_RUN_ERROR_MAX)) {
-			api_respond_error(
-				r->resp, 400, NULL,
-				"error: expected null or a text of 1..%d bytes without control "
-				"characters",
-				API_RUN_ERROR_MAX);
-			return;
-		}
-		stop.error = v->text;
-	}
-	if (!stop.has_status && !stop.has_exit_code && !stop.has_signal) {
-		api_respond_error(
-			r->resp, 400, NULL,
-			"the body needs status, exit_code or signal: how did the run end?");
-		return;
-	}
+	struct runwire_stop stop;
 	char *msg = NULL;
+	if (!runwire_stop_read(root, &stop, &msg)) {
+		api_respond_error(r->resp, 400, NULL, "%s", msg);
+		free(msg);
+		return;
+	}
 	struct buf out = {0};
 	int rc = r->ctx->runs->stop(r->ctx->runs->ctx, id, &stop, &out, &msg);
 	if (rc < 0) {

@@ -1,7 +1,9 @@
 /*
  * libFuzzer target for the strict JSON reader: any input is either refused with a position
  * inside it, or read into a tree that jsonread_write() writes back (compact and pretty) and
- * the reader reads again into the same tree.
+ * the reader reads again into the same tree. A tree that is an object is also read as a run
+ * start and a run stop (runwire.h): either refused with a message, or accepted, and an
+ * accepted one written back reads the same.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include "buf.h"
 #include "json.h"
 #include "jsonread.h"
+#include "runwire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,9 +29,63 @@ static bool same(const struct jsonread_node *a, const struct jsonread_node *b) {
 	return true;
 }
 
+static struct jsonread_node *reparse(const struct buf *b) {
+	struct jsonread_error err;
+	struct jsonread_node *n = jsonread_parse(b->data, b->len, SIZE_MAX, &err);
+	if (!n) {
+		abort(); // what runwire writes is JSON
+	}
+	return n;
+}
+
+static bool same_text(const char *a, const char *b) {
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void run_requests(const struct jsonread_node *root) {
+	struct runwire_start_read in, again;
+	char *msg = NULL;
+	if (runwire_start_read(root, &in, &msg)) {
+		struct buf b = {0};
+		runwire_start_write(&in.s, &b);
+		struct jsonread_node *n = reparse(&b);
+		if (!runwire_start_read(n, &again, &msg) || !same_text(in.s.label, again.s.label) ||
+		    !same_text(in.s.tags, again.s.tags) || !same_text(in.s.argv, again.s.argv) ||
+		    in.s.has_pid != again.s.has_pid || in.s.pid != again.s.pid) {
+			abort();
+		}
+		runwire_start_read_finish(&again);
+		jsonread_node_free(n);
+		buf_finish(&b);
+	} else if (!msg || !msg[0]) {
+		abort(); // a refusal says why
+	}
+	free(msg);
+	msg = NULL;
+	runwire_start_read_finish(&in);
+	struct runwire_stop stop, back;
+	if (runwire_stop_read(root, &stop, &msg)) {
+		struct buf b = {0};
+		runwire_stop_write(&stop, &b);
+		struct jsonread_node *n = reparse(&b);
+		if (!runwire_stop_read(n, &back, &msg) || back.has_status != stop.has_status ||
+		    back.exit_code != stop.exit_code || back.signal != stop.signal ||
+		    back.rss_max_bytes != stop.rss_max_bytes ||
+		    !same_text(back.error, stop.error)) {
+			abort();
+		}
+		jsonread_node_free(n);
+		buf_finish(&b);
+	} else if (!msg || !msg[0]) {
+		abort();
+	}
+	free(msg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	struct jsonread_error err;
-	struct jsonread_node *root = jsonread_parse((const char *)data, size, JSONREAD_MAX_LEN, &err);
+	struct jsonread_node *root =
+		jsonread_parse((const char *)data, size, JSONREAD_MAX_LEN, &err);
 	if (!root) {
 		if (err.offset > size || err.line == 0 || err.col == 0 || err.msg[0] == '\0') {
 			abort(); // every refusal names a place inside the input and a reason
@@ -47,6 +104,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		}
 		jsonread_node_free(again);
 		buf_finish(&out);
+	}
+	if (root->kind == JSONREAD_OBJECT) {
+		run_requests(root);
 	}
 	jsonread_node_free(root);
 	return 0;

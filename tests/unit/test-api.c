@@ -541,7 +541,7 @@ static void test_assets(void) {
 struct runs_seen {
 	struct api_run_start start;
 	char label[64], tags[256], argv[256];
-	struct api_run_stop stop;
+	struct runwire_stop stop;
 	char error[600]; // the stop's error, copied ("(null)" for none)
 	int64_t stop_id;
 	int calls;
@@ -559,7 +559,7 @@ static int seen_start(void *ctx, const struct api_run_start *run, int64_t *id, c
 	return 0;
 }
 
-static int seen_stop(void *ctx, int64_t id, const struct api_run_stop *stop, struct buf *out,
+static int seen_stop(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		     char **err) {
 	struct runs_seen *s = ctx;
 	s->calls++;

@@ -140,7 +140,8 @@ static void compare(struct capwatch *cw, struct store *store, const struct confi
 		snprintf(what, sizeof(what), "%s: %s total consumed (in service) identical", when,
 			 live[i].name);
 		ok(live[i].consumed_total == rep.entries[i].r.consumed_total ||
-			   (isnan(live[i].consumed_total) && isnan(rep.entries[i].r.consumed_total)),
+			   (isnan(live[i].consumed_total) &&
+			    isnan(rep.entries[i].r.consumed_total)),
 		   what);
 		snprintf(what, sizeof(what), "%s: %s observed time identical", when, live[i].name);
 		ok(live[i].observed_h == rep.entries[i].r.observed_h, what);

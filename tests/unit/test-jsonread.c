@@ -30,7 +30,8 @@ static void refused(const char *text, size_t line, size_t col, const char *want)
 static void test_values(void) {
 	struct jsonread_error err;
 	struct jsonread_node *n = parse(
-		" {\"a\": [1, -2.5e3, 0, true, false, null], \"b\": {\"c\": \"d\"}, \"\": \"\"}\n", &err);
+		" {\"a\": [1, -2.5e3, 0, true, false, null], \"b\": {\"c\": \"d\"}, \"\": \"\"}\n",
+		&err);
 	if (!ok(n != NULL, "an object of every kind")) {
 		printf("#   %s\n", err.msg);
 		return;
@@ -86,8 +87,8 @@ static void test_refused(void) {
 	refused("\"a\x1b\"", 1, 3, "control character 0x1b");
 	refused("\"a\nb\"", 1, 3, "control character 0x0a");
 	refused("\"\xc3\"", 1, 2, "invalid UTF-8");
-	refused("\"\xc0\xaf\"", 1, 2, "invalid UTF-8");        // overlong '/'
-	refused("\"\xed\xa0\x80\"", 1, 2, "invalid UTF-8");    // a surrogate as UTF-8
+	refused("\"\xc0\xaf\"", 1, 2, "invalid UTF-8");         // overlong '/'
+	refused("\"\xed\xa0\x80\"", 1, 2, "invalid UTF-8");     // a surrogate as UTF-8
 	refused("\"\xf4\x90\x80\x80\"", 1, 2, "invalid UTF-8"); // beyond U+10FFFF
 	refused("\"\\u0000\"", 1, 2, "\\u0000");
 	refused("\"\\x41\"", 1, 2, "bad escape");

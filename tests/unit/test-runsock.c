@@ -137,7 +137,7 @@ static int n_runs(struct env *e) {
 	return n;
 }
 
-static const struct api_run_stop STOP_OK = {.has_exit_code = true, .rss_max_bytes = -1};
+static const struct runwire_stop STOP_OK = {.has_exit_code = true, .rss_max_bytes = -1};
 
 static void test_exe_never_opened(void) {
 	struct env e;
