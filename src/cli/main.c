@@ -1,6 +1,7 @@
 /* thermlog: the command-line front end. Global options may come before or after the command. */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,20 @@ static bool take_global(struct cli_context *ctx, int argc, char **argv, int *i, 
 	return true;
 }
 
+/*
+ * Every command's output is checked in one place: what could not be written (a full disk, a
+ * closed pipe) makes a command that succeeded fail, with the reason.
+ */
+static int output_checked(const char *cmd, int rc) {
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout)) {
+		return rc;
+	}
+	fprintf(stderr, "thermlog%s%s: could not write the output: %s\n", *cmd ? " " : "", cmd,
+		errno ? strerror(errno) : "write error");
+	return rc == CLI_EXIT_OK ? CLI_EXIT_FAILURE : rc;
+}
+
 int main(int argc, char **argv) {
 	log_init(LOG_LEVEL_WARN);
 	struct cli_context ctx = {0};
@@ -144,6 +159,7 @@ int main(int argc, char **argv) {
 	}
 	fprintf(stderr, "thermlog: unknown command '%s' (see thermlog --help)\n", rest[0]);
 out:
+	rc = output_checked(n > 0 ? rest[0] : "", rc);
 	free(rest);
 	return rc;
 }

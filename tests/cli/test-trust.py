@@ -417,8 +417,25 @@ def test_batches():
        f"longest wait {max(waits or [0]) * 1000:.0f} ms, import {took:.1f} s", errors[:3])
 
 
+def test_full_output():
+    """Output that cannot be written fails the command, with the reason, whichever it is."""
+    db = make_db("full.db", n=30)
+    cmds = [("version",), ("--help",), ("stats",), ("stats", "--json"), ("peak", "--channel", "bench/tc"), ("channels",),
+            ("export",), ("runs", "--json"), ("runs", "stats", "--json"), ("lifetime", "--json"),
+            ("lifetime", "calc", "--rated-life-h", "2000", "--rated-temp-c", "105",
+             "--temp-c", "65"),
+            ("sample", "--sysfs-root", os.path.join(fixtures, "rock5c"))]
+    for args in cmds:
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([thermlog, "-c", empty_cfg, "--db", db, *args], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        ok(p.returncode == 1 and "could not write the output" in p.stderr,
+           f"thermlog {' '.join(args[:2])} to a full disk: exit 1 naming the failed write",
+           f"exit {p.returncode}: {p.stderr[-300:]}")
+
+
 tests = [test_targets, test_times, test_counts, test_import_then_daemon, test_windows, test_readonly, test_sample,
-         test_batches]
+         test_batches, test_full_output]
 try:
     for t in tests:
         try:
