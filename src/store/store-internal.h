@@ -247,6 +247,9 @@ int store_days_invalidate(struct store *store, int64_t hour);
 int64_t store_hour_of(int64_t ts);
 int64_t store_scan_start(int64_t from);
 
+/* store-throttle.c */
+int store_throttle_prune(struct store *store, int64_t cutoff); // inside the caller's transaction
+
 /* store-import.c */
 int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 
