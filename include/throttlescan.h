@@ -6,6 +6,10 @@
 #ifndef THROTTLESCAN_H
 #define THROTTLESCAN_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "throttle.h"
 
 /**
@@ -24,5 +28,8 @@ void throttlescan_read(int root_fd, struct throttle_input *in);
 void throttlescan_cdev_domain(const char *type, const char *const *policy_names,
 			      const char *const *policy_cpus, size_t n_policies,
 			      char out[static THROTTLE_NAME_LEN]);
+
+/** The highest number in @text (devfreq available_frequencies: "300000000 400000000 ..."). */
+bool throttlescan_top_frequency(const char *text, int64_t *hz);
 
 #endif

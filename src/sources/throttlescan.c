@@ -106,25 +106,30 @@ static void read_policies(int root_fd, struct throttle_input *in, struct policie
 	source_free_names(names);
 }
 
-/* The highest of a devfreq device's available_frequencies (Hz); false when none parses. */
-static bool top_frequency(int root_fd, const char *dir, int64_t *hz) {
-	char path[256], text[TEXT_MAX];
-	snprintf(path, sizeof(path), "%s/available_frequencies", dir);
-	if (sysfs_read_text(root_fd, path, text, sizeof(text)) <= 0) {
-		return false;
-	}
+bool throttlescan_top_frequency(const char *text, int64_t *hz) {
 	*hz = 0;
-	for (char *p = text; *p;) {
+	for (const char *p = text; *p;) {
 		char *end;
+		errno = 0;
 		long long v = strtoll(p, &end, 10);
 		if (end == p) {
 			p++;
 			continue;
 		}
-		*hz = v > *hz ? v : *hz;
+		if (errno == 0 && v > *hz) {
+			*hz = v;
+		}
 		p = end;
 	}
 	return *hz > 0;
+}
+
+/* The highest of a devfreq device's available_frequencies (Hz); false when none parses. */
+static bool top_frequency(int root_fd, const char *dir, int64_t *hz) {
+	char path[256], text[TEXT_MAX];
+	snprintf(path, sizeof(path), "%s/available_frequencies", dir);
+	return sysfs_read_text(root_fd, path, text, sizeof(text)) > 0 &&
+	       throttlescan_top_frequency(text, hz);
 }
 
 static void read_devfreq(int root_fd, struct throttle_input *in) {
