@@ -15,13 +15,13 @@ enum { THROTTLE_OPT_DOMAIN = 512 };
 
 static void usage(FILE *out) {
 	fputs("usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
-	      "The throttle episodes of the window (default: the last 24 hours), newest last,\n"
-	      "then each frequency domain's episodes, throttled time, share of the window and\n"
-	      "deepest cap. A domain (cpufreq/policyN, devfreq/NAME) is throttled while its\n"
-	      "effective maximum is below its hardware maximum; cause thermal when a passive\n"
-	      "trip was crossed or a capping cooling device was active, else cap. --domain\n"
-	      "keeps the domains matching GLOB (cpufreq/*). --json prints what\n"
-	      "GET /api/v1/throttle answers.\n",
+	      "The throttle episodes of the window, newest last, then each frequency domain's\n"
+	      "episodes, throttled time, share of the window and deepest cap (default window:\n"
+	      "the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
+	      "devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
+	      "maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
+	      "device was active, else cap. --domain keeps the domains matching GLOB\n"
+	      "(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n",
 	      out);
 }
 
@@ -135,8 +135,8 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
-	int64_t from = 0, to = now;
-	bool has_from = false, json = false;
+	struct query_params p = {0};
+	bool json = false;
 	const char *domain = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -146,12 +146,14 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (!timefmt_parse_time(optarg, now, opt == CLI_OPT_FROM ? &from : &to)) {
+			if (!timefmt_parse_time(optarg, now,
+						opt == CLI_OPT_FROM ? &p.from : &p.to)) {
 				fprintf(stderr, "thermlog throttle: bad %s '%s'\n",
 					opt == CLI_OPT_FROM ? "--from" : "--to", optarg);
 				return CLI_EXIT_USAGE;
 			}
-			has_from |= opt == CLI_OPT_FROM;
+			p.has_from |= opt == CLI_OPT_FROM;
+			p.has_to |= opt == CLI_OPT_TO;
 			break;
 		case THROTTLE_OPT_DOMAIN:
 			domain = optarg;
@@ -169,8 +171,9 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (!has_from) {
-		from = now - 24 * 3600; // as in the API
+	if (p.has_from && !p.has_to) { // as in the API: the window ends now
+		p.to = now;
+		p.has_to = true;
 	}
 	struct store *store;
 	int rc = cli_open_store(ctx, "throttle", STORE_MODE_READ, &store);
@@ -179,7 +182,12 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	}
 	struct throttle_report r;
 	char *err = NULL;
-	int qrc = throttle_report_compute(store, from, to, domain, &r, &err);
+	int64_t from, to;
+	// an end left out is the stored history's, as in thermlog stats
+	int qrc = query_window(store, &p, &from, &to, &err);
+	if (qrc == 0) {
+		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
+	}
 	if (qrc < 0) {
 		store_close(store);
 		return cli_query_failed("throttle", qrc, err);

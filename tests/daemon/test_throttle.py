@@ -146,6 +146,10 @@ def run(tap):
         text = p.stdout.decode()
         tap.ok(p.returncode == 0 and "cpufreq/policy6" in text and "1416 MHz of 2256 MHz" in text
                and "deepest cap" in text, "the table", text)
+        p = cli(cfg, db, "throttle", "--json")
+        tap.ok(p.returncode == 0 and any(e["start"] == ep[0]["start"] for e in
+                                         json.loads(p.stdout)["episodes"]),
+               "without --from/--to the window is the whole history", p.stderr)
         p = cli(cfg, db, "throttle", "--from", frm, "--to", to, "--json", "--domain", "devfreq/*")
         tap.ok(p.returncode == 0 and json.loads(p.stdout)["episodes"] == [],
                "--domain keeps the matching domains")
