@@ -59,4 +59,10 @@ int cli_runs(const struct cli_context *ctx, int argc, char **argv);
  */
 int cli_run(const struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]: the throttle episodes of a
+ * window and each domain's totals (src/cli/throttle.c).
+ */
+int cli_throttle(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

@@ -13,6 +13,7 @@
 #include "channel.h"
 #include "cycle.h"
 #include "runsummary.h"
+#include "throttle.h"
 
 #define LIVE_ERROR_CHANNELS_LEN 256
 
@@ -46,6 +47,8 @@ struct live_snapshot {
 	struct capstate *capacitors;
 	size_t n_run_labels;
 	struct runsummary_label *run_labels; // runs per label (refreshed once per cycle)
+	size_t n_throttle;
+	struct throttle_domain_state *throttle; // each frequency domain's throttle state
 };
 
 struct live *live_create(void);
@@ -58,6 +61,10 @@ void live_publish_capacitors(struct live *live, const struct capstate *caps, siz
 
 /** Copies the runs summary in (@labels deep-copied; the caller keeps its own). */
 void live_publish_runs(struct live *live, const struct runsummary_label *labels, size_t n);
+
+/** Copies the frequency domains' throttle states in. */
+void live_publish_throttle(struct live *live, const struct throttle_domain_state *domains,
+			   size_t n);
 
 /** Deep copy of the current state; free with live_snapshot_finish(). */
 void live_snapshot(struct live *live, struct live_snapshot *out);

@@ -30,6 +30,9 @@ void sampler_rescan(struct sampler *sampler);
  */
 uint64_t sampler_channels_version(const struct sampler *sampler);
 
+/** The sysfs root the sampler reads (an O_DIRECTORY fd it owns), for readers beside it. */
+int sampler_root_fd(const struct sampler *sampler);
+
 /**
  * Reads every channel once. @mono_s (a monotonic clock) drives the periodic rescan, which also
  * happens after a read reports a vanished object. Returns the channel count; *channels and

@@ -9,6 +9,7 @@
 #include "channel.h"
 #include "cycle.h"
 #include "runstatus.h"
+#include "throttle.h"
 
 struct store;
 
@@ -433,5 +434,24 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 void store_runs_open_free(struct store_run_open *list, size_t n); // accepts NULL
 /** Run @id's start_snapshot in *snapshot (newly allocated, NULL when none). 0, -ENOENT, -errno. */
 int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot);
+
+/* --- throttle episodes (throttle.h) ------------------------------------------------------ */
+
+/**
+ * Writes @n episodes in one transaction: one whose ->row is 0 is inserted and gets its row id,
+ * the others are updated in place (an open one each cycle, a closed one once). 0 or -errno.
+ */
+int store_throttle_put(struct store *store, struct throttle_episode *const *eps, size_t n);
+/**
+ * Closes every open episode at the last cycle that saw it (a daemon that stopped or crashed
+ * with the episode open). *closed (may be NULL) gets how many. 0 or -errno.
+ */
+int store_throttle_close_open(struct store *store, int64_t *closed);
+/**
+ * The episodes overlapping [@from, @to] (s since epoch), oldest first: started by @to and
+ * ended (or last seen, while open) at or after @from. *out allocated (free()). 0 or -errno.
+ */
+int store_throttle_list(struct store *store, int64_t from, int64_t to,
+			struct throttle_episode **out, size_t *n);
 
 #endif

@@ -25,6 +25,8 @@
 #include "runs.h"
 #include "sampler.h"
 #include "store.h"
+#include "throttle.h"
+#include "throttlescan.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -108,6 +110,9 @@ struct recorder {
 		int64_t minute;                    // of its last failed read
 	} error_channels[RECORDER_ERROR_CHANNELS]; // the channels that failed lately
 	int64_t last_hour;                         // hour of the last store_maintain()
+	struct throttle_tracker *throttle;         // the frequency domains' episodes
+	struct throttle_input *throttle_in;        // this cycle's readings for it
+	bool throttle_failed;                      // the last episode write failed (logged)
 	dev_t db_dev; // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
 };
@@ -324,6 +329,50 @@ void recorder_publish_runs(struct recorder *r) {
 	r->runs_store = r->store;
 	r->runs_mark = mark;
 	r->runs_labels = cap;
+}
+
+/*
+ * Closes episodes a stopped or crashed daemon left open at the last cycle that saw them (at
+ * start and after a reopen), and starts tracking afresh: a cap still held opens a new one.
+ */
+static void throttle_restart(struct recorder *r) {
+	int64_t closed = 0;
+	if (r->store && store_throttle_close_open(r->store, &closed) == 0 && closed > 0) {
+		log_info("closed %lld throttle episodes left open at the last cycle that saw them",
+			 (long long)closed);
+	}
+	throttle_tracker_destroy(r->throttle);
+	r->throttle = throttle_tracker_create();
+}
+
+/*
+ * The cycle's throttle readings into the tracker, its open and closed episodes into the store
+ * (only while there are some) and each domain's state into live for /metrics.
+ */
+static void track_throttle(struct recorder *r, int64_t ts) {
+	if (!r->sampler || !r->throttle) {
+		return;
+	}
+	throttlescan_read(sampler_root_fd(r->sampler), r->throttle_in);
+	r->throttle_in->ts = ts;
+	throttle_tracker_update(r->throttle, r->throttle_in);
+	size_t n;
+	struct throttle_episode *const *eps = throttle_tracker_episodes(r->throttle, &n);
+	if (n > 0 && r->store) {
+		int rc = store_throttle_put(r->store, eps, n);
+		if (rc < 0 && !r->throttle_failed) {
+			log_warn(
+				"could not store throttle episodes: %s (retried at the next cycle)",
+				strerror(-rc));
+		}
+		r->throttle_failed = rc < 0;
+	}
+	struct throttle_domain_state domains[2 * THROTTLE_MAX_DOMAINS + 1];
+	size_t nd = throttle_tracker_domains(r->throttle, domains,
+					     sizeof(domains) / sizeof(domains[0]));
+	if (r->live) {
+		live_publish_throttle(r->live, domains, nd);
+	}
 }
 
 /* Marks channels that left the sampler's list absent, once per change of the list. */
@@ -573,6 +622,7 @@ static bool check_db_file(struct recorder *r, int64_t now) {
 		capwatch_destroy(r->capwatch);
 		r->capwatch = capwatch_create(r->cfg, r->store);
 	}
+	throttle_restart(r);
 	return true; // the HTTP thread's read-only connection still points at the old file
 }
 
@@ -890,6 +940,9 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	if (rc == 0 && !glitch) {
 		maintain(r, ts, clock != CLOCK_STATE_UNSYNCED);
 	}
+	if (rc != -EEXIST && !glitch) {
+		track_throttle(r, ts);
+	}
 	r->health.cycle_seconds = (double)(r->mono_ms() - start_mono) / 1000.0;
 	live_publish(r->live, &c, &r->health);
 	publish_capacitors(r);
@@ -934,6 +987,8 @@ struct recorder *recorder_create(const struct config *cfg, const struct recorder
 	if (anchor_load(r, now_wall_s, now_mono_ms) < 0) {
 		goto err;
 	}
+	r->throttle_in = xcalloc(1, sizeof(*r->throttle_in));
+	throttle_restart(r);
 	return r;
 err:
 	recorder_destroy(r);
@@ -982,6 +1037,8 @@ void recorder_destroy(struct recorder *r) {
 		anchor_save(r);
 	}
 	capwatch_destroy(r->capwatch);
+	throttle_tracker_destroy(r->throttle);
+	free(r->throttle_in);
 	if (r->q_len) {
 		log_warn("%zu cycles were never written: the database did not accept them",
 			 r->q_len);

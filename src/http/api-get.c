@@ -364,6 +364,26 @@ void api_handle_stats(struct request *r) {
 	run_query_json(r, query_stats_json, &q.p);
 }
 
+void api_handle_throttle(struct request *r) {
+	static const struct param_spec specs[] = {
+		{"from", false}, {"to", false}, {"domain", false}, {NULL, false}};
+	int64_t from, to;
+	if (!api_check_params(r, specs) || !api_param_window(r, &from, &to)) {
+		return;
+	}
+	struct throttle_report report;
+	char *err = NULL;
+	int rc = throttle_report_compute(r->ctx->store, from, to, api_param(r, "domain"), &report,
+					 &err);
+	if (rc == 0) {
+		struct json j;
+		json_init(&j, &r->resp->body, false);
+		throttle_report_write_json(&report, &j);
+		throttle_report_finish(&report);
+	}
+	respond_query_result(r, rc, err);
+}
+
 /* The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
 unsigned api_max_points_cap(const struct request *r) {
 	return r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;

@@ -29,6 +29,7 @@
 #include "runwire.h"
 #include "session.h"
 #include "store.h"
+#include "throttle-report.h"
 #include "timefmt.h"
 #include "version.h"
 #include "web.h"
@@ -109,6 +110,7 @@ void api_handle_metrics(struct request *r);
 void api_handle_peak(struct request *r);
 void api_handle_samples(struct request *r);
 void api_handle_stats(struct request *r);
+void api_handle_throttle(struct request *r); // GET /api/v1/throttle
 void api_handle_status(struct request *r);
 unsigned api_max_points_cap(const struct request *r);
 bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);

@@ -277,9 +277,38 @@ static void write_runs(const struct live_snapshot *snap, struct buf *out) {
 	}
 }
 
+/* Each frequency domain's throttle state and throttled time since the daemon started. */
+static void write_throttle(const struct live_snapshot *snap, struct buf *out) {
+	if (snap->n_throttle == 0) {
+		return;
+	}
+	put_header(
+		out, "thermlog_throttled", "gauge",
+		"1 while the domain's effective maximum frequency is below its hardware maximum.");
+	for (size_t i = 0; i < snap->n_throttle; i++) {
+		buf_puts(out, "thermlog_throttled{");
+		put_label(out, true, "domain", snap->throttle[i].name);
+		buf_putc(out, '}');
+		put_value(out, snap->throttle[i].throttled ? 1 : 0);
+	}
+	put_header(out, "thermlog_throttle_seconds_total", "counter",
+		   "Time the domain was throttled since the daemon started, by cause (thermal or "
+		   "cap).");
+	for (size_t i = 0; i < snap->n_throttle; i++) {
+		for (int c = THROTTLE_CAUSE_CAP; c <= THROTTLE_CAUSE_THERMAL; c++) {
+			buf_puts(out, "thermlog_throttle_seconds_total{");
+			put_label(out, true, "domain", snap->throttle[i].name);
+			put_label(out, false, "cause", throttle_cause_name((enum throttle_cause)c));
+			buf_putc(out, '}');
+			put_value(out, (double)snap->throttle[i].ms[c] / 1000);
+		}
+	}
+}
+
 void metrics_write(const struct live_snapshot *snap, struct buf *out) {
 	write_channels(snap, out);
 	write_capacitors(snap, out);
+	write_throttle(snap, out);
 	write_runs(snap, out);
 	write_health(snap, out);
 }

@@ -42,6 +42,10 @@ uint64_t sampler_channels_version(const struct sampler *s) {
 	return s->version;
 }
 
+int sampler_root_fd(const struct sampler *s) {
+	return s->ctx.root_fd;
+}
+
 static ssize_t default_pread(int fd, void *buf, size_t len, off_t off) {
 	return pread(fd, buf, len, off);
 }

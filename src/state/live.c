@@ -201,6 +201,27 @@ void live_publish_runs(struct live *live, const struct runsummary_label *labels,
 	run_labels_free(old, old_n);
 }
 
+static struct throttle_domain_state *throttle_copy(const struct throttle_domain_state *src,
+						   size_t n) {
+	if (n == 0) {
+		return NULL;
+	}
+	struct throttle_domain_state *dst = xcalloc(n, sizeof(*dst));
+	memcpy(dst, src, n * sizeof(*dst));
+	return dst;
+}
+
+void live_publish_throttle(struct live *live, const struct throttle_domain_state *domains,
+			   size_t n) {
+	struct throttle_domain_state *copy = throttle_copy(domains, n);
+	pthread_mutex_lock(&live->lock);
+	struct throttle_domain_state *old = live->cur.throttle;
+	live->cur.throttle = copy;
+	live->cur.n_throttle = copy ? n : 0;
+	pthread_mutex_unlock(&live->lock);
+	free(old);
+}
+
 void live_snapshot(struct live *live, struct live_snapshot *out) {
 	pthread_mutex_lock(&live->lock);
 	out->ts = live->cur.ts;
@@ -212,6 +233,8 @@ void live_snapshot(struct live *live, struct live_snapshot *out) {
 	out->capacitors = capacitors_copy(live->cur.capacitors, live->cur.n_capacitors);
 	out->n_run_labels = live->cur.n_run_labels;
 	out->run_labels = run_labels_copy(live->cur.run_labels, live->cur.n_run_labels);
+	out->n_throttle = live->cur.n_throttle;
+	out->throttle = throttle_copy(live->cur.throttle, live->cur.n_throttle);
 	pthread_mutex_unlock(&live->lock);
 }
 
@@ -220,5 +243,6 @@ void live_snapshot_finish(struct live_snapshot *snap) {
 	free(snap->readings);
 	capacitors_free(snap->capacitors, snap->n_capacitors);
 	run_labels_free(snap->run_labels, snap->n_run_labels);
+	free(snap->throttle);
 	*snap = (struct live_snapshot){0};
 }

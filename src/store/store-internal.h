@@ -246,6 +246,9 @@ int64_t *store_sorted_ids(const int64_t *ids, size_t n);
 int store_days_invalidate(struct store *store, int64_t hour);
 int64_t store_scan_start(int64_t from);
 
+/* store-throttle.c */
+int store_throttle_prune(struct store *store, int64_t cutoff); // inside the caller's transaction
+
 /* store-import.c */
 int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 

@@ -490,6 +490,10 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 		}
 		rc = prune_batch(store, cutoff, &more);
 		if (rc == 0 && !more) {
+			rc = store_throttle_prune(store,
+						  cutoff); // episodes go with the raw history
+		}
+		if (rc == 0 && !more) {
 			rc = store_state_set_int(store, STATE_RAW_HORIZON, cutoff);
 		}
 		if ((rc = store_step_end(store, rc)) < 0) {

@@ -85,6 +85,11 @@ static void publish_demo(void) {
 		 .observed_h = 0},
 	};
 	live_publish_capacitors(live, caps, 2);
+	struct throttle_domain_state throttle[] = {
+		{.name = "cpufreq/policy6", .throttled = true, .ms = {1500, 612000}},
+		{.name = "devfreq/fb000000.gpu", .throttled = false, .ms = {0, 0}},
+	};
+	live_publish_throttle(live, throttle, 2);
 }
 
 /* Runs one request; the response stays in @resp for inspection. */

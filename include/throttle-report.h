@@ -1,0 +1,52 @@
+/*
+ * Throttle episodes over a window, from the store: the episodes (oldest first) and per-domain
+ * totals. One computation and one JSON writer, shared by `thermlog throttle --json` and
+ * GET /api/v1/throttle, so the two answer byte for byte alike; the CLI prints tables of it.
+ */
+#ifndef THROTTLE_REPORT_H
+#define THROTTLE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "store.h"
+#include "throttle.h"
+
+/** One domain's totals over the window. */
+struct throttle_report_domain {
+	char name[THROTTLE_NAME_LEN];
+	int64_t episodes;     // episodes overlapping the window
+	int64_t throttled_ms; // throttled time inside the window
+	double share;         // throttled_ms over the window's length
+	int64_t min_hz;       // the deepest cap, 0 = unknown (only counter episodes)
+	int64_t max_hz;       // the hardware maximum
+};
+
+struct throttle_report {
+	int64_t from, to; // the window [from, to), s since epoch, UTC
+	struct throttle_episode *episodes;
+	size_t n;
+	struct throttle_report_domain *domains; // by name
+	size_t n_domains;
+};
+
+/**
+ * The episodes overlapping [@from, @to) whose domain matches the fnmatch(3) glob @domain
+ * (NULL = all), and their totals. Returns 0, -EINVAL (from >= to), or the store's -errno, with
+ * a newly allocated message in *err. Free with throttle_report_finish().
+ */
+int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
+			    struct throttle_report *r, char **err);
+void throttle_report_finish(struct throttle_report *r); // accepts a zeroed struct
+
+/**
+ * Appends {"from", "to", "episodes": [{"domain", "start", "end", "last_seen", "duration_s",
+ * "min_hz", "max_hz", "cause", "method", "zone", "trip", "trip_temp_c", "trip_hyst_c",
+ * "temp_start_c", "temp_peak_c", "cooling": [{"device", "type", "state"}], "stuck"}],
+ * "domains": [{"domain", "episodes", "throttled_s", "share", "min_hz", "max_hz"}]}; times ISO
+ * 8601 UTC, unknowns null.
+ */
+void throttle_report_write_json(const struct throttle_report *r, struct json *j);
+
+#endif

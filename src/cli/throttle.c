@@ -1,0 +1,214 @@
+/* thermlog throttle: the throttle episodes of a window and each domain's totals. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli-stats.h"
+#include "table.h"
+#include "throttle-report.h"
+#include "timefmt.h"
+
+enum { THROTTLE_OPT_DOMAIN = 512 };
+
+static void usage(FILE *out) {
+	fputs("usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
+	      "The throttle episodes of the window, newest last, then each frequency domain's\n"
+	      "episodes, throttled time, share of the window and deepest cap (default window:\n"
+	      "the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
+	      "devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
+	      "maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
+	      "device was active, else cap. --domain keeps the domains matching GLOB\n"
+	      "(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n",
+	      out);
+}
+
+/* "1416 MHz" or "-" for an unknown frequency. */
+static void mhz(char *out, size_t len, int64_t hz) {
+	double factor;
+	const char *unit = table_unit("hertz", &factor);
+	if (hz <= 0) {
+		snprintf(out, len, "-");
+		return;
+	}
+	table_number(out, len, (double)hz, factor, 0);
+	size_t n = strlen(out);
+	snprintf(out + n, len - n, " %s", unit);
+}
+
+static void time_cell(struct table *t, size_t col, int64_t ts) {
+	char iso[TIMEFMT_ISO_LEN];
+	if (ts) {
+		timefmt_iso(ts, iso);
+		table_set(t, col, "%s", iso);
+	} else {
+		table_set(t, col, "open");
+	}
+}
+
+static void episodes_table(const struct throttle_report *r, struct buf *out) {
+	struct table t;
+	table_init(&t, 9);
+	static const char *const head[] = {"start", "end",  "duration", "domain", "cap",
+					   "cause", "zone", "cooling",  "notes"};
+	table_head(&t, head, 9);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct throttle_episode *ep = &r->episodes[i];
+		char cap[32], max[32], dur[32];
+		table_row(&t);
+		time_cell(&t, 0, ep->start);
+		time_cell(&t, 1, ep->end);
+		snprintf(dur, sizeof(dur), "%.1f s", (double)ep->duration_ms / 1000);
+		table_set(&t, 2, "%s", dur);
+		table_set(&t, 3, "%s", ep->domain);
+		mhz(cap, sizeof(cap), ep->min_hz);
+		mhz(max, sizeof(max), ep->max_hz);
+		table_set(&t, 4, "%s of %s", cap, max);
+		table_set(&t, 5, "%s", throttle_cause_name(ep->cause));
+		if (ep->zone[0] && ep->have_temp) {
+			table_set(&t, 6, "%s %.1f-%.1f °C", ep->zone,
+				  (double)ep->temp_start_mc / 1000,
+				  (double)ep->temp_peak_mc / 1000);
+		} else {
+			table_set(&t, 6, "%s", ep->zone[0] ? ep->zone : "-");
+		}
+		struct buf cool;
+		buf_init(&cool);
+		for (size_t c = 0; c < ep->n_cooling; c++) {
+			buf_printf(&cool, "%s%s@%" PRId64, c ? " " : "", ep->cooling[c].type,
+				   ep->cooling[c].state);
+		}
+		table_set(&t, 7, "%s", cool.len ? cool.data : "-");
+		buf_finish(&cool);
+		table_set(&t, 8, "%s%s%s", ep->method == THROTTLE_METHOD_COUNTERS ? "counters" : "",
+			  ep->method == THROTTLE_METHOD_COUNTERS && ep->stuck ? ", " : "",
+			  ep->stuck ? "stuck" : "");
+	}
+	table_print(&t, out);
+}
+
+static void domains_table(const struct throttle_report *r, struct buf *out) {
+	struct table t;
+	table_init(&t, 5);
+	static const char *const head[] = {"domain", "episodes", "throttled", "share",
+					   "deepest cap"};
+	table_head(&t, head, 5);
+	for (size_t i = 0; i < r->n_domains; i++) {
+		const struct throttle_report_domain *d = &r->domains[i];
+		char span[32], cap[32], max[32];
+		table_row(&t);
+		table_set(&t, 0, "%s", d->name);
+		table_set(&t, 1, "%" PRId64, d->episodes);
+		table_duration(span, sizeof(span), (d->throttled_ms + 500) / 1000);
+		table_set(&t, 2, "%s", span);
+		table_set(&t, 3, "%.2f %%", 100 * d->share);
+		mhz(cap, sizeof(cap), d->min_hz);
+		mhz(max, sizeof(max), d->max_hz);
+		table_set(&t, 4, "%s of %s", cap, max);
+	}
+	table_print(&t, out);
+}
+
+static void report_text(const struct throttle_report *r, struct buf *out) {
+	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	timefmt_iso(r->from, from);
+	timefmt_iso(r->to, to);
+	buf_printf(out, "throttle episodes from %s to %s: %zu\n", from, to, r->n);
+	if (r->n == 0) {
+		return;
+	}
+	buf_putc(out, '\n');
+	episodes_table(r, out);
+	buf_putc(out, '\n');
+	domains_table(r, out);
+}
+
+int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
+	static const struct option options[] = {
+		{"from", required_argument, NULL, CLI_OPT_FROM},
+		{"to", required_argument, NULL, CLI_OPT_TO},
+		{"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
+		{"json", no_argument, NULL, CLI_OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int64_t now = (int64_t)time(NULL);
+	struct query_params p = {0};
+	bool json = false;
+	const char *domain = NULL;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return CLI_EXIT_OK;
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
+			if (!timefmt_parse_time(optarg, now,
+						opt == CLI_OPT_FROM ? &p.from : &p.to)) {
+				fprintf(stderr, "thermlog throttle: bad %s '%s'\n",
+					opt == CLI_OPT_FROM ? "--from" : "--to", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			p.has_from |= opt == CLI_OPT_FROM;
+			p.has_to |= opt == CLI_OPT_TO;
+			break;
+		case THROTTLE_OPT_DOMAIN:
+			domain = optarg;
+			break;
+		case CLI_OPT_JSON:
+			json = true;
+			break;
+		default:
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog throttle: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (p.has_from && !p.has_to) { // as in the API: the window ends now
+		p.to = now;
+		p.has_to = true;
+	}
+	struct store *store;
+	int rc = cli_open_store(ctx, "throttle", STORE_MODE_READ, &store);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
+	}
+	struct throttle_report r;
+	char *err = NULL;
+	int64_t from, to;
+	// an end left out is the stored history's, as in thermlog stats
+	int qrc = query_window(store, &p, &from, &to, &err);
+	if (qrc == 0) {
+		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
+	}
+	if (qrc < 0) {
+		store_close(store);
+		return cli_query_failed("throttle", qrc, err);
+	}
+	struct buf b;
+	buf_init(&b);
+	if (json) {
+		struct json j;
+		json_init(&j, &b, false);
+		throttle_report_write_json(&r, &j);
+		buf_putc(&b, '\n');
+	} else {
+		report_text(&r, &b);
+	}
+	throttle_report_finish(&r);
+	store_close(store);
+	rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? CLI_EXIT_OK
+									      : CLI_EXIT_FAILURE;
+	if (rc != CLI_EXIT_OK) {
+		fprintf(stderr, "thermlog throttle: could not write the output\n");
+	}
+	buf_finish(&b);
+	return rc;
+}

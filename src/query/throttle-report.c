@@ -1,0 +1,201 @@
+/* Throttle episodes over a window and their per-domain totals, as one JSON for CLI and API. */
+#include "throttle-report.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timefmt.h"
+#include "xalloc.h"
+
+/* The part of @ep inside [from, to), in ms. */
+static int64_t inside_ms(const struct throttle_episode *ep, int64_t from, int64_t to) {
+	if (ep->method == THROTTLE_METHOD_COUNTERS) {
+		return ep->duration_ms; // somewhere between two cycles: counted whole
+	}
+	int64_t start = ep->start > from ? ep->start : from;
+	int64_t end = ep->end ? ep->end : ep->last_seen;
+	end = end < to ? end : to;
+	return end > start ? (end - start) * 1000 : 0;
+}
+
+static struct throttle_report_domain *domain_of(struct throttle_report *r, size_t *cap,
+						const char *name) {
+	for (size_t i = 0; i < r->n_domains; i++) {
+		if (strcmp(r->domains[i].name, name) == 0) {
+			return &r->domains[i];
+		}
+	}
+	r->domains = xgrow(r->domains, cap, r->n_domains + 1, sizeof(*r->domains));
+	struct throttle_report_domain *d = &r->domains[r->n_domains++];
+	*d = (struct throttle_report_domain){0};
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	return d;
+}
+
+static int cmp_domain(const void *a, const void *b) {
+	const struct throttle_report_domain *x = a, *y = b;
+	return strcmp(x->name, y->name);
+}
+
+static void totals(struct throttle_report *r) {
+	size_t cap = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct throttle_episode *ep = &r->episodes[i];
+		struct throttle_report_domain *d = domain_of(r, &cap, ep->domain);
+		d->episodes++;
+		d->throttled_ms += inside_ms(ep, r->from, r->to);
+		if (ep->min_hz > 0 && (d->min_hz == 0 || ep->min_hz < d->min_hz)) {
+			d->min_hz = ep->min_hz;
+		}
+		d->max_hz = ep->max_hz > 0 ? ep->max_hz : d->max_hz;
+	}
+	for (size_t i = 0; i < r->n_domains; i++) {
+		r->domains[i].share =
+			(double)r->domains[i].throttled_ms / ((double)(r->to - r->from) * 1000);
+	}
+	if (r->n_domains > 1) {
+		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain);
+	}
+}
+
+int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
+			    struct throttle_report *r, char **err) {
+	*r = (struct throttle_report){.from = from, .to = to};
+	*err = NULL;
+	if (from >= to) {
+		*err = xstrdup("the window is empty: 'from' must be before 'to'");
+		return -EINVAL;
+	}
+	struct throttle_episode *all;
+	size_t n;
+	// [from, to): an episode that starts at `to` is the next window's
+	int rc = store_throttle_list(store, from, to - 1, &all, &n);
+	if (rc < 0) {
+		*err = xstrdup("could not read the throttle episodes");
+		return rc;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!domain || fnmatch(domain, all[i].domain, 0) == 0) {
+			all[kept++] = all[i];
+		}
+	}
+	r->episodes = all;
+	r->n = kept;
+	totals(r);
+	return 0;
+}
+
+void throttle_report_finish(struct throttle_report *r) {
+	if (!r) {
+		return;
+	}
+	free(r->episodes);
+	free(r->domains);
+	*r = (struct throttle_report){0};
+}
+
+static void write_time(struct json *j, const char *key, int64_t ts) {
+	char iso[TIMEFMT_ISO_LEN];
+	json_key(j, key);
+	if (ts) {
+		timefmt_iso(ts, iso);
+		json_string(j, iso);
+	} else {
+		json_null(j);
+	}
+}
+
+static void write_int_or_null(struct json *j, const char *key, bool known, int64_t v) {
+	json_key(j, key);
+	if (known) {
+		json_int(j, v);
+	} else {
+		json_null(j);
+	}
+}
+
+static void write_celsius(struct json *j, const char *key, bool known, int64_t mc) {
+	json_key(j, key);
+	if (known) {
+		json_double(j, (double)mc / 1000);
+	} else {
+		json_null(j);
+	}
+}
+
+static void write_episode(struct json *j, const struct throttle_episode *ep) {
+	json_object_begin(j);
+	json_key(j, "domain");
+	json_string(j, ep->domain);
+	write_time(j, "start", ep->start);
+	write_time(j, "end", ep->end);
+	write_time(j, "last_seen", ep->last_seen);
+	json_key(j, "duration_s");
+	json_double(j, (double)ep->duration_ms / 1000);
+	write_int_or_null(j, "min_hz", ep->min_hz > 0, ep->min_hz);
+	write_int_or_null(j, "max_hz", ep->max_hz > 0, ep->max_hz);
+	json_key(j, "cause");
+	json_string(j, throttle_cause_name(ep->cause));
+	json_key(j, "method");
+	json_string(j, throttle_method_name(ep->method));
+	json_key(j, "zone");
+	json_string(j, ep->zone[0] ? ep->zone : NULL);
+	write_int_or_null(j, "trip", ep->trip >= 0, ep->trip);
+	write_celsius(j, "trip_temp_c", ep->trip >= 0, ep->trip_temp_mc);
+	write_celsius(j, "trip_hyst_c", ep->trip >= 0, ep->trip_hyst_mc);
+	write_celsius(j, "temp_start_c", ep->have_temp, ep->temp_start_mc);
+	write_celsius(j, "temp_peak_c", ep->have_temp, ep->temp_peak_mc);
+	json_key(j, "cooling");
+	json_array_begin(j);
+	for (size_t i = 0; i < ep->n_cooling; i++) {
+		json_object_begin(j);
+		char dev[32];
+		snprintf(dev, sizeof(dev), "cooling_device%d", ep->cooling[i].dev);
+		json_key(j, "device");
+		json_string(j, ep->cooling[i].dev >= 0 ? dev : NULL);
+		json_key(j, "type");
+		json_string(j, ep->cooling[i].type);
+		json_key(j, "state");
+		json_int(j, ep->cooling[i].state);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_key(j, "stuck");
+	json_bool(j, ep->stuck);
+	json_object_end(j);
+}
+
+void throttle_report_write_json(const struct throttle_report *r, struct json *j) {
+	json_object_begin(j);
+	write_time(j, "from", r->from);
+	write_time(j, "to", r->to);
+	json_key(j, "episodes");
+	json_array_begin(j);
+	for (size_t i = 0; i < r->n; i++) {
+		write_episode(j, &r->episodes[i]);
+	}
+	json_array_end(j);
+	json_key(j, "domains");
+	json_array_begin(j);
+	for (size_t i = 0; i < r->n_domains; i++) {
+		const struct throttle_report_domain *d = &r->domains[i];
+		json_object_begin(j);
+		json_key(j, "domain");
+		json_string(j, d->name);
+		json_key(j, "episodes");
+		json_int(j, d->episodes);
+		json_key(j, "throttled_s");
+		json_double(j, (double)d->throttled_ms / 1000);
+		json_key(j, "share");
+		json_double(j, d->share);
+		write_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
+		write_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Throttle episodes against the real thermlogd at 1 s over a copy of the ROCK 5C fixture, on an
+old database (fixtures/db/amd64.db, schema 2) that it upgrades in place: policy6's
+scaling_max_freq lowered with its cooling device (cpufreq-cpu6) at state 3 for about 10 s is one
+episode, its start and end within the cycles the test saw stored around each change (no
+wall-clock tightness), depth 1416 MHz, cause thermal; `thermlog throttle --json` and
+GET /api/v1/throttle agree byte for byte; /metrics says thermlog_throttled 1 during, 0 after; a
+cooling device's time_in_state_ms moving between two cycles that both see the maximum is a
+counters episode; kill -9 with an episode open and a restart closes it at the last cycle that
+saw it.
+usage: test_throttle.py THERMLOGD THERMLOG FIXTURE DB_FIXTURE"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, copy_fixture, cycles, main, query, wait_cycles, \
+    wait_for, write_config  # noqa: E402
+
+THERMLOGD, THERMLOG, FIXTURE, OLD_DB = sys.argv[1:5]
+POLICY6 = "devices/system/cpu/cpufreq/policy6/scaling_max_freq"
+CDEV2 = "class/thermal/cooling_device2/cur_state"
+CDEV1_STATS = "class/thermal/cooling_device1/stats/time_in_state_ms"
+DOMAIN = "cpufreq/policy6"
+
+
+def write(root, rel, text):
+    """Replaces the file whole (a rename), so a cycle never reads it half written."""
+    path = os.path.join(root, rel)
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    os.rename(path + ".new", path)
+
+
+def last_cycle(db):
+    c = cycles(db)
+    return c[-1][0] if c else 0
+
+
+def episodes(db, domain=DOMAIN):
+    return query(db, "SELECT id, start_ts, end_ts, last_seen, duration_ms, min_hz, max_hz, "
+                 "cause, method, cooling FROM throttle_episodes WHERE domain = ? ORDER BY id",
+                 (domain,))
+
+
+def http(port, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+        return r.read()
+
+
+def throttled_metric(port):
+    text = http(port, "/metrics").decode()
+    m = re.search(r'^thermlog_throttled\{domain="cpufreq/policy6"\} (\S+)$', text, re.M)
+    return m.group(1) if m else None
+
+
+def cli(cfg, db, *args):
+    return subprocess.run([THERMLOG, "-c", cfg, "--db", db, *args], capture_output=True,
+                          timeout=60)
+
+
+def run(tap):
+    with Workdir("thermlog-throttle.") as wd:
+        root = copy_fixture(FIXTURE, os.path.join(wd, "sysfs"))
+        db = os.path.join(wd, "t.db")
+        shutil.copyfile(OLD_DB, db)
+        old_cycles = len(cycles(db))
+        old_version = query(db, "PRAGMA user_version")[0][0]
+        cfg = write_config(os.path.join(wd, "t.yaml"))
+        args = ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen", "127.0.0.1:0"]
+        d = Daemon(THERMLOGD, wd, args, name="throttle").start()
+        port = d.http_port()
+        if not tap.ok(port, "the daemon serves HTTP", d.log_text()):
+            return
+        wait_cycles(db, old_cycles + 3, 30, d)
+        version = query(db, "PRAGMA user_version")[0][0]
+        tap.ok(old_version < 7 and version == 7,
+               "the old database upgraded in place (schema %d to %d)" % (old_version, version))
+        tap.ok(len(cycles(db)) >= old_cycles + 3, "its cycles kept, new ones added")
+        tap.ok(episodes(db) == [] and throttled_metric(port) == "0",
+               "no episode at the maximum, thermlog_throttled 0")
+
+        # ~10 s capped at 1416 MHz with the cooling device at state 3
+        before_cap = last_cycle(db)
+        write(root, POLICY6, "1416000\n")
+        write(root, CDEV2, "3\n")
+        opened = wait_for(lambda: episodes(db) or None, 20)
+        seen_open = last_cycle(db)
+        tap.ok(opened and opened[0][2] is None, "an open episode appears", opened)
+        during = wait_for(lambda: throttled_metric(port) == "1" or None, 10)
+        tap.ok(during, "thermlog_throttled 1 during it")
+        time.sleep(10)
+        before_release = last_cycle(db)
+        write(root, POLICY6, "2256000\n")
+        write(root, CDEV2, "0\n")
+        closed = wait_for(lambda: [e for e in episodes(db) if e[2] is not None] or None, 20)
+        seen_closed = last_cycle(db)
+        if not tap.ok(closed, "the episode closes", d.log_text()[-2000:]):
+            return
+        _, start, end, last_seen, duration_ms, min_hz, max_hz, cause, method, cooling = closed[0]
+        tap.ok(before_cap <= start <= seen_open,
+               "start %d between the last cycle before the cap (%d) and the first seeing it (%d)"
+               % (start, before_cap, seen_open))
+        tap.ok(before_release <= end <= seen_closed,
+               "end %d between the last cycle before the release (%d) and the first seeing it "
+               "(%d)" % (end, before_release, seen_closed))
+        tap.ok(duration_ms == (end - start) * 1000 and last_seen < end,
+               "duration is end - start; last seen before the end")
+        tap.ok(min_hz == 1416000000 and max_hz == 2256000000, "depth 1416 of 2256 MHz",
+               (min_hz, max_hz))
+        tap.ok(cause == "thermal" and method == "poll", "cause thermal, method poll",
+               (cause, method))
+        tap.ok("3 cpufreq-cpu6" in cooling, "the cooling device at its deepest state 3", cooling)
+        tap.ok(wait_for(lambda: throttled_metric(port) == "0" or None, 10),
+               "thermlog_throttled 0 after it")
+        metrics = http(port, "/metrics").decode()
+        m = re.search(r'^thermlog_throttle_seconds_total\{domain="cpufreq/policy6",'
+                      r'cause="thermal"\} (\S+)$', metrics, re.M)
+        tap.ok(m and float(m.group(1)) == duration_ms / 1000,
+               "thermlog_throttle_seconds_total counts the episode", m and m.group(0))
+
+        # the CLI's JSON is the API's, byte for byte, over a pinned window
+        frm, to = str(start - 120), str(end + 120)
+        p = cli(cfg, db, "throttle", "--from", frm, "--to", to, "--json")
+        api = http(port, "/api/v1/throttle?from=%s&to=%s" % (frm, to))
+        tap.ok(p.returncode == 0 and p.stdout == api, "thermlog throttle --json = GET "
+               "/api/v1/throttle", "cli %r\napi %r" % (p.stdout, api))
+        j = json.loads(api)
+        ep = [e for e in j["episodes"] if e["domain"] == DOMAIN]
+        dom = [x for x in j["domains"] if x["domain"] == DOMAIN]
+        tap.ok(len(ep) == 1 and ep[0]["min_hz"] == 1416000000 and ep[0]["cause"] == "thermal"
+               and ep[0]["duration_s"] == end - start
+               and ep[0]["cooling"] == [{"device": "cooling_device2", "type": "cpufreq-cpu6",
+                                         "state": 3}],
+               "the JSON episode", ep)
+        share = (end - start) / float(end - start + 240)
+        tap.ok(len(dom) == 1 and dom[0]["episodes"] == 1 and dom[0]["throttled_s"] == end - start
+               and abs(dom[0]["share"] - share) < 1e-12 and dom[0]["min_hz"] == 1416000000,
+               "the domain's totals", dom)
+        p = cli(cfg, db, "throttle", "--from", frm, "--to", to)
+        text = p.stdout.decode()
+        tap.ok(p.returncode == 0 and "cpufreq/policy6" in text and "1416 MHz of 2256 MHz" in text
+               and "deepest cap" in text, "the table", text)
+        p = cli(cfg, db, "throttle", "--json")
+        tap.ok(p.returncode == 0 and any(e["start"] == ep[0]["start"] for e in
+                                         json.loads(p.stdout)["episodes"]),
+               "without --from/--to the window is the whole history", p.stderr)
+        p = cli(cfg, db, "throttle", "--from", frm, "--to", to, "--json", "--domain", "devfreq/*")
+        tap.ok(p.returncode == 0 and json.loads(p.stdout)["episodes"] == [],
+               "--domain keeps the matching domains")
+
+        # 300 ms at state 1 between two cycles that both see policy4 at its maximum
+        with open(os.path.join(root, CDEV1_STATS)) as f:
+            lines = f.read().splitlines()
+        state1 = int(lines[1].split()[1])
+        lines[1] = "state1\t%d" % (state1 + 300)
+        write(root, CDEV1_STATS, "\n".join(lines) + "\n")
+        counted = wait_for(lambda: episodes(db, "cpufreq/policy4") or None, 20)
+        tap.ok(counted and counted[0][8] == "counters" and counted[0][4] == 300
+               and counted[0][2] > counted[0][1] and counted[0][5] is None,
+               "a counters episode of 300 ms between two cycles, depth unknown", counted)
+
+        # kill -9 with an episode open, then a restart
+        write(root, POLICY6, "1800000\n")
+        reopened = wait_for(lambda: [e for e in episodes(db) if e[2] is None] or None, 20)
+        wait_cycles(db, len(cycles(db)) + 2, 20, d)
+        d.kill9()
+        open_row = [e for e in episodes(db) if e[2] is None]
+        last_before_restart = last_cycle(db)
+        tap.ok(reopened and len(open_row) == 1, "an episode is open at the kill")
+        d = Daemon(THERMLOGD, wd, args, name="throttle2").start()
+        wait_cycles(db, len(cycles(db)) + 2, 30, d)
+        if open_row:
+            row = [e for e in episodes(db) if e[0] == open_row[0][0]]
+            tap.ok(row and row[0][2] == open_row[0][3] and row[0][2] <= last_before_restart,
+                   "closed at the last cycle that saw it (%s)" % (row and row[0][2]), row)
+            again = [e for e in episodes(db) if e[2] is None]
+            tap.ok(len(again) == 1 and again[0][1] > last_before_restart,
+                   "the cap still held opens a new episode after the restart", again)
+        write(root, POLICY6, "2256000\n")
+        wait_for(lambda: not [e for e in episodes(db) if e[2] is None] or None, 20)
+        tap.ok(d.stop() == 0, "the daemon stops cleanly")
+        tap.ok(not [e for e in episodes(db) if e[2] is None], "no episode left open")
+
+
+main(run)
