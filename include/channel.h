@@ -31,6 +31,7 @@ enum channel_kind {
 	CHANNEL_KIND_HUMIDITY,
 	CHANNEL_KIND_STATE,  // cooling device state index
 	CHANNEL_KIND_MEMORY, // bytes of memory or swap
+	CHANNEL_KIND_LOAD,   // busy share of a CPU, NPU core or device, percent (0..100)
 	CHANNEL_KIND_OTHER,
 };
 

@@ -22,6 +22,7 @@ enum source_id {
 	SOURCE_DEVFREQ,
 	SOURCE_IIO,
 	SOURCE_MEMINFO, // /proc/meminfo and /proc/vmstat
+	SOURCE_LOAD,    // busy shares: /proc/stat, debugfs rknpu/rkrga, devfreq load
 	SOURCE_COUNT,
 };
 
@@ -91,7 +92,8 @@ struct config {
 	int64_t interval_ms; // default 60000, at least 1000
 	char *database;
 	char *sysfs_root;        // default "/sys"
-	char *procfs_root;       // default "/proc" (the meminfo source)
+	char *procfs_root;       // default "/proc" (the meminfo and load sources)
+	char *debugfs_root;      // default "/sys/kernel/debug" (the load source)
 	int64_t retention_raw_s; // default 400 days
 	int64_t rescan_s;        // default 300
 	struct http_config http;

@@ -30,6 +30,7 @@ struct source_ctx {
 	bool hwmon_skip_logged; // "not /sys" said once per sampler
 	uint64_t pass;          // sampler_read() calls: sensors of one pass may share a file read
 	struct meminfo_files *meminfo; // meminfo: its files' text this pass; freed by cleanup
+	struct load_files *load;       // load: its shared files' text this pass, what was said
 };
 
 /** How to read one channel; parallel to its struct channel. */
@@ -47,13 +48,18 @@ struct sensor {
 	int subfeature;              // hwmon: the subfeature number
 	int absent_err;              // configured but not found: read gives this; 0 = present
 	int last_err;                // for logging on state change
-	int item;                    // meminfo: which figure (enum in src/sources/meminfo.c)
+	int item;                    // meminfo, load: which figure (enum in the source's file)
+	int sub;                     // load: the CPU (-1 = all) or the core's index
+	bool expect_absent; // a vanished reading is expected (an offline CPU): no rescan, debug
+	const char *why;    // set by a read that gives -EBADMSG: what is wrong with the text
+	bool err_said;      // the read said its error itself (once for a file's channels)
 	/* Rates from cumulative counters: the previous read, kept across rescans. Until there is
 	 * one the read gives -EAGAIN (no value, never a fake 0), logged at debug level only. */
 	bool rate;
 	struct {
 		int64_t count;
 		int64_t mono_ns;
+		int64_t total; // load: the CPU's total ticks (count: its busy ticks)
 		bool valid;
 	} prev;
 };
@@ -84,6 +90,7 @@ extern const struct source_ops source_devfreq;
 extern const struct source_ops source_iio;
 extern const struct source_ops source_hwmon;
 extern const struct source_ops source_meminfo; // /proc/meminfo and /proc/vmstat
+extern const struct source_ops source_load;    // /proc/stat, debugfs rknpu/rkrga, devfreq load
 
 /**
  * Appends a channel with the given identity; every string is copied. A key that is already in

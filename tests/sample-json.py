@@ -22,11 +22,13 @@ def run(*args):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    # The fixture's /proc stands in for the host's, so memory figures are fixed too.
+    # The fixture's /proc and debugfs stand in for the host's, so memory and load figures are
+    # fixed too.
     proc = os.path.realpath(os.path.join(fixtures, "rock5c", "proc"))
+    debug = os.path.realpath(os.path.join(fixtures, "rock5c", "kernel", "debug"))
     empty_cfg = os.path.join(tmp, "empty.yaml")
     with open(empty_cfg, "w") as f:
-        f.write(f"procfs_root: {proc}\n")
+        f.write(f"procfs_root: {proc}\ndebugfs_root: {debug}\n")
 
     root = os.path.join(fixtures, "rock5c")
     p = run("sample", "--json", "--sysfs-root", root)
@@ -84,14 +86,24 @@ with tempfile.TemporaryDirectory() as tmp:
          proc + "/meminfo"),
         ("meminfo/swap_used", "meminfo", "swap used", "memory", "bytes", 462487552,
          proc + "/meminfo"),
+    ] + [("load/rknpu/core%d" % i, "load", "NPU core %d" % i, "load", "percent", 0,
+          debug + "/rknpu/load") for i in range(3)] + [
+        # Rockchip vendor devfreq: "3@300000000Hz", "100@1000000000Hz"
+        ("load/fb000000.gpu", "load", "fb000000.gpu", "load", "percent", 3,
+         "class/devfreq/fb000000.gpu/load"),
+        ("load/fdab0000.npu", "load", "fdab0000.npu", "load", "percent", 100,
+         "class/devfreq/fdab0000.npu/load"),
     ]
     # Rates need two reads: a single sample has none (null with its reason, never 0).
-    rates = [("meminfo/swap_in", "swap in"), ("meminfo/swap_out", "swap out")]
-    got = [c for c in doc["channels"] if c["key"] not in dict(rates)]
-    for key, label in rates:
+    rates = [("meminfo/swap_in", "swap in", "meminfo", "other", "pages_per_second", "vmstat"),
+             ("meminfo/swap_out", "swap out", "meminfo", "other", "pages_per_second", "vmstat"),
+             ("load/cpu", "all CPUs", "load", "load", "percent", "stat")] + [
+        ("load/cpu%d" % i, "cpu%d" % i, "load", "load", "percent", "stat") for i in range(8)]
+    got = [c for c in doc["channels"] if c["key"] not in [r[0] for r in rates]]
+    for key, label, source, kind, unit, file in rates:
         c = [c for c in doc["channels"] if c["key"] == key]
-        expect = {"key": key, "source": "meminfo", "label": label, "kind": "other",
-                  "unit": "pages_per_second", "value": None, "path": proc + "/vmstat",
+        expect = {"key": key, "source": source, "label": label, "kind": kind,
+                  "unit": unit, "value": None, "path": proc + "/" + file,
                   "error": "Resource temporarily unavailable"}
         check(c == [expect], f"{key}: no rate from one read", c)
     check(len(got) == len(want), f"rock5c: {len(want)} channels", [c["key"] for c in got])

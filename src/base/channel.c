@@ -21,6 +21,7 @@ static const char *const kind_names[] = {
 	[CHANNEL_KIND_HUMIDITY] = "humidity",
 	[CHANNEL_KIND_STATE] = "state",
 	[CHANNEL_KIND_MEMORY] = "memory",
+	[CHANNEL_KIND_LOAD] = "load",
 	[CHANNEL_KIND_OTHER] = "other",
 };
 
@@ -35,6 +36,7 @@ static const char *const kind_units[] = {
 	[CHANNEL_KIND_HUMIDITY] = "percent",
 	[CHANNEL_KIND_STATE] = "state",
 	[CHANNEL_KIND_MEMORY] = "bytes",
+	[CHANNEL_KIND_LOAD] = "percent",
 	[CHANNEL_KIND_OTHER] = "1",
 };
 
@@ -91,6 +93,7 @@ static const struct {
 	[CHANNEL_KIND_HUMIDITY] = {0, 100},
 	[CHANNEL_KIND_STATE] = {0, 1e6},
 	[CHANNEL_KIND_MEMORY] = {0, 1e15},
+	[CHANNEL_KIND_LOAD] = {0, 100},
 	[CHANNEL_KIND_OTHER] = {-INFINITY, INFINITY},
 };
 

@@ -8,8 +8,9 @@
 
 /*
  * Table order is /metrics' family order. A unit sharing the family before it (millivolts with
- * volts) follows that entry. Memory reads in MiB to 0.1 (a tenth is detail enough); operating
- * points are whole MHz in a table of statistics.
+ * volts) follows that entry; a unit with a family per kind (percent: humidity, load) has an
+ * entry per kind, the first of them the one unit_lookup() finds. Memory reads in MiB to 0.1 (a
+ * tenth is detail enough); operating points are whole MHz in a table of statistics.
  */
 static const struct unit_info units[] = {
 	{"celsius", "°C", 1, -1, -1, "thermlog_temperature_celsius", 1,
@@ -29,6 +30,9 @@ static const struct unit_info units[] = {
 	 "Fan speed of the channel in revolutions per minute.", -1},
 	{"percent", "%", 1, -1, -1, "thermlog_humidity_ratio", 100,
 	 "Relative humidity of the channel as a ratio (0..1).", CHANNEL_KIND_HUMIDITY},
+	{"percent", "%", 1, -1, -1, "thermlog_load_ratio", 100,
+	 "Busy share of the channel's CPU, NPU core or device as a ratio (0..1).",
+	 CHANNEL_KIND_LOAD},
 	{"state", "", 1, -1, -1, "thermlog_cooling_state", 1,
 	 "Cooling device state index (0 = off, max_state = full).", CHANNEL_KIND_STATE},
 	{"ohms", "ohm", 1, -1, -1, "thermlog_resistance_ohms", 1,
@@ -65,9 +69,13 @@ int unit_places(const char *unit, bool column) {
 }
 
 const struct unit_info *unit_family(const struct channel *ch) {
-	const struct unit_info *u = unit_lookup(ch->unit);
-	if (!u || !u->family || (u->family_kind >= 0 && (int)ch->kind != u->family_kind)) {
-		return NULL;
+	// A unit may have a family per kind (a percentage: humidity, load): the first that fits.
+	for (size_t i = 0; ch->unit && i < sizeof(units) / sizeof(units[0]); i++) {
+		const struct unit_info *u = &units[i];
+		if (strcmp(ch->unit, u->name) == 0 && u->family &&
+		    (u->family_kind < 0 || (int)ch->kind == u->family_kind)) {
+			return u;
+		}
 	}
-	return u;
+	return NULL;
 }

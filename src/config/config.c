@@ -45,11 +45,13 @@ static const char *const source_prefixes[SOURCE_COUNT][3] = {
 	[SOURCE_DEVFREQ] = {"devfreq", NULL},
 	[SOURCE_IIO] = {"iio", NULL},
 	[SOURCE_MEMINFO] = {"meminfo", NULL},
+	[SOURCE_LOAD] = {"load", NULL},
 };
 
 static const char *const source_names[SOURCE_COUNT] = {
 	[SOURCE_THERMAL] = "thermal", [SOURCE_HWMON] = "hwmon", [SOURCE_CPUFREQ] = "cpufreq",
 	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",     [SOURCE_MEMINFO] = "meminfo",
+	[SOURCE_LOAD] = "load",
 };
 
 /* NULL if @pat is a usable fnmatch() pattern for channel keys, else the problem. */
@@ -189,7 +191,7 @@ static void parse_source(struct parser *p, const struct yamltree_node *map, enum
 
 static void parse_sources(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"thermal", "hwmon",   "cpufreq", "devfreq",
-					   "iio",     "meminfo", NULL};
+					   "iio",     "meminfo", "load",    NULL};
 	if (!yamltree_check_mapping(&p->yt, map, "sources", keys)) {
 		return;
 	}
@@ -867,10 +869,10 @@ static void parse_capacitors(struct parser *p, const struct yamltree_node *seq) 
 }
 
 static void parse_root(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {"interval",  "database",     "sysfs_root", "procfs_root",
-					   "retention", "rescan",       "http",       "sources",
-					   "channels",  "iio_channels", "capacitors", "runs",
-					   NULL};
+	static const char *const keys[] = {
+		"interval",     "database",   "sysfs_root", "procfs_root", "debugfs_root",
+		"retention",    "rescan",     "http",       "sources",     "channels",
+		"iio_channels", "capacitors", "runs",       NULL};
 	struct config *cfg = p->cfg;
 	if (map->kind != YAMLTREE_MAPPING && !yamltree_is_null(map) && map->kind != YAMLTREE_BAD) {
 		yamltree_error_node(&p->yt, map,
@@ -892,6 +894,8 @@ static void parse_root(struct parser *p, const struct yamltree_node *map) {
 			yamltree_get_string(&p->yt, v, "sysfs_root", &cfg->sysfs_root);
 		} else if (yamltree_key_is(k, "procfs_root")) {
 			yamltree_get_string(&p->yt, v, "procfs_root", &cfg->procfs_root);
+		} else if (yamltree_key_is(k, "debugfs_root")) {
+			yamltree_get_string(&p->yt, v, "debugfs_root", &cfg->debugfs_root);
 		} else if (yamltree_key_is(k, "retention")) {
 			parse_retention(p, v);
 		} else if (yamltree_key_is(k, "rescan")) {
@@ -920,6 +924,7 @@ void config_init(struct config *cfg) {
 		.database = xstrdup(CONFIG_DEFAULT_DATABASE),
 		.sysfs_root = xstrdup("/sys"),
 		.procfs_root = xstrdup("/proc"),
+		.debugfs_root = xstrdup("/sys/kernel/debug"),
 		.retention_raw_s = 400 * DAY_S,
 		.rescan_s = 300,
 		.http =
@@ -953,6 +958,7 @@ void config_finish(struct config *cfg) {
 	free(cfg->database);
 	free(cfg->sysfs_root);
 	free(cfg->procfs_root);
+	free(cfg->debugfs_root);
 	free(cfg->http.listen);
 	free(cfg->http.token);
 	free(cfg->http.token_file);

@@ -17,8 +17,8 @@
 #include "xalloc.h"
 
 static const struct source_ops *const sources[] = {
-	&source_thermal, &source_cpufreq, &source_devfreq,
-	&source_iio,     &source_hwmon,   &source_meminfo,
+	&source_thermal, &source_cpufreq, &source_devfreq, &source_iio,
+	&source_hwmon,   &source_meminfo, &source_load,
 };
 #define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -69,9 +69,10 @@ static void open_proc(struct source_ctx *ctx, const struct config *cfg) {
 			ctx->proc_fd = -1;
 		}
 	}
-	if (ctx->proc_fd < 0 && cfg->sources[SOURCE_MEMINFO].enabled) {
-		log_warn("could not open procfs root %s: %s: no memory channels", cfg->procfs_root,
-			 strerror(err));
+	if (ctx->proc_fd < 0 &&
+	    (cfg->sources[SOURCE_MEMINFO].enabled || cfg->sources[SOURCE_LOAD].enabled)) {
+		log_warn("could not open procfs root %s: %s: no memory or CPU load channels",
+			 cfg->procfs_root, strerror(err));
 	}
 }
 
@@ -175,7 +176,9 @@ struct sampler *sampler_create(const struct config *cfg) {
 	sampler_rescan(s);
 	size_t n_sysfs = 0;
 	for (size_t i = 0; i < s->list.n; i++) {
-		n_sysfs += s->list.sensors[i].ops != &source_meminfo; // /proc is always there
+		// /proc is always there; the load source's sysfs files come with devfreq's
+		n_sysfs += s->list.sensors[i].ops != &source_meminfo &&
+			   s->list.sensors[i].ops != &source_load;
 	}
 	if (n_sysfs == 0) {
 		// Said once at start, here, so `thermlog sample` and thermlogd both say it.
@@ -251,8 +254,12 @@ static void log_transition(const struct channel *c, struct sensor *s, int err, d
 			"implausible reading from %s: %g %s for a %s channel (%s): stored and shown "
 			"as an error",
 			c->path, value, c->unit, channel_kind_name(c->kind), c->key);
-	} else if (vanished(err) && !s->absent_err) {
+	} else if (s->err_said && err != 0) {
+		log_debug("%s: %s", c->key, s->why ? s->why : strerror(-err)); // said by its source
+	} else if (vanished(err) && (!s->absent_err || s->expect_absent)) {
 		log_debug("could not read %s: %s", c->path, strerror(-err)); // expected on unplug
+	} else if (err == -EBADMSG && s->why) {
+		log_warn("could not read %s: %s (%s)", c->path, s->why, c->key);
 	} else {
 		log_warn("could not read %s: %s", c->path, strerror(-err));
 	}
@@ -278,7 +285,7 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 			if (!channel_plausible(&s->list.channels[i], v)) {
 				err = -ERANGE;
 			}
-		} else if (vanished(err) && !sen->absent_err) {
+		} else if (vanished(err) && !sen->absent_err && !sen->expect_absent) {
 			s->rescan_due = true;
 		}
 		s->readings[i] = (struct reading){

@@ -133,9 +133,9 @@ def write_config(path, interval="1s", rescan="300s", extra=""):
     the file, in the test's scratch directory."""
     sock = os.path.join(os.path.dirname(os.path.abspath(path)), "run", "thermlog.sock")
     with open(path, "w") as f:
-        # hwmon and meminfo would read the host's /sys and /proc beside the fixture
+        # hwmon, meminfo and load would read the host's /sys, /proc and debugfs beside the fixture
         f.write(with_runs_socket("interval: %s\nrescan: %s\nsources:\n  hwmon: {enabled: false}\n"
-                                 "  meminfo: {enabled: false}\n%s" %
+                                 "  meminfo: {enabled: false}\n  load: {enabled: false}\n%s" %
                                  (interval, rescan, extra), sock))
     return path
 

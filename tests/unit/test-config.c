@@ -304,7 +304,7 @@ static void test_syntax(void) {
 
 static void test_keys(void) {
 	check("intervall: 60s\n",
-	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n",
+	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
 	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, tls_priorities, max_points, max_window, connection_limit)\n",
@@ -316,7 +316,7 @@ static void test_keys(void) {
 	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
 	      "no far-fetched suggestion for a short key");
 	check("sources:\n  zfs: {}\n",
-	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio, meminfo)\n",
+	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio, meminfo, load)\n",
 	      "unknown source");
 	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
 	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
@@ -583,7 +583,7 @@ static void test_files(void) {
 	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
-	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n"
+	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n"
 	      "t.yaml:4:11: interval: '5' has no unit: write e.g. 5s or 5m (units ms, s, m, h, d, w)\n",
 	      "several errors in file order");
 

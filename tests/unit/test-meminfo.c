@@ -80,7 +80,7 @@ static void make_config(struct config *cfg, const char *proc) {
 	config_init(cfg);
 	const char *yaml = "sources: {thermal: {enabled: false}, hwmon: {enabled: false}, "
 			   "cpufreq: {enabled: false}, devfreq: {enabled: false}, "
-			   "iio: {enabled: false}}\n";
+			   "iio: {enabled: false}, load: {enabled: false}}\n";
 	char *errors = NULL;
 	if (!config_load_string(cfg, "test.yaml", yaml, strlen(yaml), &errors)) {
 		printf("Bail out! config: %s\n", errors);

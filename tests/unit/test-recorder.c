@@ -76,7 +76,7 @@ static void rig_init(struct rig *g, const char *name, size_t queue_max_bytes) {
 	// libsensors and /proc would read the host: the fixture's sysfs sources only
 	rig_init_tree(
 		g, name, queue_max_bytes,
-		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}, load: {enabled: false}}\n",
 		FIXTURE);
 }
 
@@ -295,7 +295,8 @@ static void test_read_errors(void) {
 	rig_init_tree(
 		&g, "rates.db", 0,
 		"interval: 60s\nsources: {hwmon: {enabled: false}, thermal: {enabled: false}, "
-		"cpufreq: {enabled: false}, devfreq: {enabled: false}, iio: {enabled: false}}\n",
+		"cpufreq: {enabled: false}, devfreq: {enabled: false}, iio: {enabled: false}, "
+		"load: {enabled: false}}\n",
 		FIXTURE);
 	struct recorder_result res = tick(&g, T0, M0);
 	ok(res.stored && res.n >= 2, "the fixture's meminfo channels read");
@@ -316,7 +317,7 @@ static void test_read_errors(void) {
 	// The broken board: its thermal zones fail, each named once however many cycles fail.
 	rig_init_tree(
 		&g, "broken.db", 0,
-		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}}\n",
+		"interval: 60s\nsources: {hwmon: {enabled: false}, meminfo: {enabled: false}, load: {enabled: false}}\n",
 		"fixtures/broken");
 	tick(&g, T0, M0);
 	int64_t first = health(&g).errors_last_hour;

@@ -33,8 +33,10 @@ static void make_config(struct config *cfg, const char *root, const char *yaml) 
 	}
 	free(cfg->sysfs_root);
 	cfg->sysfs_root = xstrdup(root);
-	// These tests are about sysfs; /proc (meminfo) has its own test-meminfo.c.
+	// These tests are about sysfs; /proc (meminfo, load) has its own test-meminfo.c,
+	// test-load.c.
 	cfg->sources[SOURCE_MEMINFO].enabled = false;
+	cfg->sources[SOURCE_LOAD].enabled = false;
 }
 
 static struct sample take(struct sampler *s, int64_t mono_s) {

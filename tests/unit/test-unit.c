@@ -46,6 +46,11 @@ static void test_families(void) {
 	u = unit_family(&rh);
 	ok(u && strcmp(u->family, "thermlog_humidity_ratio") == 0 && u->family_divisor == 100,
 	   "humidity as a ratio");
+	struct channel busy = {.key = "load/cpu0", .unit = "percent", .kind = CHANNEL_KIND_LOAD};
+	u = unit_family(&busy);
+	ok(u && strcmp(u->family, "thermlog_load_ratio") == 0 && u->family_divisor == 100,
+	   "a load channel's percentage: thermlog_load_ratio");
+	is_str(unit_lookup("percent")->symbol, "%", "a percentage reads with %");
 	struct channel mv = {
 		.key = "iio/adc/voltage0", .unit = "millivolts", .kind = CHANNEL_KIND_VOLTAGE};
 	u = unit_family(&mv);

@@ -1,0 +1,367 @@
+/*
+ * load: busy shares in percent. Each CPU's and all CPUs' from the ticks of /proc/stat (under
+ * procfs_root) between two reads; the Rockchip NPU's cores from debugfs rknpu/load and the RGA's
+ * schedulers from rkrga/load (under debugfs_root); the `load` attribute of Rockchip vendor
+ * devfreq devices. loadparse.c parses the texts. A shared file is read once per sampler pass,
+ * opened afresh each time (the kernel formats it on every read), and never held open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "loadparse.h"
+#include "log.h"
+#include "source.h"
+#include "xalloc.h"
+
+/* /proc/stat grows with the CPUs and the interrupt lines (its intr line): 1 MiB at most. */
+#define LOAD_TEXT_MAX (1 << 20)
+
+enum item { ITEM_CPU, ITEM_RKNPU, ITEM_RKRGA, ITEM_DEVFREQ };
+
+/* The files more than one channel reads. */
+enum shared { SHARED_STAT, SHARED_RKNPU, SHARED_RKRGA, SHARED_COUNT };
+
+struct shared_file {
+	uint64_t pass; // the pass its text is from; 0 = none
+	int rc;        // that read's result (-EBADMSG: the parse's, with why)
+	struct buf text;
+	int said_rc; // the error said of it (0 = none): said again only when it changes
+};
+
+struct load_files {
+	struct shared_file f[SHARED_COUNT];
+	bool debugfs_denied_said; // "debugfs needs root" said once per sampler
+};
+
+static struct load_files *files(struct source_ctx *ctx) {
+	if (!ctx->load) {
+		ctx->load = xcalloc(1, sizeof(*ctx->load));
+	}
+	return ctx->load;
+}
+
+/* Reads the whole file @path (relative to @dir_fd, or absolute) into @out through ctx->pread. */
+static int read_whole(struct source_ctx *ctx, int dir_fd, const char *path, struct buf *out) {
+	buf_clear(out);
+	int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	char chunk[4096];
+	int rc = 0;
+	for (off_t off = 0;;) {
+		ssize_t n = ctx->pread(fd, chunk, sizeof(chunk), off);
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0) {
+			break;
+		}
+		if (out->len + (size_t)n > LOAD_TEXT_MAX) {
+			rc = -EFBIG;
+			break;
+		}
+		buf_append(out, chunk, (size_t)n);
+		off += n;
+	}
+	close(fd);
+	if (rc == 0 && !out->data) {
+		buf_puts(out, ""); // an empty file: a text of its own, for the parser to refuse
+	}
+	return rc;
+}
+
+/* --- discovery --- */
+
+/* The channels of every cpuN line (and of all CPUs) of the /proc/stat read now. */
+static void discover_cpus(struct source_ctx *ctx, struct sensor_list *out) {
+	if (ctx->proc_fd < 0) {
+		return; // said when the root failed to open
+	}
+	struct buf text;
+	buf_init(&text);
+	int rc = read_whole(ctx, ctx->proc_fd, "stat", &text);
+	char *path = xasprintf("%s/stat", ctx->proc_root);
+	struct loadparse_ticks t;
+	const char *why = "";
+	if (rc == 0) {
+		rc = loadparse_stat(text.data, -1, &t, &why);
+	}
+	if (rc < 0) {
+		log_warn("could not read %s: %s: no CPU load channels", path,
+			 rc == -EBADMSG ? why : strerror(-rc));
+		free(path);
+		buf_finish(&text);
+		return;
+	}
+	size_t n = loadparse_stat_cpus(text.data, NULL, 0);
+	int *ids = xcalloc(n + 1, sizeof(*ids));
+	loadparse_stat_cpus(text.data, ids, n);
+	for (size_t i = 0; i <= n; i++) {
+		int cpu = i == 0 ? -1 : ids[i - 1];
+		char key[32], label[32];
+		snprintf(key, sizeof(key), cpu < 0 ? "load/cpu" : "load/cpu%d", cpu);
+		snprintf(label, sizeof(label), cpu < 0 ? "all CPUs" : "cpu%d", cpu);
+		// Ticks are 1/100 s: a minute of one CPU has 6000, a fast sample of 5 s 500.
+		struct sensor *s = sensor_list_add(out, &source_load, key, "load", label,
+						   CHANNEL_KIND_LOAD, 0.1, path);
+		s->item = ITEM_CPU;
+		s->sub = cpu;
+		s->rate = true;          // a share needs two readings
+		s->expect_absent = true; // an offline CPU has no line: absent, no rescan
+	}
+	free(ids);
+	free(path);
+	buf_finish(&text);
+}
+
+/* True when the board has a Rockchip NPU: its devfreq device or its driver's module. */
+static bool npu_present(struct source_ctx *ctx) {
+	if (sysfs_exists(ctx->root_fd, "module/rknpu")) {
+		return true;
+	}
+	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
+	bool found = false;
+	for (char **p = names; p && *p && !found; p++) {
+		size_t len = strlen(*p);
+		found = len > 4 && strcmp(*p + len - 4, ".npu") == 0;
+	}
+	source_free_names(names);
+	return found;
+}
+
+/*
+ * Says once why a debugfs file gave no channels: a text that does not parse, or a read that
+ * failed. A missing file says nothing (no such driver); a debugfs the daemon may not enter
+ * (mounted 0700, root only) is said once, and only on a board with an NPU.
+ */
+static void debugfs_unreadable(struct source_ctx *ctx, struct shared_file *f, const char *path,
+			       int rc, const char *why, const char *what) {
+	struct load_files *lf = files(ctx);
+	if (rc == -ENOENT || rc == -ENOTDIR) {
+		log_debug("no %s: %s", path, strerror(-rc));
+		return;
+	}
+	if (f->said_rc == rc) {
+		return;
+	}
+	f->said_rc = rc;
+	if (rc == -EACCES) {
+		if (lf->debugfs_denied_said || !npu_present(ctx)) {
+			log_debug("could not read %s: %s", path, strerror(-rc));
+			return;
+		}
+		lf->debugfs_denied_said = true;
+		log_warn(
+			"could not read %s: %s: no %s load channels; debugfs (%s) is root only: run "
+			"thermlogd as root, or give it read access to that file (the systemd unit "
+			"binds it readable, see docs/DAEMON.md)",
+			path, strerror(-rc), what, ctx->cfg->debugfs_root);
+		return;
+	}
+	if (rc == -EBADMSG) {
+		log_warn("could not read %s: %s: no %s load channels", path, why, what);
+	} else {
+		log_warn("could not read %s: %s: no %s load channels; check that the file is the "
+			 "driver's (debugfs_root is %s)",
+			 path, strerror(-rc), what, ctx->cfg->debugfs_root);
+	}
+}
+
+/* The channels of rknpu/load (NPU cores) or rkrga/load (RGA schedulers). */
+static void discover_debugfs(struct source_ctx *ctx, struct sensor_list *out, enum item item) {
+	bool npu = item == ITEM_RKNPU;
+	struct shared_file *f = &files(ctx)->f[npu ? SHARED_RKNPU : SHARED_RKRGA];
+	char *path = xasprintf("%s/%s", ctx->cfg->debugfs_root, npu ? "rknpu/load" : "rkrga/load");
+	struct loadparse_cores cores;
+	const char *why = "";
+	int rc = read_whole(ctx, AT_FDCWD, path, &f->text);
+	f->pass = 0; // read outside a pass: the next pass reads again
+	if (rc == 0) {
+		rc = npu ? loadparse_rknpu(f->text.data, &cores, &why)
+			 : loadparse_rkrga(f->text.data, &cores, &why);
+	}
+	if (rc < 0) {
+		debugfs_unreadable(ctx, f, path, rc, why, npu ? "NPU" : "RGA");
+		free(path);
+		return;
+	}
+	f->said_rc = 0;
+	for (size_t i = 0; i < cores.n; i++) {
+		char key[80], label[80];
+		if (!cores.cores) {
+			snprintf(key, sizeof(key), "load/rknpu");
+			snprintf(label, sizeof(label), "NPU");
+		} else if (npu) {
+			snprintf(key, sizeof(key), "load/rknpu/core%d", cores.index[i]);
+			snprintf(label, sizeof(label), "NPU core %d", cores.index[i]);
+		} else {
+			snprintf(key, sizeof(key), "load/rkrga/%s", cores.name[i]);
+			snprintf(label, sizeof(label), "RGA %s", cores.name[i]);
+		}
+		source_key_sanitize(key);
+		struct sensor *s = sensor_list_add(out, &source_load, key, "load", label,
+						   CHANNEL_KIND_LOAD, 1, path);
+		s->item = item;
+		s->sub = cores.cores ? cores.index[i] : -1;
+	}
+	free(path);
+}
+
+/* The `load` attribute of each devfreq device that has one (Rockchip vendor kernels). */
+static void discover_devfreq(struct source_ctx *ctx, struct sensor_list *out) {
+	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
+	for (char **p = names; p && *p; p++) {
+		char *path = xasprintf("class/devfreq/%s/load", *p);
+		if (sysfs_exists(ctx->root_fd, path)) {
+			char *key = xasprintf("load/%s", *p);
+			source_key_sanitize(key);
+			struct sensor *s = sensor_list_add(out, &source_load, key, "load", *p,
+							   CHANNEL_KIND_LOAD, 1, path);
+			s->item = ITEM_DEVFREQ;
+			free(key);
+		}
+		free(path);
+	}
+	source_free_names(names);
+}
+
+static void load_discover(struct source_ctx *ctx, struct sensor_list *out) {
+	discover_cpus(ctx, out);
+	discover_debugfs(ctx, out, ITEM_RKNPU);
+	discover_debugfs(ctx, out, ITEM_RKRGA);
+	discover_devfreq(ctx, out);
+}
+
+/* --- reading --- */
+
+/*
+ * A shared file's error, said once for all its channels (and again only when it changes); the
+ * sampler logs the channels' own transitions at debug level.
+ */
+static int shared_error(struct shared_file *f, struct sensor *s, int rc) {
+	if (rc != f->said_rc) {
+		f->said_rc = rc;
+		log_warn("could not read %s: %s: its load channels are absent until it reads again",
+			 s->path, rc == -EBADMSG && s->why ? s->why : strerror(-rc));
+	}
+	s->err_said = true;
+	return rc;
+}
+
+/* The text of a shared file in this pass: read by the first of its channels to need it. */
+static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, const char *path,
+		     const char **text) {
+	struct shared_file *f = &files(ctx)->f[which];
+	if (f->pass != ctx->pass || ctx->pass == 0) {
+		f->rc = read_whole(ctx, dir_fd, path, &f->text);
+		f->pass = ctx->pass;
+	}
+	*text = f->text.data;
+	return f->rc;
+}
+
+static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
+	if (ctx->proc_fd < 0) {
+		return -ENOENT;
+	}
+	const char *text;
+	struct shared_file *f = &files(ctx)->f[SHARED_STAT];
+	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", &text);
+	struct loadparse_ticks now;
+	if (rc == 0) {
+		rc = loadparse_stat(text, s->sub, &now, &s->why);
+	}
+	if (rc < 0) {
+		// Offline (no line) or unreadable: the CPU's next reading is a first one again.
+		s->prev.valid = false;
+		return rc == -ENOENT ? rc : shared_error(f, s, rc);
+	}
+	f->said_rc = 0;
+	struct loadparse_ticks before = {.total = s->prev.total, .busy = s->prev.count};
+	rc = loadparse_busy(s->prev.valid ? &before : NULL, &now, value);
+	s->prev.total = now.total;
+	s->prev.count = now.busy;
+	s->prev.mono_ns = ctx->clock();
+	s->prev.valid = true;
+	return rc;
+}
+
+static int read_debugfs(struct source_ctx *ctx, struct sensor *s, double *value) {
+	bool npu = s->item == ITEM_RKNPU;
+	enum shared which = npu ? SHARED_RKNPU : SHARED_RKRGA;
+	struct shared_file *f = &files(ctx)->f[which];
+	const char *text;
+	int rc = pass_text(ctx, which, AT_FDCWD, s->path, &text);
+	struct loadparse_cores cores;
+	if (rc == 0) {
+		rc = npu ? loadparse_rknpu(text, &cores, &s->why)
+			 : loadparse_rkrga(text, &cores, &s->why);
+	}
+	if (rc < 0) {
+		return shared_error(f, s, rc);
+	}
+	f->said_rc = 0;
+	for (size_t i = 0; i < cores.n; i++) {
+		if (!cores.cores ? s->sub < 0 : cores.index[i] == s->sub) {
+			*value = (double)cores.percent[i];
+			return 0;
+		}
+	}
+	return -ENOENT; // the core is gone from the text: rescan
+}
+
+static int read_devfreq(struct source_ctx *ctx, struct sensor *s, double *value) {
+	struct buf text;
+	buf_init(&text);
+	int rc = read_whole(ctx, ctx->root_fd, s->path, &text);
+	int64_t pct;
+	if (rc == 0) {
+		rc = loadparse_devfreq(text.data, &pct, NULL, &s->why);
+	}
+	buf_finish(&text);
+	if (rc == 0) {
+		*value = (double)pct;
+	}
+	return rc;
+}
+
+static int load_read(struct source_ctx *ctx, struct sensor *s, double *value) {
+	s->why = NULL;
+	s->err_said = false;
+	switch ((enum item)s->item) {
+	case ITEM_CPU:
+		return read_cpu(ctx, s, value);
+	case ITEM_RKNPU:
+	case ITEM_RKRGA:
+		return read_debugfs(ctx, s, value);
+	case ITEM_DEVFREQ:
+		return read_devfreq(ctx, s, value);
+	}
+	return -EINVAL;
+}
+
+static void load_cleanup(struct source_ctx *ctx) {
+	if (!ctx->load) {
+		return;
+	}
+	for (size_t i = 0; i < SHARED_COUNT; i++) {
+		buf_finish(&ctx->load->f[i].text);
+	}
+	free(ctx->load);
+	ctx->load = NULL;
+}
+
+const struct source_ops source_load = {
+	.name = "load",
+	.config_id = SOURCE_LOAD,
+	.discover = load_discover,
+	.read = load_read,
+	.cleanup = load_cleanup,
+};
