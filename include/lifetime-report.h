@@ -24,6 +24,11 @@ struct lifetime_report_entry {
 	double coverage;           // observed time / stored span of the window, NAN when empty
 	double p95_temp_c;         // time-weighted, NAN when empty
 	double life_at_p95_temp_h; // uncapped
+	// Owned: the time the replay gave each stored sensor temperature, ascending (dt_h in
+	// hours; the weights of the damage sum, so they add up to r.observed_h). NULL and 0
+	// when nothing was observed. What a temperature profile (lifetime-profile.h) bins.
+	struct lifetime_point *temps;
+	size_t n_temps;
 };
 
 struct lifetime_report {
