@@ -364,7 +364,7 @@ def calc_tests():
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8;55:4"], "element 1"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8,x"], "element 2 'x'"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:0"], "hours must be positive"),
-        (["--rated-life-h", "2000", "--rated-temp-c", "105"], "either --temp-c or --profile"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105"], "one of --temp-c, --profile or --profile-csv"),
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "nan"],
          "thermlog lifetime calc: --temp-c: 'nan' is not a number"),
