@@ -339,6 +339,49 @@ static bool has_data(const struct lifetime_report_entry *e) {
 	return e->r.observed_h > 0 && isfinite(e->r.consumed_fraction) && isfinite(e->r.life_h);
 }
 
+static bool has_review(const struct capacitor_config *cc) {
+	for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+		if (cc->review[k]) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The design-review notes (review: in the configuration), when any capacitor has some: every
+ * capacitor and every key, "not recorded" where a note is missing.
+ */
+static void print_reviews(const struct lifetime_report *rep) {
+	bool any = false;
+	for (size_t i = 0; i < rep->n && !any; i++) {
+		any = has_review(rep->entries[i].cc);
+	}
+	if (!any) {
+		return;
+	}
+	struct buf scratch, out;
+	buf_init(&scratch);
+	buf_init(&out);
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct capacitor_config *cc = rep->entries[i].cc;
+		buf_clear(&scratch);
+		printf("%s: design review:\n", table_printable(&scratch, cc->name));
+		struct table t;
+		table_init(&t, 2);
+		for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+			table_row(&t);
+			table_set(&t, 0, "%s", capacitor_review_keys[k]);
+			table_set(&t, 1, "%s", cc->review[k] ? cc->review[k] : "not recorded");
+		}
+		buf_clear(&out);
+		table_print_indented(&t, 2, &out);
+		fputs(out.data, stdout);
+	}
+	buf_finish(&out);
+	buf_finish(&scratch);
+}
+
 static void print_table(const struct lifetime_report *rep) {
 	static const char *const head[] = {"capacitor", "sensor",         "observed",
 					   "consumed",  "effective life", "T_eq",
@@ -419,6 +462,7 @@ static void print_table(const struct lifetime_report *rep) {
 			       r->consumed_extrapolated > 0 ? " (partly extrapolated)" : "");
 		}
 	}
+	print_reviews(rep);
 	for (size_t i = 0; i < rep->n; i++) {
 		print_warnings(&rep->entries[i].r, rep->entries[i].cc->name);
 	}

@@ -264,6 +264,15 @@ void lifetime_report_write_warnings(const struct lifetime_result *r, struct json
 	json_array_end(out);
 }
 
+void lifetime_report_write_review(const struct capacitor_config *cc, struct json *out) {
+	json_object_begin(out);
+	for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+		json_key(out, capacitor_review_keys[k]);
+		json_string(out, cc->review[k]); // null: not recorded
+	}
+	json_object_end(out);
+}
+
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
 	json_object_begin(out);
 	json_key(out, "capacitors");
@@ -345,6 +354,8 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_double(out, r->consumed_total);
 		json_key(out, "past_estimated_life");
 		json_bool(out, r->past_life);
+		json_key(out, "review");
+		lifetime_report_write_review(e->cc, out);
 		json_object_end(out);
 	}
 	json_array_end(out);
