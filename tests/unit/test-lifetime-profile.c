@@ -226,10 +226,13 @@ static void test_over_store(void) {
 	caps[2].name = "C3 missing";
 	caps[2].sensor = "thermal/none";
 	struct config cfg = {.interval_ms = 60000, .capacitors = caps, .n_capacitors = 3};
-	for (int pass = 0; pass < 2; pass++) {
-		const char *when = pass ? "merged days" : "raw";
+	static const char *const passes[] = {"raw", "merged days", "pruned to rollups"};
+	for (int pass = 0; pass < 3; pass++) {
+		const char *when = passes[pass];
 		if (pass == 1) {
 			store_maintain(store, FIXTURE_T0 + 10 * 86400, 400 * 86400);
+		} else if (pass == 2) { // the first day's raw samples pruned: hours from rollups
+			store_maintain(store, FIXTURE_T0 + 86400, 86400 - 12 * 3600);
 		}
 		struct lifetime_report rep;
 		char *err = NULL;
@@ -254,6 +257,15 @@ static void test_over_store(void) {
 			   "bins start and end non-empty");
 		}
 		ok(pr.n == 3 && pr.entries[2].n_bins == 0, "a missing sensor has no bins");
+		if (pass == 2) {
+			const struct lifetime_result *r = &rep.entries[0].r;
+			bool trimmed = false;
+			for (size_t k = 0; k < r->n_warnings; k++) {
+				trimmed = trimmed ||
+					  r->warnings[k].code == LIFETIME_WARN_HISTORY_TRIMMED;
+			}
+			ok(trimmed, "pruned: the report reads rollups (history_trimmed)");
+		}
 		struct buf b;
 		buf_init(&b);
 		struct json j;
