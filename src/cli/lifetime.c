@@ -527,7 +527,8 @@ static const char profile_usage[] =
 	"it at (bins K kelvin wide, default 5, aligned to multiples of K), each bin's share of\n"
 	"the consumed life, and the equivalent constant temperature, from the same replay as\n"
 	"`thermlog lifetime`. --csv writes one capacitor's profile as temp_c,hours rows for a\n"
-	"manufacturer's calculator or `thermlog lifetime calc --profile-csv`.\n";
+	"manufacturer's calculator or `thermlog lifetime calc --profile-csv`. T: ISO 8601,\n"
+	"unix seconds, -7d, now.\n";
 
 /* "[45,50)", the bin's edges shifted by @shift. */
 static void bin_label(char *out, size_t len, const struct lifetime_profile_bin *b, double shift) {
