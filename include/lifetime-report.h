@@ -24,6 +24,11 @@ struct lifetime_report_entry {
 	double coverage;           // observed time / stored span of the window, NAN when empty
 	double p95_temp_c;         // time-weighted, NAN when empty
 	double life_at_p95_temp_h; // uncapped
+	// Owned: the time the replay gave each stored sensor temperature, ascending (dt_h in
+	// hours; the weights of the damage sum, so they add up to r.observed_h). NULL and 0
+	// when nothing was observed. What a temperature profile (lifetime-profile.h) bins.
+	struct lifetime_point *temps;
+	size_t n_temps;
 };
 
 struct lifetime_report {
@@ -55,17 +60,22 @@ void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed st
  * "relative_lifetime": [{"reduction_k", "factor", "life_h"}], "self_heating_k",
  * "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c", "in_service",
  * "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
- * "past_estimated_life"}]}. The effective temperatures are the measured ones plus the
- * self-heating rise (what the model ages the part at). Hours; effective_life_h and
- * remaining_h are capped (see "capped"), the comparison lives (life_uncapped_h, life at the
- * mean and p95 temperatures) are not; temperatures are time-weighted, on the sensor's scale;
- * null where unknown.
- * Arguments as lifetime_report_compute(); 0 or -errno with *err.
+ * "past_estimated_life", "review": {"enclosure", ...}}]}. The effective temperatures are the
+ * measured ones plus the self-heating rise (what the model ages the part at). Hours;
+ * effective_life_h and remaining_h are capped (see "capped"), the comparison lives
+ * (life_uncapped_h, life at the mean and p95 temperatures) are not; temperatures are time-weighted,
+ * on the sensor's scale; null where unknown. Arguments as lifetime_report_compute(); 0 or -errno
+ * with *err.
  */
 int lifetime_report_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
 			 bool include_unsynced, int64_t now, struct json *out, char **err);
 /** Writes a computed report as the JSON above. */
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out);
+/**
+ * Writes @cc's design-review notes as the report's "review" object: every key of
+ * capacitor_review_keys[] in that order, its text or null when not recorded.
+ */
+void lifetime_report_write_review(const struct capacitor_config *cc, struct json *out);
 /** Writes @r's warnings as the report's "warnings" array: [{"code", "message"}]. */
 void lifetime_report_write_warnings(const struct lifetime_result *r, struct json *out);
 

@@ -49,6 +49,24 @@ enum self_heating_form {
 	SELF_HEATING_RIPPLE,
 };
 
+/*
+ * The free-text notes of a capacitor's design review (a capacitors: entry's review: map): how
+ * the part is mounted and measured, for a review document to print beside the figures.
+ */
+enum capacitor_review_key {
+	CAPACITOR_REVIEW_ENCLOSURE,
+	CAPACITOR_REVIEW_ORIENTATION,
+	CAPACITOR_REVIEW_THERMOCOUPLE,
+	CAPACITOR_REVIEW_INSULATION,
+	CAPACITOR_REVIEW_HEAT_SOURCES,
+	CAPACITOR_REVIEW_VENT_CLEARANCE,
+	CAPACITOR_REVIEW_SERIES_CONDITIONS,
+	CAPACITOR_REVIEW_N,
+};
+/* "enclosure", "orientation", "thermocouple", "insulation", "heat_sources", "vent_clearance",
+ * "series_conditions", indexed by the enum, then NULL. */
+extern const char *const capacitor_review_keys[];
+
 /** A capacitor as rated by its datasheet and placed on a sensor (a capacitors: entry). */
 struct capacitor_config {
 	char *name;
@@ -62,10 +80,12 @@ struct capacitor_config {
 	enum capacitor_type type;
 	enum self_heating_form self_heating;
 	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
-	int64_t in_service;    // unix seconds (UTC midnight), or -1 = unset
-	double life_cap_years; // default 15
-	double validity_low_c; // NAN = the model's default (40 °C)
-	int line;              // where it was defined, for messages
+	int64_t in_service;               // unix seconds (UTC midnight), or -1 = unset
+	double life_cap_years;            // default 15
+	double validity_low_c;            // NAN = the model's default (40 °C)
+	int line;                         // where it was defined, for messages
+	char *review[CAPACITOR_REVIEW_N]; // free text by enum capacitor_review_key; NULL = not
+					  // recorded. Not part of the model.
 };
 
 /*

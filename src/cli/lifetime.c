@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "lifetime-profile.h"
 #include "lifetime-report.h"
 #include "lifetime.h"
 #include "query.h"
@@ -19,18 +20,22 @@
 
 static const char calc_usage[] =
 	"usage: thermlog lifetime calc --rated-life-h H --rated-temp-c T\n"
-	"                              (--temp-c T | --profile T:HOURS[,T:HOURS...])\n"
+	"                              (--temp-c T | --profile T:HOURS[,T:HOURS...]\n"
+	"                               | --profile-csv FILE)\n"
 	"                              [--model bt|arrhenius] [--bt B] [--ea-ev E]\n"
 	"                              [--type wet|polymer] [--self-heating-k K]\n"
 	"                              [--cap-years Y] [--json]\n"
 	"\n"
 	"Expected life of an electrolytic capacitor rated H hours at T °C, at a constant\n"
 	"temperature or over a profile of (temperature, hours) steps (Miner's rule). Years are\n"
-	"of 8760 h; lives above the cap (15 years) are reported capped and uncapped.\n";
+	"of 8760 h; lives above the cap (15 years) are reported capped and uncapped.\n"
+	"--profile-csv reads the steps from a CSV file of temp_c,hours rows (- for standard\n"
+	"input), such as `thermlog lifetime profile --csv` writes.\n";
 
 static const char history_usage[] =
 	"usage: thermlog [--db PATH] [-c FILE] lifetime [--from T] [--to T] [--include-unsynced]\n"
 	"                [--json]\n"
+	"       thermlog lifetime profile --help\n"
 	"       thermlog lifetime calc --help\n"
 	"\n"
 	"Consumed and remaining life of every configured capacitor from the stored temperature\n"
@@ -60,11 +65,33 @@ static void print_warnings(const struct lifetime_result *r, const char *name) {
 	}
 }
 
+/* The steps of --profile-csv FILE (- = standard input); false with the message printed. */
+static bool read_profile_csv(const char *path, struct lifetime_point **pts, size_t *n) {
+	bool std_in = strcmp(path, "-") == 0;
+	FILE *in = std_in ? stdin : fopen(path, "r");
+	if (!in) {
+		fprintf(stderr, "thermlog lifetime calc: --profile-csv %s: %s\n", path,
+			strerror(errno));
+		return false;
+	}
+	char *err = NULL;
+	bool good = lifetime_profile_read_csv(in, pts, n, &err);
+	if (!good) {
+		fprintf(stderr, "thermlog lifetime calc: --profile-csv %s: %s\n", path, err);
+		free(err);
+	}
+	if (!std_in) {
+		fclose(in);
+	}
+	return good;
+}
+
 enum calc_opt {
 	OPT_LIFE = 1000,
 	OPT_TEMP_RATED,
 	OPT_TEMP,
 	OPT_PROFILE,
+	OPT_PROFILE_CSV,
 	OPT_MODEL,
 	OPT_BT,
 	OPT_EA,
@@ -81,6 +108,7 @@ static int cmd_calc(int argc, char **argv) {
 		{"rated-temp-c", required_argument, NULL, OPT_TEMP_RATED},
 		{"temp-c", required_argument, NULL, OPT_TEMP},
 		{"profile", required_argument, NULL, OPT_PROFILE},
+		{"profile-csv", required_argument, NULL, OPT_PROFILE_CSV},
 		{"model", required_argument, NULL, OPT_MODEL},
 		{"bt", required_argument, NULL, OPT_BT},
 		{"ea-ev", required_argument, NULL, OPT_EA},
@@ -98,7 +126,7 @@ static int cmd_calc(int argc, char **argv) {
 	cc.rated_life_h = NAN;
 	cc.rated_temp_c = NAN;
 	double temp = NAN;
-	const char *profile = NULL;
+	const char *profile = NULL, *profile_csv = NULL;
 	bool json = false, have_life = false, have_rated = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -123,6 +151,9 @@ static int cmd_calc(int argc, char **argv) {
 			break;
 		case OPT_PROFILE:
 			profile = optarg;
+			break;
+		case OPT_PROFILE_CSV:
+			profile_csv = optarg;
 			break;
 		case OPT_MODEL:
 			if (!lifetime_model_parse(optarg, &cc.model)) {
@@ -180,8 +211,9 @@ static int cmd_calc(int argc, char **argv) {
 			calc_usage);
 		return CLI_EXIT_USAGE;
 	}
-	if ((profile != NULL) == !isnan(temp)) {
-		fprintf(stderr, "thermlog lifetime calc: give either --temp-c or --profile\n%s",
+	if ((profile != NULL) + (profile_csv != NULL) + !isnan(temp) != 1) {
+		fprintf(stderr,
+			"thermlog lifetime calc: give one of --temp-c, --profile or --profile-csv\n%s",
 			calc_usage);
 		return CLI_EXIT_USAGE;
 	}
@@ -208,6 +240,10 @@ static int cmd_calc(int argc, char **argv) {
 		if (!lifetime_profile_parse(profile, &pts, &n, &err)) {
 			fprintf(stderr, "thermlog lifetime calc: --profile: %s\n", err);
 			free(err);
+			return CLI_EXIT_USAGE;
+		}
+	} else if (profile_csv) {
+		if (!read_profile_csv(profile_csv, &pts, &n)) {
 			return CLI_EXIT_USAGE;
 		}
 	} else {
@@ -256,7 +292,7 @@ static int cmd_calc(int argc, char **argv) {
 		return CLI_EXIT_OK;
 	}
 
-	if (profile) {
+	if (profile || profile_csv) {
 		if (p.rise_k != 0) {
 			printf("profile: %zu steps over %.6g h, mean %.2f °C measured, %.2f °C "
 			       "effective (%+g K)\n",
@@ -301,6 +337,49 @@ static int cmd_calc(int argc, char **argv) {
 /* Whether an entry has figures to show: observed time and a finite damage sum. */
 static bool has_data(const struct lifetime_report_entry *e) {
 	return e->r.observed_h > 0 && isfinite(e->r.consumed_fraction) && isfinite(e->r.life_h);
+}
+
+static bool has_review(const struct capacitor_config *cc) {
+	for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+		if (cc->review[k]) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The design-review notes (review: in the configuration), when any capacitor has some: every
+ * capacitor and every key, "not recorded" where a note is missing.
+ */
+static void print_reviews(const struct lifetime_report *rep) {
+	bool any = false;
+	for (size_t i = 0; i < rep->n && !any; i++) {
+		any = has_review(rep->entries[i].cc);
+	}
+	if (!any) {
+		return;
+	}
+	struct buf scratch, out;
+	buf_init(&scratch);
+	buf_init(&out);
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct capacitor_config *cc = rep->entries[i].cc;
+		buf_clear(&scratch);
+		printf("%s: design review:\n", table_printable(&scratch, cc->name));
+		struct table t;
+		table_init(&t, 2);
+		for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+			table_row(&t);
+			table_set(&t, 0, "%s", capacitor_review_keys[k]);
+			table_set(&t, 1, "%s", cc->review[k] ? cc->review[k] : "not recorded");
+		}
+		buf_clear(&out);
+		table_print_indented(&t, 2, &out);
+		fputs(out.data, stdout);
+	}
+	buf_finish(&out);
+	buf_finish(&scratch);
 }
 
 static void print_table(const struct lifetime_report *rep) {
@@ -383,14 +462,318 @@ static void print_table(const struct lifetime_report *rep) {
 			       r->consumed_extrapolated > 0 ? " (partly extrapolated)" : "");
 		}
 	}
+	print_reviews(rep);
 	for (size_t i = 0; i < rep->n; i++) {
 		print_warnings(&rep->entries[i].r, rep->entries[i].cc->name);
 	}
 }
 
+/* --from (@c 'f') or --to ('t') of @cmd; false with the message printed. */
+static bool parse_time(const char *cmd, int c, const char *arg, int64_t now, int64_t *from,
+		       int64_t *to) {
+	if (!timefmt_parse_time(arg, now, c == 'f' ? from : to)) {
+		fprintf(stderr, "%s: --%s '%s': expected ISO 8601, unix seconds, -7d or now\n", cmd,
+			c == 'f' ? "from" : "to", arg);
+		return false;
+	}
+	return true;
+}
+
+/* The window as stats checks it (an end left out is now); false with the message printed. */
+static bool window_ok(const char *cmd, int64_t from, int64_t to, int64_t now) {
+	if (from == INT64_MIN && to == INT64_MAX) {
+		return true;
+	}
+	static const char *const names[] = {"--from", "--to"};
+	char *err = NULL;
+	int bad;
+	if (query_window_check(from, to != INT64_MAX ? to : now, to == INT64_MAX, 0, names, &bad,
+			       &err) < 0) {
+		fprintf(stderr, "%s: %s\n", cmd, err);
+		free(err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The configuration and the read-only database of a history command: CLI_EXIT_OK, or the exit
+ * code with the message printed (config_finish() and store_close() are due either way).
+ */
+static int open_history(const struct cli_context *ctx, const char *cmd, struct config *cfg,
+			struct store **store) {
+	*store = NULL;
+	if (!cli_load_config(ctx, cfg)) {
+		return CLI_EXIT_USAGE;
+	}
+	const char *path = cli_db_path(ctx, cfg);
+	if (store_open(store, path, STORE_MODE_READ) < 0) {
+		fprintf(stderr, "%s: could not open the database %s\n", cmd, path);
+		return CLI_EXIT_FAILURE;
+	}
+	if (cfg->n_capacitors == 0) {
+		fprintf(stderr,
+			"%s: no capacitors configured (add a 'capacitors:' section to %s)\n", cmd,
+			cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
+	}
+	return CLI_EXIT_OK;
+}
+
+static const char profile_usage[] =
+	"usage: thermlog [--db PATH] [-c FILE] lifetime profile [--from T] [--to T]\n"
+	"                [--include-unsynced] [--capacitor NAME] [--bin K] [--json | --csv]\n"
+	"\n"
+	"Per configured capacitor: hours per temperature bin of the temperature the model ages\n"
+	"it at (bins K kelvin wide, default 5, aligned to multiples of K), each bin's share of\n"
+	"the consumed life, and the equivalent constant temperature, from the same replay as\n"
+	"`thermlog lifetime`. --csv writes one capacitor's profile as temp_c,hours rows for a\n"
+	"manufacturer's calculator or `thermlog lifetime calc --profile-csv`. T: ISO 8601,\n"
+	"unix seconds, -7d, now.\n";
+
+/* "[45,50)", the bin's edges shifted by @shift. */
+static void bin_label(char *out, size_t len, const struct lifetime_profile_bin *b, double shift) {
+	snprintf(out, len, "[%g,%g)", b->from_c - shift, b->to_c - shift);
+}
+
+static void print_profile_entry(const struct lifetime_profile_entry *pe) {
+	const struct lifetime_report_entry *e = pe->e;
+	const struct lifetime_result *r = &e->r;
+	double rise = r->self_heating_k;
+	bool measured = isfinite(rise) && rise != 0;
+	printf("%s (sensor %s, %s):", e->cc->name, e->sensor_key, temp_basis_name(e->cc->basis));
+	if (pe->n_bins == 0 || !has_data(e)) {
+		printf(" no data in the window\n");
+		return;
+	}
+	printf(" %.1f h, coverage %.1f %%, consumed %.5f, T_eq %.1f °C", r->observed_h,
+	       100 * e->coverage, r->consumed_fraction, r->equivalent_temp_c);
+	if (measured) {
+		printf(" measured, %.1f °C effective (%+g K)", r->equivalent_temp_c + rise, rise);
+	}
+	printf("\n");
+	const char *head[] = {measured ? "effective °C" : "bin °C",
+			      "measured °C",
+			      "hours",
+			      "time",
+			      "consumed",
+			      "T_bin"};
+	size_t cols = measured ? 6 : 5;
+	const char *const *names =
+		measured ? head
+			 : (const char *const[]){head[0], head[2], head[3], head[4], head[5]};
+	struct table t;
+	table_init(&t, cols);
+	table_head(&t, names, cols);
+	for (size_t c = measured ? 2 : 1; c < cols; c++) {
+		t.right[c] = true;
+	}
+	for (size_t b = 0; b < pe->n_bins; b++) {
+		const struct lifetime_profile_bin *bin = &pe->bins[b];
+		char label[64];
+		size_t c = 0;
+		table_row(&t);
+		bin_label(label, sizeof(label), bin, 0);
+		table_set(&t, c++, "%s", label);
+		if (measured) {
+			bin_label(label, sizeof(label), bin, rise);
+			table_set(&t, c++, "%s", label);
+		}
+		table_set(&t, c++, "%.1f h", bin->hours);
+		table_set(&t, c++, "%.1f %%", 100 * bin->hours / pe->hours);
+		table_set(&t, c++, "%.1f %%", 100 * bin->consumed_fraction / pe->consumed_fraction);
+		if (isfinite(bin->temp_c)) {
+			table_set(&t, c, "%.1f", bin->temp_c);
+		} else {
+			table_set(&t, c, "-");
+		}
+	}
+	struct buf out;
+	buf_init(&out);
+	table_print_indented(&t, 2, &out);
+	fputs(out.data, stdout);
+	buf_finish(&out);
+}
+
+static void print_profile(const struct lifetime_profile *pr) {
+	bool any = false;
+	for (size_t i = 0; i < pr->n; i++) {
+		print_profile_entry(&pr->entries[i]);
+		any = any || pr->entries[i].n_bins > 0;
+	}
+	if (any) {
+		printf("hours of the temperature the model ages the part at (the sensor's plus any "
+		       "self-heating), in %g K bins; time and consumed: the bin's share of the hours "
+		       "and of the consumed life; T_bin: the constant temperature that consumes the "
+		       "bin's share in its hours (its --csv row)\n",
+		       pr->bin_k);
+	}
+	for (size_t i = 0; i < pr->n; i++) {
+		print_warnings(&pr->entries[i].e->r, pr->entries[i].e->cc->name);
+	}
+}
+
+/* --csv: the one capacitor's rows; an exit code. */
+static int print_profile_csv(const struct lifetime_profile *pr, const struct lifetime_report *rep) {
+	if (pr->n != 1) {
+		fprintf(stderr,
+			"thermlog lifetime profile: --csv writes one capacitor's profile: choose "
+			"it with --capacitor NAME (%zu configured)\n",
+			rep->n);
+		return CLI_EXIT_USAGE;
+	}
+	const struct lifetime_profile_entry *pe = &pr->entries[0];
+	if (pe->n_bins == 0) {
+		fprintf(stderr,
+			"thermlog lifetime profile: %s: no temperature samples in the window: no "
+			"profile to write\n",
+			pe->e->cc->name);
+		return CLI_EXIT_FAILURE;
+	}
+	struct buf b;
+	buf_init(&b);
+	lifetime_profile_write_csv(pe, &b);
+	fputs(b.data, stdout);
+	buf_finish(&b);
+	return CLI_EXIT_OK;
+}
+
+/* --bin K; false with the message printed. */
+static bool parse_bin(const char *arg, double *bin_k) {
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (end == arg || *end != '\0' || errno == ERANGE) {
+		fprintf(stderr,
+			"thermlog lifetime profile: --bin '%s': expected a bin width in kelvin, "
+			"e.g. 5\n",
+			arg);
+		return false;
+	}
+	char *err = NULL;
+	if (!lifetime_profile_bin_check(v, "--bin", &err)) {
+		fprintf(stderr, "thermlog lifetime profile: %s\n", err);
+		free(err);
+		return false;
+	}
+	*bin_k = v;
+	return true;
+}
+
+static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
+	static const char cmd[] = "thermlog lifetime profile";
+	static const struct option opts[] = {
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
+		{"include-unsynced", no_argument, NULL, 'u'},
+		{"capacitor", required_argument, NULL, 'c'},
+		{"bin", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"csv", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int64_t now = (int64_t)time(NULL);
+	int64_t from = INT64_MIN, to = INT64_MAX;
+	bool include_unsynced = false, json = false, csv = false;
+	const char *capacitor = NULL;
+	double bin_k = LIFETIME_PROFILE_BIN_K;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		bool good = true;
+		switch (c) {
+		case 'f':
+		case 't':
+			good = parse_time(cmd, c, optarg, now, &from, &to);
+			break;
+		case 'u':
+			include_unsynced = true;
+			break;
+		case 'c':
+			capacitor = optarg;
+			break;
+		case 'b':
+			good = parse_bin(optarg, &bin_k);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'v':
+			csv = true;
+			break;
+		case 'h':
+			fputs(profile_usage, stdout);
+			return CLI_EXIT_OK;
+		default:
+			fputs(profile_usage, stderr);
+			return CLI_EXIT_USAGE;
+		}
+		if (!good) {
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	if (json && csv) {
+		fprintf(stderr, "%s: give --json or --csv, not both\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (!window_ok(cmd, from, to, now)) {
+		return CLI_EXIT_USAGE;
+	}
+	struct config cfg;
+	struct store *store = NULL;
+	int rc = open_history(ctx, cmd, &cfg, &store);
+	if (rc != CLI_EXIT_OK) {
+		goto out;
+	}
+	struct lifetime_report rep;
+	char *err = NULL;
+	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", cmd, err);
+		free(err);
+		rc = CLI_EXIT_FAILURE;
+		goto out;
+	}
+	struct lifetime_profile pr;
+	int brc = lifetime_profile_build(&rep, bin_k, capacitor, &pr, &err);
+	if (brc < 0) {
+		fprintf(stderr, "%s: %s\n", cmd, err);
+		free(err);
+		lifetime_report_finish(&rep);
+		rc = brc == -ENOENT || brc == -E2BIG ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+		goto out;
+	}
+	rc = CLI_EXIT_OK;
+	if (json) {
+		struct buf b;
+		buf_init(&b);
+		struct json j;
+		json_init(&j, &b, true);
+		lifetime_profile_write_json(&pr, &j);
+		buf_putc(&b, '\n');
+		fputs(b.data, stdout);
+		buf_finish(&b);
+	} else if (csv) {
+		rc = print_profile_csv(&pr, &rep);
+	} else {
+		print_profile(&pr);
+	}
+	lifetime_profile_finish(&pr);
+	lifetime_report_finish(&rep);
+out:
+	store_close(store);
+	config_finish(&cfg);
+	return rc;
+}
+
 int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 	if (argc > 1 && strcmp(argv[1], "calc") == 0) {
 		return cmd_calc(argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "profile") == 0) {
+		return cmd_profile(ctx, argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
 		{"from", required_argument, NULL, 'f'},
@@ -408,11 +791,7 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		switch (c) {
 		case 'f':
 		case 't':
-			if (!timefmt_parse_time(optarg, now, c == 'f' ? &from : &to)) {
-				fprintf(stderr,
-					"thermlog lifetime: --%s '%s': expected ISO 8601, unix "
-					"seconds, -7d or now\n",
-					c == 'f' ? "from" : "to", optarg);
+			if (!parse_time("thermlog lifetime", c, optarg, now, &from, &to)) {
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -434,35 +813,16 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
 		return CLI_EXIT_USAGE;
 	}
-	if (from != INT64_MIN || to != INT64_MAX) { // as in stats: an end left out is now
-		static const char *const names[] = {"--from", "--to"};
-		char *err = NULL;
-		int bad;
-		if (query_window_check(from, to != INT64_MAX ? to : now, to == INT64_MAX, 0, names,
-				       &bad, &err) < 0) {
-			fprintf(stderr, "thermlog lifetime: %s\n", err);
-			free(err);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
+	if (!window_ok("thermlog lifetime", from, to, now)) {
 		return CLI_EXIT_USAGE;
 	}
-	int rc = CLI_EXIT_FAILURE;
+	struct config cfg;
 	struct store *store = NULL;
-	const char *path = cli_db_path(ctx, &cfg);
-	if (store_open(&store, path, STORE_MODE_READ) < 0) {
-		fprintf(stderr, "thermlog lifetime: could not open the database %s\n", path);
+	int rc = open_history(ctx, "thermlog lifetime", &cfg, &store);
+	if (rc != CLI_EXIT_OK) {
 		goto out;
 	}
-	if (cfg.n_capacitors == 0) {
-		fprintf(stderr,
-			"thermlog lifetime: no capacitors configured (add a 'capacitors:' "
-			"section to %s)\n",
-			cfg.path ? cfg.path : CONFIG_DEFAULT_PATH);
-	}
+	rc = CLI_EXIT_FAILURE;
 	struct lifetime_report rep;
 	char *err = NULL;
 	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {

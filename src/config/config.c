@@ -663,6 +663,23 @@ static void parse_self_heating(struct parser *p, const struct yamltree_node *map
 	}
 }
 
+/* review: free-text notes by the keys of capacitor_review_keys[]; an empty value clears one. */
+static void parse_review(struct parser *p, const struct yamltree_node *map,
+			 struct capacitor_config *c) {
+	if (!yamltree_check_mapping(&p->yt, map, "review", capacitor_review_keys)) {
+		return;
+	}
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		for (int r = 0; r < CAPACITOR_REVIEW_N; r++) {
+			if (yamltree_key_is(k, capacitor_review_keys[r])) {
+				yamltree_get_optional_string(&p->yt, v, capacitor_review_keys[r],
+							     &c->review[r]);
+			}
+		}
+	}
+}
+
 /* Matches @v against @names; the index, or -1 after reporting the allowed words. */
 static int get_enum(struct parser *p, const struct yamltree_node *v, const char *key,
 		    const char *const *names) {
@@ -734,20 +751,11 @@ static void check_capacitor(struct parser *p, const struct yamltree_node *map,
 
 static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 			    struct capacitor_config *c) {
-	static const char *const keys[] = {"name",
-					   "sensor",
-					   "basis",
-					   "rated_life_h",
-					   "rated_temp_c",
-					   "model",
-					   "bt",
-					   "ea_ev",
-					   "type",
-					   "self_heating",
-					   "in_service",
-					   "life_cap_years",
-					   "validity_low_c",
-					   NULL};
+	static const char *const keys[] = {
+		"name",           "sensor",       "basis",      "rated_life_h",
+		"rated_temp_c",   "model",        "bt",         "ea_ev",
+		"type",           "self_heating", "in_service", "life_cap_years",
+		"validity_low_c", "review",       NULL};
 	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
 		yamltree_error_node(
 			&p->yt, map,
@@ -818,6 +826,8 @@ static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 			yamltree_get_double(&p->yt, v, "life_cap_years",
 					    (struct yamltree_range){0, 100, true},
 					    &c->life_cap_years);
+		} else if (yamltree_key_is(k, "review")) {
+			parse_review(p, v, c);
 		} else if (yamltree_key_is(k, "validity_low_c")) {
 			seen.validity_low_c = v;
 			yamltree_get_double(&p->yt, v, "validity_low_c",
@@ -986,6 +996,9 @@ void config_finish(struct config *cfg) {
 	for (size_t i = 0; i < cfg->n_capacitors; i++) {
 		free(cfg->capacitors[i].name);
 		free(cfg->capacitors[i].sensor);
+		for (int r = 0; r < CAPACITOR_REVIEW_N; r++) {
+			free(cfg->capacitors[i].review[r]);
+		}
 	}
 	free(cfg->capacitors);
 	*cfg = (struct config){0};

@@ -465,6 +465,64 @@ void api_handle_lifetime(struct request *r) {
 	respond_query_result(r, rc, err);
 }
 
+/* 'bin': the profile's bin width in kelvin; false after a 400 naming it. */
+static bool param_bin(struct request *r, double *bin_k) {
+	const char *v = api_param(r, "bin");
+	*bin_k = LIFETIME_PROFILE_BIN_K;
+	if (!v) {
+		return true;
+	}
+	char *end;
+	errno = 0;
+	double k = strtod(v, &end);
+	if (end == v || *end || errno == ERANGE) {
+		api_respond_error(r->resp, 400, "bin",
+				  "parameter 'bin' must be a bin width in kelvin, not '%s'", v);
+		return false;
+	}
+	char *err = NULL;
+	if (!lifetime_profile_bin_check(k, "parameter 'bin'", &err)) {
+		api_respond_error(r->resp, 400, "bin", "%s", err);
+		free(err);
+		return false;
+	}
+	*bin_k = k;
+	return true;
+}
+
+void api_handle_lifetime_profile(struct request *r) {
+	static const struct param_spec specs[] = {
+		{"from", false}, {"to", false},        {"include_unsynced", false},
+		{"bin", false},  {"capacitor", false}, {NULL, false}};
+	if (!api_check_params(r, specs)) {
+		return;
+	}
+	int64_t from = INT64_MIN, to = INT64_MAX; // as /api/v1/lifetime: the whole service life
+	if (!api_param_times(r, &from, &to)) {
+		return;
+	}
+	if (from >= to) {
+		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return;
+	}
+	bool include_unsynced;
+	double bin_k;
+	if (!api_param_bool(r, "include_unsynced", &include_unsynced) || !param_bin(r, &bin_k)) {
+		return;
+	}
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = lifetime_profile_json(r->ctx->store, r->ctx->cfg, from, to, include_unsynced,
+				       r->req->now, bin_k, api_param(r, "capacitor"), &j, &err);
+	if (rc == -E2BIG) {
+		api_respond_error(r->resp, 400, "bin", "%s", err);
+		free(err);
+		return;
+	}
+	respond_query_result(r, rc, err);
+}
+
 static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
 	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
 	char iso[TIMEFMT_ISO_LEN];

@@ -21,6 +21,7 @@
 #include "jobcsv.h"
 #include "json.h"
 #include "jsonread.h"
+#include "lifetime-profile.h"
 #include "lifetime-report.h"
 #include "log.h"
 #include "metrics.h"
@@ -106,6 +107,7 @@ void api_handle_channels(struct request *r);
 void api_handle_export(struct request *r);
 void api_handle_latest(struct request *r);
 void api_handle_lifetime(struct request *r);
+void api_handle_lifetime_profile(struct request *r);
 void api_handle_metrics(struct request *r);
 void api_handle_peak(struct request *r);
 void api_handle_samples(struct request *r);

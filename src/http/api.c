@@ -331,6 +331,7 @@ static const struct route routes[] = {
 	{"/api/v1/samples", api_handle_samples, true, API_COST_HEAVY},
 	{"/api/v1/peak", api_handle_peak, true, API_COST_HEAVY},
 	{"/api/v1/lifetime", api_handle_lifetime, true, API_COST_HEAVY},
+	{"/api/v1/lifetime/profile", api_handle_lifetime_profile, true, API_COST_HEAVY},
 	{"/api/v1/export.csv", api_handle_export, true, API_COST_HEAVY},
 	{"/api/v1/runs", api_handle_runs, true, API_COST_HEAVY},
 	{"/api/v1/runs/stats", api_handle_runs_stats, true, API_COST_HEAVY},

@@ -57,6 +57,16 @@ static bool in_range(double v, double lo, double hi) {
 const char *const lifetime_model_names[] = {"bt", "arrhenius", NULL};
 const char *const capacitor_type_names[] = {"wet", "polymer", NULL};
 const char *const temp_basis_names[] = {"ambient", "case", "core", NULL};
+const char *const capacitor_review_keys[] = {
+	[CAPACITOR_REVIEW_ENCLOSURE] = "enclosure",
+	[CAPACITOR_REVIEW_ORIENTATION] = "orientation",
+	[CAPACITOR_REVIEW_THERMOCOUPLE] = "thermocouple",
+	[CAPACITOR_REVIEW_INSULATION] = "insulation",
+	[CAPACITOR_REVIEW_HEAT_SOURCES] = "heat_sources",
+	[CAPACITOR_REVIEW_VENT_CLEARANCE] = "vent_clearance",
+	[CAPACITOR_REVIEW_SERIES_CONDITIONS] = "series_conditions",
+	[CAPACITOR_REVIEW_N] = NULL,
+};
 
 static const char *name_in(const char *const *names, size_t n, unsigned i) {
 	return i < n ? names[i] : "unknown";

@@ -67,9 +67,22 @@ static void history_warnings(struct lifetime_report_entry *e, const struct capre
 	}
 }
 
+/* The seconds per stored integer (sealed by capreplay_percentile()) as hours per temperature. */
+static void keep_temps(struct lifetime_report_entry *e, const struct capreplay_target *t) {
+	size_t n;
+	const struct stats_bin *bins = stats_bins(t->secs, &n);
+	e->temps = xcalloc(n ? n : 1, sizeof(*e->temps));
+	e->n_temps = n;
+	for (size_t k = 0; k < n; k++) {
+		e->temps[k] = (struct lifetime_point){(double)bins[k].q * t->resolution,
+						      (double)bins[k].count / 3600.0};
+	}
+}
+
 void lifetime_report_finish(struct lifetime_report *rep) {
 	for (size_t i = 0; i < rep->n; i++) {
 		free(rep->entries[i].sensor_key);
+		free(rep->entries[i].temps);
 	}
 	free(rep->entries);
 	*rep = (struct lifetime_report){0};
@@ -208,6 +221,7 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			struct capreplay_target *t = &targets[target_of[i]];
 			e->p95_temp_c = capreplay_percentile(t->secs, t->resolution, 95);
 			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
+			keep_temps(e, t);
 		}
 		if (!problems[i]) {
 			history_warnings(e, &hist, &info, include_unsynced);
@@ -248,6 +262,15 @@ void lifetime_report_write_warnings(const struct lifetime_result *r, struct json
 		json_object_end(out);
 	}
 	json_array_end(out);
+}
+
+void lifetime_report_write_review(const struct capacitor_config *cc, struct json *out) {
+	json_object_begin(out);
+	for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
+		json_key(out, capacitor_review_keys[k]);
+		json_string(out, cc->review[k]); // null: not recorded
+	}
+	json_object_end(out);
 }
 
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
@@ -331,6 +354,8 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_double(out, r->consumed_total);
 		json_key(out, "past_estimated_life");
 		json_bool(out, r->past_life);
+		json_key(out, "review");
+		lifetime_report_write_review(e->cc, out);
 		json_object_end(out);
 	}
 	json_array_end(out);

@@ -136,6 +136,10 @@ def main():
                     "    basis: case\n"
                     "    rated_life_h: 2000\n"
                     "    rated_temp_c: 105\n"
+                    "    review:\n"
+                    "      enclosure: \"IP54 box, no fan: 'sealed'\"\n"
+                    "      orientation: vertical, vent up\n"
+                    "      heat_sources: Q3 MOSFET 12 mm away\n"
                     "  - name: C30 polymer\n"
                     "    sensor: bench/c12_case\n"
                     "    basis: ambient\n"
@@ -154,8 +158,17 @@ def main():
                 "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
                 "self_heating_k", "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c",
                 "in_service", "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
-                "past_estimated_life"]
+                "past_estimated_life", "review"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
+        review_keys = ["enclosure", "orientation", "thermocouple", "insulation", "heat_sources",
+                       "vent_clearance", "series_conditions"]
+        want = dict.fromkeys(review_keys)
+        want.update({"enclosure": "IP54 box, no fan: 'sealed'", "orientation": "vertical, vent up",
+                     "heat_sources": "Q3 MOSFET 12 mm away"})
+        ok(list(caps[0]["review"].items()) == list(want.items()),
+           "review: the configured notes, null where not recorded, in order", caps[0]["review"])
+        ok(caps[1]["review"] == dict.fromkeys(review_keys), "review: a part without notes has every key null",
+           caps[1]["review"])
         ok(caps[0]["sensor"] == "bench/c12_case" and caps[0]["basis"] == "case", "sensor and basis")
 
         wet = lib(2000, 105, 2, 10)
@@ -185,6 +198,13 @@ def main():
         p = run("--db", db, "-c", cfg, "lifetime")
         ok(p.returncode == 0 and "C12 bulk 100uF/400V" in p.stdout and "8760 h" in p.stdout
            and "data_gaps" in p.stdout, "human table with warnings", p.stdout)
+        review = p.stdout[p.stdout.find("C12 bulk 100uF/400V: design review:"):]
+        ok("C12 bulk 100uF/400V: design review:\n  enclosure          IP54 box, no fan: 'sealed'\n"
+           "  orientation        vertical, vent up\n  thermocouple       not recorded\n" in review
+           and "  heat_sources       Q3 MOSFET 12 mm away\n" in review
+           and "C30 polymer: design review:\n  enclosure          not recorded\n" in review
+           and review.count("not recorded") == 4 + 7,
+           "human output: the design review notes, 'not recorded' where missing", p.stdout)
 
         # an unknown sensor is a warning, not a failure
         with open(cfg, "a") as f:
@@ -364,7 +384,7 @@ def calc_tests():
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8;55:4"], "element 1"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:8,x"], "element 2 'x'"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--profile", "65:0"], "hours must be positive"),
-        (["--rated-life-h", "2000", "--rated-temp-c", "105"], "either --temp-c or --profile"),
+        (["--rated-life-h", "2000", "--rated-temp-c", "105"], "one of --temp-c, --profile or --profile-csv"),
         (["--rated-life-h", "abc", "--rated-temp-c", "105", "--temp-c", "60"], "'abc' is not a number"),
         (["--rated-life-h", "2000", "--rated-temp-c", "105", "--temp-c", "nan"],
          "thermlog lifetime calc: --temp-c: 'nan' is not a number"),

@@ -238,6 +238,15 @@ static void test_full(void) {
 	is_near(c->life_cap_years, 12, 0, "cap life_cap_years");
 	is_near(c->validity_low_c, 40, 0, "cap validity_low_c");
 	is_int(c->line, 46, "cap line");
+	is_str(c->review[CAPACITOR_REVIEW_ENCLOSURE], "IP54 aluminium box, no fan",
+	       "cap review: enclosure");
+	is_str(c->review[CAPACITOR_REVIEW_THERMOCOUPLE], "type K on the can's side, Kapton tape",
+	       "cap review: thermocouple");
+	is_str(c->review[CAPACITOR_REVIEW_VENT_CLEARANCE], "2 mm to the lid",
+	       "cap review: vent_clearance");
+	ok(!c->review[CAPACITOR_REVIEW_INSULATION] && !c->review[CAPACITOR_REVIEW_HEAT_SOURCES] &&
+		   !c->review[CAPACITOR_REVIEW_SERIES_CONDITIONS],
+	   "cap review: keys left out are not recorded (NULL)");
 	c = &cfg.capacitors[1];
 	is_int(c->basis, TEMP_BASIS_CASE, "cap 2 basis case");
 	is_int(c->model, LIFETIME_MODEL_ARRHENIUS, "cap 2 arrhenius");
@@ -313,13 +322,13 @@ static void test_keys(void) {
 	      "t.yaml:1:24: unknown key 'lable' in thermal/a: did you mean 'label'? (allowed: label, enabled, offset, gain)\n",
 	      "suggestion for a transposition");
 	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, xy: 1}]\n",
-	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
+	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",
 	      "no far-fetched suggestion for a short key");
 	check("sources:\n  zfs: {}\n",
 	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio, meminfo, load)\n",
 	      "unknown source");
 	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
-	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c)\n",
+	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",
 	      "unknown capacitor key");
 	check("interval: 60s\nrescan: 1m\ninterval: 2m\n",
 	      "t.yaml:3:1: duplicate key 'interval' in the top level (first at line 1)\n",
@@ -542,6 +551,17 @@ static void test_capacitors(void) {
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n",
 	      "required capacitor keys");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: {enclosur: box}}\n",
+	      "t.yaml:2:72: unknown key 'enclosur' in review: did you mean 'enclosure'? (allowed: enclosure, orientation, thermocouple, insulation, heat_sources, vent_clearance, series_conditions)\n",
+	      "a misspelt review key");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: {heat_sources: [L1, Q3]}}\n",
+	      "t.yaml:2:86: heat_sources: expected a string, got a list\n",
+	      "a review note is text");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: [a]}\n",
+	      "t.yaml:2:71: review: expected a mapping (key: value lines), got a list\n",
+	      "review is a mapping");
+	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: {insulation: , orientation: 90}}\n",
+	      NULL, "an empty review note and a number as text are valid");
 	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105}\n  - {name: C1, sensor: t, rated_life_h: 1, rated_temp_c: 105}\n",
 	      "t.yaml:3:5: capacitors: the name 'C1' is used twice (first at line 2)\n",
 	      "duplicate capacitor name");
