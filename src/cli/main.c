@@ -37,6 +37,7 @@ static const struct command commands[] = {
 	{"run", cli_run, "record a command (or a start/stop pair) as a run through the daemon"},
 	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
 	{"runs", cli_runs, "the runs stored (or 'runs show|stats|import|compare')"},
+	{"report", cli_report, "a window's figures as one HTML or Markdown document (-o FILE)"},
 };
 
 static void usage(FILE *out) {
