@@ -1,7 +1,7 @@
 /*
  * Files the CLI writes (export -o, report -o, backup): the target is checked against the
- * database by device and inode, written as a temporary file in the same directory and renamed into place
- * only when complete, so a failure never leaves a half file over anything.
+ * database by device and inode, written as a temporary file in the same directory and renamed
+ * into place only when complete, so a failure never leaves a half file over anything.
  */
 #include "cli-output.h"
 
