@@ -503,6 +503,10 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 	static const char *const head[] = {
 		"capacitor",        "sensor",      "observed h",   "coverage %",  "consumed %",
 		"effective life h", "remaining h", "mean temp °C", "p95 temp °C", "warnings"};
+	if (b->empty) {
+		para(doc, "No samples in this window: no capacitor aged in it.");
+		return;
+	}
 	struct report_block *t = table(doc, 10, head);
 	t->right[1] = t->right[9] = false;
 	for (size_t i = 0; i < lr->n; i++) {
