@@ -141,6 +141,8 @@ static ssize_t hottest_zone(const struct query_stats *s) {
 	return best;
 }
 
+#define PEAK_MARGIN_S (7 * 86400)
+
 /* The peak of the hottest zone, every zone along (as `thermlog peak --with` them). */
 static int board_peak(struct store *store, const struct query_params *window,
 		      struct report_board *b, char **err) {
@@ -159,6 +161,20 @@ static int board_peak(struct store *store, const struct query_params *window,
 	}
 	const char *key = query_selection_channel(&s->sel, (size_t)hot)->key;
 	struct query_params p = *window;
+	/*
+	 * The maximum is where stats found it: the peak is asked over the week on each side of it
+	 * (within the window), where its earliest maximum and the cycles around it are the same
+	 * as over the whole window, instead of searching a year's rollups for it again.
+	 */
+	int64_t at = s->acc[hot].max_ts;
+	if (at - PEAK_MARGIN_S > s->from) {
+		p.from = at - PEAK_MARGIN_S;
+		p.has_from = true;
+	}
+	if (at + PEAK_MARGIN_S < s->to) {
+		p.to = at + PEAK_MARGIN_S;
+		p.has_to = true;
+	}
 	p.channels = &key;
 	p.n_channels = 1;
 	p.with = zones; // none: every channel comes along, and the chart draws the zone alone
