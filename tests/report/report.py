@@ -300,6 +300,18 @@ def run(tap):
                and md_tables(p.stdout) == md_tables(text.replace("](<r-peak.svg>)", "")),
                "-o - writes the Markdown to stdout, no chart file, said so", p.stderr)
 
+        # --weight time: the numbers of stats --weight time --json.
+        tstats = js("stats", "--json", "--weight", "time")
+        p = tl("report", "--weight", "time", "--format", "md", "-o", "-", cfg=cfg, db=a)
+        zt = find(md_tables(p.stdout), "Zones", "channel")
+        got = {r[0]: r[4:8] for r in zt[0][2]} if zt else {}
+        want = {c["key"]: [f2(c["mean"]), f2(c["p50"]), f2(c["p95"]), f2(c["max"])]
+                for c in tstats["channels"] if c["kind"] == "temperature"}
+        tap.ok(p.returncode == 0 and got == want and "weighted by time" in p.stdout and
+               "held 1000 MHz for 100.0 % of the time" in p.stdout,
+               "--weight time: zones equal stats --weight time --json, residency of the time",
+               "got  %s\nwant %s" % (got, want))
+
         # --label: only that label.
         p = tl("report", "--label", "sdxl-npu", "--format", "md", "-o", "-", cfg=cfg, db=a)
         rt = find(md_tables(p.stdout), "Runs", "label")
