@@ -29,6 +29,11 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
  * caller that wrote @tmp by name); false after a message, with nothing left behind.
  */
 bool cli_output_commit(struct cli_output *out, const char *cmd);
+/**
+ * Whether @path is (or would become) the database @db_path or its -wal, -shm or -journal file,
+ * by device and inode: the check cli_output_open() makes, for a second database a command reads.
+ */
+bool cli_output_is_database(const char *path, const char *db_path);
 /** Removes the temporary file; accepts a zeroed or committed struct. */
 void cli_output_abort(struct cli_output *out);
 

@@ -65,4 +65,10 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv);
  */
 int cli_throttle(const struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog report [--from T] [--to T] [--label L]... [--over DUR] [--compare OTHER.db]
+ * [--format html|md] -o FILE [--force]: the window's figures as one document (src/cli/report.c).
+ */
+int cli_report(const struct cli_context *ctx, int argc, char **argv);
+
 #endif

@@ -39,6 +39,7 @@ static const struct command commands[] = {
 	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
 	{"runs", cli_runs, "the runs stored (or 'runs show|stats|import|compare')"},
 	{"throttle", cli_throttle, "throttle episodes per frequency domain over a window"},
+	{"report", cli_report, "a window's figures as one HTML or Markdown document (-o FILE)"},
 };
 
 static void usage(FILE *out) {

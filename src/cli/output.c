@@ -1,7 +1,7 @@
 /*
- * Files the CLI writes (export -o, backup): the target is checked against the database by
- * device and inode, written as a temporary file in the same directory and renamed into place
- * only when complete, so a failure never leaves a half file over anything.
+ * Files the CLI writes (export -o, report -o, backup): the target is checked against the
+ * database by device and inode, written as a temporary file in the same directory and renamed
+ * into place only when complete, so a failure never leaves a half file over anything.
  */
 #include "cli-output.h"
 
@@ -20,7 +20,7 @@ static bool same_file(const struct stat *a, const struct stat *b) {
 }
 
 /* True when @path is (or would become) the database or one of its companion files. */
-static bool is_database(const char *path, const char *db_path) {
+bool cli_output_is_database(const char *path, const char *db_path) {
 	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
 	struct stat target, db;
 	bool exists = stat(path, &target) == 0;
@@ -60,7 +60,7 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 		fprintf(stderr, "thermlog %s: the file name is empty\n", cmd);
 		return false;
 	}
-	if (is_database(path, db_path)) {
+	if (cli_output_is_database(path, db_path)) {
 		fprintf(stderr,
 			"thermlog %s: %s is the database %s or one of its files; refusing to write "
 			"it%s\n",

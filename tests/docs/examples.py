@@ -11,6 +11,10 @@ Commands run in a directory holding tests/docs/files/* (example.yaml, bad.yaml),
 as tests/fixtures, and example.db: the ROCK 5C fixture's channels (registered by the daemon)
 with three days of imported minute samples from 2026-08-01 on.
 
+The example report (docs/examples/report.md with its chart, and report.html) is `thermlog
+report` over a copy of example.db with a small job log of runs in its window (report.db),
+its three days pinned.
+
 usage: examples.py THERMLOGD THERMLOG SOURCE_ROOT [--update]
   --update rewrites the blocks with the current output (then review the diff).
 """
@@ -29,7 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import done, ok  # noqa: E402
 
 DOCS = ["README.md", "docs/API.md", "docs/LIFETIME.md", "docs/DAEMON.md", "docs/FLEET.md",
-        "docs/RUNS.md", "man/thermlog.1", "man/thermlogd.8", "man/thermlog.yaml.5"]
+        "docs/RUNS.md", "docs/REPORT.md", "man/thermlog.1", "man/thermlogd.8",
+        "man/thermlog.yaml.5"]
 VOLATILE = {"first_seen", "last_seen"}  # when the daemon registered the channel
 T0 = 1785542400  # 2026-08-01T00:00:00Z
 DAYS = 3
@@ -70,6 +75,49 @@ def seed(thermlogd, thermlog, root, work):
                     % (ts, round((38 + 5 * day + 2 * busy) * 4) / 4))
     p = subprocess.run([thermlog, "--db", db, "import", csv], capture_output=True, text=True)
     ok(p.returncode == 0, "seeded the example database", open(log.name).read() + p.stderr)
+
+
+REPORT_FILES = ["report.md", "report-peak.svg", "report.html"]
+
+
+def example_report(thermlog, root, work, update):
+    """docs/examples/report.*: thermlog report over report.db (example.db and a job log)."""
+    db = os.path.join(work, "report.db")
+    shutil.copy(os.path.join(work, "example.db"), db)
+    log = os.path.join(work, "report-jobs.csv")
+    with open(log, "w") as f:
+        f.write("start,end,status,label,exit_code,energy_j,rss_max_bytes\n")
+        t = T0 + 3 * 3600
+        for i in range(16):
+            d = 1500 + (i * 137) % 400
+            status = "failed" if i % 6 == 5 else "ok"
+            f.write("%d,%d,%s,sdxl-npu,%d,%.1f,%d\n" % (t, t + d, status, 0 if status == "ok"
+                    else 1, d * 11.5, 5100000000 + i * 7340033))
+            t += d + 3 * 3600
+    out = os.path.join(work, "report-out")
+    os.makedirs(out)
+    cmds = [["runs", "import", log],
+            ["report", "--from", "2026-08-01", "--to", "2026-08-04", "--over", "30m", "-o",
+             os.path.join(out, "report.md")],
+            ["report", "--from", "2026-08-01", "--to", "2026-08-04", "--over", "30m", "-o",
+             os.path.join(out, "report.html")]]
+    for args in cmds:
+        p = subprocess.run([thermlog, "-c", "example.yaml", "--db", db] + args, cwd=work,
+                           capture_output=True, text=True)
+        ok(p.returncode == 0, "example report: thermlog %s" % " ".join(args[:2]), p.stderr)
+    for name in REPORT_FILES:
+        doc = os.path.join(root, "docs", "examples", name)
+        with open(os.path.join(out, name)) as f:
+            got = f.read()
+        if update:
+            os.makedirs(os.path.dirname(doc), exist_ok=True)
+            with open(doc, "w") as f:
+                f.write(got)
+            continue
+        want = open(doc).read() if os.path.exists(doc) else ""
+        ok(got == want, "docs/examples/%s is thermlog report's output" % name,
+           "\n".join(l for l in __import__("difflib").unified_diff(
+               want.split("\n"), got.split("\n"), lineterm=""))[:3000])
 
 
 def run(thermlog, work, line):
@@ -206,6 +254,7 @@ def main():
         for doc in DOCS:
             total += check_doc(os.path.join(root, doc), thermlog, work, update)
         ok(total >= 8, "the documentation has examples to check (%d)" % total)
+        example_report(thermlog, root, work, update)
         # The man page's example configuration is a valid one.
         with open(os.path.join(root, "man", "thermlog.yaml.5")) as f:
             man = f.read()

@@ -29,7 +29,8 @@ for f in /usr/bin/thermlogd /usr/bin/thermlog /lib/systemd/system/thermlogd.serv
 	/usr/share/man/man5/thermlog.yaml.5.gz /usr/share/doc/thermlog/copyright \
 	/usr/share/doc/thermlog/API.md /usr/share/doc/thermlog/DAEMON.md \
 	/usr/share/doc/thermlog/FLEET.md /usr/share/doc/thermlog/LIFETIME.md \
-	/usr/share/doc/thermlog/RUNS.md /usr/share/doc/thermlog/THROTTLE.md; do
+	/usr/share/doc/thermlog/RUNS.md /usr/share/doc/thermlog/THROTTLE.md \
+	/usr/share/doc/thermlog/REPORT.md; do
 	printf '%s\n' "$files" | grep -qx "$f"
 	check $? "contains $f" "$files"
 done

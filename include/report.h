@@ -1,0 +1,106 @@
+/*
+ * A report: the answers of `stats`, `peak`, `runs stats`, `runs compare` and `lifetime` over
+ * one board's store (or two), computed once by their own modules and laid out as one document
+ * of headings, paragraphs, tables and SVG charts, written as self-contained HTML or as
+ * GitHub-flavoured Markdown with the charts in files beside it.
+ */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+#include "lifetime-report.h"
+#include "query.h"
+#include "runs.h"
+#include "runstats.h"
+#include "store.h"
+
+/** What a report covers. Everything is borrowed. */
+struct report_options {
+	bool has_from, has_to;     // as struct query_params: unset = the stored history's edge
+	int64_t from, to;          // s since epoch, UTC, [from, to)
+	enum query_weight weight;  // of the zone, clock and memory statistics
+	const char *const *labels; // the run labels shown (none = every label)
+	size_t n_labels;
+	double over_s;            // runs over this duration are counted; NAN = no threshold
+	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
+	int64_t now;              // s since epoch: bounds a capacitor's calendar age
+};
+
+/** One board's answers, each the struct its JSON writer writes. */
+struct report_board {
+	char *name;       // the fingerprint's board, or the database's file name
+	char *file;       // the database's file name (no directory)
+	char *model;      // the device tree's model from the latest run's fingerprint, or NULL
+	char *kernel;     // likewise the kernel release, or NULL
+	bool empty;       // no cycle in the window (or no history at all)
+	int64_t first_ts; // the first and the last cycle in the window (valid unless empty)
+	int64_t last_ts;
+	bool has_stats;                     // stats computed (false for a database without history)
+	struct query_stats stats;           // every channel, as `stats --json`
+	bool has_peak;                      // the hottest zone's peak was computed
+	struct query_peak peak;             // as `peak --json` of that zone, zones along
+	struct runs_stats_options runs_opt; // as `runs stats --json --percentile 0`
+	double runs_percentiles[1];         // {0}: the minimum, as p0
+	struct runstats_result runs;        // every label in the window
+	struct lifetime_report life;        // as `lifetime --json`
+};
+
+/** The same label on both boards, as `runs compare` computes it. */
+struct report_compare {
+	char *label;
+	int rc; // 0, or -ENODATA when a side has no ok run of it
+	struct runs_compare c;
+};
+
+struct report {
+	struct report_options opt;
+	struct report_board boards[2];
+	size_t n_boards;
+	struct report_compare *compares; // labels on both boards, by label
+	size_t n_compares;
+};
+
+/**
+ * Computes the report of @n (1 or 2) stores: the first is the board reported, the second the
+ * board compared (open it read-only); @files name each database for headings. Returns 0, or a
+ * negative errno with *err newly allocated: -EINVAL for a label of opt->labels that no run of
+ * the first board has (with near labels named), or a store failure. report_finish() frees
+ * @rep (also after a failure).
+ */
+int report_compute(struct store *const *stores, const char *const *files, size_t n,
+		   const struct report_options *opt, struct report *rep, char **err);
+void report_finish(struct report *rep); // accepts a zeroed struct
+
+/** Formats of report_write(). */
+enum report_format {
+	REPORT_HTML,     // one self-contained file: inline CSS and SVG, no script, nothing fetched
+	REPORT_MARKDOWN, // GitHub-flavoured Markdown; charts linked as separate SVG files
+};
+
+/** "html" or "md" into *format; false for anything else. */
+bool report_format_parse(const char *text, enum report_format *format);
+
+/** A chart of the report: its name ("peak", "peak-2") and a standalone SVG document. */
+struct report_chart {
+	char *name;
+	char *svg;
+};
+
+/**
+ * Writes @rep as @format into @out. Markdown: each chart is linked as "@chart_prefix-NAME.svg"
+ * (the file the caller writes from report_charts()); @chart_prefix NULL writes no links and
+ * says that the charts were left out.
+ */
+void report_write(const struct report *rep, enum report_format format, const char *chart_prefix,
+		  struct buf *out);
+
+/** The report's charts as standalone SVG documents; free with report_charts_free(). */
+void report_charts(const struct report *rep, struct report_chart **charts, size_t *n);
+void report_charts_free(struct report_chart *charts, size_t n); // accepts NULL
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * thermlog report: one board's window (or two boards side by side) as a self-contained HTML
+ * file or Markdown with its charts beside it, written like export -o (src/cli/output.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli-output.h"
+#include "cli-stats.h"
+#include "cli.h"
+#include "report.h"
+#include "timefmt.h"
+#include "xalloc.h"
+
+enum {
+	REPORT_OPT_LABEL = 512,
+	REPORT_OPT_OVER,
+	REPORT_OPT_COMPARE,
+	REPORT_OPT_WEIGHT,
+};
+
+static const char usage_text[] =
+	"usage: thermlog report [--from T] [--to T] [--label L]... [--over DUR]\n"
+	"                       [--compare OTHER.db] [--format html|md] [--weight samples|time]\n"
+	"                       -o FILE [--force]\n"
+	"The board and window, zones, clocks, the peak, memory and swap, runs per label and the\n"
+	"capacitor lifetime in one document: the figures of stats, peak, runs stats and lifetime.\n"
+	"--compare OTHER.db (opened read-only) sets another board beside this one, with ratios\n"
+	"and runs compare's bootstrap intervals. --format html (the default unless FILE ends in\n"
+	".md): one self-contained file; md: GitHub Markdown, each chart written beside it as\n"
+	"FILE-NAME.svg (FILE without its .md). -o - writes standard output (Markdown: no chart\n"
+	"files). FILE never replaces a database, an existing file only with --force.\n";
+
+struct report_args {
+	struct cli_window w;
+	const char **labels;
+	size_t n_labels, cap_labels;
+	double over_s;
+	const char *compare, *output;
+	bool force, has_format;
+	enum report_format format;
+	enum query_weight weight;
+};
+
+static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
+	static const struct option options[] = {
+		{"from", required_argument, NULL, CLI_OPT_FROM},
+		{"to", required_argument, NULL, CLI_OPT_TO},
+		{"label", required_argument, NULL, REPORT_OPT_LABEL},
+		{"over", required_argument, NULL, REPORT_OPT_OVER},
+		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
+		{"format", required_argument, NULL, CLI_OPT_FORMAT},
+		{"weight", required_argument, NULL, REPORT_OPT_WEIGHT},
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, CLI_OPT_FORCE},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(usage_text, stdout);
+			return CLI_EXIT_OK;
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
+			if (cli_window_option(&a->w, "report", opt, optarg, now) < 0) {
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case REPORT_OPT_LABEL:
+			a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1,
+					  sizeof(*a->labels));
+			a->labels[a->n_labels++] = optarg;
+			break;
+		case REPORT_OPT_OVER: {
+			int64_t ms;
+			if (!timefmt_parse_duration_ms(optarg, &ms)) {
+				fprintf(stderr,
+					"thermlog report: bad duration for --over: '%s' (e.g. 30m, "
+					"1h30m, 90s)\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a->over_s = (double)ms / 1000.0;
+			break;
+		}
+		case REPORT_OPT_COMPARE:
+			a->compare = optarg;
+			break;
+		case CLI_OPT_FORMAT:
+			if (!report_format_parse(optarg, &a->format)) {
+				fprintf(stderr, "thermlog report: bad --format '%s' (html or md)\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a->has_format = true;
+			break;
+		case REPORT_OPT_WEIGHT:
+			if (!query_weight_parse(optarg, &a->weight)) {
+				fprintf(stderr,
+					"thermlog report: bad --weight '%s' (samples or time)\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case CLI_OPT_FORCE:
+			a->force = true;
+			break;
+		default:
+			fputs(usage_text, stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thermlog report: unexpected argument '%s'\n", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	if (!a->output) {
+		fprintf(stderr, "thermlog report: name the file with -o FILE (-o - for standard "
+				"output)\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (!a->has_format) {
+		size_t len = strlen(a->output);
+		a->format = len > 3 && strcmp(a->output + len - 3, ".md") == 0 ? REPORT_MARKDOWN
+									       : REPORT_HTML;
+	}
+	return -1;
+}
+
+/* FILE without a trailing ".md": the charts are PREFIX-NAME.svg. */
+static char *chart_prefix(const char *output) {
+	size_t len = strlen(output);
+	return len > 3 && strcmp(output + len - 3, ".md") == 0 ? xstrndup(output, len - 3)
+							       : xstrdup(output);
+}
+
+/* Writes every file (the charts, then the document) or none: each appears when complete. */
+static int write_files(const struct report_args *a, const struct report *rep, const char *db_path) {
+	struct report_chart *charts = NULL;
+	size_t n_charts = 0;
+	char *prefix = chart_prefix(a->output);
+	if (a->format == REPORT_MARKDOWN) {
+		report_charts(rep, &charts, &n_charts);
+	}
+	char **paths = xcalloc(n_charts + 1, sizeof(*paths));
+	struct cli_output *outs = xcalloc(n_charts + 1, sizeof(*outs));
+	paths[n_charts] = xstrdup(a->output);
+	for (size_t i = 0; i < n_charts; i++) {
+		paths[i] = xasprintf("%s-%s.svg", prefix, charts[i].name);
+	}
+	int rc = CLI_EXIT_OK;
+	size_t opened = 0;
+	for (; opened <= n_charts; opened++) {
+		if (a->compare && cli_output_is_database(paths[opened], a->compare)) {
+			fprintf(stderr,
+				"thermlog report: %s is the database %s or one of its files; refusing "
+				"to write it (even with --force)\n",
+				paths[opened], a->compare);
+			rc = CLI_EXIT_FAILURE;
+			break;
+		}
+		if (!cli_output_open(&outs[opened], "report", paths[opened], db_path, a->force,
+				     0)) {
+			rc = CLI_EXIT_FAILURE;
+			break;
+		}
+	}
+	struct buf b;
+	buf_init(&b);
+	for (size_t i = 0; rc == CLI_EXIT_OK && i <= n_charts; i++) {
+		buf_clear(&b);
+		if (i < n_charts) {
+			buf_puts(&b, charts[i].svg);
+		} else {
+			const char *slash = strrchr(prefix, '/');
+			report_write(rep, a->format, slash ? slash + 1 : prefix, &b);
+		}
+		if (b.len && fwrite(b.data, 1, b.len, outs[i].f) != b.len) {
+			fprintf(stderr, "thermlog report: could not write %s\n", paths[i]);
+			rc = CLI_EXIT_FAILURE;
+		}
+	}
+	for (size_t i = 0; i < opened && i <= n_charts; i++) {
+		if (rc != CLI_EXIT_OK) {
+			cli_output_abort(&outs[i]);
+		} else if (!cli_output_commit(&outs[i], "report")) {
+			rc = CLI_EXIT_FAILURE;
+		}
+	}
+	buf_finish(&b);
+	for (size_t i = 0; i <= n_charts; i++) {
+		free(paths[i]);
+	}
+	free(paths);
+	free(outs);
+	free(prefix);
+	report_charts_free(charts, n_charts);
+	return rc;
+}
+
+static int write_stdout(const struct report_args *a, const struct report *rep) {
+	struct buf b;
+	buf_init(&b);
+	report_write(rep, a->format, NULL, &b);
+	int rc = CLI_EXIT_OK;
+	if ((b.len && fwrite(b.data, 1, b.len, stdout) != b.len) || fflush(stdout) != 0) {
+		fprintf(stderr, "thermlog report: could not write stdout: %s\n", strerror(errno));
+		rc = CLI_EXIT_FAILURE;
+	}
+	buf_finish(&b);
+	return rc;
+}
+
+int cli_report(const struct cli_context *ctx, int argc, char **argv) {
+	int64_t now = (int64_t)time(NULL);
+	struct report_args a = {.over_s = NAN};
+	cli_window_init(&a.w);
+	struct config cfg;
+	config_init(&cfg);
+	struct store *stores[2] = {NULL, NULL};
+	char *db_path = NULL;
+	int rc = parse(&a, argc, argv, now);
+	if (rc >= 0) {
+		goto out;
+	}
+	rc = CLI_EXIT_USAGE;
+	if (!cli_window_check(ctx, &a.w, "report", now)) {
+		goto out;
+	}
+	if (a.w.p.has_from && !a.w.p.has_to) { // as in stats: the window ends now
+		a.w.p.to = now;
+		a.w.p.has_to = true;
+	}
+	config_finish(&cfg);
+	if (!cli_load_config(ctx, &cfg)) {
+		goto out;
+	}
+	db_path = xstrdup(cli_db_path(ctx, &cfg));
+	if ((rc = cli_open_store(ctx, "report", STORE_MODE_READ, &stores[0])) != CLI_EXIT_OK) {
+		goto out;
+	}
+	rc = CLI_EXIT_FAILURE;
+	if (a.compare && (access(a.compare, F_OK) != 0 ||
+			  store_open(&stores[1], a.compare, STORE_MODE_FOREIGN) < 0)) {
+		fprintf(stderr, "thermlog report: could not open %s%s\n", a.compare,
+			access(a.compare, F_OK) != 0 ? ": no such file" : "");
+		goto out;
+	}
+	const char *files[2] = {db_path, a.compare};
+	struct report_options opt = {
+		.has_from = a.w.p.has_from,
+		.has_to = a.w.p.has_to,
+		.from = a.w.p.from,
+		.to = a.w.p.to,
+		.weight = a.weight,
+		.labels = a.labels,
+		.n_labels = a.n_labels,
+		.over_s = a.over_s,
+		.cfg = &cfg,
+		.now = now,
+	};
+	struct report rep;
+	char *err = NULL;
+	int qrc = report_compute(stores, files, a.compare ? 2 : 1, &opt, &rep, &err);
+	if (qrc < 0) {
+		rc = cli_query_failed("report", qrc, err);
+	} else if (strcmp(a.output, "-") == 0) {
+		rc = write_stdout(&a, &rep);
+	} else {
+		rc = write_files(&a, &rep, db_path);
+	}
+	report_finish(&rep);
+out:
+	store_close(stores[1]);
+	store_close(stores[0]);
+	free(db_path);
+	free(a.labels);
+	cli_window_finish(&a.w);
+	config_finish(&cfg);
+	return rc;
+}

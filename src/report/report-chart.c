@@ -1,0 +1,152 @@
+/*
+ * The report's charts as SVG: scaled by their viewBox (no fixed size), text escaped, nothing
+ * referenced outside the document, so the same text is a file of its own or inline HTML.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+#include "report-internal.h"
+#include "stats.h"
+#include "timefmt.h"
+#include "unit.h"
+
+#define CHART_W      640
+#define CHART_H      320
+#define CHART_LEFT   52
+#define CHART_RIGHT  16
+#define CHART_TOP    16
+#define CHART_BOTTOM 72
+
+enum zone_style { ZONE_FAINT, ZONE_BIGCORE, ZONE_NPU };
+
+static enum zone_style style_of(const struct channel *ch) {
+	if (strstr(ch->key, "bigcore") || (ch->label && strstr(ch->label, "big"))) {
+		return ZONE_BIGCORE;
+	}
+	if (strstr(ch->key, "npu") || (ch->label && strstr(ch->label, "NPU"))) {
+		return ZONE_NPU;
+	}
+	return ZONE_FAINT;
+}
+
+static const char *const stroke[] = {
+	[ZONE_FAINT] = "stroke=\"#7f8c8d\" stroke-opacity=\"0.45\" stroke-width=\"1\"",
+	[ZONE_BIGCORE] = "stroke=\"#c0392b\" stroke-width=\"2.5\"",
+	[ZONE_NPU] = "stroke=\"#1f5fa8\" stroke-width=\"2.5\" stroke-dasharray=\"7 4\"",
+};
+
+/* "HH:MM:SS" of @ts. */
+static void clock_text(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, iso);
+	snprintf(out, TIMEFMT_ISO_LEN, "%.8s", iso + 11);
+}
+
+char *report_chart_peak(const struct report_board *b) {
+	const struct query_peak *pk = &b->peak;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t c = 0; c < pk->n_columns; c++) {
+		const struct channel *ch = pk->columns[c];
+		if (ch->kind != CHANNEL_KIND_TEMPERATURE) {
+			continue;
+		}
+		for (size_t r = 0; r < pk->n_rows; r++) {
+			size_t i = r * pk->n_columns + c;
+			if (pk->have[i]) {
+				double v = stats_value(pk->cells[i], ch->resolution);
+				lo = v < lo ? v : lo;
+				hi = v > hi ? v : hi;
+			}
+		}
+	}
+	if (!(hi > lo)) { // one value: a band of a degree around it
+		lo -= 0.5;
+		hi += 0.5;
+	}
+	double pad = (hi - lo) * 0.05;
+	lo -= pad;
+	hi += pad;
+	int64_t t0 = pk->row_ts[0], t1 = pk->row_ts[pk->n_rows - 1];
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+#define X(ts) (CHART_LEFT + (t1 > t0 ? (double)((ts)-t0) / (double)(t1 - t0) * pw : pw / 2))
+#define Y(v)  (CHART_TOP + (hi - (v)) / (hi - lo) * ph)
+	struct buf s;
+	buf_init(&s);
+	buf_printf(&s,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" role=\"img\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n<title>",
+		   CHART_W, CHART_H);
+	report_escape_xml(&s, pk->channel->key);
+	buf_puts(&s, ": the cycles around its maximum</title>\n");
+	buf_printf(&s, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+		   CHART_W, CHART_H);
+	// Axes and four temperature ticks.
+	buf_printf(&s,
+		   "<path d=\"M%d %d V%.1f H%.1f\" fill=\"none\" stroke=\"#333333\" "
+		   "stroke-width=\"1\"/>\n",
+		   CHART_LEFT, CHART_TOP, CHART_TOP + ph, CHART_LEFT + pw);
+	for (int k = 0; k <= 4; k++) {
+		double v = lo + (hi - lo) * k / 4.0, y = Y(v);
+		buf_printf(&s,
+			   "<path d=\"M%d %.1f H%.1f\" stroke=\"#dddddd\" stroke-width=\"1\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n",
+			   CHART_LEFT, y, CHART_LEFT + pw, CHART_LEFT - 6, y + 4, v);
+	}
+	char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
+	clock_text(t0, a);
+	clock_text(t1, z);
+	buf_printf(&s,
+		   "<text x=\"%d\" y=\"%.1f\">%s</text><text x=\"%.1f\" y=\"%.1f\" "
+		   "text-anchor=\"end\">%s UTC</text>\n<text x=\"12\" y=\"%d\">°C</text>\n",
+		   CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
+		   CHART_TOP + 4);
+	// The faint zones first, then the big-core and NPU zones over them.
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t c = 0; c < pk->n_columns; c++) {
+			const struct channel *ch = pk->columns[c];
+			enum zone_style st = style_of(ch);
+			if (ch->kind != CHANNEL_KIND_TEMPERATURE || (st != ZONE_FAINT) != pass) {
+				continue;
+			}
+			buf_puts(&s, "<polyline fill=\"none\" ");
+			buf_puts(&s, stroke[st]);
+			buf_puts(&s, " points=\"");
+			for (size_t r = 0; r < pk->n_rows; r++) {
+				size_t i = r * pk->n_columns + c;
+				if (pk->have[i]) {
+					double v = stats_value(pk->cells[i], ch->resolution);
+					buf_printf(&s, "%s%.1f,%.1f", r ? " " : "",
+						   X(pk->row_ts[r]), Y(v));
+				}
+			}
+			buf_puts(&s, "\"><title>");
+			report_escape_xml(&s, ch->key);
+			buf_puts(&s, "</title></polyline>\n");
+		}
+	}
+	double mx = stats_value(pk->max_q, pk->channel->resolution);
+	buf_printf(&s,
+		   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000000\" "
+		   "stroke-width=\"1.5\"/>\n",
+		   X(pk->max_ts), Y(mx));
+	// The legend: the styles, and the hottest zone by name.
+	double ly = CHART_TOP + ph + 36;
+	static const char *const names[] = {"big-core zone", "NPU zone", "other zones"};
+	static const enum zone_style order[] = {ZONE_BIGCORE, ZONE_NPU, ZONE_FAINT};
+	for (size_t k = 0; k < 3; k++) {
+		double x = CHART_LEFT + (double)k * 180;
+		buf_printf(&s,
+			   "<path d=\"M%.1f %.1f h28\" %s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+			   x, ly, stroke[order[k]], x + 34, ly + 4, names[k]);
+	}
+	char at[TIMEFMT_ISO_LEN];
+	clock_text(pk->max_ts, at);
+	buf_printf(&s, "<text x=\"%d\" y=\"%.1f\">○ maximum: ", CHART_LEFT, ly + 24);
+	report_escape_xml(&s, pk->channel->key);
+	buf_printf(&s, " %.2f °C at %s</text>\n</svg>\n", mx, at);
+#undef X
+#undef Y
+	return buf_steal(&s);
+}

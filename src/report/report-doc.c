@@ -1,0 +1,752 @@
+/*
+ * The report laid out as a document: sections of headings, paragraphs, tables and charts in
+ * plain text, from the computed answers alone (report.c). Values read as the unit registry
+ * says (unit.c: hertz as MHz, bytes as MiB); temperatures and seconds with two decimals.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+#include "report-internal.h"
+#include "stats.h"
+#include "timefmt.h"
+#include "unit.h"
+#include "xalloc.h"
+
+/* ---- building blocks ---- */
+
+static struct report_block *add_block(struct report_doc *doc, enum report_block_kind kind) {
+	doc->blocks = xgrow(doc->blocks, &doc->cap, doc->n + 1, sizeof(*doc->blocks));
+	struct report_block *b = &doc->blocks[doc->n++];
+	*b = (struct report_block){.kind = kind};
+	return b;
+}
+
+static __attribute__((format(printf, 3, 4))) void
+text_block(struct report_doc *doc, enum report_block_kind kind, const char *fmt, ...) {
+	struct buf b;
+	buf_init(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	add_block(doc, kind)->text = buf_steal(&b);
+}
+
+#define section(doc, ...) text_block(doc, REPORT_BLOCK_SECTION, __VA_ARGS__)
+#define heading(doc, ...) text_block(doc, REPORT_BLOCK_HEADING, __VA_ARGS__)
+#define para(doc, ...)    text_block(doc, REPORT_BLOCK_PARA, __VA_ARGS__)
+
+/* A table of @cols columns with the header @head; rows follow with row() and cell(). */
+static struct report_block *table(struct report_doc *doc, size_t cols, const char *const *head) {
+	struct report_block *t = add_block(doc, REPORT_BLOCK_TABLE);
+	t->cols = cols;
+	t->right = xcalloc(cols, sizeof(*t->right));
+	t->rows = 1;
+	t->cells = xcalloc(cols, sizeof(*t->cells));
+	for (size_t c = 0; c < cols; c++) {
+		t->cells[c] = xstrdup(head[c] ? head[c] : "");
+		t->right[c] = c > 0;
+	}
+	return t;
+}
+
+static void row(struct report_block *t) {
+	t->cells = xrealloc(t->cells, (t->rows + 1) * t->cols * sizeof(*t->cells));
+	for (size_t c = 0; c < t->cols; c++) {
+		t->cells[t->rows * t->cols + c] = xstrdup("");
+	}
+	t->rows++;
+}
+
+static __attribute__((format(printf, 3, 4))) void cell(struct report_block *t, size_t col,
+						       const char *fmt, ...) {
+	struct buf b;
+	buf_init(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	char **slot = &t->cells[(t->rows - 1) * t->cols + col];
+	free(*slot);
+	*slot = buf_steal(&b);
+}
+
+/* Sets a cell to a number with @places places, "-" for NAN or an infinity. */
+static void num(struct report_block *t, size_t col, double v, int places) {
+	if (isfinite(v)) {
+		cell(t, col, "%.*f", places, v);
+	} else {
+		cell(t, col, "-");
+	}
+}
+
+static void iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
+	timefmt_iso(ts, out);
+}
+
+/* "6.02 days", "5 h", "45 s": a span in the largest unit that fits. */
+static void span(char *out, size_t len, int64_t s) {
+	if (s >= 2 * 86400) {
+		snprintf(out, len, "%.2f days", (double)s / 86400);
+	} else if (s >= 2 * 3600) {
+		snprintf(out, len, "%.2f h", (double)s / 3600);
+	} else if (s >= 120) {
+		snprintf(out, len, "%.1f min", (double)s / 60);
+	} else {
+		snprintf(out, len, "%lld s", (long long)s);
+	}
+}
+
+/* Places of @ch's statistics as shown: temperatures two, else the unit registry's columns. */
+static int places_of(const struct channel *ch) {
+	if (ch->kind == CHANNEL_KIND_TEMPERATURE) {
+		return 2;
+	}
+	int p = unit_places(ch->unit, true);
+	if (p < 0) {
+		p = stats_resolution_digits(ch->resolution);
+	}
+	return p < 0 ? 3 : p > 3 ? 3 : p;
+}
+
+/* The channel's label when it says more than its key. */
+static const char *label_of(const struct channel *ch) {
+	return ch->label && strcmp(ch->label, ch->key) != 0 ? ch->label : "";
+}
+
+/* ---- one board ---- */
+
+static const char *weight_text(enum query_weight w) {
+	return w == QUERY_WEIGHT_TIME
+		       ? "weighted by time: each sample counts the time it stands for"
+		       : "weighted by samples: each sample counts once";
+}
+
+static void window_rows(const struct report *rep, struct report_block *t) {
+	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN], s[64];
+	size_t n = rep->n_boards;
+	row(t);
+	cell(t, 0, "board");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_board *bd = &rep->boards[i];
+		cell(t, 1 + i, "%s", bd->model ? bd->model : "not recorded (no run fingerprint)");
+	}
+	row(t);
+	cell(t, 0, "kernel");
+	for (size_t i = 0; i < n; i++) {
+		cell(t, 1 + i, "%s",
+		     rep->boards[i].kernel ? rep->boards[i].kernel : "not recorded");
+	}
+	row(t);
+	cell(t, 0, "database");
+	for (size_t i = 0; i < n; i++) {
+		cell(t, 1 + i, "%s", rep->boards[i].file);
+	}
+	row(t);
+	cell(t, 0, "window");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_board *bd = &rep->boards[i];
+		if (bd->has_stats) {
+			iso(bd->stats.from, a);
+			iso(bd->stats.to, b);
+			cell(t, 1 + i, "%s .. %s", a, b);
+		} else {
+			cell(t, 1 + i, "no history stored");
+		}
+	}
+	static const char *const names[] = {"first sample", "last sample"};
+	for (size_t e = 0; e < 2; e++) {
+		row(t);
+		cell(t, 0, "%s", names[e]);
+		for (size_t i = 0; i < n; i++) {
+			const struct report_board *bd = &rep->boards[i];
+			if (!bd->empty) {
+				iso(e == 0 ? bd->first_ts : bd->last_ts, a);
+				cell(t, 1 + i, "%s", a);
+			} else {
+				cell(t, 1 + i, "-");
+			}
+		}
+	}
+	row(t);
+	cell(t, 0, "samples");
+	for (size_t i = 0; i < n; i++) {
+		const struct query_stats *st = &rep->boards[i].stats;
+		cell(t, 1 + i, "%lld of %lld expected", (long long)st->cycles,
+		     (long long)st->expected_cycles);
+	}
+	row(t);
+	cell(t, 0, "coverage");
+	for (size_t i = 0; i < n; i++) {
+		const struct report_board *bd = &rep->boards[i];
+		if (!bd->has_stats || bd->empty) {
+			cell(t, 1 + i, "-");
+			continue;
+		}
+		span(s, sizeof(s), bd->stats.longest_gap_s);
+		cell(t, 1 + i, "%.1f %%, %s%s", 100.0 * bd->stats.coverage,
+		     bd->stats.longest_gap_s > 0 ? "longest gap " : "no gaps",
+		     bd->stats.longest_gap_s > 0 ? s : "");
+	}
+	row(t);
+	cell(t, 0, "interval");
+	for (size_t i = 0; i < n; i++) {
+		const struct query_stats *st = &rep->boards[i].stats;
+		if (!rep->boards[i].has_stats || rep->boards[i].empty) {
+			cell(t, 1 + i, "-");
+		} else if (st->mixed_intervals) {
+			cell(t, 1 + i, "%lld s (mixed: %lld to %lld s)", (long long)st->interval_s,
+			     (long long)st->min_interval_s, (long long)st->max_interval_s);
+		} else {
+			cell(t, 1 + i, "%lld s", (long long)st->interval_s);
+		}
+	}
+	row(t);
+	cell(t, 0, "unsynced cycles left out");
+	for (size_t i = 0; i < n; i++) {
+		cell(t, 1 + i, "%lld", (long long)rep->boards[i].stats.unsynced);
+	}
+}
+
+static void board_section(struct report_doc *doc, const struct report *rep) {
+	section(doc, "Board and window");
+	const char *head[3] = {"", rep->boards[0].name,
+			       rep->n_boards > 1 ? rep->boards[1].name : ""};
+	struct report_block *t = table(doc, 1 + rep->n_boards, head);
+	for (size_t c = 1; c < t->cols; c++) {
+		t->right[c] = false;
+	}
+	window_rows(rep, t);
+}
+
+/* Channels of @kind in @s, one row each: mean, p50, p95 (and min), max with its time. */
+static size_t channel_table(struct report_doc *doc, const struct query_stats *s,
+			    enum channel_kind kind, bool with_min) {
+	static const char *const head[] = {"channel", "label", "unit", "samples", "mean",
+					   "p50",     "p95",   "min",  "max",     "max at (UTC)"};
+	const char *h[10];
+	size_t cols = 0;
+	for (size_t i = 0; i < 10; i++) {
+		if (i != 7 || with_min) {
+			h[cols++] = head[i];
+		}
+	}
+	struct report_block *t = NULL;
+	size_t n = 0;
+	for (size_t k = 0; k < s->sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&s->sel, k);
+		const struct stats_acc *acc = &s->acc[k];
+		if (ch->kind != kind || acc->count == 0) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, cols, h);
+			t->right[1] = t->right[2] = false;
+		}
+		double factor;
+		const char *unit = unit_symbol(ch->unit, &factor);
+		int places = places_of(ch);
+		size_t c = 0;
+		row(t);
+		cell(t, c++, "%s", ch->key);
+		cell(t, c++, "%s", label_of(ch));
+		cell(t, c++, "%s", unit);
+		cell(t, c++, "%lld", (long long)acc->count);
+		num(t, c++, query_stats_mean(s, k) * factor, places);
+		num(t, c++, query_stats_percentile(s, k, 50) * factor, places);
+		num(t, c++, query_stats_percentile(s, k, 95) * factor, places);
+		if (with_min) {
+			num(t, c++, stats_value(acc->min_q, ch->resolution) * factor, places);
+		}
+		num(t, c++, stats_value(acc->max_q, ch->resolution) * factor, places);
+		char at[TIMEFMT_ISO_LEN];
+		iso(acc->max_ts, at);
+		cell(t, c++, "%s", at);
+		n++;
+	}
+	return n;
+}
+
+struct share {
+	double value;
+	int64_t count;
+};
+
+static int by_count(const void *pa, const void *pb) {
+	const struct share *a = pa, *b = pb;
+	return a->count != b->count ? (a->count < b->count ? 1 : -1)
+				    : (a->value < b->value) - (a->value > b->value);
+}
+
+#define CLOCK_STATES_SHOWN 6
+
+/* Residency per CPU cluster and devfreq device: "held 1800 MHz for 60.0 % of the time". */
+static void clocks(struct report_doc *doc, const struct query_stats *s) {
+	static const char *const head[] = {"channel", "label", "mean MHz", "residency"};
+	struct report_block *t = NULL;
+	bool by_time = s->weight == QUERY_WEIGHT_TIME;
+	for (size_t k = 0; k < s->sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&s->sel, k);
+		const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
+		if (ch->kind != CHANNEL_KIND_FREQUENCY || tis->count == 0) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, 4, head);
+			t->right[1] = t->right[3] = false;
+		}
+		double factor;
+		const char *unit = unit_symbol(ch->unit, &factor);
+		size_t n_bins;
+		const struct stats_bin *bins = stats_bins(tis, &n_bins);
+		struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
+		for (size_t i = 0; i < n_bins; i++) {
+			sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
+					       bins[i].count};
+		}
+		qsort(sh, n_bins, sizeof(*sh), by_count);
+		struct buf r;
+		buf_init(&r);
+		int places = places_of(ch);
+		for (size_t i = 0; i < n_bins && i < CLOCK_STATES_SHOWN; i++) {
+			double pct = 100.0 * (double)sh[i].count / (double)tis->count;
+			buf_printf(&r,
+				   i == 0 ? "held %.*f %s for %.1f %% of the %s"
+					  : ", %.*f %s %.1f %%",
+				   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
+		}
+		if (n_bins > CLOCK_STATES_SHOWN) {
+			buf_printf(&r, ", %zu more states", n_bins - CLOCK_STATES_SHOWN);
+		}
+		free(sh);
+		row(t);
+		cell(t, 0, "%s", ch->key);
+		cell(t, 1, "%s", label_of(ch));
+		num(t, 2, query_stats_mean(s, k) * factor, places);
+		cell(t, 3, "%s", r.data ? r.data : "");
+		buf_finish(&r);
+	}
+	if (!t) {
+		para(doc, "No clock (cpufreq or devfreq) channel has samples in this window.");
+	}
+}
+
+static void peak(struct report_doc *doc, const struct report_board *b, const char *chart_name) {
+	if (!b->has_peak) {
+		para(doc, "No peak to show: no zone has raw samples around its maximum in this "
+			  "window (they may have been pruned to hourly rollups).");
+		return;
+	}
+	const struct query_peak *pk = &b->peak;
+	const struct channel *ch = pk->channel;
+	double factor;
+	const char *unit = unit_symbol(ch->unit, &factor);
+	char at[TIMEFMT_ISO_LEN], from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	iso(pk->max_ts, at);
+	iso(pk->row_ts[0], from);
+	iso(pk->row_ts[pk->n_rows - 1], to);
+	para(doc,
+	     "The hottest zone, %s%s%s%s, peaked at %.2f %s at %s. The chart shows the %zu "
+	     "cycles around it (%s .. %s): the big-core zone solid, the NPU zone dashed, "
+	     "the other zones faint.",
+	     ch->key, *label_of(ch) ? " (" : "", label_of(ch), *label_of(ch) ? ")" : "",
+	     stats_value(pk->max_q, ch->resolution) * factor, unit, at, pk->n_rows, from, to);
+	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
+	doc->charts[doc->n_charts] =
+		(struct report_chart){.name = xstrdup(chart_name), .svg = report_chart_peak(b)};
+	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
+	c->chart = doc->n_charts++;
+	c->text = xasprintf("Zones around the maximum of %s (%s)", ch->key, unit);
+}
+
+static void status_others(const struct runstats_label *l, struct buf *out) {
+	static const enum run_status others[] = {RUN_STATUS_SIGNALED, RUN_STATUS_TIMEOUT,
+						 RUN_STATUS_LOST, RUN_STATUS_RUNNING};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (l->by_status[others[i]] > 0) {
+			buf_printf(out, "%s%zu %s", out->len ? ", " : "", l->by_status[others[i]],
+				   run_status_name(others[i]));
+		}
+	}
+	if (!out->len) {
+		buf_puts(out, "-");
+	}
+}
+
+/* "30 min", "2 h", "90 s": the --over threshold in a header. */
+static void threshold(char *out, size_t len, double s) {
+	if (fmod(s, 3600) == 0) {
+		snprintf(out, len, "%g h", s / 3600);
+	} else if (fmod(s, 60) == 0) {
+		snprintf(out, len, "%g min", s / 60);
+	} else {
+		snprintf(out, len, "%g s", s);
+	}
+}
+
+static bool shown(const struct report_options *opt, const char *label) {
+	for (size_t i = 0; i < opt->n_labels; i++) {
+		if (strcmp(opt->labels[i], label) == 0) {
+			return true;
+		}
+	}
+	return opt->n_labels == 0;
+}
+
+static void runs(struct report_doc *doc, const struct report *rep, const struct report_board *b) {
+	const struct runstats_result *r = &b->runs;
+	bool over = isfinite(rep->opt.over_s);
+	char thr[32] = "";
+	if (over) {
+		threshold(thr, sizeof(thr), rep->opt.over_s);
+	}
+	char over_n[64], over_share[64];
+	snprintf(over_n, sizeof(over_n), "over %s", thr);
+	snprintf(over_share, sizeof(over_share), "over %s %%", thr);
+	const char *head[] = {"label", "attempts", "completed", "failed", "other", "mean s",
+			      "p50 s", "p95 s",    "min s",     "max s",  over_n,  over_share};
+	struct report_block *t = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct runstats_label *l = &r->labels[i];
+		if (!shown(&rep->opt, l->label)) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, over ? 12 : 10, head);
+			t->right[4] = false;
+		}
+		const struct runstats_summary *d = &l->duration_s;
+		row(t);
+		cell(t, 0, "%s", l->label);
+		cell(t, 1, "%zu", l->count);
+		cell(t, 2, "%zu", l->by_status[RUN_STATUS_OK]);
+		cell(t, 3, "%zu", l->by_status[RUN_STATUS_FAILED]);
+		struct buf o;
+		buf_init(&o);
+		status_others(l, &o);
+		cell(t, 4, "%s", o.data);
+		buf_finish(&o);
+		num(t, 5, d->n ? d->mean : NAN, 2);
+		num(t, 6, d->n ? d->p50 : NAN, 2);
+		num(t, 7, d->n ? d->p95 : NAN, 2);
+		num(t, 8, d->n ? d->percentiles[0] : NAN, 2);
+		num(t, 9, d->n ? d->max : NAN, 2);
+		if (over) {
+			size_t ok = l->by_status[RUN_STATUS_OK];
+			cell(t, 10, "%zu", l->over);
+			num(t, 11, ok ? 100.0 * (double)l->over / (double)ok : NAN, 2);
+		}
+		n++;
+	}
+	if (!t) {
+		para(doc, "No runs in this window%s.",
+		     rep->opt.n_labels ? " with these labels" : "");
+		return;
+	}
+	para(doc,
+	     "Durations of the completed (ok) runs in seconds; percentiles are exact type 7 "
+	     "(numpy's default), min is p0.%s",
+	     over ? " \"over\" counts the completed runs longer than the threshold, and their "
+		    "share of the completed runs."
+		  : "");
+	static const char *const ehead[] = {
+		"label",           "energy runs",      "energy mean J",
+		"energy mean Wh",  "energy p50 J",     "energy p95 J",
+		"energy coverage", "peak RSS p50 MiB", "peak RSS max MiB"};
+	struct report_block *e = table(doc, 9, ehead);
+	e->right[6] = false;
+	double mib;
+	unit_symbol("bytes", &mib);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct runstats_label *l = &r->labels[i];
+		if (!shown(&rep->opt, l->label)) {
+			continue;
+		}
+		const struct runstats_summary *en = &l->energy_j, *rss = &l->rss_max_bytes;
+		size_t ok = l->by_status[RUN_STATUS_OK];
+		row(e);
+		cell(e, 0, "%s", l->label);
+		cell(e, 1, "%zu", en->n);
+		num(e, 2, en->n ? en->mean : NAN, 2);
+		num(e, 3, en->n ? en->mean / 3600.0 : NAN, 4);
+		num(e, 4, en->n ? en->p50 : NAN, 2);
+		num(e, 5, en->n ? en->p95 : NAN, 2);
+		struct buf cov;
+		buf_init(&cov);
+		buf_printf(&cov, "%zu of %zu ok runs", en->n, ok);
+		if (l->energy_partial) {
+			buf_printf(&cov, ", %zu of them partial", l->energy_partial);
+		}
+		if (l->energy_not_ok) {
+			buf_printf(&cov, "; %zu runs not ok left out", l->energy_not_ok);
+		}
+		cell(e, 6, "%s", cov.data);
+		buf_finish(&cov);
+		num(e, 7, rss->n ? rss->p50 * mib : NAN, 1);
+		num(e, 8, rss->n ? rss->max * mib : NAN, 1);
+	}
+}
+
+static void lifetime(struct report_doc *doc, const struct report *rep,
+		     const struct report_board *b) {
+	const struct lifetime_report *lr = &b->life;
+	if (!rep->opt.cfg || rep->opt.cfg->n_capacitors == 0) {
+		para(doc, "No capacitors are configured (a 'capacitors:' section of the "
+			  "configuration adds them).");
+		return;
+	}
+	static const char *const head[] = {
+		"capacitor",        "sensor",      "observed h",   "coverage %",  "consumed %",
+		"effective life h", "remaining h", "mean temp °C", "p95 temp °C", "warnings"};
+	if (b->empty) {
+		para(doc, "No samples in this window: no capacitor aged in it.");
+		return;
+	}
+	struct report_block *t = table(doc, 10, head);
+	t->right[1] = t->right[9] = false;
+	for (size_t i = 0; i < lr->n; i++) {
+		const struct lifetime_report_entry *en = &lr->entries[i];
+		row(t);
+		cell(t, 0, "%s", en->cc->name);
+		cell(t, 1, "%s", en->sensor_key);
+		num(t, 2, en->r.observed_h, 1);
+		num(t, 3, 100.0 * en->coverage, 1);
+		num(t, 4, 100.0 * en->r.consumed_fraction, 4);
+		num(t, 5, en->r.life_h, 0);
+		num(t, 6, en->r.remaining_h, 0);
+		num(t, 7, en->r.mean_temp_c, 2);
+		num(t, 8, en->p95_temp_c, 2);
+		struct buf w;
+		buf_init(&w);
+		for (size_t k = 0; k < en->r.n_warnings; k++) {
+			buf_printf(&w, "%s%s", k ? "; " : "", en->r.warnings[k].message);
+		}
+		cell(t, 9, "%s", w.len ? w.data : "-");
+		buf_finish(&w);
+	}
+	para(doc, "From the stored history of the window, as thermlog lifetime computes it "
+		  "(temperatures time-weighted; effective life and remaining hours capped as it "
+		  "states).");
+}
+
+/* The sections of board @i; with two boards each heading names the board. */
+static void board_sections(struct report_doc *doc, const struct report *rep, size_t i) {
+	const struct report_board *b = &rep->boards[i];
+	const char *of = rep->n_boards > 1 ? b->name : NULL;
+#define TITLE(s) "%s%s%s", s, of ? ": " : "", of ? of : ""
+	section(doc, TITLE("Zones"));
+	if (b->empty) {
+		char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
+		iso(rep->opt.has_from ? rep->opt.from : b->stats.from, a);
+		iso(rep->opt.has_to ? rep->opt.to : b->stats.to, z);
+		if (b->has_stats || rep->opt.has_from || rep->opt.has_to) {
+			para(doc,
+			     "No samples in this window (%s .. %s): there are no zone, clock, "
+			     "peak or memory figures to show.",
+			     a, z);
+		} else {
+			para(doc, "No samples: the database holds no history yet.");
+		}
+	} else {
+		if (channel_table(doc, &b->stats, CHANNEL_KIND_TEMPERATURE, false) == 0) {
+			para(doc, "No temperature channel has samples in this window.");
+		}
+		para(doc,
+		     "Temperatures in °C with two decimals; mean and percentiles %s (as "
+		     "thermlog stats --weight %s).",
+		     weight_text(b->stats.weight), query_weight_name(b->stats.weight));
+		section(doc, TITLE("Clocks"));
+		clocks(doc, &b->stats);
+		section(doc, TITLE("Peak"));
+		char name[16];
+		snprintf(name, sizeof(name), rep->n_boards > 1 ? "peak-%zu" : "peak", i + 1);
+		peak(doc, b, name);
+		section(doc, TITLE("Memory and swap"));
+		if (channel_table(doc, &b->stats, CHANNEL_KIND_MEMORY, true) == 0) {
+			para(doc, "No memory or swap channel has samples in this window.");
+		}
+	}
+	section(doc, TITLE("Runs"));
+	runs(doc, rep, b);
+	section(doc, TITLE("Capacitor lifetime"));
+	lifetime(doc, rep, b);
+#undef TITLE
+}
+
+/* ---- two boards ---- */
+
+static ssize_t slot_of(const struct query_stats *s, const char *key) {
+	for (size_t k = 0; k < s->sel.n; k++) {
+		if (strcmp(query_selection_channel(&s->sel, k)->key, key) == 0) {
+			return (ssize_t)k;
+		}
+	}
+	return -1;
+}
+
+static void ratio(struct report_block *t, size_t col, double b, double a) {
+	num(t, col, a != 0 ? b / a : NAN, 3);
+}
+
+/* The zones of both boards side by side: mean, p95 and max, B over A. */
+static void zones_compared(struct report_doc *doc, const struct report *rep) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	section(doc, "Zones compared");
+	if (a->empty || b->empty) {
+		para(doc, "No comparison of zones: %s has no samples in this window.",
+		     a->empty ? a->name : b->name);
+		return;
+	}
+	static const char *const head[] = {"zone",  "mean A", "mean B", "B/A",   "p95 A",
+					   "p95 B", "B/A",    "max A",  "max B", "B/A"};
+	struct report_block *t = NULL;
+	for (size_t k = 0; k < a->stats.sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&a->stats.sel, k);
+		ssize_t o = slot_of(&b->stats, ch->key);
+		if (ch->kind != CHANNEL_KIND_TEMPERATURE || o < 0 || a->stats.acc[k].count == 0 ||
+		    b->stats.acc[o].count == 0) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, 10, head);
+		}
+		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
+		double v[6] = {
+			query_stats_mean(&a->stats, k),
+			query_stats_mean(&b->stats, (size_t)o),
+			query_stats_percentile(&a->stats, k, 95),
+			query_stats_percentile(&b->stats, (size_t)o, 95),
+			stats_value(a->stats.acc[k].max_q, ch->resolution),
+			stats_value(b->stats.acc[o].max_q, cb->resolution),
+		};
+		row(t);
+		cell(t, 0, "%s", ch->key);
+		for (size_t f = 0; f < 3; f++) {
+			num(t, 1 + 3 * f, v[2 * f], 2);
+			num(t, 2 + 3 * f, v[2 * f + 1], 2);
+			ratio(t, 3 + 3 * f, v[2 * f + 1], v[2 * f]);
+		}
+	}
+	if (!t) {
+		para(doc, "The boards have no zone in common.");
+		return;
+	}
+	para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
+	     weight_text(a->stats.weight));
+}
+
+static void interval(struct report_block *t, size_t col, const struct runstats_compare *r,
+		     bool has) {
+	if (has) {
+		cell(t, col, "%.3f .. %.3f", r->ci_low, r->ci_high);
+	} else {
+		cell(t, col, "-");
+	}
+}
+
+/* Each label on both boards as `runs compare` computes it, and the fingerprint differences. */
+static void runs_compared(struct report_doc *doc, const struct report *rep) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	section(doc, "Runs compared");
+	if (rep->n_compares == 0) {
+		para(doc, "No run label is on both boards.");
+		return;
+	}
+	static const char *const head[] = {"label",         "ok A",       "ok B",
+					   "median A s",    "median B s", "duration B/A",
+					   "95 % interval", "energy B/A", "95 % interval"};
+	struct report_block *t = table(doc, 9, head);
+	bool few = false;
+	const struct runstats_compare *method = NULL;
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		const struct report_compare *c = &rep->compares[i];
+		row(t);
+		cell(t, 0, "%s", c->label);
+		if (c->rc < 0) {
+			for (size_t col = 1; col < 9; col++) {
+				cell(t, col, "-");
+			}
+			continue;
+		}
+		size_t ok_a = c->c.a->by_status[RUN_STATUS_OK],
+		       ok_b = c->c.b->by_status[RUN_STATUS_OK];
+		few = few || ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW;
+		method = &c->c.duration;
+		cell(t, 1, "%zu", ok_a);
+		cell(t, 2, "%zu", ok_b);
+		num(t, 3, c->c.duration.median_a, 2);
+		num(t, 4, c->c.duration.median_b, 2);
+		num(t, 5, c->c.duration.ratio, 3);
+		interval(t, 6, &c->c.duration, true);
+		num(t, 7, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
+		interval(t, 8, &c->c.energy, c->c.has_energy);
+	}
+	if (method) {
+		para(doc,
+		     "A is %s, B is %s, over all their runs of each label. Ratio of type-7 "
+		     "medians (B over A) with a %g %% percentile-bootstrap interval, %u "
+		     "resamples, seed %llu (as thermlog runs compare).%s",
+		     a->name, b->name, method->level, method->resamples,
+		     (unsigned long long)method->seed,
+		     few ? " Some labels have fewer than 10 ok runs on a side: their interval is "
+			   "too narrow to trust."
+			 : "");
+	}
+	struct report_block *d = NULL;
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		const struct report_compare *c = &rep->compares[i];
+		for (size_t k = 0; c->rc == 0 && k < c->c.n_diffs; k++) {
+			if (!d) {
+				heading(doc, "Fingerprint differences");
+				static const char *const dh[] = {"label", "key", "A", "B"};
+				d = table(doc, 4, dh);
+				d->right[1] = d->right[2] = d->right[3] = false;
+			}
+			row(d);
+			cell(d, 0, "%s", c->label);
+			cell(d, 1, "%s", c->c.diffs[k].key);
+			cell(d, 2, "%s", c->c.diffs[k].here ? c->c.diffs[k].here : "none");
+			cell(d, 3, "%s", c->c.diffs[k].other ? c->c.diffs[k].other : "none");
+		}
+	}
+	if (!d) {
+		para(doc, "The latest ok runs' fingerprints (board, kernel, governors, command, "
+			  "tags) do not differ.");
+	}
+}
+
+void report_doc_build(const struct report *rep, struct report_doc *doc) {
+	*doc = (struct report_doc){0};
+	doc->title = rep->n_boards > 1 ? xasprintf("thermlog report: %s against %s",
+						   rep->boards[0].name, rep->boards[1].name)
+				       : xasprintf("thermlog report: %s", rep->boards[0].name);
+	board_section(doc, rep);
+	if (rep->n_boards > 1) {
+		zones_compared(doc, rep);
+		runs_compared(doc, rep);
+	}
+	for (size_t i = 0; i < rep->n_boards; i++) {
+		board_sections(doc, rep, i);
+	}
+}
+
+void report_doc_finish(struct report_doc *doc) {
+	for (size_t i = 0; i < doc->n; i++) {
+		struct report_block *b = &doc->blocks[i];
+		free(b->text);
+		for (size_t c = 0; c < b->rows * b->cols; c++) {
+			free(b->cells[c]);
+		}
+		free(b->cells);
+		free(b->right);
+	}
+	free(doc->blocks);
+	report_charts_free(doc->charts, doc->n_charts);
+	free(doc->title);
+	*doc = (struct report_doc){0};
+}

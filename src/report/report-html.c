@@ -1,0 +1,97 @@
+/*
+ * The report as one self-contained HTML file: inline CSS and SVG, no script, no font and
+ * nothing fetched (a Content-Security-Policy says so to the browser), every text escaped.
+ * Tables scroll inside their own box, so the page fits a phone; in print each section starts a
+ * page.
+ */
+#include "report-internal.h"
+
+static const char style[] =
+	"*{box-sizing:border-box}\n"
+	"body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1b1b1b;"
+	"background:#fff;margin:0 auto;padding:12px;max-width:1100px}\n"
+	"h1{font-size:1.4em;margin:.4em 0;overflow-wrap:anywhere}\n"
+	"h2{font-size:1.2em;margin:1.2em 0 .4em;border-bottom:1px solid #ccc;"
+	"overflow-wrap:anywhere}\n"
+	"h3{font-size:1.05em;margin:1em 0 .3em}\n"
+	"p{margin:.4em 0;overflow-wrap:anywhere}\n"
+	".scroll{overflow-x:auto;max-width:100%;margin:.4em 0}\n"
+	"table{border-collapse:collapse;font-variant-numeric:tabular-nums}\n"
+	"th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;"
+	"white-space:nowrap}\n"
+	"td.n{text-align:right}\n"
+	"th{background:#f3f3f3}\n"
+	"figure{margin:.6em 0}\n"
+	"figure svg{display:block;width:100%;height:auto;max-width:760px}\n"
+	"figcaption{font-size:.9em;color:#555}\n"
+	"@media print{body{max-width:none;padding:0}"
+	"section{break-before:page;page-break-before:always}"
+	"section:first-of-type{break-before:auto;page-break-before:auto}"
+	".scroll{overflow:visible}th,td{white-space:normal}"
+	"figure{break-inside:avoid}}\n";
+
+static void table_html(const struct report_block *t, struct buf *out) {
+	buf_puts(out, "<div class=\"scroll\"><table>\n<thead><tr>");
+	for (size_t c = 0; c < t->cols; c++) {
+		buf_puts(out, "<th>");
+		report_escape_xml(out, t->cells[c]);
+		buf_puts(out, "</th>");
+	}
+	buf_puts(out, "</tr></thead>\n<tbody>\n");
+	for (size_t r = 1; r < t->rows; r++) {
+		buf_puts(out, "<tr>");
+		for (size_t c = 0; c < t->cols; c++) {
+			buf_puts(out, t->right[c] ? "<td class=\"n\">" : "<td>");
+			report_escape_xml(out, t->cells[r * t->cols + c]);
+			buf_puts(out, "</td>");
+		}
+		buf_puts(out, "</tr>\n");
+	}
+	buf_puts(out, "</tbody></table></div>\n");
+}
+
+void report_html_write(const struct report_doc *doc, struct buf *out) {
+	buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		      "style-src 'unsafe-inline'\">\n<title>");
+	report_escape_xml(out, doc->title);
+	buf_puts(out, "</title>\n<style>\n");
+	buf_puts(out, style);
+	buf_puts(out, "</style>\n</head>\n<body>\n<header><h1>");
+	report_escape_xml(out, doc->title);
+	buf_puts(out, "</h1></header>\n");
+	bool open = false;
+	for (size_t i = 0; i < doc->n; i++) {
+		const struct report_block *b = &doc->blocks[i];
+		switch (b->kind) {
+		case REPORT_BLOCK_SECTION:
+			buf_puts(out, open ? "</section>\n<section>\n<h2>" : "<section>\n<h2>");
+			report_escape_xml(out, b->text);
+			buf_puts(out, "</h2>\n");
+			open = true;
+			break;
+		case REPORT_BLOCK_HEADING:
+			buf_puts(out, "<h3>");
+			report_escape_xml(out, b->text);
+			buf_puts(out, "</h3>\n");
+			break;
+		case REPORT_BLOCK_PARA:
+			buf_puts(out, "<p>");
+			report_escape_xml(out, b->text);
+			buf_puts(out, "</p>\n");
+			break;
+		case REPORT_BLOCK_TABLE:
+			table_html(b, out);
+			break;
+		case REPORT_BLOCK_CHART:
+			buf_puts(out, "<figure>\n");
+			buf_puts(out, doc->charts[b->chart].svg);
+			buf_puts(out, "<figcaption>");
+			report_escape_xml(out, b->text);
+			buf_puts(out, "</figcaption>\n</figure>\n");
+			break;
+		}
+	}
+	buf_puts(out, open ? "</section>\n</body>\n</html>\n" : "</body>\n</html>\n");
+}

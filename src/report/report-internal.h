@@ -1,0 +1,53 @@
+/*
+ * The report's document model (private to src/report/): report-doc.c lays the computed answers
+ * out as blocks of plain text, report-html.c and report-md.c write the blocks (each escaping
+ * text for its format), report-chart.c draws the SVG charts.
+ */
+#ifndef REPORT_INTERNAL_H
+#define REPORT_INTERNAL_H
+
+#include "report.h"
+
+enum report_block_kind {
+	REPORT_BLOCK_SECTION, // a new section (a page of its own in print) headed by text
+	REPORT_BLOCK_HEADING, // a heading inside a section
+	REPORT_BLOCK_PARA,    // a paragraph
+	REPORT_BLOCK_TABLE,   // a table; its first row is the header
+	REPORT_BLOCK_CHART,   // a chart: the index into the charts, text its caption
+};
+
+struct report_block {
+	enum report_block_kind kind;
+	char *text; // plain text (UTF-8), escaped by the writer
+	size_t cols, rows;
+	char **cells; // rows x cols, plain text, never NULL
+	bool *right;  // per column: numbers, right-aligned
+	size_t chart; // REPORT_BLOCK_CHART: index into the document's charts
+};
+
+struct report_doc {
+	char *title;
+	struct report_block *blocks;
+	size_t n, cap;
+	struct report_chart *charts;
+	size_t n_charts, cap_charts;
+};
+
+/** Lays @rep out as a document (report-doc.c). */
+void report_doc_build(const struct report *rep, struct report_doc *doc);
+void report_doc_finish(struct report_doc *doc);
+
+/** Writers of a document (report-html.c, report-md.c). */
+void report_html_write(const struct report_doc *doc, struct buf *out);
+void report_md_write(const struct report_doc *doc, const char *chart_prefix, struct buf *out);
+
+/** Appends @s with &, <, >, " and ' as character references (HTML and SVG text alike). */
+void report_escape_xml(struct buf *out, const char *s);
+
+/**
+ * The SVG of board @b's peak (report-chart.c): every zone of the peak over its cycles, the
+ * big-core zone solid, the NPU zone dashed, the others faint; a standalone document.
+ */
+char *report_chart_peak(const struct report_board *b);
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * The report's answers: each section is the struct the matching JSON answer writes
+ * (query_stats_compute, query_peak_compute, runs_stats, runs_compare, lifetime_report_compute),
+ * computed once here and only laid out by report-doc.c.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+#include "jsonread.h"
+#include "report-internal.h"
+#include "stats.h"
+#include "xalloc.h"
+
+bool report_format_parse(const char *text, enum report_format *format) {
+	if (strcmp(text, "html") == 0) {
+		*format = REPORT_HTML;
+	} else if (strcmp(text, "md") == 0 || strcmp(text, "markdown") == 0) {
+		*format = REPORT_MARKDOWN;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+void report_escape_xml(struct buf *out, const char *s) {
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			buf_puts(out, "&amp;");
+			break;
+		case '<':
+			buf_puts(out, "&lt;");
+			break;
+		case '>':
+			buf_puts(out, "&gt;");
+			break;
+		case '"':
+			buf_puts(out, "&quot;");
+			break;
+		case '\'':
+			buf_puts(out, "&#39;");
+			break;
+		default:
+			if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+				buf_printf(out, "\\x%02x", (unsigned char)*s); // no control bytes
+			} else {
+				buf_putc(out, *s);
+			}
+		}
+	}
+}
+
+/* The first cycle of [from, to) into *ts: the scan stops at it. */
+static int first_cycle(void *ctx, const struct store_cycle *cycle) {
+	*(int64_t *)ctx = cycle->ts;
+	return 1;
+}
+
+static int last_cycle(void *ctx, const struct store_cycle *cycle) {
+	*(int64_t *)ctx = cycle->ts;
+	return 0;
+}
+
+/*
+ * The first and the last cycle of [from, to): the first from a scan stopped at it, the last
+ * from scans of the window's end, each reaching twice as far back, so a year costs a few reads.
+ */
+static int window_edges(struct store *store, int64_t from, int64_t to, int64_t *first,
+			int64_t *last) {
+	*first = *last = INT64_MIN;
+	int rc = store_scan_cycles(store, from, to, first_cycle, first);
+	if (rc < 0 || *first == INT64_MIN) {
+		return rc < 0 ? rc : 0;
+	}
+	for (int64_t back = 3600;; back *= 2) {
+		int64_t start = to - back > *first && back < to - from ? to - back : *first;
+		rc = store_scan_cycles(store, start, to, last_cycle, last);
+		if (rc < 0 || *last != INT64_MIN || start == *first) {
+			return rc < 0 ? rc : 0;
+		}
+	}
+}
+
+/* The board and the kernel from the fingerprint of the latest run that recorded one. */
+struct fingerprint_scan {
+	char *latest;
+};
+
+static int keep_fingerprint(void *ctx, const struct store_run *run) {
+	struct fingerprint_scan *f = ctx;
+	if (run->fingerprint) {
+		free(f->latest);
+		f->latest = xstrdup(run->fingerprint);
+	}
+	return 0;
+}
+
+static char *member_string(const struct jsonread_node *obj, const char *key) {
+	const char *s = jsonread_string(jsonread_get(obj, key));
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static int board_identity(struct store *store, struct report_board *b) {
+	struct fingerprint_scan f = {0};
+	struct store_run_filter all = {0};
+	int rc = store_runs_scan(store, &all, keep_fingerprint, &f);
+	if (rc == 0 && f.latest) {
+		struct jsonread_error e;
+		size_t len = strlen(f.latest);
+		struct jsonread_node *tree = jsonread_parse(f.latest, len, len, &e);
+		if (tree && tree->kind == JSONREAD_OBJECT) {
+			b->model = member_string(tree, "board");
+			b->kernel = member_string(tree, "kernel");
+		}
+		jsonread_node_free(tree);
+	}
+	free(f.latest);
+	return rc;
+}
+
+/* The slot of the temperature channel with the highest maximum in the window, or -1. */
+static ssize_t hottest_zone(const struct query_stats *s) {
+	ssize_t best = -1;
+	double top = -INFINITY;
+	for (size_t k = 0; k < s->sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&s->sel, k);
+		if (ch->kind != CHANNEL_KIND_TEMPERATURE || s->acc[k].count == 0) {
+			continue;
+		}
+		double v = stats_value(s->acc[k].max_q, ch->resolution);
+		if (v > top) {
+			top = v;
+			best = (ssize_t)k;
+		}
+	}
+	return best;
+}
+
+#define PEAK_MARGIN_S (7 * 86400)
+
+/* The peak of the hottest zone, every zone along (as `thermlog peak --with` them). */
+static int board_peak(struct store *store, const struct query_params *window,
+		      struct report_board *b, char **err) {
+	ssize_t hot = hottest_zone(&b->stats);
+	if (hot < 0) {
+		return 0;
+	}
+	const struct query_stats *s = &b->stats;
+	const char **zones = xcalloc(s->sel.n, sizeof(*zones));
+	size_t n = 0;
+	for (size_t k = 0; k < s->sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&s->sel, k);
+		if (ch->kind == CHANNEL_KIND_TEMPERATURE && (ssize_t)k != hot) {
+			zones[n++] = ch->key;
+		}
+	}
+	const char *key = query_selection_channel(&s->sel, (size_t)hot)->key;
+	struct query_params p = *window;
+	/*
+	 * The maximum is where stats found it: the peak is asked over the week on each side of it
+	 * (within the window), where its earliest maximum and the cycles around it are the same
+	 * as over the whole window, instead of searching a year's rollups for it again.
+	 */
+	int64_t at = s->acc[hot].max_ts;
+	if (at - PEAK_MARGIN_S > s->from) {
+		p.from = at - PEAK_MARGIN_S;
+		p.has_from = true;
+	}
+	if (at + PEAK_MARGIN_S < s->to) {
+		p.to = at + PEAK_MARGIN_S;
+		p.has_to = true;
+	}
+	p.channels = &key;
+	p.n_channels = 1;
+	p.with = zones; // none: every channel comes along, and the chart draws the zone alone
+	p.n_with = n;
+	int rc = query_peak_compute(store, &p, &b->peak, err);
+	free(zones);
+	if (rc == -ENOENT) { // its raw samples were pruned: no chart, said so
+		free(*err);
+		*err = NULL;
+		return 0;
+	}
+	b->has_peak = rc == 0;
+	return rc;
+}
+
+static const char *base_name(const char *path) {
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static int board_compute(struct store *store, const char *file, const struct report_options *opt,
+			 struct report_board *b, char **err) {
+	b->file = xstrdup(base_name(file));
+	struct query_params p = {.has_from = opt->has_from,
+				 .has_to = opt->has_to,
+				 .from = opt->from,
+				 .to = opt->to,
+				 .weight = opt->weight};
+	int rc = query_stats_compute(store, &p, &b->stats, err);
+	if (rc == -ENOENT) { // no history at all
+		free(*err);
+		*err = NULL;
+		b->empty = true;
+	} else if (rc < 0) {
+		return rc;
+	} else {
+		b->has_stats = true;
+		b->empty = b->stats.cycles == 0;
+	}
+	if (!b->empty) {
+		rc = window_edges(store, b->stats.from, b->stats.to, &b->first_ts, &b->last_ts);
+		b->empty = rc == 0 && b->first_ts == INT64_MIN;
+		if (rc == 0 && !b->empty) {
+			rc = board_peak(store, &p, b, err);
+		}
+		if (rc < 0) {
+			return rc;
+		}
+	}
+	if ((rc = board_identity(store, b)) < 0) {
+		*err = xasprintf("could not read the runs of %s: %s", b->file, strerror(-rc));
+		return rc;
+	}
+	b->name = xstrdup(b->model ? b->model : b->file);
+	b->runs_percentiles[0] = 0; // the minimum, as `runs stats --percentile 0` writes p0
+	b->runs_opt = (struct runs_stats_options){
+		.filter = {.has_from = opt->has_from,
+			   .has_to = opt->has_to,
+			   .from_ms = opt->has_from ? opt->from * 1000 : 0,
+			   .to_ms = opt->has_to ? opt->to * 1000 : 0},
+		.over_s = opt->over_s,
+		.percentiles = b->runs_percentiles,
+		.n_percentiles = 1,
+	};
+	if ((rc = runs_stats(store, &b->runs_opt, &b->runs)) < 0) {
+		*err = xasprintf("could not compute the runs of %s: %s", b->file, strerror(-rc));
+		return rc;
+	}
+	if (opt->cfg && opt->cfg->n_capacitors > 0) {
+		rc = lifetime_report_compute(store, opt->cfg, opt->has_from ? opt->from : INT64_MIN,
+					     opt->has_to ? opt->to : INT64_MAX, false, opt->now,
+					     &b->life, err);
+	}
+	return rc;
+}
+
+static const struct runstats_label *label_in(const struct runstats_result *r, const char *label) {
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->labels[i].label, label) == 0) {
+			return &r->labels[i];
+		}
+	}
+	return NULL;
+}
+
+/* Whether run label @label is one the report shows. */
+static bool label_shown(const struct report_options *opt, const char *label) {
+	for (size_t i = 0; i < opt->n_labels; i++) {
+		if (strcmp(opt->labels[i], label) == 0) {
+			return true;
+		}
+	}
+	return opt->n_labels == 0;
+}
+
+static int check_labels(struct store *store, const struct report_options *opt, char **err) {
+	for (size_t i = 0; i < opt->n_labels; i++) {
+		struct buf hint;
+		buf_init(&hint);
+		int known = runs_label_known(store, opt->labels[i], &hint);
+		if (known == 0) {
+			*err = xasprintf("no run has the label '%s'%s", opt->labels[i],
+					 hint.data ? hint.data : "");
+		} else if (known < 0) {
+			*err = xasprintf("could not read the runs: %s", strerror(-known));
+		}
+		buf_finish(&hint);
+		if (known <= 0) {
+			return known < 0 ? known : -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Every shown label of the first board that the second has too, as `runs compare` does it. */
+static int compare_runs(struct store *here, struct store *other, struct report *rep) {
+	const struct runstats_result *a = &rep->boards[0].runs, *b = &rep->boards[1].runs;
+	rep->compares = xcalloc(a->n ? a->n : 1, sizeof(*rep->compares));
+	for (size_t i = 0; i < a->n; i++) {
+		const char *label = a->labels[i].label;
+		if (!label_shown(&rep->opt, label) || !label_in(b, label)) {
+			continue;
+		}
+		struct report_compare *c = &rep->compares[rep->n_compares++];
+		c->label = xstrdup(label);
+		c->rc = runs_compare(here, other, label, &c->c);
+		if (c->rc < 0 && c->rc != -ENODATA) {
+			return c->rc;
+		}
+	}
+	return 0;
+}
+
+int report_compute(struct store *const *stores, const char *const *files, size_t n,
+		   const struct report_options *opt, struct report *rep, char **err) {
+	*rep = (struct report){.opt = *opt, .n_boards = n > 2 ? 2 : n};
+	*err = NULL;
+	int rc = check_labels(stores[0], opt, err);
+	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
+		rc = board_compute(stores[i], files[i], opt, &rep->boards[i], err);
+	}
+	if (rc == 0 && rep->n_boards == 2) {
+		struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+		if (strcmp(a->name, b->name) == 0) { // two boards of one model: name them apart
+			for (size_t i = 0; i < 2; i++) {
+				char *named = xasprintf("%s (%s)", rep->boards[i].name,
+							rep->boards[i].file);
+				free(rep->boards[i].name);
+				rep->boards[i].name = named;
+			}
+		}
+		if ((rc = compare_runs(stores[0], stores[1], rep)) < 0) {
+			*err = xasprintf("could not compare the runs: %s", strerror(-rc));
+		}
+	}
+	if (rc < 0 && !*err) {
+		*err = xasprintf("%s", strerror(-rc));
+	}
+	return rc;
+}
+
+static void board_finish(struct report_board *b) {
+	free(b->name);
+	free(b->file);
+	free(b->model);
+	free(b->kernel);
+	query_stats_finish(&b->stats);
+	query_peak_finish(&b->peak);
+	runstats_result_finish(&b->runs);
+	lifetime_report_finish(&b->life);
+	*b = (struct report_board){0};
+}
+
+void report_finish(struct report *rep) {
+	for (size_t i = 0; i < 2; i++) {
+		board_finish(&rep->boards[i]);
+	}
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		free(rep->compares[i].label);
+		runs_compare_finish(&rep->compares[i].c);
+	}
+	free(rep->compares);
+	*rep = (struct report){0};
+}
+
+void report_write(const struct report *rep, enum report_format format, const char *chart_prefix,
+		  struct buf *out) {
+	struct report_doc doc;
+	report_doc_build(rep, &doc);
+	if (format == REPORT_HTML) {
+		report_html_write(&doc, out);
+	} else {
+		report_md_write(&doc, chart_prefix, out);
+	}
+	report_doc_finish(&doc);
+}
+
+void report_charts(const struct report *rep, struct report_chart **charts, size_t *n) {
+	struct report_doc doc;
+	report_doc_build(rep, &doc);
+	*charts = doc.charts;
+	*n = doc.n_charts;
+	doc.charts = NULL;
+	doc.n_charts = 0;
+	report_doc_finish(&doc);
+}
+
+void report_charts_free(struct report_chart *charts, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(charts[i].name);
+		free(charts[i].svg);
+	}
+	free(charts);
+}

@@ -1,0 +1,117 @@
+'use strict';
+/*
+ * thermlog report's HTML in Debian's chromium, opened as a file at a phone's width: no console
+ * error, no request beyond the file itself, not blank (sections, tables, the chart drawn), the
+ * page no wider than 390 px (wide tables scroll in their own box, the chart scales), and in
+ * print every section after the first starts a page. Prints TAP; saves a screenshot of each.
+ * usage: node report.test.js SCREENSHOT_DIR PROFILE_DIR FILE.html...
+ */
+const fs = require('fs');
+const path = require('path');
+const { pathToFileURL } = require('url');
+const { chromium } = require('playwright-core');
+
+const [shotDir, profileDir, ...files] = process.argv.slice(2);
+if (!shotDir || !profileDir || files.length === 0) {
+  console.error('usage: node report.test.js SCREENSHOT_DIR PROFILE_DIR FILE.html...');
+  process.exit(2);
+}
+
+let count = 0;
+let failed = 0;
+function ok(cond, what, detail) {
+  count++;
+  console.log((cond ? 'ok ' : 'not ok ') + count + ' - ' + what);
+  if (!cond) {
+    failed++;
+    if (detail !== undefined) console.log('#   ' + String(typeof detail === 'string' ? detail : JSON.stringify(detail)).split('\n').join('\n#   '));
+  }
+  return cond;
+}
+
+/* Elements beyond the viewport that are not inside a scrolling box of their own. */
+function overflows(page) {
+  return page.evaluate(() => {
+    const vw = document.documentElement.clientWidth;
+    const bad = [];
+    if (document.documentElement.scrollWidth > vw) bad.push('the page is ' + document.documentElement.scrollWidth + ' px wide in ' + vw);
+    for (const e of document.querySelectorAll('body *')) {
+      if (e.parentElement && e.parentElement.closest('.scroll')) continue; // scrolls in its box
+      if (e.closest('svg') && e.tagName.toLowerCase() !== 'svg') continue;
+      const r = e.getBoundingClientRect();
+      if (!r.width || !r.height) continue;
+      if (r.right > vw + 0.5 || r.left < -0.5) bad.push(e.tagName.toLowerCase() + ' "' + (e.textContent || '').trim().slice(0, 30) + '" spans ' + r.left.toFixed(0) + '..' + r.right.toFixed(0));
+    }
+    return bad;
+  });
+}
+
+async function main() {
+  fs.rmSync(profileDir, { recursive: true, force: true });
+  fs.mkdirSync(shotDir, { recursive: true });
+  const ctx = await chromium.launchPersistentContext(profileDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 390, height: 844 },
+    colorScheme: 'light',
+    timezoneId: 'UTC',
+  });
+  try {
+    for (const file of files) {
+      const name = path.basename(file);
+      const url = pathToFileURL(path.resolve(file)).href;
+      const page = await ctx.newPage();
+      const messages = [];
+      const requests = [];
+      page.on('console', (m) => messages.push(m.type() + ': ' + m.text()));
+      page.on('pageerror', (e) => messages.push('page error: ' + e.message));
+      page.on('request', (r) => { if (r.url() !== url) requests.push(r.url()); });
+      await page.goto(url, { waitUntil: 'load' });
+      await page.waitForTimeout(200);
+      const empty = /No samples in this window/.test(await page.textContent('body'));
+      const facts = await page.evaluate(() => ({
+        text: document.body.innerText.length,
+        sections: document.querySelectorAll('section > h2').length,
+        tables: document.querySelectorAll('.scroll > table').length,
+        charts: [...document.querySelectorAll('figure svg')].map((s) => {
+          const r = s.getBoundingClientRect();
+          return { w: r.width, h: r.height, lines: s.querySelectorAll('polyline').length };
+        }),
+        scrollers: [...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth)
+          .map((e) => getComputedStyle(e).overflowX),
+      }));
+      ok(messages.length === 0, name + ': no console message or page error', messages.join('\n'));
+      ok(requests.length === 0, name + ': no request leaves the file', requests.join('\n'));
+      ok(facts.text > 400 && facts.sections >= 4 && facts.tables >= 1, name + ': not blank (' +
+        facts.sections + ' sections, ' + facts.tables + ' tables)', facts);
+      if (!empty) {
+        ok(facts.charts.length >= 1 && facts.charts.every((c) => c.lines >= 1 && c.w > 300 && c.w <= 390 && c.h > 100),
+          name + ': the chart draws, scaled to the phone\'s width', facts.charts);
+      }
+      const bad = await overflows(page);
+      ok(bad.length === 0, name + ': fits 390 px (wide tables scroll in their own box)', bad.slice(0, 10).join('\n'));
+      ok(facts.scrollers.every((o) => o === 'auto'), name + ': a table wider than the phone scrolls (' + facts.scrollers.length + ')', facts.scrollers);
+      await page.screenshot({ path: path.join(shotDir, name + '-390.png'), fullPage: true });
+      await page.emulateMedia({ media: 'print' });
+      const breaks = await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => getComputedStyle(s).breakBefore));
+      ok(breaks.length >= 2 && breaks[0] !== 'page' && breaks.slice(1).every((b) => b === 'page'),
+        name + ': in print each section after the first starts a page', breaks);
+      const pdf = await page.pdf({ format: 'A4' });
+      const pages = (pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g) || []).length;
+      ok(pages >= breaks.length, name + ': it prints (' + pages + ' pages for ' + breaks.length + ' sections)', pages);
+      await page.close();
+    }
+  } finally {
+    await ctx.close();
+  }
+  console.log('1..' + count);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log('not ok ' + (count + 1) + ' - ' + e.message);
+  console.log('1..' + (count + 1));
+  process.exit(1);
+});

@@ -1,0 +1,414 @@
+#!/usr/bin/python3
+"""thermlog report over two seeded boards (seed.py): every number of the Markdown and the HTML
+document, parsed back out of it, equals the CLI's JSON (stats --json, runs stats --json,
+lifetime --json, peak --json, runs compare --json); the Markdown tables keep their column
+counts; labels and names are escaped; the chart files sit beside the Markdown; two boards; an
+empty window; -o never over a database and an existing file only with --force.
+Usage: report.py THERMLOG"""
+import html
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from thermlog_test import Workdir, main  # noqa: E402
+import seed as seeding  # noqa: E402
+
+MIB = 1.0 / 1048576
+
+
+def iso(ts):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def md_cells(line):
+    """The cells of a Markdown table row: split at bars that are not escaped, unescaped."""
+    cells, cur, i = [], "", 0
+    body = line.strip()[1:-1] if line.strip().endswith("|") else line.strip()[1:]
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            cur += body[i + 1]
+            i += 2
+            continue
+        if body[i] == "|":
+            cells.append(cur)
+            cur = ""
+        else:
+            cur += body[i]
+        i += 1
+    cells.append(cur)
+    return [html.unescape(c.strip()) for c in cells]
+
+
+def md_tables(text):
+    """[(section, header, rows, consistent)] of a Markdown document."""
+    out, section, lines = [], None, text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("## "):
+            section = md_cells("|" + line[3:] + "|")[0]
+        if line.startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|( -{3}:? \|)+",
+                                                                            lines[i + 1]):
+            header = md_cells(line)
+            rows, consistent = [], len(md_cells(lines[i + 1])) == len(header)
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = md_cells(lines[i])
+                consistent = consistent and len(cells) == len(header)
+                rows.append(cells)
+                i += 1
+            out.append((section, header, rows, consistent))
+            continue
+        i += 1
+    return out
+
+
+class HtmlTables(html.parser.HTMLParser):
+    """[(section, header, rows, True)] of an HTML document, and its text."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.section, self.cell, self.row, self.in_h2 = [], None, None, None, False
+        self.text = []
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "h2":
+            self.in_h2, self.section = True, ""
+        elif tag == "table":
+            self.tables.append([self.section, None, [], True])
+        elif tag == "tr":
+            self.row = []
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "h2":
+            self.in_h2 = False
+        elif tag in ("td", "th") and self.row is not None:
+            self.row.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.tables:
+            t = self.tables[-1]
+            if t[1] is None:
+                t[1] = self.row
+            else:
+                t[2].append(self.row)
+            self.row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.in_h2:
+            self.section += data
+        if self.cell is not None:
+            self.cell += data
+
+
+def html_tables(text):
+    p = HtmlTables()
+    p.feed(text)
+    return [tuple(t) for t in p.tables], "".join(p.text), p.tags
+
+
+def find(tables, section, first_header):
+    return [t for t in tables if t[0] == section and t[1] and t[1][0] == first_header]
+
+
+def f2(v):
+    return "-" if v is None else "%.2f" % v
+
+
+def run(tap):
+    thermlog = sys.argv[1]
+
+    def tl(*args, cfg=None, db=None):
+        cmd = [thermlog] + (["-c", cfg] if cfg else []) + (["--db", db] if db else []) + list(args)
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    with Workdir("thermlog-report.") as wd:
+        a, b, cfg = seeding.seed(thermlog, wd)
+
+        def js(*args, db=a):
+            p = tl(*args, cfg=cfg, db=db)
+            if p.returncode != 0:
+                raise RuntimeError(" ".join(args) + ": " + p.stderr)
+            return json.loads(p.stdout)
+
+        stats = js("stats", "--json")
+        runs = js("runs", "stats", "--json", "--percentile", "0", "--over", "25m")
+        life = js("lifetime", "--json")
+        zones = [c for c in stats["channels"] if c["kind"] == "temperature"]
+        hottest = max(zones, key=lambda c: c["max"])
+        peak = js("peak", "--json", "--channel", hottest["key"])
+
+        md = os.path.join(wd, "r.md")
+        p = tl("report", "--over", "25m", "-o", md, cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and os.path.exists(md), "report -o FILE.md writes Markdown",
+               p.stderr)
+        text = open(md).read() if os.path.exists(md) else ""
+        hp = os.path.join(wd, "r.html")
+        p = tl("report", "--over", "25m", "-o", hp, cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and os.path.exists(hp), "report -o FILE.html writes HTML",
+               p.stderr)
+        htext = open(hp).read() if os.path.exists(hp) else ""
+        mdt = md_tables(text)
+        htt, hplain, htags = html_tables(htext)
+        tap.ok(len(mdt) >= 7 and all(t[3] for t in mdt),
+               "every Markdown table has the header's column count in every row (%d tables)"
+               % len(mdt), [t[:2] for t in mdt if not t[3]])
+
+        for fmt, tables, plain in (("md", mdt, text), ("html", htt, hplain)):
+            # The board and window.
+            board = find(tables, "Board and window", "")
+            rows = {r[0]: r[1] for r in board[0][2]} if board else {}
+            tap.ok(rows.get("board") == "Radxa ROCK 5C <i>&</i>" and
+                   rows.get("kernel") == "6.1.75" and rows.get("database") == "a.db",
+                   "%s: the board and kernel from the latest run's fingerprint" % fmt, rows)
+            tap.ok(rows.get("samples") == "%d of %d expected" % (stats["cycles"],
+                                                                 stats["expected_cycles"]) and
+                   rows.get("coverage", "").startswith("%.1f %%" % (100 * stats["coverage"])) and
+                   rows.get("first sample") == iso(seeding.T0) and
+                   rows.get("last sample") == iso(seeding.T0 + (seeding.HOURS * 60 - 1) * 60) and
+                   rows.get("interval") == "%d s" % stats["interval_s"] and
+                   rows.get("window") == "%s .. %s" % (iso(stats["from"]), iso(stats["to"])),
+                   "%s: window, first and last sample, samples, coverage, interval as stats"
+                   % fmt, rows)
+            # Zones: the numbers of stats --json, two decimals.
+            zt = find(tables, "Zones", "channel")
+            got = {r[0]: r for r in zt[0][2]} if zt else {}
+            want = {c["key"]: [c["key"], "", "°C", str(c["count"]), f2(c["mean"]), f2(c["p50"]),
+                               f2(c["p95"]), f2(c["max"]), iso(c["max_time"])] for c in zones}
+            tap.ok(got == want, "%s: zones' mean, p50, p95, max and its time equal stats --json"
+                   % fmt, "got  %s\nwant %s" % (got, want))
+            tap.ok("weighted by samples" in plain, "%s: the weighting is stated" % fmt)
+            # Memory and swap in MiB to 0.1.
+            mt = find(tables, "Memory and swap", "channel")
+            got = {r[0]: r[4:9] for r in mt[0][2]} if mt else {}
+            want = {c["key"]: ["%.1f" % (c[k] * MIB) for k in ("mean", "p50", "p95", "min", "max")]
+                    for c in stats["channels"] if c["kind"] == "memory"}
+            tap.ok(got == want and len(want) == 2, "%s: memory and swap equal stats --json (MiB)"
+                   % fmt, "got  %s\nwant %s" % (got, want))
+            # Clocks: residency from time_in_state.
+            ct = find(tables, "Clocks", "channel")
+            got = {r[0]: (r[2], r[3]) for r in ct[0][2]} if ct else {}
+            want = {}
+            for c in stats["channels"]:
+                if c["kind"] == "frequency":
+                    tis = sorted(c["time_in_state"], key=lambda s: (-s["share"], -s["value"]))
+                    res = "held %.0f MHz for %.1f %% of the samples" % (tis[0]["value"] * 1e-6,
+                                                                       100 * tis[0]["share"])
+                    res += "".join(", %.0f MHz %.1f %%" % (s["value"] * 1e-6, 100 * s["share"])
+                                   for s in tis[1:])
+                    want[c["key"]] = ("%.0f" % (c["mean"] * 1e-6), res)
+            tap.ok(got == want, "%s: clock residency per cluster and devfreq device" % fmt,
+                   "got  %s\nwant %s" % (got, want))
+            tap.ok("held 1000 MHz for 100.0 % of the samples" in plain,
+                   "%s: the NPU held 1000 MHz for 100.0 %%" % fmt)
+            # The peak.
+            tap.ok("peaked at %.2f °C at %s" % (peak["max"], iso(peak["max_time"])) in plain and
+                   peak["key"] == "thermal/bigcore0-thermal",
+                   "%s: the peak's maximum and time equal peak --json" % fmt)
+            # Runs: runs stats --json --percentile 0 --over 25m.
+            rt = find(tables, "Runs", "label")
+            dur = {r[0]: r for r in rt[0][2]} if rt else {}
+            eng = {r[0]: r for r in rt[1][2]} if len(rt) > 1 else {}
+            bad = []
+            for lab in runs["labels"]:
+                d = lab["duration_s"]
+                e = lab["energy_j"]
+                r = lab["rss_max_bytes"]
+                others = sum(lab[k] for k in ("signaled", "timeout", "lost", "running"))
+                want_d = [lab["label"], str(lab["count"]), str(lab["ok"]), str(lab["failed"]),
+                          "-" if not others else None, f2(d["mean"]), f2(d["p50"]), f2(d["p95"]),
+                          f2(d["p0"]), f2(d["max"]), str(lab["over"]),
+                          "%.2f" % (100.0 * lab["over"] / lab["ok"])]
+                want_e = [lab["label"], str(e["n"]), f2(e["mean"]), "%.4f" % (e["mean"] / 3600),
+                          f2(e["p50"]), f2(e["p95"]), None, "%.1f" % (r["p50"] * MIB),
+                          "%.1f" % (r["max"] * MIB)]
+                gd, ge = dur.get(lab["label"]), eng.get(lab["label"])
+                if not gd or any(w is not None and g != w for g, w in zip(gd, want_d)):
+                    bad.append(("duration", gd, want_d))
+                if not ge or any(w is not None and g != w for g, w in zip(ge, want_e)):
+                    bad.append(("energy", ge, want_e))
+                if ge and not ge[6].startswith("%d of %d ok runs" % (e["n"], lab["ok"])):
+                    bad.append(("coverage", ge[6]))
+            tap.ok(not bad and len(dur) == 2, "%s: runs per label equal runs stats --json "
+                   "(attempts, by status, mean/p50/p95/min/max, over, energy J and Wh, RSS)"
+                   % fmt, bad)
+            tap.ok(seeding.ODD_LABEL in dur, "%s: the label with markup reads as itself" % fmt,
+                   list(dur))
+            # Lifetime.
+            lt = find(tables, "Capacitor lifetime", "capacitor")
+            got = lt[0][2][0][:9] if lt and lt[0][2] else None
+            c = life["capacitors"][0]
+            want = [c["name"], c["sensor"], "%.1f" % c["observed_h"],
+                    "%.1f" % (100 * c["coverage"]),
+                    "%.4f" % (100 * c["consumed_fraction"]), "%.0f" % c["effective_life_h"],
+                    "%.0f" % c["remaining_h"], f2(c["mean_temp_c"]), f2(c["p95_temp_c"])]
+            tap.ok(got == want, "%s: the capacitor's figures equal lifetime --json" % fmt,
+                   "got  %s\nwant %s" % (got, want))
+
+        # Escaping: nothing user-controlled is markup.
+        tap.ok("<b>|bench" not in htext and "<i>&</i>" not in htext and
+               "&lt;b&gt;|bench&lt;/b&gt; &amp; co" in htext and "C12 &lt;bulk&gt;" in htext,
+               "html: labels, board and capacitor names are escaped")
+        tap.ok("<b>" not in text and "<i>" not in text and "\\|bench" in text,
+               "md: markup in labels is escaped (bars too)")
+        tap.ok(not [t for t, at in htags if t in ("script", "link", "img", "iframe", "object")
+                    or "src" in at or "href" in at] and
+               "Content-Security-Policy" in htext and "default-src 'none'" in htext,
+               "html: no script, link, image or reference; a CSP forbids fetching",
+               [t for t, at in htags if t in ("script", "link", "img") or "src" in at])
+        tap.ok(htext.count("<svg") == 1 and "@media print" in htext and
+               "break-before:page" in htext and 'name="viewport"' in htext,
+               "html: an inline SVG chart, a print stylesheet with page breaks, a viewport")
+
+        # The chart beside the Markdown.
+        svg = os.path.join(wd, "r-peak.svg")
+        tap.ok("](<r-peak.svg>)" in text and os.path.exists(svg), "md: the peak chart is "
+               "written as FILE-peak.svg and linked", [x for x in text.split("\n") if "svg" in x])
+        try:
+            root = ET.parse(svg).getroot()
+            ns = "{http://www.w3.org/2000/svg}"
+            lines = root.findall(ns + "polyline")
+            dashed = [x for x in lines if x.get("stroke-dasharray")]
+            solid = [x for x in lines if not x.get("stroke-dasharray") and
+                     x.get("stroke-opacity") is None]
+            good = (len(lines) == len(zones) and len(dashed) == 1 and
+                    dashed[0].find(ns + "title").text == "thermal/npu-thermal" and
+                    [x.find(ns + "title").text for x in solid] == ["thermal/bigcore0-thermal"] and
+                    root.get("viewBox") and root.get("width") is None)
+            points = [len(x.get("points").split()) for x in lines]
+            tap.ok(good and points == [len(peak["rows"])] * len(zones),
+                   "the chart: one line a zone over the peak's cycles, big core solid, NPU "
+                   "dashed, scaled by its viewBox", points)
+        except (ET.ParseError, OSError) as e:
+            tap.ok(False, "the chart parses as SVG", str(e))
+
+        # Standard output: no chart files, and it says so.
+        os.remove(svg)
+        p = tl("report", "--over", "25m", "--format", "md", "-o", "-", cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and "Chart left out" in p.stdout and not os.path.exists(svg)
+               and md_tables(p.stdout) == md_tables(text.replace("](<r-peak.svg>)", "")),
+               "-o - writes the Markdown to stdout, no chart file, said so", p.stderr)
+
+        # --weight time: the numbers of stats --weight time --json.
+        tstats = js("stats", "--json", "--weight", "time")
+        p = tl("report", "--weight", "time", "--format", "md", "-o", "-", cfg=cfg, db=a)
+        zt = find(md_tables(p.stdout), "Zones", "channel")
+        got = {r[0]: r[4:8] for r in zt[0][2]} if zt else {}
+        want = {c["key"]: [f2(c["mean"]), f2(c["p50"]), f2(c["p95"]), f2(c["max"])]
+                for c in tstats["channels"] if c["kind"] == "temperature"}
+        tap.ok(p.returncode == 0 and got == want and "weighted by time" in p.stdout and
+               "held 1000 MHz for 100.0 % of the time" in p.stdout,
+               "--weight time: zones equal stats --weight time --json, residency of the time",
+               "got  %s\nwant %s" % (got, want))
+
+        # --label: only that label.
+        p = tl("report", "--label", "sdxl-npu", "--format", "md", "-o", "-", cfg=cfg, db=a)
+        rt = find(md_tables(p.stdout), "Runs", "label")
+        tap.ok(p.returncode == 0 and rt and [r[0] for r in rt[0][2]] == ["sdxl-npu"],
+               "--label shows that label alone", p.stderr)
+        p = tl("report", "--label", "sdxl-np", "-o", "-", cfg=cfg, db=a)
+        tap.ok(p.returncode == 2 and "sdxl-np" in p.stderr and "did you mean" in p.stderr,
+               "an unknown label is refused with the near ones", p.stderr)
+
+        # An empty window says so.
+        p = tl("report", "--from", "2027-01-01", "--to", "2027-01-02", "--format", "md", "-o",
+               "-", cfg=cfg, db=a)
+        t = md_tables(p.stdout)
+        tap.ok(p.returncode == 0 and "No samples in this window (2027-01-01T00:00:00Z .. "
+               "2027-01-02T00:00:00Z)" in p.stdout and not find(t, "Zones", "channel") and
+               "No runs in this window." in p.stdout,
+               "an empty window says so instead of empty tables", p.stdout + p.stderr)
+        p = tl("report", "--from", "2027-01-01", "--to", "2027-01-02", "-o", "-", cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and "No samples in this window" in p.stdout and
+               "<svg" not in p.stdout, "and so does its HTML", p.stderr)
+        empty_db = os.path.join(wd, "empty.db")
+        tl("runs", "import", os.path.join(wd, "a-jobs.csv"), db=empty_db)
+        p = tl("report", "--format", "md", "-o", "-", db=empty_db)
+        tap.ok(p.returncode == 0 and "No samples: the database holds no history yet." in
+               p.stdout, "a database without samples says so", p.stdout + p.stderr)
+
+        # Two boards.
+        cmp_md = os.path.join(wd, "cmp.md")
+        before = os.stat(b)
+        with open(b, "rb") as f:
+            b_bytes = f.read()
+        p = tl("report", "--compare", b, "-o", cmp_md, cfg=cfg, db=a)
+        ctext = open(cmp_md).read() if p.returncode == 0 else ""
+        ct = md_tables(ctext)
+        tap.ok(p.returncode == 0 and all(t[3] for t in ct), "--compare OTHER.db writes both "
+               "boards, tables consistent", p.stderr)
+        with open(b, "rb") as f:
+            tap.ok(f.read() == b_bytes and os.stat(b).st_mtime == before.st_mtime,
+                   "the other database is not written")
+        tap.ok(ctext.startswith("# thermlog report: Radxa ROCK 5C &lt;i&gt;&amp;&lt;/i&gt; "
+                                "against Radxa ROCK 5B") and
+               os.path.exists(os.path.join(wd, "cmp-peak-1.svg")) and
+               os.path.exists(os.path.join(wd, "cmp-peak-2.svg")),
+               "each board named by its fingerprint; a chart each", ctext[:200])
+        bstats = js("stats", "--json", db=b)
+        zc = find(ct, "Zones compared", "zone")
+        got = {r[0]: r[1:] for r in zc[0][2]} if zc else {}
+        bz = {c["key"]: c for c in bstats["channels"]}
+        want = {}
+        for c in zones:
+            o = bz[c["key"]]
+            want[c["key"]] = [v for k in ("mean", "p95", "max")
+                              for v in (f2(c[k]), f2(o[k]), "%.3f" % (o[k] / c[k]))]
+        tap.ok(got == want, "zones side by side with B/A, from both boards' stats --json",
+               "got  %s\nwant %s" % (got, want))
+        rc = find(ct, "Runs compared", "label")
+        got = {r[0]: r[1:] for r in rc[0][2]} if rc else {}
+        want = {}
+        for lab in ("sdxl-npu", seeding.ODD_LABEL):
+            j = js("runs", "compare", "--label", lab, "--json", b)
+            d, e = j["duration_s"], j["energy_j"]
+            want[lab] = [str(j["here"]["ok"]), str(j["other_board"]["ok"]),
+                         f2(d["median_here"]), f2(d["median_other"]), "%.3f" % d["ratio"],
+                         "%.3f .. %.3f" % (d["ci_low"], d["ci_high"]), "%.3f" % e["ratio"],
+                         "%.3f .. %.3f" % (e["ci_low"], e["ci_high"])]
+        ok_runs = all(got.get(lab) == want[lab] for lab in want)
+        tap.ok(ok_runs, "runs compared: medians, ratio and bootstrap interval as runs compare",
+               "got  %s\nwant %s" % (got, want))
+        fd = [t for t in ct if t[1] == ["label", "key", "A", "B"]]
+        keys = {r[1] for r in fd[0][2]} if fd else set()
+        tap.ok({"board", "kernel"} <= keys, "fingerprint differences are listed", keys)
+        bruns = js("runs", "stats", "--json", "--percentile", "0", db=b)
+        brt = find(ct, "Runs: Radxa ROCK 5B", "label")
+        brow = {r[0]: r for r in brt[0][2]} if brt else {}
+        bl = {x["label"]: x for x in bruns["labels"]}["sdxl-npu"]
+        tap.ok(brow.get("sdxl-npu", [None] * 7)[6] == f2(bl["duration_s"]["p50"]),
+               "the other board's runs are its own runs stats", brow)
+        p = tl("report", "--compare", b, "-o", "-", cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and p.stdout.count("<svg") == 2 and
+               "Zones compared" in p.stdout, "and as HTML, with a chart a board", p.stderr)
+
+        # Files: never a database, an existing file only with --force.
+        for target in (a, a + "-wal", b):
+            p = tl("report", "--compare", b, "--force", "-o", target, cfg=cfg, db=a)
+            tap.ok(p.returncode == 1 and "refusing" in p.stderr,
+                   "-o %s is refused, even with --force" % os.path.basename(target), p.stderr)
+        p = tl("report", "-o", hp, cfg=cfg, db=a)
+        tap.ok(p.returncode == 1 and "exists" in p.stderr, "an existing file is refused",
+               p.stderr)
+        p = tl("report", "--force", "--format", "md", "-o", hp, cfg=cfg, db=a)
+        tap.ok(p.returncode == 0 and open(hp).read().startswith("# thermlog report"),
+               "--force replaces it", p.stderr)
+        left = [x for x in os.listdir(wd) if x.startswith(".thermlog-")]
+        tap.ok(not left, "no temporary file is left behind", left)
+        p = tl("report", cfg=cfg, db=a)
+        tap.ok(p.returncode == 2 and "-o FILE" in p.stderr, "-o is required", p.stderr)
+
+
+if __name__ == "__main__":
+    main(run)
