@@ -217,12 +217,7 @@ void lifetime_profile_write_json(const struct lifetime_profile *pr, struct json 
 		const struct lifetime_report_entry *e = pe->e;
 		const struct lifetime_result *r = &e->r;
 		json_object_begin(out);
-		json_key(out, "name");
-		json_string(out, e->cc->name);
-		json_key(out, "sensor");
-		json_string(out, e->sensor_key);
-		json_key(out, "basis");
-		json_string(out, temp_basis_name(e->cc->basis));
+		lifetime_report_write_part(e, out);
 		json_key(out, "self_heating_k");
 		json_double(out, r->self_heating_k);
 		json_key(out, "hours");

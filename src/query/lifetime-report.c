@@ -273,6 +273,15 @@ void lifetime_report_write_review(const struct capacitor_config *cc, struct json
 	json_object_end(out);
 }
 
+void lifetime_report_write_part(const struct lifetime_report_entry *e, struct json *out) {
+	json_key(out, "name");
+	json_string(out, e->cc->name);
+	json_key(out, "sensor");
+	json_string(out, e->sensor_key);
+	json_key(out, "basis");
+	json_string(out, temp_basis_name(e->cc->basis));
+}
+
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
 	json_object_begin(out);
 	json_key(out, "capacitors");
@@ -281,12 +290,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
 		json_object_begin(out);
-		json_key(out, "name");
-		json_string(out, e->cc->name);
-		json_key(out, "sensor");
-		json_string(out, e->sensor_key);
-		json_key(out, "basis");
-		json_string(out, temp_basis_name(e->cc->basis));
+		lifetime_report_write_part(e, out);
 		json_key(out, "observed_h");
 		json_double(out, r->observed_h);
 		json_key(out, "coverage");
