@@ -25,6 +25,7 @@ sources:
   devfreq: {enabled: false}
   iio: {enabled: false}
   meminfo: {enabled: false}
+  load: {enabled: false}
 channels:
   hwmon/pwmfan-isa-0000/fan1:
     label: Case fan
