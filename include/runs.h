@@ -74,8 +74,9 @@ int runs_stats(struct store *store, const struct runs_stats_options *opt,
 
 /**
  * Writes {"method", "over_s", "labels": [{label, count, ok, failed, signaled, timeout, lost,
- * running, over, duration_s, energy_j, temp_max_c, rss_max_bytes}]}: each figure an object
- * {n, p50, p95, max, mean, and "pP" per requested percentile}, or null when no ok run has it.
+ * running, over, duration_s, energy_j, temp_max_c, rss_max_bytes, swap_max_bytes}]}: each
+ * figure an object {n, p50, p95, max, mean, and "pP" per requested percentile}, or null when no
+ * ok run has it.
  */
 void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
 			   bool pretty, struct buf *out);

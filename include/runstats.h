@@ -21,6 +21,8 @@ struct runstats_run {
 	double energy_coverage; // share of the run's span the energy covers; NAN = unknown (whole)
 	double temp_max_c;
 	double rss_max_bytes;
+	double swap_max_bytes; // the most swap in use during the run (figures.memory); NAN =
+			       // unknown
 };
 
 /** Order statistics of one figure over a label's completed (ok) runs that have it. */
@@ -35,7 +37,7 @@ struct runstats_label {
 	size_t count;                       // runs of every status
 	size_t by_status[RUN_STATUS_COUNT]; // indexed by enum run_status
 	size_t over;                        // ok runs whose duration exceeds over_s
-	struct runstats_summary duration_s, energy_j, temp_max_c, rss_max_bytes;
+	struct runstats_summary duration_s, energy_j, temp_max_c, rss_max_bytes, swap_max_bytes;
 	// Which runs energy_j covers: ok runs in it whose energy covers part of their span (a
 	// daemon restart mid-run), ok runs left out (no energy), runs of other statuses with an
 	// energy (never in it).

@@ -105,6 +105,8 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 			  resolution_temp, opt);
 		summarise(&l->rss_max_bytes, g, j - i, offsetof(struct runstats_run, rss_max_bytes),
 			  resolution_rss, opt);
+		summarise(&l->swap_max_bytes, g, j - i,
+			  offsetof(struct runstats_run, swap_max_bytes), resolution_rss, opt);
 		i = j;
 	}
 	free(sorted);
@@ -122,6 +124,7 @@ void runstats_result_finish(struct runstats_result *result) {
 		free(l->energy_j.percentiles);
 		free(l->temp_max_c.percentiles);
 		free(l->rss_max_bytes.percentiles);
+		free(l->swap_max_bytes.percentiles);
 	}
 	free(result->labels);
 	*result = (struct runstats_result){0};

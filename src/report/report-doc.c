@@ -457,8 +457,9 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 	static const char *const ehead[] = {
 		"label",           "energy runs",      "energy mean J",
 		"energy mean Wh",  "energy p50 J",     "energy p95 J",
-		"energy coverage", "peak RSS p50 MiB", "peak RSS max MiB"};
-	struct report_block *e = table(doc, 9, ehead);
+		"energy coverage", "peak RSS p50 MiB", "peak RSS max MiB",
+		"swap max MiB"};
+	struct report_block *e = table(doc, 10, ehead);
 	e->right[6] = false;
 	double mib;
 	unit_symbol("bytes", &mib);
@@ -489,6 +490,7 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 		buf_finish(&cov);
 		num(e, 7, rss->n ? rss->p50 * mib : NAN, 1);
 		num(e, 8, rss->n ? rss->max * mib : NAN, 1);
+		num(e, 9, l->swap_max_bytes.n ? l->swap_max_bytes.max * mib : NAN, 1);
 	}
 }
 

@@ -430,6 +430,21 @@ struct run_set {
 	char *tags;
 };
 
+/* The most swap in use during a run, from its figures' "memory" object; NAN when not kept. */
+static double swap_max_of(const char *figures) {
+	if (!figures) {
+		return NAN;
+	}
+	struct jsonread_error err;
+	size_t len = strlen(figures);
+	struct jsonread_node *tree = jsonread_parse(figures, len, len, &err);
+	const struct jsonread_node *mem = tree ? jsonread_get(tree, "memory") : NULL;
+	const struct jsonread_node *v = mem ? jsonread_get(mem, "swap_used_max_bytes") : NULL;
+	double swap = v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
+	jsonread_node_free(tree);
+	return swap;
+}
+
 static int collect(void *ctx, const struct store_run *run) {
 	struct run_set *set = ctx;
 	enum run_status status = run->status;
@@ -442,6 +457,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.energy_coverage = run->energy_coverage,
 		.temp_max_c = run->temp_max_c,
 		.rss_max_bytes = run->rss_max_bytes,
+		.swap_max_bytes = swap_max_of(run->figures),
 	};
 	if (status == RUN_STATUS_OK) {
 		free(set->fingerprint);
@@ -542,6 +558,8 @@ static void write_label(struct json *j, const struct runstats_label *l,
 	write_summary(j, &l->temp_max_c, opt);
 	json_key(j, "rss_max_bytes");
 	write_summary(j, &l->rss_max_bytes, opt);
+	json_key(j, "swap_max_bytes");
+	write_summary(j, &l->swap_max_bytes, opt);
 	json_object_end(j);
 }
 

@@ -232,7 +232,8 @@ def run(tap):
                           "%.2f" % (100.0 * lab["over"] / lab["ok"])]
                 want_e = [lab["label"], str(e["n"]), f2(e["mean"]), "%.4f" % (e["mean"] / 3600),
                           f2(e["p50"]), f2(e["p95"]), None, "%.1f" % (r["p50"] * MIB),
-                          "%.1f" % (r["max"] * MIB)]
+                          "%.1f" % (r["max"] * MIB),
+                          "%.1f" % (lab["swap_max_bytes"]["max"] * MIB)]
                 gd, ge = dur.get(lab["label"]), eng.get(lab["label"])
                 if not gd or any(w is not None and g != w for g, w in zip(gd, want_d)):
                     bad.append(("duration", gd, want_d))

@@ -105,15 +105,15 @@ static void test_job_log(void) {
 
 static void test_groups(void) {
 	const struct runstats_run runs[] = {
-		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100},
-		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200},
-		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900},
-		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100},
-		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1},
-		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300}, // a daemon restart mid-run
-		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400},
+		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5},
+		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000},
+		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7},
+		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN},
+		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000},
+		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000}, // a daemon restart mid-run
+		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000},
 	};
 	struct runstats_options opt = {.over_s = NAN};
 	struct runstats_result res;
@@ -121,6 +121,9 @@ static void test_groups(void) {
 	is_int(res.n, 2, "two labels");
 	const struct runstats_label *a = &res.labels[0], *b = &res.labels[1];
 	is_str(a->label, "a", "sorted by label");
+	ok(a->swap_max_bytes.n == 3 && a->swap_max_bytes.max == 3000 &&
+		   a->swap_max_bytes.p50 == 2000,
+	   "a: swap of the ok runs that have it (n 3, max 3000, p50 2000)");
 	is_int(a->count, 7, "a: 7 runs");
 	ok(a->by_status[RUN_STATUS_OK] == 4 && a->by_status[RUN_STATUS_TIMEOUT] == 1 &&
 		   a->by_status[RUN_STATUS_LOST] == 1 && a->by_status[RUN_STATUS_RUNNING] == 1 &&
