@@ -2,7 +2,8 @@
 """A soak of the recorder with the runs interface in use: thermlogd on a copy of the ROCK 5C
 fixture sampling every second, a `thermlog run` started every 15 s (lengths 1-40 s, so runs
 overlap; one in five exits 3), HTTP readers on /metrics and the JSON API all along, and
-anonymous memory read every 30 s. At the end it prints what a soak is judged by:
+anonymous memory read every 30 s; /proc/stat and rknpu/load advance every second, so the load
+source computes shares all along. At the end it prints what a soak is judged by:
 
   cycles stored / cycles expected (one a second from the first to the last cycle)
   acknowledged runs (the wrapper printed "run ID ... ended") / those stored, ended
@@ -37,6 +38,31 @@ PATHS = ("/metrics", "/api/v1/latest", "/api/v1/status", "/api/v1/runs",
          "/api/v1/runs/stats", "/api/v1/stats?from=-1h")
 
 
+def advance_load(tree, k):
+    """Moves the fixture's CPU counters on by one second of varying busy shares and rewrites
+    the NPU's load line, each file replaced whole as the kernel's would read."""
+    path = os.path.join(tree, "proc", "stat")
+    out = []
+    with open(path) as f:
+        for i, line in enumerate(f):
+            parts = line.split()
+            if parts and parts[0].startswith("cpu"):
+                busy = (k * 7 + i * 13) % 90
+                v = [int(x) for x in parts[1:]]
+                v[0] += busy
+                v[3] += 100 - busy
+                line = parts[0] + " " + " ".join(str(x) for x in v) + "\n"
+            out.append(line)
+    with open(path + ".new", "w") as f:
+        f.writelines(out)
+    os.replace(path + ".new", path)
+    npu = os.path.join(tree, "kernel", "debug", "rknpu", "load")
+    with open(npu + ".new", "w") as f:
+        f.write("NPU load:  Core0: %3d%%, Core1: %3d%%, Core2: %3d%%,\n"
+                % (k % 100, (k * 3) % 100, 0))
+    os.replace(npu + ".new", npu)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("thermlogd")
@@ -55,6 +81,7 @@ def main():
     cfg = os.path.join(tmp, "thermlog.yaml")
     with open(cfg, "w") as f:
         f.write(f"interval: 1s\nsysfs_root: {tree}\nprocfs_root: {tree}/proc\n"
+                f"debugfs_root: {tree}/kernel/debug\n"
                 f"database: {db}\nsources:\n  hwmon: {{enabled: false}}\n"
                 f"http:\n  listen: 127.0.0.1:0\n"
                 f"runs:\n  socket: {sock}\n  interval: 1s\n")
@@ -119,8 +146,13 @@ def main():
     mem = []  # (minute, RssAnon KiB with the readers paused)
     loaded = []  # (minute, RssAnon KiB under load)
     next_run, next_mem, n, runners = t0, t0, 0, []
+    next_load, k = t0, 0
     while time.monotonic() < end and d.poll() is None:
         now = time.monotonic()
+        if now >= next_load:
+            advance_load(tree, k)
+            k += 1
+            next_load += 1
         if now >= next_run:
             t = threading.Thread(target=one_run, args=(n,), daemon=True)
             t.start()
