@@ -37,6 +37,13 @@ enum {
 };
 
 /**
+ * Reads the time @arg of option @option ("--from") of @cmd ("stats", "runs show") relative to
+ * @now into *@ts. False after printing the one message every command gives for a bad time.
+ */
+bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
+		     int64_t *ts);
+
+/**
  * Applies one window option (--from, --to, --channel, --percentile, --include-unsynced,
  * --interval) with times relative to @now. Returns 1 if taken, 0 if @opt is no window option,
  * -1 after printing an error naming @cmd and the bad value.
@@ -56,6 +63,13 @@ bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w,
  */
 int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
 		   struct store **store);
+
+/**
+ * cli_open_store() for a command that needs the configuration as well: loads it into @cfg,
+ * which the caller finishes with config_finish() whatever the result.
+ */
+int cli_open_store_config(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
+			  struct config *cfg, struct store **store);
 
 /** The database path cli_open_store() opens, newly allocated; NULL if the config is bad. */
 char *cli_store_path(const struct cli_context *ctx);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli-stats.h"
 #include "cli.h"
 #include "json.h"
 #include "lifetime-profile.h"
@@ -471,12 +472,7 @@ static void print_table(const struct lifetime_report *rep) {
 /* --from (@c 'f') or --to ('t') of @cmd; false with the message printed. */
 static bool parse_time(const char *cmd, int c, const char *arg, int64_t now, int64_t *from,
 		       int64_t *to) {
-	if (!timefmt_parse_time(arg, now, c == 'f' ? from : to)) {
-		fprintf(stderr, "%s: --%s '%s': expected ISO 8601, unix seconds, -7d or now\n", cmd,
-			c == 'f' ? "from" : "to", arg);
-		return false;
-	}
-	return true;
+	return cli_time_option(cmd, c == 'f' ? "--from" : "--to", arg, now, c == 'f' ? from : to);
 }
 
 /* The window as stats checks it (an end left out is now); false with the message printed. */
@@ -489,7 +485,7 @@ static bool window_ok(const char *cmd, int64_t from, int64_t to, int64_t now) {
 	int bad;
 	if (query_window_check(from, to != INT64_MAX ? to : now, to == INT64_MAX, 0, names, &bad,
 			       &err) < 0) {
-		fprintf(stderr, "%s: %s\n", cmd, err);
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
 		return false;
 	}
@@ -502,19 +498,14 @@ static bool window_ok(const char *cmd, int64_t from, int64_t to, int64_t now) {
  */
 static int open_history(const struct cli_context *ctx, const char *cmd, struct config *cfg,
 			struct store **store) {
-	*store = NULL;
-	if (!cli_load_config(ctx, cfg)) {
-		return CLI_EXIT_USAGE;
-	}
-	const char *path = cli_db_path(ctx, cfg);
-	if (store_open(store, path, STORE_MODE_READ) < 0) {
-		fprintf(stderr, "%s: could not open the database %s\n", cmd, path);
-		return CLI_EXIT_FAILURE;
+	int rc = cli_open_store_config(ctx, cmd, STORE_MODE_READ, cfg, store);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
 	}
 	if (cfg->n_capacitors == 0) {
 		fprintf(stderr,
-			"%s: no capacitors configured (add a 'capacitors:' section to %s)\n", cmd,
-			cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
+			"thermlog %s: no capacitors configured (add a 'capacitors:' section to %s)\n",
+			cmd, cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
 	}
 	return CLI_EXIT_OK;
 }
@@ -660,7 +651,7 @@ static bool parse_bin(const char *arg, double *bin_k) {
 }
 
 static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
-	static const char cmd[] = "thermlog lifetime profile";
+	static const char cmd[] = "lifetime profile";
 	static const struct option opts[] = {
 		{"from", required_argument, NULL, 'f'},
 		{"to", required_argument, NULL, 't'},
@@ -712,11 +703,11 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
+		fprintf(stderr, "thermlog %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return CLI_EXIT_USAGE;
 	}
 	if (json && csv) {
-		fprintf(stderr, "%s: give --json or --csv, not both\n", cmd);
+		fprintf(stderr, "thermlog %s: give --json or --csv, not both\n", cmd);
 		return CLI_EXIT_USAGE;
 	}
 	if (!window_ok(cmd, from, to, now)) {
@@ -731,7 +722,7 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	struct lifetime_report rep;
 	char *err = NULL;
 	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", cmd, err);
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
 		rc = CLI_EXIT_FAILURE;
 		goto out;
@@ -739,7 +730,7 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	struct lifetime_profile pr;
 	int brc = lifetime_profile_build(&rep, bin_k, capacitor, &pr, &err);
 	if (brc < 0) {
-		fprintf(stderr, "%s: %s\n", cmd, err);
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
 		lifetime_report_finish(&rep);
 		rc = brc == -ENOENT || brc == -E2BIG ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
@@ -791,7 +782,7 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		switch (c) {
 		case 'f':
 		case 't':
-			if (!parse_time("thermlog lifetime", c, optarg, now, &from, &to)) {
+			if (!parse_time("lifetime", c, optarg, now, &from, &to)) {
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -813,12 +804,12 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
 		return CLI_EXIT_USAGE;
 	}
-	if (!window_ok("thermlog lifetime", from, to, now)) {
+	if (!window_ok("lifetime", from, to, now)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct config cfg;
 	struct store *store = NULL;
-	int rc = open_history(ctx, "thermlog lifetime", &cfg, &store);
+	int rc = open_history(ctx, "lifetime", &cfg, &store);
 	if (rc != CLI_EXIT_OK) {
 		goto out;
 	}

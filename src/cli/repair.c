@@ -32,11 +32,7 @@ int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DROP_AFTER:
-			if (!timefmt_parse_time(optarg, now, &after)) {
-				fprintf(stderr,
-					"thermlog repair: --drop-after %s: expected a time such as now, "
-					"-1h, 2026-08-20 or 2026-08-20T12:00:00Z\n",
-					optarg);
+			if (!cli_time_option("repair", "--drop-after", optarg, now, &after)) {
 				return CLI_EXIT_USAGE;
 			}
 			have_after = true;

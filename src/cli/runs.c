@@ -84,12 +84,8 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO: {
 			int64_t ts;
-			if (!timefmt_parse_time(optarg, now, &ts)) {
-				fprintf(stderr,
-					"thermlog %s: bad time for %s: '%s' (use "
-					"2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h or "
-					"now)\n",
-					a->cmd, opt == CLI_OPT_FROM ? "--from" : "--to", optarg);
+			if (!cli_time_option(a->cmd, opt == CLI_OPT_FROM ? "--from" : "--to",
+					     optarg, now, &ts)) {
 				return CLI_EXIT_USAGE;
 			}
 			if (opt == CLI_OPT_FROM) {

@@ -28,17 +28,25 @@ void cli_window_finish(struct cli_window *w) {
 	*w = (struct cli_window){0};
 }
 
+bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
+		     int64_t *ts) {
+	if (!timefmt_parse_time(arg, now, ts)) {
+		fprintf(stderr,
+			"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, 2026-08-20, "
+			"unix seconds, -24h or now)\n",
+			cmd, option, arg);
+		return false;
+	}
+	return true;
+}
+
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
 		      int64_t now) {
 	switch (opt) {
 	case CLI_OPT_FROM:
 	case CLI_OPT_TO: {
 		int64_t ts;
-		if (!timefmt_parse_time(arg, now, &ts)) {
-			fprintf(stderr,
-				"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, "
-				"2026-08-20, unix seconds, -24h or now)\n",
-				cmd, opt == CLI_OPT_FROM ? "--from" : "--to", arg);
+		if (!cli_time_option(cmd, opt == CLI_OPT_FROM ? "--from" : "--to", arg, now, &ts)) {
 			return -1;
 		}
 		if (opt == CLI_OPT_FROM) {
@@ -122,23 +130,29 @@ bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w,
 	return true;
 }
 
-int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-		   struct store **store) {
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
+int cli_open_store_config(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
+			  struct config *cfg, struct store **store) {
+	*store = NULL;
+	if (!cli_load_config(ctx, cfg)) {
 		return CLI_EXIT_USAGE;
 	}
-	const char *path = cli_db_path(ctx, &cfg);
-	int rc = CLI_EXIT_OK;
+	const char *path = cli_db_path(ctx, cfg);
 	if (mode == STORE_MODE_READ && access(path, F_OK) != 0) {
 		fprintf(stderr, "thermlog %s: no database at %s (--db PATH names another)\n", cmd,
 			path);
-		rc = CLI_EXIT_FAILURE;
-	} else if (store_open(store, path, mode) < 0) { // logs why
-		fprintf(stderr, "thermlog %s: could not open the database %s\n", cmd, path);
-		rc = CLI_EXIT_FAILURE;
+		return CLI_EXIT_FAILURE;
 	}
+	if (store_open(store, path, mode) < 0) { // logs why
+		fprintf(stderr, "thermlog %s: could not open the database %s\n", cmd, path);
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
+		   struct store **store) {
+	struct config cfg;
+	int rc = cli_open_store_config(ctx, cmd, mode, &cfg, store);
 	config_finish(&cfg);
 	return rc;
 }

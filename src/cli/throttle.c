@@ -146,10 +146,8 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (!timefmt_parse_time(optarg, now,
-						opt == CLI_OPT_FROM ? &p.from : &p.to)) {
-				fprintf(stderr, "thermlog throttle: bad %s '%s'\n",
-					opt == CLI_OPT_FROM ? "--from" : "--to", optarg);
+			if (!cli_time_option("throttle", opt == CLI_OPT_FROM ? "--from" : "--to",
+					     optarg, now, opt == CLI_OPT_FROM ? &p.from : &p.to)) {
 				return CLI_EXIT_USAGE;
 			}
 			p.has_from |= opt == CLI_OPT_FROM;

@@ -434,8 +434,29 @@ def test_full_output():
            f"exit {p.returncode}: {p.stderr[-300:]}")
 
 
+def test_bad_times():
+    """Every command that takes a time refuses a bad one with the same message, naming the
+    command, the option and the text, and saying what it accepts."""
+    db = make_db("badtime.db", n=10)
+    cmds = [("stats",), ("peak", "--channel", "bench/tc"), ("export",), ("runs",),
+            ("runs", "stats"), ("throttle",), ("report", "-o", os.path.join(tmp, "r.html")),
+            ("lifetime",), ("lifetime", "profile")]
+    want = "(use 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h or now)"
+    for args in cmds:
+        for opt in ("--from", "--to"):
+            p = run(*args, opt, "yesterday-ish", db=db)
+            name = " ".join(a for a in args if not a.startswith("-") and "/" not in a)
+            line = f"thermlog {name}: bad time for {opt}: 'yesterday-ish' {want}"
+            ok(p.returncode == 2 and p.stderr.splitlines()[:1] == [line],
+               f"thermlog {name} {opt} yesterday-ish: exit 2, the one bad-time message", p.stderr)
+    p = run("repair", "--drop-after", "yesterday-ish", db=db)
+    ok(p.returncode == 2 and p.stderr.startswith(
+        f"thermlog repair: bad time for --drop-after: 'yesterday-ish' {want}"),
+       "thermlog repair --drop-after: the same message", p.stderr)
+
+
 tests = [test_targets, test_times, test_counts, test_import_then_daemon, test_windows, test_readonly, test_sample,
-         test_batches, test_full_output]
+         test_batches, test_full_output, test_bad_times]
 try:
     for t in tests:
         try:
