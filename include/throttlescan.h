@@ -1,7 +1,11 @@
 /*
- * The throttle tracker's readings from sysfs: each cpufreq policy's and devfreq device's
- * effective and hardware maxima, each thermal zone's temperature, trips (with hysteresis) and
- * bindings, each cooling device's state and time_in_state_ms counters. Read once per cycle.
+ * The throttle tracker's readings from sysfs. throttlescan_create() walks the tree once: each
+ * cpufreq policy's and devfreq device's hardware maximum, the thermal zones that can explain a
+ * cap (a passive trip or a bound cooling device) with their trips (and hysteresis) and
+ * bindings, each cooling device's type and the domain it caps. Each cycle throttlescan_read()
+ * reads only what moves: the caps, those zones' temperatures, the cooling devices' cur_state
+ * and time_in_state_ms. What appears or goes later is seen by the next create (the daemon
+ * makes one at each rescan of its channels).
  */
 #ifndef THROTTLESCAN_H
 #define THROTTLESCAN_H
@@ -12,12 +16,27 @@
 
 #include "throttle.h"
 
+struct throttlescan;
+
 /**
- * Fills @in's domains, zones and cooling devices from the sysfs tree at @root_fd (@in->ts is
- * the caller's). What cannot be read is left out (a domain without both maxima, a zone without
- * a type) or marked unread (a zone's temp, a device's counters); never fails.
+ * The topology of the sysfs tree at @root_fd (borrowed: it must outlive the handle). What
+ * cannot be read is left out (a domain without a hardware maximum, a zone without a type, a
+ * cooling device without one); never fails.
  */
-void throttlescan_read(int root_fd, struct throttle_input *in);
+struct throttlescan *throttlescan_create(int root_fd);
+void throttlescan_destroy(struct throttlescan *ts); // accepts NULL
+
+/** How many domains, zones and cooling devices @ts reads each cycle. */
+void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t *zones,
+			 size_t *cdevs);
+
+/**
+ * Fills @in's domains, zones and cooling devices with this cycle's readings (@in->ts is the
+ * caller's): a domain whose cap cannot be read (an offline policy) is left out this cycle, a
+ * zone's unread temperature is marked invalid, a device's unread state -1 and unread counters
+ * absent. Never fails.
+ */
+void throttlescan_read(const struct throttlescan *ts, struct throttle_input *in);
 
 /**
  * The domain a cooling device of @type caps, from its type: "cpufreq-cpuN" the policy whose

@@ -112,6 +112,8 @@ struct recorder {
 	int64_t last_hour;                         // hour of the last store_maintain()
 	struct throttle_tracker *throttle;         // the frequency domains' episodes
 	struct throttle_input *throttle_in;        // this cycle's readings for it
+	struct throttlescan *throttle_scan;        // the tree's topology, made at each rescan
+	uint64_t throttle_scan_version;            // the sampler's channel list it was made for
 	bool throttle_failed;                      // the last episode write failed (logged)
 	dev_t db_dev; // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
@@ -353,7 +355,14 @@ static void track_throttle(struct recorder *r, int64_t ts) {
 	if (!r->sampler || !r->throttle) {
 		return;
 	}
-	throttlescan_read(sampler_root_fd(r->sampler), r->throttle_in);
+	uint64_t version = sampler_channels_version(r->sampler);
+	if (!r->throttle_scan || version != r->throttle_scan_version) {
+		// a rescan or a reload (or another sampler): domains, zones and devices found anew
+		throttlescan_destroy(r->throttle_scan);
+		r->throttle_scan = throttlescan_create(sampler_root_fd(r->sampler));
+		r->throttle_scan_version = version;
+	}
+	throttlescan_read(r->throttle_scan, r->throttle_in);
 	r->throttle_in->ts = ts;
 	throttle_tracker_update(r->throttle, r->throttle_in);
 	size_t n;
@@ -1038,6 +1047,7 @@ void recorder_destroy(struct recorder *r) {
 	}
 	capwatch_destroy(r->capwatch);
 	throttle_tracker_destroy(r->throttle);
+	throttlescan_destroy(r->throttle_scan);
 	free(r->throttle_in);
 	if (r->q_len) {
 		log_warn("%zu cycles were never written: the database did not accept them",

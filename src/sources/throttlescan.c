@@ -63,9 +63,7 @@ void throttlescan_cdev_domain(const char *type, const char *const *policy_names,
 }
 
 /* kHz attributes of a policy in Hz; false when unreadable. */
-static bool read_khz(int root_fd, const char *dir, const char *name, int64_t *hz) {
-	char path[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+static bool read_khz(int root_fd, const char *path, int64_t *hz) {
 	int64_t khz;
 	if (sysfs_read_int(root_fd, path, &khz) < 0 || khz <= 0 || khz > INT64_MAX / 1000) {
 		return false;
@@ -74,34 +72,65 @@ static bool read_khz(int root_fd, const char *dir, const char *name, int64_t *hz
 	return true;
 }
 
+/* A frequency domain: its name and hardware maximum, found once; its cap read each cycle. */
+struct scan_domain {
+	char name[THROTTLE_NAME_LEN];
+	char cap_path[192];    // scaling_max_freq (kHz) or devfreq max_freq (Hz)
+	char online_path[192]; // a policy's affected_cpus (empty while offline); "" for devfreq
+	int64_t max_hz;
+};
+
+/* A zone that can explain a cap (a passive trip or a binding): trips and bindings found once. */
+struct scan_zone {
+	struct throttle_zone_reading z; // name, trips, binds; temp and valid each cycle
+	char temp_path[192];
+	bool disabled; // `mode` said "disabled" when found, as the thermal source takes it
+};
+
+/* A cooling device: type, whether it caps and what, found once; its state read each cycle. */
+struct scan_cdev {
+	struct throttle_cdev_reading c; // dev, type, caps, domain; state and counters each cycle
+	char dir[192];
+};
+
+struct throttlescan {
+	int root_fd; // borrowed
+	struct scan_domain domains[THROTTLE_MAX_DOMAINS];
+	size_t n_domains;
+	struct scan_zone zones[THROTTLE_MAX_ZONES];
+	size_t n_zones;
+	struct scan_cdev cdevs[THROTTLE_MAX_CDEVS];
+	size_t n_cdevs;
+};
+
 struct policies {
 	char *names[THROTTLE_MAX_DOMAINS];
 	char *cpus[THROTTLE_MAX_DOMAINS];
 	size_t n;
 };
 
-static void read_policies(int root_fd, struct throttle_input *in, struct policies *pol) {
-	char **names = source_list_dir(root_fd, CPUFREQ_DIR, "policy");
+static void find_policies(struct throttlescan *ts, struct policies *pol) {
+	char **names = source_list_dir(ts->root_fd, CPUFREQ_DIR, "policy");
 	for (char **p = names; p && *p && pol->n < THROTTLE_MAX_DOMAINS; p++) {
-		char dir[192], path[256], text[512];
+		char dir[128], path[192], text[512];
 		snprintf(dir, sizeof(dir), CPUFREQ_DIR "/%s", *p);
 		snprintf(path, sizeof(path), "%s/related_cpus", dir);
-		if (sysfs_read_text(root_fd, path, text, sizeof(text)) < 0) {
+		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) < 0) {
 			text[0] = '\0';
 		}
 		pol->names[pol->n] = xstrdup(*p);
 		pol->cpus[pol->n] = xstrdup(text);
 		pol->n++;
-		struct throttle_domain_reading d = {0};
-		snprintf(path, sizeof(path), "%s/affected_cpus", dir);
-		if (sysfs_read_text(root_fd, path, text, sizeof(text)) <= 0 ||
-		    !read_khz(root_fd, dir, "scaling_max_freq", &d.cap_hz) ||
-		    !read_khz(root_fd, dir, "cpuinfo_max_freq", &d.max_hz) ||
-		    in->n_domains == THROTTLE_MAX_DOMAINS) {
-			continue; // offline, or no maxima to compare
+		struct scan_domain *d = &ts->domains[ts->n_domains];
+		snprintf(path, sizeof(path), "%s/cpuinfo_max_freq", dir);
+		if (ts->n_domains == THROTTLE_MAX_DOMAINS ||
+		    !read_khz(ts->root_fd, path, &d->max_hz)) {
+			continue; // no hardware maximum to compare with
 		}
-		set_name(d.name, "cpufreq/", *p);
-		in->domains[in->n_domains++] = d;
+		set_name(d->name, "cpufreq/", *p);
+		snprintf(d->cap_path, sizeof(d->cap_path), "%s/scaling_max_freq", dir);
+		snprintf(d->online_path, sizeof(d->online_path), "%s/affected_cpus", dir);
+		ts->n_domains++;
 	}
 	source_free_names(names);
 }
@@ -132,19 +161,19 @@ static bool top_frequency(int root_fd, const char *dir, int64_t *hz) {
 	       throttlescan_top_frequency(text, hz);
 }
 
-static void read_devfreq(int root_fd, struct throttle_input *in) {
-	char **names = source_list_dir(root_fd, "class/devfreq", NULL);
-	for (char **p = names; p && *p && in->n_domains < THROTTLE_MAX_DOMAINS; p++) {
-		char dir[192], path[256];
+static void find_devfreq(struct throttlescan *ts) {
+	char **names = source_list_dir(ts->root_fd, "class/devfreq", NULL);
+	for (char **p = names; p && *p && ts->n_domains < THROTTLE_MAX_DOMAINS; p++) {
+		char dir[128];
 		snprintf(dir, sizeof(dir), "class/devfreq/%s", *p);
-		snprintf(path, sizeof(path), "%s/max_freq", dir);
-		struct throttle_domain_reading d = {0};
-		if (sysfs_read_int(root_fd, path, &d.cap_hz) < 0 ||
-		    !top_frequency(root_fd, dir, &d.max_hz)) {
+		struct scan_domain *d = &ts->domains[ts->n_domains];
+		if (!top_frequency(ts->root_fd, dir, &d->max_hz)) {
 			continue;
 		}
-		set_name(d.name, "devfreq/", *p);
-		in->domains[in->n_domains++] = d;
+		set_name(d->name, "devfreq/", *p);
+		snprintf(d->cap_path, sizeof(d->cap_path), "%s/max_freq", dir);
+		d->online_path[0] = '\0';
+		ts->n_domains++;
 	}
 	source_free_names(names);
 }
@@ -171,14 +200,29 @@ static void read_trips(int root_fd, const char *dir, struct throttle_zone_readin
 	}
 }
 
-/* The zone's cdevK links (to cooling_deviceN) and cdevK_trip_point. */
+/* True when @name is "cdev" and digits only (the link, not cdevK_trip_point or _weight). */
+static bool is_cdev_link(const char *name, int *k) {
+	const char *p = name + 4;
+	if (strncmp(name, "cdev", 4) != 0 || !*p || strspn(p, "0123456789") != strlen(p)) {
+		return false;
+	}
+	*k = atoi(p);
+	return true;
+}
+
+/* The zone's cdevK links (to cooling_deviceN) and cdevK_trip_point, from one listing. */
 static void read_binds(int root_fd, const char *dir, struct throttle_zone_reading *z) {
-	for (int k = 0; k < 64 && z->n_binds < THROTTLE_MAX_BINDS; k++) {
+	char **names = source_list_dir(root_fd, dir, "cdev");
+	for (char **p = names; p && *p && z->n_binds < THROTTLE_MAX_BINDS; p++) {
+		int k;
 		char path[256], target[256];
-		snprintf(path, sizeof(path), "%s/cdev%d", dir, k);
+		if (!is_cdev_link(*p, &k)) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, *p);
 		ssize_t len = readlinkat(root_fd, path, target, sizeof(target) - 1);
 		if (len < 0) {
-			continue; // numbered by binding; unbound ones leave holes
+			continue;
 		}
 		target[len] = '\0';
 		const char *base = strrchr(target, '/');
@@ -195,29 +239,90 @@ static void read_binds(int root_fd, const char *dir, struct throttle_zone_readin
 		z->binds[z->n_binds].trip = trip >= 0 && trip < THROTTLE_MAX_TRIPS ? (int)trip : -1;
 		z->n_binds++;
 	}
+	source_free_names(names);
 }
 
-static void read_zones(int root_fd, struct throttle_input *in) {
-	char **names = source_list_dir(root_fd, "class/thermal", "thermal_zone");
-	for (char **p = names; p && *p && in->n_zones < THROTTLE_MAX_ZONES; p++) {
-		char dir[192], path[256], text[THROTTLE_NAME_LEN];
+/* True when the zone can explain a cap: a passive trip to cross or a cooling device bound. */
+static bool zone_explains(const struct throttle_zone_reading *z) {
+	for (size_t k = 0; k < z->n_trips; k++) {
+		if (z->trips[k].passive) {
+			return true;
+		}
+	}
+	return z->n_binds > 0;
+}
+
+static void find_zones(struct throttlescan *ts) {
+	char **names = source_list_dir(ts->root_fd, "class/thermal", "thermal_zone");
+	for (char **p = names; p && *p && ts->n_zones < THROTTLE_MAX_ZONES; p++) {
+		char dir[128], path[192], text[THROTTLE_NAME_LEN];
 		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
 		snprintf(path, sizeof(path), "%s/type", dir);
-		if (sysfs_read_text(root_fd, path, text, sizeof(text)) <= 0) {
+		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
 			continue;
 		}
-		struct throttle_zone_reading *z = &in->zones[in->n_zones++];
-		*z = (struct throttle_zone_reading){0};
-		set_name(z->name, "", text);
+		struct scan_zone *sz = &ts->zones[ts->n_zones];
+		*sz = (struct scan_zone){0};
+		set_name(sz->z.name, "", text);
+		read_trips(ts->root_fd, dir, &sz->z);
+		read_binds(ts->root_fd, dir, &sz->z);
+		if (!zone_explains(&sz->z)) {
+			continue; // nothing a cap could be blamed on: not read each cycle
+		}
 		snprintf(path, sizeof(path), "%s/mode", dir);
-		bool disabled = sysfs_read_text(root_fd, path, text, sizeof(text)) >= 8 &&
-				memcmp(text, "disabled", 8) == 0;
-		snprintf(path, sizeof(path), "%s/temp", dir);
-		z->valid = !disabled && sysfs_read_int(root_fd, path, &z->temp_mc) == 0;
-		read_trips(root_fd, dir, z);
-		read_binds(root_fd, dir, z);
+		sz->disabled = sysfs_read_text(ts->root_fd, path, text, sizeof(text)) >= 8 &&
+			       memcmp(text, "disabled", 8) == 0;
+		snprintf(sz->temp_path, sizeof(sz->temp_path), "%s/temp", dir);
+		ts->n_zones++;
 	}
 	source_free_names(names);
+}
+
+static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
+	char **names = source_list_dir(ts->root_fd, "class/thermal", "cooling_device");
+	for (char **p = names; p && *p && ts->n_cdevs < THROTTLE_MAX_CDEVS; p++) {
+		char path[192], text[THROTTLE_NAME_LEN];
+		struct scan_cdev *sc = &ts->cdevs[ts->n_cdevs];
+		snprintf(sc->dir, sizeof(sc->dir), "class/thermal/%s", *p);
+		snprintf(path, sizeof(path), "%s/type", sc->dir);
+		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
+			continue;
+		}
+		struct throttle_cdev_reading *c = &sc->c;
+		*c = (struct throttle_cdev_reading){.dev = atoi(*p + 14), .cur_state = -1};
+		set_name(c->type, "", text);
+		c->caps = throttle_cdev_caps(c->type);
+		throttlescan_cdev_domain(c->type, (const char *const *)pol->names,
+					 (const char *const *)pol->cpus, pol->n, c->domain);
+		ts->n_cdevs++;
+	}
+	source_free_names(names);
+}
+
+struct throttlescan *throttlescan_create(int root_fd) {
+	struct throttlescan *ts = xcalloc(1, sizeof(*ts));
+	ts->root_fd = root_fd;
+	struct policies pol = {0};
+	find_policies(ts, &pol);
+	find_devfreq(ts);
+	find_zones(ts);
+	find_cdevs(ts, &pol);
+	for (size_t i = 0; i < pol.n; i++) {
+		free(pol.names[i]);
+		free(pol.cpus[i]);
+	}
+	return ts;
+}
+
+void throttlescan_destroy(struct throttlescan *ts) {
+	free(ts);
+}
+
+void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t *zones,
+			 size_t *cdevs) {
+	*domains = ts->n_domains;
+	*zones = ts->n_zones;
+	*cdevs = ts->n_cdevs;
 }
 
 static void read_cooling_counters(int root_fd, const char *dir, struct throttle_cdev_reading *c) {
@@ -237,39 +342,44 @@ static void read_cooling_counters(int root_fd, const char *dir, struct throttle_
 	counters_table_finish(&table);
 }
 
-static void read_cdevs(int root_fd, struct throttle_input *in, const struct policies *pol) {
-	char **names = source_list_dir(root_fd, "class/thermal", "cooling_device");
-	for (char **p = names; p && *p && in->n_cdevs < THROTTLE_MAX_CDEVS; p++) {
-		char dir[192], path[256], text[THROTTLE_NAME_LEN];
-		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
-		snprintf(path, sizeof(path), "%s/type", dir);
-		if (sysfs_read_text(root_fd, path, text, sizeof(text)) <= 0) {
-			continue;
-		}
-		struct throttle_cdev_reading *c = &in->cdevs[in->n_cdevs++];
-		*c = (struct throttle_cdev_reading){.dev = atoi(*p + 14), .cur_state = -1};
-		set_name(c->type, "", text);
-		c->caps = throttle_cdev_caps(c->type);
-		throttlescan_cdev_domain(c->type, (const char *const *)pol->names,
-					 (const char *const *)pol->cpus, pol->n, c->domain);
-		snprintf(path, sizeof(path), "%s/cur_state", dir);
-		if (sysfs_read_int(root_fd, path, &c->cur_state) < 0) {
-			c->cur_state = -1;
-		}
-		read_cooling_counters(root_fd, dir, c);
+/* A domain's cap this cycle; false while offline (no affected CPUs) or unreadable. */
+static bool read_cap(int root_fd, const struct scan_domain *d, int64_t *cap_hz) {
+	if (!d->online_path[0]) {
+		return sysfs_read_int(root_fd, d->cap_path, cap_hz) == 0;
 	}
-	source_free_names(names);
+	char text[512];
+	return sysfs_read_text(root_fd, d->online_path, text, sizeof(text)) > 0 &&
+	       read_khz(root_fd, d->cap_path, cap_hz);
 }
 
-void throttlescan_read(int root_fd, struct throttle_input *in) {
+void throttlescan_read(const struct throttlescan *ts, struct throttle_input *in) {
 	in->n_domains = in->n_zones = in->n_cdevs = 0;
-	struct policies pol = {0};
-	read_policies(root_fd, in, &pol);
-	read_devfreq(root_fd, in);
-	read_zones(root_fd, in);
-	read_cdevs(root_fd, in, &pol);
-	for (size_t i = 0; i < pol.n; i++) {
-		free(pol.names[i]);
-		free(pol.cpus[i]);
+	for (size_t i = 0; i < ts->n_domains; i++) {
+		const struct scan_domain *d = &ts->domains[i];
+		struct throttle_domain_reading *out = &in->domains[in->n_domains];
+		if (!read_cap(ts->root_fd, d, &out->cap_hz)) {
+			continue;
+		}
+		memcpy(out->name, d->name, sizeof(out->name));
+		out->max_hz = d->max_hz;
+		in->n_domains++;
+	}
+	for (size_t i = 0; i < ts->n_zones; i++) {
+		const struct scan_zone *sz = &ts->zones[i];
+		struct throttle_zone_reading *z = &in->zones[in->n_zones++];
+		*z = sz->z;
+		z->valid = !sz->disabled &&
+			   sysfs_read_int(ts->root_fd, sz->temp_path, &z->temp_mc) == 0;
+	}
+	for (size_t i = 0; i < ts->n_cdevs; i++) {
+		const struct scan_cdev *sc = &ts->cdevs[i];
+		struct throttle_cdev_reading *c = &in->cdevs[in->n_cdevs++];
+		*c = sc->c;
+		char path[256];
+		snprintf(path, sizeof(path), "%s/cur_state", sc->dir);
+		if (sysfs_read_int(ts->root_fd, path, &c->cur_state) < 0) {
+			c->cur_state = -1;
+		}
+		read_cooling_counters(ts->root_fd, sc->dir, c);
 	}
 }

@@ -1,5 +1,6 @@
 /* The throttle readings over the ROCK 5C fixture, and the pure parsers behind them. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,7 +22,8 @@ static void test_fixture(void) {
 	int root = open("fixtures/rock5c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ok(root >= 0, "open the fixture");
 	struct throttle_input *in = xcalloc(1, sizeof(*in));
-	throttlescan_read(root, in);
+	struct throttlescan *ts = throttlescan_create(root);
+	throttlescan_read(ts, in);
 	is_int(in->n_domains, 6, "three policies and three devfreq devices");
 	const struct throttle_domain_reading *d = domain(in, "cpufreq/policy6");
 	ok(d && d->cap_hz == 2256000000 && d->max_hz == 2256000000,
@@ -32,7 +34,7 @@ static void test_fixture(void) {
 	   "the GPU: max_freq and the top of available_frequencies");
 	d = domain(in, "devfreq/dmc");
 	ok(d && d->max_hz == 2112000000, "dmc's top frequency");
-	is_int(in->n_zones, 7, "seven zones");
+	is_int(in->n_zones, 1, "one zone can explain a cap: the six with no trip are not read");
 	const struct throttle_zone_reading *z = &in->zones[0];
 	is_str(z->name, "soc-thermal", "zone 0 by its type");
 	ok(z->valid && z->temp_mc == 43461, "its temperature");
@@ -53,8 +55,59 @@ static void test_fixture(void) {
 	c = &in->cdevs[1];
 	ok(c->counters && c->n_states == 11 && c->state_ms[1] == 52000,
 	   "time_in_state_ms read per state");
+	throttlescan_destroy(ts);
 	free(in);
 	close(root);
+}
+
+static void write_text(int dir, const char *path, const char *text) {
+	int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ok(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), path);
+	close(fd);
+}
+
+/*
+ * A copy of the fixture's moving files: each read sees the caps, temperatures and cooling
+ * states of its cycle, while the topology (trips, bindings, maxima) is the one found at create.
+ */
+static void test_cycles(void) {
+	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
+	ok(mkdtemp(dir) != NULL, "a scratch tree");
+	char *cmd = xasprintf("cp -a fixtures/rock5c/. '%s'", dir);
+	ok(system(cmd) == 0, "copy the fixture");
+	free(cmd);
+	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct throttlescan *ts = throttlescan_create(root);
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	size_t nd, nz, nc;
+	throttlescan_counts(ts, &nd, &nz, &nc);
+	ok(nd == 6 && nz == 1 && nc == 5, "six domains, one zone, five cooling devices found once");
+	write_text(root, "devices/system/cpu/cpufreq/policy6/scaling_max_freq", "1800000\n");
+	write_text(root, "class/thermal/thermal_zone0/temp", "61250\n");
+	write_text(root, "class/thermal/cooling_device2/cur_state", "3\n");
+	write_text(root, "class/thermal/thermal_zone0/trip_point_0_temp", "70000\n");
+	throttlescan_read(ts, in);
+	const struct throttle_domain_reading *d = domain(in, "cpufreq/policy6");
+	ok(d && d->cap_hz == 1800000000 && d->max_hz == 2256000000 && throttle_capped(d),
+	   "the next cycle sees policy6 capped at 1.8 GHz");
+	ok(in->zones[0].valid && in->zones[0].temp_mc == 61250, "and soc-thermal at 61.25 °C");
+	ok(in->cdevs[2].cur_state == 3, "and cpufreq-cpu6 at state 3");
+	is_int(in->zones[0].trips[0].temp_mc, 60000, "a trip is the one found at create");
+	write_text(root, "devices/system/cpu/cpufreq/policy6/affected_cpus", "\n");
+	write_text(root, "class/thermal/thermal_zone0/temp", "garbage\n");
+	throttlescan_read(ts, in);
+	ok(!domain(in, "cpufreq/policy6") && in->n_domains == 5, "an offline policy is left out");
+	ok(!in->zones[0].valid, "an unreadable temperature is invalid, the zone kept");
+	throttlescan_destroy(ts);
+	ts = throttlescan_create(root);
+	throttlescan_read(ts, in);
+	is_int(in->zones[0].trips[0].temp_mc, 70000, "a new create sees the moved trip");
+	throttlescan_destroy(ts);
+	free(in);
+	close(root);
+	cmd = xasprintf("rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "remove the scratch tree");
+	free(cmd);
 }
 
 static void test_parsers(void) {
@@ -83,6 +136,7 @@ static void test_parsers(void) {
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_fixture();
+	test_cycles();
 	test_parsers();
 	return test_done();
 }
