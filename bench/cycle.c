@@ -1,20 +1,28 @@
 /*
- * CPU per sampling cycle, by stage, with 25 and with 400 channels.
+ * CPU per sampling cycle, by stage, on the ROCK 5C fixture and on it with 400 thermal zones.
  *
- * A generated sysfs tree of N thermal zones (temperatures that move every cycle, as on a board)
- * is sampled once a minute on a fake clock for ten hours, with three capacitors watched:
+ * A copy of the ROCK 5C fixture (its zones, clusters, devfreq devices, cooling devices, /proc
+ * and debugfs), with generated thermal zones up to N, is sampled once a minute on a fake clock,
+ * with three capacitors watched. Between cycles every zone's temperature moves, /proc/stat and
+ * the NPU's load advance (so the load source computes busy shares), and every 20 cycles the big
+ * cluster is capped for 5 cycles with its cooling device raised (a throttle episode):
  *  - total: recorder_tick() itself, the daemon's whole cycle (stamp, clock, read, store, running
  *    damage, hourly maintenance, live snapshot);
  *  - the stages, driven one by one on a second database: read (sampler_read), quantize/pack
  *    (the store's integer values and codec_pairs_encode), SQLite (store_write_cycle less the
  *    quantize/pack), rollup (store_maintain at each hour, spread over the cycles), capacitor
- *    tracker (capwatch_update and capwatch_persist).
+ *    tracker (capwatch_update and capwatch_persist), throttle detection (what the recorder does
+ *    each cycle: the readings and the tracker, the topology found once as the channels stay
+ *    the same), and load
+ *    (the cycle with the load source less the same cycle without it, both by recorder_tick());
+ *  - the cycle without load and throttle detection (the recorder's total without the load
+ *    source, less the throttle stage), and the ratio of the whole cycle to it.
  * CPU time is CLOCK_THREAD_CPUTIME_ID around each stage; the tree is rewritten between cycles,
  * outside the timed regions, in place with pwrite() as the kernel updates sysfs. Baseline in the
  * same run: the read-only pass (what the cycle costs at least). The tree lives in /dev/shm when
  * it can (sysfs is memory), the database in a temporary directory on disk (-d DIR to choose).
  *
- * Usage: bench-cycle [-d DIR] [-n CYCLES] [-c CHANNELS]... (default: 25 and 400 channels)
+ * Usage: bench-cycle [-d DIR] [-n CYCLES] [-c ZONES]... (default: the fixture's 7 zones and 400)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +42,16 @@
 #include "recorder.h"
 #include "sampler.h"
 #include "store.h"
+#include "throttle.h"
+#include "throttlescan.h"
 #include "xalloc.h"
 
-#define T0      1787000400 // an hour boundary
-#define M0      5000000    // boot clock at T0, ms
-#define WARMUP  30         // cycles before the measurement: channels registered, caches filled
-#define BOOT_ID "3f1c0f7e-5b0a-4a43-9c1e-2f0d2b1a9e11"
+#define T0            1787000400 // an hour boundary
+#define M0            5000000    // boot clock at T0, ms
+#define WARMUP        30 // cycles before the measurement: channels registered, caches filled
+#define BOOT_ID       "3f1c0f7e-5b0a-4a43-9c1e-2f0d2b1a9e11"
+#define REPEATS       3 // recorder passes of each kind; the least counts
+#define FIXTURE_ZONES 7 // thermal_zone0..6 of the ROCK 5C fixture
 
 static int64_t fake_mono;
 
@@ -74,15 +86,17 @@ static void mkdir_p(const char *path) {
 	}
 }
 
-/* A board with @n thermal zones: class/thermal/thermal_zoneK/{type,temp,mode}. */
+/* The ROCK 5C fixture copied to @root, with generated zones after its own up to @n in all. */
 static void tree_create(const char *root, int n) {
 	char path[512];
 	mkdir_p(root);
-	snprintf(path, sizeof(path), "%s/class", root);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/class/thermal", root);
-	mkdir_p(path);
-	for (int k = 0; k < n; k++) {
+	char *cmd =
+		xasprintf("cp -a '%s/tests/fixtures/rock5c/.' '%s'", THERMLOG_SOURCE_ROOT, root);
+	if (system(cmd) != 0) {
+		die("could not copy the ROCK 5C fixture");
+	}
+	free(cmd);
+	for (int k = FIXTURE_ZONES; k < n; k++) {
 		char text[64];
 		snprintf(path, sizeof(path), "%s/class/thermal/thermal_zone%d", root, k);
 		mkdir_p(path);
@@ -92,6 +106,42 @@ static void tree_create(const char *root, int n) {
 		snprintf(path, sizeof(path), "%s/class/thermal/thermal_zone%d/mode", root, k);
 		write_file(path, "enabled\n");
 	}
+}
+
+/*
+ * What moves between cycles besides the temperatures: /proc/stat's CPU lines advance by 6000
+ * ticks (a minute at USER_HZ 100) with busy shares that vary by CPU and minute, the NPU's three
+ * cores report a load, and in minutes 10-14 of every 20 the big cluster (policy6) is capped to
+ * 1.8 GHz with its cooling device (cooling_device2) at state 3.
+ */
+static void tree_move(const char *root, int64_t i) {
+	static int64_t busy[9], idle[9];
+	char path[512], text[2048];
+	size_t len = 0;
+	for (int k = 0; k < 9; k++) {
+		int64_t b = 600 + (i * 37 + k * 211) % 4800;
+		busy[k] += k == 0 ? 8 * b : b;
+		idle[k] += k == 0 ? 8 * (6000 - b) : 6000 - b;
+		char name[8] = "cpu ";
+		if (k > 0) {
+			snprintf(name, sizeof(name), "cpu%d", k - 1);
+		}
+		len += (size_t)snprintf(
+			text + len, sizeof(text) - len, "%s %lld 0 0 %lld 0 0 0 0 0 0\n", name,
+			(long long)(2716485 + busy[k]), (long long)(70112394 + idle[k]));
+	}
+	snprintf(path, sizeof(path), "%s/proc/stat", root);
+	write_file(path, text);
+	snprintf(path, sizeof(path), "%s/kernel/debug/rknpu/load", root);
+	snprintf(text, sizeof(text), "NPU load:  Core0: %3d%%, Core1: %3d%%, Core2: %3d%%,\n",
+		 (int)(i * 7 % 100), (int)(i * 3 % 60), 0);
+	write_file(path, text);
+	bool capped = i % 20 >= 10 && i % 20 < 15;
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpufreq/policy6/scaling_max_freq",
+		 root);
+	write_file(path, capped ? "1800000\n" : "2256000\n");
+	snprintf(path, sizeof(path), "%s/class/thermal/cooling_device2/cur_state", root);
+	write_file(path, capped ? "3\n" : "0\n");
 }
 
 /*
@@ -132,7 +182,7 @@ static void tree_close(int *fds, int n) {
 	free(fds);
 }
 
-static void config_for(struct config *cfg, const char *root) {
+static void config_for(struct config *cfg, const char *root, bool load) {
 	config_init(cfg);
 	const char *yaml =
 		"interval: 60s\n"
@@ -149,6 +199,11 @@ static void config_for(struct config *cfg, const char *root) {
 	}
 	free(cfg->sysfs_root);
 	cfg->sysfs_root = xstrdup(root);
+	free(cfg->procfs_root);
+	cfg->procfs_root = xasprintf("%s/proc", root);
+	free(cfg->debugfs_root);
+	cfg->debugfs_root = xasprintf("%s/kernel/debug", root);
+	cfg->sources[SOURCE_LOAD].enabled = load;
 }
 
 static void remove_db(const char *path) {
@@ -163,13 +218,16 @@ static void remove_db(const char *path) {
 struct figures {
 	size_t channels;
 	double total, read, pack, sql, rollup, caps; // s of CPU per cycle
+	double throttle;                             // throttle detection, as the recorder does it
+	double total_noload;                         // recorder_tick() without the load source
+	size_t domains, zones, cdevs;                // what throttle detection reads each cycle
 };
 
 /* The daemon's cycle as it runs: recorder_tick() on the fake clock. */
 static double run_recorder(const char *dir, const char *root, const int *fds, int n_zones,
-			   int cycles, size_t *channels) {
+			   int cycles, bool load, size_t *channels) {
 	struct config cfg;
-	config_for(&cfg, root);
+	config_for(&cfg, root, load);
 	char *db = xasprintf("%s/recorder.db", dir);
 	remove_db(db);
 	struct clock_source clock = {.root = dir, .build_epoch = 0, .adjtimex = NULL};
@@ -185,6 +243,7 @@ static double run_recorder(const char *dir, const char *root, const int *fds, in
 	double cpu = 0;
 	for (int i = 0; i < WARMUP + cycles; i++) {
 		tree_set(fds, n_zones, i);
+		tree_move(root, i);
 		int64_t mono = M0 + (int64_t)i * 60000;
 		fake_mono = mono + 1;
 		struct recorder_result res;
@@ -212,7 +271,7 @@ static double run_recorder(const char *dir, const char *root, const int *fds, in
 static void run_stages(const char *dir, const char *root, const int *fds, int n_zones, int cycles,
 		       struct figures *f) {
 	struct config cfg;
-	config_for(&cfg, root);
+	config_for(&cfg, root, true);
 	char *db = xasprintf("%s/stages.db", dir);
 	remove_db(db);
 	struct store *store;
@@ -228,9 +287,15 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 	uint8_t *blob = NULL;
 	size_t cap = 0;
 	int64_t last_hour = 0;
+	struct throttle_tracker *tracker = throttle_tracker_create();
+	struct throttle_input *tin = xcalloc(1, sizeof(*tin));
+	struct throttlescan *scan = NULL;
+	uint64_t scan_version = 0;
+	size_t scan_n = 0;
 	double t[7];
 	for (int i = 0; i < WARMUP + cycles; i++) {
 		tree_set(fds, n_zones, i);
+		tree_move(root, i);
 		int64_t ts = (int64_t)T0 + i * 60;
 		const struct channel *ch;
 		const struct reading *rd;
@@ -273,7 +338,22 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 		capwatch_update(cw, &c);
 		capwatch_persist(cw, ts);
 		t[5] = thread_cpu_s();
+		// throttle detection as recorder.c's track_throttle(): the topology found again
+		// when a rescan changes the channels (here: never after the first)
+		if (!scan || (sampler_channels_version(sampler) != scan_version && n != scan_n)) {
+			throttlescan_destroy(scan);
+			scan = throttlescan_create(sampler_root_fd(sampler));
+			scan_n = n;
+		}
+		scan_version = sampler_channels_version(sampler);
+		throttlescan_read(scan, tin);
+		tin->ts = ts;
+		throttle_tracker_update(tracker, tin);
+		size_t n_eps;
+		(void)throttle_tracker_episodes(tracker, &n_eps);
+		t[6] = thread_cpu_s();
 		if (i >= WARMUP) {
+			f->throttle += t[6] - t[5];
 			f->read += t[1] - t[0];
 			f->pack += t[2] - t[1];
 			f->sql += (t[3] - t[2]) - (t[2] - t[1]);
@@ -286,6 +366,11 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 	f->sql /= cycles;
 	f->rollup /= cycles;
 	f->caps /= cycles;
+	f->throttle /= cycles;
+	throttlescan_counts(scan, &f->domains, &f->zones, &f->cdevs);
+	throttlescan_destroy(scan);
+	throttle_tracker_destroy(tracker);
+	free(tin);
 	free(pairs);
 	free(blob);
 	capwatch_destroy(cw);
@@ -303,7 +388,17 @@ static void measure(const char *dir, const char *tree_dir, int n_zones, int cycl
 	int *fds = tree_open(root, n_zones);
 	*f = (struct figures){0};
 	run_stages(dir, root, fds, n_zones, cycles, f);
-	f->total = run_recorder(dir, root, fds, n_zones, cycles, &f->channels);
+	// with and without the load source in turn, the least of three each: what a busy machine
+	// adds to one pass is not the cycle's cost
+	size_t channels_noload;
+	f->total = f->total_noload = INFINITY;
+	for (int k = 0; k < REPEATS; k++) {
+		f->total = fmin(f->total,
+				run_recorder(dir, root, fds, n_zones, cycles, true, &f->channels));
+		f->total_noload =
+			fmin(f->total_noload, run_recorder(dir, root, fds, n_zones, cycles, false,
+							   &channels_noload));
+	}
 	tree_close(fds, n_zones);
 	char *cmd = xasprintf("rm -rf '%s'", root);
 	if (system(cmd) != 0) {
@@ -315,13 +410,21 @@ static void measure(const char *dir, const char *tree_dir, int n_zones, int cycl
 
 static void print(const struct figures *f) {
 	double us = 1e6;
-	double parts = f->read + f->pack + f->sql + f->rollup + f->caps;
+	double parts = f->read + f->pack + f->sql + f->rollup + f->caps + f->throttle;
+	double load = f->total - f->total_noload;
+	double without = f->total_noload - f->throttle;
 	printf("%4zu channels: %8.1f us CPU per cycle (recorder_tick), %.1fx the read-only pass\n",
 	       f->channels, f->total * us, f->total / f->read);
 	printf("      read %.1f | quantize/pack %.1f | SQLite %.1f | rollup %.1f | capacitor "
-	       "tracker %.1f | recorder's own work %.1f (us)\n",
+	       "tracker %.1f | throttle detection %.1f | recorder's own work %.1f (us)\n",
 	       f->read * us, f->pack * us, f->sql * us, f->rollup * us, f->caps * us,
-	       (f->total - parts) * us);
+	       f->throttle * us, (f->total - parts) * us);
+	printf("      load source %.1f us (the cycle with it less the cycle without); throttle "
+	       "detection reads %zu domains, %zu zones, %zu cooling devices\n",
+	       load * us, f->domains, f->zones, f->cdevs);
+	printf("      without load and throttle detection %.1f us: the cycle with them costs %.2fx "
+	       "(target <= 1.25x)\n",
+	       without * us, f->total / without);
 }
 
 int main(int argc, char **argv) {
@@ -332,7 +435,7 @@ int main(int argc, char **argv) {
 			dir = optarg;
 		} else if (opt == 'n' && atoi(optarg) > 0) {
 			cycles = atoi(optarg);
-		} else if (opt == 'c' && atoi(optarg) > 2 && n_sizes < 8) {
+		} else if (opt == 'c' && atoi(optarg) >= FIXTURE_ZONES && n_sizes < 8) {
 			sizes[n_sizes++] = atoi(optarg);
 		} else {
 			fprintf(stderr,
@@ -341,7 +444,7 @@ int main(int argc, char **argv) {
 		}
 	}
 	if (n_sizes == 0) {
-		sizes[n_sizes++] = 25;
+		sizes[n_sizes++] = FIXTURE_ZONES;
 		sizes[n_sizes++] = 400;
 	}
 	log_init(LOG_LEVEL_WARN);

@@ -36,7 +36,7 @@ void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t 
  * zone's unread temperature is marked invalid, a device's unread state -1 and unread counters
  * absent. Never fails.
  */
-void throttlescan_read(const struct throttlescan *ts, struct throttle_input *in);
+void throttlescan_read(struct throttlescan *ts, struct throttle_input *in);
 
 /**
  * The domain a cooling device of @type caps, from its type: "cpufreq-cpuN" the policy whose

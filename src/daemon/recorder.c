@@ -112,8 +112,10 @@ struct recorder {
 	int64_t last_hour;                         // hour of the last store_maintain()
 	struct throttle_tracker *throttle;         // the frequency domains' episodes
 	struct throttle_input *throttle_in;        // this cycle's readings for it
-	struct throttlescan *throttle_scan;        // the tree's topology, made at each rescan
-	uint64_t throttle_scan_version;            // the sampler's channel list it was made for
+	struct throttlescan *throttle_scan;        // the tree's topology, made when channels change
+	uint64_t throttle_scan_version;            // the sampler's channel list last checked
+	uint64_t throttle_scan_keys;               // the hash of that list's keys
+	int throttle_scan_root;                    // the sampler's root fd it reads
 	bool throttle_failed;                      // the last episode write failed (logged)
 	dev_t db_dev; // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
@@ -351,17 +353,46 @@ static void throttle_restart(struct recorder *r) {
  * The cycle's throttle readings into the tracker, its open and closed episodes into the store
  * (only while there are some) and each domain's state into live for /metrics.
  */
-static void track_throttle(struct recorder *r, int64_t ts) {
+/* FNV-1a over the cycle's channel keys: equal while a rescan finds the same channels. */
+static uint64_t channel_keys_hash(const struct cycle *c) {
+	uint64_t h = 14695981039346656037u;
+	for (size_t i = 0; i < c->n; i++) {
+		for (const char *p = c->channels[i].key; *p; p++) {
+			h = (h ^ (unsigned char)*p) * 1099511628211u;
+		}
+		h = (h ^ 0xff) * 1099511628211u;
+	}
+	return h;
+}
+
+/*
+ * The topology throttle detection reads: found again when a rescan changes the channels (a
+ * zone, policy, devfreq or cooling device came or went), on a reload, or with another
+ * sampler; a rescan that finds the same channels keeps it, so a cycle reads only what moves.
+ */
+static void throttle_topology(struct recorder *r, const struct cycle *c) {
+	uint64_t version = sampler_channels_version(r->sampler);
+	int root_fd = sampler_root_fd(r->sampler);
+	if (r->throttle_scan && version == r->throttle_scan_version &&
+	    root_fd == r->throttle_scan_root) {
+		return;
+	}
+	uint64_t keys = channel_keys_hash(c);
+	if (!r->throttle_scan || keys != r->throttle_scan_keys ||
+	    root_fd != r->throttle_scan_root) {
+		throttlescan_destroy(r->throttle_scan);
+		r->throttle_scan = throttlescan_create(root_fd);
+		r->throttle_scan_root = root_fd;
+	}
+	r->throttle_scan_version = version;
+	r->throttle_scan_keys = keys;
+}
+
+static void track_throttle(struct recorder *r, const struct cycle *c, int64_t ts) {
 	if (!r->sampler || !r->throttle) {
 		return;
 	}
-	uint64_t version = sampler_channels_version(r->sampler);
-	if (!r->throttle_scan || version != r->throttle_scan_version) {
-		// a rescan or a reload (or another sampler): domains, zones and devices found anew
-		throttlescan_destroy(r->throttle_scan);
-		r->throttle_scan = throttlescan_create(sampler_root_fd(r->sampler));
-		r->throttle_scan_version = version;
-	}
+	throttle_topology(r, c);
 	throttlescan_read(r->throttle_scan, r->throttle_in);
 	r->throttle_in->ts = ts;
 	throttle_tracker_update(r->throttle, r->throttle_in);
@@ -950,7 +981,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		maintain(r, ts, clock != CLOCK_STATE_UNSYNCED);
 	}
 	if (rc != -EEXIST && !glitch) {
-		track_throttle(r, ts);
+		track_throttle(r, &c, ts);
 	}
 	r->health.cycle_seconds = (double)(r->mono_ms() - start_mono) / 1000.0;
 	live_publish(r->live, &c, &r->health);
@@ -1033,6 +1064,8 @@ void recorder_set_config(struct recorder *r, const struct config *cfg) {
 	r->capwatch = capwatch_create(cfg, r->store);
 	r->cfg = cfg;
 	r->health.interval_ms = cfg->interval_ms;
+	throttlescan_destroy(r->throttle_scan); // a reload finds trips and bindings again
+	r->throttle_scan = NULL;
 }
 
 void recorder_destroy(struct recorder *r) {

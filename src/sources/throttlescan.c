@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -72,25 +73,83 @@ static bool read_khz(int root_fd, const char *path, int64_t *hz) {
 	return true;
 }
 
+/*
+ * A file read every cycle, held open: one pread at offset 0 reads a sysfs attribute afresh.
+ * A file replaced since it was opened (its old inode unlinked, as a test or a simulator
+ * rewrites a tree; sysfs never does) is opened again by its path.
+ */
+struct held {
+	char path[192];
+	int fd; // -1: opened at the next read
+};
+
+static void held_init(struct held *h, const char *path) {
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	h->fd = -1;
+}
+
+static void held_close(struct held *h) {
+	if (h->fd >= 0) {
+		close(h->fd);
+		h->fd = -1;
+	}
+}
+
+/* The file's text without its trailing newline (NUL-terminated); its length or -errno. */
+static int held_read_text(int root_fd, struct held *h, char *buf, size_t size) {
+	struct stat st;
+	if (h->fd >= 0 && (fstat(h->fd, &st) < 0 || st.st_nlink == 0)) {
+		held_close(h);
+	}
+	if (h->fd < 0 && (h->fd = openat(root_fd, h->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		return -errno;
+	}
+	ssize_t n = pread(h->fd, buf, size - 1, 0);
+	if (n < 0) {
+		int err = -errno;
+		held_close(h); // gone with its device: found again by path, or by the next create
+		return err;
+	}
+	if ((size_t)n == size - 1) {
+		return -ENOBUFS; // an attribute is read whole by one read; this one is too long
+	}
+	if (n > 0 && buf[n - 1] == '\n') {
+		n--;
+	}
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static int held_read_int(int root_fd, struct held *h, int64_t *out) {
+	char buf[64];
+	int len = held_read_text(root_fd, h, buf, sizeof(buf));
+	if (len < 0) {
+		return len == -ENOBUFS ? -EBADMSG : len;
+	}
+	return sysfs_parse_int(buf, (size_t)len, out);
+}
+
 /* A frequency domain: its name and hardware maximum, found once; its cap read each cycle. */
 struct scan_domain {
 	char name[THROTTLE_NAME_LEN];
-	char cap_path[192];    // scaling_max_freq (kHz) or devfreq max_freq (Hz)
-	char online_path[192]; // a policy's affected_cpus (empty while offline); "" for devfreq
+	struct held cap;    // scaling_max_freq (kHz) or devfreq max_freq (Hz)
+	struct held online; // a policy's affected_cpus (empty while offline); path "" for devfreq
+	bool khz;           // cap in kHz (cpufreq)
 	int64_t max_hz;
 };
 
 /* A zone that can explain a cap (a passive trip or a binding): trips and bindings found once. */
 struct scan_zone {
 	struct throttle_zone_reading z; // name, trips, binds; temp and valid each cycle
-	char temp_path[192];
+	struct held temp;
 	bool disabled; // `mode` said "disabled" when found, as the thermal source takes it
 };
 
 /* A cooling device: type, whether it caps and what, found once; its state read each cycle. */
 struct scan_cdev {
 	struct throttle_cdev_reading c; // dev, type, caps, domain; state and counters each cycle
-	char dir[192];
+	struct held state;              // cur_state
+	struct held stats;              // stats/time_in_state_ms, read for a capping device only
 };
 
 struct throttlescan {
@@ -128,8 +187,11 @@ static void find_policies(struct throttlescan *ts, struct policies *pol) {
 			continue; // no hardware maximum to compare with
 		}
 		set_name(d->name, "cpufreq/", *p);
-		snprintf(d->cap_path, sizeof(d->cap_path), "%s/scaling_max_freq", dir);
-		snprintf(d->online_path, sizeof(d->online_path), "%s/affected_cpus", dir);
+		snprintf(path, sizeof(path), "%s/scaling_max_freq", dir);
+		held_init(&d->cap, path);
+		snprintf(path, sizeof(path), "%s/affected_cpus", dir);
+		held_init(&d->online, path);
+		d->khz = true;
 		ts->n_domains++;
 	}
 	source_free_names(names);
@@ -171,8 +233,11 @@ static void find_devfreq(struct throttlescan *ts) {
 			continue;
 		}
 		set_name(d->name, "devfreq/", *p);
-		snprintf(d->cap_path, sizeof(d->cap_path), "%s/max_freq", dir);
-		d->online_path[0] = '\0';
+		char path[192];
+		snprintf(path, sizeof(path), "%s/max_freq", dir);
+		held_init(&d->cap, path);
+		held_init(&d->online, "");
+		d->khz = false;
 		ts->n_domains++;
 	}
 	source_free_names(names);
@@ -257,22 +322,24 @@ static void find_zones(struct throttlescan *ts) {
 	for (char **p = names; p && *p && ts->n_zones < THROTTLE_MAX_ZONES; p++) {
 		char dir[128], path[192], text[THROTTLE_NAME_LEN];
 		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
-		snprintf(path, sizeof(path), "%s/type", dir);
-		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
-			continue;
-		}
 		struct scan_zone *sz = &ts->zones[ts->n_zones];
 		*sz = (struct scan_zone){0};
-		set_name(sz->z.name, "", text);
 		read_trips(ts->root_fd, dir, &sz->z);
+		if (sz->z.n_trips == 0) {
+			continue; // no trip to cross or bind a cooling device at: one failed open
+		}
 		read_binds(ts->root_fd, dir, &sz->z);
-		if (!zone_explains(&sz->z)) {
+		snprintf(path, sizeof(path), "%s/type", dir);
+		if (!zone_explains(&sz->z) ||
+		    sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
 			continue; // nothing a cap could be blamed on: not read each cycle
 		}
+		set_name(sz->z.name, "", text);
 		snprintf(path, sizeof(path), "%s/mode", dir);
 		sz->disabled = sysfs_read_text(ts->root_fd, path, text, sizeof(text)) >= 8 &&
 			       memcmp(text, "disabled", 8) == 0;
-		snprintf(sz->temp_path, sizeof(sz->temp_path), "%s/temp", dir);
+		snprintf(path, sizeof(path), "%s/temp", dir);
+		held_init(&sz->temp, path);
 		ts->n_zones++;
 	}
 	source_free_names(names);
@@ -281,10 +348,10 @@ static void find_zones(struct throttlescan *ts) {
 static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 	char **names = source_list_dir(ts->root_fd, "class/thermal", "cooling_device");
 	for (char **p = names; p && *p && ts->n_cdevs < THROTTLE_MAX_CDEVS; p++) {
-		char path[192], text[THROTTLE_NAME_LEN];
+		char dir[128], path[192], text[THROTTLE_NAME_LEN];
 		struct scan_cdev *sc = &ts->cdevs[ts->n_cdevs];
-		snprintf(sc->dir, sizeof(sc->dir), "class/thermal/%s", *p);
-		snprintf(path, sizeof(path), "%s/type", sc->dir);
+		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
+		snprintf(path, sizeof(path), "%s/type", dir);
 		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
 			continue;
 		}
@@ -294,6 +361,10 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 		c->caps = throttle_cdev_caps(c->type);
 		throttlescan_cdev_domain(c->type, (const char *const *)pol->names,
 					 (const char *const *)pol->cpus, pol->n, c->domain);
+		snprintf(path, sizeof(path), "%s/cur_state", dir);
+		held_init(&sc->state, path);
+		snprintf(path, sizeof(path), "%s/stats/time_in_state_ms", dir);
+		held_init(&sc->stats, path);
 		ts->n_cdevs++;
 	}
 	source_free_names(names);
@@ -315,6 +386,20 @@ struct throttlescan *throttlescan_create(int root_fd) {
 }
 
 void throttlescan_destroy(struct throttlescan *ts) {
+	if (!ts) {
+		return;
+	}
+	for (size_t i = 0; i < ts->n_domains; i++) {
+		held_close(&ts->domains[i].cap);
+		held_close(&ts->domains[i].online);
+	}
+	for (size_t i = 0; i < ts->n_zones; i++) {
+		held_close(&ts->zones[i].temp);
+	}
+	for (size_t i = 0; i < ts->n_cdevs; i++) {
+		held_close(&ts->cdevs[i].state);
+		held_close(&ts->cdevs[i].stats);
+	}
 	free(ts);
 }
 
@@ -325,11 +410,12 @@ void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t 
 	*cdevs = ts->n_cdevs;
 }
 
-static void read_cooling_counters(int root_fd, const char *dir, struct throttle_cdev_reading *c) {
-	char path[256];
-	snprintf(path, sizeof(path), "%s/stats/time_in_state_ms", dir);
+static void read_cooling_counters(int root_fd, struct held *stats,
+				  struct throttle_cdev_reading *c) {
+	char text[TEXT_MAX];
 	struct counters_table table;
-	if (counters_read(root_fd, path, COUNTERS_FORMAT_COOLING, &table) < 0) {
+	if (held_read_text(root_fd, stats, text, sizeof(text)) < 0 ||
+	    counters_parse(COUNTERS_FORMAT_COOLING, text, &table) < 0) {
 		return;
 	}
 	// states are 0..max_state densely; anything else is not a table to difference
@@ -343,19 +429,26 @@ static void read_cooling_counters(int root_fd, const char *dir, struct throttle_
 }
 
 /* A domain's cap this cycle; false while offline (no affected CPUs) or unreadable. */
-static bool read_cap(int root_fd, const struct scan_domain *d, int64_t *cap_hz) {
-	if (!d->online_path[0]) {
-		return sysfs_read_int(root_fd, d->cap_path, cap_hz) == 0;
-	}
+static bool read_cap(int root_fd, struct scan_domain *d, int64_t *cap_hz) {
 	char text[512];
-	return sysfs_read_text(root_fd, d->online_path, text, sizeof(text)) > 0 &&
-	       read_khz(root_fd, d->cap_path, cap_hz);
+	if (d->online.path[0] && held_read_text(root_fd, &d->online, text, sizeof(text)) <= 0) {
+		return false;
+	}
+	int64_t v;
+	if (held_read_int(root_fd, &d->cap, &v) < 0 || v <= 0) {
+		return false;
+	}
+	if (d->khz && v > INT64_MAX / 1000) {
+		return false;
+	}
+	*cap_hz = d->khz ? v * 1000 : v;
+	return true;
 }
 
-void throttlescan_read(const struct throttlescan *ts, struct throttle_input *in) {
+void throttlescan_read(struct throttlescan *ts, struct throttle_input *in) {
 	in->n_domains = in->n_zones = in->n_cdevs = 0;
 	for (size_t i = 0; i < ts->n_domains; i++) {
-		const struct scan_domain *d = &ts->domains[i];
+		struct scan_domain *d = &ts->domains[i];
 		struct throttle_domain_reading *out = &in->domains[in->n_domains];
 		if (!read_cap(ts->root_fd, d, &out->cap_hz)) {
 			continue;
@@ -365,21 +458,20 @@ void throttlescan_read(const struct throttlescan *ts, struct throttle_input *in)
 		in->n_domains++;
 	}
 	for (size_t i = 0; i < ts->n_zones; i++) {
-		const struct scan_zone *sz = &ts->zones[i];
+		struct scan_zone *sz = &ts->zones[i];
 		struct throttle_zone_reading *z = &in->zones[in->n_zones++];
 		*z = sz->z;
-		z->valid = !sz->disabled &&
-			   sysfs_read_int(ts->root_fd, sz->temp_path, &z->temp_mc) == 0;
+		z->valid = !sz->disabled && held_read_int(ts->root_fd, &sz->temp, &z->temp_mc) == 0;
 	}
 	for (size_t i = 0; i < ts->n_cdevs; i++) {
-		const struct scan_cdev *sc = &ts->cdevs[i];
+		struct scan_cdev *sc = &ts->cdevs[i];
 		struct throttle_cdev_reading *c = &in->cdevs[in->n_cdevs++];
 		*c = sc->c;
-		char path[256];
-		snprintf(path, sizeof(path), "%s/cur_state", sc->dir);
-		if (sysfs_read_int(ts->root_fd, path, &c->cur_state) < 0) {
+		if (held_read_int(ts->root_fd, &sc->state, &c->cur_state) < 0) {
 			c->cur_state = -1;
 		}
-		read_cooling_counters(ts->root_fd, sc->dir, c);
+		if (c->caps) {
+			read_cooling_counters(ts->root_fd, &sc->stats, c);
+		}
 	}
 }

@@ -7,7 +7,8 @@ wall-clock tightness), depth 1416 MHz, cause thermal; `thermlog throttle --json`
 GET /api/v1/throttle agree byte for byte; /metrics says thermlog_throttled 1 during, 0 after; a
 cooling device's time_in_state_ms moving between two cycles that both see the maximum is a
 counters episode; kill -9 with an episode open and a restart closes it at the last cycle that
-saw it.
+saw it; a devfreq device that appears capped is found by the next rescan (the topology
+throttle detection reads is found again when the channels change, kept while they do not).
 usage: test_throttle.py THERMLOGD THERMLOG FIXTURE DB_FIXTURE"""
 import json
 import os
@@ -71,7 +72,7 @@ def run(tap):
         shutil.copyfile(OLD_DB, db)
         old_cycles = len(cycles(db))
         old_version = query(db, "PRAGMA user_version")[0][0]
-        cfg = write_config(os.path.join(wd, "t.yaml"))
+        cfg = write_config(os.path.join(wd, "t.yaml"), rescan="2s")
         args = ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen", "127.0.0.1:0"]
         d = Daemon(THERMLOGD, wd, args, name="throttle").start()
         port = d.http_port()
@@ -184,6 +185,15 @@ def run(tap):
                    "the cap still held opens a new episode after the restart", again)
         write(root, POLICY6, "2256000\n")
         wait_for(lambda: not [e for e in episodes(db) if e[2] is None] or None, 20)
+
+        # a device that appears capped: found by the next rescan, its episode recorded
+        gpu = os.path.realpath(os.path.join(root, "class/devfreq/fb000000.gpu"))
+        new = os.path.join(root, "class/devfreq/ff000000.test")
+        shutil.copytree(gpu, new, symlinks=True)
+        write(root, "class/devfreq/ff000000.test/max_freq", "300000000\n")
+        found = wait_for(lambda: episodes(db, "devfreq/ff000000.test") or None, 30)
+        tap.ok(found and found[0][2] is None and found[0][5] == 300000000,
+               "a devfreq device that appears capped is found by the next rescan", found)
         tap.ok(d.stop() == 0, "the daemon stops cleanly")
         tap.ok(not [e for e in episodes(db) if e[2] is None], "no episode left open")
 
