@@ -3,9 +3,10 @@
  * cpufreq policy's and devfreq device's hardware maximum, the thermal zones that can explain a
  * cap (a passive trip or a bound cooling device) with their trips (and hysteresis) and
  * bindings, each cooling device's type and the domain it caps. Each cycle throttlescan_read()
- * reads only what moves: the caps, those zones' temperatures, the cooling devices' cur_state
- * and time_in_state_ms. What appears or goes later is seen by the next create (the daemon
- * makes one at each rescan of its channels).
+ * reads only what moves, through files held open: the caps, those zones' temperatures, the
+ * cooling devices' cur_state and (for devices that cap) time_in_state_ms. What appears or goes
+ * later, or a trip moved, is seen by the next create (the daemon makes one when a rescan
+ * changes its channels, and at a reload).
  */
 #ifndef THROTTLESCAN_H
 #define THROTTLESCAN_H

@@ -40,7 +40,7 @@
 
 struct options {
 	const char *config_path; // -c FILE; NULL = the default path if it exists
-	const char *sysfs_root, *db, *interval, *listen;
+	const char *sysfs_root, *debugfs_root, *db, *interval, *listen;
 	bool check_config, demo;
 	uint64_t seed;
 };
@@ -179,6 +179,10 @@ static bool apply_overrides(const struct options *opt, struct config *cfg, char 
 	if (opt->sysfs_root) {
 		free(cfg->sysfs_root);
 		cfg->sysfs_root = xstrdup(opt->sysfs_root);
+	}
+	if (opt->debugfs_root) {
+		free(cfg->debugfs_root);
+		cfg->debugfs_root = xstrdup(opt->debugfs_root);
 	}
 	if (opt->db) {
 		free(cfg->database);
@@ -377,6 +381,7 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	}
 	struct options o = d->opt; // --db and --listen still apply; the tree and interval are set
 	o.sysfs_root = NULL;
+	o.debugfs_root = NULL;
 	o.interval = NULL;
 	char *errors = NULL;
 	apply_overrides(&o, d->cfg, &errors); // cannot fail without an interval
@@ -391,14 +396,17 @@ static int demo_setup(struct daemon *d, int64_t now) {
 
 static void usage(FILE *out) {
 	fprintf(out,
-		"usage: thermlogd [-c FILE] [--sysfs-root DIR] [--db PATH] [--interval DUR]\n"
-		"                 [--listen ADDR:PORT] [--check-config] [--demo [--seed N]]\n"
+		"usage: thermlogd [-c FILE] [--sysfs-root DIR] [--debugfs-root DIR] [--db PATH]\n"
+		"                 [--interval DUR] [--listen ADDR:PORT] [--check-config]\n"
+		"                 [--demo [--seed N]]\n"
 		"                 [--version] [--help]\n"
 		"\n"
 		"Samples board telemetry into SQLite and serves it over HTTP.\n"
 		"\n"
 		"  -c, --config FILE    configuration (default %s, if present)\n"
 		"      --sysfs-root DIR read sysfs from DIR instead of /sys\n"
+		"      --debugfs-root DIR  read the NPU's and RGA's load files (rknpu/load,\n"
+		"                       rkrga/load) under DIR instead of debugfs_root\n"
 		"      --db PATH        database (default %s)\n"
 		"      --interval DUR   sampling interval, e.g. 60s (1s .. 1d)\n"
 		"      --listen A:P     HTTP address, e.g. 127.0.0.1:9470\n"
@@ -414,6 +422,7 @@ static void usage(FILE *out) {
 static int parse_args(int argc, char **argv, struct options *opt) {
 	enum {
 		OPT_SYSFS = 256,
+		OPT_DEBUGFS,
 		OPT_DB,
 		OPT_INTERVAL,
 		OPT_LISTEN,
@@ -426,6 +435,7 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"sysfs-root", required_argument, NULL, OPT_SYSFS},
+		{"debugfs-root", required_argument, NULL, OPT_DEBUGFS},
 		{"db", required_argument, NULL, OPT_DB},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"listen", required_argument, NULL, OPT_LISTEN},
@@ -446,6 +456,9 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 			break;
 		case OPT_SYSFS:
 			opt->sysfs_root = optarg;
+			break;
+		case OPT_DEBUGFS:
+			opt->debugfs_root = optarg;
 			break;
 		case OPT_DB:
 			opt->db = optarg;

@@ -42,8 +42,15 @@ check $? "the default configuration is installed where the programs read it ($cl
 unit=$(printf '%s\n' "$files" | grep '/thermlogd\.service$')
 check $? "thermlogd.service is installed" "$files"
 exec_start=$(sed -n 's/^ExecStart=//p' "$tmp/root$unit" 2>/dev/null)
-[ -n "$exec_start" ] && [ "$exec_start" = "$daemon" ]
+[ -n "$exec_start" ] && [ "${exec_start%% *}" = "$daemon" ]
 check $? "ExecStart=$exec_start is the installed thermlogd ($daemon)"
+# debugfs is root only: the NPU's and RGA's load files, read-only, where --debugfs-root points
+[ "${exec_start#* }" = "--debugfs-root /run/thermlog/debugfs" ] &&
+	grep -qx 'BindReadOnlyPaths=-/sys/kernel/debug/rknpu/load:/run/thermlog/debugfs/rknpu/load' "$tmp/root$unit" &&
+	grep -qx 'BindReadOnlyPaths=-/sys/kernel/debug/rkrga/load:/run/thermlog/debugfs/rkrga/load' "$tmp/root$unit" &&
+	[ "$(grep -c '^BindReadOnlyPaths=\|^BindPaths=' "$tmp/root$unit")" = 2 ]
+check $? "the unit binds exactly rknpu/load and rkrga/load read-only where --debugfs-root reads" \
+	"$(grep -n 'Bind\|ExecStart' "$tmp/root$unit")"
 [ -n "$unit" ] && grep -q "^# Configuration $cli_conf," "$tmp/root$unit"
 check $? "the unit names the configuration path" "$(grep '^# Configuration' "$tmp/root$unit" 2>/dev/null)"
 

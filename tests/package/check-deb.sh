@@ -45,7 +45,7 @@ for page in man8/thermlogd.8 man1/thermlog.1 man5/thermlog.yaml.5; do
 		check $? "$page points at $doc, which the package holds"
 	done
 done
-grep -qx 'ExecStart=/usr/bin/thermlogd' "$tmp/root/lib/systemd/system/thermlogd.service"
+grep -qx 'ExecStart=/usr/bin/thermlogd --debugfs-root /run/thermlog/debugfs' "$tmp/root/lib/systemd/system/thermlogd.service"
 check $? "the unit starts /usr/bin/thermlogd"
 grep -qx '/etc/thermlog/thermlog.yaml' "$tmp/control/conffiles"
 check $? "/etc/thermlog/thermlog.yaml is a conffile" "$(cat "$tmp/control/conffiles" 2>&1)"
