@@ -6,7 +6,8 @@ exactly. Each version of a file is read by at least one whole cycle, so every ch
 the reads: no value), whatever the machine's load. The first cycle has no share and no
 warning; an offline CPU (its line removed) is absent, never 0, and starts over when back; a
 malformed rknpu/load and an unreadable rkrga/load (a directory: EISDIR) give one warning each
-and leave every other channel as it was."""
+and leave every other channel as it was. The daemon reads debugfs where --debugfs-root says
+(as the systemd unit starts it), not where the configuration's debugfs_root points."""
 import json
 import os
 import subprocess
@@ -67,9 +68,9 @@ def run(tap):
             f.write(with_runs_socket(
                 "interval: 1s\nrescan: 2s\nprocfs_root: %s\ndebugfs_root: %s\n"
                 "sources:\n  hwmon: {enabled: false}\n  meminfo: {enabled: false}\n"
-                % (proc, debug), os.path.join(wd, "run", "thermlog.sock")))
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"]).start()
+                % (proc, os.path.join(wd, "no-debugfs")), os.path.join(wd, "run", "thermlog.sock")))
+        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--debugfs-root", debug,
+                             "--db", db, "--listen", "127.0.0.1:0"]).start()
         tap.ok(len(wait_cycles(db, 1, 30, d)) >= 1, "the first cycle is stored")
 
         def advance():
