@@ -21,6 +21,7 @@
 #define THROTTLE_MAX_BINDS   12
 #define THROTTLE_MAX_STATES  32
 #define THROTTLE_MAX_COOLING 8
+#define THROTTLE_MAX_CPUS    64 // x86 CPUs whose thermal_throttle counters are read
 /* An episode is stuck when its cap holds this long with every bound zone below trip - hyst. */
 #define THROTTLE_STUCK_S 300
 
@@ -63,6 +64,22 @@ struct throttle_cdev_reading {
 	size_t n_states;
 };
 
+/**
+ * Whole-board signals, the domain "board": x86 CPUs' thermal_throttle counters (cumulative
+ * since boot, so throttling between two cycles is seen however short), and the Raspberry Pi's
+ * under-voltage alarm (hwmon rpi_volt in0_lcrit_alarm, the firmware's "under-voltage now").
+ */
+struct throttle_board_reading {
+	struct {
+		int cpu;
+		int64_t events;  // core_throttle_count + package_throttle_count
+		int64_t time_ms; // the larger of core/package_throttle_total_time_ms; -1 = no file
+	} cpus[THROTTLE_MAX_CPUS];
+	size_t n_cpus;  // CPUs read this cycle; 0 = no counters (not x86, or unreadable)
+	bool has_alarm; // in0_lcrit_alarm read this cycle
+	bool alarm;     // and it said 1: under-voltage
+};
+
 /** Everything one cycle read. */
 struct throttle_input {
 	int64_t ts; // the cycle's stamp, s since epoch
@@ -72,6 +89,7 @@ struct throttle_input {
 	size_t n_zones;
 	struct throttle_cdev_reading cdevs[THROTTLE_MAX_CDEVS];
 	size_t n_cdevs;
+	struct throttle_board_reading board;
 };
 
 enum throttle_cause { THROTTLE_CAUSE_CAP, THROTTLE_CAUSE_THERMAL };

@@ -33,6 +33,7 @@ struct throttle_tracker {
 	int64_t prev_ts;
 	struct throttle_cdev_reading prev_cdevs[THROTTLE_MAX_CDEVS];
 	size_t n_prev_cdevs;
+	struct throttle_board_reading prev_board;
 };
 
 bool throttle_capped(const struct throttle_domain_reading *d) {
@@ -286,6 +287,71 @@ static void poll_domain(struct throttle_tracker *t, const struct throttle_input 
 	d->st.throttled = capped;
 }
 
+/* True when a CPU's thermal_throttle counters grew between @p and @b (a reset is no event). */
+static bool board_events(const struct throttle_board_reading *p,
+			 const struct throttle_board_reading *b) {
+	for (size_t i = 0; i < b->n_cpus; i++) {
+		for (size_t k = 0; k < p->n_cpus; k++) {
+			if (p->cpus[k].cpu == b->cpus[i].cpu &&
+			    b->cpus[i].events > p->cpus[k].events) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * The board's poll this cycle. Counters that grew since the previous cycle make the interval
+ * between them throttled (method counters, cause thermal: the CPU's thermal monitor): the
+ * episode starts at the cycle before the first such interval and ends at the last cycle that
+ * closed one. The under-voltage alarm is a poll like a cap (cause cap: a power limit), from
+ * the first cycle that saw it to the first that saw it clear. A board with neither signal has
+ * no board domain.
+ */
+static void poll_board(struct throttle_tracker *t, const struct throttle_input *in) {
+	const struct throttle_board_reading *b = &in->board;
+	if (b->n_cpus == 0 && !b->has_alarm) {
+		return;
+	}
+	struct tracked *d = tracked(t, BOARD);
+	if (!d) {
+		return;
+	}
+	d->seen = true;
+	bool events = t->have_prev && board_events(&t->prev_board, b);
+	bool alarm = b->has_alarm && b->alarm;
+	bool capped = events || alarm;
+	bool was_open = d->open;
+	if (capped && !d->open) {
+		d->open = true;
+		d->ep = (struct throttle_episode){
+			.start = events && !alarm ? t->prev_ts : in->ts,
+			.cause = events ? THROTTLE_CAUSE_THERMAL : THROTTLE_CAUSE_CAP,
+			.method =
+				events && !alarm ? THROTTLE_METHOD_COUNTERS : THROTTLE_METHOD_POLL,
+			.trip = -1,
+		};
+		copy_name(d->ep.domain, BOARD);
+	}
+	// the time counted: each interval with events; a poll's, as a domain's, from its start on
+	if (t->have_prev && d->open &&
+	    (d->ep.method == THROTTLE_METHOD_COUNTERS ? events : was_open)) {
+		d->st.ms[events ? THROTTLE_CAUSE_THERMAL : d->ep.cause] +=
+			(in->ts - t->prev_ts) * 1000;
+	}
+	if (capped) {
+		d->ep.cause = events ? THROTTLE_CAUSE_THERMAL : d->ep.cause;
+		d->ep.last_seen = in->ts;
+		d->ep.duration_ms = (in->ts - d->ep.start) * 1000;
+		explain(&d->ep, in);
+	} else if (d->open) {
+		// counters: the interval just ended had no event, so it ended by the cycle before
+		close_episode(t, d, d->ep.method == THROTTLE_METHOD_COUNTERS ? t->prev_ts : in->ts);
+	}
+	d->st.throttled = capped;
+}
+
 static const struct throttle_cdev_reading *prev_cdev(const struct throttle_tracker *t,
 						     const struct throttle_cdev_reading *c) {
 	for (size_t i = 0; i < t->n_prev_cdevs; i++) {
@@ -390,6 +456,7 @@ void throttle_tracker_update(struct throttle_tracker *t, const struct throttle_i
 	for (size_t i = 0; i < in->n_domains; i++) {
 		poll_domain(t, in, &in->domains[i]);
 	}
+	poll_board(t, in);
 	for (size_t i = 0; i < t->n_doms; i++) {
 		struct tracked *d = &t->doms[i];
 		if (!d->seen && d->open) {
@@ -412,6 +479,7 @@ void throttle_tracker_update(struct throttle_tracker *t, const struct throttle_i
 	}
 	memcpy(t->prev_cdevs, in->cdevs, in->n_cdevs * sizeof(in->cdevs[0]));
 	t->n_prev_cdevs = in->n_cdevs;
+	t->prev_board = in->board;
 	t->prev_ts = in->ts;
 	t->have_prev = true;
 }

@@ -152,8 +152,18 @@ struct scan_cdev {
 	struct held stats;              // stats/time_in_state_ms, read for a capping device only
 };
 
+/* An x86 CPU's thermal_throttle counters (cumulative since boot). */
+struct scan_cpu {
+	int cpu;
+	struct held core_count, package_count, core_time, package_time;
+};
+
 struct throttlescan {
 	int root_fd; // borrowed
+	struct scan_cpu cpus[THROTTLE_MAX_CPUS];
+	size_t n_cpus;
+	bool has_alarm;
+	struct held alarm; // hwmon rpi_volt in0_lcrit_alarm
 	struct scan_domain domains[THROTTLE_MAX_DOMAINS];
 	size_t n_domains;
 	struct scan_zone zones[THROTTLE_MAX_ZONES];
@@ -254,7 +264,9 @@ static void read_trips(int root_fd, const char *dir, struct throttle_zone_readin
 		*t = (struct throttle_trip){.temp_mc = THERMAL_TEMP_INVALID};
 		snprintf(path, sizeof(path), "%s/trip_point_%d_temp", dir, k);
 		int64_t v;
-		if (sysfs_read_int(root_fd, path, &v) == 0 && v > THERMAL_TEMP_INVALID) {
+		// a trip at or below 0 °C is one not set: THERMAL_TEMP_INVALID (-274000), or the 0
+		// x86_pkg_temp shows for a threshold nobody programmed
+		if (sysfs_read_int(root_fd, path, &v) == 0 && v > 0) {
 			t->temp_mc = v;
 			t->passive = strcmp(type, "passive") == 0;
 		}
@@ -370,14 +382,63 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 	source_free_names(names);
 }
 
+/* x86: each CPU's thermal_throttle directory (CONFIG_X86_THERMAL_VECTOR). */
+static void find_cpus(struct throttlescan *ts) {
+	char **names = source_list_dir(ts->root_fd, "devices/system/cpu", "cpu");
+	for (char **p = names; p && *p && ts->n_cpus < THROTTLE_MAX_CPUS; p++) {
+		const char *num = *p + 3;
+		if (!*num || strspn(num, "0123456789") != strlen(num)) {
+			continue; // cpufreq, cpuidle
+		}
+		char dir[128], path[192];
+		snprintf(dir, sizeof(dir), "devices/system/cpu/%s/thermal_throttle", *p);
+		snprintf(path, sizeof(path), "%s/core_throttle_count", dir);
+		if (!sysfs_exists(ts->root_fd, path)) {
+			continue;
+		}
+		struct scan_cpu *c = &ts->cpus[ts->n_cpus++];
+		c->cpu = atoi(num);
+		held_init(&c->core_count, path);
+		snprintf(path, sizeof(path), "%s/package_throttle_count", dir);
+		held_init(&c->package_count, path);
+		snprintf(path, sizeof(path), "%s/core_throttle_total_time_ms", dir);
+		held_init(&c->core_time, path);
+		snprintf(path, sizeof(path), "%s/package_throttle_total_time_ms", dir);
+		held_init(&c->package_time, path);
+	}
+	source_free_names(names);
+}
+
+/* The Raspberry Pi: the firmware's under-voltage bit, as the rpi_volt hwmon chip shows it. */
+static void find_alarm(struct throttlescan *ts) {
+	char **names = source_list_dir(ts->root_fd, "class/hwmon", "hwmon");
+	for (char **p = names; p && *p && !ts->has_alarm; p++) {
+		char path[192], name[32];
+		snprintf(path, sizeof(path), "class/hwmon/%s/name", *p);
+		if (sysfs_read_text(ts->root_fd, path, name, sizeof(name)) <= 0 ||
+		    strcmp(name, "rpi_volt") != 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "class/hwmon/%s/in0_lcrit_alarm", *p);
+		if (sysfs_exists(ts->root_fd, path)) {
+			held_init(&ts->alarm, path);
+			ts->has_alarm = true;
+		}
+	}
+	source_free_names(names);
+}
+
 struct throttlescan *throttlescan_create(int root_fd) {
 	struct throttlescan *ts = xcalloc(1, sizeof(*ts));
 	ts->root_fd = root_fd;
+	held_init(&ts->alarm, ""); // closed by destroy whether found or not
 	struct policies pol = {0};
 	find_policies(ts, &pol);
 	find_devfreq(ts);
 	find_zones(ts);
 	find_cdevs(ts, &pol);
+	find_cpus(ts);
+	find_alarm(ts);
 	for (size_t i = 0; i < pol.n; i++) {
 		free(pol.names[i]);
 		free(pol.cpus[i]);
@@ -400,12 +461,19 @@ void throttlescan_destroy(struct throttlescan *ts) {
 		held_close(&ts->cdevs[i].state);
 		held_close(&ts->cdevs[i].stats);
 	}
+	for (size_t i = 0; i < ts->n_cpus; i++) {
+		held_close(&ts->cpus[i].core_count);
+		held_close(&ts->cpus[i].package_count);
+		held_close(&ts->cpus[i].core_time);
+		held_close(&ts->cpus[i].package_time);
+	}
+	held_close(&ts->alarm);
 	free(ts);
 }
 
 void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t *zones,
 			 size_t *cdevs) {
-	*domains = ts->n_domains;
+	*domains = ts->n_domains + (ts->n_cpus > 0 || ts->has_alarm); // "board" too
 	*zones = ts->n_zones;
 	*cdevs = ts->n_cdevs;
 }
@@ -445,6 +513,32 @@ static bool read_cap(int root_fd, struct scan_domain *d, int64_t *cap_hz) {
 	return true;
 }
 
+/* The board's signals this cycle: a CPU whose count cannot be read is left out. */
+static void read_board(struct throttlescan *ts, struct throttle_board_reading *b) {
+	b->n_cpus = 0;
+	for (size_t i = 0; i < ts->n_cpus; i++) {
+		struct scan_cpu *c = &ts->cpus[i];
+		int64_t core, package = 0, core_ms = -1, package_ms = -1;
+		if (held_read_int(ts->root_fd, &c->core_count, &core) < 0 ||
+		    held_read_int(ts->root_fd, &c->package_count, &package) == -EBADMSG) {
+			continue;
+		}
+		if (held_read_int(ts->root_fd, &c->core_time, &core_ms) < 0) {
+			core_ms = -1; // before kernel 6.2 there are only the counts
+		}
+		if (held_read_int(ts->root_fd, &c->package_time, &package_ms) < 0) {
+			package_ms = -1;
+		}
+		b->cpus[b->n_cpus].cpu = c->cpu;
+		b->cpus[b->n_cpus].events = core + (package > 0 ? package : 0);
+		b->cpus[b->n_cpus].time_ms = core_ms > package_ms ? core_ms : package_ms;
+		b->n_cpus++;
+	}
+	int64_t v;
+	b->has_alarm = ts->has_alarm && held_read_int(ts->root_fd, &ts->alarm, &v) == 0;
+	b->alarm = b->has_alarm && v != 0;
+}
+
 void throttlescan_read(struct throttlescan *ts, struct throttle_input *in) {
 	in->n_domains = in->n_zones = in->n_cdevs = 0;
 	for (size_t i = 0; i < ts->n_domains; i++) {
@@ -474,4 +568,5 @@ void throttlescan_read(struct throttlescan *ts, struct throttle_input *in) {
 			read_cooling_counters(ts->root_fd, &sc->stats, c);
 		}
 	}
+	read_board(ts, &in->board);
 }

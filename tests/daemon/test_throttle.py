@@ -8,7 +8,9 @@ GET /api/v1/throttle agree byte for byte; /metrics says thermlog_throttled 1 dur
 cooling device's time_in_state_ms moving between two cycles that both see the maximum is a
 counters episode; kill -9 with an episode open and a restart closes it at the last cycle that
 saw it; a devfreq device that appears capped is found by the next rescan (the topology
-throttle detection reads is found again when the channels change, kept while they do not).
+throttle detection reads is found again when the channels change, kept while they do not); on
+a copy of the x86 fixture, a thermal_throttle counter that grows is a "board" episode
+(method counters, cause thermal) from the cycle before to the cycle after.
 usage: test_throttle.py THERMLOGD THERMLOG FIXTURE DB_FIXTURE"""
 import json
 import os
@@ -196,6 +198,40 @@ def run(tap):
                "a devfreq device that appears capped is found by the next rescan", found)
         tap.ok(d.stop() == 0, "the daemon stops cleanly")
         tap.ok(not [e for e in episodes(db) if e[2] is None], "no episode left open")
+        x86_board(tap, wd)
+
+
+def x86_board(tap, wd):
+    root = copy_fixture(os.path.join(os.path.dirname(FIXTURE), "x86"), os.path.join(wd, "x86"))
+    db = os.path.join(wd, "x86.db")
+    cfg = write_config(os.path.join(wd, "x86.yaml"))
+    d = Daemon(THERMLOGD, wd, ["-c", cfg, "--sysfs-root", root, "--db", db],
+               name="x86").start()
+    count = "devices/system/cpu/cpu2/thermal_throttle/core_throttle_count"
+    wait_cycles(db, 3, 30, d)
+    before = last_cycle(db)
+    for n in (9, 12):  # from 8: two events, each seen by one interval between two cycles
+        write(root, count, "%d\n" % n)
+        wait_cycles(db, len(cycles(db)) + 2, 20, d)
+    after = last_cycle(db)
+    closed = wait_for(lambda: [e for e in episodes(db, "board") if e[2] is not None] or None, 20)
+    stamps = [c[0] for c in cycles(db)]
+    tap.ok(closed and len(closed) == 2, "x86: one board episode per interval with events",
+           episodes(db, "board"))
+    for _, start, end, last_seen, duration_ms, min_hz, max_hz, cause, method, zone in closed or []:
+        between = [t for t in stamps if start < t < end]
+        tap.ok(before <= start < end <= after and start in stamps and end in stamps
+               and not between and duration_ms == (end - start) * 1000,
+               "an episode from the cycle before the event to the one after (%d-%d)"
+               % (start, end))
+        tap.ok(method == "counters" and cause == "thermal" and min_hz is None and max_hz is None
+               and zone == "", "method counters, cause thermal, no frequency, no zone",
+               (method, cause, min_hz, max_hz, zone))
+    p = cli(cfg, db, "throttle", "--json", "--domain", "board")
+    j = json.loads(p.stdout) if p.returncode == 0 else {}
+    tap.ok([e["method"] for e in j.get("episodes", [])] == ["counters", "counters"],
+           "thermlog throttle --domain board shows it", p.stdout)
+    tap.ok(d.stop() == 0, "the x86 daemon stops cleanly")
 
 
 main(run)

@@ -263,6 +263,102 @@ static void test_cause(void) {
 	throttle_tracker_destroy(t);
 }
 
+/* The board's episode of @t this update, or NULL. */
+static struct throttle_episode *board_episode(struct throttle_tracker *t) {
+	size_t n;
+	struct throttle_episode *const *eps = throttle_tracker_episodes(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(eps[i]->domain, "board") == 0) {
+			return eps[i];
+		}
+	}
+	return NULL;
+}
+
+static bool board_throttled(const struct throttle_tracker *t) {
+	struct throttle_domain_state st[8];
+	size_t n = throttle_tracker_domains(t, st, 8);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(st[i].name, "board") == 0) {
+			return st[i].throttled;
+		}
+	}
+	return false;
+}
+
+/* x86: two CPUs' thermal_throttle counters, 60 s cycles; events in two intervals in a row. */
+static void x86(struct throttle_input *in, int64_t ts, int64_t events0, int64_t events1) {
+	board(in, ts);
+	in->board.n_cpus = 2;
+	in->board.cpus[0].cpu = 0;
+	in->board.cpus[0].events = events0;
+	in->board.cpus[0].time_ms = -1;
+	in->board.cpus[1].cpu = 1;
+	in->board.cpus[1].events = events1;
+	in->board.cpus[1].time_ms = -1;
+}
+
+static void test_board(void) {
+	struct throttle_tracker *t = throttle_tracker_create();
+	struct throttle_input in;
+	board(&in, 100);
+	throttle_tracker_update(t, &in);
+	struct throttle_domain_state st[8];
+	size_t n = throttle_tracker_domains(t, st, 8);
+	ok(n == 2, "a board without whole-board signals has no board domain");
+	throttle_tracker_destroy(t);
+
+	t = throttle_tracker_create();
+	int64_t counts[][2] = {{5, 3}, {5, 3}, {5, 4}, {9, 4}, {9, 4}, {9, 4}};
+	struct throttle_episode got = {0};
+	for (int k = 0; k < 6; k++) {
+		x86(&in, 1000 + 60 * k, counts[k][0], counts[k][1]);
+		throttle_tracker_update(t, &in);
+		struct throttle_episode *ep = board_episode(t);
+		if (k == 2) {
+			ok(ep && ep->end == 0 && ep->start == 1060 && board_throttled(t),
+			   "x86: an event on cpu1 between 1060 and 1120 opens a board episode at 1060");
+		}
+		if (k == 4) {
+			ok(ep && ep->end != 0 && !board_throttled(t),
+			   "closed by the interval without events");
+			got = ep ? *ep : got;
+		}
+	}
+	ok(got.start == 1060 && got.end == 1180 && got.duration_ms == 120000,
+	   "the episode spans the two intervals with events: 1060-1180");
+	ok(got.method == THROTTLE_METHOD_COUNTERS && got.cause == THROTTLE_CAUSE_THERMAL &&
+		   got.min_hz == 0 && got.max_hz == 0,
+	   "method counters, cause thermal, no frequency");
+	n = throttle_tracker_domains(t, st, 8);
+	ok(n == 3 && strcmp(st[2].name, "board") == 0 &&
+		   st[2].ms[THROTTLE_CAUSE_THERMAL] == 120000 && st[2].ms[THROTTLE_CAUSE_CAP] == 0,
+	   "the board's throttled time: the two intervals with events, 120 s");
+	x86(&in, 1400, 2, 1); // counters reset (a reboot would also change the boot id)
+	throttle_tracker_update(t, &in);
+	ok(!board_episode(t), "counters that went backwards are no event");
+	throttle_tracker_destroy(t);
+
+	// the Raspberry Pi's under-voltage alarm: a poll from the cycle that sees it set
+	t = throttle_tracker_create();
+	for (int k = 0; k < 5; k++) {
+		board(&in, 2000 + k);
+		in.board.has_alarm = true;
+		in.board.alarm = k == 1 || k == 2;
+		throttle_tracker_update(t, &in);
+		struct throttle_episode *ep = board_episode(t);
+		if (k == 3) {
+			ok(ep && ep->start == 2001 && ep->end == 2003 &&
+				   ep->method == THROTTLE_METHOD_POLL &&
+				   ep->cause == THROTTLE_CAUSE_CAP,
+			   "under-voltage 2001-2003: a board episode, poll, cause cap");
+		}
+	}
+	n = throttle_tracker_domains(t, st, 8);
+	ok(n == 3 && st[2].ms[THROTTLE_CAUSE_CAP] == 2000, "its throttled time: 2 s, cause cap");
+	throttle_tracker_destroy(t);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_thermal_episode();
@@ -270,5 +366,6 @@ int main(int argc, char **argv) {
 	test_sub_interval();
 	test_stuck();
 	test_cause();
+	test_board();
 	return test_done();
 }

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -110,6 +111,54 @@ static void test_cycles(void) {
 	free(cmd);
 }
 
+/* Whole-board signals: x86 thermal_throttle counters, the Raspberry Pi's under-voltage alarm. */
+static void test_board(void) {
+	int root = open("fixtures/x86", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct throttlescan *ts = throttlescan_create(root);
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	throttlescan_read(ts, in);
+	const struct throttle_board_reading *b = &in->board;
+	ok(b->n_cpus == 4 && b->cpus[0].cpu == 0 && b->cpus[3].cpu == 3,
+	   "x86: four CPUs' thermal_throttle counters");
+	ok(b->cpus[0].events == 2 + 17 && b->cpus[3].events == 11 + 17,
+	   "events: core plus package throttle counts");
+	ok(b->cpus[0].time_ms == 212 && b->cpus[3].time_ms == 212,
+	   "time: the larger of the core and package totals");
+	ok(!b->has_alarm, "no under-voltage alarm on x86");
+	ok(in->n_zones == 0, "x86_pkg_temp's trips at 0 (not programmed) and iwlwifi's at -274000 "
+			     "(invalid) explain nothing");
+	throttlescan_destroy(ts);
+	close(root);
+
+	root = open("fixtures/rock5c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ts = throttlescan_create(root);
+	throttlescan_read(ts, in);
+	ok(in->board.n_cpus == 0 && !in->board.has_alarm, "the ROCK 5C has neither signal");
+	throttlescan_destroy(ts);
+	close(root);
+
+	char dir[] = "/tmp/thermlog-rpi-XXXXXX";
+	ok(mkdtemp(dir) != NULL, "a Raspberry Pi tree");
+	root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(mkdirat(root, "class", 0755) == 0 && mkdirat(root, "class/hwmon", 0755) == 0 &&
+		   mkdirat(root, "class/hwmon/hwmon1", 0755) == 0,
+	   "class/hwmon/hwmon1");
+	write_text(root, "class/hwmon/hwmon1/name", "rpi_volt\n");
+	write_text(root, "class/hwmon/hwmon1/in0_lcrit_alarm", "0\n");
+	ts = throttlescan_create(root);
+	throttlescan_read(ts, in);
+	ok(in->board.has_alarm && !in->board.alarm, "rpi_volt: in0_lcrit_alarm read, clear");
+	write_text(root, "class/hwmon/hwmon1/in0_lcrit_alarm", "1\n");
+	throttlescan_read(ts, in);
+	ok(in->board.has_alarm && in->board.alarm, "and set: under-voltage now");
+	throttlescan_destroy(ts);
+	close(root);
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "remove the tree");
+	free(cmd);
+	free(in);
+}
+
 static void test_parsers(void) {
 	int64_t hz;
 	ok(throttlescan_top_frequency("300000000 1000000000 400000000", &hz) && hz == 1000000000,
@@ -137,6 +186,7 @@ int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_fixture();
 	test_cycles();
+	test_board();
 	test_parsers();
 	return test_done();
 }
