@@ -284,15 +284,50 @@ static int by_count(const void *pa, const void *pb) {
 
 #define CLOCK_STATES_SHOWN 6
 
+/*
+ * Appends @s's residency of slot @k to @out, the commonest state first: "held 1800 MHz for
+ * 60.0 % of the time, 1416 MHz 30.0 %", at most @shown states (and how many more).
+ */
+static void residency(const struct query_stats *s, size_t k, size_t shown, struct buf *out) {
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	bool by_time = s->weight == QUERY_WEIGHT_TIME;
+	const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
+	double factor;
+	const char *unit = unit_symbol(ch->unit, &factor);
+	size_t n_bins;
+	const struct stats_bin *bins = stats_bins(tis, &n_bins);
+	struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
+	for (size_t i = 0; i < n_bins; i++) {
+		sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
+				       bins[i].count};
+	}
+	qsort(sh, n_bins, sizeof(*sh), by_count);
+	int places = places_of(ch);
+	for (size_t i = 0; i < n_bins && i < shown; i++) {
+		double pct = 100.0 * (double)sh[i].count / (double)tis->count;
+		buf_printf(out, i == 0 ? "held %.*f %s for %.1f %% of the %s" : ", %.*f %s %.1f %%",
+			   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
+	}
+	if (n_bins > shown) {
+		buf_printf(out, ", %zu more states", n_bins - shown);
+	}
+	free(sh);
+}
+
+/* Whether slot @k of @s is a clock with samples (of the weighing the statistics use). */
+static bool clock_sampled(const struct query_stats *s, size_t k) {
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	const struct stats_acc *tis = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
+	return ch->kind == CHANNEL_KIND_FREQUENCY && tis->count > 0;
+}
+
 /* Residency per CPU cluster and devfreq device: "held 1800 MHz for 60.0 % of the time". */
 static void clocks(struct report_doc *doc, const struct query_stats *s) {
 	static const char *const head[] = {"channel", "label", "mean MHz", "residency"};
 	struct report_block *t = NULL;
-	bool by_time = s->weight == QUERY_WEIGHT_TIME;
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
-		const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
-		if (ch->kind != CHANNEL_KIND_FREQUENCY || tis->count == 0) {
+		if (!clock_sampled(s, k)) {
 			continue;
 		}
 		if (!t) {
@@ -300,33 +335,14 @@ static void clocks(struct report_doc *doc, const struct query_stats *s) {
 			t->right[1] = t->right[3] = false;
 		}
 		double factor;
-		const char *unit = unit_symbol(ch->unit, &factor);
-		size_t n_bins;
-		const struct stats_bin *bins = stats_bins(tis, &n_bins);
-		struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
-		for (size_t i = 0; i < n_bins; i++) {
-			sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
-					       bins[i].count};
-		}
-		qsort(sh, n_bins, sizeof(*sh), by_count);
+		unit_symbol(ch->unit, &factor);
 		struct buf r;
 		buf_init(&r);
-		int places = places_of(ch);
-		for (size_t i = 0; i < n_bins && i < CLOCK_STATES_SHOWN; i++) {
-			double pct = 100.0 * (double)sh[i].count / (double)tis->count;
-			buf_printf(&r,
-				   i == 0 ? "held %.*f %s for %.1f %% of the %s"
-					  : ", %.*f %s %.1f %%",
-				   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
-		}
-		if (n_bins > CLOCK_STATES_SHOWN) {
-			buf_printf(&r, ", %zu more states", n_bins - CLOCK_STATES_SHOWN);
-		}
-		free(sh);
+		residency(s, k, CLOCK_STATES_SHOWN, &r);
 		row(t);
 		cell(t, 0, "%s", ch->key);
 		cell(t, 1, "%s", label_of(ch));
-		num(t, 2, query_stats_mean(s, k) * factor, places);
+		num(t, 2, query_stats_mean(s, k) * factor, places_of(ch));
 		cell(t, 3, "%s", r.data ? r.data : "");
 		buf_finish(&r);
 	}
@@ -1014,6 +1030,69 @@ static void ratio(struct report_block *t, size_t col, double b, double a) {
 	num(t, col, a != 0 ? b / a : NAN, 3);
 }
 
+/*
+ * Channels of @kind on both boards side by side: mean, p95 and max of each and B over A, in
+ * the unit registry's reading (°C, MHz, MiB); clocks add each board's commonest states.
+ * Returns the rows.
+ */
+static size_t compared(struct report_doc *doc, const struct report *rep, enum channel_kind kind,
+		       const char *first) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	bool clock = kind == CHANNEL_KIND_FREQUENCY;
+	const char *head[] = {first,   "unit",        "mean A",     "mean B", "B/A",
+			      "p95 A", "p95 B",       "B/A",        "max A",  "max B",
+			      "B/A",   "residency A", "residency B"};
+	size_t cols = clock ? 13 : 11;
+	struct report_block *t = NULL;
+	size_t n = 0;
+	for (size_t k = 0; k < a->stats.sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&a->stats.sel, k);
+		ssize_t o = slot_of(&b->stats, ch->key);
+		if (ch->kind != kind || o < 0 || a->stats.acc[k].count == 0 ||
+		    b->stats.acc[o].count == 0 ||
+		    (clock &&
+		     (!clock_sampled(&a->stats, k) || !clock_sampled(&b->stats, (size_t)o)))) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, cols, head);
+			t->right[1] = false;
+			if (clock) {
+				t->right[11] = t->right[12] = false;
+			}
+		}
+		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
+		double factor;
+		const char *unit = unit_symbol(ch->unit, &factor);
+		int places = places_of(ch);
+		double v[6] = {
+			query_stats_mean(&a->stats, k) * factor,
+			query_stats_mean(&b->stats, (size_t)o) * factor,
+			query_stats_percentile(&a->stats, k, 95) * factor,
+			query_stats_percentile(&b->stats, (size_t)o, 95) * factor,
+			stats_value(a->stats.acc[k].max_q, ch->resolution) * factor,
+			stats_value(b->stats.acc[o].max_q, cb->resolution) * factor,
+		};
+		row(t);
+		cell(t, 0, "%s", ch->key);
+		cell(t, 1, "%s", unit);
+		for (size_t f = 0; f < 3; f++) {
+			num(t, 2 + 3 * f, v[2 * f], places);
+			num(t, 3 + 3 * f, v[2 * f + 1], places);
+			ratio(t, 4 + 3 * f, v[2 * f + 1], v[2 * f]);
+		}
+		for (size_t side = 0; clock && side < 2; side++) {
+			struct buf r;
+			buf_init(&r);
+			residency(side ? &b->stats : &a->stats, side ? (size_t)o : k, 3, &r);
+			cell(t, 11 + side, "%s", r.data ? r.data : "");
+			buf_finish(&r);
+		}
+		n++;
+	}
+	return n;
+}
+
 /* The zones of both boards side by side: mean, p95 and max, B over A. */
 static void zones_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
@@ -1059,6 +1138,32 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 	}
 	para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
 	     weight_text(a->stats.weight));
+}
+
+/* The clocks and the memory and swap of both boards side by side, as the zones are. */
+static void clocks_memory_compared(struct report_doc *doc, const struct report *rep) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	section(doc, "Clocks compared");
+	if (a->empty || b->empty) {
+		para(doc, "No comparison of clocks or memory: %s has no samples in this window.",
+		     a->empty ? a->name : b->name);
+		return;
+	}
+	if (compared(doc, rep, CHANNEL_KIND_FREQUENCY, "clock") == 0) {
+		para(doc, "The boards have no clock (cpufreq or devfreq) channel in common.");
+	} else {
+		para(doc,
+		     "A is %s, B is %s; each clock's mean, p95 and max (%s) and B/A, and each "
+		     "board's three commonest states (residency, as in its Clocks table).",
+		     a->name, b->name, weight_text(a->stats.weight));
+	}
+	section(doc, "Memory and swap compared");
+	if (compared(doc, rep, CHANNEL_KIND_MEMORY, "channel") == 0) {
+		para(doc, "The boards have no memory or swap channel in common.");
+	} else {
+		para(doc, "A is %s, B is %s; MiB, %s; B/A is B's figure over A's.", a->name,
+		     b->name, weight_text(a->stats.weight));
+	}
 }
 
 static void interval(struct report_block *t, size_t col, const struct runstats_compare *r,
@@ -1153,6 +1258,7 @@ void report_doc_build(const struct report *rep, struct report_doc *doc) {
 	if (rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
 		if (rep->n_boards > 1) {
 			zones_compared(doc, rep);
+			clocks_memory_compared(doc, rep);
 			runs_compared(doc, rep);
 		}
 		for (size_t i = 0; i < rep->n_boards; i++) {
