@@ -689,7 +689,8 @@ static void mission_profile(struct report_doc *doc, const struct report_board *b
 	const struct lifetime_profile_entry *pe = &b->profile.entries[i];
 	heading(doc, "Mission profile");
 	if (pe->n_bins == 0) {
-		para(doc, "No temperature samples in this window: no profile.");
+		para(doc,
+		     "No temperature samples in this window: no profile (the warnings say why).");
 		return;
 	}
 	double rise = pe->e->r.self_heating_k;
