@@ -2,7 +2,8 @@
 """thermlog report over a year of one-minute samples of 25 channels (bench-stats
 --generate-only) with the 649-run job log imported: the wall time of `thermlog report`
 (HTML, and Markdown with its chart) beside `thermlog stats --json` over the same window, each
-the median of N runs, and their ratio.
+the median of N runs, and their ratio; then, with one capacitor configured, `thermlog
+lifetime --json`, the report and the report with its design review (--lifetime).
 usage: bench/report.py [BUILD_DIR] [--days N] [--runs N]   (the database goes to $TMPDIR or /tmp)"""
 import argparse
 import os
@@ -46,5 +47,19 @@ try:
     print("  thermlog report -o r.html    %8.1f ms  (%.2f x stats, %d bytes)"
           % (html * 1000, html / stats, os.path.getsize(os.path.join(tmp, "r.html"))))
     print("  thermlog report -o r.md      %8.1f ms  (%.2f x stats)" % (md * 1000, md / stats))
+    # The capacitor design review: one capacitor on a zone, its consumed-life chart a
+    # lifetime computation a point.
+    cfg = os.path.join(tmp, "capacitor.yaml")
+    with open(cfg, "w") as f:
+        f.write("capacitors:\n  - name: C1\n    sensor: thermal/soc-thermal\n"
+                "    rated_life_h: 5000\n    rated_temp_c: 105\n")
+    life = median_wall(["-c", cfg, "lifetime", "--json"])
+    plain = median_wall(["-c", cfg, "report", "--force", "-o", os.path.join(tmp, "r.html")])
+    review = median_wall(["-c", cfg, "report", "--lifetime", "--force", "-o",
+                          os.path.join(tmp, "r.html")])
+    print("  thermlog lifetime --json     %8.1f ms  (one capacitor)" % (life * 1000))
+    print("  thermlog report -o r.html    %8.1f ms  (with the capacitor)" % (plain * 1000))
+    print("  report --lifetime -o r.html  %8.1f ms  (%.2f x lifetime --json)" % (review * 1000,
+                                                                        review / life))
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -13,11 +13,19 @@
 
 #include "buf.h"
 #include "config.h"
+#include "lifetime-profile.h"
 #include "lifetime-report.h"
 #include "query.h"
 #include "runs.h"
 #include "runstats.h"
 #include "store.h"
+
+/** Whether a report holds the capacitor design review (one section per capacitor). */
+enum report_lifetime {
+	REPORT_LIFETIME_NONE, // the board report alone
+	REPORT_LIFETIME_ADD,  // the board report, then the design review
+	REPORT_LIFETIME_ONLY, // the board and window, then the design review
+};
 
 /** What a report covers. Everything is borrowed. */
 struct report_options {
@@ -29,6 +37,21 @@ struct report_options {
 	double over_s;            // runs over this duration are counted; NAN = no threshold
 	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
 	int64_t now;              // s since epoch: bounds a capacitor's calendar age
+	enum report_lifetime lifetime;
+};
+
+#define REPORT_LIFE_POINTS 12 // points of a design review's consumed-life chart
+
+/**
+ * A capacitor's consumed life at points of the window: each point is `thermlog lifetime
+ * --json --from FROM --to TO`'s consumed_fraction and observed_h (the last point is the
+ * window's own report, its time the last sample's).
+ */
+struct report_life_series {
+	size_t n;
+	int64_t to[REPORT_LIFE_POINTS + 1];
+	double consumed[REPORT_LIFE_POINTS + 1];
+	double observed_h[REPORT_LIFE_POINTS + 1];
 };
 
 /** One board's answers, each the struct its JSON writer writes. */
@@ -48,6 +71,11 @@ struct report_board {
 	double runs_percentiles[1];         // {0}: the minimum, as p0
 	struct runstats_result runs;        // every label in the window
 	struct lifetime_report life;        // as `lifetime --json`
+	bool has_review;                    // the design review was computed (opt.lifetime)
+	struct lifetime_profile profile;    // as `lifetime profile --json` (5 K bins)
+	struct report_life_series *series;  // per capacitor (life.n)
+	struct lifetime_params *params;     // per capacitor, as the model validated the rating
+	bool *params_ok;                    // false: the rating is invalid (its warning says why)
 };
 
 /** The same label on both boards, as `runs compare` computes it. */

@@ -385,6 +385,11 @@
       a.href = 'api/v1/export.csv?' + new URLSearchParams({ from: w.from, to: w.to, format: fmt });
       a.setAttribute('download', 'thermlog-' + fmt + '-' + w.from + '-' + w.to + '.csv');
     }
+    // The Report buttons of the windowed views: the report of exactly this window (the
+    // server names the file). The Lifetime view's reviews the whole history, as it shows.
+    for (const a of document.querySelectorAll('a[data-report="window"]')) {
+      a.href = 'api/v1/report?' + new URLSearchParams({ from: w.from, to: w.to });
+    }
   }
 
   /* ---------- messages ---------- */

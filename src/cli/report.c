@@ -23,19 +23,24 @@ enum {
 	REPORT_OPT_OVER,
 	REPORT_OPT_COMPARE,
 	REPORT_OPT_WEIGHT,
+	REPORT_OPT_LIFETIME,
+	REPORT_OPT_LIFETIME_ONLY,
 };
 
 static const char usage_text[] =
 	"usage: thermlog report [--from T] [--to T] [--label L]... [--over DUR]\n"
 	"                       [--compare OTHER.db] [--format html|md] [--weight samples|time]\n"
-	"                       -o FILE [--force]\n"
+	"                       [--lifetime | --lifetime-only] -o FILE [--force]\n"
 	"The board and window, zones, clocks, the peak, memory and swap, runs per label and the\n"
 	"capacitor lifetime in one document: the figures of stats, peak, runs stats and lifetime.\n"
 	"--compare OTHER.db (opened read-only) sets another board beside this one, with ratios\n"
 	"and runs compare's bootstrap intervals. --format html (the default unless FILE ends in\n"
 	".md): one self-contained file; md: GitHub Markdown, each chart written beside it as\n"
 	"FILE-NAME.svg (FILE without its .md). -o - writes standard output (Markdown: no chart\n"
-	"files). FILE never replaces a database, an existing file only with --force.\n";
+	"files). FILE never replaces a database, an existing file only with --force.\n"
+	"--lifetime adds the capacitor design review (per capacitor: part data, sensor and basis,\n"
+	"mission profile, consumed life over time and to date, relative lives, warnings, the\n"
+	"review checklist); --lifetime-only writes the board and window and the review alone.\n";
 
 struct report_args {
 	struct cli_window w;
@@ -46,6 +51,7 @@ struct report_args {
 	bool force, has_format;
 	enum report_format format;
 	enum query_weight weight;
+	enum report_lifetime lifetime;
 };
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
@@ -57,6 +63,8 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
 		{"format", required_argument, NULL, CLI_OPT_FORMAT},
 		{"weight", required_argument, NULL, REPORT_OPT_WEIGHT},
+		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
+		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, CLI_OPT_FORCE},
 		{"help", no_argument, NULL, 'h'},
@@ -110,6 +118,19 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case REPORT_OPT_LIFETIME:
+		case REPORT_OPT_LIFETIME_ONLY: {
+			enum report_lifetime l = opt == REPORT_OPT_LIFETIME ? REPORT_LIFETIME_ADD
+									    : REPORT_LIFETIME_ONLY;
+			if (a->lifetime != REPORT_LIFETIME_NONE && a->lifetime != l) {
+				fprintf(stderr,
+					"thermlog report: give --lifetime or --lifetime-only, "
+					"not both\n");
+				return CLI_EXIT_USAGE;
+			}
+			a->lifetime = l;
+			break;
+		}
 		case 'o':
 			a->output = optarg;
 			break;
@@ -269,7 +290,14 @@ int cli_report(const struct cli_context *ctx, int argc, char **argv) {
 		.over_s = a.over_s,
 		.cfg = &cfg,
 		.now = now,
+		.lifetime = a.lifetime,
 	};
+	if (a.lifetime != REPORT_LIFETIME_NONE && cfg.n_capacitors == 0) {
+		fprintf(stderr,
+			"thermlog report: no capacitors configured (add a 'capacitors:' section to "
+			"%s): the design review says so\n",
+			cfg.path ? cfg.path : CONFIG_DEFAULT_PATH);
+	}
 	struct report rep;
 	char *err = NULL;
 	int qrc = report_compute(stores, files, a.compare ? 2 : 1, &opt, &rep, &err);

@@ -523,7 +523,7 @@ void api_handle_lifetime_profile(struct request *r) {
 	respond_query_result(r, rc, err);
 }
 
-static void compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
+void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
 	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
 	char iso[TIMEFMT_ISO_LEN];
 	timefmt_iso(ts, iso);
@@ -567,8 +567,8 @@ void api_handle_export(struct request *r) {
 	}
 	free(err);
 	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
-	compact_time(from, q.p.from);
-	compact_time(to, q.p.to);
+	api_compact_time(from, q.p.from);
+	api_compact_time(to, q.p.to);
 	r->resp->status = 200;
 	r->resp->content_type = "text/csv; charset=utf-8; header=present";
 	r->resp->cache_control = "no-store";

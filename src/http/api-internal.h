@@ -117,6 +117,11 @@ void api_handle_status(struct request *r);
 unsigned api_max_points_cap(const struct request *r);
 bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);
 void api_respond_query_error(struct request *r, int rc, char *err);
+/** @ts as "20260820T000000Z": an ISO time without the characters a file name dislikes. */
+void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts);
+
+/* api-report.c */
+void api_handle_report(struct request *r); // GET /api/v1/report
 
 /* api-runs.c */
 extern const struct route api_run_show_route, api_run_samples_route; // /api/v1/runs/{id}...

@@ -335,6 +335,7 @@ static const struct route routes[] = {
 	{"/api/v1/export.csv", api_handle_export, true, API_COST_HEAVY},
 	{"/api/v1/runs", api_handle_runs, true, API_COST_HEAVY},
 	{"/api/v1/runs/stats", api_handle_runs_stats, true, API_COST_HEAVY},
+	{"/api/v1/report", api_handle_report, true, API_COST_HEAVY},
 	{"/api/v1/throttle", api_handle_throttle, true, API_COST_LIGHT},
 	{"/metrics", api_handle_metrics, false, API_COST_NONE},
 };

@@ -150,3 +150,130 @@ char *report_chart_peak(const struct report_board *b) {
 #undef Y
 	return buf_steal(&s);
 }
+
+/* The frame shared by the design review's charts: title, background, axes. */
+static void frame(struct buf *s, const char *title, const char *what, double ph, double pw) {
+	buf_printf(s,
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" role=\"img\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n<title>",
+		   CHART_W, CHART_H);
+	report_escape_xml(s, title);
+	buf_printf(s, ": %s</title>\n", what);
+	buf_printf(s, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+		   CHART_W, CHART_H);
+	buf_printf(s,
+		   "<path d=\"M%d %d V%.1f H%.1f\" fill=\"none\" stroke=\"#333333\" "
+		   "stroke-width=\"1\"/>\n",
+		   CHART_LEFT, CHART_TOP, CHART_TOP + ph, CHART_LEFT + pw);
+}
+
+/*
+ * The axis top for values up to @max: four ticks of a round step (1, 2, 2.5 or 5 times a power
+ * of ten); *places gets the decimals the step needs.
+ */
+static double nice_top(double max, int *places) {
+	double raw = max > 0 ? max / 4 : 0.25;
+	double mag = pow(10, floor(log10(raw)));
+	static const double steps[] = {1, 2, 2.5, 5, 10};
+	double step = mag * 10;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (steps[i] * mag >= raw * (1 - 1e-9)) {
+			step = steps[i] * mag;
+			break;
+		}
+	}
+	int p = (int)-floor(log10(step) + 1e-9);
+	p += fmod(step / pow(10, floor(log10(step) + 1e-9)), 1) != 0; // 2.5 needs one more
+	*places = p < 0 ? 0 : p;
+	return 4 * step;
+}
+
+/* Four ticks of [0, hi] on the left axis, @places decimals. */
+static void ticks(struct buf *s, double hi, double ph, double pw, int places) {
+	for (int k = 0; k <= 4; k++) {
+		double v = hi * k / 4.0, y = CHART_TOP + ph - v / hi * ph;
+		buf_printf(s,
+			   "<path d=\"M%d %.1f H%.1f\" stroke=\"#dddddd\" stroke-width=\"1\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n",
+			   CHART_LEFT, y, CHART_LEFT + pw, CHART_LEFT - 6, y + 4, places, v);
+	}
+}
+
+char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k) {
+	double hi = 0;
+	for (size_t k = 0; k < pe->n_bins; k++) {
+		hi = pe->bins[k].hours > hi ? pe->bins[k].hours : hi;
+	}
+	int places;
+	hi = nice_top(hi, &places);
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+	struct buf s;
+	buf_init(&s);
+	frame(&s, pe->e->cc->name, "hours per temperature bin", ph, pw);
+	ticks(&s, hi, ph, pw, places);
+	double w = pw / (double)(pe->n_bins ? pe->n_bins : 1);
+	size_t every = pe->n_bins > 16 ? (pe->n_bins + 15) / 16 : 1; // at most 16 edge labels
+	for (size_t k = 0; k < pe->n_bins; k++) {
+		const struct lifetime_profile_bin *b = &pe->bins[k];
+		double x = CHART_LEFT + w * (double)k, h = b->hours / hi * ph;
+		buf_printf(&s,
+			   "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			   "fill=\"#c0392b\" fill-opacity=\"0.75\"><title>[%g,%g) °C: %.2f h"
+			   "</title></rect>\n",
+			   x + 1, CHART_TOP + ph - h, w > 3 ? w - 2 : w, h, b->from_c, b->to_c,
+			   b->hours);
+		if (k % every == 0) {
+			buf_printf(&s,
+				   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+				   x, CHART_TOP + ph + 16, b->from_c);
+		}
+	}
+	if (pe->n_bins > 0) {
+		buf_printf(&s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+			   CHART_LEFT + pw, CHART_TOP + ph + 16, pe->bins[pe->n_bins - 1].to_c);
+	}
+	buf_printf(&s,
+		   "<text x=\"12\" y=\"%d\">h</text>\n<text x=\"%d\" y=\"%.1f\">°C the model ages "
+		   "the part at, %g K bins</text>\n</svg>\n",
+		   CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40, bin_k);
+	return buf_steal(&s);
+}
+
+char *report_chart_consumed(const struct report_life_series *ls,
+			    const struct capacitor_config *cc) {
+	double hi = 0; // in % of the wear-out life
+	for (size_t k = 0; k < ls->n; k++) {
+		double pct = 100 * ls->consumed[k];
+		hi = isfinite(pct) && pct > hi ? pct : hi;
+	}
+	int places;
+	hi = nice_top(hi, &places);
+	int64_t t0 = ls->to[0], t1 = ls->to[ls->n ? ls->n - 1 : 0];
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+	struct buf s;
+	buf_init(&s);
+	frame(&s, cc->name, "consumed life over the window", ph, pw);
+	ticks(&s, hi, ph, pw, places);
+	buf_puts(&s, "<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2.5\" points=\"");
+	for (size_t k = 0, m = 0; k < ls->n; k++) {
+		if (!isfinite(ls->consumed[k])) {
+			continue;
+		}
+		double x = CHART_LEFT +
+			   (t1 > t0 ? (double)(ls->to[k] - t0) / (double)(t1 - t0) * pw : pw / 2);
+		buf_printf(&s, "%s%.1f,%.1f", m++ ? " " : "", x,
+			   CHART_TOP + ph - 100 * ls->consumed[k] / hi * ph);
+	}
+	buf_puts(&s, "\"/>\n");
+	char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
+	timefmt_iso(t0, a);
+	timefmt_iso(t1, z);
+	buf_printf(&s,
+		   "<text x=\"%d\" y=\"%.1f\">%.16s</text><text x=\"%.1f\" y=\"%.1f\" "
+		   "text-anchor=\"end\">%.16s UTC</text>\n<text x=\"12\" y=\"%d\">%%</text>\n"
+		   "<text x=\"%d\" y=\"%.1f\">consumed wear-out life in %%, observed</text>\n"
+		   "</svg>\n",
+		   CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
+		   CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40);
+	return buf_steal(&s);
+}

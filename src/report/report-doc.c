@@ -284,15 +284,50 @@ static int by_count(const void *pa, const void *pb) {
 
 #define CLOCK_STATES_SHOWN 6
 
+/*
+ * Appends @s's residency of slot @k to @out, the commonest state first: "held 1800 MHz for
+ * 60.0 % of the time, 1416 MHz 30.0 %", at most @shown states (and how many more).
+ */
+static void residency(const struct query_stats *s, size_t k, size_t shown, struct buf *out) {
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	bool by_time = s->weight == QUERY_WEIGHT_TIME;
+	const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
+	double factor;
+	const char *unit = unit_symbol(ch->unit, &factor);
+	size_t n_bins;
+	const struct stats_bin *bins = stats_bins(tis, &n_bins);
+	struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
+	for (size_t i = 0; i < n_bins; i++) {
+		sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
+				       bins[i].count};
+	}
+	qsort(sh, n_bins, sizeof(*sh), by_count);
+	int places = places_of(ch);
+	for (size_t i = 0; i < n_bins && i < shown; i++) {
+		double pct = 100.0 * (double)sh[i].count / (double)tis->count;
+		buf_printf(out, i == 0 ? "held %.*f %s for %.1f %% of the %s" : ", %.*f %s %.1f %%",
+			   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
+	}
+	if (n_bins > shown) {
+		buf_printf(out, ", %zu more states", n_bins - shown);
+	}
+	free(sh);
+}
+
+/* Whether slot @k of @s is a clock with samples (of the weighing the statistics use). */
+static bool clock_sampled(const struct query_stats *s, size_t k) {
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	const struct stats_acc *tis = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
+	return ch->kind == CHANNEL_KIND_FREQUENCY && tis->count > 0;
+}
+
 /* Residency per CPU cluster and devfreq device: "held 1800 MHz for 60.0 % of the time". */
 static void clocks(struct report_doc *doc, const struct query_stats *s) {
 	static const char *const head[] = {"channel", "label", "mean MHz", "residency"};
 	struct report_block *t = NULL;
-	bool by_time = s->weight == QUERY_WEIGHT_TIME;
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
-		const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
-		if (ch->kind != CHANNEL_KIND_FREQUENCY || tis->count == 0) {
+		if (!clock_sampled(s, k)) {
 			continue;
 		}
 		if (!t) {
@@ -300,33 +335,14 @@ static void clocks(struct report_doc *doc, const struct query_stats *s) {
 			t->right[1] = t->right[3] = false;
 		}
 		double factor;
-		const char *unit = unit_symbol(ch->unit, &factor);
-		size_t n_bins;
-		const struct stats_bin *bins = stats_bins(tis, &n_bins);
-		struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
-		for (size_t i = 0; i < n_bins; i++) {
-			sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
-					       bins[i].count};
-		}
-		qsort(sh, n_bins, sizeof(*sh), by_count);
+		unit_symbol(ch->unit, &factor);
 		struct buf r;
 		buf_init(&r);
-		int places = places_of(ch);
-		for (size_t i = 0; i < n_bins && i < CLOCK_STATES_SHOWN; i++) {
-			double pct = 100.0 * (double)sh[i].count / (double)tis->count;
-			buf_printf(&r,
-				   i == 0 ? "held %.*f %s for %.1f %% of the %s"
-					  : ", %.*f %s %.1f %%",
-				   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
-		}
-		if (n_bins > CLOCK_STATES_SHOWN) {
-			buf_printf(&r, ", %zu more states", n_bins - CLOCK_STATES_SHOWN);
-		}
-		free(sh);
+		residency(s, k, CLOCK_STATES_SHOWN, &r);
 		row(t);
 		cell(t, 0, "%s", ch->key);
 		cell(t, 1, "%s", label_of(ch));
-		num(t, 2, query_stats_mean(s, k) * factor, places);
+		num(t, 2, query_stats_mean(s, k) * factor, places_of(ch));
 		cell(t, 3, "%s", r.data ? r.data : "");
 		buf_finish(&r);
 	}
@@ -536,6 +552,426 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 		  "states).");
 }
 
+/* ---- the capacitor design review ---- */
+
+/* A row of a two- or three-column table: a name, a value, a note. */
+static __attribute__((format(printf, 4, 5))) void fact(struct report_block *t, const char *name,
+						       const char *note, const char *fmt, ...) {
+	struct buf b;
+	buf_init(&b);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	row(t);
+	cell(t, 0, "%s", name);
+	cell(t, 1, "%s", b.data ? b.data : "");
+	if (t->cols > 2) {
+		cell(t, 2, "%s", note ? note : "");
+	}
+	buf_finish(&b);
+}
+
+static struct report_block *facts(struct report_doc *doc, bool notes) {
+	static const char *const head[] = {"", "value", "note"};
+	struct report_block *t = table(doc, notes ? 3 : 2, head);
+	for (size_t c = 0; c < t->cols; c++) {
+		t->right[c] = false;
+	}
+	return t;
+}
+
+static void part_data(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct capacitor_config *cc = b->life.entries[i].cc;
+	const struct lifetime_params *p = &b->params[i];
+	heading(doc, "Part data");
+	struct report_block *t = facts(doc, false);
+	fact(t, "rated life", NULL, "%g h", cc->rated_life_h);
+	fact(t, "rated temperature", NULL, "%g °C (%s)", cc->rated_temp_c,
+	     temp_basis_name(cc->basis));
+	fact(t, "type", NULL, "%s", capacitor_type_name(cc->type));
+	if (!b->params_ok[i]) {
+		fact(t, "model", NULL, "invalid rating: see the warnings");
+	} else if (p->model == LIFETIME_MODEL_BT) {
+		fact(t, "model", NULL, "B_t rule: life x%g per %g K cooler (%s)", p->base,
+		     p->step_k, p->bt_given ? "bt as configured" : "the default for the type");
+	} else {
+		fact(t, "model", NULL, "Arrhenius, activation energy %g eV", p->ea_ev);
+	}
+	switch (cc->self_heating) {
+	case SELF_HEATING_RIPPLE:
+		fact(t, "ripple rating", NULL, "%g A rated ripple with a %g K rise; %g A in use",
+		     cc->rated_ripple_a, cc->rated_rise_k, cc->current_a);
+		break;
+	case SELF_HEATING_POWER:
+		fact(t, "ripple rating", NULL,
+		     "not configured; %g A at an ESR of %g ohm, %g K/W to ambient", cc->current_a,
+		     cc->esr_ohm, cc->rth_k_per_w);
+		break;
+	default:
+		fact(t, "ripple rating", NULL, "not configured");
+	}
+	fact(t, "seal-ageing limit", NULL, "%g years (%.0f h)", lifetime_cap_years(cc),
+	     lifetime_cap_years(cc) * LIFETIME_HOURS_PER_YEAR);
+	fact(t, "model valid from", NULL, "%g °C%s",
+	     isnan(cc->validity_low_c) ? LIFETIME_DEFAULT_LOW_C : cc->validity_low_c,
+	     isnan(cc->validity_low_c) ? " (the default)" : "");
+	if (cc->in_service >= 0) {
+		char at[TIMEFMT_ISO_LEN];
+		iso(cc->in_service, at);
+		fact(t, "in service since", NULL, "%.10s", at);
+	} else {
+		fact(t, "in service since", NULL,
+		     "not recorded: the part counts as old as its "
+		     "observed time");
+	}
+}
+
+/* How the sensor's reading becomes the temperature the model ages the part at. */
+static void assumptions(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	const struct capacitor_config *cc = e->cc;
+	double rise = b->params_ok[i] ? b->params[i].rise_k : NAN;
+	heading(doc, "Sensor and basis");
+	struct report_block *t = facts(doc, false);
+	if (strcmp(cc->sensor, e->sensor_key) != 0) {
+		fact(t, "sensor", NULL, "%s (configured as %s)", e->sensor_key, cc->sensor);
+	} else {
+		fact(t, "sensor", NULL, "%s", e->sensor_key);
+	}
+	fact(t, "basis", NULL, "%s", temp_basis_name(cc->basis));
+	if (isfinite(rise) && cc->self_heating != SELF_HEATING_NONE) {
+		fact(t, "self-heating added", NULL, "%+.2f K", rise);
+	} else {
+		fact(t, "self-heating added", NULL, "none");
+	}
+	const char *why;
+	if (cc->basis == TEMP_BASIS_CASE || cc->basis == TEMP_BASIS_CORE) {
+		para(doc,
+		     "The sensor measures the part's %s: its reading already contains the part's "
+		     "own ripple heating, so nothing is added to it (thermlog refuses self-heating "
+		     "on a case or core basis, which would count that heating twice). The rated "
+		     "temperature is taken as a %s temperature.",
+		     cc->basis == TEMP_BASIS_CASE ? "case" : "core (hot-spot) temperature",
+		     temp_basis_name(cc->basis));
+		return;
+	}
+	switch (cc->self_heating) {
+	case SELF_HEATING_RISE:
+		why = "the configured rise (rise_k) is added to every sample";
+		break;
+	case SELF_HEATING_POWER:
+		why = "I² x ESR x Rth (current_a, esr_ohm, rth_k_per_w) is added to every sample";
+		break;
+	case SELF_HEATING_RIPPLE:
+		why = b->params_ok[i] && b->params[i].ripple_over_rated
+			      ? "the rated life already contains the rise at rated ripple, so only "
+				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added, doubled "
+				"above the rated ripple"
+			      : "the rated life already contains the rise at rated ripple, so only "
+				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added (below "
+				"the rated ripple it is negative)";
+		break;
+	default:
+		why = "no self-heating is added: the part is taken to carry at most its rated "
+		      "ripple, whose rise the rated life already contains";
+	}
+	para(doc,
+	     "The sensor reads the air around the part (ambient), the scale the rating is stated "
+	     "on; an ambient sensor does not see the part's own heating, so it is counted once, "
+	     "here: %s. The tables below give the measured temperature and, where self-heating "
+	     "is added, the effective one the model ages the part at.",
+	     why);
+}
+
+static void mission_profile(struct report_doc *doc, const struct report_board *b, size_t i,
+			    const char *chart_name) {
+	const struct lifetime_profile_entry *pe = &b->profile.entries[i];
+	heading(doc, "Mission profile");
+	if (pe->n_bins == 0) {
+		para(doc,
+		     "No temperature samples in this window: no profile (the warnings say why).");
+		return;
+	}
+	double rise = pe->e->r.self_heating_k;
+	bool measured = isfinite(rise) && rise != 0;
+	static const char *const head[] = {"effective °C", "measured °C", "hours",
+					   "time %",       "consumed %",  "T_bin °C"};
+	const char *h[6];
+	size_t cols = 0;
+	for (size_t c = 0; c < 6; c++) {
+		if (c != 1 || measured) {
+			h[cols++] = c == 0 && !measured ? "bin °C" : head[c];
+		}
+	}
+	struct report_block *t = table(doc, cols, h);
+	t->right[1] = !measured;
+	for (size_t k = 0; k < pe->n_bins; k++) {
+		const struct lifetime_profile_bin *bin = &pe->bins[k];
+		size_t c = 0;
+		row(t);
+		cell(t, c++, "[%g,%g)", bin->from_c, bin->to_c);
+		if (measured) {
+			cell(t, c++, "[%g,%g)", bin->from_c - rise, bin->to_c - rise);
+		}
+		num(t, c++, bin->hours, 2);
+		num(t, c++, pe->hours > 0 ? 100 * bin->hours / pe->hours : NAN, 2);
+		num(t, c++,
+		    pe->consumed_fraction > 0 ? 100 * bin->consumed_fraction / pe->consumed_fraction
+					      : NAN,
+		    2);
+		num(t, c++, bin->temp_c, 2);
+	}
+	para(doc,
+	     "Hours per %g K bin of the temperature the model ages the part at%s, each bin's "
+	     "share of the hours and of the consumed life, and T_bin, the constant temperature "
+	     "that consumes the bin's share in its hours (a mission-profile row), as thermlog "
+	     "lifetime profile --json has them: %.2f h, consumed %.6f in all.",
+	     b->profile.bin_k, measured ? " (the measured one plus the self-heating)" : "",
+	     pe->hours, pe->consumed_fraction);
+	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
+	doc->charts[doc->n_charts] = (struct report_chart){
+		.name = xstrdup(chart_name), .svg = report_chart_profile(pe, b->profile.bin_k)};
+	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
+	c->chart = doc->n_charts++;
+	c->text = xasprintf("Hours per %g K bin of %s's %s temperature", b->profile.bin_k,
+			    pe->e->cc->name, measured ? "effective" : "measured");
+}
+
+static void consumed_over_time(struct report_doc *doc, const struct report_board *b, size_t i,
+			       const struct report_options *opt, const char *chart_name) {
+	const struct report_life_series *s = &b->series[i];
+	heading(doc, "Consumed life over time");
+	size_t shown = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		shown += isfinite(s->consumed[k]);
+	}
+	if (shown == 0) {
+		para(doc, "No consumed life to chart in this window.");
+		return;
+	}
+	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
+	doc->charts[doc->n_charts] =
+		(struct report_chart){.name = xstrdup(chart_name),
+				      .svg = report_chart_consumed(s, b->life.entries[i].cc)};
+	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
+	c->chart = doc->n_charts++;
+	c->text = xasprintf("Consumed life of %s from the window's start",
+			    b->life.entries[i].cc->name);
+	static const char *const head[] = {"up to (UTC)", "observed h", "consumed"};
+	struct report_block *t = table(doc, 3, head);
+	for (size_t k = 0; k < s->n; k++) {
+		char at[TIMEFMT_ISO_LEN];
+		iso(s->to[k], at);
+		row(t);
+		cell(t, 0, "%s", at);
+		num(t, 1, s->observed_h[k], 2);
+		num(t, 2, s->consumed[k], 6);
+	}
+	char from[TIMEFMT_ISO_LEN + 16] = "";
+	if (opt->has_from) {
+		char at[TIMEFMT_ISO_LEN];
+		iso(opt->from, at);
+		snprintf(from, sizeof(from), "--from %s ", at);
+	}
+	para(doc,
+	     "Each row is thermlog lifetime --json %s--to TIME: the life consumed in the "
+	     "observed time from the window's start to TIME, not extrapolated; the last row is "
+	     "the whole window (TIME its last sample).",
+	     from);
+}
+
+static void to_date(struct report_doc *doc, const struct report_board *b, size_t i,
+		    const struct report_options *opt) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	const struct lifetime_result *r = &e->r;
+	heading(doc, "Consumed life to date");
+	if (!(r->observed_h > 0) || !isfinite(r->consumed_fraction)) {
+		para(doc, "Nothing observed in this window: no figures (the warnings say why).");
+		return;
+	}
+	static const char *const head[] = {"figure", "value", "note"};
+	struct report_block *t = table(doc, 3, head);
+	t->right[2] = false;
+	row(t);
+	cell(t, 0, "observed h");
+	num(t, 1, r->observed_h, 2);
+	cell(t, 2, "coverage %.1f %% of the window's stored span", 100 * e->coverage);
+	row(t);
+	cell(t, 0, "consumed, observed");
+	num(t, 1, r->consumed_fraction, 6);
+	cell(t, 2, "D, the Miner sum over the observed time");
+	row(t);
+	cell(t, 0, "consumed, extrapolated");
+	num(t, 1, e->cc->in_service >= 0 ? r->consumed_extrapolated : NAN, 6);
+	if (e->cc->in_service >= 0) {
+		cell(t, 2, "over %.0f h in service without samples, at the observed rate",
+		     r->unobserved_service_h);
+	} else {
+		cell(t, 2, "none: no in-service date");
+	}
+	row(t);
+	cell(t, 0, "consumed, total");
+	num(t, 1, r->consumed_total, 6);
+	cell(t, 2, "%s", r->past_life ? "PAST ITS ESTIMATED LIFE" : "");
+	row(t);
+	cell(t, 0, "effective life h");
+	num(t, 1, r->life_h, 0);
+	cell(t, 2, "%.1f years%s", r->life_h / LIFETIME_HOURS_PER_YEAR,
+	     r->capped ? "; capped (see the warnings)" : "");
+	row(t);
+	cell(t, 0, "uncapped life h");
+	num(t, 1, r->life_uncapped_h, 0);
+	cell(t, 2, "observed hours over D");
+	double rise = r->self_heating_k;
+	static const char *const temps[] = {"equivalent temperature °C", "mean temperature °C",
+					    "p95 temperature °C"};
+	double tv[] = {r->equivalent_temp_c, r->mean_temp_c, e->p95_temp_c};
+	for (size_t k = 0; k < 3; k++) {
+		row(t);
+		cell(t, 0, "%s", temps[k]);
+		num(t, 1, tv[k], 2);
+		if (rise != 0 && isfinite(tv[k])) {
+			cell(t, 2, "measured; %.2f °C effective", tv[k] + rise);
+		} else {
+			cell(t, 2, "measured");
+		}
+	}
+	row(t);
+	cell(t, 0, "remaining h");
+	num(t, 1, r->remaining_h, 0);
+	cell(t, 2, "%.1f years", r->remaining_h / LIFETIME_HOURS_PER_YEAR);
+	// From the report's time with an in-service date (the age runs to it), else from the
+	// last sample: nothing is known of the time after it.
+	int64_t base = e->cc->in_service >= 0 ? opt->now : b->life.to;
+	row(t);
+	cell(t, 0, "projected end of life");
+	if (isfinite(r->remaining_h)) {
+		char at[TIMEFMT_ISO_LEN], from[TIMEFMT_ISO_LEN];
+		iso(base + (int64_t)llround(r->remaining_h * 3600.0), at);
+		iso(base, from);
+		cell(t, 1, "%.10s", at);
+		cell(t, 2, "%.10s (%s) + the remaining hours", from,
+		     e->cc->in_service >= 0 ? "the report's date" : "the last sample");
+	} else {
+		cell(t, 1, "-");
+	}
+	para(doc, "As thermlog lifetime --json computes it over the window; temperatures "
+		  "time-weighted, on the sensor's scale.");
+}
+
+static void relative_lives(struct report_doc *doc, const struct lifetime_report_entry *e) {
+	const struct lifetime_result *r = &e->r;
+	heading(doc, "Relative lives");
+	if (!isfinite(r->relative[1].factor)) {
+		para(doc, "No relative lives: nothing observed.");
+		return;
+	}
+	static const char *const head[] = {"cooler by K", "life factor", "life h (uncapped)",
+					   "life h (capped)"};
+	struct report_block *t = table(doc, 4, head);
+	double cap_h = lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR;
+	for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
+		row(t);
+		num(t, 0, r->relative[k].reduction_k, 0);
+		num(t, 1, r->relative[k].factor, 3);
+		num(t, 2, r->relative[k].life_h, 0);
+		num(t, 3, r->relative[k].life_h > cap_h ? cap_h : r->relative[k].life_h, 0);
+	}
+	para(doc,
+	     "The life if the part ran that much cooler than its equivalent temperature "
+	     "(%.2f °C), as thermlog lifetime --json's relative_lifetime; the capped column "
+	     "bounds it by the seal-ageing limit.",
+	     r->equivalent_temp_c);
+}
+
+static void warnings(struct report_doc *doc, const struct lifetime_result *r) {
+	heading(doc, "Warnings");
+	if (r->n_warnings == 0) {
+		para(doc, "No warnings.");
+		return;
+	}
+	static const char *const head[] = {"code", "message"};
+	struct report_block *t = table(doc, 2, head);
+	t->right[1] = false;
+	for (size_t k = 0; k < r->n_warnings; k++) {
+		row(t);
+		cell(t, 0, "%s", lifetime_warning_name(r->warnings[k].code));
+		cell(t, 1, "%s", r->warnings[k].message);
+	}
+}
+
+static void checklist(struct report_doc *doc, const struct lifetime_report_entry *e) {
+	const struct capacitor_config *cc = e->cc;
+	heading(doc, "Review checklist");
+	static const char *const head[] = {"item", "record", "from"};
+	struct report_block *t = table(doc, 3, head);
+	t->right[1] = t->right[2] = false;
+	static const struct {
+		const char *item;
+		enum capacitor_review_key key;
+	} items[] = {
+		{"real enclosure reproduced", CAPACITOR_REVIEW_ENCLOSURE},
+		{"orientation reproduced", CAPACITOR_REVIEW_ORIENTATION},
+		{"thermocouple contact", CAPACITOR_REVIEW_THERMOCOUPLE},
+		{"thermocouple insulation", CAPACITOR_REVIEW_INSULATION},
+		{"ambient, case and core kept apart", CAPACITOR_REVIEW_N},
+		{"series test conditions and validity", CAPACITOR_REVIEW_SERIES_CONDITIONS},
+		{"heat sources nearby", CAPACITOR_REVIEW_HEAT_SOURCES},
+		{"vent clearance", CAPACITOR_REVIEW_VENT_CLEARANCE},
+	};
+	for (size_t k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
+		row(t);
+		cell(t, 0, "%s", items[k].item);
+		if (items[k].key == CAPACITOR_REVIEW_N) {
+			cell(t, 1, "sensor %s on the %s basis; self-heating %s", e->sensor_key,
+			     temp_basis_name(cc->basis),
+			     cc->self_heating == SELF_HEATING_NONE ? "not added" : "added once");
+			cell(t, 2, "configuration: sensor, basis, self_heating");
+		} else if (cc->review[items[k].key]) {
+			cell(t, 1, "%s", cc->review[items[k].key]);
+			cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
+		} else {
+			cell(t, 1, "not recorded");
+			cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
+		}
+	}
+	para(doc, "The records are the free text of the capacitor's review: map in the "
+		  "configuration; an item without one reads \"not recorded\".");
+}
+
+/* The design review of board @bi: a section a capacitor. */
+static void review_sections(struct report_doc *doc, const struct report *rep, size_t bi) {
+	const struct report_board *b = &rep->boards[bi];
+	const char *of = rep->n_boards > 1 ? b->name : NULL;
+	if (!rep->opt.cfg || rep->opt.cfg->n_capacitors == 0 || !b->has_review) {
+		section(doc, "Capacitor design review%s%s", of ? ": " : "", of ? of : "");
+		para(doc, "No capacitors are configured (a 'capacitors:' section of the "
+			  "configuration adds them): there is nothing to review.");
+		return;
+	}
+	for (size_t i = 0; i < b->life.n; i++) {
+		const struct lifetime_report_entry *e = &b->life.entries[i];
+		section(doc, "Capacitor design review: %s%s%s", e->cc->name, of ? " on " : "",
+			of ? of : "");
+		part_data(doc, b, i);
+		assumptions(doc, b, i);
+		char name[48];
+		snprintf(name, sizeof(name),
+			 rep->n_boards > 1 ? "cap%zu-profile-%zu" : "cap%zu-profile", i + 1,
+			 bi + 1);
+		mission_profile(doc, b, i, name);
+		snprintf(name, sizeof(name),
+			 rep->n_boards > 1 ? "cap%zu-consumed-%zu" : "cap%zu-consumed", i + 1,
+			 bi + 1);
+		consumed_over_time(doc, b, i, &rep->opt, name);
+		to_date(doc, b, i, &rep->opt);
+		relative_lives(doc, e);
+		warnings(doc, &e->r);
+		checklist(doc, e);
+	}
+}
+
 /* The sections of board @i; with two boards each heading names the board. */
 static void board_sections(struct report_doc *doc, const struct report *rep, size_t i) {
 	const struct report_board *b = &rep->boards[i];
@@ -595,6 +1031,69 @@ static void ratio(struct report_block *t, size_t col, double b, double a) {
 	num(t, col, a != 0 ? b / a : NAN, 3);
 }
 
+/*
+ * Channels of @kind on both boards side by side: mean, p95 and max of each and B over A, in
+ * the unit registry's reading (°C, MHz, MiB); clocks add each board's commonest states.
+ * Returns the rows.
+ */
+static size_t compared(struct report_doc *doc, const struct report *rep, enum channel_kind kind,
+		       const char *first) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	bool clock = kind == CHANNEL_KIND_FREQUENCY;
+	const char *head[] = {first,   "unit",        "mean A",     "mean B", "B/A",
+			      "p95 A", "p95 B",       "B/A",        "max A",  "max B",
+			      "B/A",   "residency A", "residency B"};
+	size_t cols = clock ? 13 : 11;
+	struct report_block *t = NULL;
+	size_t n = 0;
+	for (size_t k = 0; k < a->stats.sel.n; k++) {
+		const struct channel *ch = query_selection_channel(&a->stats.sel, k);
+		ssize_t o = slot_of(&b->stats, ch->key);
+		if (ch->kind != kind || o < 0 || a->stats.acc[k].count == 0 ||
+		    b->stats.acc[o].count == 0 ||
+		    (clock &&
+		     (!clock_sampled(&a->stats, k) || !clock_sampled(&b->stats, (size_t)o)))) {
+			continue;
+		}
+		if (!t) {
+			t = table(doc, cols, head);
+			t->right[1] = false;
+			if (clock) {
+				t->right[11] = t->right[12] = false;
+			}
+		}
+		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
+		double factor;
+		const char *unit = unit_symbol(ch->unit, &factor);
+		int places = places_of(ch);
+		double v[6] = {
+			query_stats_mean(&a->stats, k) * factor,
+			query_stats_mean(&b->stats, (size_t)o) * factor,
+			query_stats_percentile(&a->stats, k, 95) * factor,
+			query_stats_percentile(&b->stats, (size_t)o, 95) * factor,
+			stats_value(a->stats.acc[k].max_q, ch->resolution) * factor,
+			stats_value(b->stats.acc[o].max_q, cb->resolution) * factor,
+		};
+		row(t);
+		cell(t, 0, "%s", ch->key);
+		cell(t, 1, "%s", unit);
+		for (size_t f = 0; f < 3; f++) {
+			num(t, 2 + 3 * f, v[2 * f], places);
+			num(t, 3 + 3 * f, v[2 * f + 1], places);
+			ratio(t, 4 + 3 * f, v[2 * f + 1], v[2 * f]);
+		}
+		for (size_t side = 0; clock && side < 2; side++) {
+			struct buf r;
+			buf_init(&r);
+			residency(side ? &b->stats : &a->stats, side ? (size_t)o : k, 3, &r);
+			cell(t, 11 + side, "%s", r.data ? r.data : "");
+			buf_finish(&r);
+		}
+		n++;
+	}
+	return n;
+}
+
 /* The zones of both boards side by side: mean, p95 and max, B over A. */
 static void zones_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
@@ -640,6 +1139,32 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 	}
 	para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
 	     weight_text(a->stats.weight));
+}
+
+/* The clocks and the memory and swap of both boards side by side, as the zones are. */
+static void clocks_memory_compared(struct report_doc *doc, const struct report *rep) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	section(doc, "Clocks compared");
+	if (a->empty || b->empty) {
+		para(doc, "No comparison of clocks or memory: %s has no samples in this window.",
+		     a->empty ? a->name : b->name);
+		return;
+	}
+	if (compared(doc, rep, CHANNEL_KIND_FREQUENCY, "clock") == 0) {
+		para(doc, "The boards have no clock (cpufreq or devfreq) channel in common.");
+	} else {
+		para(doc,
+		     "A is %s, B is %s; each clock's mean, p95 and max (%s) and B/A, and each "
+		     "board's three commonest states (residency, as in its Clocks table).",
+		     a->name, b->name, weight_text(a->stats.weight));
+	}
+	section(doc, "Memory and swap compared");
+	if (compared(doc, rep, CHANNEL_KIND_MEMORY, "channel") == 0) {
+		para(doc, "The boards have no memory or swap channel in common.");
+	} else {
+		para(doc, "A is %s, B is %s; MiB, %s; B/A is B's figure over A's.", a->name,
+		     b->name, weight_text(a->stats.weight));
+	}
 }
 
 static void interval(struct report_block *t, size_t col, const struct runstats_compare *r,
@@ -724,16 +1249,25 @@ static void runs_compared(struct report_doc *doc, const struct report *rep) {
 
 void report_doc_build(const struct report *rep, struct report_doc *doc) {
 	*doc = (struct report_doc){0};
-	doc->title = rep->n_boards > 1 ? xasprintf("thermlog report: %s against %s",
-						   rep->boards[0].name, rep->boards[1].name)
-				       : xasprintf("thermlog report: %s", rep->boards[0].name);
+	const char *what = rep->opt.lifetime == REPORT_LIFETIME_ONLY
+				   ? "thermlog capacitor design review"
+				   : "thermlog report";
+	doc->title = rep->n_boards > 1 ? xasprintf("%s: %s against %s", what, rep->boards[0].name,
+						   rep->boards[1].name)
+				       : xasprintf("%s: %s", what, rep->boards[0].name);
 	board_section(doc, rep);
-	if (rep->n_boards > 1) {
-		zones_compared(doc, rep);
-		runs_compared(doc, rep);
+	if (rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
+		if (rep->n_boards > 1) {
+			zones_compared(doc, rep);
+			clocks_memory_compared(doc, rep);
+			runs_compared(doc, rep);
+		}
+		for (size_t i = 0; i < rep->n_boards; i++) {
+			board_sections(doc, rep, i);
+		}
 	}
-	for (size_t i = 0; i < rep->n_boards; i++) {
-		board_sections(doc, rep, i);
+	for (size_t i = 0; rep->opt.lifetime != REPORT_LIFETIME_NONE && i < rep->n_boards; i++) {
+		review_sections(doc, rep, i);
 	}
 }
 

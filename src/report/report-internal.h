@@ -50,4 +50,10 @@ void report_escape_xml(struct buf *out, const char *s);
  */
 char *report_chart_peak(const struct report_board *b);
 
+/** A capacitor's mission profile as bars: hours per bin of the model temperature. */
+char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k);
+
+/** A capacitor's consumed life over the window: the series' points joined. */
+char *report_chart_consumed(const struct report_life_series *s, const struct capacitor_config *cc);
+
 #endif

@@ -80,8 +80,9 @@ void report_md_write(const struct report_doc *doc, const char *chart_prefix, str
 		case REPORT_BLOCK_CHART:
 			if (!chart_prefix) {
 				buf_puts(out,
-					 "(Chart left out: the report went to standard output, "
-					 "so no chart file was written beside it.)\n\n");
+					 "(Chart left out: this Markdown came without its chart "
+					 "files (standard output, or the API); the HTML report has "
+					 "every chart inline.)\n\n");
 				break;
 			}
 			buf_puts(out, "![");

@@ -2,6 +2,7 @@
 /*
  * The dashboard in Debian's chromium against a running thermlogd --demo: every view shows what
  * the JSON API says for the same window, the chart draws, the CSV download equals the export,
+ * the Report buttons download /api/v1/report for the window shown,
  * and the console stays clean. Prints TAP; saves screenshots of each view (desktop and phone).
  * usage: node dashboard.test.js URL SCREENSHOT_DIR PROFILE_DIR [TOKEN_URL TOKEN]
  * (TOKEN_URL: a daemon with http.token = TOKEN, for the sign-in form)
@@ -717,6 +718,29 @@ async function main() {
       }
     }
 
+    // ---- the Report buttons download thermlog report of the window shown ----
+    const compact = (t) => new Date(t * 1000).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+    for (const view of ['overview', 'runs']) {
+      await gotoView(page, view);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#report-' + view)]);
+      const u = new URL(download.url());
+      const got = fs.readFileSync(await download.path(), 'utf8');
+      ok(u.pathname === '/api/v1/report' && u.searchParams.get('from') === String(end - 7200) &&
+        u.searchParams.get('to') === String(end) && [...u.searchParams.keys()].length === 2,
+      view + ': the Report button asks /api/v1/report for the window shown', download.url());
+      ok(download.suggestedFilename() === 'thermlog-report-' + compact(end - 7200) + '-' + compact(end) + '.html' &&
+        got.startsWith('<!DOCTYPE html>') && got.includes('<h2>Runs</h2>') && got.includes('<h2>Zones</h2>'),
+      view + ': it downloads the HTML report named for the window', { name: download.suggestedFilename(), head: got.slice(0, 200) });
+      // The daemon's document for that request, fetched again: the same bytes (a past window;
+      // the demo capacitor's age in hours may turn between the two, so once more if it did).
+      let want = (await get(u.pathname + u.search)).body.toString('utf8');
+      if (want !== got) want = (await get(u.pathname + u.search)).body.toString('utf8');
+      ok(want === got && got.length > 5000, view + ': the download is GET ' + u.pathname + u.search + ' byte for byte (' + got.length + ' bytes)');
+    }
+    // Back to Statistics, loaded for this window already (so no new ready mark).
+    await page.click('nav a[data-view="statistics"]');
+    await page.waitForSelector('#view-statistics:not([hidden])');
+
     const readyHour = await page.evaluate(() => document.body.dataset.ready);
     await page.selectOption('#window-select', '24h');
     await waitReady(page, 'statistics', readyHour);
@@ -747,6 +771,14 @@ async function main() {
     ok(lifetimeSeen, 'the page asked /api/v1/lifetime');
     const life = lifetimeSeen ? await lifetimeSeen : await getJson('/api/v1/lifetime');
     ok(life.capacitors.length >= 1, 'the demo configures a capacitor');
+    {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('#report-lifetime')]);
+      const u = new URL(download.url());
+      const got = fs.readFileSync(await download.path(), 'utf8');
+      ok(u.pathname === '/api/v1/report' && u.search === '?lifetime=only' && /^thermlog-capacitors-\d{8}T\d{6}Z-\d{8}T\d{6}Z\.html$/.test(download.suggestedFilename()) &&
+        life.capacitors.every((c) => got.includes('Capacitor design review: ' + c.name)) && got.includes('Review checklist'),
+      'lifetime: the Report button downloads the design review of the whole history', { url: download.url(), name: download.suggestedFilename() });
+    }
     const cards = await page.$$eval('#capacitors article[data-name]', (as) => as.map((a) => ({ name: a.dataset.name, text: a.textContent })));
     for (const cap of life.capacitors) {
       const card = cards.find((c) => c.name === cap.name);

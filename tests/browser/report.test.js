@@ -77,7 +77,7 @@ async function main() {
         tables: document.querySelectorAll('.scroll > table').length,
         charts: [...document.querySelectorAll('figure svg')].map((s) => {
           const r = s.getBoundingClientRect();
-          return { w: r.width, h: r.height, lines: s.querySelectorAll('polyline').length };
+          return { w: r.width, h: r.height, lines: s.querySelectorAll('polyline, rect[fill-opacity]').length };
         }),
         scrollers: [...document.querySelectorAll('.scroll')].filter((e) => e.scrollWidth > e.clientWidth)
           .map((e) => getComputedStyle(e).overflowX),

@@ -12,7 +12,8 @@ as tests/fixtures, and example.db: the ROCK 5C fixture's channels (registered by
 with three days of imported minute samples from 2026-08-01 on.
 
 The example report (docs/examples/report.md with its chart, and report.html) is `thermlog
-report` over a copy of example.db with a small job log of runs in its window (report.db),
+report` (and capacitors.md, its charts and capacitors.html `thermlog report --lifetime-only`,
+with review notes added to example.yaml's capacitor) over a copy of example.db with a small job log of runs in its window (report.db),
 its three days pinned.
 
 usage: examples.py THERMLOGD THERMLOG SOURCE_ROOT [--update]
@@ -77,7 +78,14 @@ def seed(thermlogd, thermlog, root, work):
     ok(p.returncode == 0, "seeded the example database", open(log.name).read() + p.stderr)
 
 
-REPORT_FILES = ["report.md", "report-peak.svg", "report.html"]
+REPORT_FILES = ["report.md", "report-peak.svg", "report.html", "capacitors.md",
+                "capacitors-cap1-profile.svg", "capacitors-cap1-consumed.svg", "capacitors.html"]
+# The capacitor design review's example: example.yaml with review notes for its capacitor.
+REVIEW_NOTES = """    review:
+      enclosure: production ABS case, lid closed, board vertical as mounted
+      thermocouple: type K bead Kapton-taped to the sleeve, 10 mm below the vent
+      series_conditions: 24 V bus, 1.2 A ripple at 100 kHz, 25 °C room
+"""
 
 
 def example_report(thermlog, root, work, update):
@@ -96,13 +104,20 @@ def example_report(thermlog, root, work, update):
             t += d + 3 * 3600
     out = os.path.join(work, "report-out")
     os.makedirs(out)
+    with open(os.path.join(work, "example.yaml")) as f:
+        reviewed = f.read() + REVIEW_NOTES
+    with open(os.path.join(work, "capacitors-example.yaml"), "w") as f:
+        f.write(reviewed)
     cmds = [["runs", "import", log],
             ["report", "--from", "2026-08-01", "--to", "2026-08-04", "--over", "30m", "-o",
              os.path.join(out, "report.md")],
             ["report", "--from", "2026-08-01", "--to", "2026-08-04", "--over", "30m", "-o",
              os.path.join(out, "report.html")]]
+    cmds += [["report", "--from", "2026-08-01", "--to", "2026-08-04", "--lifetime-only", "-o",
+              os.path.join(out, "capacitors." + ext)] for ext in ("md", "html")]
     for args in cmds:
-        p = subprocess.run([thermlog, "-c", "example.yaml", "--db", db] + args, cwd=work,
+        cfg = "capacitors-example.yaml" if "--lifetime-only" in args else "example.yaml"
+        p = subprocess.run([thermlog, "-c", cfg, "--db", db] + args, cwd=work,
                            capture_output=True, text=True)
         ok(p.returncode == 0, "example report: thermlog %s" % " ".join(args[:2]), p.stderr)
     for name in REPORT_FILES:

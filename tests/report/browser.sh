@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # thermlog report's HTML in Debian's chromium (tests/browser/report.test.js over playwright-core,
-# as the dashboard test drives it): one board, two boards and an empty window, seeded by
+# as the dashboard test drives it): one board, two boards, an empty window and the capacitor
+# design review (--lifetime), seeded by
 # seed.py in a scratch directory. usage: browser.sh THERMLOG OUTDIR (screenshots in OUTDIR)
 set -euo pipefail
 
@@ -31,6 +32,7 @@ tl() { "$thermlog" -c "$tmp/thermlog.yaml" --db "$tmp/a.db" "$@"; }
 tl report --over 25m -o "$tmp/board.html"
 tl report --over 25m --compare "$tmp/b.db" -o "$tmp/two-boards.html"
 tl report --from 2027-01-01 --to 2027-01-02 -o "$tmp/empty-window.html"
+tl report --over 25m --lifetime -o "$tmp/lifetime.html"
 mkdir -p "$outdir"
 node "$browser/report.test.js" "$outdir" "$tmp/chromium-profile" \
-	"$tmp/board.html" "$tmp/two-boards.html" "$tmp/empty-window.html"
+	"$tmp/board.html" "$tmp/two-boards.html" "$tmp/empty-window.html" "$tmp/lifetime.html"

@@ -368,6 +368,31 @@ def run(tap):
                               for v in (f2(c[k]), f2(o[k]), "%.3f" % (o[k] / c[k]))]
         tap.ok(got == want, "zones side by side with B/A, from both boards' stats --json",
                "got  %s\nwant %s" % (got, want))
+        # Clocks and memory side by side: mean, p95, max and B/A (MHz, MiB) from both boards'
+        # stats --json, and each board's commonest states.
+        for section, kind, unit, scale, places in (("Clocks compared", "frequency", "MHz", 1e-6, 0),
+                                                   ("Memory and swap compared", "memory", "MiB", MIB, 1)):
+            tc = find(ct, section, "clock" if kind == "frequency" else "channel")
+            got = {r[0]: r[1:] for r in tc[0][2]} if tc else {}
+            want = {}
+            for c in stats["channels"]:
+                if c["kind"] != kind:
+                    continue
+                o = bz[c["key"]]
+                row = [unit] + [v for k in ("mean", "p95", "max") for v in (
+                    "%.*f" % (places, c[k] * scale), "%.*f" % (places, o[k] * scale), "%.3f" % (o[k] / c[k]))]
+                if kind == "frequency":
+                    for s in (c, o):
+                        tis = sorted(s["time_in_state"], key=lambda x: (-x["share"], -x["value"]))
+                        row.append("held %.0f MHz for %.1f %% of the samples" % (tis[0]["value"] * 1e-6,
+                                                                                  100 * tis[0]["share"]) +
+                                   "".join(", %.0f MHz %.1f %%" % (x["value"] * 1e-6, 100 * x["share"])
+                                           for x in tis[1:3]))
+                want[c["key"]] = row
+            ratios = [r[4] for r in got.values()]
+            tap.ok(got == want and len(want) == 2 and any(x != "1.000" for x in ratios),
+                   "%s: side by side with B/A, from both boards' stats --json" % section.lower(),
+                   "got  %s\nwant %s" % (got, want))
         rc = find(ct, "Runs compared", "label")
         got = {r[0]: r[1:] for r in rc[0][2]} if rc else {}
         want = {}

@@ -28,10 +28,11 @@ def samples_csv(path, hotter, seed):
             f.write(f"{ts},thermal/npu-thermal,{big - 4 + rnd.random():.3f},celsius\n")
             f.write(f"{ts},thermal/soc-thermal,{big - 2:.3f},celsius\n")
             f.write(f"{ts},thermal/center-thermal,{big - 6:.3f},celsius\n")
-            f.write(f"{ts},cpufreq/policy4,{2256000000 if i % 4 else 408000000},hertz\n")
+            # The hotter board throttles its big cores more often and has less memory free.
+            f.write(f"{ts},cpufreq/policy4,{2256000000 if i % (3 if hotter else 4) else 408000000},hertz\n")
             f.write(f"{ts},devfreq/fdab0000.npu,1000000000,hertz\n")
-            f.write(f"{ts},meminfo/available,{4000000000 + 1048576 * (i % 50)},bytes\n")
-            f.write(f"{ts},meminfo/swap_used,{100000000 + 4096 * (i % 7)},bytes\n")
+            f.write(f"{ts},meminfo/available,{4000000000 - int(hotter * 50e6) + 1048576 * (i % 50)},bytes\n")
+            f.write(f"{ts},meminfo/swap_used,{100000000 + int(hotter * 8e6) + 4096 * (i % 7)},bytes\n")
 
 
 def jobs_csv(path, slower, seed):

@@ -420,6 +420,12 @@ static void test_routing(void) {
 	is_error(&resp, 503, NULL, "stats without a database");
 	api_response_finish(&resp);
 
+	run(&ctx, "GET", "/api/v1/report?format=md", &resp);
+	is_error(&resp, 503, NULL, "report without a database");
+	api_response_finish(&resp);
+	ok(api_target_cost("/api/v1/report?lifetime=1") == API_COST_HEAVY,
+	   "the report is a heavy request");
+
 	run(&ctx, "GET", "/api/v1/status", &resp);
 	is_int(resp.status, 200, "status works without a database");
 	ok(strstr(resp.body.data, "\"database\": null") != NULL, "status says database null");
