@@ -15,12 +15,17 @@
 #define CONFIG_DEFAULT_LISTEN   "127.0.0.1:9470"
 #define CONFIG_TOKEN_MIN_LEN    16 // bearer tokens shorter than this are refused
 
+/*
+ * The sources, in the order the sampler discovers and reads them (a cycle's channels come in
+ * this order). Each is named once, by config_source_name(): the `sources:` key, the channels'
+ * key prefix; the sampler's driver table (source_driver()) is indexed by it.
+ */
 enum source_id {
 	SOURCE_THERMAL, // thermal zones and cooling devices
-	SOURCE_HWMON,
 	SOURCE_CPUFREQ,
 	SOURCE_DEVFREQ,
 	SOURCE_IIO,
+	SOURCE_HWMON,
 	SOURCE_MEMINFO, // /proc/meminfo and /proc/vmstat
 	SOURCE_LOAD,    // busy shares: /proc/stat, debugfs rknpu/rkrga, devfreq load
 	SOURCE_COUNT,

@@ -73,8 +73,8 @@ struct sensor_list {
 	size_t n, cap;
 };
 
+/* A source driver; its name is its id's (config_source_name()). */
 struct source_ops {
-	const char *name; // "thermal", "cpufreq", ...
 	enum source_id config_id;
 	/** Appends every channel it finds; never opens the value files (reads do, lazily). */
 	void (*discover)(struct source_ctx *ctx, struct sensor_list *out);
@@ -91,6 +91,9 @@ extern const struct source_ops source_iio;
 extern const struct source_ops source_hwmon;
 extern const struct source_ops source_meminfo; // /proc/meminfo and /proc/vmstat
 extern const struct source_ops source_load;    // /proc/stat, debugfs rknpu/rkrga, devfreq load
+
+/** The driver of @id (the sampler's table, indexed by enum source_id); NULL for a bad id. */
+const struct source_ops *source_driver(enum source_id id);
 
 /**
  * Appends a channel with the given identity; every string is copied. A key that is already in

@@ -37,22 +37,14 @@ struct parser {
 
 /* --- glob patterns --- */
 
-/* The key prefixes each source produces (include/channel.h). */
-static const char *const source_prefixes[SOURCE_COUNT][3] = {
-	[SOURCE_THERMAL] = {"thermal", "cooling", NULL},
-	[SOURCE_HWMON] = {"hwmon", NULL},
-	[SOURCE_CPUFREQ] = {"cpufreq", NULL},
-	[SOURCE_DEVFREQ] = {"devfreq", NULL},
-	[SOURCE_IIO] = {"iio", NULL},
-	[SOURCE_MEMINFO] = {"meminfo", NULL},
-	[SOURCE_LOAD] = {"load", NULL},
-};
-
 static const char *const source_names[SOURCE_COUNT] = {
-	[SOURCE_THERMAL] = "thermal", [SOURCE_HWMON] = "hwmon", [SOURCE_CPUFREQ] = "cpufreq",
-	[SOURCE_DEVFREQ] = "devfreq", [SOURCE_IIO] = "iio",     [SOURCE_MEMINFO] = "meminfo",
+	[SOURCE_THERMAL] = "thermal", [SOURCE_CPUFREQ] = "cpufreq", [SOURCE_DEVFREQ] = "devfreq",
+	[SOURCE_IIO] = "iio",         [SOURCE_HWMON] = "hwmon",     [SOURCE_MEMINFO] = "meminfo",
 	[SOURCE_LOAD] = "load",
 };
+
+/* A source's keys start with its name; the thermal source's cooling devices' with this. */
+static const char *const source_extra_prefix[SOURCE_COUNT] = {[SOURCE_THERMAL] = "cooling"};
 
 /* NULL if @pat is a usable fnmatch() pattern for channel keys, else the problem. */
 static const char *glob_problem(const char *pat) {
@@ -99,8 +91,10 @@ static bool glob_fits_source(const char *pat, enum source_id source) {
 	if (!slash) {
 		return true; // "*soc*" may match anything
 	}
-	for (const char *const *q = source_prefixes[source]; *q; q++) {
-		if (strlen(*q) == (size_t)(slash - pat) && strncmp(pat, *q, strlen(*q)) == 0) {
+	const char *const pre[] = {source_names[source], source_extra_prefix[source]};
+	for (size_t i = 0; i < 2 && pre[i]; i++) {
+		if (strlen(pre[i]) == (size_t)(slash - pat) &&
+		    strncmp(pat, pre[i], strlen(pre[i])) == 0) {
 			return true;
 		}
 	}
@@ -141,12 +135,12 @@ static void parse_glob_seq(struct parser *p, const struct yamltree_node *seq, co
 			continue;
 		}
 		if (source && !glob_fits_source(item->text, *source)) {
-			const char *const *pre = source_prefixes[*source];
+			const char *extra = source_extra_prefix[*source];
 			yamltree_error_node(
 				&p->yt, item,
 				"%s: '%s' can never match: %s channel keys start with %s/%s%s%s",
-				section, item->text, source_names[*source], pre[0],
-				pre[1] ? " or " : "", pre[1] ? pre[1] : "", pre[1] ? "/" : "");
+				section, item->text, source_names[*source], source_names[*source],
+				extra ? " or " : "", extra ? extra : "", extra ? "/" : "");
 			continue;
 		}
 		v[n++] = xstrdup(item->text);
@@ -190,8 +184,11 @@ static void parse_source(struct parser *p, const struct yamltree_node *map, enum
 }
 
 static void parse_sources(struct parser *p, const struct yamltree_node *map) {
-	static const char *const keys[] = {"thermal", "hwmon",   "cpufreq", "devfreq",
-					   "iio",     "meminfo", "load",    NULL};
+	const char *keys[SOURCE_COUNT + 1];
+	for (int id = 0; id < SOURCE_COUNT; id++) {
+		keys[id] = source_names[id];
+	}
+	keys[SOURCE_COUNT] = NULL;
 	if (!yamltree_check_mapping(&p->yt, map, "sources", keys)) {
 		return;
 	}

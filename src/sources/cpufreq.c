@@ -153,7 +153,6 @@ static void cpufreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
 }
 
 const struct source_ops source_cpufreq = {
-	.name = "cpufreq",
 	.config_id = SOURCE_CPUFREQ,
 	.discover = cpufreq_discover,
 	.read = source_read_scaled, // one integer attribute, scaled

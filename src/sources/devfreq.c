@@ -45,7 +45,6 @@ static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
 }
 
 const struct source_ops source_devfreq = {
-	.name = "devfreq",
 	.config_id = SOURCE_DEVFREQ,
 	.discover = devfreq_discover,
 	.read = source_read_scaled, // one integer attribute, scaled

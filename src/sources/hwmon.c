@@ -246,7 +246,6 @@ static int hwmon_read(struct source_ctx *ctx, struct sensor *s, double *value) {
 }
 
 const struct source_ops source_hwmon = {
-	.name = "hwmon",
 	.config_id = SOURCE_HWMON,
 	.discover = hwmon_discover,
 	.read = hwmon_read,

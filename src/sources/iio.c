@@ -261,7 +261,6 @@ static int iio_read(struct source_ctx *ctx, struct sensor *s, double *value) {
 }
 
 const struct source_ops source_iio = {
-	.name = "iio",
 	.config_id = SOURCE_IIO,
 	.discover = iio_discover,
 	.read = iio_read,

@@ -359,7 +359,6 @@ static void load_cleanup(struct source_ctx *ctx) {
 }
 
 const struct source_ops source_load = {
-	.name = "load",
 	.config_id = SOURCE_LOAD,
 	.discover = load_discover,
 	.read = load_read,

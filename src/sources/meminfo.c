@@ -200,7 +200,6 @@ static void meminfo_cleanup(struct source_ctx *ctx) {
 }
 
 const struct source_ops source_meminfo = {
-	.name = "meminfo",
 	.config_id = SOURCE_MEMINFO,
 	.discover = meminfo_discover,
 	.read = meminfo_read,

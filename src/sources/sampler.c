@@ -16,11 +16,18 @@
 #include "source.h"
 #include "xalloc.h"
 
-static const struct source_ops *const sources[] = {
-	&source_thermal, &source_cpufreq, &source_devfreq, &source_iio,
-	&source_hwmon,   &source_meminfo, &source_load,
+/* The driver table: one driver per source, discovered and read in enum source_id order. */
+static const struct source_ops *const sources[SOURCE_COUNT] = {
+	[SOURCE_THERMAL] = &source_thermal, [SOURCE_CPUFREQ] = &source_cpufreq,
+	[SOURCE_DEVFREQ] = &source_devfreq, [SOURCE_IIO] = &source_iio,
+	[SOURCE_HWMON] = &source_hwmon,     [SOURCE_MEMINFO] = &source_meminfo,
+	[SOURCE_LOAD] = &source_load,
 };
-#define N_SOURCES (sizeof(sources) / sizeof(sources[0]))
+#define N_SOURCES SOURCE_COUNT
+
+const struct source_ops *source_driver(enum source_id id) {
+	return (unsigned)id < SOURCE_COUNT ? sources[id] : NULL;
+}
 
 struct sampler {
 	struct source_ctx ctx;

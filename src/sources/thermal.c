@@ -148,7 +148,6 @@ static int thermal_read(struct source_ctx *ctx, struct sensor *s, double *value)
 }
 
 const struct source_ops source_thermal = {
-	.name = "thermal",
 	.config_id = SOURCE_THERMAL,
 	.discover = thermal_discover,
 	.read = thermal_read,

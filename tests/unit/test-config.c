@@ -325,7 +325,7 @@ static void test_keys(void) {
 	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",
 	      "no far-fetched suggestion for a short key");
 	check("sources:\n  zfs: {}\n",
-	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, hwmon, cpufreq, devfreq, iio, meminfo, load)\n",
+	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, cpufreq, devfreq, iio, hwmon, meminfo, load)\n",
 	      "unknown source");
 	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
 	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",

@@ -744,8 +744,22 @@ static void test_bad_root(void) {
 	config_finish(&cfg);
 }
 
+/* The driver table: every source has its driver, and the driver says it is that source's. */
+static void test_drivers(void) {
+	for (int id = 0; id < SOURCE_COUNT; id++) {
+		const struct source_ops *ops = source_driver((enum source_id)id);
+		ok(ops && ops->config_id == (enum source_id)id && ops->discover && ops->read,
+		   config_source_name((enum source_id)id));
+	}
+	ok(!source_driver(SOURCE_COUNT), "no driver beyond the table");
+	ok(source_driver(SOURCE_THERMAL) == &source_thermal &&
+		   source_driver(SOURCE_LOAD) == &source_load,
+	   "indexed by enum source_id");
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
+	test_drivers();
 	test_parse();
 	test_fixture("rock5c", rock5c, N(rock5c));
 	test_fixture("x86", x86, N(x86));
