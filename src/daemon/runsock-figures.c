@@ -532,306 +532,71 @@ static void heat_p95(struct runsock *rs, const struct run *run, int64_t end_ms, 
 
 /* --- load: the busy shares over the run's fast samples ----------------------------------- */
 
-#define LOAD_CPUS_MAX 256
-
-/* One series of busy shares (percent) over the run: a channel's values, or a cluster's means. */
-struct load_series {
-	double *v;
-	size_t n, cap;
-};
-
-static void series_add(struct load_series *s, double v) {
-	s->v = xgrow(s->v, &s->cap, s->n + 1, sizeof(*s->v));
-	s->v[s->n++] = v;
-}
-
-/* A load channel of the store: load/cpu (cpu -1), load/cpuN (cpu N), an NPU core (npu). */
-struct load_channel {
-	int64_t id;
-	double resolution;
-	char *key;
-	int cpu; // -1: all CPUs, -2: not a CPU
-	bool npu;
-	struct load_series s;
-};
-
-/* A cpufreq policy's CPUs: their busy shares averaged at each fast sample. */
-struct load_cluster {
-	char *name; // "policy0"
-	char *cpus; // "0-3"
-	bool has[LOAD_CPUS_MAX];
-	double sum; // of the instant being read
-	size_t n;
-	struct load_series s;
-};
-
-struct load_scan {
-	struct load_channel *ch;
-	size_t n_ch;
-	struct load_cluster *cl;
-	size_t n_cl;
-	int64_t ts_ms; // the instant being read
-};
-
-/*
- * Parses a CPU list as cpufreq's related_cpus and affected_cpus read ("0 1 2 3"; ranges "0-3"
- * too) into @has; false for anything else or no CPU.
- */
-static bool parse_cpu_list(const char *text, bool has[LOAD_CPUS_MAX]) {
-	size_t n = 0;
-	for (const char *p = text; *p;) {
-		if (*p == ' ' || *p == '\n' || *p == ',' || *p == '\t') {
-			p++;
-			continue;
-		}
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-		if (end == p || lo < 0 || lo >= LOAD_CPUS_MAX) {
-			return false;
-		}
-		if (*end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-			if (end == p || hi < lo || hi >= LOAD_CPUS_MAX) {
-				return false;
-			}
-		}
-		for (long c = lo; c <= hi; c++) {
-			n += !has[c];
-			has[c] = true;
-		}
-		p = end;
-	}
-	return n > 0;
-}
-
-/* "0-3", "4-5", "0,2,4-7": the CPUs of @has, runs of consecutive ones as ranges. */
-static char *cpu_list_text(const bool has[LOAD_CPUS_MAX]) {
-	struct buf b = {0};
-	for (int c = 0; c < LOAD_CPUS_MAX; c++) {
-		if (!has[c]) {
-			continue;
-		}
-		int last = c;
-		while (last + 1 < LOAD_CPUS_MAX && has[last + 1]) {
-			last++;
-		}
-		buf_printf(&b, b.len ? ",%d" : "%d", c);
-		if (last > c) {
-			buf_printf(&b, "-%d", last);
-		}
-		c = last;
-	}
-	buf_putc(&b, '\0');
-	return buf_steal(&b);
-}
-
-/* The cpufreq policies under @root_fd with their CPUs: related_cpus, else affected_cpus, as
- * the cpufreq source reads them. */
-static void load_clusters(int root_fd, struct load_scan *ls) {
+/* The cpufreq policies under @root_fd as clusters of their CPUs: related_cpus, else
+ * affected_cpus, as the cpufreq source reads them. */
+static void load_clusters(int root_fd, struct runload *l) {
 	char **names;
 	size_t n = runsock_list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
-	ls->cl = xcalloc(n ? n : 1, sizeof(*ls->cl));
 	for (size_t i = 0; i < n; i++) {
-		struct load_cluster *c = &ls->cl[ls->n_cl];
-		*c = (struct load_cluster){0};
-		bool good = false;
 		static const char *const files[] = {"related_cpus", "affected_cpus"};
+		bool has[RUNLOAD_CPUS_MAX], good = false;
 		for (size_t f = 0; f < 2 && !good; f++) {
 			char *path =
 				xasprintf("devices/system/cpu/cpufreq/%s/%s", names[i], files[f]);
 			char *text = runsock_read_text(root_fd, path);
-			memset(c->has, 0, sizeof(c->has));
-			good = text && parse_cpu_list(text, c->has);
+			memset(has, 0, sizeof(has));
+			good = text && runload_parse_cpus(text, has);
 			free(text);
 			free(path);
 		}
 		if (good) {
-			c->name = xstrdup(names[i]);
-			c->cpus = cpu_list_text(c->has);
-			ls->n_cl++;
+			runload_add_cluster(l, names[i], has);
 		}
 	}
 	runsock_free_names(names, n);
 }
 
-/* The store's load channels a run's figures summarise. */
-static void load_channels(struct store *store, struct load_scan *ls) {
-	struct store_channel *list = NULL;
-	size_t n = 0;
-	if (store_channels(store, &list, &n) < 0) {
-		return;
-	}
-	ls->ch = xcalloc(n ? n : 1, sizeof(*ls->ch));
-	for (size_t i = 0; i < n; i++) {
-		const char *key = list[i].ch.key;
-		int cpu = -2;
-		bool npu =
-			strcmp(key, "load/rknpu") == 0 || strncmp(key, "load/rknpu/core", 15) == 0;
-		if (strcmp(key, "load/cpu") == 0) {
-			cpu = -1;
-		} else if (strncmp(key, "load/cpu", 8) == 0) {
-			char *end;
-			long c = strtol(key + 8, &end, 10);
-			if (end != key + 8 && !*end && c >= 0 && c < LOAD_CPUS_MAX) {
-				cpu = (int)c;
-			}
-		}
-		if (cpu == -2 && !npu) {
-			continue;
-		}
-		ls->ch[ls->n_ch++] = (struct load_channel){.id = list[i].id,
-							   .resolution = list[i].ch.resolution,
-							   .key = xstrdup(key),
-							   .cpu = cpu,
-							   .npu = npu};
-	}
-	store_channels_free(list, n);
-}
-
-/* Closes the instant read so far: each cluster with a CPU in it adds its mean. */
-static void load_instant_end(struct load_scan *ls) {
-	for (size_t k = 0; k < ls->n_cl; k++) {
-		struct load_cluster *c = &ls->cl[k];
-		if (c->n > 0) {
-			series_add(&c->s, c->sum / (double)c->n);
-		}
-		c->sum = 0;
-		c->n = 0;
-	}
-}
+/* The store's channels by id, to name the fast samples read back. */
+struct load_scan {
+	struct runload *l;
+	struct store_channel *list;
+	size_t n;
+};
 
 static int load_collect(void *ctx, const struct store_run_sample *sample) {
 	struct load_scan *ls = ctx;
-	if (sample->ts_ms != ls->ts_ms) {
-		load_instant_end(ls);
-		ls->ts_ms = sample->ts_ms;
-	}
-	for (size_t i = 0; i < ls->n_ch; i++) {
-		struct load_channel *ch = &ls->ch[i];
-		if (ch->id != sample->channel_id) {
-			continue;
-		}
-		double v = stats_value(sample->q, ch->resolution);
-		series_add(&ch->s, v);
-		for (size_t k = 0; ch->cpu >= 0 && k < ls->n_cl; k++) {
-			if (ls->cl[k].has[ch->cpu]) {
-				ls->cl[k].sum += v;
-				ls->cl[k].n++;
-			}
+	for (size_t i = 0; i < ls->n; i++) {
+		if (ls->list[i].id == sample->channel_id) {
+			const struct channel *ch = &ls->list[i].ch;
+			runload_add(ls->l, sample->ts_ms, ch->key,
+				    stats_value(sample->q, ch->resolution));
+			break;
 		}
 	}
 	return 0;
 }
 
-/* {"mean_pct", "p95_pct", "samples"} of @s (at least one value), to 0.001 %. */
-static void series_json(struct json *j, struct load_series *s) {
-	qsort(s->v, s->n, sizeof(*s->v), cmp_double);
-	double sum = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		sum += s->v[i];
-	}
-	json_key(j, "mean_pct");
-	json_double(j, rounded(sum / (double)s->n, 3));
-	json_key(j, "p95_pct");
-	json_double(j, rounded(runstats_quantile_sorted(s->v, s->n, 95), 3));
-	json_key(j, "samples");
-	json_int(j, (int64_t)s->n);
-}
-
-/*
- * "load": the busy shares over @run's stored fast samples, from its first sample of this
- * daemon's to @end_ms: all CPUs (load/cpu), each cpufreq policy's CPUs (the mean of their
- * shares at each fast sample), each NPU core; only what was measured, null when nothing was.
- */
+/* "load": the busy shares over @run's stored fast samples from its first sample of this
+ * daemon's to @end_ms (runload.h). */
 static void load_json(struct runsock *rs, const struct run *run, int64_t end_ms, struct json *j) {
-	struct load_scan ls = {.ts_ms = INT64_MIN};
-	if (rs->store && run->first_sample_ms > 0) {
-		load_channels(rs->store, &ls);
-	}
-	if (ls.n_ch > 0) {
-		load_clusters(rs->sysfs_fd, &ls);
+	struct load_scan ls = {.l = runload_create()};
+	if (rs->store && run->first_sample_ms > 0 &&
+	    store_channels(rs->store, &ls.list, &ls.n) == 0) {
+		load_clusters(rs->sysfs_fd, ls.l);
 		if (store_run_samples_scan(rs->store, run->first_sample_ms, end_ms + 1,
 					   load_collect, &ls) < 0) {
 			log_warn("runs: run %" PRId64 ": the fast samples could not be read back "
 				 "for the load",
 				 run->id);
 		}
-		load_instant_end(&ls);
-	}
-	struct load_channel *all = NULL;
-	size_t n_npu = 0, n_cl = 0;
-	for (size_t i = 0; i < ls.n_ch; i++) {
-		all = ls.ch[i].cpu == -1 && ls.ch[i].s.n > 0 ? &ls.ch[i] : all;
-		n_npu += ls.ch[i].npu && ls.ch[i].s.n > 0;
-	}
-	for (size_t k = 0; k < ls.n_cl; k++) {
-		n_cl += ls.cl[k].s.n > 0;
 	}
 	json_key(j, "load");
-	if (!all && n_npu == 0 && n_cl == 0) {
-		json_null(j);
-	} else {
-		json_object_begin(j);
-		if (all) {
-			json_key(j, "cpu");
-			json_object_begin(j);
-			series_json(j, &all->s);
-			json_object_end(j);
-		}
-		if (n_cl > 0) {
-			json_key(j, "clusters");
-			json_array_begin(j);
-			for (size_t k = 0; k < ls.n_cl; k++) {
-				if (ls.cl[k].s.n == 0) {
-					continue;
-				}
-				json_object_begin(j);
-				json_key(j, "name");
-				json_string(j, ls.cl[k].name);
-				json_key(j, "cpus");
-				json_string(j, ls.cl[k].cpus);
-				series_json(j, &ls.cl[k].s);
-				json_object_end(j);
-			}
-			json_array_end(j);
-		}
-		if (n_npu > 0) {
-			json_key(j, "npu");
-			json_array_begin(j);
-			for (size_t i = 0; i < ls.n_ch; i++) {
-				if (!ls.ch[i].npu || ls.ch[i].s.n == 0) {
-					continue;
-				}
-				const char *core = strrchr(ls.ch[i].key, '/') + 1;
-				json_object_begin(j);
-				json_key(j, "core");
-				json_string(j, strcmp(core, "rknpu") == 0 ? "all" : core);
-				json_key(j, "channel");
-				json_string(j, ls.ch[i].key);
-				series_json(j, &ls.ch[i].s);
-				json_object_end(j);
-			}
-			json_array_end(j);
-		}
-		json_key(j, "method");
-		json_string(j,
-			    "fast samples of the load channels (busy percent between two fast "
-			    "samples for CPUs, the driver's window for NPU cores); a cluster is a "
-			    "cpufreq policy's CPUs, averaged at each fast sample; p95 type 7");
-		json_object_end(j);
-	}
-	for (size_t i = 0; i < ls.n_ch; i++) {
-		free(ls.ch[i].key);
-		free(ls.ch[i].s.v);
-	}
-	free(ls.ch);
-	for (size_t k = 0; k < ls.n_cl; k++) {
-		free(ls.cl[k].name);
-		free(ls.cl[k].cpus);
-		free(ls.cl[k].s.v);
-	}
-	free(ls.cl);
+	runload_write_json(ls.l, j,
+			   "fast samples of the load channels (CPUs: the busy ticks between two "
+			   "fast samples; NPU cores: the driver's load window); a cluster is a "
+			   "cpufreq policy's CPUs, their mean at each fast sample; p95 type 7");
+	store_channels_free(ls.list, ls.n);
+	runload_destroy(ls.l);
 }
 
 /* The figures JSON; *temp_max the highest temperature seen on a channel of runs.peak_channels

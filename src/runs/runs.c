@@ -13,6 +13,7 @@
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
+#include "runload.h"
 #include "stats.h"
 #include "textdist.h"
 #include "throttle-report.h"
@@ -1106,6 +1107,7 @@ struct window_scan {
 	size_t n_temp;
 	double available_min, swap_used_max; // bytes
 	size_t n_available, n_swap;
+	struct runload *load;
 };
 
 /* The meminfo source's channels (src/sources/meminfo.c) a run's memory figures come from. */
@@ -1118,14 +1120,43 @@ static bool peak_channel(const struct config *cfg, const struct store_channel *c
 
 static bool joined_channel(const struct config *cfg, const struct store_channel *c) {
 	return peak_channel(cfg, c) || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
-	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
+	       strcmp(c->ch.key, KEY_SWAP_USED) == 0 || strcmp(c->ch.source, "load") == 0;
+}
+
+/* The clusters of a run's load: each cpufreq policy's CPUs, as its channel's meta keeps them
+ * (affected_cpus, as the cpufreq source read them). */
+static void load_clusters(const struct channel_index *ci, struct runload *l) {
+	for (size_t i = 0; i < ci->n; i++) {
+		const struct channel *c = &ci->list[i].ch;
+		if (strncmp(c->key, "cpufreq/", 8) != 0 || !c->meta) {
+			continue;
+		}
+		struct jsonread_error err;
+		size_t len = strlen(c->meta);
+		struct jsonread_node *tree = jsonread_parse(c->meta, len, len, &err);
+		const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
+		bool has[RUNLOAD_CPUS_MAX] = {0}, any = false;
+		for (size_t k = 0; cpus && cpus->kind == JSONREAD_ARRAY && k < cpus->n; k++) {
+			const struct jsonread_node *v = cpus->items[k];
+			if (v->kind == JSONREAD_NUMBER && v->number >= 0 &&
+			    v->number < RUNLOAD_CPUS_MAX && v->number == floor(v->number)) {
+				has[(int)v->number] = any = true;
+			}
+		}
+		if (any) {
+			runload_add_cluster(l, c->key + 8, has);
+		}
+		jsonread_node_free(tree);
+	}
 }
 
 static int window_add(void *ctx, const struct store_sample *s) {
 	struct window_scan *w = ctx;
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	double v = stats_value(s->q, c->ch.resolution);
-	if (peak_channel(w->cfg, c)) {
+	if (strcmp(c->ch.source, "load") == 0) {
+		runload_add(w->load, s->ts * 1000, c->ch.key, v);
+	} else if (peak_channel(w->cfg, c)) {
 		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
 	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
 		w->available_min =
@@ -1175,7 +1206,8 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		.error = row->error,
 	};
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
-	struct window_scan w = {.ci = ci, .cfg = cfg};
+	struct window_scan w = {.ci = ci, .cfg = cfg, .load = runload_create()};
+	load_clusters(ci, w.load);
 	int rc = 0;
 	if (n_ids > 0) {
 		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
@@ -1207,6 +1239,13 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 	json_object_end(&j);
 	json_key(&j, "memory");
 	write_memory(&j, &w);
+	json_key(&j, "load");
+	runload_write_json(
+		w.load, &j,
+		"stored minute samples of the load channels in the run's window (each "
+		"the busy share over the interval before it); a cluster is a cpufreq "
+		"policy's CPUs (its affected_cpus), their mean at each sample; p95 type 7");
+	runload_destroy(w.load);
 	json_key(&j, "source");
 	json_string(&j, "job log");
 	json_key(&j, "line");

@@ -10,7 +10,8 @@ and leave every other channel as it was. Then a run, its /proc/stat advancing in
 proportions every 100 ms: its figures.load has the exact mean and p95 busy share of all CPUs,
 of each cpufreq policy's CPUs and of each NPU core (core1 and core2 idle: 0, not absent); core0
 alternating between two texts has the mean and type-7 p95 of the run's own fast samples as
-GET /api/v1/runs/ID/samples gives them."""
+GET /api/v1/runs/ID/samples gives them. A job log's run over the same window gets the same
+figures from the stored 1 s samples."""
 import threading
 import time
 import urllib.request
@@ -258,6 +259,33 @@ def run(tap):
                "NPU: core0 busy 70 %, core1 and core2 idle (0 measured, not absent)", cores)
         tap.ok(all(f["samples"] == load["cpu"]["samples"] for f in cl.values()),
                "each cluster has a value at every fast sample with a CPU share", cl)
+        # The same window as a job log's run: figures.load from the stored 1 s samples, the
+        # clusters from the cpufreq channels' affected_cpus
+        log = os.path.join(wd, "jobs.csv")
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n%s,%s,ok,imported-job\n"
+                    % (run_doc.get("start"), run_doc.get("end")))
+        p = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "import", log],
+                           capture_output=True, text=True, timeout=30)
+        p2 = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "--label",
+                             "imported-job", "--json"], capture_output=True, text=True,
+                            timeout=30)
+        got = json.loads(p2.stdout)["runs"] if p2.returncode == 0 else []
+        p3 = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "show",
+                             str(got[0]["id"]) if got else "0", "--json"],
+                            capture_output=True, text=True, timeout=30)
+        imp = ((json.loads(p3.stdout)["run"].get("figures") or {}).get("load") or {}
+               if p3.returncode == 0 else {})
+        icl = {c["name"]: c for c in imp.get("clusters", [])}
+        icores = {c["core"]: c for c in imp.get("npu", [])}
+        tap.ok(p.returncode == 0 and fig(47.5)(imp.get("cpu")) and
+               [icl.get(k, {}).get("cpus") for k in ("policy0", "policy4", "policy6")] ==
+               ["0-3", "4-5", "6-7"] and
+               all(fig(m)(icl.get(k)) for k, m in (("policy0", 40), ("policy4", 65),
+                                                    ("policy6", 45))) and
+               fig(0)(icores.get("core1")) and "minute samples" in imp.get("method", ""),
+               "an imported run over that window: the same shares from the stored samples",
+               (p.stderr, imp))
         tap.ok(d.stop() == 0, "clean stop")
 
 
