@@ -636,6 +636,14 @@ static void print_other_figures(const struct runstats_label *a, const struct run
 	printf("  failure rate %.1f %% here (%zu of %zu ended runs), %.1f %% there (%zu of %zu)\n",
 	       ea ? 100.0 * (double)fa / (double)ea : 0.0, fa, ea,
 	       eb ? 100.0 * (double)fb / (double)eb : 0.0, fb, eb);
+	if (a->throttle_known > 0 || b->throttle_known > 0) {
+		char sa[32], sb[32];
+		side_p50(sa, sizeof(sa), &a->throttled_share, 100, 2);
+		side_p50(sb, sizeof(sb), &b->throttled_share, 100, 2);
+		printf("  throttled in %zu of %zu ok runs here (median share %s %%), %zu of %zu "
+		       "there (%s %%)\n",
+		       a->throttled, a->throttle_known, sa, b->throttled, b->throttle_known, sb);
+	}
 }
 
 /* One board's row of the comparison: runs, ok runs, p50/p95 of duration and energy. */
