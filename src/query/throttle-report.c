@@ -80,10 +80,12 @@ void throttle_report_window(const struct throttle_episode *all, size_t n, int64_
 				      .to = to_ms / 1000 + (to_ms % 1000 > 0),
 				      .from_ms = from_ms,
 				      .to_ms = to_ms};
-	r->episodes = xcalloc(n ? n : 1, sizeof(*r->episodes));
+	// @all may be every episode of a long list of runs: only the ones kept are copied.
+	size_t cap = 0;
 	for (size_t i = 0; from_ms < to_ms && i < n; i++) {
 		if (overlaps(&all[i], from_ms, to_ms) &&
 		    (!domain || fnmatch(domain, all[i].domain, 0) == 0)) {
+			r->episodes = xgrow(r->episodes, &cap, r->n + 1, sizeof(*r->episodes));
 			r->episodes[r->n++] = all[i];
 		}
 	}
