@@ -107,15 +107,29 @@ struct runs_compare {
 	struct runstats_compare energy;            // likewise, when both sides have energies
 	struct runs_difference *diffs;             // fingerprint and tag differences
 	size_t n_diffs;
+	char **warnings; // the throttle exposure of the two sides, as sentences
+	size_t n_warnings;
+	bool exclude_throttled;        // the throttled ok runs were left out
+	size_t excluded_a, excluded_b; // how many, on each side
 };
+
+/** Under this ratio of the median throttled shares (and apart by RUNS_COMPARE_SHARE_APART),
+ * the two sides' throttle exposure differs. */
+#define RUNS_COMPARE_SHARE_RATIO 2.0
+#define RUNS_COMPARE_SHARE_APART 0.05
 
 /**
  * Compares label @label in @here with @other (both borrowed; open @other read-only). The
- * fingerprints and tags compared are those of each side's latest ok run. Returns 0, -ENODATA
- * when a side has no ok run of the label, or a negative errno. Free @out with
- * runs_compare_finish().
+ * fingerprints and tags compared are those of each side's latest ok run. The throttle exposure
+ * of the ok runs (their throttled shares, before any exclusion) gives a warning when one side
+ * was throttled in some runs and the other in none, when the median throttled shares of the
+ * throttled runs differ by more than a factor RUNS_COMPARE_SHARE_RATIO and by at least
+ * RUNS_COMPARE_SHARE_APART, or when one side's throttling is not known. With
+ * @exclude_throttled every run with a throttled share above 0 is left out of both sides before
+ * the statistics. Returns 0, -ENODATA when a side has no ok run of the label (left), or a
+ * negative errno. Free @out with runs_compare_finish().
  */
-int runs_compare(struct store *here, struct store *other, const char *label,
+int runs_compare(struct store *here, struct store *other, const char *label, bool exclude_throttled,
 		 struct runs_compare *out);
 void runs_compare_finish(struct runs_compare *c); // accepts a zeroed struct
 /** Writes the comparison as JSON; @other_name names the other database. */

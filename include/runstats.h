@@ -21,8 +21,10 @@ struct runstats_run {
 	double energy_coverage; // share of the run's span the energy covers; NAN = unknown (whole)
 	double temp_max_c;
 	double rss_max_bytes;
-	double swap_max_bytes; // the most swap in use during the run (figures.memory); NAN =
-			       // unknown
+	double swap_max_bytes;  // the most swap in use during the run (figures.memory); NAN =
+				// unknown
+	double throttled_share; // its most throttled domain's share of the run (0..1, 0 = not
+				// throttled); NAN = unknown (running, or its episodes pruned)
 };
 
 /** Order statistics of one figure over a label's completed (ok) runs that have it. */
@@ -42,6 +44,10 @@ struct runstats_label {
 	// daemon restart mid-run), ok runs left out (no energy), runs of other statuses with an
 	// energy (never in it).
 	size_t energy_partial, energy_missing, energy_not_ok;
+	// Throttling of the ok runs: how many have a known throttled share, how many of those were
+	// throttled at all (a share above 0), and the shares of those throttled ones.
+	size_t throttle_known, throttled;
+	struct runstats_summary throttled_share;
 };
 
 struct runstats_options {
@@ -58,7 +64,8 @@ struct runstats_result {
 /**
  * Groups @n runs by label and summarises each. Percentiles are exact type 7 (numpy's default
  * "linear": h = (n - 1) p / 100, interpolated between closest ranks), computed by stats.c on
- * values quantized to 1 ms, 1 mJ, 0.001 °C and 1 byte, so they are exact at those steps; the
+ * values quantized to 1 ms, 1 mJ, 0.001 °C, 1 byte and a share of 1e-6, so they are exact at
+ * those steps (throttled_share summarises the throttled ok runs only); the
  * mean comes from the exact integer sum. Only ok runs enter the summaries. Returns 0, or
  * -EINVAL for a requested percentile outside 0..100 or a NULL label. @out is allocated: free
  * it with runstats_result_finish().

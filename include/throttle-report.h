@@ -24,7 +24,8 @@ struct throttle_report_domain {
 };
 
 struct throttle_report {
-	int64_t from, to; // the window [from, to), s since epoch, UTC
+	int64_t from, to; // the window [from, to), s since epoch, UTC (whole seconds around it)
+	int64_t from_ms, to_ms; // the same window to the millisecond: what the totals clip to
 	struct throttle_episode *episodes;
 	size_t n;
 	struct throttle_report_domain *domains; // by name
@@ -39,6 +40,24 @@ struct throttle_report {
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
 			    struct throttle_report *r, char **err);
 void throttle_report_finish(struct throttle_report *r); // accepts a zeroed struct
+
+/**
+ * The episodes of @all (@n, oldest first, borrowed) overlapping [@from_ms, @to_ms) (ms since
+ * epoch: a run's interval) whose domain matches @domain (NULL = all), copied into @r with their
+ * totals clipped to that window: the one computation behind throttle_report_compute() and a
+ * run's throttle figures. A poll episode counts its time inside the window; a counters episode
+ * its counted time, at most the part of its interval inside the window. An empty window has
+ * none. Free with throttle_report_finish().
+ */
+void throttle_report_window(const struct throttle_episode *all, size_t n, int64_t from_ms,
+			    int64_t to_ms, const char *domain, struct throttle_report *r);
+
+/**
+ * The stored episodes that may overlap [@from_ms, @to_ms) (the whole seconds around it), for
+ * throttle_report_window(). *out allocated (free()). 0 or the store's -errno.
+ */
+int throttle_report_list(struct store *store, int64_t from_ms, int64_t to_ms,
+			 struct throttle_episode **out, size_t *n);
 
 /**
  * Appends {"from", "to", "episodes": [{"domain", "start", "end", "last_seen", "duration_s",

@@ -21,6 +21,7 @@ enum {
 	RUNS_OPT_OVER,
 	RUNS_OPT_DEFAULT_LABEL,
 	RUNS_OPT_LAST,
+	RUNS_OPT_EXCLUDE_THROTTLED,
 };
 
 #define RUNS_MAX_PERCENTILES 16
@@ -32,7 +33,7 @@ struct runs_args {
 	double over_s;
 	double percentiles[RUNS_MAX_PERCENTILES];
 	size_t n_percentiles;
-	bool json, skip_bad;
+	bool json, skip_bad, exclude_throttled;
 	const char *default_label;
 	int64_t unix_per_s; // --time-unit: 1, 1000 or 1000000
 };
@@ -48,6 +49,7 @@ static const struct option runs_options[] = {
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
 	{"last", required_argument, NULL, RUNS_OPT_LAST},
 	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
+	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -143,6 +145,9 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		}
 		case CLI_OPT_JSON:
 			a->json = true;
+			break;
+		case RUNS_OPT_EXCLUDE_THROTTLED:
+			a->exclude_throttled = true;
 			break;
 		case CLI_OPT_SKIP_BAD:
 			a->skip_bad = true;
@@ -263,7 +268,8 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 			    "       thermlog runs stats [--label L] [--from T] [--to T] "
 			    "[--over DUR] [--percentile P]... [--json]\n"
 			    "       thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
-			    "       thermlog runs compare --label L OTHER.db [--json]\n"
+			    "       thermlog runs compare --label L [--exclude-throttled] OTHER.db "
+			    "[--json]\n"
 			    "Runs are listed by start time (--from/--to select by start; "
 			    "--last N keeps the newest N).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
@@ -390,6 +396,10 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 	add_summary_row(&t, "energy_j", &l->energy_j, 1, 3, a);
 	add_summary_row(&t, "temp_max_c", &l->temp_max_c, 1, 3, a);
 	add_summary_row(&t, "rss_max_mib", &l->rss_max_bytes, rss_factor, rss_digits, a);
+	if (l->throttle_known > 0) {
+		// the throttled ok runs only: how much of each run its most throttled domain lost
+		add_summary_row(&t, "throttled_pct", &l->throttled_share, 100, 2, a);
+	}
 	struct buf out;
 	buf_init(&out);
 	table_print_indented(&t, 2, &out);
@@ -411,10 +421,13 @@ static void print_energy_cover(const struct runstats_label *l) {
 	}
 }
 
-/* Prints @text indented by two, broken after ", " or "; " where a line would pass 100 columns. */
-static void print_wrapped(const char *text) {
-	size_t col = 2;
-	printf("  ");
+/*
+ * Prints @first then @text, broken after ", " or "; " where a line would pass 100 columns, the
+ * lines after the first indented by two.
+ */
+static void print_wrapped(const char *first, const char *text) {
+	size_t col = strlen(first), start = col;
+	printf("%s", first);
 	while (*text) {
 		// The next piece: up to and including the next ',' or ';' followed by a space.
 		size_t len = 0;
@@ -423,10 +436,10 @@ static void print_wrapped(const char *text) {
 			len++;
 		}
 		len += text[len] ? 1 : 0;
-		if (col > 2 && col + 1 + len > 100) {
+		if (col > start && col + 1 + len > 100) {
 			printf("\n  ");
-			col = 2;
-		} else if (col > 2) {
+			col = start = 2;
+		} else if (col > start) {
 			printf(" ");
 			col++;
 		}
@@ -445,7 +458,8 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			    "[--over DUR] [--percentile P]... [--json]\n"
 			    "Per label: counts by status; exact type-7 p50, p95, max and mean of "
 			    "the ok runs'\nduration, energy, peak temperature and peak RSS; "
-			    "--over counts ok runs longer than DUR.\n";
+			    "--over counts ok runs longer than DUR;\nthe share of ok runs "
+			    "throttled at all and the throttled share of those (throttled_pct).\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
 	if (rc != RUNS_GO_ON) {
@@ -484,7 +498,7 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		buf_init(&label);
 		printf("%s%s\n", i ? "\n" : "", table_printable(&label, l->label));
 		buf_finish(&label);
-		print_wrapped(out.data ? out.data : "");
+		print_wrapped("  ", out.data ? out.data : "");
 		print_summary_table(l, &a);
 		print_energy_cover(l);
 	}
@@ -622,6 +636,14 @@ static void print_other_figures(const struct runstats_label *a, const struct run
 	printf("  failure rate %.1f %% here (%zu of %zu ended runs), %.1f %% there (%zu of %zu)\n",
 	       ea ? 100.0 * (double)fa / (double)ea : 0.0, fa, ea,
 	       eb ? 100.0 * (double)fb / (double)eb : 0.0, fb, eb);
+	if (a->throttle_known > 0 || b->throttle_known > 0) {
+		char sa[32], sb[32];
+		side_p50(sa, sizeof(sa), &a->throttled_share, 100, 2);
+		side_p50(sb, sizeof(sb), &b->throttled_share, 100, 2);
+		printf("  throttled in %zu of %zu ok runs here (median share %s %%), %zu of %zu "
+		       "there (%s %%)\n",
+		       a->throttled, a->throttle_known, sa, b->throttled, b->throttle_known, sb);
+	}
 }
 
 /* One board's row of the comparison: runs, ok runs, p50/p95 of duration and energy. */
@@ -658,12 +680,15 @@ static void print_sides(const struct runs_compare *c) {
 }
 
 static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_JSON, 0};
+	static const int allowed[] = {RUNS_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON, 0};
 	const char *usage =
-		"usage: thermlog runs compare --label L OTHER.db [--json]\n"
+		"usage: thermlog runs compare --label L [--exclude-throttled] OTHER.db [--json]\n"
 		"The ok runs of label L here and in OTHER.db (a thermlog backup of another board):\n"
 		"counts, p50/p95 of duration and energy, the ratio of medians (other over here) with\n"
-		"a 95 % percentile-bootstrap interval, and a warning per fingerprint difference.\n";
+		"a 95 % percentile-bootstrap interval, a warning per fingerprint difference, and one\n"
+		"when the sides' throttle exposure differs (one throttled, the other not, or median\n"
+		"throttled shares more than 2 times and 5 points apart). --exclude-throttled leaves\n"
+		"every run throttled at all out of both sides first.\n";
 	struct runs_args a = {.cmd = "runs compare", .over_s = NAN};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
 	if (rc != RUNS_GO_ON) {
@@ -685,12 +710,12 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		return CLI_EXIT_FAILURE;
 	}
 	struct runs_compare c;
-	int err = runs_compare(here, other, a.filter.label, &c);
+	int err = runs_compare(here, other, a.filter.label, a.exclude_throttled, &c);
 	store_close(here);
 	store_close(other);
 	if (err == -ENODATA) {
-		fprintf(stderr, "thermlog runs compare: label '%s' has no ok run %s\n",
-			a.filter.label,
+		fprintf(stderr, "thermlog runs compare: label '%s' has no %sok run %s\n",
+			a.filter.label, a.exclude_throttled ? "unthrottled " : "",
 			c.a && c.a->duration_s.n ? "in the other database" : "here");
 		runs_compare_finish(&c);
 		return CLI_EXIT_FAILURE;
@@ -725,6 +750,13 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 			printf("warning: few ok runs (%zu here, %zu there; under %d a side the "
 			       "interval is too narrow to trust)\n",
 			       ok_a, ok_b, RUNS_COMPARE_FEW);
+		}
+		if (c.exclude_throttled) {
+			printf("  --exclude-throttled left out %zu throttled ok runs here, %zu there\n",
+			       c.excluded_a, c.excluded_b);
+		}
+		for (size_t i = 0; i < c.n_warnings; i++) {
+			print_wrapped("warning: ", table_printable(&t1, c.warnings[i]));
 		}
 		for (size_t i = 0; i < c.n_diffs; i++) {
 			printf("warning: %s differs: ", table_printable(&t1, c.diffs[i].key));

@@ -530,12 +530,83 @@ static void heat_p95(struct runsock *rs, const struct run *run, int64_t end_ms, 
 	free(hs.hv);
 }
 
+/* --- load: the busy shares over the run's fast samples ----------------------------------- */
+
+/* The cpufreq policies under @root_fd as clusters of their CPUs: related_cpus, else
+ * affected_cpus, as the cpufreq source reads them. */
+static void load_clusters(int root_fd, struct runload *l) {
+	char **names;
+	size_t n = runsock_list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
+	for (size_t i = 0; i < n; i++) {
+		static const char *const files[] = {"related_cpus", "affected_cpus"};
+		bool has[RUNLOAD_CPUS_MAX], good = false;
+		for (size_t f = 0; f < 2 && !good; f++) {
+			char *path =
+				xasprintf("devices/system/cpu/cpufreq/%s/%s", names[i], files[f]);
+			char *text = runsock_read_text(root_fd, path);
+			memset(has, 0, sizeof(has));
+			good = text && runload_parse_cpus(text, has);
+			free(text);
+			free(path);
+		}
+		if (good) {
+			runload_add_cluster(l, names[i], has);
+		}
+	}
+	runsock_free_names(names, n);
+}
+
+/* The store's channels by id, to name the fast samples read back. */
+struct load_scan {
+	struct runload *l;
+	struct store_channel *list;
+	size_t n;
+};
+
+static int load_collect(void *ctx, const struct store_run_sample *sample) {
+	struct load_scan *ls = ctx;
+	for (size_t i = 0; i < ls->n; i++) {
+		if (ls->list[i].id == sample->channel_id) {
+			const struct channel *ch = &ls->list[i].ch;
+			runload_add(ls->l, sample->ts_ms, ch->key,
+				    stats_value(sample->q, ch->resolution));
+			break;
+		}
+	}
+	return 0;
+}
+
+/* "load": the busy shares over @run's stored fast samples from its first sample of this
+ * daemon's to @end_ms (runload.h). */
+static void load_json(struct runsock *rs, const struct run *run, int64_t end_ms, struct json *j) {
+	struct load_scan ls = {.l = runload_create()};
+	if (rs->store && run->first_sample_ms > 0 &&
+	    store_channels(rs->store, &ls.list, &ls.n) == 0) {
+		load_clusters(rs->sysfs_fd, ls.l);
+		if (store_run_samples_scan(rs->store, run->first_sample_ms, end_ms + 1,
+					   load_collect, &ls) < 0) {
+			log_warn("runs: run %" PRId64 ": the fast samples could not be read back "
+				 "for the load",
+				 run->id);
+		}
+	}
+	json_key(j, "load");
+	runload_write_json(ls.l, j,
+			   "fast samples of the load channels (CPUs: the busy ticks between two "
+			   "fast samples; NPU cores: the driver's load window); a cluster is a "
+			   "cpufreq policy's CPUs, their mean at each fast sample; p95 type 7");
+	store_channels_free(ls.list, ls.n);
+	runload_destroy(ls.l);
+}
+
 /* The figures JSON; *temp_max the highest temperature seen on a channel of runs.peak_channels
  * (NAN = none). */
-static void figures_json(const struct config *cfg, int root_fd, const struct run *run,
+static void figures_json(struct runsock *rs, const struct run *run, int64_t end_ms,
 			 const struct snapshot *start, const struct snapshot *stop,
 			 const struct energy *e, const double *p95, struct buf *out,
 			 double *temp_max) {
+	const struct config *cfg = rs->cfg;
+	int root_fd = rs->sysfs_fd;
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
@@ -620,6 +691,7 @@ static void figures_json(const struct config *cfg, int root_fd, const struct run
 	json_key(&j, "swap_used_max_bytes");
 	json_double(&j, run->swap_used_max);
 	json_object_end(&j);
+	load_json(rs, run, end_ms, &j);
 	json_key(&j, "fast_samples");
 	json_int(&j, (int64_t)run->samples);
 	// Heat, memory, fallback residency and integrated power cover the samples from here on:
@@ -657,7 +729,7 @@ int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *e
 	heat_p95(rs, run, end->end_ms, p95);
 	struct buf figures = {0};
 	double temp_max;
-	figures_json(rs->cfg, rs->sysfs_fd, run, &start, &stop, &e, p95, &figures, &temp_max);
+	figures_json(rs, run, end->end_ms, &start, &stop, &e, p95, &figures, &temp_max);
 	free(p95);
 	end->energy_j = rounded(e.joules, 6); // uJ: the hwmon energy counters' step
 	end->energy_method = e.method;

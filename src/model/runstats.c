@@ -16,20 +16,22 @@
 
 /* The quantization step of each figure: exact statistics at this resolution. */
 static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
-		    resolution_rss = 1;
+		    resolution_rss = 1, resolution_share = 1e-6;
 
 static int cmp_run_label(const void *a, const void *b) {
 	const struct runstats_run *const *x = a, *const *y = b;
 	return strcmp((*x)->label, (*y)->label);
 }
 
+/* The ok runs' values of one figure above @floor (-INFINITY: every finite one). */
 static void summarise(struct runstats_summary *s, const struct runstats_run *const *runs, size_t n,
-		      size_t offset, double resolution, const struct runstats_options *opt) {
+		      size_t offset, double resolution, double floor_v,
+		      const struct runstats_options *opt) {
 	struct stats_acc acc;
 	stats_init(&acc);
 	for (size_t i = 0; i < n; i++) {
 		double v = *(const double *)((const char *)runs[i] + offset);
-		if (runs[i]->status != RUN_STATUS_OK || !isfinite(v)) {
+		if (runs[i]->status != RUN_STATUS_OK || !isfinite(v) || !(v > floor_v)) {
 			continue;
 		}
 		stats_add(&acc, llround(v / resolution), 0);
@@ -95,18 +97,25 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 			} else if (r->energy_coverage < 1) { // false for NAN: unknown counts whole
 				l->energy_partial++;
 			}
+			if (r->status == RUN_STATUS_OK && isfinite(r->throttled_share)) {
+				l->throttle_known++;
+				l->throttled += r->throttled_share > 0;
+			}
 		}
 		const struct runstats_run *const *g = sorted + i;
 		summarise(&l->duration_s, g, j - i, offsetof(struct runstats_run, duration_s),
-			  resolution_duration, opt);
+			  resolution_duration, -INFINITY, opt);
 		summarise(&l->energy_j, g, j - i, offsetof(struct runstats_run, energy_j),
-			  resolution_energy, opt);
+			  resolution_energy, -INFINITY, opt);
 		summarise(&l->temp_max_c, g, j - i, offsetof(struct runstats_run, temp_max_c),
-			  resolution_temp, opt);
+			  resolution_temp, -INFINITY, opt);
 		summarise(&l->rss_max_bytes, g, j - i, offsetof(struct runstats_run, rss_max_bytes),
-			  resolution_rss, opt);
+			  resolution_rss, -INFINITY, opt);
 		summarise(&l->swap_max_bytes, g, j - i,
-			  offsetof(struct runstats_run, swap_max_bytes), resolution_rss, opt);
+			  offsetof(struct runstats_run, swap_max_bytes), resolution_rss, -INFINITY,
+			  opt);
+		summarise(&l->throttled_share, g, j - i,
+			  offsetof(struct runstats_run, throttled_share), resolution_share, 0, opt);
 		i = j;
 	}
 	free(sorted);
@@ -125,6 +134,7 @@ void runstats_result_finish(struct runstats_result *result) {
 		free(l->temp_max_c.percentiles);
 		free(l->rss_max_bytes.percentiles);
 		free(l->swap_max_bytes.percentiles);
+		free(l->throttled_share.percentiles);
 	}
 	free(result->labels);
 	*result = (struct runstats_result){0};

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +11,22 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-/* The part of @ep inside [from, to), in ms. */
-static int64_t inside_ms(const struct throttle_episode *ep, int64_t from, int64_t to) {
+/* The episode's end in s: its release, or the last cycle that saw it while open. */
+static int64_t episode_end(const struct throttle_episode *ep) {
+	return ep->end ? ep->end : ep->last_seen;
+}
+
+/* The part of @ep inside [from_ms, to_ms), in ms. */
+static int64_t inside_ms(const struct throttle_episode *ep, int64_t from_ms, int64_t to_ms) {
+	int64_t start = ep->start * 1000 > from_ms ? ep->start * 1000 : from_ms;
+	int64_t end = episode_end(ep) * 1000 < to_ms ? episode_end(ep) * 1000 : to_ms;
+	int64_t overlap = end > start ? end - start : 0;
 	if (ep->method == THROTTLE_METHOD_COUNTERS) {
-		return ep->duration_ms; // somewhere between two cycles: counted whole
+		// Somewhere between the two cycles around it: counted whole, but never more than
+		// the part of that interval inside the window.
+		return ep->duration_ms < overlap ? ep->duration_ms : overlap;
 	}
-	int64_t start = ep->start > from ? ep->start : from;
-	int64_t end = ep->end ? ep->end : ep->last_seen;
-	end = end < to ? end : to;
-	return end > start ? (end - start) * 1000 : 0;
+	return overlap;
 }
 
 static struct throttle_report_domain *domain_of(struct throttle_report *r, size_t *cap,
@@ -46,7 +54,7 @@ static void totals(struct throttle_report *r) {
 		const struct throttle_episode *ep = &r->episodes[i];
 		struct throttle_report_domain *d = domain_of(r, &cap, ep->domain);
 		d->episodes++;
-		d->throttled_ms += inside_ms(ep, r->from, r->to);
+		d->throttled_ms += inside_ms(ep, r->from_ms, r->to_ms);
 		if (ep->min_hz > 0 && (d->min_hz == 0 || ep->min_hz < d->min_hz)) {
 			d->min_hz = ep->min_hz;
 		}
@@ -54,11 +62,42 @@ static void totals(struct throttle_report *r) {
 	}
 	for (size_t i = 0; i < r->n_domains; i++) {
 		r->domains[i].share =
-			(double)r->domains[i].throttled_ms / ((double)(r->to - r->from) * 1000);
+			(double)r->domains[i].throttled_ms / (double)(r->to_ms - r->from_ms);
 	}
 	if (r->n_domains > 1) {
 		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain);
 	}
+}
+
+/* Whether @ep overlaps [from_ms, to_ms): started before its end, ended at or after its start. */
+static bool overlaps(const struct throttle_episode *ep, int64_t from_ms, int64_t to_ms) {
+	return ep->start * 1000 < to_ms && episode_end(ep) * 1000 >= from_ms;
+}
+
+void throttle_report_window(const struct throttle_episode *all, size_t n, int64_t from_ms,
+			    int64_t to_ms, const char *domain, struct throttle_report *r) {
+	*r = (struct throttle_report){.from = from_ms / 1000 - (from_ms % 1000 < 0),
+				      .to = to_ms / 1000 + (to_ms % 1000 > 0),
+				      .from_ms = from_ms,
+				      .to_ms = to_ms};
+	// @all may be every episode of a long list of runs: only the ones kept are copied.
+	size_t cap = 0;
+	for (size_t i = 0; from_ms < to_ms && i < n; i++) {
+		if (overlaps(&all[i], from_ms, to_ms) &&
+		    (!domain || fnmatch(domain, all[i].domain, 0) == 0)) {
+			r->episodes = xgrow(r->episodes, &cap, r->n + 1, sizeof(*r->episodes));
+			r->episodes[r->n++] = all[i];
+		}
+	}
+	totals(r);
+}
+
+int throttle_report_list(struct store *store, int64_t from_ms, int64_t to_ms,
+			 struct throttle_episode **out, size_t *n) {
+	// Whole seconds around the window: throttle_report_window() clips to the millisecond.
+	int64_t from = from_ms / 1000 - (from_ms % 1000 < 0);
+	int64_t to = to_ms / 1000 + (to_ms % 1000 > 0);
+	return store_throttle_list(store, from, to, out, n);
 }
 
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
@@ -77,15 +116,8 @@ int throttle_report_compute(struct store *store, int64_t from, int64_t to, const
 		*err = xstrdup("could not read the throttle episodes");
 		return rc;
 	}
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!domain || fnmatch(domain, all[i].domain, 0) == 0) {
-			all[kept++] = all[i];
-		}
-	}
-	r->episodes = all;
-	r->n = kept;
-	totals(r);
+	throttle_report_window(all, n, from * 1000, to * 1000, domain, r);
+	free(all);
 	return 0;
 }
 

@@ -368,7 +368,7 @@ static int compare_runs(struct store *here, struct store *other, struct report *
 		}
 		struct report_compare *c = &rep->compares[rep->n_compares++];
 		c->label = xstrdup(label);
-		c->rc = runs_compare(here, other, label, &c->c);
+		c->rc = runs_compare(here, other, label, false, &c->c);
 		if (c->rc < 0 && c->rc != -ENODATA) {
 			return c->rc;
 		}

@@ -13,8 +13,10 @@
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
+#include "runload.h"
 #include "stats.h"
 #include "textdist.h"
+#include "throttle-report.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -35,7 +37,99 @@ static void json_stored(struct json *j, const char *text) {
 	}
 }
 
-static void write_run_fields(struct json *j, const struct store_run *run) {
+/* --- throttling ------------------------------------------------------------------------------ */
+
+/* The stored throttle episodes that may overlap some runs, read once for all of them. */
+struct episodes {
+	struct throttle_episode *list;
+	size_t n;
+	bool readable; // false: the store keeps none (a database from before episodes, or no cycle)
+	int64_t horizon_ms; // runs starting before it have no known episodes: before the first
+			    // cycle (no daemon watched), or pruned by retention
+};
+
+static void episodes_read(struct store *store, int64_t from_ms, int64_t to_ms, struct episodes *e) {
+	*e = (struct episodes){0};
+	int64_t horizon = 0;
+	struct store_info info;
+	e->readable = throttle_report_list(store, from_ms, to_ms, &e->list, &e->n) == 0 &&
+		      store_raw_horizon(store, &horizon) == 0 && store_info(store, &info) == 0 &&
+		      info.first_cycle > 0;
+	e->horizon_ms =
+		(e->readable && info.first_cycle > horizon ? info.first_cycle : horizon) * 1000;
+}
+
+static void episodes_finish(struct episodes *e) {
+	free(e->list);
+	*e = (struct episodes){0};
+}
+
+/*
+ * @run's throttling (throttle_report_window() over its interval, the computation of `thermlog
+ * throttle`) into @r, and its throttled share (its most throttled domain's share) in *share.
+ * False, with nothing in @r, when it is not known: a running run, a store without episodes or
+ * cycles, a run starting before the first cycle stored (no daemon watched it) or before the
+ * episodes kept.
+ */
+static bool run_throttle(const struct episodes *e, const struct store_run *run,
+			 struct throttle_report *r, double *share) {
+	*r = (struct throttle_report){0};
+	*share = NAN;
+	if (!e || !e->readable || !run->ended || run->start_ms < e->horizon_ms) {
+		return false;
+	}
+	throttle_report_window(e->list, e->n, run->start_ms, run->end_ms, NULL, r);
+	*share = 0;
+	for (size_t i = 0; i < r->n_domains; i++) {
+		*share = r->domains[i].share > *share ? r->domains[i].share : *share;
+	}
+	return true;
+}
+
+/* "throttle": {"share", "domains": [{"domain", "episodes", "throttled_s", "share", "min_hz"}]},
+ * the domains throttled during the run by name; null when not known. */
+static void write_throttle(struct json *j, const struct episodes *e, const struct store_run *run) {
+	struct throttle_report r;
+	double share;
+	json_key(j, "throttle");
+	if (!run_throttle(e, run, &r, &share)) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_key(j, "share");
+	json_double(j, share);
+	json_key(j, "domains");
+	json_array_begin(j);
+	for (size_t i = 0; i < r.n_domains; i++) {
+		const struct throttle_report_domain *d = &r.domains[i];
+		if (d->throttled_ms <= 0) {
+			continue; // an episode that only touches the run's bounds
+		}
+		json_object_begin(j);
+		json_key(j, "domain");
+		json_string(j, d->name);
+		json_key(j, "episodes");
+		json_int(j, d->episodes);
+		json_key(j, "throttled_s");
+		json_fixed(j, (double)d->throttled_ms / 1000, 3);
+		json_key(j, "share");
+		json_double(j, d->share);
+		json_key(j, "min_hz");
+		if (d->min_hz > 0) {
+			json_int(j, d->min_hz);
+		} else {
+			json_null(j); // counters episodes only: the depth is not known
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+	throttle_report_finish(&r);
+}
+
+static void write_run_fields(struct json *j, const struct store_run *run,
+			     const struct episodes *e) {
 	json_key(j, "id");
 	json_int(j, run->id);
 	json_key(j, "label");
@@ -84,14 +178,31 @@ static void write_run_fields(struct json *j, const struct store_run *run) {
 	json_double(j, run->rss_max_bytes);
 	json_key(j, "origin");
 	json_string(j, run->origin);
+	write_throttle(j, e, run);
 }
 
 /* One run's object, written while the scan's strings are valid (a list's item, or alone). */
+struct one_writer {
+	struct json *j;
+	struct store *store;
+	const struct episodes *e; // read for a list; NULL: read for the run alone
+	int64_t n;                // runs written
+};
+
 static int write_one(void *ctx, const struct store_run *run) {
-	struct json *j = ctx;
-	json_object_begin(j);
-	write_run_fields(j, run);
-	json_object_end(j);
+	struct one_writer *w = ctx;
+	struct episodes own;
+	if (!w->e) {
+		episodes_read(w->store, run->start_ms, run->ended ? run->end_ms : run->start_ms,
+			      &own);
+	}
+	w->n++;
+	json_object_begin(w->j);
+	write_run_fields(w->j, run, w->e ? w->e : &own);
+	json_object_end(w->j);
+	if (!w->e) {
+		episodes_finish(&own);
+	}
 	return 0;
 }
 
@@ -100,7 +211,8 @@ int runs_get_json(struct store *store, int64_t id, struct buf *out) {
 	buf_init(&body);
 	struct json j;
 	json_init(&j, &body, false);
-	int rc = store_run_get(store, id, write_one, &j);
+	struct one_writer w = {.j = &j, .store = store};
+	int rc = store_run_get(store, id, write_one, &w);
 	if (rc == 0 && body.len == 0) {
 		rc = -ENOENT;
 	}
@@ -109,18 +221,6 @@ int runs_get_json(struct store *store, int64_t id, struct buf *out) {
 	}
 	buf_finish(&body);
 	return rc;
-}
-
-/* write_one() that counts the runs it wrote. */
-struct counted {
-	struct json *j;
-	int64_t n;
-};
-
-static int write_counted(void *ctx, const struct store_run *run) {
-	struct counted *c = ctx;
-	c->n++;
-	return write_one(c->j, run);
 }
 
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
@@ -132,8 +232,13 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	json_object_begin(&j);
 	json_key(&j, "runs");
 	json_array_begin(&j);
-	struct counted c = {.j = &j};
-	int rc = store_runs_scan(store, filter, write_counted, &c);
+	// One read of the episodes for the whole list: those of the runs that start in the
+	// filter's window, and end whenever.
+	struct episodes e;
+	episodes_read(store, filter && filter->has_from ? filter->from_ms : 0, INT64_MAX / 2, &e);
+	struct one_writer c = {.j = &j, .store = store, .e = &e};
+	int rc = store_runs_scan(store, filter, write_one, &c);
+	episodes_finish(&e);
 	json_array_end(&j);
 	int64_t matched = c.n;
 	if (rc == 0 && filter && filter->limit > 0 && c.n == filter->limit) {
@@ -338,7 +443,11 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	write_run_fields(&j, &v.c.run);
+	struct episodes e;
+	episodes_read(store, v.c.run.start_ms, v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms,
+		      &e);
+	write_run_fields(&j, &v.c.run, &e);
+	episodes_finish(&e);
 	json_key(&j, "figures");
 	json_stored(&j, v.c.run.figures);
 	json_key(&j, "fingerprint");
@@ -426,7 +535,8 @@ int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool
 struct run_set {
 	struct runstats_run *runs;
 	size_t n, cap;
-	char *fingerprint; // of the latest ok run (scan order is start order)
+	const struct episodes *episodes; // for each run's throttled share
+	char *fingerprint;               // of the latest ok run (scan order is start order)
 	char *tags;
 };
 
@@ -459,6 +569,9 @@ static int collect(void *ctx, const struct store_run *run) {
 		.rss_max_bytes = run->rss_max_bytes,
 		.swap_max_bytes = swap_max_of(run->figures),
 	};
+	struct throttle_report r;
+	run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
+	throttle_report_finish(&r);
 	if (status == RUN_STATUS_OK) {
 		free(set->fingerprint);
 		free(set->tags);
@@ -480,7 +593,12 @@ static void run_set_finish(struct run_set *set) {
 
 static int stats_of(struct store *store, const struct runs_stats_options *opt,
 		    struct runstats_result *out, struct run_set *set) {
+	struct episodes e;
+	episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2, &e);
+	set->episodes = &e;
 	int rc = store_runs_scan(store, &opt->filter, collect, set);
+	set->episodes = NULL;
+	episodes_finish(&e);
 	if (rc < 0) {
 		return rc;
 	}
@@ -560,6 +678,21 @@ static void write_label(struct json *j, const struct runstats_label *l,
 	write_summary(j, &l->rss_max_bytes, opt);
 	json_key(j, "swap_max_bytes");
 	write_summary(j, &l->swap_max_bytes, opt);
+	json_key(j, "throttle");
+	if (l->throttle_known == 0) {
+		json_null(j); // no ok run whose throttling is known
+	} else {
+		json_object_begin(j);
+		json_key(j, "runs");
+		json_int(j, (int64_t)l->throttle_known);
+		json_key(j, "throttled");
+		json_int(j, (int64_t)l->throttled);
+		json_key(j, "throttled_ratio");
+		json_double(j, (double)l->throttled / (double)l->throttle_known);
+		json_key(j, "share");
+		write_summary(j, &l->throttled_share, opt);
+		json_object_end(j);
+	}
 	json_object_end(j);
 }
 
@@ -617,6 +750,15 @@ void runs_stats_summary_line(const struct runstats_label *l, double over_s, stru
 		buf_printf(out, "; %zu run%s (%.2f %%) over ", l->over, l->over == 1 ? "" : "s",
 			   100.0 * (double)l->over / (double)ok);
 		format_threshold(over_s, out);
+	}
+	if (l->throttle_known > 0) {
+		buf_printf(out, "; throttled in %zu of %zu ok runs (%.2f %%)", l->throttled,
+			   l->throttle_known,
+			   100.0 * (double)l->throttled / (double)l->throttle_known);
+		if (l->throttled_share.n > 0) {
+			buf_printf(out, ", median throttled share %.2f %%",
+				   100.0 * l->throttled_share.p50);
+		}
 	}
 }
 
@@ -733,9 +875,80 @@ static int compare_figure(const struct run_set *a, const struct run_set *b, cons
 	return rc;
 }
 
-int runs_compare(struct store *here, struct store *other, const char *label,
+static void add_warning(struct runs_compare *c, size_t *cap, char *text) {
+	c->warnings = xgrow(c->warnings, cap, c->n_warnings + 1, sizeof(*c->warnings));
+	c->warnings[c->n_warnings++] = text;
+}
+
+/* "throttled in 3 of 10 ok runs, median throttled share 12.50 %" of one side. */
+static char *exposure_text(const struct runstats_label *l) {
+	if (l->throttled == 0) {
+		return xasprintf("throttled in none of %zu ok runs", l->throttle_known);
+	}
+	return xasprintf("throttled in %zu of %zu ok runs, median throttled share %.2f %%",
+			 l->throttled, l->throttle_known, 100.0 * l->throttled_share.p50);
+}
+
+/* The warnings on the two sides' throttle exposure (runs_compare() says the rule). */
+static void throttle_warnings(struct runs_compare *c, const struct runstats_label *a,
+			      const struct runstats_label *b) {
+	size_t cap = 0;
+	if (!a || !b || (a->throttle_known == 0 && b->throttle_known == 0)) {
+		return; // neither side knows: nothing to tell apart
+	}
+	if (a->throttle_known == 0 || b->throttle_known == 0) {
+		add_warning(c, &cap,
+			    xasprintf("throttling is not known %s (no throttle episodes kept for "
+				      "its ok runs): the sides may differ in it",
+				      a->throttle_known == 0 ? "here" : "on the other board"));
+		return;
+	}
+	bool differs = (a->throttled == 0) != (b->throttled == 0);
+	if (!differs && a->throttled > 0) {
+		double lo = fmin(a->throttled_share.p50, b->throttled_share.p50);
+		double hi = fmax(a->throttled_share.p50, b->throttled_share.p50);
+		differs = hi > RUNS_COMPARE_SHARE_RATIO * lo && hi - lo >= RUNS_COMPARE_SHARE_APART;
+	}
+	if (differs) {
+		char *ta = exposure_text(a), *tb = exposure_text(b);
+		add_warning(c, &cap,
+			    xasprintf("throttle exposure differs: %s here, %s on the other board%s",
+				      ta, tb,
+				      c->exclude_throttled ? ""
+							   : " (--exclude-throttled compares "
+							     "the unthrottled runs)"));
+		free(ta);
+		free(tb);
+	}
+}
+
+/* Leaves the runs of @set throttled at all out of it; returns how many ok runs went. */
+static size_t drop_throttled(struct run_set *set) {
+	size_t kept = 0, ok = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		struct runstats_run *r = &set->runs[i];
+		if (r->throttled_share > 0) { // false for NAN: unknown stays
+			ok += r->status == RUN_STATUS_OK;
+			free((char *)r->label);
+			continue;
+		}
+		set->runs[kept++] = *r;
+	}
+	set->n = kept;
+	return ok;
+}
+
+/* Leaves the throttled runs out of @set and computes its statistics again into @out. */
+static int exclude_throttled(struct runstats_result *out, struct run_set *set, size_t *excluded) {
+	*excluded = drop_throttled(set);
+	struct runstats_options ro = {.over_s = NAN};
+	runstats_result_finish(out);
+	return runstats_compute(set->runs, set->n, &ro, out);
+}
+
+int runs_compare(struct store *here, struct store *other, const char *label, bool exclude,
 		 struct runs_compare *out) {
-	*out = (struct runs_compare){.label = xstrdup(label)};
+	*out = (struct runs_compare){.label = xstrdup(label), .exclude_throttled = exclude};
 	struct runs_stats_options opt = {.filter = {.label = label}, .over_s = NAN};
 	struct run_set sa = {0}, sb = {0};
 	int rc = stats_of(here, &opt, &out->result_a, &sa);
@@ -744,6 +957,16 @@ int runs_compare(struct store *here, struct store *other, const char *label,
 	}
 	if (rc < 0) {
 		goto out;
+	}
+	// The exposure of all the ok runs, before any exclusion
+	throttle_warnings(out, find_label(&out->result_a, label),
+			  find_label(&out->result_b, label));
+	if (exclude) {
+		rc = exclude_throttled(&out->result_a, &sa, &out->excluded_a);
+		rc = rc == 0 ? exclude_throttled(&out->result_b, &sb, &out->excluded_b) : rc;
+		if (rc < 0) {
+			goto out;
+		}
 	}
 	out->a = find_label(&out->result_a, label);
 	out->b = find_label(&out->result_b, label);
@@ -788,6 +1011,10 @@ void runs_compare_finish(struct runs_compare *c) {
 		free(c->diffs[i].other);
 	}
 	free(c->diffs);
+	for (size_t i = 0; i < c->n_warnings; i++) {
+		free(c->warnings[i]);
+	}
+	free(c->warnings);
 	*c = (struct runs_compare){0};
 }
 
@@ -852,7 +1079,21 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 		json_string(&j, w.data);
 		buf_finish(&w);
 	}
+	for (size_t i = 0; i < c->n_warnings; i++) {
+		json_string(&j, c->warnings[i]);
+	}
 	json_array_end(&j);
+	json_key(&j, "excluded_throttled");
+	if (c->exclude_throttled) {
+		json_object_begin(&j);
+		json_key(&j, "here");
+		json_int(&j, (int64_t)c->excluded_a);
+		json_key(&j, "other_board");
+		json_int(&j, (int64_t)c->excluded_b);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
 	json_object_end(&j);
 }
 
@@ -866,6 +1107,7 @@ struct window_scan {
 	size_t n_temp;
 	double available_min, swap_used_max; // bytes
 	size_t n_available, n_swap;
+	struct runload *load;
 };
 
 /* The meminfo source's channels (src/sources/meminfo.c) a run's memory figures come from. */
@@ -878,14 +1120,43 @@ static bool peak_channel(const struct config *cfg, const struct store_channel *c
 
 static bool joined_channel(const struct config *cfg, const struct store_channel *c) {
 	return peak_channel(cfg, c) || strcmp(c->ch.key, KEY_AVAILABLE) == 0 ||
-	       strcmp(c->ch.key, KEY_SWAP_USED) == 0;
+	       strcmp(c->ch.key, KEY_SWAP_USED) == 0 || strcmp(c->ch.source, "load") == 0;
+}
+
+/* The clusters of a run's load: each cpufreq policy's CPUs, as its channel's meta keeps them
+ * (affected_cpus, as the cpufreq source read them). */
+static void load_clusters(const struct channel_index *ci, struct runload *l) {
+	for (size_t i = 0; i < ci->n; i++) {
+		const struct channel *c = &ci->list[i].ch;
+		if (strncmp(c->key, "cpufreq/", 8) != 0 || !c->meta) {
+			continue;
+		}
+		struct jsonread_error err;
+		size_t len = strlen(c->meta);
+		struct jsonread_node *tree = jsonread_parse(c->meta, len, len, &err);
+		const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
+		bool has[RUNLOAD_CPUS_MAX] = {0}, any = false;
+		for (size_t k = 0; cpus && cpus->kind == JSONREAD_ARRAY && k < cpus->n; k++) {
+			const struct jsonread_node *v = cpus->items[k];
+			if (v->kind == JSONREAD_NUMBER && v->number >= 0 &&
+			    v->number < RUNLOAD_CPUS_MAX && v->number == floor(v->number)) {
+				has[(int)v->number] = any = true;
+			}
+		}
+		if (any) {
+			runload_add_cluster(l, c->key + 8, has);
+		}
+		jsonread_node_free(tree);
+	}
 }
 
 static int window_add(void *ctx, const struct store_sample *s) {
 	struct window_scan *w = ctx;
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	double v = stats_value(s->q, c->ch.resolution);
-	if (peak_channel(w->cfg, c)) {
+	if (strcmp(c->ch.source, "load") == 0) {
+		runload_add(w->load, s->ts * 1000, c->ch.key, v);
+	} else if (peak_channel(w->cfg, c)) {
 		w->temp_max_c = w->n_temp++ == 0 || v > w->temp_max_c ? v : w->temp_max_c;
 	} else if (strcmp(c->ch.key, KEY_AVAILABLE) == 0) {
 		w->available_min =
@@ -935,7 +1206,8 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		.error = row->error,
 	};
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
-	struct window_scan w = {.ci = ci, .cfg = cfg};
+	struct window_scan w = {.ci = ci, .cfg = cfg, .load = runload_create()};
+	load_clusters(ci, w.load);
 	int rc = 0;
 	if (n_ids > 0) {
 		int64_t from = (row->start_ms + 999) / 1000, to = row->end_ms / 1000 + 1;
@@ -967,6 +1239,13 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 	json_object_end(&j);
 	json_key(&j, "memory");
 	write_memory(&j, &w);
+	json_key(&j, "load");
+	runload_write_json(
+		w.load, &j,
+		"stored minute samples of the load channels in the run's window (each "
+		"the busy share over the interval before it); a cluster is a cpufreq "
+		"policy's CPUs (its affected_cpus), their mean at each sample; p95 type 7");
+	runload_destroy(w.load);
 	json_key(&j, "source");
 	json_string(&j, "job log");
 	json_key(&j, "line");

@@ -6,8 +6,20 @@ exactly. Each version of a file is read by at least one whole cycle, so every ch
 the reads: no value), whatever the machine's load. The first cycle has no share and no
 warning; an offline CPU (its line removed) is absent, never 0, and starts over when back; a
 malformed rknpu/load and an unreadable rkrga/load (a directory: EISDIR) give one warning each
+<<<<<<< HEAD
 and leave every other channel as it was. The daemon reads debugfs where --debugfs-root says
 (as the systemd unit starts it), not where the configuration's debugfs_root points."""
+=======
+and leave every other channel as it was. Then a run, its /proc/stat advancing in the same
+proportions every 100 ms: its figures.load has the exact mean and p95 busy share of all CPUs,
+of each cpufreq policy's CPUs and of each NPU core (core1 and core2 idle: 0, not absent); core0
+alternating between two texts has the mean and type-7 p95 of the run's own fast samples as
+GET /api/v1/runs/ID/samples gives them. A job log's run over the same window gets the same
+figures from the stored 1 s samples."""
+import threading
+import time
+import urllib.request
+>>>>>>> runfig
 import json
 import os
 import subprocess
@@ -68,9 +80,16 @@ def run(tap):
             f.write(with_runs_socket(
                 "interval: 1s\nrescan: 2s\nprocfs_root: %s\ndebugfs_root: %s\n"
                 "sources:\n  hwmon: {enabled: false}\n  meminfo: {enabled: false}\n"
+<<<<<<< HEAD
                 % (proc, os.path.join(wd, "no-debugfs")), os.path.join(wd, "run", "thermlog.sock")))
         d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--debugfs-root", debug,
                              "--db", db, "--listen", "127.0.0.1:0"]).start()
+=======
+                "runs:\n  interval: 1s\n"
+                % (proc, debug), os.path.join(wd, "run", "thermlog.sock")))
+        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                             "--listen", "127.0.0.1:0"]).start()
+>>>>>>> runfig
         tap.ok(len(wait_cycles(db, 1, 30, d)) >= 1, "the first cycle is stored")
 
         def advance():
@@ -179,6 +198,105 @@ def run(tap):
         tap.ok(len(ch) == 1 and ch[0].get("count") == 3 and ch[0].get("max") == 60 and
                ch[0].get("min") == 10 and ch[0].get("unit") == "percent",
                "thermlog stats: cpu5 has 3 samples, 10..60 %", (p.stderr, ch))
+        # A run: every 100 ms each CPU adds ticks in fixed proportions, so every fast sample's
+        # share is exact whatever the timing (a sample with no tick since the one before has
+        # none); the NPU's text stays.
+        busy = {0: (90, 10), 1: (0, 100), 2: (50, 50), 3: (20, 80),  # policy0: 40 %
+                4: (100, 0), 5: (30, 70),  # policy4: 65 %
+                6: (10, 90), 7: (80, 20)}  # policy6: 45 %; all: 380 of 800 ticks, 47.5 %
+        stat.offline = set()
+        put(npu, "NPU load:  Core0:  70%, Core1:   0%, Core2:   0%,\n")
+        put(os.path.join(proc, "stat"), stat.text())
+        advance()  # a rescan brings the NPU cores back
+        advance()
+        stop = threading.Event()
+
+        def ticker():
+            k = 0
+            while not stop.is_set():
+                stat.step(busy)
+                put(os.path.join(proc, "stat"), stat.text())
+                if k % 7 == 0:  # core0 at 70 % or 20 %, changing every 0.7 s
+                    put(npu, "NPU load:  Core0:  %d%%, Core1:   0%%, Core2:   0%%,\n"
+                        % (70 if k // 7 % 2 == 0 else 20))
+                k += 1
+                time.sleep(0.1)
+
+        th = threading.Thread(target=ticker)
+        th.start()
+        try:
+            p = subprocess.run([thermlog, "-c", cfg, "run", "--label", "npu-job", "--", "sleep",
+                                "5.5"], capture_output=True, text=True, timeout=60)
+        finally:
+            stop.set()
+            th.join()
+        p2 = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "show", "1", "--json"],
+                            capture_output=True, text=True, timeout=30)
+        run_doc = json.loads(p2.stdout)["run"] if p2.returncode == 0 else {}
+        load = (run_doc.get("figures") or {}).get("load") or {}
+        tap.ok(p.returncode == 0 and load, "the run has figures.load", (p.stderr, p2.stderr))
+
+        def fig(mean, n_min=3):
+            return lambda f: (f and f["mean_pct"] == mean and f["p95_pct"] == mean and
+                              f["samples"] >= n_min)
+
+        tap.ok(fig(47.5)(load.get("cpu")), "all CPUs: 47.5 % mean and p95", load.get("cpu"))
+        cl = {c["name"]: c for c in load.get("clusters", [])}
+        tap.ok(sorted(cl) == ["policy0", "policy4", "policy6"] and
+               [cl[k]["cpus"] for k in sorted(cl)] == ["0-3", "4-5", "6-7"],
+               "one cluster per cpufreq policy, its CPUs from related_cpus", cl)
+        tap.ok(all(fig(m)(cl.get(k)) for k, m in (("policy0", 40), ("policy4", 65),
+                                                   ("policy6", 45))),
+               "clusters: the mean of their CPUs' shares, 40 %, 65 %, 45 %", cl)
+        cores = {c["core"]: c for c in load.get("npu", [])}
+        port = d.http_port()
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/runs/1/samples" % port,
+                                    timeout=10) as r:
+            fast = json.loads(r.read())["samples"]
+        c0 = sorted(x["values"]["load/rknpu/core0"] for x in fast
+                    if "load/rknpu/core0" in x["values"])
+        h = (len(c0) - 1) * 0.95
+        lo = int(h)
+        p95 = c0[lo] + (h - lo) * (c0[min(lo + 1, len(c0) - 1)] - c0[lo]) if c0 else None
+        want0 = {"mean_pct": round(sum(c0) / len(c0), 3) if c0 else None,
+                 "p95_pct": round(p95, 3) if c0 else None, "samples": len(c0)}
+        got0 = {k: cores.get("core0", {}).get(k) for k in want0}
+        tap.ok(got0 == want0 and set(c0) == {20, 70},
+               "NPU core0 at 70 % and 20 %: the mean and type-7 p95 of its fast samples",
+               (got0, want0, c0))
+        tap.ok(sorted(cores) == ["core0", "core1", "core2"] and
+               fig(0)(cores["core1"]) and fig(0)(cores["core2"]) and
+               cores["core0"]["channel"] == "load/rknpu/core0",
+               "NPU: core0 busy 70 %, core1 and core2 idle (0 measured, not absent)", cores)
+        tap.ok(all(f["samples"] == load["cpu"]["samples"] for f in cl.values()),
+               "each cluster has a value at every fast sample with a CPU share", cl)
+        # The same window as a job log's run: figures.load from the stored 1 s samples, the
+        # clusters from the cpufreq channels' affected_cpus
+        log = os.path.join(wd, "jobs.csv")
+        with open(log, "w") as f:
+            f.write("start,end,status,label\n%s,%s,ok,imported-job\n"
+                    % (run_doc.get("start"), run_doc.get("end")))
+        p = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "import", log],
+                           capture_output=True, text=True, timeout=30)
+        p2 = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "--label",
+                             "imported-job", "--json"], capture_output=True, text=True,
+                            timeout=30)
+        got = json.loads(p2.stdout)["runs"] if p2.returncode == 0 else []
+        p3 = subprocess.run([thermlog, "-c", cfg, "--db", db, "runs", "show",
+                             str(got[0]["id"]) if got else "0", "--json"],
+                            capture_output=True, text=True, timeout=30)
+        imp = ((json.loads(p3.stdout)["run"].get("figures") or {}).get("load") or {}
+               if p3.returncode == 0 else {})
+        icl = {c["name"]: c for c in imp.get("clusters", [])}
+        icores = {c["core"]: c for c in imp.get("npu", [])}
+        tap.ok(p.returncode == 0 and fig(47.5)(imp.get("cpu")) and
+               [icl.get(k, {}).get("cpus") for k in ("policy0", "policy4", "policy6")] ==
+               ["0-3", "4-5", "6-7"] and
+               all(fig(m)(icl.get(k)) for k, m in (("policy0", 40), ("policy4", 65),
+                                                    ("policy6", 45))) and
+               fig(0)(icores.get("core1")) and "minute samples" in imp.get("method", ""),
+               "an imported run over that window: the same shares from the stored samples",
+               (p.stderr, imp))
         tap.ok(d.stop() == 0, "clean stop")
 
 

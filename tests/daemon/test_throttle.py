@@ -10,7 +10,12 @@ counters episode; kill -9 with an episode open and a restart closes it at the la
 saw it; a devfreq device that appears capped is found by the next rescan (the topology
 throttle detection reads is found again when the channels change, kept while they do not); on
 a copy of the x86 fixture, a thermal_throttle counter that grows is a "board" episode
-(method counters, cause thermal) from the cycle before to the cycle after.
+(method counters, cause thermal) from the cycle before to the cycle after. Then, on a new
+database (the old one's cycles lie in 2038, so its stamps are not the
+wall clock the runs keep): runs over an episode carry it clipped to their interval (`runs show
+--json` and GET /api/v1/runs/ID alike), one started before the cap and stopped during it, one
+started during it and stopped after the release; a run after it has no throttled domain;
+`runs stats` counts the throttled runs and their median share.
 usage: test_throttle.py THERMLOGD THERMLOG FIXTURE DB_FIXTURE"""
 import json
 import os
@@ -65,6 +70,97 @@ def throttled_metric(port):
 def cli(cfg, db, *args):
     return subprocess.run([THERMLOG, "-c", cfg, "--db", db, *args], capture_output=True,
                           timeout=60)
+
+
+def run_start(cfg, label):
+    p = subprocess.run([THERMLOG, "-c", cfg, "run", "start", "--label", label],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0 or not p.stdout.strip().isdigit():
+        raise RuntimeError("run start: %s" % p.stderr)
+    return p.stdout.strip()
+
+
+def run_stop(cfg, rid):
+    p = subprocess.run([THERMLOG, "-c", cfg, "run", "stop", rid, "--exit", "0"],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        raise RuntimeError("run stop: %s" % p.stderr)
+
+
+def runs_over_episode(tap, wd, root, cfg):
+    """Three runs of label "hot" on a new database: into the episode, out of it, after it."""
+    db = os.path.join(wd, "runs.db")
+    d = Daemon(THERMLOGD, wd, ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen",
+                               "127.0.0.1:0"], name="throttle-runs").start()
+    port = d.http_port()
+    wait_cycles(db, 2, 30, d)
+    hot = run_start(cfg, "hot")
+    time.sleep(1.2)
+    write(root, POLICY6, "1416000\n")
+    write(root, CDEV2, "3\n")
+    wait_for(lambda: episodes(db) or None, 20)
+    time.sleep(2)
+    run_stop(cfg, hot)
+    warm = run_start(cfg, "hot")
+    time.sleep(3)
+    write(root, POLICY6, "2256000\n")
+    write(root, CDEV2, "0\n")
+    closed = wait_for(lambda: [e for e in episodes(db) if e[2] is not None] or None, 20)
+    time.sleep(1.5)
+    run_stop(cfg, warm)
+    wait_cycles(db, len(cycles(db)) + 1, 20, d)
+    cool = run_start(cfg, "hot")
+    time.sleep(2.5)
+    run_stop(cfg, cool)
+    if not tap.ok(closed and len(episodes(db)) == 1, "one episode on the new database",
+                  episodes(db)):
+        d.stop()
+        return
+    start, end = closed[0][1], closed[0][2]
+
+    def shown(rid):
+        p = cli(cfg, db, "runs", "show", rid, "--json")
+        api = json.loads(http(port, "/api/v1/runs/" + rid))
+        return (json.loads(p.stdout)["run"] if p.returncode == 0 else {}), api["run"]
+
+    def bounds(rid):
+        return query(db, "SELECT start_ms, end_ms FROM runs WHERE id = ?", (int(rid),))[0]
+
+    for rid, what, inside in [
+            (hot, "from before the cap to inside it", lambda s, e: e - start * 1000),
+            (warm, "from inside the episode to after its release", lambda s, e: end * 1000 - s)]:
+        got, api = shown(rid)
+        s_ms, e_ms = bounds(rid)
+        want_ms = inside(s_ms, e_ms)
+        th = got.get("throttle")
+        doms = th and [x for x in th["domains"] if x["domain"] == DOMAIN]
+        tap.ok(th == api.get("throttle") and doms and len(th["domains"]) == 1
+               and doms[0]["episodes"] == 1 and 0 < want_ms < e_ms - s_ms
+               and abs(doms[0]["throttled_s"] - want_ms / 1000) < 0.0005
+               and abs(doms[0]["share"] - want_ms / (e_ms - s_ms)) < 1e-12
+               and th["share"] == doms[0]["share"] and doms[0]["min_hz"] == 1416000000,
+               "run %s (%s): throttled %.3f s of %.3f s at 1416 MHz, as the API says"
+               % (rid, what, want_ms / 1000, (e_ms - s_ms) / 1000), (th, api.get("throttle")))
+    got, api = shown(cool)
+    tap.ok(got.get("throttle") == {"share": 0, "domains": []} and
+           api["throttle"] == got["throttle"], "a run after the episode: no throttled domain",
+           got.get("throttle"))
+    p = cli(cfg, db, "runs", "--label", "hot", "--json")
+    listed = json.loads(p.stdout)["runs"] if p.returncode == 0 else []
+    tap.ok([r["throttle"] for r in listed] == [shown(r)[0]["throttle"] for r in (hot, warm, cool)],
+           "the list gives each run the same throttle object", p.stderr)
+    p = cli(cfg, db, "runs", "stats", "--label", "hot", "--json")
+    lab = json.loads(p.stdout)["labels"][0] if p.returncode == 0 else {}
+    shares = sorted(shown(r)[0]["throttle"]["share"] for r in (hot, warm))
+    t = lab.get("throttle") or {}
+    tap.ok(t.get("runs") == 3 and t.get("throttled") == 2 and
+           abs(t.get("throttled_ratio", 0) - 2 / 3) < 1e-12 and t["share"]["n"] == 2 and
+           abs(t["share"]["p50"] - (shares[0] + shares[1]) / 2) <= 1e-6,
+           "runs stats: 2 of 3 runs throttled, the median of their shares", (t, shares))
+    p = cli(cfg, db, "runs", "stats", "--label", "hot")
+    tap.ok(p.returncode == 0 and b"throttled in 2 of 3 ok runs (66.67 %)" in p.stdout and
+           b"throttled_pct" in p.stdout, "runs stats: the same in the text", p.stdout)
+    tap.ok(d.stop() == 0, "the runs daemon stops cleanly")
 
 
 def run(tap):
@@ -196,8 +292,10 @@ def run(tap):
         found = wait_for(lambda: episodes(db, "devfreq/ff000000.test") or None, 30)
         tap.ok(found and found[0][2] is None and found[0][5] == 300000000,
                "a devfreq device that appears capped is found by the next rescan", found)
+        shutil.rmtree(new)
         tap.ok(d.stop() == 0, "the daemon stops cleanly")
         tap.ok(not [e for e in episodes(db) if e[2] is None], "no episode left open")
+        runs_over_episode(tap, wd, root, cfg)
         x86_board(tap, wd)
 
 

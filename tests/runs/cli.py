@@ -398,6 +398,88 @@ def run(tap):
         tap.ok(p.returncode == 1 and "no ok run" in p.stderr, "an unknown label is named",
                p.stderr)
 
+        # Throttling: unknown on boards no daemon watched (no cycle stored), then known from
+        # a cycle before the runs on: episodes on B over the first half of its 4 longest ok
+        # runs (and over a failed run, which counts nowhere).
+        c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
+        tap.ok(c["here"]["throttle"] is None and c["other_board"]["throttle"] is None and
+               not [x for x in c["warnings"] if "throttl" in x],
+               "no daemon watched either board: throttling unknown (null), no warning",
+               json.dumps(c["here"]))
+        for path in (dba, dbb):
+            con = sqlite3.connect(path)
+            con.execute("INSERT INTO cycles (ts, clock) VALUES (1790812000, 1)")
+            con.commit()
+            con.close()
+        c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
+        tap.ok(not [x for x in c["warnings"] if "throttl" in x] and
+               c["here"]["throttle"] == {"runs": 32, "throttled": 0, "throttled_ratio": 0,
+                                         "share": None} and c["excluded_throttled"] is None,
+               "no throttling on either side: no throttle warning", json.dumps(c["here"]))
+        con = sqlite3.connect(dbb)
+        okr = con.execute("SELECT id, start_ms, end_ms FROM runs WHERE status = 'ok' "
+                          "ORDER BY end_ms - start_ms DESC, id LIMIT 4").fetchall()
+        bad = con.execute("SELECT id, start_ms, end_ms FROM runs WHERE status = 'failed' "
+                          "LIMIT 1").fetchall()
+        for _, s_ms, e_ms in okr + bad:
+            # whole seconds from the first one after the start, for half the run
+            t0, t1 = -(-s_ms // 1000), -(-s_ms // 1000) + (e_ms - s_ms) // 2000
+            con.execute("INSERT INTO throttle_episodes (domain, start_ts, end_ts, last_seen, "
+                        "duration_ms, min_hz, max_hz, cause, method) VALUES "
+                        "('cpufreq/policy6', ?, ?, ?, ?, 1416000000, 2256000000, 'thermal', "
+                        "'poll')", (t0, t1, t1 - 1, (t1 - t0) * 1000))
+        rest = [e - s for s, e in con.execute(
+            "SELECT start_ms, end_ms FROM runs WHERE status = 'ok' AND id NOT IN (%s)"
+            % ",".join(str(r[0]) for r in okr)).fetchall()]
+        a_ok = [e - s for s, e in sqlite3.connect(dba).execute(
+            "SELECT start_ms, end_ms FROM runs WHERE status = 'ok'").fetchall()]
+        con.commit()
+        con.close()
+        want_shares = sorted(((-(-s // 1000) + (e - s) // 2000) - -(-s // 1000)) * 1000 / (e - s)
+                             for _, s, e in okr)
+        _, s_ms, e_ms = okr[0]
+        t0 = -(-s_ms // 1000)
+        want_ms = ((e_ms - s_ms) // 2000) * 1000
+        th = json.loads(tl(dbb, "runs", "show", str(okr[0][0]), "--json").stdout)["run"]["throttle"]
+        tap.ok(th == {"share": want_ms / (e_ms - s_ms),
+                      "domains": [{"domain": "cpufreq/policy6", "episodes": 1,
+                                   "throttled_s": want_ms / 1000,
+                                   "share": want_ms / (e_ms - s_ms), "min_hz": 1416000000}]}
+               and t0 * 1000 >= s_ms,
+               "runs show: the imported run's episode, its throttled time and share", th)
+        c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
+        tw = [x for x in c["warnings"] if "throttl" in x]
+        med = (want_shares[1] + want_shares[2]) / 2
+        tap.ok(len(tw) == 1 and tw[0] == "throttle exposure differs: throttled in none of 32 ok "
+               "runs here, throttled in 4 of 32 ok runs, median throttled share %.2f %% on the "
+               "other board (--exclude-throttled compares the unthrottled runs)" % (100 * med),
+               "B throttled in 4 ok runs, A in none: one warning saying so", json.dumps(tw))
+        tb = c["other_board"]["throttle"]
+        tap.ok(tb["runs"] == 32 and tb["throttled"] == 4 and tb["share"]["n"] == 4 and
+               abs(tb["share"]["p50"] - med) <= 1e-6,
+               "the other board: 4 of 32 throttled, the median of their shares", json.dumps(tb))
+        p = tl(dba, "runs", "compare", "--label", "render", "--exclude-throttled", dbb, "--json")
+        c = json.loads(p.stdout) if p.returncode == 0 else {}
+
+        def median(v):
+            v = sorted(v)
+            n = len(v)
+            return (v[(n - 1) // 2] + v[n // 2]) / 2
+
+        ratio = median(rest) / median(a_ok)
+        tap.ok(c.get("other_board", {}).get("ok") == 28 and c["here"]["ok"] == 32 and
+               c["excluded_throttled"] == {"here": 0, "other_board": 4} and
+               abs(c["duration_s"]["ratio"] - ratio) < 1e-9 and
+               len([x for x in c["warnings"] if "throttl" in x]) == 1,
+               "--exclude-throttled: B's 4 throttled ok runs left out (28 left), the ratio of "
+               "the rest %.6f, the exposure still warned of" % ratio, p.stdout + p.stderr)
+        p = tl(dba, "runs", "compare", "--label", "render", "--exclude-throttled", dbb)
+        tap.ok(p.returncode == 0 and "--exclude-throttled left out 0 throttled ok runs here, 4 "
+               "there" in p.stdout and "throttled in 0 of 32 ok runs here (median share - %), "
+               "0 of 28 there (- %)" in p.stdout and "warning: throttle exposure differs" in p.stdout and
+               all(len(x) <= 100 for x in p.stdout.splitlines()),
+               "the text says what was left out and warns", p.stdout)
+
     # Control characters in labels: refused on import (and named escaped); a label already
     # stored with them (an older database) is printed escaped, never raw to the terminal.
     with Workdir("thermlog-runs-esc.") as wd:

@@ -105,15 +105,15 @@ static void test_job_log(void) {
 
 static void test_groups(void) {
 	const struct runstats_run runs[] = {
-		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5},
-		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000},
-		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7},
-		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN},
-		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000},
-		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000}, // a daemon restart mid-run
-		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000},
+		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5, 0},
+		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000, 0.25},
+		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7, 1},
+		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN, 0},
+		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000, 0.9},
+		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000, NAN}, // a daemon restart mid-run
+		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN, NAN},
+		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000, 0.5},
 	};
 	struct runstats_options opt = {.over_s = NAN};
 	struct runstats_result res;
@@ -143,6 +143,14 @@ static void test_groups(void) {
 	is_int(b->energy_j.n, 0, "b: no ok run with energy");
 	ok(isnan(b->energy_j.p50) && isnan(b->energy_j.mean), "b: energy NaN (null), not 0");
 	is_int(b->by_status[RUN_STATUS_SIGNALED], 1, "b: one signaled");
+	ok(a->throttle_known == 3 && a->throttled == 2,
+	   "a: 3 ok runs with a known throttled share, 2 of them throttled");
+	ok(a->throttled_share.n == 2 && a->throttled_share.p50 == 0.375 &&
+		   a->throttled_share.max == 0.5,
+	   "a: the throttled runs' shares (0.25 and 0.5): p50 0.375; 0 and the timeout are out");
+	ok(b->throttle_known == 1 && b->throttled == 0 && b->throttled_share.n == 0 &&
+		   isnan(b->throttled_share.p50),
+	   "b: one ok run, not throttled (the signaled one is out): no share summary");
 	runstats_result_finish(&res);
 
 	opt.over_s = 2.5;
