@@ -6,24 +6,20 @@ exactly. Each version of a file is read by at least one whole cycle, so every ch
 the reads: no value), whatever the machine's load. The first cycle has no share and no
 warning; an offline CPU (its line removed) is absent, never 0, and starts over when back; a
 malformed rknpu/load and an unreadable rkrga/load (a directory: EISDIR) give one warning each
-<<<<<<< HEAD
 and leave every other channel as it was. The daemon reads debugfs where --debugfs-root says
-(as the systemd unit starts it), not where the configuration's debugfs_root points."""
-=======
-and leave every other channel as it was. Then a run, its /proc/stat advancing in the same
-proportions every 100 ms: its figures.load has the exact mean and p95 busy share of all CPUs,
+(as the systemd unit starts it), not where the configuration's debugfs_root points. Then a run,
+its /proc/stat advancing in the same proportions every 100 ms: its figures.load has the exact mean and p95 busy share of all CPUs,
 of each cpufreq policy's CPUs and of each NPU core (core1 and core2 idle: 0, not absent); core0
 alternating between two texts has the mean and type-7 p95 of the run's own fast samples as
 GET /api/v1/runs/ID/samples gives them. A job log's run over the same window gets the same
 figures from the stored 1 s samples."""
-import threading
-import time
-import urllib.request
->>>>>>> runfig
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from thermlog_test import Daemon, Workdir, channel_ids, copy_fixture, cycles, main, samples, \
@@ -80,16 +76,10 @@ def run(tap):
             f.write(with_runs_socket(
                 "interval: 1s\nrescan: 2s\nprocfs_root: %s\ndebugfs_root: %s\n"
                 "sources:\n  hwmon: {enabled: false}\n  meminfo: {enabled: false}\n"
-<<<<<<< HEAD
+                "runs:\n  interval: 1s\n"
                 % (proc, os.path.join(wd, "no-debugfs")), os.path.join(wd, "run", "thermlog.sock")))
         d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--debugfs-root", debug,
                              "--db", db, "--listen", "127.0.0.1:0"]).start()
-=======
-                "runs:\n  interval: 1s\n"
-                % (proc, debug), os.path.join(wd, "run", "thermlog.sock")))
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"]).start()
->>>>>>> runfig
         tap.ok(len(wait_cycles(db, 1, 30, d)) >= 1, "the first cycle is stored")
 
         def advance():
