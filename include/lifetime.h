@@ -67,6 +67,18 @@ enum capacitor_review_key {
  * "series_conditions", indexed by the enum, then NULL. */
 extern const char *const capacitor_review_keys[];
 
+#define CAPACITOR_RIPPLE_MAX 8
+
+/*
+ * One frequency component of a capacitor's ripple current (self_heating: ripple:), with the
+ * series' frequency multiplier: the factor its ripple rating has at @freq_hz relative to the
+ * rated frequency. The components add as I = sqrt(sum (current_a / multiplier)^2), the current
+ * at the rated frequency that heats the part the same.
+ */
+struct capacitor_ripple {
+	double freq_hz, current_a, multiplier;
+};
+
 /** A capacitor as rated by its datasheet and placed on a sensor (a capacitors: entry). */
 struct capacitor_config {
 	char *name;
@@ -80,6 +92,8 @@ struct capacitor_config {
 	enum capacitor_type type;
 	enum self_heating_form self_heating;
 	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
+	struct capacitor_ripple ripple[CAPACITOR_RIPPLE_MAX]; // per frequency; current_a is their
+	size_t n_ripple;                                      // sum at the rated frequency
 	int64_t in_service;               // unix seconds (UTC midnight), or -1 = unset
 	double life_cap_years;            // default 15
 	double validity_low_c;            // NAN = the model's default (40 °C)

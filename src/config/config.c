@@ -605,14 +605,66 @@ static void parse_iio_channels(struct parser *p, const struct yamltree_node *seq
 
 struct self_heating_keys {
 	const struct yamltree_node *rise_k, *current_a, *esr_ohm, *rth_k_per_w, *rated_ripple_a,
-		*rated_rise_k;
+		*rated_rise_k, *ripple;
 };
+
+/*
+ * self_heating: ripple: [{freq_hz, current_a, multiplier}], the ripple current per frequency
+ * with the series' frequency multiplier; folded into c->current_a, the equivalent current at
+ * the rated frequency, sqrt(sum (current_a / multiplier)^2).
+ */
+static void parse_ripple(struct parser *p, const struct yamltree_node *seq,
+			 struct capacitor_config *c) {
+	static const char *const keys[] = {"freq_hz", "current_a", "multiplier", NULL};
+	if (!yamltree_check_sequence(&p->yt, seq, "ripple")) {
+		return;
+	}
+	if (seq->n == 0 || seq->n > CAPACITOR_RIPPLE_MAX) {
+		yamltree_error_node(&p->yt, seq, "ripple: give 1 to %d frequency components",
+				    CAPACITOR_RIPPLE_MAX);
+		return;
+	}
+	double sum = 0;
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct yamltree_node *m = seq->items[i];
+		struct capacitor_ripple *r = &c->ripple[i];
+		*r = (struct capacitor_ripple){NAN, NAN, NAN};
+		if (!yamltree_check_mapping(&p->yt, m, "ripple", keys)) {
+			continue;
+		}
+		for (size_t k = 0; k + 1 < m->n; k += 2) {
+			const struct yamltree_node *key = m->items[k], *v = m->items[k + 1];
+			if (yamltree_key_is(key, "freq_hz")) {
+				yamltree_get_double(&p->yt, v, "freq_hz",
+						    (struct yamltree_range){0, 1e9, true},
+						    &r->freq_hz);
+			} else if (yamltree_key_is(key, "current_a")) {
+				yamltree_get_double(&p->yt, v, "current_a",
+						    (struct yamltree_range){0, 1e4, false},
+						    &r->current_a);
+			} else if (yamltree_key_is(key, "multiplier")) {
+				yamltree_get_double(&p->yt, v, "multiplier",
+						    (struct yamltree_range){0, 100, true},
+						    &r->multiplier);
+			}
+		}
+		if (isnan(r->freq_hz) || isnan(r->current_a) || isnan(r->multiplier)) {
+			yamltree_error_node(&p->yt, m,
+					    "ripple: each component needs freq_hz, current_a and "
+					    "multiplier (the series' factor at that frequency)");
+			continue;
+		}
+		sum += (r->current_a / r->multiplier) * (r->current_a / r->multiplier);
+	}
+	c->n_ripple = seq->n;
+	c->current_a = sqrt(sum);
+}
 
 static void parse_self_heating(struct parser *p, const struct yamltree_node *map,
 			       struct capacitor_config *c) {
-	static const char *const keys[] = {"rise_k",      "current_a",      "esr_ohm",
-					   "rth_k_per_w", "rated_ripple_a", "rated_rise_k",
-					   NULL};
+	static const char *const keys[] = {
+		"rise_k",         "current_a",    "esr_ohm", "rth_k_per_w",
+		"rated_ripple_a", "rated_rise_k", "ripple",  NULL};
 	const struct yamltree_range positive = {0, 1e6, true}, non_negative = {0, 1e6, false};
 	if (!yamltree_check_mapping(&p->yt, map, "self_heating", keys)) {
 		return;
@@ -637,6 +689,9 @@ static void parse_self_heating(struct parser *p, const struct yamltree_node *map
 			seen.rated_ripple_a = v;
 			yamltree_get_double(&p->yt, v, "rated_ripple_a", positive,
 					    &c->rated_ripple_a);
+		} else if (yamltree_key_is(k, "ripple")) {
+			seen.ripple = v;
+			parse_ripple(p, v, c);
 		} else if (yamltree_key_is(k, "rated_rise_k")) {
 			seen.rated_rise_k = v;
 			yamltree_get_double(&p->yt, v, "rated_rise_k",
@@ -644,6 +699,19 @@ static void parse_self_heating(struct parser *p, const struct yamltree_node *map
 					    &c->rated_rise_k);
 		}
 	}
+	if (seen.ripple && seen.current_a) {
+		yamltree_error_node(
+			&p->yt, seen.ripple,
+			"self_heating: give current_a or ripple (per frequency), not both");
+		return;
+	}
+	if (seen.ripple && !(seen.rated_ripple_a && seen.rated_rise_k)) {
+		yamltree_error_node(&p->yt, seen.ripple,
+				    "self_heating: ripple per frequency needs rated_ripple_a and "
+				    "rated_rise_k (the rating it is compared with)");
+		return;
+	}
+	seen.current_a = seen.current_a ? seen.current_a : seen.ripple;
 	bool power = seen.esr_ohm || seen.rth_k_per_w;
 	bool ripple = seen.rated_ripple_a || seen.rated_rise_k;
 	if (seen.rise_k && !seen.current_a && !power && !ripple) {

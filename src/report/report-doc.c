@@ -602,6 +602,19 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 	case SELF_HEATING_RIPPLE:
 		fact(t, "ripple rating", NULL, "%g A rated ripple with a %g K rise; %g A in use",
 		     cc->rated_ripple_a, cc->rated_rise_k, cc->current_a);
+		for (size_t k = 0; k < cc->n_ripple; k++) {
+			const struct capacitor_ripple *r = &cc->ripple[k];
+			fact(t, "ripple component", NULL,
+			     "%g A at %g Hz, frequency multiplier %g: %g A at the rated frequency",
+			     r->current_a, r->freq_hz, r->multiplier, r->current_a / r->multiplier);
+		}
+		if (cc->n_ripple) {
+			fact(t, "ripple in use", NULL,
+			     "sqrt(sum (I / multiplier)²) = %g A at the rated frequency, against the "
+			     "%g A rating%s",
+			     cc->current_a, cc->rated_ripple_a,
+			     cc->current_a > cc->rated_ripple_a ? ": OVER THE RATING" : "");
+		}
 		break;
 	case SELF_HEATING_POWER:
 		fact(t, "ripple rating", NULL,

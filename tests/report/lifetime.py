@@ -54,7 +54,10 @@ CAPACITORS = (
     f"  - name: C12 case\n    sensor: {SENSOR}\n    basis: case\n    rated_life_h: 2000\n"
     "    rated_temp_c: 105\n    model: arrhenius\n    ea_ev: 0.832\n"
     f"  - name: C7 ripple\n    sensor: {SENSOR}\n    rated_life_h: 10000\n    rated_temp_c: 105\n"
-    "    self_heating: {current_a: 1.5, rated_ripple_a: 1.2, rated_rise_k: 5}\n")
+    "    self_heating:\n      rated_ripple_a: 1.2\n      rated_rise_k: 5\n      ripple:\n"
+    # 1.2 A and 0.9 A at the rated frequency: sqrt(1.44 + 0.81) = 1.5 A
+    "        - {freq_hz: 120, current_a: 0.6, multiplier: 0.5}\n"
+    "        - {freq_hz: 100000, current_a: 0.9, multiplier: 1}\n")
 
 
 def seed(thermlog, wd):
@@ -216,6 +219,13 @@ def run(tap):
             tap.ok("the configured rise (rise_k) is added" in text.replace("\\_", "_") and
                    "already contains the part" in text and "doubled above the rated ripple" in text,
                    f"{fmt}: the chain of assumptions for ambient + rise, case and ripple parts")
+            plain = text.replace("\\", "")
+            tap.ok("0.6 A at 120 Hz, frequency multiplier 0.5: 1.2 A at the rated frequency" in plain
+                   and "0.9 A at 100000 Hz, frequency multiplier 1: 0.9 A at the rated frequency"
+                   in plain and "= 1.5 A at the rated frequency, against the 1.2 A rating: OVER THE "
+                   "RATING" in plain,
+                   f"{fmt}: C7's ripple per frequency, each component and their sum at the rated "
+                   "frequency")
 
         tap.ok(life["C30 bulk"]["review"]["enclosure"] == REVIEW["enclosure"], "the review note as configured")
         html = docs["html"]

@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "test.h"
+#include "xalloc.h"
 
 /* Loads @yaml as "t.yaml" and checks the whole error text (NULL = must be valid). */
 static void check(const char *yaml, const char *want, const char *what) {
@@ -682,6 +683,69 @@ static void test_wanted(void) {
 	config_finish(&def);
 }
 
+/* Ripple per frequency: each component at the rated frequency through its multiplier. */
+static void test_ripple(void) {
+	const char *yaml = "capacitors:\n"
+			   "  - name: C7\n"
+			   "    sensor: iio/c7\n"
+			   "    rated_life_h: 5000\n"
+			   "    rated_temp_c: 105\n"
+			   "    self_heating:\n"
+			   "      rated_ripple_a: 1.5\n"
+			   "      rated_rise_k: 5\n"
+			   "      ripple:\n"
+			   "        - {freq_hz: 120, current_a: 0.8, multiplier: 0.6}\n"
+			   "        - {freq_hz: 100000, current_a: 1.2, multiplier: 1.0}\n";
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors),
+	   "ripple per frequency loads");
+	free(errors);
+	const struct capacitor_config *c = cfg.n_capacitors ? &cfg.capacitors[0] : NULL;
+	ok(c && c->self_heating == SELF_HEATING_RIPPLE && c->n_ripple == 2,
+	   "the ripple form, two components");
+	ok(c && c->ripple[0].freq_hz == 120 && c->ripple[1].multiplier == 1.0, "each as given");
+	is_near(c ? c->current_a : 0, sqrt(pow(0.8 / 0.6, 2) + 1.2 * 1.2), 1e-12,
+		"current_a = sqrt(sum (I / multiplier)^2) at the rated frequency");
+	config_finish(&cfg);
+	const char *head = "capacitors:\n  - name: C7\n    sensor: x\n    rated_life_h: 5000\n"
+			   "    rated_temp_c: 105\n    self_heating:\n";
+	char *y =
+		xasprintf("%s      rated_ripple_a: 1.5\n      rated_rise_k: 5\n      current_a: 1\n"
+			  "      ripple: [{freq_hz: 120, current_a: 0.8, multiplier: 0.6}]\n",
+			  head);
+	check(y, "t.yaml:10:15: self_heating: give current_a or ripple (per frequency), not both\n",
+	      "current_a and ripple together");
+	free(y);
+	y = xasprintf("%s      rated_ripple_a: 1.5\n      rated_rise_k: 5\n"
+		      "      ripple: [{freq_hz: 120, current_a: 0.8}]\n",
+		      head);
+	check(y,
+	      "t.yaml:9:16: ripple: each component needs freq_hz, current_a and multiplier (the "
+	      "series' factor at that frequency)\n",
+	      "a component without its multiplier");
+	free(y);
+	y = xasprintf("%s      ripple: [{freq_hz: 120, current_a: 0.8, multiplier: 0.6}]\n", head);
+	check(y,
+	      "t.yaml:7:15: self_heating: ripple per frequency needs rated_ripple_a and rated_rise_k "
+	      "(the rating it is compared with)\n",
+	      "ripple without the rating");
+	free(y);
+	y = xasprintf("%s      rated_ripple_a: 1.5\n      rated_rise_k: 5\n"
+		      "      ripple: [{freq_hz: 0, current_a: 0.8, multiplier: 0.6}]\n",
+		      head);
+	struct config c2;
+	config_init(&c2);
+	errors = NULL;
+	ok(!config_load_string(&c2, "t.yaml", y, strlen(y), &errors) && errors &&
+		   strstr(errors, "freq_hz"),
+	   "a frequency of 0 is refused, naming freq_hz");
+	free(errors);
+	config_finish(&c2);
+	free(y);
+}
+
 int main(void) {
 	test_defaults();
 	test_runs();
@@ -695,6 +759,7 @@ int main(void) {
 	test_globs();
 	test_iio();
 	test_capacitors();
+	test_ripple();
 	test_files();
 	test_wanted();
 	return test_done();
