@@ -32,6 +32,11 @@ enum sim_policy {
 #define SIM_SARADC_CHANNELS 8
 #define SIM_JOB_S           1500 // an NPU job lasts 25 minutes
 #define SIM_NPU_BUSY_HZ     1000000000LL
+#define SIM_CPUS            8 // cpu0-3 A55 (policy0), cpu4-7 A76 (policy4, policy6)
+#define SIM_NPU_CORES       3
+#define SIM_BIG_TRIP_MC     60000 // the big-core zones' passive trip (trip_point_0)
+#define SIM_BIG_HYST_MC     2000
+#define SIM_COOL_STATES     6 // the big cores' cpufreq cooling states reached: 0..5
 
 /** The board at one instant, in the units sysfs prints. */
 struct sim_state {
@@ -44,12 +49,21 @@ struct sim_state {
 	int64_t npu_hz, gpu_hz, dmc_hz;
 	int32_t saradc_raw[SIM_SARADC_CHANNELS]; // 12 bit, 0.439453125 mV per LSB
 	bool npu_busy;                           // an NPU job runs at this instant
+	int cool_state[SIM_POLICY_COUNT];        // the policy's cpufreq cooling device cur_state
+	int64_t cap_khz[SIM_POLICY_COUNT]; // scaling_max_freq: the OPP cool_state steps down to
+	int cpu_busy_pct[SIM_CPUS];        // each CPU's busy share at this second, %
+	int npu_load_pct[SIM_NPU_CORES];   // rknpu/load per core
 };
 
 /**
  * The thermal model, pure: the state at @t (s since epoch) for @seed. Idle around 38-40 °C;
  * bursts of 25-minute NPU jobs (NPU at 1.0 GHz) heat the NPU and big cores toward 65-75 °C with
  * first-order lags; the thermocouple beside the bulk capacitor follows the board more slowly.
+ * Each job takes the big-core zones over their passive trip (SIM_BIG_TRIP_MC): step_wise raises
+ * the zone's cpufreq cooling device one state per 2 K above it, which caps the policy's
+ * scaling_max_freq one OPP per state, and lowers it again as the zone falls below each step
+ * minus the hysteresis, a minute or so after the job. The CPUs' and the NPU cores' busy shares
+ * follow the workload (model load, the NPU job, image save, the reranker).
  * The same (seed, t) always gives the same state.
  */
 void sim_model(uint64_t seed, int64_t t, struct sim_state *out);
@@ -87,9 +101,17 @@ struct sim;
  * /tmp) and writes the state at @t. Returns NULL on error (logged).
  */
 struct sim *sim_create(const char *parent, uint64_t seed, int64_t t);
-/** The tree's root directory: use it as the sysfs root. Owned by @sim. */
+/**
+ * The tree's root directory: use it as the sysfs root; procfs_root is its proc/ and
+ * debugfs_root its debug/. Owned by @sim.
+ */
 const char *sim_root(const struct sim *sim);
-/** Rewrites every changing file (temperatures, clocks, raw ADC values) for time @t. 0 or -errno. */
+/**
+ * Rewrites every changing file (temperatures, clocks, caps, cooling states, raw ADC values,
+ * proc/stat, debug/rknpu/load) for time @t. The counters (proc/stat ticks, the cooling
+ * devices' stats/time_in_state_ms) count from the tree's boot, 8 days before sim_create()'s @t,
+ * and are the same function of @t whatever order the times are written in. 0 or -errno.
+ */
 int sim_write(struct sim *sim, int64_t t);
 /** Removes the tree and frees @sim; accepts NULL. */
 void sim_destroy(struct sim *sim);

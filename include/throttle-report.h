@@ -40,6 +40,8 @@ struct throttle_report {
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
 			    struct throttle_report *r, char **err);
 void throttle_report_finish(struct throttle_report *r); // accepts a zeroed struct
+/** Drops the closed episodes from r->episodes (the domains' totals stay the window's). */
+void throttle_report_keep_open(struct throttle_report *r);
 
 /**
  * The episodes of @all (@n, oldest first, borrowed) overlapping [@from_ms, @to_ms) (ms since

@@ -28,11 +28,12 @@
     ['iio', 'IIO channels and thermocouples'],
     ['hwmon', 'hwmon sensors'],
     ['cooling', 'Cooling devices'],
+    ['load', 'Load (CPUs, NPU cores, devfreq devices)'],
     ['import', 'Imported channels'],
   ];
   const HOURS_PER_YEAR = 8760;
   const SPARK_POINTS = 48;
-  const SPARK_BUDGET = 50000; // bytes of /api/v1/samples for the overview's sparklines
+  const SPARK_BUDGET = 40000; // bytes of /api/v1/samples for the overview's sparklines
   const CHART_POINTS = 480;
 
   const SERIES_KEY = 'thermlog.series';
@@ -573,6 +574,7 @@
     const [statsResp, latestResp] = await Promise.all([
       api('stats', winParams()).catch((e) => e),
       api('latest').catch((e) => e),
+      loadThrottleCard(),
     ]);
     if (!state.channels.length) {
       notice(groups, 'No channels are stored yet. The daemon writes its first cycle within one interval of starting; this page refreshes on its own.');
@@ -629,7 +631,7 @@
     const key = winKey();
     // The API answers pretty-printed JSON without compression (~125 bytes per point), so the
     // sparklines share a fixed budget to keep the first view light however many channels exist.
-    const points = Math.max(12, Math.min(SPARK_POINTS, Math.floor(SPARK_BUDGET / (125 * sparkCells.length))));
+    const points = Math.max(8, Math.min(SPARK_POINTS, Math.floor(SPARK_BUDGET / (125 * sparkCells.length))));
     const series = await fetchSeries(sparkCells.map(([c]) => c), points);
     if (winKey() !== key) return;
     for (const [c, cell] of sparkCells) cell.replaceChildren(sparkline(series.get(c.key) || [], c.unit));
@@ -637,7 +639,7 @@
 
   async function refreshLive() {
     try {
-      const [s, latest] = await Promise.all([api('status'), api('latest')]);
+      const [s, latest] = await Promise.all([api('status'), api('latest'), loadThrottleCard()]);
       state.status = s;
       renderStatus(s);
       const map = latestMap(latest);
@@ -784,6 +786,111 @@
     }
   }
 
+  /* ---------- throttling: the Overview card and the History chart's episode bands ---------- */
+
+  /* Whether @c is a load channel (busy share in percent): chosen as a series on History. */
+  const isLoad = (c) => c.kind === 'load' || (c.unit === 'percent' && c.source === 'load');
+
+  /* A load channel's name on the chart: a CPU's says its cluster (the cpufreq policy's label). */
+  function loadSeriesName(c) {
+    const m = /^load\/cpu(\d+)$/.exec(c.key);
+    if (m) {
+      const cpu = Number(m[1]);
+      const policy = state.channels.find((p) => p.source === 'cpufreq' && Array.isArray(p.meta && p.meta.affected_cpus) && p.meta.affected_cpus.includes(cpu));
+      return 'cpu' + cpu + ' load' + (policy ? ' (' + policy.label + ')' : '');
+    }
+    return (c.label === c.key ? c.key : c.label) + ' load';
+  }
+
+  /* The left axis's title names load (%) while a load series is drawn on it. */
+  function loadAxisTitle(id) {
+    const g = state.charts[id];
+    const axes = $('#' + id.replace('-chart', '-axes'));
+    if (!g || !axes) return;
+    const names = g.getLabels().slice(1);
+    const vis = g.visibility();
+    const shown = (g.thermlogLoads || []).some((n) => vis[names.indexOf(n)]);
+    axes.querySelector('[data-axis="y"]').textContent = shown ? 'Temperature (°C) and load (%), left axis' : 'Temperature (°C), left axis';
+  }
+
+  /* Episodes of a /api/v1/throttle answer as [start, end] in ms; an open one ends now. */
+  function throttleSpans(resp) {
+    const nowMs = Date.now();
+    return asArray(resp, 'episodes').map((e) => [Date.parse(e.start), e.end ? Date.parse(e.end) : Math.max(Date.parse(e.last_seen), nowMs)])
+      .filter(([a, b]) => isFinite(a) && isFinite(b) && a <= b);
+  }
+
+  /* Throttle episodes on a chart: a red column, fainter than a run's grey, and a strip on top. */
+  function shadeThrottle(ctx, area, dg, spans, colors) {
+    ctx.save();
+    for (const [a, b] of spans) {
+      const x1 = Math.max(area.x, dg.toDomXCoord(a));
+      const x2 = Math.min(area.x + area.w, dg.toDomXCoord(b));
+      if (x2 <= x1) continue;
+      const w = Math.max(1, x2 - x1);
+      ctx.fillStyle = colors.throttle;
+      ctx.fillRect(x1, area.y, w, area.h);
+      ctx.fillStyle = colors.throttleStrip;
+      ctx.fillRect(x1, area.y, w, 5);
+    }
+    ctx.restore();
+  }
+
+  /* A cap as `thermlog throttle` prints it: "1608 MHz of 2256 MHz". */
+  function fmtCap(minHz, maxHz) {
+    const mhz = (v) => (typeof v === 'number' ? (v / 1e6).toFixed(0) + ' MHz' : '–');
+    return typeof minHz === 'number' ? mhz(minHz) + ' of ' + mhz(maxHz) : 'unknown (counters only)';
+  }
+
+  /*
+   * The Throttling card from /api/v1/throttle?episodes=open: per domain of the last 24 hours,
+   * whether it is capped now (an open episode), its episodes, throttled time, share, deepest cap.
+   */
+  function renderThrottle(resp) {
+    const tbody = $('#throttle-table tbody');
+    const note = $('#throttle-note');
+    const card = $('#throttle-card');
+    const domains = asArray(resp, 'domains');
+    const open = new Map();
+    for (const e of asArray(resp, 'episodes')) if (!e.end) open.set(e.domain, e);
+    const from = Date.parse(resp.from) / 1000;
+    const to = Date.parse(resp.to) / 1000;
+    const total = domains.reduce((n, d) => n + d.episodes, 0);
+    card.dataset.episodes = total;
+    card.dataset.from = from;
+    card.dataset.to = to;
+    $('#throttle-table').hidden = domains.length === 0;
+    if (!domains.length) {
+      note.textContent = 'No frequency domain was throttled from ' + fmtTime(from) + ' to ' + fmtTime(to) + '.';
+      tbody.replaceChildren();
+      return;
+    }
+    note.textContent = 'Last 24 hours, ' + fmtTime(from) + ' to ' + fmtTime(to) + ': ' + intFmt.format(total) +
+      ' episode' + (total === 1 ? '' : 's') + ' in ' + domains.length + ' domain' + (domains.length === 1 ? '' : 's') +
+      '; ' + (open.size ? open.size + ' throttled now' : 'none throttled now') + '. Causes and zones: thermlog throttle, and red bands on History.';
+    tbody.replaceChildren(...domains.map((d) => {
+      const o = open.get(d.domain);
+      const now = o ? 'throttled since ' + fmtTime(Date.parse(o.start) / 1000) + ' (' + o.cause + (o.zone ? ', ' + o.zone : '') + ')' : 'not throttled';
+      return el('tr', { 'data-domain': d.domain, 'data-now': o ? 'throttled' : 'free' },
+        el('th', { scope: 'row', text: d.domain }),
+        el('td', { class: o ? 'bad' : '', 'data-label': 'Now', text: now }),
+        el('td', { class: 'num', 'data-label': 'Episodes', 'data-value': d.episodes, text: intFmt.format(d.episodes) }),
+        el('td', { class: 'num', 'data-label': 'Throttled', 'data-value': d.throttled_s, text: fmtDuration(d.throttled_s) }),
+        el('td', { class: 'num', 'data-label': 'Share', 'data-value': d.share, text: fmtPercent(d.share, 1) }),
+        el('td', { class: 'num', 'data-label': 'Deepest cap', text: fmtCap(d.min_hz, d.max_hz) }));
+    }));
+  }
+
+  /* The card from /api/v1/throttle (its default window: the last 24 hours, to now), open only. */
+  async function loadThrottleCard() {
+    try {
+      renderThrottle(await api('throttle', { episodes: 'open' }));
+    } catch (e) {
+      $('#throttle-note').textContent = 'Throttle episodes unavailable: ' + e.message;
+      $('#throttle-table').hidden = true;
+    }
+  }
+
   /* ---------- charts (dygraphs, loaded when first needed) ---------- */
 
   let dygraphsLoading = null;
@@ -807,6 +914,8 @@
     return {
       grid: css.getPropertyValue('--line').trim() || '#ddd',
       run: dark ? 'rgba(148, 163, 184, 0.16)' : 'rgba(100, 116, 139, 0.13)',
+      throttle: dark ? 'rgba(248, 113, 113, 0.10)' : 'rgba(220, 38, 38, 0.07)',
+      throttleStrip: dark ? 'rgba(248, 113, 113, 0.85)' : 'rgba(185, 28, 28, 0.8)',
       axis: css.getPropertyValue('--muted').trim() || '#666',
       palette: dark ?
         ['#fb923c', '#60a5fa', '#34d399', '#f472b6', '#facc15', '#a78bfa', '#f87171', '#2dd4bf', '#e879f9', '#fde68a', '#93c5fd', '#86efac', '#fca5a5', '#c4b5fd', '#67e8f9', '#d9f99d'] :
@@ -848,18 +957,21 @@
       fillAlpha: 0.2,
       highlightCircleSize: 3,
       // Runs as shaded columns behind the lines: [start, end] in ms.
-      underlayCallback: opts.runs && opts.runs.length ? (ctx, area, dg) => {
+      // Throttle episodes: red columns with a strip along the top (shadeThrottle).
+      underlayCallback: (opts.runs && opts.runs.length) || (opts.throttle && opts.throttle.length) ? (ctx, area, dg) => {
         ctx.save();
         ctx.fillStyle = colors.run;
-        for (const [a, b] of opts.runs) {
+        for (const [a, b] of opts.runs || []) {
           const x1 = Math.max(area.x, dg.toDomXCoord(a));
           const x2 = Math.min(area.x + area.w, dg.toDomXCoord(b));
           if (x2 > x1) ctx.fillRect(x1, area.y, Math.max(1, x2 - x1), area.h);
         }
         ctx.restore();
+        if (opts.throttle) shadeThrottle(ctx, area, dg, opts.throttle, colors);
       } : undefined,
       axes: {
-        y: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(1) + ' °C' : v), axisLabelWidth: narrow ? 30 : 44 },
+        // Load series share the left axis with the temperatures (both 0-100): a percent each.
+        y: { valueFormatter: (v, o, name) => (typeof v !== 'number' ? v : (opts.loads || []).includes(name) ? v.toFixed(1) + ' %' : v.toFixed(1) + ' °C'), axisLabelWidth: narrow ? 30 : 44 },
         y2: { valueFormatter: (v) => (typeof v === 'number' ? v.toFixed(2) + ' GHz' : v), axisLabelWidth: narrow ? 30 : 44, independentTicks: true, drawGrid: false },
         // A run's chart spans minutes: its ticks carry seconds ("16:10:30"), wider than 60 px.
         x: { valueFormatter: (ms) => fmtTime(ms / 1000, true), axisLabelWidth: opts.xLabelWidth || 60 },
@@ -869,13 +981,16 @@
     state.charts[id] = g;
     const axes = $('#' + id.replace('-chart', '-axes'));
     if (axes) axes.querySelector('[data-axis="y2"]').hidden = !y2;
+    g.thermlogLoads = opts.loads || [];
+    loadAxisTitle(id);
     return g;
   }
 
   function showSeries(k, on) {
-    for (const g of Object.values(state.charts)) {
+    for (const [id, g] of Object.entries(state.charts)) {
       const j = g.thermlogKeys.indexOf(k);
       if (j >= 0) g.setVisibility(j, on);
+      loadAxisTitle(id);
     }
   }
 
@@ -918,7 +1033,7 @@
     const legend = $('#history-legend');
     legend.textContent = 'Loading…';
     const showClocks = $('#show-clocks').checked;
-    const wanted = state.channels.filter((c) => isTemp(c) || (showClocks && isClock(c)));
+    const wanted = state.channels.filter((c) => isTemp(c) || (showClocks && isClock(c)) || isLoad(c));
     fillPeakSelect();
     if (!wanted.length) {
       notice(box, 'No temperature channels are stored yet.');
@@ -927,10 +1042,11 @@
     }
     let series;
     let runs;
+    let throttle;
     try {
-      // Runs shade the chart; without them (an older daemon) the chart still draws.
-      [, series, runs] = await Promise.all([loadDygraphs(), fetchSeries(wanted, CHART_POINTS),
-        api('runs', winParams()).catch(() => null)]);
+      // Runs and throttle episodes shade the chart; without them (an older daemon) it still draws.
+      [, series, runs, throttle] = await Promise.all([loadDygraphs(), fetchSeries(wanted, CHART_POINTS),
+        api('runs', winParams()).catch(() => null), api('throttle', winParams()).catch(() => null)]);
     } catch (e) {
       handleError(e, box);
       legend.textContent = '';
@@ -939,14 +1055,16 @@
     const labels = ['Time'];
     const keys = [];
     const clocks = [];
+    const loads = [];
     const cols = [];
     wanted.forEach((c) => {
       const pts = series.get(c.key) || [];
       if (!pts.length) return;
-      const name = c.label === c.key ? c.key : c.label;
+      const name = isLoad(c) ? loadSeriesName(c) : c.label === c.key ? c.key : c.label;
       labels.push(labels.includes(name) ? c.key : name);
       keys.push(c.key);
       if (isClock(c)) clocks.push(labels[labels.length - 1]);
+      if (isLoad(c)) loads.push(labels[labels.length - 1]);
       cols.push({ pts, scale: isClock(c) ? 1e-9 : 1 });
     });
     if (!cols.length) {
@@ -971,9 +1089,12 @@
     legend.textContent = '';
     const nowMs = Date.now();
     const spans = asArray(runs, 'runs').map((r) => [Date.parse(r.start), r.end ? Date.parse(r.end) : nowMs]).filter(([a, b]) => a <= b);
-    $('#history-runs').textContent = spans.length ? 'Grey columns are the ' + intFmt.format(spans.length) + ' runs that started in the window (Runs).' : '';
-    drawChart('history-chart', labels, data, { bars: true, clocks, keys, legend: 'history-legend', range: true, runs: spans });
+    const throttled = throttleSpans(throttle);
+    $('#history-runs').textContent = (spans.length ? 'Grey columns are the ' + intFmt.format(spans.length) + ' runs that started in the window (Runs). ' : '') +
+      (throttled.length ? 'Red columns with a red strip on top are the ' + intFmt.format(throttled.length) + ' throttle episodes of the window (Overview, Throttling).' : '');
+    drawChart('history-chart', labels, data, { bars: true, clocks, loads, keys, legend: 'history-legend', range: true, runs: spans, throttle: throttled });
     box.dataset.runs = spans.length;
+    box.dataset.throttle = throttled.length;
     renderSeriesList(keys, labels.slice(1));
     box.dataset.points = data.length;
   }

@@ -22,6 +22,8 @@
 #include "sim.h"
 #include "stats.h"
 #include "store.h"
+#include "throttle.h"
+#include "throttlescan.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -68,10 +70,12 @@ int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
 
 struct config *demo_config(const struct demo *demo, const char *interval) {
 	const char *root = sim_root(demo->sim);
-	// The runs socket lives in the demo's own tree, never at the service's runs.socket.
-	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\nruns:\n  socket: %s/%s\n%s",
-			       interval ? interval : DEMO_INTERVAL, root, root, DEMO_SOCKET,
-			       demo_yaml_text);
+	// The runs socket lives in the demo's own tree, never at the service's runs.socket; the
+	// load source reads the tree's proc/stat and debug/rknpu/load.
+	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\nprocfs_root: %s/proc\n"
+			       "debugfs_root: %s/debug\nruns:\n  socket: %s/%s\n%s",
+			       interval ? interval : DEMO_INTERVAL, root, root, root, root,
+			       DEMO_SOCKET, demo_yaml_text);
 	char *path = xasprintf("%s/thermlog-demo.yaml", root);
 	FILE *f = fopen(path, "we");
 	bool written = f && fputs(yaml, f) >= 0;
@@ -201,11 +205,24 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc < 0) {
 		return rc;
 	}
+	// The throttle episodes of the history, as the recorder tracks them live.
+	struct throttlescan *scan = throttlescan_create(sampler_root_fd(sampler));
+	struct throttle_tracker *tracker = throttle_tracker_create();
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
 	for (int64_t t = from; t <= to && rc == 0; t += 60) {
 		sim_write(demo->sim, t);
 		const struct channel *channels;
 		const struct reading *readings;
 		size_t n = sampler_read(sampler, 0, &channels, &readings);
+		throttlescan_read(scan, in);
+		in->ts = t;
+		throttle_tracker_update(tracker, in);
+		size_t n_eps;
+		struct throttle_episode *const *eps = throttle_tracker_episodes(tracker, &n_eps);
+		rc = n_eps > 0 ? store_throttle_put(store, eps, n_eps) : 0;
+		if (rc < 0) {
+			break;
+		}
 		struct cycle c = {.ts = t,
 				  .boot_id = boot_id && *boot_id ? boot_id : NULL,
 				  .clock = CLOCK_STATE_SYNCED,
@@ -215,6 +232,15 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 				  .channels_version = sampler_channels_version(sampler)};
 		rc = store_write_cycle(store, &c);
 		*last_ts = t;
+	}
+	throttle_tracker_destroy(tracker);
+	throttlescan_destroy(scan);
+	free(in);
+	// An episode the history ends in closes at its last minute; the live tracker opens a new
+	// one if the cap still holds, as after a restart.
+	int64_t closed = 0;
+	if (rc == 0) {
+		rc = store_throttle_close_open(store, &closed);
 	}
 	if (rc == 0) {
 		rc = backfill_runs(demo, store, from, now);
@@ -276,6 +302,7 @@ void demo_print_commands(const struct demo *demo, bool runs_served) {
 	buf_puts(&prefix, " --db ");
 	shell_quote(&prefix, db_path);
 	static const char *const examples[] = {"stats", "lifetime", "export --from -1h",
+					       "throttle --from -1d",
 					       "run --label try-it -- sleep 3"};
 	size_t n_examples = sizeof(examples) / sizeof(*examples) - (runs_served ? 0 : 1);
 	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");

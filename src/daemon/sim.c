@@ -26,10 +26,18 @@
 #define DAY_S     86400
 #define TAIL_WINS 8 // windows of past jobs still warming the board (4 h: > 15 time constants)
 
+/* Whole windows' counter sums from the boot on, filled as times are asked for. */
+struct sim_prefix {
+	int64_t w0;                 // the boot's window
+	struct window_sums *before; // before[i]: the sums of windows w0 .. w0 + i - 1
+	size_t n, cap;
+};
+
 struct sim {
 	char *root;
 	int fd;
 	uint64_t seed;
+	struct sim_prefix prefix;
 };
 
 /* splitmix64: a well-mixed hash of the seed and an event's coordinates. */
@@ -136,11 +144,79 @@ static const int64_t big_opp_khz[] = {408000,  600000,  816000,  1008000, 120000
 #define N_LITTLE (sizeof(little_opp_khz) / sizeof(little_opp_khz[0]))
 #define N_BIG    (sizeof(big_opp_khz) / sizeof(big_opp_khz[0]))
 
+/* The idle board's temperature at @t: 39 °C with a small daily swing. */
+static double idle_c(uint64_t seed, int64_t t) {
+	double phase = 2 * M_PI * unit(hash3(seed, 0, 'P'));
+	return 39.0 + 0.5 * sin(2 * M_PI * (double)(t % DAY_S) / DAY_S + phase);
+}
+
+/* --- throttling: the big cores' passive trip --- */
+
+#define BIG_STEP_K 2.0 // step_wise: one cooling state more per 2 K over the trip
+
+/* The big policies and their zones: policy4 under bigcore0-thermal, policy6 under bigcore1. */
+static const enum sim_zone big_zone[SIM_POLICY_COUNT] = {
+	[SIM_POLICY_BIG0] = SIM_ZONE_BIGCORE0, [SIM_POLICY_BIG1] = SIM_ZONE_BIGCORE1};
+
+/*
+ * When the job of window @w holds policy @p's cooling device at state s or deeper:
+ * [enter[s], leave[s]) for s = 1..SIM_COOL_STATES-1 (empty when enter == leave). The zone's
+ * response to its own job (the job's rise over the idle board at its start, without noise) is
+ * monotonic: rising during the job and falling after it, so each crossing is a closed form.
+ * The next job's intervals start at least 5 minutes after this one's end; they never overlap.
+ */
+struct cool_steps {
+	int64_t enter[SIM_COOL_STATES], leave[SIM_COOL_STATES];
+};
+
+static bool window_cooling(uint64_t seed, int64_t w, int p, struct cool_steps *out) {
+	memset(out, 0, sizeof(*out));
+	struct job job;
+	if (p == SIM_POLICY_LITTLE || !window_job(seed, w, &job)) {
+		return false;
+	}
+	int z = big_zone[p];
+	double tau = zone_model[z].tau_s;
+	double base = idle_c(seed, job.start) + zone_model[z].offset_c;
+	double rise = zone_model[z].rise_k * job.intensity;
+	double peak = rise * (1 - exp(-(double)SIM_JOB_S / tau)); // over base, at the job's end
+	bool any = false;
+	for (int st = 1; st < SIM_COOL_STATES; st++) {
+		double up = SIM_BIG_TRIP_MC / 1000.0 + (st - 1) * BIG_STEP_K - base;
+		double down = up - SIM_BIG_HYST_MC / 1000.0;
+		if (up >= peak || down <= 0) {
+			break;
+		}
+		// The first whole second at or over the step, and the first below it minus hyst.
+		out->enter[st] = job.start + (int64_t)ceil(-tau * log(1 - up / rise));
+		out->leave[st] = job.end + (int64_t)ceil(tau * log(peak / down));
+		out->enter[st] = out->enter[st] < job.end ? out->enter[st] : job.end - 1;
+		any = true;
+	}
+	return any;
+}
+
+/* The cooling state policy @p is at, at @t: from the jobs of @t's window and the one before. */
+static int cool_state_at(uint64_t seed, int p, int64_t t) {
+	int state = 0;
+	int64_t w_now = timefmt_floor_div(t, WINDOW_S);
+	for (int64_t w = w_now - 1; w <= w_now; w++) {
+		struct cool_steps c;
+		if (!window_cooling(seed, w, p, &c)) {
+			continue;
+		}
+		for (int st = 1; st < SIM_COOL_STATES; st++) {
+			state += t >= c.enter[st] && t < c.leave[st];
+		}
+	}
+	return state;
+}
+
+static void model_load(uint64_t seed, int64_t t, struct sim_state *out);
+
 void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 	memset(out, 0, sizeof(*out));
-	double phase = 2 * M_PI * unit(hash3(seed, 0, 'P'));
-	double daily = 0.5 * sin(2 * M_PI * (double)(t % DAY_S) / DAY_S + phase);
-	double idle = 39.0 + daily;
+	double idle = idle_c(seed, t);
 
 	double heat[SIM_ZONE_COUNT] = {0}, tc_heat = 0, cj_heat = 0;
 	int64_t w_now = timefmt_floor_div(t, WINDOW_S);
@@ -191,6 +267,17 @@ void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 		out->gpu_hz = 300000000LL;
 		out->dmc_hz = ((h >> 24) % 8) < 6 ? 528000000LL : 1068000000LL;
 	}
+	// The big cores' caps: each cooling state takes one OPP off the top (cpufreq_cooling).
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		size_t n = p == SIM_POLICY_LITTLE ? N_LITTLE : N_BIG;
+		const int64_t *opp = p == SIM_POLICY_LITTLE ? little_opp_khz : big_opp_khz;
+		out->cool_state[p] = cool_state_at(seed, p, t);
+		out->cap_khz[p] = opp[n - 1 - (size_t)out->cool_state[p]];
+		if (out->cpu_khz[p] > out->cap_khz[p]) {
+			out->cpu_khz[p] = out->cap_khz[p];
+		}
+	}
+	model_load(seed, t, out);
 
 	// SARADC: ch0/ch1 keys pulled up, ch2 the 5 V rail through 47k/10k (droops under load),
 	// ch3 headphone detect, ch4-7 unconnected pins near ground.
@@ -288,6 +375,132 @@ double sim_power_w(uint64_t seed, int64_t t) {
 		w += 2.4;
 	}
 	return w;
+}
+
+/* --- load: the CPUs' and the NPU cores' busy shares --- */
+
+/*
+ * What the workload of one window adds to each CPU's busy share, in whole percent, over an
+ * interval in whole seconds, so the ticks of proc/stat (1/100 s) are exact integer sums:
+ * loading the model keeps cpu4 busy and cpu5 half so, the NPU job feeds the big cores, saving
+ * the image is cpu6's, and the reranker tokenizes on the little cores.
+ */
+struct load_phase {
+	int64_t from, to;
+	int pct[SIM_CPUS];
+	bool rerank; // the reranker, whose model also runs on NPU core 2
+};
+
+#define MAX_PHASES 6 // model load, job, save, and up to three reranker runs
+
+/* The phases of window @w's runs: each lies in [w * WINDOW_S - 40, (w + 1) * WINDOW_S). */
+static size_t window_phases(uint64_t seed, int64_t w, struct load_phase *out) {
+	size_t n = 0;
+	struct sim_run run;
+	struct job job;
+	if (sdxl_run(seed, w, &run, &job)) {
+		out[n++] = (struct load_phase){
+			run.start, job.start, {8, 8, 8, 8, 85, 35, 5, 5}, false};
+		out[n++] = (struct load_phase){
+			job.start, job.end, {12, 12, 12, 12, 40, 40, 40, 40}, false};
+		out[n++] = (struct load_phase){job.end, run.end, {6, 6, 6, 6, 5, 5, 80, 30}, false};
+	}
+	for (int64_t k = w * (WINDOW_S / RERANK_SLOT_S); k < (w + 1) * (WINDOW_S / RERANK_SLOT_S);
+	     k++) {
+		if (rerank_run(seed, k, &run)) {
+			out[n++] = (struct load_phase){
+				run.start, run.end, {50, 50, 45, 45, 0, 20, 0, 0}, true};
+		}
+	}
+	return n;
+}
+
+/* Housekeeping: each CPU's busy share while window @w's workload is idle, %. */
+static void window_base(uint64_t seed, int64_t w, int pct[SIM_CPUS]) {
+	uint64_t h = hash3(seed, (uint64_t)w, 'L');
+	for (int c = 0; c < SIM_CPUS; c++) {
+		pct[c] = c == 0 ? 3 + (int)(h % 3) : c < 4 ? 1 + (int)((h >> (4 * c)) % 2) : 1;
+	}
+}
+
+static int64_t overlap_s(int64_t a, int64_t b, int64_t from, int64_t to) {
+	int64_t lo = a > from ? a : from, hi = b < to ? b : to;
+	return hi > lo ? hi - lo : 0;
+}
+
+/*
+ * What window @w contributes to the counters over [@from, @to): each CPU's busy ticks (percent
+ * times seconds) and each policy's seconds at cooling state s or deeper (s = 1..).
+ */
+struct window_sums {
+	int64_t busy[SIM_CPUS];
+	int64_t deep_s[SIM_POLICY_COUNT][SIM_COOL_STATES];
+};
+
+static void window_sums(uint64_t seed, int64_t w, int64_t from, int64_t to,
+			struct window_sums *out) {
+	memset(out, 0, sizeof(*out));
+	int base[SIM_CPUS];
+	window_base(seed, w, base);
+	int64_t idle_s = overlap_s(w * WINDOW_S, (w + 1) * WINDOW_S, from, to);
+	struct load_phase ph[MAX_PHASES];
+	size_t n = window_phases(seed, w, ph);
+	for (int c = 0; c < SIM_CPUS; c++) {
+		out->busy[c] = base[c] * idle_s;
+		for (size_t i = 0; i < n; i++) {
+			out->busy[c] += ph[i].pct[c] * overlap_s(ph[i].from, ph[i].to, from, to);
+		}
+	}
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		struct cool_steps cs;
+		if (!window_cooling(seed, w, p, &cs)) {
+			continue;
+		}
+		for (int st = 1; st < SIM_COOL_STATES; st++) {
+			out->deep_s[p][st] = overlap_s(cs.enter[st], cs.leave[st], from, to);
+		}
+	}
+}
+
+static void sums_add(struct window_sums *to, const struct window_sums *x) {
+	for (int c = 0; c < SIM_CPUS; c++) {
+		to->busy[c] += x->busy[c];
+	}
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		for (int st = 0; st < SIM_COOL_STATES; st++) {
+			to->deep_s[p][st] += x->deep_s[p][st];
+		}
+	}
+}
+
+static void model_load(uint64_t seed, int64_t t, struct sim_state *out) {
+	int64_t w_now = timefmt_floor_div(t, WINDOW_S);
+	window_base(seed, w_now, out->cpu_busy_pct);
+	bool rerank = false;
+	for (int64_t w = w_now - 1; w <= w_now + 1; w++) {
+		struct load_phase ph[MAX_PHASES];
+		size_t n = window_phases(seed, w, ph);
+		for (size_t i = 0; i < n; i++) {
+			if (t < ph[i].from || t >= ph[i].to) {
+				continue;
+			}
+			rerank = rerank || ph[i].rerank;
+			for (int c = 0; c < SIM_CPUS; c++) {
+				out->cpu_busy_pct[c] += ph[i].pct[c];
+			}
+		}
+	}
+	// The driver's own load window: a snapshot that wanders a little around the job's split.
+	uint64_t h = hash3(seed, (uint64_t)t, 'N');
+	if (out->npu_busy) {
+		out->npu_load_pct[0] = 80 + (int)(h % 15);
+		out->npu_load_pct[1] = 76 + (int)((h >> 8) % 15);
+		out->npu_load_pct[2] = 38 + (int)((h >> 16) % 20);
+	}
+	if (rerank) { // the reranker's small model runs on core 2
+		out->npu_load_pct[2] += 30 + (int)((h >> 24) % 10);
+		out->npu_load_pct[2] = out->npu_load_pct[2] > 100 ? 100 : out->npu_load_pct[2];
+	}
 }
 
 /* --- the tree --- */
@@ -423,6 +636,34 @@ static int build_thermal(struct sim *sim) {
 	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_trip_point", "0\n");
 	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_weight", "0\n");
 	err |= link_to(sim, "../cooling_device4", "devices/virtual/thermal/thermal_zone0/cdev0");
+	// The big-core zones: a passive trip the NPU jobs cross (lowered from mainline's 75 °C, as
+	// the fan's is, so the demo throttles), the critical one, and each zone's cpufreq cooling
+	// device bound at the passive trip (policy4's cooling_device1, policy6's cooling_device2).
+	for (int z = SIM_ZONE_BIGCORE0; z <= SIM_ZONE_BIGCORE1; z++) {
+		static const struct {
+			int temp;
+			const char *type;
+		} big_trips[] = {{SIM_BIG_TRIP_MC, "passive"}, {115000, "critical"}};
+		for (int i = 0; i < 2; i++) {
+			snprintf(p, sizeof(p),
+				 "devices/virtual/thermal/thermal_zone%d/trip_point_%d_temp", z, i);
+			err |= putf(sim, p, "%d\n", big_trips[i].temp);
+			snprintf(p, sizeof(p),
+				 "devices/virtual/thermal/thermal_zone%d/trip_point_%d_type", z, i);
+			err |= putf(sim, p, "%s\n", big_trips[i].type);
+			snprintf(p, sizeof(p),
+				 "devices/virtual/thermal/thermal_zone%d/trip_point_%d_hyst", z, i);
+			err |= putf(sim, p, "%d\n", SIM_BIG_HYST_MC);
+		}
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/cdev0_trip_point",
+			 z);
+		err |= putf(sim, p, "0\n");
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/cdev0_weight", z);
+		err |= putf(sim, p, "1024\n");
+		snprintf(t, sizeof(t), "../cooling_device%d", z); // zone 1 -> cdev1, 2 -> cdev2
+		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/cdev0", z);
+		err |= link_to(sim, t, p);
+	}
 	for (size_t c = 0; c < N_COOLING; c++) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%zu", c);
 		snprintf(t, sizeof(t), "%s/type", p);
@@ -576,11 +817,137 @@ static int build_hwmon(struct sim *sim) {
 	return err;
 }
 
+/* The counters' sums from the boot to @t: whole windows from the prefix, the last three cut. */
+static void counter_sums(struct sim *sim, int64_t t, struct window_sums *out) {
+	struct sim_prefix *pf = &sim->prefix;
+	int64_t boot = pf->w0 * WINDOW_S, w_now = timefmt_floor_div(t, WINDOW_S);
+	memset(out, 0, sizeof(*out));
+	if (w_now - 1 > pf->w0) {
+		size_t need = (size_t)(w_now - 1 - pf->w0); // windows w0 .. w_now - 2 are whole
+		if (need + 1 > pf->cap) {
+			pf->cap = need + 1 > 2 * pf->cap ? need + 1 : 2 * pf->cap;
+			pf->before = xrealloc(pf->before, pf->cap * sizeof(*pf->before));
+		}
+		if (pf->n == 0) {
+			memset(&pf->before[0], 0, sizeof(pf->before[0]));
+			pf->n = 1;
+		}
+		for (; pf->n <= need; pf->n++) {
+			struct window_sums ws;
+			window_sums(sim->seed, pf->w0 + (int64_t)pf->n - 1, boot, INT64_MAX, &ws);
+			pf->before[pf->n] = pf->before[pf->n - 1];
+			sums_add(&pf->before[pf->n], &ws);
+		}
+		*out = pf->before[need];
+	}
+	for (int64_t w = w_now - 1; w <= w_now + 1; w++) {
+		if (w >= pf->w0) {
+			struct window_sums ws;
+			window_sums(sim->seed, w, boot, t, &ws);
+			sums_add(out, &ws);
+		}
+	}
+}
+
+/* proc/stat: each CPU's ticks since the boot, its busy ones split as a kernel's would be. */
+static int write_stat(struct sim *sim, int64_t t, const struct window_sums *sums) {
+	int64_t up = t - sim->prefix.w0 * WINDOW_S;
+	int64_t total = up > 0 ? 100 * up : 0;
+	int64_t f[SIM_CPUS + 1][7] = {{0}}; // user system idle iowait irq softirq; all CPUs first
+	for (int c = 0; c < SIM_CPUS; c++) {
+		int64_t busy = sums->busy[c], *x = f[c + 1];
+		x[1] = busy / 5;                  // system
+		x[4] = busy / 50;                 // irq
+		x[5] = busy / 40;                 // softirq
+		x[0] = busy - x[1] - x[4] - x[5]; // user
+		x[3] = total / 400;               // iowait
+		x[2] = total - busy - x[3];       // idle
+		for (int k = 0; k < 6; k++) {
+			f[0][k] += x[k];
+		}
+	}
+	char text[2048];
+	size_t len = 0;
+	for (int c = 0; c <= SIM_CPUS; c++) {
+		char name[8];
+		snprintf(name, sizeof(name), c ? "cpu%d" : "cpu ", c - 1);
+		const int64_t *x = f[c];
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"%s %lld 0 %lld %lld %lld %lld %lld 0 0 0\n", name,
+					(long long)x[0], (long long)x[1], (long long)x[2],
+					(long long)x[3], (long long)x[4], (long long)x[5]);
+	}
+	len += (size_t)snprintf(text + len, sizeof(text) - len,
+				"intr 0\nctxt %lld\nbtime %lld\nprocesses %lld\nprocs_running 1\n"
+				"procs_blocked 0\nsoftirq 0\n",
+				(long long)(total * 3), (long long)(sim->prefix.w0 * WINDOW_S),
+				(long long)(up > 0 ? up / 7 : 0));
+	int err = put(sim->fd, "proc/stat", 0444, text, len);
+	if (err == -ENOENT) {
+		err = mkdirs(sim->fd, "proc");
+		err = err ? err : put(sim->fd, "proc/stat", 0444, text, len);
+	}
+	return err;
+}
+
+/* The cpufreq and devfreq cooling devices' stats/time_in_state_ms, from the boot. */
+static int write_cooling_stats(struct sim *sim, int64_t t, const struct window_sums *sums) {
+	int64_t up_ms = 1000 * (t > sim->prefix.w0 * WINDOW_S ? t - sim->prefix.w0 * WINDOW_S : 0);
+	int err = 0;
+	for (size_t c = 0; c < N_COOLING && err == 0; c++) {
+		if (c == FAN_CDEV) {
+			continue;
+		}
+		// cooling_device0-2 are policy0, 4 and 6's; the GPU's never leaves state 0
+		const int64_t *deep = c < SIM_POLICY_COUNT ? sums->deep_s[c] : NULL;
+		char text[512], p[128];
+		size_t len = 0;
+		for (int st = 0; st <= cooling_max[c]; st++) {
+			int64_t here = 0;
+			if (st == 0) {
+				here = up_ms - (deep ? 1000 * deep[1] : 0);
+			} else if (deep && st < SIM_COOL_STATES) {
+				int64_t deeper = st + 1 < SIM_COOL_STATES ? deep[st + 1] : 0;
+				here = 1000 * (deep[st] - deeper);
+			}
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "state%d\t%lld\n",
+						st, (long long)here);
+		}
+		snprintf(p, sizeof(p),
+			 "devices/virtual/thermal/cooling_device%zu/stats/time_in_state_ms", c);
+		err = put(sim->fd, p, 0444, text, len);
+		if (err == -ENOENT) {
+			*strrchr(p, '/') = '\0';
+			err = mkdirs(sim->fd, p);
+			snprintf(p, sizeof(p),
+				 "devices/virtual/thermal/cooling_device%zu/stats/time_in_state_ms",
+				 c);
+			err = err ? err : put(sim->fd, p, 0444, text, len);
+		}
+	}
+	return err;
+}
+
 int sim_write(struct sim *sim, int64_t t) {
 	struct sim_state s;
 	char p[512];
 	int err = 0;
 	sim_model(sim->seed, t, &s);
+	struct window_sums sums;
+	counter_sums(sim, t, &sums);
+	err = write_stat(sim, t, &sums);
+	err = err ? err : write_cooling_stats(sim, t, &sums);
+	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
+		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/scaling_max_freq",
+			 policy_cpu[i]);
+		err = err ? err : putf(sim, p, "%lld\n", (long long)s.cap_khz[i]);
+		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%d/cur_state", i);
+		err = err ? err : putf(sim, p, "%d\n", s.cool_state[i]);
+	}
+	err = err ? err
+		  : putf(sim, "debug/rknpu/load",
+			 "NPU load:  Core0: %3d%%, Core1: %3d%%, Core2: %3d%%,\n",
+			 s.npu_load_pct[0], s.npu_load_pct[1], s.npu_load_pct[2]);
 	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/temp", z);
 		err = err ? err : putf(sim, p, "%d\n", (int)s.zone_mc[z]);
@@ -626,6 +993,7 @@ struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
 	struct sim *sim = xcalloc(1, sizeof(*sim));
 	sim->seed = seed;
 	sim->fd = -1;
+	sim->prefix.w0 = timefmt_floor_div(t, WINDOW_S) - 8 * DAY_S / WINDOW_S; // the boot
 	sim->root = xasprintf("%s/thermlog-sim.XXXXXX", parent);
 	if (!mkdtemp(sim->root)) {
 		log_errno("could not create the simulated sysfs tree in %s", parent);
@@ -674,6 +1042,7 @@ void sim_destroy(struct sim *sim) {
 	if (nftw(sim->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0) {
 		log_errno("could not remove %s", sim->root);
 	}
+	free(sim->prefix.before);
 	free(sim->root);
 	free(sim);
 }

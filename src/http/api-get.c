@@ -365,10 +365,21 @@ void api_handle_stats(struct request *r) {
 }
 
 void api_handle_throttle(struct request *r) {
-	static const struct param_spec specs[] = {
-		{"from", false}, {"to", false}, {"domain", false}, {NULL, false}};
+	static const struct param_spec specs[] = {{"from", false},
+						  {"to", false},
+						  {"domain", false},
+						  {"episodes", false},
+						  {NULL, false}};
 	int64_t from, to;
 	if (!api_check_params(r, specs) || !api_param_window(r, &from, &to)) {
+		return;
+	}
+	// episodes=open lists only the episodes still open (the dashboard's "throttled now");
+	// the domains' totals are the window's either way.
+	const char *which = api_param(r, "episodes");
+	if (which && strcmp(which, "all") != 0 && strcmp(which, "open") != 0) {
+		api_respond_error(r->resp, 400, "episodes",
+				  "parameter 'episodes' must be all or open, not '%s'", which);
 		return;
 	}
 	struct throttle_report report;
@@ -378,6 +389,9 @@ void api_handle_throttle(struct request *r) {
 	if (rc == 0) {
 		struct json j;
 		json_init(&j, &r->resp->body, false);
+		if (which && strcmp(which, "open") == 0) {
+			throttle_report_keep_open(&report);
+		}
 		throttle_report_write_json(&report, &j);
 		throttle_report_finish(&report);
 	}

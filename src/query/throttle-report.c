@@ -201,6 +201,16 @@ static void write_episode(struct json *j, const struct throttle_episode *ep) {
 	json_object_end(j);
 }
 
+void throttle_report_keep_open(struct throttle_report *r) {
+	size_t kept = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->episodes[i].end == 0) {
+			r->episodes[kept++] = r->episodes[i];
+		}
+	}
+	r->n = kept;
+}
+
 void throttle_report_write_json(const struct throttle_report *r, struct json *j) {
 	json_object_begin(j);
 	write_time(j, "from", r->from);

@@ -317,6 +317,124 @@ async function seriesChoice(ctx, channels) {
   await page.close();
 }
 
+/*
+ * Throttling: the Overview card shows each domain of the page's own /api/v1/throttle answer
+ * (the demo's big cores, throttled by its sdxl-image runs), History shades the episodes of the
+ * window in red, distinct from the runs' grey, and offers the load channels as series.
+ */
+async function throttleViews(ctx, win) {
+  const page = await ctx.newPage();
+  let seen = null;
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.endsWith('/api/v1/throttle') && u.searchParams.get('episodes') === 'open' && r.status() === 200) seen = r.json();
+  });
+  await page.goto(base + '#overview');
+  await waitReady(page, 'overview');
+  await page.waitForSelector('#throttle-card[data-episodes]', { state: 'attached' });
+  const answer = seen ? await seen : null;
+  ok(answer, 'the Overview asked /api/v1/throttle?episodes=open');
+  const rows = await page.$$eval('#throttle-table tbody tr', (trs) => trs.map((tr) => {
+    const v = {};
+    for (const td of tr.querySelectorAll('td[data-label]')) v[td.dataset.label] = { value: td.dataset.value, text: td.textContent };
+    return { domain: tr.dataset.domain, now: tr.dataset.now, v };
+  }));
+  const doms = answer ? answer.domains : [];
+  // A day of the demo has busy 4-hour blocks but for about 1 in 64: then the card says so.
+  if (doms.length === 0) {
+    const note = await page.textContent('#throttle-note');
+    ok(/No frequency domain was throttled/.test(note), 'a day without throttling says so', note);
+  } else {
+    ok(doms.length === 2 && doms.every((d) => /^cpufreq\/policy[46]$/.test(d.domain) && d.episodes >= 1),
+      'the demo throttled both big-core policies in the last 24 hours', doms);
+  }
+  const diffs = [];
+  for (const d of doms) {
+    const r = rows.find((x) => x.domain === d.domain);
+    if (!r) {
+      diffs.push(d.domain + ': no row');
+      continue;
+    }
+    const mhz = (v) => (v / 1e6).toFixed(0) + ' MHz';
+    if (r.v.Episodes.value !== String(d.episodes)) diffs.push(d.domain + ' episodes ' + r.v.Episodes.value);
+    if (r.v.Throttled.value !== String(d.throttled_s)) diffs.push(d.domain + ' throttled ' + r.v.Throttled.value);
+    if (r.v.Share.value !== String(d.share) || r.v.Share.text !== (d.share * 100).toFixed(1) + ' %') diffs.push(d.domain + ' share ' + r.v.Share.text);
+    if (r.v['Deepest cap'].text !== mhz(d.min_hz) + ' of ' + mhz(d.max_hz)) diffs.push(d.domain + ' cap ' + r.v['Deepest cap'].text);
+    const open = answer.episodes.find((e) => e.domain === d.domain && !e.end);
+    if ((r.now === 'throttled') !== !!open || (open && !r.v.Now.text.includes(open.cause))) diffs.push(d.domain + ' now ' + r.v.Now.text);
+  }
+  ok(rows.length === doms.length && diffs.length === 0, 'the Throttling card shows each domain as the API answered: episodes, throttled time, share, deepest cap, now', { diffs, rows });
+
+  // History over a pinned window: the episodes shaded, red on top where runs are grey (the
+  // week before it when its day had no episode).
+  let q = '?from=' + win.from + '&to=' + win.to;
+  let eps = (await getJson('/api/v1/throttle' + q)).episodes;
+  if (eps.length === 0) {
+    win = { from: win.to - 7 * 86400, to: win.to };
+    q = '?from=' + win.from + '&to=' + win.to;
+    eps = (await getJson('/api/v1/throttle' + q)).episodes;
+  }
+  const runs = (await getJson('/api/v1/runs' + q)).runs;
+  await page.goto(base + q + '#history');
+  await waitReady(page, 'history');
+  await page.waitForSelector('#history-chart[data-throttle]', { state: 'attached' });
+  const shaded = await page.$eval('#history-chart', (b) => Number(b.dataset.throttle));
+  ok(eps.length >= 2 && shaded === eps.length, 'History shades every throttle episode of the window (' + shaded + ' of ' + eps.length + ')');
+  const inside = (t, list) => list.some((x) => Date.parse(x.start) <= t && t < Date.parse(x.end || x.last_seen));
+  const e0 = eps.find((e) => e.end && Date.parse(e.start) > win.from * 1000);
+  // The longest reranker run outside every episode: its grey column is about a pixel wide.
+  const span = (r) => Date.parse(r.end) - Date.parse(r.start);
+  const runOnly = runs.filter((r) => r.label === 'reranker' && r.end && !inside((Date.parse(r.start) + Date.parse(r.end)) / 2, eps))
+    .sort((a, b) => span(b) - span(a))[0];
+  const px = await page.evaluate(([a, b]) => {
+    const g = window.thermlogCharts['history-chart'];
+    const area = g.getArea();
+    const c = g.hidden_;
+    const ratio = c.width / c.getBoundingClientRect().width;
+    // One readback of the row 2 px under the top of the plot (more would warn in the console).
+    const row = c.getContext('2d').getImageData(0, Math.round((area.y + 2) * ratio), c.width, 1).data;
+    const at = (ms) => {
+      const x = Math.round(g.toDomXCoord(ms) * ratio);
+      return [row[4 * x], row[4 * x + 1], row[4 * x + 2], row[4 * x + 3]];
+    };
+    return { throttle: at(a), run: at(b) };
+  }, [e0 ? (Date.parse(e0.start) + Date.parse(e0.end)) / 2 : 0, runOnly ? (Date.parse(runOnly.start) + Date.parse(runOnly.end)) / 2 : 0]);
+  const [r1, g1, b1, a1] = px.throttle;
+  const [r2, g2, b2, a2] = px.run;
+  ok(e0 && a1 > 100 && r1 > g1 + 60 && r1 > b1 + 60, 'an episode is a red strip along the top of the chart', px.throttle);
+  ok(runOnly && a2 > 0 && b2 >= r2 && !(r2 > g2 + 60), "a run without throttling stays grey there: the two shadings differ", px.run);
+  const note = await page.textContent('#history-runs');
+  ok(note.includes(eps.length + ' throttle episodes'), 'the note under the title counts the episodes', note);
+
+  // Load: each CPU (with its cluster) and NPU core is a series to choose, in percent.
+  await page.evaluate(() => localStorage.removeItem('thermlog.series'));
+  await page.click('#series-choice summary');
+  const loadInputs = await page.$$eval('#series-list input[data-key^="load/"]', (is) => is.map((i) => ({
+    key: i.dataset.key, checked: i.checked, label: i.closest('label').textContent })));
+  const want = ['load/cpu', 'load/cpu0', 'load/cpu4', 'load/cpu6', 'load/rknpu/core0', 'load/rknpu/core1', 'load/rknpu/core2'];
+  ok(want.every((k) => loadInputs.some((i) => i.key === k)) && loadInputs.every((i) => !i.checked),
+    'History offers the load channels as series, off by default', loadInputs);
+  const l4 = loadInputs.find((i) => i.key === 'load/cpu4');
+  const n0 = loadInputs.find((i) => i.key === 'load/rknpu/core0');
+  ok(l4 && l4.label === 'cpu4 load (CPU 4-5)' && n0 && n0.label === 'NPU core 0 load', 'a CPU\'s series names its cluster; an NPU core\'s its core', [l4, n0]);
+  const titleBefore = await page.textContent('#history-axes [data-axis="y"]');
+  ok(!/load/.test(titleBefore), 'without a load series the left axis is the temperatures\'', titleBefore);
+  await page.check('#series-list input[data-key="load/cpu4"]');
+  await page.check('#series-list input[data-key="load/rknpu/core0"]');
+  const chosen = await page.evaluate(() => {
+    const g = window.thermlogCharts['history-chart'];
+    const vis = g.visibility();
+    const i4 = g.thermlogKeys.indexOf('load/cpu4');
+    const fmt = g.getOptionForAxis('valueFormatter', 'y');
+    return { cpu4: vis[i4], npu: vis[g.thermlogKeys.indexOf('load/rknpu/core0')], text: fmt(41, null, g.getLabels()[i4 + 1]), temp: fmt(61, null, g.getLabels()[1]),
+      axis: document.querySelector('#history-axes [data-axis="y"]').textContent };
+  });
+  ok(chosen.cpu4 && chosen.npu && chosen.text === '41.0 %' && chosen.temp === '61.0 °C' && /load \(%\)/.test(chosen.axis),
+    'chosen, the load series draw on the left axis in percent', chosen);
+  await page.evaluate(() => localStorage.removeItem('thermlog.series'));
+  await page.close();
+}
+
 /* The window lives in the URL: a bookmark of a view opens it on the same window. */
 async function bookmarkedWindow(ctx) {
   const page = await ctx.newPage();
@@ -631,7 +749,10 @@ async function main() {
     const dygraphs = transfer.filter((e) => /dygraph/.test(e.name)).reduce((s, e) => s + e.size, 0);
     for (const e of transfer) diag('  ' + String(e.size).padStart(7) + ' B  ' + e.name.replace(base, '/'));
     diag('first view: ' + transfer.length + ' requests, ' + total + ' bytes transferred (headers included), ' + dygraphs + ' of them dygraphs');
-    ok(total - dygraphs < 100 * 1024, 'first view transfers under 100 KB without dygraphs (' + (total - dygraphs) + ' B)');
+    // The assets and a share per channel (its listing, statistics, latest value, sparkline):
+    // the demo's 36 channels, load included, come to about 100 KB.
+    const budget = 60 * 1024 + 1536 * channels.length;
+    ok(total - dygraphs < budget, 'first view transfers under ' + (budget / 1024).toFixed(0) + ' KB without dygraphs (' + (total - dygraphs) + ' B, ' + channels.length + ' channels)');
 
     // ---- statistics: same numbers as /api/v1/stats for the same window ----
     async function checkStats(label) {
@@ -765,6 +886,7 @@ async function main() {
 
     // ---- runs: per label what /api/v1/runs/stats says, the list, a run's page, History shaded ----
     await runsViews(ctx, pinned);
+    await throttleViews(ctx, pinned);
 
     // ---- lifetime shows the demo capacitor ----
     await gotoView(page, 'lifetime');

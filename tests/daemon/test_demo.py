@@ -62,6 +62,42 @@ def run(tap):
         tap.ok(all(7 < w < 11 for w in per_s), "an sdxl-image run draws 7-11 W on average (%.2f-%.2f)"
                % (min(per_s), max(per_s)))
         tap.ok(all(r[6] and 35 < r[6] < 90 for r in runs), "peak temperatures are kept")
+        # Load: the simulated board's CPUs (its proc/stat) and NPU cores (its debug/rknpu/load).
+        load_keys = ({"load/cpu"} | {"load/cpu%d" % c for c in range(8)} |
+                     {"load/rknpu/core%d" % c for c in range(3)})
+        tap.ok(load_keys <= keys, "load channels of the 8 CPUs and the 3 NPU cores",
+               sorted(load_keys - keys))
+        # Throttling: each sdxl-image run of the history takes both big-core zones over their
+        # passive trip; each big policy's episode starts inside the run and ends within two
+        # minutes of its end (one-minute cycles), capped below 2256 MHz, cause thermal.
+        eps = query(db, "SELECT domain, start_ts, end_ts, min_hz, max_hz, cause, zone, "
+                    "trip_temp_mc, cooling, stuck FROM throttle_episodes")
+        tap.ok(eps and {e[0] for e in eps} == {"cpufreq/policy4", "cpufreq/policy6"},
+               "%d throttle episodes in the history, of the big-core policies" % len(eps),
+               sorted({e[0] for e in eps}))
+        ended = query(db, "SELECT start_ms / 1000, end_ms / 1000 FROM runs WHERE label = "
+                      "'sdxl-image' AND status != 'running' ORDER BY start_ms")
+        last_cycle = synced[-1]
+        inside = [r for r in ended if r[1] + 180 < last_cycle]
+        missed = []
+        for rs, re_ in inside:
+            for dom in ("cpufreq/policy4", "cpufreq/policy6"):
+                mine = [e for e in eps if e[0] == dom and rs <= e[1] <= re_]
+                if not (len(mine) == 1 and mine[0][2] is not None and
+                        re_ - 300 <= mine[0][2] <= re_ + 120 and mine[0][5] == "thermal" and
+                        mine[0][3] < mine[0][4] == 2256000000 and not mine[0][9]):
+                    missed.append((rs, re_, dom, mine))
+        tap.ok(len(inside) >= 80 and not missed,
+               "each of %d sdxl-image runs has one thermal episode per big policy, pinned to "
+               "the run" % len(inside), missed[:3])
+        outside = [e for e in eps if not any(rs <= e[1] <= re_ for rs, re_ in ended)]
+        tap.ok(not outside, "and no episode starts outside an sdxl-image run", outside[:3])
+        zones = {e[6] for e in eps}
+        tap.ok(zones <= {"bigcore0-thermal", "bigcore1-thermal"} and
+               {e[7] for e in eps} == {60000} and
+               all("cpufreq-cpu4" in e[8] or "cpufreq-cpu6" in e[8] for e in eps),
+               "explained by a big-core zone's 60 °C passive trip and its cooling device",
+               (zones, {e[7] for e in eps}, {e[8] for e in eps}))
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/status" % port, timeout=10) as r:
                 status = json.load(r)
@@ -70,6 +106,33 @@ def run(tap):
                    status.get("board"))
         except Exception as e:
             tap.ok(False, "the HTTP API answers: %s" % e)
+        # The API over one run's window: its episodes, and the load of its NPU job's minutes.
+        try:
+            base = "http://127.0.0.1:%d" % port
+            rs, re_ = inside[-1]
+            with urllib.request.urlopen(base + "/api/v1/throttle?from=%d&to=%d" % (rs, re_),
+                                        timeout=10) as r:
+                th = json.load(r)
+            doms = {d["domain"]: d for d in th["domains"]}
+            e4 = [e for e in th["episodes"] if e["domain"] == "cpufreq/policy4"]
+            tap.ok(set(doms) == {"cpufreq/policy4", "cpufreq/policy6"} and len(e4) == 1 and
+                   e4[0]["cause"] == "thermal" and e4[0]["trip_temp_c"] == 60 and
+                   e4[0]["cooling"][0]["type"] == "cpufreq-cpu4" and
+                   e4[0]["min_hz"] < e4[0]["max_hz"] and
+                   0.5 < doms["cpufreq/policy4"]["share"] < 1,
+                   "/api/v1/throttle over an sdxl-image run: its thermal episodes", th)
+            # Ten minutes into the run the NPU job runs; it ends 15-60 s before the run does.
+            q = ("/api/v1/stats?from=%d&to=%d&channel=load/cpu4&channel=load/cpu0"
+                 "&channel=load/rknpu/core0" % (rs + 600, re_ - 120))
+            with urllib.request.urlopen(base + q, timeout=10) as r:
+                st = {c["key"]: c for c in json.load(r)["channels"]}
+            c4, c0, n0 = (st.get(k, {}) for k in ("load/cpu4", "load/cpu0", "load/rknpu/core0"))
+            tap.ok(c4.get("min") == c4.get("max") == 41 and 12 < c0.get("min", 0) and
+                   c0.get("max", 100) < 70 and n0.get("min", 0) >= 80,
+                   "the NPU job loads cpu4 41 %, the little cores less, NPU core 0 over 80 %",
+                   {k: (v.get("min"), v.get("max")) for k, v in st.items()})
+        except Exception as e:
+            tap.ok(False, "throttle and load over HTTP: %r" % e)
         # The backfill's last 3 hours of runs are replayed with fast samples; a run's chart
         # gets every stride-th of them.
         try:

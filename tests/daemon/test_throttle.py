@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -193,6 +194,12 @@ def run(tap):
         tap.ok(opened and opened[0][2] is None, "an open episode appears", opened)
         during = wait_for(lambda: throttled_metric(port) == "1" or None, 10)
         tap.ok(during, "thermlog_throttled 1 during it")
+        # episodes=open: the dashboard's "throttled now", the open episode alone
+        now = json.loads(http(port, "/api/v1/throttle?from=%d&to=%d&episodes=open"
+                              % (before_cap - 60, seen_open + 3600)))
+        tap.ok([(e["domain"], e["end"]) for e in now["episodes"]] == [(DOMAIN, None)] and
+               [x["domain"] for x in now["domains"]] == [DOMAIN],
+               "?episodes=open lists the open episode and its domain", now)
         time.sleep(10)
         before_release = last_cycle(db)
         write(root, POLICY6, "2256000\n")
@@ -230,6 +237,16 @@ def run(tap):
         tap.ok(p.returncode == 0 and p.stdout == api, "thermlog throttle --json = GET "
                "/api/v1/throttle", "cli %r\napi %r" % (p.stdout, api))
         j = json.loads(api)
+        shut = json.loads(http(port, "/api/v1/throttle?from=%s&to=%s&episodes=open" % (frm, to)))
+        tap.ok(shut["episodes"] == [] and shut["domains"] == j["domains"],
+               "once closed, ?episodes=open lists none; the domains' totals are the same", shut)
+        try:
+            http(port, "/api/v1/throttle?episodes=closed")
+            code, body = 200, ""
+        except urllib.error.HTTPError as e:
+            code, body = e.code, e.read().decode()
+        tap.ok(code == 400 and "'episodes' must be all or open" in body,
+               "?episodes=closed is a 400 naming the parameter", (code, body))
         ep = [e for e in j["episodes"] if e["domain"] == DOMAIN]
         dom = [x for x in j["domains"] if x["domain"] == DOMAIN]
         tap.ok(len(ep) == 1 and ep[0]["min_hz"] == 1416000000 and ep[0]["cause"] == "thermal"

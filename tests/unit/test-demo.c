@@ -16,6 +16,7 @@
 #include "sim.h"
 #include "store.h"
 #include "test.h"
+#include "throttle.h"
 #include "xalloc.h"
 
 #define T0   1787000000LL // 2026-08-17
@@ -133,6 +134,72 @@ static int check_run(void *ctx, const struct store_run *run) {
 	return 0;
 }
 
+/*
+ * The backfill's throttle episodes are the model's caps on its one-minute grid: an episode of
+ * policy4 per run of throttled minutes, from its first minute to the first minute released, and
+ * the one the week ends in closed at its last minute. The sampler has the load channels.
+ */
+static void test_backfill_throttle(struct demo *demo, struct store *store, struct sampler *sampler,
+				   int64_t now) {
+	int64_t from = (now - WEEK) / 60 * 60, to = (now - 1) / 60 * 60;
+	struct {
+		int64_t start, end;
+	} want[400];
+	size_t n_want = 0;
+	bool was = false;
+	for (int64_t t = from; t <= to && n_want < 400; t += 60) {
+		struct sim_state s;
+		sim_model(SEED, t, &s);
+		bool capped = s.cool_state[SIM_POLICY_BIG0] > 0;
+		if (capped && !was) {
+			want[n_want].start = t;
+			want[n_want].end = to; // closed at its last minute if the week ends in it
+		} else if (!capped && was) {
+			want[n_want++].end = t;
+		}
+		was = capped;
+	}
+	n_want += was;
+	struct throttle_episode *eps = NULL;
+	size_t n = 0;
+	ok(store_throttle_list(store, from, to, &eps, &n) == 0, "the backfill's episodes read");
+	size_t n4 = 0, matched = 0, thermal = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(eps[i].domain, "cpufreq/policy4") != 0) {
+			continue;
+		}
+		thermal += eps[i].cause == THROTTLE_CAUSE_THERMAL &&
+			   eps[i].method == THROTTLE_METHOD_POLL && eps[i].min_hz < eps[i].max_hz;
+		if (n4 < n_want && eps[i].start == want[n4].start && eps[i].end == want[n4].end) {
+			matched++;
+		} else if (n4 < n_want) {
+			printf("# episode %zu: %lld-%lld, the model %lld-%lld\n", n4,
+			       (long long)eps[i].start, (long long)eps[i].end,
+			       (long long)want[n4].start, (long long)want[n4].end);
+		}
+		n4++;
+	}
+	printf("# %zu policy4 episodes in the week (%zu in the model)\n", n4, n_want);
+	ok(n_want >= 80 && n4 == n_want && matched == n_want,
+	   "each run of capped minutes is one policy4 episode, its ends on the minute grid");
+	ok(thermal == n4, "thermal, polled, capped below the hardware maximum");
+	free(eps);
+
+	const struct channel *channels;
+	const struct reading *readings;
+	size_t nc = sampler_read(sampler, 0, &channels, &readings);
+	static const char *const keys[] = {"load/cpu", "load/cpu4", "load/cpu7", "load/rknpu/core0",
+					   "load/rknpu/core2"};
+	size_t found = 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++) {
+		for (size_t i = 0; i < nc; i++) {
+			found += strcmp(channels[i].key, keys[k]) == 0;
+		}
+	}
+	ok(found == sizeof(keys) / sizeof(*keys), "the sampler has the CPUs' and NPU cores' load");
+	(void)demo;
+}
+
 static void test_backfill_and_live(void) {
 	char dir[] = "/tmp/thermlog-test-demo.XXXXXX";
 	if (!mkdtemp(dir)) {
@@ -152,6 +219,8 @@ static void test_backfill_and_live(void) {
 	ok(sampler && demo_backfill(&demo, store, sampler, NULL, cfg->retention_raw_s, now,
 				    &last_ts) == 0,
 	   "the week's backfill");
+
+	test_backfill_throttle(&demo, store, sampler, now);
 
 	// The live loop for two hours on the 5 s grid, as thermlogd --demo drives it.
 	struct runsock *rs = runsock_create(cfg, store, NULL, now * 1000);
