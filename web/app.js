@@ -1399,6 +1399,30 @@
         el('td', { style: 'width:40%' }, el('div', { class: 'bar', style: 'width:' + (x.s / total * 100).toFixed(1) + '%' }))))));
   }
 
+  /* A run's throttling (the episodes clipped to it): its share and, per domain, time and depth. */
+  function runThrottleText(t) {
+    if (!t) return ['not known', 'no episode record covers the run'];
+    if (!t.share) return ['no', 'no domain was capped during the run'];
+    return [fmtPercent(t.share) + ' of the run', t.domains.filter((d) => d.throttled_s > 0).map((d) =>
+      d.domain + ' ' + fmtDuration(d.throttled_s) + (d.min_hz ? ' down to ' + fmtValue(d.min_hz, 'hertz') : '')).join(' · ')];
+  }
+
+  /* Mean and p95 busy share of all CPUs during the run, and each cluster's mean. */
+  function runCpuLoadText(load) {
+    const c = load && load.cpu;
+    if (!c) return ['not measured', ''];
+    return [c.mean_pct.toFixed(1) + ' % mean, ' + c.p95_pct.toFixed(1) + ' % p95',
+      (load.clusters || []).map((k) => 'CPU ' + k.cpus + ' ' + k.mean_pct.toFixed(1) + ' %').join(' · ')];
+  }
+
+  /* How many NPU cores did work (a mean busy share of at least 1 %), and each core's mean. */
+  function runNpuText(load) {
+    const npu = load && load.npu;
+    if (!npu || !npu.length) return ['not measured', ''];
+    const used = npu.filter((c) => c.mean_pct >= 1).length;
+    return [used + ' of ' + npu.length, npu.map((c) => c.core + ' ' + c.mean_pct.toFixed(1) + ' % mean').join(' · ')];
+  }
+
   async function loadRun() {
     const id = state.runId;
     const facts = $('#run-facts');
@@ -1428,6 +1452,9 @@
         (partialEnergy(r) ? ' (partial: a daemon restart mid-run)' : '') : 'not measured',
         [r.energy_method, typeof r.energy_coverage === 'number' ? fmtPercent(r.energy_coverage, 0) + ' covered' : '', power, energy.channel].filter(Boolean).join(' · ')),
       fact('Peak temperature', fmtValue(r.temp_max_c, 'celsius')),
+      fact('Throttled', ...runThrottleText(r.throttle)),
+      fact('CPU load', ...runCpuLoadText(fig.load)),
+      fact('NPU cores used', ...runNpuText(fig.load)),
       fact('Peak RSS', typeof r.rss_max_bytes === 'number' ? fmtBytes(r.rss_max_bytes) : '–'),
       fact('Tags', tags || 'none'));
     // The chart: temperatures left, clocks right (GHz), from every stride-th fast sample.

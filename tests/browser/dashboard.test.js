@@ -200,6 +200,14 @@ async function runsViews(ctx, win) {
   ok(facts.includes((shown.energy_j / 1000).toFixed(2) + ' kJ') || facts.includes(shown.energy_j.toFixed(1) + ' J'),
     'the run page shows its energy', facts);
   ok(facts.includes(shown.energy_method), 'and its method ' + shown.energy_method);
+  // Its throttling, from the episodes clipped to it, and its load, as the API gives them.
+  const thr = shown.throttle;
+  const thrText = !thr ? 'not known' : thr.share ? (thr.share * 100).toFixed(1) + ' % of the run' : 'no domain was capped';
+  ok(thr && facts.includes(thrText) && (!thr.share || thr.domains.every((d) => !d.throttled_s || facts.includes(d.domain))),
+    'the run page shows its throttled share (' + thrText + ') and each throttled domain', facts);
+  const cores = shown.figures.load && shown.figures.load.npu;
+  const npuText = cores ? cores.filter((c) => c.mean_pct >= 1).length + ' of ' + cores.length : 'not measured';
+  ok(facts.includes('NPU cores used' + npuText), 'the run page shows the NPU cores used (' + npuText + ')', facts);
   const bars = await page.$$eval('#run-residency table[data-key]', (ts) => ts.map((t) => ({ key: t.dataset.key, rows: t.querySelectorAll('tbody tr').length })));
   const want = Object.keys(shown.figures.residency).filter((k) => Object.keys(shown.figures.residency[k].seconds || {}).length);
   ok(bars.length === want.length && bars.some((b) => b.key === 'devfreq/fdab0000.npu') && bars.some((b) => b.key === 'cpufreq/policy4'),
