@@ -39,29 +39,19 @@ struct sensor {
 	enum source_id config_id; // which `sources:` entry governs it
 	const char *path;         // borrowed from the channel: the value file
 	int fd;                   // held open on channel.path; -1 = open on the next read
-	bool zone_disabled;       // thermal zones: `mode` said "disabled" when discovered
 	/* value = (raw + raw_offset) * scale / divisor, then cal_gain * value + cal_offset */
 	double raw_offset, scale, divisor;
-	double lin_gain, lin_offset; // configured IIO channels: gain * volts + offset
 	double cal_gain, cal_offset; // `channels:` override
-	const void *chip;            // hwmon: the libsensors chip
-	int subfeature;              // hwmon: the subfeature number
 	int absent_err;              // configured but not found: read gives this; 0 = present
 	int last_err;                // for logging on state change
-	int item;                    // meminfo, load: which figure (enum in the source's file)
-	int sub;                     // load: the CPU (-1 = all) or the core's index
 	bool expect_absent; // a vanished reading is expected (an offline CPU): no rescan, debug
 	const char *why;    // set by a read that gives -EBADMSG: what is wrong with the text
 	bool err_said;      // the read said its error itself (once for a file's channels)
-	/* Rates from cumulative counters: the previous read, kept across rescans. Until there is
-	 * one the read gives -EAGAIN (no value, never a fake 0), logged at debug level only. */
+	/* A rate from cumulative counters: until the driver has a previous read (which its carry
+	 * op keeps across rescans) the read gives -EAGAIN (no value, never a fake 0), logged at
+	 * debug level only. */
 	bool rate;
-	struct {
-		int64_t count;
-		int64_t mono_ns;
-		int64_t total; // load: the CPU's total ticks (count: its busy ticks)
-		bool valid;
-	} prev;
+	void *priv; // the driver's own state of this channel (sensor_priv()); freed with it
 };
 
 struct buf;
@@ -82,6 +72,9 @@ struct source_ops {
 	int (*read)(struct source_ctx *ctx, struct sensor *sensor, double *value);
 	/** Drops global state (libsensors); may be NULL. */
 	void (*cleanup)(struct source_ctx *ctx);
+	/** What a rescan keeps of the old sensor of the same key in the new (a rate's previous
+	 * reading, so a rescan costs it no value); may be NULL. */
+	void (*carry)(struct sensor *fresh, const struct sensor *old);
 };
 
 extern const struct source_ops source_thermal; // zones and cooling devices
@@ -114,8 +107,10 @@ void source_meta_text(int root_fd, const char *path, struct json *j, const char 
 void source_meta_int(int root_fd, const char *path, struct json *j, const char *key);
 /** Closes the fds and frees everything; accepts a zeroed list. */
 void sensor_list_finish(struct sensor_list *list);
-/** Closes a sensor's fds and frees its own strings. */
+/** Closes a sensor's fds and frees its driver state. */
 void sensor_finish(struct sensor *sensor);
+/** The driver state of @sensor: @size zeroed bytes, allocated at the first call (discovery). */
+void *sensor_priv(struct sensor *sensor, size_t size);
 
 /**
  * Parses a sysfs integer: optional '-', digits, an optional trailing newline, nothing else.

@@ -245,7 +245,6 @@ struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops
 		.fd = -1,
 		.scale = 1,
 		.divisor = 1,
-		.lin_gain = 1,
 		.cal_gain = 1,
 	};
 	return s;
@@ -256,6 +255,15 @@ void sensor_finish(struct sensor *sensor) {
 		close(sensor->fd);
 	}
 	sensor->fd = -1;
+	free(sensor->priv);
+	sensor->priv = NULL;
+}
+
+void *sensor_priv(struct sensor *sensor, size_t size) {
+	if (!sensor->priv) {
+		sensor->priv = xcalloc(1, size);
+	}
+	return sensor->priv;
 }
 
 void sensor_list_finish(struct sensor_list *list) {

@@ -14,6 +14,12 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* Where libsensors reads the channel. */
+struct hwmon_sensor {
+	const sensors_chip_name *chip;
+	int subfeature;
+};
+
 struct feature_map {
 	sensors_feature_type feature;
 	sensors_subfeature_type input, fallback; // fallback = input when there is none
@@ -112,8 +118,9 @@ static void add_feature(struct sensor_list *out, const sensors_chip_name *chip,
 	source_key_sanitize(key);
 	struct sensor *s = sensor_list_add(out, &source_hwmon, key, "hwmon",
 					   label ? label : ft->name, m->kind, m->resolution, path);
-	s->chip = chip;
-	s->subfeature = sf->number;
+	struct hwmon_sensor *hs = sensor_priv(s, sizeof(*hs));
+	hs->chip = chip;
+	hs->subfeature = sf->number;
 	free(key);
 	free(path);
 	free(label);
@@ -231,7 +238,8 @@ static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 }
 
 static int hwmon_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	int rc = sensors_get_value(s->chip, s->subfeature, value);
+	const struct hwmon_sensor *hs = s->priv;
+	int rc = sensors_get_value(hs->chip, hs->subfeature, value);
 	switch (-rc) {
 	case 0:
 		return 0;

@@ -15,6 +15,11 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* A configured channel's linear map (iio_channels: linear:), applied to its volts. */
+struct iio_sensor {
+	double gain, offset;
+};
+
 #define IIO_DIR "bus/iio/devices"
 
 /* Parses an IIO scale or offset ("250", "62.500000", "0.439453125"); false on garbage. */
@@ -185,8 +190,9 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 	free(key);
 	free(label);
 	s->divisor = 1000; // mV → V
-	s->lin_gain = cc->gain;
-	s->lin_offset = cc->offset;
+	struct iio_sensor *is = sensor_priv(s, sizeof(*is));
+	is->gain = cc->gain;
+	is->offset = cc->offset;
 	if (!dev) {
 		s->absent_err = -ENODEV;
 		log_debug("configured IIO device %s not found", cc->device);
@@ -254,8 +260,9 @@ static int iio_read(struct source_ctx *ctx, struct sensor *s, double *value) {
 		return s->absent_err;
 	}
 	int rc = source_read_scaled(ctx, s, value);
-	if (rc == 0) {
-		*value = s->lin_gain * *value + s->lin_offset;
+	const struct iio_sensor *is = s->priv; // configured channels only
+	if (rc == 0 && is) {
+		*value = is->gain * *value + is->offset;
 	}
 	return rc;
 }

@@ -23,6 +23,23 @@
 
 enum item { ITEM_CPU, ITEM_RKNPU, ITEM_RKRGA, ITEM_DEVFREQ };
 
+/* A channel's figure, its CPU or core, and for a CPU the ticks of the previous read. */
+struct load_sensor {
+	enum item item;
+	int sub; // the CPU (-1 = all) or the core's index (-1 = a single-core NPU)
+	struct {
+		int64_t busy, total, mono_ns;
+		bool valid;
+	} prev;
+};
+
+static struct load_sensor *add_load(struct sensor *s, enum item item, int sub) {
+	struct load_sensor *ls = sensor_priv(s, sizeof(*ls));
+	ls->item = item;
+	ls->sub = sub;
+	return ls;
+}
+
 /* The files more than one channel reads. */
 enum shared { SHARED_STAT, SHARED_RKNPU, SHARED_RKRGA, SHARED_COUNT };
 
@@ -111,8 +128,7 @@ static void discover_cpus(struct source_ctx *ctx, struct sensor_list *out) {
 		// Ticks are 1/100 s: a minute of one CPU has 6000, a fast sample of 5 s 500.
 		struct sensor *s = sensor_list_add(out, &source_load, key, "load", label,
 						   CHANNEL_KIND_LOAD, 0.1, path);
-		s->item = ITEM_CPU;
-		s->sub = cpu;
+		add_load(s, ITEM_CPU, cpu);
 		s->rate = true;          // a share needs two readings
 		s->expect_absent = true; // an offline CPU has no line: absent, no rescan
 	}
@@ -208,8 +224,7 @@ static void discover_debugfs(struct source_ctx *ctx, struct sensor_list *out, en
 		source_key_sanitize(key);
 		struct sensor *s = sensor_list_add(out, &source_load, key, "load", label,
 						   CHANNEL_KIND_LOAD, 1, path);
-		s->item = item;
-		s->sub = cores.cores ? cores.index[i] : -1;
+		add_load(s, item, cores.cores ? cores.index[i] : -1);
 	}
 	free(path);
 }
@@ -224,7 +239,7 @@ static void discover_devfreq(struct source_ctx *ctx, struct sensor_list *out) {
 			source_key_sanitize(key);
 			struct sensor *s = sensor_list_add(out, &source_load, key, "load", *p,
 							   CHANNEL_KIND_LOAD, 1, path);
-			s->item = ITEM_DEVFREQ;
+			add_load(s, ITEM_DEVFREQ, -1);
 			free(key);
 		}
 		free(path);
@@ -272,29 +287,31 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 		return -ENOENT;
 	}
 	const char *text;
+	struct load_sensor *ls = s->priv;
 	struct shared_file *f = &files(ctx)->f[SHARED_STAT];
 	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", &text);
 	struct loadparse_ticks now;
 	if (rc == 0) {
-		rc = loadparse_stat(text, s->sub, &now, &s->why);
+		rc = loadparse_stat(text, ls->sub, &now, &s->why);
 	}
 	if (rc < 0) {
 		// Offline (no line) or unreadable: the CPU's next reading is a first one again.
-		s->prev.valid = false;
+		ls->prev.valid = false;
 		return rc == -ENOENT ? rc : shared_error(f, s, rc);
 	}
 	f->said_rc = 0;
-	struct loadparse_ticks before = {.total = s->prev.total, .busy = s->prev.count};
-	rc = loadparse_busy(s->prev.valid ? &before : NULL, &now, value);
-	s->prev.total = now.total;
-	s->prev.count = now.busy;
-	s->prev.mono_ns = ctx->clock();
-	s->prev.valid = true;
+	struct loadparse_ticks before = {.total = ls->prev.total, .busy = ls->prev.busy};
+	rc = loadparse_busy(ls->prev.valid ? &before : NULL, &now, value);
+	ls->prev.total = now.total;
+	ls->prev.busy = now.busy;
+	ls->prev.mono_ns = ctx->clock();
+	ls->prev.valid = true;
 	return rc;
 }
 
 static int read_debugfs(struct source_ctx *ctx, struct sensor *s, double *value) {
-	bool npu = s->item == ITEM_RKNPU;
+	const struct load_sensor *ls = s->priv;
+	bool npu = ls->item == ITEM_RKNPU;
 	enum shared which = npu ? SHARED_RKNPU : SHARED_RKRGA;
 	struct shared_file *f = &files(ctx)->f[which];
 	const char *text;
@@ -309,7 +326,7 @@ static int read_debugfs(struct source_ctx *ctx, struct sensor *s, double *value)
 	}
 	f->said_rc = 0;
 	for (size_t i = 0; i < cores.n; i++) {
-		if (!cores.cores ? s->sub < 0 : cores.index[i] == s->sub) {
+		if (!cores.cores ? ls->sub < 0 : cores.index[i] == ls->sub) {
 			*value = (double)cores.percent[i];
 			return 0;
 		}
@@ -335,7 +352,7 @@ static int read_devfreq(struct source_ctx *ctx, struct sensor *s, double *value)
 static int load_read(struct source_ctx *ctx, struct sensor *s, double *value) {
 	s->why = NULL;
 	s->err_said = false;
-	switch ((enum item)s->item) {
+	switch (((const struct load_sensor *)s->priv)->item) {
 	case ITEM_CPU:
 		return read_cpu(ctx, s, value);
 	case ITEM_RKNPU:
@@ -345,6 +362,15 @@ static int load_read(struct source_ctx *ctx, struct sensor *s, double *value) {
 		return read_devfreq(ctx, s, value);
 	}
 	return -EINVAL;
+}
+
+/* A rescan keeps a CPU's previous ticks. */
+static void load_carry(struct sensor *fresh, const struct sensor *old) {
+	struct load_sensor *f = fresh->priv;
+	const struct load_sensor *o = old->priv;
+	if (f && o && f->item == o->item && f->sub == o->sub) {
+		f->prev = o->prev;
+	}
 }
 
 static void load_cleanup(struct source_ctx *ctx) {
@@ -363,4 +389,5 @@ const struct source_ops source_load = {
 	.discover = load_discover,
 	.read = load_read,
 	.cleanup = load_cleanup,
+	.carry = load_carry,
 };

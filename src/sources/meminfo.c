@@ -36,6 +36,19 @@ static const struct {
 	[ITEM_SWAP_OUT] = {"meminfo/swap_out", "swap out", "vmstat", true},
 };
 
+/* A channel's figure and, for the rates, the previous counter read. */
+struct meminfo_sensor {
+	enum item item;
+	struct {
+		int64_t count, mono_ns;
+		bool valid;
+	} prev;
+};
+
+static enum item item_of(const struct sensor *s) {
+	return ((const struct meminfo_sensor *)s->priv)->item;
+}
+
 int meminfo_parse(const char *text, const char *name, bool kb, int64_t *value) {
 	size_t len = strlen(name);
 	for (const char *p = text; *p;) {
@@ -93,7 +106,8 @@ static void meminfo_discover(struct source_ctx *ctx, struct sensor_list *out) {
 		if (items[i].rate) {
 			out->channels[out->n - 1].unit = "pages_per_second";
 		}
-		s->item = (int)i;
+		struct meminfo_sensor *ms = sensor_priv(s, sizeof(*ms));
+		ms->item = (enum item)i;
 		s->rate = items[i].rate;
 	}
 }
@@ -117,7 +131,7 @@ struct meminfo_files {
 /* Reads the whole file at the sensor's held fd (opened on first use). */
 static int read_file(struct source_ctx *ctx, struct sensor *s, char *text, size_t size) {
 	if (s->fd < 0) {
-		s->fd = openat(ctx->proc_fd, items[s->item].file, O_RDONLY | O_CLOEXEC);
+		s->fd = openat(ctx->proc_fd, items[item_of(s)].file, O_RDONLY | O_CLOEXEC);
 		if (s->fd < 0) {
 			return -errno;
 		}
@@ -148,7 +162,8 @@ static int pass_text(struct source_ctx *ctx, struct sensor *s, const char **text
 	if (!ctx->meminfo) {
 		ctx->meminfo = xcalloc(1, sizeof(*ctx->meminfo));
 	}
-	enum file which = strcmp(items[s->item].file, "vmstat") == 0 ? FILE_VMSTAT : FILE_MEMINFO;
+	enum file which =
+		strcmp(items[item_of(s)].file, "vmstat") == 0 ? FILE_VMSTAT : FILE_MEMINFO;
 	struct pass_file *f = &ctx->meminfo->f[which];
 	if (f->pass != ctx->pass || ctx->pass == 0) {
 		f->rc = read_file(ctx, s, f->text, sizeof(f->text));
@@ -165,7 +180,8 @@ static int meminfo_read(struct source_ctx *ctx, struct sensor *s, double *value)
 	if (rc < 0) {
 		return rc;
 	}
-	switch ((enum item)s->item) {
+	struct meminfo_sensor *ms = s->priv;
+	switch (ms->item) {
 	case ITEM_AVAILABLE:
 		rc = meminfo_parse(text, "MemAvailable", true, &a);
 		*value = (double)a;
@@ -180,18 +196,29 @@ static int meminfo_read(struct source_ctx *ctx, struct sensor *s, double *value)
 	case ITEM_SWAP_IN:
 	case ITEM_SWAP_OUT: {
 		int64_t now_ns = ctx->clock();
-		rc = meminfo_parse(text, s->item == ITEM_SWAP_IN ? "pswpin" : "pswpout", false, &a);
+		rc = meminfo_parse(text, ms->item == ITEM_SWAP_IN ? "pswpin" : "pswpout", false,
+				   &a);
 		if (rc < 0) {
 			break;
 		}
-		rc = meminfo_rate(s->prev.valid, s->prev.count, s->prev.mono_ns, a, now_ns, value);
-		s->prev.count = a;
-		s->prev.mono_ns = now_ns;
-		s->prev.valid = true;
+		rc = meminfo_rate(ms->prev.valid, ms->prev.count, ms->prev.mono_ns, a, now_ns,
+				  value);
+		ms->prev.count = a;
+		ms->prev.mono_ns = now_ns;
+		ms->prev.valid = true;
 		break;
 	}
 	}
 	return rc;
+}
+
+/* A rescan keeps a rate's previous counter. */
+static void meminfo_carry(struct sensor *fresh, const struct sensor *old) {
+	struct meminfo_sensor *f = fresh->priv;
+	const struct meminfo_sensor *o = old->priv;
+	if (f && o && f->item == o->item) {
+		f->prev = o->prev;
+	}
 }
 
 static void meminfo_cleanup(struct source_ctx *ctx) {
@@ -204,4 +231,5 @@ const struct source_ops source_meminfo = {
 	.discover = meminfo_discover,
 	.read = meminfo_read,
 	.cleanup = meminfo_cleanup,
+	.carry = meminfo_carry,
 };

@@ -151,8 +151,10 @@ void sampler_rescan(struct sampler *s) {
 		}
 		struct sensor *old = &s->list.sensors[j], *new = &fresh.sensors[i];
 		new->last_err = old->last_err;
-		new->prev = old->prev; // a rescan must not cost a rate its history
-		if (strcmp(s->list.channels[j].path, fresh.channels[i].path) == 0 && !new->chip) {
+		if (new->ops == old->ops &&new->ops->carry) {
+			new->ops->carry(new, old); // a rescan must not cost a rate its history
+		}
+		if (strcmp(s->list.channels[j].path, fresh.channels[i].path) == 0) {
 			new->fd = old->fd;
 			old->fd = -1;
 		}

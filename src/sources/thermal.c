@@ -12,6 +12,11 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* A zone's state (cooling devices have none). */
+struct thermal_sensor {
+	bool zone_disabled; // `mode` said "disabled" when discovered
+};
+
 #define THERMAL_TEMP_INVALID (-274000) // the kernel's "no such trip"
 
 /* Appends the zone's trips as {"type", "temp", "hyst"} in °C; unreadable trips are skipped. */
@@ -86,8 +91,9 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 	// cycle: a zone's mode changes by hand, if ever, and its temp still reads meanwhile.
 	snprintf(path, sizeof(path), "%s/mode", dir);
 	char mode[16];
-	s->zone_disabled = sysfs_read_text(ctx->root_fd, path, mode, sizeof(mode)) >= 8 &&
-			   memcmp(mode, "disabled", 8) == 0;
+	struct thermal_sensor *ts = sensor_priv(s, sizeof(*ts));
+	ts->zone_disabled = sysfs_read_text(ctx->root_fd, path, mode, sizeof(mode)) >= 8 &&
+			    memcmp(mode, "disabled", 8) == 0;
 
 	struct buf meta;
 	struct json j;
@@ -141,7 +147,8 @@ static void thermal_discover(struct source_ctx *ctx, struct sensor_list *out) {
 }
 
 static int thermal_read(struct source_ctx *ctx, struct sensor *s, double *value) {
-	if (s->zone_disabled) {
+	const struct thermal_sensor *ts = s->priv; // zones only: cooling devices have none
+	if (ts && ts->zone_disabled) {
 		return -ENODATA;
 	}
 	return source_read_scaled(ctx, s, value);
