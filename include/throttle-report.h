@@ -70,4 +70,11 @@ int throttle_report_list(struct store *store, int64_t from_ms, int64_t to_ms,
  */
 void throttle_report_write_json(const struct throttle_report *r, struct json *j);
 
+/**
+ * One domain's totals as an object: {"domain", "episodes", "throttled_s", "share", "min_hz",
+ * "max_hz"} (the hertz null when not known): the writer of `thermlog throttle --json`'s
+ * domains and of a run's throttle domains.
+ */
+void throttle_report_write_domain(const struct throttle_report_domain *d, struct json *j);
+
 #endif

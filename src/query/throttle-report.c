@@ -211,6 +211,21 @@ void throttle_report_keep_open(struct throttle_report *r) {
 	r->n = kept;
 }
 
+void throttle_report_write_domain(const struct throttle_report_domain *d, struct json *j) {
+	json_object_begin(j);
+	json_key(j, "domain");
+	json_string(j, d->name);
+	json_key(j, "episodes");
+	json_int(j, d->episodes);
+	json_key(j, "throttled_s");
+	json_double(j, (double)d->throttled_ms / 1000);
+	json_key(j, "share");
+	json_double(j, d->share);
+	write_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
+	write_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
+	json_object_end(j);
+}
+
 void throttle_report_write_json(const struct throttle_report *r, struct json *j) {
 	json_object_begin(j);
 	write_time(j, "from", r->from);
@@ -224,19 +239,7 @@ void throttle_report_write_json(const struct throttle_report *r, struct json *j)
 	json_key(j, "domains");
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n_domains; i++) {
-		const struct throttle_report_domain *d = &r->domains[i];
-		json_object_begin(j);
-		json_key(j, "domain");
-		json_string(j, d->name);
-		json_key(j, "episodes");
-		json_int(j, d->episodes);
-		json_key(j, "throttled_s");
-		json_double(j, (double)d->throttled_ms / 1000);
-		json_key(j, "share");
-		json_double(j, d->share);
-		write_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
-		write_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
-		json_object_end(j);
+		throttle_report_write_domain(&r->domains[i], j);
 	}
 	json_array_end(j);
 	json_object_end(j);

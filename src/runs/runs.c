@@ -86,8 +86,8 @@ static bool run_throttle(const struct episodes *e, const struct store_run *run,
 	return true;
 }
 
-/* "throttle": {"share", "domains": [{"domain", "episodes", "throttled_s", "share", "min_hz"}]},
- * the domains throttled during the run by name; null when not known. */
+/* "throttle": {"share", "domains": [{"domain", "episodes", "throttled_s", "share", "min_hz",
+ * "max_hz"}]}, the domains throttled during the run by name; null when not known. */
 static void write_throttle(struct json *j, const struct episodes *e, const struct store_run *run) {
 	struct throttle_report r;
 	double share;
@@ -103,25 +103,9 @@ static void write_throttle(struct json *j, const struct episodes *e, const struc
 	json_array_begin(j);
 	for (size_t i = 0; i < r.n_domains; i++) {
 		const struct throttle_report_domain *d = &r.domains[i];
-		if (d->throttled_ms <= 0) {
-			continue; // an episode that only touches the run's bounds
+		if (d->throttled_ms > 0) { // not an episode that only touches the run's bounds
+			throttle_report_write_domain(d, j);
 		}
-		json_object_begin(j);
-		json_key(j, "domain");
-		json_string(j, d->name);
-		json_key(j, "episodes");
-		json_int(j, d->episodes);
-		json_key(j, "throttled_s");
-		json_fixed(j, (double)d->throttled_ms / 1000, 3);
-		json_key(j, "share");
-		json_double(j, d->share);
-		json_key(j, "min_hz");
-		if (d->min_hz > 0) {
-			json_int(j, d->min_hz);
-		} else {
-			json_null(j); // counters episodes only: the depth is not known
-		}
-		json_object_end(j);
 	}
 	json_array_end(j);
 	json_object_end(j);
