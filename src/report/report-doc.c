@@ -1046,17 +1046,22 @@ static void ratio(struct report_block *t, size_t col, double b, double a) {
 
 /*
  * Channels of @kind on both boards side by side: mean, p95 and max of each and B over A, in
- * the unit registry's reading (°C, MHz, MiB); clocks add each board's commonest states.
+ * the unit registry's reading (MHz, MiB, with a unit column; zones in °C without one);
+ * clocks add each board's commonest states.
  * Returns the rows.
  */
 static size_t compared(struct report_doc *doc, const struct report *rep, enum channel_kind kind,
 		       const char *first) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
 	bool clock = kind == CHANNEL_KIND_FREQUENCY;
+	bool unit_col = kind != CHANNEL_KIND_TEMPERATURE; // zones: °C, said under the table
 	const char *head[] = {first,   "unit",        "mean A",     "mean B", "B/A",
 			      "p95 A", "p95 B",       "B/A",        "max A",  "max B",
 			      "B/A",   "residency A", "residency B"};
-	size_t cols = clock ? 13 : 11;
+	const char *zone_head[] = {first,   "mean A", "mean B", "B/A",   "p95 A",
+				   "p95 B", "B/A",    "max A",  "max B", "B/A"};
+	size_t base = unit_col ? 2 : 1; // the first figure's column
+	size_t cols = clock ? 13 : unit_col ? 11 : 10;
 	struct report_block *t = NULL;
 	size_t n = 0;
 	for (size_t k = 0; k < a->stats.sel.n; k++) {
@@ -1069,15 +1074,17 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 			continue;
 		}
 		if (!t) {
-			t = table(doc, cols, head);
-			t->right[1] = false;
+			t = table(doc, cols, unit_col ? head : zone_head);
+			if (unit_col) {
+				t->right[1] = false;
+			}
 			if (clock) {
 				t->right[11] = t->right[12] = false;
 			}
 		}
 		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
-		double factor;
-		const char *unit = unit_symbol(ch->unit, &factor);
+		double factor = 1;
+		const char *unit = unit_col ? unit_symbol(ch->unit, &factor) : NULL;
 		int places = places_of(ch);
 		double v[6] = {
 			query_stats_mean(&a->stats, k) * factor,
@@ -1089,11 +1096,13 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 		};
 		row(t);
 		cell(t, 0, "%s", ch->key);
-		cell(t, 1, "%s", unit);
+		if (unit_col) {
+			cell(t, 1, "%s", unit);
+		}
 		for (size_t f = 0; f < 3; f++) {
-			num(t, 2 + 3 * f, v[2 * f], places);
-			num(t, 3 + 3 * f, v[2 * f + 1], places);
-			ratio(t, 4 + 3 * f, v[2 * f + 1], v[2 * f]);
+			num(t, base + 3 * f, v[2 * f], places);
+			num(t, base + 1 + 3 * f, v[2 * f + 1], places);
+			ratio(t, base + 2 + 3 * f, v[2 * f + 1], v[2 * f]);
 		}
 		for (size_t side = 0; clock && side < 2; side++) {
 			struct buf r;
@@ -1116,37 +1125,7 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 		     a->empty ? a->name : b->name);
 		return;
 	}
-	static const char *const head[] = {"zone",  "mean A", "mean B", "B/A",   "p95 A",
-					   "p95 B", "B/A",    "max A",  "max B", "B/A"};
-	struct report_block *t = NULL;
-	for (size_t k = 0; k < a->stats.sel.n; k++) {
-		const struct channel *ch = query_selection_channel(&a->stats.sel, k);
-		ssize_t o = slot_of(&b->stats, ch->key);
-		if (ch->kind != CHANNEL_KIND_TEMPERATURE || o < 0 || a->stats.acc[k].count == 0 ||
-		    b->stats.acc[o].count == 0) {
-			continue;
-		}
-		if (!t) {
-			t = table(doc, 10, head);
-		}
-		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
-		double v[6] = {
-			query_stats_mean(&a->stats, k),
-			query_stats_mean(&b->stats, (size_t)o),
-			query_stats_percentile(&a->stats, k, 95),
-			query_stats_percentile(&b->stats, (size_t)o, 95),
-			stats_value(a->stats.acc[k].max_q, ch->resolution),
-			stats_value(b->stats.acc[o].max_q, cb->resolution),
-		};
-		row(t);
-		cell(t, 0, "%s", ch->key);
-		for (size_t f = 0; f < 3; f++) {
-			num(t, 1 + 3 * f, v[2 * f], 2);
-			num(t, 2 + 3 * f, v[2 * f + 1], 2);
-			ratio(t, 3 + 3 * f, v[2 * f + 1], v[2 * f]);
-		}
-	}
-	if (!t) {
+	if (compared(doc, rep, CHANNEL_KIND_TEMPERATURE, "zone") == 0) {
 		para(doc, "The boards have no zone in common.");
 		return;
 	}
