@@ -2,14 +2,17 @@
  * load: busy shares in percent. Each CPU's and all CPUs' from the ticks of /proc/stat (under
  * procfs_root) between two reads; the Rockchip NPU's cores from debugfs rknpu/load and the RGA's
  * schedulers from rkrga/load (under debugfs_root); the `load` attribute of Rockchip vendor
- * devfreq devices. loadparse.c parses the texts. A shared file is read once per sampler pass,
- * opened afresh each time (the kernel formats it on every read), and never held open.
+ * devfreq devices. loadparse.c parses the texts. A shared file is read once per sampler pass.
+ * Files read each cycle are held open and read from offset 0 (the kernel formats them anew on a
+ * read from 0), opened again when replaced (a test's or simulator's rename; the kernel never
+ * does) or after an error; opened non-blocking, so no FIFO in their place can stall a cycle.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -46,6 +49,9 @@ enum shared { SHARED_STAT, SHARED_RKNPU, SHARED_RKRGA, SHARED_COUNT };
 struct shared_file {
 	uint64_t pass; // the pass its text is from; 0 = none
 	int rc;        // that read's result (-EBADMSG: the parse's, with why)
+	int fd;        // held open on path under dir_fd; -1 = none (a zeroed struct: see files())
+	int dir_fd;
+	char *path;
 	struct buf text;
 	int said_rc; // the error said of it (0 = none): said again only when it changes
 };
@@ -58,19 +64,44 @@ struct load_files {
 static struct load_files *files(struct source_ctx *ctx) {
 	if (!ctx->load) {
 		ctx->load = xcalloc(1, sizeof(*ctx->load));
+		for (size_t i = 0; i < SHARED_COUNT; i++) {
+			ctx->load->f[i].fd = -1;
+		}
 	}
 	return ctx->load;
 }
 
-/* Reads the whole file @path (relative to @dir_fd, or absolute) into @out through ctx->pread. */
-static int read_whole(struct source_ctx *ctx, int dir_fd, const char *path, struct buf *out) {
-	buf_clear(out);
-	int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+/*
+ * Opens @path (relative to @dir_fd, or absolute) into *fd unless it is held open already on a
+ * file not replaced since. 0 or -errno.
+ */
+static int held_open(int *fd, int dir_fd, const char *path) {
+	struct stat st;
+	if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_nlink == 0)) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (*fd < 0 && (*fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
 		return -errno;
 	}
+	return 0;
+}
+
+/*
+ * Reads the whole file @path (relative to @dir_fd, or absolute) into @out through ctx->pread,
+ * at the fd *held (held open across calls; closed after an error), or opened for this read
+ * when @held is NULL.
+ */
+static int read_whole(struct source_ctx *ctx, int *held, int dir_fd, const char *path,
+		      struct buf *out) {
+	buf_clear(out);
+	int once = -1, *fdp = held ? held : &once;
+	int rc = held_open(fdp, dir_fd, path);
+	if (rc < 0) {
+		return rc;
+	}
+	int fd = *fdp;
 	char chunk[4096];
-	int rc = 0;
 	for (off_t off = 0;;) {
 		ssize_t n = ctx->pread(fd, chunk, sizeof(chunk), off);
 		if (n < 0) {
@@ -87,7 +118,10 @@ static int read_whole(struct source_ctx *ctx, int dir_fd, const char *path, stru
 		buf_append(out, chunk, (size_t)n);
 		off += n;
 	}
-	close(fd);
+	if (!held || rc < 0) {
+		close(fd); // after an error: opened again by the next read
+		*fdp = -1;
+	}
 	if (rc == 0 && !out->data) {
 		buf_puts(out, ""); // an empty file: a text of its own, for the parser to refuse
 	}
@@ -103,7 +137,7 @@ static void discover_cpus(struct source_ctx *ctx, struct sensor_list *out) {
 	}
 	struct buf text;
 	buf_init(&text);
-	int rc = read_whole(ctx, ctx->proc_fd, "stat", &text);
+	int rc = read_whole(ctx, NULL, ctx->proc_fd, "stat", &text);
 	char *path = xasprintf("%s/stat", ctx->proc_root);
 	struct loadparse_ticks t;
 	const char *why = "";
@@ -197,7 +231,7 @@ static void discover_debugfs(struct source_ctx *ctx, struct sensor_list *out, en
 	char *path = xasprintf("%s/%s", ctx->cfg->debugfs_root, npu ? "rknpu/load" : "rkrga/load");
 	struct loadparse_cores cores;
 	const char *why = "";
-	int rc = read_whole(ctx, AT_FDCWD, path, &f->text);
+	int rc = read_whole(ctx, NULL, AT_FDCWD, path, &f->text);
 	f->pass = 0; // read outside a pass: the next pass reads again
 	if (rc == 0) {
 		rc = npu ? loadparse_rknpu(f->text.data, &cores, &why)
@@ -275,7 +309,16 @@ static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, cons
 		     const char **text) {
 	struct shared_file *f = &files(ctx)->f[which];
 	if (f->pass != ctx->pass || ctx->pass == 0) {
-		f->rc = read_whole(ctx, dir_fd, path, &f->text);
+		if (f->fd >= 0 && (f->dir_fd != dir_fd || strcmp(f->path, path) != 0)) {
+			close(f->fd); // another root since (a reload)
+			f->fd = -1;
+		}
+		if (f->fd < 0) {
+			free(f->path);
+			f->path = xstrdup(path);
+			f->dir_fd = dir_fd;
+		}
+		f->rc = read_whole(ctx, &f->fd, dir_fd, path, &f->text);
 		f->pass = ctx->pass;
 	}
 	*text = f->text.data;
@@ -337,7 +380,7 @@ static int read_debugfs(struct source_ctx *ctx, struct sensor *s, double *value)
 static int read_devfreq(struct source_ctx *ctx, struct sensor *s, double *value) {
 	struct buf text;
 	buf_init(&text);
-	int rc = read_whole(ctx, ctx->root_fd, s->path, &text);
+	int rc = read_whole(ctx, &s->fd, ctx->root_fd, s->path, &text);
 	int64_t pct;
 	if (rc == 0) {
 		rc = loadparse_devfreq(text.data, &pct, NULL, &s->why);
@@ -378,7 +421,12 @@ static void load_cleanup(struct source_ctx *ctx) {
 		return;
 	}
 	for (size_t i = 0; i < SHARED_COUNT; i++) {
-		buf_finish(&ctx->load->f[i].text);
+		struct shared_file *f = &ctx->load->f[i];
+		buf_finish(&f->text);
+		if (f->fd >= 0) {
+			close(f->fd);
+		}
+		free(f->path);
 	}
 	free(ctx->load);
 	ctx->load = NULL;
