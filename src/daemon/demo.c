@@ -350,8 +350,8 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 			open[i] = open[--n_open];
 		}
 		for (; next < n && runs[next].start <= t; next++) {
-			if (runs[next].end > to - DEMO_RUN_STEP_S || n_open == DEMO_LIVE_RUNS) {
-				continue; // under way at the start: neither backfilled nor live
+			if (n_open == DEMO_LIVE_RUNS) {
+				continue;
 			}
 			struct api_run_start start = {.label = runs[next].label, .tags = DEMO_TAGS};
 			int64_t id;
@@ -364,6 +364,13 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 			}
 		}
 		runsock_work(rs, t * 1000, mono);
+	}
+	// Runs under way at the start go on live: demo_runs() stops each at its end.
+	for (size_t i = 0; i < n_open && demo->n_live < DEMO_LIVE_RUNS; i++) {
+		demo->live[demo->n_live].id = open[i].id;
+		demo->live[demo->n_live].end = open[i].end;
+		demo->live[demo->n_live].exit_code = open[i].exit_code;
+		demo->n_live++;
 	}
 	free(runs);
 	sim_write(demo->sim, to);
