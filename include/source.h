@@ -122,6 +122,13 @@ int sysfs_parse_int(const char *text, size_t len, int64_t *out);
  * newline removed). Returns the length, or a negative errno (-ENOBUFS if it does not fit).
  */
 int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size);
+/**
+ * Opens @path (relative to @dir_fd, or absolute) into *fd, read-only and non-blocking (no FIFO
+ * in its place can stall a cycle), unless *fd (-1 = none) is open on it already and the file
+ * was not replaced since: a rename over it unlinks the old inode, which a test's or the
+ * simulator's tree does and sysfs or procfs never. 0 or -errno (*fd then -1).
+ */
+int sysfs_hold(int *fd, int dir_fd, const char *path);
 /** sysfs_read_text() + sysfs_parse_int(). */
 int sysfs_read_int(int root_fd, const char *path, int64_t *out);
 /** True if @path (relative to @root_fd) exists, following links. */

@@ -89,6 +89,18 @@ int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size) {
 	return (int)len;
 }
 
+int sysfs_hold(int *fd, int dir_fd, const char *path) {
+	struct stat st;
+	if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_nlink == 0)) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (*fd < 0 && (*fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		return -errno;
+	}
+	return 0;
+}
+
 int sysfs_read_int(int root_fd, const char *path, int64_t *out) {
 	char buf[64];
 	int len = sysfs_read_text(root_fd, path, buf, sizeof(buf));

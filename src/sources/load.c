@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -31,7 +30,7 @@ struct load_sensor {
 	enum item item;
 	int sub; // the CPU (-1 = all) or the core's index (-1 = a single-core NPU)
 	struct {
-		int64_t busy, total, mono_ns;
+		int64_t busy, total;
 		bool valid;
 	} prev;
 };
@@ -49,9 +48,8 @@ enum shared { SHARED_STAT, SHARED_RKNPU, SHARED_RKRGA, SHARED_COUNT };
 struct shared_file {
 	uint64_t pass; // the pass its text is from; 0 = none
 	int rc;        // that read's result (-EBADMSG: the parse's, with why)
-	int fd;        // held open on path under dir_fd; -1 = none (a zeroed struct: see files())
-	int dir_fd;
-	char *path;
+	int fd;        // held open on the file named path; -1 = none (a zeroed struct: see files())
+	char *path;    // its absolute path (the channels' path): another one after a reload
 	struct buf text;
 	int said_rc; // the error said of it (0 = none): said again only when it changes
 };
@@ -72,22 +70,6 @@ static struct load_files *files(struct source_ctx *ctx) {
 }
 
 /*
- * Opens @path (relative to @dir_fd, or absolute) into *fd unless it is held open already on a
- * file not replaced since. 0 or -errno.
- */
-static int held_open(int *fd, int dir_fd, const char *path) {
-	struct stat st;
-	if (*fd >= 0 && (fstat(*fd, &st) < 0 || st.st_nlink == 0)) {
-		close(*fd);
-		*fd = -1;
-	}
-	if (*fd < 0 && (*fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
-		return -errno;
-	}
-	return 0;
-}
-
-/*
  * Reads the whole file @path (relative to @dir_fd, or absolute) into @out through ctx->pread,
  * at the fd *held (held open across calls; closed after an error), or opened for this read
  * when @held is NULL.
@@ -96,7 +78,7 @@ static int read_whole(struct source_ctx *ctx, int *held, int dir_fd, const char 
 		      struct buf *out) {
 	buf_clear(out);
 	int once = -1, *fdp = held ? held : &once;
-	int rc = held_open(fdp, dir_fd, path);
+	int rc = sysfs_hold(fdp, dir_fd, path);
 	if (rc < 0) {
 		return rc;
 	}
@@ -304,21 +286,23 @@ static int shared_error(struct shared_file *f, struct sensor *s, int rc) {
 	return rc;
 }
 
-/* The text of a shared file in this pass: read by the first of its channels to need it. */
-static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, const char *path,
-		     const char **text) {
+/*
+ * The text of a shared file in this pass: read by the first of its channels to need it, at
+ * @rel under @dir_fd; @path, its absolute path, tells whether the held file is still the one.
+ */
+static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, const char *rel,
+		     const char *path, const char **text) {
 	struct shared_file *f = &files(ctx)->f[which];
 	if (f->pass != ctx->pass || ctx->pass == 0) {
-		if (f->fd >= 0 && (f->dir_fd != dir_fd || strcmp(f->path, path) != 0)) {
-			close(f->fd); // another root since (a reload)
-			f->fd = -1;
-		}
-		if (f->fd < 0) {
+		if (!f->path || strcmp(f->path, path) != 0) {
+			if (f->fd >= 0) {
+				close(f->fd); // another root since (a reload)
+				f->fd = -1;
+			}
 			free(f->path);
 			f->path = xstrdup(path);
-			f->dir_fd = dir_fd;
 		}
-		f->rc = read_whole(ctx, &f->fd, dir_fd, path, &f->text);
+		f->rc = read_whole(ctx, &f->fd, dir_fd, rel, &f->text);
 		f->pass = ctx->pass;
 	}
 	*text = f->text.data;
@@ -332,7 +316,7 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 	const char *text;
 	struct load_sensor *ls = s->priv;
 	struct shared_file *f = &files(ctx)->f[SHARED_STAT];
-	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", &text);
+	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", s->path, &text);
 	struct loadparse_ticks now;
 	if (rc == 0) {
 		rc = loadparse_stat(text, ls->sub, &now, &s->why);
@@ -347,7 +331,6 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 	rc = loadparse_busy(ls->prev.valid ? &before : NULL, &now, value);
 	ls->prev.total = now.total;
 	ls->prev.busy = now.busy;
-	ls->prev.mono_ns = ctx->clock();
 	ls->prev.valid = true;
 	return rc;
 }
@@ -358,7 +341,7 @@ static int read_debugfs(struct source_ctx *ctx, struct sensor *s, double *value)
 	enum shared which = npu ? SHARED_RKNPU : SHARED_RKRGA;
 	struct shared_file *f = &files(ctx)->f[which];
 	const char *text;
-	int rc = pass_text(ctx, which, AT_FDCWD, s->path, &text);
+	int rc = pass_text(ctx, which, AT_FDCWD, s->path, s->path, &text);
 	struct loadparse_cores cores;
 	if (rc == 0) {
 		rc = npu ? loadparse_rknpu(text, &cores, &s->why)

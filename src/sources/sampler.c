@@ -231,10 +231,6 @@ void sampler_set_config(struct sampler *s, const struct config *cfg) {
 	if (strcmp(cfg->procfs_root, s->ctx.cfg->procfs_root) != 0) {
 		close_proc(&s->ctx); // held meminfo fds are dropped by the rescan's path change
 		open_proc(&s->ctx, cfg);
-		if (source_load.cleanup) {
-			source_load.cleanup(
-				&s->ctx); // load's /proc/stat is held open by the source
-		}
 	}
 	s->ctx.cfg = cfg;
 	sampler_rescan(s);

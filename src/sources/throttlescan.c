@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -74,9 +73,8 @@ static bool read_khz(int root_fd, const char *path, int64_t *hz) {
 }
 
 /*
- * A file read every cycle, held open: one pread at offset 0 reads a sysfs attribute afresh.
- * A file replaced since it was opened (its old inode unlinked, as a test or a simulator
- * rewrites a tree; sysfs never does) is opened again by its path.
+ * A file read every cycle, held open (sysfs_hold(): opened again when replaced): one pread at
+ * offset 0 reads a sysfs attribute afresh.
  */
 struct held {
 	char path[192];
@@ -97,12 +95,9 @@ static void held_close(struct held *h) {
 
 /* The file's text without its trailing newline (NUL-terminated); its length or -errno. */
 static int held_read_text(int root_fd, struct held *h, char *buf, size_t size) {
-	struct stat st;
-	if (h->fd >= 0 && (fstat(h->fd, &st) < 0 || st.st_nlink == 0)) {
-		held_close(h);
-	}
-	if (h->fd < 0 && (h->fd = openat(root_fd, h->path, O_RDONLY | O_CLOEXEC)) < 0) {
-		return -errno;
+	int rc = sysfs_hold(&h->fd, root_fd, h->path);
+	if (rc < 0) {
+		return rc;
 	}
 	ssize_t n = pread(h->fd, buf, size - 1, 0);
 	if (n < 0) {
