@@ -14,6 +14,7 @@
 #include "jsonread.h"
 #include "log.h"
 #include "runload.h"
+#include "runs-internal.h"
 #include "stats.h"
 #include "textdist.h"
 #include "throttle-report.h"
@@ -37,83 +38,8 @@ static void json_stored(struct json *j, const char *text) {
 	}
 }
 
-/* --- throttling ------------------------------------------------------------------------------ */
-
-/* The stored throttle episodes that may overlap some runs, read once for all of them. */
-struct episodes {
-	struct throttle_episode *list;
-	size_t n;
-	bool readable; // false: the store keeps none (a database from before episodes, or no cycle)
-	int64_t horizon_ms; // runs starting before it have no known episodes: before the first
-			    // cycle (no daemon watched), or pruned by retention
-};
-
-static void episodes_read(struct store *store, int64_t from_ms, int64_t to_ms, struct episodes *e) {
-	*e = (struct episodes){0};
-	int64_t horizon = 0;
-	struct store_info info;
-	e->readable = throttle_report_list(store, from_ms, to_ms, &e->list, &e->n) == 0 &&
-		      store_raw_horizon(store, &horizon) == 0 && store_info(store, &info) == 0 &&
-		      info.first_cycle > 0;
-	e->horizon_ms =
-		(e->readable && info.first_cycle > horizon ? info.first_cycle : horizon) * 1000;
-}
-
-static void episodes_finish(struct episodes *e) {
-	free(e->list);
-	*e = (struct episodes){0};
-}
-
-/*
- * @run's throttling (throttle_report_window() over its interval, the computation of `thermlog
- * throttle`) into @r, and its throttled share (its most throttled domain's share) in *share.
- * False, with nothing in @r, when it is not known: a running run, a store without episodes or
- * cycles, a run starting before the first cycle stored (no daemon watched it) or before the
- * episodes kept.
- */
-static bool run_throttle(const struct episodes *e, const struct store_run *run,
-			 struct throttle_report *r, double *share) {
-	*r = (struct throttle_report){0};
-	*share = NAN;
-	if (!e || !e->readable || !run->ended || run->start_ms < e->horizon_ms) {
-		return false;
-	}
-	throttle_report_window(e->list, e->n, run->start_ms, run->end_ms, NULL, r);
-	*share = 0;
-	for (size_t i = 0; i < r->n_domains; i++) {
-		*share = r->domains[i].share > *share ? r->domains[i].share : *share;
-	}
-	return true;
-}
-
-/* "throttle": {"share", "domains": [{"domain", "episodes", "throttled_s", "share", "min_hz",
- * "max_hz"}]}, the domains throttled during the run by name; null when not known. */
-static void write_throttle(struct json *j, const struct episodes *e, const struct store_run *run) {
-	struct throttle_report r;
-	double share;
-	json_key(j, "throttle");
-	if (!run_throttle(e, run, &r, &share)) {
-		json_null(j);
-		return;
-	}
-	json_object_begin(j);
-	json_key(j, "share");
-	json_double(j, share);
-	json_key(j, "domains");
-	json_array_begin(j);
-	for (size_t i = 0; i < r.n_domains; i++) {
-		const struct throttle_report_domain *d = &r.domains[i];
-		if (d->throttled_ms > 0) { // not an episode that only touches the run's bounds
-			throttle_report_write_domain(d, j);
-		}
-	}
-	json_array_end(j);
-	json_object_end(j);
-	throttle_report_finish(&r);
-}
-
 static void write_run_fields(struct json *j, const struct store_run *run,
-			     const struct episodes *e) {
+			     const struct runs_episodes *e) {
 	json_key(j, "id");
 	json_int(j, run->id);
 	json_key(j, "label");
@@ -162,30 +88,30 @@ static void write_run_fields(struct json *j, const struct store_run *run,
 	json_double(j, run->rss_max_bytes);
 	json_key(j, "origin");
 	json_string(j, run->origin);
-	write_throttle(j, e, run);
+	runs_write_throttle(j, e, run);
 }
 
 /* One run's object, written while the scan's strings are valid (a list's item, or alone). */
 struct one_writer {
 	struct json *j;
 	struct store *store;
-	const struct episodes *e; // read for a list; NULL: read for the run alone
-	int64_t n;                // runs written
+	const struct runs_episodes *e; // read for a list; NULL: read for the run alone
+	int64_t n;                     // runs written
 };
 
 static int write_one(void *ctx, const struct store_run *run) {
 	struct one_writer *w = ctx;
-	struct episodes own;
+	struct runs_episodes own;
 	if (!w->e) {
-		episodes_read(w->store, run->start_ms, run->ended ? run->end_ms : run->start_ms,
-			      &own);
+		runs_episodes_read(w->store, run->start_ms,
+				   run->ended ? run->end_ms : run->start_ms, &own);
 	}
 	w->n++;
 	json_object_begin(w->j);
 	write_run_fields(w->j, run, w->e ? w->e : &own);
 	json_object_end(w->j);
 	if (!w->e) {
-		episodes_finish(&own);
+		runs_episodes_finish(&own);
 	}
 	return 0;
 }
@@ -218,11 +144,12 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	json_array_begin(&j);
 	// One read of the episodes for the whole list: those of the runs that start in the
 	// filter's window, and end whenever.
-	struct episodes e;
-	episodes_read(store, filter && filter->has_from ? filter->from_ms : 0, INT64_MAX / 2, &e);
+	struct runs_episodes e;
+	runs_episodes_read(store, filter && filter->has_from ? filter->from_ms : 0, INT64_MAX / 2,
+			   &e);
 	struct one_writer c = {.j = &j, .store = store, .e = &e};
 	int rc = store_runs_scan(store, filter, write_one, &c);
-	episodes_finish(&e);
+	runs_episodes_finish(&e);
 	json_array_end(&j);
 	int64_t matched = c.n;
 	if (rc == 0 && filter && filter->limit > 0 && c.n == filter->limit) {
@@ -427,11 +354,11 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 	json_object_begin(&j);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	struct episodes e;
-	episodes_read(store, v.c.run.start_ms, v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms,
-		      &e);
+	struct runs_episodes e;
+	runs_episodes_read(store, v.c.run.start_ms,
+			   v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms, &e);
 	write_run_fields(&j, &v.c.run, &e);
-	episodes_finish(&e);
+	runs_episodes_finish(&e);
 	json_key(&j, "figures");
 	json_stored(&j, v.c.run.figures);
 	json_key(&j, "fingerprint");
@@ -519,8 +446,8 @@ int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool
 struct run_set {
 	struct runstats_run *runs;
 	size_t n, cap;
-	const struct episodes *episodes; // for each run's throttled share
-	char *fingerprint;               // of the latest ok run (scan order is start order)
+	const struct runs_episodes *episodes; // for each run's throttled share
+	char *fingerprint;                    // of the latest ok run (scan order is start order)
 	char *tags;
 };
 
@@ -554,7 +481,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.swap_max_bytes = swap_max_of(run->figures),
 	};
 	struct throttle_report r;
-	run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
+	runs_run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
 	throttle_report_finish(&r);
 	if (status == RUN_STATUS_OK) {
 		free(set->fingerprint);
@@ -577,12 +504,13 @@ static void run_set_finish(struct run_set *set) {
 
 static int stats_of(struct store *store, const struct runs_stats_options *opt,
 		    struct runstats_result *out, struct run_set *set) {
-	struct episodes e;
-	episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2, &e);
+	struct runs_episodes e;
+	runs_episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2,
+			   &e);
 	set->episodes = &e;
 	int rc = store_runs_scan(store, &opt->filter, collect, set);
 	set->episodes = NULL;
-	episodes_finish(&e);
+	runs_episodes_finish(&e);
 	if (rc < 0) {
 		return rc;
 	}
