@@ -1116,13 +1116,23 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 	return n;
 }
 
+/* Starts a section of both boards side by side; false, saying so, when one has no samples. */
+static bool compared_section(struct report_doc *doc, const struct report *rep, const char *title,
+			     const char *what) {
+	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	section(doc, "%s", title);
+	if (a->empty || b->empty) {
+		para(doc, "No comparison of %s: %s has no samples in this window.", what,
+		     a->empty ? a->name : b->name);
+		return false;
+	}
+	return true;
+}
+
 /* The zones of both boards side by side: mean, p95 and max, B over A. */
 static void zones_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	section(doc, "Zones compared");
-	if (a->empty || b->empty) {
-		para(doc, "No comparison of zones: %s has no samples in this window.",
-		     a->empty ? a->name : b->name);
+	if (!compared_section(doc, rep, "Zones compared", "zones")) {
 		return;
 	}
 	if (compared(doc, rep, CHANNEL_KIND_TEMPERATURE, "zone") == 0) {
@@ -1136,10 +1146,7 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 /* The clocks and the memory and swap of both boards side by side, as the zones are. */
 static void clocks_memory_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	section(doc, "Clocks compared");
-	if (a->empty || b->empty) {
-		para(doc, "No comparison of clocks or memory: %s has no samples in this window.",
-		     a->empty ? a->name : b->name);
+	if (!compared_section(doc, rep, "Clocks compared", "clocks or memory")) {
 		return;
 	}
 	if (compared(doc, rep, CHANNEL_KIND_FREQUENCY, "clock") == 0) {
