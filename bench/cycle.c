@@ -16,7 +16,9 @@
  *    the same), and load
  *    (the cycle with the load source less the same cycle without it, both by recorder_tick());
  *  - the cycle without load and throttle detection (the recorder's total without the load
- *    source, less the throttle stage), and the ratio of the whole cycle to it.
+ *    source, less the throttle stage), and the ratio of the whole cycle to it. The recorders
+ *    with and without the load source tick in turn on the same tree, so what a busy machine
+ *    adds falls on both alike; the least of REPEATS passes counts, for them and each stage.
  * CPU time is CLOCK_THREAD_CPUTIME_ID around each stage; the tree is rewritten between cycles,
  * outside the timed regions, in place with pwrite() as the kernel updates sysfs. Baseline in the
  * same run: the read-only pass (what the cycle costs at least). The tree lives in /dev/shm when
@@ -50,7 +52,7 @@
 #define M0            5000000    // boot clock at T0, ms
 #define WARMUP        30 // cycles before the measurement: channels registered, caches filled
 #define BOOT_ID       "3f1c0f7e-5b0a-4a43-9c1e-2f0d2b1a9e11"
-#define REPEATS       3 // recorder passes of each kind; the least counts
+#define REPEATS       3 // passes of each kind (the stages, the recorders); the least counts
 #define FIXTURE_ZONES 7 // thermal_zone0..6 of the ROCK 5C fixture
 
 static int64_t fake_mono;
@@ -223,48 +225,93 @@ struct figures {
 	size_t domains, zones, cdevs;                // what throttle detection reads each cycle
 };
 
-/* The daemon's cycle as it runs: recorder_tick() on the fake clock. */
-static double run_recorder(const char *dir, const char *root, const int *fds, int n_zones,
-			   int cycles, bool load, size_t *channels) {
+/* A recorder as the daemon runs one, with or without the load source, on its own database. */
+struct rec_run {
 	struct config cfg;
-	config_for(&cfg, root, load);
-	char *db = xasprintf("%s/recorder.db", dir);
-	remove_db(db);
+	char *db;
+	struct recorder *rec;
+	struct sampler *sampler;
+	struct live *live;
+	double *cpu; // s of CPU per measured cycle
+};
+
+static void rec_run_init(struct rec_run *r, const char *dir, const char *root, bool load,
+			 int cycles) {
+	config_for(&r->cfg, root, load);
+	r->db = xasprintf("%s/recorder-%s.db", dir, load ? "load" : "noload");
+	remove_db(r->db);
 	struct clock_source clock = {.root = dir, .build_epoch = 0, .adjtimex = NULL};
 	struct recorder_params p = {
-		.db_path = db, .boot_id = BOOT_ID, .clock = &clock, .mono_ms = read_fake_mono};
-	struct recorder *rec = recorder_create(&cfg, &p, T0, M0);
-	struct sampler *sampler = sampler_create(&cfg);
-	struct live *live = live_create();
-	if (!rec || !sampler || !live) {
+		.db_path = r->db, .boot_id = BOOT_ID, .clock = &clock, .mono_ms = read_fake_mono};
+	r->rec = recorder_create(&r->cfg, &p, T0, M0);
+	r->sampler = sampler_create(&r->cfg);
+	r->live = live_create();
+	if (!r->rec || !r->sampler || !r->live) {
 		die("could not create the recorder");
 	}
-	recorder_start(rec, sampler, live, T0);
-	double cpu = 0;
+	recorder_start(r->rec, r->sampler, r->live, T0);
+	r->cpu = xcalloc((size_t)cycles, sizeof(*r->cpu));
+}
+
+static void rec_run_finish(struct rec_run *r) {
+	recorder_destroy(r->rec);
+	sampler_destroy(r->sampler);
+	live_destroy(r->live);
+	config_finish(&r->cfg);
+	remove_db(r->db);
+	free(r->db);
+	free(r->cpu);
+}
+
+/* One recorder_tick() of cycle @i, its CPU time kept when @i is past the warm-up. */
+static size_t rec_run_tick(struct rec_run *r, int i) {
+	int64_t mono = M0 + (int64_t)i * 60000;
+	fake_mono = mono + 1;
+	struct recorder_result res;
+	double t0 = thread_cpu_s();
+	recorder_tick(r->rec, ((int64_t)T0 + i * 60) * 1000, mono, &res);
+	double t1 = thread_cpu_s();
+	if (!res.stored) {
+		die("a cycle was not stored");
+	}
+	if (i >= WARMUP) {
+		r->cpu[i - WARMUP] = t1 - t0;
+	}
+	return res.n;
+}
+
+static double mean(const double *v, int n) {
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		sum += v[i];
+	}
+	return sum / n;
+}
+
+/*
+ * The daemon's cycle as it runs: recorder_tick() on the fake clock, with and without the load
+ * source, the two recorders ticking in turn on the same tree (the first of them alternating),
+ * so what a busy machine adds falls on both alike; the mean cycle of each, the least of
+ * REPEATS passes.
+ */
+static void run_recorders(const char *dir, const char *root, const int *fds, int n_zones,
+			  int cycles, struct figures *f) {
+	struct rec_run with, without;
+	rec_run_init(&with, dir, root, true, cycles);
+	rec_run_init(&without, dir, root, false, cycles);
 	for (int i = 0; i < WARMUP + cycles; i++) {
 		tree_set(fds, n_zones, i);
 		tree_move(root, i);
-		int64_t mono = M0 + (int64_t)i * 60000;
-		fake_mono = mono + 1;
-		struct recorder_result res;
-		double t0 = thread_cpu_s();
-		recorder_tick(rec, ((int64_t)T0 + i * 60) * 1000, mono, &res);
-		double t1 = thread_cpu_s();
-		if (!res.stored) {
-			die("a cycle was not stored");
-		}
-		*channels = res.n;
-		if (i >= WARMUP) {
-			cpu += t1 - t0;
-		}
+		struct rec_run *first = i % 2 ? &with : &without;
+		struct rec_run *second = i % 2 ? &without : &with;
+		size_t n = rec_run_tick(first, i);
+		size_t m = rec_run_tick(second, i);
+		f->channels = first == &with ? n : m;
 	}
-	recorder_destroy(rec);
-	sampler_destroy(sampler);
-	live_destroy(live);
-	config_finish(&cfg);
-	remove_db(db);
-	free(db);
-	return cpu / cycles;
+	f->total = fmin(f->total, mean(with.cpu, cycles));
+	f->total_noload = fmin(f->total_noload, mean(without.cpu, cycles));
+	rec_run_finish(&with);
+	rec_run_finish(&without);
 }
 
 /* The same cycle in its stages, each timed on its own. */
@@ -346,7 +393,7 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 			scan_n = n;
 		}
 		scan_version = sampler_channels_version(sampler);
-		throttlescan_read(scan, tin);
+		throttlescan_read(scan, tin, sampler);
 		tin->ts = ts;
 		throttle_tracker_update(tracker, tin);
 		size_t n_eps;
@@ -381,23 +428,34 @@ static void run_stages(const char *dir, const char *root, const int *fds, int n_
 	free(db);
 }
 
+/* Keeps in @f the least of each stage of @f and @s (@first: @s's as they are). */
+static void least_stages(struct figures *f, const struct figures *s, bool first) {
+	double *dst[] = {&f->read, &f->pack, &f->sql, &f->rollup, &f->caps, &f->throttle};
+	const double src[] = {s->read, s->pack, s->sql, s->rollup, s->caps, s->throttle};
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+		*dst[i] = first ? src[i] : fmin(*dst[i], src[i]);
+	}
+	f->domains = s->domains;
+	f->zones = s->zones;
+	f->cdevs = s->cdevs;
+}
+
 static void measure(const char *dir, const char *tree_dir, int n_zones, int cycles,
 		    struct figures *f) {
 	char *root = xasprintf("%s/sysfs-%d", tree_dir, n_zones);
 	tree_create(root, n_zones);
 	int *fds = tree_open(root, n_zones);
 	*f = (struct figures){0};
-	run_stages(dir, root, fds, n_zones, cycles, f);
-	// with and without the load source in turn, the least of three each: what a busy machine
-	// adds to one pass is not the cycle's cost
-	size_t channels_noload;
+	// the stages, the least of REPEATS passes each: what a busy machine adds to one pass is
+	// not the cycle's cost
+	for (int k = 0; k < REPEATS; k++) {
+		struct figures s = {0};
+		run_stages(dir, root, fds, n_zones, cycles, &s);
+		least_stages(f, &s, k == 0);
+	}
 	f->total = f->total_noload = INFINITY;
 	for (int k = 0; k < REPEATS; k++) {
-		f->total = fmin(f->total,
-				run_recorder(dir, root, fds, n_zones, cycles, true, &f->channels));
-		f->total_noload =
-			fmin(f->total_noload, run_recorder(dir, root, fds, n_zones, cycles, false,
-							   &channels_noload));
+		run_recorders(dir, root, fds, n_zones, cycles, f);
 	}
 	tree_close(fds, n_zones);
 	char *cmd = xasprintf("rm -rf '%s'", root);

@@ -2,6 +2,7 @@
 #ifndef SAMPLER_H
 #define SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,5 +42,15 @@ int sampler_root_fd(const struct sampler *sampler);
  */
 size_t sampler_read(struct sampler *sampler, int64_t mono_s, const struct channel **channels,
 		    const struct reading **readings);
+
+/**
+ * The integer the last sampler_read() read from the sysfs file @path (relative to the root,
+ * as a channel's path), before any scaling or calibration, for readers beside the sampler that
+ * need the same file in the same cycle (throttle detection: zone temperatures, cooling
+ * states), so it is read once. False when no channel of that pass read the file whole as an
+ * integer, or its read failed. *@hint caches where the channel stood (SIZE_MAX at first); a
+ * stale hint only costs a search.
+ */
+bool sampler_file_int(const struct sampler *sampler, const char *path, size_t *hint, int64_t *raw);
 
 #endif

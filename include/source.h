@@ -52,6 +52,9 @@ struct sensor {
 	 * debug level only. */
 	bool rate;
 	void *priv; // the driver's own state of this channel (sensor_priv()); freed with it
+	/* source_read_scaled(): the integer its file held at the pass raw_pass (0 = none) */
+	int64_t raw;
+	uint64_t raw_pass;
 };
 
 struct buf;

@@ -17,6 +17,8 @@
 
 #include "throttle.h"
 
+struct sampler;
+
 struct throttlescan;
 
 /**
@@ -35,9 +37,12 @@ void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t 
  * Fills @in's domains, zones and cooling devices with this cycle's readings (@in->ts is the
  * caller's): a domain whose cap cannot be read (an offline policy) is left out this cycle, a
  * zone's unread temperature is marked invalid, a device's unread state -1 and unread counters
- * absent. Never fails.
+ * absent. A zone's temperature and a device's state that @same_pass (the sampler of this
+ * cycle, on the same root; may be NULL) read in its last pass are taken from it, not read
+ * again (sampler_file_int()). Never fails.
  */
-void throttlescan_read(struct throttlescan *ts, struct throttle_input *in);
+void throttlescan_read(struct throttlescan *ts, struct throttle_input *in,
+		       const struct sampler *same_pass);
 
 /**
  * The domain a cooling device of @type caps, from its type: "cpufreq-cpuN" the policy whose

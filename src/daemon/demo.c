@@ -214,7 +214,7 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 		const struct channel *channels;
 		const struct reading *readings;
 		size_t n = sampler_read(sampler, 0, &channels, &readings);
-		throttlescan_read(scan, in);
+		throttlescan_read(scan, in, sampler);
 		in->ts = t;
 		throttle_tracker_update(tracker, in);
 		size_t n_eps;

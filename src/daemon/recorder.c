@@ -393,7 +393,7 @@ static void track_throttle(struct recorder *r, const struct cycle *c, int64_t ts
 		return;
 	}
 	throttle_topology(r, c);
-	throttlescan_read(r->throttle_scan, r->throttle_in);
+	throttlescan_read(r->throttle_scan, r->throttle_in, r->sampler);
 	r->throttle_in->ts = ts;
 	throttle_tracker_update(r->throttle, r->throttle_in);
 	size_t n;

@@ -139,6 +139,8 @@ int source_read_scaled(struct source_ctx *ctx, struct sensor *sensor, double *va
 		return rc;
 	}
 	*value = ((double)raw + sensor->raw_offset) * sensor->scale / sensor->divisor;
+	sensor->raw = raw;
+	sensor->raw_pass = ctx->pass;
 	return 0;
 }
 

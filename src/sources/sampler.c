@@ -305,3 +305,25 @@ size_t sampler_read(struct sampler *s, int64_t mono_s, const struct channel **ch
 	*readings = s->readings;
 	return s->list.n;
 }
+
+static bool reads_file(const struct channel *c, const char *path) {
+	return c->path && strcmp(c->path, path) == 0;
+}
+
+bool sampler_file_int(const struct sampler *s, const char *path, size_t *hint, int64_t *raw) {
+	size_t i = *hint;
+	if (i >= s->list.n || !reads_file(&s->list.channels[i], path)) {
+		for (i = 0; i < s->list.n && !reads_file(&s->list.channels[i], path); i++) {
+		}
+		if (i == s->list.n) {
+			return false;
+		}
+		*hint = i;
+	}
+	const struct sensor *sen = &s->list.sensors[i];
+	if (s->ctx.pass == 0 || sen->raw_pass != s->ctx.pass) {
+		return false; // not read in the last pass, or its read failed
+	}
+	*raw = sen->raw;
+	return true;
+}

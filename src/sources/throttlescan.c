@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "sampler.h"
 #include "source.h"
 #include "xalloc.h"
 
@@ -137,6 +138,7 @@ struct scan_domain {
 struct scan_zone {
 	struct throttle_zone_reading z; // name, trips, binds; temp and valid each cycle
 	struct held temp;
+	size_t hint;   // where the sampler's channel of temp stood (sampler_file_int())
 	bool disabled; // `mode` said "disabled" when found, as the thermal source takes it
 };
 
@@ -144,6 +146,7 @@ struct scan_zone {
 struct scan_cdev {
 	struct throttle_cdev_reading c; // dev, type, caps, domain; state and counters each cycle
 	struct held state;              // cur_state
+	size_t hint;                    // where the sampler's channel of cur_state stood
 	struct held stats;              // stats/time_in_state_ms, read for a capping device only
 };
 
@@ -347,6 +350,7 @@ static void find_zones(struct throttlescan *ts) {
 			       memcmp(text, "disabled", 8) == 0;
 		snprintf(path, sizeof(path), "%s/temp", dir);
 		held_init(&sz->temp, path);
+		sz->hint = SIZE_MAX;
 		ts->n_zones++;
 	}
 	source_free_names(names);
@@ -370,6 +374,7 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 					 (const char *const *)pol->cpus, pol->n, c->domain);
 		snprintf(path, sizeof(path), "%s/cur_state", dir);
 		held_init(&sc->state, path);
+		sc->hint = SIZE_MAX;
 		snprintf(path, sizeof(path), "%s/stats/time_in_state_ms", dir);
 		held_init(&sc->stats, path);
 		ts->n_cdevs++;
@@ -534,7 +539,17 @@ static void read_board(struct throttlescan *ts, struct throttle_board_reading *b
 	b->alarm = b->has_alarm && v != 0;
 }
 
-void throttlescan_read(struct throttlescan *ts, struct throttle_input *in) {
+/* The integer in @h's file: the one @same_pass read this cycle, else read from the file. */
+static int shared_int(struct throttlescan *ts, const struct sampler *same_pass, struct held *h,
+		      size_t *hint, int64_t *out) {
+	if (same_pass && sampler_file_int(same_pass, h->path, hint, out)) {
+		return 0;
+	}
+	return held_read_int(ts->root_fd, h, out);
+}
+
+void throttlescan_read(struct throttlescan *ts, struct throttle_input *in,
+		       const struct sampler *same_pass) {
 	in->n_domains = in->n_zones = in->n_cdevs = 0;
 	for (size_t i = 0; i < ts->n_domains; i++) {
 		struct scan_domain *d = &ts->domains[i];
@@ -550,13 +565,14 @@ void throttlescan_read(struct throttlescan *ts, struct throttle_input *in) {
 		struct scan_zone *sz = &ts->zones[i];
 		struct throttle_zone_reading *z = &in->zones[in->n_zones++];
 		*z = sz->z;
-		z->valid = !sz->disabled && held_read_int(ts->root_fd, &sz->temp, &z->temp_mc) == 0;
+		z->valid = !sz->disabled &&
+			   shared_int(ts, same_pass, &sz->temp, &sz->hint, &z->temp_mc) == 0;
 	}
 	for (size_t i = 0; i < ts->n_cdevs; i++) {
 		struct scan_cdev *sc = &ts->cdevs[i];
 		struct throttle_cdev_reading *c = &in->cdevs[in->n_cdevs++];
 		*c = sc->c;
-		if (held_read_int(ts->root_fd, &sc->state, &c->cur_state) < 0) {
+		if (shared_int(ts, same_pass, &sc->state, &sc->hint, &c->cur_state) < 0) {
 			c->cur_state = -1;
 		}
 		if (c->caps) {

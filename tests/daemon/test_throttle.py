@@ -39,8 +39,18 @@ DOMAIN = "cpufreq/policy6"
 
 
 def write(root, rel, text):
-    """Replaces the file whole (a rename), so a cycle never reads it half written."""
+    """Changes a file so that a cycle never reads it half written: in place as sysfs changes
+    an attribute (one pwrite of as many bytes as it holds), the daemon's held files see it;
+    replaced whole (a rename) when its length changes."""
     path = os.path.join(root, rel)
+    data = text.encode()
+    if os.path.exists(path) and os.path.getsize(path) == len(data):
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.pwrite(fd, data, 0)
+        finally:
+            os.close(fd)
+        return
     with open(path + ".new", "w") as f:
         f.write(text)
     os.rename(path + ".new", path)

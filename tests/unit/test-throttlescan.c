@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "sampler.h"
 #include "test.h"
 #include "throttlescan.h"
 #include "xalloc.h"
@@ -24,7 +26,7 @@ static void test_fixture(void) {
 	ok(root >= 0, "open the fixture");
 	struct throttle_input *in = xcalloc(1, sizeof(*in));
 	struct throttlescan *ts = throttlescan_create(root);
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	is_int(in->n_domains, 6, "three policies and three devfreq devices");
 	const struct throttle_domain_reading *d = domain(in, "cpufreq/policy6");
 	ok(d && d->cap_hz == 2256000000 && d->max_hz == 2256000000,
@@ -87,7 +89,7 @@ static void test_cycles(void) {
 	write_text(root, "class/thermal/thermal_zone0/temp", "61250\n");
 	write_text(root, "class/thermal/cooling_device2/cur_state", "3\n");
 	write_text(root, "class/thermal/thermal_zone0/trip_point_0_temp", "70000\n");
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	const struct throttle_domain_reading *d = domain(in, "cpufreq/policy6");
 	ok(d && d->cap_hz == 1800000000 && d->max_hz == 2256000000 && throttle_capped(d),
 	   "the next cycle sees policy6 capped at 1.8 GHz");
@@ -96,14 +98,82 @@ static void test_cycles(void) {
 	is_int(in->zones[0].trips[0].temp_mc, 60000, "a trip is the one found at create");
 	write_text(root, "devices/system/cpu/cpufreq/policy6/affected_cpus", "\n");
 	write_text(root, "class/thermal/thermal_zone0/temp", "garbage\n");
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	ok(!domain(in, "cpufreq/policy6") && in->n_domains == 5, "an offline policy is left out");
 	ok(!in->zones[0].valid, "an unreadable temperature is invalid, the zone kept");
 	throttlescan_destroy(ts);
 	ts = throttlescan_create(root);
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	is_int(in->zones[0].trips[0].temp_mc, 70000, "a new create sees the moved trip");
 	throttlescan_destroy(ts);
+	free(in);
+	close(root);
+	cmd = xasprintf("rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "remove the scratch tree");
+	free(cmd);
+}
+
+/* A sampler of @dir with the thermal source only, @yaml_more appended to its configuration. */
+static struct sampler *thermal_sampler(struct config *cfg, const char *dir, const char *more) {
+	config_init(cfg);
+	char *yaml = xasprintf("sources:\n  hwmon: {enabled: false}\n  cpufreq: {enabled: false}\n"
+			       "  devfreq: {enabled: false}\n  iio: {enabled: false}\n"
+			       "  meminfo: {enabled: false}\n  load: {enabled: false}\n%s",
+			       more);
+	char *errors = NULL;
+	ok(config_load_string(cfg, "t.yaml", yaml, strlen(yaml), &errors), "the configuration");
+	free(errors);
+	free(yaml);
+	free(cfg->sysfs_root);
+	cfg->sysfs_root = xstrdup(dir);
+	return sampler_create(cfg);
+}
+
+/*
+ * What the sampler read in its last pass (a zone's temperature, a device's state) is taken
+ * from it, not read again; raw, whatever the channel's calibration; the rest (and all of it
+ * without a sampler, or for a channel the configuration left out) from the files.
+ */
+static void test_same_pass(void) {
+	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
+	ok(mkdtemp(dir) != NULL, "a scratch tree");
+	char *cmd = xasprintf("cp -a fixtures/rock5c/. '%s'", dir);
+	ok(system(cmd) == 0, "copy the fixture");
+	free(cmd);
+	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct config cfg;
+	struct sampler *s = thermal_sampler(&cfg, dir,
+					    "channels:\n  thermal/soc-thermal: {offset: 5}\n"
+					    "  cooling/pwm-fan: {enabled: false}\n");
+	struct throttlescan *ts = throttlescan_create(sampler_root_fd(s));
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	write_text(root, "class/thermal/thermal_zone0/temp", "61250\n");
+	write_text(root, "class/thermal/cooling_device2/cur_state", "3\n");
+	write_text(root, "class/thermal/cooling_device4/cur_state", "2\n");
+	const struct channel *ch;
+	const struct reading *rd;
+	sampler_read(s, 0, &ch, &rd);
+	// the files move after the sampler's pass: the sampler's readings are this cycle's
+	write_text(root, "class/thermal/thermal_zone0/temp", "71000\n");
+	write_text(root, "class/thermal/cooling_device2/cur_state", "1\n");
+	write_text(root, "class/thermal/cooling_device4/cur_state", "4\n");
+	throttlescan_read(ts, in, s);
+	ok(in->zones[0].valid && in->zones[0].temp_mc == 61250,
+	   "soc-thermal as the sampler read it, raw (its +5 °C calibration not in it)");
+	is_int(in->cdevs[2].cur_state, 3, "cpufreq-cpu6's state as the sampler read it");
+	is_int(in->cdevs[4].cur_state, 4, "pwm-fan, left out of the channels, read from its file");
+	throttlescan_read(ts, in, NULL);
+	ok(in->zones[0].temp_mc == 71000 && in->cdevs[2].cur_state == 1,
+	   "without the sampler, every file is read");
+	write_text(root, "class/thermal/thermal_zone0/temp", "garbage\n");
+	sampler_read(s, 0, &ch, &rd);
+	write_text(root, "class/thermal/thermal_zone0/temp", "52000\n");
+	throttlescan_read(ts, in, s);
+	ok(in->zones[0].valid && in->zones[0].temp_mc == 52000,
+	   "a value the sampler failed to read is read from the file");
+	throttlescan_destroy(ts);
+	sampler_destroy(s);
+	config_finish(&cfg);
 	free(in);
 	close(root);
 	cmd = xasprintf("rm -rf '%s'", dir);
@@ -116,7 +186,7 @@ static void test_board(void) {
 	int root = open("fixtures/x86", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct throttlescan *ts = throttlescan_create(root);
 	struct throttle_input *in = xcalloc(1, sizeof(*in));
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	const struct throttle_board_reading *b = &in->board;
 	ok(b->n_cpus == 4 && b->cpus[0].cpu == 0 && b->cpus[3].cpu == 3,
 	   "x86: four CPUs' thermal_throttle counters");
@@ -132,7 +202,7 @@ static void test_board(void) {
 
 	root = open("fixtures/rock5c", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ts = throttlescan_create(root);
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	ok(in->board.n_cpus == 0 && !in->board.has_alarm, "the ROCK 5C has neither signal");
 	throttlescan_destroy(ts);
 	close(root);
@@ -146,10 +216,10 @@ static void test_board(void) {
 	write_text(root, "class/hwmon/hwmon1/name", "rpi_volt\n");
 	write_text(root, "class/hwmon/hwmon1/in0_lcrit_alarm", "0\n");
 	ts = throttlescan_create(root);
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	ok(in->board.has_alarm && !in->board.alarm, "rpi_volt: in0_lcrit_alarm read, clear");
 	write_text(root, "class/hwmon/hwmon1/in0_lcrit_alarm", "1\n");
-	throttlescan_read(ts, in);
+	throttlescan_read(ts, in, NULL);
 	ok(in->board.has_alarm && in->board.alarm, "and set: under-voltage now");
 	throttlescan_destroy(ts);
 	close(root);
@@ -186,6 +256,7 @@ int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_fixture();
 	test_cycles();
+	test_same_pass();
 	test_board();
 	test_parsers();
 	return test_done();
