@@ -38,6 +38,20 @@ void json_null(struct json *j);
 /** Inserts @text, which must already be valid JSON. */
 void json_raw(struct json *j, const char *text);
 
+/*
+ * Object members: a key and its one value, each as the value call of the same name after
+ * json_key() (json_field_int(j, "id", 3) writes "id":3). The _or_null forms write null
+ * for the value when @known is false, for a figure that may be absent.
+ */
+void json_field_string(struct json *j, const char *key, const char *s); // NULL writes null
+void json_field_int(struct json *j, const char *key, int64_t v);
+void json_field_double(struct json *j, const char *key, double v); // non-finite → null
+void json_field_fixed(struct json *j, const char *key, double v, int digits);
+void json_field_bool(struct json *j, const char *key, bool v);
+void json_field_null(struct json *j, const char *key);
+void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t v);
+void json_field_double_or_null(struct json *j, const char *key, bool known, double v);
+
 /** Appends @s escaped as a JSON string body (no quotes) to @out. */
 void json_escape(struct buf *out, const char *s);
 /** Formats @v as the shortest round-trip decimal into @out (at least 32 bytes). */

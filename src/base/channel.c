@@ -176,26 +176,15 @@ bool reading_failed(const struct reading *r) {
 }
 
 void channel_json_identity(struct json *j, const struct channel *c) {
-	json_key(j, "key");
-	json_string(j, c->key);
-	json_key(j, "label");
-	json_string(j, c->label ? c->label : c->key);
-	json_key(j, "source");
-	json_string(j, c->source);
-	json_key(j, "kind");
-	json_string(j, channel_kind_name(c->kind));
-	json_key(j, "unit");
-	json_string(j, c->unit);
+	json_field_string(j, "key", c->key);
+	json_field_string(j, "label", c->label ? c->label : c->key);
+	json_field_string(j, "source", c->source);
+	json_field_string(j, "kind", channel_kind_name(c->kind));
+	json_field_string(j, "unit", c->unit);
 }
 
 void channel_json_reading(struct json *j, const struct channel *c, const struct reading *r) {
 	channel_json_identity(j, c);
-	json_key(j, "value");
-	if (r->err == 0) {
-		json_double(j, r->value);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "error");
-	json_string(j, r->err ? strerror(-r->err) : NULL); // NULL: null
+	json_field_double_or_null(j, "value", r->err == 0, r->value);
+	json_field_string(j, "error", r->err ? strerror(-r->err) : NULL); // NULL: null
 }

@@ -166,3 +166,49 @@ void json_raw(struct json *j, const char *text) {
 	before_value(j);
 	buf_puts(j->out, text);
 }
+
+void json_field_string(struct json *j, const char *key, const char *s) {
+	json_key(j, key);
+	json_string(j, s);
+}
+
+void json_field_int(struct json *j, const char *key, int64_t v) {
+	json_key(j, key);
+	json_int(j, v);
+}
+
+void json_field_double(struct json *j, const char *key, double v) {
+	json_key(j, key);
+	json_double(j, v);
+}
+
+void json_field_fixed(struct json *j, const char *key, double v, int digits) {
+	json_key(j, key);
+	json_fixed(j, v, digits);
+}
+
+void json_field_bool(struct json *j, const char *key, bool v) {
+	json_key(j, key);
+	json_bool(j, v);
+}
+
+void json_field_null(struct json *j, const char *key) {
+	json_key(j, key);
+	json_null(j);
+}
+
+void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t v) {
+	if (known) {
+		json_field_int(j, key, v);
+	} else {
+		json_field_null(j, key);
+	}
+}
+
+void json_field_double_or_null(struct json *j, const char *key, bool known, double v) {
+	if (known) {
+		json_field_double(j, key, v);
+	} else {
+		json_field_null(j, key);
+	}
+}

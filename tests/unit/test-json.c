@@ -49,6 +49,81 @@ static void test_pretty(void) {
 	buf_finish(&b);
 }
 
+/* Each field writer equals json_key() and its value call, compact and pretty alike. */
+static void test_fields(void) {
+	for (int pretty = 0; pretty <= 1; pretty++) {
+		struct buf by_field, by_key;
+		buf_init(&by_field);
+		buf_init(&by_key);
+		struct json f, k;
+		json_init(&f, &by_field, pretty);
+		json_init(&k, &by_key, pretty);
+		json_object_begin(&f);
+		json_field_string(&f, "s", "a\"b");
+		json_field_string(&f, "none", NULL);
+		json_field_int(&f, "i", -42);
+		json_field_double(&f, "d", 0.1);
+		json_field_double(&f, "nan", NAN);
+		json_field_fixed(&f, "x", 2.0 / 3.0, 3);
+		json_field_bool(&f, "b", false);
+		json_field_null(&f, "n");
+		json_field_int_or_null(&f, "known_i", true, 7);
+		json_field_int_or_null(&f, "absent_i", false, 7);
+		json_field_double_or_null(&f, "known_d", true, 1.5);
+		json_field_double_or_null(&f, "absent_d", false, 1.5);
+		json_object_end(&f);
+
+		json_object_begin(&k);
+		json_key(&k, "s");
+		json_string(&k, "a\"b");
+		json_key(&k, "none");
+		json_null(&k);
+		json_key(&k, "i");
+		json_int(&k, -42);
+		json_key(&k, "d");
+		json_double(&k, 0.1);
+		json_key(&k, "nan");
+		json_null(&k);
+		json_key(&k, "x");
+		json_fixed(&k, 2.0 / 3.0, 3);
+		json_key(&k, "b");
+		json_bool(&k, false);
+		json_key(&k, "n");
+		json_null(&k);
+		json_key(&k, "known_i");
+		json_int(&k, 7);
+		json_key(&k, "absent_i");
+		json_null(&k);
+		json_key(&k, "known_d");
+		json_double(&k, 1.5);
+		json_key(&k, "absent_d");
+		json_null(&k);
+		json_object_end(&k);
+
+		is_str(by_field.data, by_key.data,
+		       pretty ? "field writers match key + value (pretty)"
+			      : "field writers match key + value (compact)");
+		buf_finish(&by_field);
+		buf_finish(&by_key);
+	}
+
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	json_object_begin(&j);
+	json_field_int(&j, "id", 3);
+	json_field_string(&j, "label", "x");
+	json_field_fixed(&j, "s", 1.23456, 2);
+	json_field_bool(&j, "ok", true);
+	json_field_int_or_null(&j, "exit", false, 0);
+	json_field_double_or_null(&j, "c", true, 41.5);
+	json_object_end(&j);
+	is_str(b.data, "{\"id\":3,\"label\":\"x\",\"s\":1.23,\"ok\":true,\"exit\":null,\"c\":41.5}",
+	       "field writers: the bytes of an object");
+	buf_finish(&b);
+}
+
 static void test_doubles(void) {
 	char text[32];
 	const double values[] = {75.769, 1e-9, 2400000000.0, -0.25, 1.0 / 3.0, 131400};
@@ -65,6 +140,7 @@ static void test_doubles(void) {
 int main(void) {
 	test_structure();
 	test_pretty();
+	test_fields();
 	test_doubles();
 	return test_done();
 }
