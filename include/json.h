@@ -49,6 +49,8 @@ void json_field_double(struct json *j, const char *key, double v); // non-finite
 void json_field_fixed(struct json *j, const char *key, double v, int digits);
 void json_field_bool(struct json *j, const char *key, bool v);
 void json_field_null(struct json *j, const char *key);
+/** @text must already be valid JSON; NULL writes null. */
+void json_field_raw(struct json *j, const char *key, const char *text);
 void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t v);
 void json_field_double_or_null(struct json *j, const char *key, bool known, double v);
 

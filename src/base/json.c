@@ -197,6 +197,15 @@ void json_field_null(struct json *j, const char *key) {
 	json_null(j);
 }
 
+void json_field_raw(struct json *j, const char *key, const char *text) {
+	json_key(j, key);
+	if (text) {
+		json_raw(j, text);
+	} else {
+		json_null(j);
+	}
+}
+
 void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t v) {
 	if (known) {
 		json_field_int(j, key, v);

@@ -180,26 +180,18 @@ static void write_bins(const struct lifetime_profile_entry *pe, struct json *out
 	for (size_t b = 0; b < pe->n_bins; b++) {
 		const struct lifetime_profile_bin *bin = &pe->bins[b];
 		json_object_begin(out);
-		json_key(out, "from_c");
-		json_double(out, bin->from_c);
-		json_key(out, "to_c");
-		json_double(out, bin->to_c);
-		json_key(out, "hours");
-		json_double(out, bin->hours);
-		json_key(out, "share");
-		json_double(out, share(bin->hours, pe->hours));
-		json_key(out, "consumed_fraction");
-		json_double(out, bin->consumed_fraction);
-		json_key(out, "consumed_share");
-		json_double(out, share(bin->consumed_fraction, pe->consumed_fraction));
-		json_key(out, "temp_c");
-		json_double(out, bin->temp_c);
+		json_field_double(out, "from_c", bin->from_c);
+		json_field_double(out, "to_c", bin->to_c);
+		json_field_double(out, "hours", bin->hours);
+		json_field_double(out, "share", share(bin->hours, pe->hours));
+		json_field_double(out, "consumed_fraction", bin->consumed_fraction);
+		json_field_double(out, "consumed_share",
+				  share(bin->consumed_fraction, pe->consumed_fraction));
+		json_field_double(out, "temp_c", bin->temp_c);
 		if (measured) {
 			// The same bin on the sensor's scale: the measured temperatures in it.
-			json_key(out, "measured_from_c");
-			json_double(out, bin->from_c - rise);
-			json_key(out, "measured_to_c");
-			json_double(out, bin->to_c - rise);
+			json_field_double(out, "measured_from_c", bin->from_c - rise);
+			json_field_double(out, "measured_to_c", bin->to_c - rise);
 		}
 		json_object_end(out);
 	}
@@ -208,8 +200,7 @@ static void write_bins(const struct lifetime_profile_entry *pe, struct json *out
 
 void lifetime_profile_write_json(const struct lifetime_profile *pr, struct json *out) {
 	json_object_begin(out);
-	json_key(out, "bin_k");
-	json_double(out, pr->bin_k);
+	json_field_double(out, "bin_k", pr->bin_k);
 	json_key(out, "capacitors");
 	json_array_begin(out);
 	for (size_t i = 0; i < pr->n; i++) {
@@ -218,20 +209,14 @@ void lifetime_profile_write_json(const struct lifetime_profile *pr, struct json 
 		const struct lifetime_result *r = &e->r;
 		json_object_begin(out);
 		lifetime_report_write_part(e, out);
-		json_key(out, "self_heating_k");
-		json_double(out, r->self_heating_k);
-		json_key(out, "hours");
-		json_double(out, r->observed_h);
-		json_key(out, "coverage");
-		json_double(out, e->coverage);
-		json_key(out, "consumed_fraction");
-		json_double(out, r->consumed_fraction);
-		json_key(out, "equivalent_temp_c");
-		json_double(out, r->equivalent_temp_c);
-		json_key(out, "equivalent_effective_temp_c");
-		json_double(out, r->equivalent_temp_c + r->self_heating_k);
-		json_key(out, "life_uncapped_h");
-		json_double(out, r->life_uncapped_h);
+		json_field_double(out, "self_heating_k", r->self_heating_k);
+		json_field_double(out, "hours", r->observed_h);
+		json_field_double(out, "coverage", e->coverage);
+		json_field_double(out, "consumed_fraction", r->consumed_fraction);
+		json_field_double(out, "equivalent_temp_c", r->equivalent_temp_c);
+		json_field_double(out, "equivalent_effective_temp_c",
+				  r->equivalent_temp_c + r->self_heating_k);
+		json_field_double(out, "life_uncapped_h", r->life_uncapped_h);
 		json_key(out, "bins");
 		write_bins(pe, out);
 		json_key(out, "warnings");

@@ -255,10 +255,8 @@ void lifetime_report_write_warnings(const struct lifetime_result *r, struct json
 	json_array_begin(out);
 	for (size_t k = 0; k < r->n_warnings; k++) {
 		json_object_begin(out);
-		json_key(out, "code");
-		json_string(out, lifetime_warning_name(r->warnings[k].code));
-		json_key(out, "message");
-		json_string(out, r->warnings[k].message);
+		json_field_string(out, "code", lifetime_warning_name(r->warnings[k].code));
+		json_field_string(out, "message", r->warnings[k].message);
 		json_object_end(out);
 	}
 	json_array_end(out);
@@ -267,19 +265,16 @@ void lifetime_report_write_warnings(const struct lifetime_result *r, struct json
 void lifetime_report_write_review(const struct capacitor_config *cc, struct json *out) {
 	json_object_begin(out);
 	for (int k = 0; k < CAPACITOR_REVIEW_N; k++) {
-		json_key(out, capacitor_review_keys[k]);
-		json_string(out, cc->review[k]); // null: not recorded
+		json_field_string(out, capacitor_review_keys[k],
+				  cc->review[k]); // null: not recorded
 	}
 	json_object_end(out);
 }
 
 void lifetime_report_write_part(const struct lifetime_report_entry *e, struct json *out) {
-	json_key(out, "name");
-	json_string(out, e->cc->name);
-	json_key(out, "sensor");
-	json_string(out, e->sensor_key);
-	json_key(out, "basis");
-	json_string(out, temp_basis_name(e->cc->basis));
+	json_field_string(out, "name", e->cc->name);
+	json_field_string(out, "sensor", e->sensor_key);
+	json_field_string(out, "basis", temp_basis_name(e->cc->basis));
 }
 
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
@@ -291,57 +286,39 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		const struct lifetime_result *r = &e->r;
 		json_object_begin(out);
 		lifetime_report_write_part(e, out);
-		json_key(out, "observed_h");
-		json_double(out, r->observed_h);
-		json_key(out, "coverage");
-		json_double(out, e->coverage);
-		json_key(out, "consumed_fraction");
-		json_double(out, r->consumed_fraction);
-		json_key(out, "effective_life_h");
-		json_double(out, r->life_h);
-		json_key(out, "life_uncapped_h");
-		json_double(out, r->life_uncapped_h);
-		json_key(out, "equivalent_temp_c");
-		json_double(out, r->equivalent_temp_c);
-		json_key(out, "mean_temp_c");
-		json_double(out, r->mean_temp_c);
-		json_key(out, "life_at_mean_temp_h");
-		json_double(out, r->life_at_mean_temp_h);
-		json_key(out, "p95_temp_c");
-		json_double(out, e->p95_temp_c);
-		json_key(out, "life_at_p95_temp_h");
-		json_double(out, e->life_at_p95_temp_h);
-		json_key(out, "remaining_h");
-		json_double(out, r->remaining_h);
-		json_key(out, "capped");
-		json_bool(out, r->capped);
+		json_field_double(out, "observed_h", r->observed_h);
+		json_field_double(out, "coverage", e->coverage);
+		json_field_double(out, "consumed_fraction", r->consumed_fraction);
+		json_field_double(out, "effective_life_h", r->life_h);
+		json_field_double(out, "life_uncapped_h", r->life_uncapped_h);
+		json_field_double(out, "equivalent_temp_c", r->equivalent_temp_c);
+		json_field_double(out, "mean_temp_c", r->mean_temp_c);
+		json_field_double(out, "life_at_mean_temp_h", r->life_at_mean_temp_h);
+		json_field_double(out, "p95_temp_c", e->p95_temp_c);
+		json_field_double(out, "life_at_p95_temp_h", e->life_at_p95_temp_h);
+		json_field_double(out, "remaining_h", r->remaining_h);
+		json_field_bool(out, "capped", r->capped);
 		// The cap itself, so a reader can bound the relative lives (which are uncapped).
-		json_key(out, "life_cap_h");
-		json_double(out, lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR);
+		json_field_double(out, "life_cap_h",
+				  lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR);
 		json_key(out, "warnings");
 		lifetime_report_write_warnings(r, out);
 		json_key(out, "relative_lifetime");
 		json_array_begin(out);
 		for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
 			json_object_begin(out);
-			json_key(out, "reduction_k");
-			json_double(out, r->relative[k].reduction_k);
-			json_key(out, "factor");
-			json_double(out, r->relative[k].factor);
-			json_key(out, "life_h");
-			json_double(out, r->relative[k].life_h);
+			json_field_double(out, "reduction_k", r->relative[k].reduction_k);
+			json_field_double(out, "factor", r->relative[k].factor);
+			json_field_double(out, "life_h", r->relative[k].life_h);
 			json_object_end(out);
 		}
 		json_array_end(out);
 		// The temperatures the model used: measured + self-heating (the core estimate).
-		json_key(out, "self_heating_k");
-		json_double(out, r->self_heating_k);
-		json_key(out, "equivalent_effective_temp_c");
-		json_double(out, r->equivalent_temp_c + r->self_heating_k);
-		json_key(out, "mean_effective_temp_c");
-		json_double(out, r->mean_temp_c + r->self_heating_k);
-		json_key(out, "p95_effective_temp_c");
-		json_double(out, e->p95_temp_c + r->self_heating_k);
+		json_field_double(out, "self_heating_k", r->self_heating_k);
+		json_field_double(out, "equivalent_effective_temp_c",
+				  r->equivalent_temp_c + r->self_heating_k);
+		json_field_double(out, "mean_effective_temp_c", r->mean_temp_c + r->self_heating_k);
+		json_field_double(out, "p95_effective_temp_c", e->p95_temp_c + r->self_heating_k);
 		json_key(out, "in_service");
 		if (e->cc->in_service >= 0) {
 			char iso[TIMEFMT_ISO_LEN];
@@ -350,14 +327,10 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		} else {
 			json_null(out);
 		}
-		json_key(out, "unobserved_service_h");
-		json_double(out, r->unobserved_service_h);
-		json_key(out, "consumed_fraction_extrapolated");
-		json_double(out, r->consumed_extrapolated);
-		json_key(out, "consumed_fraction_total");
-		json_double(out, r->consumed_total);
-		json_key(out, "past_estimated_life");
-		json_bool(out, r->past_life);
+		json_field_double(out, "unobserved_service_h", r->unobserved_service_h);
+		json_field_double(out, "consumed_fraction_extrapolated", r->consumed_extrapolated);
+		json_field_double(out, "consumed_fraction_total", r->consumed_total);
+		json_field_bool(out, "past_estimated_life", r->past_life);
 		json_key(out, "review");
 		lifetime_report_write_review(e->cc, out);
 		json_object_end(out);

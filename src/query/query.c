@@ -648,45 +648,33 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 	double res = ch->resolution;
 	json_object_begin(out);
 	channel_json_identity(out, ch);
-	json_key(out, "resolution");
-	json_double(out, res);
-	json_key(out, "count");
-	json_int(out, acc->count);
+	json_field_double(out, "resolution", res);
+	json_field_int(out, "count", acc->count);
 	// The window's observed time, in the share of its cycles that hold this channel.
-	json_key(out, "coverage");
-	json_double(out, s->cycles > 0 && acc->count < s->cycles
-				 ? s->coverage * (double)acc->count / (double)s->cycles
-			 : acc->count > 0 ? s->coverage
-					  : 0);
+	double coverage = s->cycles > 0 && acc->count < s->cycles
+				  ? s->coverage * (double)acc->count / (double)s->cycles
+			  : acc->count > 0 ? s->coverage
+					   : 0;
+	json_field_double(out, "coverage", coverage);
 	/*
 	 * A channel with a value in every counted cycle has exactly the cycles' gaps. Otherwise
 	 * where its missing values fall is not recorded in hourly rollups: null.
 	 */
-	json_key(out, "longest_gap_s");
-	acc->count == s->cycles ? json_int(out, s->longest_gap_s) : json_null(out);
+	json_field_int_or_null(out, "longest_gap_s", acc->count == s->cycles, s->longest_gap_s);
 	bool any = acc->count > 0;
-	json_key(out, "mean");
-	json_double(out, query_stats_mean(s, k)); // json_double writes NAN as null
-	json_key(out, "stddev");
-	json_double(out, query_stats_stddev(s, k));
-	json_key(out, "min");
-	any ? json_value(out, acc->min_q, res) : json_null(out);
-	json_key(out, "p50");
-	json_double(out, query_stats_percentile(s, k, 50));
-	json_key(out, "p95");
-	json_double(out, query_stats_percentile(s, k, 95));
-	json_key(out, "max");
-	any ? json_value(out, acc->max_q, res) : json_null(out);
-	json_key(out, "max_time");
-	any ? json_int(out, acc->max_ts) : json_null(out);
+	json_field_double(out, "mean", query_stats_mean(s, k)); // json_double writes NAN as null
+	json_field_double(out, "stddev", query_stats_stddev(s, k));
+	json_field_double_or_null(out, "min", any, stats_value(acc->min_q, res));
+	json_field_double(out, "p50", query_stats_percentile(s, k, 50));
+	json_field_double(out, "p95", query_stats_percentile(s, k, 95));
+	json_field_double_or_null(out, "max", any, stats_value(acc->max_q, res));
+	json_field_int_or_null(out, "max_time", any, acc->max_ts);
 	for (size_t e = 0; e < s->n_percentiles; e++) {
 		char key[32];
 		percentile_key(key, sizeof(key), s->percentiles[e]);
-		json_key(out, key);
-		json_double(out, query_stats_percentile(s, k, s->percentiles[e]));
+		json_field_double(out, key, query_stats_percentile(s, k, s->percentiles[e]));
 	}
-	json_key(out, "unsynced_excluded");
-	json_int(out, s->unsynced_excluded[k]);
+	json_field_int(out, "unsynced_excluded", s->unsynced_excluded[k]);
 	// By samples each sample stands for one cycle; by time, for the seconds it weighs.
 	const struct stats_acc *tis = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : acc;
 	size_t n_bins;
@@ -696,10 +684,8 @@ static void write_channel_stats(struct json *out, const struct query_stats *s, s
 		json_array_begin(out);
 		for (size_t i = 0; i < n_bins; i++) {
 			json_object_begin(out);
-			json_key(out, "value");
-			json_value(out, bins[i].q, res);
-			json_key(out, "share");
-			json_double(out, (double)bins[i].count / (double)tis->count);
+			json_field_double(out, "value", stats_value(bins[i].q, res));
+			json_field_double(out, "share", (double)bins[i].count / (double)tis->count);
 			json_object_end(out);
 		}
 		json_array_end(out);
@@ -884,26 +870,16 @@ double query_stats_percentile(const struct query_stats *s, size_t k, double pct)
 
 void query_stats_write_json(const struct query_stats *s, struct json *out) {
 	json_object_begin(out);
-	json_key(out, "from");
-	json_int(out, s->from);
-	json_key(out, "to");
-	json_int(out, s->to);
-	json_key(out, "weight");
-	json_string(out, query_weight_name(s->weight));
-	json_key(out, "interval_s");
-	json_int(out, s->interval_s);
-	json_key(out, "cycles");
-	json_int(out, s->cycles);
-	json_key(out, "expected_cycles");
-	json_int(out, s->expected_cycles);
-	json_key(out, "coverage");
-	json_double(out, s->coverage);
-	json_key(out, "longest_gap_s");
-	json_int(out, s->longest_gap_s);
-	json_key(out, "mixed_intervals");
-	json_bool(out, s->mixed_intervals);
-	json_key(out, "unsynced_excluded");
-	json_int(out, s->include_unsynced ? 0 : s->unsynced);
+	json_field_int(out, "from", s->from);
+	json_field_int(out, "to", s->to);
+	json_field_string(out, "weight", query_weight_name(s->weight));
+	json_field_int(out, "interval_s", s->interval_s);
+	json_field_int(out, "cycles", s->cycles);
+	json_field_int(out, "expected_cycles", s->expected_cycles);
+	json_field_double(out, "coverage", s->coverage);
+	json_field_int(out, "longest_gap_s", s->longest_gap_s);
+	json_field_bool(out, "mixed_intervals", s->mixed_intervals);
+	json_field_int(out, "unsynced_excluded", s->include_unsynced ? 0 : s->unsynced);
 	json_key(out, "channels");
 	json_array_begin(out);
 	for (size_t k = 0; k < s->sel.n; k++) {
@@ -1149,16 +1125,11 @@ out:
 
 void query_peak_write_json(const struct query_peak *pk, struct json *out) {
 	json_object_begin(out);
-	json_key(out, "key");
-	json_string(out, pk->channel->key);
-	json_key(out, "from");
-	json_int(out, pk->from);
-	json_key(out, "to");
-	json_int(out, pk->to);
-	json_key(out, "max");
-	json_value(out, pk->max_q, pk->channel->resolution);
-	json_key(out, "max_time");
-	json_int(out, pk->max_ts);
+	json_field_string(out, "key", pk->channel->key);
+	json_field_int(out, "from", pk->from);
+	json_field_int(out, "to", pk->to);
+	json_field_double(out, "max", stats_value(pk->max_q, pk->channel->resolution));
+	json_field_int(out, "max_time", pk->max_ts);
 	json_key(out, "columns");
 	json_array_begin(out);
 	for (size_t c = 0; c < pk->n_columns; c++) {
@@ -1214,21 +1185,13 @@ int query_channels_json(struct store *store, const struct query_params *p, struc
 		const struct store_channel *sc = &sel.all[sel.pick[k]];
 		json_object_begin(out);
 		channel_json_identity(out, &sc->ch);
-		json_key(out, "resolution");
-		json_double(out, sc->ch.resolution);
-		json_key(out, "first_seen");
-		json_int(out, sc->first_seen);
-		json_key(out, "last_seen");
-		json_int(out, sc->last_seen);
-		json_key(out, "present");
-		json_bool(out, sc->present);
+		json_field_double(out, "resolution", sc->ch.resolution);
+		json_field_int(out, "first_seen", sc->first_seen);
+		json_field_int(out, "last_seen", sc->last_seen);
+		json_field_bool(out, "present", sc->present);
 		// The store keeps the meta the source wrote: a JSON object text, emitted as is.
-		json_key(out, "meta");
-		if (sc->ch.meta && sc->ch.meta[0] == '{') {
-			json_raw(out, sc->ch.meta);
-		} else {
-			json_null(out);
-		}
+		bool meta = sc->ch.meta && sc->ch.meta[0] == '{';
+		json_field_raw(out, "meta", meta ? sc->ch.meta : NULL);
 		json_object_end(out);
 	}
 	json_array_end(out);
@@ -1328,12 +1291,9 @@ int query_samples_json(struct store *store, const struct query_params *p, struct
 		goto out;
 	}
 	json_object_begin(out);
-	json_key(out, "from");
-	json_int(out, from);
-	json_key(out, "to");
-	json_int(out, to);
-	json_key(out, "bucket_s");
-	json_int(out, sc.width);
+	json_field_int(out, "from", from);
+	json_field_int(out, "to", to);
+	json_field_int(out, "bucket_s", sc.width);
 	json_key(out, "channels");
 	json_array_begin(out);
 	for (size_t k = 0; k < sel.n; k++) {

@@ -141,42 +141,23 @@ static void write_time(struct json *j, const char *key, int64_t ts) {
 	}
 }
 
-static void write_int_or_null(struct json *j, const char *key, bool known, int64_t v) {
-	json_key(j, key);
-	if (known) {
-		json_int(j, v);
-	} else {
-		json_null(j);
-	}
-}
-
 static void write_celsius(struct json *j, const char *key, bool known, int64_t mc) {
-	json_key(j, key);
-	if (known) {
-		json_double(j, (double)mc / 1000);
-	} else {
-		json_null(j);
-	}
+	json_field_double_or_null(j, key, known, (double)mc / 1000);
 }
 
 static void write_episode(struct json *j, const struct throttle_episode *ep) {
 	json_object_begin(j);
-	json_key(j, "domain");
-	json_string(j, ep->domain);
+	json_field_string(j, "domain", ep->domain);
 	write_time(j, "start", ep->start);
 	write_time(j, "end", ep->end);
 	write_time(j, "last_seen", ep->last_seen);
-	json_key(j, "duration_s");
-	json_double(j, (double)ep->duration_ms / 1000);
-	write_int_or_null(j, "min_hz", ep->min_hz > 0, ep->min_hz);
-	write_int_or_null(j, "max_hz", ep->max_hz > 0, ep->max_hz);
-	json_key(j, "cause");
-	json_string(j, throttle_cause_name(ep->cause));
-	json_key(j, "method");
-	json_string(j, throttle_method_name(ep->method));
-	json_key(j, "zone");
-	json_string(j, ep->zone[0] ? ep->zone : NULL);
-	write_int_or_null(j, "trip", ep->trip >= 0, ep->trip);
+	json_field_double(j, "duration_s", (double)ep->duration_ms / 1000);
+	json_field_int_or_null(j, "min_hz", ep->min_hz > 0, ep->min_hz);
+	json_field_int_or_null(j, "max_hz", ep->max_hz > 0, ep->max_hz);
+	json_field_string(j, "cause", throttle_cause_name(ep->cause));
+	json_field_string(j, "method", throttle_method_name(ep->method));
+	json_field_string(j, "zone", ep->zone[0] ? ep->zone : NULL);
+	json_field_int_or_null(j, "trip", ep->trip >= 0, ep->trip);
 	write_celsius(j, "trip_temp_c", ep->trip >= 0, ep->trip_temp_mc);
 	write_celsius(j, "trip_hyst_c", ep->trip >= 0, ep->trip_hyst_mc);
 	write_celsius(j, "temp_start_c", ep->have_temp, ep->temp_start_mc);
@@ -187,17 +168,13 @@ static void write_episode(struct json *j, const struct throttle_episode *ep) {
 		json_object_begin(j);
 		char dev[32];
 		snprintf(dev, sizeof(dev), "cooling_device%d", ep->cooling[i].dev);
-		json_key(j, "device");
-		json_string(j, ep->cooling[i].dev >= 0 ? dev : NULL);
-		json_key(j, "type");
-		json_string(j, ep->cooling[i].type);
-		json_key(j, "state");
-		json_int(j, ep->cooling[i].state);
+		json_field_string(j, "device", ep->cooling[i].dev >= 0 ? dev : NULL);
+		json_field_string(j, "type", ep->cooling[i].type);
+		json_field_int(j, "state", ep->cooling[i].state);
 		json_object_end(j);
 	}
 	json_array_end(j);
-	json_key(j, "stuck");
-	json_bool(j, ep->stuck);
+	json_field_bool(j, "stuck", ep->stuck);
 	json_object_end(j);
 }
 
@@ -213,16 +190,12 @@ void throttle_report_keep_open(struct throttle_report *r) {
 
 void throttle_report_write_domain(const struct throttle_report_domain *d, struct json *j) {
 	json_object_begin(j);
-	json_key(j, "domain");
-	json_string(j, d->name);
-	json_key(j, "episodes");
-	json_int(j, d->episodes);
-	json_key(j, "throttled_s");
-	json_double(j, (double)d->throttled_ms / 1000);
-	json_key(j, "share");
-	json_double(j, d->share);
-	write_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
-	write_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
+	json_field_string(j, "domain", d->name);
+	json_field_int(j, "episodes", d->episodes);
+	json_field_double(j, "throttled_s", (double)d->throttled_ms / 1000);
+	json_field_double(j, "share", d->share);
+	json_field_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
+	json_field_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
 	json_object_end(j);
 }
 

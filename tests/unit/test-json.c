@@ -67,6 +67,8 @@ static void test_fields(void) {
 		json_field_fixed(&f, "x", 2.0 / 3.0, 3);
 		json_field_bool(&f, "b", false);
 		json_field_null(&f, "n");
+		json_field_raw(&f, "r", "{\"a\":[1]}");
+		json_field_raw(&f, "no_r", NULL);
 		json_field_int_or_null(&f, "known_i", true, 7);
 		json_field_int_or_null(&f, "absent_i", false, 7);
 		json_field_double_or_null(&f, "known_d", true, 1.5);
@@ -89,6 +91,10 @@ static void test_fields(void) {
 		json_key(&k, "b");
 		json_bool(&k, false);
 		json_key(&k, "n");
+		json_null(&k);
+		json_key(&k, "r");
+		json_raw(&k, "{\"a\":[1]}");
+		json_key(&k, "no_r");
 		json_null(&k);
 		json_key(&k, "known_i");
 		json_int(&k, 7);
@@ -116,10 +122,13 @@ static void test_fields(void) {
 	json_field_string(&j, "label", "x");
 	json_field_fixed(&j, "s", 1.23456, 2);
 	json_field_bool(&j, "ok", true);
+	json_field_raw(&j, "tags", "[\"a\"]");
+	json_field_raw(&j, "argv", NULL);
 	json_field_int_or_null(&j, "exit", false, 0);
 	json_field_double_or_null(&j, "c", true, 41.5);
 	json_object_end(&j);
-	is_str(b.data, "{\"id\":3,\"label\":\"x\",\"s\":1.23,\"ok\":true,\"exit\":null,\"c\":41.5}",
+	is_str(b.data,
+	       "{\"id\":3,\"label\":\"x\",\"s\":1.23,\"ok\":true,\"tags\":[\"a\"],\"argv\":null,\"exit\":null,\"c\":41.5}",
 	       "field writers: the bytes of an object");
 	buf_finish(&b);
 }
