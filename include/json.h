@@ -53,6 +53,12 @@ void json_field_null(struct json *j, const char *key);
 void json_field_raw(struct json *j, const char *key, const char *text);
 void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t v);
 void json_field_double_or_null(struct json *j, const char *key, bool known, double v);
+/** A time as its ISO 8601 UTC string (timefmt_iso): unix seconds @ts. */
+void json_field_time(struct json *j, const char *key, int64_t ts);
+/** A time as its ISO 8601 UTC string with milliseconds when not whole (timefmt_iso_ms). */
+void json_field_time_ms(struct json *j, const char *key, int64_t ms);
+void json_field_time_or_null(struct json *j, const char *key, bool known, int64_t ts);
+void json_field_time_ms_or_null(struct json *j, const char *key, bool known, int64_t ms);
 
 /** Appends @s escaped as a JSON string body (no quotes) to @out. */
 void json_escape(struct buf *out, const char *s);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "timefmt.h"
+
 void json_init(struct json *j, struct buf *out, bool pretty) {
 	*j = (struct json){.out = out, .pretty = pretty};
 }
@@ -217,6 +219,34 @@ void json_field_int_or_null(struct json *j, const char *key, bool known, int64_t
 void json_field_double_or_null(struct json *j, const char *key, bool known, double v) {
 	if (known) {
 		json_field_double(j, key, v);
+	} else {
+		json_field_null(j, key);
+	}
+}
+
+void json_field_time(struct json *j, const char *key, int64_t ts) {
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(ts, iso);
+	json_field_string(j, key, iso);
+}
+
+void json_field_time_ms(struct json *j, const char *key, int64_t ms) {
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso_ms(ms, iso);
+	json_field_string(j, key, iso);
+}
+
+void json_field_time_or_null(struct json *j, const char *key, bool known, int64_t ts) {
+	if (known) {
+		json_field_time(j, key, ts);
+	} else {
+		json_field_null(j, key);
+	}
+}
+
+void json_field_time_ms_or_null(struct json *j, const char *key, bool known, int64_t ms) {
+	if (known) {
+		json_field_time_ms(j, key, ms);
 	} else {
 		json_field_null(j, key);
 	}

@@ -319,14 +319,8 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 				  r->equivalent_temp_c + r->self_heating_k);
 		json_field_double(out, "mean_effective_temp_c", r->mean_temp_c + r->self_heating_k);
 		json_field_double(out, "p95_effective_temp_c", e->p95_temp_c + r->self_heating_k);
-		json_key(out, "in_service");
-		if (e->cc->in_service >= 0) {
-			char iso[TIMEFMT_ISO_LEN];
-			timefmt_iso(e->cc->in_service, iso);
-			json_string(out, iso);
-		} else {
-			json_null(out);
-		}
+		json_field_time_or_null(out, "in_service", e->cc->in_service >= 0,
+					e->cc->in_service);
 		json_field_double(out, "unobserved_service_h", r->unobserved_service_h);
 		json_field_double(out, "consumed_fraction_extrapolated", r->consumed_extrapolated);
 		json_field_double(out, "consumed_fraction_total", r->consumed_total);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timefmt.h"
 #include "xalloc.h"
 
 /* The episode's end in s: its release, or the last cycle that saw it while open. */
@@ -130,17 +129,6 @@ void throttle_report_finish(struct throttle_report *r) {
 	*r = (struct throttle_report){0};
 }
 
-static void write_time(struct json *j, const char *key, int64_t ts) {
-	char iso[TIMEFMT_ISO_LEN];
-	json_key(j, key);
-	if (ts) {
-		timefmt_iso(ts, iso);
-		json_string(j, iso);
-	} else {
-		json_null(j);
-	}
-}
-
 static void write_celsius(struct json *j, const char *key, bool known, int64_t mc) {
 	json_field_double_or_null(j, key, known, (double)mc / 1000);
 }
@@ -148,9 +136,9 @@ static void write_celsius(struct json *j, const char *key, bool known, int64_t m
 static void write_episode(struct json *j, const struct throttle_episode *ep) {
 	json_object_begin(j);
 	json_field_string(j, "domain", ep->domain);
-	write_time(j, "start", ep->start);
-	write_time(j, "end", ep->end);
-	write_time(j, "last_seen", ep->last_seen);
+	json_field_time_or_null(j, "start", ep->start != 0, ep->start);
+	json_field_time_or_null(j, "end", ep->end != 0, ep->end);
+	json_field_time_or_null(j, "last_seen", ep->last_seen != 0, ep->last_seen);
 	json_field_double(j, "duration_s", (double)ep->duration_ms / 1000);
 	json_field_int_or_null(j, "min_hz", ep->min_hz > 0, ep->min_hz);
 	json_field_int_or_null(j, "max_hz", ep->max_hz > 0, ep->max_hz);
@@ -201,8 +189,8 @@ void throttle_report_write_domain(const struct throttle_report_domain *d, struct
 
 void throttle_report_write_json(const struct throttle_report *r, struct json *j) {
 	json_object_begin(j);
-	write_time(j, "from", r->from);
-	write_time(j, "to", r->to);
+	json_field_time_or_null(j, "from", r->from != 0, r->from);
+	json_field_time_or_null(j, "to", r->to != 0, r->to);
 	json_key(j, "episodes");
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n; i++) {

@@ -124,11 +124,16 @@ static void test_fields(void) {
 	json_field_bool(&j, "ok", true);
 	json_field_raw(&j, "tags", "[\"a\"]");
 	json_field_raw(&j, "argv", NULL);
+	json_field_time(&j, "t", 1787184000);
+	json_field_time_ms(&j, "t_ms", INT64_C(1787184000250));
+	json_field_time_ms(&j, "whole_ms", INT64_C(1787184000000));
+	json_field_time_or_null(&j, "no_t", false, 1787184000);
+	json_field_time_ms_or_null(&j, "t_ms2", true, INT64_C(1787184000001));
 	json_field_int_or_null(&j, "exit", false, 0);
 	json_field_double_or_null(&j, "c", true, 41.5);
 	json_object_end(&j);
 	is_str(b.data,
-	       "{\"id\":3,\"label\":\"x\",\"s\":1.23,\"ok\":true,\"tags\":[\"a\"],\"argv\":null,\"exit\":null,\"c\":41.5}",
+	       "{\"id\":3,\"label\":\"x\",\"s\":1.23,\"ok\":true,\"tags\":[\"a\"],\"argv\":null,\"t\":\"2026-08-20T00:00:00Z\",\"t_ms\":\"2026-08-20T00:00:00.250Z\",\"whole_ms\":\"2026-08-20T00:00:00Z\",\"no_t\":null,\"t_ms2\":\"2026-08-20T00:00:00.001Z\",\"exit\":null,\"c\":41.5}",
 	       "field writers: the bytes of an object");
 	buf_finish(&b);
 }
