@@ -46,8 +46,7 @@ void runs_write_throttle(struct json *j, const struct runs_episodes *e,
 		return;
 	}
 	json_object_begin(j);
-	json_key(j, "share");
-	json_double(j, share);
+	json_field_double(j, "share", share);
 	json_key(j, "domains");
 	json_array_begin(j);
 	for (size_t i = 0; i < r.n_domains; i++) {

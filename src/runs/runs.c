@@ -18,76 +18,38 @@
 #include "stats.h"
 #include "textdist.h"
 #include "throttle-report.h"
-#include "timefmt.h"
 #include "xalloc.h"
 
 #define OLDEST_MS INT64_C(946684800000) // 2000-01-01T00:00:00Z, as `thermlog import` refuses
 
-static void json_time(struct json *j, int64_t ms) {
-	char t[TIMEFMT_ISO_LEN];
-	timefmt_iso_ms(ms, t);
-	json_string(j, t);
-}
-
-/* The stored JSON text of tags, figures or a fingerprint, or null. */
-static void json_stored(struct json *j, const char *text) {
-	if (text && *text) {
-		json_raw(j, text);
-	} else {
-		json_null(j);
-	}
+/* The stored JSON text of tags, figures or a fingerprint; NULL (written as null) if none. */
+static const char *stored(const char *text) {
+	return text && *text ? text : NULL;
 }
 
 static void write_run_fields(struct json *j, const struct store_run *run,
 			     const struct runs_episodes *e) {
-	json_key(j, "id");
-	json_int(j, run->id);
-	json_key(j, "label");
-	json_string(j, run->label);
-	json_key(j, "tags");
-	json_stored(j, run->tags);
-	json_key(j, "start");
-	json_time(j, run->start_ms);
-	json_key(j, "end");
+	json_field_int(j, "id", run->id);
+	json_field_string(j, "label", run->label);
+	json_field_raw(j, "tags", stored(run->tags));
+	json_field_time_ms(j, "start", run->start_ms);
+	json_field_time_ms_or_null(j, "end", run->ended, run->end_ms);
 	if (run->ended) {
-		json_time(j, run->end_ms);
+		json_field_fixed(j, "duration_s", (double)(run->end_ms - run->start_ms) / 1000.0,
+				 3);
 	} else {
-		json_null(j);
+		json_field_null(j, "duration_s");
 	}
-	json_key(j, "duration_s");
-	if (run->ended) {
-		json_fixed(j, (double)(run->end_ms - run->start_ms) / 1000.0, 3);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "status");
-	json_string(j, run_status_name(run->status));
-	json_key(j, "exit_code");
-	if (run->exit_code >= 0) {
-		json_int(j, run->exit_code);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "signal");
-	if (run->signal > 0) {
-		json_int(j, run->signal);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "error");
-	json_string(j, run->error);
-	json_key(j, "energy_j");
-	json_double(j, run->energy_j);
-	json_key(j, "energy_method");
-	json_string(j, run->energy_method);
-	json_key(j, "energy_coverage");
-	json_double(j, run->energy_coverage);
-	json_key(j, "temp_max_c");
-	json_double(j, run->temp_max_c);
-	json_key(j, "rss_max_bytes");
-	json_double(j, run->rss_max_bytes);
-	json_key(j, "origin");
-	json_string(j, run->origin);
+	json_field_string(j, "status", run_status_name(run->status));
+	json_field_int_or_null(j, "exit_code", run->exit_code >= 0, run->exit_code);
+	json_field_int_or_null(j, "signal", run->signal > 0, run->signal);
+	json_field_string(j, "error", run->error);
+	json_field_double(j, "energy_j", run->energy_j);
+	json_field_string(j, "energy_method", run->energy_method);
+	json_field_double(j, "energy_coverage", run->energy_coverage);
+	json_field_double(j, "temp_max_c", run->temp_max_c);
+	json_field_double(j, "rss_max_bytes", run->rss_max_bytes);
+	json_field_string(j, "origin", run->origin);
 	runs_write_throttle(j, e, run);
 }
 
@@ -159,10 +121,8 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 		// Cut to the newest: says so, and how many there are.
 		json_key(&j, "truncated");
 		json_object_begin(&j);
-		json_key(&j, "limit");
-		json_int(&j, filter->limit);
-		json_key(&j, "matched");
-		json_int(&j, matched);
+		json_field_int(&j, "limit", filter->limit);
+		json_field_int(&j, "matched", matched);
 		json_object_end(&j);
 	}
 	json_object_end(&j);
@@ -323,8 +283,7 @@ static int write_sample(void *ctx, const struct store_run_sample *s) {
 		size_t index = w->inst.n - 1;
 		if (index >= w->lo && index <= w->hi && index % w->stride == 0) {
 			json_object_begin(w->j);
-			json_key(w->j, "time");
-			json_time(w->j, s->ts_ms);
+			json_field_time_ms(w->j, "time", s->ts_ms);
 			json_key(w->j, "values");
 			json_object_begin(w->j);
 			w->open = true;
@@ -332,8 +291,7 @@ static int write_sample(void *ctx, const struct store_run_sample *s) {
 	}
 	const struct store_channel *c = channel_by_id(w->ci, s->channel_id);
 	if (w->open && c) {
-		json_key(w->j, c->ch.key);
-		json_double(w->j, stats_value(s->q, c->ch.resolution));
+		json_field_double(w->j, c->ch.key, stats_value(s->q, c->ch.resolution));
 	}
 	return 0;
 }
@@ -359,22 +317,16 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 			   v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms, &e);
 	write_run_fields(&j, &v.c.run, &e);
 	runs_episodes_finish(&e);
-	json_key(&j, "figures");
-	json_stored(&j, v.c.run.figures);
-	json_key(&j, "fingerprint");
-	json_stored(&j, v.c.run.fingerprint);
-	json_key(&j, "fast_samples");
-	json_int(&j, (int64_t)p.inst.n);
+	json_field_raw(&j, "figures", stored(v.c.run.figures));
+	json_field_raw(&j, "fingerprint", stored(v.c.run.fingerprint));
+	json_field_int(&j, "fast_samples", (int64_t)p.inst.n);
 	json_key(&j, "peak");
 	if (rc == 0 && p.found) {
 		const struct store_channel *pc = channel_by_id(&v.ci, p.peak_channel);
 		json_object_begin(&j);
-		json_key(&j, "channel");
-		json_string(&j, pc->ch.key);
-		json_key(&j, "value");
-		json_double(&j, p.peak_c);
-		json_key(&j, "time");
-		json_time(&j, p.peak_ts);
+		json_field_string(&j, "channel", pc->ch.key);
+		json_field_double(&j, "value", p.peak_c);
+		json_field_time_ms(&j, "time", p.peak_ts);
 		json_key(&j, "samples");
 		json_array_begin(&j);
 		struct sample_writer w = {
@@ -419,12 +371,9 @@ int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool
 	struct sample_writer w = {
 		.ci = &v.ci, .j = &j, .lo = 0, .hi = SIZE_MAX, .stride = stride > 0 ? stride : 1};
 	json_object_begin(&j);
-	json_key(&j, "id");
-	json_int(&j, id);
-	json_key(&j, "fast_samples");
-	json_int(&j, (int64_t)count.n);
-	json_key(&j, "stride");
-	json_int(&j, (int64_t)w.stride);
+	json_field_int(&j, "id", id);
+	json_field_int(&j, "fast_samples", (int64_t)count.n);
+	json_field_int(&j, "stride", (int64_t)w.stride);
 	json_key(&j, "samples");
 	json_array_begin(&j);
 	if (rc == 0) {
@@ -535,28 +484,24 @@ static void percentile_key(double p, char key[40]) {
 	snprintf(key, 40, "p%s", num);
 }
 
-static void write_summary(struct json *j, const struct runstats_summary *s,
+/* A figure's summary over a label's runs as the member @key; null when no run has it. */
+static void write_summary(struct json *j, const char *key, const struct runstats_summary *s,
 			  const struct runs_stats_options *opt) {
 	if (s->n == 0) {
-		json_null(j);
+		json_field_null(j, key);
 		return;
 	}
+	json_key(j, key);
 	json_object_begin(j);
-	json_key(j, "n");
-	json_int(j, (int64_t)s->n);
-	json_key(j, "p50");
-	json_double(j, s->p50);
-	json_key(j, "p95");
-	json_double(j, s->p95);
-	json_key(j, "max");
-	json_double(j, s->max);
-	json_key(j, "mean");
-	json_double(j, s->mean);
+	json_field_int(j, "n", (int64_t)s->n);
+	json_field_double(j, "p50", s->p50);
+	json_field_double(j, "p95", s->p95);
+	json_field_double(j, "max", s->max);
+	json_field_double(j, "mean", s->mean);
 	for (size_t k = 0; opt && k < opt->n_percentiles; k++) {
-		char key[40];
-		percentile_key(opt->percentiles[k], key);
-		json_key(j, key);
-		json_double(j, s->percentiles[k]);
+		char pkey[40];
+		percentile_key(opt->percentiles[k], pkey);
+		json_field_double(j, pkey, s->percentiles[k]);
 	}
 	json_object_end(j);
 }
@@ -564,45 +509,30 @@ static void write_summary(struct json *j, const struct runstats_summary *s,
 static void write_label(struct json *j, const struct runstats_label *l,
 			const struct runs_stats_options *opt) {
 	json_object_begin(j);
-	json_key(j, "label");
-	json_string(j, l->label);
-	json_key(j, "count");
-	json_int(j, (int64_t)l->count);
+	json_field_string(j, "label", l->label);
+	json_field_int(j, "count", (int64_t)l->count);
 	for (int s = 0; s < RUN_STATUS_COUNT; s++) {
-		json_key(j, run_status_name((enum run_status)s));
-		json_int(j, (int64_t)l->by_status[s]);
+		json_field_int(j, run_status_name((enum run_status)s), (int64_t)l->by_status[s]);
 	}
-	json_key(j, "over");
-	json_int(j, (int64_t)l->over);
-	json_key(j, "duration_s");
-	write_summary(j, &l->duration_s, opt);
-	json_key(j, "energy_j");
-	write_summary(j, &l->energy_j, opt);
-	json_key(j, "energy_partial");
-	json_int(j, (int64_t)l->energy_partial);
-	json_key(j, "energy_missing");
-	json_int(j, (int64_t)l->energy_missing);
-	json_key(j, "energy_not_ok");
-	json_int(j, (int64_t)l->energy_not_ok);
-	json_key(j, "temp_max_c");
-	write_summary(j, &l->temp_max_c, opt);
-	json_key(j, "rss_max_bytes");
-	write_summary(j, &l->rss_max_bytes, opt);
-	json_key(j, "swap_max_bytes");
-	write_summary(j, &l->swap_max_bytes, opt);
+	json_field_int(j, "over", (int64_t)l->over);
+	write_summary(j, "duration_s", &l->duration_s, opt);
+	write_summary(j, "energy_j", &l->energy_j, opt);
+	json_field_int(j, "energy_partial", (int64_t)l->energy_partial);
+	json_field_int(j, "energy_missing", (int64_t)l->energy_missing);
+	json_field_int(j, "energy_not_ok", (int64_t)l->energy_not_ok);
+	write_summary(j, "temp_max_c", &l->temp_max_c, opt);
+	write_summary(j, "rss_max_bytes", &l->rss_max_bytes, opt);
+	write_summary(j, "swap_max_bytes", &l->swap_max_bytes, opt);
 	json_key(j, "throttle");
 	if (l->throttle_known == 0) {
 		json_null(j); // no ok run whose throttling is known
 	} else {
 		json_object_begin(j);
-		json_key(j, "runs");
-		json_int(j, (int64_t)l->throttle_known);
-		json_key(j, "throttled");
-		json_int(j, (int64_t)l->throttled);
-		json_key(j, "throttled_ratio");
-		json_double(j, (double)l->throttled / (double)l->throttle_known);
-		json_key(j, "share");
-		write_summary(j, &l->throttled_share, opt);
+		json_field_int(j, "runs", (int64_t)l->throttle_known);
+		json_field_int(j, "throttled", (int64_t)l->throttled);
+		json_field_double(j, "throttled_ratio",
+				  (double)l->throttled / (double)l->throttle_known);
+		write_summary(j, "share", &l->throttled_share, opt);
 		json_object_end(j);
 	}
 	json_object_end(j);
@@ -617,10 +547,8 @@ void runs_stats_write_json(const struct runstats_result *r, const struct runs_st
 	struct json j;
 	json_init(&j, out, pretty);
 	json_object_begin(&j);
-	json_key(&j, "method");
-	json_string(&j, STATS_METHOD);
-	json_key(&j, "over_s");
-	json_double(&j, opt->over_s);
+	json_field_string(&j, "method", STATS_METHOD);
+	json_field_double(&j, "over_s", opt->over_s);
 	json_key(&j, "labels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < r->n; i++) {
@@ -930,24 +858,21 @@ void runs_compare_finish(struct runs_compare *c) {
 	*c = (struct runs_compare){0};
 }
 
-static void write_ratio(struct json *j, const struct runstats_compare *r, bool has) {
+/* The ratio of a figure's medians on two boards as the member @key; null when not known. */
+static void write_ratio(struct json *j, const char *key, const struct runstats_compare *r,
+			bool has) {
 	if (!has) {
-		json_null(j);
+		json_field_null(j, key);
 		return;
 	}
+	json_key(j, key);
 	json_object_begin(j);
-	json_key(j, "median_here");
-	json_double(j, r->median_a);
-	json_key(j, "median_other");
-	json_double(j, r->median_b);
-	json_key(j, "ratio");
-	json_double(j, r->ratio);
-	json_key(j, "ci_low");
-	json_double(j, r->ci_low);
-	json_key(j, "ci_high");
-	json_double(j, r->ci_high);
-	json_key(j, "level");
-	json_double(j, r->level);
+	json_field_double(j, "median_here", r->median_a);
+	json_field_double(j, "median_other", r->median_b);
+	json_field_double(j, "ratio", r->ratio);
+	json_field_double(j, "ci_low", r->ci_low);
+	json_field_double(j, "ci_high", r->ci_high);
+	json_field_double(j, "level", r->level);
 	json_object_end(j);
 }
 
@@ -956,31 +881,23 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	struct json j;
 	json_init(&j, out, pretty);
 	json_object_begin(&j);
-	json_key(&j, "label");
-	json_string(&j, c->label);
-	json_key(&j, "other");
-	json_string(&j, other_name);
+	json_field_string(&j, "label", c->label);
+	json_field_string(&j, "other", other_name);
 	json_key(&j, "method");
 	json_object_begin(&j);
-	json_key(&j, "statistics");
-	json_string(&j, STATS_METHOD);
-	json_key(&j, "ratio");
-	json_string(&j, "median of the other board over the median of this board");
-	json_key(&j, "ci");
-	json_string(&j, "percentile bootstrap of the ratio of type-7 medians, splitmix64");
-	json_key(&j, "resamples");
-	json_int(&j, c->duration.resamples);
-	json_key(&j, "seed");
-	json_int(&j, (int64_t)c->duration.seed);
+	json_field_string(&j, "statistics", STATS_METHOD);
+	json_field_string(&j, "ratio", "median of the other board over the median of this board");
+	json_field_string(&j, "ci",
+			  "percentile bootstrap of the ratio of type-7 medians, splitmix64");
+	json_field_int(&j, "resamples", c->duration.resamples);
+	json_field_int(&j, "seed", (int64_t)c->duration.seed);
 	json_object_end(&j);
 	json_key(&j, "here");
 	write_label(&j, c->a, NULL);
 	json_key(&j, "other_board");
 	write_label(&j, c->b, NULL);
-	json_key(&j, "duration_s");
-	write_ratio(&j, &c->duration, c->has_duration);
-	json_key(&j, "energy_j");
-	write_ratio(&j, &c->energy, c->has_energy);
+	write_ratio(&j, "duration_s", &c->duration, c->has_duration);
+	write_ratio(&j, "energy_j", &c->energy, c->has_energy);
 	json_key(&j, "warnings");
 	json_array_begin(&j);
 	for (size_t i = 0; i < c->n_diffs; i++) {
@@ -998,10 +915,8 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	json_key(&j, "excluded_throttled");
 	if (c->exclude_throttled) {
 		json_object_begin(&j);
-		json_key(&j, "here");
-		json_int(&j, (int64_t)c->excluded_a);
-		json_key(&j, "other_board");
-		json_int(&j, (int64_t)c->excluded_b);
+		json_field_int(&j, "here", (int64_t)c->excluded_a);
+		json_field_int(&j, "other_board", (int64_t)c->excluded_b);
 		json_object_end(&j);
 	} else {
 		json_null(&j);
@@ -1085,15 +1000,13 @@ static void write_memory(struct json *j, const struct window_scan *w) {
 		return;
 	}
 	json_object_begin(j);
-	json_key(j, "available_min_bytes");
-	json_double(j, w->n_available ? w->available_min : NAN);
-	json_key(j, "swap_used_max_bytes");
-	json_double(j, w->n_swap ? w->swap_used_max : NAN);
-	json_key(j, "method");
-	json_string(j, "min of " KEY_AVAILABLE " and max of " KEY_SWAP_USED
-		       " over the stored minute samples in the run's window");
-	json_key(j, "samples");
-	json_int(j, (int64_t)(w->n_available > w->n_swap ? w->n_available : w->n_swap));
+	json_field_double(j, "available_min_bytes", w->n_available ? w->available_min : NAN);
+	json_field_double(j, "swap_used_max_bytes", w->n_swap ? w->swap_used_max : NAN);
+	json_field_string(j, "method",
+			  "min of " KEY_AVAILABLE " and max of " KEY_SWAP_USED
+			  " over the stored minute samples in the run's window");
+	json_field_int(j, "samples",
+		       (int64_t)(w->n_available > w->n_swap ? w->n_available : w->n_swap));
 	json_object_end(j);
 }
 
@@ -1138,16 +1051,14 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		res->temp_from_samples++;
 		json_string(&j, "max of the stored minute samples of the channels of "
 				"runs.peak_channels in the run's window");
-		json_key(&j, "samples");
-		json_int(&j, (int64_t)w.n_temp);
+		json_field_int(&j, "samples", (int64_t)w.n_temp);
 	} else {
 		json_null(&j);
 	}
 	json_object_end(&j);
 	json_key(&j, "energy_j");
 	json_object_begin(&j);
-	json_key(&j, "method");
-	json_string(&j, isfinite(row->energy_j) ? "job log" : NULL);
+	json_field_string(&j, "method", isfinite(row->energy_j) ? "job log" : NULL);
 	json_object_end(&j);
 	json_key(&j, "memory");
 	write_memory(&j, &w);
@@ -1158,10 +1069,8 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		"the busy share over the interval before it); a cluster is a cpufreq "
 		"policy's CPUs (its affected_cpus), their mean at each sample; p95 type 7");
 	runload_destroy(w.load);
-	json_key(&j, "source");
-	json_string(&j, "job log");
-	json_key(&j, "line");
-	json_int(&j, (int64_t)row->line);
+	json_field_string(&j, "source", "job log");
+	json_field_int(&j, "line", (int64_t)row->line);
 	json_object_end(&j);
 	run.figures = figures.data;
 	bool added = false;

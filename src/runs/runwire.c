@@ -23,8 +23,7 @@ void runwire_argv(struct buf *out, char *const *argv, size_t argc) {
 
 static void put_string(struct json *j, const char *key, const char *value) {
 	if (value) {
-		json_key(j, key);
-		json_string(j, value);
+		json_field_string(j, key, value);
 	}
 }
 
@@ -33,19 +32,12 @@ void runwire_start_write(const struct runwire_start *s, struct buf *out) {
 	json_init(&j, out, false);
 	json_object_begin(&j);
 	put_string(&j, "label", s->label);
-	json_key(&j, "tags");
-	json_raw(&j, s->tags ? s->tags : "{}");
+	json_field_raw(&j, "tags", s->tags ? s->tags : "{}");
 	if (s->has_pid) {
-		json_key(&j, "pid");
-		if (s->pid > 0) {
-			json_int(&j, s->pid);
-		} else {
-			json_null(&j);
-		}
+		json_field_int_or_null(&j, "pid", s->pid > 0, s->pid);
 	}
 	if (s->argv) {
-		json_key(&j, "argv");
-		json_raw(&j, s->argv);
+		json_field_raw(&j, "argv", s->argv);
 	}
 	put_string(&j, "exe", s->exe);
 	put_string(&j, "exe_sha256", s->exe_sha256);
@@ -61,16 +53,13 @@ void runwire_stop_write(const struct runwire_stop *s, struct buf *out) {
 		put_string(&j, "status", run_status_name(s->status));
 	}
 	if (s->has_exit_code) {
-		json_key(&j, "exit_code");
-		json_int(&j, s->exit_code);
+		json_field_int(&j, "exit_code", s->exit_code);
 	}
 	if (s->has_signal) {
-		json_key(&j, "signal");
-		json_int(&j, s->signal);
+		json_field_int(&j, "signal", s->signal);
 	}
 	if (s->rss_max_bytes >= 0) {
-		json_key(&j, "rss_max_bytes");
-		json_int(&j, s->rss_max_bytes);
+		json_field_int(&j, "rss_max_bytes", s->rss_max_bytes);
 	}
 	put_string(&j, "error", s->error);
 	json_object_end(&j);
@@ -199,8 +188,7 @@ static bool read_tags(const struct jsonread_node *body, struct runwire_start_rea
 					 v->items[i]->text);
 			return false;
 		}
-		json_key(&j, v->items[i]->text);
-		json_string(&j, text);
+		json_field_string(&j, v->items[i]->text, text);
 	}
 	json_object_end(&j);
 	r->s.tags = r->tags.data;
