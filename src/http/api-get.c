@@ -6,12 +6,6 @@
 
 /* Endpoints -------------------------------------------------------------------------------- */
 
-static void iso_time(struct json *j, int64_t ts) {
-	char text[TIMEFMT_ISO_LEN];
-	timefmt_iso(ts, text);
-	json_string(j, text);
-}
-
 void api_handle_latest(struct request *r) {
 	if (!api_check_params(r, NULL)) {
 		return;
@@ -21,18 +15,9 @@ void api_handle_latest(struct request *r) {
 	struct json j;
 	json_init(&j, &r->resp->body, true);
 	json_object_begin(&j);
-	json_key(&j, "ts");
-	if (snap.ts > 0) {
-		json_int(&j, snap.ts);
-		json_key(&j, "time");
-		iso_time(&j, snap.ts);
-	} else {
-		json_null(&j); // no cycle yet
-		json_key(&j, "time");
-		json_null(&j);
-	}
-	json_key(&j, "clock");
-	json_string(&j, clock_state_name(snap.health.clock));
+	json_field_int_or_null(&j, "ts", snap.ts > 0, snap.ts); // null: no cycle yet
+	json_field_time_or_null(&j, "time", snap.ts > 0, snap.ts);
+	json_field_string(&j, "clock", clock_state_name(snap.health.clock));
 	json_key(&j, "channels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < snap.n; i++) {
@@ -67,112 +52,49 @@ void api_handle_status(struct request *r) {
 	struct json j;
 	json_init(&j, &r->resp->body, true);
 	json_object_begin(&j);
-	json_key(&j, "version");
-	json_string(&j, THERMLOG_VERSION);
-	json_key(&j, "host");
-	json_string(&j, ctx->host);
-	json_key(&j, "board");
-	json_string(&j, ctx->board);
-	json_key(&j, "now");
-	iso_time(&j, r->req->now);
-	json_key(&j, "started");
-	if (h->started > 0) {
-		iso_time(&j, h->started);
-		json_key(&j, "uptime_s");
-		json_int(&j, r->req->now - h->started);
-	} else {
-		json_null(&j);
-		json_key(&j, "uptime_s");
-		json_null(&j);
-	}
-	json_key(&j, "interval_s");
-	json_double(&j,
-		    (double)(h->interval_ms > 0 ? h->interval_ms : ctx->cfg->interval_ms) / 1000.0);
-	json_key(&j, "last_cycle");
-	if (snap.ts > 0) {
-		iso_time(&j, snap.ts);
-		json_key(&j, "last_cycle_ts");
-		json_int(&j, snap.ts);
-		json_key(&j, "last_cycle_age_s");
-		json_int(&j, r->req->now - snap.ts);
-	} else {
-		json_null(&j);
-		json_key(&j, "last_cycle_ts");
-		json_null(&j);
-		json_key(&j, "last_cycle_age_s");
-		json_null(&j);
-	}
-	json_key(&j, "cycle_seconds");
-	json_double(&j, h->cycle_seconds);
-	json_key(&j, "cycles_since_start");
-	json_int(&j, h->cycles_total);
-	json_key(&j, "cycles_failed");
-	json_int(&j, h->cycles_failed);
-	json_key(&j, "queued_cycles");
-	json_int(&j, h->queued_cycles);
-	json_key(&j, "database_reopens");
-	json_int(&j, h->database_reopens);
-	json_key(&j, "database_reopened_at");
-	if (h->database_reopened_at > 0) {
-		iso_time(&j, h->database_reopened_at);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "read_errors_total");
-	json_int(&j, h->read_errors_total);
-	json_key(&j, "errors_last_hour");
-	json_int(&j, h->errors_last_hour);
-	json_key(&j, "error_channels");
-	json_string(&j, h->error_channels);
-	json_key(&j, "clock");
-	json_string(&j, clock_state_name(h->clock));
-	json_key(&j, "clock_synchronized");
+	json_field_string(&j, "version", THERMLOG_VERSION);
+	json_field_string(&j, "host", ctx->host);
+	json_field_string(&j, "board", ctx->board);
+	json_field_time(&j, "now", r->req->now);
+	json_field_time_or_null(&j, "started", h->started > 0, h->started);
+	json_field_int_or_null(&j, "uptime_s", h->started > 0, r->req->now - h->started);
+	int64_t interval_ms = h->interval_ms > 0 ? h->interval_ms : ctx->cfg->interval_ms;
+	json_field_double(&j, "interval_s", (double)interval_ms / 1000.0);
+	json_field_time_or_null(&j, "last_cycle", snap.ts > 0, snap.ts);
+	json_field_int_or_null(&j, "last_cycle_ts", snap.ts > 0, snap.ts);
+	json_field_int_or_null(&j, "last_cycle_age_s", snap.ts > 0, r->req->now - snap.ts);
+	json_field_double(&j, "cycle_seconds", h->cycle_seconds);
+	json_field_int(&j, "cycles_since_start", h->cycles_total);
+	json_field_int(&j, "cycles_failed", h->cycles_failed);
+	json_field_int(&j, "queued_cycles", h->queued_cycles);
+	json_field_int(&j, "database_reopens", h->database_reopens);
+	json_field_time_or_null(&j, "database_reopened_at", h->database_reopened_at > 0,
+				h->database_reopened_at);
+	json_field_int(&j, "read_errors_total", h->read_errors_total);
+	json_field_int(&j, "errors_last_hour", h->errors_last_hour);
+	json_field_string(&j, "error_channels", h->error_channels);
+	json_field_string(&j, "clock", clock_state_name(h->clock));
 	if (h->clock == CLOCK_STATE_UNKNOWN) {
-		json_null(&j);
+		json_field_null(&j, "clock_synchronized");
 	} else {
-		json_bool(&j, h->clock == CLOCK_STATE_SYNCED);
+		json_field_bool(&j, "clock_synchronized", h->clock == CLOCK_STATE_SYNCED);
 	}
-	json_key(&j, "channels_live");
-	json_int(&j, (int64_t)snap.n);
-	json_key(&j, "channels_present");
-	if (have_channels) {
-		json_int(&j, (int64_t)present);
-		json_key(&j, "channels_absent");
-		json_int(&j, (int64_t)(n_list - present));
-	} else {
-		json_null(&j);
-		json_key(&j, "channels_absent");
-		json_null(&j);
-	}
-	json_key(&j, "capacitors");
-	json_int(&j, (int64_t)snap.n_capacitors);
+	json_field_int(&j, "channels_live", (int64_t)snap.n);
+	json_field_int_or_null(&j, "channels_present", have_channels, (int64_t)present);
+	json_field_int_or_null(&j, "channels_absent", have_channels, (int64_t)(n_list - present));
+	json_field_int(&j, "capacitors", (int64_t)snap.n_capacitors);
 	if (ctx->local && ctx->db_path) { // where runs sent to this socket are recorded
-		json_key(&j, "database_path");
-		json_string(&j, ctx->db_path);
+		json_field_string(&j, "database_path", ctx->db_path);
 	}
 	json_key(&j, "database");
 	if (have_info) {
 		json_object_begin(&j);
-		json_key(&j, "cycles");
-		json_int(&j, info.cycles);
-		json_key(&j, "unsynced_cycles");
-		json_int(&j, info.unsynced_cycles);
-		json_key(&j, "first_cycle");
-		if (info.first_cycle > 0) {
-			iso_time(&j, info.first_cycle);
-		} else {
-			json_null(&j);
-		}
-		json_key(&j, "last_cycle");
-		if (info.last_cycle > 0) {
-			iso_time(&j, info.last_cycle);
-		} else {
-			json_null(&j);
-		}
-		json_key(&j, "size_bytes");
-		json_int(&j, info.size_bytes);
-		json_key(&j, "bytes_written_total");
-		json_int(&j, h->bytes_written_total);
+		json_field_int(&j, "cycles", info.cycles);
+		json_field_int(&j, "unsynced_cycles", info.unsynced_cycles);
+		json_field_time_or_null(&j, "first_cycle", info.first_cycle > 0, info.first_cycle);
+		json_field_time_or_null(&j, "last_cycle", info.last_cycle > 0, info.last_cycle);
+		json_field_int(&j, "size_bytes", info.size_bytes);
+		json_field_int(&j, "bytes_written_total", h->bytes_written_total);
 		json_object_end(&j);
 	} else {
 		json_null(&j);

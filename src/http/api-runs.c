@@ -215,8 +215,7 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 	struct json j;
 	json_init(&j, &r->resp->body, false);
 	json_object_begin(&j);
-	json_key(&j, "id");
-	json_int(&j, id);
+	json_field_int(&j, "id", id);
 	json_object_end(&j);
 	buf_putc(&r->resp->body, '\n');
 	api_respond_json(r->resp, 201);

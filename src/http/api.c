@@ -184,11 +184,9 @@ void api_respond_error(struct api_response *resp, unsigned status, const char *p
 	struct json j;
 	json_init(&j, &resp->body, false);
 	json_object_begin(&j);
-	json_key(&j, "error");
-	json_string(&j, msg);
+	json_field_string(&j, "error", msg);
 	if (param) {
-		json_key(&j, "parameter");
-		json_string(&j, param);
+		json_field_string(&j, "parameter", param);
 	}
 	json_object_end(&j);
 	buf_putc(&resp->body, '\n');
