@@ -177,24 +177,19 @@ void runsock_snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t p
 	struct json j;
 	json_init(&j, out, false);
 	json_object_begin(&j);
-	json_key(&j, "mono_ms");
-	json_int(&j, mono_ms);
+	json_field_int(&j, "mono_ms", mono_ms);
 	if (pid_start > 0 && pid_start <= INT64_MAX) {
-		json_key(&j, "pid_start"); // the watched process's start time, for a restart
-		json_int(&j, (int64_t)pid_start);
+		// The watched process's start time, for a restart.
+		json_field_int(&j, "pid_start", (int64_t)pid_start);
 	}
 	json_key(&j, "counters");
 	json_array_begin(&j);
 	for (size_t i = 0; i < s->n; i++) {
 		json_object_begin(&j);
-		json_key(&j, "kind");
-		json_string(&j, snap_kind_names[s->files[i].kind]);
-		json_key(&j, "key");
-		json_string(&j, s->files[i].key);
-		json_key(&j, "path");
-		json_string(&j, s->files[i].path);
-		json_key(&j, "text");
-		json_string(&j, s->files[i].text);
+		json_field_string(&j, "kind", snap_kind_names[s->files[i].kind]);
+		json_field_string(&j, "key", s->files[i].key);
+		json_field_string(&j, "path", s->files[i].path);
+		json_field_string(&j, "text", s->files[i].text);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -334,12 +329,10 @@ static int64_t hw_max_hz(int root_fd, const char *key, const char **from) {
 /* "max_hz" (and where it came from) and the share of @total_ms spent below it. */
 static void below_max_json(struct json *j, int64_t max_hz, const char *from, int64_t below_ms,
 			   int64_t total_ms) {
-	json_key(j, "max_hz");
-	json_int(j, max_hz);
-	json_key(j, "max_hz_from");
-	json_string(j, from);
-	json_key(j, "below_max_share");
-	json_double(j, total_ms > 0 ? (double)below_ms / (double)total_ms : NAN);
+	json_field_int(j, "max_hz", max_hz);
+	json_field_string(j, "max_hz_from", from);
+	json_field_double(j, "below_max_share",
+			  total_ms > 0 ? (double)below_ms / (double)total_ms : NAN);
 }
 
 static void residency_json(struct json *j, int root_fd, const struct run *run,
@@ -377,16 +370,15 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		counted[n_counted++] = a->key;
 		json_key(j, a->key);
 		json_object_begin(j);
-		json_key(j, "method");
-		json_string(j, a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat");
+		json_field_string(j, "method",
+				  a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat");
 		{
 			json_key(j, "seconds");
 			json_object_begin(j);
 			for (size_t k = 0; k < res.n; k++) {
 				char hz[32];
 				snprintf(hz, sizeof(hz), "%" PRId64, res.levels[k].level);
-				json_key(j, hz);
-				json_fixed(j, (double)res.levels[k].time_ms / 1000, 3);
+				json_field_fixed(j, hz, (double)res.levels[k].time_ms / 1000, 3);
 			}
 			json_object_end(j);
 			// Against the hardware's maximum, not the table's top: a clock held at
@@ -417,8 +409,7 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		}
 		json_key(j, f->key);
 		json_object_begin(j);
-		json_key(j, "method");
-		json_string(j, f->n > 0 ? "fast_samples" : "unavailable");
+		json_field_string(j, "method", f->n > 0 ? "fast_samples" : "unavailable");
 		int64_t seen = 0, total = 0, below = 0;
 		for (size_t k = 0; k < f->n; k++) {
 			seen = f->hz[k] > seen ? f->hz[k] : seen;
@@ -435,13 +426,11 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		for (size_t k = 0; k < f->n; k++) {
 			char hz[32];
 			snprintf(hz, sizeof(hz), "%" PRId64, f->hz[k]);
-			json_key(j, hz);
-			json_fixed(j, (double)f->ms[k] / 1000, 3);
+			json_field_fixed(j, hz, (double)f->ms[k] / 1000, 3);
 			below += f->hz[k] < top ? f->ms[k] : 0;
 		}
 		json_object_end(j);
-		json_key(j, "max_hz_seen");
-		json_int(j, seen);
+		json_field_int(j, "max_hz_seen", seen);
 		below_max_json(j, top, from, below, total);
 		json_object_end(j);
 	}
@@ -454,12 +443,9 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		int64_t low, high;
 		counters_cooling_any(cool, n_cool, &low, &high);
 		json_object_begin(j);
-		json_key(j, "method");
-		json_string(j, "time_in_state_ms");
-		json_key(j, "active_s_low");
-		json_fixed(j, (double)low / 1000, 3);
-		json_key(j, "active_s_high");
-		json_fixed(j, (double)high / 1000, 3);
+		json_field_string(j, "method", "time_in_state_ms");
+		json_field_fixed(j, "active_s_low", (double)low / 1000, 3);
+		json_field_fixed(j, "active_s_high", (double)high / 1000, 3);
 		json_object_end(j);
 	}
 	for (size_t i = 0; i < n_cool; i++) {
@@ -613,14 +599,10 @@ static void figures_json(struct runsock *rs, const struct run *run, int64_t end_
 	residency_json(&j, root_fd, run, start, stop);
 	json_key(&j, "energy");
 	json_object_begin(&j);
-	json_key(&j, "joules");
-	json_double(&j, rounded(e->joules, 6));
-	json_key(&j, "method");
-	json_string(&j, e->method);
-	json_key(&j, "coverage");
-	json_double(&j, e->coverage);
-	json_key(&j, "channel");
-	json_string(&j, e->channel);
+	json_field_double(&j, "joules", rounded(e->joules, 6));
+	json_field_string(&j, "method", e->method);
+	json_field_double(&j, "coverage", e->coverage);
+	json_field_string(&j, "channel", e->channel);
 	json_object_end(&j);
 	json_key(&j, "heat");
 	json_object_begin(&j);
@@ -631,29 +613,20 @@ static void figures_json(struct runsock *rs, const struct run *run, int64_t end_
 		if (!config_peak_channel(cfg, h->key)) {
 			continue; // a capacitor's thermocouple is no zone of the board
 		}
-		char at[TIMEFMT_ISO_LEN];
-		timefmt_iso_ms(h->max_ms, at);
 		json_key(&j, h->key);
 		json_object_begin(&j);
-		json_key(&j, "max_c");
-		json_double(&j, rounded(h->max, 3));
-		json_key(&j, "max_at");
-		json_string(&j, at);
-		json_key(&j, "p95_c");
-		json_double(&j, rounded(p95[i], 3));
-		json_key(&j, "mean_c");
-		json_double(&j, rounded(h->sum / (double)h->n, 3));
-		json_key(&j, "samples");
-		json_int(&j, (int64_t)h->n);
+		json_field_double(&j, "max_c", rounded(h->max, 3));
+		json_field_time_ms(&j, "max_at", h->max_ms);
+		json_field_double(&j, "p95_c", rounded(p95[i], 3));
+		json_field_double(&j, "mean_c", rounded(h->sum / (double)h->n, 3));
+		json_field_int(&j, "samples", (int64_t)h->n);
 		if (h->n_trips > 0) {
 			json_key(&j, "above_passive_trips");
 			json_array_begin(&j);
 			for (size_t k = 0; k < h->n_trips; k++) {
 				json_object_begin(&j);
-				json_key(&j, "trip_c");
-				json_double(&j, h->trip_c[k]);
-				json_key(&j, "seconds");
-				json_fixed(&j, (double)h->above_ms[k] / 1000, 3);
+				json_field_double(&j, "trip_c", h->trip_c[k]);
+				json_field_fixed(&j, "seconds", (double)h->above_ms[k] / 1000, 3);
 				json_object_end(&j);
 			}
 			json_array_end(&j);
@@ -667,43 +640,30 @@ static void figures_json(struct runsock *rs, const struct run *run, int64_t end_
 	*temp_max = peak ? rounded(peak->max, 3) : NAN; // m°C: the zones' step
 	json_key(&j, "peak");
 	if (peak) {
-		char at[TIMEFMT_ISO_LEN];
-		timefmt_iso_ms(peak->max_ms, at);
 		json_object_begin(&j);
-		json_key(&j, "channel");
-		json_string(&j, peak->key);
-		json_key(&j, "max_c");
-		json_double(&j, rounded(peak->max, 3));
-		json_key(&j, "max_at");
-		json_string(&j, at);
+		json_field_string(&j, "channel", peak->key);
+		json_field_double(&j, "max_c", rounded(peak->max, 3));
+		json_field_time_ms(&j, "max_at", peak->max_ms);
 		json_object_end(&j);
 	} else {
 		json_null(&j);
 	}
-	json_key(&j, "heat_method");
-	json_string(&j, "fast samples of the channels of runs.peak_channels: type 7 percentiles "
-			"over the stored ones; time above a trip counts each interval that starts "
-			"above it");
+	json_field_string(
+		&j, "heat_method",
+		"fast samples of the channels of runs.peak_channels: type 7 percentiles "
+		"over the stored ones; time above a trip counts each interval that starts "
+		"above it");
 	json_key(&j, "memory");
 	json_object_begin(&j);
-	json_key(&j, "available_min_bytes");
-	json_double(&j, run->mem_avail_min);
-	json_key(&j, "swap_used_max_bytes");
-	json_double(&j, run->swap_used_max);
+	json_field_double(&j, "available_min_bytes", run->mem_avail_min);
+	json_field_double(&j, "swap_used_max_bytes", run->swap_used_max);
 	json_object_end(&j);
 	load_json(rs, run, end_ms, &j);
-	json_key(&j, "fast_samples");
-	json_int(&j, (int64_t)run->samples);
+	json_field_int(&j, "fast_samples", (int64_t)run->samples);
 	// Heat, memory, fallback residency and integrated power cover the samples from here on:
 	// the run's start, or the daemon's restart in its middle.
-	json_key(&j, "fast_samples_from");
-	if (run->first_sample_ms > 0) {
-		char from[TIMEFMT_ISO_LEN];
-		timefmt_iso_ms(run->first_sample_ms, from);
-		json_string(&j, from);
-	} else {
-		json_null(&j);
-	}
+	json_field_time_ms_or_null(&j, "fast_samples_from", run->first_sample_ms > 0,
+				   run->first_sample_ms);
 	json_object_end(&j);
 }
 

@@ -12,8 +12,7 @@ static void write_governors(struct json *j, int sysfs_fd, const char *dir, const
 		if (gov) {
 			runsock_trim(gov);
 			char *key = xasprintf("%s/%s", key_prefix, names[i]);
-			json_key(j, key);
-			json_string(j, gov);
+			json_field_string(j, key, gov);
 			free(key);
 		}
 		free(gov);
@@ -28,32 +27,22 @@ void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *st
 	json_init(&j, out, false);
 	json_object_begin(&j);
 	char *board = clock_board_model(rs->cfg->sysfs_root);
-	json_key(&j, "board");
-	json_string(&j, board);
+	json_field_string(&j, "board", board);
 	free(board);
 	struct utsname u;
-	json_key(&j, "kernel");
-	json_string(&j, uname(&u) == 0 ? u.release : NULL);
+	json_field_string(&j, "kernel", uname(&u) == 0 ? u.release : NULL);
 	json_key(&j, "governors");
 	json_object_begin(&j);
 	write_governors(&j, rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy",
 			"scaling_governor", "cpufreq");
 	write_governors(&j, rs->sysfs_fd, "class/devfreq", "", "governor", "devfreq");
 	json_object_end(&j);
-	json_key(&j, "argv");
-	if (start->argv) {
-		json_raw(&j, start->argv);
-	} else {
-		json_null(&j);
-	}
-	json_key(&j, "exe");
-	json_string(&j, start->exe);
+	json_field_raw(&j, "argv", start->argv);
+	json_field_string(&j, "exe", start->exe);
 	// The caller's digest: the daemon never opens a path a client names (a FIFO or a device
 	// would stall the loop, and it could read files the caller cannot).
-	json_key(&j, "exe_sha256");
-	json_string(&j, start->exe_sha256);
-	json_key(&j, "tags");
-	json_raw(&j, start->tags);
+	json_field_string(&j, "exe_sha256", start->exe_sha256);
+	json_field_raw(&j, "tags", start->tags);
 	json_object_end(&j);
 }
 

@@ -43,7 +43,6 @@
 #include "source.h"
 #include "stats.h"
 #include "store.h"
-#include "timefmt.h"
 #include "xalloc.h"
 
 #define WAIT_MS      10000            // an HTTP request waits this long for the loop, then 503
