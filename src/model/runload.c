@@ -178,12 +178,9 @@ static void series_json(struct json *j, struct series *s) {
 	for (size_t i = 0; i < s->n; i++) {
 		sum += s->v[i];
 	}
-	json_key(j, "mean_pct");
-	json_double(j, milli(sum / (double)s->n));
-	json_key(j, "p95_pct");
-	json_double(j, milli(runstats_quantile_sorted(s->v, s->n, 95)));
-	json_key(j, "samples");
-	json_int(j, (int64_t)s->n);
+	json_field_double(j, "mean_pct", milli(sum / (double)s->n));
+	json_field_double(j, "p95_pct", milli(runstats_quantile_sorted(s->v, s->n, 95)));
+	json_field_int(j, "samples", (int64_t)s->n);
 }
 
 /* "0-3", "4-5", "0,2,4-7": the CPUs of @has, consecutive ones as ranges. */
@@ -239,10 +236,8 @@ void runload_write_json(struct runload *l, struct json *j, const char *method) {
 			buf_init(&cpus);
 			cpus_text(l->cl[k].has, &cpus);
 			json_object_begin(j);
-			json_key(j, "name");
-			json_string(j, l->cl[k].name);
-			json_key(j, "cpus");
-			json_string(j, cpus.data);
+			json_field_string(j, "name", l->cl[k].name);
+			json_field_string(j, "cpus", cpus.data);
 			series_json(j, &l->cl[k].s);
 			json_object_end(j);
 			buf_finish(&cpus);
@@ -258,16 +253,13 @@ void runload_write_json(struct runload *l, struct json *j, const char *method) {
 			}
 			const char *core = strrchr(l->ch[i].key, '/') + 1;
 			json_object_begin(j);
-			json_key(j, "core");
-			json_string(j, strcmp(core, "rknpu") == 0 ? "all" : core);
-			json_key(j, "channel");
-			json_string(j, l->ch[i].key);
+			json_field_string(j, "core", strcmp(core, "rknpu") == 0 ? "all" : core);
+			json_field_string(j, "channel", l->ch[i].key);
 			series_json(j, &l->ch[i].s);
 			json_object_end(j);
 		}
 		json_array_end(j);
 	}
-	json_key(j, "method");
-	json_string(j, method);
+	json_field_string(j, "method", method);
 	json_object_end(j);
 }
