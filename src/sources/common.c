@@ -304,15 +304,13 @@ void source_meta_end(struct sensor_list *list, struct buf *meta, struct json *j)
 void source_meta_text(int root_fd, const char *path, struct json *j, const char *key) {
 	char text[64];
 	if (sysfs_read_text(root_fd, path, text, sizeof(text)) > 0) {
-		json_key(j, key);
-		json_string(j, text);
+		json_field_string(j, key, text);
 	}
 }
 
 void source_meta_int(int root_fd, const char *path, struct json *j, const char *key) {
 	int64_t v;
 	if (sysfs_read_int(root_fd, path, &v) == 0) {
-		json_key(j, key);
-		json_int(j, v);
+		json_field_int(j, key, v);
 	}
 }

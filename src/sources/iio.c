@@ -99,19 +99,15 @@ static void add_temp(struct source_ctx *ctx, struct sensor_list *out, const char
 	struct buf meta;
 	struct json j;
 	source_meta_begin(&meta, &j);
-	json_key(&j, "device");
-	json_string(&j, dev);
+	json_field_string(&j, "device", dev);
 	if (!processed) {
-		json_key(&j, "scale");
-		json_double(&j, scale);
-		json_key(&j, "offset");
-		json_double(&j, offset);
+		json_field_double(&j, "scale", scale);
+		json_field_double(&j, "offset", offset);
 	}
 	char text[32];
 	snprintf(path, sizeof(path), "%s/in_%s_thermocouple_type", dir, id);
 	if (sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0) {
-		json_key(&j, "thermocouple_type");
-		json_string(&j, text);
+		json_field_string(&j, "thermocouple_type", text);
 	}
 	source_meta_end(out, &meta, &j);
 }
@@ -206,20 +202,15 @@ static void add_configured(struct source_ctx *ctx, struct sensor_list *out,
 	struct buf meta;
 	struct json j;
 	source_meta_begin(&meta, &j);
-	json_key(&j, "device");
-	json_string(&j, dev);
+	json_field_string(&j, "device", dev);
 	if (!s->absent_err) {
-		json_key(&j, "scale");
-		json_double(&j, s->scale);
-		json_key(&j, "offset");
-		json_double(&j, s->raw_offset);
+		json_field_double(&j, "scale", s->scale);
+		json_field_double(&j, "offset", s->raw_offset);
 	}
 	json_key(&j, "linear");
 	json_object_begin(&j);
-	json_key(&j, "gain");
-	json_double(&j, cc->gain);
-	json_key(&j, "offset");
-	json_double(&j, cc->offset);
+	json_field_double(&j, "gain", cc->gain);
+	json_field_double(&j, "offset", cc->offset);
 	json_object_end(&j);
 	source_meta_end(out, &meta, &j);
 }

@@ -44,14 +44,14 @@ static void write_trips(int root_fd, const char *dir, struct json *j) {
 			continue;
 		}
 		json_object_begin(j);
-		json_key(j, "type");
-		json_string(j, type);
-		json_key(j, "temp");
-		json_double(j, (double)temp_mc / 1000);
+		json_field_string(j, "type", type);
+		json_field_double(j, "temp", (double)temp_mc / 1000);
 		snprintf(path, sizeof(path), "%s/trip_point_%d_hyst", dir, k);
 		if (sysfs_read_int(root_fd, path, &hyst_mc) == 0) {
-			json_key(j, "hyst"); // m°C in practice, despite the ABI document
-			json_double(j, (double)hyst_mc / 1000);
+			json_field_double(
+				j, "hyst",
+				(double)hyst_mc /
+					1000); // m°C in practice, despite the ABI document
 		}
 		json_object_end(j);
 	}
@@ -98,8 +98,7 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 	struct buf meta;
 	struct json j;
 	source_meta_begin(&meta, &j);
-	json_key(&j, "zone");
-	json_string(&j, name);
+	json_field_string(&j, "zone", name);
 	source_meta_text(ctx->root_fd, path, &j, "mode");
 	snprintf(path, sizeof(path), "%s/policy", dir);
 	source_meta_text(ctx->root_fd, path, &j, "policy");
@@ -121,10 +120,8 @@ static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, co
 	struct buf meta;
 	struct json j;
 	source_meta_begin(&meta, &j);
-	json_key(&j, "device");
-	json_string(&j, name);
-	json_key(&j, "type");
-	json_string(&j, type);
+	json_field_string(&j, "device", name);
+	json_field_string(&j, "type", type);
 	snprintf(path, sizeof(path), "%s/max_state", dir);
 	source_meta_int(ctx->root_fd, path, &j, "max_state");
 	source_meta_end(out, &meta, &j);
