@@ -12,7 +12,6 @@
 #include "json.h"
 #include "sampler.h"
 #include "table.h"
-#include "timefmt.h"
 #include "xalloc.h"
 
 static const char usage_text[] =
@@ -38,12 +37,8 @@ static void write_json(struct buf *out, int64_t now, const char *root, size_t n,
 	json_init(&j, out, false);
 	json_object_begin(&j);
 	// The time as /api/v1/latest gives a cycle's: unix seconds and ISO 8601
-	json_key(&j, "ts");
-	json_int(&j, now);
-	json_key(&j, "time");
-	char iso[TIMEFMT_ISO_LEN];
-	timefmt_iso(now, iso);
-	json_string(&j, iso);
+	json_field_int(&j, "ts", now);
+	json_field_time(&j, "time", now);
 	json_key(&j, "channels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
@@ -53,8 +48,7 @@ static void write_json(struct buf *out, int64_t now, const char *root, size_t n,
 		char *path = ch[i].path[0] == '/'
 				     ? xstrdup(ch[i].path)
 				     : xasprintf("%.*s/%s", (int)root_len, root, ch[i].path);
-		json_key(&j, "path");
-		json_string(&j, path);
+		json_field_string(&j, "path", path);
 		free(path);
 		json_object_end(&j);
 	}
