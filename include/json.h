@@ -39,9 +39,9 @@ void json_null(struct json *j);
 void json_raw(struct json *j, const char *text);
 
 /*
- * Object members: a key and its one value, each as the value call of the same name after
- * json_key() (json_field_int(j, "id", 3) writes "id":3). The _or_null forms write null
- * for the value when @known is false, for a figure that may be absent.
+ * Object members, one call each: json_field_X(j, key, v) is json_key(j, key) followed by
+ * json_X(j, v), so json_field_int(j, "id", 3) writes "id":3. The _or_null forms write
+ * "key":null when @known is false, for a figure that may be absent.
  */
 void json_field_string(struct json *j, const char *key, const char *s); // NULL writes null
 void json_field_int(struct json *j, const char *key, int64_t v);
