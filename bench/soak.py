@@ -5,7 +5,8 @@ overlap; one in five exits 3), HTTP readers on /metrics and the JSON API all alo
 anonymous memory read every 30 s; /proc/stat and rknpu/load advance every second, so the load
 source computes shares all along. At the end it prints what a soak is judged by:
 
-  cycles stored / cycles expected (one a second from the first to the last cycle)
+  cycles stored / cycles expected (one a second from the first to the last cycle, less the
+  seconds a wall-clock step the daemon logged jumped over)
   acknowledged runs (the wrapper printed "run ID ... ended") / those stored, ended
   RssAnon over the last half: min, max, spread (the target: within 256 KiB), read every 30 s
   with the HTTP readers paused for 2.5 s (no request in flight, and a cycle after the last
@@ -182,14 +183,28 @@ def main():
     ts = [r[0] for r in con.execute("SELECT ts FROM cycles ORDER BY ts")]
     runs = dict(con.execute("SELECT id, status FROM runs"))
     con.close()
-    expected = ts[-1] - ts[0] + 1 if ts else 0
+    # A wall clock stepped forward skips the seconds it jumps over (cycles are stamped on the
+    # wall clock's seconds), and the slot it lands next to when it lands off the grid; the
+    # daemon logs each step (whole seconds, rounded down). A gap of at most a step's seconds
+    # + 2 is the step's, one gap per logged step; any other missing cycle counts.
+    log.seek(0)
+    steps = sorted(int(x) for x in
+                   re.findall(r"the wall clock stepped forward by (\d+) s", log.read()))
+    gaps = sorted(b - a - 1 for a, b in zip(ts, ts[1:]) if b - a > 1)
+    stepped = 0
+    for gap in reversed(gaps):
+        if steps and gap <= steps[-1] + 2:
+            steps.pop()
+            stepped += gap
+    expected = ts[-1] - ts[0] + 1 - stepped if ts else 0
     missing_runs = [i for i in acked if i not in runs]
     open_runs = [i for i in acked if runs.get(i) == "running"]
     half = [kib for minute, kib in mem if minute >= a.minutes / 2]
     half_loaded = [kib for minute, kib in loaded if minute >= a.minutes / 2]
     spread = (max(half) - min(half)) if half else 0
     print(f"soak: {a.minutes:g} min at 1 s, a run every {a.run_every:g} s, {a.readers} readers")
-    print(f"cycles: {len(ts)} stored of {expected} expected ({expected - len(ts)} missing)")
+    print(f"cycles: {len(ts)} stored of {expected} expected ({expected - len(ts)} missing)"
+          + (f"; {stepped} more skipped by wall-clock steps the daemon logged" if stepped else ""))
     print(f"runs: {len(acked)} acknowledged, {len(acked) - len(missing_runs)} stored, "
           f"{len(open_runs)} left running; {len(unrecorded)} not recorded")
     for u in unrecorded[:5]:

@@ -150,12 +150,18 @@ int store_runs_scan(struct store *store, const struct store_run_filter *filter, 
 	static const struct store_run_filter all = {0};
 	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	// The newest ?4 (-1: all, SQLite's "no limit"), listed oldest first.
-	int rc = store_prepare(store,
-			       "SELECT * FROM (SELECT " RUN_COLUMNS
-			       " FROM runs WHERE " RUN_FILTER_WHERE
-			       " ORDER BY start_ms DESC, id DESC LIMIT ?4) ORDER BY start_ms, id",
-			       "a runs query", &st);
+	/*
+	 * The newest ?4 (-1: all), listed oldest first: in the order of the runs_start index (its
+	 * entries end with the id), past as many as there are beyond ?4. One statement, so the
+	 * count and the rows are of one snapshot; no sort, so one row is in memory at a time
+	 * whatever the number of runs (a sort of the newest ?4 held them all, figures and all).
+	 */
+	int rc = store_prepare(
+		store,
+		"SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
+		" ORDER BY start_ms, id LIMIT -1 OFFSET (SELECT CASE WHEN ?4 < 0 "
+		"THEN 0 ELSE max(0, count(*) - ?4) END FROM runs WHERE " RUN_FILTER_WHERE ")",
+		"a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
