@@ -43,6 +43,15 @@ int loadparse_stat(const char *text, int cpu, struct loadparse_ticks *out, const
 size_t loadparse_stat_cpus(const char *text, int *ids, size_t cap);
 
 /**
+ * Where the cpu lines of /proc/stat's @text begin, found in one pass so that each CPU's line is
+ * parsed (loadparse_stat() from its offset) without a search: @ids[i] the line's CPU (-1: the
+ * "cpu" line of all), @at[i] its offset in @text, the first @cap of them. The cpu lines lead
+ * the file (proc(5)): the pass ends at the first other line after them, before the long intr
+ * line. Returns how many there are (more than @cap when they did not fit).
+ */
+size_t loadparse_stat_index(const char *text, int *ids, size_t *at, size_t cap);
+
+/**
  * The busy share in percent between two readings: 100 × Δbusy / Δtotal. Returns 0, or -EAGAIN
  * when there is none: no earlier reading (@prev NULL), no tick between them, or counters that
  * went backwards (a CPU that came back online restarts from its old counters).

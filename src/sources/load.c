@@ -52,6 +52,9 @@ struct shared_file {
 	char *path;    // its absolute path (the channels' path): another one after a reload
 	struct buf text;
 	int said_rc; // the error said of it (0 = none): said again only when it changes
+	// /proc/stat: where its cpu lines begin in text (loadparse_stat_index()), n of them
+	int *ids;
+	size_t *at, n, cap;
 };
 
 struct load_files {
@@ -286,6 +289,27 @@ static int shared_error(struct shared_file *f, struct sensor *s, int rc) {
 	return rc;
 }
 
+/* Finds where /proc/stat's cpu lines begin, once per pass. */
+static void index_cpu_lines(struct shared_file *f) {
+	f->n = loadparse_stat_index(f->text.data, f->ids, f->at, f->cap);
+	if (f->n > f->cap) {
+		f->cap = f->n;
+		f->ids = xrealloc(f->ids, f->cap * sizeof(*f->ids));
+		f->at = xrealloc(f->at, f->cap * sizeof(*f->at));
+		f->n = loadparse_stat_index(f->text.data, f->ids, f->at, f->cap);
+	}
+}
+
+/* The line of CPU @cpu (-1: all) in this pass's /proc/stat, or NULL (an offline CPU). */
+static const char *cpu_line_of(const struct shared_file *f, int cpu) {
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->ids[i] == cpu) {
+			return f->text.data + f->at[i];
+		}
+	}
+	return NULL;
+}
+
 /*
  * The text of a shared file in this pass: read by the first of its channels to need it, at
  * @rel under @dir_fd; @path, its absolute path, tells whether the held file is still the one.
@@ -304,6 +328,9 @@ static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, cons
 		}
 		f->rc = read_whole(ctx, &f->fd, dir_fd, rel, &f->text);
 		f->pass = ctx->pass;
+		if (which == SHARED_STAT && f->rc == 0) {
+			index_cpu_lines(f);
+		}
 	}
 	*text = f->text.data;
 	return f->rc;
@@ -319,7 +346,8 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", s->path, &text);
 	struct loadparse_ticks now;
 	if (rc == 0) {
-		rc = loadparse_stat(text, ls->sub, &now, &s->why);
+		const char *line = cpu_line_of(f, ls->sub);
+		rc = line ? loadparse_stat(line, ls->sub, &now, &s->why) : -ENOENT;
 	}
 	if (rc < 0) {
 		// Offline (no line) or unreadable: the CPU's next reading is a first one again.
@@ -410,6 +438,8 @@ static void load_cleanup(struct source_ctx *ctx) {
 			close(f->fd);
 		}
 		free(f->path);
+		free(f->ids);
+		free(f->at);
 	}
 	free(ctx->load);
 	ctx->load = NULL;

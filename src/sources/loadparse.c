@@ -138,6 +138,26 @@ size_t loadparse_stat_cpus(const char *text, int *ids, size_t cap) {
 	return n;
 }
 
+size_t loadparse_stat_index(const char *text, int *ids, size_t *at, size_t cap) {
+	size_t n = 0;
+	for (const char *line = text; *line;) {
+		int id;
+		const char *p;
+		if (cpu_line(line, &id, &p) == 1) {
+			if (n < cap) {
+				ids[n] = id;
+				at[n] = (size_t)(line - text);
+			}
+			n++;
+		} else if (n > 0) {
+			break; // past the cpu lines
+		}
+		const char *end = line_end(line);
+		line = *end ? end + 1 : end;
+	}
+	return n;
+}
+
 int loadparse_busy(const struct loadparse_ticks *prev, const struct loadparse_ticks *now,
 		   double *percent) {
 	if (!prev) {

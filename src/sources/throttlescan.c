@@ -128,9 +128,8 @@ static int held_read_int(int root_fd, struct held *h, int64_t *out) {
 /* A frequency domain: its name and hardware maximum, found once; its cap read each cycle. */
 struct scan_domain {
 	char name[THROTTLE_NAME_LEN];
-	struct held cap;    // scaling_max_freq (kHz) or devfreq max_freq (Hz)
-	struct held online; // a policy's affected_cpus (empty while offline); path "" for devfreq
-	bool khz;           // cap in kHz (cpufreq)
+	struct held cap; // scaling_max_freq (kHz) or devfreq max_freq (Hz)
+	bool khz;        // cap in kHz (cpufreq)
 	int64_t max_hz;
 };
 
@@ -197,8 +196,6 @@ static void find_policies(struct throttlescan *ts, struct policies *pol) {
 		set_name(d->name, "cpufreq/", *p);
 		snprintf(path, sizeof(path), "%s/scaling_max_freq", dir);
 		held_init(&d->cap, path);
-		snprintf(path, sizeof(path), "%s/affected_cpus", dir);
-		held_init(&d->online, path);
 		d->khz = true;
 		ts->n_domains++;
 	}
@@ -244,7 +241,6 @@ static void find_devfreq(struct throttlescan *ts) {
 		char path[192];
 		snprintf(path, sizeof(path), "%s/max_freq", dir);
 		held_init(&d->cap, path);
-		held_init(&d->online, "");
 		d->khz = false;
 		ts->n_domains++;
 	}
@@ -452,7 +448,6 @@ void throttlescan_destroy(struct throttlescan *ts) {
 	}
 	for (size_t i = 0; i < ts->n_domains; i++) {
 		held_close(&ts->domains[i].cap);
-		held_close(&ts->domains[i].online);
 	}
 	for (size_t i = 0; i < ts->n_zones; i++) {
 		held_close(&ts->zones[i].temp);
@@ -496,12 +491,11 @@ static void read_cooling_counters(int root_fd, struct held *stats,
 	counters_table_finish(&table);
 }
 
-/* A domain's cap this cycle; false while offline (no affected CPUs) or unreadable. */
+/*
+ * A domain's cap this cycle; false when unreadable: a policy whose CPUs are all offline is
+ * inactive, and the kernel answers every read of its attributes with EBUSY.
+ */
 static bool read_cap(int root_fd, struct scan_domain *d, int64_t *cap_hz) {
-	char text[512];
-	if (d->online.path[0] && held_read_text(root_fd, &d->online, text, sizeof(text)) <= 0) {
-		return false;
-	}
 	int64_t v;
 	if (held_read_int(root_fd, &d->cap, &v) < 0 || v <= 0) {
 		return false;

@@ -4,6 +4,7 @@
  * busy ticks never above the total, at most LOADPARSE_CORES_MAX cores, names terminated.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 				abort();
 			}
 		} else if (rc != -ENOENT && ((rc != -EBADMSG && rc != -ERANGE) || !why)) {
+			abort();
+		}
+	}
+
+	// the index: each offset a cpu line's start, whose parse gives what a search would
+	// when that line is the first of its CPU
+	int ix[8];
+	size_t at[8];
+	size_t m = loadparse_stat_index(text, ix, at, 8);
+	for (size_t i = 0; i < m && i < 8; i++) {
+		if (at[i] > size || strncmp(text + at[i], "cpu", 3) != 0 ||
+		    (at[i] > 0 && text[at[i] - 1] != '\n')) {
+			abort();
+		}
+		struct loadparse_ticks a, b;
+		const char *wa = NULL, *wb = NULL;
+		int ra = loadparse_stat(text + at[i], ix[i], &a, &wa);
+		if (ra == -ENOENT) {
+			abort(); // the line is there
+		}
+		bool first = true;
+		for (size_t j = 0; j < i; j++) {
+			first = first && ix[j] != ix[i];
+		}
+		int rb = loadparse_stat(text, ix[i], &b, &wb);
+		if (first && (ra != rb || (ra == 0 && (a.total != b.total || a.busy != b.busy)))) {
 			abort();
 		}
 	}

@@ -47,6 +47,22 @@ static void test_stat(void) {
 	is_int(loadparse_stat_cpus(stat_text, ids, 2), 6, "the count past the capacity");
 	is_int(loadparse_stat_cpus("intr 1\n", ids, 2), 0, "no cpu lines");
 
+	// the index: one pass over the cpu lines, each CPU's line parsed from its offset
+	size_t at[8];
+	is_int(loadparse_stat_index(stat_text, ids, at, 8), 7, "7 cpu lines, the all-CPU one too");
+	is_int(ids[0], -1, "the all-CPU line first");
+	is_int(at[0], 0, "at the start");
+	is_int(ids[6], 6, "cpu6 last");
+	is_int(loadparse_stat(stat_text + at[2], 1, &t, &why), 0, "cpu1 from its offset");
+	is_int(t.busy, 270, "the same ticks as found by a search");
+	is_int(loadparse_stat_index(stat_text, ids, at, 3), 7, "the count past the capacity");
+	is_int(ids[2], 1, "the first three kept");
+	is_int(loadparse_stat_index("cpu  1 2 3 4\nintr 1\ncpu7 1 2 3 4\n", ids, at, 8), 1,
+	       "the pass ends after the cpu lines");
+	is_int(loadparse_stat_index("btime 1\ncpu0 1 2 3 4\n", ids, at, 8), 1,
+	       "lines before the cpu lines are passed over");
+	is_int(loadparse_stat_index("", ids, at, 8), 0, "no text, no lines");
+
 	why = NULL;
 	is_int(loadparse_stat("cpu  1 2 3\n", -1, &t, &why), -EBADMSG, "3 figures: -EBADMSG");
 	ok(why && strstr(why, "fewer than 4"), "the reason names the figures");

@@ -69,6 +69,14 @@ static void write_text(int dir, const char *path, const char *text) {
 	close(fd);
 }
 
+/* Replaces @rel under @dir by an empty directory: reading it fails, as an inactive policy's. */
+static bool file_to_dir(const char *dir, const char *rel) {
+	char *path = xasprintf("%s/%s", dir, rel);
+	bool done = unlink(path) == 0 && mkdir(path, 0755) == 0;
+	free(path);
+	return done;
+}
+
 /*
  * A copy of the fixture's moving files: each read sees the caps, temperatures and cooling
  * states of its cycle, while the topology (trips, bindings, maxima) is the one found at create.
@@ -96,7 +104,10 @@ static void test_cycles(void) {
 	ok(in->zones[0].valid && in->zones[0].temp_mc == 61250, "and soc-thermal at 61.25 °C");
 	ok(in->cdevs[2].cur_state == 3, "and cpufreq-cpu6 at state 3");
 	is_int(in->zones[0].trips[0].temp_mc, 60000, "a trip is the one found at create");
-	write_text(root, "devices/system/cpu/cpufreq/policy6/affected_cpus", "\n");
+	// all of policy6's CPUs offline: the kernel answers its reads with EBUSY; here its
+	// scaling_max_freq is a directory, which reads fail on as well
+	ok(file_to_dir(dir, "devices/system/cpu/cpufreq/policy6/scaling_max_freq"),
+	   "policy6 goes offline");
 	write_text(root, "class/thermal/thermal_zone0/temp", "garbage\n");
 	throttlescan_read(ts, in, NULL);
 	ok(!domain(in, "cpufreq/policy6") && in->n_domains == 5, "an offline policy is left out");
