@@ -328,6 +328,33 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 	return err;
 }
 
+/*
+ * A rollup's histogram blob of @len bytes at @p with every value @factor times larger, encoded
+ * again into store->blob (*@out_len bytes); false when it is damaged or a value overflows.
+ */
+static bool rescale_hist(struct store *store, const uint8_t *p, size_t len, int64_t factor,
+			 size_t *out_len) {
+	struct codec_hist_iter it = {.p = p, .end = p + len};
+	struct codec_bin bin, *bins = NULL;
+	size_t n = 0, cap = 0;
+	bool bad = false;
+	while (!bad && codec_hist_next(&it, &bin)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			bins = xrealloc(bins, cap * sizeof(*bins));
+		}
+		bad = __builtin_mul_overflow(bin.q, factor, &bins[n].q);
+		bins[n++].count = bin.count;
+	}
+	bad = bad || it.bad;
+	if (!bad) {
+		uint8_t *out = store_blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1);
+		*out_len = codec_hist_encode_bins(out, bins, n);
+	}
+	free(bins);
+	return !bad;
+}
+
 static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 	sqlite3_stmt *sel = NULL, *upd = NULL;
 	int err = store_prepare(
@@ -357,33 +384,9 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 		int64_t sum = sqlite3_column_int64(sel, 1), min = sqlite3_column_int64(sel, 2),
 			max = sqlite3_column_int64(sel, 3);
 		bool null_min = sqlite3_column_type(sel, 2) == SQLITE_NULL;
-		const uint8_t *p = sqlite3_column_blob(sel, 4);
-		const uint8_t *end = p + sqlite3_column_bytes(sel, 4);
-		uint8_t *out =
-			store_blob_reserve(store, (size_t)(end - p) * 2 + 2 * CODEC_VARINT_MAX);
 		size_t len = 0;
-		bool first = true, bad = false;
-		// Bins are (q delta, count): every delta, and the first q, scale by the factor.
-		while (p < end && !bad) {
-			uint64_t dq, count;
-			int64_t q;
-			if (!codec_get_varint(&p, end, &dq) || !codec_get_varint(&p, end, &count)) {
-				bad = true;
-				break;
-			}
-			if (first) {
-				bad = __builtin_mul_overflow(codec_unzigzag(dq), factor, &q);
-				dq = codec_zigzag(q);
-			} else {
-				bad = __builtin_mul_overflow(dq, (uint64_t)factor, &dq);
-			}
-			first = false;
-			if (len + 2 * CODEC_VARINT_MAX > store->blob_cap) {
-				out = store_blob_reserve(store, store->blob_cap * 2);
-			}
-			len += codec_put_varint(out + len, dq);
-			len += codec_put_varint(out + len, count);
-		}
+		bool bad = !rescale_hist(store, sqlite3_column_blob(sel, 4),
+					 (size_t)sqlite3_column_bytes(sel, 4), factor, &len);
 		bad = bad || __builtin_mul_overflow(sum, factor, &sum) ||
 		      __builtin_mul_overflow(min, factor, &min) ||
 		      __builtin_mul_overflow(max, factor, &max);
@@ -400,7 +403,7 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 			sqlite3_bind_int64(upd, 4, min);
 			sqlite3_bind_int64(upd, 5, max);
 		}
-		sqlite3_bind_blob(upd, 6, out, (int)len, SQLITE_STATIC);
+		sqlite3_bind_blob(upd, 6, store->blob, (int)len, SQLITE_STATIC);
 		rc = store_step_done(upd);
 		if (rc != SQLITE_OK) {
 			err = store_fail(store, rc, "could not rescale rollups");
