@@ -22,13 +22,7 @@ void api_handle_login(struct request *r) {
 	const struct api_context *ctx = r->ctx;
 	const struct api_request *req = r->req;
 	struct api_response *resp = r->resp;
-	bool read_only = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-	if (!read_only && strcmp(req->method, "POST") != 0) {
-		api_respond_error(resp, 405, NULL,
-				  "method %s not allowed on /login (GET, HEAD, POST)", req->method);
-		resp->allow = "GET, HEAD, POST";
-		return;
-	}
+	bool read_only = strcmp(req->method, "POST") != 0; // GET or HEAD (routes[] in api.c)
 	if (!ctx->token || !ctx->session_key) {
 		redirect(resp, "./"); // nothing to sign in to
 		return;

@@ -73,13 +73,7 @@ struct request {
 	const struct api_request *req;
 	struct api_target target;
 	struct api_response *resp;
-};
-
-struct route {
-	const char *path;
-	void (*handle)(struct request *r);
-	bool needs_store;
-	enum api_cost cost;
+	int64_t id; // the run id a route's "{id}" matched
 };
 
 /* api.c */
@@ -124,11 +118,11 @@ void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts);
 void api_handle_report(struct request *r); // GET /api/v1/report
 
 /* api-runs.c */
-extern const struct route api_run_show_route, api_run_samples_route; // /api/v1/runs/{id}...
 void api_handle_runs(struct request *r);
-void api_handle_runs_post(struct request *r);
 void api_handle_runs_stats(struct request *r);
-bool api_run_path_id(const char *path, int64_t *id);
-bool api_run_samples_path_id(const char *path, int64_t *id);
+void api_handle_run_show(struct request *r);    // GET /api/v1/runs/{id}
+void api_handle_run_samples(struct request *r); // GET /api/v1/runs/{id}/samples
+void api_handle_run_start(struct request *r);   // POST /api/v1/runs
+void api_handle_run_stop(struct request *r);    // POST /api/v1/runs/{id}/stop
 
 #endif

@@ -84,25 +84,9 @@ void api_handle_runs_stats(struct request *r) {
 	respond_runs(r, rc, "could not compute the run statistics");
 }
 
-#define RUNS_PATH "/api/v1/runs/"
-
-/* /api/v1/runs/{id}: a positive decimal id, nothing after it. */
-bool api_run_path_id(const char *path, int64_t *id) {
-	if (strncmp(path, RUNS_PATH, strlen(RUNS_PATH)) != 0) {
-		return false;
-	}
-	const char *digits = path + strlen(RUNS_PATH);
-	if (*digits < '1' || *digits > '9' || strlen(digits) > 18 ||
-	    strspn(digits, "0123456789") != strlen(digits)) {
-		return false;
-	}
-	*id = strtoll(digits, NULL, 10);
-	return true;
-}
-
-static void handle_run_show(struct request *r) {
-	int64_t id = 0;
-	if (!api_check_params(r, NULL) || !api_run_path_id(r->target.path, &id)) {
+void api_handle_run_show(struct request *r) {
+	int64_t id = r->id;
+	if (!api_check_params(r, NULL)) {
 		return;
 	}
 	int rc = runs_show_json(r->ctx->store, r->ctx->cfg, id, true, &r->resp->body);
@@ -113,27 +97,11 @@ static void handle_run_show(struct request *r) {
 	respond_runs(r, rc, "could not read the run");
 }
 
-const struct route api_run_show_route = {RUNS_PATH "{id}", handle_run_show, true, API_COST_LIGHT};
-
-#define RUNS_SAMPLES_SUFFIX "/samples"
-
-/* /api/v1/runs/{id}/samples: the id as for api_run_path_id(), then the suffix. */
-bool api_run_samples_path_id(const char *path, int64_t *id) {
-	size_t len = strlen(path), n = strlen(RUNS_SAMPLES_SUFFIX);
-	if (len <= n || strcmp(path + len - n, RUNS_SAMPLES_SUFFIX) != 0 || len - n >= 64) {
-		return false;
-	}
-	char head[64];
-	memcpy(head, path, len - n);
-	head[len - n] = '\0';
-	return api_run_path_id(head, id);
-}
-
-static void handle_run_samples(struct request *r) {
+void api_handle_run_samples(struct request *r) {
 	static const struct param_spec specs[] = {{"max_points", false}, {NULL, false}};
-	int64_t id = 0;
+	int64_t id = r->id;
 	unsigned cap = api_max_points_cap(r), max_points;
-	if (!api_check_params(r, specs) || !api_run_samples_path_id(r->target.path, &id) ||
+	if (!api_check_params(r, specs) ||
 	    !api_param_uint(r, "max_points", cap < 1000 ? cap : 1000, 1, cap, "http.max_points",
 			    &max_points)) {
 		return;
@@ -145,9 +113,6 @@ static void handle_run_samples(struct request *r) {
 	}
 	respond_runs(r, rc, "could not read the run's fast samples");
 }
-
-const struct route api_run_samples_route = {RUNS_PATH "{id}" RUNS_SAMPLES_SUFFIX,
-					    handle_run_samples, true, API_COST_HEAVY};
 
 /* --- runs: the write endpoints ------------------------------------------------------------ */
 
@@ -251,21 +216,12 @@ static void runs_stop(struct request *r, const struct jsonread_node *root, int64
 	buf_finish(&out);
 }
 
-void api_handle_runs_post(struct request *r) {
+/*
+ * A write's body, after the rule for who may write: the Unix socket's peers, or over TCP the
+ * bearer token itself. NULL, answered, when there is none to act on.
+ */
+static struct jsonread_node *run_write_body(struct request *r) {
 	const struct api_context *ctx = r->ctx;
-	const char *path = r->target.path + 12; // after "/api/v1/runs"
-	int64_t id = 0;
-	bool start = *path == '\0';
-	if (!start) {
-		char *end;
-		errno = 0;
-		long long x = path[0] == '/' ? strtoll(path + 1, &end, 10) : 0;
-		if (errno || x <= 0 || path[1] == '+' || strcmp(end, "/stop") != 0) {
-			api_respond_error(r->resp, 404, NULL, "no such path: %s", r->target.path);
-			return;
-		}
-		id = x;
-	}
 	// Over TCP a write needs the bearer token itself: never anonymous, never a browser's
 	// cookie (which another site could make the browser send).
 	if (!ctx->local && (!ctx->token || !r->req->authorization)) {
@@ -273,20 +229,28 @@ void api_handle_runs_post(struct request *r) {
 			r->resp, 403, NULL,
 			"runs are recorded through the Unix socket (runs.socket), or over TCP "
 			"with http.token and 'Authorization: Bearer TOKEN'");
-		return;
+		return NULL;
 	}
 	if (!ctx->runs) {
 		api_respond_error(r->resp, 503, NULL, "this server does not record runs");
-		return;
+		return NULL;
 	}
 	struct jsonread_node *root;
-	if (!runs_body(r, &root)) {
-		return;
-	}
-	if (start) {
+	return runs_body(r, &root) ? root : NULL;
+}
+
+void api_handle_run_start(struct request *r) {
+	struct jsonread_node *root = run_write_body(r);
+	if (root) {
 		runs_start(r, root);
-	} else {
-		runs_stop(r, root, id);
+		jsonread_node_free(root);
 	}
-	jsonread_node_free(root);
+}
+
+void api_handle_run_stop(struct request *r) {
+	struct jsonread_node *root = run_write_body(r);
+	if (root) {
+		runs_stop(r, root, r->id);
+		jsonread_node_free(root);
+	}
 }

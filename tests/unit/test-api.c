@@ -716,6 +716,29 @@ static void test_runs_post(void) {
 	post(&local, "/api/v1/runs/x/stop", "{\"status\":\"ok\"}", NULL, &resp);
 	is_error(&resp, 404, NULL, "a bad run id in the path");
 	api_response_finish(&resp);
+	// routes[] gives each path its methods and its {id}: a run id is a positive decimal
+	static const char *const not_ids[] = {
+		"/api/v1/runs/0/stop",   "/api/v1/runs/042/stop",
+		"/api/v1/runs/+42/stop", "/api/v1/runs/1234567890123456789/stop",
+		"/api/v1/runs/42/stop/", "/api/v1/runs/42/stopped"};
+	for (size_t i = 0; i < sizeof(not_ids) / sizeof(not_ids[0]); i++) {
+		post(&local, not_ids[i], "{\"status\":\"ok\"}", NULL, &resp);
+		is_int(resp.status, 404, not_ids[i]);
+		api_response_finish(&resp);
+	}
+	run(&local, "GET", "/api/v1/runs/42/stop", &resp);
+	is_error(&resp, 405, NULL, "GET on a stop");
+	is_str(resp.allow, "POST", "a stop takes POST only");
+	ok(strstr(resp.body.data, "not allowed on /api/v1/runs/42/stop (POST)") != NULL,
+	   "the 405 names the path and its method");
+	api_response_finish(&resp);
+	run(&local, "PUT", "/api/v1/runs", &resp);
+	is_error(&resp, 405, NULL, "PUT on the runs");
+	is_str(resp.allow, "GET, HEAD, POST", "the runs take GET, HEAD and POST");
+	api_response_finish(&resp);
+	post(&local, "/api/v1/nope", "{}", NULL, &resp);
+	is_error(&resp, 404, NULL, "a POST to an API path no route has");
+	api_response_finish(&resp);
 	struct api_context none = {.cfg = &cfg, .live = live, .local = true};
 	post(&none, "/api/v1/runs", "{\"label\":\"x\"}", NULL, &resp);
 	is_error(&resp, 503, NULL, "a server that records no runs");
