@@ -20,22 +20,6 @@ struct cli_window {
 void cli_window_init(struct cli_window *w);
 void cli_window_finish(struct cli_window *w);
 
-/* Option values for getopt_long; each command lists the ones it takes. */
-enum {
-	CLI_OPT_FROM = 256,
-	CLI_OPT_TO,
-	CLI_OPT_CHANNEL,
-	CLI_OPT_PERCENTILE,
-	CLI_OPT_UNSYNCED,
-	CLI_OPT_JSON,
-	CLI_OPT_SAMPLES,
-	CLI_OPT_FORMAT,
-	CLI_OPT_SKIP_BAD,
-	CLI_OPT_INTERVAL,
-	CLI_OPT_TIME_UNIT,
-	CLI_OPT_FORCE,
-};
-
 /**
  * Reads the time @arg of option @option ("--from") of @cmd ("stats", "runs show") relative to
  * @now into *@ts. False after printing the one message every command gives for a bad time.

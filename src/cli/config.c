@@ -20,7 +20,7 @@ static void usage(FILE *out) {
 
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int opt;

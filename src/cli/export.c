@@ -43,14 +43,12 @@
 
 int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
-		{"channel", required_argument, NULL, CLI_OPT_CHANNEL},
-		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, CLI_OPT_FORCE},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_CHANNEL,
+		CLI_OPTION_UNSYNCED,
+		CLI_OPTION_FORMAT,
+		CLI_OPTIONS_OUTPUT,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *usage =
@@ -764,11 +762,7 @@ static FILE *spool(FILE *in) {
 
 int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
-		{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
-		{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		CLI_OPTION_FORMAT, CLI_OPTION_SKIP_BAD, CLI_OPTION_TIME_UNIT, CLI_OPTION_HELP, {0},
 	};
 	const char *usage =
 		"usage: thermlog import [--format long|wide] [--skip-bad] [--time-unit s|ms|us] "

@@ -99,8 +99,6 @@ enum calc_opt {
 	OPT_TYPE,
 	OPT_SELF,
 	OPT_CAP,
-	OPT_JSON,
-	OPT_HELP,
 };
 
 static int cmd_calc(int argc, char **argv) {
@@ -116,8 +114,8 @@ static int cmd_calc(int argc, char **argv) {
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"self-heating-k", required_argument, NULL, OPT_SELF},
 		{"cap-years", required_argument, NULL, OPT_CAP},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	struct capacitor_config cc;
@@ -187,10 +185,10 @@ static int cmd_calc(int argc, char **argv) {
 		case OPT_CAP:
 			good = parse_number("--cap-years", optarg, &cc.life_cap_years);
 			break;
-		case OPT_JSON:
+		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case OPT_HELP:
+		case 'h':
 			fputs(calc_usage, stdout);
 			return CLI_EXIT_OK;
 		default:
@@ -462,10 +460,11 @@ static void print_table(const struct lifetime_report *rep) {
 	}
 }
 
-/* --from (@c 'f') or --to ('t') of @cmd; false with the message printed. */
-static bool parse_time(const char *cmd, int c, const char *arg, int64_t now, int64_t *from,
+/* --from (@opt CLI_OPT_FROM) or --to of @cmd; false with the message printed. */
+static bool parse_time(const char *cmd, int opt, const char *arg, int64_t now, int64_t *from,
 		       int64_t *to) {
-	return cli_time_option(cmd, c == 'f' ? "--from" : "--to", arg, now, c == 'f' ? from : to);
+	bool is_from = opt == CLI_OPT_FROM;
+	return cli_time_option(cmd, is_from ? "--from" : "--to", arg, now, is_from ? from : to);
 }
 
 /* The window as stats checks it (an end left out is now); false with the message printed. */
@@ -646,14 +645,13 @@ static bool parse_bin(const char *arg, double *bin_k) {
 static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	static const char cmd[] = "lifetime profile";
 	static const struct option opts[] = {
-		{"from", required_argument, NULL, 'f'},
-		{"to", required_argument, NULL, 't'},
-		{"include-unsynced", no_argument, NULL, 'u'},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_UNSYNCED,
 		{"capacitor", required_argument, NULL, 'c'},
 		{"bin", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'j'},
+		CLI_OPTION_JSON,
 		{"csv", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
@@ -665,11 +663,11 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		bool good = true;
 		switch (c) {
-		case 'f':
-		case 't':
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
 			good = parse_time(cmd, c, optarg, now, &from, &to);
 			break;
-		case 'u':
+		case CLI_OPT_UNSYNCED:
 			include_unsynced = true;
 			break;
 		case 'c':
@@ -678,7 +676,7 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 		case 'b':
 			good = parse_bin(optarg, &bin_k);
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
 		case 'v':
@@ -760,12 +758,7 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		return cmd_profile(ctx, argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
-		{"from", required_argument, NULL, 'f'},
-		{"to", required_argument, NULL, 't'},
-		{"include-unsynced", no_argument, NULL, 'u'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
 	};
 	int64_t now = (int64_t)time(NULL);
 	int64_t from = INT64_MIN, to = INT64_MAX;
@@ -773,16 +766,16 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f':
-		case 't':
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
 			if (!parse_time("lifetime", c, optarg, now, &from, &to)) {
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case 'u':
+		case CLI_OPT_UNSYNCED:
 			include_unsynced = true;
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
 		case 'h':

@@ -19,11 +19,11 @@ static void usage(FILE *out) {
 }
 
 int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_DROP_AFTER = 256, OPT_DRY_RUN, OPT_HELP };
+	enum { OPT_DROP_AFTER = 512, OPT_DRY_RUN };
 	static const struct option longopts[] = {
 		{"drop-after", required_argument, NULL, OPT_DROP_AFTER},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL), after = 0;
@@ -41,7 +41,6 @@ int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
 			dry_run = true;
 			break;
 		case 'h':
-		case OPT_HELP:
 			usage(stdout);
 			return CLI_EXIT_OK;
 		default:

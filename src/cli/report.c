@@ -56,18 +56,16 @@ struct report_args {
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
+		CLI_OPTIONS_FROM_TO,
 		{"label", required_argument, NULL, REPORT_OPT_LABEL},
 		{"over", required_argument, NULL, REPORT_OPT_OVER},
 		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
+		CLI_OPTION_FORMAT,
 		{"weight", required_argument, NULL, REPORT_OPT_WEIGHT},
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, CLI_OPT_FORCE},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTIONS_OUTPUT,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int opt;

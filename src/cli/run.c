@@ -781,7 +781,7 @@ static void usage(FILE *out) {
 }
 
 int cli_run(const struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_LABEL = 256, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_HELP };
+	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS };
 	static const struct option longopts[] = {
 		{"label", required_argument, NULL, OPT_LABEL},
 		{"tag", required_argument, NULL, OPT_TAG},
@@ -789,7 +789,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		{"pid", required_argument, NULL, OPT_PID},
 		{"exit", required_argument, NULL, OPT_EXIT},
 		{"status", required_argument, NULL, OPT_STATUS},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	struct run_args a = {0};
@@ -865,7 +865,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			}
 			status = optarg;
 			break;
-		case OPT_HELP:
+		case 'h':
 			usage(stdout);
 			rc = CLI_EXIT_OK;
 			goto out;

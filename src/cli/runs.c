@@ -40,17 +40,16 @@ struct runs_args {
 
 static const struct option runs_options[] = {
 	{"label", required_argument, NULL, RUNS_OPT_LABEL},
-	{"from", required_argument, NULL, CLI_OPT_FROM},
-	{"to", required_argument, NULL, CLI_OPT_TO},
+	CLI_OPTIONS_FROM_TO,
 	{"over", required_argument, NULL, RUNS_OPT_OVER},
-	{"percentile", required_argument, NULL, CLI_OPT_PERCENTILE},
-	{"json", no_argument, NULL, CLI_OPT_JSON},
-	{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
+	CLI_OPTION_PERCENTILE,
+	CLI_OPTION_JSON,
+	CLI_OPTION_SKIP_BAD,
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
 	{"last", required_argument, NULL, RUNS_OPT_LAST},
-	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
+	CLI_OPTION_TIME_UNIT,
 	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
-	{"help", no_argument, NULL, 'h'},
+	CLI_OPTION_HELP,
 	{0},
 };
 

@@ -109,8 +109,8 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
 		{"procfs-root", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *root = NULL, *proc = NULL;
@@ -124,7 +124,7 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 		case 'p':
 			proc = optarg;
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
 		case 'h':

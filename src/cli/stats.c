@@ -532,19 +532,18 @@ static int answer(struct store *store, const struct query_params *p, enum query_
 
 static int run_query(const struct cli_context *ctx, int argc, char **argv, enum query_kind kind) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
-		{"channel", required_argument, NULL, CLI_OPT_CHANNEL},
-		{"percentile", required_argument, NULL, CLI_OPT_PERCENTILE},
-		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
-		{"interval", required_argument, NULL, CLI_OPT_INTERVAL},
-		{"samples", required_argument, NULL, CLI_OPT_SAMPLES},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_CHANNEL,
+		CLI_OPTION_PERCENTILE,
+		CLI_OPTION_UNSYNCED,
+		CLI_OPTION_INTERVAL,
+		CLI_OPTION_SAMPLES,
 		{"with", required_argument, NULL, PEAK_OPT_WITH},
 		{"around", required_argument, NULL, PEAK_OPT_AROUND},
 		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
 		{"weight", required_argument, NULL, STATS_OPT_WEIGHT},
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *cmd = argv[0];

@@ -127,11 +127,10 @@ static void report_text(const struct throttle_report *r, struct buf *out) {
 
 int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
+		CLI_OPTIONS_FROM_TO,
 		{"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
