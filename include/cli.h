@@ -66,6 +66,18 @@ bool cli_load_config(const struct cli_context *ctx, struct config *cfg);
 /** The database path: --db, else the configuration's. */
 const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg);
 
+/**
+ * The answer to the option @opt that ends a command's parsing: --help ('h') prints @usage on
+ * stdout and gives CLI_EXIT_OK; any other (one getopt_long refused) prints it on stderr and
+ * gives CLI_EXIT_USAGE.
+ */
+int cli_usage(int opt, const char *usage);
+/**
+ * Whether no operand follows the options getopt_long has read; false after printing
+ * "thermlog CMD: unexpected argument 'ARG'".
+ */
+bool cli_no_operand(const char *cmd, int argc, char **argv);
+
 /* Each command gets argv[0] = its name and the arguments after global options are removed. */
 
 /** thermlog sample [--sysfs-root DIR] [--json]: one reading of every channel, nothing stored. */

@@ -64,11 +64,7 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			rc = CLI_EXIT_OK;
-			goto out;
-		} else if (opt == 'o') {
+		if (opt == 'o') {
 			output = optarg;
 		} else if (opt == CLI_OPT_FORCE) {
 			force = true;
@@ -83,14 +79,14 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 					optarg);
 				goto out;
 			}
-		} else if (opt == '?' || cli_window_option(&w, "export", opt, optarg, now) <= 0) {
-			fputs(usage, stderr);
+		} else if (opt == 'h' || opt == '?' ||
+			   cli_window_option(&w, "export", opt, optarg, now) <= 0) {
+			rc = cli_usage(opt, usage);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog export: unexpected argument '%s'\n%s", argv[optind],
-			usage);
+	if (!cli_no_operand("export", argc, argv)) {
+		fputs(usage, stderr);
 		goto out;
 	}
 	if (!cli_window_check(ctx, &w, "export", now)) {
@@ -775,11 +771,8 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return CLI_EXIT_OK;
-		} else if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0 &&
-			   strcmp(optarg, "wide") != 0) {
+		if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0 &&
+		    strcmp(optarg, "wide") != 0) {
 			// Either is read by its header; the option only says what is expected.
 			fprintf(stderr, "thermlog import: unknown format '%s' (long or wide)\n",
 				optarg);
@@ -799,9 +792,8 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 					optarg);
 				return CLI_EXIT_USAGE;
 			}
-		} else if (opt != CLI_OPT_FORMAT) {
-			fputs(usage, stderr);
-			return CLI_EXIT_USAGE;
+		} else if (opt != CLI_OPT_FORMAT) { // --help, or an option getopt_long refused
+			return cli_usage(opt, usage);
 		}
 	}
 	if (optind + 1 != argc) {

@@ -188,19 +188,14 @@ static int cmd_calc(int argc, char **argv) {
 		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(calc_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(calc_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, calc_usage);
 		}
 		if (!good) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog lifetime calc: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("lifetime calc", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!have_life || !have_rated) {
@@ -682,19 +677,14 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 		case 'v':
 			csv = true;
 			break;
-		case 'h':
-			fputs(profile_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(profile_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, profile_usage);
 		}
 		if (!good) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog %s: unexpected argument '%s'\n", cmd, argv[optind]);
+	if (!cli_no_operand(cmd, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (json && csv) {
@@ -778,16 +768,11 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(history_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(history_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, history_usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("lifetime", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!window_ok("lifetime", from, to, now)) {

@@ -71,9 +71,6 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	int opt;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
 		switch (opt) {
-		case 'h':
-			fputs(usage_text, stdout);
-			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
 			if (cli_window_option(&a->w, "report", opt, optarg, now) < 0) {
@@ -135,13 +132,11 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		case CLI_OPT_FORCE:
 			a->force = true;
 			break;
-		default:
-			fputs(usage_text, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog report: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("report", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!a->output) {

@@ -769,16 +769,14 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	return rc;
 }
 
-static void usage(FILE *out) {
-	fprintf(out,
-		"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
-		"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
-		"       thermlog run stop ID (--exit N | --status ok|failed)\n"
-		"\n"
-		"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
-		"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
-		"is not reachable. See thermlog(1).\n");
-}
+static const char usage_text[] =
+	"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
+	"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
+	"       thermlog run stop ID (--exit N | --status ok|failed)\n"
+	"\n"
+	"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
+	"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
+	"is not reachable. See thermlog(1).\n";
 
 int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS };
@@ -865,12 +863,8 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			}
 			status = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			rc = CLI_EXIT_OK;
-			goto out;
-		default:
-			usage(stderr);
+		default: // --help, or an option getopt_long refused
+			rc = cli_usage(c, usage_text);
 			goto out;
 		}
 	}
@@ -910,7 +904,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 							       strcmp(optarg, "failed") == 0)) {
 					status = optarg;
 				} else {
-					usage(stderr);
+					fputs(usage_text, stderr);
 					goto out;
 				}
 			}
@@ -929,7 +923,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			rest--;
 		}
 		if (rest == 0) {
-			usage(stderr);
+			fputs(usage_text, stderr);
 			goto out;
 		}
 		char **cmd = xcalloc((size_t)rest + 1, sizeof(*cmd));
@@ -937,7 +931,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		rc = wrap(ctx, &a, rest, cmd);
 		free(cmd);
 	} else {
-		usage(stderr);
+		fputs(usage_text, stderr);
 	}
 out:
 	buf_finish(&a.tags);

@@ -66,17 +66,12 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	int64_t now = (int64_t)time(NULL);
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", runs_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return CLI_EXIT_OK;
-		}
 		bool ok = false;
 		for (const int *p = allowed; *p; p++) {
 			ok = ok || *p == opt;
 		}
-		if (!ok) {
-			fputs(usage, stderr);
-			return CLI_EXIT_USAGE;
+		if (opt == 'h' || !ok) { // --help, or an option this command does not take
+			return cli_usage(opt, usage);
 		}
 		switch (opt) {
 		case RUNS_OPT_LABEL:

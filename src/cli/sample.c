@@ -127,16 +127,11 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(usage_text, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog sample: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("sample", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct config cfg;

@@ -182,45 +182,37 @@ enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
 /* Options of peak alone. */
 enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE, STATS_OPT_WEIGHT };
 
-static void usage(FILE *out, enum query_kind kind) {
-	switch (kind) {
-	case QUERY_STATS:
-		fputs("usage: thermlog stats [--from T] [--to T] [--channel KEY|GLOB]... "
-		      "[--percentile P]...\n"
-		      "                      [--weight samples|time] [--include-unsynced] "
-		      "[--interval D] [--json]\n"
-		      "Count, coverage, mean, population stddev, min, median, p95 and max per "
-		      "channel.\n--weight samples (default): each sample counts once, percentiles "
-		      "interpolate\nlinearly between closest ranks (numpy's default). --weight time: "
-		      "each sample counts\nthe time it stands for (the spacing since the previous "
-		      "one, as lifetime weighs it),\npercentiles by the weighted inverted CDF.\n"
-		      "T: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
-		      "(default: all history;\nwith --from alone the window ends now).\n"
-		      "Exact at each channel's resolution (values are stored as integer multiples "
-		      "of it):\nwhole hours are read from exact hourly histograms, the rest from "
-		      "raw samples, with\nthe same results. Cycles with an unsynced clock are "
-		      "left out and counted unless\n--include-unsynced. Coverage is observed time "
-		      "over the window: a spacing over 1.5\ntimes the sample's own (or --interval "
-		      "D) is a gap beyond it.\n",
-		      out);
-		break;
-	case QUERY_PEAK:
-		fputs("usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
-		      "                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
-		      "                    [--include-unsynced] [--json]\n"
-		      "The N cycles (default 30) centred on the channel's maximum, or those within\n"
-		      "DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
-		      "channel). The table fits 100 columns, showing as many companions as fit;\n"
-		      "--wide shows them all with their full keys.\n",
-		      out);
-		break;
-	case QUERY_CHANNELS:
-		fputs("usage: thermlog channels [--channel KEY|GLOB]... [--json]\n"
-		      "Every known channel with first/last seen and present/absent.\n",
-		      out);
-		break;
-	}
-}
+/* The --help text of each kind. */
+static const char *const usage_texts[] = {
+	[QUERY_STATS] =
+		"usage: thermlog stats [--from T] [--to T] [--channel KEY|GLOB]... "
+		"[--percentile P]...\n"
+		"                      [--weight samples|time] [--include-unsynced] "
+		"[--interval D] [--json]\n"
+		"Count, coverage, mean, population stddev, min, median, p95 and max per "
+		"channel.\n--weight samples (default): each sample counts once, percentiles "
+		"interpolate\nlinearly between closest ranks (numpy's default). --weight time: "
+		"each sample counts\nthe time it stands for (the spacing since the previous "
+		"one, as lifetime weighs it),\npercentiles by the weighted inverted CDF.\n"
+		"T: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
+		"(default: all history;\nwith --from alone the window ends now).\n"
+		"Exact at each channel's resolution (values are stored as integer multiples "
+		"of it):\nwhole hours are read from exact hourly histograms, the rest from "
+		"raw samples, with\nthe same results. Cycles with an unsynced clock are "
+		"left out and counted unless\n--include-unsynced. Coverage is observed time "
+		"over the window: a spacing over 1.5\ntimes the sample's own (or --interval "
+		"D) is a gap beyond it.\n",
+	[QUERY_PEAK] =
+		"usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
+		"                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
+		"                    [--include-unsynced] [--json]\n"
+		"The N cycles (default 30) centred on the channel's maximum, or those within\n"
+		"DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
+		"channel). The table fits 100 columns, showing as many companions as fit;\n"
+		"--wide shows them all with their full keys.\n",
+	[QUERY_CHANNELS] = "usage: thermlog channels [--channel KEY|GLOB]... [--json]\n"
+			   "Every known channel with first/last seen and present/absent.\n",
+};
 
 /* ---- the text forms: tables of the computed answers ---- */
 
@@ -561,17 +553,13 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			       : kind == QUERY_PEAK
 				       ? opt != CLI_OPT_PERCENTILE && opt != STATS_OPT_WEIGHT
 				       : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
-		if (opt == 'h') {
-			usage(stdout, kind);
-			rc = CLI_EXIT_OK;
+		if (opt == 'h' || opt == '?') {
+			rc = cli_usage(opt, usage_texts[kind]);
 			goto out;
 		}
-		if (opt == '?' || !allowed) {
-			if (opt != '?') {
-				fprintf(stderr, "thermlog %s: option %s does not apply\n", cmd,
-					argv[optind - 1]);
-			}
-			usage(stderr, kind);
+		if (!allowed) {
+			fprintf(stderr, "thermlog %s: option %s does not apply\n%s", cmd,
+				argv[optind - 1], usage_texts[kind]);
 			goto out;
 		}
 		if (opt == CLI_OPT_JSON) {
@@ -624,9 +612,8 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog %s: unexpected argument '%s'\n", cmd, argv[optind]);
-		usage(stderr, kind);
+	if (!cli_no_operand(cmd, argc, argv)) {
+		fputs(usage_texts[kind], stderr);
 		goto out;
 	}
 	if (kind == QUERY_PEAK && w.p.n_channels != 1) {

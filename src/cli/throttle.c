@@ -13,17 +13,15 @@
 
 enum { THROTTLE_OPT_DOMAIN = 512 };
 
-static void usage(FILE *out) {
-	fputs("usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
-	      "The throttle episodes of the window, newest last, then each frequency domain's\n"
-	      "episodes, throttled time, share of the window and deepest cap (default window:\n"
-	      "the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
-	      "devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
-	      "maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
-	      "device was active, else cap. --domain keeps the domains matching GLOB\n"
-	      "(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n",
-	      out);
-}
+static const char usage_text[] =
+	"usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
+	"The throttle episodes of the window, newest last, then each frequency domain's\n"
+	"episodes, throttled time, share of the window and deepest cap (default window:\n"
+	"the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
+	"devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
+	"maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
+	"device was active, else cap. --domain keeps the domains matching GLOB\n"
+	"(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n";
 
 /* "1416 MHz" or "-" for an unknown frequency. */
 static void mhz(char *out, size_t len, int64_t hz) {
@@ -140,9 +138,6 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
 			if (!cli_time_option("throttle", opt == CLI_OPT_FROM ? "--from" : "--to",
@@ -158,14 +153,12 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		case CLI_OPT_JSON:
 			json = true;
 			break;
-		default:
-			usage(stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog throttle: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	if (!cli_no_operand("throttle", argc, argv)) {
+		fputs(usage_text, stderr);
 		return CLI_EXIT_USAGE;
 	}
 	if (p.has_from && !p.has_to) { // as in the API: the window ends now
