@@ -248,8 +248,12 @@ bool store_writable(struct store *store) {
 /*
  * A step of work is its own BEGIN IMMEDIATE transaction, or a savepoint inside an enclosing
  * store_begin() transaction, so a failed step never leaves half of itself behind either way.
+ * A store opened read-only takes none: -EROFS, logged.
  */
 int store_step_begin(struct store *store) {
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
 	store->write_steps++; // a scan held across calls is read again after any write
 	if (store->depth > 0) {
 		if (store->aborted) {
