@@ -347,9 +347,8 @@ static void print_reviews(const struct lifetime_report *rep) {
 	if (!any) {
 		return;
 	}
-	struct buf scratch, out;
+	struct buf scratch;
 	buf_init(&scratch);
-	buf_init(&out);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct capacitor_config *cc = rep->entries[i].cc;
 		buf_clear(&scratch);
@@ -361,11 +360,8 @@ static void print_reviews(const struct lifetime_report *rep) {
 			table_set(&t, 0, "%s", capacitor_review_keys[k]);
 			table_set(&t, 1, "%s", cc->review[k] ? cc->review[k] : "not recorded");
 		}
-		buf_clear(&out);
-		table_print_indented(&t, 2, &out);
-		fputs(out.data, stdout);
+		table_print_stdout(&t, 2);
 	}
-	buf_finish(&out);
 	buf_finish(&scratch);
 }
 
@@ -376,9 +372,7 @@ static void print_table(const struct lifetime_report *rep) {
 	struct table t;
 	table_init(&t, 9);
 	table_head(&t, head, 9);
-	for (size_t c = 2; c < 9; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, 2, 9);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
@@ -402,11 +396,7 @@ static void print_table(const struct lifetime_report *rep) {
 		table_set(&t, 8, "%.0f h %.1fy", r->remaining_h,
 			  r->remaining_h / LIFETIME_HOURS_PER_YEAR);
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print(&t, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 0);
 	printf("years of 8760 h; life@mean and life@p95 at the time-weighted mean and p95 "
 	       "temperature; * capped at the seal-ageing limit; ~ with time in service before "
 	       "the history, extrapolated. Reductions of 10/20/30 K at T_eq:\n");
@@ -542,9 +532,7 @@ static void print_profile_entry(const struct lifetime_profile_entry *pe) {
 	struct table t;
 	table_init(&t, cols);
 	table_head(&t, names, cols);
-	for (size_t c = measured ? 2 : 1; c < cols; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, measured ? 2 : 1, cols);
 	for (size_t b = 0; b < pe->n_bins; b++) {
 		const struct lifetime_profile_bin *bin = &pe->bins[b];
 		char label[64];
@@ -565,11 +553,7 @@ static void print_profile_entry(const struct lifetime_profile_entry *pe) {
 			table_set(&t, c, "-");
 		}
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 static void print_profile(const struct lifetime_profile *pr) {

@@ -221,11 +221,7 @@ static int print_runs(struct store *store, const struct store_run_filter *filter
 	int err = store_runs_scan(store, filter, add_run_row, &t);
 	*n = t.rows - 1;
 	if (err == 0 && *n > 0) {
-		struct buf out;
-		buf_init(&out);
-		table_print(&t, &out);
-		fputs(out.data, stdout);
-		buf_finish(&out);
+		table_print_stdout(&t, 0);
 	}
 	table_finish(&t);
 	return err;
@@ -377,12 +373,10 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 	struct table t;
 	table_init(&t, cols);
 	table_head(&t, head, 6);
-	for (size_t c = 1; c < cols; c++) {
-		if (c >= 6) {
-			table_set(&t, c, "p%g", a->percentiles[c - 6]);
-		}
-		t.right[c] = true;
+	for (size_t c = 6; c < cols; c++) {
+		table_set(&t, c, "p%g", a->percentiles[c - 6]);
 	}
+	table_align_right(&t, 1, cols);
 	double rss_factor;
 	int rss_digits;
 	rss_unit(&rss_factor, &rss_digits);
@@ -394,11 +388,7 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 		// the throttled ok runs only: how much of each run its most throttled domain lost
 		add_summary_row(&t, "throttled_pct", &l->throttled_share, 100, 2, a);
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 /* Which runs the energy row covers, when it is not every ok run in full. */
@@ -661,16 +651,10 @@ static void print_sides(const struct runs_compare *c) {
 	struct table t;
 	table_init(&t, 7);
 	table_head(&t, head, 7);
-	for (size_t k = 1; k < 7; k++) {
-		t.right[k] = true;
-	}
+	table_align_right(&t, 1, 7);
 	add_side(&t, "here", c->a);
 	add_side(&t, "there", c->b);
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv) {

@@ -268,9 +268,7 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 	}
 	table_set(&t, cols - 2, "max");
 	table_set(&t, cols - 1, "max at");
-	for (size_t c = 2; c < cols - 1; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, 2, cols - 1);
 	struct buf states;
 	buf_init(&states);
 	for (size_t k = 0; k < s->sel.n; k++) {
