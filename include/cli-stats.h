@@ -27,6 +27,15 @@ void cli_window_finish(struct cli_window *w);
 bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
 		     int64_t *ts);
 
+/** --percentile @arg of @cmd appended to @list (*@n of at most @most); false after the message. */
+bool cli_percentile_option(const char *cmd, const char *arg, double *list, size_t *n, size_t most);
+
+/** --weight @arg (samples or time) of @cmd into *@weight; false after the message. */
+bool cli_weight_option(const char *cmd, const char *arg, enum query_weight *weight);
+
+/** --over @arg of @cmd (a duration such as 30m) into *@over_s; false after the message. */
+bool cli_over_option(const char *cmd, const char *arg, double *over_s);
+
 /**
  * Applies one window option (--from, --to, --channel, --percentile, --include-unsynced,
  * --interval) with times relative to @now. Returns 1 if taken, 0 if @opt is no window option,

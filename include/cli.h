@@ -29,6 +29,8 @@ enum {
 	CLI_OPT_INTERVAL,
 	CLI_OPT_TIME_UNIT,
 	CLI_OPT_FORCE,
+	CLI_OPT_WEIGHT,
+	CLI_OPT_OVER,
 };
 
 /*
@@ -47,6 +49,8 @@ enum {
 #define CLI_OPTION_FORMAT     {"format", required_argument, NULL, CLI_OPT_FORMAT}
 #define CLI_OPTION_SKIP_BAD   {"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD}
 #define CLI_OPTION_TIME_UNIT  {"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT}
+#define CLI_OPTION_WEIGHT     {"weight", required_argument, NULL, CLI_OPT_WEIGHT}
+#define CLI_OPTION_OVER       {"over", required_argument, NULL, CLI_OPT_OVER}
 /* -o FILE (--output FILE) and --force: a file written as src/cli/output.c writes it. */
 #define CLI_OPTIONS_OUTPUT    {"output", required_argument, NULL, 'o'}, \
 			      {"force", no_argument, NULL, CLI_OPT_FORCE}

@@ -20,9 +20,7 @@
 
 enum {
 	REPORT_OPT_LABEL = 512,
-	REPORT_OPT_OVER,
 	REPORT_OPT_COMPARE,
-	REPORT_OPT_WEIGHT,
 	REPORT_OPT_LIFETIME,
 	REPORT_OPT_LIFETIME_ONLY,
 };
@@ -58,10 +56,10 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
 		{"label", required_argument, NULL, REPORT_OPT_LABEL},
-		{"over", required_argument, NULL, REPORT_OPT_OVER},
+		CLI_OPTION_OVER,
 		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
 		CLI_OPTION_FORMAT,
-		{"weight", required_argument, NULL, REPORT_OPT_WEIGHT},
+		CLI_OPTION_WEIGHT,
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
 		CLI_OPTIONS_OUTPUT,
@@ -82,18 +80,11 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 					  sizeof(*a->labels));
 			a->labels[a->n_labels++] = optarg;
 			break;
-		case REPORT_OPT_OVER: {
-			int64_t ms;
-			if (!timefmt_parse_duration_ms(optarg, &ms)) {
-				fprintf(stderr,
-					"thermlog report: bad duration for --over: '%s' (e.g. 30m, "
-					"1h30m, 90s)\n",
-					optarg);
+		case CLI_OPT_OVER:
+			if (!cli_over_option("report", optarg, &a->over_s)) {
 				return CLI_EXIT_USAGE;
 			}
-			a->over_s = (double)ms / 1000.0;
 			break;
-		}
 		case REPORT_OPT_COMPARE:
 			a->compare = optarg;
 			break;
@@ -105,11 +96,8 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			}
 			a->has_format = true;
 			break;
-		case REPORT_OPT_WEIGHT:
-			if (!query_weight_parse(optarg, &a->weight)) {
-				fprintf(stderr,
-					"thermlog report: bad --weight '%s' (samples or time)\n",
-					optarg);
+		case CLI_OPT_WEIGHT:
+			if (!cli_weight_option("report", optarg, &a->weight)) {
 				return CLI_EXIT_USAGE;
 			}
 			break;

@@ -18,7 +18,6 @@
 /* Options of the runs commands only (above the shared CLI_OPT_* values). */
 enum {
 	RUNS_OPT_LABEL = 512,
-	RUNS_OPT_OVER,
 	RUNS_OPT_DEFAULT_LABEL,
 	RUNS_OPT_LAST,
 	RUNS_OPT_EXCLUDE_THROTTLED,
@@ -41,7 +40,7 @@ struct runs_args {
 static const struct option runs_options[] = {
 	{"label", required_argument, NULL, RUNS_OPT_LABEL},
 	CLI_OPTIONS_FROM_TO,
-	{"over", required_argument, NULL, RUNS_OPT_OVER},
+	CLI_OPTION_OVER,
 	CLI_OPTION_PERCENTILE,
 	CLI_OPTION_JSON,
 	CLI_OPTION_SKIP_BAD,
@@ -107,36 +106,17 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 			a->filter.limit = n;
 			break;
 		}
-		case RUNS_OPT_OVER: {
-			int64_t ms;
-			if (!timefmt_parse_duration_ms(optarg, &ms)) {
-				fprintf(stderr,
-					"thermlog %s: bad duration for --over: '%s' (e.g. 30m, "
-					"1h30m, 90s)\n",
-					a->cmd, optarg);
+		case CLI_OPT_OVER:
+			if (!cli_over_option(a->cmd, optarg, &a->over_s)) {
 				return CLI_EXIT_USAGE;
 			}
-			a->over_s = (double)ms / 1000.0;
 			break;
-		}
-		case CLI_OPT_PERCENTILE: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v >= 0 && v <= 100)) {
-				fprintf(stderr,
-					"thermlog %s: bad percentile '%s' (a number from 0 to "
-					"100)\n",
-					a->cmd, optarg);
+		case CLI_OPT_PERCENTILE:
+			if (!cli_percentile_option(a->cmd, optarg, a->percentiles,
+						   &a->n_percentiles, RUNS_MAX_PERCENTILES)) {
 				return CLI_EXIT_USAGE;
 			}
-			if (a->n_percentiles == RUNS_MAX_PERCENTILES) {
-				fprintf(stderr, "thermlog %s: at most %d --percentile options\n",
-					a->cmd, RUNS_MAX_PERCENTILES);
-				return CLI_EXIT_USAGE;
-			}
-			a->percentiles[a->n_percentiles++] = v;
 			break;
-		}
 		case CLI_OPT_JSON:
 			a->json = true;
 			break;
@@ -436,7 +416,7 @@ static void print_wrapped(const char *first, const char *text) {
 }
 
 static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, RUNS_OPT_OVER,
+	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, CLI_OPT_OVER,
 				      CLI_OPT_PERCENTILE, CLI_OPT_JSON, 0};
 	const char *usage = "usage: thermlog runs stats [--label L] [--from T] [--to T] "
 			    "[--over DUR] [--percentile P]... [--json]\n"

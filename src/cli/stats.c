@@ -28,18 +28,6 @@ void cli_window_finish(struct cli_window *w) {
 	*w = (struct cli_window){0};
 }
 
-bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
-		     int64_t *ts) {
-	if (!timefmt_parse_time(arg, now, ts)) {
-		fprintf(stderr,
-			"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, 2026-08-20, "
-			"unix seconds, -24h or now)\n",
-			cmd, option, arg);
-		return false;
-	}
-	return true;
-}
-
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
 		      int64_t now) {
 	switch (opt) {
@@ -64,23 +52,11 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 		w->channels[w->p.n_channels++] = arg;
 		w->p.channels = w->channels;
 		return 1;
-	case CLI_OPT_PERCENTILE: {
-		char *end;
-		double v = strtod(arg, &end);
-		if (end == arg || *end || !(v >= 0 && v <= 100)) {
-			fprintf(stderr,
-				"thermlog %s: bad percentile '%s' (a number from 0 to 100)\n", cmd,
-				arg);
-			return -1;
-		}
-		if (w->p.n_percentiles == QUERY_MAX_PERCENTILES) {
-			fprintf(stderr, "thermlog %s: at most %d --percentile options\n", cmd,
-				QUERY_MAX_PERCENTILES);
-			return -1;
-		}
-		w->percentiles[w->p.n_percentiles++] = v;
-		return 1;
-	}
+	case CLI_OPT_PERCENTILE:
+		return cli_percentile_option(cmd, arg, w->percentiles, &w->p.n_percentiles,
+					     QUERY_MAX_PERCENTILES)
+			       ? 1
+			       : -1;
 	case CLI_OPT_UNSYNCED:
 		w->p.include_unsynced = true;
 		return 1;
@@ -180,7 +156,7 @@ static int emit(const char *cmd, struct buf *b) {
 enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
 
 /* Options of peak alone. */
-enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE, STATS_OPT_WEIGHT };
+enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE };
 
 /* The --help text of each kind. */
 static const char *const usage_texts[] = {
@@ -531,7 +507,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		{"with", required_argument, NULL, PEAK_OPT_WITH},
 		{"around", required_argument, NULL, PEAK_OPT_AROUND},
 		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
-		{"weight", required_argument, NULL, STATS_OPT_WEIGHT},
+		CLI_OPTION_WEIGHT,
 		CLI_OPTION_JSON,
 		CLI_OPTION_HELP,
 		{0},
@@ -549,7 +525,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
 		bool allowed = kind == QUERY_STATS ? !peak_only
 			       : kind == QUERY_PEAK
-				       ? opt != CLI_OPT_PERCENTILE && opt != STATS_OPT_WEIGHT
+				       ? opt != CLI_OPT_PERCENTILE && opt != CLI_OPT_WEIGHT
 				       : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
 		if (opt == 'h' || opt == '?') {
 			rc = cli_usage(opt, usage_texts[kind]);
@@ -597,11 +573,8 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			w.p.wide = true;
 			continue;
 		}
-		if (opt == STATS_OPT_WEIGHT) {
-			if (!query_weight_parse(optarg, &w.p.weight)) {
-				fprintf(stderr,
-					"thermlog %s: bad --weight '%s' (samples or time)\n", cmd,
-					optarg);
+		if (opt == CLI_OPT_WEIGHT) {
+			if (!cli_weight_option(cmd, optarg, &w.p.weight)) {
 				goto out;
 			}
 			continue;
