@@ -471,6 +471,25 @@ static void stop_body(struct buf *out, int status, const struct rusage *ru, cons
 	runwire_stop_write(&stop, out);
 }
 
+/*
+ * The socket of a daemon that serves the database --db names, for @cmd (@what ends the message
+ * when it serves another); NULL with the exit code in *@rc after the message.
+ */
+static char *serving_socket(const struct cli_context *ctx, const char *cmd, const char *what,
+			    int *rc) {
+	char *sock = socket_of(ctx);
+	if (!sock) {
+		*rc = CLI_EXIT_USAGE;
+		return NULL;
+	}
+	if (!daemon_serves_db(ctx, sock, cmd, what)) {
+		free(sock);
+		*rc = CLI_EXIT_FAILURE;
+		return NULL;
+	}
+	return sock;
+}
+
 static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
@@ -694,13 +713,10 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 		fprintf(stderr, "thermlog run start: --pid %" PRId64 ": no such process\n", a->pid);
 		return CLI_EXIT_USAGE;
 	}
-	char *sock = socket_of(ctx);
+	int rc;
+	char *sock = serving_socket(ctx, "run start", "no run was started", &rc);
 	if (!sock) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!daemon_serves_db(ctx, sock, "run start", "no run was started")) {
-		free(sock);
-		return CLI_EXIT_FAILURE;
+		return rc;
 	}
 	char request_id[33];
 	new_request_id(request_id);
@@ -715,7 +731,7 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	runwire_start_write(&start, &body);
 	free(tags);
 	struct reply r = {0};
-	int rc = CLI_EXIT_FAILURE;
+	rc = CLI_EXIT_FAILURE;
 	if (request(sock, "start", "/api/v1/runs", body.data, 201, true, ": no run was started",
 		    &r)) {
 		char *id = reply_field(r.body, "id");
@@ -742,13 +758,10 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 		fprintf(stderr, "thermlog run stop: '%s' is not a run id\n", id_text);
 		return CLI_EXIT_USAGE;
 	}
-	char *sock = socket_of(ctx);
+	int rc;
+	char *sock = serving_socket(ctx, "run stop", "no run was stopped", &rc);
 	if (!sock) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!daemon_serves_db(ctx, sock, "run stop", "no run was stopped")) {
-		free(sock);
-		return CLI_EXIT_FAILURE;
+		return rc;
 	}
 	struct runwire_stop how = {
 		.has_exit_code = exit_code >= 0, .exit_code = exit_code, .rss_max_bytes = -1};
@@ -757,7 +770,7 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	runwire_stop_write(&how, &body);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
 	struct reply r = {0};
-	int rc = CLI_EXIT_FAILURE;
+	rc = CLI_EXIT_FAILURE;
 	if (request(sock, "stop", path, body.data, 200, false, "", &r)) {
 		printf("%s", r.body);
 		rc = CLI_EXIT_OK;

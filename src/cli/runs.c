@@ -153,6 +153,20 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	return RUNS_GO_ON;
 }
 
+/*
+ * parse_args() for a command that takes no operand, then the database opened read-only into
+ * *@store: RUNS_GO_ON, or the exit code after --help, a usage error or a failed open.
+ */
+static int parse_and_open(const struct cli_context *ctx, struct runs_args *a, int argc, char **argv,
+			  const int *allowed, const char *usage, struct store **store) {
+	int rc = parse_args(a, argc, argv, allowed, usage, 0);
+	if (rc != RUNS_GO_ON) {
+		return rc;
+	}
+	rc = cli_open_store(ctx, a->cmd, STORE_MODE_READ, store);
+	return rc == CLI_EXIT_OK ? RUNS_GO_ON : rc;
+}
+
 /* A run as a row of the list's table (table.c escapes control characters in every cell). */
 static int add_run_row(void *ctx, const struct store_run *run) {
 	struct table *t = ctx;
@@ -243,13 +257,9 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 			    "Runs are listed by start time (--from/--to select by start; "
 			    "--last N keeps the newest N).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
-	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
-	if (rc != RUNS_GO_ON) {
-		return rc;
-	}
 	struct store *store;
-	rc = cli_open_store(ctx, "runs", STORE_MODE_READ, &store);
-	if (rc != CLI_EXIT_OK) {
+	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
+	if (rc != RUNS_GO_ON) {
 		return rc;
 	}
 	int err;
@@ -425,13 +435,9 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			    "--over counts ok runs longer than DUR;\nthe share of ok runs "
 			    "throttled at all and the throttled share of those (throttled_pct).\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
-	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
-	if (rc != RUNS_GO_ON) {
-		return rc;
-	}
 	struct store *store;
-	rc = cli_open_store(ctx, "runs stats", STORE_MODE_READ, &store);
-	if (rc != CLI_EXIT_OK) {
+	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
+	if (rc != RUNS_GO_ON) {
 		return rc;
 	}
 	struct runs_stats_options opt = {.filter = a.filter,
