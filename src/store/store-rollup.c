@@ -538,10 +538,7 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 	}
 	store_done(st);
 	free(want);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read rollups");
+	return store_scan_result(store, rc, ret, "could not read rollups");
 }
 
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
@@ -588,8 +585,5 @@ int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
 		ret = fn(ctx, &d);
 	}
 	store_done(st);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read the daily cycles");
+	return store_scan_result(store, rc, ret, "could not read the daily cycles");
 }

@@ -191,6 +191,13 @@ int store_prepare(struct store *store, const char *sql, const char *what, sqlite
 	return store_fail(store, rc, msg);
 }
 
+int store_scan_result(struct store *store, int rc, int ret, const char *what) {
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, what);
+}
+
 void store_done(sqlite3_stmt *st) {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
