@@ -132,7 +132,8 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
-	struct query_params p = {0};
+	struct cli_window w; // --from and --to only: no list to finish
+	cli_window_init(&w);
 	bool json = false;
 	const char *domain = NULL;
 	int opt;
@@ -140,12 +141,9 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		switch (opt) {
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (!cli_time_option("throttle", opt == CLI_OPT_FROM ? "--from" : "--to",
-					     optarg, now, opt == CLI_OPT_FROM ? &p.from : &p.to)) {
+			if (cli_window_option(&w, "throttle", opt, optarg, now) < 0) {
 				return CLI_EXIT_USAGE;
 			}
-			p.has_from |= opt == CLI_OPT_FROM;
-			p.has_to |= opt == CLI_OPT_TO;
 			break;
 		case THROTTLE_OPT_DOMAIN:
 			domain = optarg;
@@ -161,9 +159,9 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		fputs(usage_text, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (p.has_from && !p.has_to) { // as in the API: the window ends now
-		p.to = now;
-		p.has_to = true;
+	if (w.p.has_from && !w.p.has_to) { // as in the API: the window ends now
+		w.p.to = now;
+		w.p.has_to = true;
 	}
 	struct store *store;
 	int rc = cli_open_store(ctx, "throttle", STORE_MODE_READ, &store);
@@ -174,7 +172,7 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	char *err = NULL;
 	int64_t from, to;
 	// an end left out is the stored history's, as in thermlog stats
-	int qrc = query_window(store, &p, &from, &to, &err);
+	int qrc = query_window(store, &w.p, &from, &to, &err);
 	if (qrc == 0) {
 		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
 	}
