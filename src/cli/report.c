@@ -68,12 +68,11 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		bool good = true;
 		switch (opt) {
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (cli_window_option(&a->w, "report", opt, optarg, now) < 0) {
-				return CLI_EXIT_USAGE;
-			}
+			good = cli_window_option(&a->w, "report", opt, optarg, now) > 0;
 			break;
 		case REPORT_OPT_LABEL:
 			a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1,
@@ -81,9 +80,7 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			a->labels[a->n_labels++] = optarg;
 			break;
 		case CLI_OPT_OVER:
-			if (!cli_over_option("report", optarg, &a->over_s)) {
-				return CLI_EXIT_USAGE;
-			}
+			good = cli_over_option("report", optarg, &a->over_s);
 			break;
 		case REPORT_OPT_COMPARE:
 			a->compare = optarg;
@@ -97,9 +94,7 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			a->has_format = true;
 			break;
 		case CLI_OPT_WEIGHT:
-			if (!cli_weight_option("report", optarg, &a->weight)) {
-				return CLI_EXIT_USAGE;
-			}
+			good = cli_weight_option("report", optarg, &a->weight);
 			break;
 		case REPORT_OPT_LIFETIME:
 		case REPORT_OPT_LIFETIME_ONLY: {
@@ -122,6 +117,9 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			break;
 		default: // --help, or an option getopt_long refused
 			return cli_usage(opt, usage_text);
+		}
+		if (!good) {
+			return CLI_EXIT_USAGE;
 		}
 	}
 	if (!cli_no_operand("report", argc, argv)) {
