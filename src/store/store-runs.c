@@ -401,17 +401,16 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		log_error("store: run %lld cannot end before it started", (long long)id);
 		return -EINVAL;
 	}
-	rc = store_prepare(
+	rc = prepare_run(
 		store,
 		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
 		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
 		"rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
 		"status = 'running'",
-		"a runs query", &st);
+		id, &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, end->end_ms);
 	sqlite3_bind_text(st, 3, run_status_name(end->status), -1, SQLITE_STATIC);
 	if (end->has_exit_code) {
