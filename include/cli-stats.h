@@ -20,28 +20,21 @@ struct cli_window {
 void cli_window_init(struct cli_window *w);
 void cli_window_finish(struct cli_window *w);
 
-/* Option values for getopt_long; each command lists the ones it takes. */
-enum {
-	CLI_OPT_FROM = 256,
-	CLI_OPT_TO,
-	CLI_OPT_CHANNEL,
-	CLI_OPT_PERCENTILE,
-	CLI_OPT_UNSYNCED,
-	CLI_OPT_JSON,
-	CLI_OPT_SAMPLES,
-	CLI_OPT_FORMAT,
-	CLI_OPT_SKIP_BAD,
-	CLI_OPT_INTERVAL,
-	CLI_OPT_TIME_UNIT,
-	CLI_OPT_FORCE,
-};
-
 /**
  * Reads the time @arg of option @option ("--from") of @cmd ("stats", "runs show") relative to
  * @now into *@ts. False after printing the one message every command gives for a bad time.
  */
 bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
 		     int64_t *ts);
+
+/** --percentile @arg of @cmd appended to @list (*@n of at most @most); false after the message. */
+bool cli_percentile_option(const char *cmd, const char *arg, double *list, size_t *n, size_t most);
+
+/** --weight @arg (samples or time) of @cmd into *@weight; false after the message. */
+bool cli_weight_option(const char *cmd, const char *arg, enum query_weight *weight);
+
+/** --over @arg of @cmd (a duration such as 30m) into *@over_s; false after the message. */
+bool cli_over_option(const char *cmd, const char *arg, double *over_s);
 
 /**
  * Applies one window option (--from, --to, --channel, --percentile, --include-unsynced,

@@ -2,6 +2,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "config.h"
@@ -10,6 +11,51 @@
 #define CLI_EXIT_OK      0
 #define CLI_EXIT_FAILURE 1 // the command ran and failed (database, I/O)
 #define CLI_EXIT_USAGE   2 // bad arguments or configuration
+
+/*
+ * Option values for getopt_long, above every short option's character; each command lists the
+ * ones it takes, the shared ones through the CLI_OPTION_* entries below.
+ */
+enum {
+	CLI_OPT_FROM = 256,
+	CLI_OPT_TO,
+	CLI_OPT_CHANNEL,
+	CLI_OPT_PERCENTILE,
+	CLI_OPT_UNSYNCED,
+	CLI_OPT_JSON,
+	CLI_OPT_SAMPLES,
+	CLI_OPT_FORMAT,
+	CLI_OPT_SKIP_BAD,
+	CLI_OPT_INTERVAL,
+	CLI_OPT_TIME_UNIT,
+	CLI_OPT_FORCE,
+	CLI_OPT_WEIGHT,
+	CLI_OPT_OVER,
+};
+
+/*
+ * The getopt_long entries (struct option) of the options several commands take, each spelled
+ * once: the same name, argument and value wherever it is accepted.
+ */
+// clang-format off
+#define CLI_OPTIONS_FROM_TO   {"from", required_argument, NULL, CLI_OPT_FROM}, \
+			      {"to", required_argument, NULL, CLI_OPT_TO}
+#define CLI_OPTION_CHANNEL    {"channel", required_argument, NULL, CLI_OPT_CHANNEL}
+#define CLI_OPTION_PERCENTILE {"percentile", required_argument, NULL, CLI_OPT_PERCENTILE}
+#define CLI_OPTION_UNSYNCED   {"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED}
+#define CLI_OPTION_INTERVAL   {"interval", required_argument, NULL, CLI_OPT_INTERVAL}
+#define CLI_OPTION_SAMPLES    {"samples", required_argument, NULL, CLI_OPT_SAMPLES}
+#define CLI_OPTION_JSON       {"json", no_argument, NULL, CLI_OPT_JSON}
+#define CLI_OPTION_FORMAT     {"format", required_argument, NULL, CLI_OPT_FORMAT}
+#define CLI_OPTION_SKIP_BAD   {"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD}
+#define CLI_OPTION_TIME_UNIT  {"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT}
+#define CLI_OPTION_WEIGHT     {"weight", required_argument, NULL, CLI_OPT_WEIGHT}
+#define CLI_OPTION_OVER       {"over", required_argument, NULL, CLI_OPT_OVER}
+/* -o FILE (--output FILE) and --force: a file written as src/cli/output.c writes it. */
+#define CLI_OPTIONS_OUTPUT    {"output", required_argument, NULL, 'o'}, \
+			      {"force", no_argument, NULL, CLI_OPT_FORCE}
+#define CLI_OPTION_HELP       {"help", no_argument, NULL, 'h'}
+// clang-format on
 
 struct cli_context {
 	const char *config_path; // -c FILE, or NULL = the default path if it exists
@@ -23,6 +69,18 @@ struct cli_context {
 bool cli_load_config(const struct cli_context *ctx, struct config *cfg);
 /** The database path: --db, else the configuration's. */
 const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg);
+
+/**
+ * The answer to the option @opt that ends a command's parsing: --help ('h') prints @usage on
+ * stdout and gives CLI_EXIT_OK; any other (one getopt_long refused) prints it on stderr and
+ * gives CLI_EXIT_USAGE.
+ */
+int cli_usage(int opt, const char *usage);
+/**
+ * Whether no operand follows the options getopt_long has read; false after printing
+ * "thermlog CMD: unexpected argument 'ARG'".
+ */
+bool cli_no_operand(const char *cmd, int argc, char **argv);
 
 /* Each command gets argv[0] = its name and the arguments after global options are removed. */
 

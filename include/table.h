@@ -25,6 +25,8 @@ void table_init(struct table *t, size_t cols);
 void table_row(struct table *t);
 /** Appends the header row: @names[0..n) in the first @n columns (the rest stay empty). */
 void table_head(struct table *t, const char *const *names, size_t n);
+/** Right-aligns the columns [@from, @to) (numbers); the header row stays left-aligned. */
+void table_align_right(struct table *t, size_t from, size_t to);
 /** Sets cell @col of the last row to the printf text, control characters escaped. */
 void table_set(struct table *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -35,6 +37,8 @@ void table_set(struct table *t, size_t col, const char *fmt, ...)
 void table_print(struct table *t, struct buf *out);
 /** As table_print(), each line after @indent spaces (a table under a heading). */
 void table_print_indented(struct table *t, size_t indent, struct buf *out);
+/** As table_print_indented(), onto the standard output. */
+void table_print_stdout(struct table *t, size_t indent);
 /** Frees a table that is not printed; accepts a zeroed or printed one. */
 void table_finish(struct table *t);
 

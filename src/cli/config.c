@@ -7,33 +7,26 @@
 #include "cli.h"
 #include "config.h"
 
-static void usage(FILE *out) {
-	fprintf(out,
-		"usage: thermlog check-config [FILE]\n"
-		"\n"
-		"Validates FILE (default: -c FILE, else " CONFIG_DEFAULT_PATH ") and prints\n"
-		"'configuration OK', or each error as FILE:LINE:COLUMN: problem, including\n"
-		"what the daemon would refuse at start (a listen address off loopback without\n"
-		"a token, a short token, unreadable token_file, tls_cert or tls_key).\n"
-		"Exit status: 0 valid, 2 invalid or unreadable.\n");
-}
+static const char usage_text[] =
+	"usage: thermlog check-config [FILE]\n"
+	"\n"
+	"Validates FILE (default: -c FILE, else " CONFIG_DEFAULT_PATH ") and prints\n"
+	"'configuration OK', or each error as FILE:LINE:COLUMN: problem, including\n"
+	"what the daemon would refuse at start (a listen address off loopback without\n"
+	"a token, a short token, unreadable token_file, tls_cert or tls_key).\n"
+	"Exit status: 0 valid, 2 invalid or unreadable.\n";
 
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return CLI_EXIT_OK;
-		}
-		usage(stderr);
-		return CLI_EXIT_USAGE;
+	if ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		return cli_usage(opt, usage_text); // --help, or an option getopt_long refused
 	}
 	if (argc - optind > 1) {
-		usage(stderr);
+		fputs(usage_text, stderr);
 		return CLI_EXIT_USAGE;
 	}
 	const char *path = optind < argc ? argv[optind] : ctx->config_path;

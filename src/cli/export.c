@@ -43,14 +43,12 @@
 
 int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
-		{"channel", required_argument, NULL, CLI_OPT_CHANNEL},
-		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, CLI_OPT_FORCE},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_CHANNEL,
+		CLI_OPTION_UNSYNCED,
+		CLI_OPTION_FORMAT,
+		CLI_OPTIONS_OUTPUT,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *usage =
@@ -66,11 +64,7 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	int64_t now = (int64_t)time(NULL);
 	int opt, rc = CLI_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			rc = CLI_EXIT_OK;
-			goto out;
-		} else if (opt == 'o') {
+		if (opt == 'o') {
 			output = optarg;
 		} else if (opt == CLI_OPT_FORCE) {
 			force = true;
@@ -85,14 +79,14 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 					optarg);
 				goto out;
 			}
-		} else if (opt == '?' || cli_window_option(&w, "export", opt, optarg, now) <= 0) {
-			fputs(usage, stderr);
+		} else if (opt == 'h' || opt == '?' ||
+			   cli_window_option(&w, "export", opt, optarg, now) <= 0) {
+			rc = cli_usage(opt, usage);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog export: unexpected argument '%s'\n%s", argv[optind],
-			usage);
+	if (!cli_no_operand("export", argc, argv)) {
+		fputs(usage, stderr);
 		goto out;
 	}
 	if (!cli_window_check(ctx, &w, "export", now)) {
@@ -764,11 +758,7 @@ static FILE *spool(FILE *in) {
 
 int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
-		{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
-		{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		CLI_OPTION_FORMAT, CLI_OPTION_SKIP_BAD, CLI_OPTION_TIME_UNIT, CLI_OPTION_HELP, {0},
 	};
 	const char *usage =
 		"usage: thermlog import [--format long|wide] [--skip-bad] [--time-unit s|ms|us] "
@@ -781,11 +771,8 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 	struct importer im = {.now = (int64_t)time(NULL), .unit = TIME_UNIT_S};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return CLI_EXIT_OK;
-		} else if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0 &&
-			   strcmp(optarg, "wide") != 0) {
+		if (opt == CLI_OPT_FORMAT && strcmp(optarg, "long") != 0 &&
+		    strcmp(optarg, "wide") != 0) {
 			// Either is read by its header; the option only says what is expected.
 			fprintf(stderr, "thermlog import: unknown format '%s' (long or wide)\n",
 				optarg);
@@ -805,9 +792,8 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 					optarg);
 				return CLI_EXIT_USAGE;
 			}
-		} else if (opt != CLI_OPT_FORMAT) {
-			fputs(usage, stderr);
-			return CLI_EXIT_USAGE;
+		} else if (opt != CLI_OPT_FORMAT) { // --help, or an option getopt_long refused
+			return cli_usage(opt, usage);
 		}
 	}
 	if (optind + 1 != argc) {

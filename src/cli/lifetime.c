@@ -99,8 +99,6 @@ enum calc_opt {
 	OPT_TYPE,
 	OPT_SELF,
 	OPT_CAP,
-	OPT_JSON,
-	OPT_HELP,
 };
 
 static int cmd_calc(int argc, char **argv) {
@@ -116,8 +114,8 @@ static int cmd_calc(int argc, char **argv) {
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"self-heating-k", required_argument, NULL, OPT_SELF},
 		{"cap-years", required_argument, NULL, OPT_CAP},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	struct capacitor_config cc;
@@ -187,22 +185,17 @@ static int cmd_calc(int argc, char **argv) {
 		case OPT_CAP:
 			good = parse_number("--cap-years", optarg, &cc.life_cap_years);
 			break;
-		case OPT_JSON:
+		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case OPT_HELP:
-			fputs(calc_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(calc_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, calc_usage);
 		}
 		if (!good) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog lifetime calc: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("lifetime calc", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!have_life || !have_rated) {
@@ -354,9 +347,8 @@ static void print_reviews(const struct lifetime_report *rep) {
 	if (!any) {
 		return;
 	}
-	struct buf scratch, out;
+	struct buf scratch;
 	buf_init(&scratch);
-	buf_init(&out);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct capacitor_config *cc = rep->entries[i].cc;
 		buf_clear(&scratch);
@@ -368,11 +360,8 @@ static void print_reviews(const struct lifetime_report *rep) {
 			table_set(&t, 0, "%s", capacitor_review_keys[k]);
 			table_set(&t, 1, "%s", cc->review[k] ? cc->review[k] : "not recorded");
 		}
-		buf_clear(&out);
-		table_print_indented(&t, 2, &out);
-		fputs(out.data, stdout);
+		table_print_stdout(&t, 2);
 	}
-	buf_finish(&out);
 	buf_finish(&scratch);
 }
 
@@ -383,9 +372,7 @@ static void print_table(const struct lifetime_report *rep) {
 	struct table t;
 	table_init(&t, 9);
 	table_head(&t, head, 9);
-	for (size_t c = 2; c < 9; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, 2, 9);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct lifetime_report_entry *e = &rep->entries[i];
 		const struct lifetime_result *r = &e->r;
@@ -409,11 +396,7 @@ static void print_table(const struct lifetime_report *rep) {
 		table_set(&t, 8, "%.0f h %.1fy", r->remaining_h,
 			  r->remaining_h / LIFETIME_HOURS_PER_YEAR);
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print(&t, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 0);
 	printf("years of 8760 h; life@mean and life@p95 at the time-weighted mean and p95 "
 	       "temperature; * capped at the seal-ageing limit; ~ with time in service before "
 	       "the history, extrapolated. Reductions of 10/20/30 K at T_eq:\n");
@@ -462,10 +445,11 @@ static void print_table(const struct lifetime_report *rep) {
 	}
 }
 
-/* --from (@c 'f') or --to ('t') of @cmd; false with the message printed. */
-static bool parse_time(const char *cmd, int c, const char *arg, int64_t now, int64_t *from,
+/* --from (@opt CLI_OPT_FROM) or --to of @cmd; false with the message printed. */
+static bool parse_time(const char *cmd, int opt, const char *arg, int64_t now, int64_t *from,
 		       int64_t *to) {
-	return cli_time_option(cmd, c == 'f' ? "--from" : "--to", arg, now, c == 'f' ? from : to);
+	bool is_from = opt == CLI_OPT_FROM;
+	return cli_time_option(cmd, is_from ? "--from" : "--to", arg, now, is_from ? from : to);
 }
 
 /* The window as stats checks it (an end left out is now); false with the message printed. */
@@ -548,9 +532,7 @@ static void print_profile_entry(const struct lifetime_profile_entry *pe) {
 	struct table t;
 	table_init(&t, cols);
 	table_head(&t, names, cols);
-	for (size_t c = measured ? 2 : 1; c < cols; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, measured ? 2 : 1, cols);
 	for (size_t b = 0; b < pe->n_bins; b++) {
 		const struct lifetime_profile_bin *bin = &pe->bins[b];
 		char label[64];
@@ -571,11 +553,7 @@ static void print_profile_entry(const struct lifetime_profile_entry *pe) {
 			table_set(&t, c, "-");
 		}
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 static void print_profile(const struct lifetime_profile *pr) {
@@ -646,14 +624,13 @@ static bool parse_bin(const char *arg, double *bin_k) {
 static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	static const char cmd[] = "lifetime profile";
 	static const struct option opts[] = {
-		{"from", required_argument, NULL, 'f'},
-		{"to", required_argument, NULL, 't'},
-		{"include-unsynced", no_argument, NULL, 'u'},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_UNSYNCED,
 		{"capacitor", required_argument, NULL, 'c'},
 		{"bin", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'j'},
+		CLI_OPTION_JSON,
 		{"csv", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
@@ -665,11 +642,11 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		bool good = true;
 		switch (c) {
-		case 'f':
-		case 't':
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
 			good = parse_time(cmd, c, optarg, now, &from, &to);
 			break;
-		case 'u':
+		case CLI_OPT_UNSYNCED:
 			include_unsynced = true;
 			break;
 		case 'c':
@@ -678,25 +655,20 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 		case 'b':
 			good = parse_bin(optarg, &bin_k);
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
 		case 'v':
 			csv = true;
 			break;
-		case 'h':
-			fputs(profile_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(profile_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, profile_usage);
 		}
 		if (!good) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog %s: unexpected argument '%s'\n", cmd, argv[optind]);
+	if (!cli_no_operand(cmd, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (json && csv) {
@@ -760,12 +732,7 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 		return cmd_profile(ctx, argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
-		{"from", required_argument, NULL, 'f'},
-		{"to", required_argument, NULL, 't'},
-		{"include-unsynced", no_argument, NULL, 'u'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
 	};
 	int64_t now = (int64_t)time(NULL);
 	int64_t from = INT64_MIN, to = INT64_MAX;
@@ -773,28 +740,23 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 	int c;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f':
-		case 't':
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
 			if (!parse_time("lifetime", c, optarg, now, &from, &to)) {
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case 'u':
+		case CLI_OPT_UNSYNCED:
 			include_unsynced = true;
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(history_usage, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(history_usage, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, history_usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog lifetime: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("lifetime", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!window_ok("lifetime", from, to, now)) {

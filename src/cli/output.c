@@ -120,6 +120,13 @@ bool cli_output_open(struct cli_output *out, const char *cmd, const char *path, 
 	return true;
 }
 
+/* "thermlog CMD: could not VERB PATH: reason", with nothing left behind; false. */
+static bool commit_failed(struct cli_output *out, const char *cmd, const char *verb, int err) {
+	fprintf(stderr, "thermlog %s: could not %s %s: %s\n", cmd, verb, out->path, strerror(err));
+	cli_output_abort(out);
+	return false;
+}
+
 bool cli_output_commit(struct cli_output *out, const char *cmd) {
 	bool good = true; // a file written by another writer (the backup) was closed already
 	int err = 0;
@@ -135,10 +142,7 @@ bool cli_output_commit(struct cli_output *out, const char *cmd) {
 		out->f = NULL;
 	}
 	if (!good) {
-		fprintf(stderr, "thermlog %s: could not write %s: %s\n", cmd, out->path,
-			strerror(err));
-		cli_output_abort(out);
-		return false;
+		return commit_failed(out, cmd, "write", err);
 	}
 	if (!out->tmp) {
 		free(out->path);
@@ -148,10 +152,7 @@ bool cli_output_commit(struct cli_output *out, const char *cmd) {
 	// Without --force, link() fails if the target appeared meanwhile: never replace it.
 	int rc = out->force ? rename(out->tmp, out->path) : link(out->tmp, out->path);
 	if (rc != 0) {
-		fprintf(stderr, "thermlog %s: could not create %s: %s\n", cmd, out->path,
-			strerror(errno));
-		cli_output_abort(out);
-		return false;
+		return commit_failed(out, cmd, "create", errno);
 	}
 	if (!out->force) {
 		unlink(out->tmp);

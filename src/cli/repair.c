@@ -11,19 +11,17 @@
 #include "store.h"
 #include "timefmt.h"
 
-static void usage(FILE *out) {
-	fputs("usage: thermlog repair --drop-after TIME [--dry-run]\n"
-	      "Removes every cycle stamped after TIME (e.g. now, 2026-08-20T12:00:00Z, -1h),\n"
-	      "with its raw values and the rollups of the hours after it. --dry-run only counts.\n",
-	      out);
-}
+static const char usage_text[] =
+	"usage: thermlog repair --drop-after TIME [--dry-run]\n"
+	"Removes every cycle stamped after TIME (e.g. now, 2026-08-20T12:00:00Z, -1h),\n"
+	"with its raw values and the rollups of the hours after it. --dry-run only counts.\n";
 
 int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_DROP_AFTER = 256, OPT_DRY_RUN, OPT_HELP };
+	enum { OPT_DROP_AFTER = 512, OPT_DRY_RUN };
 	static const struct option longopts[] = {
 		{"drop-after", required_argument, NULL, OPT_DROP_AFTER},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL), after = 0;
@@ -40,21 +38,16 @@ int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
 		case OPT_DRY_RUN:
 			dry_run = true;
 			break;
-		case 'h':
-		case OPT_HELP:
-			usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			usage(stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, usage_text);
 		}
 	}
-	if (optind < argc || !have_after) {
-		fprintf(stderr,
-			optind < argc ? "thermlog repair: unexpected argument '%s'\n"
-				      : "thermlog repair: --drop-after TIME is required%s\n",
-			optind < argc ? argv[optind] : "");
-		usage(stderr);
+	if (!cli_no_operand("repair", argc, argv)) {
+		fputs(usage_text, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!have_after) {
+		fprintf(stderr, "thermlog repair: --drop-after TIME is required\n%s", usage_text);
 		return CLI_EXIT_USAGE;
 	}
 	// An existing database only: write mode would otherwise create an empty one.

@@ -20,9 +20,7 @@
 
 enum {
 	REPORT_OPT_LABEL = 512,
-	REPORT_OPT_OVER,
 	REPORT_OPT_COMPARE,
-	REPORT_OPT_WEIGHT,
 	REPORT_OPT_LIFETIME,
 	REPORT_OPT_LIFETIME_ONLY,
 };
@@ -56,49 +54,34 @@ struct report_args {
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
+		CLI_OPTIONS_FROM_TO,
 		{"label", required_argument, NULL, REPORT_OPT_LABEL},
-		{"over", required_argument, NULL, REPORT_OPT_OVER},
+		CLI_OPTION_OVER,
 		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
-		{"format", required_argument, NULL, CLI_OPT_FORMAT},
-		{"weight", required_argument, NULL, REPORT_OPT_WEIGHT},
+		CLI_OPTION_FORMAT,
+		CLI_OPTION_WEIGHT,
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, CLI_OPT_FORCE},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTIONS_OUTPUT,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+		bool good = true;
 		switch (opt) {
-		case 'h':
-			fputs(usage_text, stdout);
-			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (cli_window_option(&a->w, "report", opt, optarg, now) < 0) {
-				return CLI_EXIT_USAGE;
-			}
+			good = cli_window_option(&a->w, "report", opt, optarg, now) > 0;
 			break;
 		case REPORT_OPT_LABEL:
 			a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1,
 					  sizeof(*a->labels));
 			a->labels[a->n_labels++] = optarg;
 			break;
-		case REPORT_OPT_OVER: {
-			int64_t ms;
-			if (!timefmt_parse_duration_ms(optarg, &ms)) {
-				fprintf(stderr,
-					"thermlog report: bad duration for --over: '%s' (e.g. 30m, "
-					"1h30m, 90s)\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			a->over_s = (double)ms / 1000.0;
+		case CLI_OPT_OVER:
+			good = cli_over_option("report", optarg, &a->over_s);
 			break;
-		}
 		case REPORT_OPT_COMPARE:
 			a->compare = optarg;
 			break;
@@ -110,13 +93,8 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			}
 			a->has_format = true;
 			break;
-		case REPORT_OPT_WEIGHT:
-			if (!query_weight_parse(optarg, &a->weight)) {
-				fprintf(stderr,
-					"thermlog report: bad --weight '%s' (samples or time)\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
+		case CLI_OPT_WEIGHT:
+			good = cli_weight_option("report", optarg, &a->weight);
 			break;
 		case REPORT_OPT_LIFETIME:
 		case REPORT_OPT_LIFETIME_ONLY: {
@@ -137,13 +115,14 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		case CLI_OPT_FORCE:
 			a->force = true;
 			break;
-		default:
-			fputs(usage_text, stderr);
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
+		}
+		if (!good) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog report: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("report", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!a->output) {

@@ -471,6 +471,25 @@ static void stop_body(struct buf *out, int status, const struct rusage *ru, cons
 	runwire_stop_write(&stop, out);
 }
 
+/*
+ * The socket of a daemon that serves the database --db names, for @cmd (@what ends the message
+ * when it serves another); NULL with the exit code in *@rc after the message.
+ */
+static char *serving_socket(const struct cli_context *ctx, const char *cmd, const char *what,
+			    int *rc) {
+	char *sock = socket_of(ctx);
+	if (!sock) {
+		*rc = CLI_EXIT_USAGE;
+		return NULL;
+	}
+	if (!daemon_serves_db(ctx, sock, cmd, what)) {
+		free(sock);
+		*rc = CLI_EXIT_FAILURE;
+		return NULL;
+	}
+	return sock;
+}
+
 static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
@@ -694,13 +713,10 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 		fprintf(stderr, "thermlog run start: --pid %" PRId64 ": no such process\n", a->pid);
 		return CLI_EXIT_USAGE;
 	}
-	char *sock = socket_of(ctx);
+	int rc;
+	char *sock = serving_socket(ctx, "run start", "no run was started", &rc);
 	if (!sock) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!daemon_serves_db(ctx, sock, "run start", "no run was started")) {
-		free(sock);
-		return CLI_EXIT_FAILURE;
+		return rc;
 	}
 	char request_id[33];
 	new_request_id(request_id);
@@ -715,7 +731,7 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	runwire_start_write(&start, &body);
 	free(tags);
 	struct reply r = {0};
-	int rc = CLI_EXIT_FAILURE;
+	rc = CLI_EXIT_FAILURE;
 	if (request(sock, "start", "/api/v1/runs", body.data, 201, true, ": no run was started",
 		    &r)) {
 		char *id = reply_field(r.body, "id");
@@ -742,13 +758,10 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 		fprintf(stderr, "thermlog run stop: '%s' is not a run id\n", id_text);
 		return CLI_EXIT_USAGE;
 	}
-	char *sock = socket_of(ctx);
+	int rc;
+	char *sock = serving_socket(ctx, "run stop", "no run was stopped", &rc);
 	if (!sock) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!daemon_serves_db(ctx, sock, "run stop", "no run was stopped")) {
-		free(sock);
-		return CLI_EXIT_FAILURE;
+		return rc;
 	}
 	struct runwire_stop how = {
 		.has_exit_code = exit_code >= 0, .exit_code = exit_code, .rss_max_bytes = -1};
@@ -757,7 +770,7 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	runwire_stop_write(&how, &body);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
 	struct reply r = {0};
-	int rc = CLI_EXIT_FAILURE;
+	rc = CLI_EXIT_FAILURE;
 	if (request(sock, "stop", path, body.data, 200, false, "", &r)) {
 		printf("%s", r.body);
 		rc = CLI_EXIT_OK;
@@ -769,19 +782,17 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	return rc;
 }
 
-static void usage(FILE *out) {
-	fprintf(out,
-		"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
-		"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
-		"       thermlog run stop ID (--exit N | --status ok|failed)\n"
-		"\n"
-		"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
-		"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
-		"is not reachable. See thermlog(1).\n");
-}
+static const char usage_text[] =
+	"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
+	"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
+	"       thermlog run stop ID (--exit N | --status ok|failed)\n"
+	"\n"
+	"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
+	"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
+	"is not reachable. See thermlog(1).\n";
 
 int cli_run(const struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_LABEL = 256, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_HELP };
+	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS };
 	static const struct option longopts[] = {
 		{"label", required_argument, NULL, OPT_LABEL},
 		{"tag", required_argument, NULL, OPT_TAG},
@@ -789,7 +800,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		{"pid", required_argument, NULL, OPT_PID},
 		{"exit", required_argument, NULL, OPT_EXIT},
 		{"status", required_argument, NULL, OPT_STATUS},
-		{"help", no_argument, NULL, OPT_HELP},
+		CLI_OPTION_HELP,
 		{0},
 	};
 	struct run_args a = {0};
@@ -865,12 +876,8 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			}
 			status = optarg;
 			break;
-		case OPT_HELP:
-			usage(stdout);
-			rc = CLI_EXIT_OK;
-			goto out;
-		default:
-			usage(stderr);
+		default: // --help, or an option getopt_long refused
+			rc = cli_usage(c, usage_text);
 			goto out;
 		}
 	}
@@ -910,7 +917,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 							       strcmp(optarg, "failed") == 0)) {
 					status = optarg;
 				} else {
-					usage(stderr);
+					fputs(usage_text, stderr);
 					goto out;
 				}
 			}
@@ -929,7 +936,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			rest--;
 		}
 		if (rest == 0) {
-			usage(stderr);
+			fputs(usage_text, stderr);
 			goto out;
 		}
 		char **cmd = xcalloc((size_t)rest + 1, sizeof(*cmd));
@@ -937,7 +944,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 		rc = wrap(ctx, &a, rest, cmd);
 		free(cmd);
 	} else {
-		usage(stderr);
+		fputs(usage_text, stderr);
 	}
 out:
 	buf_finish(&a.tags);

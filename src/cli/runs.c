@@ -18,7 +18,6 @@
 /* Options of the runs commands only (above the shared CLI_OPT_* values). */
 enum {
 	RUNS_OPT_LABEL = 512,
-	RUNS_OPT_OVER,
 	RUNS_OPT_DEFAULT_LABEL,
 	RUNS_OPT_LAST,
 	RUNS_OPT_EXCLUDE_THROTTLED,
@@ -40,17 +39,16 @@ struct runs_args {
 
 static const struct option runs_options[] = {
 	{"label", required_argument, NULL, RUNS_OPT_LABEL},
-	{"from", required_argument, NULL, CLI_OPT_FROM},
-	{"to", required_argument, NULL, CLI_OPT_TO},
-	{"over", required_argument, NULL, RUNS_OPT_OVER},
-	{"percentile", required_argument, NULL, CLI_OPT_PERCENTILE},
-	{"json", no_argument, NULL, CLI_OPT_JSON},
-	{"skip-bad", no_argument, NULL, CLI_OPT_SKIP_BAD},
+	CLI_OPTIONS_FROM_TO,
+	CLI_OPTION_OVER,
+	CLI_OPTION_PERCENTILE,
+	CLI_OPTION_JSON,
+	CLI_OPTION_SKIP_BAD,
 	{"default-label", required_argument, NULL, RUNS_OPT_DEFAULT_LABEL},
 	{"last", required_argument, NULL, RUNS_OPT_LAST},
-	{"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT},
+	CLI_OPTION_TIME_UNIT,
 	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
-	{"help", no_argument, NULL, 'h'},
+	CLI_OPTION_HELP,
 	{0},
 };
 
@@ -67,17 +65,12 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	int64_t now = (int64_t)time(NULL);
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", runs_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage, stdout);
-			return CLI_EXIT_OK;
-		}
 		bool ok = false;
 		for (const int *p = allowed; *p; p++) {
 			ok = ok || *p == opt;
 		}
-		if (!ok) {
-			fputs(usage, stderr);
-			return CLI_EXIT_USAGE;
+		if (opt == 'h' || !ok) { // --help, or an option this command does not take
+			return cli_usage(opt, usage);
 		}
 		switch (opt) {
 		case RUNS_OPT_LABEL:
@@ -113,36 +106,17 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 			a->filter.limit = n;
 			break;
 		}
-		case RUNS_OPT_OVER: {
-			int64_t ms;
-			if (!timefmt_parse_duration_ms(optarg, &ms)) {
-				fprintf(stderr,
-					"thermlog %s: bad duration for --over: '%s' (e.g. 30m, "
-					"1h30m, 90s)\n",
-					a->cmd, optarg);
+		case CLI_OPT_OVER:
+			if (!cli_over_option(a->cmd, optarg, &a->over_s)) {
 				return CLI_EXIT_USAGE;
 			}
-			a->over_s = (double)ms / 1000.0;
 			break;
-		}
-		case CLI_OPT_PERCENTILE: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v >= 0 && v <= 100)) {
-				fprintf(stderr,
-					"thermlog %s: bad percentile '%s' (a number from 0 to "
-					"100)\n",
-					a->cmd, optarg);
+		case CLI_OPT_PERCENTILE:
+			if (!cli_percentile_option(a->cmd, optarg, a->percentiles,
+						   &a->n_percentiles, RUNS_MAX_PERCENTILES)) {
 				return CLI_EXIT_USAGE;
 			}
-			if (a->n_percentiles == RUNS_MAX_PERCENTILES) {
-				fprintf(stderr, "thermlog %s: at most %d --percentile options\n",
-					a->cmd, RUNS_MAX_PERCENTILES);
-				return CLI_EXIT_USAGE;
-			}
-			a->percentiles[a->n_percentiles++] = v;
 			break;
-		}
 		case CLI_OPT_JSON:
 			a->json = true;
 			break;
@@ -177,6 +151,20 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		return CLI_EXIT_USAGE;
 	}
 	return RUNS_GO_ON;
+}
+
+/*
+ * parse_args() for a command that takes no operand, then the database opened read-only into
+ * *@store: RUNS_GO_ON, or the exit code after --help, a usage error or a failed open.
+ */
+static int parse_and_open(const struct cli_context *ctx, struct runs_args *a, int argc, char **argv,
+			  const int *allowed, const char *usage, struct store **store) {
+	int rc = parse_args(a, argc, argv, allowed, usage, 0);
+	if (rc != RUNS_GO_ON) {
+		return rc;
+	}
+	rc = cli_open_store(ctx, a->cmd, STORE_MODE_READ, store);
+	return rc == CLI_EXIT_OK ? RUNS_GO_ON : rc;
 }
 
 /* A run as a row of the list's table (table.c escapes control characters in every cell). */
@@ -227,11 +215,7 @@ static int print_runs(struct store *store, const struct store_run_filter *filter
 	int err = store_runs_scan(store, filter, add_run_row, &t);
 	*n = t.rows - 1;
 	if (err == 0 && *n > 0) {
-		struct buf out;
-		buf_init(&out);
-		table_print(&t, &out);
-		fputs(out.data, stdout);
-		buf_finish(&out);
+		table_print_stdout(&t, 0);
 	}
 	table_finish(&t);
 	return err;
@@ -273,13 +257,9 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 			    "Runs are listed by start time (--from/--to select by start; "
 			    "--last N keeps the newest N).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
-	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
-	if (rc != RUNS_GO_ON) {
-		return rc;
-	}
 	struct store *store;
-	rc = cli_open_store(ctx, "runs", STORE_MODE_READ, &store);
-	if (rc != CLI_EXIT_OK) {
+	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
+	if (rc != RUNS_GO_ON) {
 		return rc;
 	}
 	int err;
@@ -383,12 +363,10 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 	struct table t;
 	table_init(&t, cols);
 	table_head(&t, head, 6);
-	for (size_t c = 1; c < cols; c++) {
-		if (c >= 6) {
-			table_set(&t, c, "p%g", a->percentiles[c - 6]);
-		}
-		t.right[c] = true;
+	for (size_t c = 6; c < cols; c++) {
+		table_set(&t, c, "p%g", a->percentiles[c - 6]);
 	}
+	table_align_right(&t, 1, cols);
 	double rss_factor;
 	int rss_digits;
 	rss_unit(&rss_factor, &rss_digits);
@@ -400,11 +378,7 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 		// the throttled ok runs only: how much of each run its most throttled domain lost
 		add_summary_row(&t, "throttled_pct", &l->throttled_share, 100, 2, a);
 	}
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 /* Which runs the energy row covers, when it is not every ok run in full. */
@@ -452,7 +426,7 @@ static void print_wrapped(const char *first, const char *text) {
 }
 
 static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, RUNS_OPT_OVER,
+	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, CLI_OPT_OVER,
 				      CLI_OPT_PERCENTILE, CLI_OPT_JSON, 0};
 	const char *usage = "usage: thermlog runs stats [--label L] [--from T] [--to T] "
 			    "[--over DUR] [--percentile P]... [--json]\n"
@@ -461,13 +435,9 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 			    "--over counts ok runs longer than DUR;\nthe share of ok runs "
 			    "throttled at all and the throttled share of those (throttled_pct).\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
-	int rc = parse_args(&a, argc, argv, allowed, usage, 0);
-	if (rc != RUNS_GO_ON) {
-		return rc;
-	}
 	struct store *store;
-	rc = cli_open_store(ctx, "runs stats", STORE_MODE_READ, &store);
-	if (rc != CLI_EXIT_OK) {
+	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
+	if (rc != RUNS_GO_ON) {
 		return rc;
 	}
 	struct runs_stats_options opt = {.filter = a.filter,
@@ -667,16 +637,10 @@ static void print_sides(const struct runs_compare *c) {
 	struct table t;
 	table_init(&t, 7);
 	table_head(&t, head, 7);
-	for (size_t k = 1; k < 7; k++) {
-		t.right[k] = true;
-	}
+	table_align_right(&t, 1, 7);
 	add_side(&t, "here", c->a);
 	add_side(&t, "there", c->b);
-	struct buf out;
-	buf_init(&out);
-	table_print_indented(&t, 2, &out);
-	fputs(out.data, stdout);
-	buf_finish(&out);
+	table_print_stdout(&t, 2);
 }
 
 static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv) {

@@ -109,8 +109,8 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
 		{"procfs-root", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *root = NULL, *proc = NULL;
@@ -124,19 +124,14 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 		case 'p':
 			proc = optarg;
 			break;
-		case 'j':
+		case CLI_OPT_JSON:
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return CLI_EXIT_OK;
-		default:
-			fputs(usage_text, stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog sample: unexpected argument '%s'\n", argv[optind]);
+	if (!cli_no_operand("sample", argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct config cfg;

@@ -28,18 +28,6 @@ void cli_window_finish(struct cli_window *w) {
 	*w = (struct cli_window){0};
 }
 
-bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
-		     int64_t *ts) {
-	if (!timefmt_parse_time(arg, now, ts)) {
-		fprintf(stderr,
-			"thermlog %s: bad time for %s: '%s' (use 2026-08-20T00:00:00Z, 2026-08-20, "
-			"unix seconds, -24h or now)\n",
-			cmd, option, arg);
-		return false;
-	}
-	return true;
-}
-
 int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
 		      int64_t now) {
 	switch (opt) {
@@ -64,23 +52,11 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
 		w->channels[w->p.n_channels++] = arg;
 		w->p.channels = w->channels;
 		return 1;
-	case CLI_OPT_PERCENTILE: {
-		char *end;
-		double v = strtod(arg, &end);
-		if (end == arg || *end || !(v >= 0 && v <= 100)) {
-			fprintf(stderr,
-				"thermlog %s: bad percentile '%s' (a number from 0 to 100)\n", cmd,
-				arg);
-			return -1;
-		}
-		if (w->p.n_percentiles == QUERY_MAX_PERCENTILES) {
-			fprintf(stderr, "thermlog %s: at most %d --percentile options\n", cmd,
-				QUERY_MAX_PERCENTILES);
-			return -1;
-		}
-		w->percentiles[w->p.n_percentiles++] = v;
-		return 1;
-	}
+	case CLI_OPT_PERCENTILE:
+		return cli_percentile_option(cmd, arg, w->percentiles, &w->p.n_percentiles,
+					     QUERY_MAX_PERCENTILES)
+			       ? 1
+			       : -1;
 	case CLI_OPT_UNSYNCED:
 		w->p.include_unsynced = true;
 		return 1;
@@ -180,47 +156,39 @@ static int emit(const char *cmd, struct buf *b) {
 enum query_kind { QUERY_STATS, QUERY_PEAK, QUERY_CHANNELS };
 
 /* Options of peak alone. */
-enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE, STATS_OPT_WEIGHT };
+enum { PEAK_OPT_WITH = 512, PEAK_OPT_AROUND, PEAK_OPT_WIDE };
 
-static void usage(FILE *out, enum query_kind kind) {
-	switch (kind) {
-	case QUERY_STATS:
-		fputs("usage: thermlog stats [--from T] [--to T] [--channel KEY|GLOB]... "
-		      "[--percentile P]...\n"
-		      "                      [--weight samples|time] [--include-unsynced] "
-		      "[--interval D] [--json]\n"
-		      "Count, coverage, mean, population stddev, min, median, p95 and max per "
-		      "channel.\n--weight samples (default): each sample counts once, percentiles "
-		      "interpolate\nlinearly between closest ranks (numpy's default). --weight time: "
-		      "each sample counts\nthe time it stands for (the spacing since the previous "
-		      "one, as lifetime weighs it),\npercentiles by the weighted inverted CDF.\n"
-		      "T: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
-		      "(default: all history;\nwith --from alone the window ends now).\n"
-		      "Exact at each channel's resolution (values are stored as integer multiples "
-		      "of it):\nwhole hours are read from exact hourly histograms, the rest from "
-		      "raw samples, with\nthe same results. Cycles with an unsynced clock are "
-		      "left out and counted unless\n--include-unsynced. Coverage is observed time "
-		      "over the window: a spacing over 1.5\ntimes the sample's own (or --interval "
-		      "D) is a gap beyond it.\n",
-		      out);
-		break;
-	case QUERY_PEAK:
-		fputs("usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
-		      "                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
-		      "                    [--include-unsynced] [--json]\n"
-		      "The N cycles (default 30) centred on the channel's maximum, or those within\n"
-		      "DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
-		      "channel). The table fits 100 columns, showing as many companions as fit;\n"
-		      "--wide shows them all with their full keys.\n",
-		      out);
-		break;
-	case QUERY_CHANNELS:
-		fputs("usage: thermlog channels [--channel KEY|GLOB]... [--json]\n"
-		      "Every known channel with first/last seen and present/absent.\n",
-		      out);
-		break;
-	}
-}
+/* The --help text of each kind. */
+static const char *const usage_texts[] = {
+	[QUERY_STATS] =
+		"usage: thermlog stats [--from T] [--to T] [--channel KEY|GLOB]... "
+		"[--percentile P]...\n"
+		"                      [--weight samples|time] [--include-unsynced] "
+		"[--interval D] [--json]\n"
+		"Count, coverage, mean, population stddev, min, median, p95 and max per "
+		"channel.\n--weight samples (default): each sample counts once, percentiles "
+		"interpolate\nlinearly between closest ranks (numpy's default). --weight time: "
+		"each sample counts\nthe time it stands for (the spacing since the previous "
+		"one, as lifetime weighs it),\npercentiles by the weighted inverted CDF.\n"
+		"T: 2026-08-20T00:00:00Z, 2026-08-20, unix seconds, -24h, now "
+		"(default: all history;\nwith --from alone the window ends now).\n"
+		"Exact at each channel's resolution (values are stored as integer multiples "
+		"of it):\nwhole hours are read from exact hourly histograms, the rest from "
+		"raw samples, with\nthe same results. Cycles with an unsynced clock are "
+		"left out and counted unless\n--include-unsynced. Coverage is observed time "
+		"over the window: a spacing over 1.5\ntimes the sample's own (or --interval "
+		"D) is a gap beyond it.\n",
+	[QUERY_PEAK] =
+		"usage: thermlog peak --channel KEY|LABEL [--samples N | --around DUR]\n"
+		"                    [--with KEY|GLOB|LABEL]... [--wide] [--from T] [--to T]\n"
+		"                    [--include-unsynced] [--json]\n"
+		"The N cycles (default 30) centred on the channel's maximum, or those within\n"
+		"DUR (e.g. 15m) of it, with the companion channels --with names (default: every\n"
+		"channel). The table fits 100 columns, showing as many companions as fit;\n"
+		"--wide shows them all with their full keys.\n",
+	[QUERY_CHANNELS] = "usage: thermlog channels [--channel KEY|GLOB]... [--json]\n"
+			   "Every known channel with first/last seen and present/absent.\n",
+};
 
 /* ---- the text forms: tables of the computed answers ---- */
 
@@ -276,9 +244,7 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 	}
 	table_set(&t, cols - 2, "max");
 	table_set(&t, cols - 1, "max at");
-	for (size_t c = 2; c < cols - 1; c++) {
-		t.right[c] = true;
-	}
+	table_align_right(&t, 2, cols - 1);
 	struct buf states;
 	buf_init(&states);
 	for (size_t k = 0; k < s->sel.n; k++) {
@@ -532,19 +498,18 @@ static int answer(struct store *store, const struct query_params *p, enum query_
 
 static int run_query(const struct cli_context *ctx, int argc, char **argv, enum query_kind kind) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
-		{"channel", required_argument, NULL, CLI_OPT_CHANNEL},
-		{"percentile", required_argument, NULL, CLI_OPT_PERCENTILE},
-		{"include-unsynced", no_argument, NULL, CLI_OPT_UNSYNCED},
-		{"interval", required_argument, NULL, CLI_OPT_INTERVAL},
-		{"samples", required_argument, NULL, CLI_OPT_SAMPLES},
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_CHANNEL,
+		CLI_OPTION_PERCENTILE,
+		CLI_OPTION_UNSYNCED,
+		CLI_OPTION_INTERVAL,
+		CLI_OPTION_SAMPLES,
 		{"with", required_argument, NULL, PEAK_OPT_WITH},
 		{"around", required_argument, NULL, PEAK_OPT_AROUND},
 		{"wide", no_argument, NULL, PEAK_OPT_WIDE},
-		{"weight", required_argument, NULL, STATS_OPT_WEIGHT},
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_WEIGHT,
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	const char *cmd = argv[0];
@@ -560,19 +525,15 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 				 opt == PEAK_OPT_AROUND || opt == PEAK_OPT_WIDE;
 		bool allowed = kind == QUERY_STATS ? !peak_only
 			       : kind == QUERY_PEAK
-				       ? opt != CLI_OPT_PERCENTILE && opt != STATS_OPT_WEIGHT
+				       ? opt != CLI_OPT_PERCENTILE && opt != CLI_OPT_WEIGHT
 				       : opt == CLI_OPT_CHANNEL || opt == CLI_OPT_JSON;
-		if (opt == 'h') {
-			usage(stdout, kind);
-			rc = CLI_EXIT_OK;
+		if (opt == 'h' || opt == '?') {
+			rc = cli_usage(opt, usage_texts[kind]);
 			goto out;
 		}
-		if (opt == '?' || !allowed) {
-			if (opt != '?') {
-				fprintf(stderr, "thermlog %s: option %s does not apply\n", cmd,
-					argv[optind - 1]);
-			}
-			usage(stderr, kind);
+		if (!allowed) {
+			fprintf(stderr, "thermlog %s: option %s does not apply\n%s", cmd,
+				argv[optind - 1], usage_texts[kind]);
 			goto out;
 		}
 		if (opt == CLI_OPT_JSON) {
@@ -612,11 +573,8 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			w.p.wide = true;
 			continue;
 		}
-		if (opt == STATS_OPT_WEIGHT) {
-			if (!query_weight_parse(optarg, &w.p.weight)) {
-				fprintf(stderr,
-					"thermlog %s: bad --weight '%s' (samples or time)\n", cmd,
-					optarg);
+		if (opt == CLI_OPT_WEIGHT) {
+			if (!cli_weight_option(cmd, optarg, &w.p.weight)) {
 				goto out;
 			}
 			continue;
@@ -625,9 +583,8 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog %s: unexpected argument '%s'\n", cmd, argv[optind]);
-		usage(stderr, kind);
+	if (!cli_no_operand(cmd, argc, argv)) {
+		fputs(usage_texts[kind], stderr);
 		goto out;
 	}
 	if (kind == QUERY_PEAK && w.p.n_channels != 1) {

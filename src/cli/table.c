@@ -17,6 +17,12 @@ void table_init(struct table *t, size_t cols) {
 	t->right = xcalloc(cols, sizeof(*t->right));
 }
 
+void table_align_right(struct table *t, size_t from, size_t to) {
+	for (size_t c = from; c < to; c++) {
+		t->right[c] = true;
+	}
+}
+
 void table_row(struct table *t) {
 	t->rows++;
 	t->cells = xrealloc(t->cells, t->rows * t->cols * sizeof(*t->cells));
@@ -61,6 +67,14 @@ size_t table_text_width(const char *s) {
 
 void table_print(struct table *t, struct buf *out) {
 	table_print_indented(t, 0, out);
+}
+
+void table_print_stdout(struct table *t, size_t indent) {
+	struct buf out;
+	buf_init(&out);
+	table_print_indented(t, indent, &out);
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	buf_finish(&out);
 }
 
 void table_print_indented(struct table *t, size_t indent, struct buf *out) {

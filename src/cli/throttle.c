@@ -13,17 +13,15 @@
 
 enum { THROTTLE_OPT_DOMAIN = 512 };
 
-static void usage(FILE *out) {
-	fputs("usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
-	      "The throttle episodes of the window, newest last, then each frequency domain's\n"
-	      "episodes, throttled time, share of the window and deepest cap (default window:\n"
-	      "the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
-	      "devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
-	      "maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
-	      "device was active, else cap. --domain keeps the domains matching GLOB\n"
-	      "(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n",
-	      out);
-}
+static const char usage_text[] =
+	"usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
+	"The throttle episodes of the window, newest last, then each frequency domain's\n"
+	"episodes, throttled time, share of the window and deepest cap (default window:\n"
+	"the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
+	"devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
+	"maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
+	"device was active, else cap. --domain keeps the domains matching GLOB\n"
+	"(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n";
 
 /* "1416 MHz" or "-" for an unknown frequency. */
 static void mhz(char *out, size_t len, int64_t hz) {
@@ -127,31 +125,25 @@ static void report_text(const struct throttle_report *r, struct buf *out) {
 
 int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		{"from", required_argument, NULL, CLI_OPT_FROM},
-		{"to", required_argument, NULL, CLI_OPT_TO},
+		CLI_OPTIONS_FROM_TO,
 		{"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
-		{"json", no_argument, NULL, CLI_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{0},
 	};
 	int64_t now = (int64_t)time(NULL);
-	struct query_params p = {0};
+	struct cli_window w; // --from and --to only: no list to finish
+	cli_window_init(&w);
 	bool json = false;
 	const char *domain = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return CLI_EXIT_OK;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO:
-			if (!cli_time_option("throttle", opt == CLI_OPT_FROM ? "--from" : "--to",
-					     optarg, now, opt == CLI_OPT_FROM ? &p.from : &p.to)) {
+			if (cli_window_option(&w, "throttle", opt, optarg, now) < 0) {
 				return CLI_EXIT_USAGE;
 			}
-			p.has_from |= opt == CLI_OPT_FROM;
-			p.has_to |= opt == CLI_OPT_TO;
 			break;
 		case THROTTLE_OPT_DOMAIN:
 			domain = optarg;
@@ -159,19 +151,17 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		case CLI_OPT_JSON:
 			json = true;
 			break;
-		default:
-			usage(stderr);
-			return CLI_EXIT_USAGE;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(opt, usage_text);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "thermlog throttle: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	if (!cli_no_operand("throttle", argc, argv)) {
+		fputs(usage_text, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (p.has_from && !p.has_to) { // as in the API: the window ends now
-		p.to = now;
-		p.has_to = true;
+	if (w.p.has_from && !w.p.has_to) { // as in the API: the window ends now
+		w.p.to = now;
+		w.p.has_to = true;
 	}
 	struct store *store;
 	int rc = cli_open_store(ctx, "throttle", STORE_MODE_READ, &store);
@@ -182,7 +172,7 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 	char *err = NULL;
 	int64_t from, to;
 	// an end left out is the stored history's, as in thermlog stats
-	int qrc = query_window(store, &p, &from, &to, &err);
+	int qrc = query_window(store, &w.p, &from, &to, &err);
 	if (qrc == 0) {
 		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
 	}

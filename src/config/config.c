@@ -258,6 +258,18 @@ static bool token_valid(const char *s) {
 	return *s != '\0';
 }
 
+/*
+ * An optional string of http (the token or a file's path) into *@slot and where it stands into
+ * *@at; returns the node that set it, NULL when it is unset.
+ */
+static const struct yamltree_node *http_string(struct parser *p, const struct yamltree_node *v,
+					       const char *key, char **slot,
+					       struct config_mark *at) {
+	*at = (struct config_mark){(unsigned)v->line, (unsigned)v->col};
+	yamltree_get_optional_string(&p->yt, v, key, slot);
+	return *slot ? v : NULL;
+}
+
 static void parse_http(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {"listen",           "token",      "token_file",
 					   "metrics_public",   "tls_cert",   "tls_key",
@@ -289,23 +301,17 @@ static void parse_http(struct parser *p, const struct yamltree_node *map) {
 				yamltree_error_node(&p->yt, v,
 						    "token: must be visible ASCII without spaces");
 			} else {
-				yamltree_get_optional_string(&p->yt, v, "token", &http->token);
-				token = http->token ? v : NULL;
+				token = http_string(p, v, "token", &http->token, &http->token_at);
 			}
 		} else if (yamltree_key_is(k, "token_file")) {
-			http->token_file_at = at;
-			yamltree_get_optional_string(&p->yt, v, "token_file", &http->token_file);
-			token_file = http->token_file ? v : NULL;
+			token_file = http_string(p, v, "token_file", &http->token_file,
+						 &http->token_file_at);
 		} else if (yamltree_key_is(k, "metrics_public")) {
 			yamltree_get_bool(&p->yt, v, "metrics_public", &http->metrics_public);
 		} else if (yamltree_key_is(k, "tls_cert")) {
-			http->tls_cert_at = at;
-			yamltree_get_optional_string(&p->yt, v, "tls_cert", &http->tls_cert);
-			cert = http->tls_cert ? v : NULL;
+			cert = http_string(p, v, "tls_cert", &http->tls_cert, &http->tls_cert_at);
 		} else if (yamltree_key_is(k, "tls_key")) {
-			http->tls_key_at = at;
-			yamltree_get_optional_string(&p->yt, v, "tls_key", &http->tls_key);
-			key = http->tls_key ? v : NULL;
+			key = http_string(p, v, "tls_key", &http->tls_key, &http->tls_key_at);
 		} else if (yamltree_key_is(k, "tls_priorities")) {
 			yamltree_get_optional_string(&p->yt, v, "tls_priorities",
 						     &http->tls_priorities);
@@ -411,6 +417,18 @@ static void parse_runs(struct parser *p, const struct yamltree_node *map) {
 	}
 }
 
+/* A linear correction's gain into *@gain: a number in @range but 0, which would erase readings. */
+static void get_gain(struct parser *p, const struct yamltree_node *v, struct yamltree_range range,
+		     double *gain) {
+	double g = *gain;
+	yamltree_get_double(&p->yt, v, "gain", range, &g);
+	if (g == 0) {
+		yamltree_error_node(&p->yt, v, "gain: 0 would turn every reading into the offset");
+	} else {
+		*gain = g;
+	}
+}
+
 static void parse_channel(struct parser *p, const struct yamltree_node *k,
 			  const struct yamltree_node *map, struct channel_override *o) {
 	static const char *const keys[] = {"label", "enabled", "offset", "gain", NULL};
@@ -427,15 +445,7 @@ static void parse_channel(struct parser *p, const struct yamltree_node *k,
 		} else if (yamltree_key_is(key, "offset")) {
 			yamltree_get_double(&p->yt, v, "offset", any, &o->offset);
 		} else if (yamltree_key_is(key, "gain")) {
-			double gain = o->gain;
-			yamltree_get_double(&p->yt, v, "gain", any, &gain);
-			if (gain == 0) {
-				yamltree_error_node(
-					&p->yt, v,
-					"gain: 0 would turn every reading into the offset");
-			} else {
-				o->gain = gain;
-			}
+			get_gain(p, v, any, &o->gain);
 		}
 	}
 }
@@ -499,32 +509,46 @@ static void parse_linear(struct parser *p, const struct yamltree_node *map,
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
 		if (yamltree_key_is(k, "gain")) {
-			double gain = c->gain;
-			yamltree_get_double(&p->yt, v, "gain", any, &gain);
-			if (gain == 0) {
-				yamltree_error_node(
-					&p->yt, v,
-					"gain: 0 would turn every reading into the offset");
-			} else {
-				c->gain = gain;
-			}
+			get_gain(p, v, any, &c->gain);
 		} else if (yamltree_key_is(k, "offset")) {
 			yamltree_get_double(&p->yt, v, "offset", any, &c->offset);
 		}
 	}
 }
 
+/*
+ * The IIO name under @key into *@out: a scalar (@what, as the error for another node says) that
+ * @valid accepts; else the error says it is not @hint.
+ */
+static void get_iio_name(struct parser *p, const struct yamltree_node *v, const char *key,
+			 const char *what, const char *hint, bool (*valid)(const char *s),
+			 char **out) {
+	if (yamltree_want_scalar(&p->yt, v, key, what) && !valid(v->text)) {
+		yamltree_error_node(&p->yt, v, "%s: '%s' is not %s", key, v->text, hint);
+	} else {
+		yamltree_get_string(&p->yt, v, key, out);
+	}
+}
+
+/*
+ * Whether @map, an entry of the list @section, is a mapping (with the keys @required names) of
+ * @keys only, checked as @name; false with the error reported.
+ */
+static bool entry_mapping(struct parser *p, const struct yamltree_node *map, const char *section,
+			  const char *required, const char *name, const char *const *keys) {
+	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
+		yamltree_error_node(&p->yt, map, "%s: each entry is a mapping with %s, got %s",
+				    section, required, yamltree_describe(map));
+		return false;
+	}
+	return yamltree_check_mapping(&p->yt, map, name, keys);
+}
+
 static void parse_iio_channel(struct parser *p, const struct yamltree_node *map,
 			      struct iio_channel_config *c) {
 	static const char *const keys[] = {"device", "channel", "label", "unit", "linear", NULL};
-	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
-		yamltree_error_node(
-			&p->yt, map,
-			"iio_channels: each entry is a mapping with device and channel, got %s",
-			yamltree_describe(map));
-		return;
-	}
-	if (!yamltree_check_mapping(&p->yt, map, "iio_channels entry", keys)) {
+	if (!entry_mapping(p, map, "iio_channels", "device and channel", "iio_channels entry",
+			   keys)) {
 		return;
 	}
 	bool has_device = false, has_channel = false;
@@ -532,27 +556,14 @@ static void parse_iio_channel(struct parser *p, const struct yamltree_node *map,
 		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
 		if (yamltree_key_is(k, "device")) {
 			has_device = true;
-			if (yamltree_want_scalar(&p->yt, v, "device", "an IIO device name") &&
-			    !iio_name_valid(v->text)) {
-				yamltree_error_node(
-					&p->yt, v,
-					"device: '%s' is not an IIO device name (its 'name' file, or iio:deviceN)",
-					v->text);
-			} else {
-				yamltree_get_string(&p->yt, v, "device", &c->device);
-			}
+			get_iio_name(p, v, "device", "an IIO device name",
+				     "an IIO device name (its 'name' file, or iio:deviceN)",
+				     iio_name_valid, &c->device);
 		} else if (yamltree_key_is(k, "channel")) {
 			has_channel = true;
-			if (yamltree_want_scalar(&p->yt, v, "channel",
-						 "an IIO channel like voltage2") &&
-			    !iio_channel_valid(v->text)) {
-				yamltree_error_node(
-					&p->yt, v,
-					"channel: '%s' is not an IIO channel (e.g. voltage2 for in_voltage2_raw)",
-					v->text);
-			} else {
-				yamltree_get_string(&p->yt, v, "channel", &c->channel);
-			}
+			get_iio_name(p, v, "channel", "an IIO channel like voltage2",
+				     "an IIO channel (e.g. voltage2 for in_voltage2_raw)",
+				     iio_channel_valid, &c->channel);
 		} else if (yamltree_key_is(k, "label")) {
 			yamltree_get_optional_string(&p->yt, v, "label", &c->label);
 		} else if (yamltree_key_is(k, "unit")) {
@@ -821,14 +832,8 @@ static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 		"rated_temp_c",   "model",        "bt",         "ea_ev",
 		"type",           "self_heating", "in_service", "life_cap_years",
 		"validity_low_c", "review",       NULL};
-	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
-		yamltree_error_node(
-			&p->yt, map,
-			"capacitors: each entry is a mapping with name, sensor, rated_life_h and rated_temp_c, got %s",
-			yamltree_describe(map));
-		return;
-	}
-	if (!yamltree_check_mapping(&p->yt, map, "capacitor", keys)) {
+	if (!entry_mapping(p, map, "capacitors", "name, sensor, rated_life_h and rated_temp_c",
+			   "capacitor", keys)) {
 		return;
 	}
 	struct capacitor_keys seen = {0};

@@ -87,9 +87,6 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 
 int store_drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
 	*out = (struct store_drop){0};
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;
@@ -127,9 +124,6 @@ static int channel_ensure(struct store *store, const struct channel *ch, int64_t
 }
 
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;
@@ -215,9 +209,6 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 	enum store_import_result ignored;
 	result = result ? result : &ignored;
 	*result = STORE_IMPORT_NEW;
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;
@@ -469,9 +460,6 @@ static int channel_refine(struct store *store, int64_t id, double resolution, do
 }
 
 int store_channel_refine(struct store *store, int64_t id, double resolution, double *applied) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;

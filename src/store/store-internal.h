@@ -207,6 +207,11 @@ int store_fail(struct store *store, int rc, const char *what);
 int store_pragma_int(struct store *store, const char *sql, int64_t *out);
 int store_prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st);
 int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
+/*
+ * How a scan ended: @ret when its callback stopped it, 0 when the last step (@rc) ran out of
+ * rows, else the failure, logged as @what ("could not read cycles").
+ */
+int store_scan_result(struct store *store, int rc, int ret, const char *what);
 int store_step_begin(struct store *store);
 int store_step_done(sqlite3_stmt *st);
 int store_step_end(struct store *store, int err);

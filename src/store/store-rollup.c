@@ -358,6 +358,23 @@ static int day_range(struct store *store, int64_t from, int64_t to) {
 	return ret;
 }
 
+/*
+ * Runs @range over [*at, end) a piece of at most @chunk_s at a time, each piece its own write
+ * step (a writer waiting for the database waits for one piece); *at moves past each piece done.
+ */
+static int in_steps(struct store *store, int64_t *at, int64_t end, int64_t chunk_s,
+		    int (*range)(struct store *store, int64_t from, int64_t to)) {
+	while (*at < end) {
+		int64_t to = *at + chunk_s < end ? *at + chunk_s : end;
+		int rc = store_step_begin(store);
+		if (rc < 0 || (rc = store_step_end(store, range(store, *at, to))) < 0) {
+			return rc;
+		}
+		*at = to;
+	}
+	return 0;
+}
+
 /* Merges every whole day before the hourly @horizon not merged yet, a month per transaction. */
 static int maintain_days(struct store *store, int64_t horizon) {
 	int64_t day = 0, first;
@@ -372,18 +389,7 @@ static int maintain_days(struct store *store, int64_t horizon) {
 		}
 		day = timefmt_floor(first, DAY_S);
 	}
-	int64_t end = timefmt_floor(horizon, DAY_S);
-	while (day < end) {
-		int64_t to = day + DAY_CHUNK_S < end ? day + DAY_CHUNK_S : end;
-		if ((rc = store_step_begin(store)) < 0) {
-			return rc;
-		}
-		if ((rc = store_step_end(store, day_range(store, day, to))) < 0) {
-			return rc;
-		}
-		day = to;
-	}
-	return 0;
+	return in_steps(store, &day, timefmt_floor(horizon, DAY_S), DAY_CHUNK_S, day_range);
 }
 
 /* Hourly rollups from @hour on will be rebuilt: days from its day on must be merged again. */
@@ -461,17 +467,8 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 	int64_t end = timefmt_floor(now, HOUR_S) < timefmt_floor(last, HOUR_S)
 			      ? timefmt_floor(now, HOUR_S)
 			      : timefmt_floor(last, HOUR_S);
-	while (horizon < end) {
-		int64_t to = horizon + ROLLUP_CHUNK_S < end ? horizon + ROLLUP_CHUNK_S : end;
-		if ((rc = store_step_begin(store)) < 0) {
-			return rc;
-		}
-		if ((rc = store_step_end(store, rollup_range(store, horizon, to))) < 0) {
-			return rc;
-		}
-		horizon = to;
-	}
-	if ((rc = maintain_days(store, horizon)) < 0) {
+	if ((rc = in_steps(store, &horizon, end, ROLLUP_CHUNK_S, rollup_range)) < 0 ||
+	    (rc = maintain_days(store, horizon)) < 0) {
 		return rc;
 	}
 	if (raw_keep_s <= 0) {
@@ -541,10 +538,7 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 	}
 	store_done(st);
 	free(want);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read rollups");
+	return store_scan_result(store, rc, ret, "could not read rollups");
 }
 
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
@@ -591,8 +585,5 @@ int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
 		ret = fn(ctx, &d);
 	}
 	store_done(st);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read the daily cycles");
+	return store_scan_result(store, rc, ret, "could not read the daily cycles");
 }

@@ -122,10 +122,7 @@ static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, voi
 		}
 	}
 	sqlite3_finalize(st);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read runs");
+	return store_scan_result(store, rc, ret, "could not read runs");
 }
 
 /* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query. */
@@ -188,14 +185,21 @@ int store_runs_count(struct store *store, const struct store_run_filter *filter,
 	return rc;
 }
 
+/* Prepares @sql, a runs query about the run @id (its ?1); 0 or a negative errno, logged. */
+static int prepare_run(struct store *store, const char *sql, int64_t id, sqlite3_stmt **st) {
+	int rc = store_prepare(store, sql, "a runs query", st);
+	if (rc == 0) {
+		sqlite3_bind_int64(*st, 1, id);
+	}
+	return rc;
+}
+
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1",
-			       "a runs query", &st);
+	int rc = prepare_run(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", id, &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, id);
 	bool any = false;
 	rc = runs_step(store, st, fn, ctx, &any);
 	return rc == 0 && !any ? -ENOENT : rc;
@@ -232,10 +236,7 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 		}
 	}
 	sqlite3_finalize(st);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read fast samples");
+	return store_scan_result(store, rc, ret, "could not read fast samples");
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
@@ -379,12 +380,10 @@ int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
 
 static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store, "SELECT status, start_ms FROM runs WHERE id = ?1",
-			       "a runs query", &st);
+	int rc = prepare_run(store, "SELECT status, start_ms FROM runs WHERE id = ?1", id, &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	bool running = rc == SQLITE_ROW && strcmp(store_column_text(st, 0), "running") == 0;
 	int64_t start_ms = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
@@ -402,17 +401,16 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		log_error("store: run %lld cannot end before it started", (long long)id);
 		return -EINVAL;
 	}
-	rc = store_prepare(
+	rc = prepare_run(
 		store,
 		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
 		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
 		"rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
 		"status = 'running'",
-		"a runs query", &st);
+		id, &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, end->end_ms);
 	sqlite3_bind_text(st, 3, run_status_name(end->status), -1, SQLITE_STATIC);
 	if (end->has_exit_code) {
@@ -553,12 +551,10 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot) {
 	*snapshot = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store, "SELECT start_snapshot FROM runs WHERE id = ?1",
-			       "a runs query", &st);
+	int rc = prepare_run(store, "SELECT start_snapshot FROM runs WHERE id = ?1", id, &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*snapshot = store_dup_or_null(store_column_text(st, 0));

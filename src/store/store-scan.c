@@ -178,10 +178,7 @@ int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle
 		}
 	}
 	store_done(st);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read cycles");
+	return store_scan_result(store, rc, ret, "could not read cycles");
 }
 
 int store_cmp_i64(const void *a, const void *b) {
@@ -299,8 +296,5 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		store_chain_finish(&local);
 	}
 	free(want);
-	if (ret != 0) {
-		return ret;
-	}
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read samples");
+	return store_scan_result(store, rc, ret, "could not read samples");
 }

@@ -33,9 +33,6 @@ static int state_set(struct store *store, const char *key, const char *value) {
 }
 
 int store_state_set(struct store *store, const char *key, const char *value) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;

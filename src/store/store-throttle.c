@@ -157,9 +157,6 @@ static int exec_count(struct store *store, const char *sql, int64_t param, int64
 }
 
 int store_throttle_close_open(struct store *store, int64_t *closed) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;

@@ -191,6 +191,13 @@ int store_prepare(struct store *store, const char *sql, const char *what, sqlite
 	return store_fail(store, rc, msg);
 }
 
+int store_scan_result(struct store *store, int rc, int ret, const char *what) {
+	if (ret != 0) {
+		return ret;
+	}
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, what);
+}
+
 void store_done(sqlite3_stmt *st) {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
@@ -248,8 +255,12 @@ bool store_writable(struct store *store) {
 /*
  * A step of work is its own BEGIN IMMEDIATE transaction, or a savepoint inside an enclosing
  * store_begin() transaction, so a failed step never leaves half of itself behind either way.
+ * A store opened read-only takes none: -EROFS, logged.
  */
 int store_step_begin(struct store *store) {
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
 	store->write_steps++; // a scan held across calls is read again after any write
 	if (store->depth > 0) {
 		if (store->aborted) {

@@ -522,6 +522,12 @@ static void test_iio(void) {
 	check("iio_channels:\n  - {device: adc, channel: voltage2}\n  - {device: adc, channel: voltage2}\n",
 	      "t.yaml:3:5: iio_channels: adc voltage2 is configured twice\n",
 	      "the same ADC channel twice");
+	check("iio_channels:\n  - adc\n",
+	      "t.yaml:2:5: iio_channels: each entry is a mapping with device and channel, got a "
+	      "string\n",
+	      "an entry that is no mapping");
+	check("iio_channels:\n  - {device: adc, channel: voltage2, linear: {gain: 0}}\n",
+	      "t.yaml:2:53: gain: 0 would turn every reading into the offset\n", "linear gain 0");
 	check("iio_channels:\n  - {device: adc, channel: voltage2, linear: {gain: 2, scale: 3}}\n",
 	      "t.yaml:2:56: unknown key 'scale' in linear (allowed: gain, offset)\n",
 	      "unknown key in linear");

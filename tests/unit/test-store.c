@@ -1363,6 +1363,23 @@ static void test_reader_while_writing(void) {
 	   "a cycle writes two or three pages");
 	is_int(put(reader, T0 + 120, CLOCK_STATE_SYNCED, v, NULL), -EROFS, "a reader cannot write");
 	is_int(store_maintain(reader, T0, 0), -EROFS, "nor maintain");
+	// Every write step refuses a reader the same way, before any SQL.
+	struct store_drop drop;
+	is_int(store_drop_after(reader, T0, true, &drop), -EROFS, "nor drop cycles");
+	struct channel ch = {.key = "ro/x",
+			     .source = "import",
+			     .label = "x",
+			     .unit = "celsius",
+			     .resolution = 0.1};
+	int64_t id = 0, closed = 0;
+	double applied;
+	is_int(store_channel_ensure(reader, &ch, &id), -EROFS, "nor add a channel");
+	is_int(store_insert_sample(reader, T0, 1, 400, NULL), -EROFS, "nor import a value");
+	is_int(store_channel_refine(reader, 1, 0.01, &applied), -EROFS, "nor refine a channel");
+	is_int(store_state_set(reader, "ro", "x"), -EROFS, "nor set state");
+	is_int(store_throttle_close_open(reader, &closed), -EROFS, "nor close episodes");
+	const char *keys[] = {"ro/x"};
+	is_int(store_mark_present(reader, keys, 1, T0), -EROFS, "nor mark channels present");
 	store_close(store);
 
 	fflush(stdout);

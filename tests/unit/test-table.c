@@ -35,6 +35,31 @@ static void test_alignment(void) {
 	table_finish(&t); // a printed table may be finished again
 }
 
+static void test_align_right(void) {
+	struct buf b;
+	buf_init(&b);
+	struct table t;
+	table_init(&t, 4);
+	table_align_right(&t, 1, 3);
+	ok(!t.right[0] && t.right[1] && t.right[2] && !t.right[3], "columns [1, 3) right-aligned");
+	table_row(&t);
+	table_set(&t, 0, "name");
+	table_set(&t, 1, "min");
+	table_set(&t, 2, "max");
+	table_set(&t, 3, "note");
+	table_row(&t);
+	table_set(&t, 0, "a");
+	table_set(&t, 1, "1.5");
+	table_set(&t, 2, "12");
+	table_set(&t, 3, "x");
+	table_print(&t, &b);
+	is_str(b.data,
+	       "name  min  max  note\n"
+	       "a     1.5   12  x\n",
+	       "the aligned columns' numbers end under their header's end");
+	buf_finish(&b);
+}
+
 static void test_units_and_numbers(void) {
 	double f;
 	is_str(table_unit("celsius", &f), "°C", "celsius reads as °C");
@@ -76,6 +101,7 @@ static void test_units_and_numbers(void) {
 
 int main(void) {
 	test_alignment();
+	test_align_right();
 	test_units_and_numbers();
 	return test_done();
 }
