@@ -319,15 +319,6 @@ static int board_compute(struct store *store, const char *file, const struct rep
 	return rc;
 }
 
-static const struct runstats_label *label_in(const struct runstats_result *r, const char *label) {
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->labels[i].label, label) == 0) {
-			return &r->labels[i];
-		}
-	}
-	return NULL;
-}
-
 /* Whether run label @label is one the report shows. */
 static bool label_shown(const struct report_options *opt, const char *label) {
 	for (size_t i = 0; i < opt->n_labels; i++) {
@@ -363,7 +354,7 @@ static int compare_runs(struct store *here, struct store *other, struct report *
 	rep->compares = xcalloc(a->n ? a->n : 1, sizeof(*rep->compares));
 	for (size_t i = 0; i < a->n; i++) {
 		const char *label = a->labels[i].label;
-		if (!label_shown(&rep->opt, label) || !label_in(b, label)) {
+		if (!label_shown(&rep->opt, label) || !runstats_result_label(b, label)) {
 			continue;
 		}
 		struct report_compare *c = &rep->compares[rep->n_compares++];

@@ -697,15 +697,6 @@ static double *ok_values(const struct run_set *set, const char *label, size_t of
 	return v;
 }
 
-static const struct runstats_label *find_label(const struct runstats_result *r, const char *l) {
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->labels[i].label, l) == 0) {
-			return &r->labels[i];
-		}
-	}
-	return NULL;
-}
-
 static int compare_figure(const struct run_set *a, const struct run_set *b, const char *label,
 			  size_t offset, struct runstats_compare *out) {
 	size_t na, nb;
@@ -801,8 +792,8 @@ int runs_compare(struct store *here, struct store *other, const char *label, boo
 		goto out;
 	}
 	// The exposure of all the ok runs, before any exclusion
-	throttle_warnings(out, find_label(&out->result_a, label),
-			  find_label(&out->result_b, label));
+	throttle_warnings(out, runstats_result_label(&out->result_a, label),
+			  runstats_result_label(&out->result_b, label));
 	if (exclude) {
 		rc = exclude_throttled(&out->result_a, &sa, &out->excluded_a);
 		rc = rc == 0 ? exclude_throttled(&out->result_b, &sb, &out->excluded_b) : rc;
@@ -810,8 +801,8 @@ int runs_compare(struct store *here, struct store *other, const char *label, boo
 			goto out;
 		}
 	}
-	out->a = find_label(&out->result_a, label);
-	out->b = find_label(&out->result_b, label);
+	out->a = runstats_result_label(&out->result_a, label);
+	out->b = runstats_result_label(&out->result_b, label);
 	if (!out->a || !out->b || out->a->duration_s.n == 0 || out->b->duration_s.n == 0) {
 		rc = -ENODATA;
 		goto out;
