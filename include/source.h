@@ -153,6 +153,10 @@ int source_name_cmp(const char *a, const char *b);
  */
 char **source_list_dir(int root_fd, const char *dir, const char *prefix);
 void source_free_names(char **names);
+typedef void (*source_entry_fn)(struct source_ctx *ctx, struct sensor_list *out, const char *name);
+/** Calls @fn for each name source_list_dir() lists in @dir with @prefix, in its order. */
+void source_discover_each(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
+			  const char *prefix, source_entry_fn fn);
 /** Replaces every byte that is not printable ASCII, or a space, with '_' (keys must not hold any).
  */
 void source_key_sanitize(char *s);

@@ -210,6 +210,15 @@ void source_free_names(char **names) {
 	free(names);
 }
 
+void source_discover_each(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
+			  const char *prefix, source_entry_fn fn) {
+	char **names = source_list_dir(ctx->root_fd, dir, prefix);
+	for (char **p = names; p && *p; p++) {
+		fn(ctx, out, *p);
+	}
+	source_free_names(names);
+}
+
 void source_key_sanitize(char *s) {
 	for (; *s; s++) {
 		if (*s <= ' ' || *s > '~') {

@@ -37,11 +37,7 @@ static void discover_device(struct source_ctx *ctx, struct sensor_list *out, con
 }
 
 static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
-	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
-	for (char **p = names; p && *p; p++) {
-		discover_device(ctx, out, *p);
-	}
-	source_free_names(names);
+	source_discover_each(ctx, out, "class/devfreq", NULL, discover_device);
 }
 
 const struct source_ops source_devfreq = {
