@@ -99,6 +99,10 @@ const struct source_ops *source_driver(enum source_id id);
 struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
 			       const char *key, const char *source, const char *label,
 			       enum channel_kind kind, double resolution, const char *path);
+/** sensor_list_add() of channel "@source/@name" (made a valid key), labelled @name. */
+struct sensor *sensor_list_add_named(struct sensor_list *list, const struct source_ops *ops,
+				     const char *source, const char *name, enum channel_kind kind,
+				     double resolution, const char *path);
 /** Starts a channel's metadata: a compact JSON object written by @j into @meta (initialised here).
  */
 void source_meta_begin(struct buf *meta, struct json *j);

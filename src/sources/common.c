@@ -273,6 +273,16 @@ struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops
 	return s;
 }
 
+struct sensor *sensor_list_add_named(struct sensor_list *list, const struct source_ops *ops,
+				     const char *source, const char *name, enum channel_kind kind,
+				     double resolution, const char *path) {
+	char *key = xasprintf("%s/%s", source, name);
+	source_key_sanitize(key);
+	struct sensor *s = sensor_list_add(list, ops, key, source, name, kind, resolution, path);
+	free(key);
+	return s;
+}
+
 void sensor_finish(struct sensor *sensor) {
 	if (sensor->fd >= 0) {
 		close(sensor->fd);

@@ -8,7 +8,6 @@
 
 #include "json.h"
 #include "log.h"
-#include "xalloc.h"
 
 static void discover_device(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
 	char path[256];
@@ -17,11 +16,8 @@ static void discover_device(struct source_ctx *ctx, struct sensor_list *out, con
 		log_debug("skipping class/devfreq/%s: no cur_freq (%s)", name, strerror(errno));
 		return;
 	}
-	char *key = xasprintf("devfreq/%s", name);
-	source_key_sanitize(key);
-	sensor_list_add(out, &source_devfreq, key, "devfreq", name, CHANNEL_KIND_FREQUENCY, 1,
-			path);
-	free(key);
+	sensor_list_add_named(out, &source_devfreq, "devfreq", name, CHANNEL_KIND_FREQUENCY, 1,
+			      path);
 
 	struct buf meta;
 	struct json j;
