@@ -26,6 +26,15 @@ void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(print
  * control characters (C0 and DEL) as "\\xNN", everything else as it is.
  */
 void buf_put_printable(struct buf *b, const char *s, size_t len);
+/** Appends the escape of control byte @c (C0) in a format that names no escape for it. */
+typedef void (*buf_control_fn)(struct buf *b, unsigned char c);
+/**
+ * Appends @s with each ASCII byte that has an entry in @escapes replaced by that entry, each
+ * other C0 control byte written by @control (kept as it is when @control is NULL), and every
+ * other byte as it is.
+ */
+void buf_put_escaped(struct buf *b, const char *s, const char *const escapes[128],
+		     buf_control_fn control);
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /** buf_vprintf(), its output passed through buf_put_printable(): one line, no control bytes. */
 void buf_vprintf_printable(struct buf *b, const char *fmt, va_list ap)

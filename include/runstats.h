@@ -73,6 +73,9 @@ struct runstats_result {
 int runstats_compute(const struct runstats_run *runs, size_t n, const struct runstats_options *opt,
 		     struct runstats_result *out);
 void runstats_result_finish(struct runstats_result *result); // accepts a zeroed struct
+/** The summary of label @label in @r (borrowed from it), or NULL when @r has none. */
+const struct runstats_label *runstats_result_label(const struct runstats_result *r,
+						   const char *label);
 
 /** The type-7 percentile @p (0..100) of @n sorted values; NAN when n is 0. */
 double runstats_quantile_sorted(const double *sorted, size_t n, double p);

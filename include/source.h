@@ -99,6 +99,10 @@ const struct source_ops *source_driver(enum source_id id);
 struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
 			       const char *key, const char *source, const char *label,
 			       enum channel_kind kind, double resolution, const char *path);
+/** sensor_list_add() of channel "@source/@name" (made a valid key), labelled @name. */
+struct sensor *sensor_list_add_named(struct sensor_list *list, const struct source_ops *ops,
+				     const char *source, const char *name, enum channel_kind kind,
+				     double resolution, const char *path);
 /** Starts a channel's metadata: a compact JSON object written by @j into @meta (initialised here).
  */
 void source_meta_begin(struct buf *meta, struct json *j);
@@ -153,6 +157,10 @@ int source_name_cmp(const char *a, const char *b);
  */
 char **source_list_dir(int root_fd, const char *dir, const char *prefix);
 void source_free_names(char **names);
+typedef void (*source_entry_fn)(struct source_ctx *ctx, struct sensor_list *out, const char *name);
+/** Calls @fn for each name source_list_dir() lists in @dir with @prefix, in its order. */
+void source_discover_each(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
+			  const char *prefix, source_entry_fn fn);
 /** Replaces every byte that is not printable ASCII, or a space, with '_' (keys must not hold any).
  */
 void source_key_sanitize(char *s);

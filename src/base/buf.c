@@ -88,3 +88,16 @@ void buf_put_printable(struct buf *b, const char *s, size_t len) {
 		}
 	}
 }
+
+void buf_put_escaped(struct buf *b, const char *s, const char *const escapes[128],
+		     buf_control_fn control) {
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 128 && escapes[*p]) {
+			buf_puts(b, escapes[*p]);
+		} else if (*p < 0x20 && control) {
+			control(b, *p);
+		} else {
+			buf_putc(b, (char)*p);
+		}
+	}
+}

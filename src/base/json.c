@@ -72,32 +72,17 @@ void json_array_end(struct json *j) {
 	pop(j, ']');
 }
 
+/* The escapes JSON has names for; the other control bytes are \u00XX. */
+static const char *const json_escapes[128] = {
+	['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t",
+};
+
+static void put_unicode_escape(struct buf *out, unsigned char c) {
+	buf_printf(out, "\\u%04x", c);
+}
+
 void json_escape(struct buf *out, const char *s) {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			buf_puts(out, "\\\"");
-			break;
-		case '\\':
-			buf_puts(out, "\\\\");
-			break;
-		case '\n':
-			buf_puts(out, "\\n");
-			break;
-		case '\r':
-			buf_puts(out, "\\r");
-			break;
-		case '\t':
-			buf_puts(out, "\\t");
-			break;
-		default:
-			if (*p < 0x20) {
-				buf_printf(out, "\\u%04x", *p);
-			} else {
-				buf_putc(out, (char)*p);
-			}
-		}
-	}
+	buf_put_escaped(out, s, json_escapes, put_unicode_escape);
 }
 
 void json_key(struct json *j, const char *key) {

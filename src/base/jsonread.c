@@ -245,6 +245,14 @@ static bool is_digit(unsigned char c) {
 	return c >= '0' && c <= '9';
 }
 
+/* Where the run of digits starting at @p ends (@p itself when there is none). */
+static size_t digits_end(const struct reader *r, size_t p) {
+	while (p < r->len && is_digit(r->s[p])) {
+		p++;
+	}
+	return p;
+}
+
 static struct jsonread_node *read_number(struct reader *r) {
 	struct jsonread_node *n = node_new(r, JSONREAD_NUMBER);
 	size_t p = r->pos;
@@ -260,18 +268,14 @@ static struct jsonread_node *read_number(struct reader *r) {
 		fail_at(r, r->pos, "bad number: leading zero");
 		goto err;
 	}
-	while (p < r->len && is_digit(s[p])) {
-		p++;
-	}
+	p = digits_end(r, p);
 	if (p < r->len && s[p] == '.') {
 		p++;
 		if (p >= r->len || !is_digit(s[p])) {
 			fail_at(r, r->pos, "bad number: expected a digit after '.'");
 			goto err;
 		}
-		while (p < r->len && is_digit(s[p])) {
-			p++;
-		}
+		p = digits_end(r, p);
 	}
 	if (p < r->len && (s[p] == 'e' || s[p] == 'E')) {
 		p++;
@@ -282,9 +286,7 @@ static struct jsonread_node *read_number(struct reader *r) {
 			fail_at(r, r->pos, "bad number: expected a digit in the exponent");
 			goto err;
 		}
-		while (p < r->len && is_digit(s[p])) {
-			p++;
-		}
+		p = digits_end(r, p);
 	}
 	n->len = p - r->pos;
 	n->text = xstrndup((const char *)s + r->pos, n->len);

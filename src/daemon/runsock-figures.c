@@ -88,35 +88,47 @@ void runsock_trim(char *s) {
 	}
 }
 
+/* Calls @fn for each entry NAME of @dir starting with @prefix whose @dir/NAME/@file reads. */
+void runsock_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
+		       runsock_text_fn fn, void *ctx) {
+	char **names;
+	size_t n = runsock_list_dir(root_fd, dir, prefix, &names);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s/%s", dir, names[i], file);
+		char *text = runsock_read_text(root_fd, path);
+		if (text) {
+			fn(ctx, names[i], path, text);
+		}
+		free(path);
+	}
+	runsock_free_names(names, n);
+}
+
+struct snapshot_adder {
+	struct snapshot *s;
+	enum snap_kind kind;
+	const char *label;
+};
+
+static void add_file(void *ctx, const char *name, const char *path, char *text) {
+	struct snapshot_adder *a = ctx;
+	snapshot_add(a->s, a->kind, xasprintf("%s/%s", a->label, name), xstrdup(path), text);
+}
+
+/* Adds @dir/NAME/@file, keyed "@label/NAME", for each NAME under @dir starting with @prefix. */
+static void snapshot_add_each(struct snapshot *s, int root_fd, enum snap_kind kind, const char *dir,
+			      const char *prefix, const char *file, const char *label) {
+	struct snapshot_adder a = {.s = s, .kind = kind, .label = label};
+	runsock_read_each(root_fd, dir, prefix, file, add_file, &a);
+}
+
 /* Reads every residency and energy counter the kernel offers under @root_fd. */
 void runsock_snapshot_read(int root_fd, struct snapshot *s) {
+	snapshot_add_each(s, root_fd, SNAP_CPUFREQ, "devices/system/cpu/cpufreq", "policy",
+			  "stats/time_in_state", "cpufreq");
+	snapshot_add_each(s, root_fd, SNAP_DEVFREQ, "class/devfreq", "", "trans_stat", "devfreq");
 	char **names;
-	size_t n = runsock_list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path =
-			xasprintf("devices/system/cpu/cpufreq/%s/stats/time_in_state", names[i]);
-		char *text = runsock_read_text(root_fd, path);
-		if (text) {
-			snapshot_add(s, SNAP_CPUFREQ, xasprintf("cpufreq/%s", names[i]), path,
-				     text);
-		} else {
-			free(path);
-		}
-	}
-	runsock_free_names(names, n);
-	n = runsock_list_dir(root_fd, "class/devfreq", "", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("class/devfreq/%s/trans_stat", names[i]);
-		char *text = runsock_read_text(root_fd, path);
-		if (text) {
-			snapshot_add(s, SNAP_DEVFREQ, xasprintf("devfreq/%s", names[i]), path,
-				     text);
-		} else {
-			free(path);
-		}
-	}
-	runsock_free_names(names, n);
-	n = runsock_list_dir(root_fd, "class/thermal", "cooling_device", &names);
+	size_t n = runsock_list_dir(root_fd, "class/thermal", "cooling_device", &names);
 	for (size_t i = 0; i < n; i++) {
 		char *path = xasprintf("class/thermal/%s/stats/time_in_state_ms", names[i]);
 		char *type_path = xasprintf("class/thermal/%s/type", names[i]);

@@ -1,25 +1,28 @@
 /* A run's fingerprint: board, kernel, governors, argv, the executable's sha256, tags. */
 #include "runsock-internal.h"
 
+struct governor_writer {
+	struct json *j;
+	const char *key_prefix;
+};
+
+static void write_governor(void *ctx, const char *name, const char *path, char *gov) {
+	(void)path;
+	const struct governor_writer *w = ctx;
+	runsock_trim(gov);
+	char *key = xasprintf("%s/%s", w->key_prefix, name);
+	json_field_string(w->j, key, gov);
+	free(key);
+	free(gov);
+}
+
 /* "@key_prefix/NAME": the governor in @dir/NAME/@file for each entry NAME starting @name_prefix. */
 static void write_governors(struct json *j, int sysfs_fd, const char *dir, const char *name_prefix,
 			    const char *file, const char *key_prefix) {
-	char **names;
-	size_t n = runsock_list_dir(sysfs_fd, dir, name_prefix, &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("%s/%s/%s", dir, names[i], file);
-		char *gov = runsock_read_text(sysfs_fd, path);
-		if (gov) {
-			runsock_trim(gov);
-			char *key = xasprintf("%s/%s", key_prefix, names[i]);
-			json_field_string(j, key, gov);
-			free(key);
-		}
-		free(gov);
-		free(path);
-	}
-	runsock_free_names(names, n);
+	struct governor_writer w = {.j = j, .key_prefix = key_prefix};
+	runsock_read_each(sysfs_fd, dir, name_prefix, file, write_governor, &w);
 }
+
 /* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
 void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *start,
 			      struct buf *out) {

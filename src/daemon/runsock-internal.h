@@ -184,6 +184,10 @@ void runsock_power_fold(struct run *run, int64_t interval_ms, double upto_s);
 void runsock_free_names(char **names, size_t n);
 size_t runsock_list_dir(int root_fd, const char *dir, const char *prefix, char ***out);
 char *runsock_read_text(int root_fd, const char *path);
+/* Called with an entry's NAME, the path of the file read and its text, which @fn takes. */
+typedef void (*runsock_text_fn)(void *ctx, const char *name, const char *path, char *text);
+void runsock_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
+		       runsock_text_fn fn, void *ctx);
 int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *end,
 		    struct buf *summary);
 void runsock_run_remove(struct runsock *rs, size_t at);

@@ -559,14 +559,10 @@ static int put(int fd, const char *path, mode_t mode, const char *text, size_t l
 	return err;
 }
 
-/* Writes printf output to @path under the tree, creating parent directories. */
-static int __attribute__((format(printf, 3, 4)))
-putf(struct sim *sim, const char *path, const char *fmt, ...) {
+static int __attribute__((format(printf, 3, 0)))
+vputf(struct sim *sim, const char *path, const char *fmt, va_list ap) {
 	char text[512];
-	va_list ap;
-	va_start(ap, fmt);
 	int len = vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	int err = put(sim->fd, path, 0644, text, (size_t)len);
 	if (err == -ENOENT) {
 		char dir[512];
@@ -577,6 +573,28 @@ putf(struct sim *sim, const char *path, const char *fmt, ...) {
 			err = put(sim->fd, path, 0644, text, (size_t)len);
 		}
 	}
+	return err;
+}
+
+/* Writes printf output to @path under the tree, creating parent directories. */
+static int __attribute__((format(printf, 3, 4)))
+putf(struct sim *sim, const char *path, const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	int err = vputf(sim, path, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* putf() to file @name in directory @dir. */
+static int __attribute__((format(printf, 4, 5)))
+put_attr(struct sim *sim, const char *dir, const char *name, const char *fmt, ...) {
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	va_list ap;
+	va_start(ap, fmt);
+	int err = vputf(sim, path, fmt, ap);
+	va_end(ap);
 	return err;
 }
 
@@ -605,14 +623,11 @@ static int build_thermal(struct sim *sim) {
 	char p[256], t[512];
 	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d", z);
-		snprintf(t, sizeof(t), "%s/type", p);
-		err |= putf(sim, t, "%s\n", zone_types[z]);
-		snprintf(t, sizeof(t), "%s/mode", p);
-		err |= putf(sim, t, "enabled\n");
-		snprintf(t, sizeof(t), "%s/policy", p);
-		err |= putf(sim, t, "step_wise\n");
-		snprintf(t, sizeof(t), "%s/available_policies", p);
-		err |= putf(sim, t, "fair_share bang_bang step_wise user_space power_allocator\n");
+		err |= put_attr(sim, p, "type", "%s\n", zone_types[z]);
+		err |= put_attr(sim, p, "mode", "enabled\n");
+		err |= put_attr(sim, p, "policy", "step_wise\n");
+		err |= put_attr(sim, p, "available_policies",
+				"fair_share bang_bang step_wise user_space power_allocator\n");
 		snprintf(t, sizeof(t), "../../devices/virtual/thermal/thermal_zone%d", z);
 		snprintf(p, sizeof(p), "class/thermal/thermal_zone%d", z);
 		err |= link_to(sim, t, p);
@@ -666,12 +681,9 @@ static int build_thermal(struct sim *sim) {
 	}
 	for (size_t c = 0; c < N_COOLING; c++) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%zu", c);
-		snprintf(t, sizeof(t), "%s/type", p);
-		err |= putf(sim, t, "%s\n", cooling_types[c]);
-		snprintf(t, sizeof(t), "%s/max_state", p);
-		err |= putf(sim, t, "%d\n", cooling_max[c]);
-		snprintf(t, sizeof(t), "%s/cur_state", p);
-		err |= putf(sim, t, "0\n");
+		err |= put_attr(sim, p, "type", "%s\n", cooling_types[c]);
+		err |= put_attr(sim, p, "max_state", "%d\n", cooling_max[c]);
+		err |= put_attr(sim, p, "cur_state", "0\n");
 		snprintf(t, sizeof(t), "../../devices/virtual/thermal/cooling_device%zu", c);
 		snprintf(p, sizeof(p), "class/thermal/cooling_device%zu", c);
 		err |= link_to(sim, t, p);
@@ -688,31 +700,22 @@ static int build_cpufreq(struct sim *sim) {
 		static const char *const files[] = {"affected_cpus", "related_cpus"};
 		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d", policy_cpu[i]);
 		for (size_t f = 0; f < 2; f++) {
-			snprintf(t, sizeof(t), "%s/%s", p, files[f]);
-			err |= putf(sim, t, "%s\n", policy_cpus[i]);
+			err |= put_attr(sim, p, files[f], "%s\n", policy_cpus[i]);
 		}
 		list_khz(list, sizeof(list), opp, n);
-		snprintf(t, sizeof(t), "%s/scaling_available_frequencies", p);
-		err |= putf(sim, t, "%s \n", list); // the kernel leaves a trailing space
-		snprintf(t, sizeof(t), "%s/cpuinfo_min_freq", p);
-		err |= putf(sim, t, "%lld\n", (long long)opp[0]);
-		snprintf(t, sizeof(t), "%s/scaling_min_freq", p);
-		err |= putf(sim, t, "%lld\n", (long long)opp[0]);
-		snprintf(t, sizeof(t), "%s/cpuinfo_max_freq", p);
-		err |= putf(sim, t, "%lld\n", (long long)opp[n - 1]);
-		snprintf(t, sizeof(t), "%s/scaling_max_freq", p);
-		err |= putf(sim, t, "%lld\n", (long long)opp[n - 1]);
-		snprintf(t, sizeof(t), "%s/cpuinfo_transition_latency", p);
-		err |= putf(sim, t, "40000\n");
-		snprintf(t, sizeof(t), "%s/scaling_driver", p);
-		err |= putf(sim, t, "cpufreq-dt\n");
-		snprintf(t, sizeof(t), "%s/scaling_governor", p);
-		err |= putf(sim, t, "schedutil\n");
-		snprintf(t, sizeof(t), "%s/scaling_available_governors", p);
-		err |= putf(sim, t,
-			    "conservative ondemand userspace powersave performance schedutil\n");
-		snprintf(t, sizeof(t), "%s/scaling_setspeed", p);
-		err |= putf(sim, t, "<unsupported>\n");
+		// The kernel leaves a trailing space.
+		err |= put_attr(sim, p, "scaling_available_frequencies", "%s \n", list);
+		err |= put_attr(sim, p, "cpuinfo_min_freq", "%lld\n", (long long)opp[0]);
+		err |= put_attr(sim, p, "scaling_min_freq", "%lld\n", (long long)opp[0]);
+		err |= put_attr(sim, p, "cpuinfo_max_freq", "%lld\n", (long long)opp[n - 1]);
+		err |= put_attr(sim, p, "scaling_max_freq", "%lld\n", (long long)opp[n - 1]);
+		err |= put_attr(sim, p, "cpuinfo_transition_latency", "40000\n");
+		err |= put_attr(sim, p, "scaling_driver", "cpufreq-dt\n");
+		err |= put_attr(sim, p, "scaling_governor", "schedutil\n");
+		err |= put_attr(
+			sim, p, "scaling_available_governors",
+			"conservative ondemand userspace powersave performance schedutil\n");
+		err |= put_attr(sim, p, "scaling_setspeed", "<unsupported>\n");
 	}
 	for (int cpu = 0; cpu < 8; cpu++) {
 		int policy = cpu < 4 ? 0 : cpu < 6 ? 4 : 6;
@@ -745,24 +748,17 @@ static int build_devfreq(struct sim *sim) {
 	char p[256], t[512];
 	for (int i = 0; i < N_DEVFREQ; i++) {
 		const char *d = devfreqs[i].dir;
-		snprintf(p, sizeof(p), "%s/name", d);
-		err |= putf(sim, p, "%s\n", devfreqs[i].name);
-		snprintf(p, sizeof(p), "%s/governor", d);
-		err |= putf(sim, p, "%s\n", devfreqs[i].governor);
-		snprintf(p, sizeof(p), "%s/available_governors", d);
-		err |= putf(sim, p,
-			    "rknpu_ondemand dmc_ondemand userspace powersave performance "
-			    "simple_ondemand\n");
-		snprintf(p, sizeof(p), "%s/available_frequencies", d);
-		err |= putf(sim, p, "%s\n", devfreqs[i].freqs);
+		err |= put_attr(sim, d, "name", "%s\n", devfreqs[i].name);
+		err |= put_attr(sim, d, "governor", "%s\n", devfreqs[i].governor);
+		err |= put_attr(sim, d, "available_governors",
+				"rknpu_ondemand dmc_ondemand userspace powersave performance "
+				"simple_ondemand\n");
+		err |= put_attr(sim, d, "available_frequencies", "%s\n", devfreqs[i].freqs);
 		const char *last = strrchr(devfreqs[i].freqs, ' ') + 1;
-		snprintf(p, sizeof(p), "%s/min_freq", d);
-		err |= putf(sim, p, "%.*s\n", (int)strcspn(devfreqs[i].freqs, " "),
-			    devfreqs[i].freqs);
-		snprintf(p, sizeof(p), "%s/max_freq", d);
-		err |= putf(sim, p, "%s\n", last);
-		snprintf(p, sizeof(p), "%s/polling_interval", d);
-		err |= putf(sim, p, "50\n");
+		err |= put_attr(sim, d, "min_freq", "%.*s\n", (int)strcspn(devfreqs[i].freqs, " "),
+				devfreqs[i].freqs);
+		err |= put_attr(sim, d, "max_freq", "%s\n", last);
+		err |= put_attr(sim, d, "polling_interval", "50\n");
 		snprintf(t, sizeof(t), "../../%s", d);
 		snprintf(p, sizeof(p), "class/devfreq/%s", devfreqs[i].name);
 		err |= link_to(sim, t, p);
@@ -961,14 +957,13 @@ int sim_write(struct sim *sim, int64_t t) {
 	}
 	const int64_t dev_hz[N_DEVFREQ] = {s.dmc_hz, s.gpu_hz, s.npu_hz};
 	for (int i = 0; i < N_DEVFREQ; i++) {
-		snprintf(p, sizeof(p), "%s/cur_freq", devfreqs[i].dir);
-		err = err ? err : putf(sim, p, "%lld\n", (long long)dev_hz[i]);
-		snprintf(p, sizeof(p), "%s/target_freq", devfreqs[i].dir);
-		err = err ? err : putf(sim, p, "%lld\n", (long long)dev_hz[i]);
+		const char *d = devfreqs[i].dir;
+		long long hz = (long long)dev_hz[i];
+		err = err ? err : put_attr(sim, d, "cur_freq", "%lld\n", hz);
+		err = err ? err : put_attr(sim, d, "target_freq", "%lld\n", hz);
 		// The vendor NPU driver reports a constant 100 % (platform brief §3).
 		int load = i == 2 ? 100 : s.npu_busy ? 60 : 5;
-		snprintf(p, sizeof(p), "%s/load", devfreqs[i].dir);
-		err = err ? err : putf(sim, p, "%d@%lldHz\n", load, (long long)dev_hz[i]);
+		err = err ? err : put_attr(sim, d, "load", "%d@%lldHz\n", load, hz);
 	}
 	for (int i = 0; i < SIM_SARADC_CHANNELS; i++) {
 		snprintf(p, sizeof(p), SARADC_DIR "/iio:device0/in_voltage%d_raw", i);

@@ -6,7 +6,11 @@
 
 /* Endpoints -------------------------------------------------------------------------------- */
 
-void api_handle_latest(struct request *r) {
+typedef void (*snapshot_json_fn)(struct request *r, const struct live_snapshot *snap,
+				 struct json *j);
+
+/* Answers a parameterless endpoint with the JSON @write makes of the live snapshot. */
+static void respond_snapshot_json(struct request *r, snapshot_json_fn write) {
 	if (!api_check_params(r, NULL)) {
 		return;
 	}
@@ -14,34 +18,38 @@ void api_handle_latest(struct request *r) {
 	live_snapshot(r->ctx->live, &snap);
 	struct json j;
 	json_init(&j, &r->resp->body, true);
-	json_object_begin(&j);
-	json_field_int_or_null(&j, "ts", snap.ts > 0, snap.ts); // null: no cycle yet
-	json_field_time_or_null(&j, "time", snap.ts > 0, snap.ts);
-	json_field_string(&j, "clock", clock_state_name(snap.health.clock));
-	json_key(&j, "channels");
-	json_array_begin(&j);
-	for (size_t i = 0; i < snap.n; i++) {
-		const struct channel *ch = &snap.channels[i];
-		const struct reading *rd = &snap.readings[i];
-		json_object_begin(&j);
-		channel_json_reading(&j, ch, rd);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_object_end(&j);
+	write(r, &snap, &j);
 	buf_putc(&r->resp->body, '\n');
 	live_snapshot_finish(&snap);
 	api_respond_json(r->resp, 200);
 }
 
-void api_handle_status(struct request *r) {
-	if (!api_check_params(r, NULL)) {
-		return;
+static void write_latest(struct request *r, const struct live_snapshot *snap, struct json *j) {
+	(void)r;
+	json_object_begin(j);
+	json_field_int_or_null(j, "ts", snap->ts > 0, snap->ts); // null: no cycle yet
+	json_field_time_or_null(j, "time", snap->ts > 0, snap->ts);
+	json_field_string(j, "clock", clock_state_name(snap->health.clock));
+	json_key(j, "channels");
+	json_array_begin(j);
+	for (size_t i = 0; i < snap->n; i++) {
+		const struct channel *ch = &snap->channels[i];
+		const struct reading *rd = &snap->readings[i];
+		json_object_begin(j);
+		channel_json_reading(j, ch, rd);
+		json_object_end(j);
 	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+void api_handle_latest(struct request *r) {
+	respond_snapshot_json(r, write_latest);
+}
+
+static void write_status(struct request *r, const struct live_snapshot *snap, struct json *j) {
 	const struct api_context *ctx = r->ctx;
-	struct live_snapshot snap = {0};
-	live_snapshot(ctx->live, &snap);
-	const struct live_health *h = &snap.health;
+	const struct live_health *h = &snap->health;
 
 	struct store_info info = {0};
 	bool have_info = ctx->store && store_info(ctx->store, &info) == 0;
@@ -49,60 +57,59 @@ void api_handle_status(struct request *r) {
 	size_t n_list = 0, present = 0;
 	bool have_channels = ctx->store && store_channel_counts(ctx->store, &n_list, &present) == 0;
 
-	struct json j;
-	json_init(&j, &r->resp->body, true);
-	json_object_begin(&j);
-	json_field_string(&j, "version", THERMLOG_VERSION);
-	json_field_string(&j, "host", ctx->host);
-	json_field_string(&j, "board", ctx->board);
-	json_field_time(&j, "now", r->req->now);
-	json_field_time_or_null(&j, "started", h->started > 0, h->started);
-	json_field_int_or_null(&j, "uptime_s", h->started > 0, r->req->now - h->started);
+	json_object_begin(j);
+	json_field_string(j, "version", THERMLOG_VERSION);
+	json_field_string(j, "host", ctx->host);
+	json_field_string(j, "board", ctx->board);
+	json_field_time(j, "now", r->req->now);
+	json_field_time_or_null(j, "started", h->started > 0, h->started);
+	json_field_int_or_null(j, "uptime_s", h->started > 0, r->req->now - h->started);
 	int64_t interval_ms = h->interval_ms > 0 ? h->interval_ms : ctx->cfg->interval_ms;
-	json_field_double(&j, "interval_s", (double)interval_ms / 1000.0);
-	json_field_time_or_null(&j, "last_cycle", snap.ts > 0, snap.ts);
-	json_field_int_or_null(&j, "last_cycle_ts", snap.ts > 0, snap.ts);
-	json_field_int_or_null(&j, "last_cycle_age_s", snap.ts > 0, r->req->now - snap.ts);
-	json_field_double(&j, "cycle_seconds", h->cycle_seconds);
-	json_field_int(&j, "cycles_since_start", h->cycles_total);
-	json_field_int(&j, "cycles_failed", h->cycles_failed);
-	json_field_int(&j, "queued_cycles", h->queued_cycles);
-	json_field_int(&j, "database_reopens", h->database_reopens);
-	json_field_time_or_null(&j, "database_reopened_at", h->database_reopened_at > 0,
+	json_field_double(j, "interval_s", (double)interval_ms / 1000.0);
+	json_field_time_or_null(j, "last_cycle", snap->ts > 0, snap->ts);
+	json_field_int_or_null(j, "last_cycle_ts", snap->ts > 0, snap->ts);
+	json_field_int_or_null(j, "last_cycle_age_s", snap->ts > 0, r->req->now - snap->ts);
+	json_field_double(j, "cycle_seconds", h->cycle_seconds);
+	json_field_int(j, "cycles_since_start", h->cycles_total);
+	json_field_int(j, "cycles_failed", h->cycles_failed);
+	json_field_int(j, "queued_cycles", h->queued_cycles);
+	json_field_int(j, "database_reopens", h->database_reopens);
+	json_field_time_or_null(j, "database_reopened_at", h->database_reopened_at > 0,
 				h->database_reopened_at);
-	json_field_int(&j, "read_errors_total", h->read_errors_total);
-	json_field_int(&j, "errors_last_hour", h->errors_last_hour);
-	json_field_string(&j, "error_channels", h->error_channels);
-	json_field_string(&j, "clock", clock_state_name(h->clock));
+	json_field_int(j, "read_errors_total", h->read_errors_total);
+	json_field_int(j, "errors_last_hour", h->errors_last_hour);
+	json_field_string(j, "error_channels", h->error_channels);
+	json_field_string(j, "clock", clock_state_name(h->clock));
 	if (h->clock == CLOCK_STATE_UNKNOWN) {
-		json_field_null(&j, "clock_synchronized");
+		json_field_null(j, "clock_synchronized");
 	} else {
-		json_field_bool(&j, "clock_synchronized", h->clock == CLOCK_STATE_SYNCED);
+		json_field_bool(j, "clock_synchronized", h->clock == CLOCK_STATE_SYNCED);
 	}
-	json_field_int(&j, "channels_live", (int64_t)snap.n);
-	json_field_int_or_null(&j, "channels_present", have_channels, (int64_t)present);
-	json_field_int_or_null(&j, "channels_absent", have_channels, (int64_t)(n_list - present));
-	json_field_int(&j, "capacitors", (int64_t)snap.n_capacitors);
+	json_field_int(j, "channels_live", (int64_t)snap->n);
+	json_field_int_or_null(j, "channels_present", have_channels, (int64_t)present);
+	json_field_int_or_null(j, "channels_absent", have_channels, (int64_t)(n_list - present));
+	json_field_int(j, "capacitors", (int64_t)snap->n_capacitors);
 	if (ctx->local && ctx->db_path) { // where runs sent to this socket are recorded
-		json_field_string(&j, "database_path", ctx->db_path);
+		json_field_string(j, "database_path", ctx->db_path);
 	}
-	json_key(&j, "database");
+	json_key(j, "database");
 	if (have_info) {
-		json_object_begin(&j);
-		json_field_int(&j, "cycles", info.cycles);
-		json_field_int(&j, "unsynced_cycles", info.unsynced_cycles);
-		json_field_time_or_null(&j, "first_cycle", info.first_cycle > 0, info.first_cycle);
-		json_field_time_or_null(&j, "last_cycle", info.last_cycle > 0, info.last_cycle);
-		json_field_int(&j, "size_bytes", info.size_bytes);
-		json_field_int(&j, "bytes_written_total", h->bytes_written_total);
-		json_object_end(&j);
+		json_object_begin(j);
+		json_field_int(j, "cycles", info.cycles);
+		json_field_int(j, "unsynced_cycles", info.unsynced_cycles);
+		json_field_time_or_null(j, "first_cycle", info.first_cycle > 0, info.first_cycle);
+		json_field_time_or_null(j, "last_cycle", info.last_cycle > 0, info.last_cycle);
+		json_field_int(j, "size_bytes", info.size_bytes);
+		json_field_int(j, "bytes_written_total", h->bytes_written_total);
+		json_object_end(j);
 	} else {
-		json_null(&j);
+		json_null(j);
 	}
-	json_object_end(&j);
-	buf_putc(&r->resp->body, '\n');
-	live_snapshot_finish(&snap);
-	api_respond_json(r->resp, 200);
+	json_object_end(j);
+}
+
+void api_handle_status(struct request *r) {
+	respond_snapshot_json(r, write_status);
 }
 
 void api_handle_metrics(struct request *r) {
@@ -374,23 +381,30 @@ void api_handle_peak(struct request *r) {
 	run_query_json(r, query_peak_json, &q.p);
 }
 
+/*
+ * The lifetime endpoints' from, to and include_unsynced: capacitor wear is about the whole
+ * service life, so open ends by default and no window cap. False after a 400.
+ */
+static bool lifetime_request(struct request *r, int64_t *from, int64_t *to,
+			     bool *include_unsynced) {
+	*from = INT64_MIN;
+	*to = INT64_MAX;
+	if (!api_param_times(r, from, to)) {
+		return false;
+	}
+	if (*from >= *to) {
+		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
+		return false;
+	}
+	return api_param_bool(r, "include_unsynced", include_unsynced);
+}
+
 void api_handle_lifetime(struct request *r) {
 	static const struct param_spec specs[] = {
 		{"from", false}, {"to", false}, {"include_unsynced", false}, {NULL, false}};
-	if (!api_check_params(r, specs)) {
-		return;
-	}
-	// Capacitor wear is about the whole service life: open ends by default, no window cap.
-	int64_t from = INT64_MIN, to = INT64_MAX;
-	if (!api_param_times(r, &from, &to)) {
-		return;
-	}
-	if (from >= to) {
-		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
-		return;
-	}
+	int64_t from, to;
 	bool include_unsynced;
-	if (!api_param_bool(r, "include_unsynced", &include_unsynced)) {
+	if (!api_check_params(r, specs) || !lifetime_request(r, &from, &to, &include_unsynced)) {
 		return;
 	}
 	struct json j;
@@ -430,20 +444,11 @@ void api_handle_lifetime_profile(struct request *r) {
 	static const struct param_spec specs[] = {
 		{"from", false}, {"to", false},        {"include_unsynced", false},
 		{"bin", false},  {"capacitor", false}, {NULL, false}};
-	if (!api_check_params(r, specs)) {
-		return;
-	}
-	int64_t from = INT64_MIN, to = INT64_MAX; // as /api/v1/lifetime: the whole service life
-	if (!api_param_times(r, &from, &to)) {
-		return;
-	}
-	if (from >= to) {
-		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
-		return;
-	}
+	int64_t from, to;
 	bool include_unsynced;
 	double bin_k;
-	if (!api_param_bool(r, "include_unsynced", &include_unsynced) || !param_bin(r, &bin_k)) {
+	if (!api_check_params(r, specs) || !lifetime_request(r, &from, &to, &include_unsynced) ||
+	    !param_bin(r, &bin_k)) {
 		return;
 	}
 	struct json j;

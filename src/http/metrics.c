@@ -12,23 +12,11 @@
 #include "version.h"
 
 /* Label values escape backslash, double quote and line feed (exposition format spec). */
+static const char *const label_escapes[128] = {['\\'] = "\\\\", ['"'] = "\\\"", ['\n'] = "\\n"};
+
 static void put_label(struct buf *out, bool first, const char *name, const char *value) {
 	buf_printf(out, "%s%s=\"", first ? "" : ",", name);
-	for (const char *p = value ? value : ""; *p; p++) {
-		switch (*p) {
-		case '\\':
-			buf_puts(out, "\\\\");
-			break;
-		case '"':
-			buf_puts(out, "\\\"");
-			break;
-		case '\n':
-			buf_puts(out, "\\n");
-			break;
-		default:
-			buf_putc(out, *p);
-		}
-	}
+	buf_put_escaped(out, value ? value : "", label_escapes, NULL);
 	buf_putc(out, '"');
 }
 

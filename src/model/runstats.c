@@ -122,6 +122,16 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 	return 0;
 }
 
+const struct runstats_label *runstats_result_label(const struct runstats_result *r,
+						   const char *label) {
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->labels[i].label, label) == 0) {
+			return &r->labels[i];
+		}
+	}
+	return NULL;
+}
+
 void runstats_result_finish(struct runstats_result *result) {
 	if (!result) {
 		return;

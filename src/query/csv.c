@@ -101,31 +101,23 @@ int csv_read(struct csv_reader *r) {
 				}
 				continue;
 			}
-			if (state == QUOTE_IN_QUOTED) {
-				if (c == '"') { // "" is one quote
-					buf_putc(&r->text, '"');
-					state = QUOTED;
-					continue;
-				}
-				if (c == '\r') {
-					int n = getc(r->in);
-					if (n != '\n') {
-						return fail(r, r->next_line,
-							    "carriage return without line feed");
-					}
-					c = '\n';
-				}
-				if (c != ',' && c != '\n' && c != EOF) {
-					return fail(r, r->next_line, "text after a closing quote");
-				}
-			}
-			if (c == '\r') {
+			if (c == '\r') { // outside quotes CR LF ends a record as LF does
 				int n = getc(r->in);
 				if (n != '\n') {
 					return fail(r, r->next_line,
 						    "carriage return without line feed");
 				}
 				c = '\n';
+			}
+			if (state == QUOTE_IN_QUOTED) {
+				if (c == '"') { // "" is one quote
+					buf_putc(&r->text, '"');
+					state = QUOTED;
+					continue;
+				}
+				if (c != ',' && c != '\n' && c != EOF) {
+					return fail(r, r->next_line, "text after a closing quote");
+				}
 			}
 			if (c == EOF || c == '\n') {
 				if (c == '\n') {

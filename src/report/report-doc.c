@@ -27,13 +27,11 @@ static struct report_block *add_block(struct report_doc *doc, enum report_block_
 
 static __attribute__((format(printf, 3, 4))) void
 text_block(struct report_doc *doc, enum report_block_kind kind, const char *fmt, ...) {
-	struct buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	char *text = xvasprintf(fmt, ap);
 	va_end(ap);
-	add_block(doc, kind)->text = buf_steal(&b);
+	add_block(doc, kind)->text = text;
 }
 
 #define section(doc, ...) text_block(doc, REPORT_BLOCK_SECTION, __VA_ARGS__)
@@ -64,15 +62,13 @@ static void row(struct report_block *t) {
 
 static __attribute__((format(printf, 3, 4))) void cell(struct report_block *t, size_t col,
 						       const char *fmt, ...) {
-	struct buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	char *text = xvasprintf(fmt, ap); // before the old text goes: an argument may be it
 	va_end(ap);
 	char **slot = &t->cells[(t->rows - 1) * t->cols + col];
 	free(*slot);
-	*slot = buf_steal(&b);
+	*slot = text;
 }
 
 /* Sets a cell to a number with @places places, "-" for NAN or an infinity. */
@@ -557,19 +553,17 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 /* A row of a two- or three-column table: a name, a value, a note. */
 static __attribute__((format(printf, 4, 5))) void fact(struct report_block *t, const char *name,
 						       const char *note, const char *fmt, ...) {
-	struct buf b;
-	buf_init(&b);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	char *value = xvasprintf(fmt, ap);
 	va_end(ap);
 	row(t);
 	cell(t, 0, "%s", name);
-	cell(t, 1, "%s", b.data ? b.data : "");
+	cell(t, 1, "%s", value);
 	if (t->cols > 2) {
 		cell(t, 2, "%s", note ? note : "");
 	}
-	buf_finish(&b);
+	free(value);
 }
 
 static struct report_block *facts(struct report_doc *doc, bool notes) {

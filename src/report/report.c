@@ -27,32 +27,18 @@ bool report_format_parse(const char *text, enum report_format *format) {
 	return true;
 }
 
+/* The entities HTML and SVG text needs; DEL and the other control bytes become \xNN. */
+static const char *const xml_escapes[128] = {
+	['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",
+	['"'] = "&quot;", ['\''] = "&#39;", [0x7f] = "\\x7f",
+};
+
+static void put_hex_escape(struct buf *out, unsigned char c) {
+	buf_printf(out, "\\x%02x", c); // no control bytes
+}
+
 void report_escape_xml(struct buf *out, const char *s) {
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			buf_puts(out, "&amp;");
-			break;
-		case '<':
-			buf_puts(out, "&lt;");
-			break;
-		case '>':
-			buf_puts(out, "&gt;");
-			break;
-		case '"':
-			buf_puts(out, "&quot;");
-			break;
-		case '\'':
-			buf_puts(out, "&#39;");
-			break;
-		default:
-			if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-				buf_printf(out, "\\x%02x", (unsigned char)*s); // no control bytes
-			} else {
-				buf_putc(out, *s);
-			}
-		}
-	}
+	buf_put_escaped(out, s, xml_escapes, put_hex_escape);
 }
 
 /* The first cycle of [from, to) into *ts: the scan stops at it. */
@@ -319,15 +305,6 @@ static int board_compute(struct store *store, const char *file, const struct rep
 	return rc;
 }
 
-static const struct runstats_label *label_in(const struct runstats_result *r, const char *label) {
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->labels[i].label, label) == 0) {
-			return &r->labels[i];
-		}
-	}
-	return NULL;
-}
-
 /* Whether run label @label is one the report shows. */
 static bool label_shown(const struct report_options *opt, const char *label) {
 	for (size_t i = 0; i < opt->n_labels; i++) {
@@ -363,7 +340,7 @@ static int compare_runs(struct store *here, struct store *other, struct report *
 	rep->compares = xcalloc(a->n ? a->n : 1, sizeof(*rep->compares));
 	for (size_t i = 0; i < a->n; i++) {
 		const char *label = a->labels[i].label;
-		if (!label_shown(&rep->opt, label) || !label_in(b, label)) {
+		if (!label_shown(&rep->opt, label) || !runstats_result_label(b, label)) {
 			continue;
 		}
 		struct report_compare *c = &rep->compares[rep->n_compares++];

@@ -78,59 +78,71 @@ static int write_one(void *ctx, const struct store_run *run) {
 	return 0;
 }
 
-int runs_get_json(struct store *store, int64_t id, struct buf *out) {
+/*
+ * A JSON answer written aside: the caller's buffer receives it only once all of it was read
+ * without error.
+ */
+struct draft {
 	struct buf body;
-	buf_init(&body);
 	struct json j;
-	json_init(&j, &body, false);
-	struct one_writer w = {.j = &j, .store = store};
+};
+
+static struct json *draft_begin(struct draft *d, bool pretty) {
+	buf_init(&d->body);
+	json_init(&d->j, &d->body, pretty);
+	return &d->j;
+}
+
+/* Appends the draft to @out when @rc is 0 and frees it; returns @rc. */
+static int draft_end(struct draft *d, int rc, struct buf *out) {
+	if (rc == 0) {
+		buf_append(out, d->body.data, d->body.len);
+	}
+	buf_finish(&d->body);
+	return rc;
+}
+
+int runs_get_json(struct store *store, int64_t id, struct buf *out) {
+	struct draft d;
+	struct json *j = draft_begin(&d, false);
+	struct one_writer w = {.j = j, .store = store};
 	int rc = store_run_get(store, id, write_one, &w);
-	if (rc == 0 && body.len == 0) {
+	if (rc == 0 && d.body.len == 0) {
 		rc = -ENOENT;
 	}
-	if (rc == 0) {
-		buf_append(out, body.data, body.len);
-	}
-	buf_finish(&body);
-	return rc;
+	return draft_end(&d, rc, out);
 }
 
 int runs_list_json(struct store *store, const struct store_run_filter *filter, bool pretty,
 		   struct buf *out) {
-	struct buf body;
-	buf_init(&body);
-	struct json j;
-	json_init(&j, &body, pretty);
-	json_object_begin(&j);
-	json_key(&j, "runs");
-	json_array_begin(&j);
+	struct draft d;
+	struct json *j = draft_begin(&d, pretty);
+	json_object_begin(j);
+	json_key(j, "runs");
+	json_array_begin(j);
 	// One read of the episodes for the whole list: those of the runs that start in the
 	// filter's window, and end whenever.
 	struct runs_episodes e;
 	runs_episodes_read(store, filter && filter->has_from ? filter->from_ms : 0, INT64_MAX / 2,
 			   &e);
-	struct one_writer c = {.j = &j, .store = store, .e = &e};
+	struct one_writer c = {.j = j, .store = store, .e = &e};
 	int rc = store_runs_scan(store, filter, write_one, &c);
 	runs_episodes_finish(&e);
-	json_array_end(&j);
+	json_array_end(j);
 	int64_t matched = c.n;
 	if (rc == 0 && filter && filter->limit > 0 && c.n == filter->limit) {
 		rc = store_runs_count(store, filter, &matched); // a full list: are there more?
 	}
 	if (rc == 0 && filter && filter->limit > 0 && matched > filter->limit) {
 		// Cut to the newest: says so, and how many there are.
-		json_key(&j, "truncated");
-		json_object_begin(&j);
-		json_field_int(&j, "limit", filter->limit);
-		json_field_int(&j, "matched", matched);
-		json_object_end(&j);
+		json_key(j, "truncated");
+		json_object_begin(j);
+		json_field_int(j, "limit", filter->limit);
+		json_field_int(j, "matched", matched);
+		json_object_end(j);
 	}
-	json_object_end(&j);
-	if (rc == 0) {
-		buf_append(out, body.data, body.len);
-	}
-	buf_finish(&body);
-	return rc;
+	json_object_end(j);
+	return draft_end(&d, rc, out);
 }
 
 /* --- show --------------------------------------------------------------------------------- */
@@ -305,50 +317,45 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 	}
 	struct peak_scan p = {.ci = &v.ci, .cfg = cfg};
 	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, find_peak, &p);
-	struct buf body;
-	buf_init(&body);
-	struct json j;
-	json_init(&j, &body, pretty);
-	json_object_begin(&j);
-	json_key(&j, "run");
-	json_object_begin(&j);
+	struct draft d;
+	struct json *j = draft_begin(&d, pretty);
+	json_object_begin(j);
+	json_key(j, "run");
+	json_object_begin(j);
 	struct runs_episodes e;
 	runs_episodes_read(store, v.c.run.start_ms,
 			   v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms, &e);
-	write_run_fields(&j, &v.c.run, &e);
+	write_run_fields(j, &v.c.run, &e);
 	runs_episodes_finish(&e);
-	json_field_raw(&j, "figures", stored(v.c.run.figures));
-	json_field_raw(&j, "fingerprint", stored(v.c.run.fingerprint));
-	json_field_int(&j, "fast_samples", (int64_t)p.inst.n);
-	json_key(&j, "peak");
+	json_field_raw(j, "figures", stored(v.c.run.figures));
+	json_field_raw(j, "fingerprint", stored(v.c.run.fingerprint));
+	json_field_int(j, "fast_samples", (int64_t)p.inst.n);
+	json_key(j, "peak");
 	if (rc == 0 && p.found) {
 		const struct store_channel *pc = channel_by_id(&v.ci, p.peak_channel);
-		json_object_begin(&j);
-		json_field_string(&j, "channel", pc->ch.key);
-		json_field_double(&j, "value", p.peak_c);
-		json_field_time_ms(&j, "time", p.peak_ts);
-		json_key(&j, "samples");
-		json_array_begin(&j);
+		json_object_begin(j);
+		json_field_string(j, "channel", pc->ch.key);
+		json_field_double(j, "value", p.peak_c);
+		json_field_time_ms(j, "time", p.peak_ts);
+		json_key(j, "samples");
+		json_array_begin(j);
 		struct sample_writer w = {
 			.ci = &v.ci,
-			.j = &j,
+			.j = j,
 			.lo = p.peak_index > RUNS_SHOW_AROUND ? p.peak_index - RUNS_SHOW_AROUND : 0,
 			.hi = p.peak_index + RUNS_SHOW_AROUND,
 			.stride = 1,
 		};
 		rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, write_sample, &w);
 		close_instant(&w);
-		json_array_end(&j);
-		json_object_end(&j);
+		json_array_end(j);
+		json_object_end(j);
 	} else {
-		json_null(&j);
+		json_null(j);
 	}
-	json_object_end(&j);
-	json_object_end(&j);
-	if (rc == 0) {
-		buf_append(out, body.data, body.len);
-	}
-	buf_finish(&body);
+	json_object_end(j);
+	json_object_end(j);
+	rc = draft_end(&d, rc, out);
 	run_view_finish(&v);
 	return rc;
 }
@@ -362,30 +369,25 @@ int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool
 	}
 	struct instants count = {0};
 	rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, count_instants, &count);
-	struct buf body;
-	buf_init(&body);
-	struct json j;
-	json_init(&j, &body, pretty);
+	struct draft d;
+	struct json *j = draft_begin(&d, pretty);
 	size_t want = max_points > 0 ? max_points : 1;
 	size_t stride = (count.n + want - 1) / want;
 	struct sample_writer w = {
-		.ci = &v.ci, .j = &j, .lo = 0, .hi = SIZE_MAX, .stride = stride > 0 ? stride : 1};
-	json_object_begin(&j);
-	json_field_int(&j, "id", id);
-	json_field_int(&j, "fast_samples", (int64_t)count.n);
-	json_field_int(&j, "stride", (int64_t)w.stride);
-	json_key(&j, "samples");
-	json_array_begin(&j);
+		.ci = &v.ci, .j = j, .lo = 0, .hi = SIZE_MAX, .stride = stride > 0 ? stride : 1};
+	json_object_begin(j);
+	json_field_int(j, "id", id);
+	json_field_int(j, "fast_samples", (int64_t)count.n);
+	json_field_int(j, "stride", (int64_t)w.stride);
+	json_key(j, "samples");
+	json_array_begin(j);
 	if (rc == 0) {
 		rc = store_run_samples_scan(store, v.c.run.start_ms, v.to, write_sample, &w);
 	}
 	close_instant(&w);
-	json_array_end(&j);
-	json_object_end(&j);
-	if (rc == 0) {
-		buf_append(out, body.data, body.len);
-	}
-	buf_finish(&body);
+	json_array_end(j);
+	json_object_end(j);
+	rc = draft_end(&d, rc, out);
 	run_view_finish(&v);
 	return rc;
 }
@@ -695,15 +697,6 @@ static double *ok_values(const struct run_set *set, const char *label, size_t of
 	return v;
 }
 
-static const struct runstats_label *find_label(const struct runstats_result *r, const char *l) {
-	for (size_t i = 0; i < r->n; i++) {
-		if (strcmp(r->labels[i].label, l) == 0) {
-			return &r->labels[i];
-		}
-	}
-	return NULL;
-}
-
 static int compare_figure(const struct run_set *a, const struct run_set *b, const char *label,
 			  size_t offset, struct runstats_compare *out) {
 	size_t na, nb;
@@ -799,8 +792,8 @@ int runs_compare(struct store *here, struct store *other, const char *label, boo
 		goto out;
 	}
 	// The exposure of all the ok runs, before any exclusion
-	throttle_warnings(out, find_label(&out->result_a, label),
-			  find_label(&out->result_b, label));
+	throttle_warnings(out, runstats_result_label(&out->result_a, label),
+			  runstats_result_label(&out->result_b, label));
 	if (exclude) {
 		rc = exclude_throttled(&out->result_a, &sa, &out->excluded_a);
 		rc = rc == 0 ? exclude_throttled(&out->result_b, &sb, &out->excluded_b) : rc;
@@ -808,8 +801,8 @@ int runs_compare(struct store *here, struct store *other, const char *label, boo
 			goto out;
 		}
 	}
-	out->a = find_label(&out->result_a, label);
-	out->b = find_label(&out->result_b, label);
+	out->a = runstats_result_label(&out->result_a, label);
+	out->b = runstats_result_label(&out->result_b, label);
 	if (!out->a || !out->b || out->a->duration_s.n == 0 || out->b->duration_s.n == 0) {
 		rc = -ENODATA;
 		goto out;

@@ -210,6 +210,15 @@ void source_free_names(char **names) {
 	free(names);
 }
 
+void source_discover_each(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
+			  const char *prefix, source_entry_fn fn) {
+	char **names = source_list_dir(ctx->root_fd, dir, prefix);
+	for (char **p = names; p && *p; p++) {
+		fn(ctx, out, *p);
+	}
+	source_free_names(names);
+}
+
 void source_key_sanitize(char *s) {
 	for (; *s; s++) {
 		if (*s <= ' ' || *s > '~') {
@@ -261,6 +270,16 @@ struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops
 		.divisor = 1,
 		.cal_gain = 1,
 	};
+	return s;
+}
+
+struct sensor *sensor_list_add_named(struct sensor_list *list, const struct source_ops *ops,
+				     const char *source, const char *name, enum channel_kind kind,
+				     double resolution, const char *path) {
+	char *key = xasprintf("%s/%s", source, name);
+	source_key_sanitize(key);
+	struct sensor *s = sensor_list_add(list, ops, key, source, name, kind, resolution, path);
+	free(key);
 	return s;
 }
 

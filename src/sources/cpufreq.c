@@ -140,16 +140,8 @@ static void discover_cpu_dir(struct source_ctx *ctx, struct sensor_list *out, co
 }
 
 static void cpufreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
-	char **policies = source_list_dir(ctx->root_fd, CPU_DIR "/cpufreq", "policy");
-	for (char **p = policies; p && *p; p++) {
-		discover_policy(ctx, out, *p);
-	}
-	source_free_names(policies);
-	char **cpus = source_list_dir(ctx->root_fd, CPU_DIR, "cpu");
-	for (char **p = cpus; p && *p; p++) {
-		discover_cpu_dir(ctx, out, *p);
-	}
-	source_free_names(cpus);
+	source_discover_each(ctx, out, CPU_DIR "/cpufreq", "policy", discover_policy);
+	source_discover_each(ctx, out, CPU_DIR, "cpu", discover_cpu_dir);
 }
 
 const struct source_ops source_cpufreq = {

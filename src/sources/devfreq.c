@@ -8,7 +8,6 @@
 
 #include "json.h"
 #include "log.h"
-#include "xalloc.h"
 
 static void discover_device(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
 	char path[256];
@@ -17,11 +16,8 @@ static void discover_device(struct source_ctx *ctx, struct sensor_list *out, con
 		log_debug("skipping class/devfreq/%s: no cur_freq (%s)", name, strerror(errno));
 		return;
 	}
-	char *key = xasprintf("devfreq/%s", name);
-	source_key_sanitize(key);
-	sensor_list_add(out, &source_devfreq, key, "devfreq", name, CHANNEL_KIND_FREQUENCY, 1,
-			path);
-	free(key);
+	sensor_list_add_named(out, &source_devfreq, "devfreq", name, CHANNEL_KIND_FREQUENCY, 1,
+			      path);
 
 	struct buf meta;
 	struct json j;
@@ -37,11 +33,7 @@ static void discover_device(struct source_ctx *ctx, struct sensor_list *out, con
 }
 
 static void devfreq_discover(struct source_ctx *ctx, struct sensor_list *out) {
-	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
-	for (char **p = names; p && *p; p++) {
-		discover_device(ctx, out, *p);
-	}
-	source_free_names(names);
+	source_discover_each(ctx, out, "class/devfreq", NULL, discover_device);
 }
 
 const struct source_ops source_devfreq = {

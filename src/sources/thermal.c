@@ -10,7 +10,6 @@
 
 #include "json.h"
 #include "log.h"
-#include "xalloc.h"
 
 /* A zone's state (cooling devices have none). */
 struct thermal_sensor {
@@ -79,12 +78,9 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 	if (!read_type(ctx, name, dir, type)) {
 		return;
 	}
-	char *key = xasprintf("thermal/%s", type);
-	source_key_sanitize(key);
 	snprintf(path, sizeof(path), "%s/temp", dir);
-	struct sensor *s = sensor_list_add(out, &source_thermal, key, "thermal", type,
-					   CHANNEL_KIND_TEMPERATURE, 0.001, path);
-	free(key);
+	struct sensor *s = sensor_list_add_named(out, &source_thermal, "thermal", type,
+						 CHANNEL_KIND_TEMPERATURE, 0.001, path);
 	s->divisor = 1000;
 	// A zone is disabled when `mode` says so; a missing or unreadable `mode` counts as
 	// enabled. Read here, so at each rescan (rescan:, and after read errors), not every
@@ -111,11 +107,8 @@ static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, co
 	if (!read_type(ctx, name, dir, type)) {
 		return;
 	}
-	char *key = xasprintf("cooling/%s", type);
-	source_key_sanitize(key);
 	snprintf(path, sizeof(path), "%s/cur_state", dir);
-	sensor_list_add(out, &source_thermal, key, "cooling", type, CHANNEL_KIND_STATE, 1, path);
-	free(key);
+	sensor_list_add_named(out, &source_thermal, "cooling", type, CHANNEL_KIND_STATE, 1, path);
 
 	struct buf meta;
 	struct json j;

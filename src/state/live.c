@@ -48,12 +48,13 @@ static struct channel *channels_copy(const struct channel *src, size_t n) {
 	return dst;
 }
 
-static struct reading *readings_copy(const struct reading *src, size_t n) {
+/* A copy of @n plain elements of @size bytes each (readings, throttle states); NULL when n is 0. */
+static void *array_copy(const void *src, size_t n, size_t size) {
 	if (n == 0) {
 		return NULL;
 	}
-	struct reading *dst = xcalloc(n, sizeof(*dst));
-	memcpy(dst, src, n * sizeof(*dst));
+	void *dst = xcalloc(n, size);
+	memcpy(dst, src, n * size);
 	return dst;
 }
 
@@ -134,7 +135,7 @@ void live_publish(struct live *live, const struct cycle *cycle, const struct liv
 	struct reading *readings = NULL;
 	if (cycle) {
 		channels = channels_copy(cycle->channels, cycle->n);
-		readings = readings_copy(cycle->readings, cycle->n);
+		readings = array_copy(cycle->readings, cycle->n, sizeof(*readings));
 	}
 
 	struct channel *old_channels = NULL;
@@ -201,19 +202,9 @@ void live_publish_runs(struct live *live, const struct runsummary_label *labels,
 	run_labels_free(old, old_n);
 }
 
-static struct throttle_domain_state *throttle_copy(const struct throttle_domain_state *src,
-						   size_t n) {
-	if (n == 0) {
-		return NULL;
-	}
-	struct throttle_domain_state *dst = xcalloc(n, sizeof(*dst));
-	memcpy(dst, src, n * sizeof(*dst));
-	return dst;
-}
-
 void live_publish_throttle(struct live *live, const struct throttle_domain_state *domains,
 			   size_t n) {
-	struct throttle_domain_state *copy = throttle_copy(domains, n);
+	struct throttle_domain_state *copy = array_copy(domains, n, sizeof(*copy));
 	pthread_mutex_lock(&live->lock);
 	struct throttle_domain_state *old = live->cur.throttle;
 	live->cur.throttle = copy;
@@ -227,14 +218,15 @@ void live_snapshot(struct live *live, struct live_snapshot *out) {
 	out->ts = live->cur.ts;
 	out->n = live->cur.n;
 	out->channels = channels_copy(live->cur.channels, live->cur.n);
-	out->readings = readings_copy(live->cur.readings, live->cur.n);
+	out->readings = array_copy(live->cur.readings, live->cur.n, sizeof(*out->readings));
 	out->health = live->cur.health;
 	out->n_capacitors = live->cur.n_capacitors;
 	out->capacitors = capacitors_copy(live->cur.capacitors, live->cur.n_capacitors);
 	out->n_run_labels = live->cur.n_run_labels;
 	out->run_labels = run_labels_copy(live->cur.run_labels, live->cur.n_run_labels);
 	out->n_throttle = live->cur.n_throttle;
-	out->throttle = throttle_copy(live->cur.throttle, live->cur.n_throttle);
+	out->throttle =
+		array_copy(live->cur.throttle, live->cur.n_throttle, sizeof(*out->throttle));
 	pthread_mutex_unlock(&live->lock);
 }
 

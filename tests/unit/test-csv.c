@@ -57,6 +57,12 @@ static void test_reader(void) {
 	fclose(f);
 	read_all("a\rb\n", out, sizeof(out), err, sizeof(err));
 	is_str(err, "line 1: carriage return without line feed", "lone CR");
+	// After a closing quote CR LF ends the record too; CR alone is the same error; inside
+	// the quotes CR is text.
+	read_all("\"a\"\r\n\"b\r\nc\"\r\n", out, sizeof(out), err, sizeof(err));
+	is_str(out, "1:[a];2:[b\r\nc];", "CRLF after a closing quote");
+	read_all("\"a\"\rb\n", out, sizeof(out), err, sizeof(err));
+	is_str(err, "line 1: carriage return without line feed", "lone CR after a closing quote");
 
 	// A record without line breaks stops at the limit instead of growing without bound.
 	size_t big = CSV_RECORD_MAX + 10;

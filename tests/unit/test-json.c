@@ -151,8 +151,29 @@ static void test_doubles(void) {
 	is_str(text, "131400", "integers print without exponent");
 }
 
+static void put_caret(struct buf *b, unsigned char c) {
+	buf_printf(b, "^%c", c + '@');
+}
+
+/* The escaping loop behind json_escape, report_escape_xml and the metrics' label values. */
+static void test_escaped(void) {
+	static const char *const escapes[128] = {['&'] = "&amp;", [0x7f] = "DEL"};
+	struct buf b;
+	buf_init(&b);
+	buf_put_escaped(&b, "a&b\x01\x7f\xc3\xa9\t", escapes, put_caret);
+	is_str(b.data, "a&amp;b^ADEL\xc3\xa9^I", "named escapes, control bytes, UTF-8 kept");
+	buf_clear(&b);
+	buf_put_escaped(&b, "&\x01\n", escapes, NULL);
+	is_str(b.data, "&amp;\x01\n", "no control writer: control bytes kept");
+	buf_clear(&b);
+	json_escape(&b, "\"\\\n\r\t\x1f\x7f");
+	is_str(b.data, "\\\"\\\\\\n\\r\\t\\u001f\x7f", "json_escape: DEL is not escaped");
+	buf_finish(&b);
+}
+
 int main(void) {
 	test_structure();
+	test_escaped();
 	test_pretty();
 	test_fields();
 	test_doubles();

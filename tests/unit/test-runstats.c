@@ -121,6 +121,9 @@ static void test_groups(void) {
 	is_int(res.n, 2, "two labels");
 	const struct runstats_label *a = &res.labels[0], *b = &res.labels[1];
 	is_str(a->label, "a", "sorted by label");
+	ok(runstats_result_label(&res, "a") == a && runstats_result_label(&res, "b") == b &&
+		   !runstats_result_label(&res, "c"),
+	   "a label's summary found by name; an unknown label has none");
 	ok(a->swap_max_bytes.n == 3 && a->swap_max_bytes.max == 3000 &&
 		   a->swap_max_bytes.p50 == 2000,
 	   "a: swap of the ok runs that have it (n 3, max 3000, p50 2000)");

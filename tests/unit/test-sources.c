@@ -757,9 +757,25 @@ static void test_drivers(void) {
 	   "indexed by enum source_id");
 }
 
+/* A channel added by source and name: the key made valid, the name kept as the label. */
+static void test_add_named(void) {
+	struct sensor_list list = {0};
+	sensor_list_add_named(&list, &source_thermal, "cooling", "pwm fan\x01", CHANNEL_KIND_STATE,
+			      1, "class/thermal/cooling_device4/cur_state");
+	sensor_list_add_named(&list, &source_thermal, "cooling", "pwm fan\x01", CHANNEL_KIND_STATE,
+			      1, "class/thermal/cooling_device5/cur_state");
+	is_int(list.n, 2, "two channels");
+	is_str(list.channels[0].key, "cooling/pwm_fan_", "key sanitized");
+	is_str(list.channels[0].source, "cooling", "source");
+	is_str(list.channels[0].label, "pwm fan\x01", "label as given");
+	is_str(list.channels[1].key, "cooling/pwm_fan_#2", "a repeated key numbered");
+	sensor_list_finish(&list);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	test_drivers();
+	test_add_named();
 	test_parse();
 	test_fixture("rock5c", rock5c, N(rock5c));
 	test_fixture("x86", x86, N(x86));
