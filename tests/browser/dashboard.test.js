@@ -126,14 +126,20 @@ function contrast(a, b) {
 }
 
 /*
- * A day ending 10 minutes before the test started (so before the demo started): its runs were
- * all stored, ended, before the demo printed its URL (backfilled, or replayed with fast
- * samples), and the live runs start later, so the page and the API see the same runs however
- * long the test takes. A window ending now would race the demo: a run that starts or ends
- * between the API's answer and the page's shows in one of them only.
+ * A day ending 10 minutes before the test started (so before the demo started), and before the
+ * start of a run still under way (a run the demo was in the middle of when it started goes on
+ * live, and may have begun before that): its runs were all stored, ended, before the demo
+ * printed its URL (backfilled, or replayed with fast samples), and the live runs start later,
+ * so the page and the API see the same runs however long the test takes. A window ending now
+ * would race the demo: a run that starts or ends between the API's answer and the page's shows
+ * in one of them only.
  */
-function pinnedWindow() {
-  const to = Math.floor((Date.now() / 1000 - 600) / 60) * 60;
+async function pinnedWindow() {
+  let to = Math.floor((Date.now() / 1000 - 600) / 60) * 60;
+  const recent = (await getJson('/api/v1/runs?from=-1d')).runs;
+  for (const r of recent.filter((x) => x.status === 'running')) {
+    to = Math.min(to, Math.floor(Date.parse(r.start) / 1000 / 60) * 60);
+  }
   return { from: to - 86400, to };
 }
 
@@ -685,7 +691,7 @@ async function main() {
     if (r.status() >= 400) badResponses.push(r.status() + ' ' + r.url());
   });
   const page = ctx.pages()[0] || (await ctx.newPage());
-  const pinned = pinnedWindow();
+  const pinned = await pinnedWindow();
   // The /api/v1/stats and /peak answers this page got, by window: a window ending now grows
   // while the test reads it, so the page is compared with the very answer it was drawn from.
   const statsSeen = new Map();
