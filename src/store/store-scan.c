@@ -145,13 +145,13 @@ int store_info(struct store *store, struct store_info *info) {
 		return store_fail(store, rc, "could not summarize");
 	}
 	int64_t page_size = 0; // stays 0 if the pragma fails
-	store_pragma_int(store, "PRAGMA page_size", &page_size);
+	store_pragma_int(store, ST_PAGE_SIZE, &page_size);
 	const char *file = sqlite3_db_filename(store->db, "main");
 	if (file && *file) {
 		info->size_bytes = file_size(file, "") + file_size(file, "-wal");
 	} else {
 		int64_t pages = 0;
-		store_pragma_int(store, "PRAGMA page_count", &pages);
+		store_pragma_int(store, ST_PAGE_COUNT, &pages);
 		info->size_bytes = pages * page_size;
 	}
 	int cur = 0, hi = 0;
