@@ -269,6 +269,8 @@ size_t store_encode_row(struct store *store, const struct codec_pair *pairs, siz
 int store_fail(struct store *store, int rc, const char *what);
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
+int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
+			 const char *what, sqlite3_stmt **st);
 int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
 /*
  * How a scan ended: @ret when its callback stopped it, 0 when the last step (@rc) ran out of
@@ -279,6 +281,7 @@ int store_step_begin(struct store *store);
 int store_step_done(sqlite3_stmt *st);
 int store_step_end(struct store *store, int err);
 sqlite3_stmt *store_stmt(struct store *store, enum stmt which);
+sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to);
 bool store_writable(struct store *store);
 
 /* store-write.c */

@@ -134,30 +134,39 @@ static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *fil
 	}
 }
 
+/*
+ * Prepares @which, a runs query over @filter (NULL: every run), with the filter bound; 0 or a
+ * negative errno, logged.
+ */
+static int prepare_runs(struct store *store, enum stmt which, const struct store_run_filter *filter,
+			const char *what, sqlite3_stmt **st) {
+	static const struct store_run_filter all = {0};
+	int rc = store_prepare(store, which, what, st);
+	if (rc == 0) {
+		bind_run_filter(*st, filter ? filter : &all);
+	}
+	return rc;
+}
+
 int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
 		    void *ctx) {
-	static const struct store_run_filter all = {0};
-	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, ST_RUNS_SCAN, "a runs query", &st);
+	int rc = prepare_runs(store, ST_RUNS_SCAN, filter, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	bind_run_filter(st, filter);
-	sqlite3_bind_int64(st, 4, filter->limit > 0 ? filter->limit : -1);
+	int64_t limit = filter && filter->limit > 0 ? filter->limit : -1;
+	sqlite3_bind_int64(st, 4, limit);
 	bool any = false;
 	return runs_step(store, st, fn, ctx, &any);
 }
 
 int store_runs_count(struct store *store, const struct store_run_filter *filter, int64_t *count) {
-	static const struct store_run_filter all = {0};
-	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, ST_RUNS_COUNT, "a runs count", &st);
+	int rc = prepare_runs(store, ST_RUNS_COUNT, filter, "a runs count", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	bind_run_filter(st, filter);
 	rc = sqlite3_step(st);
 	*count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	rc = rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not count runs");
@@ -188,12 +197,11 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, ST_RUN_SAMPLES_SCAN, "a runs query", &st);
+	int rc = store_prepare_window(store, ST_RUN_SAMPLES_SCAN, from_ms, to_ms, "a runs query",
+				      &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, from_ms);
-	sqlite3_bind_int64(st, 2, to_ms);
 	int ret = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_run_sample s = {.ts_ms = sqlite3_column_int64(st, 0)};

@@ -190,12 +190,10 @@ int store_throttle_list(struct store *store, int64_t from, int64_t to,
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store, ST_EPISODES_LIST, "throttle episodes", &st);
+	int rc = store_prepare_window(store, ST_EPISODES_LIST, from, to, "throttle episodes", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
 	size_t cap = 0;
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {

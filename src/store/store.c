@@ -303,6 +303,16 @@ sqlite3_stmt *store_stmt(struct store *store, enum stmt which) {
 	return st;
 }
 
+/* store_stmt() with the window bound: ?1 = @from, ?2 = @to, as the scans' texts take it. */
+sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to) {
+	sqlite3_stmt *st = store_stmt(store, which);
+	if (st) {
+		sqlite3_bind_int64(st, 1, from);
+		sqlite3_bind_int64(st, 2, to);
+	}
+	return st;
+}
+
 /* Prepares the text of @which on @db, one-off; the SQLite result code. */
 static int prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st) {
 	return sqlite3_prepare_v2(db, stmt_sql[which], -1, st, NULL);
@@ -321,6 +331,17 @@ int store_prepare(struct store *store, enum stmt which, const char *what, sqlite
 	char msg[64];
 	snprintf(msg, sizeof(msg), "could not prepare %s", what);
 	return store_fail(store, rc, msg);
+}
+
+/* store_prepare() with the window bound: ?1 = @from, ?2 = @to. */
+int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
+			 const char *what, sqlite3_stmt **st) {
+	int rc = store_prepare(store, which, what, st);
+	if (rc == 0) {
+		sqlite3_bind_int64(*st, 1, from);
+		sqlite3_bind_int64(*st, 2, to);
+	}
+	return rc;
 }
 
 int store_scan_result(struct store *store, int rc, int ret, const char *what) {
