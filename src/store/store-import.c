@@ -211,13 +211,21 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 
 /* --- resolution ---------------------------------------------------------------------------- */
 
+/*
+ * The statements of a rescale's pass over one table: @sel reads its rows after a key, @upd
+ * writes one back. The caller finalizes both, also on failure.
+ */
+static int prepare_pass(struct store *store, enum stmt read, enum stmt write, sqlite3_stmt **sel,
+			sqlite3_stmt **upd) {
+	*sel = *upd = NULL;
+	int err = store_prepare(store, read, "a rescale", sel);
+	return err == 0 ? store_prepare(store, write, "a rescale", upd) : err;
+}
+
 /* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
 static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int err = store_prepare(store, ST_RESCALE_SAMPLES, "a rescale", &sel);
-	if (err == 0) {
-		err = store_prepare(store, ST_SAMPLES_UPDATE, "a rescale", &upd);
-	}
+	sqlite3_stmt *sel, *upd;
+	int err = prepare_pass(store, ST_RESCALE_SAMPLES, ST_SAMPLES_UPDATE, &sel, &upd);
 	int64_t after = INT64_MIN;
 	struct codec_pair *pairs = NULL, *scaled = NULL;
 	size_t cap = 0, cap_scaled = 0, n_scaled = 0;
@@ -337,11 +345,8 @@ static bool rescale_hist(struct store *store, const uint8_t *p, size_t len, int6
 }
 
 static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int err = store_prepare(store, ST_RESCALE_ROLLUPS, "a rescale", &sel);
-	if (err == 0) {
-		err = store_prepare(store, ST_RESCALE_ROLLUP_PUT, "a rescale", &upd);
-	}
+	sqlite3_stmt *sel, *upd;
+	int err = prepare_pass(store, ST_RESCALE_ROLLUPS, ST_RESCALE_ROLLUP_PUT, &sel, &upd);
 	int64_t after = INT64_MIN;
 	while (err == 0) {
 		sqlite3_bind_int64(sel, 1, id);
