@@ -54,6 +54,15 @@ static bool parse_number(const char *opt, const char *s, double *out) {
 	return true;
 }
 
+/* A keyword option of calc: @parsed says whether @s was one of @expected; false with the message.
+ */
+static bool keyword_option(bool parsed, const char *opt, const char *s, const char *expected) {
+	if (!parsed) {
+		fprintf(stderr, "thermlog lifetime calc: %s '%s': expected %s\n", opt, s, expected);
+	}
+	return parsed;
+}
+
 static void print_hours(const char *what, double h) {
 	printf("%-28s %.0f h (%.2f years of 8760 h)\n", what, h, h / LIFETIME_HOURS_PER_YEAR);
 }
@@ -155,13 +164,8 @@ static int cmd_calc(int argc, char **argv) {
 			profile_csv = optarg;
 			break;
 		case OPT_MODEL:
-			if (!lifetime_model_parse(optarg, &cc.model)) {
-				fprintf(stderr,
-					"thermlog lifetime calc: --model '%s': expected bt or "
-					"arrhenius\n",
-					optarg);
-				good = false;
-			}
+			good = keyword_option(lifetime_model_parse(optarg, &cc.model), "--model",
+					      optarg, "bt or arrhenius");
 			break;
 		case OPT_BT:
 			good = parse_number("--bt", optarg, &cc.bt);
@@ -170,13 +174,8 @@ static int cmd_calc(int argc, char **argv) {
 			good = parse_number("--ea-ev", optarg, &cc.ea_ev);
 			break;
 		case OPT_TYPE:
-			if (!capacitor_type_parse(optarg, &cc.type)) {
-				fprintf(stderr,
-					"thermlog lifetime calc: --type '%s': expected wet or "
-					"polymer\n",
-					optarg);
-				good = false;
-			}
+			good = keyword_option(capacitor_type_parse(optarg, &cc.type), "--type",
+					      optarg, "wet or polymer");
 			break;
 		case OPT_SELF:
 			good = parse_number("--self-heating-k", optarg, &cc.rise_k);
@@ -487,6 +486,44 @@ static int open_history(const struct cli_context *ctx, const char *cmd, struct c
 	return CLI_EXIT_OK;
 }
 
+/* What lifetime and lifetime profile read: the configuration, the store and the report. */
+struct history {
+	struct config cfg;
+	struct store *store;
+	struct lifetime_report rep;
+	bool computed; // rep holds a report
+};
+
+/*
+ * Opens the history and computes its report over [@from, @to) into @h: CLI_EXIT_OK, or the
+ * exit code after a message. history_finish() @h either way.
+ */
+static int history_report(const struct cli_context *ctx, const char *cmd, int64_t from, int64_t to,
+			  bool include_unsynced, int64_t now, struct history *h) {
+	*h = (struct history){0};
+	int rc = open_history(ctx, cmd, &h->cfg, &h->store);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
+	}
+	char *err = NULL;
+	if (lifetime_report_compute(h->store, &h->cfg, from, to, include_unsynced, now, &h->rep,
+				    &err) < 0) {
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
+		free(err);
+		return CLI_EXIT_FAILURE;
+	}
+	h->computed = true;
+	return CLI_EXIT_OK;
+}
+
+static void history_finish(struct history *h) {
+	if (h->computed) {
+		lifetime_report_finish(&h->rep);
+	}
+	store_close(h->store);
+	config_finish(&h->cfg);
+}
+
 static const char profile_usage[] =
 	"usage: thermlog [--db PATH] [-c FILE] lifetime profile [--from T] [--to T]\n"
 	"                [--include-unsynced] [--capacitor NAME] [--bin K] [--json | --csv]\n"
@@ -678,26 +715,17 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 	if (!window_ok(cmd, from, to, now)) {
 		return CLI_EXIT_USAGE;
 	}
-	struct config cfg;
-	struct store *store = NULL;
-	int rc = open_history(ctx, cmd, &cfg, &store);
+	struct history h;
+	int rc = history_report(ctx, cmd, from, to, include_unsynced, now, &h);
 	if (rc != CLI_EXIT_OK) {
 		goto out;
 	}
-	struct lifetime_report rep;
-	char *err = NULL;
-	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {
-		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
-		free(err);
-		rc = CLI_EXIT_FAILURE;
-		goto out;
-	}
 	struct lifetime_profile pr;
-	int brc = lifetime_profile_build(&rep, bin_k, capacitor, &pr, &err);
+	char *err = NULL;
+	int brc = lifetime_profile_build(&h.rep, bin_k, capacitor, &pr, &err);
 	if (brc < 0) {
 		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
-		lifetime_report_finish(&rep);
 		rc = brc == -ENOENT || brc == -E2BIG ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
 		goto out;
 	}
@@ -712,15 +740,13 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 		fputs(b.data, stdout);
 		buf_finish(&b);
 	} else if (csv) {
-		rc = print_profile_csv(&pr, &rep);
+		rc = print_profile_csv(&pr, &h.rep);
 	} else {
 		print_profile(&pr);
 	}
 	lifetime_profile_finish(&pr);
-	lifetime_report_finish(&rep);
 out:
-	store_close(store);
-	config_finish(&cfg);
+	history_finish(&h);
 	return rc;
 }
 
@@ -762,36 +788,20 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 	if (!window_ok("lifetime", from, to, now)) {
 		return CLI_EXIT_USAGE;
 	}
-	struct config cfg;
-	struct store *store = NULL;
-	int rc = open_history(ctx, "lifetime", &cfg, &store);
-	if (rc != CLI_EXIT_OK) {
-		goto out;
-	}
-	rc = CLI_EXIT_FAILURE;
-	struct lifetime_report rep;
-	char *err = NULL;
-	if (lifetime_report_compute(store, &cfg, from, to, include_unsynced, now, &rep, &err) < 0) {
-		fprintf(stderr, "thermlog lifetime: %s\n", err);
-		free(err);
-		goto out;
-	}
-	if (json) {
+	struct history h;
+	int rc = history_report(ctx, "lifetime", from, to, include_unsynced, now, &h);
+	if (rc == CLI_EXIT_OK && json) {
 		struct buf b;
 		buf_init(&b);
 		struct json j;
 		json_init(&j, &b, true);
-		lifetime_report_write_json(&rep, &j);
+		lifetime_report_write_json(&h.rep, &j);
 		buf_putc(&b, '\n');
 		fputs(b.data, stdout);
 		buf_finish(&b);
-	} else if (rep.n > 0) {
-		print_table(&rep);
+	} else if (rc == CLI_EXIT_OK && h.rep.n > 0) {
+		print_table(&h.rep);
 	}
-	lifetime_report_finish(&rep);
-	rc = CLI_EXIT_OK;
-out:
-	store_close(store);
-	config_finish(&cfg);
+	history_finish(&h);
 	return rc;
 }

@@ -6,10 +6,10 @@
 
 /* --- repair ------------------------------------------------------------------------------ */
 
-/* Runs @sql with ?1 = @param; the first column of its first row, if any, goes to *out. */
-static int exec_param(struct store *store, const char *sql, int64_t param, int64_t *out) {
+/* Runs @which with ?1 = @param; the first column of its first row, if any, goes to *out. */
+static int exec_param(struct store *store, enum stmt which, int64_t param, int64_t *out) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, sql, "the repair", &st);
+	int rc = store_prepare(store, which, "the repair", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -25,33 +25,29 @@ static int exec_param(struct store *store, const char *sql, int64_t param, int64
 }
 
 static int drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
-	int rc =
-		exec_param(store, "SELECT count(*) FROM cycles WHERE ts > ?1", after, &out->cycles);
+	int rc = exec_param(store, ST_DROP_CYCLES_COUNT, after, &out->cycles);
 	if (rc == 0) {
-		rc = exec_param(store, "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
-				after, &out->first);
+		rc = exec_param(store, ST_DROP_CYCLES_FIRST, after, &out->first);
 	}
 	if (rc == 0) {
-		rc = exec_param(store, "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
-				after, &out->last);
+		rc = exec_param(store, ST_DROP_CYCLES_LAST, after, &out->last);
 	}
 	if (rc == 0) {
-		rc = exec_param(store, "SELECT count(*) FROM rollups WHERE hour > ?1", after,
-				&out->rollups);
+		rc = exec_param(store, ST_DROP_ROLLUPS_COUNT, after, &out->rollups);
 	}
 	if (rc < 0 || dry_run) {
 		return rc;
 	}
 	// Rollups of hours that start after the cut hold nothing but the dropped cycles; the
 	// hour across the cut is rolled up again from its raw rows, if they are still there.
-	static const char *const sql[] = {
-		"DELETE FROM samples WHERE ts > ?1",
-		"DELETE FROM cycles WHERE ts > ?1",
-		"DELETE FROM rollups WHERE hour > ?1",
-		"UPDATE channels SET last_seen = max(first_seen, ?1) WHERE last_seen > ?1",
+	static const enum stmt drops[] = {
+		ST_DROP_SAMPLES,
+		ST_DROP_CYCLES,
+		ST_DROP_ROLLUPS,
+		ST_DROP_CHANNELS_SEEN,
 	};
-	for (size_t i = 0; rc == 0 && i < sizeof(sql) / sizeof(sql[0]); i++) {
-		rc = exec_param(store, sql[i], after, NULL);
+	for (size_t i = 0; rc == 0 && i < sizeof(drops) / sizeof(drops[0]); i++) {
+		rc = exec_param(store, drops[i], after, NULL);
 	}
 	// The rows kept are coded against rows before them, which stay: nothing to re-encode.
 	store->hour.loaded = false;
@@ -72,12 +68,10 @@ static int drop_after(struct store *store, int64_t after, bool dry_run, struct s
 	// The daily level is derived: days from the cut's day on are merged again from what is
 	// left.
 	if (rc == 0) {
-		rc = exec_param(store, "DELETE FROM rollup_days WHERE day >= ?1",
-				timefmt_floor(after, DAY_S), NULL);
+		rc = exec_param(store, ST_DROP_ROLLUP_DAYS, timefmt_floor(after, DAY_S), NULL);
 	}
 	if (rc == 0) {
-		rc = exec_param(store, "DELETE FROM cycle_days WHERE day >= ?1",
-				timefmt_floor(after, DAY_S), NULL);
+		rc = exec_param(store, ST_DROP_CYCLE_DAYS, timefmt_floor(after, DAY_S), NULL);
 	}
 	if (rc == 0) {
 		rc = store_days_invalidate(store, cut);
@@ -99,7 +93,6 @@ int store_drop_after(struct store *store, int64_t after, bool dry_run, struct st
 	return store_step_end(store, rc);
 }
 
-/* Scans hourly (ST_SCAN_ROLLUPS) or daily (ST_SCAN_ROLLUP_DAYS) rows: the same columns. */
 /* --- imports ------------------------------------------------------------------------------ */
 
 static int channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
@@ -218,16 +211,21 @@ int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int
 
 /* --- resolution ---------------------------------------------------------------------------- */
 
+/*
+ * The statements of a rescale's pass over one table: @sel reads its rows after a key, @upd
+ * writes one back. The caller finalizes both, also on failure.
+ */
+static int prepare_pass(struct store *store, enum stmt read, enum stmt write, sqlite3_stmt **sel,
+			sqlite3_stmt **upd) {
+	*sel = *upd = NULL;
+	int err = store_prepare(store, read, "a rescale", sel);
+	return err == 0 ? store_prepare(store, write, "a rescale", upd) : err;
+}
+
 /* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
 static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int err = store_prepare(store,
-				"SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
-				"a rescale", &sel);
-	if (err == 0) {
-		err = store_prepare(store, "UPDATE samples SET data = ?2 WHERE ts = ?1",
-				    "a rescale", &upd);
-	}
+	sqlite3_stmt *sel, *upd;
+	int err = prepare_pass(store, ST_RESCALE_SAMPLES, ST_SAMPLES_UPDATE, &sel, &upd);
 	int64_t after = INT64_MIN;
 	struct codec_pair *pairs = NULL, *scaled = NULL;
 	size_t cap = 0, cap_scaled = 0, n_scaled = 0;
@@ -347,19 +345,8 @@ static bool rescale_hist(struct store *store, const uint8_t *p, size_t len, int6
 }
 
 static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
-	int err = store_prepare(
-		store,
-		"SELECT hour, sum, min, max, hist FROM rollups WHERE channel_id = ?1 AND "
-		"hour > ?2 ORDER BY hour LIMIT 1",
-		"a rescale", &sel);
-	if (err == 0) {
-		err = store_prepare(
-			store,
-			"UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 WHERE "
-			"hour = ?1 AND channel_id = ?2",
-			"a rescale", &upd);
-	}
+	sqlite3_stmt *sel, *upd;
+	int err = prepare_pass(store, ST_RESCALE_ROLLUPS, ST_RESCALE_ROLLUP_PUT, &sel, &upd);
 	int64_t after = INT64_MIN;
 	while (err == 0) {
 		sqlite3_bind_int64(sel, 1, id);
@@ -416,8 +403,7 @@ int store_rescale_channel(struct store *store, int64_t id, int64_t factor, doubl
 	}
 	sqlite3_stmt *st = NULL;
 	if (err == 0) {
-		err = store_prepare(store, "UPDATE channels SET resolution = ?2 WHERE id = ?1",
-				    "a rescale", &st);
+		err = store_prepare(store, ST_CHANNEL_RESOLUTION, "a rescale", &st);
 	}
 	if (err == 0) {
 		sqlite3_bind_int64(st, 1, id);

@@ -41,6 +41,14 @@
 #define STATE_HISTORY_GEN  "store.history_generation" // bumped by each import that adds a value
 #define STORE_PAGE_SIZE    "2048"                     // bytes, for new databases
 
+/*
+ * Every SQL text of the store, by name; the texts are stmt_sql[] in store.c. The first group is
+ * persistent (store_stmt(): prepared once per connection, kept for the cycle and the scans);
+ * the rest is rare work, prepared from its text each time and finalized (store_prepare(),
+ * store_pragma_int(), and store.c's pragma() for the scripts of several statements), so it
+ * holds no memory on the connections that never run it. Any text may be run one-off. The
+ * schema itself is the migrations of sql/.
+ */
 enum stmt {
 	ST_BEGIN,
 	ST_COMMIT,
@@ -82,6 +90,61 @@ enum stmt {
 	ST_STATE_SET,
 	ST_INFO,
 	ST_DATA_VERSION,
+	ST_PERSISTENT_COUNT, // the persistent ones end here
+
+	// opening and migrating (store.c)
+	ST_USER_VERSION = ST_PERSISTENT_COUNT,
+	ST_APPLICATION_ID,
+	ST_USER_VERSION_SET, // ..._SET: a prefix, pragma_set() appends the value
+	ST_APPLICATION_ID_SET,
+	ST_CACHE_SIZE_SET,
+	ST_MAX_PAGES_SET,
+	ST_SCHEMA_SIZE,
+	ST_SCHEMA_OBJECTS,
+	ST_SCHEMA_OBJECT_TYPE,
+	ST_SCHEMA_OBJECT_COUNT,
+	ST_SCHEMA_COLUMNS,
+	ST_QUICK_CHECK,
+	ST_OPEN_CACHE, // scripts of several statements, for pragma()
+	ST_OPEN_WRITER,
+	ST_PAGE_COUNT,
+	ST_PAGE_SIZE,
+	ST_PAGE_SIZE_NEW,
+	ST_BACKUP_JOURNAL,
+	// the repair (store-import.c)
+	ST_DROP_CYCLES_COUNT,
+	ST_DROP_CYCLES_FIRST,
+	ST_DROP_CYCLES_LAST,
+	ST_DROP_ROLLUPS_COUNT,
+	ST_DROP_SAMPLES,
+	ST_DROP_CYCLES,
+	ST_DROP_ROLLUPS,
+	ST_DROP_CHANNELS_SEEN,
+	ST_DROP_ROLLUP_DAYS,
+	ST_DROP_CYCLE_DAYS,
+	// the rescale (store-import.c)
+	ST_RESCALE_SAMPLES,
+	ST_RESCALE_ROLLUPS,
+	ST_RESCALE_ROLLUP_PUT,
+	ST_CHANNEL_RESOLUTION,
+	// runs (store-runs.c)
+	ST_RUNS_SCAN,
+	ST_RUNS_COUNT,
+	ST_RUN_GET,
+	ST_RUN_STATE,
+	ST_RUN_START_SNAPSHOT,
+	ST_RUNS_OPEN,
+	ST_RUN_IMPORT,
+	ST_RUN_INSERT,
+	ST_RUN_END,
+	ST_RUN_SAMPLES_SCAN,
+	ST_RUN_SAMPLES_PUT,
+	// throttle episodes (store-throttle.c)
+	ST_EPISODE_INSERT,
+	ST_EPISODE_UPDATE,
+	ST_EPISODES_CLOSE,
+	ST_EPISODES_PRUNE,
+	ST_EPISODES_LIST,
 	ST_COUNT,
 };
 
@@ -146,7 +209,7 @@ struct store {
 	enum store_mode mode;
 	int64_t deadline_ms; // STORE_MODE_FOREIGN: monotonic; statements past it are interrupted
 	bool timed_out;      // the progress handler interrupted a statement
-	sqlite3_stmt *stmts[ST_COUNT];
+	sqlite3_stmt *stmts[ST_PERSISTENT_COUNT];
 	int depth;   // 1 while store_begin() is open
 	int aborted; // error that rolled back the enclosing transaction, reported by store_commit()
 	bool history_bumped; // this transaction already bumped STATE_HISTORY_GEN
@@ -204,8 +267,10 @@ void store_done(sqlite3_stmt *st);
 size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
 			const struct codec_pair *base, size_t n_base);
 int store_fail(struct store *store, int rc, const char *what);
-int store_pragma_int(struct store *store, const char *sql, int64_t *out);
-int store_prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st);
+int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
+int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
+int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
+			 const char *what, sqlite3_stmt **st);
 int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
 /*
  * How a scan ended: @ret when its callback stopped it, 0 when the last step (@rc) ran out of
@@ -216,6 +281,7 @@ int store_step_begin(struct store *store);
 int store_step_done(sqlite3_stmt *st);
 int store_step_end(struct store *store, int err);
 sqlite3_stmt *store_stmt(struct store *store, enum stmt which);
+sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to);
 bool store_writable(struct store *store);
 
 /* store-write.c */

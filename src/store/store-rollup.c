@@ -16,8 +16,14 @@ static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) 
 					sorted, n);
 }
 
-static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_t *n_bins) {
-	struct codec_hist_iter it = {.p = p, .end = p + len};
+/*
+ * Decodes the histogram blob in column @col of @st into store->bin_q and bin_count, valid until
+ * the next decoding: *@q and *@count point at them, *@n_bins counts them. False if damaged.
+ */
+static bool column_hist(struct store *store, sqlite3_stmt *st, int col, const int64_t **q,
+			const int64_t **count, size_t *n_bins) {
+	const uint8_t *p = sqlite3_column_blob(st, col);
+	struct codec_hist_iter it = {.p = p, .end = p + sqlite3_column_bytes(st, col)};
 	struct codec_bin bin;
 	size_t n = 0;
 	while (codec_hist_next(&it, &bin)) {
@@ -31,6 +37,8 @@ static bool decode_hist(struct store *store, const uint8_t *p, size_t len, size_
 		store->bin_count[n] = bin.count;
 		n++;
 	}
+	*q = store->bin_q;
+	*count = store->bin_count;
 	*n_bins = n;
 	return !it.bad;
 }
@@ -91,7 +99,8 @@ static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_ac
 
 /* Rolls up the hours [from, to) in one step; raw rows are read, never changed. */
 static int rollup_range(struct store *store, int64_t from, int64_t to) {
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_SAMPLES);
+	// @from starts an hour: no row before it is a base
+	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_SAMPLES, from, to);
 	if (!st) {
 		return -EIO;
 	}
@@ -101,8 +110,6 @@ static int rollup_range(struct store *store, int64_t from, int64_t to) {
 	int ret = 0, rc;
 	struct chain chain;
 	store_chain_init(&chain);
-	sqlite3_bind_int64(st, 1, from); // @from starts an hour: no row before it is a base
-	sqlite3_bind_int64(st, 2, to);
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
@@ -302,15 +309,13 @@ static int day_add_rollup(void *ctx, const struct store_rollup *r) {
  * every day gets a cycle row, every channel with an hourly rollup that day a daily one.
  */
 static int day_range(struct store *store, int64_t from, int64_t to) {
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_CYCLES);
+	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_CYCLES, from, to);
 	if (!st) {
 		return -EIO;
 	}
 	struct cycle_day_acc c = {0};
 	int64_t day = from;
 	int ret = 0, rc;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ts = sqlite3_column_int64(st, 0);
 		while (ret == 0 && timefmt_floor(ts, DAY_S) > day) {
@@ -502,13 +507,11 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 
 static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
 			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
-	sqlite3_stmt *st = store_stmt(store, which);
+	sqlite3_stmt *st = store_stmt_window(store, which, from, to);
 	if (!st) {
 		return -EIO;
 	}
 	int64_t *want = store_sorted_ids(ids, n_ids);
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
 	int ret = 0, rc;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_rollup r = {
@@ -525,15 +528,12 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 		r.max_q = sqlite3_column_int64(st, 5);
 		r.max_ts = sqlite3_column_int64(st, 6);
 		r.unsynced = sqlite3_column_int64(st, 7);
-		const uint8_t *hist = sqlite3_column_blob(st, 8);
-		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 8), &r.n_bins)) {
+		if (!column_hist(store, st, 8, &r.bin_q, &r.bin_count, &r.n_bins)) {
 			log_error("store: damaged rollup of channel %lld at %lld: %s",
 				  (long long)r.channel_id, (long long)r.hour, store->path);
 			ret = -EINVAL;
 			break;
 		}
-		r.bin_q = store->bin_q;
-		r.bin_count = store->bin_count;
 		ret = fn(ctx, &r);
 	}
 	store_done(st);
@@ -558,12 +558,10 @@ int store_day_horizon(struct store *store, int64_t *day) {
 
 int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
 			  store_cycle_day_fn fn, void *ctx) {
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_CYCLE_DAYS);
+	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_CYCLE_DAYS, from_day, to_day);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, from_day);
-	sqlite3_bind_int64(st, 2, to_day);
 	int ret = 0, rc;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_cycle_day d = {
@@ -573,15 +571,12 @@ int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
 			.first_ts = sqlite3_column_int64(st, 3),
 			.last_ts = sqlite3_column_int64(st, 4),
 		};
-		const uint8_t *hist = sqlite3_column_blob(st, 5);
-		if (!decode_hist(store, hist, (size_t)sqlite3_column_bytes(st, 5), &d.n_spacings)) {
+		if (!column_hist(store, st, 5, &d.spacing_s, &d.spacing_count, &d.n_spacings)) {
 			log_error("store: damaged cycle summary of the day at %lld: %s",
 				  (long long)d.day, store->path);
 			ret = -EINVAL;
 			break;
 		}
-		d.spacing_s = store->bin_q;
-		d.spacing_count = store->bin_count;
 		ret = fn(ctx, &d);
 	}
 	store_done(st);

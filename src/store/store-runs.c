@@ -7,10 +7,6 @@
  * One-off statements (store_prepare()): run queries are rare next to the cycle's, so they take no
  * persistent slot.
  */
-#define RUN_COLUMNS                                                                             \
-	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
-	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, "     \
-	"error"
 
 static double column_double_or_nan(sqlite3_stmt *st, int col) {
 	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
@@ -125,7 +121,7 @@ static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, voi
 	return store_scan_result(store, rc, ret, "could not read runs");
 }
 
-/* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query. */
+/* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query (RUN_FILTER_WHERE). */
 static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *filter) {
 	if (filter->label) {
 		sqlite3_bind_text(st, 1, filter->label, -1, SQLITE_STATIC);
@@ -138,46 +134,39 @@ static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *fil
 	}
 }
 
-#define RUN_FILTER_WHERE                                                     \
-	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND " \
-	"(?3 IS NULL OR start_ms < ?3)"
+/*
+ * Prepares @which, a runs query over @filter (NULL: every run), with the filter bound; 0 or a
+ * negative errno, logged.
+ */
+static int prepare_runs(struct store *store, enum stmt which, const struct store_run_filter *filter,
+			const char *what, sqlite3_stmt **st) {
+	static const struct store_run_filter all = {0};
+	int rc = store_prepare(store, which, what, st);
+	if (rc == 0) {
+		bind_run_filter(*st, filter ? filter : &all);
+	}
+	return rc;
+}
 
 int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
 		    void *ctx) {
-	static const struct store_run_filter all = {0};
-	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	/*
-	 * The newest ?4 (-1: all), listed oldest first: in the order of the runs_start index (its
-	 * entries end with the id), past as many as there are beyond ?4. One statement, so the
-	 * count and the rows are of one snapshot; no sort, so one row is in memory at a time
-	 * whatever the number of runs (a sort of the newest ?4 held them all, figures and all).
-	 */
-	int rc = store_prepare(
-		store,
-		"SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
-		" ORDER BY start_ms, id LIMIT -1 OFFSET (SELECT CASE WHEN ?4 < 0 "
-		"THEN 0 ELSE max(0, count(*) - ?4) END FROM runs WHERE " RUN_FILTER_WHERE ")",
-		"a runs query", &st);
+	int rc = prepare_runs(store, ST_RUNS_SCAN, filter, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	bind_run_filter(st, filter);
-	sqlite3_bind_int64(st, 4, filter->limit > 0 ? filter->limit : -1);
+	int64_t limit = filter && filter->limit > 0 ? filter->limit : -1;
+	sqlite3_bind_int64(st, 4, limit);
 	bool any = false;
 	return runs_step(store, st, fn, ctx, &any);
 }
 
 int store_runs_count(struct store *store, const struct store_run_filter *filter, int64_t *count) {
-	static const struct store_run_filter all = {0};
-	filter = filter ? filter : &all;
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, "SELECT count(*) FROM runs WHERE " RUN_FILTER_WHERE,
-			       "a runs count", &st);
+	int rc = prepare_runs(store, ST_RUNS_COUNT, filter, "a runs count", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	bind_run_filter(st, filter);
 	rc = sqlite3_step(st);
 	*count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	rc = rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not count runs");
@@ -185,9 +174,9 @@ int store_runs_count(struct store *store, const struct store_run_filter *filter,
 	return rc;
 }
 
-/* Prepares @sql, a runs query about the run @id (its ?1); 0 or a negative errno, logged. */
-static int prepare_run(struct store *store, const char *sql, int64_t id, sqlite3_stmt **st) {
-	int rc = store_prepare(store, sql, "a runs query", st);
+/* Prepares @which, a runs query about the run @id (its ?1); 0 or a negative errno, logged. */
+static int prepare_run(struct store *store, enum stmt which, int64_t id, sqlite3_stmt **st) {
+	int rc = store_prepare(store, which, "a runs query", st);
 	if (rc == 0) {
 		sqlite3_bind_int64(*st, 1, id);
 	}
@@ -196,7 +185,7 @@ static int prepare_run(struct store *store, const char *sql, int64_t id, sqlite3
 
 int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = prepare_run(store, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1", id, &st);
+	int rc = prepare_run(store, ST_RUN_GET, id, &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -208,16 +197,11 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(
-		store,
-		"SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
-		"ORDER BY ts_ms",
-		"a runs query", &st);
+	int rc = store_prepare_window(store, ST_RUN_SAMPLES_SCAN, from_ms, to_ms, "a runs query",
+				      &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, from_ms);
-	sqlite3_bind_int64(st, 2, to_ms);
 	int ret = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_run_sample s = {.ts_ms = sqlite3_column_int64(st, 0)};
@@ -257,14 +241,7 @@ static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
 
 static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(
-		store,
-		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, figures, "
-		"error) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-		"ON CONFLICT (import_key) DO NOTHING",
-		"a runs query", &st);
+	int rc = store_prepare(store, ST_RUN_IMPORT, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -328,11 +305,7 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = store_prepare(store,
-			   "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
-			   "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
-			   "'live', ?6, ?7)",
-			   "a runs query", &st);
+	rc = store_prepare(store, ST_RUN_INSERT, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -380,7 +353,7 @@ int store_runs_mark(struct store *store, struct store_runs_mark *mark) {
 
 static int run_end(struct store *store, int64_t id, const struct store_run_end *end) {
 	sqlite3_stmt *st = NULL;
-	int rc = prepare_run(store, "SELECT status, start_ms FROM runs WHERE id = ?1", id, &st);
+	int rc = prepare_run(store, ST_RUN_STATE, id, &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -401,13 +374,7 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		log_error("store: run %lld cannot end before it started", (long long)id);
 		return -EINVAL;
 	}
-	rc = prepare_run(
-		store,
-		"UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
-		"energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
-		"rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
-		"status = 'running'",
-		id, &st);
+	rc = prepare_run(store, ST_RUN_END, id, &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -458,8 +425,7 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 		return rc;
 	}
 	sqlite3_stmt *st = NULL;
-	rc = store_prepare(store, "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
-			   "a runs query", &st);
+	rc = store_prepare(store, ST_RUN_SAMPLES_PUT, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -518,10 +484,7 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store,
-			       "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
-			       "FROM runs WHERE status = 'running' ORDER BY id",
-			       "a runs query", &st);
+	int rc = store_prepare(store, ST_RUNS_OPEN, "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -551,7 +514,7 @@ int store_runs_open_list(struct store *store, struct store_run_open **out, size_
 int store_run_start_snapshot(struct store *store, int64_t id, char **snapshot) {
 	*snapshot = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = prepare_run(store, "SELECT start_snapshot FROM runs WHERE id = ?1", id, &st);
+	int rc = prepare_run(store, ST_RUN_START_SNAPSHOT, id, &st);
 	if (rc < 0) {
 		return rc;
 	}

@@ -25,12 +25,10 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	if (from >= to) {
 		return 0;
 	}
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_SAMPLES);
+	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_SAMPLES, store_scan_start(from), to);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, store_scan_start(from));
-	sqlite3_bind_int64(st, 2, to);
 	struct chain chain;
 	store_chain_init(&chain);
 	int rc;
@@ -145,13 +143,13 @@ int store_info(struct store *store, struct store_info *info) {
 		return store_fail(store, rc, "could not summarize");
 	}
 	int64_t page_size = 0; // stays 0 if the pragma fails
-	store_pragma_int(store, "PRAGMA page_size", &page_size);
+	store_pragma_int(store, ST_PAGE_SIZE, &page_size);
 	const char *file = sqlite3_db_filename(store->db, "main");
 	if (file && *file) {
 		info->size_bytes = file_size(file, "") + file_size(file, "-wal");
 	} else {
 		int64_t pages = 0;
-		store_pragma_int(store, "PRAGMA page_count", &pages);
+		store_pragma_int(store, ST_PAGE_COUNT, &pages);
 		info->size_bytes = pages * page_size;
 	}
 	int cur = 0, hi = 0;
@@ -161,12 +159,10 @@ int store_info(struct store *store, struct store_info *info) {
 }
 
 int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle_fn fn, void *ctx) {
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_CYCLES);
+	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_CYCLES, from, to);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
 	int rc, ret = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_cycle c = {

@@ -3,10 +3,6 @@
 
 #include <inttypes.h>
 
-#define EPISODE_COLUMNS                                                                         \
-	"id, domain, start_ts, end_ts, last_seen, duration_ms, min_hz, max_hz, cause, method, " \
-	"zone, trip, trip_temp_mc, trip_hyst_mc, temp_start_mc, temp_peak_mc, cooling, stuck"
-
 /* The cooling devices as "<N> <state> <type>" lines. */
 static char *cooling_text(const struct throttle_episode *ep) {
 	struct buf b;
@@ -85,23 +81,9 @@ static int episode_put(struct store *store, sqlite3_stmt *ins, sqlite3_stmt *upd
 
 static int put_all(struct store *store, struct throttle_episode *const *eps, size_t n) {
 	sqlite3_stmt *ins = NULL, *upd = NULL;
-	int rc =
-		store_prepare(store,
-			      "INSERT INTO throttle_episodes (domain, start_ts, end_ts, last_seen, "
-			      "duration_ms, min_hz, max_hz, cause, method, zone, trip, "
-			      "trip_temp_mc, trip_hyst_mc, temp_start_mc, temp_peak_mc, cooling, "
-			      "stuck) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-			      "?13, ?14, ?15, ?16, ?17)",
-			      "a throttle episode", &ins);
+	int rc = store_prepare(store, ST_EPISODE_INSERT, "a throttle episode", &ins);
 	if (rc == 0) {
-		rc = store_prepare(
-			store,
-			"UPDATE throttle_episodes SET domain = ?1, start_ts = ?2, end_ts = "
-			"?3, last_seen = ?4, duration_ms = ?5, min_hz = ?6, max_hz = ?7, "
-			"cause = ?8, method = ?9, zone = ?10, trip = ?11, trip_temp_mc = "
-			"?12, trip_hyst_mc = ?13, temp_start_mc = ?14, temp_peak_mc = ?15, "
-			"cooling = ?16, stuck = ?17 WHERE id = ?18",
-			"a throttle episode", &upd);
+		rc = store_prepare(store, ST_EPISODE_UPDATE, "a throttle episode", &upd);
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		rc = episode_put(store, ins, upd, eps[i]);
@@ -136,9 +118,9 @@ int store_throttle_put(struct store *store, struct throttle_episode *const *eps,
 	return rc;
 }
 
-static int exec_count(struct store *store, const char *sql, int64_t param, int64_t *changed) {
+static int exec_count(struct store *store, enum stmt which, int64_t param, int64_t *changed) {
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store, sql, "throttle episodes", &st);
+	int rc = store_prepare(store, which, "throttle episodes", &st);
 	if (rc < 0) {
 		return rc;
 	}
@@ -161,15 +143,11 @@ int store_throttle_close_open(struct store *store, int64_t *closed) {
 	if (rc < 0) {
 		return rc;
 	}
-	return store_step_end(store, exec_count(store,
-						"UPDATE throttle_episodes SET end_ts = last_seen, "
-						"duration_ms = (last_seen - start_ts) * 1000 WHERE "
-						"end_ts IS NULL",
-						0, closed));
+	return store_step_end(store, exec_count(store, ST_EPISODES_CLOSE, 0, closed));
 }
 
 int store_throttle_prune(struct store *store, int64_t cutoff) {
-	return exec_count(store, "DELETE FROM throttle_episodes WHERE end_ts < ?1", cutoff, NULL);
+	return exec_count(store, ST_EPISODES_PRUNE, cutoff, NULL);
 }
 
 static int64_t column_int_or(sqlite3_stmt *st, int col, int64_t none) {
@@ -212,16 +190,10 @@ int store_throttle_list(struct store *store, int64_t from, int64_t to,
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *st = NULL;
-	int rc =
-		store_prepare(store,
-			      "SELECT " EPISODE_COLUMNS " FROM throttle_episodes WHERE start_ts <= "
-			      "?2 AND coalesce(end_ts, last_seen) >= ?1 ORDER BY start_ts, id",
-			      "throttle episodes", &st);
+	int rc = store_prepare_window(store, ST_EPISODES_LIST, from, to, "throttle episodes", &st);
 	if (rc < 0) {
 		return rc;
 	}
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
 	size_t cap = 0;
 	int step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {

@@ -366,12 +366,10 @@ static void hour_drop_front(struct hour_rows *h, size_t k) {
 static int hour_read(struct store *store, int64_t from, int64_t ts) {
 	struct hour_rows *h = &store->hour;
 	int64_t end = h->hour > INT64_MAX - HOUR_S ? INT64_MAX : h->hour + HOUR_S;
-	sqlite3_stmt *st = store_stmt(store, ST_SAMPLES_HOUR);
+	sqlite3_stmt *st = store_stmt_window(store, ST_SAMPLES_HOUR, from, end);
 	if (!st) {
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, end);
 	int rc;
 	bool bad = false;
 	size_t after = 0; // rows held past @ts

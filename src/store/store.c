@@ -7,9 +7,29 @@
 #include "sql/store-migrations.h"
 #include "store-internal.h"
 
+#include <assert.h>
+
 #define SCHEMA_VERSION ((int)(sizeof(store_migrations) / sizeof(store_migrations[0])))
 
+/* The columns run_from_row() (store-runs.c) reads, by position. */
+#define RUN_COLUMNS                                                                             \
+	"id, label, tags, start_ms, end_ms, status, exit_code, signal, pid, origin, energy_j, " \
+	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, "     \
+	"error"
+
+/* A runs query's filter: ?1 label, ?2 from, ?3 to, each NULL for any (bind_run_filter()). */
+#define RUN_FILTER_WHERE                                                     \
+	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND " \
+	"(?3 IS NULL OR start_ms < ?3)"
+
+/* The columns episode_from_row() (store-throttle.c) reads, by position. */
+#define EPISODE_COLUMNS                                                                         \
+	"id, domain, start_ts, end_ts, last_seen, duration_ms, min_hz, max_hz, cause, method, " \
+	"zone, trip, trip_temp_mc, trip_hyst_mc, temp_start_mc, temp_peak_mc, cooling, stuck"
+
+/* The store's SQL, every text of it (enum stmt, store-internal.h). */
 static const char *const stmt_sql[ST_COUNT] = {
+	/* --- persistent: the cycle, the scans, the rollups and the state --- */
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
@@ -88,6 +108,111 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
 		    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
+
+	/* --- one-off: opening and migrating --- */
+	[ST_USER_VERSION] = "PRAGMA user_version",
+	[ST_APPLICATION_ID] = "PRAGMA application_id",
+	/*
+	 * A pragma takes no bound parameter: pragma_set() writes the integer after these texts
+	 * (a number it formats, never input).
+	 */
+	[ST_USER_VERSION_SET] = "PRAGMA user_version = ",
+	[ST_APPLICATION_ID_SET] = "PRAGMA application_id = ",
+	[ST_CACHE_SIZE_SET] = "PRAGMA cache_size = ",
+	[ST_MAX_PAGES_SET] = "PRAGMA max_page_count = ",
+	[ST_SCHEMA_SIZE] = "SELECT count(*) FROM sqlite_schema",
+	// check_schema(): the tables and indexes of a database to read against the built-in ones
+	[ST_SCHEMA_OBJECTS] = "SELECT type, name, tbl_name FROM sqlite_schema WHERE name NOT "
+			      "LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+	[ST_SCHEMA_OBJECT_TYPE] = "SELECT type FROM sqlite_schema WHERE name = ?1",
+	[ST_SCHEMA_OBJECT_COUNT] = "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE "
+				   "'sqlite\\_%' ESCAPE '\\'",
+	[ST_SCHEMA_COLUMNS] = "SELECT name, type, \"notnull\", pk, hidden FROM "
+			      "pragma_table_xinfo(?1) ORDER BY cid",
+	[ST_QUICK_CHECK] = "PRAGMA quick_check(1)",
+	// Scripts of several statements, run by pragma().
+	[ST_OPEN_CACHE] = "PRAGMA cache_size = -128; PRAGMA temp_store = MEMORY",
+	[ST_OPEN_WRITER] = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+			   "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
+			   "PRAGMA journal_size_limit = 4194304",
+	[ST_PAGE_COUNT] = "PRAGMA page_count",
+	[ST_PAGE_SIZE] = "PRAGMA page_size",
+	[ST_PAGE_SIZE_NEW] = "PRAGMA page_size = " STORE_PAGE_SIZE,
+	[ST_BACKUP_JOURNAL] = "PRAGMA journal_mode = DELETE",
+
+	/* --- one-off: the repair, what it drops after ?1 --- */
+	[ST_DROP_CYCLES_COUNT] = "SELECT count(*) FROM cycles WHERE ts > ?1",
+	[ST_DROP_CYCLES_FIRST] = "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
+	[ST_DROP_CYCLES_LAST] = "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
+	[ST_DROP_ROLLUPS_COUNT] = "SELECT count(*) FROM rollups WHERE hour > ?1",
+	[ST_DROP_SAMPLES] = "DELETE FROM samples WHERE ts > ?1",
+	[ST_DROP_CYCLES] = "DELETE FROM cycles WHERE ts > ?1",
+	[ST_DROP_ROLLUPS] = "DELETE FROM rollups WHERE hour > ?1",
+	[ST_DROP_CHANNELS_SEEN] = "UPDATE channels SET last_seen = max(first_seen, ?1) "
+				  "WHERE last_seen > ?1",
+	// ?1 is the day of the cut: the days from it on are merged again
+	[ST_DROP_ROLLUP_DAYS] = "DELETE FROM rollup_days WHERE day >= ?1",
+	[ST_DROP_CYCLE_DAYS] = "DELETE FROM cycle_days WHERE day >= ?1",
+
+	/* --- one-off: the rescale of one channel (its samples through ST_SAMPLES_UPDATE) --- */
+	[ST_RESCALE_SAMPLES] = "SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
+	[ST_RESCALE_ROLLUPS] = "SELECT hour, sum, min, max, hist FROM rollups WHERE "
+			       "channel_id = ?1 AND hour > ?2 ORDER BY hour LIMIT 1",
+	[ST_RESCALE_ROLLUP_PUT] = "UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 "
+				  "WHERE hour = ?1 AND channel_id = ?2",
+	[ST_CHANNEL_RESOLUTION] = "UPDATE channels SET resolution = ?2 WHERE id = ?1",
+
+	/* --- one-off: runs, rare next to the cycle's statements --- */
+	/*
+	 * The newest ?4 (-1: all), listed oldest first: in the order of the runs_start index (its
+	 * entries end with the id), past as many as there are beyond ?4. One statement, so the
+	 * count and the rows are of one snapshot; no sort, so one row is in memory at a time
+	 * whatever the number of runs (a sort of the newest ?4 held them all, figures and all).
+	 */
+	[ST_RUNS_SCAN] =
+		"SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
+		" ORDER BY start_ms, id LIMIT -1 OFFSET (SELECT CASE WHEN ?4 < 0 "
+		"THEN 0 ELSE max(0, count(*) - ?4) END FROM runs WHERE " RUN_FILTER_WHERE ")",
+	[ST_RUNS_COUNT] = "SELECT count(*) FROM runs WHERE " RUN_FILTER_WHERE,
+	// The run ?1.
+	[ST_RUN_GET] = "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1",
+	[ST_RUN_STATE] = "SELECT status, start_ms FROM runs WHERE id = ?1",
+	[ST_RUN_START_SNAPSHOT] = "SELECT start_snapshot FROM runs WHERE id = ?1",
+	[ST_RUNS_OPEN] = "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
+			 "FROM runs WHERE status = 'running' ORDER BY id",
+	[ST_RUN_IMPORT] = "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+			  "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, "
+			  "figures, error) "
+			  "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+			  "ON CONFLICT (import_key) DO NOTHING",
+	[ST_RUN_INSERT] = "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
+			  "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
+			  "'live', ?6, ?7)",
+	[ST_RUN_END] = "UPDATE runs SET end_ms = ?2, status = ?3, exit_code = ?4, signal = ?5, "
+		       "energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
+		       "rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
+		       "status = 'running'",
+	[ST_RUN_SAMPLES_SCAN] = "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND "
+				"ts_ms < ?2 ORDER BY ts_ms",
+	[ST_RUN_SAMPLES_PUT] = "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+
+	/* --- one-off: throttle episodes --- */
+	[ST_EPISODE_INSERT] = "INSERT INTO throttle_episodes (domain, start_ts, end_ts, last_seen, "
+			      "duration_ms, min_hz, max_hz, cause, method, zone, trip, "
+			      "trip_temp_mc, trip_hyst_mc, temp_start_mc, temp_peak_mc, cooling, "
+			      "stuck) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+			      "?13, ?14, ?15, ?16, ?17)",
+	[ST_EPISODE_UPDATE] = "UPDATE throttle_episodes SET domain = ?1, start_ts = ?2, end_ts = "
+			      "?3, last_seen = ?4, duration_ms = ?5, min_hz = ?6, max_hz = ?7, "
+			      "cause = ?8, method = ?9, zone = ?10, trip = ?11, trip_temp_mc = "
+			      "?12, trip_hyst_mc = ?13, temp_start_mc = ?14, temp_peak_mc = ?15, "
+			      "cooling = ?16, stuck = ?17 WHERE id = ?18",
+	[ST_EPISODES_CLOSE] = "UPDATE throttle_episodes SET end_ts = last_seen, "
+			      "duration_ms = (last_seen - start_ts) * 1000 WHERE end_ts IS NULL",
+	[ST_EPISODES_PRUNE] = "DELETE FROM throttle_episodes WHERE end_ts < ?1",
+	[ST_EPISODES_LIST] = "SELECT " EPISODE_COLUMNS " FROM throttle_episodes WHERE "
+			     "start_ts <= ?2 AND coalesce(end_ts, last_seen) >= ?1 "
+			     "ORDER BY start_ts, id",
 };
 /* --- errors ------------------------------------------------------------------------------- */
 
@@ -162,6 +287,7 @@ int store_fail(struct store *store, int rc, const char *what) {
 /* --- statements --------------------------------------------------------------------------- */
 
 sqlite3_stmt *store_stmt(struct store *store, enum stmt which) {
+	assert(which < ST_PERSISTENT_COUNT); // rare work is one-off: store_prepare()
 	sqlite3_stmt *st = store->stmts[which];
 	if (!st) {
 		// Persistent: these live as long as the connection, reused every cycle.
@@ -177,18 +303,45 @@ sqlite3_stmt *store_stmt(struct store *store, enum stmt which) {
 	return st;
 }
 
+/* store_stmt() with the window bound: ?1 = @from, ?2 = @to, as the scans' texts take it. */
+sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to) {
+	sqlite3_stmt *st = store_stmt(store, which);
+	if (st) {
+		sqlite3_bind_int64(st, 1, from);
+		sqlite3_bind_int64(st, 2, to);
+	}
+	return st;
+}
+
+/* Prepares the text of @which on @db, one-off; the SQLite result code. */
+static int prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st) {
+	return sqlite3_prepare_v2(db, stmt_sql[which], -1, st, NULL);
+}
+
 /*
  * Prepares a one-off statement for work too rare for a persistent slot (rescaling, repair,
- * runs); a failure logs "could not prepare @what". 0 or a negative errno.
+ * runs); the caller finalizes it. A failure logs "could not prepare @what". 0 or a negative
+ * errno.
  */
-int store_prepare(struct store *store, const char *sql, const char *what, sqlite3_stmt **st) {
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, st, NULL);
+int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st) {
+	int rc = prepare_on(store->db, which, st);
 	if (rc == SQLITE_OK) {
 		return 0;
 	}
 	char msg[64];
 	snprintf(msg, sizeof(msg), "could not prepare %s", what);
 	return store_fail(store, rc, msg);
+}
+
+/* store_prepare() with the window bound: ?1 = @from, ?2 = @to. */
+int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
+			 const char *what, sqlite3_stmt **st) {
+	int rc = store_prepare(store, which, what, st);
+	if (rc == 0) {
+		sqlite3_bind_int64(*st, 1, from);
+		sqlite3_bind_int64(*st, 2, to);
+	}
+	return rc;
 }
 
 int store_scan_result(struct store *store, int rc, int ret, const char *what) {
@@ -405,14 +558,27 @@ bool store_chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t l
 
 /* --- opening ------------------------------------------------------------------------------ */
 
-static int pragma(struct store *store, const char *sql) {
+static int exec_text(struct store *store, const char *sql) {
 	int rc = sqlite3_exec(store->db, sql, NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store_fail(store, rc, sql);
 }
 
-int store_pragma_int(struct store *store, const char *sql, int64_t *out) {
+/* Runs the text of @which, one statement or several, one-off; a failure logs the text. */
+static int pragma(struct store *store, enum stmt which) {
+	return exec_text(store, stmt_sql[which]);
+}
+
+/* Runs the pragma @which (a ..._SET text) with the value @value. */
+static int pragma_set(struct store *store, enum stmt which, long long value) {
+	char sql[64];
+	snprintf(sql, sizeof(sql), "%s%lld", stmt_sql[which], value);
+	return exec_text(store, sql);
+}
+
+int store_pragma_int(struct store *store, enum stmt which, int64_t *out) {
+	const char *sql = stmt_sql[which];
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL);
+	int rc = prepare_on(store->db, which, &st);
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
 		*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -428,9 +594,9 @@ int store_pragma_int(struct store *store, const char *sql, int64_t *out) {
 
 static int check_identity(struct store *store, int64_t version) {
 	int64_t app_id, tables;
-	int rc = store_pragma_int(store, "PRAGMA application_id", &app_id);
+	int rc = store_pragma_int(store, ST_APPLICATION_ID, &app_id);
 	if (rc == 0) {
-		rc = store_pragma_int(store, "SELECT count(*) FROM sqlite_schema", &tables);
+		rc = store_pragma_int(store, ST_SCHEMA_SIZE, &tables);
 	}
 	if (rc == -EINVAL) {
 		log_error("store: %s is not a SQLite database or is corrupt", store->path);
@@ -455,12 +621,12 @@ static int check_identity(struct store *store, int64_t version) {
 }
 
 static int migrate(struct store *store) {
-	int rc = pragma(store, "BEGIN IMMEDIATE");
+	int rc = pragma(store, ST_BEGIN);
 	if (rc < 0) {
 		return rc;
 	}
 	int64_t version;
-	rc = store_pragma_int(store, "PRAGMA user_version", &version);
+	rc = store_pragma_int(store, ST_USER_VERSION, &version);
 	if (rc == -EINVAL) {
 		log_error("store: %s is not a SQLite database or is corrupt", store->path);
 	}
@@ -474,18 +640,14 @@ static int migrate(struct store *store) {
 			rc = errno_from_sqlite(sqlite3_errcode(store->db));
 			break;
 		}
-		char sql[64];
-		// user_version cannot be bound; written inside the transaction with the schema.
-		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", (long long)v + 1);
-		rc = pragma(store, sql);
+		// Written inside the transaction with the schema.
+		rc = pragma_set(store, ST_USER_VERSION_SET, (long long)v + 1);
 	}
 	if (rc == 0 && version == 0) {
-		char sql[64];
-		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", APPLICATION_ID);
-		rc = pragma(store, sql);
+		rc = pragma_set(store, ST_APPLICATION_ID_SET, APPLICATION_ID);
 	}
 	if (rc == 0) {
-		rc = pragma(store, "COMMIT");
+		rc = pragma(store, ST_COMMIT);
 	}
 	if (rc == 0 && version < SCHEMA_VERSION) {
 		if (version == 0) {
@@ -496,7 +658,7 @@ static int migrate(struct store *store) {
 		}
 	}
 	if (rc < 0 && !sqlite3_get_autocommit(store->db)) {
-		sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_exec(store->db, stmt_sql[ST_ROLLBACK], NULL, NULL, NULL);
 	}
 	return rc;
 }
@@ -510,11 +672,6 @@ static int migrate(struct store *store) {
  * in-memory database.
  */
 static int check_schema(struct store *store) {
-	static const char objects[] =
-		"SELECT type, name, tbl_name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
-		"ESCAPE '\\' ORDER BY name";
-	static const char columns[] =
-		"SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?1) ORDER BY cid";
 	sqlite3 *want = NULL;
 	sqlite3_stmt *got_st = NULL, *want_st = NULL, *col_got = NULL, *col_want = NULL;
 	int err = -ENOMEM;
@@ -530,9 +687,9 @@ static int check_schema(struct store *store) {
 		}
 	}
 	err = -EINVAL;
-	if (sqlite3_prepare_v2(store->db, objects, -1, &got_st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(store->db, columns, -1, &col_got, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(want, columns, -1, &col_want, NULL) != SQLITE_OK) {
+	if (prepare_on(store->db, ST_SCHEMA_OBJECTS, &got_st) != SQLITE_OK ||
+	    prepare_on(store->db, ST_SCHEMA_COLUMNS, &col_got) != SQLITE_OK ||
+	    prepare_on(want, ST_SCHEMA_COLUMNS, &col_want) != SQLITE_OK) {
 		log_error("store: %s: could not read its schema: %s", store->path,
 			  sqlite3_errmsg(store->db));
 		goto out;
@@ -546,8 +703,7 @@ static int check_schema(struct store *store) {
 		name = name ? name : "?";
 		sqlite3_finalize(want_st);
 		want_st = NULL;
-		if (sqlite3_prepare_v2(want, "SELECT type FROM sqlite_schema WHERE name = ?1", -1,
-				       &want_st, NULL) != SQLITE_OK) {
+		if (prepare_on(want, ST_SCHEMA_OBJECT_TYPE, &want_st) != SQLITE_OK) {
 			goto out;
 		}
 		sqlite3_bind_text(want_st, 1, name, -1, SQLITE_TRANSIENT);
@@ -599,11 +755,7 @@ static int check_schema(struct store *store) {
 	sqlite3_finalize(want_st);
 	want_st = NULL;
 	int64_t expected = 0;
-	if (sqlite3_prepare_v2(
-		    want,
-		    "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' "
-		    "ESCAPE '\\'",
-		    -1, &want_st, NULL) == SQLITE_OK &&
+	if (prepare_on(want, ST_SCHEMA_OBJECT_COUNT, &want_st) == SQLITE_OK &&
 	    sqlite3_step(want_st) == SQLITE_ROW) {
 		expected = sqlite3_column_int64(want_st, 0);
 	}
@@ -626,7 +778,7 @@ out:
 
 static int check_reader(struct store *store) {
 	int64_t version;
-	int rc = store_pragma_int(store, "PRAGMA user_version", &version);
+	int rc = store_pragma_int(store, ST_USER_VERSION, &version);
 	if (rc == -EINVAL) {
 		log_error("store: %s is not a SQLite database or is corrupt", store->path);
 	}
@@ -648,7 +800,7 @@ static int check_reader(struct store *store) {
 /* A write-mode database must be checked once: corruption found now can be moved aside. */
 static int quick_check(struct store *store) {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(store->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+	int rc = prepare_on(store->db, ST_QUICK_CHECK, &st);
 	const char *result = NULL;
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		result = store_column_text(st, 0);
@@ -809,7 +961,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 		err = check_reader(store);
 	} else {
 		int64_t version = 0;
-		err = store_pragma_int(store, "PRAGMA user_version", &version);
+		err = store_pragma_int(store, ST_USER_VERSION, &version);
 		if (err == -EINVAL) {
 			log_error("store: %s is not a SQLite database or is corrupt", path);
 		}
@@ -831,7 +983,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	 * --clients).
 	 */
 	if (err == 0) {
-		err = pragma(store, "PRAGMA cache_size = -128; PRAGMA temp_store = MEMORY");
+		err = pragma(store, ST_OPEN_CACHE);
 	}
 	if (err < 0) {
 		goto err_db;
@@ -847,9 +999,9 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	 * new file; a database that has pages keeps its size (SQLite ignores the pragma then).
 	 */
 	int64_t pages = 0;
-	err = store_pragma_int(store, "PRAGMA page_count", &pages);
+	err = store_pragma_int(store, ST_PAGE_COUNT, &pages);
 	if (err == 0 && pages == 0) {
-		err = pragma(store, "PRAGMA page_size = " STORE_PAGE_SIZE);
+		err = pragma(store, ST_PAGE_SIZE_NEW);
 	}
 	if (err < 0) {
 		goto err_db;
@@ -861,9 +1013,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	 * 1000 pages (about 8 hours of one-minute cycles) coalesces the hot leaf pages so each is
 	 * written to the database file once; journal_size_limit truncates a WAL that grew.
 	 */
-	err = pragma(store, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-			    "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
-			    "PRAGMA journal_size_limit = 4194304");
+	err = pragma(store, ST_OPEN_WRITER);
 	if (err == 0) {
 		// Keep -wal and -shm after the last close: a reader without write access to the
 		// directory (the thermlog group) can then still open the database read-only.
@@ -887,9 +1037,8 @@ err_db:
 }
 
 void store_set_cache_kib(struct store *store, int kib) {
-	char sql[48];
-	snprintf(sql, sizeof(sql), "PRAGMA cache_size = %d", -kib);
-	pragma(store, sql); // logs its own failure; the cache keeps its size then
+	// A failure is logged; the cache keeps its size then.
+	pragma_set(store, ST_CACHE_SIZE_SET, -(long long)kib);
 }
 
 void store_set_busy_timeout(struct store *store, int ms) {
@@ -905,7 +1054,7 @@ void store_close(struct store *store) {
 		log_warn("store: %s closed inside a transaction; rolling it back", store->path);
 		store_rollback(store);
 	}
-	for (int i = 0; i < ST_COUNT; i++) {
+	for (int i = 0; i < ST_PERSISTENT_COUNT; i++) {
 		sqlite3_finalize(store->stmts[i]);
 	}
 	sqlite3_close(store->db);
@@ -957,7 +1106,7 @@ int store_backup(struct store *store, const char *path) {
 	// A rollback-journal copy is one self-contained file that opens anywhere, even read-only
 	// in a read-only directory; thermlogd switches it back to WAL when it opens it.
 	if (err == 0 &&
-	    sqlite3_exec(dest, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK) {
+	    sqlite3_exec(dest, stmt_sql[ST_BACKUP_JOURNAL], NULL, NULL, NULL) != SQLITE_OK) {
 		log_warn("store: the copy %s stays in WAL mode: %s", path, sqlite3_errmsg(dest));
 	}
 	if (err < 0) {
@@ -972,7 +1121,5 @@ int store_backup(struct store *store, const char *path) {
 }
 
 int store_limit_pages(struct store *store, int64_t max_pages) {
-	char sql[64];
-	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", (long long)max_pages);
-	return pragma(store, sql);
+	return pragma_set(store, ST_MAX_PAGES_SET, (long long)max_pages);
 }
