@@ -90,6 +90,8 @@ enum stmt {
 	ST_STATE_SET,
 	ST_INFO,
 	ST_DATA_VERSION,
+	ST_EPISODE_INSERT, // each cycle while a domain is throttled (store-throttle.c)
+	ST_EPISODE_UPDATE,
 	ST_PERSISTENT_COUNT, // the persistent ones end here
 
 	// opening and migrating (store.c)
@@ -140,8 +142,6 @@ enum stmt {
 	ST_RUN_SAMPLES_SCAN,
 	ST_RUN_SAMPLES_PUT,
 	// throttle episodes (store-throttle.c)
-	ST_EPISODE_INSERT,
-	ST_EPISODE_UPDATE,
 	ST_EPISODES_CLOSE,
 	ST_EPISODES_PRUNE,
 	ST_EPISODES_LIST,

@@ -79,17 +79,17 @@ static int episode_put(struct store *store, sqlite3_stmt *ins, sqlite3_stmt *upd
 	return 0;
 }
 
+/* Persistent statements: the recorder writes the open episodes every cycle they are open. */
 static int put_all(struct store *store, struct throttle_episode *const *eps, size_t n) {
-	sqlite3_stmt *ins = NULL, *upd = NULL;
-	int rc = store_prepare(store, ST_EPISODE_INSERT, "a throttle episode", &ins);
-	if (rc == 0) {
-		rc = store_prepare(store, ST_EPISODE_UPDATE, "a throttle episode", &upd);
+	sqlite3_stmt *ins = store_stmt(store, ST_EPISODE_INSERT);
+	sqlite3_stmt *upd = store_stmt(store, ST_EPISODE_UPDATE);
+	if (!ins || !upd) {
+		return -EIO; // logged by store_stmt()
 	}
+	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		rc = episode_put(store, ins, upd, eps[i]);
 	}
-	sqlite3_finalize(ins);
-	sqlite3_finalize(upd);
 	return rc;
 }
 
