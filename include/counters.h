@@ -7,6 +7,7 @@
 #ifndef COUNTERS_H
 #define COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,5 +129,39 @@ double counters_power_hwmon_w(int64_t uw);
 double counters_power_vi_w(int64_t mv, int64_t ma);
 /** IIO in_powerY_raw × in_powerY_scale (milliwatts, unlike hwmon) in watts. */
 double counters_power_iio_w(double raw, double scale);
+
+/* --- snapshots: the counter files as read at one moment (a run's start, its stop) --------- */
+
+enum counters_snap_kind {
+	COUNTERS_SNAP_CPUFREQ, // cpufreq/policyN: stats/time_in_state
+	COUNTERS_SNAP_DEVFREQ, // devfreq/NAME: trans_stat
+	COUNTERS_SNAP_COOLING, // cooling/TYPE#N: stats/time_in_state_ms
+	COUNTERS_SNAP_ENERGY,  // hwmon/CHIP/energyN: energyN_input (uJ)
+	COUNTERS_SNAP_KINDS,
+};
+
+/* One counter file's text; parsed only when two snapshots are differenced. */
+struct counters_snap_file {
+	enum counters_snap_kind kind;
+	char *key;  // "cpufreq/policy4", "devfreq/fdab0000.npu", "cooling/pwm-fan#2",
+		    // "hwmon/ina238/energy1"
+	char *path; // relative to the sysfs root
+	char *text; // as read, its trailing newline removed
+};
+
+struct counters_snapshot {
+	struct counters_snap_file *files;
+	size_t n, cap;
+};
+
+/** Reads every residency and energy counter the kernel offers under @root_fd into @s. */
+void counters_snapshot_read(int root_fd, struct counters_snapshot *s);
+/** Appends a file to @s, which takes @key, @path and @text (allocated). */
+void counters_snapshot_add(struct counters_snapshot *s, enum counters_snap_kind kind, char *key,
+			   char *path, char *text);
+void counters_snapshot_finish(struct counters_snapshot *s); // accepts a zeroed snapshot
+/** "cpufreq", "devfreq", "cooling", "energy"; and back (false for another name). */
+const char *counters_snap_kind_name(enum counters_snap_kind kind);
+bool counters_snap_kind_parse(const char *name, enum counters_snap_kind *out);
 
 #endif

@@ -130,6 +130,11 @@ int sysfs_parse_int(const char *text, size_t len, int64_t *out);
  */
 int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size);
 /**
+ * The whole attribute @path relative to @root_fd as a new string, its trailing newline removed,
+ * through sysfs_read_text(): NULL when it cannot be read or holds more than @max bytes.
+ */
+char *sysfs_read_alloc(int root_fd, const char *path, size_t max);
+/**
  * Opens @path (relative to @dir_fd, or absolute) into *fd, read-only and non-blocking (no FIFO
  * in its place can stall a cycle), unless *fd (-1 = none) is open on it already and the file
  * was not replaced since: a rename over it unlinks the old inode, which a test's or the
@@ -161,6 +166,14 @@ typedef void (*source_entry_fn)(struct source_ctx *ctx, struct sensor_list *out,
 /** Calls @fn for each name source_list_dir() lists in @dir with @prefix, in its order. */
 void source_discover_each(struct source_ctx *ctx, struct sensor_list *out, const char *dir,
 			  const char *prefix, source_entry_fn fn);
+/* Called with an entry's NAME, the path of the file read and its text, which @fn takes. */
+typedef void (*source_text_fn)(void *ctx, const char *name, const char *path, char *text);
+/**
+ * For each NAME source_list_dir() lists in @dir with @prefix whose @dir/NAME/@file reads
+ * (sysfs_read_alloc(), at most @max bytes), in its order: @fn.
+ */
+void source_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
+		      size_t max, source_text_fn fn, void *ctx);
 /** Replaces every byte that is not printable ASCII, or a space, with '_' (keys must not hold any).
  */
 void source_key_sanitize(char *s);

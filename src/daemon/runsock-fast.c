@@ -52,14 +52,13 @@ static const char *auto_power_path(struct runsock *rs) {
 		return rs->auto_power;
 	}
 	rs->auto_power_probed = true;
-	char **names;
-	size_t n = runsock_list_dir(rs->sysfs_fd, "class/hwmon", "hwmon", &names);
-	for (size_t i = 0; i < n && !rs->auto_power; i++) {
-		char *name_path = xasprintf("class/hwmon/%s/name", names[i]);
-		char *chip = runsock_read_text(rs->sysfs_fd, name_path);
+	char **names = source_list_dir(rs->sysfs_fd, "class/hwmon", "hwmon");
+	for (char **p = names; p && *p && !rs->auto_power; p++) {
+		char *name_path = xasprintf("class/hwmon/%s/name", *p);
+		char *chip = sysfs_read_alloc(rs->sysfs_fd, name_path, FILE_MAX);
 		free(name_path);
 		if (chip && strncmp(chip, "ina", 3) == 0) {
-			char *path = xasprintf("class/hwmon/%s/power1_input", names[i]);
+			char *path = xasprintf("class/hwmon/%s/power1_input", *p);
 			if (faccessat(rs->sysfs_fd, path, R_OK, 0) == 0) {
 				rs->auto_power = path;
 			} else {
@@ -68,7 +67,7 @@ static const char *auto_power_path(struct runsock *rs) {
 		}
 		free(chip);
 	}
-	runsock_free_names(names, n);
+	source_free_names(names);
 	return rs->auto_power;
 }
 
@@ -87,7 +86,7 @@ static double power_now(struct runsock *rs, const struct channel *ch, const stru
 	}
 	const char *path = auto_power_path(rs);
 	*key = path;
-	char *text = path ? runsock_read_text(rs->sysfs_fd, path) : NULL;
+	char *text = path ? sysfs_read_alloc(rs->sysfs_fd, path, FILE_MAX) : NULL;
 	double w = NAN;
 	if (text) {
 		char *end;

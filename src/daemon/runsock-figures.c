@@ -6,185 +6,7 @@
 
 /* --- counters at a run's boundaries --------------------------------------------------------- */
 
-static const char *const snap_kind_names[] = {"cpufreq", "devfreq", "cooling", "energy"};
-void runsock_snapshot_finish(struct snapshot *s) {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->files[i].key);
-		free(s->files[i].path);
-		free(s->files[i].text);
-	}
-	free(s->files);
-	*s = (struct snapshot){0};
-}
-
-/* The whole small file @path under @root_fd, or NULL. */
-char *runsock_read_text(int root_fd, const char *path) {
-	int fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return NULL;
-	}
-	struct buf b = {0};
-	char chunk[4096];
-	ssize_t n;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < FILE_MAX) {
-		buf_append(&b, chunk, (size_t)n);
-	}
-	close(fd);
-	if (n < 0) {
-		buf_finish(&b);
-		return NULL;
-	}
-	buf_putc(&b, '\0');
-	return buf_steal(&b);
-}
-
-static void snapshot_add(struct snapshot *s, enum snap_kind kind, char *key, char *path,
-			 char *text) {
-	s->files = xgrow(s->files, &s->cap, s->n + 1, sizeof(*s->files));
-	s->files[s->n++] = (struct snap_file){.kind = kind, .key = key, .path = path, .text = text};
-}
-
-/* Calls @fn for the entries of @dir under @root_fd whose names start with @prefix, sorted. */
-size_t runsock_list_dir(int root_fd, const char *dir, const char *prefix, char ***out) {
-	*out = NULL;
-	int fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0) {
-			close(fd);
-		}
-		return 0;
-	}
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && e->d_name[0] != '.') {
-			*out = xgrow(*out, &cap, n + 1, sizeof(**out));
-			(*out)[n++] = xstrdup(e->d_name);
-		}
-	}
-	closedir(d);
-	for (size_t i = 1; i < n; i++) { // few entries: insertion sort
-		for (size_t j = i; j > 0 && strcmp((*out)[j - 1], (*out)[j]) > 0; j--) {
-			char *t = (*out)[j];
-			(*out)[j] = (*out)[j - 1];
-			(*out)[j - 1] = t;
-		}
-	}
-	return n;
-}
-
-void runsock_free_names(char **names, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		free(names[i]);
-	}
-	free(names);
-}
-
-void runsock_trim(char *s) {
-	size_t len = strlen(s);
-	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' ')) {
-		s[--len] = '\0';
-	}
-}
-
-/* Calls @fn for each entry NAME of @dir starting with @prefix whose @dir/NAME/@file reads. */
-void runsock_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
-		       runsock_text_fn fn, void *ctx) {
-	char **names;
-	size_t n = runsock_list_dir(root_fd, dir, prefix, &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("%s/%s/%s", dir, names[i], file);
-		char *text = runsock_read_text(root_fd, path);
-		if (text) {
-			fn(ctx, names[i], path, text);
-		}
-		free(path);
-	}
-	runsock_free_names(names, n);
-}
-
-struct snapshot_adder {
-	struct snapshot *s;
-	enum snap_kind kind;
-	const char *label;
-};
-
-static void add_file(void *ctx, const char *name, const char *path, char *text) {
-	struct snapshot_adder *a = ctx;
-	snapshot_add(a->s, a->kind, xasprintf("%s/%s", a->label, name), xstrdup(path), text);
-}
-
-/* Adds @dir/NAME/@file, keyed "@label/NAME", for each NAME under @dir starting with @prefix. */
-static void snapshot_add_each(struct snapshot *s, int root_fd, enum snap_kind kind, const char *dir,
-			      const char *prefix, const char *file, const char *label) {
-	struct snapshot_adder a = {.s = s, .kind = kind, .label = label};
-	runsock_read_each(root_fd, dir, prefix, file, add_file, &a);
-}
-
-/* Reads every residency and energy counter the kernel offers under @root_fd. */
-void runsock_snapshot_read(int root_fd, struct snapshot *s) {
-	snapshot_add_each(s, root_fd, SNAP_CPUFREQ, "devices/system/cpu/cpufreq", "policy",
-			  "stats/time_in_state", "cpufreq");
-	snapshot_add_each(s, root_fd, SNAP_DEVFREQ, "class/devfreq", "", "trans_stat", "devfreq");
-	char **names;
-	size_t n = runsock_list_dir(root_fd, "class/thermal", "cooling_device", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("class/thermal/%s/stats/time_in_state_ms", names[i]);
-		char *type_path = xasprintf("class/thermal/%s/type", names[i]);
-		char *type = runsock_read_text(root_fd, type_path);
-		char *text = runsock_read_text(root_fd, path);
-		if (type) {
-			runsock_trim(type);
-		}
-		if (text) {
-			snapshot_add(s, SNAP_COOLING,
-				     xasprintf("cooling/%s#%s", type ? type : "", names[i] + 14),
-				     path, text);
-		} else {
-			free(path);
-		}
-		free(type);
-		free(type_path);
-	}
-	runsock_free_names(names, n);
-	n = runsock_list_dir(root_fd, "class/hwmon", "hwmon", &names);
-	for (size_t i = 0; i < n; i++) {
-		char *name_path = xasprintf("class/hwmon/%s/name", names[i]);
-		char *chip = runsock_read_text(root_fd, name_path);
-		free(name_path);
-		if (chip) {
-			runsock_trim(chip);
-		}
-		char *dir = xasprintf("class/hwmon/%s", names[i]);
-		char **files;
-		size_t m = runsock_list_dir(root_fd, dir, "energy", &files);
-		for (size_t k = 0; k < m; k++) {
-			size_t len = strlen(files[k]);
-			if (len < 7 || strcmp(files[k] + len - 6, "_input") != 0) {
-				continue;
-			}
-			char *path = xasprintf("%s/%s", dir, files[k]);
-			char *text = runsock_read_text(root_fd, path);
-			if (text) {
-				runsock_trim(text);
-				files[k][len - 6] = '\0';
-				snapshot_add(
-					s, SNAP_ENERGY,
-					xasprintf("hwmon/%s/%s", chip ? chip : names[i], files[k]),
-					path, text);
-			} else {
-				free(path);
-			}
-		}
-		runsock_free_names(files, m);
-		free(dir);
-		free(chip);
-	}
-	runsock_free_names(names, n);
-}
-
-void runsock_snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t pid_start,
+void runsock_snapshot_json(const struct counters_snapshot *s, int64_t mono_ms, uint64_t pid_start,
 			   struct buf *out) {
 	struct json j;
 	json_init(&j, out, false);
@@ -198,7 +20,7 @@ void runsock_snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t p
 	json_array_begin(&j);
 	for (size_t i = 0; i < s->n; i++) {
 		json_object_begin(&j);
-		json_field_string(&j, "kind", snap_kind_names[s->files[i].kind]);
+		json_field_string(&j, "kind", counters_snap_kind_name(s->files[i].kind));
 		json_field_string(&j, "key", s->files[i].key);
 		json_field_string(&j, "path", s->files[i].path);
 		json_field_string(&j, "text", s->files[i].text);
@@ -212,7 +34,7 @@ void runsock_snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t p
  * Reads back a start snapshot stored as JSON (a run left running by an earlier daemon), and the
  * watched process's start time in it (@pid_start may be NULL).
  */
-bool runsock_snapshot_parse(const char *text, struct snapshot *s, uint64_t *pid_start) {
+bool runsock_snapshot_parse(const char *text, struct counters_snapshot *s, uint64_t *pid_start) {
 	struct jsonread_error err;
 	size_t len = text ? strlen(text) : 0;
 	struct jsonread_node *root = text ? jsonread_parse(text, len, len, &err) : NULL;
@@ -229,11 +51,9 @@ bool runsock_snapshot_parse(const char *text, struct snapshot *s, uint64_t *pid_
 		if (!kind || !key || !path || !t) {
 			continue;
 		}
-		for (int k = 0; k <= SNAP_ENERGY; k++) {
-			if (strcmp(kind, snap_kind_names[k]) == 0) {
-				snapshot_add(s, (enum snap_kind)k, xstrdup(key), xstrdup(path),
-					     xstrdup(t));
-			}
+		enum counters_snap_kind k;
+		if (counters_snap_kind_parse(kind, &k)) {
+			counters_snapshot_add(s, k, xstrdup(key), xstrdup(path), xstrdup(t));
 		}
 	}
 	bool good = root != NULL;
@@ -243,13 +63,14 @@ bool runsock_snapshot_parse(const char *text, struct snapshot *s, uint64_t *pid_
 
 /* --- figures at a run's end ---------------------------------------------------------------- */
 
-static enum counters_format snap_format(enum snap_kind kind) {
-	return kind == SNAP_CPUFREQ   ? COUNTERS_FORMAT_CPUFREQ
-	       : kind == SNAP_DEVFREQ ? COUNTERS_FORMAT_DEVFREQ
-				      : COUNTERS_FORMAT_COOLING;
+static enum counters_format snap_format(enum counters_snap_kind kind) {
+	return kind == COUNTERS_SNAP_CPUFREQ   ? COUNTERS_FORMAT_CPUFREQ
+	       : kind == COUNTERS_SNAP_DEVFREQ ? COUNTERS_FORMAT_DEVFREQ
+					       : COUNTERS_FORMAT_COOLING;
 }
 
-static const struct snap_file *snap_find(const struct snapshot *s, const char *path) {
+static const struct counters_snap_file *snap_find(const struct counters_snapshot *s,
+						  const char *path) {
 	for (size_t i = 0; i < s->n; i++) {
 		if (strcmp(s->files[i].path, path) == 0) {
 			return &s->files[i];
@@ -276,13 +97,14 @@ struct energy {
 	char *channel;
 };
 
-static void energy_of(struct run *run, const struct snapshot *start, const struct snapshot *stop,
-		      int64_t end_ms, int64_t interval_ms, struct energy *e) {
+static void energy_of(struct run *run, const struct counters_snapshot *start,
+		      const struct counters_snapshot *stop, int64_t end_ms, int64_t interval_ms,
+		      struct energy *e) {
 	*e = (struct energy){.joules = NAN, .coverage = NAN};
 	for (size_t i = 0; i < start->n; i++) {
-		const struct snap_file *a = &start->files[i];
-		const struct snap_file *b =
-			a->kind == SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
+		const struct counters_snap_file *a = &start->files[i];
+		const struct counters_snap_file *b =
+			a->kind == COUNTERS_SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
 		if (!b) {
 			continue;
 		}
@@ -323,7 +145,7 @@ static int64_t hw_max_hz(int root_fd, const char *key, const char **from) {
 		free(path);
 	} else if (strncmp(key, "devfreq/", 8) == 0) {
 		char *path = xasprintf("class/devfreq/%s/available_frequencies", key + 8);
-		char *text = runsock_read_text(root_fd, path);
+		char *text = sysfs_read_alloc(root_fd, path, FILE_MAX);
 		for (char *p = text, *end; p && *p; p = end) {
 			long long hz = strtoll(p, &end, 10);
 			if (end == p) {
@@ -348,7 +170,8 @@ static void below_max_json(struct json *j, int64_t max_hz, const char *from, int
 }
 
 static void residency_json(struct json *j, int root_fd, const struct run *run,
-			   const struct snapshot *start, const struct snapshot *stop) {
+			   const struct counters_snapshot *start,
+			   const struct counters_snapshot *stop) {
 	json_key(j, "residency");
 	json_object_begin(j);
 	struct counters_residency *cool = NULL;
@@ -356,11 +179,11 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 	const char **counted = NULL; // keys answered by a kernel counter
 	size_t n_counted = 0;
 	for (size_t i = 0; i < start->n; i++) {
-		const struct snap_file *a = &start->files[i];
-		if (a->kind == SNAP_ENERGY) {
+		const struct counters_snap_file *a = &start->files[i];
+		if (a->kind == COUNTERS_SNAP_ENERGY) {
 			continue;
 		}
-		const struct snap_file *b = snap_find(stop, a->path);
+		const struct counters_snap_file *b = snap_find(stop, a->path);
 		struct counters_table ta = {0}, tb = {0};
 		struct counters_residency res = {0};
 		int rc = b ? counters_parse(snap_format(a->kind), a->text, &ta) : -ENOENT;
@@ -368,7 +191,7 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		rc = rc == 0 ? counters_residency(&ta, &tb, &res) : rc;
 		counters_table_finish(&ta);
 		counters_table_finish(&tb);
-		if (a->kind == SNAP_COOLING) {
+		if (a->kind == COUNTERS_SNAP_COOLING) {
 			if (rc == 0) {
 				cool = xrealloc(cool, (n_cool + 1) * sizeof(*cool));
 				cool[n_cool++] = res;
@@ -383,7 +206,8 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		json_key(j, a->key);
 		json_object_begin(j);
 		json_field_string(j, "method",
-				  a->kind == SNAP_CPUFREQ ? "time_in_state" : "trans_stat");
+				  a->kind == COUNTERS_SNAP_CPUFREQ ? "time_in_state"
+								   : "trans_stat");
 		{
 			json_key(j, "seconds");
 			json_object_begin(j);
@@ -533,15 +357,14 @@ static void heat_p95(struct runsock *rs, const struct run *run, int64_t end_ms, 
 /* The cpufreq policies under @root_fd as clusters of their CPUs: related_cpus, else
  * affected_cpus, as the cpufreq source reads them. */
 static void load_clusters(int root_fd, struct runload *l) {
-	char **names;
-	size_t n = runsock_list_dir(root_fd, "devices/system/cpu/cpufreq", "policy", &names);
-	for (size_t i = 0; i < n; i++) {
+	char **names = source_list_dir(root_fd, "devices/system/cpu/cpufreq", "policy");
+	for (size_t i = 0; names && names[i]; i++) {
 		static const char *const files[] = {"related_cpus", "affected_cpus"};
 		bool has[RUNLOAD_CPUS_MAX], good = false;
 		for (size_t f = 0; f < 2 && !good; f++) {
 			char *path =
 				xasprintf("devices/system/cpu/cpufreq/%s/%s", names[i], files[f]);
-			char *text = runsock_read_text(root_fd, path);
+			char *text = sysfs_read_alloc(root_fd, path, FILE_MAX);
 			memset(has, 0, sizeof(has));
 			good = text && runload_parse_cpus(text, has);
 			free(text);
@@ -551,7 +374,7 @@ static void load_clusters(int root_fd, struct runload *l) {
 			runload_add_cluster(l, names[i], has);
 		}
 	}
-	runsock_free_names(names, n);
+	source_free_names(names);
 }
 
 /* The store's channels by id, to name the fast samples read back. */
@@ -600,9 +423,9 @@ static void load_json(struct runsock *rs, const struct run *run, int64_t end_ms,
 /* The figures JSON; *temp_max the highest temperature seen on a channel of runs.peak_channels
  * (NAN = none). */
 static void figures_json(struct runsock *rs, const struct run *run, int64_t end_ms,
-			 const struct snapshot *start, const struct snapshot *stop,
-			 const struct energy *e, const double *p95, struct buf *out,
-			 double *temp_max) {
+			 const struct counters_snapshot *start,
+			 const struct counters_snapshot *stop, const struct energy *e,
+			 const double *p95, struct buf *out, double *temp_max) {
 	const struct config *cfg = rs->cfg;
 	int root_fd = rs->sysfs_fd;
 	struct json j;
@@ -680,7 +503,7 @@ static void figures_json(struct runsock *rs, const struct run *run, int64_t end_
 }
 
 /* The start counters of open run @id as stored: an active run keeps none in memory. */
-void runsock_start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s) {
+void runsock_start_snapshot(struct runsock *rs, int64_t id, struct counters_snapshot *s) {
 	char *text = NULL;
 	if (rs->store && store_run_start_snapshot(rs->store, id, &text) == 0 && text) {
 		runsock_snapshot_parse(text, s, NULL);
@@ -692,9 +515,9 @@ void runsock_start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s) 
 int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *end,
 		    struct buf *summary) {
 	runsock_flush_batch(rs); // the samples before the end's figures, which read them back
-	struct snapshot start = {0}, stop = {0};
+	struct counters_snapshot start = {0}, stop = {0};
 	runsock_start_snapshot(rs, run->id, &start);
-	runsock_snapshot_read(rs->sysfs_fd, &stop);
+	counters_snapshot_read(rs->sysfs_fd, &stop);
 	struct energy e;
 	energy_of(run, &start, &stop, end->end_ms, rs->cfg->runs.interval_ms, &e);
 	double *p95 = xcalloc(run->n_heat ? run->n_heat : 1, sizeof(*p95));
@@ -725,8 +548,8 @@ int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *e
 	}
 	buf_finish(&figures);
 	free(e.channel);
-	runsock_snapshot_finish(&start);
-	runsock_snapshot_finish(&stop);
+	counters_snapshot_finish(&start);
+	counters_snapshot_finish(&stop);
 	return rc;
 }
 

@@ -9,7 +9,6 @@ struct governor_writer {
 static void write_governor(void *ctx, const char *name, const char *path, char *gov) {
 	(void)path;
 	const struct governor_writer *w = ctx;
-	runsock_trim(gov);
 	char *key = xasprintf("%s/%s", w->key_prefix, name);
 	json_field_string(w->j, key, gov);
 	free(key);
@@ -20,7 +19,7 @@ static void write_governor(void *ctx, const char *name, const char *path, char *
 static void write_governors(struct json *j, int sysfs_fd, const char *dir, const char *name_prefix,
 			    const char *file, const char *key_prefix) {
 	struct governor_writer w = {.j = j, .key_prefix = key_prefix};
-	runsock_read_each(sysfs_fd, dir, name_prefix, file, write_governor, &w);
+	source_read_each(sysfs_fd, dir, name_prefix, file, FILE_MAX, write_governor, &w);
 }
 
 /* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
@@ -38,7 +37,7 @@ void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *st
 	json_object_begin(&j);
 	write_governors(&j, rs->sysfs_fd, "devices/system/cpu/cpufreq", "policy",
 			"scaling_governor", "cpufreq");
-	write_governors(&j, rs->sysfs_fd, "class/devfreq", "", "governor", "devfreq");
+	write_governors(&j, rs->sysfs_fd, "class/devfreq", NULL, "governor", "devfreq");
 	json_object_end(&j);
 	json_field_raw(&j, "argv", start->argv);
 	json_field_string(&j, "exe", start->exe);

@@ -48,24 +48,8 @@
 #define WAIT_MS      10000            // an HTTP request waits this long for the loop, then 503
 #define RECENT_MS    (10 * 60 * 1000) // a start's request_id is remembered this long
 #define RECENT_MAX   1024             // ended runs' request_ids remembered at most
-#define FILE_MAX     65536            // a counter file (the kernel's limit is a page)
+#define FILE_MAX     65536            // a file read for a run (the kernel's limit is a page)
 #define ENERGY_MAX_S 2.5 // power samples further apart than this many intervals are a gap
-
-enum snap_kind { SNAP_CPUFREQ, SNAP_DEVFREQ, SNAP_COOLING, SNAP_ENERGY };
-
-/* One counter file's text as read at one moment; parsed only when differenced. */
-struct snap_file {
-	enum snap_kind kind;
-	char *key;  // "cpufreq/policy4", "devfreq/fdab0000.npu", "cooling/pwm-fan",
-		    // "hwmon/ina238/energy1"
-	char *path; // relative to the sysfs root
-	char *text;
-};
-
-struct snapshot {
-	struct snap_file *files;
-	size_t n, cap;
-};
 
 #define HEAT_TRIPS_MAX 8
 
@@ -181,23 +165,13 @@ void runsock_flush_batch(struct runsock *rs);
 void runsock_power_fold(struct run *run, int64_t interval_ms, double upto_s);
 
 /* runsock-figures.c */
-void runsock_free_names(char **names, size_t n);
-size_t runsock_list_dir(int root_fd, const char *dir, const char *prefix, char ***out);
-char *runsock_read_text(int root_fd, const char *path);
-/* Called with an entry's NAME, the path of the file read and its text, which @fn takes. */
-typedef void (*runsock_text_fn)(void *ctx, const char *name, const char *path, char *text);
-void runsock_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
-		       runsock_text_fn fn, void *ctx);
 int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *end,
 		    struct buf *summary);
 void runsock_run_remove(struct runsock *rs, size_t at);
-void runsock_snapshot_finish(struct snapshot *s);
-void runsock_snapshot_json(const struct snapshot *s, int64_t mono_ms, uint64_t pid_start,
+void runsock_snapshot_json(const struct counters_snapshot *s, int64_t mono_ms, uint64_t pid_start,
 			   struct buf *out);
-bool runsock_snapshot_parse(const char *text, struct snapshot *s, uint64_t *pid_start);
-void runsock_snapshot_read(int root_fd, struct snapshot *s);
-void runsock_start_snapshot(struct runsock *rs, int64_t id, struct snapshot *s);
-void runsock_trim(char *s);
+bool runsock_snapshot_parse(const char *text, struct counters_snapshot *s, uint64_t *pid_start);
+void runsock_start_snapshot(struct runsock *rs, int64_t id, struct counters_snapshot *s);
 
 /* runsock-fingerprint.c */
 void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *start,

@@ -177,11 +177,11 @@ static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_
 	}
 	run->mem_avail_min = NAN;
 	run->swap_used_max = NAN;
-	struct snapshot start = {0};
-	runsock_snapshot_read(rs->sysfs_fd, &start);
+	struct counters_snapshot start = {0};
+	counters_snapshot_read(rs->sysfs_fd, &start);
 	struct buf snap = {0}, fp = {0};
 	runsock_snapshot_json(&start, mono_ms, run->pid_start, &snap);
-	runsock_snapshot_finish(&start); // stored: read back at the end
+	counters_snapshot_finish(&start); // stored: read back at the end
 	runsock_fingerprint_json(rs, &job->start, &fp);
 	struct store_run_new row = {.label = run->label,
 				    .tags = job->start.tags,
@@ -475,10 +475,10 @@ struct runsock *runsock_create(const struct config *cfg, struct store *store, co
 			run->pid = open_runs[i].pid;
 			run->mem_avail_min = NAN;
 			run->swap_used_max = NAN;
-			struct snapshot start = {0};
+			struct counters_snapshot start = {0};
 			runsock_snapshot_parse(open_runs[i].start_snapshot, &start,
 					       &run->pid_start);
-			runsock_snapshot_finish(&start);
+			counters_snapshot_finish(&start);
 			rs->runs =
 				xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
 			rs->runs[rs->n_runs++] = run;

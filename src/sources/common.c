@@ -101,6 +101,17 @@ int sysfs_hold(int *fd, int dir_fd, const char *path) {
 	return 0;
 }
 
+char *sysfs_read_alloc(int root_fd, const char *path, size_t max) {
+	// room for max bytes and the one more read that finds the end, then the NUL
+	char *text = xrealloc(NULL, max + 2);
+	int len = sysfs_read_text(root_fd, path, text, max + 2);
+	if (len < 0) {
+		free(text);
+		return NULL;
+	}
+	return xrealloc(text, (size_t)len + 1);
+}
+
 int sysfs_read_int(int root_fd, const char *path, int64_t *out) {
 	char buf[64];
 	int len = sysfs_read_text(root_fd, path, buf, sizeof(buf));
@@ -198,6 +209,20 @@ char **source_list_dir(int root_fd, const char *dir, const char *prefix) {
 	names[n] = NULL;
 	qsort(names, n, sizeof(*names), cmp_names);
 	return names;
+}
+
+void source_read_each(int root_fd, const char *dir, const char *prefix, const char *file,
+		      size_t max, source_text_fn fn, void *ctx) {
+	char **names = source_list_dir(root_fd, dir, prefix);
+	for (char **p = names; p && *p; p++) {
+		char *path = xasprintf("%s/%s/%s", dir, *p, file);
+		char *text = sysfs_read_alloc(root_fd, path, max);
+		if (text) {
+			fn(ctx, *p, path, text);
+		}
+		free(path);
+	}
+	source_free_names(names);
 }
 
 void source_free_names(char **names) {

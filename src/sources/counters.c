@@ -17,6 +17,7 @@
 
 /* devfreq's table may be one page; cpufreq's has a line per OPP. Twice a 16 KiB page is plenty. */
 #define COUNTERS_TEXT_MAX 32768
+#define COUNTERS_NAME_MAX 256 // a type, a chip's name, an energy counter
 
 /* Parses an unsigned decimal at *p (after blanks); advances *p. False if none or overflow. */
 static bool parse_u64(const char **p, int64_t *out) {
@@ -365,4 +366,121 @@ double counters_power_vi_w(int64_t mv, int64_t ma) {
 
 double counters_power_iio_w(double raw, double scale) {
 	return raw * scale / 1e3;
+}
+
+/* --- snapshots -------------------------------------------------------------------------------- */
+
+static const char *const snap_kind_names[COUNTERS_SNAP_KINDS] = {"cpufreq", "devfreq", "cooling",
+								 "energy"};
+
+const char *counters_snap_kind_name(enum counters_snap_kind kind) {
+	return snap_kind_names[kind];
+}
+
+bool counters_snap_kind_parse(const char *name, enum counters_snap_kind *out) {
+	for (int k = 0; k < COUNTERS_SNAP_KINDS; k++) {
+		if (strcmp(name, snap_kind_names[k]) == 0) {
+			*out = (enum counters_snap_kind)k;
+			return true;
+		}
+	}
+	return false;
+}
+
+void counters_snapshot_add(struct counters_snapshot *s, enum counters_snap_kind kind, char *key,
+			   char *path, char *text) {
+	s->files = xgrow(s->files, &s->cap, s->n + 1, sizeof(*s->files));
+	s->files[s->n++] =
+		(struct counters_snap_file){.kind = kind, .key = key, .path = path, .text = text};
+}
+
+void counters_snapshot_finish(struct counters_snapshot *s) {
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->files[i].key);
+		free(s->files[i].path);
+		free(s->files[i].text);
+	}
+	free(s->files);
+	*s = (struct counters_snapshot){0};
+}
+
+struct snapshot_adder {
+	struct counters_snapshot *s;
+	enum counters_snap_kind kind;
+	const char *label;
+};
+
+static void add_file(void *ctx, const char *name, const char *path, char *text) {
+	struct snapshot_adder *a = ctx;
+	counters_snapshot_add(a->s, a->kind, xasprintf("%s/%s", a->label, name), xstrdup(path),
+			      text);
+}
+
+/* Each entry NAME of @dir starting with @prefix (NULL: all) whose @dir/NAME/@file reads. */
+static void add_each(struct counters_snapshot *s, int root_fd, enum counters_snap_kind kind,
+		     const char *dir, const char *prefix, const char *file, const char *label) {
+	struct snapshot_adder a = {.s = s, .kind = kind, .label = label};
+	source_read_each(root_fd, dir, prefix, file, COUNTERS_TEXT_MAX, add_file, &a);
+}
+
+/* Each cooling device's stats/time_in_state_ms, keyed by its type and number. */
+static void add_cooling(struct counters_snapshot *s, int root_fd) {
+	char **names = source_list_dir(root_fd, "class/thermal", "cooling_device");
+	for (char **p = names; p && *p; p++) {
+		char *path = xasprintf("class/thermal/%s/stats/time_in_state_ms", *p);
+		char *type_path = xasprintf("class/thermal/%s/type", *p);
+		char *type = sysfs_read_alloc(root_fd, type_path, COUNTERS_NAME_MAX);
+		char *text = sysfs_read_alloc(root_fd, path, COUNTERS_TEXT_MAX);
+		if (text) {
+			counters_snapshot_add(s, COUNTERS_SNAP_COOLING,
+					      xasprintf("cooling/%s#%s", type ? type : "",
+							*p + strlen("cooling_device")),
+					      path, text);
+		} else {
+			free(path);
+		}
+		free(type);
+		free(type_path);
+	}
+	source_free_names(names);
+}
+
+/* Each hwmon chip's energyN_input, keyed by the chip's name. */
+static void add_energy(struct counters_snapshot *s, int root_fd) {
+	char **names = source_list_dir(root_fd, "class/hwmon", "hwmon");
+	for (char **p = names; p && *p; p++) {
+		char *name_path = xasprintf("class/hwmon/%s/name", *p);
+		char *chip = sysfs_read_alloc(root_fd, name_path, COUNTERS_NAME_MAX);
+		free(name_path);
+		char *dir = xasprintf("class/hwmon/%s", *p);
+		char **files = source_list_dir(root_fd, dir, "energy");
+		for (char **f = files; f && *f; f++) {
+			size_t len = strlen(*f);
+			if (len < 7 || strcmp(*f + len - 6, "_input") != 0) {
+				continue;
+			}
+			char *path = xasprintf("%s/%s", dir, *f);
+			char *text = sysfs_read_alloc(root_fd, path, COUNTERS_NAME_MAX);
+			if (text) {
+				(*f)[len - 6] = '\0';
+				counters_snapshot_add(
+					s, COUNTERS_SNAP_ENERGY,
+					xasprintf("hwmon/%s/%s", chip ? chip : *p, *f), path, text);
+			} else {
+				free(path);
+			}
+		}
+		source_free_names(files);
+		free(dir);
+		free(chip);
+	}
+	source_free_names(names);
+}
+
+void counters_snapshot_read(int root_fd, struct counters_snapshot *s) {
+	add_each(s, root_fd, COUNTERS_SNAP_CPUFREQ, "devices/system/cpu/cpufreq", "policy",
+		 "stats/time_in_state", "cpufreq");
+	add_each(s, root_fd, COUNTERS_SNAP_DEVFREQ, "class/devfreq", NULL, "trans_stat", "devfreq");
+	add_cooling(s, root_fd);
+	add_energy(s, root_fd);
 }

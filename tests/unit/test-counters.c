@@ -2,6 +2,7 @@
  * after a 1627.29 s run, energy counter wrap/reset, and trapezoid integration of power. */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -226,8 +227,54 @@ static void test_integration(void) {
 	is_near(counters_power_iio_w(3120, 2.5), 7.8, 1e-12, "IIO power: mW");
 }
 
+static const struct counters_snap_file *snap_key(const struct counters_snapshot *s,
+						 const char *key) {
+	for (size_t i = 0; i < s->n; i++) {
+		if (strcmp(s->files[i].key, key) == 0) {
+			return &s->files[i];
+		}
+	}
+	return NULL;
+}
+
+/* A snapshot of the fixture: every residency and energy counter it has, by kind, key and path. */
+static void test_snapshot(void) {
+	int root = open_root(BEFORE);
+	struct counters_snapshot s = {0};
+	counters_snapshot_read(root, &s);
+	size_t by_kind[COUNTERS_SNAP_KINDS] = {0};
+	for (size_t i = 0; i < s.n; i++) {
+		by_kind[s.files[i].kind]++;
+	}
+	is_int(by_kind[COUNTERS_SNAP_CPUFREQ], 3, "three policies' time_in_state");
+	is_int(by_kind[COUNTERS_SNAP_DEVFREQ], 3, "three devfreq devices' trans_stat");
+	is_int(by_kind[COUNTERS_SNAP_COOLING], 5, "five cooling devices' time_in_state_ms");
+	is_int(by_kind[COUNTERS_SNAP_ENERGY], 1, "the INA238's energy counter");
+	const struct counters_snap_file *f = snap_key(&s, "cpufreq/policy4");
+	ok(f && strcmp(f->path, "devices/system/cpu/cpufreq/policy4/stats/time_in_state") == 0,
+	   "policy4 by its path");
+	struct counters_table t;
+	ok(f && counters_parse(COUNTERS_FORMAT_CPUFREQ, f->text, &t) == 0 && t.n == 11,
+	   "its text parses: 11 frequencies");
+	counters_table_finish(&t);
+	f = snap_key(&s, "cooling/pwm-fan#4");
+	ok(f && f->kind == COUNTERS_SNAP_COOLING, "a cooling device keyed by its type and number");
+	f = snap_key(&s, "hwmon/ina238/energy1");
+	ok(f && f->text[strlen(f->text) - 1] != '\n', "the energy counter, its newline removed");
+	ok(snap_key(&s, "devfreq/fdab0000.npu") != NULL, "the NPU's trans_stat");
+	counters_snapshot_finish(&s);
+	is_int(s.n, 0, "finished: empty");
+	enum counters_snap_kind k;
+	ok(counters_snap_kind_parse("devfreq", &k) && k == COUNTERS_SNAP_DEVFREQ &&
+		   strcmp(counters_snap_kind_name(k), "devfreq") == 0,
+	   "kind names both ways");
+	ok(!counters_snap_kind_parse("hwmon", &k), "an unknown kind is refused");
+	close(root);
+}
+
 int main(void) {
 	test_fixture_deltas();
+	test_snapshot();
 	test_formats();
 	test_energy_counter();
 	test_integration();
