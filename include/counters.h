@@ -160,6 +160,9 @@ void counters_snapshot_read(int root_fd, struct counters_snapshot *s);
 void counters_snapshot_add(struct counters_snapshot *s, enum counters_snap_kind kind, char *key,
 			   char *path, char *text);
 void counters_snapshot_finish(struct counters_snapshot *s); // accepts a zeroed snapshot
+/** The file of @s read from @path, or NULL. */
+const struct counters_snap_file *counters_snapshot_find(const struct counters_snapshot *s,
+							const char *path);
 /** "cpufreq", "devfreq", "cooling", "energy"; and back (false for another name). */
 const char *counters_snap_kind_name(enum counters_snap_kind kind);
 bool counters_snap_kind_parse(const char *name, enum counters_snap_kind *out);

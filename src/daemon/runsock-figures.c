@@ -69,16 +69,6 @@ static enum counters_format snap_format(enum counters_snap_kind kind) {
 					       : COUNTERS_FORMAT_COOLING;
 }
 
-static const struct counters_snap_file *snap_find(const struct counters_snapshot *s,
-						  const char *path) {
-	for (size_t i = 0; i < s->n; i++) {
-		if (strcmp(s->files[i].path, path) == 0) {
-			return &s->files[i];
-		}
-	}
-	return NULL;
-}
-
 static int cmp_double(const void *a, const void *b) {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
@@ -103,8 +93,9 @@ static void energy_of(struct run *run, const struct counters_snapshot *start,
 	*e = (struct energy){.joules = NAN, .coverage = NAN};
 	for (size_t i = 0; i < start->n; i++) {
 		const struct counters_snap_file *a = &start->files[i];
-		const struct counters_snap_file *b =
-			a->kind == COUNTERS_SNAP_ENERGY ? snap_find(stop, a->path) : NULL;
+		const struct counters_snap_file *b = a->kind == COUNTERS_SNAP_ENERGY
+							     ? counters_snapshot_find(stop, a->path)
+							     : NULL;
 		if (!b) {
 			continue;
 		}
@@ -183,7 +174,7 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		if (a->kind == COUNTERS_SNAP_ENERGY) {
 			continue;
 		}
-		const struct counters_snap_file *b = snap_find(stop, a->path);
+		const struct counters_snap_file *b = counters_snapshot_find(stop, a->path);
 		struct counters_table ta = {0}, tb = {0};
 		struct counters_residency res = {0};
 		int rc = b ? counters_parse(snap_format(a->kind), a->text, &ta) : -ENOENT;

@@ -404,6 +404,15 @@ void counters_snapshot_finish(struct counters_snapshot *s) {
 	*s = (struct counters_snapshot){0};
 }
 
+const struct counters_snap_file *counters_snapshot_find(const struct counters_snapshot *s,
+							const char *path) {
+	const struct counters_snap_file *f = s->files, *end = s->files + s->n;
+	while (f < end && strcmp(f->path, path) != 0) {
+		f++;
+	}
+	return f < end ? f : NULL;
+}
+
 struct snapshot_adder {
 	struct counters_snapshot *s;
 	enum counters_snap_kind kind;

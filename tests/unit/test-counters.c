@@ -262,6 +262,9 @@ static void test_snapshot(void) {
 	f = snap_key(&s, "hwmon/ina238/energy1");
 	ok(f && f->text[strlen(f->text) - 1] != '\n', "the energy counter, its newline removed");
 	ok(snap_key(&s, "devfreq/fdab0000.npu") != NULL, "the NPU's trans_stat");
+	f = counters_snapshot_find(&s, "class/devfreq/dmc/trans_stat");
+	ok(f && strcmp(f->key, "devfreq/dmc") == 0, "found by its path");
+	ok(!counters_snapshot_find(&s, "class/devfreq/dmc/cur_freq"), "a path not read: none");
 	counters_snapshot_finish(&s);
 	is_int(s.n, 0, "finished: empty");
 	enum counters_snap_kind k;
