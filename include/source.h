@@ -130,8 +130,9 @@ int sysfs_parse_int(const char *text, size_t len, int64_t *out);
  */
 int sysfs_read_text(int root_fd, const char *path, char *buf, size_t size);
 /**
- * The whole attribute @path relative to @root_fd as a new string, its trailing newline removed,
- * through sysfs_read_text(): NULL when it cannot be read or holds more than @max bytes.
+ * The whole attribute @path relative to @root_fd as a new string, its trailing white space
+ * removed, through sysfs_read_text(): NULL when it cannot be read or holds more than @max bytes
+ * without that white space.
  */
 char *sysfs_read_alloc(int root_fd, const char *path, size_t max);
 /**

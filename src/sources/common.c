@@ -102,10 +102,13 @@ int sysfs_hold(int *fd, int dir_fd, const char *path) {
 }
 
 char *sysfs_read_alloc(int root_fd, const char *path, size_t max) {
-	// room for max bytes and the one more read that finds the end, then the NUL
-	char *text = xrealloc(NULL, max + 2);
-	int len = sysfs_read_text(root_fd, path, text, max + 2);
-	if (len < 0) {
+	// max bytes and a newline, then room for the read that finds the end (sysfs_read_text())
+	char *text = xrealloc(NULL, max + 3);
+	int len = sysfs_read_text(root_fd, path, text, max + 3);
+	while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n')) {
+		text[--len] = '\0';
+	}
+	if (len < 0 || (size_t)len > max) {
 		free(text);
 		return NULL;
 	}

@@ -18,6 +18,8 @@
 /* devfreq's table may be one page; cpufreq's has a line per OPP. Twice a 16 KiB page is plenty. */
 #define COUNTERS_TEXT_MAX 32768
 #define COUNTERS_NAME_MAX 256 // a type, a chip's name, an energy counter
+/* A file kept in a snapshot: a page of the kernel's (64 KiB pages on some arm64 kernels). */
+#define COUNTERS_SNAPSHOT_MAX 65536
 
 /* Parses an unsigned decimal at *p (after blanks); advances *p. False if none or overflow. */
 static bool parse_u64(const char **p, int64_t *out) {
@@ -429,7 +431,7 @@ static void add_file(void *ctx, const char *name, const char *path, char *text) 
 static void add_each(struct counters_snapshot *s, int root_fd, enum counters_snap_kind kind,
 		     const char *dir, const char *prefix, const char *file, const char *label) {
 	struct snapshot_adder a = {.s = s, .kind = kind, .label = label};
-	source_read_each(root_fd, dir, prefix, file, COUNTERS_TEXT_MAX, add_file, &a);
+	source_read_each(root_fd, dir, prefix, file, COUNTERS_SNAPSHOT_MAX, add_file, &a);
 }
 
 /* Each cooling device's stats/time_in_state_ms, keyed by its type and number. */
@@ -439,7 +441,7 @@ static void add_cooling(struct counters_snapshot *s, int root_fd) {
 		char *path = xasprintf("class/thermal/%s/stats/time_in_state_ms", *p);
 		char *type_path = xasprintf("class/thermal/%s/type", *p);
 		char *type = sysfs_read_alloc(root_fd, type_path, COUNTERS_NAME_MAX);
-		char *text = sysfs_read_alloc(root_fd, path, COUNTERS_TEXT_MAX);
+		char *text = sysfs_read_alloc(root_fd, path, COUNTERS_SNAPSHOT_MAX);
 		if (text) {
 			counters_snapshot_add(s, COUNTERS_SNAP_COOLING,
 					      xasprintf("cooling/%s#%s", type ? type : "",

@@ -2,12 +2,15 @@
  * after a 1627.29 s run, energy counter wrap/reset, and trapezoid integration of power. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "counters.h"
 #include "source.h"
 #include "test.h"
+#include "xalloc.h"
 
 #define BEFORE "fixtures/rock5c"
 #define AFTER  "fixtures/rock5c-after-run"
@@ -275,9 +278,60 @@ static void test_snapshot(void) {
 	close(root);
 }
 
+static void put(const char *dir, const char *rel, const char *text, size_t len) {
+	char *path = xasprintf("%s/%s", dir, rel);
+	char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", path);
+	ok(system(cmd) == 0, rel);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ok(fd >= 0 && write(fd, text, len) == (ssize_t)len, rel);
+	close(fd);
+	free(cmd);
+	free(path);
+}
+
+/*
+ * What a snapshot keeps: a table up to a 64 KiB page (41 KiB here), a type's trailing blanks
+ * trimmed; sysfs_read_alloc() takes @max bytes and a newline, refuses a byte more.
+ */
+static void test_snapshot_limits(void) {
+	char dir[] = "/tmp/test-counters-XXXXXX";
+	ok(mkdtemp(dir) != NULL, "a scratch tree");
+	size_t big = 41004;
+	char *table = xcalloc(1, big + 1);
+	for (size_t i = 0; i < big; i++) {
+		table[i] = i % 41 == 40 ? '\n' : '1';
+	}
+	put(dir, "class/devfreq/big/trans_stat", table, big);
+	put(dir, "class/thermal/cooling_device7/type", "fan \n", 5);
+	put(dir, "class/thermal/cooling_device7/stats/time_in_state_ms", "state0 5\n", 9);
+	int root = open_root(dir);
+	struct counters_snapshot s = {0};
+	counters_snapshot_read(root, &s);
+	const struct counters_snap_file *f = snap_key(&s, "devfreq/big");
+	ok(f && strlen(f->text) == big, "a 41 KiB trans_stat is kept whole");
+	ok(snap_key(&s, "cooling/fan#7") != NULL, "a type's trailing blank trimmed from its key");
+	counters_snapshot_finish(&s);
+	memset(table, 'x', 64);
+	table[64] = '\n';
+	put(dir, "edge", table, 65);
+	char *text = sysfs_read_alloc(root, "edge", 64);
+	ok(text && strlen(text) == 64, "max bytes and a newline: read");
+	free(text);
+	put(dir, "edge", table, 64);
+	text = sysfs_read_alloc(root, "edge", 63);
+	ok(!text, "a byte over max: refused");
+	free(text);
+	free(table);
+	close(root);
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "remove the scratch tree");
+	free(cmd);
+}
+
 int main(void) {
 	test_fixture_deltas();
 	test_snapshot();
+	test_snapshot_limits();
 	test_formats();
 	test_energy_counter();
 	test_integration();
