@@ -188,8 +188,13 @@ def main():
     # daemon logs each step (whole seconds, rounded down). A gap of at most a step's seconds
     # + 2 is the step's, one gap per logged step; any other missing cycle counts.
     log.seek(0)
-    steps = sorted(int(x) for x in
-                   re.findall(r"the wall clock stepped forward by (\d+) s", log.read()))
+    text = log.read()
+    steps = sorted([int(x) for x in re.findall(r"the wall clock stepped forward by (\d+) s$",
+                                                text, re.M)] +
+                   [int(x) // 1000 for x in re.findall(
+                       r"the wall clock stepped forward by (\d+) ms: \d+ slots? passed", text)])
+    # what the daemon says it missed because it did not run (counted as missing all the same)
+    late = sum(int(x) for x in re.findall(r"notice: (\d+) cycles? missed", text))
     gaps = sorted(b - a - 1 for a, b in zip(ts, ts[1:]) if b - a > 1)
     stepped = 0
     for gap in reversed(gaps):
@@ -204,7 +209,8 @@ def main():
     spread = (max(half) - min(half)) if half else 0
     print(f"soak: {a.minutes:g} min at 1 s, a run every {a.run_every:g} s, {a.readers} readers")
     print(f"cycles: {len(ts)} stored of {expected} expected ({expected - len(ts)} missing)"
-          + (f"; {stepped} more skipped by wall-clock steps the daemon logged" if stepped else ""))
+          + (f"; {stepped} more skipped by wall-clock steps the daemon logged" if stepped else "")
+          + (f"; the daemon said it woke too late for {late}" if late else ""))
     print(f"runs: {len(acked)} acknowledged, {len(acked) - len(missing_runs)} stored, "
           f"{len(open_runs)} left running; {len(unrecorded)} not recorded")
     for u in unrecorded[:5]:

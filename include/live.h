@@ -23,6 +23,9 @@ struct live_health {
 	int64_t interval_ms;
 	int64_t cycles_total;  // cycles stored since start
 	int64_t cycles_failed; // cycles that could not be stored (queued or dropped)
+	// slots of the grid no cycle was taken at because the loop woke an interval or more late
+	// (the process did not run)
+	int64_t cycles_missed;
 	int64_t read_errors_total;
 	int64_t errors_last_hour;
 	// The keys of the channels that failed in the last hour, ", "-separated ("" if none),

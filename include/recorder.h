@@ -64,6 +64,8 @@ struct store *recorder_store(struct recorder *r);
 int64_t recorder_last_ts(const struct recorder *r);
 /** Moves the anchor to @ts after cycles were written around the recorder (the demo's history). */
 void recorder_set_last_ts(struct recorder *r, int64_t ts);
+/** Counts @n slots the loop woke too late for (health.cycles_missed, published with the next). */
+void recorder_count_missed(struct recorder *r, int64_t n);
 
 /** What one recorder_tick() did, for the caller's status line and readiness. */
 struct recorder_result {

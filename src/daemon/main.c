@@ -561,6 +561,40 @@ static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now
 }
 
 /*
+ * Says the slots between the last cycle and the one at @slot_ms that no cycle was taken at, and
+ * why. The loop woke an interval or more late (the process did not run: a starved, stopped or
+ * paused machine): cycles missed, counted in health.cycles_missed. The wall clock stepped
+ * forward past them: those seconds never came on this clock, nothing is missed (a step of 2 s
+ * or more detect_step() has said already). A step back skips none.
+ */
+static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
+			 int64_t now_mono_ms) {
+	int64_t interval = d->cfg->interval_ms;
+	int64_t skipped = d->last_slot_ms > 0 ? (slot_ms - d->last_slot_ms) / interval - 1 : 0;
+	if (skipped <= 0) {
+		return;
+	}
+	int64_t stepped = (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
+	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
+	timefmt_iso((d->last_slot_ms + interval) / 1000, from);
+	timefmt_iso((slot_ms - interval) / 1000, to);
+	const char *s = skipped == 1 ? "" : "s";
+	if (stepped > interval / 4) {
+		if (stepped < 2000) {
+			log_notice("the wall clock stepped forward by %" PRId64 " ms: %" PRId64
+				   " slot%s passed (%s to %s)",
+				   stepped, skipped, s, from, to);
+		}
+		return;
+	}
+	log_notice("%" PRId64 " cycle%s missed (%s to %s): %" PRId64
+		   " ms from one cycle to the next, the loop woke too late for them (the process "
+		   "did not run)",
+		   skipped, s, from, to, slot_ms - d->last_slot_ms);
+	recorder_count_missed(d->recorder, skipped);
+}
+
+/*
  * The first cycle at start, off the grid: /metrics and /api/v1/latest have values at once
  * instead of up to an interval later. Stamped with the current second, which becomes the
  * handled slot, so the grid never handles it again. Skipped when that second is already
@@ -614,6 +648,7 @@ static int run(struct daemon *d) {
 			if (slot == d->last_slot_ms) {
 				log_debug("woke early for a slot already handled");
 			} else if (slot != INT64_MIN) {
+				note_skipped(d, slot, now_wall, now_mono);
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
 				server_collect(d->server);

@@ -1051,6 +1051,10 @@ int64_t recorder_last_ts(const struct recorder *r) {
 	return r->last_ts;
 }
 
+void recorder_count_missed(struct recorder *r, int64_t n) {
+	r->health.cycles_missed += n;
+}
+
 void recorder_set_last_ts(struct recorder *r, int64_t ts) {
 	r->last_ts = ts;
 }

@@ -72,6 +72,7 @@ static void write_status(struct request *r, const struct live_snapshot *snap, st
 	json_field_double(j, "cycle_seconds", h->cycle_seconds);
 	json_field_int(j, "cycles_since_start", h->cycles_total);
 	json_field_int(j, "cycles_failed", h->cycles_failed);
+	json_field_int(j, "cycles_missed", h->cycles_missed);
 	json_field_int(j, "queued_cycles", h->queued_cycles);
 	json_field_int(j, "database_reopens", h->database_reopens);
 	json_field_time_or_null(j, "database_reopened_at", h->database_reopened_at > 0,

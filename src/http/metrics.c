@@ -179,6 +179,9 @@ static void write_health(const struct live_snapshot *snap, struct buf *out) {
 	put_single(out, "thermlog_cycles_failed_total", "counter",
 		   "Cycles that could not be stored since start (queued or dropped).",
 		   (double)h->cycles_failed);
+	put_single(out, "thermlog_cycles_missed_total", "counter",
+		   "Slots the loop woke too late for since start (the process did not run).",
+		   (double)h->cycles_missed);
 	put_single(out, "thermlog_queued_cycles", "gauge", "Cycles waiting for disk space.",
 		   (double)h->queued_cycles);
 	put_single(out, "thermlog_read_errors_total", "counter",

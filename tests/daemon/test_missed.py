@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Slots the loop takes no cycle at are said and counted: a stopped process (SIGSTOP for 3.5 s)
+misses cycles, logged with how late the loop woke and counted in /api/v1/status
+(`cycles_missed`) and /metrics (`thermlog_cycles_missed_total`), as many as the database lacks;
+a wall clock stepped forward by a second passes a slot, said, not counted as missed.
+
+Uses the daemon's test hook THERMLOG_TEST_CLOCK_OFFSET_FILE for the step (no real clock is
+touched)."""
+import os
+import re
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, copy_fixture, cycles, get, get_json, main, \
+    wait_cycles, wait_for, write_config
+
+
+def gaps(db, after):
+    ts = [t for t, _ in cycles(db) if t >= after]
+    return sum(b - a - 1 for a, b in zip(ts, ts[1:]))
+
+
+def set_offset(path, seconds):
+    with open(path + ".new", "w") as f:
+        f.write("%d\n" % seconds)
+    os.rename(path + ".new", path)
+
+
+def run(tap):
+    exe, fixture = sys.argv[1], sys.argv[2]
+    with Workdir("thermlog-missed.") as wd:
+        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
+        db = os.path.join(wd, "t.db")
+        cfg = write_config(os.path.join(wd, "t.yaml"))
+        off = os.path.join(wd, "offset")
+        set_offset(off, 0)
+        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                             "--listen", "127.0.0.1:0"],
+                   env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+        base = "http://127.0.0.1:%d" % d.http_port()
+        c0 = wait_cycles(db, 3, 20, d)
+        tap.ok(len(c0) >= 3, "sampling every second", d.log_text())
+        first = c0[0][0]
+
+        d.send(signal.SIGSTOP)
+        time.sleep(3.5)
+        d.send(signal.SIGCONT)
+        tap.ok(wait_for(lambda: "cycles missed" in d.log_text(), 10),
+               "the missed cycles are said", d.log_text())
+        m = re.search(r"notice: (\d+) cycles missed \(\S+ to \S+\): (\d+) ms from one cycle "
+                      r"to the next, the loop woke too late", d.log_text())
+        tap.ok(m and int(m.group(1)) >= 2 and int(m.group(2)) == (int(m.group(1)) + 1) * 1000,
+               "how many, and the time between the two cycles around them", d.log_text())
+        missed = int(m.group(1)) if m else -1
+        wait_cycles(db, len(cycles(db)) + 2, 10, d)
+        tap.ok(gaps(db, first) == missed, "as many as the database lacks (%d)" % gaps(db, first))
+        status = get_json(base + "/api/v1/status")
+        tap.ok(status.get("cycles_missed") == missed, "/api/v1/status counts them", status)
+        metrics = get(base + "/metrics").decode()
+        tap.ok(re.search(r"^thermlog_cycles_missed_total %d$" % missed, metrics, re.M),
+               "/metrics counts them", [l for l in metrics.splitlines() if "missed" in l])
+
+        set_offset(off, 1)
+        tap.ok(wait_for(lambda: "the wall clock stepped forward by" in d.log_text(), 10),
+               "a step of a second forward is said", d.log_text())
+        tap.ok("slot passed" in d.log_text(), "the slot it passed is named", d.log_text())
+        wait_cycles(db, len(cycles(db)) + 2, 10, d)
+        status = get_json(base + "/api/v1/status")
+        tap.ok(status.get("cycles_missed") == missed, "a step misses no cycle", status)
+        tap.ok(d.stop() == 0, "clean stop")
+
+
+main(run)
