@@ -105,7 +105,8 @@ char *sysfs_read_alloc(int root_fd, const char *path, size_t max) {
 	// max bytes and a newline, then room for the read that finds the end (sysfs_read_text())
 	char *text = xrealloc(NULL, max + 3);
 	int len = sysfs_read_text(root_fd, path, text, max + 3);
-	while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n')) {
+	while (len > 0 &&
+	       (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n')) {
 		text[--len] = '\0';
 	}
 	if (len < 0 || (size_t)len > max) {
