@@ -67,8 +67,9 @@ struct daemon {
 	int64_t last_slot_ms;               // the last slot the loop acted on (wall clock ms)
 	int64_t armed_slot_ms;              // the slot the timer is armed for (wall clock ms)
 	int64_t armed_offset_ms;            // wall minus boot clock when it was armed
-	int64_t trimmed_mono_ms;            // the last trim_heap(), boot clock ms
-	uint64_t trimmed_completed;         // server_completed() at the last trim_heap()
+	int64_t busy_max_ms; // the loop's longest step (poll to poll) since the last cycle began
+	int64_t trimmed_mono_ms;    // the last trim_heap(), boot clock ms
+	uint64_t trimmed_completed; // server_completed() at the last trim_heap()
 	bool ready;
 	bool url_printed;
 };
@@ -587,10 +588,11 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 		}
 		return;
 	}
+	// A long step is the loop's own (a cycle, a request); a short one: the process did not run.
 	log_notice("%" PRId64 " cycle%s missed (%s to %s): %" PRId64
-		   " ms from one cycle to the next, the loop woke too late for them (the process "
-		   "did not run)",
-		   skipped, s, from, to, slot_ms - d->last_slot_ms);
+		   " ms from one cycle to the next, the loop woke too late for them (its longest "
+		   "step meanwhile took %" PRId64 " ms)",
+		   skipped, s, from, to, slot_ms - d->last_slot_ms, d->busy_max_ms);
 	recorder_count_missed(d->recorder, skipped);
 }
 
@@ -614,7 +616,11 @@ static int run(struct daemon *d) {
 	first_cycle(d);
 	trim_heap(d, mono_ms());
 	arm_next(d);
+	int64_t woke = 0; // when the last poll returned, boot clock ms
 	for (;;) {
+		if (woke > 0 && mono_ms() - woke > d->busy_max_ms) {
+			d->busy_max_ms = mono_ms() - woke;
+		}
 		struct pollfd fds[4] = {
 			{.fd = d->sfd, .events = POLLIN},
 			{.fd = d->tfd, .events = POLLIN},
@@ -629,6 +635,7 @@ static int run(struct daemon *d) {
 			log_errno("poll failed");
 			return 1;
 		}
+		woke = mono_ms();
 		if (fds[2].revents & POLLIN) {
 			notify_watchdog(d->notify);
 		}
@@ -649,6 +656,7 @@ static int run(struct daemon *d) {
 				log_debug("woke early for a slot already handled");
 			} else if (slot != INT64_MIN) {
 				note_skipped(d, slot, now_wall, now_mono);
+				d->busy_max_ms = 0; // from this cycle's step on
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
 				server_collect(d->server);
