@@ -8,6 +8,8 @@ source computes shares all along. At the end it prints what a soak is judged by:
   cycles stored / cycles expected (one a second from the first to the last cycle, less the
   seconds a wall-clock step the daemon logged jumped over)
   acknowledged runs (the wrapper printed "run ID ... ended") / those stored, ended
+  the machine's stalls: a probe thread beside the daemon that slept 100 ms and woke over 0.5 s
+  late, and how many missing cycles fall within one (said, still missing)
   RssAnon over the last half: min, max, spread (the target: within 256 KiB), read every 30 s
   with the HTTP readers paused for 2.5 s (no request in flight, and a cycle after the last
   one, after which the daemon gives freed heap back), and the same read under load beside it
@@ -137,8 +139,18 @@ def main():
         with lock:
             (acked if m else unrecorded).append(int(m.group(1)) if m else p.stderr.strip())
 
+    stalls = []  # (wall s, s) the machine did not run this process on time: a probe beside it
+
+    def probe():
+        while not stop.is_set():
+            t0 = time.monotonic()
+            time.sleep(0.1)
+            late = time.monotonic() - t0 - 0.1
+            if late > 0.5:
+                stalls.append((time.time() - late, late))
+
     threads = [threading.Thread(target=reader, args=(i,), daemon=True)
-               for i in range(a.readers)]
+               for i in range(a.readers)] + [threading.Thread(target=probe, daemon=True)]
     for t in threads:
         t.start()
     random.seed(1)
@@ -216,6 +228,12 @@ def main():
     for u in unrecorded[:5]:
         print(f"  not recorded: {u}")
     print(f"http: {reads[0]} reads, {reads[1]} failed")
+    # a missing cycle within a second of a stall the probe saw: the machine's, not the daemon's
+    holes = [t for a_, b_ in zip(ts, ts[1:]) for t in range(a_ + 1, b_)]
+    machine = [t for t in holes if any(st - 1 <= t <= st + late + 1 for st, late in stalls)]
+    print(f"machine: {len(stalls)} stalls over 0.5 s of a probe thread beside the daemon "
+          f"(longest {max((l for _, l in stalls), default=0):.1f} s); {len(machine)} of the "
+          f"{len(holes)} missing cycles fall within them")
     if half:
         print(f"RssAnon over the last half: min {min(half)} KiB, max {max(half)} KiB, "
               f"spread {spread} KiB (first {mem[0][1]} KiB, last {mem[-1][1]} KiB)")
