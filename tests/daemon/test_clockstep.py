@@ -8,31 +8,18 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
-    write_config
+from thermlog_test import Workdir, check_database, cycles, main, offset_clock_daemon, \
+    set_clock_offset, wait_cycles
 
 PHASE_S = 5
 UNSYNCED = 2
 
 
-def set_offset(path, seconds):
-    tmp = path + ".new"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % seconds)
-    os.rename(tmp, path)
-
 
 def run(tap):
     exe, fixture = sys.argv[1], sys.argv[2]
     with Workdir("thermlog-clock.") as wd:
-        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
-        db = os.path.join(wd, "t.db")
-        cfg = write_config(os.path.join(wd, "t.yaml"))
-        off = os.path.join(wd, "offset")
-        set_offset(off, 0)
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"],
-                   env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+        d, db, off = offset_clock_daemon(exe, fixture, wd)
         c0 = wait_cycles(db, 3, 20, d)
         tap.ok(len(c0) >= 3, "sampling every second", d.log_text())
         normal_clock = c0[-1][1]
@@ -41,12 +28,12 @@ def run(tap):
 
         # Thirty seconds back: a small step skips slots instead of shifting every stamp.
         last = cycles(db)[-1][0]
-        set_offset(off, -30)
+        set_clock_offset(off, -30)
         time.sleep(4)
         small = [r for r in cycles(db) if r[0] > last]
         tap.ok(d.alive() and not small, "a small step back skips slots (%d stored)" % len(small))
         tap.ok(d.log_text().count("a small step back") == 1, "logged once", d.log_text())
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
         time.sleep(3)
         back = [r for r in cycles(db) if r[0] > last]
         tap.ok(len(back) >= 1 and all(cl == normal_clock for _, cl in back),
@@ -55,7 +42,7 @@ def run(tap):
         last = c0[-1][0]
 
         # Three hours back.
-        set_offset(off, -3 * 3600)
+        set_clock_offset(off, -3 * 3600)
         t0 = time.time()
         time.sleep(PHASE_S)
         c1 = [r for r in cycles(db) if r[0] > last]
@@ -77,7 +64,7 @@ def run(tap):
 
         # Forward: two hours ahead of the real time, past the continued timeline.
         last = c1[-1][0] if c1 else last
-        set_offset(off, 2 * 3600)
+        set_clock_offset(off, 2 * 3600)
         t0 = time.time()
         time.sleep(PHASE_S)
         c2 = [r for r in cycles(db) if r[0] > last]
@@ -95,7 +82,7 @@ def run(tap):
                d.log_text())
 
         # Back again to the real time: behind the glitch's stamps, but not behind the anchor.
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
         t3 = time.time()
         time.sleep(PHASE_S)
         c3 = [r for r in cycles(db) if t3 - 2 <= r[0] <= time.time() + 2]

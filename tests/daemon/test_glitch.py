@@ -12,19 +12,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, query, \
-    wait_cycles, wait_for, write_config
+    set_clock_offset, wait_cycles, wait_for, write_config
 
 UNSYNCED = 2
 YEAR = 366 * 86400
 CENTURY = 100 * 365 * 86400
 Y2099 = 4070908800
 
-
-def set_offset(path, seconds):
-    tmp = path + ".new"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % seconds)
-    os.rename(tmp, path)
 
 
 def near_now(ts, slack=5):
@@ -39,7 +33,7 @@ def run(tap):
         # Retention of one day: a run from a stamp a year ahead would prune every raw row.
         cfg = write_config(os.path.join(wd, "t.yaml"), extra="retention:\n  raw: 1d\n")
         off = os.path.join(wd, "offset")
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
 
         def daemon(db, name):
             return Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
@@ -73,10 +67,10 @@ def run(tap):
         d = daemon(db, "year")
         before = wait_cycles(db, 4, 20, d)
         raw_before = query(db, "SELECT count(*) FROM samples")[0][0]
-        set_offset(off, YEAR)
+        set_clock_offset(off, YEAR)
         glitch = wait_for(lambda: [r for r in cycles(db) if r[0] > time.time() + YEAR / 2], 10,
                           step=0.02)
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
         tap.ok(glitch and len(glitch) <= 2, "a cycle a year ahead is stored (%d)" %
                len(glitch or []), d.log_text())
         tap.ok(glitch and all(cl == UNSYNCED for _, cl in glitch), "marked unsynced")
@@ -91,9 +85,9 @@ def run(tap):
         tap.ok("ahead of the last cycle" in log, "the glitch is logged", log)
 
         # A clock 100 years ahead for 3 s; then a restart does not follow it either.
-        set_offset(off, CENTURY)
+        set_clock_offset(off, CENTURY)
         time.sleep(3)
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
         n = len(cycles(db))
         after = [r for r in wait_cycles(db, n + 3, 20, d) if r[0] < time.time() + 60][-3:]
         tap.ok(len(after) == 3 and all(near_now(ts) and cl != UNSYNCED for ts, cl in after),
@@ -109,11 +103,11 @@ def run(tap):
 
         # A restart with the clock a year ahead (a garbage RTC): the saved anchor plus the
         # elapsed boot time says it is a glitch; the true time is trusted again at once.
-        set_offset(off, YEAR)
+        set_clock_offset(off, YEAR)
         d = daemon(db, "restart-ahead")
         ahead = wait_for(lambda: [r for r in cycles(db) if r[0] > time.time() + YEAR / 2 and
                                   r[0] < time.time() + 2 * YEAR], 10, step=0.05)
-        set_offset(off, 0)
+        set_clock_offset(off, 0)
         tap.ok(ahead and all(cl == UNSYNCED for _, cl in ahead),
                "a restart a year ahead: its cycles are unsynced (%d)" % len(ahead or []),
                d.log_text())

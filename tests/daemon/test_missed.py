@@ -13,8 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, copy_fixture, cycles, get, get_json, main, \
-    wait_cycles, wait_for, write_config
+from thermlog_test import Workdir, cycles, get, get_json, main, offset_clock_daemon, \
+    set_clock_offset, wait_cycles, wait_for
 
 
 def gaps(db, after):
@@ -22,23 +22,11 @@ def gaps(db, after):
     return sum(b - a - 1 for a, b in zip(ts, ts[1:]))
 
 
-def set_offset(path, seconds):
-    with open(path + ".new", "w") as f:
-        f.write("%d\n" % seconds)
-    os.rename(path + ".new", path)
-
 
 def run(tap):
     exe, fixture = sys.argv[1], sys.argv[2]
     with Workdir("thermlog-missed.") as wd:
-        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
-        db = os.path.join(wd, "t.db")
-        cfg = write_config(os.path.join(wd, "t.yaml"))
-        off = os.path.join(wd, "offset")
-        set_offset(off, 0)
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"],
-                   env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+        d, db, off = offset_clock_daemon(exe, fixture, wd)
         base = "http://127.0.0.1:%d" % d.http_port()
         c0 = wait_cycles(db, 3, 20, d)
         tap.ok(len(c0) >= 3, "sampling every second", d.log_text())
@@ -66,7 +54,7 @@ def run(tap):
         tap.ok(re.search(r"^thermlog_cycles_missed_total %d$" % missed, metrics, re.M),
                "/metrics counts them", [l for l in metrics.splitlines() if "missed" in l])
 
-        set_offset(off, 1)
+        set_clock_offset(off, 1)
         tap.ok(wait_for(lambda: "the wall clock stepped forward by" in d.log_text(), 10),
                "a step of a second forward is said", d.log_text())
         tap.ok("slot passed" in d.log_text(), "the slot it passed is named", d.log_text())

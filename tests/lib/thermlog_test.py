@@ -372,6 +372,29 @@ class Demo(Daemon):
 
 # ---- the database of a running daemon ----
 
+def set_clock_offset(path, seconds):
+    """Writes the daemon's test hook THERMLOG_TEST_CLOCK_OFFSET_FILE: @seconds added to its
+    wall clock from the next cycle on (replaced whole, so a cycle reads the old or the new)."""
+    with open(path + ".new", "w") as f:
+        f.write("%d\n" % seconds)
+    os.rename(path + ".new", path)
+
+
+def offset_clock_daemon(exe, fixture, wd):
+    """A started thermlogd sampling a copy of @fixture every second in @wd, its wall clock
+    shifted by the offset file (set_clock_offset(), 0 at start; no real clock is touched):
+    (daemon, database path, offset file path)."""
+    root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
+    db = os.path.join(wd, "t.db")
+    cfg = write_config(os.path.join(wd, "t.yaml"))
+    off = os.path.join(wd, "offset")
+    set_clock_offset(off, 0)
+    d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                         "--listen", "127.0.0.1:0"],
+               env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+    return d, db, off
+
+
 def connect_ro(db):
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
     con.execute("PRAGMA busy_timeout = 10000")
