@@ -36,6 +36,7 @@
 #include "xalloc.h"
 
 #define EXIT_USAGE       2
+#define STEP_NOTICE_MS   2000 // a wall-clock step this large is said by itself (detect_step())
 #define TRIM_INTERVAL_MS (10 * 60 * 1000) // trim_heap() at most this often after the start
 
 struct options {
@@ -111,7 +112,7 @@ static int64_t wall_ms(const struct daemon *d) {
 static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
 	if (d->prev_mono_ms > 0) {
 		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
-		if (llabs(step_ms) >= 2000) {
+		if (llabs(step_ms) >= STEP_NOTICE_MS) {
 			log_notice("the wall clock stepped %s by %lld s",
 				   step_ms > 0 ? "forward" : "back", llabs(step_ms) / 1000);
 		}
@@ -549,11 +550,22 @@ static int64_t arm_next(struct daemon *d) {
  * dropped); else, after a clock step or a suspend, the grid slot within a quarter interval
  * (at most 2 s) of now, if any: never a cycle off the grid.
  */
+/* How far off a slot the loop may act on it: a quarter interval, at most 2 s. */
+static int64_t grid_tolerance_ms(const struct daemon *d) {
+	int64_t quarter = d->cfg->interval_ms / 4;
+	return quarter < 2000 ? quarter : 2000;
+}
+
+/* How far the wall clock moved against the boot clock since the timer was armed. */
+static int64_t stepped_ms(const struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
+	return (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
+}
+
 static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
 	int64_t interval = d->cfg->interval_ms;
-	int64_t tolerance = interval / 4 < 2000 ? interval / 4 : 2000;
+	int64_t tolerance = grid_tolerance_ms(d);
 	int64_t late = now_wall_ms - d->armed_slot_ms;
-	int64_t stepped = (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
+	int64_t stepped = stepped_ms(d, now_wall_ms, now_mono_ms);
 	if (llabs(stepped) <= tolerance && late >= -tolerance && late < interval) {
 		return d->armed_slot_ms;
 	}
@@ -575,13 +587,13 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 	if (skipped <= 0) {
 		return;
 	}
-	int64_t stepped = (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
+	int64_t stepped = stepped_ms(d, now_wall_ms, now_mono_ms);
 	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
 	timefmt_iso((d->last_slot_ms + interval) / 1000, from);
 	timefmt_iso((slot_ms - interval) / 1000, to);
 	const char *s = skipped == 1 ? "" : "s";
-	if (stepped > interval / 4) {
-		if (stepped < 2000) {
+	if (stepped > grid_tolerance_ms(d)) {
+		if (stepped < STEP_NOTICE_MS) {
 			log_notice("the wall clock stepped forward by %" PRId64 " ms: %" PRId64
 				   " slot%s passed (%s to %s)",
 				   stepped, skipped, s, from, to);
@@ -618,9 +630,8 @@ static int run(struct daemon *d) {
 	arm_next(d);
 	int64_t woke = 0; // when the last poll returned, boot clock ms
 	for (;;) {
-		if (woke > 0 && mono_ms() - woke > d->busy_max_ms) {
-			d->busy_max_ms = mono_ms() - woke;
-		}
+		int64_t step = woke > 0 ? mono_ms() - woke : 0;
+		d->busy_max_ms = step > d->busy_max_ms ? step : d->busy_max_ms;
 		struct pollfd fds[4] = {
 			{.fd = d->sfd, .events = POLLIN},
 			{.fd = d->tfd, .events = POLLIN},

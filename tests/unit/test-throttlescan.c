@@ -77,17 +77,28 @@ static bool file_to_dir(const char *dir, const char *rel) {
 	return done;
 }
 
+/* A copy of the ROCK 5C fixture in @dir (a mkdtemp() template), opened. */
+static int scratch_fixture(char *dir) {
+	ok(mkdtemp(dir) != NULL, "a scratch tree");
+	char *cmd = xasprintf("cp -a fixtures/rock5c/. '%s'", dir);
+	ok(system(cmd) == 0, "copy the fixture");
+	free(cmd);
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void remove_scratch(const char *dir) {
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	ok(system(cmd) == 0, "remove the scratch tree");
+	free(cmd);
+}
+
 /*
  * A copy of the fixture's moving files: each read sees the caps, temperatures and cooling
  * states of its cycle, while the topology (trips, bindings, maxima) is the one found at create.
  */
 static void test_cycles(void) {
 	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
-	ok(mkdtemp(dir) != NULL, "a scratch tree");
-	char *cmd = xasprintf("cp -a fixtures/rock5c/. '%s'", dir);
-	ok(system(cmd) == 0, "copy the fixture");
-	free(cmd);
-	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = scratch_fixture(dir);
 	struct throttlescan *ts = throttlescan_create(root);
 	struct throttle_input *in = xcalloc(1, sizeof(*in));
 	size_t nd, nz, nc;
@@ -119,9 +130,7 @@ static void test_cycles(void) {
 	throttlescan_destroy(ts);
 	free(in);
 	close(root);
-	cmd = xasprintf("rm -rf '%s'", dir);
-	ok(system(cmd) == 0, "remove the scratch tree");
-	free(cmd);
+	remove_scratch(dir);
 }
 
 /* A sampler of @dir with the thermal source only, @yaml_more appended to its configuration. */
@@ -147,11 +156,7 @@ static struct sampler *thermal_sampler(struct config *cfg, const char *dir, cons
  */
 static void test_same_pass(void) {
 	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
-	ok(mkdtemp(dir) != NULL, "a scratch tree");
-	char *cmd = xasprintf("cp -a fixtures/rock5c/. '%s'", dir);
-	ok(system(cmd) == 0, "copy the fixture");
-	free(cmd);
-	int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = scratch_fixture(dir);
 	struct config cfg;
 	struct sampler *s = thermal_sampler(&cfg, dir,
 					    "channels:\n  thermal/soc-thermal: {offset: 5}\n"
@@ -187,9 +192,7 @@ static void test_same_pass(void) {
 	config_finish(&cfg);
 	free(in);
 	close(root);
-	cmd = xasprintf("rm -rf '%s'", dir);
-	ok(system(cmd) == 0, "remove the scratch tree");
-	free(cmd);
+	remove_scratch(dir);
 }
 
 /* Whole-board signals: x86 thermal_throttle counters, the Raspberry Pi's under-voltage alarm. */
