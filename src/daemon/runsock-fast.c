@@ -55,7 +55,7 @@ static const char *auto_power_path(struct runsock *rs) {
 	char **names = source_list_dir(rs->sysfs_fd, "class/hwmon", "hwmon");
 	for (char **p = names; p && *p && !rs->auto_power; p++) {
 		char *name_path = xasprintf("class/hwmon/%s/name", *p);
-		char *chip = sysfs_read_alloc(rs->sysfs_fd, name_path, FILE_MAX);
+		char *chip = sysfs_read_alloc(rs->sysfs_fd, name_path, CHIP_NAME_MAX);
 		free(name_path);
 		if (chip && strncmp(chip, "ina", 3) == 0) {
 			char *path = xasprintf("class/hwmon/%s/power1_input", *p);
@@ -86,16 +86,16 @@ static double power_now(struct runsock *rs, const struct channel *ch, const stru
 	}
 	const char *path = auto_power_path(rs);
 	*key = path;
-	char *text = path ? sysfs_read_alloc(rs->sysfs_fd, path, FILE_MAX) : NULL;
+	// each fast sample: a number in a buffer on the stack, not a page-sized allocation
+	char text[64];
 	double w = NAN;
-	if (text) {
+	if (path && sysfs_read_text(rs->sysfs_fd, path, text, sizeof(text)) >= 0) {
 		char *end;
 		long long uw = strtoll(text, &end, 10);
 		if (end != text) {
 			w = counters_power_hwmon_w(uw);
 		}
 	}
-	free(text);
 	return w;
 }
 

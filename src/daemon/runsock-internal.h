@@ -45,11 +45,12 @@
 #include "store.h"
 #include "xalloc.h"
 
-#define WAIT_MS      10000            // an HTTP request waits this long for the loop, then 503
-#define RECENT_MS    (10 * 60 * 1000) // a start's request_id is remembered this long
-#define RECENT_MAX   1024             // ended runs' request_ids remembered at most
-#define FILE_MAX     65536            // a file read for a run (the kernel's limit is a page)
-#define ENERGY_MAX_S 2.5 // power samples further apart than this many intervals are a gap
+#define WAIT_MS       10000            // an HTTP request waits this long for the loop, then 503
+#define RECENT_MS     (10 * 60 * 1000) // a start's request_id is remembered this long
+#define RECENT_MAX    1024             // ended runs' request_ids remembered at most
+#define FILE_MAX      65536            // a file read for a run (the kernel's limit is a page)
+#define CHIP_NAME_MAX 256              // an hwmon chip's name
+#define ENERGY_MAX_S  2.5 // power samples further apart than this many intervals are a gap
 
 #define HEAT_TRIPS_MAX 8
 
