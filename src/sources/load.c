@@ -52,7 +52,9 @@ struct shared_file {
 	char *path;    // its absolute path (the channels' path): another one after a reload
 	struct buf text;
 	int said_rc; // the error said of it (0 = none): said again only when it changes
-	// /proc/stat: where its cpu lines begin in text (loadparse_stat_index()), n of them
+	// /proc/stat: where its cpu lines begin in text (loadparse_stat_index()), n of them, as of
+	// the pass indexed
+	uint64_t indexed;
 	int *ids;
 	size_t *at, n, cap;
 };
@@ -289,8 +291,13 @@ static int shared_error(struct shared_file *f, struct sensor *s, int rc) {
 	return rc;
 }
 
-/* Finds where /proc/stat's cpu lines begin, once per pass. */
+/* Finds where /proc/stat's cpu lines begin, once per pass (by the first CPU channel read). */
 static void index_cpu_lines(struct shared_file *f) {
+	if (f->indexed == f->pass &&
+	    f->pass != 0) { // pass 0: no pass, read each time (pass_text())
+		return;
+	}
+	f->indexed = f->pass;
 	f->n = loadparse_stat_index(f->text.data, f->ids, f->at, f->cap);
 	if (f->n > f->cap) {
 		f->cap = f->n;
@@ -328,9 +335,6 @@ static int pass_text(struct source_ctx *ctx, enum shared which, int dir_fd, cons
 		}
 		f->rc = read_whole(ctx, &f->fd, dir_fd, rel, &f->text);
 		f->pass = ctx->pass;
-		if (which == SHARED_STAT && f->rc == 0) {
-			index_cpu_lines(f);
-		}
 	}
 	*text = f->text.data;
 	return f->rc;
@@ -346,6 +350,7 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", s->path, &text);
 	struct loadparse_ticks now;
 	if (rc == 0) {
+		index_cpu_lines(f);
 		const char *line = cpu_line_of(f, ls->sub);
 		rc = line ? loadparse_stat(line, ls->sub, &now, &s->why) : -ENOENT;
 	}
