@@ -86,6 +86,13 @@ struct sim_run {
 size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, size_t cap);
 
 /**
+ * The latest whole minute at or before @t at which no run is under way and every cooling
+ * device is at state 0: where a history can begin with nothing already going. Runs and their
+ * cooling last under an hour, so it is less than an hour before @t. Pure, like sim_model().
+ */
+int64_t sim_quiet_minute(uint64_t seed, int64_t t);
+
+/**
  * Board power at @t in watts, what the INA226 on the 5 V input reads: about 3 W idle, more
  * while runs are active (the NPU jobs most). Pure; sim_write() prints it as power1_input (µW).
  */

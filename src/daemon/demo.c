@@ -191,7 +191,8 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t from = timefmt_floor_div(now - DEMO_BACKFILL_S, 60) * 60;
+	// A new history begins at a quiet minute, so it holds each of its runs and episodes whole.
+	int64_t from = sim_quiet_minute(demo->seed, now - DEMO_BACKFILL_S);
 	if (info.last_cycle >= from) {
 		from = timefmt_floor_div(info.last_cycle, 60) * 60 + 60;
 	}

@@ -358,6 +358,32 @@ size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, si
 	return n;
 }
 
+/* Whether a run is under way at @t (started before it) or a cooling device is above state 0. */
+static bool busy_at(uint64_t seed, int64_t t) {
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		if (p != SIM_POLICY_LITTLE && cool_state_at(seed, p, t) > 0) {
+			return true;
+		}
+	}
+	// An hour holds at most three sdxl-image windows' runs and seven reranker slots'.
+	struct sim_run runs[16];
+	size_t n = sim_runs(seed, t - 3600, t, runs, 16);
+	for (size_t i = 0; i < n && i < 16; i++) {
+		if (runs[i].end > t) {
+			return true;
+		}
+	}
+	return false;
+}
+
+int64_t sim_quiet_minute(uint64_t seed, int64_t t) {
+	int64_t m = timefmt_floor_div(t, 60) * 60;
+	while (busy_at(seed, m)) {
+		m -= 60;
+	}
+	return m;
+}
+
 double sim_power_w(uint64_t seed, int64_t t) {
 	double w = 2.95 + noise(seed, 300, t, 0.05);
 	struct sim_run run;

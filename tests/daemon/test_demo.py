@@ -12,7 +12,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, check_database, cycles, main, query, wait_for
+from thermlog_test import (Daemon, Workdir, check_database, cycles, main, query,
+                           set_clock_offset, wait_for)
 
 
 def run(tap):
@@ -224,6 +225,28 @@ def run(tap):
                "a second run on the same database", d.log_text())
         added = len(cycles(db)) - before
         tap.ok(added < 10, "backfills only the gap (%d cycles added)" % added)
+        tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
+
+        # A week back from now may fall inside a run (its episodes open): the history then
+        # begins before that run, so it holds the whole run and every episode in one. The demo
+        # is started on a clock (the test hook) a week after five minutes into a run above.
+        rs, re_ = inside[len(inside) // 2]
+        off = os.path.join(wd, "offset")
+        set_clock_offset(off, rs + 300 + 7 * 86400 - int(time.time()))
+        mid = os.path.join(wd, "mid.db")
+        d = Daemon(exe, wd, ["--demo", "--db", mid, "--listen", "127.0.0.1:0", "--seed", "7"],
+                   name="midrun", env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+        wait_for(lambda: os.path.getsize(d.out_path) > 0, 90, 0.2)
+        first = min((t for t, cl in cycles(mid) if cl == 1), default=None)
+        mruns = query(mid, "SELECT start_ms / 1000, end_ms / 1000 FROM runs WHERE status != "
+                      "'running'")
+        meps = query(mid, "SELECT domain, start_ts FROM throttle_episodes")
+        tap.ok(first is not None and rs - 3600 < first <= rs and (rs, re_) in mruns,
+               "a history that would begin inside a run begins before it (%r, the run %d-%d)"
+               % (first, rs, re_), d.log_text())
+        stray = [e for e in meps if not any(a <= e[1] <= b for a, b in mruns)]
+        tap.ok(meps and not stray, "and each of its %d episodes starts inside a run" % len(meps),
+               stray[:3])
         tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
 
         # A database with history the demo did not write is never filled with simulated data,
