@@ -135,13 +135,15 @@ static int check_run(void *ctx, const struct store_run *run) {
 }
 
 /*
- * The backfill's throttle episodes are the model's caps on its one-minute grid: an episode of
+ * The backfill's throttle episodes are the model's caps on its one-minute grid (from the
+ * quiet minute before the week, sim_quiet_minute()): an episode of
  * policy4 per run of throttled minutes, from its first minute to the first minute released, and
  * the one the week ends in closed at its last minute. The sampler has the load channels.
  */
 static void test_backfill_throttle(struct demo *demo, struct store *store, struct sampler *sampler,
 				   int64_t now) {
-	int64_t from = (now - WEEK) / 60 * 60, to = (now - 1) / 60 * 60;
+	// The week begins at the quiet minute before it, if a run is under way a week ago.
+	int64_t from = sim_quiet_minute(SEED, now - WEEK), to = (now - 1) / 60 * 60;
 	struct {
 		int64_t start, end;
 	} want[400];

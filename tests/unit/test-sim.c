@@ -440,6 +440,48 @@ static void test_tree(void) {
 	rmdir(parent);
 }
 
+/*
+ * sim_quiet_minute(): inside a run (and in its cooling after it) the quiet minute is before the
+ * run's start, on the minute, with no run under way and no cooling; on a quiet minute, itself.
+ */
+static void test_quiet_minute(uint64_t seed) {
+	size_t n = sim_runs(seed, T0, T0 + 86400, NULL, 0);
+	struct sim_run *runs = calloc(n, sizeof(*runs));
+	sim_runs(seed, T0, T0 + 86400, runs, n);
+	size_t inside = 0, before = 0, quiet = 0, idem = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (int64_t t = runs[i].start + 1; t < runs[i].end + 240; t += 97) {
+			int64_t q = sim_quiet_minute(seed, t);
+			bool busy = false;
+			for (size_t j = 0; j < n; j++) {
+				busy = busy || (runs[j].start < q && runs[j].end > q);
+			}
+			struct sim_state s;
+			sim_model(seed, q, &s);
+			busy = busy || s.cool_state[SIM_POLICY_BIG0] > 0 ||
+			       s.cool_state[SIM_POLICY_BIG1] > 0;
+			inside += t < runs[i].end;
+			before += t < runs[i].end && q <= runs[i].start && q % 60 == 0 &&
+				  t - q < 3600;
+			quiet += !busy;
+			idem += sim_quiet_minute(seed, q) == q;
+		}
+	}
+	size_t probes = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (int64_t t = runs[i].start + 1; t < runs[i].end + 240; t += 97) {
+			probes++;
+		}
+	}
+	printf("# seed %llu: %zu probes inside runs, %zu in all\n", (unsigned long long)seed,
+	       inside, probes);
+	ok(n > 0 && inside > 0 && before == inside,
+	   "inside a run the quiet minute is on the minute before its start");
+	ok(quiet == probes && idem == probes,
+	   "no run under way and no cooling there, and it is its own quiet minute");
+	free(runs);
+}
+
 int main(void) {
 	test_determinism();
 	test_week(1);
@@ -447,6 +489,8 @@ int main(void) {
 	test_job_shape();
 	test_throttle(1);
 	test_throttle(2024);
+	test_quiet_minute(1);
+	test_quiet_minute(2024);
 	test_steps();
 	test_tree();
 	return test_done();
