@@ -153,6 +153,12 @@ struct api_database {
 void api_database_init(struct api_database *db, const char *path);
 /** The open connection, or NULL (the reason logged) when it cannot be opened at @now (s). */
 struct store *api_database_get(struct api_database *db, int64_t now);
+/**
+ * The request that had the connection is done: the cache its reads filled is given back
+ * (store_release_memory()), so the daemon's memory between requests does not depend on which
+ * requests came last. The connection stays open.
+ */
+void api_database_idle(struct api_database *db);
 void api_database_finish(struct api_database *db); // accepts a zeroed struct
 
 /** Reads the next piece of a streamed export (export_read(): count, 0 at the end, <0 error). */

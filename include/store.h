@@ -47,6 +47,12 @@ void store_set_busy_timeout(struct store *store, int ms);
  * touches a few hot pages per cycle and reads an hour or a day at a time in maintenance.
  */
 void store_set_cache_kib(struct store *store, int kib);
+/**
+ * Gives back the heap this connection's page cache holds (sqlite3_db_release_memory()): an
+ * idle reader then costs the same whatever its last query read. Its next read takes its pages
+ * from the kernel's page cache, as it must after any commit of the writer anyway. Accepts NULL.
+ */
+void store_release_memory(struct store *store);
 
 /**
  * Stores a cycle in one transaction, registering new channels and marking present ones. A

@@ -515,6 +515,10 @@ struct store *api_database_get(struct api_database *db, int64_t now) {
 	return db->store;
 }
 
+void api_database_idle(struct api_database *db) {
+	store_release_memory(db->store);
+}
+
 void api_database_finish(struct api_database *db) {
 	store_close(db->store);
 	free(db->path);

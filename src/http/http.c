@@ -481,6 +481,7 @@ static void slot_release(struct http *http, struct store_slot *slot) {
 	if (!slot) {
 		return;
 	}
+	api_database_idle(&slot->db); // still ours alone: outside the lock
 	pthread_mutex_lock(&http->slot_lock);
 	slot->busy = false;
 	pthread_cond_broadcast(&http->slot_free);

@@ -1041,6 +1041,12 @@ void store_set_cache_kib(struct store *store, int kib) {
 	pragma_set(store, ST_CACHE_SIZE_SET, -(long long)kib);
 }
 
+void store_release_memory(struct store *store) {
+	if (store) {
+		sqlite3_db_release_memory(store->db);
+	}
+}
+
 void store_set_busy_timeout(struct store *store, int ms) {
 	sqlite3_busy_timeout(store->db, ms);
 	store->quiet_busy = ms < 1000;
