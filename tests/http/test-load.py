@@ -5,6 +5,9 @@ sends garbage request lines, half-sent headers and oversized headers. Afterwards
 missed or late (one stored cycle per second for the whole run), no failed cycle, the daemon
 alive and answering, and its RSS bounded.
 
+Before the load: the daemon's idle memory is the same after reads of a week and of two
+minutes (a store connection given back keeps no page cache).
+
 usage: test-load.py THERMLOGD [SECONDS]   (TAP output; default 20 s in CI, the issue's full
 run is 60 s: THERMLOG_LOAD_SECONDS=60 or a second argument)
 """
@@ -18,7 +21,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, done, get_json, ok, rss_kib  # noqa: E402
+from thermlog_test import Demo, done, get, get_json, ok, rss_kib  # noqa: E402
 
 THERMLOGD = sys.argv[1]
 SECONDS = int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("THERMLOG_LOAD_SECONDS", "20"))
@@ -79,6 +82,58 @@ def abuse(port, stop):
         s.close()
 
 
+def idle_rss(daemon, seconds=3):
+    """The least RssAnon (KiB) over @seconds without requests: the cycles meanwhile give the
+    freed heap back."""
+    least = None
+    end = time.time() + seconds
+    while time.time() < end:
+        v = rss_kib(daemon.pid, "RssAnon:")
+        least = v if least is None else min(least, v)
+        time.sleep(0.1)
+    return least
+
+
+def together(url, paths):
+    """GETs @paths at once, each on its own connection; True when all answered 200."""
+    done_ok = []
+
+    def one(path):
+        try:
+            get(url + path, timeout=30)
+            done_ok.append(True)
+        except OSError:  # urllib's errors, an HTTP error status among them
+            done_ok.append(False)
+    threads = [threading.Thread(target=one, args=(p,)) for p in paths]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(done_ok) == len(paths) and all(done_ok)
+
+
+def idle_memory(daemon, url, sanitized):
+    """Between requests the daemon's memory does not depend on which requests came last: a
+    store connection given back holds no page cache. Reads of a week on every connection at
+    once (two heavy, the light one) and reads of two minutes alternate; the idle memory after
+    each is the same within 64 KiB. The first rounds open the connections."""
+    small = ["api/v1/stats?from=-2m&channel=thermal/soc-thermal"] * 2 + ["api/v1/channels"]
+    big = ["api/v1/stats?from=-7d", "api/v1/runs/stats?from=-7d", "api/v1/throttle?from=-7d"]
+    rounds, answered = [], True
+    for paths in (small, big, small, big, small, big, small):
+        answered = together(url, paths) and answered
+        rounds.append(idle_rss(daemon))
+    ok(answered, "a week and two minutes read on three connections at once, in turn")
+    after_small, after_big = rounds[2::2], rounds[3::2]
+    spread = max(after_small + after_big) - min(after_small + after_big)
+    what = (f"idle memory is the same after a week's reads and after two minutes' "
+            f"({after_big} KiB after a week, {after_small} after two minutes)")
+    if sanitized:
+        ok(True, what + " # SKIP the daemon runs under AddressSanitizer")
+    else:
+        ok(spread < 64, what, rounds)
+
+
 def main():
     if not WRK:
         print("1..0 # SKIP wrk not installed (Debian package wrk)")
@@ -90,6 +145,10 @@ def main():
             if not ok(url, "thermlogd --demo is ready"):
                 return 1
             time.sleep(2)
+            # ASan's quarantine keeps freed memory resident: RSS means nothing there.
+            with open(f"/proc/{daemon.pid}/maps") as f:
+                sanitized = "libasan" in f.read()
+            idle_memory(daemon, url, sanitized)
             lua = os.path.join(tmp, "mix.lua")
             with open(lua, "w") as f:
                 f.write(LUA)
@@ -121,9 +180,6 @@ def main():
             ok(status["cycles_failed"] == 0, "no failed cycle", status)
             rss_end = rss_kib(daemon.pid)
             print(f"# RSS: {rss_start} KiB before, {rss_max} KiB peak, {rss_end} KiB after")
-            # ASan's quarantine keeps freed memory resident: RSS means nothing there.
-            with open(f"/proc/{daemon.pid}/maps") as f:
-                sanitized = "libasan" in f.read()
             if sanitized:
                 ok(True, "RSS bound # SKIP the daemon runs under AddressSanitizer")
             else:

@@ -195,6 +195,7 @@ static void test_scan_memory(const char *path) {
 	const char *names[] = {"all runs", "the newest 100", "the newest 50 of a label"};
 	size_t want[] = {600, 100, 50};
 	int64_t want_first[] = {1, 501, 502};
+	size_t opened = mallinfo2().uordblks;
 	for (size_t k = 0; k < 3; k++) {
 		struct scan_watch w = {0};
 		w.base = w.peak = mallinfo2().uordblks;
@@ -211,6 +212,21 @@ static void test_scan_memory(const char *path) {
 			 (w.peak - w.base) / 1024);
 		ok(w.peak - w.base < 256 * 1024, what);
 	}
+	// The scans filled the reader's page cache (the file is 2.4 MB); released, the heap is
+	// where it was before them.
+	size_t scanned = mallinfo2().uordblks;
+	store_release_memory(reader);
+	size_t released = mallinfo2().uordblks;
+	if (opened > 0) {
+		char what[160];
+		snprintf(what, sizeof(what),
+			 "the reader's cache is given back: %zd KiB over the open reader after the "
+			 "scans, %zd KiB after store_release_memory()",
+			 ((ssize_t)scanned - (ssize_t)opened) / 1024,
+			 ((ssize_t)released - (ssize_t)opened) / 1024);
+		ok(scanned > opened + 64 * 1024 && released < opened + 16 * 1024, what);
+	}
+	store_release_memory(NULL);
 	store_close(reader);
 }
 
