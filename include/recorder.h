@@ -31,6 +31,7 @@ struct recorder_params {
 	/* Where clock_probe() looks; copied. NULL = the running system (clock_source_init()). */
 	const struct clock_source *clock;
 	size_t queue_max_bytes; // 0 = RECORDER_QUEUE_MAX_BYTES
+	int checkpoint_pages;   // WAL pages from which a checkpoint is due; 0 = the store's 1000
 	/* The boot clock in ms, read again at the end of a cycle for its duration; NULL = the
 	 * real CLOCK_BOOTTIME. */
 	int64_t (*mono_ms)(void);

@@ -48,6 +48,15 @@ void store_set_busy_timeout(struct store *store, int ms);
  */
 void store_set_cache_kib(struct store *store, int kib);
 /**
+ * Moves the WAL checkpoints of this writer to a thread of its own, on a second connection to the
+ * file: a commit that leaves the WAL at @pages pages or more wakes it (0 = 1000, SQLite's
+ * auto-checkpoint threshold, which it replaces). A checkpoint's copying and syncing, seconds on
+ * a busy disk, then never holds up the writer's commits (the daemon's sampling loop). Passive,
+ * it copies what no reader still needs and waits for nobody. Ends with store_close(). 0, or
+ * -EINVAL (not a writer, or already aside) or -EIO (logged; the commits keep checkpointing).
+ */
+int store_checkpoint_aside(struct store *store, int pages);
+/**
  * Gives back the heap this connection's page cache holds (sqlite3_db_release_memory()): an
  * idle reader then costs the same whatever its last query read. Its next read takes its pages
  * from the kernel's page cache, as it must after any commit of the writer anyway. Accepts NULL.

@@ -758,6 +758,11 @@ int main(int argc, char **argv) {
 		log_warn("test hook: wall clock offset from %s", d.offset_file);
 	}
 	struct recorder_params params = {.boot_id = d.boot_id, .mono_ms = mono_ms};
+	const char *ckpt = getenv("THERMLOG_TEST_CHECKPOINT_PAGES");
+	if (ckpt && *ckpt) {
+		params.checkpoint_pages = atoi(ckpt);
+		log_warn("test hook: a WAL checkpoint every %d pages", params.checkpoint_pages);
+	}
 	const char *qmax = getenv("THERMLOG_TEST_QUEUE_MAX_BYTES");
 	if (qmax && *qmax) {
 		params.queue_max_bytes = (size_t)strtoull(qmax, NULL, 10);

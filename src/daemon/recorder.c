@@ -92,6 +92,7 @@ struct recorder {
 	bool queue_logged, drop_logged;
 	bool busy;              // the last write attempt met another connection's lock
 	size_t queue_max_bytes; // RECORDER_QUEUE_MAX_BYTES unless the creator says otherwise
+	int checkpoint_pages;   // store_checkpoint_aside()'s threshold
 	int64_t retry_at_ms, backoff_ms; // boot clock; the next write attempt while cycles wait
 	uint64_t avail_at_failure;       // free bytes when the last attempt failed
 	struct chanset *last_set;
@@ -584,6 +585,8 @@ static int open_store(struct recorder *r) {
 	case 0:
 		store_set_busy_timeout(r->store, BUSY_TIMEOUT_MS);
 		store_set_cache_kib(r->store, WRITER_CACHE_KIB);
+		// A checkpoint syncs the file: off the loop, which must never wait for the disk.
+		store_checkpoint_aside(r->store, r->checkpoint_pages); // a failure is logged
 		remember_db_file(r);
 		break;
 	case -ENOTSUP:
@@ -1016,6 +1019,7 @@ struct recorder *recorder_create(const struct config *cfg, const struct recorder
 	}
 	r->queue_max_bytes =
 		params->queue_max_bytes ? params->queue_max_bytes : RECORDER_QUEUE_MAX_BYTES;
+	r->checkpoint_pages = params->checkpoint_pages;
 	r->mono_ms = params->mono_ms ? params->mono_ms : boottime_ms;
 	r->before_read = params->before_read;
 	r->ctx = params->ctx;

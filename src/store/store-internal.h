@@ -203,8 +203,11 @@ struct hour_rows {
 #define HOUR_KEEP_BEFORE 1  // rows kept before the one changed
 #define HOUR_KEEP_AFTER  62 // and at most after it
 
+struct store_checkpointer;
+
 struct store {
 	sqlite3 *db;
+	struct store_checkpointer *checkpointer; // store_checkpoint_aside(), or NULL
 	char *path;
 	enum store_mode mode;
 	int64_t deadline_ms; // STORE_MODE_FOREIGN: monotonic; statements past it are interrupted
@@ -322,5 +325,9 @@ int store_throttle_prune(struct store *store, int64_t cutoff); // inside the cal
 
 /* store-import.c */
 int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
+
+/* Stops the thread of store_checkpoint_aside() (after its checkpoint under way) and gives the
+ * writer its auto-checkpoint back; nothing without one. store_close() calls it first. */
+void store_checkpointer_stop(struct store *store);
 
 #endif

@@ -1011,7 +1011,8 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	 * for nothing here. NORMAL in WAL mode syncs only at checkpoints; a crash keeps every
 	 * commit, a power cut may lose the last few but never corrupts. The auto-checkpoint at
 	 * 1000 pages (about 8 hours of one-minute cycles) coalesces the hot leaf pages so each is
-	 * written to the database file once; journal_size_limit truncates a WAL that grew.
+	 * written to the database file once (the daemon moves it off its loop:
+	 * store_checkpoint_aside()); journal_size_limit truncates a WAL that grew.
 	 */
 	err = pragma(store, ST_OPEN_WRITER);
 	if (err == 0) {
@@ -1060,6 +1061,7 @@ void store_close(struct store *store) {
 		log_warn("store: %s closed inside a transaction; rolling it back", store->path);
 		store_rollback(store);
 	}
+	store_checkpointer_stop(store); // closed before the writer, whose close is the last
 	for (int i = 0; i < ST_PERSISTENT_COUNT; i++) {
 		sqlite3_finalize(store->stmts[i]);
 	}

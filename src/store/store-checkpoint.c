@@ -1,0 +1,132 @@
+/*
+ * WAL checkpoints off the writer's thread. A checkpoint copies the WAL's pages into the database
+ * file and syncs both: on a busy or slow disk that takes seconds, and SQLite's auto-checkpoint
+ * runs it inside the commit that crossed the threshold, on the daemon's sampling loop. Here a
+ * thread with its own connection to the file runs it instead, woken by the writer's WAL hook.
+ * Passive, it copies the frames no reader still needs and never waits for anyone; the writer's
+ * next commit after a complete one starts the WAL over (journal_size_limit truncates it).
+ */
+#include "store-internal.h"
+
+#define CHECKPOINT_PAGES_DEFAULT 1000 // the auto-checkpoint's threshold, which it replaces
+
+struct store_checkpointer {
+	sqlite3 *db; // its own connection to the writer's file
+	char *path;
+	int pages; // the WAL size in pages from which a checkpoint is due
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool due, stop; // under lock
+	bool warned;    // a failed checkpoint was logged: the next ones go to debug
+};
+
+/* The writer's WAL hook, after each commit: wakes the thread once the WAL holds @pages. */
+static int on_commit(void *arg, sqlite3 *db, const char *name, int pages) {
+	struct store_checkpointer *c = arg;
+	if (pages >= c->pages) {
+		pthread_mutex_lock(&c->lock);
+		c->due = true;
+		pthread_cond_signal(&c->wake);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return SQLITE_OK;
+}
+
+static void checkpoint_once(struct store_checkpointer *c) {
+	int log_pages = 0, copied = 0;
+	int rc = sqlite3_wal_checkpoint_v2(c->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log_pages,
+					   &copied);
+	if (rc == SQLITE_OK || rc == SQLITE_BUSY) { // BUSY: another checkpoint was running
+		log_debug("store: %s: checkpoint copied %d of %d WAL pages", c->path, copied,
+			  log_pages);
+		c->warned = false;
+	} else if (!c->warned) {
+		log_warn("store: %s: the WAL checkpoint failed (%s); the WAL grows until one "
+			 "succeeds",
+			 c->path, sqlite3_errmsg(c->db));
+		c->warned = true;
+	}
+}
+
+static void *run(void *arg) {
+	struct store_checkpointer *c = arg;
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->due && !c->stop) {
+			pthread_cond_wait(&c->wake, &c->lock);
+		}
+		if (c->stop) {
+			break;
+		}
+		c->due = false;
+		pthread_mutex_unlock(&c->lock);
+		checkpoint_once(c);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void checkpointer_free(struct store_checkpointer *c) {
+	sqlite3_close(c->db);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c->path);
+	free(c);
+}
+
+int store_checkpoint_aside(struct store *store, int pages) {
+	if (store->mode != STORE_MODE_WRITE || store->checkpointer) {
+		return -EINVAL;
+	}
+	struct store_checkpointer *c = xcalloc(1, sizeof(*c));
+	c->path = xstrdup(store->path);
+	c->pages = pages > 0 ? pages : CHECKPOINT_PAGES_DEFAULT;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	int rc = sqlite3_open_v2(store->path, &c->db,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+				 NULL);
+	if (rc == SQLITE_OK) {
+		// Closed before the writer, it must leave the WAL and shm as the writer's last
+		// close does (store_open()).
+		int persist = 1;
+		sqlite3_file_control(c->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+		// A connection takes the file for WAL only at its first read; till then a
+		// checkpoint through it does nothing.
+		rc = sqlite3_exec(
+			c->db, "PRAGMA wal_autocheckpoint = 0; SELECT count(*) FROM sqlite_master",
+			NULL, NULL, NULL);
+	}
+	if (rc == SQLITE_OK) {
+		rc = pthread_create(&c->thread, NULL, run, c) == 0 ? SQLITE_OK : SQLITE_ERROR;
+	}
+	if (rc != SQLITE_OK) {
+		log_warn("store: %s: checkpoints stay in the commits: %s", store->path,
+			 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		checkpointer_free(c);
+		return -EIO;
+	}
+	// From here the writer's commits only wake the thread.
+	sqlite3_wal_autocheckpoint(store->db, 0);
+	sqlite3_wal_hook(store->db, on_commit, c);
+	store->checkpointer = c;
+	return 0;
+}
+
+void store_checkpointer_stop(struct store *store) {
+	struct store_checkpointer *c = store->checkpointer;
+	if (!c) {
+		return;
+	}
+	sqlite3_wal_hook(store->db, NULL, NULL);
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL); // after the checkpoint under way, if one is
+	checkpointer_free(c);
+	store->checkpointer = NULL;
+	sqlite3_wal_autocheckpoint(store->db, CHECKPOINT_PAGES_DEFAULT);
+}
