@@ -8,8 +8,6 @@
  */
 #include "store-internal.h"
 
-#define CHECKPOINT_PAGES_DEFAULT 1000 // the auto-checkpoint's threshold, which it replaces
-
 struct store_checkpointer {
 	sqlite3 *db; // its own connection to the writer's file
 	char *path;
@@ -82,7 +80,7 @@ int store_checkpoint_aside(struct store *store, int pages) {
 	}
 	struct store_checkpointer *c = xcalloc(1, sizeof(*c));
 	c->path = xstrdup(store->path);
-	c->pages = pages > 0 ? pages : CHECKPOINT_PAGES_DEFAULT;
+	c->pages = pages > 0 ? pages : WAL_CHECKPOINT_PAGES;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
 	int rc = sqlite3_open_v2(store->path, &c->db,
@@ -128,5 +126,5 @@ void store_checkpointer_stop(struct store *store) {
 	pthread_join(c->thread, NULL); // after the checkpoint under way, if one is
 	checkpointer_free(c);
 	store->checkpointer = NULL;
-	sqlite3_wal_autocheckpoint(store->db, CHECKPOINT_PAGES_DEFAULT);
+	sqlite3_wal_autocheckpoint(store->db, WAL_CHECKPOINT_PAGES);
 }

@@ -25,21 +25,22 @@
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define APPLICATION_ID     0x54484c47    // "THLG": tells our databases from other SQLite files
-#define FOREIGN_LENGTH_MAX (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
-#define FOREIGN_DEADLINE_S 10            // STORE_MODE_FOREIGN: all its reads, from the open
-#define HOUR_S             3600
-#define PRUNE_BATCH        1024 // sample rows (cycles) deleted per transaction
-#define STR_(x)            #x
-#define STR(x)             STR_(x)
-#define ROLLUP_CHUNK_S     (24 * HOUR_S) // hours rolled up per transaction
-#define STATE_HORIZON      "store.rollup_horizon"
-#define STATE_RAW_HORIZON  "store.raw_horizon"
-#define STATE_DAY_HORIZON  "store.day_horizon" // days before it are merged in the daily tables
-#define DAY_S              (24 * HOUR_S)
-#define DAY_CHUNK_S        (31 * DAY_S)               // days merged per transaction
-#define STATE_HISTORY_GEN  "store.history_generation" // bumped by each import that adds a value
-#define STORE_PAGE_SIZE    "2048"                     // bytes, for new databases
+#define APPLICATION_ID       0x54484c47    // "THLG": tells our databases from other SQLite files
+#define FOREIGN_LENGTH_MAX   (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
+#define FOREIGN_DEADLINE_S   10            // STORE_MODE_FOREIGN: all its reads, from the open
+#define HOUR_S               3600
+#define WAL_CHECKPOINT_PAGES 1000 // the WAL size at which the writer checkpoints (either way)
+#define PRUNE_BATCH          1024 // sample rows (cycles) deleted per transaction
+#define STR_(x)              #x
+#define STR(x)               STR_(x)
+#define ROLLUP_CHUNK_S       (24 * HOUR_S) // hours rolled up per transaction
+#define STATE_HORIZON        "store.rollup_horizon"
+#define STATE_RAW_HORIZON    "store.raw_horizon"
+#define STATE_DAY_HORIZON    "store.day_horizon" // days before it are merged in the daily tables
+#define DAY_S                (24 * HOUR_S)
+#define DAY_CHUNK_S          (31 * DAY_S)               // days merged per transaction
+#define STATE_HISTORY_GEN    "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE      "2048"                     // bytes, for new databases
 
 /*
  * Every SQL text of the store, by name; the texts are stmt_sql[] in store.c. The first group is

@@ -133,8 +133,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	// Scripts of several statements, run by pragma().
 	[ST_OPEN_CACHE] = "PRAGMA cache_size = -128; PRAGMA temp_store = MEMORY",
 	[ST_OPEN_WRITER] = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-			   "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = 1000; "
-			   "PRAGMA journal_size_limit = 4194304",
+			   "PRAGMA secure_delete = OFF; PRAGMA wal_autocheckpoint = " STR(
+				   WAL_CHECKPOINT_PAGES) "; "
+							 "PRAGMA journal_size_limit = 4194304",
 	[ST_PAGE_COUNT] = "PRAGMA page_count",
 	[ST_PAGE_SIZE] = "PRAGMA page_size",
 	[ST_PAGE_SIZE_NEW] = "PRAGMA page_size = " STORE_PAGE_SIZE,
