@@ -53,7 +53,8 @@ int runsock_fd(const struct runsock *rs);
 
 /**
  * The loop's part, on the daemon's thread: answers waiting requests, takes a fast sample when
- * one is due, closes runs whose process is gone as lost, writes full batches. @now_ms is the
+ * one is due, closes runs whose process is gone as lost, writes full batches, and gives the
+ * heap's free pages back shortly after a run started or ended. @now_ms is the
  * wall clock (ms since epoch), @mono_ms the boot clock.
  */
 void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms);
@@ -69,8 +70,8 @@ int runsock_stop(struct runsock *rs, int64_t id, const struct runwire_stop *stop
 		 int64_t mono_ms);
 
 /**
- * Milliseconds until runsock_work() has something to do (a fast sample, or a batch to write),
- * or -1 (no run active).
+ * Milliseconds until runsock_work() has something to do (a fast sample, a batch to write, or
+ * the pages a start or an end freed to give back), or -1 (nothing: no run active).
  */
 int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms);
 

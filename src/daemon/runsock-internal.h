@@ -47,10 +47,11 @@
 
 #define WAIT_MS       10000            // an HTTP request waits this long for the loop, then 503
 #define RECENT_MS     (10 * 60 * 1000) // a start's request_id is remembered this long
-#define RECENT_MAX    1024             // ended runs' request_ids remembered at most
-#define FILE_MAX      65536            // a file read for a run (the kernel's limit is a page)
-#define CHIP_NAME_MAX 256              // an hwmon chip's name
-#define ENERGY_MAX_S  2.5 // power samples further apart than this many intervals are a gap
+#define TRIM_DELAY_MS 100   // a start's or an end's pages are given back this long after it
+#define RECENT_MAX    1024  // ended runs' request_ids remembered at most
+#define FILE_MAX      65536 // a file read for a run (the kernel's limit is a page)
+#define CHIP_NAME_MAX 256   // an hwmon chip's name
+#define ENERGY_MAX_S  2.5   // power samples further apart than this many intervals are a gap
 
 #define HEAT_TRIPS_MAX 8
 
@@ -157,7 +158,8 @@ struct runsock {
 	size_t n_recent, cap_recent;
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
 	bool auto_power_probed;
-	bool trim_due; // a run ended: give the heap back once none is active
+	bool trim_due;        // a run started or ended: give its scratch pages back
+	int64_t trim_at_mono; // when (boot clock ms): after its answer is sent, or 0
 };
 
 /* runsock-fast.c */

@@ -203,6 +203,7 @@ static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_
 	rs->runs[rs->n_runs++] = run;
 	log_info("runs: run %" PRId64 " (%s) started, pid %" PRId64, run->id, run->label, run->pid);
 	runsock_fast_sample(rs, now_ms, mono_ms); // the run's first sample, at its start
+	rs->trim_due = true;                      // its snapshot and fingerprint are freed
 }
 
 static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t mono_ms) {
@@ -264,6 +265,27 @@ static void watch_pids(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	}
 }
 
+/*
+ * A run's start and end build their rows and figures from scans (its samples, the channel list,
+ * sysfs listings) and free them on the loop; the HTTP thread frees its answer once it is sent.
+ * Their free pages go back TRIM_DELAY_MS after, not at the next cycle's trim: while other runs
+ * stay active the pages lie among theirs, and a minute's interval would keep them resident for
+ * a minute. The runs' array goes with the last run: many runs' small blocks leave the heap's top
+ * pinned.
+ */
+static void give_back(struct runsock *rs) {
+	rs->trim_due = false;
+	rs->trim_at_mono = 0;
+	if (rs->n_runs == 0) {
+		free(rs->runs);
+		rs->runs = NULL;
+		rs->cap_runs = 0;
+	}
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	uint64_t count;
 	if (read(rs->efd, &count, sizeof(count)) < 0 && errno != EAGAIN) {
@@ -300,18 +322,13 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	    (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
 		runsock_flush_batch(rs);
 	}
-	if (rs->n_runs == 0 && rs->trim_due) {
-		// Many runs' small blocks leave the heap's top pinned: hand the free pages back.
-		rs->trim_due = false;
-		free(rs->runs);
-		rs->runs = NULL;
-		rs->cap_runs = 0;
-#ifdef __GLIBC__
-		malloc_trim(0);
-#endif
+	if (rs->trim_due && !rs->trim_at_mono) {
+		rs->trim_at_mono = mono_ms + TRIM_DELAY_MS;
+	}
+	if (rs->trim_at_mono && mono_ms >= rs->trim_at_mono) {
+		give_back(rs);
 	}
 }
-
 int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id) {
 	struct job job = {.kind = JOB_START, .start = *start};
@@ -340,12 +357,15 @@ int runsock_stop(struct runsock *rs, int64_t id, const struct runwire_stop *stop
 }
 
 int runsock_timeout_ms(const struct runsock *rs, int64_t mono_ms) {
-	if (!rs || rs->n_runs == 0) {
+	if (!rs || (rs->n_runs == 0 && !rs->trim_at_mono)) {
 		return -1;
 	}
-	int64_t left = rs->next_sample_mono - mono_ms;
+	int64_t left = rs->n_runs > 0 ? rs->next_sample_mono - mono_ms : INT64_MAX;
 	if (rs->n_batch > 0 && rs->batch_mono + RUNSOCK_BATCH_MAX_MS - mono_ms < left) {
 		left = rs->batch_mono + RUNSOCK_BATCH_MAX_MS - mono_ms;
+	}
+	if (rs->trim_at_mono && rs->trim_at_mono - mono_ms < left) {
+		left = rs->trim_at_mono - mono_ms;
 	}
 	return left < 0 ? 0 : (int)left;
 }

@@ -5,23 +5,27 @@ real thermlogd on a copied rock5c tree (minute cycles and fast samples at 1 s).
 An `exe` of /dev/zero or of a FIFO is answered at once and the cycles go on; the daemon
 reads no file a start names (its digest is the caller's `exe_sha256`, checked as 64 hex
 digits); a repeated `request_id` answers the same run; runs.max_active answers 429; SIGTERM
-still ends the daemon; a daemon killed with -9 a few seconds into a run has its fast samples.
+still ends the daemon; a daemon killed with -9 a few seconds into a run has its fast samples;
+a run's end gives its pages back before the next cycle.
 
 usage: test-safety.py THERMLOGD FIXTURES_DIR
 """
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, ok, stop, wait_for  # noqa: E402
+from thermlog_test import done, ok, rss_kib, stop, wait_for  # noqa: E402
 
 THERMLOGD, FIXTURES = sys.argv[1], sys.argv[2]
 
@@ -92,6 +96,78 @@ class Daemon:
 
     def cycles(self):
         return self.rows("SELECT count(*) FROM cycles")[0][0]
+
+
+def memory_after_runs(tmp, daemons):
+    """A run's end, with another run active and readers between, leaves no pages resident:
+    its figures' scans are freed and given back before the next cycle. Two readers fill the
+    heap between cycles (the cycle trims after them); they pause; just after a cycle the
+    RssAnon is read, run B is stopped (run A stays active), and RssAnon is read again before
+    the next cycle. The median rise over the rounds must stay under 64 KiB: 150-450 KiB stayed
+    to the next cycle's trim when only that trimmed (a minute at the default interval)."""
+    m = Daemon(tmp, "m")
+    daemons.append(m)
+    if not ok(m.start(), "a daemon for the memory rounds starts", m.text()[-2000:]):
+        return
+    port = int(re.search(r"\(port (\d+)\)", m.text()).group(1))
+    go, stop_readers = threading.Event(), threading.Event()
+    busy = [0]
+    lock = threading.Lock()
+
+    def reader(i):
+        paths = ("/metrics", "/api/v1/latest", "/api/v1/runs", "/api/v1/runs/stats",
+                 "/api/v1/stats?from=-1h")
+        while not stop_readers.is_set():
+            if not go.wait(0.1):
+                continue
+            with lock:
+                if not go.is_set():
+                    continue
+                busy[0] += 1
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{paths[i % len(paths)]}",
+                                            timeout=30) as r:
+                    r.read()
+            except OSError:
+                pass
+            finally:
+                with lock:
+                    busy[0] -= 1
+            i += 1
+
+    threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(2)]
+    for t in threads:
+        t.start()
+    st, a, _ = m.post("/api/v1/runs", {"label": "long", "pid": None})
+    rises = []
+    try:
+        for _ in range(8):
+            st, b, _ = m.post("/api/v1/runs", {"label": "short", "pid": None})
+            if st != 201:
+                break
+            go.set()
+            time.sleep(4)  # fast samples of B, readers between them
+            go.clear()
+            while busy[0]:
+                time.sleep(0.02)
+            # past the next cycle (whole seconds) and its trim, then well before the one after
+            time.sleep(1.2 - time.time() % 1)
+            before = rss_kib(m.proc.pid, "RssAnon:")
+            st, _, took = m.post(f"/api/v1/runs/{b['id']}/stop", {"exit_code": 0})
+            time.sleep(0.3)
+            after = rss_kib(m.proc.pid, "RssAnon:")
+            if st == 200 and time.time() % 1 < 0.95:  # no cycle came between the readings
+                rises.append(after - before)
+    finally:
+        stop_readers.set()
+        go.set()
+    rises.sort()
+    median = rises[len(rises) // 2] if rises else None
+    ok(a and len(rises) >= 4 and median < 32,
+       f"a run's end leaves its pages to no cycle: RssAnon rises by a median {median} KiB "
+       f"after the stop (rounds: {rises})", m.text()[-1500:])
+    if a:
+        m.post(f"/api/v1/runs/{a['id']}/stop", {"exit_code": 0})
 
 
 def main():
@@ -175,6 +251,7 @@ def main():
             n = k.rows("SELECT count(*) FROM run_samples")[0][0]
             ok(stored and n >= 5, f"after kill -9: {n} fast samples stored within 20 s of "
                "the start", k.text()[-2000:])
+        memory_after_runs(tmp, daemons)
     finally:
         for x in daemons:
             if x.proc and x.proc.poll() is None:
