@@ -163,9 +163,14 @@ def memory_after_runs(tmp, daemons):
         go.set()
     rises.sort()
     median = rises[len(rises) // 2] if rises else None
-    ok(a and len(rises) >= 4 and median < 32,
-       f"a run's end leaves its pages to no cycle: RssAnon rises by a median {median} KiB "
-       f"after the stop (rounds: {rises})", m.text()[-1500:])
+    what = (f"a run's end leaves its pages to no cycle: RssAnon rises by a median {median} KiB "
+            f"after the stop (rounds: {rises})")
+    with open(f"/proc/{m.proc.pid}/maps") as f:
+        sanitized = "libasan" in f.read()  # ASan's quarantine keeps freed memory resident
+    if sanitized:
+        ok(True, what + " # SKIP the daemon runs under AddressSanitizer")
+    else:
+        ok(a and len(rises) >= 4 and median < 32, what, m.text()[-1500:])
     if a:
         m.post(f"/api/v1/runs/{a['id']}/stop", {"exit_code": 0})
 
