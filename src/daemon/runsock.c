@@ -329,6 +329,7 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		give_back(rs);
 	}
 }
+
 int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id) {
 	struct job job = {.kind = JOB_START, .start = *start};
