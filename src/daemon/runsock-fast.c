@@ -37,13 +37,50 @@ void runsock_flush_batch(struct runsock *rs) {
 		log_warn("runs: %zu fast samples were not stored", rs->n_batch);
 	}
 	for (size_t i = 0; i < rs->n_batch; i++) {
-		for (size_t k = 0; k < rs->batch[i].n; k++) {
-			channel_finish(&rs->batch[i].channels[k]);
+		struct pending *p = &rs->batch[i];
+		for (size_t k = 0; p->owns_channels && k < p->n; k++) {
+			channel_finish(&p->channels[k]);
 		}
-		free(rs->batch[i].channels);
-		free(rs->batch[i].readings);
+		if (p->owns_channels) {
+			free(p->channels);
+		}
+		free(p->readings);
 	}
 	rs->n_batch = 0;
+}
+
+/* Whether the waiting sample @p has the channels @ch (@n of them, by key: all a batch keeps). */
+static bool same_channels(const struct pending *p, const struct channel *ch, size_t n) {
+	if (p->n != n) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(p->channels[i].key, ch[i].key) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Adds the sample @ch/@rd (@n channels) at @ts_ms to the batch, which has room for it. */
+static void batch_add(struct runsock *rs, int64_t ts_ms, const struct channel *ch,
+		      const struct reading *rd, size_t n) {
+	const struct pending *prev = rs->n_batch > 0 ? &rs->batch[rs->n_batch - 1] : NULL;
+	struct pending *p = &rs->batch[rs->n_batch++];
+	*p = (struct pending){.ts_ms = ts_ms, .n = n};
+	if (prev && same_channels(prev, ch, n)) {
+		p->channels = prev->channels; // freed with the sample that owns them
+	} else {
+		p->owns_channels = true;
+		p->channels = xcalloc(n ? n : 1, sizeof(*p->channels));
+		for (size_t i = 0; i < n; i++) {
+			channel_copy(&p->channels[i], &ch[i]);
+		}
+	}
+	p->readings = xcalloc(n ? n : 1, sizeof(*p->readings));
+	if (n > 0) {
+		memcpy(p->readings, rd, n * sizeof(*rd));
+	}
 }
 
 /* The automatic board power: the first power*_input of an ina2xx-style hwmon chip. */
@@ -162,15 +199,7 @@ void runsock_fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (rs->n_batch > 0 && rs->batch[rs->n_batch - 1].ts_ms >= now_ms) {
 		return; // the same instant (a start right after a sample)
 	}
-	struct pending *p = &rs->batch[rs->n_batch++];
-	p->ts_ms = now_ms;
-	p->n = n;
-	p->channels = xcalloc(n ? n : 1, sizeof(*p->channels));
-	p->readings = xcalloc(n ? n : 1, sizeof(*p->readings));
-	for (size_t i = 0; i < n; i++) {
-		channel_copy(&p->channels[i], &ch[i]);
-		p->readings[i] = rd[i];
-	}
+	batch_add(rs, now_ms, ch, rd, n);
 	const char *power_key = NULL;
 	double watts = power_now(rs, ch, rd, n, &power_key);
 	for (size_t r = 0; r < rs->n_runs; r++) {

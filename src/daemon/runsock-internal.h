@@ -130,9 +130,12 @@ struct recent {
 };
 
 /* The fast samples not written yet. */
+/* A fast sample waiting for its batch. Its channels are the previous sample's when their keys
+ * are the same (the usual case: one copy a batch, not one a sample), else a copy of its own. */
 struct pending {
 	int64_t ts_ms;
 	struct channel *channels;
+	bool owns_channels;
 	struct reading *readings;
 	size_t n;
 };
