@@ -4,6 +4,7 @@
 #define CHANNEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -108,5 +109,12 @@ void channel_json_reading(struct json *j, const struct channel *c, const struct 
 void channel_finish(struct channel *c);
 /** Deep copy of @src into @dst. */
 void channel_copy(struct channel *dst, const struct channel *src);
+/** Deep copies of the @n channels at @src, in an array of at least one (free: channel_list_free).
+ */
+struct channel *channel_list_copy(const struct channel *src, size_t n);
+/** Frees @list of @n channels from channel_list_copy() (NULL accepted). */
+void channel_list_free(struct channel *list, size_t n);
+/** Whether the lists @a (@na channels) and @b (@nb) have the same keys in the same order. */
+bool channel_list_same_keys(const struct channel *a, size_t na, const struct channel *b, size_t nb);
 
 #endif

@@ -143,6 +143,34 @@ void channel_copy(struct channel *dst, const struct channel *src) {
 	dst->meta = dup_or_null(src->meta);
 }
 
+struct channel *channel_list_copy(const struct channel *src, size_t n) {
+	struct channel *list = xcalloc(n ? n : 1, sizeof(*list));
+	for (size_t i = 0; i < n; i++) {
+		channel_copy(&list[i], &src[i]);
+	}
+	return list;
+}
+
+void channel_list_free(struct channel *list, size_t n) {
+	for (size_t i = 0; list && i < n; i++) {
+		channel_finish(&list[i]);
+	}
+	free(list);
+}
+
+bool channel_list_same_keys(const struct channel *a, size_t na, const struct channel *b,
+			    size_t nb) {
+	if (na != nb) {
+		return false;
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (strcmp(a[i].key, b[i].key) != 0) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* True when @x is within a relative 1e-9 of a whole number. */
 static bool nearly_whole(double x) {
 	return fabs(x - nearbyint(x)) <= 1e-9 * fmax(1, fabs(x));

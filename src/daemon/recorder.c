@@ -132,10 +132,7 @@ static int64_t boottime_ms(void) {
 
 static void chanset_unref(struct chanset *set) {
 	if (set && --set->refs == 0) {
-		for (size_t i = 0; i < set->n; i++) {
-			channel_finish(&set->channels[i]);
-		}
-		free(set->channels);
+		channel_list_free(set->channels, set->n);
 		free(set);
 	}
 }
@@ -145,23 +142,12 @@ static struct chanset *chanset_create(const struct cycle *c) {
 	struct chanset *set = xcalloc(1, sizeof(*set));
 	set->refs = 1;
 	set->n = c->n;
-	set->channels = xcalloc(c->n ? c->n : 1, sizeof(*set->channels));
-	for (size_t i = 0; i < c->n; i++) {
-		channel_copy(&set->channels[i], &c->channels[i]);
-	}
+	set->channels = channel_list_copy(c->channels, c->n);
 	return set;
 }
 
 static bool same_channels(const struct chanset *set, const struct channel *ch, size_t n) {
-	if (!set || set->n != n) {
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(set->channels[i].key, ch[i].key) != 0) {
-			return false;
-		}
-	}
-	return true;
+	return set && channel_list_same_keys(set->channels, set->n, ch, n);
 }
 
 static size_t queued_bytes(const struct queued *q) {

@@ -38,28 +38,12 @@ void runsock_flush_batch(struct runsock *rs) {
 	}
 	for (size_t i = 0; i < rs->n_batch; i++) {
 		struct pending *p = &rs->batch[i];
-		for (size_t k = 0; p->owns_channels && k < p->n; k++) {
-			channel_finish(&p->channels[k]);
-		}
 		if (p->owns_channels) {
-			free(p->channels);
+			channel_list_free(p->channels, p->n);
 		}
 		free(p->readings);
 	}
 	rs->n_batch = 0;
-}
-
-/* Whether the waiting sample @p has the channels @ch (@n of them, by key: all a batch keeps). */
-static bool same_channels(const struct pending *p, const struct channel *ch, size_t n) {
-	if (p->n != n) {
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(p->channels[i].key, ch[i].key) != 0) {
-			return false;
-		}
-	}
-	return true;
 }
 
 /* Adds the sample @ch/@rd (@n channels) at @ts_ms to the batch, which has room for it. */
@@ -68,14 +52,11 @@ static void batch_add(struct runsock *rs, int64_t ts_ms, const struct channel *c
 	const struct pending *prev = rs->n_batch > 0 ? &rs->batch[rs->n_batch - 1] : NULL;
 	struct pending *p = &rs->batch[rs->n_batch++];
 	*p = (struct pending){.ts_ms = ts_ms, .n = n};
-	if (prev && same_channels(prev, ch, n)) {
+	if (prev && channel_list_same_keys(prev->channels, prev->n, ch, n)) {
 		p->channels = prev->channels; // freed with the sample that owns them
 	} else {
 		p->owns_channels = true;
-		p->channels = xcalloc(n ? n : 1, sizeof(*p->channels));
-		for (size_t i = 0; i < n; i++) {
-			channel_copy(&p->channels[i], &ch[i]);
-		}
+		p->channels = channel_list_copy(ch, n);
 	}
 	p->readings = xcalloc(n ? n : 1, sizeof(*p->readings));
 	if (n > 0) {

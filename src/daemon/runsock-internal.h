@@ -129,7 +129,6 @@ struct recent {
 	int64_t start_mono_ms;
 };
 
-/* The fast samples not written yet. */
 /* A fast sample waiting for its batch. Its channels are the previous sample's when their keys
  * are the same (the usual case: one copy a batch, not one a sample), else a copy of its own. */
 struct pending {
