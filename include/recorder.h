@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "live.h"
+#include "steptime.h"
 
 /*
  * Unwritten cycles kept while the disk refuses writes: about a day at one minute with 25
@@ -77,6 +78,7 @@ struct recorder_result {
 	size_t n;      // channels read
 	size_t queued; // cycles waiting for the database
 	enum clock_state clock;
+	struct steptime longest; // the cycle's longest stage, for the loop's missed-cycle notice
 };
 
 /**

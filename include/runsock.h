@@ -11,6 +11,7 @@
 #include "api.h"
 #include "config.h"
 #include "runwire.h"
+#include "steptime.h"
 
 struct runsock;
 struct store;
@@ -58,6 +59,9 @@ int runsock_fd(const struct runsock *rs);
  * wall clock (ms since epoch), @mono_ms the boot clock.
  */
 void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms);
+
+/** The longest stage of the last runsock_work() (a run's start, its end, a fast sample...). */
+struct steptime runsock_work_longest(const struct runsock *rs);
 
 /**
  * Starts a run from the loop's own thread (the demo's workload), as POST /api/v1/runs would at

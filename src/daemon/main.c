@@ -31,6 +31,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "sim.h"
+#include "steptime.h"
 #include "timefmt.h"
 #include "version.h"
 #include "xalloc.h"
@@ -69,6 +70,8 @@ struct daemon {
 	int64_t armed_slot_ms;              // the slot the timer is armed for (wall clock ms)
 	int64_t armed_offset_ms;            // wall minus boot clock when it was armed
 	int64_t busy_max_ms; // the loop's longest step (poll to poll) since the last cycle began
+	struct steptime busy_stage; // that step's longest stage
+	struct steptime stage;      // the current step's longest stage so far
 	int64_t trimmed_mono_ms;    // the last trim_heap(), boot clock ms
 	uint64_t trimmed_completed; // server_completed() at the last trim_heap()
 	bool ready;
@@ -134,12 +137,16 @@ static void print_url(struct daemon *d) {
 static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	struct recorder_result res;
 	recorder_tick(d->recorder, slot_ms, now_mono_ms, &res);
+	steptime_merge(&d->stage, &res.longest);
+	int64_t t = steptime_now_ms();
 	if (d->opt.demo) {
 		demo_runs(&d->demo, d->runs, slot_ms, now_mono_ms); // the tree holds slot_ms now
+		t = steptime_end(&d->stage, "the demo's runs", t);
 	}
 	if (res.reopened) {
 		server_restart(d->server, d->cfg);
 		runsock_set_store(d->runs, recorder_store(d->recorder));
+		t = steptime_end(&d->stage, "restarting the HTTP server on the new database", t);
 	}
 	if (res.skipped || (d->ready && !notify_active(d->notify))) {
 		return; // the rest is the status line and the first cycle's messages
@@ -601,10 +608,16 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 		return;
 	}
 	// A long step is the loop's own (a cycle, a request); a short one: the process did not run.
+	// The stage names what to move off the loop when misses come from a step of its own.
+	char stage[160] = "";
+	if (d->busy_stage.stage) {
+		snprintf(stage, sizeof(stage), ", its longest stage %s: %" PRId64 " ms",
+			 d->busy_stage.stage, d->busy_stage.ms);
+	}
 	log_notice("%" PRId64 " cycle%s missed (%s to %s): %" PRId64
 		   " ms from one cycle to the next, the loop woke too late for them (its longest "
-		   "step meanwhile took %" PRId64 " ms)",
-		   skipped, s, from, to, slot_ms - d->last_slot_ms, d->busy_max_ms);
+		   "step meanwhile took %" PRId64 " ms%s)",
+		   skipped, s, from, to, slot_ms - d->last_slot_ms, d->busy_max_ms, stage);
 	recorder_count_missed(d->recorder, skipped);
 }
 
@@ -631,7 +644,11 @@ static int run(struct daemon *d) {
 	int64_t woke = 0; // when the last poll returned, boot clock ms
 	for (;;) {
 		int64_t step = woke > 0 ? mono_ms() - woke : 0;
-		d->busy_max_ms = step > d->busy_max_ms ? step : d->busy_max_ms;
+		if (step > d->busy_max_ms) {
+			d->busy_max_ms = step;
+			d->busy_stage = d->stage;
+		}
+		d->stage = (struct steptime){0};
 		struct pollfd fds[4] = {
 			{.fd = d->sfd, .events = POLLIN},
 			{.fd = d->tfd, .events = POLLIN},
@@ -647,12 +664,18 @@ static int run(struct daemon *d) {
 			return 1;
 		}
 		woke = mono_ms();
+		int64_t t = steptime_now_ms();
 		if (fds[2].revents & POLLIN) {
 			notify_watchdog(d->notify);
+			t = steptime_end(&d->stage, "telling the watchdog", t);
 		}
 		if (d->runs) {
 			runsock_work(d->runs, wall_ms(d), mono_ms());
+			struct steptime runs = runsock_work_longest(d->runs);
+			steptime_merge(&d->stage, &runs);
+			t = steptime_now_ms();
 			recorder_publish_runs(d->recorder); // a run that ended shows at once
+			t = steptime_end(&d->stage, "publishing the runs", t);
 		}
 		if (fds[1].revents & POLLIN) {
 			uint64_t expirations;
@@ -668,12 +691,17 @@ static int run(struct daemon *d) {
 			} else if (slot != INT64_MIN) {
 				note_skipped(d, slot, now_wall, now_mono);
 				d->busy_max_ms = 0; // from this cycle's step on
+				d->busy_stage = (struct steptime){0};
 				d->last_slot_ms = slot;
 				run_cycle(d, slot, now_mono);
+				t = steptime_now_ms();
 				server_collect(d->server);
+				t = steptime_end(&d->stage, "collecting replaced HTTP servers", t);
 				if (now_mono - d->trimmed_mono_ms >= TRIM_INTERVAL_MS ||
 				    server_completed(d->server) != d->trimmed_completed) {
 					trim_heap(d, now_mono);
+					t = steptime_end(&d->stage,
+							 "giving the heap's free pages back", t);
 				}
 			} else {
 				log_debug("woke %" PRId64
@@ -690,6 +718,7 @@ static int run(struct daemon *d) {
 			if (si.ssi_signo == SIGHUP) {
 				reload(d);
 				arm_next(d);
+				steptime_end(&d->stage, "reloading the configuration", t);
 			} else {
 				log_info("%s received: stopping", strsignal((int)si.ssi_signo));
 				return 0;

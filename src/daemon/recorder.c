@@ -875,12 +875,15 @@ static int anchor_load(struct recorder *r, int64_t now_wall_ts, int64_t now_mono
 void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		   struct recorder_result *out) {
 	*out = (struct recorder_result){.skipped = true, .clock = r->health.clock};
+	struct steptime *longest = &out->longest;
+	int64_t t = steptime_now_ms();
 	int64_t wall_ts = timefmt_floor_div(slot_ms, 1000);
 	if (!r->store) {
 		open_store(r); // logs its own failure; cycles wait in the queue meanwhile
 	} else if (check_db_file(r, wall_ts)) {
 		out->reopened = true;
 	}
+	t = steptime_end(longest, "opening or checking the database file", t);
 	bool continued;
 	int64_t ts = stamp(r, wall_ts, start_mono, &continued);
 	if (ts < 0) {
@@ -905,6 +908,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	const struct channel *channels;
 	const struct reading *readings;
 	size_t n = sampler_read(r->sampler, start_mono / 1000, &channels, &readings);
+	t = steptime_end(longest, "reading the board's files", t);
 	struct cycle c = {
 		.ts = ts,
 		.boot_id = r->boot_id[0] ? r->boot_id : NULL,
@@ -966,25 +970,30 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 		r->last_mono_ms = start_mono;
 	}
 	r->health.queued_cycles = (int64_t)r->q_len;
+	t = steptime_end(longest, "writing the cycle to the database", t);
 	if (rc == 0 && !glitch) {
 		maintain(r, ts, clock != CLOCK_STATE_UNSYNCED);
 	}
+	t = steptime_end(longest,
+			 "the hourly maintenance (rollups, retention, the capacitors' state)", t);
 	if (rc != -EEXIST && !glitch) {
 		track_throttle(r, &c, ts);
 	}
+	t = steptime_end(longest, "tracking throttling", t);
 	r->health.cycle_seconds = (double)(r->mono_ms() - start_mono) / 1000.0;
 	live_publish(r->live, &c, &r->health);
 	publish_capacitors(r);
 	recorder_publish_runs(r);
+	steptime_end(longest, "publishing the cycle to the readers", t);
 
-	bool reopened = out->reopened;
 	*out = (struct recorder_result){
 		.stored = rc == 0,
-		.reopened = reopened,
+		.reopened = out->reopened,
 		.ts = ts,
 		.n = n,
 		.queued = r->q_len,
 		.clock = clock,
+		.longest = out->longest,
 	};
 }
 

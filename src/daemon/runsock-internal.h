@@ -160,8 +160,9 @@ struct runsock {
 	size_t n_recent, cap_recent;
 	char *auto_power; // the automatic power file (µW), relative to the sysfs root, or NULL
 	bool auto_power_probed;
-	bool trim_due;        // a run started or ended: give its scratch pages back
-	int64_t trim_at_mono; // when (boot clock ms): after its answer is sent, or 0
+	struct steptime longest; // the last runsock_work()'s longest stage
+	bool trim_due;           // a run started or ended: give its scratch pages back
+	int64_t trim_at_mono;    // when (boot clock ms): after its answer is sent, or 0
 };
 
 /* runsock-fast.c */

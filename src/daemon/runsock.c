@@ -291,6 +291,8 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (read(rs->efd, &count, sizeof(count)) < 0 && errno != EAGAIN) {
 		log_errno("runs: could not read the eventfd");
 	}
+	rs->longest = (struct steptime){0};
+	int64_t t = steptime_now_ms();
 	for (;;) {
 		// Taken under the lock: from here on its thread waits for the answer, however late.
 		// A job whose thread gave up first left the queue with it, and never happens.
@@ -306,8 +308,10 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		}
 		if (job->kind == JOB_START) {
 			do_start(rs, job, now_ms, mono_ms);
+			t = steptime_end(&rs->longest, "starting a run", t);
 		} else {
 			do_stop(rs, job, now_ms, mono_ms);
+			t = steptime_end(&rs->longest, "ending a run (its figures)", t);
 		}
 		pthread_mutex_lock(&rs->lock);
 		job->done = true;
@@ -316,18 +320,26 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	}
 	if (rs->n_runs > 0 && mono_ms >= rs->next_sample_mono) {
 		runsock_fast_sample(rs, now_ms, mono_ms);
+		t = steptime_end(&rs->longest, "reading a run's fast sample", t);
 	}
 	watch_pids(rs, now_ms, mono_ms);
+	t = steptime_end(&rs->longest, "watching the runs' processes (a lost run's end)", t);
 	if (rs->n_runs == 0 ||
 	    (rs->n_batch > 0 && mono_ms - rs->batch_mono >= RUNSOCK_BATCH_MAX_MS)) {
 		runsock_flush_batch(rs);
+		t = steptime_end(&rs->longest, "writing the runs' fast samples", t);
 	}
 	if (rs->trim_due && !rs->trim_at_mono) {
 		rs->trim_at_mono = mono_ms + TRIM_DELAY_MS;
 	}
 	if (rs->trim_at_mono && mono_ms >= rs->trim_at_mono) {
 		give_back(rs);
+		steptime_end(&rs->longest, "giving a run's pages back", t);
 	}
+}
+
+struct steptime runsock_work_longest(const struct runsock *rs) {
+	return rs->longest;
 }
 
 int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,

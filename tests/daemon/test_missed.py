@@ -39,12 +39,17 @@ def run(tap):
                "the missed cycles are said", d.log_text())
         m = re.search(r"notice: (\d+) cycles missed \(\S+ to \S+\): (\d+) ms from one cycle "
                       r"to the next, the loop woke too late for them \(its longest step "
-                      r"meanwhile took (\d+) ms\)", d.log_text())
+                      r"meanwhile took (\d+) ms(?:, its longest stage ([a-z' (),]+): (\d+) ms)?\)",
+                      d.log_text())
         tap.ok(m and int(m.group(1)) >= 2 and int(m.group(2)) == (int(m.group(1)) + 1) * 1000,
                "how many, and the time between the two cycles around them", d.log_text())
         # (a stop that lands inside a step makes that step long: only its bound is sure)
         tap.ok(m and int(m.group(3)) <= int(m.group(2)),
                "and the loop's longest step meanwhile", d.log_text())
+        # (a step with stages names the longest, within the step's time)
+        tap.ok(m and (m.group(4) is None or int(m.group(5)) <= int(m.group(3))),
+               "and that step's longest stage, if it had one (%s)"
+               % (m.group(4) if m else None), d.log_text())
         missed = int(m.group(1)) if m else -1
         wait_cycles(db, len(cycles(db)) + 2, 10, d)
         tap.ok(gaps(db, first) == missed, "as many as the database lacks (%d)" % gaps(db, first))

@@ -3,7 +3,13 @@
  * $THERMLOG_TEST_SYNC_DELAY_MS first (as a loaded or worn SD card takes seconds), then sync.
  * Each sync that slept appends a line to $THERMLOG_TEST_SYNC_LOG, if set, with the thread's id,
  * so a test tells which thread waited. (_GNU_SOURCE comes from the build, for RTLD_NEXT.)
+ *
+ * A write to a file whose name ends in "-wal" (SQLite's log, what a commit writes) sleeps
+ * $THERMLOG_TEST_WAL_WRITE_DELAY_MS first, as a write held by the kernel's writeback would, at
+ * most once every $THERMLOG_TEST_WAL_WRITE_EVERY_MS (default 3000): one slow commit now and
+ * then, not every page of every commit.
  */
+#undef _FILE_OFFSET_BITS // pwrite() and pwrite64() are two symbols here, both wrapped
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,16 +21,27 @@
 
 int fsync(int fd);
 int fdatasync(int fd);
+ssize_t write(int fd, const void *buf, size_t n);
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off);
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off);
 
-static void slow(const char *what) {
-	const char *ms = getenv("THERMLOG_TEST_SYNC_DELAY_MS");
-	long delay = ms ? strtol(ms, NULL, 10) : 0;
-	if (delay <= 0) {
-		return;
-	}
+static long env_ms(const char *name, long dflt) {
+	const char *ms = getenv(name);
+	return ms && *ms ? strtol(ms, NULL, 10) : dflt;
+}
+
+static void sleep_ms(long delay) {
 	struct timespec ts = {delay / 1000, (delay % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) != 0) {
 	}
+}
+
+static void slow(const char *what) {
+	long delay = env_ms("THERMLOG_TEST_SYNC_DELAY_MS", 0);
+	if (delay <= 0) {
+		return;
+	}
+	sleep_ms(delay);
 	const char *log = getenv("THERMLOG_TEST_SYNC_LOG");
 	if (log && *log) {
 		char line[96];
@@ -55,4 +72,56 @@ int fdatasync(int fd) {
 	}
 	slow("fdatasync");
 	return real(fd);
+}
+
+static long now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleeps before a write to SQLite's log, once every so often (a static: the tests' daemons
+ * write from one thread at a time). */
+static void slow_wal_write(int fd) {
+	static long last = -1;
+	long delay = env_ms("THERMLOG_TEST_WAL_WRITE_DELAY_MS", 0);
+	if (delay <= 0 ||
+	    (last >= 0 && now_ms() - last < env_ms("THERMLOG_TEST_WAL_WRITE_EVERY_MS", 3000))) {
+		return;
+	}
+	char link[64], path[4096];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(link, path, sizeof(path) - 1);
+	if (len < 4 || memcmp(path + len - 4, "-wal", 4) != 0) {
+		return;
+	}
+	sleep_ms(delay);
+	last = now_ms();
+}
+
+ssize_t write(int fd, const void *buf, size_t n) {
+	static ssize_t (*real)(int, const void *, size_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "write");
+	}
+	slow_wal_write(fd);
+	return real(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+	static ssize_t (*real)(int, const void *, size_t, off_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "pwrite");
+	}
+	slow_wal_write(fd);
+	return real(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
+	static ssize_t (*real)(int, const void *, size_t, off64_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "pwrite64");
+	}
+	slow_wal_write(fd);
+	return real(fd, buf, n, off);
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""A commit the disk holds for 1.5 s misses cycles at a 1 s interval, and the daemon says which
+stage of its loop took the time: the notice names "writing the cycle to the database" and how
+long it took, so a miss in the field points at what to move off the loop.
+
+The slow write is tests/lib/slowsync.c LD_PRELOADed (its path the third argument): a write to
+the database's WAL sleeps 1.5 s, at most once every 3 s."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Daemon, Workdir, copy_fixture, main, wait_cycles, wait_for, \
+    write_config
+
+NOTICE = (r"notice: (\d+) cycles? missed \(\S+ to \S+\): (\d+) ms from one cycle to the next, "
+          r"the loop woke too late for them \(its longest step meanwhile took (\d+) ms, its "
+          r"longest stage ([a-z' (),]+): (\d+) ms\)")
+
+
+def run(tap):
+    exe, fixture, shim = sys.argv[1], sys.argv[2], sys.argv[3]
+    with Workdir("thermlog-slowwrite.") as wd:
+        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
+        db = os.path.join(wd, "t.db")
+        cfg = write_config(os.path.join(wd, "t.yaml"))
+        env = {"LD_PRELOAD": shim, "THERMLOG_TEST_WAL_WRITE_DELAY_MS": "1500",
+               "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
+        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                             "--listen", "127.0.0.1:0"], env=env).start()
+        tap.ok(len(wait_cycles(db, 3, 40, d)) >= 3, "cycles are stored", d.log_text())
+        tap.ok(wait_for(lambda: re.search(NOTICE, d.log_text()), 30),
+               "a slow commit misses cycles, said", d.log_text())
+        found = re.findall(NOTICE, d.log_text())
+        stages = [(f[3], int(f[4]), int(f[2])) for f in found]
+        named = [s for s in stages if s[0] == "writing the cycle to the database"]
+        tap.ok(named, "the notice names the cycle's write as the longest stage %s" % stages,
+               d.log_text())
+        tap.ok(named and all(1400 <= ms <= step for _, ms, step in named),
+               "with how long it took (%s ms), within its step" %
+               [ms for _, ms, _ in named])
+        tap.ok(d.stop() == 0, "clean stop")
+
+
+main(run)
