@@ -11,8 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, copy_fixture, cycles, main, wait_cycles, \
-    write_config
+from thermlog_test import Workdir, cycles, main, preloaded_daemon, wait_cycles
 
 
 def read_syncs(path):
@@ -27,16 +26,10 @@ def read_syncs(path):
 def run(tap):
     exe, fixture, shim = sys.argv[1], sys.argv[2], sys.argv[3]
     with Workdir("thermlog-slowdisk.") as wd:
-        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
-        db = os.path.join(wd, "t.db")
-        cfg = write_config(os.path.join(wd, "t.yaml"))
         synclog = os.path.join(wd, "syncs")
-        env = {"LD_PRELOAD": shim, "THERMLOG_TEST_SYNC_DELAY_MS": "1500",
-               "THERMLOG_TEST_SYNC_LOG": synclog, "THERMLOG_TEST_CHECKPOINT_PAGES": "8",
-               # a sanitized daemon takes the shim after its runtime
-               "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"], env=env).start()
+        d, db = preloaded_daemon(exe, fixture, wd, shim, {
+            "THERMLOG_TEST_SYNC_DELAY_MS": "1500", "THERMLOG_TEST_SYNC_LOG": synclog,
+            "THERMLOG_TEST_CHECKPOINT_PAGES": "8"})
         c0 = wait_cycles(db, 3, 30, d)
         tap.ok(len(c0) >= 3, "sampling every second", d.log_text())
         size0 = os.path.getsize(db)

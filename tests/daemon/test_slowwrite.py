@@ -10,8 +10,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, copy_fixture, main, wait_cycles, wait_for, \
-    write_config
+from thermlog_test import Workdir, main, preloaded_daemon, wait_cycles, wait_for
 
 NOTICE = (r"notice: (\d+) cycles? missed \(\S+ to \S+\): (\d+) ms from one cycle to the next, "
           r"the loop woke too late for them \(its longest step meanwhile took (\d+) ms, its "
@@ -21,13 +20,8 @@ NOTICE = (r"notice: (\d+) cycles? missed \(\S+ to \S+\): (\d+) ms from one cycle
 def run(tap):
     exe, fixture, shim = sys.argv[1], sys.argv[2], sys.argv[3]
     with Workdir("thermlog-slowwrite.") as wd:
-        root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
-        db = os.path.join(wd, "t.db")
-        cfg = write_config(os.path.join(wd, "t.yaml"))
-        env = {"LD_PRELOAD": shim, "THERMLOG_TEST_WAL_WRITE_DELAY_MS": "1500",
-               "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
-        d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
-                             "--listen", "127.0.0.1:0"], env=env).start()
+        d, db = preloaded_daemon(exe, fixture, wd, shim,
+                                 {"THERMLOG_TEST_WAL_WRITE_DELAY_MS": "1500"})
         tap.ok(len(wait_cycles(db, 3, 40, d)) >= 3, "cycles are stored", d.log_text())
         tap.ok(wait_for(lambda: re.search(NOTICE, d.log_text()), 30),
                "a slow commit misses cycles, said", d.log_text())

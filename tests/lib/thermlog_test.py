@@ -395,6 +395,20 @@ def offset_clock_daemon(exe, fixture, wd):
     return d, db, off
 
 
+def preloaded_daemon(exe, fixture, wd, shim, env):
+    """A started thermlogd sampling a copy of @fixture every second in @wd with @shim
+    LD_PRELOADed and @env (the shim's settings) added: (daemon, database path). A sanitized
+    daemon takes the shim after its runtime."""
+    root = copy_fixture(fixture, os.path.join(wd, "sysfs"))
+    db = os.path.join(wd, "t.db")
+    cfg = write_config(os.path.join(wd, "t.yaml"))
+    env = dict(env, LD_PRELOAD=shim,
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    d = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                         "--listen", "127.0.0.1:0"], env=env).start()
+    return d, db
+
+
 def connect_ro(db):
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
     con.execute("PRAGMA busy_timeout = 10000")
