@@ -12,12 +12,20 @@ source computes shares all along. At the end it prints what a soak is judged by:
   late, and how many missing cycles fall within one (said, still missing)
   RssAnon over the last half: min, max, spread (the target: within 256 KiB), read every 30 s
   with the HTTP readers paused for 2.5 s (no request in flight, and a cycle after the last
-  one, after which the daemon gives freed heap back), and the same read under load beside it
+  one, after which the daemon gives freed heap back), and the same read under load beside it;
+  beside them, what each reading above the level caught: the least of three readings 0.5 s
+  apart, and whether a run wrapper started or exited (its requests) in the 3 s before
 
 and exits 1 if a cycle or an acknowledged run is missing or memory grew by more than 256 KiB
 over the last half. Nothing is timed: figures only.
 
+--heap-trace BUILD/bench/mtrace-start.so also reads glibc's malloc trace (libc_malloc_debug.so.0
+preloaded, the trace written to a FIFO and followed as it comes) and prints the allocator's bytes
+in use at each reading beside RssAnon: a rise in both is memory held, a rise in RssAnon alone
+is the heap's layout. The trace slows every allocation: figures of its own, not the soak's.
+
 usage: bench/soak.py BUILD/src/thermlogd BUILD/src/thermlog [--minutes 120] [--readers 2]
+                     [--heap-trace BUILD/bench/mtrace-start.so]
 """
 import argparse
 import os
@@ -66,6 +74,70 @@ def advance_load(tree, k):
     os.replace(npu + ".new", npu)
 
 
+class HeapTrace:
+    """Follows glibc's malloc trace from a FIFO: the bytes in use, and after each stretch the
+    trace went quiet (the daemon between allocations) the figure then, so a reading is paired
+    with the trace caught up to it."""
+
+    def __init__(self, module, tmp):
+        # beside the C library this machine runs (a multiarch host has others)
+        with open("/proc/self/maps") as f:
+            libc = [ln.split()[-1] for ln in f if ln.rstrip().endswith("/libc.so.6")]
+        debug = [p for p in (os.path.join(os.path.dirname(x), "libc_malloc_debug.so.0")
+                             for x in libc[:1]) if os.path.exists(p)]
+        if not debug:
+            sys.exit("--heap-trace: libc_malloc_debug.so.0 (glibc 2.34 or later) not found "
+                     "beside " + (libc[0] if libc else "the C library"))
+        if not os.path.exists(module):
+            sys.exit(f"--heap-trace: {module}: no such file (build the bench/ module first)")
+        self.fifo = os.path.join(tmp, "malloc-trace")
+        os.mkfifo(self.fifo)
+        self.env = dict(os.environ, MALLOC_TRACE=self.fifo,
+                        LD_PRELOAD=debug[0] + ":" + os.path.abspath(module))
+        self.live, self.bytes = {}, 0
+        self.caught_up = []  # (monotonic s, bytes in use) each time the trace went quiet
+        self.lock = threading.Lock()
+        threading.Thread(target=self.follow, daemon=True).start()
+
+    def line(self, words):
+        for i, w in enumerate(words):
+            if w in (b"+", b">") and i + 2 < len(words):
+                size = int(words[i + 2], 16)
+                self.bytes += size - self.live.get(words[i + 1], 0)
+                self.live[words[i + 1]] = size
+                return
+            if w in (b"-", b"<") and i + 1 < len(words):
+                self.bytes -= self.live.pop(words[i + 1], 0)
+                return
+
+    def follow(self):
+        with open(self.fifo, "rb", buffering=0) as f:
+            rest = b""
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for ln in lines:
+                    self.line(ln.split())
+                if len(chunk) < 1 << 20:
+                    with self.lock:
+                        self.caught_up.append((time.monotonic(), self.bytes))
+                        del self.caught_up[:-64]
+
+    def in_use_after(self, t, timeout=10):
+        """The bytes in use the first time the trace went quiet after monotonic time @t."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                later = [b for when, b in self.caught_up if when > t]
+            if later:
+                return later[0]
+            time.sleep(0.05)
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("thermlogd")
@@ -74,6 +146,8 @@ def main():
     ap.add_argument("--readers", type=int, default=2)
     ap.add_argument("--run-every", type=float, default=15)
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--heap-trace", metavar="MODULE",
+                    help="follow glibc's malloc trace (BUILD/bench/mtrace-start.so)")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="thermlog-soak-")
@@ -89,7 +163,9 @@ def main():
                 f"http:\n  listen: 127.0.0.1:0\n"
                 f"runs:\n  socket: {sock}\n  interval: 1s\n")
     log = open(os.path.join(tmp, "thermlogd.log"), "w+")
-    d = subprocess.Popen([a.thermlogd, "-c", cfg], stdout=log, stderr=log)
+    heap = HeapTrace(a.heap_trace, tmp) if a.heap_trace else None
+    d = subprocess.Popen([a.thermlogd, "-c", cfg], stdout=log, stderr=log,
+                         env=heap.env if heap else None)
     port = None
     for _ in range(400):
         log.seek(0)
@@ -130,11 +206,15 @@ def main():
             k += 1
             time.sleep(0.2)
 
+    events = []  # monotonic s of each wrapper's start and exit: its requests to the daemon
+
     def one_run(n):
         secs = random.randint(1, 40)
         cmd = ["sleep", str(secs)] if n % 5 else ["sh", "-c", f"sleep {secs}; exit 3"]
+        events.append(time.monotonic())
         p = subprocess.run([a.thermlog, "-c", cfg, "run", "--label", f"soak{n % 3}", "--", *cmd],
                            capture_output=True, text=True)
+        events.append(time.monotonic())
         m = re.search(r"thermlog run: run (\d+) \(", p.stderr)
         with lock:
             (acked if m else unrecorded).append(int(m.group(1)) if m else p.stderr.strip())
@@ -157,7 +237,10 @@ def main():
     t0 = time.monotonic()
     end = t0 + a.minutes * 60
     mem = []  # (minute, RssAnon KiB with the readers paused)
+    held = []  # the least of three readings 0.5 s apart in the same pause
+    near_run = []  # whether a wrapper started or exited within 3 s before the reading
     loaded = []  # (minute, RssAnon KiB under load)
+    in_use = []  # with --heap-trace: the allocator's bytes in use at each reading of mem
     next_run, next_mem, n, runners = t0, t0, 0, []
     next_load, k = t0, 0
     while time.monotonic() < end and d.poll() is None:
@@ -179,7 +262,16 @@ def main():
             while busy[0]:
                 time.sleep(0.05)
             time.sleep(2.5)
+            at = time.monotonic()
             mem.append(((now - t0) / 60, rss_kib(d.pid, "RssAnon:")))
+            three = [mem[-1][1]]
+            for _ in range(2):
+                time.sleep(0.5)
+                three.append(rss_kib(d.pid, "RssAnon:"))
+            held.append(min(three))
+            near_run.append(any(at - 3 <= e <= at + 1 for e in list(events)))
+            if heap:
+                in_use.append(heap.in_use_after(time.monotonic()))
             go.set()
             next_mem += 30
         time.sleep(0.2)
@@ -240,6 +332,35 @@ def main():
         print(f"RssAnon under load over the last half: min {min(half_loaded)} KiB, "
               f"max {max(half_loaded)} KiB")
     print("RssAnon by minute: " + " ".join(f"{m:.0f}:{k}" for m, k in mem[::4]))
+    # What a reading above the level caught: the same pause 1 s later (memory held that long),
+    # and a wrapper's start or exit just before it (a run's start or end in flight).
+    last = [i for i, (minute, _) in enumerate(mem) if minute >= a.minutes / 2]
+    if last:
+        hk = [held[i] for i in last]
+        quiet = [mem[i][1] for i in last if not near_run[i]]
+        print(f"over the last half, the least of three readings 0.5 s apart: {min(hk)}-"
+              f"{max(hk)} KiB, spread {max(hk) - min(hk)} KiB")
+        print(f"over the last half, readings with no wrapper starting or exiting in the 3 s "
+              f"before: {len(quiet)} of {len(last)}"
+              + (f", {min(quiet)}-{max(quiet)} KiB, spread {max(quiet) - min(quiet)} KiB"
+                 if quiet else ""))
+        level = sorted(mem[i][1] for i in last)[len(last) // 2]
+        for i in last:
+            if mem[i][1] - level > 128:
+                print(f"  minute {mem[i][0]:.1f}: {mem[i][1]} KiB ({mem[i][1] - level:+d} over "
+                      f"the median), {held[i]} KiB 1 s later, "
+                      + ("a wrapper started or exited just before" if near_run[i]
+                         else "no wrapper started or exited just before"))
+    if heap:
+        print("in use by minute (KiB, the allocator's, at the same readings): " + " ".join(
+            f"{m:.0f}:{'?' if b is None else b // 1024}"
+            for (m, _), b in list(zip(mem, in_use))[::4]))
+        known = [(k, b // 1024) for (m, k), b in zip(mem, in_use)
+                 if m >= a.minutes / 2 and b is not None]
+        if known:
+            print(f"over the last half: RssAnon {min(k for k, _ in known)}-"
+                  f"{max(k for k, _ in known)} KiB, in use {min(b for _, b in known)}-"
+                  f"{max(b for _, b in known)} KiB")
     print(f"daemon alive at the end: {alive}, exit status {rc}")
     good = (alive and rc == 0 and expected == len(ts) and not missing_runs and not open_runs
             and not unrecorded and spread <= 256)
