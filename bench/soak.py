@@ -24,8 +24,11 @@ preloaded, the trace written to a FIFO and followed as it comes) and prints the 
 in use at each reading beside RssAnon: a rise in both is memory held, a rise in RssAnon alone
 is the heap's layout. The trace slows every allocation: figures of its own, not the soak's.
 
+The daemon gets the environment the service's unit sets (systemd/thermlogd.service.in:
+GLIBC_TUNABLES, glibc's per-thread malloc cache off); --no-unit-env leaves it out.
+
 usage: bench/soak.py BUILD/src/thermlogd BUILD/src/thermlog [--minutes 120] [--readers 2]
-                     [--heap-trace BUILD/bench/mtrace-start.so]
+                     [--no-unit-env] [--heap-trace BUILD/bench/mtrace-start.so]
 """
 import argparse
 import os
@@ -47,6 +50,19 @@ from thermlog_test import rss_kib  # noqa: E402
 
 PATHS = ("/metrics", "/api/v1/latest", "/api/v1/status", "/api/v1/runs",
          "/api/v1/runs/stats", "/api/v1/stats?from=-1h")
+
+
+def unit_environment():
+    """The variables the service's unit sets (its Environment= lines), so the daemon is soaked
+    as it runs installed."""
+    env = {}
+    with open(os.path.join(HERE, "..", "systemd", "thermlogd.service.in")) as f:
+        for line in f:
+            if line.startswith("Environment="):
+                for word in line[len("Environment="):].split():
+                    key, _, value = word.strip('"').partition("=")
+                    env[key] = value
+    return env
 
 
 def advance_load(tree, k):
@@ -146,6 +162,8 @@ def main():
     ap.add_argument("--readers", type=int, default=2)
     ap.add_argument("--run-every", type=float, default=15)
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    ap.add_argument("--no-unit-env", action="store_true",
+                    help="leave out the unit's Environment= (by default the daemon gets it)")
     ap.add_argument("--heap-trace", metavar="MODULE",
                     help="follow glibc's malloc trace (BUILD/bench/mtrace-start.so)")
     a = ap.parse_args()
@@ -164,8 +182,9 @@ def main():
                 f"runs:\n  socket: {sock}\n  interval: 1s\n")
     log = open(os.path.join(tmp, "thermlogd.log"), "w+")
     heap = HeapTrace(a.heap_trace, tmp) if a.heap_trace else None
+    unit_env = {} if a.no_unit_env else unit_environment()
     d = subprocess.Popen([a.thermlogd, "-c", cfg], stdout=log, stderr=log,
-                         env=heap.env if heap else None)
+                         env=dict(heap.env if heap else os.environ, **unit_env))
     port = None
     for _ in range(400):
         log.seek(0)
@@ -311,7 +330,8 @@ def main():
     half = [kib for minute, kib in mem if minute >= a.minutes / 2]
     half_loaded = [kib for minute, kib in loaded if minute >= a.minutes / 2]
     spread = (max(half) - min(half)) if half else 0
-    print(f"soak: {a.minutes:g} min at 1 s, a run every {a.run_every:g} s, {a.readers} readers")
+    print(f"soak: {a.minutes:g} min at 1 s, a run every {a.run_every:g} s, {a.readers} readers"
+          + "".join(f"; the unit's {k}={v}" for k, v in unit_env.items()))
     print(f"cycles: {len(ts)} stored of {expected} expected ({expected - len(ts)} missing)"
           + (f"; {stepped} more skipped by wall-clock steps the daemon logged" if stepped else "")
           + (f"; the daemon said it woke too late for {late}" if late else ""))

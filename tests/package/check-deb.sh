@@ -47,6 +47,8 @@ for page in man8/thermlogd.8 man1/thermlog.1 man5/thermlog.yaml.5; do
 done
 grep -qx 'ExecStart=/usr/bin/thermlogd --debugfs-root /run/thermlog/debugfs' "$tmp/root/lib/systemd/system/thermlogd.service"
 check $? "the unit starts /usr/bin/thermlogd"
+grep -qx 'Environment=GLIBC_TUNABLES=glibc.malloc.tcache_count=0' "$tmp/root/lib/systemd/system/thermlogd.service"
+check $? "the unit turns glibc's per-thread malloc cache off"
 grep -qx '/etc/thermlog/thermlog.yaml' "$tmp/control/conffiles"
 check $? "/etc/thermlog/thermlog.yaml is a conffile" "$(cat "$tmp/control/conffiles" 2>&1)"
 conf=$(strings "$tmp/root/usr/bin/thermlog" | grep -m1 '^/etc/thermlog/thermlog.yaml$')

@@ -137,6 +137,9 @@ ok $? "the database is thermlog:thermlog 0640 ($out)" "$out"
 out=$(ct ps -o user=,group= -p "$pid1" 2>&1)
 [ "$(echo $out)" = "thermlog thermlog" ]
 ok $? "thermlogd runs as thermlog:thermlog" "$out"
+out=$(ct sh -c "tr '\\0' '\\n' </proc/$pid1/environ" 2>&1)
+printf '%s\n' "$out" | grep -qx 'GLIBC_TUNABLES=glibc.malloc.tcache_count=0'
+ok $? "thermlogd runs with glibc's per-thread malloc cache off (the unit's Environment=)" "$out"
 
 status() { ct curl -sf --max-time 10 http://127.0.0.1:9470/api/v1/status; }
 field() { # JSON path in /api/v1/status, e.g. database.cycles
