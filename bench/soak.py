@@ -283,14 +283,14 @@ def main():
             time.sleep(2.5)
             at = time.monotonic()
             mem.append(((now - t0) / 60, rss_kib(d.pid, "RssAnon:")))
+            if heap:
+                in_use.append(heap.in_use_after(at))
             three = [mem[-1][1]]
             for _ in range(2):
                 time.sleep(0.5)
                 three.append(rss_kib(d.pid, "RssAnon:"))
             held.append(min(three))
             near_run.append(any(at - 3 <= e <= at + 1 for e in list(events)))
-            if heap:
-                in_use.append(heap.in_use_after(time.monotonic()))
             go.set()
             next_mem += 30
         time.sleep(0.2)

@@ -389,9 +389,13 @@ async function throttleViews(ctx, win) {
     eps = (await getJson('/api/v1/throttle' + q)).episodes;
   }
   const runs = (await getJson('/api/v1/runs' + q)).runs;
-  await page.goto(base + q + '#history');
-  await waitReady(page, 'history');
-  await page.waitForSelector('#history-chart[data-throttle]', { state: 'attached' });
+  // History on a window, its chart drawn with the window's episodes
+  const openHistory = async (query) => {
+    await page.goto(base + query + '#history');
+    await waitReady(page, 'history');
+    await page.waitForSelector('#history-chart[data-throttle]', { state: 'attached' });
+  };
+  await openHistory(q);
   const shaded = await page.$eval('#history-chart', (b) => Number(b.dataset.throttle));
   ok(eps.length >= 2 && shaded === eps.length, 'History shades every throttle episode of the window (' + shaded + ' of ' + eps.length + ')');
   const inside = (t, list) => list.some((x) => Date.parse(x.start) <= t && t < Date.parse(x.end || x.last_seen));
@@ -419,16 +423,12 @@ async function throttleViews(ctx, win) {
   // pixel and fall between two).
   if (runOnly) {
     const w = Math.ceil(span(runOnly) / 1000);
-    const rq = '?from=' + (Math.floor(Date.parse(runOnly.start) / 1000) - w) + '&to=' +
-      (Math.ceil(Date.parse(runOnly.end) / 1000) + w);
-    await page.goto(base + rq + '#history');
-    await waitReady(page, 'history');
-    await page.waitForSelector('#history-chart[data-throttle]', { state: 'attached' });
+    await openHistory('?from=' + (Math.floor(Date.parse(runOnly.start) / 1000) - w) + '&to=' +
+      (Math.ceil(Date.parse(runOnly.end) / 1000) + w));
   }
   const [r2, g2, b2, a2] = runOnly ? await pixelAt((Date.parse(runOnly.start) + Date.parse(runOnly.end)) / 2) : [];
   ok(runOnly && a2 > 0 && b2 >= r2 && !(r2 > g2 + 60), "a run without throttling stays grey there: the two shadings differ", [r2, g2, b2, a2]);
-  await page.goto(base + q + '#history');
-  await waitReady(page, 'history');
+  await openHistory(q);
 
   // Load: each CPU (with its cluster) and NPU core is a series to choose, in percent.
   await page.evaluate(() => localStorage.removeItem('thermlog.series'));
