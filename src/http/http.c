@@ -45,6 +45,7 @@
 #define RUN_BODY_DISCARD_MAX (1024 * 1024)
 #define RUN_BODY_TOO_LARGE   "the body exceeds 65536 bytes"
 #define HEAD_TIMEOUT_S       5    // a request head (and TLS handshake) must be in within this
+#define LISTEN_BACKLOG       64   // connections the kernel queues for accept()
 #define HEAVY_QUEUE          4    // heavy requests that may wait for a slot; more get 503
 #define HEAVY_WAIT_MS        5000 // how long they may wait (whole seconds)
 #define HEAVY_SLOTS          2    // heavy requests computed at once; more get 503
@@ -1103,9 +1104,17 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 	unsigned limit = hc->connection_limit ? hc->connection_limit : 32;
 	http->limit = limit;
 	http->per_address = limit / 4 > 2 ? limit / 4 : 2;
-	// libmicrohttpd's own limit leaves room for connections cut but not yet closed;
-	// handle_accept() keeps to @limit.
-	unsigned mhd_limit = limit + limit / 2 + 1;
+	/*
+	 * handle_accept() keeps to @limit; libmicrohttpd's own limit must leave room for the
+	 * connections cut but not yet closed, which it counts until their threads have ended.
+	 * When the process could not run for a while (a loaded board), the whole listen backlog
+	 * is accepted in one go, each connection cutting an older idle one, before any cut
+	 * connection's thread has run: with less room than a full backlog, libmicrohttpd closed
+	 * the newest clients itself (a reset), although they asked at once. Over TLS a pool
+	 * thread holds one connection and accepts the next only once it is free, so a full pool
+	 * leaves a client waiting in the backlog, never closed: the pool needs less room.
+	 */
+	unsigned mhd_limit = tls ? limit + limit / 2 + 1 : limit + LISTEN_BACKLOG + 1;
 	/*
 	 * Over TLS the threads are made once, one per connection libmicrohttpd admits (it gives
 	 * each pool thread an equal share of its limit, here 1, and a full thread stops
@@ -1125,7 +1134,7 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 		{MHD_OPTION_CONNECTION_LIMIT, mhd_limit, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
 		{MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL},
-		{MHD_OPTION_LISTEN_BACKLOG_SIZE, 64, NULL},
+		{MHD_OPTION_LISTEN_BACKLOG_SIZE, LISTEN_BACKLOG, NULL},
 		{MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL},
 		pool,
 		tls ? (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, http->tls_cert}
