@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """thermlogd --demo: a week of simulated ROCK 5C history, live cycles every 5 s, the URL on
 stdout, its own database, and nothing left behind."""
+import datetime
 import json
 import os
 import re
@@ -14,6 +15,11 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from thermlog_test import (Daemon, Workdir, check_database, cycles, main, query,
                            set_clock_offset, wait_for)
+
+
+def iso_s(text):
+    """Seconds since the epoch of an ISO 8601 time as the API writes it."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def run(tap):
@@ -252,6 +258,50 @@ def run(tap):
         tap.ok(meps and not stray, "and each of its %d episodes starts inside a run" % len(meps),
                stray[:3])
         tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
+
+        # The last 3 hours of runs are replayed with fast samples, the runs before them stored
+        # without. Where that boundary would fall inside a run that another one overlaps, the
+        # replayed run's fast samples lay in the stored one's window, and its `peak` (the
+        # hottest fast sample in the window) was not its temp_max_c. The boundary falls where
+        # no run is under way, so each run's fast samples are its own. The demo is started
+        # on a clock 3 hours after a minute inside such a run.
+        # The pair: run b starts inside run a and is not as hot (else a's peak is b's too).
+        every = query(db, "SELECT start_ms / 1000, end_ms / 1000, temp_max_c FROM runs WHERE "
+                      "status != 'running' ORDER BY start_ms")
+        pairs = [(a, b) for a, b in zip(every, every[1:])
+                 if b[0] - a[0] > 180 and a[1] > b[0] and a[0] > synced[0] + 86400 and
+                 a[2] > b[2]]
+        tap.ok(pairs, "the week holds a run that a cooler one starts inside (%d)" % len(pairs))
+        if pairs:
+            (a_start, a_end, _), (b_start, _, _) = pairs[0]
+            boundary = b_start - 90  # inside run a, before run b
+            set_clock_offset(off, boundary + 3 * 3600 - int(time.time()))
+            sdb = os.path.join(wd, "split.db")
+            d = Daemon(exe, wd, ["--demo", "--db", sdb, "--listen", "127.0.0.1:0",
+                                 "--seed", "7"], name="split",
+                       env={"THERMLOG_TEST_CLOCK_OFFSET_FILE": off}).start()
+            sbase = wait_for(lambda: open(d.out_path).read().strip(), 90, 0.2)
+            wrong, seen = [], False
+            try:
+                got = json.load(urllib.request.urlopen(sbase + "api/v1/runs", timeout=30))
+                for r in got["runs"]:
+                    start = iso_s(r["start"])
+                    if r["status"] == "running" or not (
+                            boundary - 3600 <= start <= boundary + 3600):
+                        continue
+                    one = json.load(urllib.request.urlopen(
+                        sbase + "api/v1/runs/%d" % r["id"], timeout=30))["run"]
+                    seen = seen or a_start <= start < a_start + 5  # replayed on the 5 s grid
+                    peak = (one["figures"] or {}).get("peak") or one["peak"]
+                    top = peak and (peak.get("max_c") if "max_c" in peak else peak["value"])
+                    if peak and top != one["temp_max_c"]:
+                        wrong.append((one["id"], one["start"], one["temp_max_c"], top))
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                wrong.append(repr(e))
+            tap.ok(seen and not wrong,
+                   "a demo whose replay would begin inside run %d-%d: every run's peak is its "
+                   "temp_max_c" % (a_start, a_end), wrong[:3] or d.log_text())
+            tap.ok(d.stop(signal.SIGTERM) == 0, "exit 0")
 
         # A database with history the demo did not write is never filled with simulated data,
         # under any name.
