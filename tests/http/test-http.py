@@ -116,6 +116,18 @@ def base_yaml(listen="127.0.0.1:9470", extra=""):
     return f"interval: 1s\nhttp:\n  listen: {listen}\n{extra}{CAPACITOR}"
 
 
+def start_server(tmp, name, yaml, what, **kw):
+    """A Server in its own directory @name under @tmp, checked as started (@what): None when it
+    did not start (the check failed, the server is stopped)."""
+    d = os.path.join(tmp, name)
+    os.mkdir(d)
+    s = Server(d, yaml, **kw)
+    if not ok(s.port, what, s.stderr()):
+        s.stop()
+        return None
+    return s
+
+
 def test_refused_bind(tmp):
     d = os.path.join(tmp, "refuse")
     os.mkdir(d)
@@ -129,11 +141,9 @@ def test_refused_bind(tmp):
 
 
 def test_loopback(tmp):
-    d = os.path.join(tmp, "loopback")
-    os.mkdir(d)
-    s = Server(d, base_yaml(), days=30)
-    if not ok(s.port, "server on loopback starts without a token", s.stderr()):
-        s.stop()
+    s = start_server(tmp, "loopback", base_yaml(), "server on loopback starts without a token",
+                     days=30)
+    if not s:
         return
     p = s.port
 
@@ -473,12 +483,10 @@ def test_heavy(tmp):
     /metrics stays fast, heavy ones beyond the worker slots get 503 with Retry-After, and
     clients that never read their large answers do not grow the server without bound."""
     import threading
-    d = os.path.join(tmp, "heavy")
-    os.mkdir(d)
-    s = Server(d, base_yaml("127.0.0.1:0", "  connection_limit: 64\n  max_points: 20000\n"),
-               days=180)
-    if not ok(s.port, "server with half a year of history starts", s.stderr()):
-        s.stop()
+    s = start_server(tmp, "heavy",
+                     base_yaml("127.0.0.1:0", "  connection_limit: 64\n  max_points: 20000\n"),
+                     "server with half a year of history starts", days=180)
+    if not s:
         return
     p = s.port
     heavy = ["/api/v1/samples?from=-180d&max_points=5000", "/api/v1/stats?from=-180d",
@@ -569,11 +577,9 @@ def test_slowloris(tmp):
     """Two addresses x 16 connections trickling a header line each second, plus idle
     connections from more addresses: a third client still gets /metrics within 1 s, and the
     tricklers are cut off at the request-head deadline (5 s)."""
-    d = os.path.join(tmp, "slowloris")
-    os.mkdir(d)
-    s = Server(d, base_yaml("127.0.0.1:0"))
-    if not ok(s.port, "server for the slow-client test starts", s.stderr()):
-        s.stop()
+    s = start_server(tmp, "slowloris", base_yaml("127.0.0.1:0"),
+                     "server for the slow-client test starts")
+    if not s:
         return
     p = s.port
     tricklers, idle = [], []
@@ -659,11 +665,9 @@ def test_queued_burst(tmp):
     /metrics at once, is answered. libmicrohttpd counts a cut connection until its thread has
     ended; the server is pinned to one core that a busy process shares, so the burst is
     accepted before any cut connection's thread runs (the reset this test was written for)."""
-    d = os.path.join(tmp, "burst")
-    os.mkdir(d)
-    s = Server(d, base_yaml("127.0.0.1:0"))
-    if not ok(s.port, "server for the queued-burst test starts", s.stderr()):
-        s.stop()
+    s = start_server(tmp, "burst", base_yaml("127.0.0.1:0"),
+                     "server for the queued-burst test starts")
+    if not s:
         return
     core = min(os.sched_getaffinity(0))
     for tid in os.listdir(f"/proc/{s.proc.pid}/task"):
@@ -767,11 +771,9 @@ def test_ipv6_prefix(tmp):
 
 
 def test_token(tmp):
-    d = os.path.join(tmp, "token")
-    os.mkdir(d)
-    s = Server(d, f"http:\n  listen: 0.0.0.0:9470\n  token: {TOKEN}\n", host="0.0.0.0")
-    if not ok(s.port, "non-loopback bind with a token starts", s.stderr()):
-        s.stop()
+    s = start_server(tmp, "token", f"http:\n  listen: 0.0.0.0:9470\n  token: {TOKEN}\n",
+                     "non-loopback bind with a token starts", host="0.0.0.0")
+    if not s:
         return
     err = s.stderr()
     ok("without TLS" in err, "a token over plain HTTP on a non-loopback address logs a warning",
