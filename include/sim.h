@@ -86,8 +86,10 @@ struct sim_run {
 size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, size_t cap);
 
 /**
- * The latest whole minute at or before @t at which no run is under way and every cooling
- * device is at state 0: where a history can begin with nothing already going. Runs and their
+ * The latest whole minute at or before @t at which no run is under way or ends and every
+ * cooling device is at state 0: where a history can begin with nothing already going, and
+ * where the demo's replay with fast samples begins (no run stored without them then has one
+ * of their instants in its window, its end included). Runs and their
  * cooling last under an hour, so it is less than an hour before @t. Pure, like sim_model().
  */
 int64_t sim_quiet_minute(uint64_t seed, int64_t t);

@@ -147,30 +147,14 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 }
 
 /*
- * Where the replay with fast samples begins, at or before @t: a quiet minute (no run under
- * way) at which no run ends either. A run stored without fast samples then never overlaps
- * one replayed with them, whose samples would lie in its window: its `peak` (the hottest fast
- * sample in the window, runs.c) would be another run's, not its temp_max_c.
+ * The workload's runs that start in [@from, @now) and ended by @now; those from the quiet
+ * minute at or before now - DEMO_REPLAY_S on wait for demo_replay(). A run stored here then
+ * never overlaps a replayed one, whose fast samples would lie in its window: its `peak` (the
+ * hottest fast sample in the window, runs.c) would be another run's, not its temp_max_c.
  */
-static int64_t replay_boundary(uint64_t seed, int64_t t) {
-	for (int64_t m = sim_quiet_minute(seed, t);; m = sim_quiet_minute(seed, m - 60)) {
-		struct sim_run runs[16]; // an hour's at most, as in sim_quiet_minute()
-		size_t n = sim_runs(seed, m - 3600, m, runs, 16);
-		bool ends = false;
-		for (size_t i = 0; i < n && i < 16; i++) {
-			ends = ends || runs[i].end == m;
-		}
-		if (!ends) {
-			return m;
-		}
-	}
-}
-
-/* The workload's runs that start in [@from, @now) and ended by @now; those of about the last
- * DEMO_REPLAY_S wait for demo_replay(). */
 static int backfill_runs(struct demo *demo, struct store *store, int64_t from, int64_t now) {
-	int64_t boundary = replay_boundary(demo->seed, now - DEMO_REPLAY_S);
-	demo->replay_from = from > boundary ? from : boundary;
+	int64_t quiet = sim_quiet_minute(demo->seed, now - DEMO_REPLAY_S);
+	demo->replay_from = from > quiet ? from : quiet;
 	size_t n = sim_runs(demo->seed, from, now, NULL, 0);
 	struct sim_run *runs = xcalloc(n ? n : 1, sizeof(*runs));
 	sim_runs(demo->seed, from, now, runs, n);

@@ -358,7 +358,8 @@ size_t sim_runs(uint64_t seed, int64_t from, int64_t to, struct sim_run *out, si
 	return n;
 }
 
-/* Whether a run is under way at @t (started before it) or a cooling device is above state 0. */
+/* Whether a run is under way at @t (started before it) or ends at @t, or a cooling device is
+ * above state 0. */
 static bool busy_at(uint64_t seed, int64_t t) {
 	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
 		if (p != SIM_POLICY_LITTLE && cool_state_at(seed, p, t) > 0) {
@@ -369,7 +370,7 @@ static bool busy_at(uint64_t seed, int64_t t) {
 	struct sim_run runs[16];
 	size_t n = sim_runs(seed, t - 3600, t, runs, 16);
 	for (size_t i = 0; i < n && i < 16; i++) {
-		if (runs[i].end > t) {
+		if (runs[i].end >= t) {
 			return true;
 		}
 	}

@@ -13,8 +13,8 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import (Daemon, Workdir, check_database, cycles, main, query,
-                           set_clock_offset, wait_for)
+from thermlog_test import (Daemon, Workdir, check_database, cycles, main, named_peak,
+                           query, set_clock_offset, wait_for)
 
 
 def iso_s(text):
@@ -292,10 +292,9 @@ def run(tap):
                     one = json.load(urllib.request.urlopen(
                         sbase + "api/v1/runs/%d" % r["id"], timeout=30))["run"]
                     seen = seen or a_start <= start < a_start + 5  # replayed on the 5 s grid
-                    peak = (one["figures"] or {}).get("peak") or one["peak"]
-                    top = peak and (peak.get("max_c") if "max_c" in peak else peak["value"])
-                    if peak and top != one["temp_max_c"]:
-                        wrong.append((one["id"], one["start"], one["temp_max_c"], top))
+                    peak = named_peak(one)
+                    if peak and peak[1] != one["temp_max_c"]:
+                        wrong.append((one["id"], one["start"], one["temp_max_c"], peak[1]))
             except (OSError, ValueError, KeyError, TypeError) as e:
                 wrong.append(repr(e))
             tap.ok(seen and not wrong,

@@ -15,7 +15,7 @@ import sys
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, get, get_json, main  # noqa: E402
+from thermlog_test import Demo, get, get_json, main, named_peak  # noqa: E402
 
 THERMLOGD, THERMLOG = sys.argv[1], sys.argv[2]
 
@@ -59,20 +59,14 @@ def run(tap):
                 break
             if api["temp_max_c"] != r["temp_max_c"]:
                 same = False
-            # A recorded run names its peak in figures.peak {channel, max_c, max_at}; a run
-            # without figures (the demo's backfilled history) has the samples around it,
-            # {channel, value, time, samples}. Either is the run's temp_max_c.
-            fig_peak = (api.get("figures") or {}).get("peak")
-            peak = fig_peak or api.get("peak")
-            if peak:
-                top = peak["max_c"] if fig_peak else peak["value"]
-                if not (fnmatch.fnmatch(peak["channel"], "thermal/*") and
-                        top == api["temp_max_c"]):
-                    zones = False
-                    off.append({k: api.get(k) for k in ("id", "label", "status", "start",
-                                                        "end", "temp_max_c")} |
-                               {"peak": {k: v for k, v in peak.items() if k != "samples"},
-                                "from_figures": bool(fig_peak)})
+            # The peak a run names, from its figures or its fast samples, is its temp_max_c.
+            peak = named_peak(api)
+            if peak and not (fnmatch.fnmatch(peak[0], "thermal/*") and
+                             peak[1] == api["temp_max_c"]):
+                zones = False
+                off.append({k: api.get(k) for k in ("id", "label", "status", "start", "end",
+                                                    "temp_max_c")} |
+                           {"peak": peak, "from_figures": bool(api.get("figures"))})
         tap.ok(same, "every run: runs show --json = /api/v1/runs/{id}, its temp_max_c the list's")
         tap.ok(zones, "a named peak is a thermal zone's and is the run's temp_max_c", off[:5])
 

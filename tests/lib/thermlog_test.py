@@ -370,6 +370,17 @@ class Demo(Daemon):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def named_peak(run):
+    """The peak a run of /api/v1/runs/{id} names, as (channel, °C), or None: a recorded run's
+    figures.peak {channel, max_c, max_at}, else (no figures, as the demo's backfilled history)
+    the hottest fast sample in its window, peak {channel, value, time, samples}."""
+    fig = (run.get("figures") or {}).get("peak")
+    if fig:
+        return fig["channel"], fig["max_c"]
+    peak = run.get("peak")
+    return (peak["channel"], peak["value"]) if peak else None
+
+
 # ---- the database of a running daemon ----
 
 def set_clock_offset(path, seconds):
