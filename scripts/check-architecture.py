@@ -1,109 +1,118 @@
 #!/usr/bin/env python3
-"""Checks the layering rules of docs/ARCHITECTURE.md against the tree.
+"""Checks the layering rules of src/layers against the tree.
 
-A file's layer is its folder (src/<layer>/), a header in include/ takes the layer of the module
-of its name, and a file in no layer is an error. The checker follows
-each file's #include "..." lines through include/ transitively and fails when a file reaches a
-module its layer must never reach, or when a third-party header is included outside its one
-home. With `--objects BUILD_DIR` it also reads the compiled objects (nm) and fails when a
-file calls a function, or uses a global, defined by a module its layer must never reach.
-Prints TAP; `--list` prints each module's layer and what it reaches.
+A file's layer is its folder (src/<layer>/; a module's header lives beside its code), and a
+file in no layer is an error. src/layers says which layers each layer reaches; the checker
+follows each file's #include "..." lines transitively and fails when a file reaches a layer
+its own does not, breaks a narrower rule, includes a folder's private header from outside it,
+or includes a third-party header outside its one home. It also checks src/layers itself (each
+layer reaches only layers above it in the file, and what those reach) and that the table of
+docs/ARCHITECTURE.md says the same. With `--objects BUILD_DIR` it reads the compiled objects
+(nm) and fails when a file calls a function, or uses a global, of a layer it does not reach;
+with `--fence BUILD_DIR` it preprocesses, with each folder's own compile command, one header of
+every other layer: a reached one must compile, any other must stop with the rule's words.
+Prints TAP; `--list` prints each file's layer and what it reaches.
 """
 import fnmatch
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 
-# A file's layer is its folder: src/<layer>/... A header in include/ takes the layer of the
-# module of its name (src/<layer>/<m>.c); the contracts that are types alone are placed here.
-# src/cli/ is one file per command (config.c, runs.c, ...): no header is named after those.
-# A file outside a layer folder, or a header with no place, is an error.
-HEADER_LAYERS = {"source": "sources", "cycle": "state", "capstate": "state",
-                 "runsummary": "state", "cli": "cli", "cli-output": "cli", "cli-stats": "cli",
-                 "table": "cli"}
-
-# layer -> layers it must never reach, directly or through another module (docs/ARCHITECTURE.md).
-# Every folder of src/ must have an entry.
-FORBIDDEN = {
-    "base": {"model", "config", "state", "sources", "store", "query", "runs", "report",
-             "http", "daemon", "cli"},
-    "model": {"config", "state", "sources", "store", "query", "runs", "report", "http", "daemon",
-              "cli"},
-    "config": {"state", "sources", "store", "query", "runs", "report", "http", "daemon", "cli"},
-    "state": {"store", "query", "runs", "report", "http", "daemon", "cli", "sources"},
-    "sources": {"store", "query", "runs", "report", "http", "daemon", "cli", "state"},
-    "store": {"config", "query", "runs", "report", "http", "daemon", "cli", "sources"},
-    "query": {"report", "http", "daemon", "cli", "sources"},
-    "runs": {"report", "http", "daemon", "cli", "sources"},
-    # a report lays out the answers of query, runs and lifetime-report; no layer below uses it
-    "report": {"http", "daemon", "cli", "sources"},
-    "http": {"daemon", "cli", "sources"},
-    "daemon": {"cli"},
-    "cli": {"http", "daemon"},
-}
-
-# Narrower rules inside the layers: files (layer/module, fnmatch) and what they never reach.
-NARROWER = [
-    ("model/lifetime", {"model/stats", "model/runstats"}),
-    ("store/*", {"model/stats", "model/runstats"}),
-    ("state/clock", {"state/live", "state/capstate", "state/runsummary"}),
-    ("state/cycle", {"state/live", "state/capstate", "state/runsummary"}),
-    ("http/http", {"store/*", "query/*", "runs/*"}),  # data only through api
-    ("http/*", {"http/http"}),  # api, metrics, web, session know no libmicrohttpd
-]
-
-# Third-party headers and the one file (path under src/ without .c, fnmatch) allowed to include
-# each: the store's files include <sqlite3.h> through their private header.
-HOMES = {
-    "sqlite3.h": {"store/store-internal"},
-    "yaml.h": {"config/yamltree"},
-    "microhttpd.h": {"http/http"},
-    "gnutls/gnutls.h": {"http/http"},
-    "sensors/sensors.h": {"sources/hwmon"},
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+import layers  # noqa: E402  src/layers.py: the one reader of src/layers
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
+REACH = {}  # layer -> layers it reaches (src/layers)
+NARROWER = []  # (files pattern, [patterns they never reach])
+PRIVATE = []  # header patterns private to their folder
+HOMES = {}  # third-party header -> its one home (layer/module)
 
-MODULE_LAYER = {}  # module stem -> layer, filled from src/<layer>/<m>.c by main()
+
+def load_rules(root):
+    reach, never, private, libraries = layers.parse(os.path.join(root, "src", "layers"))
+    REACH.update({k: set(v) for k, v in reach.items()})
+    NARROWER.extend(never)
+    PRIVATE.extend(private)
+    HOMES.update({h: home for h, (_, home) in libraries.items()})
+    return list(reach)
 
 
 def layer_of(path):
-    """src/store/store.c -> store; include/store.h -> store (where store.c lives); else None."""
-    rel = path.replace(os.sep, "/")
-    stem = os.path.splitext(os.path.basename(rel))[0]
-    parts = rel.split("/")
+    """src/store/store.c -> store; a file outside src/<layer>/ -> None."""
+    parts = path.replace(os.sep, "/").split("/")
     if "src" in parts:
         i = len(parts) - 1 - parts[::-1].index("src")
-        if len(parts) - i > 2:
-            return parts[i + 1] if parts[i + 1] in FORBIDDEN else None
-        return None
-    return MODULE_LAYER.get(stem) or HEADER_LAYERS.get(stem)
+        if len(parts) - i == 3 and parts[i + 1] in REACH:
+            return parts[i + 1]
+    return None
 
 
 def module_id(path):
-    """layer/stem, the name the narrower rules use: include/http.h -> http/http."""
+    """layer/stem, the name the narrower rules use: src/http/http.h -> http/http."""
     stem = os.path.splitext(os.path.basename(path))[0]
     return f"{layer_of(path)}/{stem}"
 
 
 def never(f, h):
-    """The layer or narrower rule that f reaching h breaks, or None."""
+    """The rule that f reaching h breaks, as words, or None."""
     layer, hlayer = layer_of(f), layer_of(h)
-    if hlayer != layer and hlayer in FORBIDDEN.get(layer, set()):
-        return hlayer
+    if hlayer != layer and hlayer not in REACH.get(layer, set()):
+        return f"{layer} does not reach {hlayer}"
+    if hlayer != layer and any(fnmatch.fnmatchcase(os.path.basename(h), p) for p in PRIVATE):
+        return f"{os.path.basename(h)} is private to src/{hlayer}/"
     fid, hid = module_id(f), module_id(h)
     if fid == hid:
         return None
     for pattern, targets in NARROWER:
         if fnmatch.fnmatchcase(fid, pattern) and any(fnmatch.fnmatchcase(hid, t) for t in targets):
-            return hid
+            return f"never {pattern}: {hid}"
     return None
 
 
+def rule_problems(order):
+    """src/layers itself: a layer reaches only layers above it and what they reach."""
+    problems = []
+    for i, layer in enumerate(order):
+        for other in sorted(REACH[layer]):
+            if other not in REACH:
+                problems.append(f"src/layers: {layer} reaches {other}, which is no layer")
+            elif order.index(other) >= i:
+                problems.append(f"src/layers: {layer} reaches {other}, which is not below it")
+            else:
+                missing = REACH[other] - REACH[layer]
+                if missing:
+                    problems.append(f"src/layers: {layer} reaches {other} but not what {other} "
+                                    f"reaches: {' '.join(sorted(missing))}")
+    return problems
+
+
+def table_problems(root, order):
+    """docs/ARCHITECTURE.md's layer table: a row per layer, its 'reaches' cell as src/layers."""
+    path = os.path.join(root, "docs", "ARCHITECTURE.md")
+    rows = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and len(cells) >= 3 and cells[0] in REACH:
+                rows[cells[0]] = set(cells[-1].replace("`", "").replace(",", " ").split()) - {"-",
+                                                                                              "—"}
+    problems = []
+    for layer in order:
+        if layer not in rows:
+            problems.append(f"docs/ARCHITECTURE.md: no row for the layer {layer}")
+        elif rows[layer] != REACH[layer]:
+            problems.append(f"docs/ARCHITECTURE.md: {layer} reaches {' '.join(sorted(rows[layer])) or 'nothing'}"
+                            f", src/layers says {' '.join(sorted(REACH[layer])) or 'nothing'}")
+    return problems
+
+
 def home_id(path, root):
-    """src/sources/hwmon.c -> sources/hwmon; include/x.h -> include/x (never a home)."""
+    """src/sources/hwmon.c -> sources/hwmon."""
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     rel = os.path.splitext(rel)[0]
     return rel[len("src/"):] if rel.startswith("src/") else rel
@@ -121,26 +130,30 @@ def read_includes(path):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "."
     listing = "--list" in sys.argv
-    inc_dir = os.path.join(root, "include")
-    files = []
-    for top in ("src", "include"):
-        for dirpath, dirs, names in os.walk(os.path.join(root, top)):
-            # src/fence/: the #error stand-ins for third-party headers outside their homes
-            dirs[:] = [d for d in dirs if not (top == "src" and d == "fence")]
-            for n in sorted(names):
-                if n.endswith((".c", ".h")):
-                    files.append(os.path.join(dirpath, n))
-    headers = {os.path.basename(f): f for f in files if f.endswith(".h")}
+    order = load_rules(root)
+    files, problems = [], []
+    for dirpath, dirs, names in os.walk(os.path.join(root, "src")):
+        for n in sorted(names):
+            if n.endswith((".c", ".h")):
+                files.append(os.path.join(dirpath, n))
+    headers = {}
+    for f in files:
+        if f.endswith(".h"):
+            name = os.path.basename(f)
+            if name in headers:
+                problems.append(f"{os.path.relpath(f, root)}: a second header named {name} "
+                                f"(the first is {os.path.relpath(headers[name], root)})")
+            headers[name] = f
 
     direct = {}
-    problems = []
+    home_problems = []
     for f in files:
         local, system = read_includes(f)
         direct[f] = [headers[h] for h in (os.path.basename(x) for x in local) if h in headers]
         for s in system:
-            if s in HOMES and not any(fnmatch.fnmatchcase(home_id(f, root), h) for h in HOMES[s]):
-                problems.append(f"{os.path.relpath(f, root)}: includes <{s}>, whose one home is "
-                                f"{'/'.join(sorted(HOMES[s]))}")
+            if s in HOMES and not fnmatch.fnmatchcase(home_id(f, root), HOMES[s]):
+                home_problems.append(f"{os.path.relpath(f, root)}: includes <{s}>, whose one "
+                                     f"home is {HOMES[s]}")
 
     def closure(f, seen=None):
         seen = set() if seen is None else seen
@@ -150,37 +163,32 @@ def main():
                 closure(h, seen)
         return seen
 
-    for f in files:
-        rel = os.path.relpath(f, root).replace(os.sep, "/")
-        if rel.startswith("src/") and f.endswith(".c") and layer_of(rel) not in (None, "cli"):
-            MODULE_LAYER.setdefault(os.path.splitext(os.path.basename(f))[0], layer_of(rel))
     src_dir = os.path.join(root, "src")
     for d in sorted(os.listdir(src_dir)):
-        if os.path.isdir(os.path.join(src_dir, d)) and d != "fence" and d not in FORBIDDEN:
-            problems.append(f"src/{d}/: a folder with no rules in scripts/check-architecture.py")
-    checks = 0
+        if os.path.isdir(os.path.join(src_dir, d)) and d not in REACH:
+            problems.append(f"src/{d}/: a folder that is no layer of src/layers")
     for f in files:
         rel = os.path.relpath(f, root)
         layer = layer_of(rel)
         if layer is None:
-            problems.append(f"{rel}: in no layer (a module lives in src/<layer>/; a header in "
-                            "include/ needs its module or a place in HEADER_LAYERS)")
+            problems.append(f"{rel}: in no layer (a module and its header live in src/<layer>/)")
             continue
         reached = closure(f)
         if listing:
             mods = sorted({module_id(os.path.relpath(h, root)) for h in reached})
             print(f"# {rel} [{layer}] -> {' '.join(mods)}")
         for h in sorted(reached):
-            checks += 1
             broken = never(rel, os.path.relpath(h, root))
             if broken:
                 path = " -> ".join(os.path.basename(x) for x in chain(f, h, direct))
-                problems.append(f"{rel} [{layer}] reaches {os.path.basename(h)} [{broken}]: "
+                problems.append(f"{rel} [{layer}] reaches {os.path.basename(h)} ({broken}): "
                                 f"{path}")
 
-    rule_problems = [p for p in problems if "reaches" in p or "no layer" in p or "no rules" in p]
-    home_problems = [p for p in problems if p not in rule_problems]
-    results = [(f"layering rules ({len(files)} files)", rule_problems),
+    results = [("src/layers: each layer reaches only layers below it, and what they reach",
+                rule_problems(order)),
+               ("docs/ARCHITECTURE.md's layer table says what src/layers says",
+                table_problems(root, order)),
+               (f"layering rules ({len(files)} files)", problems),
                (f"third-party header homes ({len(files)} files)", home_problems)]
     if "--objects" in sys.argv:
         objects, call_problems = check_calls(sys.argv[sys.argv.index("--objects") + 1])
@@ -192,14 +200,75 @@ def main():
                 call_problems = ["no objects found under the build directory's src/"]
             results.append((f"calls and globals respect the layers ({len(objects)} objects)",
                             call_problems))
-            problems += call_problems
+    if "--fence" in sys.argv:
+        results += check_fence(root, sys.argv[sys.argv.index("--fence") + 1], order, headers)
     print("TAP version 13")
     print(f"1..{len(results)}")
+    failed = False
     for i, (name, ps) in enumerate(results, 1):
-        print(("ok" if not ps else "not ok") + f" {i} - {name}")
+        skip = "# SKIP" in name
+        print(("ok" if not ps or skip else "not ok") + f" {i} - {name}")
+        failed |= bool(ps) and not skip
         for p in ps:
             print(f"#   {p}")
-    return 1 if problems else 0
+    return 1 if failed else 0
+
+
+def preprocess_argv(cmd):
+    """A compile command without its source, output and dependency file, plain diagnostics."""
+    argv = shlex.split(cmd["command"]) if "command" in cmd else list(cmd["arguments"])
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("-o", "-MQ", "-MF", "-MT"):
+            skip = True
+        elif a not in ("-c", "-MD", cmd["file"]) and not a.startswith("-fdiagnostics-color"):
+            out.append(a)
+    return out + ["-fdiagnostics-color=never"]
+
+
+def check_fence(root, build, order, headers):
+    """Preprocesses, with a compile command of each folder, an include of one header of every
+    layer (and of each third-party header): those of a reached layer (and of the folder's own
+    library) must pass, the others must fail with src/layers in the message."""
+    try:
+        with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
+            commands = json.load(f)
+    except OSError as e:
+        return [(f"the compiler refuses what a folder does not reach # SKIP {e.strerror}", [])]
+    one = {}  # layer -> a header of it
+    for name, path in sorted(headers.items()):
+        layer = layer_of(os.path.relpath(path, root))
+        if layer and not any(fnmatch.fnmatchcase(name, p) for p in PRIVATE):
+            one.setdefault(layer, name)
+    problems, tried = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for layer in order:
+            cmd = next((c for c in commands
+                        if layer_of(os.path.relpath(os.path.join(c["directory"], c["file"]), root))
+                        == layer and "fuzz" not in c["output"] and "/tests/" not in c["file"]
+                        and "bench/" not in c["file"]), None)
+            if cmd is None:
+                problems.append(f"src/{layer}/: no compile command in {build}")
+                continue
+            wants = {h: other == layer or other in REACH[layer] for other, h in one.items()}
+            for h, home in HOMES.items():
+                wants[h] = home.split("/")[0] == layer
+            for h, allowed in sorted(wants.items()):
+                probe = os.path.join(tmp, f"{layer}-{h.replace('/', '-')}.c")
+                with open(probe, "w", encoding="utf-8") as f:
+                    f.write(f'#include "{h}"\n' if h in headers else f"#include <{h}>\n")
+                argv = preprocess_argv(cmd)
+                r = subprocess.run(argv + ["-E", "-o", os.devnull, probe], cwd=cmd["directory"],
+                                   capture_output=True, text=True)
+                tried += 1
+                if allowed and r.returncode != 0:
+                    problems.append(f"src/{layer}/ cannot include {h}: {r.stderr.strip()[:200]}")
+                elif not allowed and (r.returncode == 0 or "src/layers" not in r.stderr):
+                    problems.append(f"src/{layer}/ includes {h} without the rule's error")
+    return [(f"the compiler refuses what a folder does not reach, naming the rule ({tried} "
+             "includes)", problems)]
 
 
 FOLDERS = ("sources", "http", "daemon", "cli")

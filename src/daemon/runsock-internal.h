@@ -1,6 +1,6 @@
 /*
  * The runs side's private header, for src/daemon/runsock*.c alone (the contract is
- * include/runsock.h): struct runsock, a run's running figures, the queue's jobs and the
+ * runsock.h): struct runsock, a run's running figures, the queue's jobs and the
  * helpers the files share.
  */
 #ifndef RUNSOCK_INTERNAL_H

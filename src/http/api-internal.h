@@ -1,5 +1,5 @@
 /*
- * The API's private header, for src/http/api*.c alone (the contract is include/api.h): a
+ * The API's private header, for src/http/api*.c alone (the contract is api.h): a
  * request as the handlers see it, the routes and the helpers the API's files share.
  */
 #ifndef API_INTERNAL_H

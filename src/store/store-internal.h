@@ -1,5 +1,5 @@
 /*
- * The store's private header, for src/store/ alone (the contract is include/store.h): struct
+ * The store's private header, for src/store/ alone (the contract is store.h): struct
  * store, its prepared statements and the helpers the store's files share.
  */
 #ifndef STORE_INTERNAL_H

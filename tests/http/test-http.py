@@ -237,7 +237,7 @@ def test_loopback(tmp):
             reply = repr(e).encode()
     sock.close()
     ok(reply.startswith(b"HTTP/1.1 413 "), "GET with a 160 KiB chunked body: 413", reply)
-    # A run body over 64 KiB (include/api.h: API_RUN_BODY_MAX) is answered 413, whether its
+    # A run body over 64 KiB (src/http/api.h: API_RUN_BODY_MAX) is answered 413, whether its
     # length is declared or it comes chunked; a small chunked one is read as usual.
     big = b'{"label": "' + b"x" * 70000 + b'"}'
     reply = raw_request(p, b"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\n"

@@ -16,7 +16,7 @@
 
 /* As deep as the writer (json.h) can write back: what we read, we can answer with. */
 #define JSONREAD_MAX_DEPTH (JSON_MAX_DEPTH - 1)
-/* The limit of a request body or a daemon's reply (include/api.h's API_RUN_BODY_MAX). */
+/* The limit of a request body or a daemon's reply (api.h's API_RUN_BODY_MAX). */
 #define JSONREAD_MAX_LEN (64 * 1024)
 
 enum jsonread_kind {
