@@ -1240,6 +1240,14 @@ static void runs_compared(struct report_doc *doc, const struct report *rep) {
 	}
 }
 
+void report_charts_free(struct report_chart *charts, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(charts[i].name);
+		free(charts[i].svg);
+	}
+	free(charts);
+}
+
 void report_doc_build(const struct report *rep, struct report_doc *doc) {
 	*doc = (struct report_doc){0};
 	const char *what = rep->opt.lifetime == REPORT_LIFETIME_ONLY

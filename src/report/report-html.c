@@ -6,6 +6,20 @@
  */
 #include "report-internal.h"
 
+/* The entities HTML and SVG text needs; DEL and the other control bytes become \xNN. */
+static const char *const xml_escapes[128] = {
+	['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",
+	['"'] = "&quot;", ['\''] = "&#39;", [0x7f] = "\\x7f",
+};
+
+static void put_hex_escape(struct buf *out, unsigned char c) {
+	buf_printf(out, "\\x%02x", c); // no control bytes
+}
+
+void report_escape_xml(struct buf *out, const char *s) {
+	buf_put_escaped(out, s, xml_escapes, put_hex_escape);
+}
+
 static const char style[] =
 	"*{box-sizing:border-box}\n"
 	"body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1b1b1b;"

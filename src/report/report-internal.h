@@ -1,7 +1,8 @@
 /*
  * The report's document model (private to src/report/): report-doc.c lays the computed answers
  * out as blocks of plain text, report-html.c and report-md.c write the blocks (each escaping
- * text for its format), report-chart.c draws the SVG charts.
+ * text for its format), report-chart.c draws the SVG charts, report-write.c joins them behind
+ * report.h's report_write() and report_charts().
  */
 #ifndef REPORT_INTERNAL_H
 #define REPORT_INTERNAL_H
@@ -41,7 +42,10 @@ void report_doc_finish(struct report_doc *doc);
 void report_html_write(const struct report_doc *doc, struct buf *out);
 void report_md_write(const struct report_doc *doc, const char *chart_prefix, struct buf *out);
 
-/** Appends @s with &, <, >, " and ' as character references (HTML and SVG text alike). */
+/**
+ * Appends @s with &, <, >, " and ' as character references (HTML and SVG text alike;
+ * report-html.c).
+ */
 void report_escape_xml(struct buf *out, const char *s);
 
 /**

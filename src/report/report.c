@@ -12,34 +12,8 @@
 
 #include "channel.h"
 #include "jsonread.h"
-#include "report-internal.h"
 #include "stats.h"
 #include "xalloc.h"
-
-bool report_format_parse(const char *text, enum report_format *format) {
-	if (strcmp(text, "html") == 0) {
-		*format = REPORT_HTML;
-	} else if (strcmp(text, "md") == 0 || strcmp(text, "markdown") == 0) {
-		*format = REPORT_MARKDOWN;
-	} else {
-		return false;
-	}
-	return true;
-}
-
-/* The entities HTML and SVG text needs; DEL and the other control bytes become \xNN. */
-static const char *const xml_escapes[128] = {
-	['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",
-	['"'] = "&quot;", ['\''] = "&#39;", [0x7f] = "\\x7f",
-};
-
-static void put_hex_escape(struct buf *out, unsigned char c) {
-	buf_printf(out, "\\x%02x", c); // no control bytes
-}
-
-void report_escape_xml(struct buf *out, const char *s) {
-	buf_put_escaped(out, s, xml_escapes, put_hex_escape);
-}
 
 /* The first cycle of [from, to) into *ts: the scan stops at it. */
 static int first_cycle(void *ctx, const struct store_cycle *cycle) {
@@ -407,34 +381,4 @@ void report_finish(struct report *rep) {
 	}
 	free(rep->compares);
 	*rep = (struct report){0};
-}
-
-void report_write(const struct report *rep, enum report_format format, const char *chart_prefix,
-		  struct buf *out) {
-	struct report_doc doc;
-	report_doc_build(rep, &doc);
-	if (format == REPORT_HTML) {
-		report_html_write(&doc, out);
-	} else {
-		report_md_write(&doc, chart_prefix, out);
-	}
-	report_doc_finish(&doc);
-}
-
-void report_charts(const struct report *rep, struct report_chart **charts, size_t *n) {
-	struct report_doc doc;
-	report_doc_build(rep, &doc);
-	*charts = doc.charts;
-	*n = doc.n_charts;
-	doc.charts = NULL;
-	doc.n_charts = 0;
-	report_doc_finish(&doc);
-}
-
-void report_charts_free(struct report_chart *charts, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		free(charts[i].name);
-		free(charts[i].svg);
-	}
-	free(charts);
 }
