@@ -27,8 +27,10 @@ install_packages() {
 ARM64_PACKAGES=(gcc-aarch64-linux-gnu crossbuild-essential-arm64 qemu-user-static binfmt-support
 	libc6:arm64 libsensors-dev:arm64 libsqlite3-dev:arm64 libyaml-dev:arm64
 	libmicrohttpd-dev:arm64 libgnutls28-dev:arm64 libsystemd-dev:arm64)
-# Debian packages: scripts/package.
-DEB_PACKAGES=(debhelper devscripts lintian dpkg-dev fakeroot python3)
+# Debian packages: scripts/package and tests/package/check-deb.sh. dpkg-checkbuilddeps asks
+# every build for build-essential without debian/control listing it; binutils brings strings.
+# tests/package/build-deps.sh checks every Build-Depends is in these lists.
+DEB_PACKAGES=(build-essential debhelper devscripts lintian dpkg-dev fakeroot binutils python3)
 # The systemd boot test: scripts/test --system.
 SYSTEM_PACKAGES=(debootstrap systemd-container util-linux curl)
 
