@@ -17,6 +17,7 @@
 struct tracked {
 	struct throttle_domain_state st;
 	bool open;
+	bool zone_bound;  // the episode's zone drives its cooling device (not the hottest crossed)
 	bool capped_prev; // the previous cycle's poll saw a cap
 	bool seen;        // in this cycle's readings
 	struct throttle_episode ep;
@@ -147,25 +148,72 @@ static bool crossed_trip(const struct throttle_input *in, const struct throttle_
 	return best >= 0;
 }
 
-/* The hottest zone bound to an active cooling device of the episode, with its bound trip. */
-static bool bound_zone(const struct throttle_input *in, const struct throttle_episode *ep,
-		       const struct throttle_zone_reading **zone, int *trip) {
-	bool found = false;
+/* A zone bound to a cooling device, ranked by how far it is over the trip it is bound at. */
+struct bound_candidate {
+	const struct throttle_zone_reading *zone;
+	int trip;
+	bool margin_known; // temperature read and the bound trip known
+	int64_t margin_mc; // temp - the bound trip's temp
+};
+
+/* @a drives its device more than @b: over its bound trip by more (a zone cooling through the
+ * trip's hysteresis is below it, yet drives), then read, then hotter. */
+static bool drives_more(const struct bound_candidate *a, const struct bound_candidate *b) {
+	if (a->margin_known != b->margin_known) {
+		return a->margin_known;
+	}
+	if (a->margin_known) {
+		return a->margin_mc > b->margin_mc;
+	}
+	if (a->zone->valid != b->zone->valid) {
+		return a->zone->valid;
+	}
+	return a->zone->temp_mc > b->zone->temp_mc;
+}
+
+/*
+ * The zone whose trip drives one of the cooling devices @devs (thermal_zoneN/cdevK,
+ * cdevK_trip_point): of the zones bound to them, the one over its bound trip by the most; false
+ * when no zone is bound to any.
+ */
+static bool driving_zone(const struct throttle_input *in, const int *devs, size_t n_devs,
+			 const struct throttle_zone_reading **zone, int *trip) {
+	struct bound_candidate best = {0};
 	for (size_t i = 0; i < in->n_zones; i++) {
 		const struct throttle_zone_reading *z = &in->zones[i];
 		for (size_t b = 0; b < z->n_binds; b++) {
-			for (size_t c = 0; c < ep->n_cooling; c++) {
-				if (ep->cooling[c].dev != z->binds[b].cdev ||
-				    (found && (*zone)->temp_mc >= z->temp_mc)) {
-					continue;
-				}
-				*zone = z;
-				*trip = z->binds[b].trip;
-				found = true;
+			bool bound = false;
+			for (size_t c = 0; c < n_devs && !bound; c++) {
+				bound = devs[c] == z->binds[b].cdev;
+			}
+			if (!bound) {
+				continue;
+			}
+			int k = z->binds[b].trip;
+			struct bound_candidate cand = {.zone = z, .trip = k};
+			cand.margin_known = z->valid && k >= 0 && (size_t)k < z->n_trips &&
+					    !__builtin_sub_overflow(z->temp_mc, z->trips[k].temp_mc,
+								    &cand.margin_mc);
+			if (!best.zone || drives_more(&cand, &best)) {
+				best = cand;
 			}
 		}
 	}
-	return found;
+	if (best.zone) {
+		*zone = best.zone;
+		*trip = best.trip;
+	}
+	return best.zone != NULL;
+}
+
+/* The zone driving a cooling device of the episode (those it noted). */
+static bool bound_zone(const struct throttle_input *in, const struct throttle_episode *ep,
+		       const struct throttle_zone_reading **zone, int *trip) {
+	int devs[THROTTLE_MAX_COOLING];
+	for (size_t c = 0; c < ep->n_cooling; c++) {
+		devs[c] = ep->cooling[c].dev;
+	}
+	return driving_zone(in, devs, ep->n_cooling, zone, trip);
 }
 
 /* True when @z is known to be below trip - hyst of its trip @k. */
@@ -203,23 +251,41 @@ static bool bound_zones_cool(const struct throttle_input *in, const struct throt
 	return bound > 0;
 }
 
-/* This cycle's cause, zone, temperatures, cooling devices and stuck mark of an open episode. */
-static void explain(struct throttle_episode *ep, const struct throttle_input *in) {
+/*
+ * This cycle's cause, zone, temperatures, cooling devices and stuck mark of an open episode.
+ * The zone is the one whose trip drives the domain's active cooling device (its own device
+ * first, else one of no known domain); the zone over a passive trip by the most only while no
+ * binding explains the cap, replaced once one does.
+ */
+static void explain(struct tracked *d, const struct throttle_input *in) {
+	struct throttle_episode *ep = &d->ep;
 	const struct throttle_zone_reading *zone = NULL;
 	int trip = -1;
 	bool crossed = crossed_trip(in, &zone, &trip);
-	bool active = false;
+	int own[THROTTLE_MAX_CDEVS], any[THROTTLE_MAX_CDEVS];
+	size_t n_own = 0, n_any = 0;
 	for (size_t i = 0; i < in->n_cdevs; i++) {
 		const struct throttle_cdev_reading *c = &in->cdevs[i];
 		if (cdev_for(c, ep->domain) && c->cur_state > 0) {
-			active = true;
 			note_cooling(ep, c->type, c->dev, c->cur_state);
+			if (c->domain[0]) {
+				own[n_own++] = c->dev;
+			} else {
+				any[n_any++] = c->dev;
+			}
 		}
 	}
-	if (crossed || active) {
+	if (crossed || n_own + n_any > 0) {
 		ep->cause = THROTTLE_CAUSE_THERMAL;
 	}
-	if (!ep->zone[0] && (crossed || (active && bound_zone(in, ep, &zone, &trip)))) {
+	const struct throttle_zone_reading *bz = NULL;
+	int btrip = -1;
+	bool bound = !d->zone_bound && (driving_zone(in, own, n_own, &bz, &btrip) ||
+					driving_zone(in, any, n_any, &bz, &btrip));
+	if (bound) {
+		set_zone(ep, bz, btrip);
+		d->zone_bound = true;
+	} else if (!ep->zone[0] && crossed) {
 		set_zone(ep, zone, trip);
 	} else if (ep->zone[0]) {
 		const struct throttle_zone_reading *z = find_zone(in, ep->zone);
@@ -241,6 +307,7 @@ static void explain(struct throttle_episode *ep, const struct throttle_input *in
 
 static void open_episode(struct tracked *d, const struct throttle_domain_reading *r, int64_t ts) {
 	d->open = true;
+	d->zone_bound = false;
 	d->ep = (struct throttle_episode){
 		.start = ts,
 		.last_seen = ts,
@@ -280,7 +347,7 @@ static void poll_domain(struct throttle_tracker *t, const struct throttle_input 
 		d->ep.max_hz = r->max_hz;
 		d->ep.last_seen = in->ts;
 		d->ep.duration_ms = (in->ts - d->ep.start) * 1000;
-		explain(&d->ep, in);
+		explain(d, in);
 	} else if (d->open) {
 		close_episode(t, d, in->ts);
 	}
@@ -325,6 +392,7 @@ static void poll_board(struct throttle_tracker *t, const struct throttle_input *
 	bool was_open = d->open;
 	if (capped && !d->open) {
 		d->open = true;
+		d->zone_bound = false;
 		d->ep = (struct throttle_episode){
 			.start = events && !alarm ? t->prev_ts : in->ts,
 			.cause = events ? THROTTLE_CAUSE_THERMAL : THROTTLE_CAUSE_CAP,
@@ -344,7 +412,7 @@ static void poll_board(struct throttle_tracker *t, const struct throttle_input *
 		d->ep.cause = events ? THROTTLE_CAUSE_THERMAL : d->ep.cause;
 		d->ep.last_seen = in->ts;
 		d->ep.duration_ms = (in->ts - d->ep.start) * 1000;
-		explain(&d->ep, in);
+		explain(d, in);
 	} else if (d->open) {
 		// counters: the interval just ended had no event, so it ended by the cycle before
 		close_episode(t, d, d->ep.method == THROTTLE_METHOD_COUNTERS ? t->prev_ts : in->ts);

@@ -359,6 +359,70 @@ static void test_board(void) {
 	throttle_tracker_destroy(t);
 }
 
+/*
+ * The ROCK 5C's zones as a vendor kernel binds them: soc-thermal (passive 60 °C) bound to the
+ * fan only, bigcore1-thermal (passive 60 °C, hyst 2 °C) bound to cpufreq-cpu6 at that trip.
+ */
+static void bound_board(struct throttle_input *in, int64_t ts, int64_t soc_mc, int64_t big1_mc,
+			int64_t cpu6_state) {
+	board(in, ts);
+	in->zones[0].temp_mc = soc_mc;
+	in->zones[0].binds[0].cdev = 4; // pwm-fan
+	in->n_zones = 2;
+	struct throttle_zone_reading *z = &in->zones[1];
+	snprintf(z->name, THROTTLE_NAME_LEN, "bigcore1-thermal");
+	z->valid = true;
+	z->temp_mc = big1_mc;
+	z->n_trips = 2;
+	z->trips[0] = (struct throttle_trip){.temp_mc = 60000, .hyst_mc = 2000, .passive = true};
+	z->trips[1] = (struct throttle_trip){.temp_mc = 115000, .hyst_mc = 2000};
+	z->n_binds = 1;
+	z->binds[0].cdev = 2;
+	z->binds[0].trip = 0;
+	in->domains[0].cap_hz = 1800000000;
+	in->cdevs[0].cur_state = cpu6_state;
+}
+
+/*
+ * The zone named is the one whose trip drives the domain's active cooling device, even when
+ * another zone is hotter over its own passive trip; the hottest crossed zone only when no
+ * binding explains the cap.
+ */
+static void test_bound_zone(void) {
+	struct throttle_tracker *t = throttle_tracker_create();
+	struct throttle_input in;
+	size_t n;
+	// soc-thermal at 66 °C (6 K over its trip), bigcore1 at 61 °C driving cpufreq-cpu6
+	bound_board(&in, 7000, 66000, 61000, 2);
+	throttle_tracker_update(t, &in);
+	struct throttle_episode *ep = only(t, &n);
+	is_str(ep ? ep->zone : NULL, "bigcore1-thermal",
+	       "policy6 capped by cpufreq-cpu6: the zone bound to it, not the hotter soc-thermal");
+	ok(ep && ep->trip == 0 && ep->temp_start_mc == 61000, "at its bound trip, from 61 °C");
+	// bigcore1 cools under its trip, the device still at state 1 (hysteresis): still its zone
+	bound_board(&in, 7001, 67000, 59000, 1);
+	throttle_tracker_update(t, &in);
+	ep = only(t, &n);
+	is_str(ep ? ep->zone : NULL, "bigcore1-thermal", "still bigcore1-thermal while it drives");
+	throttle_tracker_destroy(t);
+
+	// a cap with cpufreq-cpu6 idle: no binding explains it, the hottest crossed zone does
+	t = throttle_tracker_create();
+	bound_board(&in, 7100, 66000, 61000, 0);
+	throttle_tracker_update(t, &in);
+	ep = only(t, &n);
+	is_str(ep ? ep->zone : NULL, "soc-thermal",
+	       "no active device: the zone over a passive trip by the most");
+	// then cpufreq-cpu6 goes active: its bound zone explains the episode from here on
+	bound_board(&in, 7101, 66000, 62000, 1);
+	throttle_tracker_update(t, &in);
+	ep = only(t, &n);
+	is_str(ep ? ep->zone : NULL, "bigcore1-thermal",
+	       "once the domain's device is active, the zone bound to it");
+	ok(ep && ep->temp_start_mc == 62000, "its temperature from then on");
+	throttle_tracker_destroy(t);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_thermal_episode();
@@ -366,6 +430,7 @@ int main(int argc, char **argv) {
 	test_sub_interval();
 	test_stuck();
 	test_cause();
+	test_bound_zone();
 	test_board();
 	return test_done();
 }

@@ -266,11 +266,59 @@ static void test_parsers(void) {
 	is_str(out, "", "a fan names no domain");
 }
 
+/*
+ * The ROCK 5C's big-core zone bound to its policy's cooling device (as a vendor kernel binds
+ * bigcore1-thermal to cpufreq-cpu6 at a passive trip), soc-thermal hotter over its own passive
+ * trip but bound only to the fan: the episode of policy6 names bigcore1-thermal.
+ */
+static void test_bound_zone(void) {
+	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
+	int root = scratch_fixture(dir);
+	const char *z2 = "devices/virtual/thermal/thermal_zone2/";
+	const char *files[][2] = {
+		{"trip_point_0_temp", "60000\n"}, {"trip_point_0_type", "passive\n"},
+		{"trip_point_0_hyst", "2000\n"},  {"cdev0_trip_point", "0\n"},
+		{"cdev0_weight", "0\n"},          {"temp", "61000\n"}};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *rel = xasprintf("%s%s", z2, files[i][0]);
+		write_text(root, rel, files[i][1]);
+		free(rel);
+	}
+	char *link = xasprintf("%s/%scdev0", dir, z2);
+	ok(symlink("../cooling_device2", link) == 0, "bigcore1-thermal's cdev0: cooling_device2");
+	free(link);
+	struct throttlescan *ts = throttlescan_create(root);
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	struct throttle_tracker *t = throttle_tracker_create();
+	throttlescan_read(ts, in, NULL);
+	is_int(in->n_zones, 2, "soc-thermal and bigcore1-thermal can explain a cap");
+	in->ts = 1;
+	throttle_tracker_update(t, in);
+	write_text(root, "devices/system/cpu/cpufreq/policy6/scaling_max_freq", "1800000\n");
+	write_text(root, "class/thermal/thermal_zone0/temp", "66000\n");
+	write_text(root, "class/thermal/cooling_device2/cur_state", "2\n");
+	throttlescan_read(ts, in, NULL);
+	in->ts = 61;
+	throttle_tracker_update(t, in);
+	size_t n;
+	struct throttle_episode *const *eps = throttle_tracker_episodes(t, &n);
+	is_int(n, 1, "policy6's episode opens");
+	is_str(n ? eps[0]->zone : NULL, "bigcore1-thermal",
+	       "it names bigcore1-thermal (61 °C, bound to cpufreq-cpu6), not soc-thermal (66 °C, "
+	       "bound to the fan)");
+	throttle_tracker_destroy(t);
+	throttlescan_destroy(ts);
+	free(in);
+	close(root);
+	remove_scratch(dir);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_fixture();
 	test_cycles();
 	test_same_pass();
+	test_bound_zone();
 	test_board();
 	test_parsers();
 	return test_done();
