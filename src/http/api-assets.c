@@ -1,6 +1,12 @@
 /* The API's dashboard assets: the embedded files, with ETags and gzip when accepted. */
 #include "api-internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "web.h"
+
 /* Dashboard assets ------------------------------------------------------------------------- */
 
 /* Whether an If-None-Match list names @etag (weak comparison, as RFC 9110 asks for it). */

@@ -4,6 +4,14 @@
  */
 #include "api-internal.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "metrics.h"
+#include "session.h"
+#include "web.h"
+
 static void redirect(struct api_response *resp, const char *location) {
 	buf_clear(&resp->body);
 	buf_printf(&resp->body, "see %s\n", location);

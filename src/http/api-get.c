@@ -4,6 +4,26 @@
  */
 #include "api-internal.h"
 
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "export.h"
+#include "json.h"
+#include "lifetime-profile.h"
+#include "lifetime-report.h"
+#include "live.h"
+#include "log.h"
+#include "metrics.h"
+#include "query.h"
+#include "store.h"
+#include "throttle-report.h"
+#include "version.h"
+#include "xalloc.h"
+
 /* Endpoints -------------------------------------------------------------------------------- */
 
 typedef void (*snapshot_json_fn)(struct request *r, const struct live_snapshot *snap,
@@ -124,17 +144,6 @@ void api_handle_metrics(struct request *r) {
 	r->resp->cache_control = "no-store";
 }
 
-/* The values of a repeatable parameter, in order; *n receives their count. */
-static size_t param_all(const struct request *r, const char *name, const char **out, size_t max) {
-	size_t n = 0;
-	for (size_t i = 0; i < r->target.n_params && n < max; i++) {
-		if (strcmp(r->target.params[i].key, name) == 0) {
-			out[n++] = r->target.params[i].value;
-		}
-	}
-	return n;
-}
-
 /*
  * Every channel parameter must name a stored channel (a key or a glob matching one), so an
  * unknown one is a 400 naming the parameter rather than an error deep in the query.
@@ -169,33 +178,6 @@ static bool check_channels(struct request *r, const char *const *keys, size_t n)
 	return good;
 }
 
-/*
- * Reads the repeatable 'percentile' parameter (after api_check_params(), so each has a value) into
- * @out: at most @max numbers from 0 to 100, their count in *n; false after a 400.
- */
-bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n) {
-	const char *values[API_PARAMS_MAX];
-	*n = param_all(r, "percentile", values, API_PARAMS_MAX);
-	if (*n > max) {
-		api_respond_error(r->resp, 400, "percentile",
-				  "more than %zu 'percentile' parameters", max);
-		return false;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		char *end;
-		double v = strtod(values[i], &end);
-		if (end == values[i] || *end || !isfinite(v) || v < 0 || v > 100) {
-			api_respond_error(
-				r->resp, 400, "percentile",
-				"parameter 'percentile' must be a number from 0 to 100, not '%s'",
-				values[i]);
-			return false;
-		}
-		out[i] = v;
-	}
-	return true;
-}
-
 /* Common window, channel and include_unsynced handling for the query endpoints. */
 struct query_request {
 	struct query_params p;
@@ -214,7 +196,7 @@ static bool query_request_init(struct request *r, struct query_request *q, bool 
 	if (!api_param_bool(r, "include_unsynced", &q->p.include_unsynced)) {
 		return false;
 	}
-	q->p.n_channels = param_all(r, "channel", q->channels, API_PARAMS_MAX);
+	q->p.n_channels = api_param_all(r, "channel", q->channels, API_PARAMS_MAX);
 	q->p.channels = q->channels;
 	for (size_t i = 0; i < q->p.n_channels; i++) {
 		if (q->channels[i][0] == '\0') {
@@ -223,20 +205,6 @@ static bool query_request_init(struct request *r, struct query_request *q, bool 
 		}
 	}
 	return check_channels(r, q->channels, q->p.n_channels);
-}
-
-/* Maps a query error to a response: bad parameters 400, no data 404, the rest 500. */
-void api_respond_query_error(struct request *r, int rc, char *err) {
-	const char *msg = err ? err : "query failed";
-	if (rc == -EINVAL) {
-		api_respond_error(r->resp, 400, NULL, "%s", msg);
-	} else if (rc == -ENOENT) {
-		api_respond_error(r->resp, 404, NULL, "%s", msg);
-	} else {
-		log_warn("http: %s: %s", r->target.path, msg);
-		api_respond_error(r->resp, 500, NULL, "%s", msg);
-	}
-	free(err);
 }
 
 typedef int (*query_json_fn)(struct store *store, const struct query_params *p, struct json *out,
@@ -326,11 +294,6 @@ void api_handle_throttle(struct request *r) {
 		throttle_report_finish(&report);
 	}
 	respond_query_result(r, rc, err);
-}
-
-/* The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
-unsigned api_max_points_cap(const struct request *r) {
-	return r->ctx->cfg->http.max_points ? r->ctx->cfg->http.max_points : 5000;
 }
 
 void api_handle_samples(struct request *r) {
@@ -463,19 +426,6 @@ void api_handle_lifetime_profile(struct request *r) {
 		return;
 	}
 	respond_query_result(r, rc, err);
-}
-
-void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
-	// "2026-08-20T00:00:00Z" -> "20260820T000000Z": no characters a file name dislikes.
-	char iso[TIMEFMT_ISO_LEN];
-	timefmt_iso(ts, iso);
-	size_t j = 0;
-	for (const char *p = iso; *p; p++) {
-		if (*p != '-' && *p != ':') {
-			out[j++] = *p;
-		}
-	}
-	out[j] = '\0';
 }
 
 void api_handle_export(struct request *r) {

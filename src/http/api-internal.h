@@ -1,40 +1,20 @@
 /*
- * The API's private header, for src/http/api*.c alone (the contract is api.h): a
- * request as the handlers see it, the routes and the helpers the API's files share.
+ * The API's private header, for src/http/api*.c alone (the contract is api.h): a request as
+ * the handlers see it, the helpers they share (api-request.c) and the handlers the route
+ * table of api.c dispatches to.
  */
 #ifndef API_INTERNAL_H
 #define API_INTERNAL_H
 
 #include "api.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <fnmatch.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "export.h"
-#include "jobcsv.h"
-#include "json.h"
-#include "jsonread.h"
-#include "lifetime-profile.h"
-#include "lifetime-report.h"
-#include "log.h"
-#include "metrics.h"
-#include "query.h"
-#include "runs.h"
-#include "runwire.h"
-#include "session.h"
-#include "store.h"
-#include "throttle-report.h"
 #include "timefmt.h"
-#include "version.h"
-#include "web.h"
-#include "xalloc.h"
+
+struct web_asset;
 
 #define JSON_TYPE "application/json"
 
@@ -76,7 +56,7 @@ struct request {
 	int64_t id; // the run id a route's "{id}" matched
 };
 
-/* api.c */
+/* api-request.c */
 bool api_check_params(struct request *r, const struct param_spec *specs);
 const char *api_param(const struct request *r, const char *name);
 bool api_param_bool(struct request *r, const char *name, bool *out);
@@ -87,6 +67,16 @@ bool api_param_window(struct request *r, int64_t *from, int64_t *to);
 void api_respond_error(struct api_response *resp, unsigned status, const char *param,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void api_respond_json(struct api_response *resp, unsigned status);
+/** Maps a query error to a response (400, 404 or 500) and frees @err. */
+void api_respond_query_error(struct request *r, int rc, char *err);
+/** The values of the repeatable parameter @name, in order (at most @max); returns their count. */
+size_t api_param_all(const struct request *r, const char *name, const char **out, size_t max);
+/** The repeatable 'percentile' parameter: at most @max numbers from 0 to 100; false after a 400. */
+bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);
+/** The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
+unsigned api_max_points_cap(const struct request *r);
+/** @ts as "20260820T000000Z": an ISO time without the characters a file name dislikes. */
+void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts);
 
 /* api-auth.c */
 bool api_authorized(const struct api_context *ctx, const struct api_request *req, const char *path,
@@ -108,11 +98,6 @@ void api_handle_samples(struct request *r);
 void api_handle_stats(struct request *r);
 void api_handle_throttle(struct request *r); // GET /api/v1/throttle
 void api_handle_status(struct request *r);
-unsigned api_max_points_cap(const struct request *r);
-bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);
-void api_respond_query_error(struct request *r, int rc, char *err);
-/** @ts as "20260820T000000Z": an ISO time without the characters a file name dislikes. */
-void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts);
 
 /* api-report.c */
 void api_handle_report(struct request *r); // GET /api/v1/report

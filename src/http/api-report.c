@@ -3,7 +3,17 @@
  * configuration, the same bytes as the CLI for the same arguments, as an attachment.
  */
 #include "api-internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifetime-profile.h"
+#include "query.h"
 #include "report.h"
+#include "timefmt.h"
+#include "xalloc.h"
 
 /* 'lifetime': 0 (none), 1 (added) or only; false after a 400 naming it. */
 static bool param_lifetime(struct request *r, enum report_lifetime *out) {

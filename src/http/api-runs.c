@@ -4,6 +4,20 @@
  */
 #include "api-internal.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "json.h"
+#include "jsonread.h"
+#include "runs.h"
+#include "runwire.h"
+#include "store.h"
+#include "timefmt.h"
+#include "xalloc.h"
+
 /* runs: read side ------------------------------------------------------------------------- */
 
 /* Reads label, from and to into @f (times as everywhere in the API); false after a 400. */

@@ -13,6 +13,7 @@
 #include "fixture.h"
 #include "json.h"
 #include "query.h"
+#include "runwire.h"
 #include "session.h"
 #include "src/http/api-internal.h" // the target parser and token compare, private to http/
 #include "store.h"
