@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, ok, with_runs_socket  # noqa: E402
+from thermlog_test import done, ok, wait_for, with_runs_socket  # noqa: E402
 
 thermlog, fixtures = sys.argv[1], sys.argv[2]
 thermlogd = sys.argv[3] if len(sys.argv) > 3 else None
@@ -178,7 +178,8 @@ def before_raw_horizon():
     deadline = time.time() + 30
     while time.time() < deadline and "first cycle stored" not in open(log.name).read():
         time.sleep(0.2)
-    time.sleep(1)
+    # the first cycle's tick ran the hourly retention; the second is stored after it
+    wait_for(lambda: cycle_count(db, NOW - 60) >= 2, 30)
     d.terminate()
     d.wait(20)
     rows = [(NOW - 3600 - 2 * i, "late/t", "41") for i in range(30000)]  # 17 h: enough batches
@@ -195,6 +196,19 @@ def before_raw_horizon():
        p.stdout + p.stderr)
 
 
+def cycle_count(db, after=None):
+    """Cycles stored in @db (those after @after, s since epoch); 0 before the schema exists."""
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT count(*) FROM cycles WHERE ts > ?",
+                               (after if after is not None else -1,)).fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
 def future_row_beside_daemon():
     """A row stamped a little ahead of now must not stop a running daemon's cycles."""
     db = os.path.join(tmp, "live.db")
@@ -207,17 +221,14 @@ def future_row_beside_daemon():
         deadline = time.time() + 30
         while time.time() < deadline and not os.path.exists(db + "-wal"):
             time.sleep(0.2)
-        time.sleep(1.5)
+        wait_for(lambda: cycle_count(db) >= 1, 30)
         now = int(time.time())
         p = run("import", write(os.path.join(tmp, "soon.csv"),
                                 csv_rows([(now + 120, "bench/tc", "41")])), db=db)
         ok(p.returncode == 1 and "future" in p.stderr,
            "a row two minutes ahead is refused on a live database", p.stdout + p.stderr)
-        time.sleep(4)
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        after = con.execute("SELECT count(*) FROM cycles WHERE ts > ? AND ts <= ?",
-                            (now, int(time.time()))).fetchone()[0]
-        con.close()
+        after = wait_for(lambda: cycle_count(db, now) >= 2 and cycle_count(db, now), 30) or \
+            cycle_count(db, now)
         log.seek(0)
         text = log.read()
         ok(after >= 2 and "not stored" not in text,

@@ -14,7 +14,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from thermlog_test import (Daemon, Workdir, check_database, cycles, main, named_peak,
-                           query, set_clock_offset, wait_for)
+                           query, set_clock_offset, wait_cycles, wait_for)
 
 
 def iso_s(text):
@@ -213,7 +213,7 @@ def run(tap):
         except Exception as e:
             tap.ok(False, "capacitor damage via HTTP: %s" % e)
         n = len(cycles(db))
-        time.sleep(11)
+        wait_cycles(db, n + 3, 60, d)
         live = [t for t, cl in cycles(db)][n - 1:]
         # The first cycle after start is taken at once (docs/DAEMON.md), then the 5 s grid.
         grid = [t for t in live if t % 5 == 0]

@@ -49,16 +49,21 @@ def run(tap):
         tap.ok(wait_for(lambda: lis.texts("READY=1"), 20), "READY=1 arrives", d.log_text())
         ready = lis.texts("READY=1")
         tap.ok(ready and ready[0][2] >= 1, "only after the first cycle is stored")
-        time.sleep(3)
+        # eight pings (four seconds at half of WATCHDOG_USEC), however late they come
+        wait_for(lambda: len(lis.texts("WATCHDOG=1")) >= 8 and lis.texts("STATUS="), 60)
         status = lis.texts("STATUS=")
         tap.ok(status and "last cycle" in status[-1][1] and "channels" in status[-1][1],
                "STATUS= with the last cycle and channel count: %r" %
                (status[-1][1] if status else None))
         w = [m[0] for m in lis.texts("WATCHDOG=1")]
         gaps = [b - a for a, b in zip(w, w[1:])]
-        tap.ok(len(w) >= 5, "WATCHDOG=1 pings (%d in about 3.5 s)" % len(w))
-        tap.ok(gaps and max(gaps) < 0.9 and min(gaps) > 0.2,
-               "every half of WATCHDOG_USEC: gaps %s" % ["%.2f" % g for g in gaps[:8]])
+        tap.ok(len(w) >= 8, "WATCHDOG=1 pings (%d)" % len(w))
+        # On the half-interval grid: a loaded machine delays a ping, never adds one, so no gap
+        # is much shorter than half of WATCHDOG_USEC, and their mean is about it.
+        mean = (w[-1] - w[0]) / (len(w) - 1) if len(w) > 1 else 0
+        tap.ok(gaps and min(gaps) > 0.2 and 0.4 <= mean <= 0.75,
+               "every half of WATCHDOG_USEC: mean gap %.2f s, gaps %s"
+               % (mean, ["%.2f" % g for g in gaps[:8]]))
 
         # Hang the main loop: a new zone whose temp is a FIFO with no writer blocks the
         # rescan's open(). The HTTP thread lives on, but the pings must stop.
@@ -73,12 +78,14 @@ def run(tap):
 
         # Opening the FIFO for writing would release the reader, so wait for the rescan
         # (every second) and look at where the main thread sleeps.
-        time.sleep(2)
-        try:
-            with open("/proc/%d/wchan" % d.proc.pid) as f:
-                wchan = f.read().strip()
-        except OSError:
-            wchan = "?"
+        def wchan_now():
+            try:
+                with open("/proc/%d/wchan" % d.proc.pid) as f:
+                    return f.read().strip()
+            except OSError:
+                return "?"
+        wchan = wait_for(lambda: wchan_now() in ("wait_for_partner", "fifo_open") and
+                         wchan_now(), 30) or wchan_now()
         tap.ok(wchan in ("wait_for_partner", "fifo_open", "?", "0"), "the loop blocks in the FIFO's open() (%s)" % wchan)
         hung_at = time.monotonic()
         time.sleep(2.5)
@@ -91,13 +98,12 @@ def run(tap):
         with open(fifo, "w") as f:
             f.write("45000\n")
         released = time.monotonic()
-        time.sleep(2.5)
-        tap.ok(len([m for m in lis.texts("WATCHDOG=1") if m[0] > released]) >= 2,
+        tap.ok(wait_for(lambda: len([m for m in lis.texts("WATCHDOG=1")
+                                     if m[0] > released]) >= 2, 30),
                "pings resume with the loop", d.log_text())
 
         tap.ok(d.stop(signal.SIGTERM) == 0, "SIGTERM: exit 0")
-        time.sleep(0.3)
-        tap.ok(lis.texts("STOPPING=1"), "STOPPING=1 sent")
+        tap.ok(wait_for(lambda: lis.texts("STOPPING=1"), 10), "STOPPING=1 sent")
         lis.running = False
         lis.join()
 

@@ -34,7 +34,7 @@ def test_reload_with_client(tap, exe, wd, root, db):
     d.send(signal.SIGHUP)
     tap.ok(wait_for(lambda: "configuration reloaded" in d.log_text(), 10), "reloaded",
            d.log_text())
-    time.sleep(3)
+    wait_for(lambda: len(gaps(db, since)[0]) >= 4, 30)
     ts, bad = gaps(db, since)
     tap.ok(len(ts) >= 4 and not bad, "no cycle missed over the reload (gaps %s)" % bad, ts)
     try:
@@ -57,7 +57,7 @@ def test_reload_with_client(tap, exe, wd, root, db):
     d.send(signal.SIGHUP)
     tap.ok(wait_for(lambda: d.log_text().count("configuration reloaded") >= 2, 10),
            "reloaded with new http settings", d.log_text())
-    time.sleep(3)
+    wait_for(lambda: len(gaps(db, since)[0]) >= 4, 30)
     ts, bad = gaps(db, since)
     tap.ok(len(ts) >= 4 and not bad, "no cycle missed over the server restart (gaps %s)" % bad,
            ts)
@@ -84,9 +84,10 @@ def run(tap):
         with open(cfg, "w") as f:
             f.write("interval: 2s\nintervall: 5s\n")
         d.send(signal.SIGHUP)
-        time.sleep(0.5)
+        tap.ok(wait_for(lambda: "configuration rejected" in d.log_text(), 30),
+               "the reload is answered", d.log_text())
         n = len(cycles(db))
-        time.sleep(3)
+        wait_cycles(db, n + 2, 30, d)
         log = d.log_text()
         tap.ok(d.alive(), "a bad configuration does not stop the daemon")
         tap.ok("configuration rejected" in log and "keeping the running configuration" in log,
@@ -98,9 +99,9 @@ def run(tap):
         d.send(signal.SIGHUP)
         tap.ok(wait_for(lambda: "configuration reloaded" in d.log_text(), 10),
                "a good configuration is applied", d.log_text())
-        time.sleep(0.5)
-        start = cycles(db)[-1][0]
-        time.sleep(5)
+        # the cycle in flight at the reload may be on the old grid: from the next one on
+        start = wait_cycles(db, len(cycles(db)) + 1, 30, d)[-1][0]
+        wait_for(lambda: len([t for t, _ in cycles(db) if t > start]) >= 3, 30)
         after = [t for t, _ in cycles(db) if t > start]
         tap.ok(after and all(t % 2 == 0 for t in after) and
                all(b - a == 2 for a, b in zip(after, after[1:])),
