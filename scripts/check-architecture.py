@@ -31,14 +31,16 @@ REACH = {}  # layer -> layers it reaches (src/layers)
 NARROWER = []  # (files pattern, [patterns they never reach])
 PRIVATE = []  # header patterns private to their folder
 HOMES = {}  # third-party header -> its one home (layer/module)
+ACYCLIC = []  # layers whose files reach each other without a circle
 
 
 def load_rules(root):
-    reach, never, private, libraries = layers.parse(os.path.join(root, "src", "layers"))
+    reach, never, private, libraries, acyclic = layers.parse(os.path.join(root, "src", "layers"))
     REACH.update({k: set(v) for k, v in reach.items()})
     NARROWER.extend(never)
     PRIVATE.extend(private)
     HOMES.update({h: home for h, (_, home) in libraries.items()})
+    ACYCLIC.extend(acyclic)
     return list(reach)
 
 
@@ -191,7 +193,7 @@ def main():
                (f"layering rules ({len(files)} files)", problems),
                (f"third-party header homes ({len(files)} files)", home_problems)]
     if "--objects" in sys.argv:
-        objects, call_problems = check_calls(sys.argv[sys.argv.index("--objects") + 1])
+        objects, call_problems, uses = check_calls(sys.argv[sys.argv.index("--objects") + 1])
         if objects is None:
             results.append(("calls and globals respect the layers # SKIP nm cannot read the "
                             "objects", []))
@@ -200,6 +202,7 @@ def main():
                 call_problems = ["no objects found under the build directory's src/"]
             results.append((f"calls and globals respect the layers ({len(objects)} objects)",
                             call_problems))
+            results.append(check_circles(root, files, direct, uses))
     if "--fence" in sys.argv:
         results += check_fence(root, sys.argv[sys.argv.index("--fence") + 1], order, headers)
     print("TAP version 13")
@@ -305,7 +308,8 @@ def nm_symbols(path, flag):
 
 
 def check_calls(build):
-    """Problems where an object uses a symbol of a module its layer must never reach."""
+    """Problems where an object uses a symbol of a module its layer must never reach, and
+    which file's symbols each file uses ({src: {src of a symbol used}})."""
     objects = []
     dirs = [os.path.join(build, "src", t) for t in ("thermlog.p", "thermlogd.p")]
     src_build = os.path.join(build, "src")
@@ -320,20 +324,75 @@ def check_calls(build):
         src = object_source(o)
         defined = nm_symbols(o, "--defined-only")
         if defined is None:
-            return None, []  # a foreign architecture's objects (a cross build): not checked
+            return None, [], {}  # a foreign architecture's objects (a cross build): not checked
         for sym in defined:
             owner[sym] = src
-    problems = []
+    problems, uses = [], {}
     for o in objects:
         src = object_source(o)
         layer = layer_of(src)
         for sym in sorted(nm_symbols(o, "-u") or ()):
             if sym not in owner or layer is None:
                 continue
+            uses.setdefault(src, set()).add(owner[sym])
             broken = never(src, owner[sym])
             if broken:
                 problems.append(f"{src} [{layer}] uses {sym} of {owner[sym]} [{broken}]")
-    return objects, problems
+    return objects, problems, uses
+
+
+def check_circles(root, files, direct, uses):
+    """For each layer named 'acyclic' in src/layers: no circle among its files, drawn from the
+    symbols each object uses and the headers each file includes (a header stands for the .c
+    beside it of the same name; a private header for none)."""
+    edges = {}
+    sources = {os.path.relpath(f, root) for f in files if f.endswith(".c")}
+    for f, hs in direct.items():
+        rel = os.path.relpath(f, root)
+        for h in hs:
+            c = os.path.relpath(h, root)[:-2] + ".c"
+            if c in sources and c != rel:
+                edges.setdefault(rel, set()).add(c)
+    for src, owners in uses.items():
+        edges.setdefault(src, set()).update(o for o in owners if o != src)
+    problems = []
+    for layer in ACYCLIC:
+        mine = sorted(s for s in sources if layer_of(s) == layer)
+        for comp in strongly_connected(mine, {s: edges.get(s, set()) & set(mine) for s in mine}):
+            problems.append(f"src/{layer}/: a circle among {' '.join(sorted(comp))}")
+    return (f"no circle among the files of {' '.join(ACYCLIC) or 'no layer'} (src/layers)",
+            problems)
+
+
+def strongly_connected(nodes, edges):
+    """The circles of a small graph: its strongly connected parts of more than one node."""
+    index, low, stack, on, parts = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                parts.append(part)
+
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return parts
 
 
 def chain(src, dst, direct):

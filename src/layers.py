@@ -14,12 +14,13 @@ import sys
 
 
 def parse(path):
-    """(reach, never, private, libraries) from src/layers:
+    """(reach, never, private, libraries, acyclic) from src/layers:
     reach: {layer: [layers it reaches]} in the file's order;
     never: [(files pattern, [patterns it never reaches])];
     private: [header patterns private to their folder];
-    libraries: {header: (fence, home)}, home as layer/module."""
-    reach, never, private, libraries = {}, [], [], {}
+    libraries: {header: (fence, home)}, home as layer/module;
+    acyclic: [layers whose files reach each other without a circle]."""
+    reach, never, private, libraries, acyclic = {}, [], [], {}, []
     with open(path, encoding="utf-8") as f:
         for number, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -33,13 +34,15 @@ def parse(path):
                 never.append((words[1], tail.split()))
             elif words[0] == "private" and len(words) == 1:
                 private += tail.split()
+            elif words[0] == "acyclic" and len(words) == 1:
+                acyclic += tail.split()
             elif words[0] == "library" and len(words) == 3:
                 libraries[words[2]] = (words[1], tail.strip())
             elif len(words) == 1:
                 reach[words[0]] = tail.split()
             else:
                 raise ValueError(f"{path}:{number}: not a rule: '{line}'")
-    return reach, never, private, libraries
+    return reach, never, private, libraries, acyclic
 
 
 def headers_of(src, layer):
@@ -48,7 +51,7 @@ def headers_of(src, layer):
 
 
 def write_fences(src, out):
-    reach, _, _, libraries = parse(os.path.join(src, "layers"))
+    reach, _, _, libraries, _ = parse(os.path.join(src, "layers"))
     for layer, reached in reach.items():
         fence = os.path.join(out, layer)
         os.makedirs(fence, exist_ok=True)

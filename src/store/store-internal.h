@@ -125,7 +125,7 @@ enum stmt {
 	ST_DROP_CHANNELS_SEEN,
 	ST_DROP_ROLLUP_DAYS,
 	ST_DROP_CYCLE_DAYS,
-	// the rescale (store-import.c)
+	// the rescale (store-rescale.c)
 	ST_RESCALE_SAMPLES,
 	ST_RESCALE_ROLLUPS,
 	ST_RESCALE_ROLLUP_PUT,
@@ -261,16 +261,26 @@ struct store {
 	uint64_t write_steps;  // this connection's write steps, counted
 };
 
+/*
+ * The files of the store reach each other one way, each only files below it (no circle):
+ * store-checkpoint; store.c; store-state; store-scan; store-throttle; store-rescale (state);
+ * store-write (rescale); store-rollup (scan, state, throttle, write); store-runs (write);
+ * store-import (rescale, rollup, state, write).
+ */
+
 /* store.c */
 extern const struct codec_pair store_no_pair; // a delta row's empty base
 uint8_t *store_blob_reserve(struct store *store, size_t n);
 void store_chain_finish(struct chain *c);
 void store_chain_init(struct chain *c);
 bool store_chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len);
+const char *store_column_text(sqlite3_stmt *st, int col);
 void store_done(sqlite3_stmt *st);
+char *store_dup_or_null(const char *s);
 size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
 			const struct codec_pair *base, size_t n_base);
 int store_fail(struct store *store, int rc, const char *what);
+void store_known_clear(struct store *store); // the writer's caches: read again when needed
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
 int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
@@ -294,14 +304,11 @@ int store_bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_t
 int store_boot_row(struct store *store, const char *boot_id, int64_t *row);
 int store_channel_insert(struct store *store, const struct channel *ch, int64_t seen, bool present,
 			 int64_t *id);
-const char *store_column_text(sqlite3_stmt *st, int col);
-char *store_dup_or_null(const char *s);
 int store_hour_drop_through(struct store *store, int64_t to);
 size_t store_hour_find(const struct hour_rows *h, int64_t ts, bool *found);
 int store_hour_load(struct store *store, int64_t ts);
 int store_hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
 		   size_t n);
-void store_known_clear(struct store *store);
 size_t store_known_find(struct store *store, const char *key, bool *found);
 int store_known_load(struct store *store);
 size_t store_pairs_sort_unique(struct codec_pair *pairs, size_t n);
@@ -315,16 +322,16 @@ int store_state_set_int(struct store *store, const char *key, int64_t value);
 
 /* store-scan.c */
 int store_cmp_i64(const void *a, const void *b);
+int64_t store_scan_start(int64_t from); // where a scan from @from reads: its hour's first row
 int64_t *store_sorted_ids(const int64_t *ids, size_t n);
 
 /* store-rollup.c */
 int store_days_invalidate(struct store *store, int64_t hour);
-int64_t store_scan_start(int64_t from);
 
 /* store-throttle.c */
 int store_throttle_prune(struct store *store, int64_t cutoff); // inside the caller's transaction
 
-/* store-import.c */
+/* store-rescale.c */
 int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
 
 /* Stops the thread of store_checkpoint_aside() (after its checkpoint under way) and gives the

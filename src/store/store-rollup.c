@@ -6,11 +6,6 @@
 
 /* --- rollups ------------------------------------------------------------------------------ */
 
-/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
-int64_t store_scan_start(int64_t from) {
-	return from < INT64_MIN + HOUR_S ? INT64_MIN : timefmt_floor(from, HOUR_S);
-}
-
 static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
 	return codec_hist_encode_values(store_blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1),
 					sorted, n);

@@ -3,6 +3,11 @@
 
 /* --- reading ------------------------------------------------------------------------------ */
 
+/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
+int64_t store_scan_start(int64_t from) {
+	return from < INT64_MIN + HOUR_S ? INT64_MIN : timefmt_floor(from, HOUR_S);
+}
+
 /*
  * The writer moves a channel's last_seen only at its first cycle of each hour (so a steady
  * cycle writes no channel rows); the last cycle that had it is in the raw rows of that hour.

@@ -6,37 +6,8 @@
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
 
-static void known_free(struct known_channel *k) {
-	free(k->key);
-	free(k->source);
-	free(k->label);
-	free(k->path);
-	free(k->meta);
-}
-
-void store_known_clear(struct store *store) {
-	store->hour.loaded = false; // read again with what the database holds
-	store->hour.damaged = false;
-	for (size_t i = 0; i < store->n_known; i++) {
-		known_free(&store->known[i]);
-	}
-	store->n_known = 0;
-	store->known_valid = false;
-	store->verified_version = 0;
-	free(store->boot_id);
-	store->boot_id = NULL;
-}
-
 static bool str_eq(const char *a, const char *b) {
 	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
-}
-
-char *store_dup_or_null(const char *s) {
-	return s ? xstrdup(s) : NULL;
-}
-
-const char *store_column_text(sqlite3_stmt *st, int col) {
-	return (const char *)sqlite3_column_text(st, col);
 }
 
 /* Finds @key, or where it would go (*found false). */
