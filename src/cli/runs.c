@@ -444,6 +444,13 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 					 .over_s = a.over_s,
 					 .percentiles = a.percentiles,
 					 .n_percentiles = a.n_percentiles};
+	char *why = NULL;
+	if (runs_label_check(store, a.filter.label, &why) < 0) {
+		fprintf(stderr, "thermlog runs stats: %s\n", why);
+		free(why);
+		store_close(store);
+		return CLI_EXIT_FAILURE;
+	}
 	struct runstats_result r;
 	int err = runs_stats(store, &opt, &r);
 	store_close(store);
@@ -675,15 +682,23 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 	}
 	struct runs_compare c;
 	int err = runs_compare(here, other, a.filter.label, a.exclude_throttled, &c);
+	struct buf hint; // a label no run here has: the near ones
+	buf_init(&hint);
+	if (err == -ENODATA && !(c.a && c.a->duration_s.n)) {
+		runs_label_known(here, a.filter.label, &hint);
+	}
 	store_close(here);
 	store_close(other);
 	if (err == -ENODATA) {
-		fprintf(stderr, "thermlog runs compare: label '%s' has no %sok run %s\n",
+		fprintf(stderr, "thermlog runs compare: label '%s' has no %sok run %s%s\n",
 			a.filter.label, a.exclude_throttled ? "unthrottled " : "",
-			c.a && c.a->duration_s.n ? "in the other database" : "here");
+			c.a && c.a->duration_s.n ? "in the other database" : "here",
+			hint.len ? hint.data : "");
+		buf_finish(&hint);
 		runs_compare_finish(&c);
 		return CLI_EXIT_FAILURE;
 	}
+	buf_finish(&hint);
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs compare: %s\n", strerror(-err));
 		runs_compare_finish(&c);

@@ -5,7 +5,6 @@
 #include "api-internal.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,40 +143,6 @@ void api_handle_metrics(struct request *r) {
 	r->resp->cache_control = "no-store";
 }
 
-/*
- * Every channel parameter must name a stored channel (a key or a glob matching one), so an
- * unknown one is a 400 naming the parameter rather than an error deep in the query.
- */
-static bool check_channels(struct request *r, const char *const *keys, size_t n) {
-	if (n == 0) {
-		return true;
-	}
-	struct store_channel *list = NULL;
-	size_t n_list = 0;
-	if (store_channels(r->ctx->store, &list, &n_list) < 0) {
-		api_respond_error(r->resp, 500, NULL,
-				  "could not read the channel list from the database");
-		return false;
-	}
-	bool good = true;
-	for (size_t k = 0; k < n && good; k++) {
-		bool found = false;
-		for (size_t i = 0; i < n_list && !found; i++) {
-			found = strcmp(list[i].ch.key, keys[k]) == 0 ||
-				fnmatch(keys[k], list[i].ch.key, 0) == 0;
-		}
-		if (!found) {
-			api_respond_error(
-				r->resp, 400, "channel",
-				"parameter 'channel': no stored channel matches '%s' (see /api/v1/channels)",
-				keys[k]);
-			good = false;
-		}
-	}
-	store_channels_free(list, n_list);
-	return good;
-}
-
 /* Common window, channel and include_unsynced handling for the query endpoints. */
 struct query_request {
 	struct query_params p;
@@ -204,7 +169,24 @@ static bool query_request_init(struct request *r, struct query_request *q, bool 
 			return false;
 		}
 	}
-	return check_channels(r, q->channels, q->p.n_channels);
+	if (q->p.n_channels == 0) {
+		return true;
+	}
+	// The one resolution of a channel name (key, glob or label, with "did you mean"), as the
+	// CLI's: its refusal is the 400.
+	struct query_selection sel;
+	char *err = NULL;
+	int rc = query_select(r->ctx->store, q->channels, q->p.n_channels, &sel, &err);
+	if (rc == -EINVAL) {
+		api_respond_error(r->resp, 400, "channel", "parameter 'channel': %s", err);
+	} else if (rc < 0) {
+		api_respond_query_error(r, rc, err);
+		return false;
+	} else {
+		query_selection_finish(&sel);
+	}
+	free(err);
+	return rc == 0;
 }
 
 typedef int (*query_json_fn)(struct store *store, const struct query_params *p, struct json *out,
@@ -292,6 +274,11 @@ void api_handle_throttle(struct request *r) {
 		}
 		throttle_report_write_json(&report, &j);
 		throttle_report_finish(&report);
+	}
+	if (rc == -EINVAL && api_param(r, "domain")) { // the window is checked: a domain no one has
+		api_respond_error(r->resp, 400, "domain", "parameter 'domain': %s", err);
+		free(err);
+		return;
 	}
 	respond_query_result(r, rc, err);
 }

@@ -39,7 +39,16 @@ static bool runs_filter(struct request *r, struct store_run_filter *f) {
 		api_respond_error(r->resp, 400, "from", "parameter 'from' must be before 'to'");
 		return false;
 	}
-	return true;
+	char *err = NULL;
+	int rc = runs_label_check(r->ctx->store, f->label, &err);
+	if (rc == -EINVAL) {
+		api_respond_error(r->resp, 400, "label", "parameter 'label': %s", err);
+	} else if (rc < 0) {
+		api_respond_query_error(r, rc, err);
+		err = NULL;
+	}
+	free(err);
+	return rc == 0;
 }
 
 static void respond_runs(struct request *r, int rc, const char *what) {

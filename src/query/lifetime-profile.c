@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "textdist.h"
 #include "xalloc.h"
 
 bool lifetime_profile_bin_check(double bin_k, const char *what, char **err) {
@@ -112,13 +113,22 @@ void lifetime_profile_finish(struct lifetime_profile *pr) {
 }
 
 /* "a, b, c": the configured names, for an unknown one. */
-static char *names_of(const struct lifetime_report *rep) {
+/* "; did you mean 'A'? (configured: 'A', 'B')": the near names, then every configured one. */
+static char *names_of(const struct lifetime_report *rep, const char *capacitor) {
 	struct buf b;
 	buf_init(&b);
+	struct textdist_near near;
+	textdist_near_init(&near, capacitor);
+	for (size_t i = 0; i < rep->n; i++) {
+		textdist_near_offer(&near, rep->entries[i].cc->name, rep->entries[i].cc->name);
+	}
+	textdist_near_write(&near, true, &b);
+	buf_puts(&b, " (configured: ");
 	for (size_t i = 0; i < rep->n; i++) {
 		buf_printf(&b, "%s'%s'", i ? ", " : "", rep->entries[i].cc->name);
 	}
-	char *s = xstrdup(rep->n ? b.data : "none");
+	buf_puts(&b, rep->n ? ")" : "none)");
+	char *s = xstrdup(b.data);
 	buf_finish(&b);
 	return s;
 }
@@ -159,9 +169,8 @@ int lifetime_profile_build(const struct lifetime_report *rep, double bin_k, cons
 		}
 	}
 	if (capacitor && out->n == 0) {
-		char *names = names_of(rep);
-		*err = xasprintf("no capacitor named '%s' is configured (configured: %s)",
-				 capacitor, names);
+		char *names = names_of(rep, capacitor);
+		*err = xasprintf("no capacitor named '%s' is configured%s", capacitor, names);
 		free(names);
 		lifetime_profile_finish(out);
 		return -ENOENT;

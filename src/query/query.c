@@ -70,42 +70,26 @@ static bool matches(const char *pattern, const struct channel *ch) {
 	       (ch->label && strcmp(pattern, ch->label) == 0);
 }
 
-/* How far @name is from @pattern: 0 when it contains it (case aside), else the edit distance. */
-static size_t name_score(const char *pattern, const char *name) {
-	if (strlen(pattern) >= 3 && strcasestr(name, pattern)) {
-		return 0;
-	}
-	return textdist(pattern, name, SIZE_MAX);
-}
-
-/* The nearest of a channel's key, the key's last part and its label to @pattern. */
-static size_t channel_score(const char *pattern, const struct channel *ch) {
-	size_t best = name_score(pattern, ch->key);
-	const char *last = strrchr(ch->key, '/');
-	size_t s = last ? name_score(pattern, last + 1) : SIZE_MAX;
-	best = s < best ? s : best;
-	s = ch->label ? name_score(pattern, ch->label) : SIZE_MAX;
-	return s < best ? s : best;
-}
-
-/* Appends "; did you mean A, B?" naming the (up to three) nearest channels, if any is near. */
+/*
+ * Appends "; did you mean A, B?" naming the (up to three) nearest channels, if any is near: a
+ * channel is as near as the nearest of its key, the key's last part and its label.
+ */
 static void suggest_channels(struct buf *b, const struct store_channel *all, size_t n,
 			     const char *pattern) {
-	size_t len = strlen(pattern), limit = len / 4 > 2 ? len / 4 : 2, best = SIZE_MAX;
+	struct textdist_near near;
+	textdist_near_init(&near, pattern);
 	for (size_t i = 0; i < n; i++) {
-		size_t s = channel_score(pattern, &all[i].ch);
-		best = s < best ? s : best;
-	}
-	size_t shown = 0;
-	for (size_t i = 0; i < n && shown < 3 && best <= limit; i++) {
-		if (channel_score(pattern, &all[i].ch) == best) {
-			buf_printf(b, "%s%s", shown ? ", " : "; did you mean ", all[i].ch.key);
-			shown++;
+		const struct channel *ch = &all[i].ch;
+		const char *last = strrchr(ch->key, '/');
+		textdist_near_offer(&near, ch->key, ch->key);
+		if (last) {
+			textdist_near_offer(&near, ch->key, last + 1);
+		}
+		if (ch->label) {
+			textdist_near_offer(&near, ch->key, ch->label);
 		}
 	}
-	if (shown) {
-		buf_putc(b, '?');
-	}
+	textdist_near_write(&near, false, b);
 }
 
 int query_select(struct store *store, const char *const *patterns, size_t n_patterns,

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "store.h"
+#include "textdist.h"
 #include "xalloc.h"
 
 /* The episode's end in s: its release, or the last cycle that saw it while open. */
@@ -99,6 +102,55 @@ int throttle_report_list(struct store *store, int64_t from_ms, int64_t to_ms,
 	return store_throttle_list(store, from, to, out, n);
 }
 
+/* Whether @glob names a domain: one of the episodes' or a stored frequency domain's. */
+static bool domain_known(const char *glob, const char *name, struct textdist_near *near) {
+	textdist_near_offer(near, name, name);
+	const char *last = strchr(name, '/');
+	if (last) {
+		textdist_near_offer(near, name, last + 1);
+	}
+	return fnmatch(glob, name, 0) == 0;
+}
+
+/*
+ * A --domain or 'domain' that matches no domain is an error naming the near ones: a frequency
+ * domain of the channel list (cpufreq/policyN, devfreq/NAME), "board", or one of @all's.
+ */
+static int check_domain(struct store *store, const char *glob, const struct throttle_episode *all,
+			size_t n, char **err) {
+	struct store_channel *list = NULL;
+	size_t n_list = 0;
+	if (store_channels(store, &list, &n_list) < 0) {
+		*err = xstrdup("could not read the channel list");
+		return -EIO;
+	}
+	struct textdist_near near;
+	textdist_near_init(&near, glob);
+	bool known = domain_known(glob, "board", &near);
+	for (size_t i = 0; i < n_list && !known; i++) {
+		const char *key = list[i].ch.key;
+		if (strncmp(key, "cpufreq/", 8) == 0 || strncmp(key, "devfreq/", 8) == 0) {
+			known = domain_known(glob, key, &near);
+		}
+	}
+	for (size_t i = 0; i < n && !known; i++) {
+		known = domain_known(glob, all[i].domain, &near);
+	}
+	int rc = 0;
+	if (!known) {
+		struct buf hint;
+		buf_init(&hint);
+		textdist_near_write(&near, true, &hint);
+		*err = xasprintf("unknown domain '%s'%s", glob,
+				 hint.len ? hint.data
+					  : " (cpufreq/policyN, devfreq/NAME or board)");
+		buf_finish(&hint);
+		rc = -EINVAL;
+	}
+	store_channels_free(list, n_list);
+	return rc;
+}
+
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
 			    struct throttle_report *r, char **err) {
 	*r = (struct throttle_report){.from = from, .to = to};
@@ -113,6 +165,10 @@ int throttle_report_compute(struct store *store, int64_t from, int64_t to, const
 	int rc = store_throttle_list(store, from, to - 1, &all, &n);
 	if (rc < 0) {
 		*err = xstrdup("could not read the throttle episodes");
+		return rc;
+	}
+	if (domain && (rc = check_domain(store, domain, all, n, err)) < 0) {
+		free(all);
 		return rc;
 	}
 	throttle_report_window(all, n, from * 1000, to * 1000, domain, r);

@@ -34,7 +34,8 @@ struct throttle_report {
 
 /**
  * The episodes overlapping [@from, @to) whose domain matches the fnmatch(3) glob @domain
- * (NULL = all), and their totals. Returns 0, -EINVAL (from >= to), or the store's -errno, with
+ * (NULL = all), and their totals. Returns 0, -EINVAL (from >= to, or a @domain that matches no
+ * domain: the message names the near ones), or the store's -errno, with
  * a newly allocated message in *err. Free with throttle_report_finish().
  */
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,

@@ -291,18 +291,9 @@ static bool label_shown(const struct report_options *opt, const char *label) {
 
 static int check_labels(struct store *store, const struct report_options *opt, char **err) {
 	for (size_t i = 0; i < opt->n_labels; i++) {
-		struct buf hint;
-		buf_init(&hint);
-		int known = runs_label_known(store, opt->labels[i], &hint);
-		if (known == 0) {
-			*err = xasprintf("no run has the label '%s'%s", opt->labels[i],
-					 hint.data ? hint.data : "");
-		} else if (known < 0) {
-			*err = xasprintf("could not read the runs: %s", strerror(-known));
-		}
-		buf_finish(&hint);
-		if (known <= 0) {
-			return known < 0 ? known : -EINVAL;
+		int rc = runs_label_check(store, opt->labels[i], err);
+		if (rc < 0) {
+			return rc;
 		}
 	}
 	return 0;

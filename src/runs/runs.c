@@ -1231,25 +1231,34 @@ int runs_label_known(struct store *store, const char *label, struct buf *hint) {
 	if (rc < 0) {
 		return rc;
 	}
-	size_t best = SIZE_MAX, len = strlen(label), limit = len / 3 > 2 ? len / 3 : 2;
+	struct textdist_near near;
+	textdist_near_init(&near, label);
 	bool known = false;
 	for (size_t i = 0; i < n && !known; i++) {
 		known = strcmp(labels[i].label, label) == 0;
-		size_t d = textdist(label, labels[i].label, SIZE_MAX);
-		best = d < best ? d : best;
+		textdist_near_offer(&near, labels[i].label, labels[i].label);
 	}
-	size_t shown = 0;
-	for (size_t i = 0; i < n && !known && shown < 3 && best <= limit; i++) {
-		if (textdist(label, labels[i].label, SIZE_MAX) == best) {
-			buf_printf(hint, "%s'%s'", shown++ ? ", " : "; did you mean ",
-				   labels[i].label);
-		}
-	}
-	if (shown) {
-		buf_putc(hint, '?');
+	if (!known) {
+		textdist_near_write(&near, true, hint);
 	}
 	runs_summary_free(labels, n);
 	return known ? 1 : 0;
+}
+
+int runs_label_check(struct store *store, const char *label, char **err) {
+	if (!label) {
+		return 0;
+	}
+	struct buf hint;
+	buf_init(&hint);
+	int known = runs_label_known(store, label, &hint);
+	if (known == 0) {
+		*err = xasprintf("no run has the label '%s'%s", label, hint.data ? hint.data : "");
+	} else if (known < 0) {
+		*err = xasprintf("could not read the runs: %s", strerror(-known));
+	}
+	buf_finish(&hint);
+	return known == 1 ? 0 : known < 0 ? known : -EINVAL;
 }
 
 /* --- metrics summary ---------------------------------------------------------------------- */

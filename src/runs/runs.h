@@ -187,4 +187,12 @@ void runs_summary_free(struct runsummary_label *labels, size_t n); // accepts NU
  */
 int runs_label_known(struct store *store, const char *label, struct buf *hint);
 
+/**
+ * The one check of a run label a user names (CLI and API alike): 0 when @label is NULL or a
+ * stored run has it; else -EINVAL with *@err "no run has the label 'L'; did you mean 'A'?"
+ * (the hint when a label is near), or another negative errno with *@err saying so. *@err is
+ * newly allocated (caller frees) on failure, untouched on success.
+ */
+int runs_label_check(struct store *store, const char *label, char **err);
+
 #endif

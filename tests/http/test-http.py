@@ -329,6 +329,7 @@ def test_same_as_cli(s):
             mine = out[:500]
         ok(resp.status == 200 and rc == 0 and api == mine,
            f"{path.split('?')[0]} equals thermlog {args[0]} --json", f"rc={rc}\napi: {str(api)[:800]}\ncli: {str(mine)[:800]}")
+    test_same_names(s, frm, to)
     resp, api = get_json(s.port, "/api/v1/channels")
     rc, out = cli(s, "channels", "--json")
     strip = lambda d: [{k: v for k, v in c.items() if k != "last_seen"} for c in d["channels"]]
@@ -340,6 +341,39 @@ def test_same_as_cli(s):
         ok(resp.status == 200 and rc == 0 and body == out and len(body) > 1000,
            f"export.csv format={fmt} is byte-identical to thermlog export",
            f"{len(body)} vs {len(out)} bytes")
+
+
+def cli_err(s, *args):
+    r = subprocess.run([THERMLOG, "-c", os.path.join(s.tmp, "thermlog.yaml"), "--db", s.db, *args],
+                       capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+def test_same_names(s, frm, to):
+    """A name is resolved once for both: a channel by its label answers as the CLI's --channel
+    does, and an unknown channel or throttle domain is refused with the CLI's suggestion."""
+    w = f"from={frm}&to={to}"
+    resp, api = get_json(s.port, f"/api/v1/stats?{w}&channel=A76%20cluster%200")
+    rc, out = cli(s, "stats", "--from", str(frm), "--to", str(to), "--channel", "A76 cluster 0",
+                  "--json")
+    ok(resp.status == 200 and rc == 0 and api == json.loads(out)
+       and [c["key"] for c in api["channels"]] == ["cpufreq/policy4"],
+       "/api/v1/stats?channel=<label> equals thermlog stats --channel <label> --json",
+       f"{resp.status} {str(api)[:400]}")
+    for path, args, param, hint in [
+            ("/api/v1/stats?channel=soc-thermel", ["stats", "--channel", "soc-thermel"],
+             "channel", "did you mean thermal/soc-thermal?"),
+            ("/api/v1/peak?channel=polcy4", ["peak", "--channel", "polcy4"], "channel",
+             "did you mean cpufreq/policy4?"),
+            ("/api/v1/throttle?domain=policy4", ["throttle", "--domain", "policy4"], "domain",
+             "did you mean 'cpufreq/policy4'?")]:
+        resp, body = get_json(s.port, path)
+        rc, err = cli_err(s, *args)
+        msg = (body or {}).get("error", "")
+        ok(resp.status == 400 and body.get("parameter") == param and hint in msg
+           and rc == 2 and hint in err and msg.split(": ", 1)[1] in err,
+           f"{path.split('?')[1]}: a 400 naming '{param}' with the CLI's suggestion",
+           f"{resp.status} {body}\ncli {rc}: {err}")
 
 
 def test_export(s):

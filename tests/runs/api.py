@@ -104,6 +104,14 @@ def run(tap):
         tap.ok(status == 400 and "percentile" in body, "a bad percentile is named", body)
         status, body = get("/api/v1/runs/stats?over=long")
         tap.ok(status == 400 and "'over'" in body, "a bad --over is named", body)
+        for path in ("/api/v1/runs/stats?label=sdxl", "/api/v1/runs?label=sdxl-nup"):
+            status, body = get(path)
+            p = tl(db, "runs", "stats", "--label", path.rsplit("=", 1)[1])
+            tap.ok(status == 400 and json.loads(body).get("parameter") == "label"
+                   and "did you mean 'sdxl-npu'?" in body and p.returncode == 1
+                   and json.loads(body)["error"].split(": ", 1)[1] in p.stderr,
+                   "%s: a label no run has is a 400 with the CLI's suggestion" % path,
+                   body + p.stderr)
         status, body = get("/api/v1/runs?from=yesterdayish")
         tap.ok(status == 400 and "'from'" in body, "a bad time is named", body)
         status, body = get("/api/v1/runs/3x")

@@ -228,6 +228,11 @@ def run(tap):
         tap.ok(row and row[0].split()[-1].startswith("~") and
                sum("~" in x for x in p.stdout.splitlines()) == 1,
                "runs: a partial energy is flagged with ~", row)
+        p = tl(db, "runs", "stats", "--label", "sdxl")
+        tap.ok(p.returncode == 1 and p.stdout == "" and
+               "no run has the label 'sdxl'; did you mean 'sdxl-npu'?" in p.stderr,
+               "runs stats: a label no run has is an error with the near label, not 'no runs'",
+               p.stdout + p.stderr)
         p = tl(db, "runs", "stats", "--label", "sdxl-npu")
         tap.ok("warning: energy of 1 of these 328 ok runs covers part of the run" in p.stdout and
                "energy_j leaves out 76 ok runs without energy and " in p.stdout,

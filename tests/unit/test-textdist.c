@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "buf.h"
 #include "test.h"
 #include "textdist.h"
 
@@ -23,5 +24,38 @@ int main(void) {
 	       "a name over 64 bytes is as far as it gets");
 	longer[TEXTDIST_MAX] = '\0';
 	is_int(textdist(longer, longer, SIZE_MAX), 0, "64 bytes still compare");
+
+	// The one rule of "did you mean": a name containing the unknown one, else the fewest edits.
+	struct textdist_near near;
+	struct buf b;
+	buf_init(&b);
+	textdist_near_init(&near, "sdxl");
+	textdist_near_offer(&near, "reranker", "reranker");
+	textdist_near_offer(&near, "sdxl-image", "sdxl-image");
+	ok(textdist_near_write(&near, true, &b), "a label containing the name is near");
+	is_str(b.data, "; did you mean 'sdxl-image'?", "... and offered quoted");
+	buf_clear(&b);
+	textdist_near_init(&near, "policy4");
+	const char *doms[] = {"cpufreq/policy0", "cpufreq/policy4", "devfreq/dmc"};
+	for (size_t i = 0; i < 3; i++) {
+		textdist_near_offer(&near, doms[i], doms[i]);
+		textdist_near_offer(&near, doms[i], strchr(doms[i], '/') + 1);
+	}
+	textdist_near_write(&near, false, &b);
+	is_str(b.data, "; did you mean cpufreq/policy4?", "the nearest alone, shown by its key");
+	buf_clear(&b);
+	textdist_near_init(&near, "sockt");
+	const char *keys[] = {"socket", "socks", "sock", "sockets", "thermal/soc"};
+	for (size_t i = 0; i < 5; i++) {
+		textdist_near_offer(&near, keys[i], keys[i]);
+	}
+	textdist_near_write(&near, true, &b);
+	is_str(b.data, "; did you mean 'socket', 'socks', 'sock'?",
+	       "the first three of the best score, in the order offered");
+	buf_clear(&b);
+	textdist_near_init(&near, "thermal/nothing-like-it");
+	textdist_near_offer(&near, "thermal/soc-thermal", "thermal/soc-thermal");
+	ok(!textdist_near_write(&near, true, &b) && b.len == 0, "nothing near: nothing written");
+	buf_finish(&b);
 	return test_done();
 }
