@@ -1,0 +1,541 @@
+/*
+ * Runs answers over many runs: per-label statistics (runstats.c over the stored runs) and the
+ * same workload on two boards, written as the JSON the CLI and the API share.
+ */
+#include "runs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "jsonread.h"
+#include "runs-internal.h"
+#include "throttle-report.h"
+#include "xalloc.h"
+
+/* --- statistics --------------------------------------------------------------------------- */
+
+struct run_set {
+	struct runstats_run *runs;
+	size_t n, cap;
+	const struct runs_episodes *episodes; // for each run's throttled share
+	char *fingerprint;                    // of the latest ok run (scan order is start order)
+	char *tags;
+};
+
+/* The most swap in use during a run, from its figures' "memory" object; NAN when not kept. */
+static double swap_max_of(const char *figures) {
+	if (!figures) {
+		return NAN;
+	}
+	struct jsonread_error err;
+	size_t len = strlen(figures);
+	struct jsonread_node *tree = jsonread_parse(figures, len, len, &err);
+	const struct jsonread_node *mem = tree ? jsonread_get(tree, "memory") : NULL;
+	const struct jsonread_node *v = mem ? jsonread_get(mem, "swap_used_max_bytes") : NULL;
+	double swap = v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
+	jsonread_node_free(tree);
+	return swap;
+}
+
+static int collect(void *ctx, const struct store_run *run) {
+	struct run_set *set = ctx;
+	enum run_status status = run->status;
+	set->runs = xgrow(set->runs, &set->cap, set->n + 1, sizeof(*set->runs));
+	set->runs[set->n++] = (struct runstats_run){
+		.label = xstrdup(run->label),
+		.status = status,
+		.duration_s = run->ended ? (double)(run->end_ms - run->start_ms) / 1000.0 : NAN,
+		.energy_j = run->energy_j,
+		.energy_coverage = run->energy_coverage,
+		.temp_max_c = run->temp_max_c,
+		.rss_max_bytes = run->rss_max_bytes,
+		.swap_max_bytes = swap_max_of(run->figures),
+	};
+	struct throttle_report r;
+	runs_run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
+	throttle_report_finish(&r);
+	if (status == RUN_STATUS_OK) {
+		free(set->fingerprint);
+		free(set->tags);
+		set->fingerprint = run->fingerprint ? xstrdup(run->fingerprint) : NULL;
+		set->tags = xstrdup(run->tags ? run->tags : "{}");
+	}
+	return 0;
+}
+
+static void run_set_finish(struct run_set *set) {
+	for (size_t i = 0; i < set->n; i++) {
+		free((char *)set->runs[i].label);
+	}
+	free(set->runs);
+	free(set->fingerprint);
+	free(set->tags);
+	*set = (struct run_set){0};
+}
+
+static int stats_of(struct store *store, const struct runs_stats_options *opt,
+		    struct runstats_result *out, struct run_set *set) {
+	struct runs_episodes e;
+	runs_episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2,
+			   &e);
+	set->episodes = &e;
+	int rc = store_runs_scan(store, &opt->filter, collect, set);
+	set->episodes = NULL;
+	runs_episodes_finish(&e);
+	if (rc < 0) {
+		return rc;
+	}
+	struct runstats_options ro = {.over_s = opt->over_s,
+				      .percentiles = opt->percentiles,
+				      .n_percentiles = opt->n_percentiles};
+	return runstats_compute(set->runs, set->n, &ro, out);
+}
+
+int runs_stats(struct store *store, const struct runs_stats_options *opt,
+	       struct runstats_result *out) {
+	struct run_set set = {0};
+	*out = (struct runstats_result){0};
+	int rc = stats_of(store, opt, out, &set);
+	run_set_finish(&set);
+	return rc;
+}
+
+static void percentile_key(double p, char key[40]) {
+	char num[32];
+	json_format_double(num, p);
+	snprintf(key, 40, "p%s", num);
+}
+
+/* A figure's summary over a label's runs as the member @key; null when no run has it. */
+static void write_summary(struct json *j, const char *key, const struct runstats_summary *s,
+			  const struct runs_stats_options *opt) {
+	if (s->n == 0) {
+		json_field_null(j, key);
+		return;
+	}
+	json_key(j, key);
+	json_object_begin(j);
+	json_field_int(j, "n", (int64_t)s->n);
+	json_field_double(j, "p50", s->p50);
+	json_field_double(j, "p95", s->p95);
+	json_field_double(j, "max", s->max);
+	json_field_double(j, "mean", s->mean);
+	for (size_t k = 0; opt && k < opt->n_percentiles; k++) {
+		char pkey[40];
+		percentile_key(opt->percentiles[k], pkey);
+		json_field_double(j, pkey, s->percentiles[k]);
+	}
+	json_object_end(j);
+}
+
+static void write_label(struct json *j, const struct runstats_label *l,
+			const struct runs_stats_options *opt) {
+	json_object_begin(j);
+	json_field_string(j, "label", l->label);
+	json_field_int(j, "count", (int64_t)l->count);
+	for (int s = 0; s < RUN_STATUS_COUNT; s++) {
+		json_field_int(j, run_status_name((enum run_status)s), (int64_t)l->by_status[s]);
+	}
+	json_field_int(j, "over", (int64_t)l->over);
+	write_summary(j, "duration_s", &l->duration_s, opt);
+	write_summary(j, "energy_j", &l->energy_j, opt);
+	json_field_int(j, "energy_partial", (int64_t)l->energy_partial);
+	json_field_int(j, "energy_missing", (int64_t)l->energy_missing);
+	json_field_int(j, "energy_not_ok", (int64_t)l->energy_not_ok);
+	write_summary(j, "temp_max_c", &l->temp_max_c, opt);
+	write_summary(j, "rss_max_bytes", &l->rss_max_bytes, opt);
+	write_summary(j, "swap_max_bytes", &l->swap_max_bytes, opt);
+	json_key(j, "throttle");
+	if (l->throttle_known == 0) {
+		json_null(j); // no ok run whose throttling is known
+	} else {
+		json_object_begin(j);
+		json_field_int(j, "runs", (int64_t)l->throttle_known);
+		json_field_int(j, "throttled", (int64_t)l->throttled);
+		json_field_double(j, "throttled_ratio",
+				  (double)l->throttled / (double)l->throttle_known);
+		write_summary(j, "share", &l->throttled_share, opt);
+		json_object_end(j);
+	}
+	json_object_end(j);
+}
+
+#define STATS_METHOD                                                                               \
+	"exact type-7 percentiles (numpy linear) and mean over the ok runs that have the figure, " \
+	"at 1 ms, 1 mJ, 0.001 C and 1 byte"
+
+void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
+			   bool pretty, struct buf *out) {
+	struct json j;
+	json_init(&j, out, pretty);
+	json_object_begin(&j);
+	json_field_string(&j, "method", STATS_METHOD);
+	json_field_double(&j, "over_s", opt->over_s);
+	json_key(&j, "labels");
+	json_array_begin(&j);
+	for (size_t i = 0; i < r->n; i++) {
+		write_label(&j, &r->labels[i], opt);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+}
+
+/* "30 minutes", "2 hours", "90 s": how a threshold reads in a sentence. */
+static void format_threshold(double s, struct buf *out) {
+	double whole = floor(s);
+	if (whole == s && s >= 3600 && fmod(s, 3600) == 0) {
+		buf_printf(out, "%.0f hour%s", s / 3600, s == 3600 ? "" : "s");
+	} else if (whole == s && s >= 60 && fmod(s, 60) == 0) {
+		buf_printf(out, "%.0f minute%s", s / 60, s == 60 ? "" : "s");
+	} else {
+		buf_printf(out, "%g s", s);
+	}
+}
+
+void runs_stats_summary_line(const struct runstats_label *l, double over_s, struct buf *out) {
+	size_t ok = l->by_status[RUN_STATUS_OK];
+	buf_printf(out, "%zu attempts, %zu completed", l->count, ok);
+	static const enum run_status others[] = {RUN_STATUS_FAILED, RUN_STATUS_SIGNALED,
+						 RUN_STATUS_TIMEOUT, RUN_STATUS_LOST,
+						 RUN_STATUS_RUNNING};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (l->by_status[others[i]] > 0 || others[i] == RUN_STATUS_FAILED) {
+			buf_printf(out, ", %zu %s", l->by_status[others[i]],
+				   run_status_name(others[i]));
+		}
+	}
+	if (l->duration_s.n > 0) {
+		buf_printf(out, "; completed runs p50 %.2f s, p95 %.2f s, max %.2f s",
+			   l->duration_s.p50, l->duration_s.p95, l->duration_s.max);
+	}
+	if (isfinite(over_s) && ok > 0) {
+		buf_printf(out, "; %zu run%s (%.2f %%) over ", l->over, l->over == 1 ? "" : "s",
+			   100.0 * (double)l->over / (double)ok);
+		format_threshold(over_s, out);
+	}
+	if (l->throttle_known > 0) {
+		buf_printf(out, "; throttled in %zu of %zu ok runs (%.2f %%)", l->throttled,
+			   l->throttle_known,
+			   100.0 * (double)l->throttled / (double)l->throttle_known);
+		if (l->throttled_share.n > 0) {
+			buf_printf(out, ", median throttled share %.2f %%",
+				   100.0 * l->throttled_share.p50);
+		}
+	}
+}
+
+/* --- compare ------------------------------------------------------------------------------ */
+
+/* A top-level member of a stored JSON object: its key and its value written compact. */
+struct member {
+	const char *key; // borrowed from the tree
+	char *value;
+};
+
+/*
+ * The top-level members of the stored JSON object @text (NULL, or not an object: none), each
+ * value written back by jsonread_write(), so that only a different value differs.
+ */
+static size_t members_of(const char *text, struct jsonread_node **tree, struct member **out) {
+	struct jsonread_error err;
+	size_t len = text ? strlen(text) : 0;
+	*tree = text ? jsonread_parse(text, len, len, &err) : NULL;
+	*out = NULL;
+	if (!*tree || (*tree)->kind != JSONREAD_OBJECT) {
+		return 0;
+	}
+	size_t n = (*tree)->n / 2;
+	*out = xcalloc(n + 1, sizeof(**out));
+	for (size_t i = 0; i < n; i++) {
+		struct buf value;
+		buf_init(&value);
+		struct json j;
+		json_init(&j, &value, false);
+		jsonread_write(&j, (*tree)->items[2 * i + 1]);
+		(*out)[i] = (struct member){(*tree)->items[2 * i]->text, buf_steal(&value)};
+	}
+	return n;
+}
+
+static void members_free(struct jsonread_node *tree, struct member *m, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].value);
+	}
+	free(m);
+	jsonread_node_free(tree);
+}
+
+static const char *member_value(const struct member *m, size_t n, const char *key) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(m[i].key, key) == 0) {
+			return m[i].value;
+		}
+	}
+	return NULL;
+}
+
+static void add_diff(struct runs_compare *c, size_t *cap, const char *key, const char *here,
+		     const char *other) {
+	c->diffs = xgrow(c->diffs, cap, c->n_diffs + 1, sizeof(*c->diffs));
+	c->diffs[c->n_diffs++] = (struct runs_difference){
+		xstrdup(key), xstrdup(here ? here : "none"), xstrdup(other ? other : "none")};
+}
+
+/* One warning per top-level key whose value differs, keys of either side. */
+static void diff_objects(struct runs_compare *c, size_t *cap, const char *prefix, const char *a,
+			 const char *b) {
+	struct member *ma, *mb;
+	struct jsonread_node *ta, *tb;
+	size_t na = members_of(a, &ta, &ma), nb = members_of(b, &tb, &mb);
+	for (size_t i = 0; i < na + nb; i++) {
+		const struct member *m = i < na ? &ma[i] : &mb[i - na];
+		if (i >= na && member_value(ma, na, m->key)) {
+			continue; // compared from A's side
+		}
+		const char *va = member_value(ma, na, m->key), *vb = member_value(mb, nb, m->key);
+		if (!va || !vb || strcmp(va, vb) != 0) {
+			char *key = prefix ? xasprintf("%s.%s", prefix, m->key) : xstrdup(m->key);
+			add_diff(c, cap, key, va, vb);
+			free(key);
+		}
+	}
+	members_free(ta, ma, na);
+	members_free(tb, mb, nb);
+}
+
+/* The figure of the ok runs of @label as an array for the bootstrap. */
+static double *ok_values(const struct run_set *set, const char *label, size_t offset, size_t *n) {
+	double *v = xcalloc(set->n + 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct runstats_run *r = &set->runs[i];
+		double x = *(const double *)((const char *)r + offset);
+		if (r->status == RUN_STATUS_OK && strcmp(r->label, label) == 0 && isfinite(x)) {
+			v[(*n)++] = x;
+		}
+	}
+	return v;
+}
+
+static int compare_figure(const struct run_set *a, const struct run_set *b, const char *label,
+			  size_t offset, struct runstats_compare *out) {
+	size_t na, nb;
+	double *va = ok_values(a, label, offset, &na), *vb = ok_values(b, label, offset, &nb);
+	int rc = runstats_compare(va, na, vb, nb, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
+				  RUNSTATS_BOOTSTRAP_SEED, out);
+	free(va);
+	free(vb);
+	return rc;
+}
+
+static void add_warning(struct runs_compare *c, size_t *cap, char *text) {
+	c->warnings = xgrow(c->warnings, cap, c->n_warnings + 1, sizeof(*c->warnings));
+	c->warnings[c->n_warnings++] = text;
+}
+
+/* "throttled in 3 of 10 ok runs, median throttled share 12.50 %" of one side. */
+static char *exposure_text(const struct runstats_label *l) {
+	if (l->throttled == 0) {
+		return xasprintf("throttled in none of %zu ok runs", l->throttle_known);
+	}
+	return xasprintf("throttled in %zu of %zu ok runs, median throttled share %.2f %%",
+			 l->throttled, l->throttle_known, 100.0 * l->throttled_share.p50);
+}
+
+/* The warnings on the two sides' throttle exposure (runs_compare() says the rule). */
+static void throttle_warnings(struct runs_compare *c, const struct runstats_label *a,
+			      const struct runstats_label *b) {
+	size_t cap = 0;
+	if (!a || !b || (a->throttle_known == 0 && b->throttle_known == 0)) {
+		return; // neither side knows: nothing to tell apart
+	}
+	if (a->throttle_known == 0 || b->throttle_known == 0) {
+		add_warning(c, &cap,
+			    xasprintf("throttling is not known %s (no throttle episodes kept for "
+				      "its ok runs): the sides may differ in it",
+				      a->throttle_known == 0 ? "here" : "on the other board"));
+		return;
+	}
+	bool differs = (a->throttled == 0) != (b->throttled == 0);
+	if (!differs && a->throttled > 0) {
+		double lo = fmin(a->throttled_share.p50, b->throttled_share.p50);
+		double hi = fmax(a->throttled_share.p50, b->throttled_share.p50);
+		differs = hi > RUNS_COMPARE_SHARE_RATIO * lo && hi - lo >= RUNS_COMPARE_SHARE_APART;
+	}
+	if (differs) {
+		char *ta = exposure_text(a), *tb = exposure_text(b);
+		add_warning(c, &cap,
+			    xasprintf("throttle exposure differs: %s here, %s on the other board%s",
+				      ta, tb,
+				      c->exclude_throttled ? ""
+							   : " (--exclude-throttled compares "
+							     "the unthrottled runs)"));
+		free(ta);
+		free(tb);
+	}
+}
+
+/* Leaves the runs of @set throttled at all out of it; returns how many ok runs went. */
+static size_t drop_throttled(struct run_set *set) {
+	size_t kept = 0, ok = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		struct runstats_run *r = &set->runs[i];
+		if (r->throttled_share > 0) { // false for NAN: unknown stays
+			ok += r->status == RUN_STATUS_OK;
+			free((char *)r->label);
+			continue;
+		}
+		set->runs[kept++] = *r;
+	}
+	set->n = kept;
+	return ok;
+}
+
+/* Leaves the throttled runs out of @set and computes its statistics again into @out. */
+static int exclude_throttled(struct runstats_result *out, struct run_set *set, size_t *excluded) {
+	*excluded = drop_throttled(set);
+	struct runstats_options ro = {.over_s = NAN};
+	runstats_result_finish(out);
+	return runstats_compute(set->runs, set->n, &ro, out);
+}
+
+int runs_compare(struct store *here, struct store *other, const char *label, bool exclude,
+		 struct runs_compare *out) {
+	*out = (struct runs_compare){.label = xstrdup(label), .exclude_throttled = exclude};
+	struct runs_stats_options opt = {.filter = {.label = label}, .over_s = NAN};
+	struct run_set sa = {0}, sb = {0};
+	int rc = stats_of(here, &opt, &out->result_a, &sa);
+	if (rc == 0) {
+		rc = stats_of(other, &opt, &out->result_b, &sb);
+	}
+	if (rc < 0) {
+		goto out;
+	}
+	// The exposure of all the ok runs, before any exclusion
+	throttle_warnings(out, runstats_result_label(&out->result_a, label),
+			  runstats_result_label(&out->result_b, label));
+	if (exclude) {
+		rc = exclude_throttled(&out->result_a, &sa, &out->excluded_a);
+		rc = rc == 0 ? exclude_throttled(&out->result_b, &sb, &out->excluded_b) : rc;
+		if (rc < 0) {
+			goto out;
+		}
+	}
+	out->a = runstats_result_label(&out->result_a, label);
+	out->b = runstats_result_label(&out->result_b, label);
+	if (!out->a || !out->b || out->a->duration_s.n == 0 || out->b->duration_s.n == 0) {
+		rc = -ENODATA;
+		goto out;
+	}
+	rc = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, duration_s),
+			    &out->duration);
+	if (rc < 0) {
+		goto out;
+	}
+	out->has_duration = true;
+	// Energy is compared only when both boards measured it; a missing meter is no error.
+	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
+					 &out->energy) == 0;
+	size_t cap = 0;
+	if (!sa.fingerprint != !sb.fingerprint) {
+		// One side recorded none (imported runs): one warning, not one per key of the
+		// other.
+		add_diff(out, &cap, "fingerprint", sa.fingerprint ? "recorded" : NULL,
+			 sb.fingerprint ? "recorded" : NULL);
+	} else {
+		diff_objects(out, &cap, NULL, sa.fingerprint, sb.fingerprint);
+	}
+	if (strcmp(sa.tags ? sa.tags : "{}", sb.tags ? sb.tags : "{}") != 0) {
+		diff_objects(out, &cap, "tags", sa.tags, sb.tags);
+	}
+out:
+	run_set_finish(&sa);
+	run_set_finish(&sb);
+	return rc;
+}
+
+void runs_compare_finish(struct runs_compare *c) {
+	free(c->label);
+	runstats_result_finish(&c->result_a);
+	runstats_result_finish(&c->result_b);
+	for (size_t i = 0; i < c->n_diffs; i++) {
+		free(c->diffs[i].key);
+		free(c->diffs[i].here);
+		free(c->diffs[i].other);
+	}
+	free(c->diffs);
+	for (size_t i = 0; i < c->n_warnings; i++) {
+		free(c->warnings[i]);
+	}
+	free(c->warnings);
+	*c = (struct runs_compare){0};
+}
+
+/* The ratio of a figure's medians on two boards as the member @key; null when not known. */
+static void write_ratio(struct json *j, const char *key, const struct runstats_compare *r,
+			bool has) {
+	if (!has) {
+		json_field_null(j, key);
+		return;
+	}
+	json_key(j, key);
+	json_object_begin(j);
+	json_field_double(j, "median_here", r->median_a);
+	json_field_double(j, "median_other", r->median_b);
+	json_field_double(j, "ratio", r->ratio);
+	json_field_double(j, "ci_low", r->ci_low);
+	json_field_double(j, "ci_high", r->ci_high);
+	json_field_double(j, "level", r->level);
+	json_object_end(j);
+}
+
+void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
+			     struct buf *out) {
+	struct json j;
+	json_init(&j, out, pretty);
+	json_object_begin(&j);
+	json_field_string(&j, "label", c->label);
+	json_field_string(&j, "other", other_name);
+	json_key(&j, "method");
+	json_object_begin(&j);
+	json_field_string(&j, "statistics", STATS_METHOD);
+	json_field_string(&j, "ratio", "median of the other board over the median of this board");
+	json_field_string(&j, "ci",
+			  "percentile bootstrap of the ratio of type-7 medians, splitmix64");
+	json_field_int(&j, "resamples", c->duration.resamples);
+	json_field_int(&j, "seed", (int64_t)c->duration.seed);
+	json_object_end(&j);
+	json_key(&j, "here");
+	write_label(&j, c->a, NULL);
+	json_key(&j, "other_board");
+	write_label(&j, c->b, NULL);
+	write_ratio(&j, "duration_s", &c->duration, c->has_duration);
+	write_ratio(&j, "energy_j", &c->energy, c->has_energy);
+	json_key(&j, "warnings");
+	json_array_begin(&j);
+	for (size_t i = 0; i < c->n_diffs; i++) {
+		struct buf w;
+		buf_init(&w);
+		buf_printf(&w, "%s differs: %s here, %s on the other board", c->diffs[i].key,
+			   c->diffs[i].here, c->diffs[i].other);
+		json_string(&j, w.data);
+		buf_finish(&w);
+	}
+	for (size_t i = 0; i < c->n_warnings; i++) {
+		json_string(&j, c->warnings[i]);
+	}
+	json_array_end(&j);
+	json_key(&j, "excluded_throttled");
+	if (c->exclude_throttled) {
+		json_object_begin(&j);
+		json_field_int(&j, "here", (int64_t)c->excluded_a);
+		json_field_int(&j, "other_board", (int64_t)c->excluded_b);
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_object_end(&j);
+}
