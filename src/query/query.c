@@ -260,6 +260,7 @@ struct cycle_summary {
 	int64_t unsynced; // unsynced cycles in the window
 	int64_t interval_s;
 	int64_t expected;
+	int64_t missing; // cycles the gaps would have held, each at the spacing around it
 	int64_t gap_s, longest_gap_s; // unobserved time (struct query_stats)
 	int64_t min_dt, max_dt;       // the spacings the samples stand for (0: none yet)
 	int64_t *unsynced_hours;      // hours holding unsynced cycles, ascending
@@ -272,10 +273,12 @@ struct cycle_summary {
 	struct stats_acc spacing;
 };
 
-static void note_gap(struct cycle_summary *cs, int64_t gap, int64_t count) {
+/* @count gaps of @gap s unobserved, among cycles @own s apart. */
+static void note_gap(struct cycle_summary *cs, int64_t gap, int64_t count, int64_t own) {
 	if (gap > 0) {
 		cs->gap_s += gap * count;
 		cs->longest_gap_s = gap > cs->longest_gap_s ? gap : cs->longest_gap_s;
+		cs->missing += own > 0 ? gap / own * count : 0;
 	}
 }
 
@@ -298,7 +301,7 @@ static void step_cycle(struct cycle_summary *cs, int64_t ts) {
 		gap = spacing * 2 > cs->given_s * 3 ? spacing - cs->given_s : 0;
 		dt = spacing - gap;
 	}
-	note_gap(cs, gap, 1);
+	note_gap(cs, gap, 1, dt);
 	note_dt(cs, dt);
 }
 
@@ -360,7 +363,7 @@ static int on_cycle_day(void *ctx, const struct store_cycle_day *d) {
 		for (size_t i = 0; i < d->n_spacings; i++) {
 			int64_t v = d->spacing_s[i];
 			bool gap = v * 2 > own * 3;
-			note_gap(cs, gap ? v - own : 0, d->spacing_count[i]);
+			note_gap(cs, gap ? v - own : 0, d->spacing_count[i], own);
 			note_dt(cs, gap ? own : v);
 		}
 		cs->sp = (struct lifetime_spacing){d->last_ts, own, own};
@@ -484,13 +487,14 @@ static int summarize_cycles(struct store *store, const struct query_params *p, i
 	cs->expected = (to - from + cs->interval_s - 1) / cs->interval_s;
 	// The window's ends: unobserved beyond 1.5 times the first and the last sample's spacing.
 	if (cs->cycles == 0) {
-		note_gap(cs, to - from, 1);
+		note_gap(cs, to - from, 1, cs->interval_s);
 	} else {
 		int64_t lead = cs->first_ts - from, tail = to - cs->last_ts;
 		int64_t last_own = cs->given_s ? cs->given_s : cs->sp.prev_dt;
 		last_own = last_own > 0 ? last_own : cs->interval_s;
-		note_gap(cs, lead * 2 > cs->interval_s * 3 ? lead - cs->interval_s : 0, 1);
-		note_gap(cs, tail * 2 > last_own * 3 ? tail - last_own : 0, 1);
+		note_gap(cs, lead * 2 > cs->interval_s * 3 ? lead - cs->interval_s : 0, 1,
+			 cs->interval_s);
+		note_gap(cs, tail * 2 > last_own * 3 ? tail - last_own : 0, 1, last_own);
 	}
 	return 0;
 }
@@ -783,13 +787,15 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 	}
 	s->interval_s = cs.interval_s;
 	s->cycles = cs.cycles;
-	s->expected_cycles = cs.expected;
 	s->coverage = cycles_coverage(&cs);
 	s->gap_s = cs.gap_s;
 	s->longest_gap_s = cs.longest_gap_s;
 	s->min_interval_s = cs.min_dt;
 	s->max_interval_s = cs.max_dt;
 	s->mixed_intervals = cs.max_dt * 2 > cs.min_dt * 3;
+	// Mixed intervals: each stretch at its own (the cycles, and those its gaps would have
+	// held), not the whole window at the median interval.
+	s->expected_cycles = s->mixed_intervals ? cs.cycles + cs.missing : cs.expected;
 	s->unsynced = cs.unsynced;
 	s->weight = p->weight;
 	s->time_rollup_to = INT64_MIN;

@@ -77,7 +77,8 @@ struct query_stats {
 	int64_t from, to;        // the resolved window [from, to), s since epoch, UTC
 	int64_t interval_s;      // expected cycle spacing (given, or the median spacing)
 	int64_t cycles;          // cycles counted (unsynced ones only when included)
-	int64_t expected_cycles; // the window's length over interval_s, rounded up
+	int64_t expected_cycles; // the window over interval_s, rounded up; with mixed intervals the
+				 // cycles plus those the gaps would have held at their own
 	/*
 	 * Coverage and gaps are time: a spacing more than 1.5 times the sample's own spacing
 	 * (struct lifetime_spacing; with interval_s given, more than 1.5 interval_s) leaves the

@@ -94,6 +94,11 @@ def example(tmp):
        "by samples (the default) the mean is 42.31", s)
     ok(s["coverage"] == 1 and s["longest_gap_s"] == 0 and s.get("mixed_intervals"),
        "coverage in time: 100 %, no gap, mixed intervals", s)
+    # expected per stretch at its own interval (an hour at 60 s, an hour at 5 s: 60 + 720), not
+    # the window over the median interval (1440 at 5 s)
+    ok(s["cycles"] == 780 and s["expected_cycles"] == 780,
+       "780 cycles of 780 expected, each stretch at its own interval (%s of %s)"
+       % (s["cycles"], s["expected_cycles"]))
     text = run("--db", db, "stats").stdout
     ok("coverage 100.0 %, no gaps" in text and "weighted by samples" in text
        and "mixes sampling intervals from 5 s to 60 s" in text,
