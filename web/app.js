@@ -750,7 +750,7 @@
     if (excluded) summary += ' ' + intFmt.format(excluded) + ' cycles with an unsynchronized clock are excluded.';
     summary += resp.weight === 'time'
       ? ' Weighted by time: each sample counts the time it stands for; percentiles by the weighted inverted CDF.'
-      : ' Weighted by samples: each sample counts once; percentiles interpolate linearly between closest ranks (numpy’s default).';
+      : ' Weighted by samples: each sample counts once; percentiles interpolate linearly between closest ranks (numpy’s default), a cooling state’s by the inverted CDF (a state that occurred).';
     if (resp.mixed_intervals) summary += ' The window mixes sampling intervals: faster stretches weigh more by samples than by time.';
     $('#stats-summary').textContent = summary;
   }
@@ -766,7 +766,7 @@
       lines.push('| ' + [cell(name)].concat(cells).join(' | ') + ' |');
     }
     const w = state.win;
-    lines.push('', 'Window ' + fmtTime(w.from) + ' to ' + fmtTime(w.to) + ' (local time); percentiles: linear interpolation between closest ranks.');
+    lines.push('', 'Window ' + fmtTime(w.from) + ' to ' + fmtTime(w.to) + ' (local time); percentiles: linear interpolation between closest ranks (cooling states: inverted CDF).');
     return lines.join('\n') + '\n';
   }
 

@@ -850,12 +850,17 @@ double query_stats_stddev(const struct query_stats *s, size_t k) {
 }
 
 double query_stats_percentile(const struct query_stats *s, size_t k, double pct) {
-	double res = query_selection_channel(&s->sel, k)->resolution;
-	if (s->weight == QUERY_WEIGHT_TIME) {
-		const struct stats_acc *acc = &s->time_acc[k];
-		return acc->count > 0 ? stats_percentile_inverted_cdf(acc, pct, res) : NAN;
+	const struct channel *ch = query_selection_channel(&s->sel, k);
+	const struct stats_acc *acc = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
+	if (acc->count == 0) {
+		return NAN;
 	}
-	return s->acc[k].count > 0 ? stats_percentile(&s->acc[k], pct, res) : NAN;
+	// A cooling state's percentile is a state that occurred, in every answer (CLI, JSON, the
+	// dashboard): the inverted CDF, never an interpolation between two states.
+	if (s->weight == QUERY_WEIGHT_TIME || ch->kind == CHANNEL_KIND_STATE) {
+		return stats_percentile_inverted_cdf(acc, pct, ch->resolution);
+	}
+	return stats_percentile(acc, pct, ch->resolution);
 }
 
 void query_stats_write_json(const struct query_stats *s, struct json *out) {

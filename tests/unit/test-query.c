@@ -525,6 +525,50 @@ static void test_window_check(void) {
 	ok(err == NULL, "no message when within");
 }
 
+/*
+ * A cooling state's percentiles are states that occurred (inverted CDF), whatever the
+ * weighting: ten minutes at states 0 x8, 4, 5 have p95 5 (linear interpolation said 4.55).
+ */
+static void test_state_percentiles(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	static struct channel fan[] = {{FIXTURE_PWM_FAN}};
+	const int64_t states[] = {0, 0, 0, 4, 0, 0, 0, 5, 0, 0};
+	store_begin(store);
+	for (int i = 0; i < 10; i++) {
+		struct reading r = {.value = (double)states[i]};
+		struct cycle cy = {.ts = FIXTURE_T0 + 60 * i,
+				   .boot_id = "b1",
+				   .clock = CLOCK_STATE_SYNCED,
+				   .n = 1,
+				   .channels = fan,
+				   .readings = &r};
+		store_write_cycle(store, &cy);
+	}
+	store_commit(store);
+	const double pct[] = {90, 99};
+	for (int w = 0; w < 2; w++) {
+		struct query_params p = {.percentiles = pct,
+					 .n_percentiles = 2,
+					 .weight = w ? QUERY_WEIGHT_TIME : QUERY_WEIGHT_SAMPLES,
+					 .has_from = true,
+					 .from = FIXTURE_T0,
+					 .has_to = true,
+					 .to = FIXTURE_T0 + 600};
+		int rc;
+		char *j = stats_json(store, &p, &rc);
+		is_near(number(j, "cooling/pwm-fan", "p95"), 5, 0,
+			"p95 of a state: 5, one that occurred");
+		is_near(number(j, "cooling/pwm-fan", "p50"), 0, 0, "p50: 0");
+		if (w == 0) { // by time the first minute weighs nothing (no spacing before it)
+			is_near(number(j, "cooling/pwm-fan", "p90"), 4, 0,
+				"p90: 4 (linear said 4.1)");
+		}
+		free(j);
+	}
+	store_close(store);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	struct store *store = fixture_store(rng);
@@ -539,5 +583,6 @@ int main(int argc, char **argv) {
 	test_empty();
 	test_days();
 	test_window_check();
+	test_state_percentiles();
 	return test_done();
 }
