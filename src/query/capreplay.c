@@ -34,42 +34,35 @@ const struct store_channel *capreplay_match_channel(const struct store_channel *
 
 /* ---- replay: included cycles and their samples, in time order ---- */
 
-static int collect_cycle(void *ctx, const struct store_cycle *c) {
-	struct capreplay_cycles *l = ctx;
-	if (c->clock == CLOCK_STATE_UNSYNCED) {
-		l->unsynced++;
-		if (!l->include_unsynced) {
-			return 0;
-		}
-	}
-	l->ts = xgrow(l->ts, &l->cap, l->n + 1, sizeof(*l->ts));
-	l->ts[l->n++] = c->ts;
-	return 0;
-}
+/*
+ * Cycles are read a bounded chunk at a time beside their samples, so a replay over years holds
+ * O(targets) state: at most REPLAY_CHUNK cycle times, never the window's cycles.
+ */
+#define REPLAY_CHUNK 4096
 
-static int cmp_i64(const void *a, const void *b) {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
+/* A chunk of included cycles: the next ones of a scan that stops after REPLAY_CHUNK rows. */
+struct chunk {
+	int64_t ts[REPLAY_CHUNK];
+	size_t n, rows;   // included cycles; rows read (with the unsynced ones left out)
+	int64_t last_row; // ts of the last row read
+	bool include_unsynced;
+};
 
-/* The median spacing of consecutive cycles, or @fallback with fewer than two. */
-static int64_t median_spacing(const struct capreplay_cycles *l, int64_t fallback) {
-	if (l->n < 2) {
-		return fallback;
+static int chunk_cycle(void *ctx, const struct store_cycle *c) {
+	struct chunk *ch = ctx;
+	ch->rows++;
+	ch->last_row = c->ts;
+	if (c->clock != CLOCK_STATE_UNSYNCED || ch->include_unsynced) {
+		ch->ts[ch->n++] = c->ts;
 	}
-	int64_t *d = xcalloc(l->n - 1, sizeof(*d));
-	for (size_t i = 1; i < l->n; i++) {
-		d[i - 1] = l->ts[i] - l->ts[i - 1];
-	}
-	qsort(d, l->n - 1, sizeof(*d), cmp_i64);
-	int64_t m = d[(l->n - 2) / 2]; // the lower median: an actual spacing
-	free(d);
-	return m > 0 ? m : fallback;
+	return ch->rows == REPLAY_CHUNK;
 }
 
 struct replay {
-	const struct capreplay_cycles *cycles;
+	const struct chunk *cycles;
 	size_t next;
+	int64_t end;     // the chunk's end: a sample at or after it stops the scan
+	int64_t stopped; // the ts of the sample that stopped it
 	struct capreplay_target *targets;
 	size_t n_targets;
 };
@@ -116,6 +109,10 @@ static void add_secs(struct capreplay_target *t, int64_t q, int64_t dt_s) {
 
 static int replay_sample(void *ctx, const struct store_sample *s) {
 	struct replay *rp = ctx;
+	if (s->ts >= rp->end) {
+		rp->stopped = s->ts; // the next chunk's: the store holds its row for the next scan
+		return 1;
+	}
 	while (rp->next < rp->cycles->n && rp->cycles->ts[rp->next] <= s->ts) {
 		replay_cycle(rp, rp->cycles->ts[rp->next++]);
 	}
@@ -165,86 +162,6 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 }
 
 /*
- * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
- * hourly rollups, then the included cycles and the samples of the targets' channels.
- * Rollup values stand for the median spacing of the cycles (@fallback_s with fewer than two).
- * The first raw sample stands for nothing: no interval before it is known, and so the figures
- * never depend on which configuration the reader has.
- */
-int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
-		  int64_t fallback_s, struct capreplay_target *targets, size_t n,
-		  struct capreplay_cycles *cycles, struct capreplay_info *info) {
-	*cycles = (struct capreplay_cycles){.include_unsynced = include_unsynced};
-	*info = (struct capreplay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
-	int rc = store_scan_cycles(store, from, to, collect_cycle, cycles);
-	if (rc < 0) {
-		return rc;
-	}
-	int64_t nominal = median_spacing(cycles, fallback_s);
-	info->nominal_s = nominal;
-	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
-	size_t n_ids = 0;
-	for (size_t i = 0; i < n; i++) {
-		targets[i].cycle_ts = INT64_MIN;
-		bool seen = targets[i].channel_id < 0;
-		for (size_t j = 0; j < n_ids && !seen; j++) {
-			seen = ids[j] == targets[i].channel_id;
-		}
-		if (!seen) {
-			ids[n_ids++] = targets[i].channel_id;
-		}
-	}
-	struct replay rp = {
-		.cycles = cycles,
-		.targets = targets,
-		.n_targets = n,
-	};
-	if (n_ids == 0) { // n_ids == 0 would mean every channel
-		goto advance;
-	}
-	rc = store_scan_samples(store, from, to, NULL, 0, true, first_sample, &info->raw_from);
-	if (rc < 0) {
-		goto out;
-	}
-	// Whole hours before the first raw sample were pruned by retention: take their rollups.
-	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
-	int64_t from_hour = from == INT64_MIN ? INT64_MIN : timefmt_floor(from, 3600);
-	from_hour += from_hour < from ? 3600 : 0;
-	int64_t to_hour = timefmt_floor(raw_from, 3600);
-	if (from_hour < to_hour) {
-		struct rollup_replay rr = {targets, n, nominal, INT64_MAX};
-		rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup, &rr);
-		if (rc < 0) {
-			goto out;
-		}
-		if (rr.first_hour != INT64_MAX) {
-			info->rollup_from = rr.first_hour;
-			info->rollup_to = to_hour;
-			// Their cycles carry no temperatures any more: the rollups stand for them.
-			size_t k = 0;
-			while (k < cycles->n && cycles->ts[k] < raw_from) {
-				k++;
-			}
-			memmove(cycles->ts, cycles->ts + k, (cycles->n - k) * sizeof(*cycles->ts));
-			cycles->n -= k;
-		}
-	}
-	rc = store_scan_samples(store, from, to, ids, n_ids, include_unsynced, replay_sample, &rp);
-	if (rc < 0) {
-		goto out;
-	}
-advance:
-	while (rp.next < cycles->n) {
-		replay_cycle(&rp, cycles->ts[rp.next++]);
-	}
-out:
-	free(ids);
-	return rc < 0 ? rc : 0;
-}
-
-/* ---- full recomputation ---- */
-
-/*
  * Counts @missing unobserved seconds before a sample that stands for @dt as a gap when at
  * least one interval is missing: less is jitter at the interval's resolution, no missed
  * sample (its seconds stay unobserved in the figures all the same).
@@ -257,21 +174,200 @@ static void note_gap(struct capreplay_summary *h, int64_t missing, int64_t dt) {
 	}
 }
 
-/* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
-void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay_summary *h) {
-	*h = (struct capreplay_summary){.n = (int64_t)cycles->n, .unsynced = cycles->unsynced};
-	if (cycles->n > 0) {
-		h->first = cycles->ts[0];
-		h->last = cycles->ts[cycles->n - 1];
-	}
-	struct lifetime_spacing sp;
-	lifetime_spacing_init(&sp);
-	for (size_t i = 0; i < cycles->n; i++) {
-		int64_t missing;
-		int64_t dt = lifetime_spacing_next(&sp, cycles->ts[i], 0, &missing);
-		note_gap(h, missing, dt);
-	}
+/* The replayed cycles as struct lifetime_spacing sees them: the summary's n, span and gaps. */
+struct chain {
+	struct lifetime_spacing sp; // every target's spacing equals this one in a report
+	struct capreplay_summary *h;
+};
+
+static void chain_cycle(struct chain *c, int64_t ts) {
+	int64_t missing;
+	int64_t dt = lifetime_spacing_next(&c->sp, ts, 0, &missing);
+	note_gap(c->h, missing, dt);
+	c->h->first = c->h->n == 0 ? ts : c->h->first;
+	c->h->last = ts;
+	c->h->n++;
 }
+
+/* What a replay of raw cycles and samples reads: the targets' channels (n_ids 0: none). */
+struct span {
+	struct capreplay_target *targets;
+	size_t n;
+	const int64_t *ids;
+	size_t n_ids;
+	bool include_unsynced;
+	struct chain *chain;
+	struct chunk *chunk; // scratch
+};
+
+/*
+ * Replays the raw cycles of [a, b) and the samples of the targets' channels among them, a chunk
+ * of cycles at a time: the samples before the chunk's end, then the chunk's cycles left.
+ */
+static int replay_span(struct store *store, const struct span *sp, int64_t a, int64_t b) {
+	struct chunk *ch = sp->chunk;
+	int64_t samples_from = a;
+	bool samples_left = sp->n_ids > 0;
+	int rc = 0;
+	while (rc == 0 && a < b) {
+		ch->n = ch->rows = 0;
+		ch->include_unsynced = sp->include_unsynced;
+		rc = store_scan_cycles(store, a, b, chunk_cycle, ch);
+		if (rc < 0) {
+			break;
+		}
+		bool more = rc == 1;
+		struct replay rp = {.cycles = ch,
+				    .end = more ? ch->last_row + 1 : b,
+				    .targets = sp->targets,
+				    .n_targets = sp->n};
+		rc = 0;
+		if (samples_left) {
+			rc = store_scan_samples(store, samples_from, b, sp->ids, sp->n_ids,
+						sp->include_unsynced, replay_sample, &rp);
+			samples_left = rc == 1;
+			samples_from = rp.stopped;
+			rc = rc < 0 ? rc : 0;
+		}
+		while (rp.next < ch->n) {
+			replay_cycle(&rp, ch->ts[rp.next++]);
+		}
+		for (size_t i = 0; sp->chain && i < ch->n; i++) {
+			chain_cycle(sp->chain, ch->ts[i]);
+		}
+		a = more ? rp.end : b;
+	}
+	return rc;
+}
+
+/* The distinct channels of the targets (none for time-only targets) into @ids. */
+static size_t target_ids(struct capreplay_target *targets, size_t n, int64_t *ids) {
+	size_t n_ids = 0;
+	for (size_t i = 0; i < n; i++) {
+		targets[i].cycle_ts = INT64_MIN;
+		bool seen = targets[i].channel_id < 0;
+		for (size_t j = 0; j < n_ids && !seen; j++) {
+			seen = ids[j] == targets[i].channel_id;
+		}
+		if (!seen) {
+			ids[n_ids++] = targets[i].channel_id;
+		}
+	}
+	return n_ids;
+}
+
+/* Pass 1: what every included cycle of the window says, raw edges and merged days alike. */
+struct cycle_pass {
+	struct stats_acc spacing; // between consecutive included cycles
+	int64_t n, last, unsynced;
+	bool include_unsynced;
+};
+
+static int pass_cycle(void *ctx, const struct store_cycle *c) {
+	struct cycle_pass *cp = ctx;
+	if (c->clock == CLOCK_STATE_UNSYNCED) {
+		cp->unsynced++;
+		if (!cp->include_unsynced) {
+			return 0;
+		}
+	}
+	if (cp->n > 0) {
+		int64_t d = c->ts - cp->last;
+		stats_add(&cp->spacing, d, c->ts);
+	}
+	cp->last = c->ts;
+	cp->n++;
+	return 0;
+}
+
+/* The lower median of the spacings (an actual one), or @fallback with fewer than two cycles. */
+static int64_t median_spacing(struct cycle_pass *cp, int64_t fallback) {
+	stats_seal(&cp->spacing);
+	if (cp->n < 2) {
+		return fallback;
+	}
+	size_t nb;
+	const struct stats_bin *b = stats_bins(&cp->spacing, &nb);
+	int64_t want = (cp->n - 2) / 2, seen = 0;
+	for (size_t i = 0; i < nb; i++) {
+		seen += b[i].count;
+		if (seen > want) {
+			return b[i].q > 0 ? b[i].q : fallback;
+		}
+	}
+	return fallback;
+}
+
+/*
+ * Whole hours before the first raw sample at *@raw_from (pruned by retention): their rollups,
+ * each value standing for info->nominal_s. Sets info's rollup span when any was used.
+ */
+static int replay_pruned(struct store *store, int64_t from, int64_t to, bool open_from,
+			 struct capreplay_target *targets, size_t n, const int64_t *ids,
+			 size_t n_ids, struct capreplay_info *info, int64_t *raw_from) {
+	int rc = store_scan_samples(store, from, to, NULL, 0, true, first_sample, &info->raw_from);
+	if (rc < 0) {
+		return rc;
+	}
+	*raw_from = info->raw_from < to ? info->raw_from : to;
+	int64_t from_hour = open_from ? INT64_MIN : timefmt_floor(from, 3600);
+	from_hour += from_hour < from ? 3600 : 0;
+	int64_t to_hour = timefmt_floor(*raw_from, 3600);
+	if (from_hour >= to_hour) {
+		return 0;
+	}
+	struct rollup_replay rr = {targets, n, info->nominal_s, INT64_MAX};
+	rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup, &rr);
+	if (rc == 0 && rr.first_hour != INT64_MAX) {
+		info->rollup_from = rr.first_hour;
+		info->rollup_to = to_hour;
+	}
+	return rc;
+}
+
+/*
+ * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
+ * hourly rollups, then the included cycles and the samples of the targets' channels.
+ * Rollup values stand for the median spacing of the cycles (@fallback_s with fewer than two).
+ * The first raw sample stands for nothing: no interval before it is known, and so the figures
+ * never depend on which configuration the reader has.
+ */
+int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
+		  int64_t fallback_s, struct capreplay_target *targets, size_t n,
+		  struct capreplay_summary *h, struct capreplay_info *info) {
+	*h = (struct capreplay_summary){0};
+	*info = (struct capreplay_info){.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
+	struct cycle_pass cp = {.include_unsynced = include_unsynced};
+	stats_init(&cp.spacing);
+	int rc = store_scan_cycles(store, from, to, pass_cycle, &cp);
+	info->nominal_s = median_spacing(&cp, fallback_s);
+	h->unsynced = cp.unsynced;
+	stats_finish(&cp.spacing);
+	if (rc < 0) {
+		return rc;
+	}
+	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
+	size_t n_ids = target_ids(targets, n, ids);
+	struct chain c = {.h = h};
+	lifetime_spacing_init(&c.sp);
+	struct span sp = {
+		targets, n, ids, n_ids, include_unsynced, &c, xcalloc(1, sizeof(*sp.chunk))};
+	int64_t raw_from = from;
+	if (n_ids > 0) { // n_ids == 0 would mean every channel
+		rc = replay_pruned(store, from, to, from == INT64_MIN, targets, n, ids, n_ids, info,
+				   &raw_from);
+		// Their cycles carry no temperatures any more: the rollups stand for them.
+		raw_from = info->rollup_from != INT64_MAX ? raw_from : from;
+	}
+	if (rc == 0) {
+		rc = replay_span(store, &sp, raw_from, to);
+	}
+	free(sp.chunk);
+	free(ids);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- full recomputation ---- */
 
 /* The time-weighted percentile of seconds per stored integer (lifetime_percentile's rule). */
 double capreplay_percentile(struct stats_acc *secs, double resolution, double pct) {
@@ -290,47 +386,18 @@ double capreplay_percentile(struct stats_acc *secs, double resolution, double pc
 
 /* ---- the report over merged days: a day of one steady spacing is a histogram ---- */
 
+/* Merged days are read a week at a time: their rows, never the window's, are held at once. */
+#define DAYS_CHUNK 7
+
 struct day_info {
 	int64_t day, cycles, first_ts, last_ts;
 	int64_t spacing; // the one spacing between its cycles; 0: one cycle; -1: several
 };
 
-/* Pass 1: what every included cycle of the window says, raw edges and merged days alike. */
-struct cycle_pass {
-	struct stats_acc spacing; // between consecutive included cycles
-	int64_t n, last, unsynced;
-	struct day_info *days;
-	size_t n_days, cap_days;
-};
-
-static int pass_cycle(void *ctx, const struct store_cycle *c) {
-	struct cycle_pass *cp = ctx;
-	if (c->clock == CLOCK_STATE_UNSYNCED) {
-		cp->unsynced++;
-		return 0;
-	}
-	if (cp->n > 0) {
-		int64_t d = c->ts - cp->last;
-		stats_add(&cp->spacing, d, c->ts);
-	}
-	cp->last = c->ts;
-	cp->n++;
-	return 0;
-}
-
+/* Pass 1 over the merged days: their spacings and cycles, as pass_cycle() for raw cycles. */
 static int pass_day(void *ctx, const struct store_cycle_day *d) {
 	struct cycle_pass *cp = ctx;
 	cp->unsynced += d->unsynced;
-	cp->days = xgrow(cp->days, &cp->cap_days, cp->n_days + 1, sizeof(*cp->days));
-	cp->days[cp->n_days++] = (struct day_info){
-		.day = d->day,
-		.cycles = d->cycles,
-		.first_ts = d->first_ts,
-		.last_ts = d->last_ts,
-		.spacing = d->n_spacings == 0   ? 0
-			   : d->n_spacings == 1 ? d->spacing_s[0]
-						: -1,
-	};
 	if (d->cycles == 0) {
 		return 0;
 	}
@@ -343,8 +410,10 @@ static int pass_day(void *ctx, const struct store_cycle_day *d) {
 	return 0;
 }
 
-/* The merged rollups of the targets' channels, by day. */
+/* A chunk of merged days (at most DAYS_CHUNK) and their rollups of the targets' channels. */
 struct day_rows {
+	struct day_info days[DAYS_CHUNK];
+	size_t n_days;
 	struct day_row {
 		int64_t day, channel_id;
 		size_t at, n; // bins in q[], count[]
@@ -353,6 +422,23 @@ struct day_rows {
 	int64_t *q, *count;
 	size_t n_bins, cap_q, cap_count;
 };
+
+static int keep_day(void *ctx, const struct store_cycle_day *d) {
+	struct day_rows *dr = ctx;
+	if (dr->n_days == DAYS_CHUNK) {
+		return -EOVERFLOW; // the store gave more days than the chunk asked for
+	}
+	dr->days[dr->n_days++] = (struct day_info){
+		.day = d->day,
+		.cycles = d->cycles,
+		.first_ts = d->first_ts,
+		.last_ts = d->last_ts,
+		.spacing = d->n_spacings == 0   ? 0
+			   : d->n_spacings == 1 ? d->spacing_s[0]
+						: -1,
+	};
+	return 0;
+}
 
 static int keep_day_row(void *ctx, const struct store_rollup *r) {
 	struct day_rows *dr = ctx;
@@ -367,43 +453,6 @@ static int keep_day_row(void *ctx, const struct store_rollup *r) {
 	memcpy(dr->count + dr->n_bins, r->bin_count, r->n_bins * sizeof(*dr->count));
 	dr->n_bins += r->n_bins;
 	return 0;
-}
-
-/* Pass 2 state: the report's cycles as struct lifetime_spacing sees them. */
-struct chain {
-	struct lifetime_spacing sp; // every target's spacing equals this one in a report
-	struct capreplay_summary *h;
-};
-
-static void chain_cycle(struct chain *c, int64_t ts) {
-	int64_t missing;
-	int64_t dt = lifetime_spacing_next(&c->sp, ts, 0, &missing);
-	note_gap(c->h, missing, dt);
-	c->h->first = c->h->n == 0 ? ts : c->h->first;
-	c->h->last = ts;
-	c->h->n++;
-}
-
-/* Replays the raw cycles and samples of [a, b), as capreplay_run() does. */
-static int replay_piece(struct store *store, int64_t a, int64_t b, struct capreplay_target *targets,
-			size_t n, const int64_t *ids, size_t n_ids, struct chain *c) {
-	if (a >= b) {
-		return 0;
-	}
-	struct capreplay_cycles l = {.include_unsynced = false};
-	int rc = store_scan_cycles(store, a, b, collect_cycle, &l);
-	struct replay rp = {.cycles = &l, .targets = targets, .n_targets = n};
-	if (rc == 0) {
-		rc = store_scan_samples(store, a, b, ids, n_ids, false, replay_sample, &rp);
-	}
-	while (rc == 0 && rp.next < l.n) {
-		replay_cycle(&rp, l.ts[rp.next++]);
-	}
-	for (size_t i = 0; rc == 0 && i < l.n; i++) {
-		chain_cycle(c, l.ts[i]);
-	}
-	free(l.ts);
-	return rc;
 }
 
 /* True when every target's part was in service from @ts on (or has no in-service date). */
@@ -432,6 +481,68 @@ static bool steady_day(const struct chain *c, const struct day_info *d, int64_t 
 	       !(c->sp.prev_spacing > 0 && *s * 2 > c->sp.prev_spacing * 3);
 }
 
+/* A steady day @d of spacing @s from its histograms (rows from *@row of @dr on). */
+static void replay_steady_day(const struct span *sp, const struct day_rows *dr, size_t row,
+			      const struct day_info *d, int64_t s) {
+	for (size_t i = 0; i < sp->n; i++) {
+		struct capreplay_target *t = &sp->targets[i];
+		*t->sp = (struct lifetime_spacing){d->last_ts, s, s};
+		for (size_t r = row; r < dr->n && dr->rows[r].day == d->day; r++) {
+			if (dr->rows[r].channel_id != t->channel_id) {
+				continue;
+			}
+			for (size_t b = dr->rows[r].at; b < dr->rows[r].at + dr->rows[r].n; b++) {
+				int64_t dt = dr->count[b] * s;
+				add_secs(t, dr->q[b], dt);
+				if (t->acc) {
+					lifetime_acc_add_n(t->acc, t->p,
+							   (double)dr->q[b] * t->resolution,
+							   (double)dt / 3600.0, dr->count[b]);
+				}
+			}
+		}
+	}
+	struct capreplay_summary *h = sp->chain->h;
+	sp->chain->sp = (struct lifetime_spacing){d->last_ts, s, s};
+	h->first = h->n == 0 ? d->first_ts : h->first;
+	h->last = d->last_ts;
+	h->n += d->cycles;
+}
+
+/* The merged days of [e0, d1), a chunk of days at a time: steady ones from their histograms. */
+static int replay_days(struct store *store, const struct span *sp, int64_t e0, int64_t d1) {
+	struct day_rows dr = {0};
+	int rc = 0;
+	for (int64_t a = e0; rc == 0 && a < d1; a += DAYS_CHUNK * 86400) {
+		int64_t b = d1 - a > DAYS_CHUNK * 86400 ? a + DAYS_CHUNK * 86400 : d1;
+		dr.n_days = dr.n = dr.n_bins = 0;
+		rc = store_scan_cycle_days(store, a, b, keep_day, &dr);
+		if (rc == 0) {
+			rc = store_scan_rollup_days(store, a, b, sp->ids, sp->n_ids, keep_day_row,
+						    &dr);
+		}
+		size_t row = 0;
+		for (size_t k = 0; k < dr.n_days && rc == 0; k++) {
+			const struct day_info *d = &dr.days[k];
+			while (row < dr.n && dr.rows[row].day < d->day) {
+				row++;
+			}
+			int64_t s;
+			// A day whose samples all stand for time in service; else sample by sample.
+			if (steady_day(sp->chain, d, &s) &&
+			    in_service_from(sp->targets, sp->n, d->first_ts - s)) {
+				replay_steady_day(sp, &dr, row, d, s);
+			} else {
+				rc = replay_span(store, sp, d->day, d->day + 86400);
+			}
+		}
+	}
+	free(dr.rows);
+	free(dr.q);
+	free(dr.count);
+	return rc;
+}
+
 /*
  * The report's replay (unsynced cycles left out) over the merged days of the store's daily
  * level: the same figures as capreplay_run() (sums over temperatures, so equal up to the
@@ -448,15 +559,12 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 	bool open_from = from == INT64_MIN;
 	if (n == 0 || from == INT64_MIN || to == INT64_MAX) {
 		// open ends: the stored span decides
-		int64_t first = INT64_MIN, last = INT64_MAX;
 		struct store_info si;
 		if (store_info(store, &si) < 0 || si.cycles == 0) {
 			return 1;
 		}
-		first = si.first_cycle;
-		last = si.last_cycle + 1;
-		from = from < first ? first : from;
-		to = to > last ? last : to;
+		from = from < si.first_cycle ? si.first_cycle : from;
+		to = to > si.last_cycle + 1 ? si.last_cycle + 1 : to;
 	}
 	if (store_day_horizon(store, &day_horizon) < 0) {
 		return 1;
@@ -467,124 +575,34 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 		return 1;
 	}
 	int64_t *ids = xcalloc(n, sizeof(*ids));
-	size_t n_ids = 0;
-	for (size_t i = 0; i < n; i++) {
-		targets[i].cycle_ts = INT64_MIN;
-		bool seen = false;
-		for (size_t j = 0; j < n_ids && !seen; j++) {
-			seen = ids[j] == targets[i].channel_id;
-		}
-		if (!seen) {
-			ids[n_ids++] = targets[i].channel_id;
-		}
-	}
-	struct cycle_pass cp = {0};
-	struct day_rows dr = {0};
+	size_t n_ids = target_ids(targets, n, ids);
+	struct cycle_pass cp = {.include_unsynced = false};
 	stats_init(&cp.spacing);
 	int rc = store_scan_cycles(store, from, d0, pass_cycle, &cp);
 	rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, pass_day, &cp);
 	rc = rc < 0 ? rc : store_scan_cycles(store, d1, to, pass_cycle, &cp);
-	if (rc < 0) {
-		goto out;
-	}
 	h->unsynced = cp.unsynced;
-	// The lower median spacing, as median_spacing() picks it.
-	info->nominal_s = fallback_s;
-	stats_seal(&cp.spacing);
-	if (cp.n >= 2) {
-		size_t nb;
-		const struct stats_bin *b = stats_bins(&cp.spacing, &nb);
-		int64_t want = (cp.n - 2) / 2, seen = 0;
-		for (size_t i = 0; i < nb; i++) {
-			seen += b[i].count;
-			if (seen > want) {
-				info->nominal_s = b[i].q > 0 ? b[i].q : fallback_s;
-				break;
-			}
-		}
-	}
-	rc = store_scan_samples(store, from, to, NULL, 0, true, first_sample, &info->raw_from);
-	if (rc < 0) {
-		goto out;
-	}
-	// Whole hours before the first raw sample were pruned: their rollups, as capreplay_run().
-	int64_t raw_from = info->raw_from < to ? info->raw_from : to;
-	int64_t from_hour = open_from ? INT64_MIN : timefmt_floor(from, 3600);
-	from_hour += from_hour < from ? 3600 : 0;
-	int64_t to_hour = timefmt_floor(raw_from, 3600), chain_from = from;
-	if (from_hour < to_hour) {
-		struct rollup_replay rr = {targets, n, info->nominal_s, INT64_MAX};
-		if ((rc = store_scan_rollups(store, from_hour, to_hour, ids, n_ids, replay_rollup,
-					     &rr)) < 0) {
-			goto out;
-		}
-		if (rr.first_hour != INT64_MAX) {
-			info->rollup_from = rr.first_hour;
-			info->rollup_to = to_hour;
-			chain_from = raw_from; // the rollups stand for the cycles before
-		}
-	}
-	int64_t e0 = timefmt_ceil(chain_from, 86400) > d0 ? timefmt_ceil(chain_from, 86400) : d0;
+	info->nominal_s = median_spacing(&cp, fallback_s); // the lower median, an actual spacing
+	stats_finish(&cp.spacing);
 	struct chain c = {.h = h};
 	lifetime_spacing_init(&c.sp);
-	if (e0 >= d1) {
-		rc = replay_piece(store, chain_from, to, targets, n, ids, n_ids, &c);
-		goto out;
-	}
-	if ((rc = store_scan_rollup_days(store, e0, d1, ids, n_ids, keep_day_row, &dr)) < 0 ||
-	    (rc = replay_piece(store, chain_from, e0, targets, n, ids, n_ids, &c)) < 0) {
-		goto out;
-	}
-	size_t row = 0;
-	for (size_t k = 0; k < cp.n_days && rc == 0; k++) {
-		const struct day_info *d = &cp.days[k];
-		if (d->day < e0) {
-			continue;
-		}
-		while (row < dr.n && dr.rows[row].day < d->day) {
-			row++;
-		}
-		int64_t s;
-		// A day whose samples all stand for time in service; otherwise sample by sample.
-		if (!steady_day(&c, d, &s) || !in_service_from(targets, n, d->first_ts - s)) {
-			rc = replay_piece(store, d->day, d->day + 86400, targets, n, ids, n_ids,
-					  &c);
-			continue;
-		}
-		for (size_t i = 0; i < n; i++) {
-			struct capreplay_target *t = &targets[i];
-			*t->sp = (struct lifetime_spacing){d->last_ts, s, s};
-			for (size_t r = row; r < dr.n && dr.rows[r].day == d->day; r++) {
-				if (dr.rows[r].channel_id != t->channel_id) {
-					continue;
-				}
-				for (size_t b = dr.rows[r].at; b < dr.rows[r].at + dr.rows[r].n;
-				     b++) {
-					int64_t dt = dr.count[b] * s;
-					add_secs(t, dr.q[b], dt);
-					if (t->acc) {
-						lifetime_acc_add_n(t->acc, t->p,
-								   (double)dr.q[b] * t->resolution,
-								   (double)dt / 3600.0,
-								   dr.count[b]);
-					}
-				}
-			}
-		}
-		c.sp = (struct lifetime_spacing){d->last_ts, s, s};
-		h->first = h->n == 0 ? d->first_ts : h->first;
-		h->last = d->last_ts;
-		h->n += d->cycles;
-	}
+	struct span sp = {targets, n, ids, n_ids, false, &c, xcalloc(1, sizeof(*sp.chunk))};
+	int64_t raw_from = to;
 	if (rc == 0) {
-		rc = replay_piece(store, d1, to, targets, n, ids, n_ids, &c);
+		rc = replay_pruned(store, from, to, open_from, targets, n, ids, n_ids, info,
+				   &raw_from);
 	}
-out:
-	stats_finish(&cp.spacing);
-	free(cp.days);
-	free(dr.rows);
-	free(dr.q);
-	free(dr.count);
+	// The rollups of pruned hours stand for the cycles before the first raw sample.
+	int64_t chain_from = info->rollup_from != INT64_MAX ? raw_from : from;
+	int64_t e0 = timefmt_ceil(chain_from, 86400) > d0 ? timefmt_ceil(chain_from, 86400) : d0;
+	if (rc == 0 && e0 >= d1) {
+		rc = replay_span(store, &sp, chain_from, to);
+	} else if (rc == 0) {
+		rc = replay_span(store, &sp, chain_from, e0);
+		rc = rc < 0 ? rc : replay_days(store, &sp, e0, d1);
+		rc = rc < 0 ? rc : replay_span(store, &sp, d1, to);
+	}
+	free(sp.chunk);
 	free(ids);
 	return rc < 0 ? rc : 0;
 }

@@ -15,13 +15,6 @@
 #include "stats.h"
 #include "store.h"
 
-struct capreplay_cycles {
-	int64_t *ts; // included cycles, ascending
-	size_t n, cap;
-	int64_t unsynced; // unsynced cycles seen (excluded unless included)
-	bool include_unsynced;
-};
-
 struct capreplay_target {
 	const struct lifetime_params *p; // NULL with acc NULL: only the time (secs) is kept
 	struct lifetime_acc *acc;
@@ -45,9 +38,9 @@ struct capreplay_info {
 
 /* What the warnings and the report's span need of the replayed cycles. */
 struct capreplay_summary {
-	int64_t n, first, last; // cycles replayed (after the rolled-up hours)
-	int64_t unsynced;       // unsynced cycles in the window
-	int64_t gaps, gap_s, longest;
+	int64_t n, first, last;       // cycles replayed (after the rolled-up hours)
+	int64_t unsynced;             // unsynced cycles in the window (excluded unless included)
+	int64_t gaps, gap_s, longest; // as struct lifetime_spacing sees the replayed cycles
 };
 
 /* A channel unit in degrees Celsius: the only one the model takes. */
@@ -65,28 +58,26 @@ bool capreplay_add_sample(struct capreplay_target *t, double temp_c);
 
 /*
  * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the
- * hourly rollups, then the included cycles and the samples of the targets' channels.
- * Rollup values stand for the median spacing of the cycles (@fallback_s with fewer than two).
- * The first raw sample stands for nothing: no interval before it is known, and so the figures
- * never depend on which configuration the reader has.
+ * hourly rollups, then the included cycles and the samples of the targets' channels, summed up
+ * in *@h. Rollup values stand for the median spacing of the cycles (@fallback_s with fewer
+ * than two). The first raw sample stands for nothing: no interval before it is known, and so
+ * the figures never depend on which configuration the reader has. The cycles are read a chunk
+ * at a time beside their samples: memory does not grow with the window.
  */
 int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_unsynced,
 		  int64_t fallback_s, struct capreplay_target *targets, size_t n,
-		  struct capreplay_cycles *cycles, struct capreplay_info *info);
+		  struct capreplay_summary *h, struct capreplay_info *info);
 
 /*
  * The report's replay (unsynced cycles left out) over the merged days of the store's daily
  * level: the same figures as capreplay_run() (sums over temperatures, so equal up to the
  * rounding of the sums), reading a steady day's histograms instead of its samples and
- * replaying raw only the edges, the other days and what follows the merged days.
- * Returns 1 (nothing done) when the window holds no merged day.
+ * replaying raw only the edges, the other days and what follows the merged days, a week of
+ * days at a time. Returns 1 (nothing done) when the window holds no merged day.
  */
 int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallback_s,
 		   struct capreplay_target *targets, size_t n, struct capreplay_summary *h,
 		   struct capreplay_info *info);
-
-/* The summary of a replayed cycle list: gaps as struct lifetime_spacing sees them. */
-void capreplay_summarize(const struct capreplay_cycles *cycles, struct capreplay_summary *h);
 
 /* The time-weighted percentile of seconds per stored integer (lifetime_percentile's rule). */
 double capreplay_percentile(struct stats_acc *secs, double resolution, double pct);

@@ -105,20 +105,19 @@ static int catch_up(struct capwatch *cw) {
 	}
 	store_channels_free(chans, n_chans);
 	if (cw->n > 0 && from != INT64_MAX) {
-		struct capreplay_cycles cycles;
+		struct capreplay_summary caught;
 		struct capreplay_info info;
 		rc = capreplay_run(store, from, INT64_MAX, false, cw->fallback_s, targets, cw->n,
-				   &cycles, &info);
-		free(cycles.ts);
+				   &caught, &info);
 		if (rc < 0) {
 			log_error("lifetime: could not catch up from the stored history: %s",
 				  strerror(-rc));
 			free(targets);
 			return rc;
 		}
-		if (cycles.n > 0) {
+		if (caught.n > 0) {
 			cw->dirty = true;
-			log_info("lifetime: caught up %zu stored cycles", cycles.n);
+			log_info("lifetime: caught up %lld stored cycles", (long long)caught.n);
 		}
 	}
 	free(targets);

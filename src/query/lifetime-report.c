@@ -175,11 +175,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 			      : capreplay_days(store, from, to, fallback_s, targets, n_targets,
 					       &hist, &info);
 	if (rc == 1) { // no merged days in the window: every cycle and sample
-		struct capreplay_cycles cycles;
 		rc = capreplay_run(store, from, to, include_unsynced, fallback_s, targets,
-				   n_targets, &cycles, &info);
-		capreplay_summarize(&cycles, &hist);
-		free(cycles.ts);
+				   n_targets, &hist, &info);
 	}
 	rep->interval_s = info.nominal_s;
 	if (rc < 0) {

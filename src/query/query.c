@@ -734,10 +734,8 @@ static int time_weights(struct store *store, const struct query_params *p, struc
 				     : capreplay_days(store, s->from, s->to, s->interval_s, targets,
 						      n, &hist, &info);
 	if (rc == 1) {
-		struct capreplay_cycles cycles;
 		rc = capreplay_run(store, s->from, s->to, p->include_unsynced, s->interval_s,
-				   targets, n, &cycles, &info);
-		free(cycles.ts);
+				   targets, n, &hist, &info);
 	}
 	if (rc >= 0 && info.rollup_from != INT64_MAX) {
 		s->time_rollup_to = info.rollup_to;
