@@ -12,6 +12,7 @@
 #include "lifetime-profile.h"
 #include "query.h"
 #include "report.h"
+#include "store.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -35,8 +36,31 @@ static bool param_lifetime(struct request *r, enum report_lifetime *out) {
 }
 
 /*
+ * A window left open at its start covers at most http.max_window_s before its end (the
+ * stored history's when that is open too): the whole history when it is shorter, as the CLI.
+ */
+static bool bound_start(struct request *r, struct report_options *opt) {
+	int64_t max = r->ctx->cfg->http.max_window_s;
+	struct store_info info;
+	if (opt->has_from || max <= 0) {
+		return true;
+	}
+	if (store_info(r->ctx->store, &info) < 0) {
+		api_respond_error(r->resp, 500, NULL, "could not read the stored history");
+		return false;
+	}
+	int64_t to = opt->has_to ? opt->to : info.last_cycle + 1;
+	if (info.cycles > 0 && to - max > info.first_cycle) {
+		opt->has_from = true;
+		opt->from = to - max;
+	}
+	return true;
+}
+
+/*
  * The window as `thermlog report --from --to` reads it: none given is the whole history; an
- * end left out is now, and a window with a start is bounded by http.max_window_s.
+ * end left out is now. Every window is bounded by http.max_window_s: one with a start is
+ * refused when longer, one without starts at most that long before its end.
  */
 static bool report_window(struct request *r, struct report_options *opt) {
 	int64_t from = INT64_MIN, to = r->req->now;
@@ -46,7 +70,7 @@ static bool report_window(struct request *r, struct report_options *opt) {
 	opt->has_from = api_param(r, "from") != NULL;
 	opt->has_to = api_param(r, "to") != NULL;
 	if (!opt->has_from && !opt->has_to) {
-		return true;
+		return bound_start(r, opt);
 	}
 	static const char *const names[] = {"'from'", "'to'"};
 	char *err = NULL;
@@ -62,7 +86,7 @@ static bool report_window(struct request *r, struct report_options *opt) {
 	opt->from = from;
 	opt->to = to;
 	opt->has_to = opt->has_to || opt->has_from; // as the CLI: --from alone ends now
-	return true;
+	return bound_start(r, opt);
 }
 
 static bool report_params(struct request *r, struct report_options *opt, enum report_format *fmt,

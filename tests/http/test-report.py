@@ -4,8 +4,11 @@ capacitor history of tests/report/lifetime.py, a pinned window): HTML, Markdown,
 lifetime=only byte for byte equal to the CLI's document for the same arguments, as an attachment
 with a file name and the format's type; bad parameters are a 400 naming the parameter.
 Usage: test-report.py THERMLOGD THERMLOG FIXTURE"""
+import datetime
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -14,7 +17,7 @@ import urllib.request
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 sys.path.insert(0, os.path.join(here, "..", "report"))
-from thermlog_test import Daemon, Workdir, main  # noqa: E402
+from thermlog_test import Daemon, Workdir, main, wait_for  # noqa: E402
 import lifetime as history  # noqa: E402
 
 T0 = history.T_START
@@ -90,6 +93,27 @@ def run(tap):
         tap.ok(status == 200 and headers.get("Content-Disposition", "").startswith(
             'attachment; filename="thermlog-capacitors-20260801T000000Z-') and b"C12 case" in body,
             "no window: the whole history", (status, headers.get("Content-Disposition")))
+
+        # http.max_window bounds a report without a start too: the newest 30 days of a history
+        # that began in August, and of one ending at 'to' alone; a shorter one stays whole.
+        with open(cfg, "a") as f:
+            f.write("http:\n  max_window: 30d\n")
+        d.send(signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in d.log_text(), 30)
+        for query in ("?lifetime=only", f"?lifetime=only&to={T1 + 60 * 86400}"):
+            status, headers, _ = get(query)
+            m = re.search(r'filename="thermlog-capacitors-(\w+)-(\w+)\.html"',
+                          headers.get("Content-Disposition", ""))
+            days = None
+            if m:
+                a, b = (datetime.datetime.strptime(x, "%Y%m%dT%H%M%SZ") for x in m.groups())
+                days = (b - a).total_seconds() / 86400
+            tap.ok(status == 200 and days is not None and 29 <= days <= 30,
+                   f"GET {query} with http.max_window 30d: the newest 30 days", (status, m and m.groups()))
+        status, headers, _ = get(f"?lifetime=only&to={T1}")
+        tap.ok(status == 200 and headers.get("Content-Disposition", "").startswith(
+            'attachment; filename="thermlog-capacitors-20260801T000000Z-'),
+            "a history shorter than http.max_window stays whole", headers.get("Content-Disposition"))
 
         for query, param in (("?format=pdf", "format"), ("?lifetime=2", "lifetime"), ("?from=yesterdayish", "from"),
                              (f"?from={T1}&to={T0}", "from"), ("?to=soon", "to"), ("?over=abc", "over"),
