@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "config.h"
 #include "demo.h"
+#include "grid.h"
 #include "live.h"
 #include "log.h"
 #include "notify.h"
@@ -37,7 +38,6 @@
 #include "xalloc.h"
 
 #define EXIT_USAGE       2
-#define STEP_NOTICE_MS   2000 // a wall-clock step this large is said by itself (detect_step())
 #define TRIM_INTERVAL_MS (10 * 60 * 1000) // trim_heap() at most this often after the start
 
 struct options {
@@ -65,10 +65,7 @@ struct daemon {
 	int sfd;                 // signalfd: SIGTERM, SIGINT, SIGHUP
 	int tfd;                 // the schedule: CLOCK_BOOTTIME timerfd, absolute deadlines
 	const char *offset_file; // $THERMLOG_TEST_CLOCK_OFFSET_FILE, test hook
-	int64_t prev_wall_ms, prev_mono_ms; // the previous wake-up, for step detection
-	int64_t last_slot_ms;               // the last slot the loop acted on (wall clock ms)
-	int64_t armed_slot_ms;              // the slot the timer is armed for (wall clock ms)
-	int64_t armed_offset_ms;            // wall minus boot clock when it was armed
+	struct grid grid;        // the wall-clock grid: the slot armed, the last one acted on
 	int64_t busy_max_ms; // the loop's longest step (poll to poll) since the last cycle began
 	struct steptime busy_stage; // that step's longest stage
 	struct steptime stage;      // the current step's longest stage so far
@@ -113,15 +110,11 @@ static int64_t wall_ms(const struct daemon *d) {
 /* --- one cycle ----------------------------------------------------------------------------- */
 
 static void detect_step(struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
-	if (d->prev_mono_ms > 0) {
-		int64_t step_ms = (now_wall_ms - d->prev_wall_ms) - (now_mono_ms - d->prev_mono_ms);
-		if (llabs(step_ms) >= STEP_NOTICE_MS) {
-			log_notice("the wall clock stepped %s by %lld s",
-				   step_ms > 0 ? "forward" : "back", llabs(step_ms) / 1000);
-		}
+	int64_t step_ms = grid_wake(&d->grid, now_wall_ms, now_mono_ms);
+	if (llabs(step_ms) >= GRID_STEP_NOTICE_MS) {
+		log_notice("the wall clock stepped %s by %lld s", step_ms > 0 ? "forward" : "back",
+			   llabs(step_ms) / 1000);
 	}
-	d->prev_wall_ms = now_wall_ms;
-	d->prev_mono_ms = now_mono_ms;
 }
 
 static void print_url(struct daemon *d) {
@@ -521,89 +514,44 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 	return -1;
 }
 
-/*
- * Arms the schedule for the next wall-clock slot after now; no catch-up for missed slots. The
- * deadline is computed in nanoseconds, and never for the slot just handled: a wake-up a hair
- * early must not run the same slot twice.
- */
+/* Arms the timer for the grid's next slot (grid_arm()), from one reading of both clocks. */
 static int64_t arm_next(struct daemon *d) {
-	int64_t interval = d->cfg->interval_ms;
 	struct timespec rt, bt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_BOOTTIME, &bt);
 	int64_t offset_ms = wall_ms(d) - clock_ms(CLOCK_REALTIME); // the test hook, or 0
 	int64_t now_wall_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec + offset_ms * 1000000;
-	int64_t slot = (timefmt_floor_div(now_wall_ns / 1000000, interval) + 1) * interval;
-	if (slot == d->last_slot_ms) {
-		slot += interval;
-	}
-	int64_t deadline =
-		(int64_t)bt.tv_sec * 1000000000 + bt.tv_nsec + slot * 1000000 - now_wall_ns;
+	int64_t now_boot_ns = (int64_t)bt.tv_sec * 1000000000 + bt.tv_nsec;
+	struct grid_deadline at = grid_arm(&d->grid, d->cfg->interval_ms, now_wall_ns, now_boot_ns);
 	struct itimerspec its = {
-		.it_value = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)},
+		.it_value = {(time_t)(at.boot_ns / 1000000000), (long)(at.boot_ns % 1000000000)},
 	};
 	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
-	d->armed_slot_ms = slot;
-	// From the two readings above: no second read of the clocks (or of the test hook's file).
-	d->armed_offset_ms =
-		now_wall_ns / 1000000 - ((int64_t)bt.tv_sec * 1000 + bt.tv_nsec / 1000000);
-	return slot;
-}
-
-/*
- * The slot a timer expiry at @now_wall_ms is for, or INT64_MIN to wait for the next one. The
- * armed slot when the clock did not step since it was armed and the loop is less than an
- * interval late (a loaded machine, a stopped process: the cycle is stamped with its slot, not
- * dropped); else, after a clock step or a suspend, the grid slot within a quarter interval
- * (at most 2 s) of now, if any: never a cycle off the grid.
- */
-/* How far off a slot the loop may act on it: a quarter interval, at most 2 s. */
-static int64_t grid_tolerance_ms(const struct daemon *d) {
-	int64_t quarter = d->cfg->interval_ms / 4;
-	return quarter < 2000 ? quarter : 2000;
-}
-
-/* How far the wall clock moved against the boot clock since the timer was armed. */
-static int64_t stepped_ms(const struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
-	return (now_wall_ms - now_mono_ms) - d->armed_offset_ms;
-}
-
-static int64_t due_slot(const struct daemon *d, int64_t now_wall_ms, int64_t now_mono_ms) {
-	int64_t interval = d->cfg->interval_ms;
-	int64_t tolerance = grid_tolerance_ms(d);
-	int64_t late = now_wall_ms - d->armed_slot_ms;
-	int64_t stepped = stepped_ms(d, now_wall_ms, now_mono_ms);
-	if (llabs(stepped) <= tolerance && late >= -tolerance && late < interval) {
-		return d->armed_slot_ms;
-	}
-	int64_t slot = timefmt_floor_div(now_wall_ms + interval / 2, interval) * interval;
-	return llabs(now_wall_ms - slot) <= tolerance ? slot : INT64_MIN;
+	return at.slot_ms;
 }
 
 /*
  * Says the slots between the last cycle and the one at @slot_ms that no cycle was taken at, and
- * why. The loop woke an interval or more late (the process did not run: a starved, stopped or
- * paused machine): cycles missed, counted in health.cycles_missed. The wall clock stepped
- * forward past them: those seconds never came on this clock, nothing is missed (a step of 2 s
- * or more detect_step() has said already). A step back skips none.
+ * why (grid_skipped()). The loop woke an interval or more late (the process did not run: a
+ * starved, stopped or paused machine): cycles missed, counted in health.cycles_missed. The wall
+ * clock stepped forward past them: those seconds never came on this clock, nothing is missed (a
+ * step of 2 s or more detect_step() has said already).
  */
 static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 			 int64_t now_mono_ms) {
-	int64_t interval = d->cfg->interval_ms;
-	int64_t skipped = d->last_slot_ms > 0 ? (slot_ms - d->last_slot_ms) / interval - 1 : 0;
-	if (skipped <= 0) {
+	struct grid_skip skip = grid_skipped(&d->grid, slot_ms, now_wall_ms, now_mono_ms);
+	if (skip.n == 0) {
 		return;
 	}
-	int64_t stepped = stepped_ms(d, now_wall_ms, now_mono_ms);
 	char from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
-	timefmt_iso((d->last_slot_ms + interval) / 1000, from);
-	timefmt_iso((slot_ms - interval) / 1000, to);
-	const char *s = skipped == 1 ? "" : "s";
-	if (stepped > grid_tolerance_ms(d)) {
-		if (stepped < STEP_NOTICE_MS) {
+	timefmt_iso(skip.first_ms / 1000, from);
+	timefmt_iso(skip.last_ms / 1000, to);
+	const char *s = skip.n == 1 ? "" : "s";
+	if (skip.stepped) {
+		if (skip.stepped_ms < GRID_STEP_NOTICE_MS) {
 			log_notice("the wall clock stepped forward by %" PRId64 " ms: %" PRId64
 				   " slot%s passed (%s to %s)",
-				   stepped, skipped, s, from, to);
+				   skip.stepped_ms, skip.n, s, from, to);
 		}
 		return;
 	}
@@ -617,8 +565,8 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 	log_notice("%" PRId64 " cycle%s missed (%s to %s): %" PRId64
 		   " ms from one cycle to the next, the loop woke too late for them (its longest "
 		   "step meanwhile took %" PRId64 " ms%s)",
-		   skipped, s, from, to, slot_ms - d->last_slot_ms, d->busy_max_ms, stage);
-	recorder_count_missed(d->recorder, skipped);
+		   skip.n, s, from, to, skip.gap_ms, d->busy_max_ms, stage);
+	recorder_count_missed(d->recorder, skip.n);
 }
 
 /*
@@ -633,9 +581,124 @@ static void first_cycle(struct daemon *d) {
 	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
 		return;
 	}
-	d->last_slot_ms = now_ms;
+	grid_take(&d->grid, now_ms);
 	run_cycle(d, now_ms, mono_ms());
 }
+
+/* What a handler tells the loop: go on, stop (0), or fail (1). */
+enum loop_next {
+	LOOP_GO_ON = -1,
+	LOOP_STOP = 0,
+	LOOP_FAIL = 1,
+};
+
+static enum loop_next handle_watchdog(struct daemon *d, int64_t t) {
+	notify_watchdog(d->notify);
+	steptime_end(&d->stage, "telling the watchdog", t);
+	return LOOP_GO_ON;
+}
+
+/* Every wake-up: a run's fast samples and watched processes, its socket's requests. */
+static enum loop_next handle_runs(struct daemon *d, int64_t t) {
+	if (!d->runs) {
+		return LOOP_GO_ON;
+	}
+	runsock_work(d->runs, wall_ms(d), mono_ms());
+	struct steptime runs = runsock_work_longest(d->runs);
+	steptime_merge(&d->stage, &runs);
+	t = steptime_now_ms();
+	recorder_publish_runs(d->recorder); // a run that ended shows at once
+	steptime_end(&d->stage, "publishing the runs", t);
+	return LOOP_GO_ON;
+}
+
+/* The cycle of the slot due, if any, and what follows it; then the timer for the next one. */
+static void cycle_due(struct daemon *d, int64_t now_wall, int64_t now_mono) {
+	int64_t slot = grid_due_slot(&d->grid, now_wall, now_mono);
+	if (slot == d->grid.last_slot_ms) {
+		log_debug("woke early for a slot already handled");
+		return;
+	}
+	if (slot == INT64_MIN) {
+		log_debug("woke %" PRId64 " ms off the grid: waiting for the next slot",
+			  now_wall - d->grid.armed_slot_ms);
+		return;
+	}
+	note_skipped(d, slot, now_wall, now_mono);
+	d->busy_max_ms = 0; // from this cycle's step on
+	d->busy_stage = (struct steptime){0};
+	grid_take(&d->grid, slot);
+	run_cycle(d, slot, now_mono);
+	int64_t t = steptime_now_ms();
+	server_collect(d->server);
+	t = steptime_end(&d->stage, "collecting replaced HTTP servers", t);
+	if (now_mono - d->trimmed_mono_ms >= TRIM_INTERVAL_MS ||
+	    server_completed(d->server) != d->trimmed_completed) {
+		trim_heap(d, now_mono);
+		steptime_end(&d->stage, "giving the heap's free pages back", t);
+	}
+}
+
+static enum loop_next handle_timer(struct daemon *d, int64_t t) {
+	(void)t;
+	uint64_t expirations;
+	if (read(d->tfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN) {
+		return LOOP_GO_ON;
+	}
+	int64_t now_wall = wall_ms(d), now_mono = mono_ms();
+	detect_step(d, now_wall, now_mono);
+	cycle_due(d, now_wall, now_mono);
+	arm_next(d);
+	return LOOP_GO_ON;
+}
+
+static enum loop_next handle_signal(struct daemon *d, int64_t t) {
+	struct signalfd_siginfo si;
+	if (read(d->sfd, &si, sizeof(si)) != sizeof(si)) {
+		return LOOP_GO_ON;
+	}
+	if (si.ssi_signo != SIGHUP) {
+		log_info("%s received: stopping", strsignal((int)si.ssi_signo));
+		return LOOP_STOP;
+	}
+	reload(d);
+	arm_next(d);
+	steptime_end(&d->stage, "reloading the configuration", t);
+	return LOOP_GO_ON;
+}
+
+static int watchdog_fd(const struct daemon *d) {
+	return notify_watchdog_fd(d->notify);
+}
+
+static int runs_fd(const struct daemon *d) {
+	return runsock_fd(d->runs);
+}
+
+static int timer_fd(const struct daemon *d) {
+	return d->tfd;
+}
+
+static int signal_fd(const struct daemon *d) {
+	return d->sfd;
+}
+
+/*
+ * The loop's handlers, in the order a wake-up runs them: each its descriptor (-1: none; poll
+ * skips it) and what to do when it is readable, or at every wake-up (@always).
+ */
+static const struct loop_handler {
+	int (*fd)(const struct daemon *d);
+	enum loop_next (*handle)(struct daemon *d, int64_t t);
+	bool always;
+} handlers[] = {
+	{watchdog_fd, handle_watchdog, false},
+	{runs_fd, handle_runs, true},
+	{timer_fd, handle_timer, false},
+	{signal_fd, handle_signal, false},
+};
+
+#define HANDLERS_N (sizeof(handlers) / sizeof(handlers[0]))
 
 static int run(struct daemon *d) {
 	first_cycle(d);
@@ -649,79 +712,26 @@ static int run(struct daemon *d) {
 			d->busy_stage = d->stage;
 		}
 		d->stage = (struct steptime){0};
-		struct pollfd fds[4] = {
-			{.fd = d->sfd, .events = POLLIN},
-			{.fd = d->tfd, .events = POLLIN},
-			{.fd = notify_watchdog_fd(d->notify), .events = POLLIN},
-			{.fd = runsock_fd(d->runs), .events = POLLIN},
-		};
+		struct pollfd fds[HANDLERS_N];
+		for (size_t i = 0; i < HANDLERS_N; i++) {
+			fds[i] = (struct pollfd){.fd = handlers[i].fd(d), .events = POLLIN};
+		}
 		// While a run is active, wake for its fast samples and watched processes too.
-		if (poll(fds, 4, runsock_timeout_ms(d->runs, mono_ms())) < 0) {
+		if (poll(fds, HANDLERS_N, runsock_timeout_ms(d->runs, mono_ms())) < 0) {
 			if (errno == EINTR) {
 				continue;
 			}
 			log_errno("poll failed");
-			return 1;
+			return LOOP_FAIL;
 		}
 		woke = mono_ms();
-		int64_t t = steptime_now_ms();
-		if (fds[2].revents & POLLIN) {
-			notify_watchdog(d->notify);
-			t = steptime_end(&d->stage, "telling the watchdog", t);
-		}
-		if (d->runs) {
-			runsock_work(d->runs, wall_ms(d), mono_ms());
-			struct steptime runs = runsock_work_longest(d->runs);
-			steptime_merge(&d->stage, &runs);
-			t = steptime_now_ms();
-			recorder_publish_runs(d->recorder); // a run that ended shows at once
-			t = steptime_end(&d->stage, "publishing the runs", t);
-		}
-		if (fds[1].revents & POLLIN) {
-			uint64_t expirations;
-			if (read(d->tfd, &expirations, sizeof(expirations)) < 0 &&
-			    errno == EAGAIN) {
+		for (size_t i = 0; i < HANDLERS_N; i++) {
+			if (!handlers[i].always && !(fds[i].revents & POLLIN)) {
 				continue;
 			}
-			int64_t now_wall = wall_ms(d), now_mono = mono_ms();
-			detect_step(d, now_wall, now_mono);
-			int64_t slot = due_slot(d, now_wall, now_mono);
-			if (slot == d->last_slot_ms) {
-				log_debug("woke early for a slot already handled");
-			} else if (slot != INT64_MIN) {
-				note_skipped(d, slot, now_wall, now_mono);
-				d->busy_max_ms = 0; // from this cycle's step on
-				d->busy_stage = (struct steptime){0};
-				d->last_slot_ms = slot;
-				run_cycle(d, slot, now_mono);
-				t = steptime_now_ms();
-				server_collect(d->server);
-				t = steptime_end(&d->stage, "collecting replaced HTTP servers", t);
-				if (now_mono - d->trimmed_mono_ms >= TRIM_INTERVAL_MS ||
-				    server_completed(d->server) != d->trimmed_completed) {
-					trim_heap(d, now_mono);
-					t = steptime_end(&d->stage,
-							 "giving the heap's free pages back", t);
-				}
-			} else {
-				log_debug("woke %" PRId64
-					  " ms off the grid: waiting for the next slot",
-					  now_wall - d->armed_slot_ms);
-			}
-			arm_next(d);
-		}
-		if (fds[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(d->sfd, &si, sizeof(si)) != sizeof(si)) {
-				continue;
-			}
-			if (si.ssi_signo == SIGHUP) {
-				reload(d);
-				arm_next(d);
-				steptime_end(&d->stage, "reloading the configuration", t);
-			} else {
-				log_info("%s received: stopping", strsignal((int)si.ssi_signo));
-				return 0;
+			enum loop_next next = handlers[i].handle(d, steptime_now_ms());
+			if (next != LOOP_GO_ON) {
+				return next;
 			}
 		}
 	}
@@ -758,6 +768,138 @@ static void daemon_finish(struct daemon *d) {
 	}
 }
 
+/* Blocks the signals before any thread exists, so they all arrive at the signalfd. */
+static void block_signals(sigset_t *mask) {
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The tests' hooks from the environment, each said in the log when set. */
+static void test_hooks(struct daemon *d, struct recorder_params *params) {
+	d->offset_file = getenv("THERMLOG_TEST_CLOCK_OFFSET_FILE");
+	if (d->offset_file && !*d->offset_file) {
+		d->offset_file = NULL;
+	}
+	if (d->offset_file) {
+		log_warn("test hook: wall clock offset from %s", d->offset_file);
+	}
+	const char *ckpt = getenv("THERMLOG_TEST_CHECKPOINT_PAGES");
+	if (ckpt && *ckpt) {
+		params->checkpoint_pages = atoi(ckpt);
+		log_warn("test hook: a WAL checkpoint every %d pages", params->checkpoint_pages);
+	}
+	const char *qmax = getenv("THERMLOG_TEST_QUEUE_MAX_BYTES");
+	if (qmax && *qmax) {
+		params->queue_max_bytes = (size_t)strtoull(qmax, NULL, 10);
+		log_warn("test hook: queue of unwritten cycles limited to %zu bytes",
+			 params->queue_max_bytes);
+	}
+}
+
+/*
+ * The configuration (or the demo's board and configuration): -1 to go on, else the exit code
+ * (--check-config's, or a refused configuration's).
+ */
+static int configure(struct daemon *d, int64_t now) {
+	if (d->opt.demo) {
+		if (d->opt.check_config) {
+			fprintf(stderr,
+				"thermlogd: --check-config and --demo exclude each other\n");
+			return EXIT_USAGE;
+		}
+		int rc = demo_setup(d, now);
+		return rc < 0 ? (rc == -EINVAL ? EXIT_USAGE : 1) : -1;
+	}
+	d->cfg = load_config(&d->opt);
+	if (!d->cfg) {
+		return EXIT_USAGE;
+	}
+	if (d->opt.check_config) {
+		printf("configuration OK\n");
+		return 0;
+	}
+	d->db_path = xstrdup(d->cfg->database);
+	return -1;
+}
+
+/* The runs: their socket, the API's hand-off, and the demo's replayed runs. */
+static void start_runs(struct daemon *d) {
+	d->runs = runsock_create(d->cfg, recorder_store(d->recorder), d->boot_id, wall_ms(d));
+	if (!d->runs) {
+		return;
+	}
+	server_set_runs(d->server, runsock_api(d->runs));
+	if (d->opt.demo) {
+		demo_replay(&d->demo, d->runs, mono_ms());
+	}
+	// The demo's runs.socket is in its simulated tree (demo_config()).
+	int ufd = runsock_listen(d->cfg);
+	if (ufd >= 0 && server_listen_local(d->server, d->cfg, ufd)) {
+		d->runs_socket = xstrdup(d->cfg->runs.socket);
+	} else if (ufd >= 0) {
+		log_warn("runs: the server on %s did not start: runs are not recorded",
+			 d->cfg->runs.socket);
+		unlink(d->cfg->runs.socket);
+	}
+}
+
+/* Everything the loop needs, in order (daemon_finish() undoes it); 0, or -1 having said why. */
+static int start(struct daemon *d, const sigset_t *mask, struct recorder_params *params,
+		 int64_t now) {
+	d->notify = notify_create();
+	d->sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->sfd < 0 || d->tfd < 0) {
+		log_errno("could not create the signal and timer descriptors");
+		return -1;
+	}
+	if (lock_db(d) < 0) {
+		return -1;
+	}
+	params->db_path = d->db_path;
+	if (d->opt.demo) {
+		params->before_read = demo_before_read;
+		params->ctx = &d->demo;
+	}
+	d->recorder = recorder_create(d->cfg, params, now, mono_ms());
+	d->sampler = d->recorder ? sampler_create(d->cfg) : NULL;
+	if (!d->sampler) {
+		return -1;
+	}
+	d->live = live_create();
+	// Bind before the demo's backfill, so a port in use is reported at once.
+	d->server = server_create(d->cfg, d->live, d->db_path, activated_fd());
+	if (!d->server) {
+		if (d->opt.demo) {
+			log_error(
+				"demo: could not serve %s: --listen 127.0.0.1:0 takes any free port",
+				d->cfg->http.listen);
+		}
+		return -1;
+	}
+	if (d->opt.demo) {
+		int64_t last_ts = recorder_last_ts(d->recorder);
+		if (demo_backfill(&d->demo, recorder_store(d->recorder), d->sampler, d->boot_id,
+				  d->cfg->retention_raw_s, now, &last_ts) < 0) {
+			log_error("demo: could not backfill the simulated history");
+			return -1;
+		}
+		recorder_set_last_ts(d->recorder, last_ts);
+	}
+	recorder_start(d->recorder, d->sampler, d->live, now);
+	start_runs(d);
+	if (d->opt.demo) {
+		demo_print_commands(&d->demo, d->runs_socket != NULL); // once it serves them
+	}
+	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
+		 d->db_path, d->cfg->interval_ms, d->cfg->sysfs_root);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	struct daemon d = {.lock_fd = -1, .db_lock_fd = -1, .sfd = -1, .tfd = -1};
 	log_init(LOG_LEVEL_INFO);
@@ -769,133 +911,20 @@ int main(int argc, char **argv) {
 	// One malloc arena: the HTTP server's thread per connection would otherwise each get
 	// an arena of its own, and its freed pages stay resident (glibc; RSS budget 5 MiB).
 	mallopt(M_ARENA_MAX, 1);
-
-	// Block the signals before any thread exists, so they all arrive at the signalfd.
 	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	d.offset_file = getenv("THERMLOG_TEST_CLOCK_OFFSET_FILE");
-	if (d.offset_file && !*d.offset_file) {
-		d.offset_file = NULL;
-	}
-	if (d.offset_file) {
-		log_warn("test hook: wall clock offset from %s", d.offset_file);
-	}
+	block_signals(&mask);
 	struct recorder_params params = {.boot_id = d.boot_id, .mono_ms = mono_ms};
-	const char *ckpt = getenv("THERMLOG_TEST_CHECKPOINT_PAGES");
-	if (ckpt && *ckpt) {
-		params.checkpoint_pages = atoi(ckpt);
-		log_warn("test hook: a WAL checkpoint every %d pages", params.checkpoint_pages);
-	}
-	const char *qmax = getenv("THERMLOG_TEST_QUEUE_MAX_BYTES");
-	if (qmax && *qmax) {
-		params.queue_max_bytes = (size_t)strtoull(qmax, NULL, 10);
-		log_warn("test hook: queue of unwritten cycles limited to %zu bytes",
-			 params.queue_max_bytes);
-	}
+	test_hooks(&d, &params);
 	clock_boot_id("", d.boot_id);
 
-	int exit_code = 1;
 	int64_t now = timefmt_floor_div(wall_ms(&d), 1000);
-	if (d.opt.demo) {
-		if (d.opt.check_config) {
-			fprintf(stderr,
-				"thermlogd: --check-config and --demo exclude each other\n");
-			return EXIT_USAGE;
-		}
-		rc = demo_setup(&d, now);
-		if (rc < 0) {
-			exit_code = rc == -EINVAL ? EXIT_USAGE : 1;
-			goto out;
-		}
-	} else {
-		d.cfg = load_config(&d.opt);
-		if (!d.cfg) {
-			exit_code = EXIT_USAGE;
-			goto out;
-		}
-		if (d.opt.check_config) {
-			printf("configuration OK\n");
-			exit_code = 0;
-			goto out;
-		}
-		d.db_path = xstrdup(d.cfg->database);
+	int exit_code = configure(&d, now);
+	if (exit_code < 0 && start(&d, &mask, &params, now) < 0) {
+		exit_code = 1;
+	} else if (exit_code < 0) {
+		exit_code = run(&d);
+		notify_send(d.notify, "STOPPING=1");
 	}
-
-	d.notify = notify_create();
-	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d.tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d.sfd < 0 || d.tfd < 0) {
-		log_errno("could not create the signal and timer descriptors");
-		goto out;
-	}
-	if (lock_db(&d) < 0) {
-		goto out;
-	}
-	params.db_path = d.db_path;
-	if (d.opt.demo) {
-		params.before_read = demo_before_read;
-		params.ctx = &d.demo;
-	}
-	d.recorder = recorder_create(d.cfg, &params, now, mono_ms());
-	if (!d.recorder) {
-		goto out;
-	}
-	d.sampler = sampler_create(d.cfg);
-	if (!d.sampler) {
-		goto out;
-	}
-	d.live = live_create();
-	// Bind before the demo's backfill, so a port in use is reported at once.
-	d.server = server_create(d.cfg, d.live, d.db_path, activated_fd());
-	if (!d.server) {
-		if (d.opt.demo) {
-			log_error(
-				"demo: could not serve %s: --listen 127.0.0.1:0 takes any free port",
-				d.cfg->http.listen);
-		}
-		goto out;
-	}
-	if (d.opt.demo) {
-		int64_t last_ts = recorder_last_ts(d.recorder);
-		if (demo_backfill(&d.demo, recorder_store(d.recorder), d.sampler, d.boot_id,
-				  d.cfg->retention_raw_s, now, &last_ts) < 0) {
-			log_error("demo: could not backfill the simulated history");
-			goto out;
-		}
-		recorder_set_last_ts(d.recorder, last_ts);
-	}
-	recorder_start(d.recorder, d.sampler, d.live, now);
-	d.runs = runsock_create(d.cfg, recorder_store(d.recorder), d.boot_id, wall_ms(&d));
-	if (d.runs) {
-		server_set_runs(d.server, runsock_api(d.runs));
-		if (d.opt.demo) {
-			demo_replay(&d.demo, d.runs, mono_ms());
-		}
-		// The demo's runs.socket is in its simulated tree (demo_config()).
-		int ufd = runsock_listen(d.cfg);
-		if (ufd >= 0 && server_listen_local(d.server, d.cfg, ufd)) {
-			d.runs_socket = xstrdup(d.cfg->runs.socket);
-		} else if (ufd >= 0) {
-			log_warn("runs: the server on %s did not start: runs are not recorded",
-				 d.cfg->runs.socket);
-			unlink(d.cfg->runs.socket);
-		}
-	}
-	if (d.opt.demo) {
-		demo_print_commands(&d.demo, d.runs_socket != NULL); // once it serves them
-	}
-	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
-		 d.db_path, d.cfg->interval_ms, d.cfg->sysfs_root);
-
-	exit_code = run(&d);
-	notify_send(d.notify, "STOPPING=1");
-out:
 	daemon_finish(&d);
 	return exit_code;
 }
