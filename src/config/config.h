@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lifetime.h"
 #include "version.h"
+
+struct capacitor_config; // lifetime.h: the rating, model and review of one capacitor
 
 // THERMLOG_SYSCONFDIR is meson's sysconfdir: /etc for the package, /usr/local/etc by default.
 #define CONFIG_DEFAULT_PATH     THERMLOG_SYSCONFDIR "/thermlog/thermlog.yaml"

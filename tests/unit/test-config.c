@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "config.h"
+#include "lifetime.h"
 #include "test.h"
 #include "xalloc.h"
 
