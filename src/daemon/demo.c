@@ -276,11 +276,12 @@ static void shell_quote(struct buf *b, const char *text) {
 }
 
 /*
- * The demo's examples, one command a line on stderr without a log prefix, so each can be pasted
- * as printed: the thermlog built beside this thermlogd (by absolute path), else the one on PATH.
+ * The dashboard's address, then the demo's examples, one command a line on stderr without a log
+ * prefix, so each can be pasted as printed: the thermlog built beside this thermlogd (by
+ * absolute path), else the one on PATH.
  * With @runs_served, a `thermlog run` through the demo's socket too.
  */
-void demo_print_commands(const struct demo *demo, bool runs_served) {
+void demo_print_commands(const struct demo *demo, bool runs_served, const char *url) {
 	const char *sim_dir = sim_root(demo->sim), *db_path = demo->db_path;
 	struct buf prefix;
 	buf_init(&prefix);
@@ -311,6 +312,7 @@ void demo_print_commands(const struct demo *demo, bool runs_served) {
 					       "throttle --from -1d",
 					       "run --label try-it -- sleep 3"};
 	size_t n_examples = sizeof(examples) / sizeof(*examples) - (runs_served ? 0 : 1);
+	fprintf(stderr, "demo: the dashboard: %s\n", url);
 	fprintf(stderr, "demo: query it from another terminal, one command a line:\n");
 	for (size_t i = 0; i < n_examples; i++) {
 		fprintf(stderr, "  %s %s\n", prefix.data, examples[i]);

@@ -59,8 +59,9 @@ struct config *demo_config(const struct demo *demo, const char *interval);
 int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
 		  const char *boot_id, int64_t retention_raw_s, int64_t now, int64_t *last_ts);
 
-/** Prints the commands that query the demo from another terminal, one a line on stderr. */
-void demo_print_commands(const struct demo *demo, bool runs_served);
+/** Prints the dashboard's @url and the commands that query the demo from another terminal, one
+ * a line on stderr. */
+void demo_print_commands(const struct demo *demo, bool runs_served, const char *url);
 
 /** A recorder_params.before_read: the simulator writes its tree for @ts. @ctx: the demo. */
 void demo_before_read(void *ctx, int64_t ts);

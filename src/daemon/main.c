@@ -121,7 +121,12 @@ static void print_url(struct daemon *d) {
 	if (!d->opt.demo || d->url_printed || !d->server) {
 		return;
 	}
-	printf("http://127.0.0.1:%u/\n", server_port(d->server));
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", server_port(d->server));
+	// the address and the commands last on the terminal, once the first cycle is stored;
+	// stderr before the URL on stdout, which scripts wait for
+	demo_print_commands(&d->demo, d->runs_socket != NULL, url);
+	printf("%s\n", url);
 	fflush(stdout);
 	d->url_printed = true;
 }
@@ -837,7 +842,7 @@ static void start_runs(struct daemon *d) {
 		demo_replay(&d->demo, d->runs, mono_ms());
 	}
 	// The demo's runs.socket is in its simulated tree (demo_config()).
-	int ufd = runsock_listen(d->cfg);
+	int ufd = runsock_listen(d->cfg, d->opt.demo);
 	if (ufd >= 0 && server_listen_local(d->server, d->cfg, ufd)) {
 		d->runs_socket = xstrdup(d->cfg->runs.socket);
 	} else if (ufd >= 0) {
@@ -892,9 +897,6 @@ static int start(struct daemon *d, const sigset_t *mask, struct recorder_params 
 	}
 	recorder_start(d->recorder, d->sampler, d->live, now);
 	start_runs(d);
-	if (d->opt.demo) {
-		demo_print_commands(&d->demo, d->runs_socket != NULL); // once it serves them
-	}
 	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,
 		 d->db_path, d->cfg->interval_ms, d->cfg->sysfs_root);
 	return 0;

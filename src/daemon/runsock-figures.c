@@ -534,8 +534,9 @@ int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *e
 		}
 	}
 	if (rc == 0) {
-		log_info("runs: run %" PRId64 " (%s) ended: %s", run->id, run->label,
-			 run_status_name(end->status));
+		log_write(run->simulated ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+			  "runs: run %" PRId64 " (%s) ended: %s", run->id, run->label,
+			  run_status_name(end->status));
 	}
 	buf_finish(&figures);
 	free(e.channel);

@@ -104,6 +104,7 @@ struct run {
 	double mem_avail_min, swap_used_max; // bytes, NAN = not seen
 	size_t samples;
 	int64_t first_sample_ms; // of this daemon's: a restart mid-run starts over (0 = none)
+	bool simulated; // started by the loop itself (the demo's workload): logged at debug
 };
 
 /* A request from an HTTP thread, answered by the loop. */
@@ -113,6 +114,7 @@ struct job {
 	struct api_run_start start; // strings owned
 	int64_t id;
 	struct runwire_stop stop;
+	bool simulated; // from the loop's own thread (runsock_start/_stop): the demo's workload
 	// the answer
 	bool taken, done; // the loop took it; answered
 	int rc;

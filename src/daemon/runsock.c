@@ -201,7 +201,11 @@ static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_
 	job->new_id = run->id;
 	rs->runs = xgrow(rs->runs, &rs->cap_runs, rs->n_runs + 1, sizeof(*rs->runs));
 	rs->runs[rs->n_runs++] = run;
-	log_info("runs: run %" PRId64 " (%s) started, pid %" PRId64, run->id, run->label, run->pid);
+	// The demo's simulated runs, a few an hour, are nothing its user can act on: debug.
+	run->simulated = job->simulated;
+	log_write(run->simulated ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+		  "runs: run %" PRId64 " (%s) started, pid %" PRId64, run->id, run->label,
+		  run->pid);
 	runsock_fast_sample(rs, now_ms, mono_ms); // the run's first sample, at its start
 	rs->trim_due = true;                      // its snapshot and fingerprint are freed
 }
@@ -344,7 +348,7 @@ struct steptime runsock_work_longest(const struct runsock *rs) {
 
 int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id) {
-	struct job job = {.kind = JOB_START, .start = *start};
+	struct job job = {.kind = JOB_START, .start = *start, .simulated = true};
 	if (!job.start.tags) {
 		job.start.tags = "{}";
 	}
@@ -607,7 +611,7 @@ static bool group_changeable(gid_t gid) {
 	return false;
 }
 
-int runsock_listen(const struct config *cfg) {
+int runsock_listen(const struct config *cfg, bool private_dir) {
 	const char *path = cfg->runs.socket;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
@@ -664,7 +668,8 @@ int runsock_listen(const struct config *cfg) {
 		log_debug("runs: %s keeps the daemon's group (gid %u), the only one it can have",
 			  path, (unsigned)st.st_gid);
 	} else if (!(g = getgrnam("thermlog"))) {
-		log_warn("runs: no group 'thermlog': %s is for this user (and root) only", path);
+		log_write(private_dir ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
+			  "runs: no group 'thermlog': %s is for this user (and root) only", path);
 	} else if (chown(path, (uid_t)-1, g->gr_gid) < 0) {
 		log_warn("runs: could not give %s to group thermlog: %s", path, strerror(errno));
 	}

@@ -28,10 +28,12 @@ struct store;
 
 /**
  * Creates the listening AF_UNIX socket at cfg->runs.socket: its directory is created when
- * missing, the socket gets group thermlog (when that group exists) and mode 0660. Returns the
- * fd, or -1 with a warning (never fatal: the daemon goes on without it).
+ * missing, the socket gets group thermlog (when that group exists) and mode 0660. With
+ * @private_dir (the demo's own tree, which only this user reaches) a missing group is no
+ * warning: nobody else could reach the socket anyway. Returns the fd, or -1 with a warning
+ * (never fatal: the daemon goes on without it).
  */
-int runsock_listen(const struct config *cfg);
+int runsock_listen(const struct config *cfg, bool private_dir);
 
 /**
  * The run bookkeeping over @store (the daemon's write connection, borrowed) and @cfg (borrowed;

@@ -38,6 +38,16 @@ def run(tap):
         cmds = [line.strip() for line in log[head[0] + 1:head[0] + 6]] if head else []
         tap.ok(len(cmds) == 5 and all(c.startswith("'/") for c in cmds),
                "five commands, one a line, each starting with an absolute quoted path", log)
+        # What a demo user reads: the dashboard's address right above the commands, and
+        # nothing they cannot act on: no line per simulated run, no socket group warning.
+        tap.ok(head and head[0] > 0 and log[head[0] - 1] == "demo: the dashboard: " + base,
+               "the dashboard's address right above the commands", log[:head[0] + 1])
+        noise = [line for line in log if re.search(r"\bstarted, pid |\) ended: |no group "
+                                                   r"'thermlog'", line)]
+        tap.ok(not noise, "no line per simulated run, no group warning (%d such lines)"
+               % len(noise), noise[:5])
+        tap.ok(head and log[head[0] + 6:] == [], "the commands are the last lines shown",
+               log[-12:])
         thermlog = os.path.join(build, "src", "thermlog")
         for c in cmds:
             tap.ok(c.startswith("'%s' " % thermlog), "runs the thermlog built beside thermlogd: %s"
