@@ -138,7 +138,8 @@ void api_handle_report(struct request *r) {
 		return;
 	}
 	const char *labels[API_PARAMS_MAX];
-	struct report_options opt = {.cfg = r->ctx->cfg, .now = r->req->now};
+	struct report_options opt = {
+		.cfg = r->ctx->cfg, .now = r->req->now, .max_bytes = API_REPORT_MAX};
 	enum report_format format;
 	if (!report_params(r, &opt, &format, labels)) {
 		return;

@@ -26,6 +26,9 @@ struct runwire_stop; // runwire.h: how a run ended, as a stop says it
 // otherwise (1..API_RUNS_LIMIT_MAX); a list cut short says "truncated".
 #define API_RUNS_LIMIT     1000
 #define API_RUNS_LIMIT_MAX 100000
+// GET /api/v1/report's document stops growing past this (and says so), under the 24 MiB an
+// answer may hold whatever its escaping adds: bounded while it is built, not refused after.
+#define API_REPORT_MAX (16 * 1024 * 1024)
 
 /** A run started through POST /api/v1/runs (runwire.h); strings borrowed, JSON texts valid. */
 struct api_run_start {

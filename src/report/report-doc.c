@@ -18,10 +18,35 @@
 
 /* ---- building blocks ---- */
 
+/* What a block and a cell take in the output besides their text (tags, separators), about. */
+#define BLOCK_BYTES 32
+#define CELL_BYTES  24
+
+static void block_free(struct report_block *b) {
+	free(b->text);
+	for (size_t c = 0; c < b->rows * b->cols; c++) {
+		free(b->cells[c]);
+	}
+	free(b->cells);
+	free(b->right);
+}
+
+/* True once the document has spent its budget: from then on it only says so at its end. */
+static bool over_budget(struct report_doc *doc) {
+	doc->cut = doc->cut || (doc->max_bytes > 0 && doc->bytes > doc->max_bytes);
+	return doc->cut;
+}
+
 static struct report_block *add_block(struct report_doc *doc, enum report_block_kind kind) {
+	if (over_budget(doc)) {
+		block_free(&doc->sink);
+		doc->sink = (struct report_block){.kind = kind, .doc = doc, .discard = true};
+		return &doc->sink;
+	}
 	doc->blocks = xgrow(doc->blocks, &doc->cap, doc->n + 1, sizeof(*doc->blocks));
 	struct report_block *b = &doc->blocks[doc->n++];
-	*b = (struct report_block){.kind = kind};
+	*b = (struct report_block){.kind = kind, .doc = doc};
+	doc->bytes += BLOCK_BYTES;
 	return b;
 }
 
@@ -31,6 +56,7 @@ text_block(struct report_doc *doc, enum report_block_kind kind, const char *fmt,
 	va_start(ap, fmt);
 	char *text = xvasprintf(fmt, ap);
 	va_end(ap);
+	doc->bytes += strlen(text);
 	add_block(doc, kind)->text = text;
 }
 
@@ -48,16 +74,23 @@ static struct report_block *table(struct report_doc *doc, size_t cols, const cha
 	for (size_t c = 0; c < cols; c++) {
 		t->cells[c] = xstrdup(head[c] ? head[c] : "");
 		t->right[c] = c > 0;
+		doc->bytes += strlen(t->cells[c]) + CELL_BYTES;
 	}
 	return t;
 }
 
+/* A new row, whose cells cell() sets; past the budget the table ends with the rows it has. */
 static void row(struct report_block *t) {
+	if (t->discard || over_budget(t->doc)) {
+		t->discard = true;
+		return;
+	}
 	t->cells = xrealloc(t->cells, (t->rows + 1) * t->cols * sizeof(*t->cells));
 	for (size_t c = 0; c < t->cols; c++) {
 		t->cells[t->rows * t->cols + c] = xstrdup("");
 	}
 	t->rows++;
+	t->doc->bytes += t->cols * CELL_BYTES;
 }
 
 static __attribute__((format(printf, 3, 4))) void cell(struct report_block *t, size_t col,
@@ -66,7 +99,12 @@ static __attribute__((format(printf, 3, 4))) void cell(struct report_block *t, s
 	va_start(ap, fmt);
 	char *text = xvasprintf(fmt, ap); // before the old text goes: an argument may be it
 	va_end(ap);
+	if (t->discard) {
+		free(text);
+		return;
+	}
 	char **slot = &t->cells[(t->rows - 1) * t->cols + col];
+	t->doc->bytes += strlen(text);
 	free(*slot);
 	*slot = text;
 }
@@ -1249,7 +1287,7 @@ void report_charts_free(struct report_chart *charts, size_t n) {
 }
 
 void report_doc_build(const struct report *rep, struct report_doc *doc) {
-	*doc = (struct report_doc){0};
+	*doc = (struct report_doc){.max_bytes = rep->opt.max_bytes};
 	const char *what = rep->opt.lifetime == REPORT_LIFETIME_ONLY
 				   ? "thermlog capacitor design review"
 				   : "thermlog report";
@@ -1270,18 +1308,25 @@ void report_doc_build(const struct report *rep, struct report_doc *doc) {
 	for (size_t i = 0; rep->opt.lifetime != REPORT_LIFETIME_NONE && i < rep->n_boards; i++) {
 		review_sections(doc, rep, i);
 	}
+	if (over_budget(doc)) {
+		double factor;
+		const char *symbol = unit_symbol("bytes", &factor);
+		doc->max_bytes = 0; // the last word is always said
+		doc->cut = false;
+		section(doc, "Report cut");
+		para(doc,
+		     "This report stops here: it reached the %.*f %s its answer may hold, so what "
+		     "would follow the last table or section shown is left out. Ask for a shorter "
+		     "window or fewer run labels.",
+		     unit_places("bytes", false), (double)rep->opt.max_bytes * factor, symbol);
+	}
 }
 
 void report_doc_finish(struct report_doc *doc) {
 	for (size_t i = 0; i < doc->n; i++) {
-		struct report_block *b = &doc->blocks[i];
-		free(b->text);
-		for (size_t c = 0; c < b->rows * b->cols; c++) {
-			free(b->cells[c]);
-		}
-		free(b->cells);
-		free(b->right);
+		block_free(&doc->blocks[i]);
 	}
+	block_free(&doc->sink);
 	free(doc->blocks);
 	report_charts_free(doc->charts, doc->n_charts);
 	free(doc->title);

@@ -21,9 +21,11 @@ struct report_block {
 	enum report_block_kind kind;
 	char *text; // plain text (UTF-8), escaped by the writer
 	size_t cols, rows;
-	char **cells; // rows x cols, plain text, never NULL
-	bool *right;  // per column: numbers, right-aligned
-	size_t chart; // REPORT_BLOCK_CHART: index into the document's charts
+	char **cells;           // rows x cols, plain text, never NULL
+	bool *right;            // per column: numbers, right-aligned
+	size_t chart;           // REPORT_BLOCK_CHART: index into the document's charts
+	struct report_doc *doc; // the document it belongs to, whose budget it spends
+	bool discard;           // past the budget: its further rows and cells go nowhere
 };
 
 struct report_doc {
@@ -32,6 +34,11 @@ struct report_doc {
 	size_t n, cap;
 	struct report_chart *charts;
 	size_t n_charts, cap_charts;
+	// The budget (report_options.max_bytes): once the blocks would take more output than
+	// max_bytes (0: no limit), nothing more is added, and the document ends saying so.
+	size_t max_bytes, bytes;
+	bool cut;
+	struct report_block sink; // what is added past the budget, dropped
 };
 
 /** Lays @rep out as a document (report-doc.c). */

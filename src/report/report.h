@@ -38,6 +38,9 @@ struct report_options {
 	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
 	int64_t now;              // s since epoch: bounds a capacitor's calendar age
 	enum report_lifetime lifetime;
+	// The document stops growing once its output would pass about this many bytes, and ends
+	// saying so (0: no limit; the API's answers are bounded).
+	size_t max_bytes;
 };
 
 #define REPORT_LIFE_POINTS 12 // points of a design review's consumed-life chart
