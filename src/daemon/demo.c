@@ -361,7 +361,7 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 			if (n_open == DEMO_LIVE_RUNS) {
 				continue;
 			}
-			struct api_run_start start = {.label = runs[next].label, .tags = DEMO_TAGS};
+			struct runwire_start start = {.label = runs[next].label, .tags = DEMO_TAGS};
 			int64_t id;
 			if (runsock_start(rs, &start, t * 1000, mono, &id) == 0) {
 				open[n_open].id = id;
@@ -404,7 +404,7 @@ void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mo
 	struct sim_run due[DEMO_LIVE_RUNS];
 	size_t n = sim_runs(demo->seed, demo->live_from, now + 1, due, DEMO_LIVE_RUNS);
 	for (size_t i = 0; i < n && i < DEMO_LIVE_RUNS && demo->n_live < DEMO_LIVE_RUNS; i++) {
-		struct api_run_start start = {.label = due[i].label, .tags = DEMO_TAGS};
+		struct runwire_start start = {.label = due[i].label, .tags = DEMO_TAGS};
 		int64_t id;
 		if (runsock_start(rs, &start, now_ms, mono_ms, &id) == 0) {
 			demo->live[demo->n_live].id = id;

@@ -23,7 +23,7 @@ static void write_governors(struct json *j, int sysfs_fd, const char *dir, const
 }
 
 /* The fingerprint of a run: board, kernel, governors, argv, the executable's sha256, tags. */
-void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *start,
+void runsock_fingerprint_json(struct runsock *rs, const struct runwire_start *start,
 			      struct buf *out) {
 	struct json j;
 	json_init(&j, out, false);

@@ -111,7 +111,7 @@ struct run {
 enum job_kind { JOB_START, JOB_STOP };
 struct job {
 	enum job_kind kind;
-	struct api_run_start start; // strings owned
+	struct runwire_start start; // strings owned
 	int64_t id;
 	struct runwire_stop stop;
 	bool simulated; // from the loop's own thread (runsock_start/_stop): the demo's workload
@@ -182,7 +182,7 @@ bool runsock_snapshot_parse(const char *text, struct counters_snapshot *s, uint6
 void runsock_start_snapshot(struct runsock *rs, int64_t id, struct counters_snapshot *s);
 
 /* runsock-fingerprint.c */
-void runsock_fingerprint_json(struct runsock *rs, const struct api_run_start *start,
+void runsock_fingerprint_json(struct runsock *rs, const struct runwire_start *start,
 			      struct buf *out);
 
 #endif

@@ -171,7 +171,7 @@ static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_
 	run->start_ms = now_ms;
 	run->start_mono_ms = mono_ms;
 	run->request_id = job->start.request_id ? xstrdup(job->start.request_id) : NULL;
-	run->pid = job->start.pid;
+	run->pid = job->start.has_pid ? job->start.pid : 0;
 	if (run->pid > 0 && pid_start_time(rs->cfg->procfs_root, run->pid, &run->pid_start) < 0) {
 		run->pid_start = 0; // no procfs to tell: the pid alone is watched
 	}
@@ -346,7 +346,7 @@ struct steptime runsock_work_longest(const struct runsock *rs) {
 	return rs->longest;
 }
 
-int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
+int runsock_start(struct runsock *rs, const struct runwire_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id) {
 	struct job job = {.kind = JOB_START, .start = *start, .simulated = true};
 	if (!job.start.tags) {
@@ -430,13 +430,14 @@ static bool submit(struct runsock *rs, struct job *job) {
 	return done;
 }
 
-static int api_start(void *ctx, const struct api_run_start *run, int64_t *id, char **err) {
+static int api_start(void *ctx, const struct runwire_start *run, int64_t *id, char **err) {
 	struct runsock *rs = ctx;
 	struct job *job = xcalloc(1, sizeof(*job));
 	job->kind = JOB_START;
-	job->start = (struct api_run_start){
+	job->start = (struct runwire_start){
 		.label = xstrdup(run->label),
 		.tags = xstrdup(run->tags ? run->tags : "{}"),
+		.has_pid = run->has_pid,
 		.pid = run->pid,
 		.argv = run->argv ? xstrdup(run->argv) : NULL,
 		.exe = run->exe ? xstrdup(run->exe) : NULL,

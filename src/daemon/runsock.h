@@ -69,7 +69,7 @@ struct steptime runsock_work_longest(const struct runsock *rs);
  * Starts a run from the loop's own thread (the demo's workload), as POST /api/v1/runs would at
  * @now_ms. *id gets its id. 0 or a negative errno (logged).
  */
-int runsock_start(struct runsock *rs, const struct api_run_start *start, int64_t now_ms,
+int runsock_start(struct runsock *rs, const struct runwire_start *start, int64_t now_ms,
 		  int64_t mono_ms, int64_t *id);
 /** Stops run @id from the loop's own thread, as POST /api/v1/runs/{id}/stop would. 0 or -errno. */
 int runsock_stop(struct runsock *rs, int64_t id, const struct runwire_stop *stop, int64_t now_ms,

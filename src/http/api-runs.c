@@ -182,15 +182,9 @@ static void runs_start(struct request *r, const struct jsonread_node *root) {
 		api_respond_error(r->resp, 400, NULL, "%s", msg);
 		goto out;
 	}
-	struct api_run_start run = {
-		.label = in.s.label,
-		.tags = in.s.tags,
-		.pid = in.s.has_pid ? in.s.pid : r->req->peer_pid,
-		.argv = in.s.argv,
-		.exe = in.s.exe,
-		.exe_sha256 = in.s.exe_sha256,
-		.request_id = in.s.request_id,
-	};
+	struct runwire_start run = in.s; // no "pid": the caller's own process is watched
+	run.pid = in.s.has_pid ? in.s.pid : r->req->peer_pid;
+	run.has_pid = true;
 	int64_t id = 0;
 	int rc = r->ctx->runs->start(r->ctx->runs->ctx, &run, &id, &msg);
 	if (rc < 0) {

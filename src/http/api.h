@@ -15,7 +15,8 @@
 #include "live.h"
 
 struct store;
-struct runwire_stop; // runwire.h: how a run ended, as a stop says it
+struct runwire_start; // runwire.h: a start, as the wire says it (both sides)
+struct runwire_stop;  // runwire.h: how a run ended, as a stop says it
 
 #define API_TARGET_MAX 4096 // longer request targets get 414
 #define API_PARAMS_MAX 32   // more query parameters get 400
@@ -30,17 +31,6 @@ struct runwire_stop; // runwire.h: how a run ended, as a stop says it
 // answer may hold whatever its escaping adds: bounded while it is built, not refused after.
 #define API_REPORT_MAX (16 * 1024 * 1024)
 
-/** A run started through POST /api/v1/runs (runwire.h); strings borrowed, JSON texts valid. */
-struct api_run_start {
-	const char *label; // never NULL (the API derives it from argv or exe when absent)
-	const char *tags;  // JSON object of strings
-	int64_t pid;       // the process to watch: the body's "pid", else the caller's, 0 = none
-	const char *argv;  // JSON array of strings, or NULL
-	const char *exe;   // the executable's path, or NULL (never opened by the daemon)
-	const char *exe_sha256; // its sha256 as 64 lowercase hex digits, from the caller, or NULL
-	const char *request_id; // the caller's idempotency key (1-64 of [A-Za-z0-9._-]), or NULL
-};
-
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with
  * its own loop). Both return 0, or a negative errno with a message in *err (newly allocated):
@@ -48,7 +38,8 @@ struct api_run_start {
  * -EBUSY too many runs active (429).
  */
 struct api_runs {
-	int (*start)(void *ctx, const struct api_run_start *run, int64_t *id, char **err);
+	/* @run as runwire_start_read() gave it (label and tags set), its pid resolved: has_pid. */
+	int (*start)(void *ctx, const struct runwire_start *run, int64_t *id, char **err);
 	/* On success @out holds the run's summary as a JSON object. */
 	int (*stop)(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		    char **err);

@@ -2,7 +2,9 @@
  * The run requests on the wire, both sides of the format in one place: the body of
  * POST /api/v1/runs (a start) and of POST /api/v1/runs/{id}/stop, as `thermlog run` writes
  * them and the API reads them. Reading takes a parsed body (jsonread.h) and checks every
- * member; a refusal is a message naming the member, for a 400.
+ * member; a refusal is a message naming the member, for a 400. The same types carry a start
+ * and a stop on to the daemon (runsock_start(), runsock_stop(), the API's api_runs), from the
+ * API and from the demo alike: one type per wire message.
  */
 #ifndef RUNWIRE_H
 #define RUNWIRE_H

@@ -551,7 +551,7 @@ static void test_assets(void) {
 
 /* The run endpoints' collaborator: records what the API hands over, answers like the daemon. */
 struct runs_seen {
-	struct api_run_start start;
+	struct runwire_start start;
 	char label[64], tags[256], argv[256];
 	struct runwire_stop stop;
 	char error[600]; // the stop's error, copied ("(null)" for none)
@@ -559,7 +559,7 @@ struct runs_seen {
 	int calls;
 };
 
-static int seen_start(void *ctx, const struct api_run_start *run, int64_t *id, char **err) {
+static int seen_start(void *ctx, const struct runwire_start *run, int64_t *id, char **err) {
 	struct runs_seen *s = ctx;
 	(void)err;
 	s->calls++;

@@ -151,7 +151,7 @@ static void test_exe_never_opened(void) {
 	FILE *f = fopen(file, "w");
 	fputs("secret\n", f);
 	fclose(f);
-	struct api_run_start start = {.label = "file", .tags = "{}", .exe = file};
+	struct runwire_start start = {.label = "file", .tags = "{}", .exe = file};
 	int64_t id = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a start naming a file");
 	struct got_run g = get_run(&e, id);
@@ -161,7 +161,7 @@ static void test_exe_never_opened(void) {
 	printf("# %s\n", g.fingerprint ? g.fingerprint : "(none)");
 	free(g.fingerprint);
 	const char *sha = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
-	start = (struct api_run_start){
+	start = (struct runwire_start){
 		.label = "sha", .tags = "{}", .exe = file, .exe_sha256 = sha};
 	ok(runsock_start(rs, &start, T0_MS + 10, MONO_MS + 10, &id) == 0, "a start with a digest");
 	g = get_run(&e, id);
@@ -171,7 +171,7 @@ static void test_exe_never_opened(void) {
 	char *fifo = xasprintf("%s/fifo", e.dir);
 	ok(mkfifo(fifo, 0600) == 0, "a FIFO");
 	alarm(60);
-	start = (struct api_run_start){.label = "fifo", .tags = "{}", .exe = fifo};
+	start = (struct runwire_start){.label = "fifo", .tags = "{}", .exe = fifo};
 	ok(runsock_start(rs, &start, T0_MS + 20, MONO_MS + 20, &id) == 0,
 	   "a start naming a FIFO returns");
 	alarm(0);
@@ -190,7 +190,7 @@ struct caller {
 static void *call_start(void *arg) {
 	struct caller *c = arg;
 	const struct api_runs *api = runsock_api(c->rs);
-	struct api_run_start start = {.label = "ghost", .tags = "{}"};
+	struct runwire_start start = {.label = "ghost", .tags = "{}"};
 	int64_t id = 0;
 	c->rc = api->start(api->ctx, &start, &id, &c->err);
 	return NULL;
@@ -223,7 +223,7 @@ static void test_request_id(void) {
 		return;
 	}
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "retry", .tags = "{}", .request_id = "k-1.a_b"};
+	struct runwire_start start = {.label = "retry", .tags = "{}", .request_id = "k-1.a_b"};
 	int64_t a = 0, b = 0, c = 0, d = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &a) == 0, "a start with a request_id");
 	ok(runsock_start(rs, &start, T0_MS + 5000, MONO_MS + 5000, &b) == 0 && b == a,
@@ -245,7 +245,7 @@ static void test_max_active(void) {
 		return;
 	}
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "cap", .tags = "{}"};
+	struct runwire_start start = {.label = "cap", .tags = "{}"};
 	int64_t a = 0, b = 0, c = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &a) == 0, "run 1 of 2");
 	ok(runsock_start(rs, &start, T0_MS + 1, MONO_MS + 1, &b) == 0, "run 2 of 2");
@@ -266,7 +266,8 @@ static void test_pid_start_time(void) {
 	long pid = (long)getpid(); // alive all along: only its start time says it is another
 	write_stat(&e, pid, 4242);
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "watched", .tags = "{}", .pid = pid};
+	struct runwire_start start = {
+		.label = "watched", .tags = "{}", .has_pid = true, .pid = pid};
 	int64_t id = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a run watching a pid");
 	runsock_work(rs, T0_MS + 1000, MONO_MS + 1000);
@@ -315,7 +316,7 @@ static void test_timer_flush(void) {
 		return;
 	}
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "flush", .tags = "{}"};
+	struct runwire_start start = {.label = "flush", .tags = "{}"};
 	int64_t id = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a run at 1 s");
 	int64_t t = 0;
@@ -345,7 +346,7 @@ static void test_memory_bounded(void) {
 		return;
 	}
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "long", .tags = "{}"};
+	struct runwire_start start = {.label = "long", .tags = "{}"};
 	int64_t id = 0, t = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a long run");
 	for (t = 1000; t <= 200 * 1000; t += 1000) {
@@ -406,7 +407,7 @@ static void test_batch_shares_channels(void) {
 		return;
 	}
 	struct runsock *rs = runsock_create(&e.cfg, e.store, NULL, T0_MS);
-	struct api_run_start start = {.label = "batch", .tags = "{}"};
+	struct runwire_start start = {.label = "batch", .tags = "{}"};
 	int64_t id = 0;
 	ok(runsock_start(rs, &start, T0_MS, MONO_MS, &id) == 0, "a run at 1 s");
 	runsock_work(rs, T0_MS + 1000, MONO_MS + 1000); // the sampler's own caches are filled
