@@ -2,6 +2,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -13,7 +15,9 @@ static const char usage_text[] =
 	"Validates FILE (default: -c FILE, else " CONFIG_DEFAULT_PATH ") and prints\n"
 	"'configuration OK', or each error as FILE:LINE:COLUMN: problem, including\n"
 	"what the daemon would refuse at start (a listen address off loopback without\n"
-	"a token, a short token, unreadable token_file, tls_cert or tls_key).\n"
+	"a token, a short token, unreadable token_file, tls_cert or tls_key), and\n"
+	"'warning: ' lines for what may not be meant (a capacitor's in_service before\n"
+	"1990 or in the future) without changing the exit status.\n"
 	"Exit status: 0 valid, 2 invalid or unreadable.\n";
 
 int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
@@ -44,12 +48,18 @@ int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
 	char *errors = NULL;
 	// The same whole-configuration checks the daemon applies at start and on reload.
 	bool good = config_load(&cfg, path, &errors) && config_validate(&cfg, &errors);
+	char *warnings = good ? config_warnings(&cfg, (int64_t)time(NULL)) : NULL;
 	config_finish(&cfg);
 	if (!good) {
 		fputs(errors, stderr);
 		free(errors);
 		return CLI_EXIT_USAGE;
 	}
+	for (char *line = warnings ? strtok(warnings, "\n") : NULL; line;
+	     line = strtok(NULL, "\n")) {
+		fprintf(stderr, "warning: %s\n", line);
+	}
+	free(warnings);
 	printf("configuration OK\n");
 	return CLI_EXIT_OK;
 }

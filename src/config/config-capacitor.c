@@ -288,6 +288,9 @@ static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 			if (yamltree_want_scalar(&p->yt, v, "in_service", "a date YYYY-MM-DD")) {
 				if (timefmt_parse_date(v->text, &ts)) {
 					c->in_service = ts;
+					c->has_in_service = true;
+					c->in_service_line = (int)v->line;
+					c->in_service_col = (int)v->col;
 				} else {
 					yamltree_error_node(
 						&p->yt, v,
@@ -319,7 +322,6 @@ void config_capacitor_init(struct capacitor_config *c) {
 		.ea_ev = NAN,
 		.type = CAPACITOR_TYPE_WET,
 		.self_heating = SELF_HEATING_NONE,
-		.in_service = -1,
 		.life_cap_years = 15,
 		.validity_low_c = NAN,
 	};
@@ -360,4 +362,33 @@ void config_capacitors_free(struct config *cfg) {
 		}
 	}
 	free(cfg->capacitors);
+}
+
+/* Before it, an in-service date is most likely a typo (1925 for 2025). */
+#define IN_SERVICE_EARLIEST 631152000 // 1990-01-01
+
+void config_capacitor_warnings(const struct config *cfg, int64_t now, struct buf *out) {
+	const char *name = cfg->path ? cfg->path : "configuration";
+	for (size_t i = 0; i < cfg->n_capacitors; i++) {
+		const struct capacitor_config *c = &cfg->capacitors[i];
+		if (!c->has_in_service ||
+		    (c->in_service >= IN_SERVICE_EARLIEST && c->in_service <= now)) {
+			continue;
+		}
+		char date[TIMEFMT_ISO_LEN], today[TIMEFMT_ISO_LEN];
+		timefmt_iso(c->in_service, date);
+		timefmt_iso(now, today);
+		buf_printf(out, "%s:%d:%d: capacitor '%s': in_service %.10s ", name,
+			   c->in_service_line, c->in_service_col, c->name ? c->name : "", date);
+		if (c->in_service < IN_SERVICE_EARLIEST) {
+			buf_puts(out,
+				 "is before 1990: if the year is a typo, the part's age and its "
+				 "calendar cap are wrong\n");
+		} else {
+			buf_printf(out,
+				   "is in the future (today is %.10s): no sample ages the part "
+				   "before it\n",
+				   today);
+		}
+	}
 }

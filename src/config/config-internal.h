@@ -10,6 +10,8 @@
 #include "config.h"
 #include "yamltree.h"
 
+struct buf;
+
 /* The schema's parser: the YAML toolkit's error list and the configuration being filled. */
 struct parser {
 	struct yamltree yt;
@@ -27,5 +29,7 @@ bool config_entry_mapping(struct parser *p, const struct yamltree_node *map, con
 void config_parse_capacitors(struct parser *p, const struct yamltree_node *seq);
 /* Frees cfg->capacitors and what each entry owns. */
 void config_capacitors_free(struct config *cfg);
+/* Appends config_warnings()' lines about the capacitors to @out. */
+void config_capacitor_warnings(const struct config *cfg, int64_t now, struct buf *out);
 
 #endif

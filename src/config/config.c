@@ -950,6 +950,13 @@ bool config_validate(const struct config *cfg, char **errors) {
 	return config_validate_http(cfg, -1, errors);
 }
 
+char *config_warnings(const struct config *cfg, int64_t now) {
+	struct buf b;
+	buf_init(&b);
+	config_capacitor_warnings(cfg, now, &b);
+	return b.len > 0 ? buf_steal(&b) : NULL;
+}
+
 const char *config_source_name(enum source_id id) {
 	return (unsigned)id < SOURCE_COUNT ? source_names[id] : "unknown";
 }

@@ -150,6 +150,13 @@ bool config_validate(const struct config *cfg, char **errors);
  * activation): @local says whether it is a loopback or local socket; -1 = judge from http.listen.
  */
 bool config_validate_http(const struct config *cfg, int local, char **errors);
+/**
+ * What a configuration may mean other than meant, for `thermlog check-config`, `thermlogd
+ * --check-config` and the daemon's start and reload to print: a capacitor's in_service before
+ * 1990 (a typo?) or after @now (s since epoch). Newly allocated "FILE:LINE:COL: ..."
+ * lines, or NULL when there is nothing to say. The configuration stays valid either way.
+ */
+char *config_warnings(const struct config *cfg, int64_t now);
 /** Whether "ADDRESS:PORT" (as the parser accepts it) is a loopback address (127/8, ::1). */
 bool config_listen_is_loopback(const char *listen);
 

@@ -245,6 +245,12 @@ static struct config *load_config(const struct options *opt) {
 		return NULL;
 	}
 	free(errors);
+	char *warnings = config_warnings(cfg, (int64_t)time(NULL));
+	for (char *line = warnings ? strtok(warnings, "\n") : NULL; line;
+	     line = strtok(NULL, "\n")) {
+		log_warn("%s", line);
+	}
+	free(warnings);
 	return cfg;
 }
 

@@ -218,6 +218,7 @@ bool lifetime_params_init_named(struct lifetime_params *p, const struct capacito
 	p->type = cc->type;
 	p->basis = cc->basis;
 	p->in_service = cc->in_service;
+	p->has_in_service = cc->has_in_service;
 	p->step_k = 10;
 	p->ea_ev = NAN;
 	p->base = NAN;
@@ -550,7 +551,7 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 	r->below_validity_h = lifetime_sum_value(&acc->below_validity_h);
 	r->self_heating_k = p->rise_k;
 	// Without an in-service date the part is at least as old as the observed time.
-	bool have_age = p->in_service >= 0 && now >= p->in_service;
+	bool have_age = p->has_in_service && now >= p->in_service;
 	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;
 	r->service_h = r->unobserved_service_h = have_age ? age_h : NAN;
 	r->consumed_total = d;
@@ -753,7 +754,7 @@ void lifetime_params_fingerprint(const struct lifetime_params *p, struct buf *ou
 	buf_printf(out, "L0=%a T0=%a m=%d b=%a s=%a ea=%a r=%a lo=%a", p->rated_life_h,
 		   p->rated_temp_c, (int)p->model, p->base, p->step_k, p->ea_ev, p->rise_k,
 		   p->validity_low_c);
-	if (p->in_service >= 0) { // it bounds which samples count
+	if (p->has_in_service) { // it bounds which samples count
 		buf_printf(out, " is=%lld", (long long)p->in_service);
 	}
 }

@@ -94,12 +94,14 @@ struct capacitor_config {
 	double rise_k, current_a, esr_ohm, rth_k_per_w, rated_ripple_a, rated_rise_k;
 	struct capacitor_ripple ripple[CAPACITOR_RIPPLE_MAX]; // per frequency; current_a is their
 	size_t n_ripple;                                      // sum at the rated frequency
-	int64_t in_service;               // unix seconds (UTC midnight), or -1 = unset
-	double life_cap_years;            // default 15
-	double validity_low_c;            // NAN = the model's default (40 °C)
-	int line;                         // where it was defined, for messages
-	char *review[CAPACITOR_REVIEW_N]; // free text by enum capacitor_review_key; NULL = not
-					  // recorded. Not part of the model.
+	int64_t in_service;                  // unix seconds (UTC midnight; any date, 1925 too)
+	bool has_in_service;                 // in_service is set (a negative date is a date)
+	int in_service_line, in_service_col; // where it was set, for the date's warnings
+	double life_cap_years;               // default 15
+	double validity_low_c;               // NAN = the model's default (40 °C)
+	int line;                            // where it was defined, for messages
+	char *review[CAPACITOR_REVIEW_N];    // free text by enum capacitor_review_key; NULL = not
+					     // recorded. Not part of the model.
 };
 
 /*
@@ -131,8 +133,9 @@ struct lifetime_params {
 	double rise_k; // added to the sensor temperature (ambient basis only); may be negative
 		       // for the ripple form below rated ripple
 	bool ripple_over_rated;
-	int64_t in_service; // s since epoch, or -1; samples for time before it do not age the part
-	double life_cap_h;  // life_cap_years * 8760
+	int64_t in_service;  // s since epoch; samples for time before it do not age the part
+	bool has_in_service; // in_service is set
+	double life_cap_h;   // life_cap_years * 8760
 	double validity_low_c;
 };
 

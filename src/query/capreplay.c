@@ -85,7 +85,7 @@ static void replay_cycle(struct replay *rp, int64_t ts) {
 bool capreplay_add_sample(struct capreplay_target *t, double temp_c) {
 	// A part ages from its in-service date on: a sample stands for the cycle_dt before it,
 	// and time before that date was its predecessor's.
-	if (t->p && t->p->in_service >= 0 && t->cycle_ts - t->cycle_dt < t->p->in_service) {
+	if (t->p && t->p->has_in_service && t->cycle_ts - t->cycle_dt < t->p->in_service) {
 		t->cycle_ts = INT64_MIN;
 		return false;
 	}
@@ -458,8 +458,7 @@ static int keep_day_row(void *ctx, const struct store_rollup *r) {
 /* True when every target's part was in service from @ts on (or has no in-service date). */
 static bool in_service_from(const struct capreplay_target *targets, size_t n, int64_t ts) {
 	for (size_t i = 0; i < n; i++) {
-		if (targets[i].p && targets[i].p->in_service >= 0 &&
-		    targets[i].p->in_service > ts) {
+		if (targets[i].p && targets[i].p->has_in_service && targets[i].p->in_service > ts) {
 			return false;
 		}
 	}

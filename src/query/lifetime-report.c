@@ -316,7 +316,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 				  r->equivalent_temp_c + r->self_heating_k);
 		json_field_double(out, "mean_effective_temp_c", r->mean_temp_c + r->self_heating_k);
 		json_field_double(out, "p95_effective_temp_c", e->p95_temp_c + r->self_heating_k);
-		json_field_time_or_null(out, "in_service", e->cc->in_service >= 0,
+		json_field_time_or_null(out, "in_service", e->cc->has_in_service,
 					e->cc->in_service);
 		json_field_double(out, "unobserved_service_h", r->unobserved_service_h);
 		json_field_double(out, "consumed_fraction_extrapolated", r->consumed_extrapolated);

@@ -661,7 +661,7 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 	fact(t, "model valid from", NULL, "%g °C%s",
 	     isnan(cc->validity_low_c) ? LIFETIME_DEFAULT_LOW_C : cc->validity_low_c,
 	     isnan(cc->validity_low_c) ? " (the default)" : "");
-	if (cc->in_service >= 0) {
+	if (cc->has_in_service) {
 		char at[TIMEFMT_ISO_LEN];
 		iso(cc->in_service, at);
 		fact(t, "in service since", NULL, "%.10s", at);
@@ -848,8 +848,8 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 	cell(t, 2, "D, the Miner sum over the observed time");
 	row(t);
 	cell(t, 0, "consumed, extrapolated");
-	num(t, 1, e->cc->in_service >= 0 ? r->consumed_extrapolated : NAN, 6);
-	if (e->cc->in_service >= 0) {
+	num(t, 1, e->cc->has_in_service ? r->consumed_extrapolated : NAN, 6);
+	if (e->cc->has_in_service) {
 		cell(t, 2, "over %.0f h in service without samples, at the observed rate",
 		     r->unobserved_service_h);
 	} else {
@@ -888,7 +888,7 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 	cell(t, 2, "%.1f years", r->remaining_h / LIFETIME_HOURS_PER_YEAR);
 	// From the report's time with an in-service date (the age runs to it), else from the
 	// last sample: nothing is known of the time after it.
-	int64_t base = e->cc->in_service >= 0 ? opt->now : b->life.to;
+	int64_t base = e->cc->has_in_service ? opt->now : b->life.to;
 	row(t);
 	cell(t, 0, "projected end of life");
 	if (isfinite(r->remaining_h)) {
@@ -897,7 +897,7 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 		iso(base, from);
 		cell(t, 1, "%.10s", at);
 		cell(t, 2, "%.10s (%s) + the remaining hours", from,
-		     e->cc->in_service >= 0 ? "the report's date" : "the last sample");
+		     e->cc->has_in_service ? "the report's date" : "the last sample");
 	} else {
 		cell(t, 1, "-");
 	}

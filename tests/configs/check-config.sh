@@ -118,5 +118,14 @@ check "bad runs keys are named by line (thermlogd)" 2 "" "error: configuration r
 $(printf '%s\n' "$runs_err" | sed 's/^/error:   /')" \
 	"$thermlogd" --check-config -c "$tmp/runs.yaml"
 
+# A capacitor's in_service before 1990 (a typo?) or in the future is a warning, not an error.
+printf 'capacitors:\n  - {name: a, sensor: s, rated_life_h: 1, rated_temp_c: 105, in_service: 1925-06-01}\n' \
+	>"$tmp/dates.yaml"
+dates_warn="warning: $tmp/dates.yaml:2:74: capacitor 'a': in_service 1925-06-01 is before 1990: if the year is a typo, the part's age and its calendar cap are wrong"
+check "in_service before 1990 is a warning (thermlog)" 0 "configuration OK" "$dates_warn" \
+	"$thermlog" check-config "$tmp/dates.yaml"
+check "in_service before 1990 is a warning (thermlogd)" 0 "configuration OK" "$dates_warn" \
+	"$thermlogd" --check-config -c "$tmp/dates.yaml"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -237,6 +237,7 @@ static void test_full(void) {
 	is_near(c->esr_ohm, 0.5, 0, "cap esr_ohm");
 	is_near(c->rth_k_per_w, 15, 0, "cap rth_k_per_w");
 	is_int(c->in_service, 1768435200, "cap in_service 2026-01-15 UTC");
+	ok(c->has_in_service, "cap in_service set");
 	is_near(c->life_cap_years, 12, 0, "cap life_cap_years");
 	is_near(c->validity_low_c, 40, 0, "cap validity_low_c");
 	is_int(c->line, 46, "cap line");
@@ -256,7 +257,7 @@ static void test_full(void) {
 	ok(isnan(c->bt), "cap 2 bt unset");
 	is_int(c->type, CAPACITOR_TYPE_POLYMER, "cap 2 polymer");
 	is_int(c->self_heating, SELF_HEATING_NONE, "cap 2 no self-heating");
-	is_int(c->in_service, -1, "cap 2 in_service unset");
+	ok(!c->has_in_service, "cap 2 in_service unset");
 	is_near(c->life_cap_years, 15, 0, "cap 2 default life cap");
 	ok(isnan(c->validity_low_c), "cap 2 validity default (NAN)");
 	c = &cfg.capacitors[2];
@@ -753,6 +754,48 @@ static void test_ripple(void) {
 	free(y);
 }
 
+/*
+ * An in-service date before 1990 or in the future is a warning with its place, not an error:
+ * 1925 is a date (a typo for 2025, likely), 1969-12-31 too; 1990 and today are quiet.
+ */
+static void test_in_service_warnings(void) {
+	static const char yaml[] = "capacitors:\n"
+				   "  - {name: a, sensor: s, rated_life_h: 1, rated_temp_c: 105, "
+				   "in_service: 1925-06-01}\n"
+				   "  - {name: b, sensor: s, rated_life_h: 1, rated_temp_c: 105, "
+				   "in_service: 1969-12-31}\n"
+				   "  - {name: c, sensor: s, rated_life_h: 1, rated_temp_c: 105, "
+				   "in_service: 1990-01-01}\n"
+				   "  - {name: d, sensor: s, rated_life_h: 1, rated_temp_c: 105, "
+				   "in_service: 2026-12-07}\n"
+				   "  - {name: e, sensor: s, rated_life_h: 1, rated_temp_c: 105, "
+				   "in_service: 2026-12-08}\n"
+				   "  - {name: f, sensor: s, rated_life_h: 1, rated_temp_c: 105}\n";
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors),
+	   "dates before 1970 load: they are dates");
+	free(errors);
+	is_int(cfg.capacitors[0].in_service, -1407024000, "1925-06-01 read as it is");
+	ok(cfg.capacitors[1].has_in_service && cfg.capacitors[1].in_service == -86400,
+	   "1969-12-31 is set, not the 'unset' of old");
+	char *w = config_warnings(&cfg, 1796601600 + 3600); // 2026-12-07T01:00Z
+	is_str(w,
+	       "configuration:2:74: capacitor 'a': in_service 1925-06-01 is before 1990: if the "
+	       "year is a typo, the part's age and its calendar cap are wrong\n"
+	       "configuration:3:74: capacitor 'b': in_service 1969-12-31 is before 1990: if the "
+	       "year is a typo, the part's age and its calendar cap are wrong\n"
+	       "configuration:6:74: capacitor 'e': in_service 2026-12-08 is in the future (today "
+	       "is 2026-12-07): no sample ages the part before it\n",
+	       "before 1990 and after today are warned, with their places (a file name when read from one)");
+	free(w);
+	config_finish(&cfg);
+	config_init(&cfg);
+	ok(config_warnings(&cfg, 1796601600) == NULL, "nothing to say: NULL");
+	config_finish(&cfg);
+}
+
 int main(void) {
 	test_defaults();
 	test_runs();
@@ -769,5 +812,6 @@ int main(void) {
 	test_ripple();
 	test_files();
 	test_wanted();
+	test_in_service_warnings();
 	return test_done();
 }

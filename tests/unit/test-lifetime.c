@@ -252,6 +252,7 @@ static void test_outputs_and_warnings(void) {
 
 	// calendar cap from in_service; the unobserved service time ages the part too
 	cc.in_service = 0;
+	cc.has_in_service = true;
 	p = params(&cc);
 	lifetime_acc_init(&acc);
 	lifetime_acc_add(&acc, &p, 40, 100);
@@ -343,6 +344,37 @@ static void expect_error(struct capacitor_config cc, const char *needle, const c
 		printf("#   message: %s\n", err);
 	}
 	free(err);
+}
+
+/*
+ * An in-service date before 1970 is a date like any other (a 1925 typo for 2025): the part
+ * is that old, so the calendar cap applies. Read from a configuration as the daemon reads it.
+ */
+static void test_in_service_before_1970(void) {
+	static const char yaml[] = "capacitors:\n  - name: C1\n    sensor: thermal/test\n"
+				   "    rated_life_h: 2000\n    rated_temp_c: 105\n"
+				   "    in_service: 1925-06-01\n";
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	bool loaded = config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors);
+	ok(loaded && cfg.n_capacitors == 1, "a capacitor in service since 1925 loads");
+	free(errors);
+	if (!loaded || cfg.n_capacitors != 1) {
+		config_finish(&cfg);
+		return;
+	}
+	struct lifetime_params p = params(&cfg.capacitors[0]);
+	struct lifetime_acc acc;
+	struct lifetime_result r;
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 40, 24);
+	int64_t now = 1767225600; // 2026-01-01
+	lifetime_summarize(&p, &acc, now, &r);
+	is_near(r.service_h, (double)(now - -1407024000) / 3600, 1e-12,
+		"in service for 100.6 years (1925-06-01 is -1407024000)");
+	ok(r.capped && r.remaining_h == 0, "past the 15-year calendar cap: nothing remains");
+	config_finish(&cfg);
 }
 
 static void test_errors(void) {
@@ -530,6 +562,7 @@ int main(int argc, char **argv) {
 	test_miner();
 	test_sine();
 	test_outputs_and_warnings();
+	test_in_service_before_1970();
 	test_errors();
 	test_profiles();
 	test_percentile();
