@@ -45,8 +45,12 @@ static void parse_ripple(struct parser *p, const struct yamltree_node *seq,
 		if (!yamltree_check_mapping(&p->yt, m, "ripple", keys)) {
 			continue;
 		}
+		size_t given = 0; // keys present: a bad value is its own error, not a missing key
 		for (size_t k = 0; k + 1 < m->n; k += 2) {
 			const struct yamltree_node *key = m->items[k], *v = m->items[k + 1];
+			given += yamltree_key_is(key, "freq_hz") ||
+				 yamltree_key_is(key, "current_a") ||
+				 yamltree_key_is(key, "multiplier");
 			if (yamltree_key_is(key, "freq_hz")) {
 				yamltree_get_double(&p->yt, v, "freq_hz",
 						    (struct yamltree_range){0, 1e9, true},
@@ -61,11 +65,14 @@ static void parse_ripple(struct parser *p, const struct yamltree_node *seq,
 						    &r->multiplier);
 			}
 		}
-		if (isnan(r->freq_hz) || isnan(r->current_a) || isnan(r->multiplier)) {
+		if (given < 3) {
 			yamltree_error_node(&p->yt, m,
 					    "ripple: each component needs freq_hz, current_a and "
 					    "multiplier (the series' factor at that frequency)");
 			continue;
+		}
+		if (isnan(r->freq_hz) || isnan(r->current_a) || isnan(r->multiplier)) {
+			continue; // a bad value, said where it is
 		}
 		sum += (r->current_a / r->multiplier) * (r->current_a / r->multiplier);
 	}

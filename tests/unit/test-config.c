@@ -752,6 +752,13 @@ static void test_ripple(void) {
 	free(errors);
 	config_finish(&c2);
 	free(y);
+	// One bad value is one error: its own, not a second saying a key is missing.
+	y = xasprintf("%s      rated_ripple_a: 1.5\n      rated_rise_k: 5\n"
+		      "      ripple: [{freq_hz: 120, current_a: 0.8, multiplier: lots}]\n",
+		      head);
+	check(y, "t.yaml:9:59: multiplier: expected a number, got 'lots'\n",
+	      "a component with one bad value: that value's error alone");
+	free(y);
 }
 
 /*
