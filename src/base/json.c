@@ -139,6 +139,25 @@ void json_fixed(struct json *j, double v, int digits) {
 	buf_printf(j->out, "%.*f", digits, v);
 }
 
+void json_decimal(struct json *j, double v, int digits) {
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	char text[64];
+	int n = snprintf(text, sizeof(text), "%.*f", digits, v);
+	if (n > 0 && (size_t)n < sizeof(text) && strchr(text, '.')) {
+		while (n > 0 && text[n - 1] == '0') {
+			text[--n] = '\0';
+		}
+		if (n > 0 && text[n - 1] == '.') {
+			text[--n] = '\0';
+		}
+	}
+	before_value(j);
+	buf_puts(j->out, strcmp(text, "-0") == 0 ? "0" : text);
+}
+
 void json_bool(struct json *j, bool v) {
 	before_value(j);
 	buf_puts(j->out, v ? "true" : "false");
@@ -172,6 +191,11 @@ void json_field_double(struct json *j, const char *key, double v) {
 void json_field_fixed(struct json *j, const char *key, double v, int digits) {
 	json_key(j, key);
 	json_fixed(j, v, digits);
+}
+
+void json_field_decimal(struct json *j, const char *key, double v, int digits) {
+	json_key(j, key);
+	json_decimal(j, v, digits);
 }
 
 void json_field_bool(struct json *j, const char *key, bool v) {

@@ -33,6 +33,11 @@ void json_int(struct json *j, int64_t v);
 void json_double(struct json *j, double v);
 /** Fixed precision: @digits after the point; non-finite → null. */
 void json_fixed(struct json *j, double v, int digits);
+/**
+ * A value known to @digits decimals: rounded to them, trailing zeros dropped (13853.53125,
+ * 78.336, 12), so no float noise shows (13853.531249999998); non-finite → null.
+ */
+void json_decimal(struct json *j, double v, int digits);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 /** Inserts @text, which must already be valid JSON. */
@@ -47,6 +52,7 @@ void json_field_string(struct json *j, const char *key, const char *s); // NULL 
 void json_field_int(struct json *j, const char *key, int64_t v);
 void json_field_double(struct json *j, const char *key, double v); // non-finite → null
 void json_field_fixed(struct json *j, const char *key, double v, int digits);
+void json_field_decimal(struct json *j, const char *key, double v, int digits);
 void json_field_bool(struct json *j, const char *key, bool v);
 void json_field_null(struct json *j, const char *key);
 /** @text must already be valid JSON; NULL writes null. */

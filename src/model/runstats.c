@@ -14,7 +14,8 @@
 #include "stats.h"
 #include "xalloc.h"
 
-/* The quantization step of each figure: exact statistics at this resolution. */
+/* The quantization step of each figure: exact statistics at this resolution, 10^-places of its
+ * RUNSTATS_PLACES_* (runstats.h). */
 static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
 		    resolution_rss = 1, resolution_share = 1e-6;
 

@@ -34,6 +34,14 @@ struct runstats_summary {
 	double *percentiles; // the requested ones, in request order; NULL when none requested
 };
 
+/* The quantum of each figure, as decimal places (1 ms, 1 mJ, 0.001 °C, 1 byte, a share to 1e-6):
+ * statistics are exact at it, and the JSON writes each to it (runs_stats_write_json()). */
+#define RUNSTATS_PLACES_DURATION 3
+#define RUNSTATS_PLACES_ENERGY   3
+#define RUNSTATS_PLACES_TEMP     3
+#define RUNSTATS_PLACES_BYTES    0
+#define RUNSTATS_PLACES_SHARE    6
+
 struct runstats_label {
 	char *label;
 	size_t count;                       // runs of every status

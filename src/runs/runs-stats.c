@@ -109,9 +109,24 @@ static void percentile_key(double p, char key[40]) {
 	snprintf(key, 40, "p%s", num);
 }
 
-/* A figure's summary over a label's runs as the member @key; null when no run has it. */
+/* The decimals of @p (0 for 95, 1 for 99.9), at most 6. */
+static int decimals_of(double p) {
+	int d = 0;
+	while (d < 6 && fabs(p - round(p)) > 1e-9) {
+		p *= 10;
+		d++;
+	}
+	return d;
+}
+
+/*
+ * A figure's summary over a label's runs as the member @key; null when no run has it. Its
+ * values are integer multiples of 10^-@places (runstats' quantum): the maximum has those
+ * places, a type-7 percentile at most two more (three for a p with one decimal...), written
+ * exactly; the mean three more. No float noise either way.
+ */
 static void write_summary(struct json *j, const char *key, const struct runstats_summary *s,
-			  const struct runs_stats_options *opt) {
+			  int places, const struct runs_stats_options *opt) {
 	if (s->n == 0) {
 		json_field_null(j, key);
 		return;
@@ -119,14 +134,15 @@ static void write_summary(struct json *j, const char *key, const struct runstats
 	json_key(j, key);
 	json_object_begin(j);
 	json_field_int(j, "n", (int64_t)s->n);
-	json_field_double(j, "p50", s->p50);
-	json_field_double(j, "p95", s->p95);
-	json_field_double(j, "max", s->max);
-	json_field_double(j, "mean", s->mean);
+	json_field_decimal(j, "p50", s->p50, places + 2);
+	json_field_decimal(j, "p95", s->p95, places + 2);
+	json_field_decimal(j, "max", s->max, places);
+	json_field_decimal(j, "mean", s->mean, places + 3);
 	for (size_t k = 0; opt && k < opt->n_percentiles; k++) {
 		char pkey[40];
 		percentile_key(opt->percentiles[k], pkey);
-		json_field_double(j, pkey, s->percentiles[k]);
+		json_field_decimal(j, pkey, s->percentiles[k],
+				   places + 2 + decimals_of(opt->percentiles[k]));
 	}
 	json_object_end(j);
 }
@@ -140,14 +156,14 @@ static void write_label(struct json *j, const struct runstats_label *l,
 		json_field_int(j, run_status_name((enum run_status)s), (int64_t)l->by_status[s]);
 	}
 	json_field_int(j, "over", (int64_t)l->over);
-	write_summary(j, "duration_s", &l->duration_s, opt);
-	write_summary(j, "energy_j", &l->energy_j, opt);
+	write_summary(j, "duration_s", &l->duration_s, RUNSTATS_PLACES_DURATION, opt);
+	write_summary(j, "energy_j", &l->energy_j, RUNSTATS_PLACES_ENERGY, opt);
 	json_field_int(j, "energy_partial", (int64_t)l->energy_partial);
 	json_field_int(j, "energy_missing", (int64_t)l->energy_missing);
 	json_field_int(j, "energy_not_ok", (int64_t)l->energy_not_ok);
-	write_summary(j, "temp_max_c", &l->temp_max_c, opt);
-	write_summary(j, "rss_max_bytes", &l->rss_max_bytes, opt);
-	write_summary(j, "swap_max_bytes", &l->swap_max_bytes, opt);
+	write_summary(j, "temp_max_c", &l->temp_max_c, RUNSTATS_PLACES_TEMP, opt);
+	write_summary(j, "rss_max_bytes", &l->rss_max_bytes, RUNSTATS_PLACES_BYTES, opt);
+	write_summary(j, "swap_max_bytes", &l->swap_max_bytes, RUNSTATS_PLACES_BYTES, opt);
 	json_key(j, "throttle");
 	if (l->throttle_known == 0) {
 		json_null(j); // no ok run whose throttling is known
@@ -157,7 +173,7 @@ static void write_label(struct json *j, const struct runstats_label *l,
 		json_field_int(j, "throttled", (int64_t)l->throttled);
 		json_field_double(j, "throttled_ratio",
 				  (double)l->throttled / (double)l->throttle_known);
-		write_summary(j, "share", &l->throttled_share, opt);
+		write_summary(j, "share", &l->throttled_share, RUNSTATS_PLACES_SHARE, opt);
 		json_object_end(j);
 	}
 	json_object_end(j);

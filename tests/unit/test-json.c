@@ -149,6 +149,26 @@ static void test_doubles(void) {
 	is_str(text, "75.769", "shortest form kept");
 	json_format_double(text, 131400);
 	is_str(text, "131400", "integers print without exponent");
+	// json_decimal: a value known to some decimals, without the float noise behind them
+	const struct {
+		double v;
+		int digits;
+		const char *want;
+	} dec[] = {{13853.531249999998, 5, "13853.53125"},
+		   {70.79050000000001, 5, "70.7905"},
+		   {12, 3, "12"},
+		   {-0.0000001, 3, "0"},
+		   {52.20074999999999, 5, "52.20075"}};
+	for (size_t i = 0; i < sizeof(dec) / sizeof(dec[0]); i++) {
+		struct buf b;
+		buf_init(&b);
+		struct json j;
+		json_init(&j, &b, false);
+		json_decimal(&j, dec[i].v, dec[i].digits);
+		is_str(b.data, dec[i].want,
+		       "json_decimal: the digits known, trailing zeros dropped");
+		buf_finish(&b);
+	}
 }
 
 static void put_caret(struct buf *b, unsigned char c) {
