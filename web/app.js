@@ -230,9 +230,12 @@
       const r = Math.round(s);
       return Math.floor(r / 60) + ' min' + (r % 60 ? ' ' + (r % 60) + ' s' : '');
     }
-    if (s < 5400) return Math.round(s / 60) + ' min';
-    if (s < 2 * 86400) return (s / 3600).toFixed(s < 36000 ? 1 : 0) + ' h';
-    return (s / 86400).toFixed(s < 864000 ? 1 : 0) + ' d';
+    // then three figures in the largest unit that fits, as the CLI's unit_duration()
+    // (src/base/unit.c): 1535 s and 1550 s read 25.6 and 25.8 min, never both "26 min"
+    const fig3 = (v) => String(Number(v.toPrecision(3)));
+    if (s < 7200) return fig3(s / 60) + ' min';
+    if (s < 2 * 86400) return fig3(s / 3600) + ' h';
+    return fig3(s / 86400) + ' d';
   }
 
   /* A long span in words: "400 days", "6.9 years". */

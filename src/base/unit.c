@@ -1,7 +1,9 @@
 /* The unit registry (unit.h): symbols, display scaling and Prometheus families, in one table. */
 #include "unit.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MIB (1.0 / 1048576)
@@ -78,4 +80,22 @@ const struct unit_info *unit_family(const struct channel *ch) {
 		}
 	}
 	return NULL;
+}
+
+void unit_duration(char *out, size_t len, double s) {
+	if (!isfinite(s)) {
+		snprintf(out, len, "-");
+	} else if (s >= 2 * 86400) {
+		snprintf(out, len, "%.3g days", s / 86400);
+	} else if (s >= 2 * 3600) {
+		snprintf(out, len, "%.3g hours", s / 3600);
+	} else if (s >= 120) {
+		snprintf(out, len, "%.3g minutes", s / 60);
+	} else if (s >= 1 || s == 0) {
+		snprintf(out, len, s == floor(s) ? "%.0f s" : "%.1f s", s);
+	} else if (s >= 0.0005) {
+		snprintf(out, len, "%.0f ms", s * 1000);
+	} else {
+		snprintf(out, len, "under 1 ms");
+	}
 }

@@ -48,6 +48,14 @@ int unit_places(const char *unit, bool column);
 
 /** The Prometheus family of @ch's values, or NULL for the catch-all "thermlog_value". */
 const struct unit_info *unit_family(const struct channel *ch);
+/**
+ * How a duration of @s seconds reads, wherever thermlog prints one (the CLI's tables, the
+ * throttle episodes and totals; the dashboard's fmtDuration follows the same steps): "0 s",
+ * "300 ms" below a second, "45 s" or "8.5 s" below 2 minutes, then three significant digits
+ * in the largest unit that fits: "25.6 minutes", "2.5 hours", "6.02 days".
+ */
+void unit_duration(char *out, size_t len, double s);
+
 /** The catch-all family: "thermlog_value", a unit label beside its key. */
 #define UNIT_FAMILY_OTHER      "thermlog_value"
 #define UNIT_FAMILY_OTHER_HELP "Value of a channel without a standard unit (see the unit label)."

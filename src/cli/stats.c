@@ -16,6 +16,7 @@
 #include "stats.h"
 #include "table.h"
 #include "timefmt.h"
+#include "unit.h"
 #include "xalloc.h"
 
 void cli_window_init(struct cli_window *w) {
@@ -196,8 +197,8 @@ static const char *const usage_texts[] = {
 /* A summary line ("7002 samples over 6 days ...") and one row per channel; MHz for hertz. */
 static void stats_text(const struct query_stats *s, struct buf *out) {
 	char span[32], gap[32], from[TIMEFMT_ISO_LEN], to[TIMEFMT_ISO_LEN];
-	table_duration(span, sizeof(span), s->to - s->from);
-	table_duration(gap, sizeof(gap), s->longest_gap_s);
+	unit_duration(span, sizeof(span), (double)(s->to - s->from));
+	unit_duration(gap, sizeof(gap), (double)s->longest_gap_s);
 	timefmt_iso(s->from, from);
 	timefmt_iso(s->to, to);
 	buf_printf(out, "%lld samples over %s (%s .. %s), coverage %.1f %%, ", (long long)s->cycles,
@@ -216,8 +217,8 @@ static void stats_text(const struct query_stats *s, struct buf *out) {
 			   : "samples: each sample counts once (--weight time weighs by time)");
 	if (s->mixed_intervals) {
 		char lo[32], hi[32];
-		table_duration(lo, sizeof(lo), s->min_interval_s);
-		table_duration(hi, sizeof(hi), s->max_interval_s);
+		unit_duration(lo, sizeof(lo), (double)s->min_interval_s);
+		unit_duration(hi, sizeof(hi), (double)s->max_interval_s);
 		buf_printf(out, "warning: the window mixes sampling intervals from %s to %s%s\n",
 			   lo, hi,
 			   s->weight == QUERY_WEIGHT_TIME

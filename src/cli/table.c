@@ -169,15 +169,3 @@ void table_number(char *out, size_t len, double v, double factor, int digits) {
 		snprintf(out, len, "%.*f", digits, v * factor);
 	}
 }
-
-void table_duration(char *out, size_t len, int64_t s) {
-	if (s >= 2 * 86400) {
-		snprintf(out, len, "%.3g days", (double)s / 86400);
-	} else if (s >= 2 * 3600) {
-		snprintf(out, len, "%.3g hours", (double)s / 3600);
-	} else if (s >= 120) {
-		snprintf(out, len, "%.3g minutes", (double)s / 60);
-	} else {
-		snprintf(out, len, "%lld s", (long long)s);
-	}
-}

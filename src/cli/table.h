@@ -65,7 +65,5 @@ int table_digits(const struct channel *ch, double factor);
 char *table_value(const struct channel *ch, double v);
 /** @v * @factor with @digits places into @out, or "-" for NAN or an infinity (no value). */
 void table_number(char *out, size_t len, double v, double factor, int digits);
-/** "6.02 days", "5 hours", "45 s": a span in the largest fitting unit. */
-void table_duration(char *out, size_t len, int64_t s);
 
 #endif

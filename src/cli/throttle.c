@@ -10,6 +10,7 @@
 #include "table.h"
 #include "throttle-report.h"
 #include "timefmt.h"
+#include "unit.h"
 
 enum { THROTTLE_OPT_DOMAIN = 512 };
 
@@ -36,6 +37,24 @@ static void mhz(char *out, size_t len, int64_t hz) {
 	snprintf(out + n, len - n, " %s", unit);
 }
 
+/*
+ * A cap as people read it: "1416 MHz of 2256 MHz"; a whole-board signal (x86's throttle
+ * counters, an under-voltage alarm) caps no clock; only the kernel's counters saw a cap of
+ * unknown depth.
+ */
+static void cap_text(char *out, size_t len, int64_t min_hz, int64_t max_hz) {
+	char cap[32], max[32];
+	mhz(max, sizeof(max), max_hz);
+	if (min_hz <= 0 && max_hz <= 0) {
+		snprintf(out, len, "no clock (whole-board signal)");
+	} else if (min_hz <= 0) {
+		snprintf(out, len, "depth not known (counters), max %s", max);
+	} else {
+		mhz(cap, sizeof(cap), min_hz);
+		snprintf(out, len, "%s of %s", cap, max);
+	}
+}
+
 static void time_cell(struct table *t, size_t col, int64_t ts) {
 	char iso[TIMEFMT_ISO_LEN];
 	if (ts) {
@@ -54,16 +73,15 @@ static void episodes_table(const struct throttle_report *r, struct buf *out) {
 	table_head(&t, head, 9);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct throttle_episode *ep = &r->episodes[i];
-		char cap[32], max[32], dur[32];
+		char cap[96], dur[32];
 		table_row(&t);
 		time_cell(&t, 0, ep->start);
 		time_cell(&t, 1, ep->end);
-		snprintf(dur, sizeof(dur), "%.1f s", (double)ep->duration_ms / 1000);
+		unit_duration(dur, sizeof(dur), (double)ep->duration_ms / 1000);
 		table_set(&t, 2, "%s", dur);
 		table_set(&t, 3, "%s", ep->domain);
-		mhz(cap, sizeof(cap), ep->min_hz);
-		mhz(max, sizeof(max), ep->max_hz);
-		table_set(&t, 4, "%s of %s", cap, max);
+		cap_text(cap, sizeof(cap), ep->min_hz, ep->max_hz);
+		table_set(&t, 4, "%s", cap);
 		table_set(&t, 5, "%s", throttle_cause_name(ep->cause));
 		if (ep->zone[0] && ep->have_temp) {
 			table_set(&t, 6, "%s %.1f-%.1f °C", ep->zone,
@@ -95,16 +113,15 @@ static void domains_table(const struct throttle_report *r, struct buf *out) {
 	table_head(&t, head, 5);
 	for (size_t i = 0; i < r->n_domains; i++) {
 		const struct throttle_report_domain *d = &r->domains[i];
-		char span[32], cap[32], max[32];
+		char span[32], cap[96];
 		table_row(&t);
 		table_set(&t, 0, "%s", d->name);
 		table_set(&t, 1, "%" PRId64, d->episodes);
-		table_duration(span, sizeof(span), (d->throttled_ms + 500) / 1000);
+		unit_duration(span, sizeof(span), (double)d->throttled_ms / 1000);
 		table_set(&t, 2, "%s", span);
 		table_set(&t, 3, "%.2f %%", 100 * d->share);
-		mhz(cap, sizeof(cap), d->min_hz);
-		mhz(max, sizeof(max), d->max_hz);
-		table_set(&t, 4, "%s of %s", cap, max);
+		cap_text(cap, sizeof(cap), d->min_hz, d->max_hz);
+		table_set(&t, 4, "%s", cap);
 	}
 	table_print(&t, out);
 }

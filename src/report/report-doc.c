@@ -343,7 +343,8 @@ static void residency(const struct query_stats *s, size_t k, size_t shown, struc
 			   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
 	}
 	if (n_bins > shown) {
-		buf_printf(out, ", %zu more states", n_bins - shown);
+		buf_printf(out, ", %zu more state%s", n_bins - shown,
+			   n_bins - shown == 1 ? "" : "s");
 	}
 	free(sh);
 }

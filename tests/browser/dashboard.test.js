@@ -168,11 +168,14 @@ async function runsViews(ctx, win) {
     const kj = (j) => (j >= 1000 ? (j / 1000).toFixed(2) + ' kJ' : j.toFixed(1) + ' J');
     ok(l.energy_j && card.text.includes(kj(l.energy_j.p50)) && card.text.includes(kj(l.energy_j.p95)),
       l.label + ': energy p50 and p95 (' + (l.energy_j ? kj(l.energy_j.p50) : 'none') + ')');
-    // Under 10 min a duration keeps its seconds: p50 91 s and p95 147 s never both read "2 min".
+    // Under 10 min a duration keeps its seconds: p50 91 s and p95 147 s never both read "2 min";
+    // above, three figures, as the CLI's unit_duration(): 1535 s and 1550 s are 25.6 and
+    // 25.8 min, never both "26 min".
     for (const k of ['p50', 'p95']) {
       const v = Math.round(l.duration_s[k]);
-      if (v < 90 || v >= 600) continue;
-      const want = Math.floor(v / 60) + ' min' + (v % 60 ? ' ' + (v % 60) + ' s' : '');
+      if (v < 90 || v >= 7200) continue;
+      const want = v < 600 ? Math.floor(v / 60) + ' min' + (v % 60 ? ' ' + (v % 60) + ' s' : '')
+        : Number((l.duration_s[k] / 60).toPrecision(3)) + ' min';
       const got = await page.textContent('#runs-labels [data-label="' + l.label + '"] [data-field="duration ' + k + '"] dd');
       ok(got === want, l.label + ': duration ' + k + ' ' + l.duration_s[k] + ' s reads "' + want + '"', got);
     }

@@ -291,6 +291,11 @@ def part_cap(tap, wd):
     text = p.stdout.decode()
     tap.ok(p.returncode == 0 and "cpufreq/policy6" in text and "1416 MHz of 2256 MHz" in text
            and "deepest cap" in text, "the table", text)
+    # the episode's duration and the domain's throttled time in one unit, as one writer says
+    dur = "%d s" % (end - start)
+    rows = [line for line in text.splitlines() if "cpufreq/policy6" in line]
+    tap.ok(len(rows) == 2 and all(re.search(r"\s%s\s" % dur, r) for r in rows),
+           "the episode and the domain's total both read %s" % dur, text)
     p = cli(cfg, db, "throttle", "--json")
     tap.ok(p.returncode == 0 and any(e["start"] == ep[0]["start"] for e in
                                      json.loads(p.stdout)["episodes"]),
@@ -400,6 +405,11 @@ def x86_board(tap, wd):
     j = json.loads(p.stdout) if p.returncode == 0 else {}
     tap.ok([e["method"] for e in j.get("episodes", [])] == ["counters", "counters"],
            "thermlog throttle --domain board shows it", p.stdout)
+    p = cli(cfg, db, "throttle", "--domain", "board")
+    text = p.stdout.decode()
+    tap.ok(p.returncode == 0 and " - of -" not in text and
+           text.count("no clock (whole-board signal)") == 3,
+           "the text says plainly that a board episode caps no clock", text)
     tap.ok(d.stop() == 0, "the x86 daemon stops cleanly")
 
 

@@ -313,6 +313,19 @@ def run(tap):
                "--weight time: zones equal stats --weight time --json, residency of the time",
                "got  %s\nwant %s" % (got, want))
 
+        # A clock of seven operating points: six shown, then "1 more state" (one, singular).
+        seven = os.path.join(wd, "seven.db")
+        with open(os.path.join(wd, "seven.csv"), "w") as f:
+            f.write("unix,channel,value,unit\n")
+            for i in range(70):
+                f.write("%d,cpufreq/policy6,%d,hertz\n" % (seeding.T0 + 60 * i,
+                                                          (408 + 200 * (i % 7)) * 1000000))
+        tl("import", os.path.join(wd, "seven.csv"), db=seven)
+        p = tl("report", "--format", "md", "-o", "-", db=seven)
+        tap.ok(p.returncode == 0 and ", 1 more state" in p.stdout and
+               "1 more states" not in p.stdout, "seven clock states: six shown, '1 more state'",
+               p.stdout + p.stderr)
+
         # --label: only that label.
         p = tl("report", "--label", "sdxl-npu", "--format", "md", "-o", "-", cfg=cfg, db=a)
         rt = find(md_tables(p.stdout), "Runs", "label")

@@ -89,14 +89,6 @@ static void test_units_and_numbers(void) {
 	is_str(v, "2400", "2.4 GHz as 2400");
 	table_number(v, sizeof(v), NAN, 1, 3);
 	is_str(v, "-", "no value: -");
-	table_duration(v, sizeof(v), 45);
-	is_str(v, "45 s", "seconds");
-	table_duration(v, sizeof(v), 600);
-	is_str(v, "10 minutes", "minutes");
-	table_duration(v, sizeof(v), 5 * 3600);
-	is_str(v, "5 hours", "hours");
-	table_duration(v, sizeof(v), 520128);
-	is_str(v, "6.02 days", "days, three figures");
 }
 
 int main(void) {

@@ -90,9 +90,33 @@ static void test_channel_object(void) {
 	buf_finish(&b);
 }
 
+/* One rule for every duration: the throttle episodes beside their totals, stats' spans. */
+static void test_durations(void) {
+	const struct {
+		double s;
+		const char *want;
+	} cases[] = {{0, "0 s"},
+		     {0.0002, "under 1 ms"},
+		     {0.3, "300 ms"},
+		     {8, "8 s"},
+		     {8.25, "8.2 s"},
+		     {45, "45 s"},
+		     {600, "10 minutes"},
+		     {1535, "25.6 minutes"},
+		     {1550, "25.8 minutes"},
+		     {5 * 3600, "5 hours"},
+		     {520128, "6.02 days"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char v[32];
+		unit_duration(v, sizeof(v), cases[i].s);
+		is_str(v, cases[i].want, "a duration reads in the largest unit, three figures");
+	}
+}
+
 int main(void) {
 	test_registry();
 	test_families();
 	test_channel_object();
+	test_durations();
 	return test_done();
 }
