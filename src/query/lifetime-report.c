@@ -276,6 +276,11 @@ void lifetime_report_write_part(const struct lifetime_report_entry *e, struct js
 
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
 	json_object_begin(out);
+	// the span it covers: the first and the last sample evaluated (null when none)
+	bool any = rep->from != 0 || rep->to != 0;
+	json_field_int_or_null(out, "from", any, rep->from);
+	json_field_int_or_null(out, "to", any, rep->to);
+	json_field_int_or_null(out, "interval_s", rep->interval_s > 0, rep->interval_s);
 	json_key(out, "capacitors");
 	json_array_begin(out);
 	for (size_t i = 0; i < rep->n; i++) {

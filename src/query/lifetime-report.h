@@ -53,7 +53,8 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed struct
 
 /**
- * The JSON of `thermlog lifetime --json`, appended to @out: {"capacitors": [{"name", "sensor",
+ * The JSON of `thermlog lifetime --json`, appended to @out: {"from", "to" (the first and the
+ * last sample evaluated, unix s; null when none), "interval_s", "capacitors": [{"name", "sensor",
  * "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
  * "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
  * "life_at_p95_temp_h", "remaining_h", "capped", "warnings": [{"code", "message"}],

@@ -151,8 +151,14 @@ def main():
 
         p = run("--db", db, "-c", cfg, "lifetime", "--json")
         ok(p.returncode == 0, "thermlog lifetime --json", p.stderr)
-        caps = json.loads(p.stdout)["capacitors"]
+        whole = json.loads(p.stdout)
+        caps = whole["capacitors"]
         ok([c["name"] for c in caps] == ["C12 bulk 100uF/400V", "C30 polymer"], "every configured capacitor")
+        # the span it covers: the first and the last sample evaluated, the interval inferred
+        ok(list(whole) == ["from", "to", "interval_s", "capacitors"] and
+           whole["from"] == rows[0][0] and whole["to"] == rows[-1][0] and whole["interval_s"] == STEP,
+           "the JSON says the span it covers (from, to, interval_s)",
+           {k: whole.get(k) for k in ("from", "to", "interval_s")})
         keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
                 "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
                 "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
@@ -186,7 +192,11 @@ def main():
         # a window: the second day only
         t_from, t_to = T_START + 86400, T_START + 2 * 86400
         p = run("--db", db, "-c", cfg, "lifetime", "--json", "--from", str(t_from), "--to", str(t_to))
-        w = json.loads(p.stdout)["capacitors"][0]
+        wj = json.loads(p.stdout)
+        w = wj["capacitors"][0]
+        inside = [ts for ts, _ in rows if t_from <= ts < t_to]
+        ok(wj["from"] == inside[0] and wj["to"] == inside[-1],
+           "window: the span covered inside it", (wj.get("from"), wj.get("to"), inside[0], inside[-1]))
         mw = miner(rows, res, wet, t_from, t_to)
         near(w["consumed_fraction"], mw["D"], 1e-12, "window: consumed fraction")
         near(w["observed_h"], mw["obs"], 1e-12, "window: observed hours")
