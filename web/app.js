@@ -1426,6 +1426,16 @@
     return [used + ' of ' + npu.length, npu.map((c) => c.core + ' ' + c.mean_pct.toFixed(1) + ' % mean').join(' · ')];
   }
 
+  /* Where a run's peak temperature was read: its channel and when (figures.peak of a recorded
+   * run, else the hottest fast sample of its window, the run's `peak`). */
+  function runPeakText(r) {
+    const fp = (r.figures || {}).peak;
+    const p = fp ? { channel: fp.channel, at: fp.max_at } : r.peak ? { channel: r.peak.channel, at: r.peak.time } : null;
+    if (!p || !p.channel) return '';
+    const at = typeof p.at === 'string' ? isoSeconds(p.at) : p.at;
+    return p.channel + (typeof at === 'number' && isFinite(at) ? ' at ' + fmtTime(at, true) : '');
+  }
+
   async function loadRun() {
     const id = state.runId;
     const facts = $('#run-facts');
@@ -1454,7 +1464,7 @@
       fact('Energy', typeof r.energy_j === 'number' ? (partialEnergy(r) ? '~' : '') + fmtValue(r.energy_j, 'joules') +
         (partialEnergy(r) ? ' (partial: a daemon restart mid-run)' : '') : 'not measured',
         [r.energy_method, typeof r.energy_coverage === 'number' ? fmtPercent(r.energy_coverage, 0) + ' covered' : '', power, energy.channel].filter(Boolean).join(' · ')),
-      fact('Peak temperature', fmtValue(r.temp_max_c, 'celsius')),
+      fact('Peak temperature', fmtValue(r.temp_max_c, 'celsius'), runPeakText(r)),
       fact('Throttled', ...runThrottleText(r.throttle)),
       fact('CPU load', ...runCpuLoadText(fig.load)),
       fact('NPU cores used', ...runNpuText(fig.load)),

@@ -209,6 +209,10 @@ async function runsViews(ctx, win) {
   ok(facts.includes((shown.energy_j / 1000).toFixed(2) + ' kJ') || facts.includes(shown.energy_j.toFixed(1) + ' J'),
     'the run page shows its energy', facts);
   ok(facts.includes(shown.energy_method), 'and its method ' + shown.energy_method);
+  // Its peak temperature names the channel it was read on (figures.peak, else the run's peak).
+  const pk = shown.figures.peak || shown.peak;
+  const peakFact = await page.$$eval('#run-facts div', (ds) => (ds.find((d) => d.querySelector('dt').textContent === 'Peak temperature') || { textContent: '' }).textContent);
+  ok(pk && peakFact.includes(pk.channel), 'the run page names its peak\'s channel (' + (pk && pk.channel) + ')', peakFact);
   // Its throttling, from the episodes clipped to it, and its load, as the API gives them.
   const thr = shown.throttle;
   const thrText = !thr ? 'not known' : thr.share ? (thr.share * 100).toFixed(1) + ' % of the run' : 'no domain was capped';
