@@ -134,12 +134,12 @@ static void parse_self_heating(struct parser *p, const struct yamltree_node *map
 	seen.current_a = seen.current_a ? seen.current_a : seen.ripple;
 	bool power = seen.esr_ohm || seen.rth_k_per_w;
 	bool ripple = seen.rated_ripple_a || seen.rated_rise_k;
+	// current_a may be left to a measured current (ripple_from:, checked with the entry).
 	if (seen.rise_k && !seen.current_a && !power && !ripple) {
 		c->self_heating = SELF_HEATING_RISE;
-	} else if (!seen.rise_k && seen.current_a && seen.esr_ohm && seen.rth_k_per_w && !ripple) {
+	} else if (!seen.rise_k && seen.esr_ohm && seen.rth_k_per_w && !ripple) {
 		c->self_heating = SELF_HEATING_POWER;
-	} else if (!seen.rise_k && seen.current_a && seen.rated_ripple_a && seen.rated_rise_k &&
-		   !power) {
+	} else if (!seen.rise_k && seen.rated_ripple_a && seen.rated_rise_k && !power) {
 		c->self_heating = SELF_HEATING_RIPPLE;
 	} else {
 		yamltree_error_node(
@@ -189,16 +189,279 @@ static int get_enum(struct parser *p, const struct yamltree_node *v, const char 
 	return found;
 }
 
-struct capacitor_keys {
-	const struct yamltree_node *name, *sensor, *rated_life_h, *rated_temp_c, *model, *bt,
-		*ea_ev, *self_heating, *validity_low_c;
+/* A mapping's doubles by key: each key with its range and slot; unknown keys were reported. */
+struct number_key {
+	const char *key;
+	struct yamltree_range range;
+	double *slot;
+	const struct yamltree_node **seen;
 };
+
+static void get_numbers(struct parser *p, const struct yamltree_node *map,
+			const struct number_key *keys, size_t n) {
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		for (size_t j = 0; j < n; j++) {
+			if (yamltree_key_is(k, keys[j].key)) {
+				yamltree_get_double(&p->yt, v, keys[j].key, keys[j].range,
+						    keys[j].slot);
+				if (keys[j].seen) {
+					*keys[j].seen = v;
+				}
+			}
+		}
+	}
+}
+
+/* sensors: {ambient: CH, case: CH, core: CH}: any of them, at least one, no channel twice. */
+static void parse_sensors(struct parser *p, const struct yamltree_node *map,
+			  struct capacitor_config *c) {
+	if (!yamltree_check_mapping(&p->yt, map, "sensors", temp_basis_names)) {
+		return;
+	}
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
+		for (int b = 0; b < TEMP_BASIS_N; b++) {
+			if (!yamltree_key_is(k, temp_basis_names[b])) {
+				continue;
+			}
+			yamltree_get_string(&p->yt, v, temp_basis_names[b], &c->sensors[b]);
+			for (int o = 0; o < b && c->sensors[b]; o++) {
+				if (c->sensors[o] && strcmp(c->sensors[o], c->sensors[b]) == 0) {
+					yamltree_error_node(
+						&p->yt, v,
+						"sensors: %s and %s name the same channel '%s': one sensor measures one temperature",
+						temp_basis_names[o], temp_basis_names[b],
+						c->sensors[b]);
+				}
+			}
+		}
+	}
+	if (map->kind == YAMLTREE_MAPPING && map->n == 0) {
+		yamltree_error_node(&p->yt, map,
+				    "sensors: name at least one of ambient, case and core");
+	}
+}
+
+/* ripple_from: {channel, formula: proportional (k) | buck_input (v_in, v_out), multiplier}. */
+static void parse_ripple_from(struct parser *p, const struct yamltree_node *map,
+			      struct capacitor_config *c) {
+	static const char *const keys[] = {"channel", "formula",    "k", "v_in",
+					   "v_out",   "multiplier", NULL};
+	if (!yamltree_check_mapping(&p->yt, map, "ripple_from", keys)) {
+		return;
+	}
+	struct capacitor_ripple_from *rf = &c->ripple_from;
+	free(rf->channel); // a repeated key starts again
+	*rf = (struct capacitor_ripple_from){
+		.k = NAN, .v_in = NAN, .v_out = NAN, .multiplier = NAN};
+	const struct yamltree_node *formula = NULL, *k = NULL, *v_in = NULL, *v_out = NULL;
+	const struct number_key numbers[] = {
+		{"k", {0, 1e3, true}, &rf->k, &k},
+		{"v_in", {0, 1e4, true}, &rf->v_in, &v_in},
+		{"v_out", {0, 1e4, true}, &rf->v_out, &v_out},
+		{"multiplier", {0, 100, true}, &rf->multiplier, NULL},
+	};
+	get_numbers(p, map, numbers, sizeof(numbers) / sizeof(numbers[0]));
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		const struct yamltree_node *key = map->items[i], *v = map->items[i + 1];
+		int e;
+		if (yamltree_key_is(key, "channel")) {
+			yamltree_get_string(&p->yt, v, "channel", &rf->channel);
+		} else if (yamltree_key_is(key, "formula")) {
+			if ((e = get_enum(p, v, "formula", ripple_formula_names)) >= 0) {
+				rf->formula = (enum ripple_formula)e;
+				formula = v;
+			} else {
+				return; // reported; the formula's keys cannot be judged
+			}
+		}
+	}
+	if (map->kind != YAMLTREE_MAPPING) {
+		return;
+	}
+	if (!rf->channel || !formula) {
+		yamltree_error_node(
+			&p->yt, map,
+			"ripple_from: give channel and formula (proportional with k, or "
+			"buck_input with v_in and v_out)");
+	} else if (rf->formula == RIPPLE_FORMULA_PROPORTIONAL && (!k || v_in || v_out)) {
+		yamltree_error_node(&p->yt, formula,
+				    "ripple_from: formula proportional takes k (I_rms = k x the "
+				    "channel's value), not v_in or v_out");
+	} else if (rf->formula == RIPPLE_FORMULA_BUCK_INPUT && (k || !v_in || !v_out)) {
+		yamltree_error_node(&p->yt, formula,
+				    "ripple_from: formula buck_input takes v_in and v_out (I_rms = "
+				    "I_out sqrt(D (1 - D)), D = v_out / v_in), not k");
+	} else if (rf->formula == RIPPLE_FORMULA_BUCK_INPUT && !(rf->v_out < rf->v_in)) {
+		yamltree_error_node(&p->yt, v_out ? v_out : map,
+				    "ripple_from: v_out must be below v_in for a buck converter");
+	}
+}
+
+/* voltage: {applied_v, rated_v, exponent}: all three. */
+static void parse_voltage(struct parser *p, const struct yamltree_node *map,
+			  struct capacitor_config *c) {
+	static const char *const keys[] = {"applied_v", "rated_v", "exponent", NULL};
+	if (!yamltree_check_mapping(&p->yt, map, "voltage", keys)) {
+		return;
+	}
+	struct capacitor_voltage *v = &c->voltage;
+	*v = (struct capacitor_voltage){NAN, NAN, NAN}; // a repeated key starts again
+	const struct yamltree_node *applied = NULL;
+	const struct number_key numbers[] = {
+		{"applied_v", {0, 1e5, true}, &v->applied_v, &applied},
+		{"rated_v", {0, 1e5, true}, &v->rated_v, NULL},
+		{"exponent", {0, 20, true}, &v->exponent, NULL},
+	};
+	get_numbers(p, map, numbers, 3);
+	if (map->kind != YAMLTREE_MAPPING) {
+		return;
+	}
+	if (isnan(v->applied_v) || isnan(v->rated_v) || isnan(v->exponent)) {
+		yamltree_error_node(&p->yt, map,
+				    "voltage: give applied_v, rated_v and exponent (life x "
+				    "(applied_v / rated_v)^-exponent)");
+	} else if (v->applied_v > v->rated_v) {
+		yamltree_error_node(
+			&p->yt, applied ? applied : map,
+			"voltage: applied_v %g V is above rated_v %g V: no model applies "
+			"above the rated voltage",
+			v->applied_v, v->rated_v);
+	}
+}
+
+/* valid_c: [LOW, HIGH] in °C. */
+static void parse_valid(struct parser *p, const struct yamltree_node *seq,
+			struct capacitor_config *c) {
+	if (!yamltree_check_sequence(&p->yt, seq, "valid_c")) {
+		return;
+	}
+	if (seq->n != 2) {
+		yamltree_error_node(&p->yt, seq,
+				    "valid_c: give [LOW, HIGH], the band in °C over which the "
+				    "series' B_t or E_a is stated (e.g. [60, 95])");
+		return;
+	}
+	const struct yamltree_range r = {-55, 200, false};
+	yamltree_get_double(&p->yt, seq->items[0], "valid_c", r, &c->valid_low_c);
+	yamltree_get_double(&p->yt, seq->items[1], "valid_c", r, &c->valid_high_c);
+	if (!isnan(c->valid_low_c) && !isnan(c->valid_high_c) &&
+	    !(c->valid_high_c > c->valid_low_c)) {
+		yamltree_error_node(&p->yt, seq->items[1],
+				    "valid_c: the upper bound must be above the lower");
+	}
+}
+
+/* self_heating_tolerance: {k, pct} and steady_state: {rate_k_per_10min, soak_min}. */
+static void parse_tolerance(struct parser *p, const struct yamltree_node *map,
+			    struct capacitor_config *c) {
+	static const char *const keys[] = {"k", "pct", NULL};
+	if (yamltree_check_mapping(&p->yt, map, "self_heating_tolerance", keys)) {
+		const struct number_key numbers[] = {
+			{"k", {0, 100, false}, &c->rise_tolerance_k, NULL},
+			{"pct", {0, 1000, false}, &c->rise_tolerance_pct, NULL},
+		};
+		get_numbers(p, map, numbers, 2);
+	}
+}
+
+static void parse_steady(struct parser *p, const struct yamltree_node *map,
+			 struct capacitor_config *c) {
+	static const char *const keys[] = {"rate_k_per_10min", "soak_min", NULL};
+	if (yamltree_check_mapping(&p->yt, map, "steady_state", keys)) {
+		const struct number_key numbers[] = {
+			{"rate_k_per_10min", {0, 100, true}, &c->steady_rate_k, NULL},
+			{"soak_min", {0, 7 * 24 * 60, true}, &c->steady_soak_min, NULL},
+		};
+		get_numbers(p, map, numbers, 2);
+	}
+}
+
+struct capacitor_keys {
+	const struct yamltree_node *name, *sensor, *sensors, *basis, *rated_life_h, *rated_temp_c,
+		*model, *bt, *ea_ev, *self_heating, *validity_low_c, *valid_c, *ripple_from;
+};
+
+/* One sensor drives: sensors:'s best founded (core, case, ambient), or sensor's on its basis. */
+static void settle_sensors(struct parser *p, const struct capacitor_keys *seen,
+			   struct capacitor_config *c) {
+	if (seen->sensor && seen->sensors) {
+		yamltree_error_node(&p->yt, seen->sensors,
+				    "sensors: give sensor (with basis) or sensors, not both");
+		return;
+	}
+	if (seen->sensors && seen->basis) {
+		yamltree_error_node(&p->yt, seen->basis,
+				    "basis: the sensors: map names each sensor's temperature; "
+				    "basis goes with sensor");
+	}
+	if (!seen->sensor && !seen->sensors) {
+		return; // reported with the other required keys
+	}
+	if (seen->sensor) {
+		if (c->sensor) {
+			c->sensors[c->basis] = xstrdup(c->sensor);
+		}
+		return;
+	}
+	c->sensors_map = true;
+	for (int b = TEMP_BASIS_N; b-- > 0;) {
+		if (c->sensors[b]) {
+			c->sensor = xstrdup(c->sensors[b]);
+			c->basis = (enum temp_basis)b;
+			return;
+		}
+	}
+}
+
+/* What the self-heating, a measured ripple and the validity band need of each other. */
+static void check_heating(struct parser *p, const struct capacitor_keys *seen,
+			  struct capacitor_config *c) {
+	if (seen->self_heating && c->basis != TEMP_BASIS_AMBIENT && !c->sensors_map) {
+		yamltree_error_node(
+			&p->yt, seen->self_heating,
+			"self_heating: only for an ambient basis: a %s temperature already includes the capacitor's own heating, so adding it again would count it twice (with sensors: it is the modelled rise, checked against the measurements)",
+			temp_basis_name(c->basis));
+	}
+	bool current_form =
+		c->self_heating == SELF_HEATING_POWER || c->self_heating == SELF_HEATING_RIPPLE;
+	if (seen->ripple_from && c->ripple_from.channel && !current_form) {
+		yamltree_error_node(
+			&p->yt, seen->ripple_from,
+			"ripple_from: needs self_heating in the power form {esr_ohm, rth_k_per_w} or the ripple form {rated_ripple_a, rated_rise_k}, through which the measured current heats the part");
+	}
+	if (seen->self_heating && current_form && isnan(c->current_a) && !seen->ripple_from) {
+		yamltree_error_node(
+			&p->yt, seen->self_heating,
+			"self_heating: this form needs current_a (or a measured current: ripple_from)");
+	}
+	if (seen->validity_low_c && seen->valid_c) {
+		yamltree_error_node(&p->yt, seen->validity_low_c,
+				    "validity_low_c: give valid_c or validity_low_c, not both "
+				    "(valid_c's first value is the lower bound)");
+	}
+	if (seen->validity_low_c && seen->rated_temp_c && !isnan(c->validity_low_c) &&
+	    c->validity_low_c >= c->rated_temp_c) {
+		yamltree_error_node(&p->yt, seen->validity_low_c,
+				    "validity_low_c: must be below rated_temp_c (%g)",
+				    c->rated_temp_c);
+	}
+	if (seen->valid_c && seen->rated_temp_c && !isnan(c->valid_low_c) &&
+	    c->valid_low_c >= c->rated_temp_c) {
+		yamltree_error_node(&p->yt, seen->valid_c,
+				    "valid_c: the lower bound must be below rated_temp_c (%g)",
+				    c->rated_temp_c);
+	}
+}
 
 static void check_capacitor(struct parser *p, const struct yamltree_node *map,
 			    const struct capacitor_keys *seen, struct capacitor_config *c) {
-	static const char *const required[] = {"name", "sensor", "rated_life_h", "rated_temp_c"};
-	const struct yamltree_node *const present[] = {seen->name, seen->sensor, seen->rated_life_h,
-						       seen->rated_temp_c};
+	static const char *const required[] = {"name", "sensor' or 'sensors", "rated_life_h",
+					       "rated_temp_c"};
+	const struct yamltree_node *const present[] = {seen->name,
+						       seen->sensor ? seen->sensor : seen->sensors,
+						       seen->rated_life_h, seen->rated_temp_c};
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		if (!present[i]) {
 			yamltree_error_node(&p->yt, map, "capacitor%s%s: '%s' is required",
@@ -206,6 +469,7 @@ static void check_capacitor(struct parser *p, const struct yamltree_node *map,
 					    required[i]);
 		}
 	}
+	settle_sensors(p, seen, c);
 	if (seen->bt && c->model != LIFETIME_MODEL_BT) {
 		yamltree_error_node(&p->yt, seen->bt,
 				    "bt: applies to model bt only (arrhenius uses ea_ev)");
@@ -220,102 +484,144 @@ static void check_capacitor(struct parser *p, const struct yamltree_node *map,
 			&p->yt, seen->model,
 			"model: arrhenius needs ea_ev (the activation energy in eV, e.g. 0.83)");
 	}
-	if (seen->self_heating && c->basis != TEMP_BASIS_AMBIENT) {
-		yamltree_error_node(
-			&p->yt, seen->self_heating,
-			"self_heating: only for an ambient basis: a %s temperature already includes the capacitor's own heating, so adding it again would count it twice",
-			temp_basis_name(c->basis));
+	check_heating(p, seen, c);
+}
+
+/* The keys of a capacitors: entry that are plain numbers, with their ranges. */
+static bool capacitor_number(struct parser *p, const struct yamltree_node *k,
+			     const struct yamltree_node *v, struct capacitor_keys *seen,
+			     struct capacitor_config *c) {
+	const struct number_key numbers[] = {
+		{"rated_life_h", {0, 1e7, true}, &c->rated_life_h, &seen->rated_life_h},
+		{"rated_temp_c", {40, 200, false}, &c->rated_temp_c, &seen->rated_temp_c},
+		{"bt", {1, 10, true}, &c->bt, &seen->bt},
+		{"ea_ev", {0, 5, true}, &c->ea_ev, &seen->ea_ev},
+		{"life_cap_years", {0, 100, true}, &c->life_cap_years, NULL},
+		{"validity_low_c", {-55, 150, false}, &c->validity_low_c, &seen->validity_low_c},
+		{"max_temp_c", {40, 200, false}, &c->max_temp_c, NULL},
+		{"case_diameter_mm", {0, 200, true}, &c->case_diameter_mm, NULL},
+		{"vent_clearance_mm", {0, 1000, false}, &c->vent_clearance_mm, NULL},
+		{"uncertainty_k", {0, 20, false}, &c->uncertainty_k, NULL},
+	};
+	for (size_t j = 0; j < sizeof(numbers) / sizeof(numbers[0]); j++) {
+		if (yamltree_key_is(k, numbers[j].key)) {
+			yamltree_get_double(&p->yt, v, numbers[j].key, numbers[j].range,
+					    numbers[j].slot);
+			if (numbers[j].seen) {
+				*numbers[j].seen = v;
+			}
+			return true;
+		}
 	}
-	if (seen->validity_low_c && seen->rated_temp_c && !isnan(c->validity_low_c) &&
-	    c->validity_low_c >= c->rated_temp_c) {
-		yamltree_error_node(&p->yt, seen->validity_low_c,
-				    "validity_low_c: must be below rated_temp_c (%g)",
-				    c->rated_temp_c);
+	return false;
+}
+
+/* The keys of a capacitors: entry that are mappings, lists or words. */
+static void capacitor_key(struct parser *p, const struct yamltree_node *k,
+			  const struct yamltree_node *v, struct capacitor_keys *seen,
+			  struct capacitor_config *c) {
+	int e;
+	if (yamltree_key_is(k, "name")) {
+		seen->name = v;
+		yamltree_get_string(&p->yt, v, "name", &c->name);
+	} else if (yamltree_key_is(k, "sensor")) {
+		seen->sensor = v;
+		yamltree_get_string(&p->yt, v, "sensor", &c->sensor);
+	} else if (yamltree_key_is(k, "sensors")) {
+		seen->sensors = v;
+		parse_sensors(p, v, c);
+	} else if (yamltree_key_is(k, "basis")) {
+		seen->basis = v;
+		if ((e = get_enum(p, v, "basis", temp_basis_names)) >= 0) {
+			c->basis = (enum temp_basis)e;
+		}
+	} else if (yamltree_key_is(k, "model")) {
+		seen->model = v;
+		if ((e = get_enum(p, v, "model", lifetime_model_names)) >= 0) {
+			c->model = (enum lifetime_model)e;
+		}
+	} else if (yamltree_key_is(k, "type")) {
+		if ((e = get_enum(p, v, "type", capacitor_type_names)) >= 0) {
+			c->type = (enum capacitor_type)e;
+		}
+	} else if (yamltree_key_is(k, "self_heating")) {
+		seen->self_heating = yamltree_is_null(v) ? NULL : v;
+		parse_self_heating(p, v, c);
+	} else if (yamltree_key_is(k, "in_service")) {
+		int64_t ts;
+		if (yamltree_want_scalar(&p->yt, v, "in_service", "a date YYYY-MM-DD")) {
+			if (timefmt_parse_date(v->text, &ts)) {
+				c->in_service = ts;
+				c->has_in_service = true;
+				c->in_service_line = (int)v->line;
+				c->in_service_col = (int)v->col;
+			} else {
+				yamltree_error_node(
+					&p->yt, v,
+					"in_service: expected a date YYYY-MM-DD, got '%s'",
+					v->text);
+			}
+		}
+	} else if (yamltree_key_is(k, "review")) {
+		parse_review(p, v, c);
+	} else if (yamltree_key_is(k, "ripple_from")) {
+		seen->ripple_from = v;
+		parse_ripple_from(p, v, c);
+	} else if (yamltree_key_is(k, "load_channel")) {
+		yamltree_get_string(&p->yt, v, "load_channel", &c->load_channel);
+	} else if (yamltree_key_is(k, "self_heating_tolerance")) {
+		parse_tolerance(p, v, c);
+	} else if (yamltree_key_is(k, "steady_state")) {
+		parse_steady(p, v, c);
+	} else if (yamltree_key_is(k, "valid_c")) {
+		seen->valid_c = v;
+		parse_valid(p, v, c);
+	} else if (yamltree_key_is(k, "voltage")) {
+		parse_voltage(p, v, c);
+	} else if (yamltree_key_is(k, "vent_facing")) {
+		yamltree_get_optional_string(&p->yt, v, "vent_facing", &c->vent_facing);
 	}
 }
 
 static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 			    struct capacitor_config *c) {
-	static const char *const keys[] = {
-		"name",           "sensor",       "basis",      "rated_life_h",
-		"rated_temp_c",   "model",        "bt",         "ea_ev",
-		"type",           "self_heating", "in_service", "life_cap_years",
-		"validity_low_c", "review",       NULL};
+	static const char *const keys[] = {"name",
+					   "sensor",
+					   "sensors",
+					   "basis",
+					   "rated_life_h",
+					   "rated_temp_c",
+					   "model",
+					   "bt",
+					   "ea_ev",
+					   "type",
+					   "self_heating",
+					   "in_service",
+					   "life_cap_years",
+					   "validity_low_c",
+					   "valid_c",
+					   "max_temp_c",
+					   "review",
+					   "ripple_from",
+					   "load_channel",
+					   "self_heating_tolerance",
+					   "steady_state",
+					   "voltage",
+					   "case_diameter_mm",
+					   "vent_clearance_mm",
+					   "vent_facing",
+					   "uncertainty_k",
+					   NULL};
 	if (!config_entry_mapping(p, map, "capacitors",
-				  "name, sensor, rated_life_h and rated_temp_c", "capacitor",
-				  keys)) {
+				  "name, sensor (or sensors), rated_life_h and rated_temp_c",
+				  "capacitor", keys)) {
 		return;
 	}
 	struct capacitor_keys seen = {0};
-	int e;
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		if (yamltree_key_is(k, "name")) {
-			seen.name = v;
-			yamltree_get_string(&p->yt, v, "name", &c->name);
-		} else if (yamltree_key_is(k, "sensor")) {
-			seen.sensor = v;
-			yamltree_get_string(&p->yt, v, "sensor", &c->sensor);
-		} else if (yamltree_key_is(k, "basis")) {
-			if ((e = get_enum(p, v, "basis", temp_basis_names)) >= 0) {
-				c->basis = (enum temp_basis)e;
-			}
-		} else if (yamltree_key_is(k, "rated_life_h")) {
-			seen.rated_life_h = v;
-			yamltree_get_double(&p->yt, v, "rated_life_h",
-					    (struct yamltree_range){0, 1e7, true},
-					    &c->rated_life_h);
-		} else if (yamltree_key_is(k, "rated_temp_c")) {
-			seen.rated_temp_c = v;
-			yamltree_get_double(&p->yt, v, "rated_temp_c",
-					    (struct yamltree_range){40, 200, false},
-					    &c->rated_temp_c);
-		} else if (yamltree_key_is(k, "model")) {
-			seen.model = v;
-			if ((e = get_enum(p, v, "model", lifetime_model_names)) >= 0) {
-				c->model = (enum lifetime_model)e;
-			}
-		} else if (yamltree_key_is(k, "bt")) {
-			seen.bt = v;
-			yamltree_get_double(&p->yt, v, "bt", (struct yamltree_range){1, 10, true},
-					    &c->bt);
-		} else if (yamltree_key_is(k, "ea_ev")) {
-			seen.ea_ev = v;
-			yamltree_get_double(&p->yt, v, "ea_ev", (struct yamltree_range){0, 5, true},
-					    &c->ea_ev);
-		} else if (yamltree_key_is(k, "type")) {
-			if ((e = get_enum(p, v, "type", capacitor_type_names)) >= 0) {
-				c->type = (enum capacitor_type)e;
-			}
-		} else if (yamltree_key_is(k, "self_heating")) {
-			seen.self_heating = yamltree_is_null(v) ? NULL : v;
-			parse_self_heating(p, v, c);
-		} else if (yamltree_key_is(k, "in_service")) {
-			int64_t ts;
-			if (yamltree_want_scalar(&p->yt, v, "in_service", "a date YYYY-MM-DD")) {
-				if (timefmt_parse_date(v->text, &ts)) {
-					c->in_service = ts;
-					c->has_in_service = true;
-					c->in_service_line = (int)v->line;
-					c->in_service_col = (int)v->col;
-				} else {
-					yamltree_error_node(
-						&p->yt, v,
-						"in_service: expected a date YYYY-MM-DD, got '%s'",
-						v->text);
-				}
-			}
-		} else if (yamltree_key_is(k, "life_cap_years")) {
-			yamltree_get_double(&p->yt, v, "life_cap_years",
-					    (struct yamltree_range){0, 100, true},
-					    &c->life_cap_years);
-		} else if (yamltree_key_is(k, "review")) {
-			parse_review(p, v, c);
-		} else if (yamltree_key_is(k, "validity_low_c")) {
-			seen.validity_low_c = v;
-			yamltree_get_double(&p->yt, v, "validity_low_c",
-					    (struct yamltree_range){-55, 150, false},
-					    &c->validity_low_c);
+		if (!capacitor_number(p, k, v, &seen, c)) {
+			capacitor_key(p, k, v, &seen, c);
 		}
 	}
 	check_capacitor(p, map, &seen, c);
@@ -331,6 +637,19 @@ void config_capacitor_init(struct capacitor_config *c) {
 		.self_heating = SELF_HEATING_NONE,
 		.life_cap_years = 15,
 		.validity_low_c = NAN,
+		.current_a = NAN,
+		.ripple_from = {.multiplier = NAN, .k = NAN, .v_in = NAN, .v_out = NAN},
+		.rise_tolerance_k = NAN,
+		.rise_tolerance_pct = NAN,
+		.steady_rate_k = NAN,
+		.steady_soak_min = NAN,
+		.valid_low_c = NAN,
+		.valid_high_c = NAN,
+		.max_temp_c = NAN,
+		.voltage = {NAN, NAN, NAN},
+		.case_diameter_mm = NAN,
+		.vent_clearance_mm = NAN,
+		.uncertainty_k = NAN,
 	};
 }
 
@@ -362,6 +681,13 @@ void config_parse_capacitors(struct parser *p, const struct yamltree_node *seq) 
 
 void config_capacitors_free(struct config *cfg) {
 	for (size_t i = 0; i < cfg->n_capacitors; i++) {
+		struct capacitor_config *c = &cfg->capacitors[i];
+		for (int b = 0; b < TEMP_BASIS_N; b++) {
+			free(c->sensors[b]);
+		}
+		free(c->ripple_from.channel);
+		free(c->load_channel);
+		free(c->vent_facing);
 		free(cfg->capacitors[i].name);
 		free(cfg->capacitors[i].sensor);
 		for (int r = 0; r < CAPACITOR_REVIEW_N; r++) {

@@ -67,15 +67,108 @@ struct replay {
 	size_t n_targets;
 };
 
+static void add_secs(struct capreplay_target *t, int64_t q, int64_t dt_s) {
+	if (t->secs && dt_s > 0) {
+		stats_add_hist(t->secs, &q, &dt_s, 1, 0);
+	}
+}
+
+/* A joint target's gathered cycle is complete: add it. */
+static void flush_joint(struct capreplay_target *t) {
+	if (t->joint && t->cycle_ts != INT64_MIN) {
+		capreplay_add_cycle(t);
+	}
+}
+
 static void replay_cycle(struct replay *rp, int64_t ts) {
 	for (size_t i = 0; i < rp->n_targets; i++) {
 		struct capreplay_target *t = &rp->targets[i];
 		if (t->sp->prev_ts != INT64_MIN && ts <= t->sp->prev_ts) {
 			continue; // already in this target's persisted sum
 		}
-		t->cycle_dt = lifetime_spacing_next(t->sp, ts, 0, NULL);
+		flush_joint(t);
+		int64_t gap;
+		t->cycle_dt = lifetime_spacing_next(t->sp, ts, 0, &gap);
+		t->cycle_gap = gap > 0;
 		t->cycle_ts = ts;
 	}
+}
+
+void capreplay_joint_clear(struct capreplay_joint *j) {
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		j->have[r] = false;
+	}
+}
+
+/* The self-heating check and the histogram of the measured rise for one cycle. */
+static void check_cycle(struct capreplay_joint *j, double amb, double cas, double load,
+			double modelled_k, int64_t dt) {
+	double dt_h = (double)dt / 3600.0;
+	bool pair = j->have[CAPREPLAY_AMBIENT] && j->have[CAPREPLAY_CASE];
+	if (j->check && pair) {
+		capcheck_rise_add(j->check, amb, cas, modelled_k, dt_h);
+	}
+	if (j->check && j->have[CAPREPLAY_AMBIENT] && j->have[CAPREPLAY_LOAD]) {
+		capcheck_rise_add_load(j->check, amb, cas, load, j->have[CAPREPLAY_CASE], dt_h);
+	}
+	if (j->rise_secs && pair && dt > 0) {
+		int64_t q = llround((cas - amb) / CAPREPLAY_RISE_RES);
+		stats_add_hist(j->rise_secs, &q, &dt, 1, 0);
+	}
+}
+
+bool capreplay_add_cycle(struct capreplay_target *t) {
+	struct capreplay_joint *j = t->joint;
+	const struct lifetime_params *p = t->p;
+	int64_t ts = t->cycle_ts, dt = t->cycle_dt;
+	t->cycle_ts = INT64_MIN;
+	// A part ages from its in-service date on (as capreplay_add_sample()).
+	if (p && p->has_in_service && ts - dt < p->in_service) {
+		capreplay_joint_clear(j);
+		return false;
+	}
+	double v[CAPREPLAY_N_ROLES];
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		v[r] = j->have[r] ? (double)j->q[r] * j->res[r] : NAN;
+	}
+	int drive = p ? (int)p->basis : CAPREPLAY_AMBIENT;
+	bool ages = j->have[drive];
+	double rise = p ? p->rise_k : 0, modelled = p ? p->modelled_rise_k : NAN;
+	if (p && j->load_ripple) {
+		// The rise is this sample's, from the measured current: without it an ambient
+		// reading says nothing of the part's temperature.
+		double age = NAN;
+		if (j->have[CAPREPLAY_LOAD]) {
+			double i = lifetime_ripple_current(p, v[CAPREPLAY_LOAD], j->load_watts);
+			lifetime_rise_for_current(p, i, &age, &modelled);
+		} else {
+			modelled = NAN;
+		}
+		if (drive == CAPREPLAY_AMBIENT) {
+			rise = age;
+			ages = ages && isfinite(age);
+		}
+	}
+	double damage = 0, dt_h = (double)dt / 3600.0;
+	if (ages && t->acc) {
+		damage = lifetime_acc_add_rise(t->acc, p, v[drive], rise, dt_h, 1);
+	}
+	if (ages) {
+		add_secs(t, j->q[drive], dt);
+		if (j->model_secs && dt > 0) {
+			int64_t q = llround((v[drive] + rise) / CAPREPLAY_MODEL_RES);
+			stats_add_hist(j->model_secs, &q, &dt, 1, 0);
+		}
+	}
+	check_cycle(j, v[CAPREPLAY_AMBIENT], v[CAPREPLAY_CASE], v[CAPREPLAY_LOAD], modelled, dt);
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		if (j->steady[b] && j->have[b]) {
+			capcheck_steady_add(j->steady[b], ts, v[b], dt_h, b == drive ? damage : 0,
+					    t->cycle_gap);
+		}
+	}
+	capreplay_joint_clear(j);
+	return ages;
 }
 
 /*
@@ -101,12 +194,6 @@ bool capreplay_add_sample(struct capreplay_target *t, double temp_c) {
 	return true;
 }
 
-static void add_secs(struct capreplay_target *t, int64_t q, int64_t dt_s) {
-	if (t->secs && dt_s > 0) {
-		stats_add_hist(t->secs, &q, &dt_s, 1, 0);
-	}
-}
-
 static int replay_sample(void *ctx, const struct store_sample *s) {
 	struct replay *rp = ctx;
 	if (s->ts >= rp->end) {
@@ -118,6 +205,15 @@ static int replay_sample(void *ctx, const struct store_sample *s) {
 	}
 	for (size_t i = 0; i < rp->n_targets; i++) {
 		struct capreplay_target *t = &rp->targets[i];
+		if (t->joint) {
+			for (int r = 0; r < CAPREPLAY_N_ROLES && t->cycle_ts == s->ts; r++) {
+				if (t->joint->ids[r] == s->channel_id) {
+					t->joint->q[r] = s->q;
+					t->joint->have[r] = true;
+				}
+			}
+			continue;
+		}
 		if (t->channel_id == s->channel_id && t->cycle_ts == s->ts) {
 			int64_t dt = t->cycle_dt;
 			if (capreplay_add_sample(t, (double)s->q * t->resolution)) {
@@ -147,6 +243,10 @@ static int replay_rollup(void *ctx, const struct store_rollup *r) {
 		struct capreplay_target *t = &rr->targets[i];
 		if (t->channel_id != r->channel_id || t->sp->prev_ts != INT64_MIN) {
 			continue; // a resumed sum already holds this time
+		}
+		if (t->joint && t->joint->load_ripple && t->p &&
+		    t->p->basis == TEMP_BASIS_AMBIENT) {
+			continue; // an hour's histogram cannot pair a temperature with its current
 		}
 		for (size_t b = 0; b < r->n_bins; b++) {
 			t->cycle_dt = r->bin_count[b] * rr->nominal_s;
@@ -240,17 +340,30 @@ static int replay_span(struct store *store, const struct span *sp, int64_t a, in
 	return rc;
 }
 
-/* The distinct channels of the targets (none for time-only targets) into @ids. */
+/* Appends @id to the channel list unless it is there already or none (-1). */
+static void add_id(int64_t *ids, size_t *n, int64_t id) {
+	if (id < 0) {
+		return;
+	}
+	for (size_t j = 0; j < *n; j++) {
+		if (ids[j] == id) {
+			return;
+		}
+	}
+	ids[(*n)++] = id;
+}
+
+/*
+ * The distinct channels of the targets (none for time-only targets), a joint target's others
+ * too, into @ids (room for n * CAPREPLAY_N_ROLES).
+ */
 static size_t target_ids(struct capreplay_target *targets, size_t n, int64_t *ids) {
 	size_t n_ids = 0;
 	for (size_t i = 0; i < n; i++) {
 		targets[i].cycle_ts = INT64_MIN;
-		bool seen = targets[i].channel_id < 0;
-		for (size_t j = 0; j < n_ids && !seen; j++) {
-			seen = ids[j] == targets[i].channel_id;
-		}
-		if (!seen) {
-			ids[n_ids++] = targets[i].channel_id;
+		add_id(ids, &n_ids, targets[i].channel_id);
+		for (int r = 0; targets[i].joint && r < CAPREPLAY_N_ROLES; r++) {
+			add_id(ids, &n_ids, targets[i].joint->ids[r]);
 		}
 	}
 	return n_ids;
@@ -346,7 +459,7 @@ int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_un
 	if (rc < 0) {
 		return rc;
 	}
-	int64_t *ids = xcalloc(n + 1, sizeof(*ids));
+	int64_t *ids = xcalloc(n * CAPREPLAY_N_ROLES + 1, sizeof(*ids));
 	size_t n_ids = target_ids(targets, n, ids);
 	struct chain c = {.h = h};
 	lifetime_spacing_init(&c.sp);
@@ -361,6 +474,9 @@ int capreplay_run(struct store *store, int64_t from, int64_t to, bool include_un
 	}
 	if (rc == 0) {
 		rc = replay_span(store, &sp, raw_from, to);
+	}
+	for (size_t i = 0; i < n; i++) {
+		flush_joint(&targets[i]); // the last cycle's values
 	}
 	free(sp.chunk);
 	free(ids);
@@ -573,7 +689,7 @@ int capreplay_days(struct store *store, int64_t from, int64_t to, int64_t fallba
 	if (n == 0 || d0 >= d1) {
 		return 1;
 	}
-	int64_t *ids = xcalloc(n, sizeof(*ids));
+	int64_t *ids = xcalloc(n * CAPREPLAY_N_ROLES, sizeof(*ids));
 	size_t n_ids = target_ids(targets, n, ids);
 	struct cycle_pass cp = {.include_unsynced = false};
 	stats_init(&cp.spacing);

@@ -11,9 +11,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capcheck.h"
 #include "lifetime.h"
 #include "stats.h"
 #include "store.h"
+
+/* The channels a capacitor may be read from at once: its temperatures, then its load. */
+enum capreplay_role {
+	CAPREPLAY_AMBIENT = TEMP_BASIS_AMBIENT,
+	CAPREPLAY_CASE = TEMP_BASIS_CASE,
+	CAPREPLAY_CORE = TEMP_BASIS_CORE,
+	CAPREPLAY_LOAD, // the load or current (ripple_from's channel, or load_channel)
+	CAPREPLAY_N_ROLES,
+};
+
+/* Resolution of the measured self-heating's histogram (mK) and of the model temperature's. */
+#define CAPREPLAY_RISE_RES  0.001
+#define CAPREPLAY_MODEL_RES 1e-6
+
+/*
+ * A capacitor read from several channels at once: each cycle's values are gathered, then
+ * added together (capreplay_add_cycle()). The checks are optional, for the report. Only
+ * capreplay_run() replays joint targets (not capreplay_days()).
+ */
+struct capreplay_joint {
+	int64_t ids[CAPREPLAY_N_ROLES]; // -1 = not read
+	double res[CAPREPLAY_N_ROLES];
+	bool load_watts;  // the load channel is in watts (else amperes)
+	bool load_ripple; // the load channel is ripple_from's: the rise is each sample's
+	int64_t q[CAPREPLAY_N_ROLES];
+	bool have[CAPREPLAY_N_ROLES];                 // the cycle being gathered
+	struct capcheck_rise *check;                  // optional: the self-heating check
+	struct capcheck_steady *steady[TEMP_BASIS_N]; // optional: per measured sensor
+	struct stats_acc *rise_secs;                  // optional: seconds per mK of case - ambient
+	struct stats_acc *model_secs; // optional: seconds per µK of the model temperature
+};
 
 struct capreplay_target {
 	const struct lifetime_params *p; // NULL with acc NULL: only the time (secs) is kept
@@ -27,6 +59,10 @@ struct capreplay_target {
 	size_t n_pts, cap_pts;
 	bool collect;
 	struct stats_acc *secs; // optional: seconds per stored integer, for percentiles
+	bool cycle_gap;         // time was missed before the expected cycle
+	// Optional: read with other channels (several sensors, a load); channel_id is then the
+	// one the part ages at. NULL: one channel.
+	struct capreplay_joint *joint;
 };
 
 struct capreplay_info {
@@ -55,6 +91,16 @@ const struct store_channel *capreplay_match_channel(const struct store_channel *
  * False when the sample is not this part's (before its in-service date).
  */
 bool capreplay_add_sample(struct capreplay_target *t, double temp_c);
+
+/** Empties a joint target's gathered cycle (before gathering the next). */
+void capreplay_joint_clear(struct capreplay_joint *j);
+/**
+ * The same for a joint target: the values gathered in t->joint for the cycle at t->cycle_ts
+ * become damage (the temperature p->basis names, with each sample's rise from a measured
+ * ripple), feed the optional checks, and are cleared. False when the part did not age in it
+ * (its temperature, or the current its rise needs, missing; before its in-service date).
+ */
+bool capreplay_add_cycle(struct capreplay_target *t);
 
 /*
  * Replays [from, to): whole hours before the first raw sample (pruned by retention) from the

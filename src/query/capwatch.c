@@ -25,6 +25,10 @@ struct watched {
 	struct lifetime_acc acc;
 	struct lifetime_spacing sp; // the cycles added so far
 	size_t hint;                // index of the sensor in the last cycle's channels
+	// A measured ripple on an ambient sensor: each cycle's rise from the current beside it.
+	bool joint_on;
+	struct capreplay_joint joint;
+	size_t load_hint;
 };
 
 struct capwatch {
@@ -72,6 +76,38 @@ static bool state_restore(struct watched *w, const char *text, int64_t generatio
 	return true;
 }
 
+/* The sensor the part ages at. */
+static const char *drive_sensor(const struct watched *w) {
+	return lifetime_sensor_of(w->cc, w->p.basis);
+}
+
+/*
+ * A measured ripple on an ambient sensor: the ambient and the current channel, as the report
+ * reads them. False (logged) when the current is not stored: then nothing ages the part.
+ */
+static bool joint_channels(struct watched *w, const struct store_channel *ambient,
+			   const struct store_channel *chans, size_t n_chans) {
+	const char *load = lifetime_load_of(w->cc);
+	const struct store_channel *lc = capreplay_match_channel(chans, n_chans, load);
+	const char *unit = lc && lc->ch.unit ? lc->ch.unit : "none";
+	if (!lc || (strcmp(unit, "amperes") != 0 && strcmp(unit, "watts") != 0)) {
+		log_warn("capacitor %s: ripple_from channel %s is %s: its rise is unknown",
+			 w->cc->name, load, lc ? "not a current or a power" : "not stored");
+		return false;
+	}
+	struct capreplay_joint *j = &w->joint;
+	*j = (struct capreplay_joint){.load_ripple = true,
+				      .load_watts = strcmp(unit, "watts") == 0};
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		j->ids[r] = -1;
+	}
+	j->ids[CAPREPLAY_AMBIENT] = ambient->id;
+	j->res[CAPREPLAY_AMBIENT] = ambient->ch.resolution;
+	j->ids[CAPREPLAY_LOAD] = lc->id;
+	j->res[CAPREPLAY_LOAD] = lc->ch.resolution;
+	return true;
+}
+
 /* Adds the stored cycles after each capacitor's last counted one (all of them when fresh). */
 static int catch_up(struct capwatch *cw) {
 	struct store *store = cw->store;
@@ -87,10 +123,13 @@ static int catch_up(struct capwatch *cw) {
 	for (size_t i = 0; i < cw->n; i++) {
 		struct watched *w = &cw->caps[i];
 		const struct store_channel *ch =
-			capreplay_match_channel(chans, n_chans, w->cc->sensor);
+			capreplay_match_channel(chans, n_chans, drive_sensor(w));
 		if (ch && !capreplay_is_celsius(ch->ch.unit)) {
 			log_warn("capacitor %s: sensor %s is not a temperature (unit %s)",
 				 w->cc->name, ch->ch.key, ch->ch.unit ? ch->ch.unit : "none");
+			ch = NULL;
+		}
+		if (ch && w->joint_on && !joint_channels(w, ch, chans, n_chans)) {
 			ch = NULL;
 		}
 		targets[i] = (struct capreplay_target){
@@ -99,6 +138,7 @@ static int catch_up(struct capwatch *cw) {
 			.channel_id = ch ? ch->id : -1,
 			.resolution = ch ? ch->ch.resolution : 0,
 			.sp = &w->sp,
+			.joint = ch && w->joint_on ? &w->joint : NULL,
 		};
 		int64_t start = w->sp.prev_ts == INT64_MIN ? INT64_MIN : w->sp.prev_ts + 1;
 		from = start < from ? start : from;
@@ -148,7 +188,11 @@ struct capwatch *capwatch_create(const struct config *cfg, struct store *store) 
 		w->state_key = xasprintf(STATE_PREFIX "%s", cc->name);
 		struct buf fp;
 		buf_init(&fp);
-		buf_printf(&fp, "sensor=%s ", cc->sensor);
+		buf_printf(&fp, "sensor=%s ", lifetime_sensor_of(cc, w->p.basis));
+		w->joint_on = w->p.ripple_measured && w->p.basis == TEMP_BASIS_AMBIENT;
+		if (w->joint_on) {
+			buf_printf(&fp, "current=%s ", lifetime_load_of(cc));
+		}
 		lifetime_params_fingerprint(&w->p, &fp);
 		w->fingerprint = buf_steal(&fp);
 		lifetime_acc_init(&w->acc);
@@ -193,6 +237,29 @@ static const struct reading *find_reading(const struct cycle *cycle, const char 
 	return NULL;
 }
 
+/* A measured ripple's cycle: the ambient and the current, quantized as the store keeps them. */
+static void add_joint(struct watched *w, struct capreplay_target *t, const struct cycle *cycle,
+		      const struct reading *ambient, const struct channel *ach) {
+	if (w->joint.ids[CAPREPLAY_LOAD] < 0) {
+		return; // the current was not stored at the catch-up: nothing to pair with
+	}
+	const struct channel *lch = NULL;
+	const struct reading *load =
+		find_reading(cycle, lifetime_load_of(w->cc), &w->load_hint, &lch);
+	struct capreplay_joint *j = &w->joint;
+	capreplay_joint_clear(j);
+	j->q[CAPREPLAY_AMBIENT] = llround(ambient->value / ach->resolution);
+	j->have[CAPREPLAY_AMBIENT] = true;
+	if (load && load->err == 0 && lch->resolution > 0) {
+		j->q[CAPREPLAY_LOAD] = llround(load->value / lch->resolution);
+		j->res[CAPREPLAY_LOAD] = lch->resolution;
+		j->have[CAPREPLAY_LOAD] = true;
+	}
+	j->res[CAPREPLAY_AMBIENT] = ach->resolution;
+	t->joint = j;
+	capreplay_add_cycle(t);
+}
+
 /* An import changed older history: start the sums again from the whole stored history. */
 static void recompute_if_changed(struct capwatch *cw) {
 	int64_t gen;
@@ -230,9 +297,13 @@ void capwatch_update(struct capwatch *cw, const struct cycle *cycle) {
 		t.cycle_dt = lifetime_spacing_next(&w->sp, cycle->ts, 0, NULL);
 		cw->dirty = true;
 		const struct channel *ch = NULL;
-		const struct reading *rd = find_reading(cycle, w->cc->sensor, &w->hint, &ch);
+		const struct reading *rd = find_reading(cycle, drive_sensor(w), &w->hint, &ch);
 		if (!rd || rd->err != 0 || !capreplay_is_celsius(ch->unit) ||
 		    !(ch->resolution > 0)) {
+			continue;
+		}
+		if (w->joint_on) {
+			add_joint(w, &t, cycle, rd, ch);
 			continue;
 		}
 		// Quantized exactly as the store keeps it, so the replay sees the same value.

@@ -67,37 +67,329 @@ static void history_warnings(struct lifetime_report_entry *e, const struct capre
 	}
 }
 
-/* The seconds per stored integer (sealed by capreplay_percentile()) as hours per temperature. */
-static void keep_temps(struct lifetime_report_entry *e, const struct capreplay_target *t) {
-	size_t n;
-	const struct stats_bin *bins = stats_bins(t->secs, &n);
-	e->temps = xcalloc(n ? n : 1, sizeof(*e->temps));
-	e->n_temps = n;
-	for (size_t k = 0; k < n; k++) {
-		e->temps[k] = (struct lifetime_point){(double)bins[k].q * t->resolution,
-						      (double)bins[k].count / 3600.0};
+/* Hours per value of a sealed histogram at @res (the seconds each stood for). */
+static struct lifetime_point *hist_points(struct stats_acc *secs, double res, size_t *n) {
+	const struct stats_bin *bins = stats_bins(secs, n);
+	struct lifetime_point *pts = xcalloc(*n ? *n : 1, sizeof(*pts));
+	for (size_t k = 0; k < *n; k++) {
+		pts[k] = (struct lifetime_point){(double)bins[k].q * res,
+						 (double)bins[k].count / 3600.0};
 	}
+	return pts;
 }
 
 void lifetime_report_finish(struct lifetime_report *rep) {
 	for (size_t i = 0; i < rep->n; i++) {
-		free(rep->entries[i].sensor_key);
-		free(rep->entries[i].temps);
+		struct lifetime_report_entry *e = &rep->entries[i];
+		free(e->sensor_key);
+		free(e->temps);
+		free(e->model_temps);
+		free(e->load_key);
+		for (int b = 0; b < TEMP_BASIS_N; b++) {
+			free(e->sensor_keys[b]);
+			capcheck_steady_finish(e->steady[b]);
+			free(e->steady[b]);
+		}
 	}
 	free(rep->entries);
 	*rep = (struct lifetime_report){0};
 }
 
+/* One capacitor's replay: its model, sums, channels and checks. */
+struct cap_work {
+	struct lifetime_params p;
+	struct lifetime_acc acc;
+	struct lifetime_spacing sp;
+	struct stats_acc secs, rise_secs, model_secs;
+	struct capreplay_joint joint;
+	struct capcheck_rise check;
+	bool joint_on; // read with its other channels
+	bool target;   // replayed at all
+	const struct store_channel *chan[CAPREPLAY_N_ROLES];
+	char *problem; // nothing can be estimated: why
+	enum lifetime_warning_code problem_code;
+	char *notes[CAPREPLAY_N_ROLES]; // a second channel left out: why (sensor_missing)
+};
+
+static const char *role_name(int role) {
+	return role == CAPREPLAY_LOAD ? "load" : temp_basis_name((enum temp_basis)role);
+}
+
+/*
+ * Matches the channel of @role named @name: the one the part ages at must be a temperature
+ * (else the capacitor's problem); another one left out is a note.
+ */
+static void match_role(struct cap_work *w, struct lifetime_report_entry *e, int role,
+		       const char *name, const struct store_channel *chans, size_t n_chans) {
+	const struct store_channel *ch = capreplay_match_channel(chans, n_chans, name);
+	bool drive = role == (int)w->p.basis;
+	bool ripple = role == CAPREPLAY_LOAD && w->p.ripple_measured;
+	char **key = role == CAPREPLAY_LOAD ? &e->load_key : &e->sensor_keys[role];
+	*key = xstrdup(ch ? ch->ch.key : name);
+	const char *unit = ch && ch->ch.unit ? ch->ch.unit : "none";
+	char *why = NULL;
+	if (!ch) {
+		why = xasprintf("%s '%s' matches no stored channel key or label",
+				role == CAPREPLAY_LOAD ? "load channel" : "sensor", name);
+	} else if (role != CAPREPLAY_LOAD && !capreplay_is_celsius(ch->ch.unit)) {
+		why = xasprintf("sensor '%s' is not a temperature (unit %s)", ch->ch.key, unit);
+	} else if (ripple && strcmp(unit, "amperes") != 0 && strcmp(unit, "watts") != 0) {
+		why = xasprintf("ripple_from channel '%s' is not a current or a power (unit %s)",
+				ch->ch.key, unit);
+	}
+	if (!why) {
+		w->chan[role] = ch;
+		return;
+	}
+	// Without the one it ages at (or, for an ambient, the current its rise needs) nothing
+	// can be estimated; another one only leaves its check out.
+	if (drive || (ripple && w->p.basis == TEMP_BASIS_AMBIENT)) {
+		if (!w->problem) {
+			w->problem = why;
+			w->problem_code = ch ? LIFETIME_WARN_NOT_TEMPERATURE : LIFETIME_WARN_SENSOR;
+			return;
+		}
+		free(why);
+		return;
+	}
+	w->notes[role] = xasprintf("the %s %s: left out of the checks", role_name(role), why);
+	free(why);
+}
+
+/* The target of a capacitor whose channels matched; joint when it has others to read. */
+static void set_target(struct cap_work *w, unsigned flags, struct capreplay_target *t) {
+	int drive = (int)w->p.basis;
+	int others = 0;
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		others += r != drive && w->chan[r];
+	}
+	w->joint_on = others > 0 || (flags & LIFETIME_REPORT_STEADY);
+	stats_init(&w->secs);
+	*t = (struct capreplay_target){
+		.p = &w->p,
+		.acc = &w->acc,
+		.channel_id = w->chan[drive]->id,
+		.resolution = w->chan[drive]->ch.resolution,
+		.sp = &w->sp,
+		.secs = &w->secs,
+	};
+	w->target = true;
+	if (!w->joint_on) {
+		return;
+	}
+	struct capreplay_joint *j = &w->joint;
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		j->ids[r] = w->chan[r] ? w->chan[r]->id : -1;
+		j->res[r] = w->chan[r] ? w->chan[r]->ch.resolution : 0;
+	}
+	j->load_watts = w->chan[CAPREPLAY_LOAD] && w->chan[CAPREPLAY_LOAD]->ch.unit &&
+			strcmp(w->chan[CAPREPLAY_LOAD]->ch.unit, "watts") == 0;
+	j->load_ripple = w->p.ripple_measured && w->chan[CAPREPLAY_LOAD];
+	capcheck_rise_init(&w->check);
+	j->check = &w->check;
+	stats_init(&w->rise_secs);
+	j->rise_secs = &w->rise_secs;
+	if (j->load_ripple && drive == TEMP_BASIS_AMBIENT) {
+		stats_init(&w->model_secs);
+		j->model_secs = &w->model_secs;
+	}
+	t->joint = j;
+}
+
+/* Steady state per measured sensor for the report's steady flag. */
+static void steady_init(struct cap_work *w, struct lifetime_report_entry *e) {
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		if (w->chan[b]) {
+			e->steady[b] = xcalloc(1, sizeof(*e->steady[b]));
+			capcheck_steady_init(e->steady[b], w->p.steady_rate_k, w->p.steady_soak_s);
+			w->joint.steady[b] = e->steady[b];
+		}
+	}
+}
+
+/* Matches every channel of capacitor @e and prepares its sums. */
+static void cap_prepare(struct cap_work *w, struct lifetime_report_entry *e,
+			const struct store_channel *chans, size_t n_chans, unsigned flags,
+			struct capreplay_target *t) {
+	const struct capacitor_config *cc = e->cc;
+	lifetime_acc_init(&w->acc);
+	lifetime_spacing_init(&w->sp);
+	char *perr = NULL;
+	if (!lifetime_params_init(&w->p, cc, &perr)) {
+		w->problem = perr;
+		w->problem_code = LIFETIME_WARN_INVALID;
+		e->sensor_key = xstrdup(cc->sensor ? cc->sensor : "");
+		return;
+	}
+	e->basis_reason = lifetime_basis_reason(&w->p);
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		const char *name = lifetime_sensor_of(cc, (enum temp_basis)b);
+		if (name) {
+			match_role(w, e, b, name, chans, n_chans);
+		}
+	}
+	if (lifetime_load_of(cc)) {
+		match_role(w, e, CAPREPLAY_LOAD, lifetime_load_of(cc), chans, n_chans);
+	}
+	e->sensor_key = xstrdup(e->sensor_keys[w->p.basis] ? e->sensor_keys[w->p.basis] : "");
+	if (w->problem) {
+		return;
+	}
+	set_target(w, flags, t);
+	if (flags & LIFETIME_REPORT_STEADY) {
+		steady_init(w, e);
+	}
+}
+
+/*
+ * The replay of every target: the simple ones over the daily histograms where they serve,
+ * the joint ones (several channels, steady state) sample by sample.
+ */
+static int replay_all(struct store *store, int64_t from, int64_t to, unsigned flags,
+		      int64_t fallback_s, struct capreplay_target *simple, size_t ns,
+		      struct capreplay_target *joint, size_t nj, struct capreplay_summary *hist,
+		      struct capreplay_info *info) {
+	bool unsynced = flags & LIFETIME_REPORT_UNSYNCED;
+	int rc = unsynced || ns == 0
+			 ? 1
+			 : capreplay_days(store, from, to, fallback_s, simple, ns, hist, info);
+	if (rc < 0 || (rc == 0 && nj == 0)) {
+		return rc;
+	}
+	// The joint ones (and the simple ones too when no day was merged) sample by sample;
+	// simple and joint lie side by side in one array.
+	bool with_simple = rc == 1;
+	struct capreplay_target *t = with_simple ? simple : joint;
+	size_t n = with_simple ? ns + nj : nj;
+	struct capreplay_summary raw_hist;
+	struct capreplay_info raw_info;
+	rc = capreplay_run(store, from, to, unsynced, fallback_s, t, n, &raw_hist, &raw_info);
+	if (with_simple) {
+		*hist = raw_hist;
+		*info = raw_info;
+	}
+	return rc;
+}
+
+/* What only a joint replay gives: profiles on the model scale, the checks, steady state. */
+static void joint_results(struct cap_work *w, struct lifetime_report_entry *e) {
+	if (!w->joint_on) {
+		return;
+	}
+	if (w->joint.model_secs && e->r.observed_h > 0) {
+		stats_seal(&w->model_secs);
+		e->p95_effective_temp_c =
+			capreplay_percentile(&w->model_secs, CAPREPLAY_MODEL_RES, 95);
+		e->life_at_p95_temp_h = lifetime_life_at_model(&w->p, e->p95_effective_temp_c);
+		e->model_temps =
+			hist_points(&w->model_secs, CAPREPLAY_MODEL_RES, &e->n_model_temps);
+	}
+	if (w->chan[CAPREPLAY_AMBIENT] && (w->chan[CAPREPLAY_CASE] || w->chan[CAPREPLAY_LOAD])) {
+		double p95 = capreplay_percentile(&w->rise_secs, CAPREPLAY_RISE_RES, 95);
+		e->has_check = true;
+		capcheck_rise_summarize(&w->p, &w->check, p95, e->sensor_keys[TEMP_BASIS_AMBIENT],
+					&e->check, &e->r);
+	}
+	int drive = (int)w->p.basis;
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		if (!e->steady[b]) {
+			continue;
+		}
+		capcheck_steady_end(e->steady[b]);
+		capcheck_steady_finish(e->steady[b]); // the figures stay, the window goes
+		double d = lifetime_sum_value(&e->steady[b]->transient_d);
+		double all = d + lifetime_sum_value(&e->steady[b]->steady_d);
+		if (b == drive && all > 0 && d > CAPCHECK_TRANSIENT_SHARE * all) {
+			double h = lifetime_sum_value(&e->steady[b]->transient_h);
+			lifetime_warn(&e->r, LIFETIME_WARN_TRANSIENT,
+				      "%.0f %% of the consumed life was drawn while the %s "
+				      "temperature was not steady (%.1f h of transients, %zu "
+				      "periods of steady state): evaluate conditions only after "
+				      "temperatures have fully stabilized",
+				      100 * d / all, temp_basis_name((enum temp_basis)b), h,
+				      e->steady[b]->n_periods_total);
+		}
+	}
+}
+
+/* One capacitor's figures and warnings after the replay. */
+static void cap_results(struct cap_work *w, struct lifetime_report_entry *e, int64_t now,
+			double span_h, const struct capreplay_summary *hist,
+			const struct capreplay_info *info, bool unsynced) {
+	if (w->problem) {
+		e->r = (struct lifetime_result){0};
+		e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
+		e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
+		e->r.life_uncapped_h = e->r.mean_temp_c = NAN;
+		e->r.self_heating_k = e->r.consumed_total = NAN;
+		e->r.service_h = e->r.unobserved_service_h = NAN;
+		e->r.consumed_constant_ripple = e->r.life_constant_ripple_h = NAN;
+		e->r.voltage_factor = NAN;
+		for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
+			e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
+		}
+		for (int k = 0; k < 2; k++) {
+			e->r.band.consumed_fraction[k] = e->r.band.life_uncapped_h[k] = NAN;
+			e->r.band.life_h[k] = e->r.band.remaining_h[k] = NAN;
+		}
+		lifetime_warn(&e->r, w->problem_code, "%s", w->problem);
+	} else {
+		lifetime_summarize(&w->p, &w->acc, now, &e->r);
+	}
+	e->coverage = span_h > 0 && !w->problem ? e->r.observed_h / span_h : NAN;
+	e->p95_temp_c = e->life_at_p95_temp_h = e->p95_effective_temp_c = NAN;
+	// A lone sample stands for no time: no p95 life beside a no_data warning.
+	if (w->target && e->r.observed_h > 0) {
+		e->p95_temp_c =
+			capreplay_percentile(&w->secs, w->chan[w->p.basis]->ch.resolution, 95);
+		e->p95_effective_temp_c = e->p95_temp_c + e->r.self_heating_k;
+		e->life_at_p95_temp_h = lifetime_life_at(&w->p, e->p95_temp_c);
+		e->temps = hist_points(&w->secs, w->chan[w->p.basis]->ch.resolution, &e->n_temps);
+	}
+	if (w->target) {
+		joint_results(w, e);
+	}
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		if (w->notes[r]) {
+			lifetime_warn(&e->r, LIFETIME_WARN_SENSOR_MISSING, "%s", w->notes[r]);
+		}
+	}
+	if (!w->problem) {
+		history_warnings(e, hist, info, unsynced);
+	}
+	capcheck_vent_check(e->cc->case_diameter_mm, e->cc->vent_clearance_mm, &e->vent);
+}
+
+static void cap_finish(struct cap_work *w) {
+	free(w->problem);
+	for (int r = 0; r < CAPREPLAY_N_ROLES; r++) {
+		free(w->notes[r]);
+	}
+	if (w->target) {
+		stats_finish(&w->secs);
+	}
+	if (w->joint_on) {
+		stats_finish(&w->rise_secs);
+		if (w->joint.model_secs) {
+			stats_finish(&w->model_secs);
+		}
+	}
+}
+
 int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,
 			    bool include_unsynced, int64_t now, struct lifetime_report *rep,
 			    char **err) {
+	return lifetime_report_compute_with(store, cfg, from, to,
+					    include_unsynced ? LIFETIME_REPORT_UNSYNCED : 0, now,
+					    rep, err);
+}
+
+int lifetime_report_compute_with(struct store *store, const struct config *cfg, int64_t from,
+				 int64_t to, unsigned flags, int64_t now,
+				 struct lifetime_report *rep, char **err) {
 	*rep = (struct lifetime_report){0};
-	if (from == 0) {
-		from = INT64_MIN;
-	}
-	if (to == 0) {
-		to = INT64_MAX;
-	}
+	from = from == 0 ? INT64_MIN : from;
+	to = to == 0 ? INT64_MAX : to;
 	if (from >= to) {
 		*err = xstrdup("the window is empty: --from must be before --to");
 		return -EINVAL;
@@ -112,72 +404,26 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 	size_t n = cfg->n_capacitors;
 	rep->n = n;
 	rep->entries = xcalloc(n ? n : 1, sizeof(*rep->entries));
-	struct lifetime_params *params = xcalloc(n ? n : 1, sizeof(*params));
-	struct lifetime_acc *accs = xcalloc(n ? n : 1, sizeof(*accs));
-	struct lifetime_spacing *spacing = xcalloc(n ? n : 1, sizeof(*spacing));
+	struct cap_work *work = xcalloc(n ? n : 1, sizeof(*work));
+	// simple targets from the front, joint ones from the back: one array, two runs
 	struct capreplay_target *targets = xcalloc(n ? n : 1, sizeof(*targets));
-	struct stats_acc *secs = xcalloc(n ? n : 1, sizeof(*secs));
-	size_t n_targets = 0;
-	size_t *target_of = xcalloc(n ? n : 1, sizeof(*target_of));
-	char **problems = xcalloc(n ? n : 1, sizeof(*problems));
-	enum lifetime_warning_code *problem_code = xcalloc(n ? n : 1, sizeof(*problem_code));
-
+	size_t ns = 0, nj = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct capacitor_config *cc = &cfg->capacitors[i];
-		struct lifetime_report_entry *e = &rep->entries[i];
-		e->cc = cc;
-		target_of[i] = SIZE_MAX;
-		lifetime_acc_init(&accs[i]);
-		lifetime_spacing_init(&spacing[i]);
-		char *perr = NULL;
-		if (!lifetime_params_init(&params[i], cc, &perr)) {
-			problems[i] = perr;
-			problem_code[i] = LIFETIME_WARN_INVALID;
-			e->sensor_key = xstrdup(cc->sensor);
-			continue;
+		rep->entries[i].cc = &cfg->capacitors[i];
+		struct capreplay_target t;
+		cap_prepare(&work[i], &rep->entries[i], chans, n_chans, flags, &t);
+		if (work[i].target) {
+			targets[work[i].joint_on ? n - ++nj : ns++] = t;
 		}
-		const struct store_channel *ch =
-			capreplay_match_channel(chans, n_chans, cc->sensor);
-		e->sensor_key = xstrdup(ch ? ch->ch.key : cc->sensor);
-		if (!ch) {
-			problems[i] = xasprintf(
-				"sensor '%s' matches no stored channel key or label", cc->sensor);
-			problem_code[i] = LIFETIME_WARN_SENSOR;
-			continue;
-		}
-		if (!capreplay_is_celsius(ch->ch.unit)) {
-			problems[i] = xasprintf("sensor '%s' is not a temperature (unit %s)",
-						ch->ch.key, ch->ch.unit ? ch->ch.unit : "none");
-			problem_code[i] = LIFETIME_WARN_NOT_TEMPERATURE;
-			continue;
-		}
-		target_of[i] = n_targets;
-		targets[n_targets++] = (struct capreplay_target){
-			.p = &params[i],
-			.acc = &accs[i],
-			.channel_id = ch->id,
-			.resolution = ch->ch.resolution,
-			.sp = &spacing[i],
-			.collect = true,
-		};
 	}
-
-	struct capreplay_info info;
-	struct capreplay_summary hist;
+	struct capreplay_info info = {.raw_from = INT64_MAX, .rollup_from = INT64_MAX};
+	struct capreplay_summary hist = {0};
 	int64_t fallback_s = cfg->interval_ms >= 1000 ? cfg->interval_ms / 1000 : 60;
-	// Seconds per stored integer: the p95 over histograms as over single samples.
-	for (size_t i = 0; i < n_targets; i++) {
-		targets[i].collect = false;
-		targets[i].secs = &secs[i];
-		stats_init(&secs[i]);
+	if (ns + nj < n) { // the joint ones next to the simple ones
+		memmove(targets + ns, targets + n - nj, nj * sizeof(*targets));
 	}
-	rc = include_unsynced ? 1
-			      : capreplay_days(store, from, to, fallback_s, targets, n_targets,
-					       &hist, &info);
-	if (rc == 1) { // no merged days in the window: every cycle and sample
-		rc = capreplay_run(store, from, to, include_unsynced, fallback_s, targets,
-				   n_targets, &hist, &info);
-	}
+	rc = replay_all(store, from, to, flags, fallback_s, targets, ns, targets + ns, nj, &hist,
+			&info);
 	rep->interval_s = info.nominal_s;
 	if (rc < 0) {
 		*err = xasprintf("could not read the stored history: %s", strerror(-rc));
@@ -192,55 +438,17 @@ int lifetime_report_compute(struct store *store, const struct config *cfg, int64
 		rep->to = hist.n > 0 ? rep->to : info.rollup_to;
 	}
 	double span_h = (double)(rep->to - rep->from) / 3600.0;
-
 	for (size_t i = 0; i < n; i++) {
-		struct lifetime_report_entry *e = &rep->entries[i];
-		if (problems[i]) {
-			e->r = (struct lifetime_result){0};
-			e->r.consumed_fraction = e->r.life_h = e->r.remaining_h = NAN;
-			e->r.equivalent_temp_c = e->r.life_at_mean_temp_h = NAN;
-			e->r.life_uncapped_h = e->r.mean_temp_c = NAN;
-			e->r.self_heating_k = e->r.consumed_total = NAN;
-			e->r.service_h = e->r.unobserved_service_h = NAN;
-			for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
-				e->r.relative[k] = (struct lifetime_relative){10.0 * k, NAN, NAN};
-			}
-		} else {
-			lifetime_summarize(&params[i], &accs[i], now, &e->r);
-		}
-		if (problems[i]) {
-			lifetime_warn(&e->r, problem_code[i], "%s", problems[i]);
-		}
-		e->coverage = span_h > 0 && !problems[i] ? e->r.observed_h / span_h : NAN;
-		e->p95_temp_c = e->life_at_p95_temp_h = NAN;
-		// A lone sample stands for no time: no p95 life beside a no_data warning.
-		if (target_of[i] != SIZE_MAX && e->r.observed_h > 0) {
-			struct capreplay_target *t = &targets[target_of[i]];
-			e->p95_temp_c = capreplay_percentile(t->secs, t->resolution, 95);
-			e->life_at_p95_temp_h = lifetime_life_at(&params[i], e->p95_temp_c);
-			keep_temps(e, t);
-		}
-		if (!problems[i]) {
-			history_warnings(e, &hist, &info, include_unsynced);
-		}
+		cap_results(&work[i], &rep->entries[i], now, span_h, &hist, &info,
+			    flags & LIFETIME_REPORT_UNSYNCED);
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; i < n_targets; i++) {
-		free(targets[i].pts);
-		stats_finish(&secs[i]);
-	}
-	free(secs);
 	for (size_t i = 0; i < n; i++) {
-		free(problems[i]);
+		cap_finish(&work[i]);
 	}
-	free(problems);
-	free(problem_code);
-	free(target_of);
+	free(work);
 	free(targets);
-	free(spacing);
-	free(accs);
-	free(params);
 	store_channels_free(chans, n_chans);
 	if (rc < 0) {
 		lifetime_report_finish(rep);
@@ -272,6 +480,191 @@ void lifetime_report_write_part(const struct lifetime_report_entry *e, struct js
 	json_field_string(out, "name", e->cc->name);
 	json_field_string(out, "sensor", e->sensor_key);
 	json_field_string(out, "basis", temp_basis_name(e->cc->basis));
+}
+
+/* "[short end, long end]": the band's two figures. */
+static void write_pair(struct json *out, const char *key, const double v[2]) {
+	json_key(out, key);
+	json_array_begin(out);
+	json_double(out, v[0]);
+	json_double(out, v[1]);
+	json_array_end(out);
+}
+
+static void write_band(const struct lifetime_result *r, struct json *out) {
+	json_object_begin(out);
+	json_field_double(out, "uncertainty_k", r->band.uncertainty_k);
+	write_pair(out, "effective_life_h", r->band.life_h);
+	write_pair(out, "life_uncapped_h", r->band.life_uncapped_h);
+	write_pair(out, "remaining_h", r->band.remaining_h);
+	write_pair(out, "consumed_fraction", r->band.consumed_fraction);
+	json_object_end(out);
+}
+
+static void write_validity(const struct lifetime_result *r, struct json *out) {
+	const struct lifetime_validity *v = &r->validity;
+	json_object_begin(out);
+	json_field_double(out, "low_c", v->low_c);
+	json_field_double(out, "high_c", v->high_c);
+	json_field_bool(out, "configured", v->configured);
+	json_field_double(out, "max_temp_c", v->max_c);
+	json_field_double(out, "below_h", v->below_h);
+	json_field_double(out, "above_h", v->above_h);
+	json_field_double(out, "below_consumed_share", v->below_share);
+	json_field_double(out, "above_consumed_share", v->above_share);
+	json_field_double(out, "above_max_h", v->above_max_h);
+	json_object_end(out);
+}
+
+static void write_voltage(const struct lifetime_report_entry *e, struct json *out) {
+	const struct capacitor_voltage *v = &e->cc->voltage;
+	if (isnan(v->applied_v)) {
+		json_null(out);
+		return;
+	}
+	json_object_begin(out);
+	json_field_double(out, "applied_v", v->applied_v);
+	json_field_double(out, "rated_v", v->rated_v);
+	json_field_double(out, "exponent", v->exponent);
+	json_field_double(out, "factor", e->r.voltage_factor);
+	json_object_end(out);
+}
+
+static void write_ripple(const struct lifetime_report_entry *e, struct json *out) {
+	const struct capacitor_ripple_from *rf = &e->cc->ripple_from;
+	if (!rf->channel) {
+		json_null(out);
+		return;
+	}
+	const struct lifetime_result *r = &e->r;
+	json_object_begin(out);
+	json_field_string(out, "channel", e->load_key);
+	json_field_string(out, "formula", ripple_formula_names[rf->formula]);
+	json_field_double(out, "mean_rise_k", r->self_heating_k);
+	json_field_double(out, "consumed_fraction_measured", r->consumed_fraction);
+	json_field_double(out, "consumed_fraction_constant", r->consumed_constant_ripple);
+	json_field_double(out, "life_uncapped_h_measured", r->life_uncapped_h);
+	json_field_double(out, "life_uncapped_h_constant", r->life_constant_ripple_h);
+	json_field_double(out, "constant_current_a", e->cc->current_a);
+	json_object_end(out);
+}
+
+static void write_check(const struct lifetime_report_entry *e, struct json *out) {
+	if (!e->has_check) {
+		json_null(out);
+		return;
+	}
+	const struct capcheck_rise_result *c = &e->check;
+	json_object_begin(out);
+	json_field_double(out, "hours", c->hours);
+	json_field_double(out, "measured_mean_k", c->measured_mean_k);
+	json_field_double(out, "measured_p95_k", c->measured_p95_k);
+	json_field_double(out, "modelled_k", c->modelled_mean_k);
+	json_field_double(out, "tolerance_k", c->tolerance_k);
+	if (c->paired && isfinite(c->modelled_mean_k)) {
+		json_field_bool(out, "agrees", !c->mismatch);
+	} else {
+		json_field_null(out, "agrees");
+	}
+	json_field_double(out, "ambient_above_case_h", c->ambient_above_h);
+	json_field_double(out, "ambient_load_r", c->ambient_load_r);
+	json_field_double(out, "case_load_r", c->case_load_r);
+	json_field_bool(out, "ambient_looks_like_case", c->looks_like_case);
+	json_object_end(out);
+}
+
+static void write_steady_one(const struct capcheck_steady *st, struct json *out) {
+	double sh = lifetime_sum_value(&st->steady_h), th = lifetime_sum_value(&st->transient_h);
+	double sd = lifetime_sum_value(&st->steady_d), td = lifetime_sum_value(&st->transient_d);
+	json_object_begin(out);
+	json_field_double(out, "steady_h", sh);
+	json_field_double(out, "transient_h", th);
+	json_field_double(out, "steady_share", sh + th > 0 ? sh / (sh + th) : NAN);
+	json_field_double(out, "transient_consumed_share", sd + td > 0 ? td / (sd + td) : NAN);
+	json_field_int(out, "periods_total", (int64_t)st->n_periods_total);
+	json_key(out, "periods");
+	json_array_begin(out);
+	for (size_t k = 0; k < st->n_periods; k++) {
+		json_object_begin(out);
+		json_field_time(out, "from", st->periods[k].from);
+		json_field_time(out, "to", st->periods[k].to);
+		json_object_end(out);
+	}
+	json_array_end(out);
+	json_field_int(out, "transients_total", (int64_t)st->n_transients_total);
+	json_key(out, "transients");
+	json_array_begin(out);
+	for (size_t k = 0; k < st->n_transients; k++) {
+		const struct capcheck_transient *tr = &st->transients[k];
+		json_object_begin(out);
+		json_field_time(out, "from", tr->from);
+		json_field_time(out, "to", tr->to);
+		json_field_bool(out, "from_window_start", tr->from_window_start);
+		json_field_bool(out, "reached", tr->reached);
+		json_field_int_or_null(out, "time_to_equilibrium_s", tr->reached,
+				       tr->to - tr->from);
+		json_object_end(out);
+	}
+	json_array_end(out);
+	json_object_end(out);
+}
+
+static void write_steady(const struct lifetime_report_entry *e, struct json *out) {
+	bool any = false;
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		any = any || e->steady[b];
+	}
+	if (!any) {
+		json_null(out);
+		return;
+	}
+	json_object_begin(out);
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		json_key(out, temp_basis_names[b]);
+		if (e->steady[b]) {
+			write_steady_one(e->steady[b], out);
+		} else {
+			json_null(out);
+		}
+	}
+	json_object_end(out);
+}
+
+static void write_vent(const struct lifetime_report_entry *e, struct json *out) {
+	json_object_begin(out);
+	json_field_double(out, "case_diameter_mm", e->cc->case_diameter_mm);
+	json_field_double(out, "clearance_mm", e->cc->vent_clearance_mm);
+	json_field_string(out, "facing", e->cc->vent_facing);
+	json_field_double(out, "required_mm", e->vent.required_mm);
+	json_field_string(out, "verdict", capcheck_vent_verdict_name(e->vent.verdict));
+	json_field_string(out, "rule", e->vent.rule);
+	json_object_end(out);
+}
+
+/* What the capacitor review adds to an entry: temperatures, checks, band, validity, vent. */
+static void write_review_figures(const struct lifetime_report_entry *e, struct json *out) {
+	json_key(out, "sensors");
+	json_object_begin(out);
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		json_field_string(out, temp_basis_names[b], e->sensor_keys[b]);
+	}
+	json_object_end(out);
+	json_field_string(out, "basis_reason", e->basis_reason);
+	json_field_string(out, "load_channel", e->load_key);
+	json_key(out, "band");
+	write_band(&e->r, out);
+	json_key(out, "validity");
+	write_validity(&e->r, out);
+	json_key(out, "voltage");
+	write_voltage(e, out);
+	json_key(out, "ripple");
+	write_ripple(e, out);
+	json_key(out, "self_heating_check");
+	write_check(e, out);
+	json_key(out, "steady_state");
+	write_steady(e, out);
+	json_key(out, "vent");
+	write_vent(e, out);
 }
 
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out) {
@@ -320,7 +713,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_field_double(out, "equivalent_effective_temp_c",
 				  r->equivalent_temp_c + r->self_heating_k);
 		json_field_double(out, "mean_effective_temp_c", r->mean_temp_c + r->self_heating_k);
-		json_field_double(out, "p95_effective_temp_c", e->p95_temp_c + r->self_heating_k);
+		json_field_double(out, "p95_effective_temp_c", e->p95_effective_temp_c);
 		json_field_time_or_null(out, "in_service", e->cc->has_in_service,
 					e->cc->in_service);
 		json_field_double(out, "unobserved_service_h", r->unobserved_service_h);
@@ -329,6 +722,7 @@ void lifetime_report_write_json(const struct lifetime_report *rep, struct json *
 		json_field_bool(out, "past_estimated_life", r->past_life);
 		json_key(out, "review");
 		lifetime_report_write_review(e->cc, out);
+		write_review_figures(e, out);
 		json_object_end(out);
 	}
 	json_array_end(out);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capcheck.h"
 #include "config.h"
 #include "json.h"
 #include "lifetime.h"
@@ -29,6 +30,21 @@ struct lifetime_report_entry {
 	// when nothing was observed. What a temperature profile (lifetime-profile.h) bins.
 	struct lifetime_point *temps;
 	size_t n_temps;
+	// Owned, with a measured ripple only (the rise is each sample's): the time per model
+	// temperature (to 1e-6 K), what the profile bins instead of temps. NULL otherwise.
+	struct lifetime_point *model_temps;
+	size_t n_model_temps;
+	double p95_effective_temp_c;     // the p95 of the temperature the model ages the part at
+	char *sensor_keys[TEMP_BASIS_N]; // owned: each measured temperature's matched key (or
+					 // the configured name when none matched); NULL = none
+	char *load_key;                  // owned: the load or current channel, NULL = none
+	const char *basis_reason;        // static: why the part ages at cc->basis
+	bool has_check;                  // an ambient sensor with a case sensor or a load
+	struct capcheck_rise_result check;
+	// Steady state per measured sensor, with the report's steady flag (else NULL): owned,
+	// finished (only the figures and lists are left).
+	struct capcheck_steady *steady[TEMP_BASIS_N];
+	struct capcheck_vent vent; // the vent clearance against the table by case diameter
 };
 
 struct lifetime_report {
@@ -50,6 +66,20 @@ struct lifetime_report {
 int lifetime_report_compute(struct store *store, const struct config *cfg, int64_t from, int64_t to,
 			    bool include_unsynced, int64_t now, struct lifetime_report *rep,
 			    char **err);
+
+/** What lifetime_report_compute_with() adds. */
+enum lifetime_report_flag {
+	LIFETIME_REPORT_UNSYNCED = 1, // keep the cycles with an unsynchronized clock
+	LIFETIME_REPORT_STEADY = 2,   // steady state per sensor (every sample replayed)
+};
+/**
+ * lifetime_report_compute() with @flags (enum lifetime_report_flag): with
+ * LIFETIME_REPORT_STEADY every capacitor is replayed sample by sample (no daily histograms)
+ * and each sensor's steady periods and transients are found (the design review's).
+ */
+int lifetime_report_compute_with(struct store *store, const struct config *cfg, int64_t from,
+				 int64_t to, unsigned flags, int64_t now,
+				 struct lifetime_report *rep, char **err);
 void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed struct
 
 /**

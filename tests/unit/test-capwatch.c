@@ -432,7 +432,7 @@ int main(void) {
 	feed(&f, 1441); // persists at once (first call), then at most hourly
 	saved = NULL;
 	store_state_get(store, "lifetime/C12 bulk", &saved);
-	ok(saved && strstr(saved, "v1 n="), "state persisted");
+	ok(saved && strstr(saved, "v2 n="), "state persisted");
 	feed(&f, 1441 + 30);
 	char *later = NULL;
 	store_state_get(store, "lifetime/C12 bulk", &later);

@@ -221,7 +221,7 @@ static void test_full(void) {
 	ok(ic->label == NULL && strcmp(ic->unit, "volts") == 0 && ic->gain == 1 && ic->offset == 0,
 	   "iio defaults: no label, volts, identity");
 
-	is_int(cfg.n_capacitors, 4, "four capacitors");
+	is_int(cfg.n_capacitors, 6, "six capacitors");
 	const struct capacitor_config *c = &cfg.capacitors[0];
 	is_str(c->name, "C12 bulk 100uF/400V", "cap name");
 	is_str(c->sensor, "iio/maxim_thermocouple/temp", "cap sensor");
@@ -269,6 +269,38 @@ static void test_full(void) {
 	c = &cfg.capacitors[3];
 	is_int(c->self_heating, SELF_HEATING_RISE, "cap 4 fixed rise");
 	is_near(c->rise_k, 3.2, 0, "cap 4 rise_k");
+	is_str(c->sensors[TEMP_BASIS_AMBIENT], "thermal/soc-thermal",
+	       "cap 4: the single form fills its basis's sensor");
+	ok(!c->sensors_map && !c->sensors[TEMP_BASIS_CASE], "cap 4: the single form");
+	ok(isnan(c->uncertainty_k) && isnan(c->case_diameter_mm) && !c->ripple_from.channel &&
+		   isnan(c->voltage.applied_v) && isnan(c->valid_low_c),
+	   "cap 4: the review's keys at their defaults");
+	c = &cfg.capacitors[4];
+	ok(c->sensors_map, "cap 5: sensors:");
+	is_str(c->sensors[TEMP_BASIS_AMBIENT], "C12 ambient (AD8495)", "cap 5 ambient sensor");
+	is_str(c->sensors[TEMP_BASIS_CASE], "iio/maxim_thermocouple/temp", "cap 5 case sensor");
+	is_str(c->sensors[TEMP_BASIS_CORE], "thermal/soc-thermal", "cap 5 core sensor");
+	is_str(c->sensor, "thermal/soc-thermal", "cap 5 ages at the core sensor");
+	is_int(c->basis, TEMP_BASIS_CORE, "cap 5 basis: core");
+	is_str(c->ripple_from.channel, "hwmon/ina226/curr1", "cap 5 ripple_from channel");
+	is_int(c->ripple_from.formula, RIPPLE_FORMULA_BUCK_INPUT, "cap 5 buck_input");
+	ok(c->ripple_from.v_in == 12 && c->ripple_from.v_out == 5 &&
+		   c->ripple_from.multiplier == 0.9,
+	   "cap 5 v_in, v_out, multiplier");
+	is_str(c->load_channel, "hwmon/ina226/power1", "cap 5 load_channel");
+	ok(c->rise_tolerance_k == 2 && c->rise_tolerance_pct == 40, "cap 5 tolerance");
+	ok(c->steady_rate_k == 0.5 && c->steady_soak_min == 45, "cap 5 steady_state");
+	ok(c->valid_low_c == 60 && c->valid_high_c == 95 && c->max_temp_c == 110,
+	   "cap 5 valid_c, max_temp_c");
+	ok(c->voltage.applied_v == 24 && c->voltage.rated_v == 35 && c->voltage.exponent == 2.5,
+	   "cap 5 voltage");
+	ok(c->case_diameter_mm == 10 && c->vent_clearance_mm == 2.5, "cap 5 vent figures");
+	is_str(c->vent_facing, "up, towards the lid", "cap 5 vent_facing");
+	is_near(c->uncertainty_k, 1.5, 0, "cap 5 uncertainty_k");
+	c = &cfg.capacitors[5];
+	ok(c->self_heating == SELF_HEATING_POWER && isnan(c->current_a) &&
+		   c->ripple_from.formula == RIPPLE_FORMULA_PROPORTIONAL && c->ripple_from.k == 0.35,
+	   "cap 6: the power form without current_a, the current measured");
 	config_finish(&cfg);
 }
 
@@ -325,13 +357,13 @@ static void test_keys(void) {
 	      "t.yaml:1:24: unknown key 'lable' in thermal/a: did you mean 'label'? (allowed: label, enabled, offset, gain)\n",
 	      "suggestion for a transposition");
 	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, xy: 1}]\n",
-	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",
+	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, sensors, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, valid_c, max_temp_c, review, ripple_from, load_channel, self_heating_tolerance, steady_state, voltage, case_diameter_mm, vent_clearance_mm, vent_facing, uncertainty_k)\n",
 	      "no far-fetched suggestion for a short key");
 	check("sources:\n  zfs: {}\n",
 	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, cpufreq, devfreq, iio, hwmon, meminfo, load)\n",
 	      "unknown source");
 	check("capacitors:\n  - {name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, esr: 1}\n",
-	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, review)\n",
+	      "t.yaml:2:62: unknown key 'esr' in capacitor (allowed: name, sensor, sensors, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, valid_c, max_temp_c, review, ripple_from, load_channel, self_heating_tolerance, steady_state, voltage, case_diameter_mm, vent_clearance_mm, vent_facing, uncertainty_k)\n",
 	      "unknown capacitor key");
 	check("interval: 60s\nrescan: 1m\ninterval: 2m\n",
 	      "t.yaml:3:1: duplicate key 'interval' in the top level (first at line 1)\n",
@@ -391,7 +423,7 @@ static void test_types(void) {
 	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, type: tantalum}]\n",
 	      "t.yaml:1:77: type: expected wet or polymer, got 'tantalum'\n", "unknown type");
 	check("capacitors: [5]\n",
-	      "t.yaml:1:14: capacitors: each entry is a mapping with name, sensor, rated_life_h and rated_temp_c, got a string\n",
+	      "t.yaml:1:14: capacitors: each entry is a mapping with name, sensor (or sensors), rated_life_h and rated_temp_c, got a string\n",
 	      "capacitor entry must be a mapping");
 }
 
@@ -537,10 +569,10 @@ static void test_iio(void) {
 
 static void test_capacitors(void) {
 	check("capacitors:\n  - name: C1\n    sensor: thermal/soc-thermal\n    basis: case\n    rated_life_h: 2000\n    rated_temp_c: 105\n    self_heating: {rise_k: 3}\n",
-	      "t.yaml:7:19: self_heating: only for an ambient basis: a case temperature already includes the capacitor's own heating, so adding it again would count it twice\n",
+	      "t.yaml:7:19: self_heating: only for an ambient basis: a case temperature already includes the capacitor's own heating, so adding it again would count it twice (with sensors: it is the modelled rise, checked against the measurements)\n",
 	      "self-heating on a case basis");
 	check("capacitors:\n  - name: C1\n    sensor: s\n    self_heating: {rise_k: 3}\n    basis: core\n    rated_life_h: 2000\n    rated_temp_c: 105\n",
-	      "t.yaml:4:19: self_heating: only for an ambient basis: a core temperature already includes the capacitor's own heating, so adding it again would count it twice\n",
+	      "t.yaml:4:19: self_heating: only for an ambient basis: a core temperature already includes the capacitor's own heating, so adding it again would count it twice (with sensors: it is the modelled rise, checked against the measurements)\n",
 	      "self-heating on a core basis, basis given later");
 	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, self_heating: {current_a: 1, esr_ohm: 0.5}}\n",
 	      "t.yaml:2:77: self_heating: give exactly one form: {rise_k}, {current_a, esr_ohm, rth_k_per_w} or {current_a, rated_ripple_a, rated_rise_k}\n",
@@ -556,7 +588,7 @@ static void test_capacitors(void) {
 	      "t.yaml:2:70: ea_ev: applies to model arrhenius only (set model: arrhenius, or use bt)\n",
 	      "ea_ev with the bt model");
 	check("capacitors:\n  - {name: C1}\n",
-	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'sensor' or 'sensors' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n",
 	      "required capacitor keys");
@@ -571,6 +603,74 @@ static void test_capacitors(void) {
 	      "review is a mapping");
 	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: {insulation: , orientation: 90}}\n",
 	      NULL, "an empty review note and a number as text are valid");
+	// The review's keys (issue 40): every error names its file:line:col.
+	const char *head = "capacitors:\n  - name: C1\n    rated_life_h: 1\n    rated_temp_c: 105\n";
+	struct {
+		const char *yaml, *want, *what;
+	} cases[] = {
+		{"    sensors: {ambient: a, case: c}\n    self_heating: {rise_k: 3}\n", NULL,
+		 "sensors: with the modelled self-heating beside a case sensor"},
+		{"    sensor: a\n    sensors: {case: c}\n",
+		 "t.yaml:6:14: sensors: give sensor (with basis) or sensors, not both\n",
+		 "sensor and sensors"},
+		{"    sensors: {case: c}\n    basis: case\n",
+		 "t.yaml:6:12: basis: the sensors: map names each sensor's temperature; basis goes with sensor\n",
+		 "basis beside sensors"},
+		{"    sensors: {}\n", "t.yaml:5:14: sensors: name at least one of ambient, case and core\n",
+		 "an empty sensors map"},
+		{"    sensors: {ambient: a, cse: c}\n",
+		 "t.yaml:5:27: unknown key 'cse' in sensors: did you mean 'case'? (allowed: ambient, case, core)\n",
+		 "a misspelt temperature"},
+		{"    sensors: {ambient: a, case: a}\n",
+		 "t.yaml:5:33: sensors: ambient and case name the same channel 'a': one sensor measures one temperature\n",
+		 "one channel for two temperatures"},
+		{"    sensor: a\n    ripple_from: {channel: i, formula: proportional, k: 0.5}\n",
+		 "t.yaml:6:18: ripple_from: needs self_heating in the power form {esr_ohm, rth_k_per_w} or the ripple form {rated_ripple_a, rated_rise_k}, through which the measured current heats the part\n",
+		 "ripple_from without a form it heats through"},
+		{"    sensor: a\n    self_heating: {esr_ohm: 0.1, rth_k_per_w: 10}\n",
+		 "t.yaml:6:19: self_heating: this form needs current_a (or a measured current: ripple_from)\n",
+		 "the power form without a current"},
+		{"    sensor: a\n    self_heating: {esr_ohm: 0.1, rth_k_per_w: 10}\n    ripple_from: {channel: i, formula: buck_input, k: 2}\n",
+		 "t.yaml:7:40: ripple_from: formula buck_input takes v_in and v_out (I_rms = I_out sqrt(D (1 - D)), D = v_out / v_in), not k\n",
+		 "buck_input with k"},
+		{"    sensor: a\n    self_heating: {esr_ohm: 0.1, rth_k_per_w: 10}\n    ripple_from: {channel: i, formula: buck_input, v_in: 5, v_out: 12}\n",
+		 "t.yaml:7:68: ripple_from: v_out must be below v_in for a buck converter\n",
+		 "a buck that boosts"},
+		{"    sensor: a\n    self_heating: {esr_ohm: 0.1, rth_k_per_w: 10}\n    ripple_from: {channel: i, formula: boost}\n",
+		 "t.yaml:7:40: formula: expected proportional or buck_input, got 'boost'\n",
+		 "an unknown formula"},
+		{"    sensor: a\n    valid_c: [95, 60]\n",
+		 "t.yaml:6:19: valid_c: the upper bound must be above the lower\n", "valid_c upside down"},
+		{"    sensor: a\n    valid_c: [60]\n",
+		 "t.yaml:6:14: valid_c: give [LOW, HIGH], the band in °C over which the series' B_t or E_a is stated (e.g. [60, 95])\n",
+		 "valid_c with one value"},
+		{"    sensor: a\n    valid_c: [60, 95]\n    validity_low_c: 50\n",
+		 "t.yaml:7:21: validity_low_c: give valid_c or validity_low_c, not both (valid_c's first value is the lower bound)\n",
+		 "valid_c and validity_low_c"},
+		{"    sensor: a\n    voltage: {applied_v: 40, rated_v: 35, exponent: 2.5}\n",
+		 "t.yaml:6:26: voltage: applied_v 40 V is above rated_v 35 V: no model applies above the rated voltage\n",
+		 "overvoltage"},
+		{"    sensor: a\n    voltage: {applied_v: 20}\n",
+		 "t.yaml:6:14: voltage: give applied_v, rated_v and exponent (life x (applied_v / rated_v)^-exponent)\n",
+		 "a partial voltage term"},
+		{"    sensor: a\n    case_diameter_mm: 0\n",
+		 "t.yaml:6:23: case_diameter_mm: must be greater than 0 and at most 200, got 0\n",
+		 "a zero diameter"},
+		{"    sensor: a\n    uncertainty_k: 30\n",
+		 "t.yaml:6:20: uncertainty_k: must be between 0 and 20, got 30\n",
+		 "an uncertainty out of range"},
+		{"    sensor: a\n    steady_state: {rate_k_per_10min: 0}\n",
+		 "t.yaml:6:38: rate_k_per_10min: must be greater than 0 and at most 100, got 0\n",
+		 "a zero steady rate"},
+		{"    sensor: a\n    self_heating_tolerance: {k: 2, percent: 40}\n",
+		 "t.yaml:6:36: unknown key 'percent' in self_heating_tolerance (allowed: k, pct)\n",
+		 "a tolerance key"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *yaml = xasprintf("%s%s", head, cases[i].yaml);
+		check(yaml, cases[i].want, cases[i].what);
+		free(yaml);
+	}
 	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105}\n  - {name: C1, sensor: t, rated_life_h: 1, rated_temp_c: 105}\n",
 	      "t.yaml:3:5: capacitors: the name 'C1' is used twice (first at line 2)\n",
 	      "duplicate capacitor name");
@@ -609,7 +709,7 @@ static void test_files(void) {
 
 	// Errors come out in file order whatever order the checks found them in.
 	check("capacitors:\n  - {name: C1}\nintervall: 1s\ninterval: 5\n",
-	      "t.yaml:2:5: capacitor C1: 'sensor' is required\n"
+	      "t.yaml:2:5: capacitor C1: 'sensor' or 'sensors' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
 	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n"

@@ -114,6 +114,76 @@ static void test_ripple_vectors(void) {
 	is_near(lifetime_life_at(&p, 61.8), 32000, 1e-12, "fixed 3.2 K rise on 61.8 °C ambient");
 }
 
+/*
+ * The issue's worked examples, each within 1 %. Sources:
+ * - the relative-life table (life x1/x2/x4/x8 for 0/10/20/30 K cooler): the 10 K rule, Chemi-Con
+ *   FAQ "Lifetime of Aluminum Electrolytic Capacitors" eq. (8) with B_t = 2;
+ * - COSEL FAQ "Electrolytic Capacitor Lifetime at Varying Ambient Temperatures"
+ *   (https://www.cosel.com/en/coselplus/technical/100): 1000 h @105 °C, 8 h each at 45/55/65 °C,
+ *   "Ta (57.2 °C) is higher than the average ambient temperature of 55 °C";
+ * - Nichicon's estimated-life calculator (https://www.nichicon.co.jp/english/products/lifetime/
+ *   snap_in.html: inputs Lo, To, Tn, In, Im) on the formula of Nichicon's 2014 life-formula
+ *   letter, Ln = Lo 2^((To - Tn)/10) K^((dto - dtn)/10), dtn = dto (In / Im)^2, K = 2 at or
+ *   below the rated ripple: 5000 h @105 °C at 65 °C, 1.5 A of a 2.0 A rating, dto = 5 K ->
+ *   93,103 h (derived);
+ * - Cornell Dubilier's life calculators (https://www.cde.com/Snapplet/, the Aluminum
+ *   Electrolytic Capacitor Application Guide, "Reliability and Lifetime"): life keyed to the
+ *   core, L = Lb 2^((Tm - Tc)/10), Tc = Ta + I^2 ESR theta: a 3000 h part with a 95 °C core
+ *   rating at 55 °C ambient, 2 A ripple through 0.1 ohm and 12.5 K/W -> Tc = 60 °C,
+ *   33,941 h (derived);
+ * - the voltage term as Jianghai states it (Albertsen, K_V = (U/U_R)^-2.5; V7 of the shared
+ *   notes): 2000 h @105 °C at 65 °C, U/U_R = 0.8 -> 55,901.7 h.
+ */
+static void test_worked_examples(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	struct lifetime_params p = params(&cc);
+	struct lifetime_acc acc;
+	struct lifetime_result r;
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 65, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	const double table[] = {1, 2, 4, 8};
+	for (int k = 0; k < LIFETIME_N_RELATIVE; k++) {
+		char what[64];
+		snprintf(what, sizeof(what), "relative life %g K cooler: x%g", 10.0 * k, table[k]);
+		is_near(r.relative[k].factor, table[k], 0.01, what);
+	}
+
+	cc = cap(1000, 105);
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 45, 8);
+	lifetime_acc_add(&acc, &p, 55, 8);
+	lifetime_acc_add(&acc, &p, 65, 8);
+	lifetime_summarize(&p, &acc, 0, &r);
+	is_near(r.equivalent_temp_c, 57.2, 0.01, "COSEL mixed conditions: 57.2 °C");
+
+	cc = cap(5000, 105);
+	cc.self_heating = SELF_HEATING_RIPPLE;
+	cc.current_a = 1.5;
+	cc.rated_ripple_a = 2.0;
+	cc.rated_rise_k = 5;
+	p = params(&cc);
+	double nichicon = 5000 * pow(2, 4) * pow(2, (5 - 5 * 0.75 * 0.75) / 10);
+	is_near(nichicon, 93103, 0.01, "Nichicon: the calculator's formula gives 93,103 h");
+	is_near(lifetime_life_at(&p, 65), nichicon, 0.01, "Nichicon calculator example");
+
+	cc = cap(3000, 95);
+	cc.self_heating = SELF_HEATING_POWER;
+	cc.current_a = 2;
+	cc.esr_ohm = 0.1;
+	cc.rth_k_per_w = 12.5;
+	p = params(&cc);
+	is_near(p.rise_k, 5, 1e-12, "CDE: core rise I^2 ESR theta = 5 K");
+	is_near(lifetime_life_at(&p, 55), 33941, 0.01, "CDE life-calculator example with ripple");
+
+	cc = cap(2000, 105);
+	cc.voltage = (struct capacitor_voltage){0.8 * 35, 35, 2.5};
+	p = params(&cc);
+	is_near(p.voltage_factor, 1.746928, 1e-6, "K_V = 0.8^-2.5");
+	is_near(lifetime_life_at(&p, 65), 55901.7, 0.01, "Jianghai V7 with the voltage term");
+}
+
 static void test_arrhenius(void) {
 	struct capacitor_config cc = cap(2000, 105);
 	cc.model = LIFETIME_MODEL_ARRHENIUS;
@@ -420,6 +490,143 @@ static void test_errors(void) {
 	expect_error(cc, "rated_ripple_a > 0", "ripple form without rated ripple");
 }
 
+/* The sensitivity band, the validity band per side, max_temp_c and the voltage term. */
+static void test_band_and_validity(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	struct lifetime_params p = params(&cc);
+	struct lifetime_acc acc;
+	struct lifetime_result r;
+	is_near(p.uncertainty_k, 2, 0, "uncertainty_k defaults to 2 K");
+	is_near(p.voltage_factor, 1, 0, "no voltage term by default");
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 65, 10);
+	lifetime_summarize(&p, &acc, 0, &r);
+	is_near(r.band.life_uncapped_h[0], 32000 / pow(2, 0.2), 1e-12,
+		"band: the life 2 K hotter is the short end");
+	is_near(r.band.life_uncapped_h[1], 32000 * pow(2, 0.2), 1e-12, "and 2 K cooler the long");
+	is_near(r.band.remaining_h[0], (1 - 10 / (32000 / pow(2, 0.2))) * 32000 / pow(2, 0.2),
+		1e-12, "remaining at the short end");
+	ok(r.band.life_h[0] < r.life_h && r.life_h < r.band.life_h[1], "the life inside its band");
+	cc.uncertainty_k = 0;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 65, 10);
+	lifetime_summarize(&p, &acc, 0, &r);
+	ok(r.band.life_h[0] == r.life_h && r.band.life_h[1] == r.life_h, "no uncertainty, no band");
+
+	cc = cap(2000, 105);
+	cc.valid_low_c = 60;
+	cc.valid_high_c = 95;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 55, 1);
+	lifetime_acc_add(&acc, &p, 80, 1);
+	lifetime_acc_add(&acc, &p, 100, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	double d55 = 1 / (2000 * pow(2, 5)), d80 = 1 / (2000 * pow(2, 2.5)),
+	       d100 = 1 / (2000 * pow(2, 0.5));
+	is_near(r.validity.below_h, 1, 0, "an hour below valid_c");
+	is_near(r.validity.above_h, 1, 0, "an hour above it");
+	is_near(r.validity.below_share, d55 / (d55 + d80 + d100), 1e-12, "its share of D");
+	is_near(r.validity.above_share, d100 / (d55 + d80 + d100), 1e-12, "and that one's");
+	const struct lifetime_warning *w = find_warning(&r, LIFETIME_WARN_BT2_105);
+	ok(w && strstr(w->message, "Chemi-Con's approximation over roughly 60-95 °C") &&
+		   strstr(w->message, "rated 105 °C or more may need a corrected coefficient") &&
+		   strstr(w->message, "[60, 95]"),
+	   "a 105 °C part on B_t = 2 outside its band: the article's sentence");
+	w = find_warning(&r, LIFETIME_WARN_ABOVE_VALID);
+	ok(w && strstr(w->message, "above 95 °C") && strstr(w->message, "of the consumed life"),
+	   "above_validity with its share of the consumed life");
+	ok(find_warning(&r, LIFETIME_WARN_ABOVE_RATED) == NULL, "100 °C is not above rated");
+	cc.bt = 2.2;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 55, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	ok(find_warning(&r, LIFETIME_WARN_BT2_105) == NULL, "a corrected B_t is not flagged");
+	cc = cap(2000, 85);
+	cc.valid_low_c = 60;
+	cc.valid_high_c = 85;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 55, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	ok(find_warning(&r, LIFETIME_WARN_BT2_105) == NULL, "an 85 °C part is not flagged");
+
+	cc = cap(2000, 105);
+	cc.max_temp_c = 100;
+	p = params(&cc);
+	lifetime_acc_init(&acc);
+	lifetime_acc_add(&acc, &p, 102, 1);
+	lifetime_summarize(&p, &acc, 0, &r);
+	w = find_warning(&r, LIFETIME_WARN_ABOVE_RATED);
+	ok(w && strstr(w->message, "above the upper category 100 °C"),
+	   "max_temp_c: time above the upper category");
+	is_near(r.validity.above_max_h, 1, 0, "counted");
+
+	cc = cap(2000, 105);
+	cc.valid_low_c = 60;
+	cc.valid_high_c = 95;
+	cc.validity_low_c = 50;
+	expect_error(cc, "give valid_c or validity_low_c", "valid_c beside validity_low_c");
+	cc.validity_low_c = NAN;
+	cc.valid_high_c = 55;
+	expect_error(cc, "upper bound 55 °C must be above", "valid_c upside down");
+	cc = cap(2000, 105);
+	cc.voltage = (struct capacitor_voltage){40, 35, 2.5};
+	expect_error(cc, "applied_v <= rated_v", "overvoltage refused");
+	cc.voltage = (struct capacitor_voltage){20, 35, NAN};
+	expect_error(cc, "exponent", "a voltage term without its exponent");
+	cc = cap(2000, 105);
+	cc.uncertainty_k = -1;
+	expect_error(cc, "uncertainty_k", "a negative uncertainty");
+}
+
+/* ripple_from: the measured current's rise per sample, and the constant one beside it. */
+static void test_ripple_from(void) {
+	struct capacitor_config cc = cap(2000, 105);
+	cc.self_heating = SELF_HEATING_RIPPLE;
+	cc.rated_ripple_a = 2;
+	cc.rated_rise_k = 5;
+	cc.current_a = 1;
+	cc.ripple_from = (struct capacitor_ripple_from){.channel = "hwmon/ina226/curr1",
+							.formula = RIPPLE_FORMULA_BUCK_INPUT,
+							.v_in = 12,
+							.v_out = 5,
+							.multiplier = NAN,
+							.k = NAN};
+	struct lifetime_params p = params(&cc);
+	ok(p.ripple_measured && p.rise_k == 0, "measured ripple: no constant rise added");
+	double d = 5.0 / 12;
+	is_near(lifetime_ripple_current(&p, 3, false), 3 * sqrt(d * (1 - d)), 1e-15,
+		"buck input: I_out sqrt(D (1 - D))");
+	is_near(lifetime_ripple_current(&p, 15, true), 3 * sqrt(d * (1 - d)), 1e-15,
+		"a power channel: I_out = P / v_out");
+	double age, rise;
+	lifetime_rise_for_current(&p, 1, &age, &rise);
+	is_near(rise, 5 * 0.25, 1e-15, "the physical rise at 1 A of 2 A");
+	is_near(age, 5 * (0.25 - 1), 1e-15, "the aging rise relative to the rated one");
+	is_near(p.const_rise_k, age, 0, "the constant current's rise for the comparison");
+	cc.ripple_from.formula = RIPPLE_FORMULA_PROPORTIONAL;
+	cc.ripple_from.k = 0.4;
+	cc.ripple_from.multiplier = 0.8;
+	p = params(&cc);
+	is_near(lifetime_ripple_current(&p, 2, false), 0.4 * 2 / 0.8, 1e-15,
+		"proportional, folded by the frequency multiplier");
+	cc.current_a = NAN;
+	p = params(&cc);
+	ok(isnan(p.const_rise_k), "no current_a: no constant comparison");
+	cc.self_heating = SELF_HEATING_RISE;
+	cc.rise_k = 3;
+	expect_error(cc, "ripple_from needs self_heating in the power form",
+		     "ripple_from on the rise form");
+	cc.self_heating = SELF_HEATING_RIPPLE;
+	cc.ripple_from.formula = RIPPLE_FORMULA_BUCK_INPUT;
+	cc.ripple_from.v_in = 5;
+	cc.ripple_from.v_out = 12;
+	expect_error(cc, "0 < v_out < v_in", "a buck that boosts");
+}
+
 static void expect_profile_error(const char *text, const char *needle) {
 	struct lifetime_point *pts;
 	size_t n;
@@ -492,8 +699,9 @@ static void test_persistence(void) {
 	lifetime_acc_format(&empty, &text);
 	ok(lifetime_acc_parse(&e2, text.data) && isnan(e2.min_c) && e2.samples == 0,
 	   "empty state round trip");
-	ok(!lifetime_acc_parse(&e2, "v1 n=3 d=1,2"), "truncated state rejected");
-	ok(!lifetime_acc_parse(&e2, "v2 n=3"), "unknown version rejected");
+	ok(!lifetime_acc_parse(&e2, "v2 n=3 d=1,2"), "truncated state rejected");
+	ok(!lifetime_acc_parse(&e2, "v1 n=3 d=1,2 obs=1,0"),
+	   "the old version is rejected (recomputed)");
 	ok(!lifetime_acc_parse(&e2, ""), "empty text rejected");
 	buf_finish(&text);
 }
@@ -557,6 +765,9 @@ int main(int argc, char **argv) {
 		}
 	}
 	test_published_vectors();
+	test_worked_examples();
+	test_band_and_validity();
+	test_ripple_from();
 	test_ripple_vectors();
 	test_arrhenius();
 	test_miner();
