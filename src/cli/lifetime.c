@@ -25,13 +25,14 @@ static const char calc_usage[] =
 	"                               | --profile-csv FILE)\n"
 	"                              [--model bt|arrhenius] [--bt B] [--ea-ev E]\n"
 	"                              [--type wet|polymer] [--self-heating-k K]\n"
-	"                              [--cap-years Y] [--json]\n"
+	"                              [--cap-years Y] [--uncertainty-k K] [--json]\n"
 	"\n"
 	"Expected life of an electrolytic capacitor rated H hours at T °C, at a constant\n"
 	"temperature or over a profile of (temperature, hours) steps (Miner's rule). Years are\n"
 	"of 8760 h; lives above the cap (15 years) are reported capped and uncapped.\n"
 	"--profile-csv reads the steps from a CSV file of temp_c,hours rows (- for standard\n"
-	"input), such as `thermlog lifetime profile --csv` writes.\n";
+	"input), such as `thermlog lifetime profile --csv` writes. Lives are also given for the\n"
+	"temperature K cooler and hotter (--uncertainty-k, default 2 K: a thermocouple).\n";
 
 static const char history_usage[] =
 	"usage: thermlog [--db PATH] [-c FILE] lifetime [--from T] [--to T] [--include-unsynced]\n"
@@ -108,6 +109,7 @@ enum calc_opt {
 	OPT_TYPE,
 	OPT_SELF,
 	OPT_CAP,
+	OPT_UNCERTAINTY,
 };
 
 static int cmd_calc(int argc, char **argv) {
@@ -123,6 +125,7 @@ static int cmd_calc(int argc, char **argv) {
 		{"type", required_argument, NULL, OPT_TYPE},
 		{"self-heating-k", required_argument, NULL, OPT_SELF},
 		{"cap-years", required_argument, NULL, OPT_CAP},
+		{"uncertainty-k", required_argument, NULL, OPT_UNCERTAINTY},
 		CLI_OPTION_JSON,
 		CLI_OPTION_HELP,
 		{0},
@@ -184,6 +187,9 @@ static int cmd_calc(int argc, char **argv) {
 		case OPT_CAP:
 			good = parse_number("--cap-years", optarg, &cc.life_cap_years);
 			break;
+		case OPT_UNCERTAINTY:
+			good = parse_number("--uncertainty-k", optarg, &cc.uncertainty_k);
+			break;
 		case CLI_OPT_JSON:
 			json = true;
 			break;
@@ -219,6 +225,7 @@ static int cmd_calc(int argc, char **argv) {
 		.ea_ev = "--ea-ev",
 		.rise_k = "--self-heating-k",
 		.life_cap_years = "--cap-years",
+		.uncertainty_k = "--uncertainty-k",
 	};
 	struct lifetime_params p;
 	char *err = NULL;
@@ -271,6 +278,8 @@ static int cmd_calc(int argc, char **argv) {
 		json_field_double(&j, "self_heating_k", p.rise_k);
 		json_field_double(&j, "equivalent_effective_temp_c",
 				  r.equivalent_temp_c + p.rise_k);
+		json_key(&j, "band");
+		lifetime_report_write_band(&r, &j);
 		json_object_end(&j);
 		buf_putc(&b, '\n');
 		fputs(b.data, stdout);
@@ -315,6 +324,9 @@ static int cmd_calc(int argc, char **argv) {
 			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
 		}
 	}
+	printf("%-28s %.0f-%.0f h (the temperature %g K hotter and cooler; uncapped)\n",
+	       "  sensor uncertainty:", r.band.life_uncapped_h[0], r.band.life_uncapped_h[1],
+	       r.band.uncertainty_k);
 	printf("%-28s %.6g\n", "consumed per hour:", r.rate_per_h);
 	print_warnings(&r, NULL);
 	return CLI_EXIT_OK;
@@ -362,6 +374,61 @@ static void print_reviews(const struct lifetime_report *rep) {
 		table_print_stdout(&t, 2);
 	}
 	buf_finish(&scratch);
+}
+
+/* "120000-131400 h": a band of hours, capped ends marked as the table marks them. */
+static void band_text(char *out, size_t len, const double h[2], double cap_h) {
+	snprintf(out, len, "%s%.0f-%s%.0f h", h[0] >= cap_h ? "*" : "", h[0],
+		 h[1] >= cap_h ? "*" : "", h[1]);
+}
+
+/*
+ * What the capacitor review adds per capacitor: the temperature it ages at and why, the band
+ * of the sensor's uncertainty, the voltage term, a measured ripple beside the constant one,
+ * and the self-heating checked against the measurements.
+ */
+static void print_review_figures(const struct lifetime_report_entry *e) {
+	const struct lifetime_result *r = &e->r;
+	const char *name = e->cc->name;
+	if (e->basis_reason) {
+		printf("%s: ages at the %s temperature (%s): %s\n", name,
+		       temp_basis_name(e->cc->basis), e->sensor_key, e->basis_reason);
+	}
+	if (!has_data(e)) {
+		return;
+	}
+	double cap_h = lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR;
+	char life[64], remaining[64];
+	band_text(life, sizeof(life), r->band.life_h, cap_h);
+	band_text(remaining, sizeof(remaining), r->band.remaining_h, cap_h);
+	printf("%s: ±%g K: effective life %s, remaining %s (the reading %g K hotter and "
+	       "cooler)\n",
+	       name, r->band.uncertainty_k, life, remaining, r->band.uncertainty_k);
+	const struct capacitor_voltage *v = &e->cc->voltage;
+	if (!isnan(v->applied_v)) {
+		printf("%s: voltage term (%g V / %g V)^-%g = x%.3f applied to every life\n", name,
+		       v->applied_v, v->rated_v, v->exponent, r->voltage_factor);
+	}
+	if (e->cc->ripple_from.channel) {
+		printf("%s: ripple measured on %s: consumed %.5f (mean self-heating %+.2f K)", name,
+		       e->load_key, r->consumed_fraction, r->self_heating_k);
+		if (isfinite(r->consumed_constant_ripple)) {
+			printf("; with the constant %g A: %.5f", e->cc->current_a,
+			       r->consumed_constant_ripple);
+		}
+		printf("\n");
+	}
+	const struct capcheck_rise_result *c = &e->check;
+	if (e->has_check && c->paired) {
+		printf("%s: self-heating measured (case - ambient) %.2f K mean, p95 %.2f K over "
+		       "%.1f h",
+		       name, c->measured_mean_k, c->measured_p95_k, c->hours);
+		if (isfinite(c->modelled_mean_k)) {
+			printf("; modelled %.2f K: %s (tolerance %.2f K)", c->modelled_mean_k,
+			       c->mismatch ? "DISAGREE" : "agree", c->tolerance_k);
+		}
+		printf("\n");
+	}
 }
 
 static void print_table(const struct lifetime_report *rep) {
@@ -437,6 +504,9 @@ static void print_table(const struct lifetime_report *rep) {
 			       rep->entries[i].cc->name, 100 * r->consumed_total,
 			       r->consumed_extrapolated > 0 ? " (partly extrapolated)" : "");
 		}
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		print_review_figures(&rep->entries[i]);
 	}
 	print_reviews(rep);
 	for (size_t i = 0; i < rep->n; i++) {

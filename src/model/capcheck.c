@@ -63,6 +63,13 @@ void capcheck_rise_add_load(struct capcheck_rise *c, double ambient_c, double ca
 	}
 }
 
+/* Whether the ambient sensor follows the load as a case sensor would. */
+static bool follows_load(const struct capcheck_rise_result *o) {
+	double a = o->ambient_load_r, c = o->case_load_r;
+	return a >= CAPCHECK_LOAD_CORRELATION ||
+	       (c >= CAPCHECK_LOAD_CASE_MIN && a >= CAPCHECK_LOAD_LIKE_CASE * c);
+}
+
 /* "12 % of the paired time" / "follows the part's load (r = 0.93)": why it looks like a case. */
 static void why_case(const struct capcheck_rise_result *o, char *out, size_t len) {
 	size_t used = 0;
@@ -73,15 +80,14 @@ static void why_case(const struct capcheck_rise_result *o, char *out, size_t len
 					 "time (the measured rise averages %+.1f K)",
 					 100 * o->ambient_above_h / o->hours, o->measured_mean_k);
 	}
-	if (o->ambient_load_r >= CAPCHECK_LOAD_CORRELATION && used < len) {
+	if (follows_load(o) && used < len) {
 		char cas[48] = "";
 		if (isfinite(o->case_load_r)) {
-			snprintf(cas, sizeof(cas), "; the case sensor's r = %.2f", o->case_load_r);
+			snprintf(cas, sizeof(cas), ", the case sensor's r = %.2f", o->case_load_r);
 		}
 		snprintf(out + used, len - used,
-			 "%sit follows the part's own load (correlation r = %.2f, at least %.1f "
-			 "flags it%s)",
-			 used ? "; " : "", o->ambient_load_r, CAPCHECK_LOAD_CORRELATION, cas);
+			 "%sit follows the part's own load (correlation r = %.2f%s)",
+			 used ? "; " : "", o->ambient_load_r, cas);
 	}
 }
 
@@ -122,8 +128,8 @@ void capcheck_rise_summarize(const struct lifetime_params *p, const struct capch
 				p->rise_tolerance_pct);
 		}
 	}
-	out->looks_like_case = (h > 0 && out->ambient_above_h > CAPCHECK_ABOVE_SHARE * h) ||
-			       out->ambient_load_r >= CAPCHECK_LOAD_CORRELATION;
+	out->looks_like_case =
+		(h > 0 && out->ambient_above_h > CAPCHECK_ABOVE_SHARE * h) || follows_load(out);
 	if (out->looks_like_case) {
 		char why[320];
 		why_case(out, why, sizeof(why));

@@ -13,8 +13,15 @@
 
 #include "lifetime.h"
 
-/* An ambient sensor that follows the load this closely (Pearson r) looks like a case one. */
+/*
+ * An ambient sensor that follows the load this closely (Pearson r) looks like a case one; so
+ * does one that follows it nearly as closely as the case sensor does (CAPCHECK_LOAD_LIKE_CASE
+ * of the case's r, when the case's r is at least CAPCHECK_LOAD_CASE_MIN): a true ambient's
+ * daily swing dilutes its r, and the part's own heating is what the case adds to it.
+ */
 #define CAPCHECK_LOAD_CORRELATION 0.7
+#define CAPCHECK_LOAD_LIKE_CASE   0.9
+#define CAPCHECK_LOAD_CASE_MIN    0.3
 /* An ambient sensor reading above the case one this share of the paired time looks like one. */
 #define CAPCHECK_ABOVE_SHARE 0.5
 /* Steady state: the rate is taken over this window ("1 K per 10 min"). */

@@ -356,7 +356,8 @@ static bool validity_init(struct lifetime_params *p, const struct capacitor_conf
 }
 
 /* The voltage term, the sensor's uncertainty and the checks' settings. */
-static bool extras_init(struct lifetime_params *p, const struct capacitor_config *cc, char **err) {
+static bool extras_init(struct lifetime_params *p, const struct capacitor_config *cc,
+			const struct lifetime_names *nm, char **err) {
 	const struct capacitor_voltage *v = &cc->voltage;
 	p->voltage_factor = 1;
 	if (!isnan(v->applied_v) || !isnan(v->rated_v) || !isnan(v->exponent)) {
@@ -384,7 +385,7 @@ static bool extras_init(struct lifetime_params *p, const struct capacitor_config
 		isnan(cc->steady_soak_min) ? CAPACITOR_DEFAULT_STEADY_SOAK : cc->steady_soak_min;
 	p->steady_soak_s = soak * 60;
 	if (!in_range(p->uncertainty_k, 0, 20)) {
-		return fail(err, "uncertainty_k must be between 0 and 20 K (got %g)",
+		return fail(err, "%s must be between 0 and 20 K (got %g)", nm->uncertainty_k,
 			    p->uncertainty_k);
 	}
 	if (!in_range(p->rise_tolerance_k, 0, 100) || !in_range(p->rise_tolerance_pct, 0, 1000)) {
@@ -412,6 +413,7 @@ const struct lifetime_names lifetime_config_names = {
 	.ea_ev = "ea_ev",
 	.rise_k = "rise_k",
 	.life_cap_years = "life_cap_years",
+	.uncertainty_k = "uncertainty_k",
 };
 
 const char *lifetime_sensor_of(const struct capacitor_config *cc, enum temp_basis basis) {
@@ -534,7 +536,7 @@ bool lifetime_params_init_named(struct lifetime_params *p, const struct capacito
 			    cap_y);
 	}
 	p->life_cap_h = cap_y * LIFETIME_HOURS_PER_YEAR;
-	return validity_init(p, cc, err) && extras_init(p, cc, err);
+	return validity_init(p, cc, err) && extras_init(p, cc, nm, err);
 }
 
 double lifetime_life_at_model(const struct lifetime_params *p, double model_c) {

@@ -219,7 +219,8 @@ struct lifetime_params {
  * ("--ea-ev"). "model" is what precedes a model's name ("model: ", "--model ").
  */
 struct lifetime_names {
-	const char *rated_life_h, *rated_temp_c, *model, *bt, *ea_ev, *rise_k, *life_cap_years;
+	const char *rated_life_h, *rated_temp_c, *model, *bt, *ea_ev, *rise_k, *life_cap_years,
+		*uncertainty_k;
 };
 extern const struct lifetime_names lifetime_config_names; // the keys of a capacitors: entry
 

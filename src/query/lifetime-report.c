@@ -491,7 +491,7 @@ static void write_pair(struct json *out, const char *key, const double v[2]) {
 	json_array_end(out);
 }
 
-static void write_band(const struct lifetime_result *r, struct json *out) {
+void lifetime_report_write_band(const struct lifetime_result *r, struct json *out) {
 	json_object_begin(out);
 	json_field_double(out, "uncertainty_k", r->band.uncertainty_k);
 	write_pair(out, "effective_life_h", r->band.life_h);
@@ -652,7 +652,7 @@ static void write_review_figures(const struct lifetime_report_entry *e, struct j
 	json_field_string(out, "basis_reason", e->basis_reason);
 	json_field_string(out, "load_channel", e->load_key);
 	json_key(out, "band");
-	write_band(&e->r, out);
+	lifetime_report_write_band(&e->r, out);
 	json_key(out, "validity");
 	write_validity(&e->r, out);
 	json_key(out, "voltage");

@@ -109,6 +109,12 @@ void lifetime_report_write_part(const struct lifetime_report_entry *e, struct js
  * capacitor_review_keys[] in that order, its text or null when not recorded.
  */
 void lifetime_report_write_review(const struct capacitor_config *cc, struct json *out);
+/**
+ * Writes @r's sensitivity band as the report's "band" object: {"uncertainty_k",
+ * "effective_life_h", "life_uncapped_h", "remaining_h", "consumed_fraction"}, each but the first
+ * a pair [the reading uncertainty_k hotter (the short end), cooler].
+ */
+void lifetime_report_write_band(const struct lifetime_result *r, struct json *out);
 /** Writes @r's warnings as the report's "warnings" array: [{"code", "message"}]. */
 void lifetime_report_write_warnings(const struct lifetime_result *r, struct json *out);
 

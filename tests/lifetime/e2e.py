@@ -164,7 +164,8 @@ def main():
                 "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
                 "self_heating_k", "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c",
                 "in_service", "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
-                "past_estimated_life", "review"]
+                "past_estimated_life", "review", "sensors", "basis_reason", "load_channel", "band", "validity",
+                "voltage", "ripple", "self_heating_check", "steady_state", "vent"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
         review_keys = ["enclosure", "orientation", "thermocouple", "insulation", "heat_sources",
                        "vent_clearance", "series_conditions"]
