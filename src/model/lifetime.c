@@ -611,6 +611,12 @@ void lifetime_acc_add_n(struct lifetime_acc *acc, const struct lifetime_params *
 	lifetime_acc_add_rise(acc, p, sensor_c, p->rise_k, dt_h, n);
 }
 
+/* The band the B_t = 2 coefficient is taken to hold over: valid_c, else Chemi-Con's 60-95 °C. */
+static void bt2_band(const struct lifetime_params *p, double *lo, double *hi) {
+	*lo = p->valid_configured ? p->validity_low_c : LIFETIME_BT2_LOW_C;
+	*hi = p->valid_configured ? p->valid_high_c : LIFETIME_BT2_HIGH_C;
+}
+
 double lifetime_acc_add_rise(struct lifetime_acc *acc, const struct lifetime_params *p,
 			     double sensor_c, double rise_k, double dt_h, int64_t n) {
 	if (!isfinite(sensor_c) || !isfinite(rise_k) || !isfinite(dt_h) || !(dt_h > 0)) {
@@ -650,6 +656,12 @@ double lifetime_acc_add_rise(struct lifetime_acc *acc, const struct lifetime_par
 	if (model_c < LIFETIME_BT2_LOW_C) {
 		lifetime_sum_add(&acc->below_bt2_h, dt_h);
 	}
+	double lo, hi;
+	bt2_band(p, &lo, &hi);
+	if (model_c < lo || model_c > hi) {
+		lifetime_sum_add(&acc->bt2_out_h, dt_h);
+		lifetime_sum_add(&acc->bt2_out_d, d);
+	}
 	if (acc->samples == 0 || sensor_c < acc->min_c) {
 		acc->min_c = sensor_c;
 	}
@@ -665,7 +677,7 @@ struct acc_sum_field {
 	const char *name;
 	struct lifetime_sum *sum;
 };
-#define ACC_N_SUMS 13
+#define ACC_N_SUMS 15
 
 static void acc_sums(struct lifetime_acc *acc, struct acc_sum_field out[ACC_N_SUMS]) {
 	const struct acc_sum_field f[ACC_N_SUMS] = {
@@ -682,6 +694,8 @@ static void acc_sums(struct lifetime_acc *acc, struct acc_sum_field out[ACC_N_SU
 		{"av", &acc->above_valid_h},
 		{"ad", &acc->above_valid_d},
 		{"rh", &acc->rise_h},
+		{"oh", &acc->bt2_out_h},
+		{"od", &acc->bt2_out_d},
 	};
 	memcpy(out, f, sizeof(f));
 }
@@ -829,17 +843,16 @@ static void validity_warnings(const struct lifetime_params *p, const struct life
 	}
 	// Chemi-Con: B_t = 2 is an approximation over roughly 60-95 °C; parts rated 105 °C or
 	// more may need a corrected coefficient.
-	double outside = v->below_h + v->above_h;
 	if (p->model == LIFETIME_MODEL_BT && p->base == 2 && p->step_k == 10 &&
-	    p->rated_temp_c >= 105 && outside > 0) {
-		describe_share(share, sizeof(share), outside, obs);
-		describe_damage(dshare, sizeof(dshare), v->below_share + v->above_share);
+	    p->rated_temp_c >= 105 && v->bt2_out_h > 0) {
+		describe_share(share, sizeof(share), v->bt2_out_h, obs);
+		describe_damage(dshare, sizeof(dshare), v->bt2_out_share);
 		lifetime_warn(r, LIFETIME_WARN_BT2_105,
 			      "a part rated %g °C on B_t = 2 spent %s outside [%g, %g] °C%s: "
 			      "B_t = 2 is Chemi-Con's approximation over roughly 60-95 °C, and "
 			      "parts rated 105 °C or more may need a corrected coefficient; never "
 			      "apply one coefficient across all series and temperature ranges",
-			      p->rated_temp_c, share, v->low_c, v->high_c, dshare);
+			      p->rated_temp_c, share, v->bt2_low_c, v->bt2_high_c, dshare);
 	}
 }
 
@@ -918,6 +931,7 @@ static void summarize_extras(const struct lifetime_params *p, const struct lifet
 	struct lifetime_validity *v = &r->validity;
 	v->below_share = lifetime_sum_value(&acc->below_valid_d) / d;
 	v->above_share = lifetime_sum_value(&acc->above_valid_d) / d;
+	v->bt2_out_share = lifetime_sum_value(&acc->bt2_out_d) / d;
 	r->consumed_constant_ripple = r->life_constant_ripple_h = NAN;
 	if (p->ripple_measured && isfinite(p->const_rise_k) && p->basis == TEMP_BASIS_AMBIENT) {
 		r->consumed_constant_ripple = lifetime_sum_value(&acc->damage_const);
@@ -933,7 +947,7 @@ static void summarize_empty(struct lifetime_result *r, double obs, double d) {
 	r->min_temp_c = r->max_temp_c = NAN;
 	r->consumed_total = obs > 0 ? d : NAN;
 	r->consumed_constant_ripple = r->life_constant_ripple_h = NAN;
-	r->validity.below_share = r->validity.above_share = NAN;
+	r->validity.below_share = r->validity.above_share = r->validity.bt2_out_share = NAN;
 	for (int k = 0; k < 2; k++) {
 		r->band.consumed_fraction[k] = r->band.life_uncapped_h[k] = NAN;
 		r->band.life_h[k] = r->band.remaining_h[k] = NAN;
@@ -965,7 +979,9 @@ void lifetime_summarize(const struct lifetime_params *p, const struct lifetime_a
 		.below_h = r->below_validity_h,
 		.above_h = lifetime_sum_value(&acc->above_valid_h),
 		.above_max_h = r->above_rated_h,
+		.bt2_out_h = lifetime_sum_value(&acc->bt2_out_h),
 	};
+	bt2_band(p, &r->validity.bt2_low_c, &r->validity.bt2_high_c);
 	// Without an in-service date the part is at least as old as the observed time.
 	bool have_age = p->has_in_service && now >= p->in_service;
 	double age_h = have_age ? (double)(now - p->in_service) / 3600.0 : obs;

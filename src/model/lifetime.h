@@ -18,10 +18,11 @@
 #define LIFETIME_DEFAULT_CAP_Y  15.0 // seal ageing limit (Nichicon, TDK, Beckhoff)
 #define LIFETIME_DEFAULT_LOW_C  40.0 // lowest ambient manufacturer calculators accept
 #define LIFETIME_BT2_LOW_C      60.0 // the B_t = 2 rule deviates from Arrhenius below
+#define LIFETIME_BT2_HIGH_C     95.0 // Chemi-Con's B_t = 2 approximation: roughly 60-95 °C
 #define LIFETIME_MIN_RATED_C    40.0
 #define LIFETIME_MAX_RATED_C    200.0
 #define LIFETIME_MAX_WARNINGS   24
-#define LIFETIME_WARNING_LEN    320
+#define LIFETIME_WARNING_LEN    480
 #define LIFETIME_N_RELATIVE     4 // reductions 0, 10, 20, 30 K
 
 enum lifetime_model {
@@ -296,6 +297,8 @@ struct lifetime_acc {
 	struct lifetime_sum damage_const; // with the constant ripple (measured ripple only)
 	struct lifetime_sum below_valid_d, above_valid_h, above_valid_d; // outside valid_c
 	struct lifetime_sum rise_h;                                      // sum of rise * dt
+	// Outside the band B_t = 2 stands for (valid_c, else Chemi-Con's 60-95 °C): time, D.
+	struct lifetime_sum bt2_out_h, bt2_out_d;
 	double min_c, max_c; // NAN before the first sample
 	int64_t samples;
 };
@@ -381,6 +384,9 @@ struct lifetime_validity {
 	double below_h, above_h;         // hours below low_c and above high_c
 	double below_share, above_share; // their share of the consumed life D
 	double above_max_h;              // hours above max_c
+	// A part rated 105 °C or more on B_t = 2: the band that coefficient stands for (valid_c,
+	// else Chemi-Con's 60-95 °C), the hours outside it and their share of D.
+	double bt2_low_c, bt2_high_c, bt2_out_h, bt2_out_share;
 };
 
 /** The figures of one capacitor over a history (or a profile). */

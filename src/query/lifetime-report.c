@@ -513,6 +513,10 @@ static void write_validity(const struct lifetime_result *r, struct json *out) {
 	json_field_double(out, "below_consumed_share", v->below_share);
 	json_field_double(out, "above_consumed_share", v->above_share);
 	json_field_double(out, "above_max_h", v->above_max_h);
+	json_field_double(out, "bt2_low_c", v->bt2_low_c);
+	json_field_double(out, "bt2_high_c", v->bt2_high_c);
+	json_field_double(out, "bt2_outside_h", v->bt2_out_h);
+	json_field_double(out, "bt2_outside_consumed_share", v->bt2_out_share);
 	json_object_end(out);
 }
 

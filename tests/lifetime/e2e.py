@@ -365,7 +365,7 @@ def calc_tests():
     j = json.loads(calc(*base, "--temp-c", "65").stdout)
     ok(list(j.keys()) == ["life_h", "life_uncapped_h", "capped", "equivalent_temp_c", "life_at_mean_temp_h",
                           "consumed_fraction_per_hour", "warnings", "self_heating_k",
-                          "equivalent_effective_temp_c"], "calc JSON keys as specified", list(j.keys()))
+                          "equivalent_effective_temp_c", "band"], "calc JSON keys as specified", list(j.keys()))
     near(j["consumed_fraction_per_hour"], 1 / 32000, 1e-15, "calc rate per hour")
     j = json.loads(calc(*base, "--temp-c", "40").stdout)
     ok(j["capped"] and j["life_h"] == 131400, "calc caps at 15 years", j)
