@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The capacitor review over an imported history (issue 40), against figures computed here.
 
-Three simulated channels over two days of one-minute samples: an ambient with a daily swing; a
+Three simulated channels over three days of one-minute samples: an ambient with a daily swing; a
 case = ambient + a load-following rise (8 K at the high load, 0.5 K at the low one: I^2); a
 "mislabelled ambient" that is really the case (the case + 0.25 K); and the load, a current
 switching between 0.5 A and 2.0 A every 37 minutes.
@@ -29,7 +29,7 @@ from thermlog_test import done, ok  # noqa: E402
 
 thermlog = sys.argv[1]
 T0 = 1785542400  # 2026-08-01T00:00:00Z
-N = 2 * 1440
+N = 3 * 1440  # over one replay chunk (4096 cycles): a cycle gathered across its end
 
 
 def run(*args):
