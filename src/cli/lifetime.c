@@ -401,9 +401,10 @@ static void print_review_figures(const struct lifetime_report_entry *e) {
 	char life[64], remaining[64];
 	band_text(life, sizeof(life), r->band.life_h, cap_h);
 	band_text(remaining, sizeof(remaining), r->band.remaining_h, cap_h);
-	printf("%s: ±%g K: effective life %s, remaining %s (the reading %g K hotter and "
-	       "cooler)\n",
-	       name, r->band.uncertainty_k, life, remaining, r->band.uncertainty_k);
+	printf("%s: ±%g K: effective life %s (uncapped %.0f-%.0f h), remaining %s (the reading "
+	       "%g K hotter and cooler)\n",
+	       name, r->band.uncertainty_k, life, r->band.life_uncapped_h[0],
+	       r->band.life_uncapped_h[1], remaining, r->band.uncertainty_k);
 	const struct capacitor_voltage *v = &e->cc->voltage;
 	if (!isnan(v->applied_v)) {
 		printf("%s: voltage term (%g V / %g V)^-%g = x%.3f applied to every life\n", name,
