@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h" // config_capacitor_init(): a capacitors: entry's defaults
+#include "lifetime-fixture.h"
 #include "test.h"
 
 static struct capacitor_config cap(void) {
@@ -19,27 +20,6 @@ static struct capacitor_config cap(void) {
 	c.rated_life_h = 2000;
 	c.rated_temp_c = 105;
 	return c;
-}
-
-static struct lifetime_params params(const struct capacitor_config *cc) {
-	struct lifetime_params p;
-	char *err = NULL;
-	if (!lifetime_params_init(&p, cc, &err)) {
-		printf("# unexpected error: %s\n", err);
-		free(err);
-		abort();
-	}
-	return p;
-}
-
-static const struct lifetime_warning *find_warning(const struct lifetime_result *r,
-						   enum lifetime_warning_code code) {
-	for (size_t i = 0; i < r->n_warnings; i++) {
-		if (r->warnings[i].code == code) {
-			return &r->warnings[i];
-		}
-	}
-	return NULL;
 }
 
 static void vent(double d, double c, enum capcheck_vent_verdict want, double req,

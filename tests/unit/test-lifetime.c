@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "config.h" // config_capacitor_init(): a capacitors: entry's defaults
+#include "lifetime-fixture.h"
 #include "test.h"
 
 static struct capacitor_config cap(double life_h, double temp_c) {
@@ -18,31 +19,10 @@ static struct capacitor_config cap(double life_h, double temp_c) {
 	return c;
 }
 
-static struct lifetime_params params(const struct capacitor_config *cc) {
-	struct lifetime_params p;
-	char *err = NULL;
-	if (!lifetime_params_init(&p, cc, &err)) {
-		printf("# unexpected error: %s\n", err);
-		free(err);
-		abort();
-	}
-	return p;
-}
-
 static double life(double life_h, double rated_c, double temp_c) {
 	struct capacitor_config cc = cap(life_h, rated_c);
 	struct lifetime_params p = params(&cc);
 	return lifetime_life_at(&p, temp_c);
-}
-
-static const struct lifetime_warning *find_warning(const struct lifetime_result *r,
-						   enum lifetime_warning_code code) {
-	for (size_t i = 0; i < r->n_warnings; i++) {
-		if (r->warnings[i].code == code) {
-			return &r->warnings[i];
-		}
-	}
-	return NULL;
 }
 
 /* Independent I0 by its power series: sum ((x/2)^k / k!)^2. */
