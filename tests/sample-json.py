@@ -88,11 +88,10 @@ with tempfile.TemporaryDirectory() as tmp:
          proc + "/meminfo"),
     ] + [("load/rknpu/core%d" % i, "load", "NPU core %d" % i, "load", "percent", 0,
           debug + "/rknpu/load") for i in range(3)] + [
-        # Rockchip vendor devfreq: "3@300000000Hz", "100@1000000000Hz"
+        # Rockchip vendor devfreq: "3@300000000Hz"; the NPU's "100@1000000000Hz" is the rknpu
+        # driver's constant, no load: left out
         ("load/fb000000.gpu", "load", "fb000000.gpu", "load", "percent", 3,
          "class/devfreq/fb000000.gpu/load"),
-        ("load/fdab0000.npu", "load", "fdab0000.npu", "load", "percent", 100,
-         "class/devfreq/fdab0000.npu/load"),
     ]
     # Rates need two reads: a single sample has none (null with its reason, never 0).
     rates = [("meminfo/swap_in", "swap in", "meminfo", "other", "pages_per_second", "vmstat"),

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -250,12 +251,44 @@ static void discover_debugfs(struct source_ctx *ctx, struct sensor_list *out, en
 	free(path);
 }
 
-/* The `load` attribute of each devfreq device that has one (Rockchip vendor kernels). */
+/*
+ * True when device @name's devfreq driver is known to report a constant `load`, which is then
+ * no load: the Rockchip NPU's vendor driver (rknpu, its governor rknpu_ondemand) fills its
+ * devfreq status with busy = total, so the file reads 100 % however idle the NPU is; its cores'
+ * real loads are debugfs rknpu/load's (platform brief §14).
+ */
+static bool devfreq_load_constant(struct source_ctx *ctx, const char *name) {
+	char text[64], *path = xasprintf("class/devfreq/%s/governor", name);
+	bool constant = sysfs_read_text(ctx->root_fd, path, text, sizeof(text)) > 0 &&
+			strncmp(text, "rknpu", 5) == 0;
+	free(path);
+	path = xasprintf("class/devfreq/%s/device/driver", name);
+	ssize_t n = readlinkat(ctx->root_fd, path, text, sizeof(text) - 1);
+	free(path);
+	if (n > 0) {
+		text[n] = '\0';
+		const char *base = strrchr(text, '/') ? strrchr(text, '/') + 1 : text;
+		constant |= strcasecmp(base, "rknpu") == 0;
+	}
+	return constant;
+}
+
+/*
+ * The `load` attribute of each devfreq device that has one (Rockchip vendor kernels), but for
+ * a driver known to report a constant (devfreq_load_constant()).
+ */
 static void discover_devfreq(struct source_ctx *ctx, struct sensor_list *out) {
 	char **names = source_list_dir(ctx->root_fd, "class/devfreq", NULL);
 	for (char **p = names; p && *p; p++) {
 		char *path = xasprintf("class/devfreq/%s/load", *p);
-		if (sysfs_exists(ctx->root_fd, path)) {
+		bool constant = sysfs_exists(ctx->root_fd, path) && devfreq_load_constant(ctx, *p);
+		if (constant) {
+			log_debug(
+				"%s left out: the rknpu driver reports a constant 100 %%, not a load "
+				"(the NPU cores' loads are rknpu/load's)",
+				path);
+		}
+		if (!constant && sysfs_exists(ctx->root_fd, path)) {
 			char *key = xasprintf("load/%s", *p);
 			source_key_sanitize(key);
 			struct sensor *s = sensor_list_add(out, &source_load, key, "load", *p,
