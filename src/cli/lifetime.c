@@ -38,6 +38,7 @@ static const char history_usage[] =
 	"usage: thermlog [--db PATH] [-c FILE] lifetime [--from T] [--to T] [--include-unsynced]\n"
 	"                [--json]\n"
 	"       thermlog lifetime profile --help\n"
+	"       thermlog lifetime series --help\n"
 	"       thermlog lifetime calc --help\n"
 	"\n"
 	"Consumed and remaining life of every configured capacitor from the stored temperature\n"
@@ -821,12 +822,117 @@ out:
 	return rc;
 }
 
+static const char series_usage[] =
+	"usage: thermlog [--db PATH] [-c FILE] lifetime series [--from T] [--to T] [--json]\n"
+	"\n"
+	"Per configured capacitor: the life consumed from the window's start to each of up to\n"
+	"12 points evenly spaced over it (each `thermlog lifetime --from T0 --to T`), with the\n"
+	"band of the sensor's uncertainty: the consumed-life chart of the design review and\n"
+	"the dashboard. T: ISO 8601, unix seconds, -7d, now.\n";
+
+static void print_series(const struct lifetime_report *rep, const struct lifetime_series *series) {
+	static const char *const head[] = {"up to (UTC)", "observed", "consumed", "band"};
+	for (size_t i = 0; i < rep->n; i++) {
+		const struct lifetime_series *s = &series[i];
+		printf("%s (sensor %s, %s):%s\n", rep->entries[i].cc->name,
+		       rep->entries[i].sensor_key, temp_basis_name(rep->entries[i].cc->basis),
+		       s->n ? "" : " no data in the window");
+		if (s->n == 0) {
+			continue;
+		}
+		struct table t;
+		table_init(&t, 4);
+		table_head(&t, head, 4);
+		table_align_right(&t, 1, 4);
+		for (size_t k = 0; k < s->n; k++) {
+			char at[TIMEFMT_ISO_LEN];
+			timefmt_iso(s->to[k], at);
+			table_row(&t);
+			table_set(&t, 0, "%s", at);
+			table_set(&t, 1, "%.1f h", s->observed_h[k]);
+			table_set(&t, 2, "%.6f", s->consumed[k]);
+			table_set(&t, 3, "%.6f-%.6f", s->consumed_band[k][1],
+				  s->consumed_band[k][0]);
+		}
+		table_print_stdout(&t, 2);
+	}
+	printf("consumed: the life consumed from the window's start (observed time, not "
+	       "extrapolated); band: with the reading uncertainty_k cooler and hotter\n");
+}
+
+static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
+	static const char cmd[] = "lifetime series";
+	static const struct option opts[] = {
+		CLI_OPTIONS_FROM_TO,
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
+		{0},
+	};
+	int64_t now = (int64_t)time(NULL);
+	int64_t from = INT64_MIN, to = INT64_MAX;
+	bool json = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case CLI_OPT_FROM:
+		case CLI_OPT_TO:
+			if (!parse_time(cmd, c, optarg, now, &from, &to)) {
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case CLI_OPT_JSON:
+			json = true;
+			break;
+		default: // --help, or an option getopt_long refused
+			return cli_usage(c, series_usage);
+		}
+	}
+	if (!cli_no_operand(cmd, argc, argv) || !window_ok(cmd, from, to, now)) {
+		return CLI_EXIT_USAGE;
+	}
+	struct history h;
+	int rc = history_report(ctx, cmd, from, to, false, now, &h);
+	if (rc != CLI_EXIT_OK) {
+		history_finish(&h);
+		return rc;
+	}
+	char *err = NULL;
+	if (json) {
+		struct buf b;
+		buf_init(&b);
+		struct json j;
+		json_init(&j, &b, true);
+		if (lifetime_series_json(h.store, &h.cfg, from, to, now, &j, &err) == 0) {
+			buf_putc(&b, '\n');
+			fputs(b.data, stdout);
+		}
+		buf_finish(&b);
+	} else {
+		struct lifetime_series *series = xcalloc(h.rep.n ? h.rep.n : 1, sizeof(*series));
+		if (h.rep.to <= h.rep.from ||
+		    lifetime_report_series(h.store, &h.cfg, from, now, &h.rep, series, &err) == 0) {
+			print_series(&h.rep, series);
+		}
+		free(series);
+	}
+	if (err) {
+		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
+		free(err);
+		rc = CLI_EXIT_FAILURE;
+	}
+	history_finish(&h);
+	return rc;
+}
+
 int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 	if (argc > 1 && strcmp(argv[1], "calc") == 0) {
 		return cmd_calc(argc - 1, argv + 1);
 	}
 	if (argc > 1 && strcmp(argv[1], "profile") == 0) {
 		return cmd_profile(ctx, argc - 1, argv + 1);
+	}
+	if (argc > 1 && strcmp(argv[1], "series") == 0) {
+		return cmd_series(ctx, argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},

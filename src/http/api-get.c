@@ -366,6 +366,20 @@ void api_handle_lifetime(struct request *r) {
 	respond_query_result(r, rc, err);
 }
 
+void api_handle_lifetime_series(struct request *r) {
+	static const struct param_spec specs[] = {{"from", false}, {"to", false}, {NULL, false}};
+	int64_t from, to;
+	bool include_unsynced = false;
+	if (!api_check_params(r, specs) || !lifetime_request(r, &from, &to, &include_unsynced)) {
+		return;
+	}
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	char *err = NULL;
+	int rc = lifetime_series_json(r->ctx->store, r->ctx->cfg, from, to, r->req->now, &j, &err);
+	respond_query_result(r, rc, err);
+}
+
 /* 'bin': the profile's bin width in kelvin; false after a 400 naming it. */
 static bool param_bin(struct request *r, double *bin_k) {
 	const char *v = api_param(r, "bin");

@@ -92,6 +92,7 @@ void api_handle_export(struct request *r);
 void api_handle_latest(struct request *r);
 void api_handle_lifetime(struct request *r);
 void api_handle_lifetime_profile(struct request *r);
+void api_handle_lifetime_series(struct request *r);
 void api_handle_metrics(struct request *r);
 void api_handle_peak(struct request *r);
 void api_handle_samples(struct request *r);

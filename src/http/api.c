@@ -44,6 +44,7 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/lifetime", api_handle_lifetime, ROUTE_STORE, API_COST_HEAVY},
 	{"GET", "/api/v1/lifetime/profile", api_handle_lifetime_profile, ROUTE_STORE,
 	 API_COST_HEAVY},
+	{"GET", "/api/v1/lifetime/series", api_handle_lifetime_series, ROUTE_STORE, API_COST_HEAVY},
 	{"GET", "/api/v1/export.csv", api_handle_export, ROUTE_STORE, API_COST_HEAVY},
 	{"GET", "/api/v1/runs", api_handle_runs, ROUTE_STORE, API_COST_HEAVY},
 	{"POST", "/api/v1/runs", api_handle_run_start, ROUTE_AUTH, API_COST_HEAVY},

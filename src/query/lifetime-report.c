@@ -744,3 +744,89 @@ int lifetime_report_json(struct store *store, const struct config *cfg, int64_t 
 	lifetime_report_finish(&rep);
 	return 0;
 }
+
+int lifetime_report_series(struct store *store, const struct config *cfg, int64_t from, int64_t now,
+			   const struct lifetime_report *rep, struct lifetime_series *series,
+			   char **err) {
+	int64_t span = rep->to - rep->from;
+	int64_t step = (span + LIFETIME_SERIES_POINTS - 1) / LIFETIME_SERIES_POINTS;
+	if (step >= 3600) {
+		step = (step + 3599) / 3600 * 3600;
+	}
+	size_t n = 0;
+	int64_t at[LIFETIME_SERIES_POINTS];
+	for (int64_t t = rep->from + step;
+	     step > 0 && t < rep->to && n + 1 < LIFETIME_SERIES_POINTS; t += step) {
+		at[n++] = t;
+	}
+	for (size_t i = 0; i < rep->n; i++) {
+		series[i].n = 0;
+	}
+	for (size_t k = 0; k <= n; k++) {
+		struct lifetime_report part;
+		const struct lifetime_report *use = rep;
+		if (k < n) {
+			int rc = lifetime_report_compute(store, cfg, from, at[k], false, now, &part,
+							 err);
+			if (rc < 0) {
+				return rc;
+			}
+			use = &part;
+		}
+		for (size_t i = 0; i < rep->n && i < use->n; i++) {
+			struct lifetime_series *s = &series[i];
+			const struct lifetime_result *r = &use->entries[i].r;
+			s->to[s->n] = k < n ? at[k] : rep->to;
+			s->consumed[s->n] = r->consumed_fraction;
+			s->consumed_band[s->n][0] = r->band.consumed_fraction[0];
+			s->consumed_band[s->n][1] = r->band.consumed_fraction[1];
+			s->observed_h[s->n] = r->observed_h;
+			s->n++;
+		}
+		if (k < n) {
+			lifetime_report_finish(&part);
+		}
+	}
+	return 0;
+}
+
+int lifetime_series_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			 int64_t now, struct json *out, char **err) {
+	struct lifetime_report rep;
+	int rc = lifetime_report_compute(store, cfg, from, to, false, now, &rep, err);
+	if (rc < 0) {
+		return rc;
+	}
+	struct lifetime_series *series = xcalloc(rep.n ? rep.n : 1, sizeof(*series));
+	if (rep.to > rep.from) {
+		rc = lifetime_report_series(store, cfg, from == 0 ? INT64_MIN : from, now, &rep,
+					    series, err);
+	}
+	if (rc == 0) {
+		json_object_begin(out);
+		json_key(out, "capacitors");
+		json_array_begin(out);
+		for (size_t i = 0; i < rep.n; i++) {
+			const struct lifetime_series *s = &series[i];
+			json_object_begin(out);
+			lifetime_report_write_part(&rep.entries[i], out);
+			json_key(out, "points");
+			json_array_begin(out);
+			for (size_t k = 0; k < s->n; k++) {
+				json_object_begin(out);
+				json_field_time(out, "to", s->to[k]);
+				json_field_double(out, "observed_h", s->observed_h[k]);
+				json_field_double(out, "consumed_fraction", s->consumed[k]);
+				write_pair(out, "consumed_fraction_band", s->consumed_band[k]);
+				json_object_end(out);
+			}
+			json_array_end(out);
+			json_object_end(out);
+		}
+		json_array_end(out);
+		json_object_end(out);
+	}
+	free(series);
+	lifetime_report_finish(&rep);
+	return rc;
+}

@@ -82,6 +82,38 @@ int lifetime_report_compute_with(struct store *store, const struct config *cfg, 
 				 struct lifetime_report *rep, char **err);
 void lifetime_report_finish(struct lifetime_report *rep); // accepts a zeroed struct
 
+#define LIFETIME_SERIES_POINTS 12 // points of a consumed-life chart
+
+/**
+ * A capacitor's consumed life at points of a window: each point is `thermlog lifetime --json
+ * --from FROM --to TO`'s consumed_fraction (and its band's ends) and observed_h; the last point
+ * is the window's own report, its time the last sample's.
+ */
+struct lifetime_series {
+	size_t n;
+	int64_t to[LIFETIME_SERIES_POINTS + 1];
+	double consumed[LIFETIME_SERIES_POINTS + 1];
+	double consumed_band[LIFETIME_SERIES_POINTS + 1][2]; // the reading hotter, cooler
+	double observed_h[LIFETIME_SERIES_POINTS + 1];
+};
+
+/**
+ * The consumed life of each capacitor of @rep (computed with lifetime_report_compute() from
+ * @from, INT64_MIN for the stored history's start) at up to LIFETIME_SERIES_POINTS points
+ * evenly spaced over its stored span (whole hours once it spans that many): @series holds
+ * rep->n entries. 0, or -errno with *err newly allocated.
+ */
+int lifetime_report_series(struct store *store, const struct config *cfg, int64_t from, int64_t now,
+			   const struct lifetime_report *rep, struct lifetime_series *series,
+			   char **err);
+/**
+ * The JSON of GET /api/v1/lifetime/series: {"capacitors": [{"name", "sensor", "basis",
+ * "points": [{"to", "observed_h", "consumed_fraction", "consumed_fraction_band"}]}]}, over
+ * [@from, @to) as lifetime_report_compute(). 0 or -errno with *err.
+ */
+int lifetime_series_json(struct store *store, const struct config *cfg, int64_t from, int64_t to,
+			 int64_t now, struct json *out, char **err);
+
 /**
  * The JSON of `thermlog lifetime --json`, appended to @out: {"from", "to" (the first and the
  * last sample evaluated, unix s; null when none), "interval_s", "capacitors": [{"name", "sensor",

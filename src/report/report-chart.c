@@ -239,8 +239,7 @@ char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k
 	return buf_steal(&s);
 }
 
-char *report_chart_consumed(const struct report_life_series *ls,
-			    const struct capacitor_config *cc) {
+char *report_chart_consumed(const struct lifetime_series *ls, const struct capacitor_config *cc) {
 	double hi = 0; // in % of the wear-out life
 	for (size_t k = 0; k < ls->n; k++) {
 		double pct = 100 * ls->consumed[k];

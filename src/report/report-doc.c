@@ -786,7 +786,7 @@ static void mission_profile(struct report_doc *doc, const struct report_board *b
 
 static void consumed_over_time(struct report_doc *doc, const struct report_board *b, size_t i,
 			       const struct report_options *opt, const char *chart_name) {
-	const struct report_life_series *s = &b->series[i];
+	const struct lifetime_series *s = &b->series[i];
 	heading(doc, "Consumed life over time");
 	size_t shown = 0;
 	for (size_t k = 0; k < s->n; k++) {

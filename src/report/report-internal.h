@@ -65,6 +65,6 @@ char *report_chart_peak(const struct report_board *b);
 char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k);
 
 /** A capacitor's consumed life over the window: the series' points joined. */
-char *report_chart_consumed(const struct report_life_series *s, const struct capacitor_config *cc);
+char *report_chart_consumed(const struct lifetime_series *s, const struct capacitor_config *cc);
 
 #endif

@@ -155,51 +155,6 @@ static const char *base_name(const char *path) {
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/*
- * The consumed life at up to REPORT_LIFE_POINTS points of the window: each the report of
- * lifetime_report_compute() from the window's start to the point, the last the window's own.
- * Points are evenly spaced over the stored span (whole hours once it spans that many).
- */
-static int life_series(struct store *store, const struct report_options *opt,
-		       struct report_board *b, char **err) {
-	const struct lifetime_report *lr = &b->life;
-	int64_t from = opt->has_from ? opt->from : INT64_MIN;
-	int64_t span = lr->to - lr->from;
-	int64_t step = (span + REPORT_LIFE_POINTS - 1) / REPORT_LIFE_POINTS;
-	if (step >= 3600) {
-		step = (step + 3599) / 3600 * 3600;
-	}
-	size_t n = 0;
-	int64_t at[REPORT_LIFE_POINTS];
-	for (int64_t t = lr->from + step; step > 0 && t < lr->to && n + 1 < REPORT_LIFE_POINTS;
-	     t += step) {
-		at[n++] = t;
-	}
-	for (size_t k = 0; k <= n; k++) {
-		struct lifetime_report part;
-		const struct lifetime_report *use = lr;
-		if (k < n) {
-			int rc = lifetime_report_compute(store, opt->cfg, from, at[k], false,
-							 opt->now, &part, err);
-			if (rc < 0) {
-				return rc;
-			}
-			use = &part;
-		}
-		for (size_t i = 0; i < lr->n && i < use->n; i++) {
-			struct report_life_series *s = &b->series[i];
-			s->to[s->n] = k < n ? at[k] : lr->to;
-			s->consumed[s->n] = use->entries[i].r.consumed_fraction;
-			s->observed_h[s->n] = use->entries[i].r.observed_h;
-			s->n++;
-		}
-		if (k < n) {
-			lifetime_report_finish(&part);
-		}
-	}
-	return 0;
-}
-
 /* What the design review adds to the lifetime report: the ratings, profiles and series. */
 static int board_review(struct store *store, const struct report_options *opt,
 			struct report_board *b, char **err) {
@@ -217,7 +172,11 @@ static int board_review(struct store *store, const struct report_options *opt,
 		return rc;
 	}
 	b->has_review = true;
-	return b->life.to > b->life.from ? life_series(store, opt, b, err) : 0;
+	return b->life.to > b->life.from
+		       ? lifetime_report_series(store, opt->cfg,
+						opt->has_from ? opt->from : INT64_MIN, opt->now,
+						&b->life, b->series, err)
+		       : 0;
 }
 
 static int board_compute(struct store *store, const char *file, const struct report_options *opt,

@@ -43,20 +43,6 @@ struct report_options {
 	size_t max_bytes;
 };
 
-#define REPORT_LIFE_POINTS 12 // points of a design review's consumed-life chart
-
-/**
- * A capacitor's consumed life at points of the window: each point is `thermlog lifetime
- * --json --from FROM --to TO`'s consumed_fraction and observed_h (the last point is the
- * window's own report, its time the last sample's).
- */
-struct report_life_series {
-	size_t n;
-	int64_t to[REPORT_LIFE_POINTS + 1];
-	double consumed[REPORT_LIFE_POINTS + 1];
-	double observed_h[REPORT_LIFE_POINTS + 1];
-};
-
 /** One board's answers, each the struct its JSON writer writes. */
 struct report_board {
 	char *name;       // the fingerprint's board, or the database's file name
@@ -76,7 +62,7 @@ struct report_board {
 	struct lifetime_report life;        // as `lifetime --json`
 	bool has_review;                    // the design review was computed (opt.lifetime)
 	struct lifetime_profile profile;    // as `lifetime profile --json` (5 K bins)
-	struct report_life_series *series;  // per capacitor (life.n)
+	struct lifetime_series *series;     // per capacitor (life.n): consumed life over time
 	struct lifetime_params *params;     // per capacitor, as the model validated the rating
 	bool *params_ok;                    // false: the rating is invalid (its warning says why)
 };

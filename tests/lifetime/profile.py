@@ -251,6 +251,32 @@ def run(tap):
         tap.ok(status == 400 and '"parameter":"bin"' in body, "bin=x is a 400 naming 'bin'", body)
         status, body = get("&capacitor=C99")
         tap.ok(status == 404 and "C99" in body, "an unknown capacitor is a 404", body)
+        # The consumed life over time (the dashboard's and the review's chart): each point is
+        # lifetime --json from the window's start to it, the last the window's own figure.
+        p = cli(*base, "series", "--json", *WINDOW)
+        series = json.loads(p.stdout)["capacitors"] if p.returncode == 0 else []
+        tap.ok(len(series) == 2 and all(8 <= len(c["points"]) <= 12 for c in series),
+               "lifetime series --json: up to 12 points a capacitor", p.stdout[:1500] + p.stderr)
+        for c in series:
+            pts_c = c["points"]
+            tap.ok(pts_c[-1]["consumed_fraction"] == life[c["name"]]["consumed_fraction"]
+                   and pts_c[-1]["consumed_fraction_band"] == life[c["name"]]["band"]["consumed_fraction"],
+                   f"{c['name']}: the last point is the window's consumed life and band", pts_c[-1])
+            mid = pts_c[5]
+            q = cli(*base, "--json", "--from", str(T_START), "--to", str(mid["to"]))
+            part = [x for x in json.loads(q.stdout)["capacitors"] if x["name"] == c["name"]][0]
+            tap.ok(mid["consumed_fraction"] == part["consumed_fraction"] and mid["observed_h"] == part["observed_h"],
+                   f"{c['name']}: a middle point is lifetime --json --to it", (mid, part["consumed_fraction"]))
+            tap.ok(all(a["to"] < b["to"] and a["consumed_fraction"] <= b["consumed_fraction"]
+                       for a, b in zip(pts_c, pts_c[1:])), f"{c['name']}: points in time order, rising")
+        text = cli(*base, "series", *WINDOW).stdout
+        tap.ok(f"C30 bulk (sensor {SENSOR}, ambient):" in text and "band" in text,
+               "lifetime series: the table", text)
+        sb = f"http://127.0.0.1:{port}/api/v1/lifetime/series?from={T_START}&to={T_START + 3 * 86400}"
+        with urllib.request.urlopen(sb, timeout=60) as r:
+            body = r.read().decode()
+        tap.ok(body == p.stdout, "GET /api/v1/lifetime/series = lifetime series --json byte for byte",
+               body[:1000] + "\n----\n" + p.stdout[:1000])
         tap.ok(d.stop() == 0, "the daemon stops cleanly", d.log_text())
 
 
