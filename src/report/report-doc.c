@@ -16,108 +16,6 @@
 #include "unit.h"
 #include "xalloc.h"
 
-/* ---- building blocks ---- */
-
-/* What a block and a cell take in the output besides their text (tags, separators), about. */
-#define BLOCK_BYTES 32
-#define CELL_BYTES  24
-
-static void block_free(struct report_block *b) {
-	free(b->text);
-	for (size_t c = 0; c < b->rows * b->cols; c++) {
-		free(b->cells[c]);
-	}
-	free(b->cells);
-	free(b->right);
-}
-
-/* True once the document has spent its budget: from then on it only says so at its end. */
-static bool over_budget(struct report_doc *doc) {
-	doc->cut = doc->cut || (doc->max_bytes > 0 && doc->bytes > doc->max_bytes);
-	return doc->cut;
-}
-
-static struct report_block *add_block(struct report_doc *doc, enum report_block_kind kind) {
-	if (over_budget(doc)) {
-		block_free(&doc->sink);
-		doc->sink = (struct report_block){.kind = kind, .doc = doc, .discard = true};
-		return &doc->sink;
-	}
-	doc->blocks = xgrow(doc->blocks, &doc->cap, doc->n + 1, sizeof(*doc->blocks));
-	struct report_block *b = &doc->blocks[doc->n++];
-	*b = (struct report_block){.kind = kind, .doc = doc};
-	doc->bytes += BLOCK_BYTES;
-	return b;
-}
-
-static __attribute__((format(printf, 3, 4))) void
-text_block(struct report_doc *doc, enum report_block_kind kind, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	char *text = xvasprintf(fmt, ap);
-	va_end(ap);
-	doc->bytes += strlen(text);
-	add_block(doc, kind)->text = text;
-}
-
-#define section(doc, ...) text_block(doc, REPORT_BLOCK_SECTION, __VA_ARGS__)
-#define heading(doc, ...) text_block(doc, REPORT_BLOCK_HEADING, __VA_ARGS__)
-#define para(doc, ...)    text_block(doc, REPORT_BLOCK_PARA, __VA_ARGS__)
-
-/* A table of @cols columns with the header @head; rows follow with row() and cell(). */
-static struct report_block *table(struct report_doc *doc, size_t cols, const char *const *head) {
-	struct report_block *t = add_block(doc, REPORT_BLOCK_TABLE);
-	t->cols = cols;
-	t->right = xcalloc(cols, sizeof(*t->right));
-	t->rows = 1;
-	t->cells = xcalloc(cols, sizeof(*t->cells));
-	for (size_t c = 0; c < cols; c++) {
-		t->cells[c] = xstrdup(head[c] ? head[c] : "");
-		t->right[c] = c > 0;
-		doc->bytes += strlen(t->cells[c]) + CELL_BYTES;
-	}
-	return t;
-}
-
-/* A new row, whose cells cell() sets; past the budget the table ends with the rows it has. */
-static void row(struct report_block *t) {
-	if (t->discard || over_budget(t->doc)) {
-		t->discard = true;
-		return;
-	}
-	t->cells = xrealloc(t->cells, (t->rows + 1) * t->cols * sizeof(*t->cells));
-	for (size_t c = 0; c < t->cols; c++) {
-		t->cells[t->rows * t->cols + c] = xstrdup("");
-	}
-	t->rows++;
-	t->doc->bytes += t->cols * CELL_BYTES;
-}
-
-static __attribute__((format(printf, 3, 4))) void cell(struct report_block *t, size_t col,
-						       const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	char *text = xvasprintf(fmt, ap); // before the old text goes: an argument may be it
-	va_end(ap);
-	if (t->discard) {
-		free(text);
-		return;
-	}
-	char **slot = &t->cells[(t->rows - 1) * t->cols + col];
-	t->doc->bytes += strlen(text);
-	free(*slot);
-	*slot = text;
-}
-
-/* Sets a cell to a number with @places places, "-" for NAN or an infinity. */
-static void num(struct report_block *t, size_t col, double v, int places) {
-	if (isfinite(v)) {
-		cell(t, col, "%.*f", places, v);
-	} else {
-		cell(t, col, "-");
-	}
-}
-
 static void iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
 	timefmt_iso(ts, out);
 }
@@ -163,94 +61,96 @@ static const char *weight_text(enum query_weight w) {
 static void window_rows(const struct report *rep, struct report_block *t) {
 	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN], s[64];
 	size_t n = rep->n_boards;
-	row(t);
-	cell(t, 0, "board");
+	report_row(t);
+	report_cell(t, 0, "board");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_board *bd = &rep->boards[i];
-		cell(t, 1 + i, "%s", bd->model ? bd->model : "not recorded (no run fingerprint)");
+		report_cell(t, 1 + i, "%s",
+			    bd->model ? bd->model : "not recorded (no run fingerprint)");
 	}
-	row(t);
-	cell(t, 0, "kernel");
+	report_row(t);
+	report_cell(t, 0, "kernel");
 	for (size_t i = 0; i < n; i++) {
-		cell(t, 1 + i, "%s",
-		     rep->boards[i].kernel ? rep->boards[i].kernel : "not recorded");
+		report_cell(t, 1 + i, "%s",
+			    rep->boards[i].kernel ? rep->boards[i].kernel : "not recorded");
 	}
-	row(t);
-	cell(t, 0, "database");
+	report_row(t);
+	report_cell(t, 0, "database");
 	for (size_t i = 0; i < n; i++) {
-		cell(t, 1 + i, "%s", rep->boards[i].file);
+		report_cell(t, 1 + i, "%s", rep->boards[i].file);
 	}
-	row(t);
-	cell(t, 0, "window");
+	report_row(t);
+	report_cell(t, 0, "window");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_board *bd = &rep->boards[i];
 		if (bd->has_stats) {
 			iso(bd->stats.from, a);
 			iso(bd->stats.to, b);
-			cell(t, 1 + i, "%s .. %s", a, b);
+			report_cell(t, 1 + i, "%s .. %s", a, b);
 		} else {
-			cell(t, 1 + i, "no history stored");
+			report_cell(t, 1 + i, "no history stored");
 		}
 	}
 	static const char *const names[] = {"first sample", "last sample"};
 	for (size_t e = 0; e < 2; e++) {
-		row(t);
-		cell(t, 0, "%s", names[e]);
+		report_row(t);
+		report_cell(t, 0, "%s", names[e]);
 		for (size_t i = 0; i < n; i++) {
 			const struct report_board *bd = &rep->boards[i];
 			if (!bd->empty) {
 				iso(e == 0 ? bd->first_ts : bd->last_ts, a);
-				cell(t, 1 + i, "%s", a);
+				report_cell(t, 1 + i, "%s", a);
 			} else {
-				cell(t, 1 + i, "-");
+				report_cell(t, 1 + i, "-");
 			}
 		}
 	}
-	row(t);
-	cell(t, 0, "samples");
+	report_row(t);
+	report_cell(t, 0, "samples");
 	for (size_t i = 0; i < n; i++) {
 		const struct query_stats *st = &rep->boards[i].stats;
-		cell(t, 1 + i, "%lld of %lld expected", (long long)st->cycles,
-		     (long long)st->expected_cycles);
+		report_cell(t, 1 + i, "%lld of %lld expected", (long long)st->cycles,
+			    (long long)st->expected_cycles);
 	}
-	row(t);
-	cell(t, 0, "coverage");
+	report_row(t);
+	report_cell(t, 0, "coverage");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_board *bd = &rep->boards[i];
 		if (!bd->has_stats || bd->empty) {
-			cell(t, 1 + i, "-");
+			report_cell(t, 1 + i, "-");
 			continue;
 		}
 		span(s, sizeof(s), bd->stats.longest_gap_s);
-		cell(t, 1 + i, "%.1f %%, %s%s", 100.0 * bd->stats.coverage,
-		     bd->stats.longest_gap_s > 0 ? "longest gap " : "no gaps",
-		     bd->stats.longest_gap_s > 0 ? s : "");
+		report_cell(t, 1 + i, "%.1f %%, %s%s", 100.0 * bd->stats.coverage,
+			    bd->stats.longest_gap_s > 0 ? "longest gap " : "no gaps",
+			    bd->stats.longest_gap_s > 0 ? s : "");
 	}
-	row(t);
-	cell(t, 0, "interval");
+	report_row(t);
+	report_cell(t, 0, "interval");
 	for (size_t i = 0; i < n; i++) {
 		const struct query_stats *st = &rep->boards[i].stats;
 		if (!rep->boards[i].has_stats || rep->boards[i].empty) {
-			cell(t, 1 + i, "-");
+			report_cell(t, 1 + i, "-");
 		} else if (st->mixed_intervals) {
-			cell(t, 1 + i, "%lld s (mixed: %lld to %lld s)", (long long)st->interval_s,
-			     (long long)st->min_interval_s, (long long)st->max_interval_s);
+			report_cell(t, 1 + i, "%lld s (mixed: %lld to %lld s)",
+				    (long long)st->interval_s, (long long)st->min_interval_s,
+				    (long long)st->max_interval_s);
 		} else {
-			cell(t, 1 + i, "%lld s", (long long)st->interval_s);
+			report_cell(t, 1 + i, "%lld s", (long long)st->interval_s);
 		}
 	}
-	row(t);
-	cell(t, 0, "unsynced cycles left out");
+	report_row(t);
+	report_cell(t, 0, "unsynced cycles left out");
 	for (size_t i = 0; i < n; i++) {
-		cell(t, 1 + i, "%lld", (long long)rep->boards[i].stats.unsynced);
+		report_cell(t, 1 + i, "%lld", (long long)rep->boards[i].stats.unsynced);
 	}
 }
 
 static void board_section(struct report_doc *doc, const struct report *rep) {
-	section(doc, "Board and window");
+	report_section(doc, "Board and window");
 	const char *head[3] = {"", rep->boards[0].name,
 			       rep->n_boards > 1 ? rep->boards[1].name : ""};
-	struct report_block *t = table(doc, 1 + rep->n_boards, head);
+	struct report_block *t = report_table(doc, 1 + rep->n_boards, head);
 	for (size_t c = 1; c < t->cols; c++) {
 		t->right[c] = false;
 	}
@@ -278,28 +178,29 @@ static size_t channel_table(struct report_doc *doc, const struct query_stats *s,
 			continue;
 		}
 		if (!t) {
-			t = table(doc, cols, h);
+			t = report_table(doc, cols, h);
 			t->right[1] = t->right[2] = false;
 		}
 		double factor;
 		const char *unit = unit_symbol(ch->unit, &factor);
 		int places = places_of(ch);
 		size_t c = 0;
-		row(t);
-		cell(t, c++, "%s", ch->key);
-		cell(t, c++, "%s", label_of(ch));
-		cell(t, c++, "%s", unit);
-		cell(t, c++, "%lld", (long long)acc->count);
-		num(t, c++, query_stats_mean(s, k) * factor, places);
-		num(t, c++, query_stats_percentile(s, k, 50) * factor, places);
-		num(t, c++, query_stats_percentile(s, k, 95) * factor, places);
+		report_row(t);
+		report_cell(t, c++, "%s", ch->key);
+		report_cell(t, c++, "%s", label_of(ch));
+		report_cell(t, c++, "%s", unit);
+		report_cell(t, c++, "%lld", (long long)acc->count);
+		report_num(t, c++, query_stats_mean(s, k) * factor, places);
+		report_num(t, c++, query_stats_percentile(s, k, 50) * factor, places);
+		report_num(t, c++, query_stats_percentile(s, k, 95) * factor, places);
 		if (with_min) {
-			num(t, c++, stats_value(acc->min_q, ch->resolution) * factor, places);
+			report_num(t, c++, stats_value(acc->min_q, ch->resolution) * factor,
+				   places);
 		}
-		num(t, c++, stats_value(acc->max_q, ch->resolution) * factor, places);
+		report_num(t, c++, stats_value(acc->max_q, ch->resolution) * factor, places);
 		char at[TIMEFMT_ISO_LEN];
 		iso(acc->max_ts, at);
-		cell(t, c++, "%s", at);
+		report_cell(t, c++, "%s", at);
 		n++;
 	}
 	return n;
@@ -366,7 +267,7 @@ static void clocks(struct report_doc *doc, const struct query_stats *s) {
 			continue;
 		}
 		if (!t) {
-			t = table(doc, 4, head);
+			t = report_table(doc, 4, head);
 			t->right[1] = t->right[3] = false;
 		}
 		double factor;
@@ -374,22 +275,24 @@ static void clocks(struct report_doc *doc, const struct query_stats *s) {
 		struct buf r;
 		buf_init(&r);
 		residency(s, k, CLOCK_STATES_SHOWN, &r);
-		row(t);
-		cell(t, 0, "%s", ch->key);
-		cell(t, 1, "%s", label_of(ch));
-		num(t, 2, query_stats_mean(s, k) * factor, places_of(ch));
-		cell(t, 3, "%s", r.data ? r.data : "");
+		report_row(t);
+		report_cell(t, 0, "%s", ch->key);
+		report_cell(t, 1, "%s", label_of(ch));
+		report_num(t, 2, query_stats_mean(s, k) * factor, places_of(ch));
+		report_cell(t, 3, "%s", r.data ? r.data : "");
 		buf_finish(&r);
 	}
 	if (!t) {
-		para(doc, "No clock (cpufreq or devfreq) channel has samples in this window.");
+		report_para(doc,
+			    "No clock (cpufreq or devfreq) channel has samples in this window.");
 	}
 }
 
 static void peak(struct report_doc *doc, const struct report_board *b, const char *chart_name) {
 	if (!b->has_peak) {
-		para(doc, "No peak to show: no zone has raw samples around its maximum in this "
-			  "window (they may have been pruned to hourly rollups).");
+		report_para(doc,
+			    "No peak to show: no zone has raw samples around its maximum in this "
+			    "window (they may have been pruned to hourly rollups).");
 		return;
 	}
 	const struct query_peak *pk = &b->peak;
@@ -400,18 +303,15 @@ static void peak(struct report_doc *doc, const struct report_board *b, const cha
 	iso(pk->max_ts, at);
 	iso(pk->row_ts[0], from);
 	iso(pk->row_ts[pk->n_rows - 1], to);
-	para(doc,
-	     "The hottest zone, %s%s%s%s, peaked at %.2f %s at %s. The chart shows the %zu "
-	     "cycles around it (%s .. %s): the big-core zone solid, the NPU zone dashed, "
-	     "the other zones faint.",
-	     ch->key, *label_of(ch) ? " (" : "", label_of(ch), *label_of(ch) ? ")" : "",
-	     stats_value(pk->max_q, ch->resolution) * factor, unit, at, pk->n_rows, from, to);
-	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
-	doc->charts[doc->n_charts] =
-		(struct report_chart){.name = xstrdup(chart_name), .svg = report_chart_peak(b)};
-	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
-	c->chart = doc->n_charts++;
-	c->text = xasprintf("Zones around the maximum of %s (%s)", ch->key, unit);
+	report_para(doc,
+		    "The hottest zone, %s%s%s%s, peaked at %.2f %s at %s. The chart shows the %zu "
+		    "cycles around it (%s .. %s): the big-core zone solid, the NPU zone dashed, "
+		    "the other zones faint.",
+		    ch->key, *label_of(ch) ? " (" : "", label_of(ch), *label_of(ch) ? ")" : "",
+		    stats_value(pk->max_q, ch->resolution) * factor, unit, at, pk->n_rows, from,
+		    to);
+	report_chart_add(doc, chart_name, report_chart_peak(b),
+			 xasprintf("Zones around the maximum of %s (%s)", ch->key, unit));
 }
 
 static void status_others(const struct runstats_label *l, struct buf *out) {
@@ -468,49 +368,50 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 			continue;
 		}
 		if (!t) {
-			t = table(doc, over ? 12 : 10, head);
+			t = report_table(doc, over ? 12 : 10, head);
 			t->right[4] = false;
 		}
 		const struct runstats_summary *d = &l->duration_s;
-		row(t);
-		cell(t, 0, "%s", l->label);
-		cell(t, 1, "%zu", l->count);
-		cell(t, 2, "%zu", l->by_status[RUN_STATUS_OK]);
-		cell(t, 3, "%zu", l->by_status[RUN_STATUS_FAILED]);
+		report_row(t);
+		report_cell(t, 0, "%s", l->label);
+		report_cell(t, 1, "%zu", l->count);
+		report_cell(t, 2, "%zu", l->by_status[RUN_STATUS_OK]);
+		report_cell(t, 3, "%zu", l->by_status[RUN_STATUS_FAILED]);
 		struct buf o;
 		buf_init(&o);
 		status_others(l, &o);
-		cell(t, 4, "%s", o.data);
+		report_cell(t, 4, "%s", o.data);
 		buf_finish(&o);
-		num(t, 5, d->n ? d->mean : NAN, 2);
-		num(t, 6, d->n ? d->p50 : NAN, 2);
-		num(t, 7, d->n ? d->p95 : NAN, 2);
-		num(t, 8, d->n ? d->percentiles[0] : NAN, 2);
-		num(t, 9, d->n ? d->max : NAN, 2);
+		report_num(t, 5, d->n ? d->mean : NAN, 2);
+		report_num(t, 6, d->n ? d->p50 : NAN, 2);
+		report_num(t, 7, d->n ? d->p95 : NAN, 2);
+		report_num(t, 8, d->n ? d->percentiles[0] : NAN, 2);
+		report_num(t, 9, d->n ? d->max : NAN, 2);
 		if (over) {
 			size_t ok = l->by_status[RUN_STATUS_OK];
-			cell(t, 10, "%zu", l->over);
-			num(t, 11, ok ? 100.0 * (double)l->over / (double)ok : NAN, 2);
+			report_cell(t, 10, "%zu", l->over);
+			report_num(t, 11, ok ? 100.0 * (double)l->over / (double)ok : NAN, 2);
 		}
 		n++;
 	}
 	if (!t) {
-		para(doc, "No runs in this window%s.",
-		     rep->opt.n_labels ? " with these labels" : "");
+		report_para(doc, "No runs in this window%s.",
+			    rep->opt.n_labels ? " with these labels" : "");
 		return;
 	}
-	para(doc,
-	     "Durations of the completed (ok) runs in seconds; percentiles are exact type 7 "
-	     "(numpy's default), min is p0.%s",
-	     over ? " \"over\" counts the completed runs longer than the threshold, and their "
-		    "share of the completed runs."
-		  : "");
+	report_para(
+		doc,
+		"Durations of the completed (ok) runs in seconds; percentiles are exact type 7 "
+		"(numpy's default), min is p0.%s",
+		over ? " \"over\" counts the completed runs longer than the threshold, and their "
+		       "share of the completed runs."
+		     : "");
 	static const char *const ehead[] = {
 		"label",           "energy runs",      "energy mean J",
 		"energy mean Wh",  "energy p50 J",     "energy p95 J",
 		"energy coverage", "peak RSS p50 MiB", "peak RSS max MiB",
 		"swap max MiB"};
-	struct report_block *e = table(doc, 10, ehead);
+	struct report_block *e = report_table(doc, 10, ehead);
 	e->right[6] = false;
 	double mib;
 	unit_symbol("bytes", &mib);
@@ -521,13 +422,13 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 		}
 		const struct runstats_summary *en = &l->energy_j, *rss = &l->rss_max_bytes;
 		size_t ok = l->by_status[RUN_STATUS_OK];
-		row(e);
-		cell(e, 0, "%s", l->label);
-		cell(e, 1, "%zu", en->n);
-		num(e, 2, en->n ? en->mean : NAN, 2);
-		num(e, 3, en->n ? en->mean / 3600.0 : NAN, 4);
-		num(e, 4, en->n ? en->p50 : NAN, 2);
-		num(e, 5, en->n ? en->p95 : NAN, 2);
+		report_row(e);
+		report_cell(e, 0, "%s", l->label);
+		report_cell(e, 1, "%zu", en->n);
+		report_num(e, 2, en->n ? en->mean : NAN, 2);
+		report_num(e, 3, en->n ? en->mean / 3600.0 : NAN, 4);
+		report_num(e, 4, en->n ? en->p50 : NAN, 2);
+		report_num(e, 5, en->n ? en->p95 : NAN, 2);
 		struct buf cov;
 		buf_init(&cov);
 		buf_printf(&cov, "%zu of %zu ok runs", en->n, ok);
@@ -537,11 +438,11 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 		if (l->energy_not_ok) {
 			buf_printf(&cov, "; %zu runs not ok left out", l->energy_not_ok);
 		}
-		cell(e, 6, "%s", cov.data);
+		report_cell(e, 6, "%s", cov.data);
 		buf_finish(&cov);
-		num(e, 7, rss->n ? rss->p50 * mib : NAN, 1);
-		num(e, 8, rss->n ? rss->max * mib : NAN, 1);
-		num(e, 9, l->swap_max_bytes.n ? l->swap_max_bytes.max * mib : NAN, 1);
+		report_num(e, 7, rss->n ? rss->p50 * mib : NAN, 1);
+		report_num(e, 8, rss->n ? rss->max * mib : NAN, 1);
+		report_num(e, 9, l->swap_max_bytes.n ? l->swap_max_bytes.max * mib : NAN, 1);
 	}
 }
 
@@ -549,473 +450,43 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 		     const struct report_board *b) {
 	const struct lifetime_report *lr = &b->life;
 	if (!rep->opt.cfg || rep->opt.cfg->n_capacitors == 0) {
-		para(doc, "No capacitors are configured (a 'capacitors:' section of the "
-			  "configuration adds them).");
+		report_para(doc, "No capacitors are configured (a 'capacitors:' section of the "
+				 "configuration adds them).");
 		return;
 	}
 	static const char *const head[] = {
 		"capacitor",        "sensor",      "observed h",   "coverage %",  "consumed %",
 		"effective life h", "remaining h", "mean temp °C", "p95 temp °C", "warnings"};
 	if (b->empty) {
-		para(doc, "No samples in this window: no capacitor aged in it.");
+		report_para(doc, "No samples in this window: no capacitor aged in it.");
 		return;
 	}
-	struct report_block *t = table(doc, 10, head);
+	struct report_block *t = report_table(doc, 10, head);
 	t->right[1] = t->right[9] = false;
 	for (size_t i = 0; i < lr->n; i++) {
 		const struct lifetime_report_entry *en = &lr->entries[i];
-		row(t);
-		cell(t, 0, "%s", en->cc->name);
-		cell(t, 1, "%s", en->sensor_key);
-		num(t, 2, en->r.observed_h, 1);
-		num(t, 3, 100.0 * en->coverage, 1);
-		num(t, 4, 100.0 * en->r.consumed_fraction, 4);
-		num(t, 5, en->r.life_h, 0);
-		num(t, 6, en->r.remaining_h, 0);
-		num(t, 7, en->r.mean_temp_c, 2);
-		num(t, 8, en->p95_temp_c, 2);
+		report_row(t);
+		report_cell(t, 0, "%s", en->cc->name);
+		report_cell(t, 1, "%s", en->sensor_key);
+		report_num(t, 2, en->r.observed_h, 1);
+		report_num(t, 3, 100.0 * en->coverage, 1);
+		report_num(t, 4, 100.0 * en->r.consumed_fraction, 4);
+		report_num(t, 5, en->r.life_h, 0);
+		report_num(t, 6, en->r.remaining_h, 0);
+		report_num(t, 7, en->r.mean_temp_c, 2);
+		report_num(t, 8, en->p95_temp_c, 2);
 		struct buf w;
 		buf_init(&w);
 		for (size_t k = 0; k < en->r.n_warnings; k++) {
 			buf_printf(&w, "%s%s", k ? "; " : "", en->r.warnings[k].message);
 		}
-		cell(t, 9, "%s", w.len ? w.data : "-");
+		report_cell(t, 9, "%s", w.len ? w.data : "-");
 		buf_finish(&w);
 	}
-	para(doc, "From the stored history of the window, as thermlog lifetime computes it "
-		  "(temperatures time-weighted; effective life and remaining hours capped as it "
-		  "states).");
-}
-
-/* ---- the capacitor design review ---- */
-
-/* A row of a two- or three-column table: a name, a value, a note. */
-static __attribute__((format(printf, 4, 5))) void fact(struct report_block *t, const char *name,
-						       const char *note, const char *fmt, ...) {
-	va_list ap;
-	va_start(ap, fmt);
-	char *value = xvasprintf(fmt, ap);
-	va_end(ap);
-	row(t);
-	cell(t, 0, "%s", name);
-	cell(t, 1, "%s", value);
-	if (t->cols > 2) {
-		cell(t, 2, "%s", note ? note : "");
-	}
-	free(value);
-}
-
-static struct report_block *facts(struct report_doc *doc, bool notes) {
-	static const char *const head[] = {"", "value", "note"};
-	struct report_block *t = table(doc, notes ? 3 : 2, head);
-	for (size_t c = 0; c < t->cols; c++) {
-		t->right[c] = false;
-	}
-	return t;
-}
-
-static void part_data(struct report_doc *doc, const struct report_board *b, size_t i) {
-	const struct capacitor_config *cc = b->life.entries[i].cc;
-	const struct lifetime_params *p = &b->params[i];
-	heading(doc, "Part data");
-	struct report_block *t = facts(doc, false);
-	fact(t, "rated life", NULL, "%g h", cc->rated_life_h);
-	fact(t, "rated temperature", NULL, "%g °C (%s)", cc->rated_temp_c,
-	     temp_basis_name(cc->basis));
-	fact(t, "type", NULL, "%s", capacitor_type_name(cc->type));
-	if (!b->params_ok[i]) {
-		fact(t, "model", NULL, "invalid rating: see the warnings");
-	} else if (p->model == LIFETIME_MODEL_BT) {
-		fact(t, "model", NULL, "B_t rule: life x%g per %g K cooler (%s)", p->base,
-		     p->step_k, p->bt_given ? "bt as configured" : "the default for the type");
-	} else {
-		fact(t, "model", NULL, "Arrhenius, activation energy %g eV", p->ea_ev);
-	}
-	switch (cc->self_heating) {
-	case SELF_HEATING_RIPPLE:
-		fact(t, "ripple rating", NULL, "%g A rated ripple with a %g K rise; %g A in use",
-		     cc->rated_ripple_a, cc->rated_rise_k, cc->current_a);
-		for (size_t k = 0; k < cc->n_ripple; k++) {
-			const struct capacitor_ripple *r = &cc->ripple[k];
-			fact(t, "ripple component", NULL,
-			     "%g A at %g Hz, frequency multiplier %g: %g A at the rated frequency",
-			     r->current_a, r->freq_hz, r->multiplier, r->current_a / r->multiplier);
-		}
-		if (cc->n_ripple) {
-			fact(t, "ripple in use", NULL,
-			     "sqrt(sum (I / multiplier)²) = %g A at the rated frequency, against the "
-			     "%g A rating%s",
-			     cc->current_a, cc->rated_ripple_a,
-			     cc->current_a > cc->rated_ripple_a ? ": OVER THE RATING" : "");
-		}
-		break;
-	case SELF_HEATING_POWER:
-		fact(t, "ripple rating", NULL,
-		     "not configured; %g A at an ESR of %g ohm, %g K/W to ambient", cc->current_a,
-		     cc->esr_ohm, cc->rth_k_per_w);
-		break;
-	default:
-		fact(t, "ripple rating", NULL, "not configured");
-	}
-	fact(t, "seal-ageing limit", NULL, "%g years (%.0f h)", lifetime_cap_years(cc),
-	     lifetime_cap_years(cc) * LIFETIME_HOURS_PER_YEAR);
-	fact(t, "model valid from", NULL, "%g °C%s",
-	     isnan(cc->validity_low_c) ? LIFETIME_DEFAULT_LOW_C : cc->validity_low_c,
-	     isnan(cc->validity_low_c) ? " (the default)" : "");
-	if (cc->has_in_service) {
-		char at[TIMEFMT_ISO_LEN];
-		iso(cc->in_service, at);
-		fact(t, "in service since", NULL, "%.10s", at);
-	} else {
-		fact(t, "in service since", NULL,
-		     "not recorded: the part counts as old as its "
-		     "observed time");
-	}
-}
-
-/* How the sensor's reading becomes the temperature the model ages the part at. */
-static void assumptions(struct report_doc *doc, const struct report_board *b, size_t i) {
-	const struct lifetime_report_entry *e = &b->life.entries[i];
-	const struct capacitor_config *cc = e->cc;
-	double rise = b->params_ok[i] ? b->params[i].rise_k : NAN;
-	heading(doc, "Sensor and basis");
-	struct report_block *t = facts(doc, false);
-	if (strcmp(cc->sensor, e->sensor_key) != 0) {
-		fact(t, "sensor", NULL, "%s (configured as %s)", e->sensor_key, cc->sensor);
-	} else {
-		fact(t, "sensor", NULL, "%s", e->sensor_key);
-	}
-	fact(t, "basis", NULL, "%s", temp_basis_name(cc->basis));
-	if (isfinite(rise) && cc->self_heating != SELF_HEATING_NONE) {
-		fact(t, "self-heating added", NULL, "%+.2f K", rise);
-	} else {
-		fact(t, "self-heating added", NULL, "none");
-	}
-	const char *why;
-	if (cc->basis == TEMP_BASIS_CASE || cc->basis == TEMP_BASIS_CORE) {
-		para(doc,
-		     "The sensor measures the part's %s: its reading already contains the part's "
-		     "own ripple heating, so nothing is added to it (thermlog refuses self-heating "
-		     "on a case or core basis, which would count that heating twice). The rated "
-		     "temperature is taken as a %s temperature.",
-		     cc->basis == TEMP_BASIS_CASE ? "case" : "core (hot-spot) temperature",
-		     temp_basis_name(cc->basis));
-		return;
-	}
-	switch (cc->self_heating) {
-	case SELF_HEATING_RISE:
-		why = "the configured rise (rise_k) is added to every sample";
-		break;
-	case SELF_HEATING_POWER:
-		why = "I² x ESR x Rth (current_a, esr_ohm, rth_k_per_w) is added to every sample";
-		break;
-	case SELF_HEATING_RIPPLE:
-		why = b->params_ok[i] && b->params[i].ripple_over_rated
-			      ? "the rated life already contains the rise at rated ripple, so only "
-				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added, doubled "
-				"above the rated ripple"
-			      : "the rated life already contains the rise at rated ripple, so only "
-				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added (below "
-				"the rated ripple it is negative)";
-		break;
-	default:
-		why = "no self-heating is added: the part is taken to carry at most its rated "
-		      "ripple, whose rise the rated life already contains";
-	}
-	para(doc,
-	     "The sensor reads the air around the part (ambient), the scale the rating is stated "
-	     "on; an ambient sensor does not see the part's own heating, so it is counted once, "
-	     "here: %s. The tables below give the measured temperature and, where self-heating "
-	     "is added, the effective one the model ages the part at.",
-	     why);
-}
-
-static void mission_profile(struct report_doc *doc, const struct report_board *b, size_t i,
-			    const char *chart_name) {
-	const struct lifetime_profile_entry *pe = &b->profile.entries[i];
-	heading(doc, "Mission profile");
-	if (pe->n_bins == 0) {
-		para(doc,
-		     "No temperature samples in this window: no profile (the warnings say why).");
-		return;
-	}
-	double rise = pe->e->r.self_heating_k;
-	bool measured = isfinite(rise) && rise != 0;
-	static const char *const head[] = {"effective °C", "measured °C", "hours",
-					   "time %",       "consumed %",  "T_bin °C"};
-	const char *h[6];
-	size_t cols = 0;
-	for (size_t c = 0; c < 6; c++) {
-		if (c != 1 || measured) {
-			h[cols++] = c == 0 && !measured ? "bin °C" : head[c];
-		}
-	}
-	struct report_block *t = table(doc, cols, h);
-	t->right[1] = !measured;
-	for (size_t k = 0; k < pe->n_bins; k++) {
-		const struct lifetime_profile_bin *bin = &pe->bins[k];
-		size_t c = 0;
-		row(t);
-		cell(t, c++, "[%g,%g)", bin->from_c, bin->to_c);
-		if (measured) {
-			cell(t, c++, "[%g,%g)", bin->from_c - rise, bin->to_c - rise);
-		}
-		num(t, c++, bin->hours, 2);
-		num(t, c++, pe->hours > 0 ? 100 * bin->hours / pe->hours : NAN, 2);
-		num(t, c++,
-		    pe->consumed_fraction > 0 ? 100 * bin->consumed_fraction / pe->consumed_fraction
-					      : NAN,
-		    2);
-		num(t, c++, bin->temp_c, 2);
-	}
-	para(doc,
-	     "Hours per %g K bin of the temperature the model ages the part at%s, each bin's "
-	     "share of the hours and of the consumed life, and T_bin, the constant temperature "
-	     "that consumes the bin's share in its hours (a mission-profile row), as thermlog "
-	     "lifetime profile --json has them: %.2f h, consumed %.6f in all.",
-	     b->profile.bin_k, measured ? " (the measured one plus the self-heating)" : "",
-	     pe->hours, pe->consumed_fraction);
-	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
-	doc->charts[doc->n_charts] = (struct report_chart){
-		.name = xstrdup(chart_name), .svg = report_chart_profile(pe, b->profile.bin_k)};
-	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
-	c->chart = doc->n_charts++;
-	c->text = xasprintf("Hours per %g K bin of %s's %s temperature", b->profile.bin_k,
-			    pe->e->cc->name, measured ? "effective" : "measured");
-}
-
-static void consumed_over_time(struct report_doc *doc, const struct report_board *b, size_t i,
-			       const struct report_options *opt, const char *chart_name) {
-	const struct lifetime_series *s = &b->series[i];
-	heading(doc, "Consumed life over time");
-	size_t shown = 0;
-	for (size_t k = 0; k < s->n; k++) {
-		shown += isfinite(s->consumed[k]);
-	}
-	if (shown == 0) {
-		para(doc, "No consumed life to chart in this window.");
-		return;
-	}
-	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
-	doc->charts[doc->n_charts] =
-		(struct report_chart){.name = xstrdup(chart_name),
-				      .svg = report_chart_consumed(s, b->life.entries[i].cc)};
-	struct report_block *c = add_block(doc, REPORT_BLOCK_CHART);
-	c->chart = doc->n_charts++;
-	c->text = xasprintf("Consumed life of %s from the window's start",
-			    b->life.entries[i].cc->name);
-	static const char *const head[] = {"up to (UTC)", "observed h", "consumed"};
-	struct report_block *t = table(doc, 3, head);
-	for (size_t k = 0; k < s->n; k++) {
-		char at[TIMEFMT_ISO_LEN];
-		iso(s->to[k], at);
-		row(t);
-		cell(t, 0, "%s", at);
-		num(t, 1, s->observed_h[k], 2);
-		num(t, 2, s->consumed[k], 6);
-	}
-	char from[TIMEFMT_ISO_LEN + 16] = "";
-	if (opt->has_from) {
-		char at[TIMEFMT_ISO_LEN];
-		iso(opt->from, at);
-		snprintf(from, sizeof(from), "--from %s ", at);
-	}
-	para(doc,
-	     "Each row is thermlog lifetime --json %s--to TIME: the life consumed in the "
-	     "observed time from the window's start to TIME, not extrapolated; the last row is "
-	     "the whole window (TIME its last sample).",
-	     from);
-}
-
-static void to_date(struct report_doc *doc, const struct report_board *b, size_t i,
-		    const struct report_options *opt) {
-	const struct lifetime_report_entry *e = &b->life.entries[i];
-	const struct lifetime_result *r = &e->r;
-	heading(doc, "Consumed life to date");
-	if (!(r->observed_h > 0) || !isfinite(r->consumed_fraction)) {
-		para(doc, "Nothing observed in this window: no figures (the warnings say why).");
-		return;
-	}
-	static const char *const head[] = {"figure", "value", "note"};
-	struct report_block *t = table(doc, 3, head);
-	t->right[2] = false;
-	row(t);
-	cell(t, 0, "observed h");
-	num(t, 1, r->observed_h, 2);
-	cell(t, 2, "coverage %.1f %% of the window's stored span", 100 * e->coverage);
-	row(t);
-	cell(t, 0, "consumed, observed");
-	num(t, 1, r->consumed_fraction, 6);
-	cell(t, 2, "D, the Miner sum over the observed time");
-	row(t);
-	cell(t, 0, "consumed, extrapolated");
-	num(t, 1, e->cc->has_in_service ? r->consumed_extrapolated : NAN, 6);
-	if (e->cc->has_in_service) {
-		cell(t, 2, "over %.0f h in service without samples, at the observed rate",
-		     r->unobserved_service_h);
-	} else {
-		cell(t, 2, "none: no in-service date");
-	}
-	row(t);
-	cell(t, 0, "consumed, total");
-	num(t, 1, r->consumed_total, 6);
-	cell(t, 2, "%s", r->past_life ? "PAST ITS ESTIMATED LIFE" : "");
-	row(t);
-	cell(t, 0, "effective life h");
-	num(t, 1, r->life_h, 0);
-	cell(t, 2, "%.1f years%s", r->life_h / LIFETIME_HOURS_PER_YEAR,
-	     r->capped ? "; capped (see the warnings)" : "");
-	row(t);
-	cell(t, 0, "uncapped life h");
-	num(t, 1, r->life_uncapped_h, 0);
-	cell(t, 2, "observed hours over D");
-	double rise = r->self_heating_k;
-	static const char *const temps[] = {"equivalent temperature °C", "mean temperature °C",
-					    "p95 temperature °C"};
-	double tv[] = {r->equivalent_temp_c, r->mean_temp_c, e->p95_temp_c};
-	for (size_t k = 0; k < 3; k++) {
-		row(t);
-		cell(t, 0, "%s", temps[k]);
-		num(t, 1, tv[k], 2);
-		if (rise != 0 && isfinite(tv[k])) {
-			cell(t, 2, "measured; %.2f °C effective", tv[k] + rise);
-		} else {
-			cell(t, 2, "measured");
-		}
-	}
-	row(t);
-	cell(t, 0, "remaining h");
-	num(t, 1, r->remaining_h, 0);
-	cell(t, 2, "%.1f years", r->remaining_h / LIFETIME_HOURS_PER_YEAR);
-	// From the report's time with an in-service date (the age runs to it), else from the
-	// last sample: nothing is known of the time after it.
-	int64_t base = e->cc->has_in_service ? opt->now : b->life.to;
-	row(t);
-	cell(t, 0, "projected end of life");
-	if (isfinite(r->remaining_h)) {
-		char at[TIMEFMT_ISO_LEN], from[TIMEFMT_ISO_LEN];
-		iso(base + (int64_t)llround(r->remaining_h * 3600.0), at);
-		iso(base, from);
-		cell(t, 1, "%.10s", at);
-		cell(t, 2, "%.10s (%s) + the remaining hours", from,
-		     e->cc->has_in_service ? "the report's date" : "the last sample");
-	} else {
-		cell(t, 1, "-");
-	}
-	para(doc, "As thermlog lifetime --json computes it over the window; temperatures "
-		  "time-weighted, on the sensor's scale.");
-}
-
-static void relative_lives(struct report_doc *doc, const struct lifetime_report_entry *e) {
-	const struct lifetime_result *r = &e->r;
-	heading(doc, "Relative lives");
-	if (!isfinite(r->relative[1].factor)) {
-		para(doc, "No relative lives: nothing observed.");
-		return;
-	}
-	static const char *const head[] = {"cooler by K", "life factor", "life h (uncapped)",
-					   "life h (capped)"};
-	struct report_block *t = table(doc, 4, head);
-	double cap_h = lifetime_cap_years(e->cc) * LIFETIME_HOURS_PER_YEAR;
-	for (int k = 1; k < LIFETIME_N_RELATIVE; k++) {
-		row(t);
-		num(t, 0, r->relative[k].reduction_k, 0);
-		num(t, 1, r->relative[k].factor, 3);
-		num(t, 2, r->relative[k].life_h, 0);
-		num(t, 3, r->relative[k].life_h > cap_h ? cap_h : r->relative[k].life_h, 0);
-	}
-	para(doc,
-	     "The life if the part ran that much cooler than its equivalent temperature "
-	     "(%.2f °C), as thermlog lifetime --json's relative_lifetime; the capped column "
-	     "bounds it by the seal-ageing limit.",
-	     r->equivalent_temp_c);
-}
-
-static void warnings(struct report_doc *doc, const struct lifetime_result *r) {
-	heading(doc, "Warnings");
-	if (r->n_warnings == 0) {
-		para(doc, "No warnings.");
-		return;
-	}
-	static const char *const head[] = {"code", "message"};
-	struct report_block *t = table(doc, 2, head);
-	t->right[1] = false;
-	for (size_t k = 0; k < r->n_warnings; k++) {
-		row(t);
-		cell(t, 0, "%s", lifetime_warning_name(r->warnings[k].code));
-		cell(t, 1, "%s", r->warnings[k].message);
-	}
-}
-
-static void checklist(struct report_doc *doc, const struct lifetime_report_entry *e) {
-	const struct capacitor_config *cc = e->cc;
-	heading(doc, "Review checklist");
-	static const char *const head[] = {"item", "record", "from"};
-	struct report_block *t = table(doc, 3, head);
-	t->right[1] = t->right[2] = false;
-	static const struct {
-		const char *item;
-		enum capacitor_review_key key;
-	} items[] = {
-		{"real enclosure reproduced", CAPACITOR_REVIEW_ENCLOSURE},
-		{"orientation reproduced", CAPACITOR_REVIEW_ORIENTATION},
-		{"thermocouple contact", CAPACITOR_REVIEW_THERMOCOUPLE},
-		{"thermocouple insulation", CAPACITOR_REVIEW_INSULATION},
-		{"ambient, case and core kept apart", CAPACITOR_REVIEW_N},
-		{"series test conditions and validity", CAPACITOR_REVIEW_SERIES_CONDITIONS},
-		{"heat sources nearby", CAPACITOR_REVIEW_HEAT_SOURCES},
-		{"vent clearance", CAPACITOR_REVIEW_VENT_CLEARANCE},
-	};
-	for (size_t k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
-		row(t);
-		cell(t, 0, "%s", items[k].item);
-		if (items[k].key == CAPACITOR_REVIEW_N) {
-			cell(t, 1, "sensor %s on the %s basis; self-heating %s", e->sensor_key,
-			     temp_basis_name(cc->basis),
-			     cc->self_heating == SELF_HEATING_NONE ? "not added" : "added once");
-			cell(t, 2, "configuration: sensor, basis, self_heating");
-		} else if (cc->review[items[k].key]) {
-			cell(t, 1, "%s", cc->review[items[k].key]);
-			cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
-		} else {
-			cell(t, 1, "not recorded");
-			cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
-		}
-	}
-	para(doc, "The records are the free text of the capacitor's review: map in the "
-		  "configuration; an item without one reads \"not recorded\".");
-}
-
-/* The design review of board @bi: a section a capacitor. */
-static void review_sections(struct report_doc *doc, const struct report *rep, size_t bi) {
-	const struct report_board *b = &rep->boards[bi];
-	const char *of = rep->n_boards > 1 ? b->name : NULL;
-	if (!rep->opt.cfg || rep->opt.cfg->n_capacitors == 0 || !b->has_review) {
-		section(doc, "Capacitor design review%s%s", of ? ": " : "", of ? of : "");
-		para(doc, "No capacitors are configured (a 'capacitors:' section of the "
-			  "configuration adds them): there is nothing to review.");
-		return;
-	}
-	for (size_t i = 0; i < b->life.n; i++) {
-		const struct lifetime_report_entry *e = &b->life.entries[i];
-		section(doc, "Capacitor design review: %s%s%s", e->cc->name, of ? " on " : "",
-			of ? of : "");
-		part_data(doc, b, i);
-		assumptions(doc, b, i);
-		char name[48];
-		snprintf(name, sizeof(name),
-			 rep->n_boards > 1 ? "cap%zu-profile-%zu" : "cap%zu-profile", i + 1,
-			 bi + 1);
-		mission_profile(doc, b, i, name);
-		snprintf(name, sizeof(name),
-			 rep->n_boards > 1 ? "cap%zu-consumed-%zu" : "cap%zu-consumed", i + 1,
-			 bi + 1);
-		consumed_over_time(doc, b, i, &rep->opt, name);
-		to_date(doc, b, i, &rep->opt);
-		relative_lives(doc, e);
-		warnings(doc, &e->r);
-		checklist(doc, e);
-	}
+	report_para(doc,
+		    "From the stored history of the window, as thermlog lifetime computes it "
+		    "(temperatures time-weighted; effective life and remaining hours capped as it "
+		    "states).");
 }
 
 /* The sections of board @i; with two boards each heading names the board. */
@@ -1023,41 +494,42 @@ static void board_sections(struct report_doc *doc, const struct report *rep, siz
 	const struct report_board *b = &rep->boards[i];
 	const char *of = rep->n_boards > 1 ? b->name : NULL;
 #define TITLE(s) "%s%s%s", s, of ? ": " : "", of ? of : ""
-	section(doc, TITLE("Zones"));
+	report_section(doc, TITLE("Zones"));
 	if (b->empty) {
 		char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
 		iso(rep->opt.has_from ? rep->opt.from : b->stats.from, a);
 		iso(rep->opt.has_to ? rep->opt.to : b->stats.to, z);
 		if (b->has_stats || rep->opt.has_from || rep->opt.has_to) {
-			para(doc,
-			     "No samples in this window (%s .. %s): there are no zone, clock, "
-			     "peak or memory figures to show.",
-			     a, z);
+			report_para(
+				doc,
+				"No samples in this window (%s .. %s): there are no zone, clock, "
+				"peak or memory figures to show.",
+				a, z);
 		} else {
-			para(doc, "No samples: the database holds no history yet.");
+			report_para(doc, "No samples: the database holds no history yet.");
 		}
 	} else {
 		if (channel_table(doc, &b->stats, CHANNEL_KIND_TEMPERATURE, false) == 0) {
-			para(doc, "No temperature channel has samples in this window.");
+			report_para(doc, "No temperature channel has samples in this window.");
 		}
-		para(doc,
-		     "Temperatures in °C with two decimals; mean and percentiles %s (as "
-		     "thermlog stats --weight %s).",
-		     weight_text(b->stats.weight), query_weight_name(b->stats.weight));
-		section(doc, TITLE("Clocks"));
+		report_para(doc,
+			    "Temperatures in °C with two decimals; mean and percentiles %s (as "
+			    "thermlog stats --weight %s).",
+			    weight_text(b->stats.weight), query_weight_name(b->stats.weight));
+		report_section(doc, TITLE("Clocks"));
 		clocks(doc, &b->stats);
-		section(doc, TITLE("Peak"));
+		report_section(doc, TITLE("Peak"));
 		char name[16];
 		snprintf(name, sizeof(name), rep->n_boards > 1 ? "peak-%zu" : "peak", i + 1);
 		peak(doc, b, name);
-		section(doc, TITLE("Memory and swap"));
+		report_section(doc, TITLE("Memory and swap"));
 		if (channel_table(doc, &b->stats, CHANNEL_KIND_MEMORY, true) == 0) {
-			para(doc, "No memory or swap channel has samples in this window.");
+			report_para(doc, "No memory or swap channel has samples in this window.");
 		}
 	}
-	section(doc, TITLE("Runs"));
+	report_section(doc, TITLE("Runs"));
 	runs(doc, rep, b);
-	section(doc, TITLE("Capacitor lifetime"));
+	report_section(doc, TITLE("Capacitor lifetime"));
 	lifetime(doc, rep, b);
 #undef TITLE
 }
@@ -1074,7 +546,7 @@ static ssize_t slot_of(const struct query_stats *s, const char *key) {
 }
 
 static void ratio(struct report_block *t, size_t col, double b, double a) {
-	num(t, col, a != 0 ? b / a : NAN, 3);
+	report_num(t, col, a != 0 ? b / a : NAN, 3);
 }
 
 /*
@@ -1107,7 +579,7 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 			continue;
 		}
 		if (!t) {
-			t = table(doc, cols, unit_col ? head : zone_head);
+			t = report_table(doc, cols, unit_col ? head : zone_head);
 			if (unit_col) {
 				t->right[1] = false;
 			}
@@ -1127,21 +599,21 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 			stats_value(a->stats.acc[k].max_q, ch->resolution) * factor,
 			stats_value(b->stats.acc[o].max_q, cb->resolution) * factor,
 		};
-		row(t);
-		cell(t, 0, "%s", ch->key);
+		report_row(t);
+		report_cell(t, 0, "%s", ch->key);
 		if (unit_col) {
-			cell(t, 1, "%s", unit);
+			report_cell(t, 1, "%s", unit);
 		}
 		for (size_t f = 0; f < 3; f++) {
-			num(t, base + 3 * f, v[2 * f], places);
-			num(t, base + 1 + 3 * f, v[2 * f + 1], places);
+			report_num(t, base + 3 * f, v[2 * f], places);
+			report_num(t, base + 1 + 3 * f, v[2 * f + 1], places);
 			ratio(t, base + 2 + 3 * f, v[2 * f + 1], v[2 * f]);
 		}
 		for (size_t side = 0; clock && side < 2; side++) {
 			struct buf r;
 			buf_init(&r);
 			residency(side ? &b->stats : &a->stats, side ? (size_t)o : k, 3, &r);
-			cell(t, 11 + side, "%s", r.data ? r.data : "");
+			report_cell(t, 11 + side, "%s", r.data ? r.data : "");
 			buf_finish(&r);
 		}
 		n++;
@@ -1153,10 +625,10 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 static bool compared_section(struct report_doc *doc, const struct report *rep, const char *title,
 			     const char *what) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	section(doc, "%s", title);
+	report_section(doc, "%s", title);
 	if (a->empty || b->empty) {
-		para(doc, "No comparison of %s: %s has no samples in this window.", what,
-		     a->empty ? a->name : b->name);
+		report_para(doc, "No comparison of %s: %s has no samples in this window.", what,
+			    a->empty ? a->name : b->name);
 		return false;
 	}
 	return true;
@@ -1169,11 +641,11 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 		return;
 	}
 	if (compared(doc, rep, CHANNEL_KIND_TEMPERATURE, "zone") == 0) {
-		para(doc, "The boards have no zone in common.");
+		report_para(doc, "The boards have no zone in common.");
 		return;
 	}
-	para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
-	     weight_text(a->stats.weight));
+	report_para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
+		    weight_text(a->stats.weight));
 }
 
 /* The clocks and the memory and swap of both boards side by side, as the zones are. */
@@ -1183,52 +655,54 @@ static void clocks_memory_compared(struct report_doc *doc, const struct report *
 		return;
 	}
 	if (compared(doc, rep, CHANNEL_KIND_FREQUENCY, "clock") == 0) {
-		para(doc, "The boards have no clock (cpufreq or devfreq) channel in common.");
+		report_para(doc,
+			    "The boards have no clock (cpufreq or devfreq) channel in common.");
 	} else {
-		para(doc,
-		     "A is %s, B is %s; each clock's mean, p95 and max (%s) and B/A, and each "
-		     "board's three commonest states (residency, as in its Clocks table).",
-		     a->name, b->name, weight_text(a->stats.weight));
+		report_para(
+			doc,
+			"A is %s, B is %s; each clock's mean, p95 and max (%s) and B/A, and each "
+			"board's three commonest states (residency, as in its Clocks table).",
+			a->name, b->name, weight_text(a->stats.weight));
 	}
-	section(doc, "Memory and swap compared");
+	report_section(doc, "Memory and swap compared");
 	if (compared(doc, rep, CHANNEL_KIND_MEMORY, "channel") == 0) {
-		para(doc, "The boards have no memory or swap channel in common.");
+		report_para(doc, "The boards have no memory or swap channel in common.");
 	} else {
-		para(doc, "A is %s, B is %s; MiB, %s; B/A is B's figure over A's.", a->name,
-		     b->name, weight_text(a->stats.weight));
+		report_para(doc, "A is %s, B is %s; MiB, %s; B/A is B's figure over A's.", a->name,
+			    b->name, weight_text(a->stats.weight));
 	}
 }
 
 static void interval(struct report_block *t, size_t col, const struct runstats_compare *r,
 		     bool has) {
 	if (has) {
-		cell(t, col, "%.3f .. %.3f", r->ci_low, r->ci_high);
+		report_cell(t, col, "%.3f .. %.3f", r->ci_low, r->ci_high);
 	} else {
-		cell(t, col, "-");
+		report_cell(t, col, "-");
 	}
 }
 
 /* Each label on both boards as `runs compare` computes it, and the fingerprint differences. */
 static void runs_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	section(doc, "Runs compared");
+	report_section(doc, "Runs compared");
 	if (rep->n_compares == 0) {
-		para(doc, "No run label is on both boards.");
+		report_para(doc, "No run label is on both boards.");
 		return;
 	}
 	static const char *const head[] = {"label",         "ok A",       "ok B",
 					   "median A s",    "median B s", "duration B/A",
 					   "95 % interval", "energy B/A", "95 % interval"};
-	struct report_block *t = table(doc, 9, head);
+	struct report_block *t = report_table(doc, 9, head);
 	bool few = false;
 	const struct runstats_compare *method = NULL;
 	for (size_t i = 0; i < rep->n_compares; i++) {
 		const struct report_compare *c = &rep->compares[i];
-		row(t);
-		cell(t, 0, "%s", c->label);
+		report_row(t);
+		report_cell(t, 0, "%s", c->label);
 		if (c->rc < 0) {
 			for (size_t col = 1; col < 9; col++) {
-				cell(t, col, "-");
+				report_cell(t, col, "-");
 			}
 			continue;
 		}
@@ -1236,46 +710,48 @@ static void runs_compared(struct report_doc *doc, const struct report *rep) {
 		       ok_b = c->c.b->by_status[RUN_STATUS_OK];
 		few = few || ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW;
 		method = &c->c.duration;
-		cell(t, 1, "%zu", ok_a);
-		cell(t, 2, "%zu", ok_b);
-		num(t, 3, c->c.duration.median_a, 2);
-		num(t, 4, c->c.duration.median_b, 2);
-		num(t, 5, c->c.duration.ratio, 3);
+		report_cell(t, 1, "%zu", ok_a);
+		report_cell(t, 2, "%zu", ok_b);
+		report_num(t, 3, c->c.duration.median_a, 2);
+		report_num(t, 4, c->c.duration.median_b, 2);
+		report_num(t, 5, c->c.duration.ratio, 3);
 		interval(t, 6, &c->c.duration, true);
-		num(t, 7, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
+		report_num(t, 7, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
 		interval(t, 8, &c->c.energy, c->c.has_energy);
 	}
 	if (method) {
-		para(doc,
-		     "A is %s, B is %s, over all their runs of each label. Ratio of type-7 "
-		     "medians (B over A) with a %g %% percentile-bootstrap interval, %u "
-		     "resamples, seed %llu (as thermlog runs compare).%s",
-		     a->name, b->name, method->level, method->resamples,
-		     (unsigned long long)method->seed,
-		     few ? " Some labels have fewer than 10 ok runs on a side: their interval is "
-			   "too narrow to trust."
-			 : "");
+		report_para(
+			doc,
+			"A is %s, B is %s, over all their runs of each label. Ratio of type-7 "
+			"medians (B over A) with a %g %% percentile-bootstrap interval, %u "
+			"resamples, seed %llu (as thermlog runs compare).%s",
+			a->name, b->name, method->level, method->resamples,
+			(unsigned long long)method->seed,
+			few ? " Some labels have fewer than 10 ok runs on a side: their interval is "
+			      "too narrow to trust."
+			    : "");
 	}
 	struct report_block *d = NULL;
 	for (size_t i = 0; i < rep->n_compares; i++) {
 		const struct report_compare *c = &rep->compares[i];
 		for (size_t k = 0; c->rc == 0 && k < c->c.n_diffs; k++) {
 			if (!d) {
-				heading(doc, "Fingerprint differences");
+				report_heading(doc, "Fingerprint differences");
 				static const char *const dh[] = {"label", "key", "A", "B"};
-				d = table(doc, 4, dh);
+				d = report_table(doc, 4, dh);
 				d->right[1] = d->right[2] = d->right[3] = false;
 			}
-			row(d);
-			cell(d, 0, "%s", c->label);
-			cell(d, 1, "%s", c->c.diffs[k].key);
-			cell(d, 2, "%s", c->c.diffs[k].here ? c->c.diffs[k].here : "none");
-			cell(d, 3, "%s", c->c.diffs[k].other ? c->c.diffs[k].other : "none");
+			report_row(d);
+			report_cell(d, 0, "%s", c->label);
+			report_cell(d, 1, "%s", c->c.diffs[k].key);
+			report_cell(d, 2, "%s", c->c.diffs[k].here ? c->c.diffs[k].here : "none");
+			report_cell(d, 3, "%s", c->c.diffs[k].other ? c->c.diffs[k].other : "none");
 		}
 	}
 	if (!d) {
-		para(doc, "The latest ok runs' fingerprints (board, kernel, governors, command, "
-			  "tags) do not differ.");
+		report_para(doc,
+			    "The latest ok runs' fingerprints (board, kernel, governors, command, "
+			    "tags) do not differ.");
 	}
 }
 
@@ -1307,27 +783,28 @@ void report_doc_build(const struct report *rep, struct report_doc *doc) {
 		}
 	}
 	for (size_t i = 0; rep->opt.lifetime != REPORT_LIFETIME_NONE && i < rep->n_boards; i++) {
-		review_sections(doc, rep, i);
+		report_review_sections(doc, rep, i);
 	}
-	if (over_budget(doc)) {
+	if (report_over_budget(doc)) {
 		double factor;
 		const char *symbol = unit_symbol("bytes", &factor);
 		doc->max_bytes = 0; // the last word is always said
 		doc->cut = false;
-		section(doc, "Report cut");
-		para(doc,
-		     "This report stops here: it reached the %.*f %s its answer may hold, so what "
-		     "would follow the last table or section shown is left out. Ask for a shorter "
-		     "window or fewer run labels.",
-		     unit_places("bytes", false), (double)rep->opt.max_bytes * factor, symbol);
+		report_section(doc, "Report cut");
+		report_para(
+			doc,
+			"This report stops here: it reached the %.*f %s its answer may hold, so what "
+			"would follow the last table or section shown is left out. Ask for a shorter "
+			"window or fewer run labels.",
+			unit_places("bytes", false), (double)rep->opt.max_bytes * factor, symbol);
 	}
 }
 
 void report_doc_finish(struct report_doc *doc) {
 	for (size_t i = 0; i < doc->n; i++) {
-		block_free(&doc->blocks[i]);
+		report_block_free(&doc->blocks[i]);
 	}
-	block_free(&doc->sink);
+	report_block_free(&doc->sink);
 	free(doc->blocks);
 	report_charts_free(doc->charts, doc->n_charts);
 	free(doc->title);

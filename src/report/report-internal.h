@@ -41,6 +41,32 @@ struct report_doc {
 	struct report_block sink; // what is added past the budget, dropped
 };
 
+/*
+ * The building blocks (report-blocks.c), each counted against the document's budget: past it
+ * a block goes to doc->sink, a row and its cells are dropped (report_over_budget() says so).
+ */
+struct report_block *report_block_add(struct report_doc *doc, enum report_block_kind kind);
+void report_text(struct report_doc *doc, enum report_block_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define report_section(doc, ...) report_text(doc, REPORT_BLOCK_SECTION, __VA_ARGS__)
+#define report_heading(doc, ...) report_text(doc, REPORT_BLOCK_HEADING, __VA_ARGS__)
+#define report_para(doc, ...)    report_text(doc, REPORT_BLOCK_PARA, __VA_ARGS__)
+/** A table of @cols columns with the header @head; rows follow with report_row(), cells. */
+struct report_block *report_table(struct report_doc *doc, size_t cols, const char *const *head);
+void report_row(struct report_block *t);
+void report_cell(struct report_block *t, size_t col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** A cell of a number with @places places, "-" for NAN or an infinity. */
+void report_num(struct report_block *t, size_t col, double v, int places);
+/** A chart block: @svg and @caption (both newly allocated) are the document's from now on. */
+void report_chart_add(struct report_doc *doc, const char *name, char *svg, char *caption);
+/** True once the document has spent its budget. */
+bool report_over_budget(struct report_doc *doc);
+void report_block_free(struct report_block *b);
+
+/** The capacitor design review of board @bi: a section a capacitor (report-review.c). */
+void report_review_sections(struct report_doc *doc, const struct report *rep, size_t bi);
+
 /** Lays @rep out as a document (report-doc.c). */
 void report_doc_build(const struct report *rep, struct report_doc *doc);
 void report_doc_finish(struct report_doc *doc);
