@@ -22,9 +22,9 @@
 #include "capwatch.h"
 #include "clock.h"
 #include "log.h"
-#include "runs.h"
 #include "sampler.h"
 #include "store.h"
+#include "summarizer.h"
 #include "throttle.h"
 #include "throttlescan.h"
 #include "timefmt.h"
@@ -98,8 +98,10 @@ struct recorder {
 	struct chanset *last_set;
 	struct chanset *present_set; // the channels last marked present (compared by key)
 	uint64_t present_version;    // channels_version present_set was made from; 0 = none
-	// What the runs summary on /metrics was last read from: re-read only when one changed.
+	// What the runs summary on /metrics was last asked for: asked again only when one changed.
+	struct summarizer *summarizer; // reads it on its thread; started at the first request
 	struct store *runs_store;
+	uint64_t runs_generation; // moves with runs_store: the summarizer opens the file again
 	struct store_runs_mark runs_mark;
 	size_t runs_labels;
 
@@ -296,9 +298,10 @@ static void publish_capacitors(struct recorder *r) {
 
 /*
  * The runs per label for /metrics, from the database (imports and the daemon's own runs
- * alike), so a scrape reads memory only; runs.metrics_labels of them one by one. Read again
- * only when the store's runs mark, the store or the cap moved: a steady cycle costs one
- * PRAGMA. A failed read keeps the last summary and tries again next time.
+ * alike), so a scrape reads memory only; runs.metrics_labels of them one by one. Asked again
+ * only when the store's runs mark, the store or the cap moved: a steady cycle costs nothing,
+ * and the summary is read on the summarizer's thread, so however many runs and labels are
+ * stored a run's start or stop costs the loop a request.
  */
 void recorder_publish_runs(struct recorder *r) {
 	struct store_runs_mark mark;
@@ -310,13 +313,11 @@ void recorder_publish_runs(struct recorder *r) {
 	    r->runs_mark.others == mark.others && r->runs_mark.own == mark.own) {
 		return;
 	}
-	struct runsummary_label *labels;
-	size_t n;
-	if (runs_summary(r->store, cap, &labels, &n) < 0) {
-		return;
+	if (!r->summarizer && !(r->summarizer = summarizer_create(r->live))) {
+		return; // said; tried again at the next change
 	}
-	live_publish_runs(r->live, labels, n);
-	runs_summary_free(labels, n);
+	r->runs_generation += r->runs_store != r->store;
+	summarizer_request(r->summarizer, r->db_path, cap, r->runs_generation);
 	r->runs_store = r->store;
 	r->runs_mark = mark;
 	r->runs_labels = cap;
@@ -1081,6 +1082,7 @@ void recorder_destroy(struct recorder *r) {
 	if (r->q_len == 0) {
 		anchor_save(r);
 	}
+	summarizer_destroy(r->summarizer); // before the store: it may be reading the file
 	capwatch_destroy(r->capwatch);
 	throttle_tracker_destroy(r->throttle);
 	throttlescan_destroy(r->throttle_scan);

@@ -739,9 +739,17 @@ int runs_label_check(struct store *store, const char *label, char **err) {
 
 /* --- metrics summary ---------------------------------------------------------------------- */
 
+/*
+ * The summary in one pass over the runs in label order: the label being summed, the busiest
+ * labels so far (at most max_labels) and the rest folded into "other", so memory holds
+ * max_labels + 2 labels whatever the number stored.
+ */
 struct summary_acc {
-	struct runsummary_label *labels; // sorted by label
-	size_t n, cap;
+	struct runsummary_label cur;  // the label being summed (label NULL before the first run)
+	struct runsummary_label *top; // the busiest labels so far, any order
+	size_t n, cap, max;
+	struct runsummary_label other;
+	bool any_other;
 };
 
 static int cmp_summary_label(const void *a, const void *b) {
@@ -775,27 +783,6 @@ static void summary_add(struct runsummary_label *l, const struct store_run *run)
 	}
 }
 
-static int summary_collect(void *ctx, const struct store_run *run) {
-	struct summary_acc *acc = ctx;
-	struct runsummary_label key = {.label = (char *)run->label};
-	struct runsummary_label *l =
-		acc->n ? bsearch(&key, acc->labels, acc->n, sizeof(key), cmp_summary_label) : NULL;
-	if (!l) {
-		size_t at = 0;
-		while (at < acc->n && strcmp(acc->labels[at].label, run->label) < 0) {
-			at++;
-		}
-		acc->labels = xgrow(acc->labels, &acc->cap, acc->n + 1, sizeof(*acc->labels));
-		memmove(&acc->labels[at + 1], &acc->labels[at],
-			(acc->n - at) * sizeof(*acc->labels));
-		acc->labels[at] = (struct runsummary_label){.label = xstrdup(run->label)};
-		acc->n++;
-		l = &acc->labels[at];
-	}
-	summary_add(l, run);
-	return 0;
-}
-
 static uint64_t summary_total(const struct runsummary_label *l) {
 	uint64_t n = 0;
 	for (size_t s = 0; s < RUN_STATUS_COUNT; s++) {
@@ -826,41 +813,76 @@ static void summary_merge(struct runsummary_label *into, const struct runsummary
 	into->energy_j_total += l->energy_j_total;
 }
 
+/* Folds @l into "other" and frees its label. */
+static void summary_fold(struct summary_acc *acc, struct runsummary_label *l) {
+	summary_merge(&acc->other, l);
+	acc->any_other = true;
+	free(l->label);
+}
+
+/* A label summed whole: among the busiest (the least busy one then folded), or into other. */
+static void summary_done(struct summary_acc *acc, struct runsummary_label *l) {
+	// A stored label "other" joins the folded ones: one series per name.
+	if (strcmp(l->label, RUNSUMMARY_OTHER) == 0 || acc->max == 0) {
+		summary_fold(acc, l);
+		return;
+	}
+	if (acc->n < acc->max) {
+		acc->top = xgrow(acc->top, &acc->cap, acc->n + 1, sizeof(*acc->top));
+		acc->top[acc->n++] = *l;
+		return;
+	}
+	size_t least = 0;
+	for (size_t i = 1; i < acc->n; i++) {
+		if (cmp_summary_busy(&acc->top[i], &acc->top[least]) > 0) {
+			least = i;
+		}
+	}
+	if (cmp_summary_busy(l, &acc->top[least]) < 0) {
+		struct runsummary_label out = acc->top[least];
+		acc->top[least] = *l;
+		summary_fold(acc, &out);
+	} else {
+		summary_fold(acc, l);
+	}
+}
+
+static int summary_collect(void *ctx, const struct store_run *run) {
+	struct summary_acc *acc = ctx;
+	if (!acc->cur.label || strcmp(acc->cur.label, run->label) != 0) {
+		if (acc->cur.label) {
+			summary_done(acc, &acc->cur);
+		}
+		acc->cur = (struct runsummary_label){.label = xstrdup(run->label)};
+	}
+	summary_add(&acc->cur, run);
+	return 0;
+}
+
 int runs_summary(struct store *store, size_t max_labels, struct runsummary_label **out, size_t *n) {
-	struct summary_acc acc = {0};
+	struct summary_acc acc = {.max = max_labels};
+	struct store_run_filter all = {.by_label = true};
 	*out = NULL;
 	*n = 0;
-	int rc = store_runs_scan(store, NULL, summary_collect, &acc);
+	int rc = store_runs_scan(store, &all, summary_collect, &acc);
+	if (acc.cur.label) {
+		summary_done(&acc, &acc.cur);
+	}
 	if (rc < 0) {
-		runs_summary_free(acc.labels, acc.n);
+		free(acc.other.label);
+		runs_summary_free(acc.top, acc.n);
 		return rc;
 	}
-	// A stored label "other" joins the folded ones: one series per name.
-	struct runsummary_label other = {0};
-	bool any_other = false;
-	size_t kept = 0;
-	if (acc.n == 0) {
-		return 0; // no runs: no series (qsort must not see the NULL array)
+	if (acc.any_other) {
+		acc.top = xgrow(acc.top, &acc.cap, acc.n + 1, sizeof(*acc.top));
+		acc.other.label = xstrdup(RUNSUMMARY_OTHER);
+		acc.top[acc.n++] = acc.other;
 	}
-	qsort(acc.labels, acc.n, sizeof(*acc.labels), cmp_summary_busy);
-	for (size_t i = 0; i < acc.n; i++) {
-		struct runsummary_label *l = &acc.labels[i];
-		if (kept < max_labels && strcmp(l->label, RUNSUMMARY_OTHER) != 0) {
-			acc.labels[kept++] = *l;
-			continue;
-		}
-		summary_merge(&other, l);
-		any_other = true;
-		free(l->label);
+	if (acc.n > 0) { // no runs: no series (qsort must not see the NULL array)
+		qsort(acc.top, acc.n, sizeof(*acc.top), cmp_summary_label);
 	}
-	if (any_other) {
-		acc.labels = xgrow(acc.labels, &acc.cap, kept + 1, sizeof(*acc.labels));
-		other.label = xstrdup(RUNSUMMARY_OTHER);
-		acc.labels[kept++] = other;
-	}
-	qsort(acc.labels, kept, sizeof(*acc.labels), cmp_summary_label);
-	*out = acc.labels;
-	*n = kept;
+	*out = acc.top;
+	*n = acc.n;
 	return 0;
 }
 

@@ -132,6 +132,7 @@ enum stmt {
 	ST_CHANNEL_RESOLUTION,
 	// runs (store-runs.c)
 	ST_RUNS_SCAN,
+	ST_RUNS_SCAN_BY_LABEL,
 	ST_RUNS_COUNT,
 	ST_RUN_GET,
 	ST_RUN_STATE,

@@ -151,12 +151,16 @@ static int prepare_runs(struct store *store, enum stmt which, const struct store
 int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
 		    void *ctx) {
 	sqlite3_stmt *st;
-	int rc = prepare_runs(store, ST_RUNS_SCAN, filter, "a runs query", &st);
+	bool by_label = filter && filter->by_label;
+	int rc = prepare_runs(store, by_label ? ST_RUNS_SCAN_BY_LABEL : ST_RUNS_SCAN, filter,
+			      "a runs query", &st);
 	if (rc < 0) {
 		return rc;
 	}
 	int64_t limit = filter && filter->limit > 0 ? filter->limit : -1;
-	sqlite3_bind_int64(st, 4, limit);
+	if (!by_label) {
+		sqlite3_bind_int64(st, 4, limit);
+	}
 	bool any = false;
 	return runs_step(store, st, fn, ctx, &any);
 }

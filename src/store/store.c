@@ -174,6 +174,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
 		" ORDER BY start_ms, id LIMIT -1 OFFSET (SELECT CASE WHEN ?4 < 0 "
 		"THEN 0 ELSE max(0, count(*) - ?4) END FROM runs WHERE " RUN_FILTER_WHERE ")",
+	// The same by label (runs_label_start), for what is summed per label in one pass.
+	[ST_RUNS_SCAN_BY_LABEL] = "SELECT " RUN_COLUMNS " FROM runs WHERE " RUN_FILTER_WHERE
+				  " ORDER BY label, start_ms, id",
 	[ST_RUNS_COUNT] = "SELECT count(*) FROM runs WHERE " RUN_FILTER_WHERE,
 	// The run ?1.
 	[ST_RUN_GET] = "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1",

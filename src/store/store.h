@@ -311,12 +311,14 @@ struct store_run_filter {
 	int64_t to_ms;     // start_ms < to_ms when has_to
 	bool has_from, has_to;
 	int64_t limit; // > 0: only the newest @limit of those (still listed oldest first)
+	bool by_label; // in (label, start_ms, id) order instead, limit ignored (the label index)
 };
 
 typedef int (*store_run_fn)(void *ctx, const struct store_run *run);
 /**
- * Calls @fn for each run matching @filter (NULL = all) in (start_ms, id) order. A nonzero
- * return from @fn stops the scan and is returned; otherwise 0 or a negative errno.
+ * Calls @fn for each run matching @filter (NULL = all) in (start_ms, id) order, or (label,
+ * start_ms, id) with filter->by_label. A nonzero return from @fn stops the scan and is
+ * returned; otherwise 0 or a negative errno.
  */
 int store_runs_scan(struct store *store, const struct store_run_filter *filter, store_run_fn fn,
 		    void *ctx);
