@@ -242,7 +242,7 @@ char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k
 char *report_chart_consumed(const struct lifetime_series *ls, const struct capacitor_config *cc) {
 	double hi = 0; // in % of the wear-out life
 	for (size_t k = 0; k < ls->n; k++) {
-		double pct = 100 * ls->consumed[k];
+		double pct = 100 * fmax(ls->consumed[k], ls->consumed_band[k][0]);
 		hi = isfinite(pct) && pct > hi ? pct : hi;
 	}
 	int places;
@@ -253,26 +253,38 @@ char *report_chart_consumed(const struct lifetime_series *ls, const struct capac
 	buf_init(&s);
 	frame(&s, cc->name, "consumed life over the window", ph, pw);
 	ticks(&s, hi, ph, pw, places);
-	buf_puts(&s, "<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2.5\" points=\"");
-	for (size_t k = 0, m = 0; k < ls->n; k++) {
-		if (!isfinite(ls->consumed[k])) {
-			continue;
+	// The band's ends dashed, the consumed life solid over them.
+	static const char *const lines[] = {
+		"<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1\" "
+		"stroke-dasharray=\"4 3\" points=\"",
+		"<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1\" "
+		"stroke-dasharray=\"4 3\" points=\"",
+		"<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2.5\" points=\""};
+	for (int line = 0; line < 3; line++) {
+		buf_puts(&s, lines[line]);
+		for (size_t k = 0, m = 0; k < ls->n; k++) {
+			double v = line < 2 ? ls->consumed_band[k][line] : ls->consumed[k];
+			if (!isfinite(v)) {
+				continue;
+			}
+			double x = CHART_LEFT +
+				   (t1 > t0 ? (double)(ls->to[k] - t0) / (double)(t1 - t0) * pw
+					    : pw / 2);
+			buf_printf(&s, "%s%.1f,%.1f", m++ ? " " : "", x,
+				   CHART_TOP + ph - 100 * v / hi * ph);
 		}
-		double x = CHART_LEFT +
-			   (t1 > t0 ? (double)(ls->to[k] - t0) / (double)(t1 - t0) * pw : pw / 2);
-		buf_printf(&s, "%s%.1f,%.1f", m++ ? " " : "", x,
-			   CHART_TOP + ph - 100 * ls->consumed[k] / hi * ph);
+		buf_puts(&s, "\"/>\n");
 	}
-	buf_puts(&s, "\"/>\n");
 	char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
 	timefmt_iso(t0, a);
 	timefmt_iso(t1, z);
-	buf_printf(&s,
-		   "<text x=\"%d\" y=\"%.1f\">%.16s</text><text x=\"%.1f\" y=\"%.1f\" "
-		   "text-anchor=\"end\">%.16s UTC</text>\n<text x=\"12\" y=\"%d\">%%</text>\n"
-		   "<text x=\"%d\" y=\"%.1f\">consumed wear-out life in %%, observed</text>\n"
-		   "</svg>\n",
-		   CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
-		   CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40);
+	buf_printf(
+		&s,
+		"<text x=\"%d\" y=\"%.1f\">%.16s</text><text x=\"%.1f\" y=\"%.1f\" "
+		"text-anchor=\"end\">%.16s UTC</text>\n<text x=\"12\" y=\"%d\">%%</text>\n"
+		"<text x=\"%d\" y=\"%.1f\">consumed wear-out life in %%, observed (dashed: the sensor's uncertainty)</text>\n"
+		"</svg>\n",
+		CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
+		CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40);
 	return buf_steal(&s);
 }

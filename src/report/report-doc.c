@@ -454,15 +454,16 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 				 "configuration adds them).");
 		return;
 	}
-	static const char *const head[] = {
-		"capacitor",        "sensor",      "observed h",   "coverage %",  "consumed %",
-		"effective life h", "remaining h", "mean temp °C", "p95 temp °C", "warnings"};
+	static const char *const head[] = {"capacitor",   "sensor",           "observed h",
+					   "coverage %",  "consumed %",       "effective life h",
+					   "remaining h", "mean temp °C",     "p95 temp °C",
+					   "life band h", "remaining band h", "warnings"};
 	if (b->empty) {
 		report_para(doc, "No samples in this window: no capacitor aged in it.");
 		return;
 	}
-	struct report_block *t = report_table(doc, 10, head);
-	t->right[1] = t->right[9] = false;
+	struct report_block *t = report_table(doc, 12, head);
+	t->right[1] = t->right[11] = false;
 	for (size_t i = 0; i < lr->n; i++) {
 		const struct lifetime_report_entry *en = &lr->entries[i];
 		report_row(t);
@@ -475,18 +476,28 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 		report_num(t, 6, en->r.remaining_h, 0);
 		report_num(t, 7, en->r.mean_temp_c, 2);
 		report_num(t, 8, en->p95_temp_c, 2);
+		// The band of the sensor's uncertainty: the reading hotter to cooler.
+		if (isfinite(en->r.band.life_h[0])) {
+			report_cell(t, 9, "%.0f-%.0f", en->r.band.life_h[0], en->r.band.life_h[1]);
+			report_cell(t, 10, "%.0f-%.0f", en->r.band.remaining_h[0],
+				    en->r.band.remaining_h[1]);
+		} else {
+			report_cell(t, 9, "-");
+			report_cell(t, 10, "-");
+		}
 		struct buf w;
 		buf_init(&w);
 		for (size_t k = 0; k < en->r.n_warnings; k++) {
 			buf_printf(&w, "%s%s", k ? "; " : "", en->r.warnings[k].message);
 		}
-		report_cell(t, 9, "%s", w.len ? w.data : "-");
+		report_cell(t, 11, "%s", w.len ? w.data : "-");
 		buf_finish(&w);
 	}
 	report_para(doc,
 		    "From the stored history of the window, as thermlog lifetime computes it "
 		    "(temperatures time-weighted; effective life and remaining hours capped as it "
-		    "states).");
+		    "states; the bands with the reading the sensor's uncertainty hotter to "
+		    "cooler).");
 }
 
 /* The sections of board @i; with two boards each heading names the board. */

@@ -38,6 +38,27 @@ static struct report_block *facts(struct report_doc *doc, bool notes) {
 	return t;
 }
 
+/* The validity band, the upper category, the voltage term and the sensor's uncertainty. */
+static void part_bands(struct report_block *t, const struct lifetime_params *p) {
+	fact(t, "validity band", NULL, "[%g, %g] °C%s", p->validity_low_c, p->valid_high_c,
+	     p->valid_configured ? " (valid_c: where the series' coefficient is stated)"
+				 : " (the default: the lowest ambient calculators accept to the "
+				   "rated temperature)");
+	fact(t, "upper category temperature", NULL, "%g °C%s", p->max_temp_c,
+	     p->max_temp_c == p->rated_temp_c ? " (the rated temperature)" : "");
+	if (p->voltage_on) {
+		fact(t, "voltage term", NULL,
+		     "x%.3f on every life (voltage: applied / rated, "
+		     "to the configured exponent)",
+		     p->voltage_factor);
+	} else {
+		fact(t, "voltage term", NULL, "none (K_V = 1)");
+	}
+	fact(t, "sensor uncertainty", NULL, "±%g K%s", p->uncertainty_k,
+	     p->uncertainty_k == CAPACITOR_DEFAULT_UNCERTAINTY_K ? " (the default: a thermocouple)"
+								 : "");
+}
+
 static void part_data(struct report_doc *doc, const struct report_board *b, size_t i) {
 	const struct capacitor_config *cc = b->life.entries[i].cc;
 	const struct lifetime_params *p = &b->params[i];
@@ -57,6 +78,12 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 	}
 	switch (cc->self_heating) {
 	case SELF_HEATING_RIPPLE:
+		if (isnan(cc->current_a)) {
+			fact(t, "ripple rating", NULL,
+			     "%g A rated ripple with a %g K rise; the current in use measured",
+			     cc->rated_ripple_a, cc->rated_rise_k);
+			break;
+		}
 		fact(t, "ripple rating", NULL, "%g A rated ripple with a %g K rise; %g A in use",
 		     cc->rated_ripple_a, cc->rated_rise_k, cc->current_a);
 		for (size_t k = 0; k < cc->n_ripple; k++) {
@@ -74,6 +101,13 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 		}
 		break;
 	case SELF_HEATING_POWER:
+		if (isnan(cc->current_a)) {
+			fact(t, "ripple rating", NULL,
+			     "not configured; the measured current at an ESR of %g ohm, %g K/W to "
+			     "ambient",
+			     cc->esr_ohm, cc->rth_k_per_w);
+			break;
+		}
 		fact(t, "ripple rating", NULL,
 		     "not configured; %g A at an ESR of %g ohm, %g K/W to ambient", cc->current_a,
 		     cc->esr_ohm, cc->rth_k_per_w);
@@ -83,9 +117,9 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 	}
 	fact(t, "seal-ageing limit", NULL, "%g years (%.0f h)", lifetime_cap_years(cc),
 	     lifetime_cap_years(cc) * LIFETIME_HOURS_PER_YEAR);
-	fact(t, "model valid from", NULL, "%g °C%s",
-	     isnan(cc->validity_low_c) ? LIFETIME_DEFAULT_LOW_C : cc->validity_low_c,
-	     isnan(cc->validity_low_c) ? " (the default)" : "");
+	if (b->params_ok[i]) {
+		part_bands(t, p);
+	}
 	if (cc->has_in_service) {
 		char at[TIMEFMT_ISO_LEN];
 		timefmt_iso(cc->in_service, at);
@@ -97,63 +131,367 @@ static void part_data(struct report_doc *doc, const struct report_board *b, size
 	}
 }
 
-/* How the sensor's reading becomes the temperature the model ages the part at. */
-static void assumptions(struct report_doc *doc, const struct report_board *b, size_t i) {
+/* What is added to the temperature the part ages at, as "self-heating added" reads. */
+static void added_row(struct report_block *t, const struct report_board *b, size_t i) {
 	const struct lifetime_report_entry *e = &b->life.entries[i];
-	const struct capacitor_config *cc = e->cc;
-	double rise = b->params_ok[i] ? b->params[i].rise_k : NAN;
-	report_heading(doc, "Sensor and basis");
-	struct report_block *t = facts(doc, false);
-	if (strcmp(cc->sensor, e->sensor_key) != 0) {
-		fact(t, "sensor", NULL, "%s (configured as %s)", e->sensor_key, cc->sensor);
-	} else {
-		fact(t, "sensor", NULL, "%s", e->sensor_key);
-	}
-	fact(t, "basis", NULL, "%s", temp_basis_name(cc->basis));
-	if (isfinite(rise) && cc->self_heating != SELF_HEATING_NONE) {
-		fact(t, "self-heating added", NULL, "%+.2f K", rise);
+	const struct lifetime_params *p = &b->params[i];
+	if (!b->params_ok[i]) {
+		fact(t, "self-heating added", NULL, "-");
+	} else if (p->ripple_measured && p->basis == TEMP_BASIS_AMBIENT) {
+		fact(t, "self-heating added", NULL,
+		     "each sample's, from the current on %s: %+.2f K on average",
+		     e->load_key ? e->load_key : e->cc->ripple_from.channel, e->r.self_heating_k);
+	} else if (p->self_heating != SELF_HEATING_NONE && p->basis != TEMP_BASIS_AMBIENT) {
+		fact(t, "self-heating added", NULL,
+		     "none: the %s reading contains it (the modelled rise is checked below)",
+		     temp_basis_name(p->basis));
+	} else if (p->self_heating != SELF_HEATING_NONE) {
+		fact(t, "self-heating added", NULL, "%+.2f K", p->rise_k);
 	} else {
 		fact(t, "self-heating added", NULL, "none");
 	}
-	const char *why;
-	if (cc->basis == TEMP_BASIS_CASE || cc->basis == TEMP_BASIS_CORE) {
-		report_para(
-			doc,
-			"The sensor measures the part's %s: its reading already contains the part's "
-			"own ripple heating, so nothing is added to it (thermlog refuses self-heating "
-			"on a case or core basis, which would count that heating twice). The rated "
-			"temperature is taken as a %s temperature.",
-			cc->basis == TEMP_BASIS_CASE ? "case" : "core (hot-spot) temperature",
-			temp_basis_name(cc->basis));
+}
+
+/* Why the modelled rise is what it is, for an ambient the part ages at. */
+static const char *added_why(const struct report_board *b, size_t i) {
+	const struct lifetime_params *p = &b->params[i];
+	switch (p->self_heating) {
+	case SELF_HEATING_RISE:
+		return "the configured rise (rise_k) is added to every sample";
+	case SELF_HEATING_POWER:
+		return p->ripple_measured
+			       ? "I² x ESR x Rth with I each sample's ripple from the measured current "
+				 "is added to that sample"
+			       : "I² x ESR x Rth (current_a, esr_ohm, rth_k_per_w) is added to every "
+				 "sample";
+	case SELF_HEATING_RIPPLE:
+		if (p->ripple_measured) {
+			return "the rated life already contains the rise at rated ripple, so only "
+			       "rated_rise_k x ((I / rated_ripple_a)² - 1) is added to each sample, "
+			       "I its ripple from the measured current (doubled above the rated "
+			       "ripple)";
+		}
+		return p->ripple_over_rated
+			       ? "the rated life already contains the rise at rated ripple, so only "
+				 "rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added, doubled "
+				 "above the rated ripple"
+			       : "the rated life already contains the rise at rated ripple, so only "
+				 "rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added (below "
+				 "the rated ripple it is negative)";
+	case SELF_HEATING_NONE:
+		break;
+	}
+	return "no self-heating is added: the part is taken to carry at most its rated ripple, "
+	       "whose rise the rated life already contains";
+}
+
+/* The three temperatures, the one the part ages at and why, and what is added to it. */
+static void temperatures(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	const struct capacitor_config *cc = e->cc;
+	report_heading(doc, "Temperatures");
+	struct report_block *t = facts(doc, false);
+	for (int k = 0; k < TEMP_BASIS_N; k++) {
+		const char *name = lifetime_sensor_of(cc, (enum temp_basis)k);
+		const char *key = e->sensor_keys[k];
+		if (!name) {
+			fact(t, temp_basis_names[k], NULL, "not measured");
+		} else if (key && strcmp(key, name) != 0) {
+			fact(t, temp_basis_names[k], NULL, "%s (configured as %s)", key, name);
+		} else {
+			fact(t, temp_basis_names[k], NULL, "%s", name);
+		}
+	}
+	fact(t, "ages at", NULL, "the %s temperature%s%s", temp_basis_name(cc->basis),
+	     e->basis_reason ? ": " : "", e->basis_reason ? e->basis_reason : "");
+	added_row(t, b, i);
+	if (cc->basis != TEMP_BASIS_AMBIENT) {
+		report_para(doc,
+			    "The part ages at its %s: that reading already contains the part's own "
+			    "ripple heating, so nothing is added to it (adding it would count that "
+			    "heating twice). The rated temperature is taken as a %s temperature.",
+			    cc->basis == TEMP_BASIS_CASE ? "case" : "core (hot-spot) temperature",
+			    temp_basis_name(cc->basis));
 		return;
 	}
-	switch (cc->self_heating) {
-	case SELF_HEATING_RISE:
-		why = "the configured rise (rise_k) is added to every sample";
-		break;
-	case SELF_HEATING_POWER:
-		why = "I² x ESR x Rth (current_a, esr_ohm, rth_k_per_w) is added to every sample";
-		break;
-	case SELF_HEATING_RIPPLE:
-		why = b->params_ok[i] && b->params[i].ripple_over_rated
-			      ? "the rated life already contains the rise at rated ripple, so only "
-				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added, doubled "
-				"above the rated ripple"
-			      : "the rated life already contains the rise at rated ripple, so only "
-				"rated_rise_k x ((current_a / rated_ripple_a)² - 1) is added (below "
-				"the rated ripple it is negative)";
-		break;
-	default:
-		why = "no self-heating is added: the part is taken to carry at most its rated "
-		      "ripple, whose rise the rated life already contains";
+	report_para(doc,
+		    "The part ages at the air around it (ambient), the scale the rating is stated "
+		    "on; an ambient sensor does not see the part's own heating, so it is counted "
+		    "once, here: %s. The tables below give the measured temperature and, where "
+		    "self-heating is added, the effective one the model ages the part at.",
+		    b->params_ok[i] ? added_why(b, i) : "the rating is invalid");
+}
+
+/* ---- what the measurements show against what the configuration says ---- */
+
+/* The measured rise (case - ambient) beside the modelled one. */
+static void heating_check(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	const struct capcheck_rise_result *c = &e->check;
+	report_heading(doc, "Self-heating: measured against modelled");
+	if (!e->has_check || !c->paired) {
+		report_para(
+			doc,
+			"Not checked against measurements: that needs an ambient and a case "
+			"sensor read at the same cycles (sensors: {ambient, case}). %s",
+			isfinite(e->check.modelled_mean_k) ||
+					e->cc->self_heating != SELF_HEATING_NONE
+				? "The modelled self-heating is from configuration, not verified."
+				: "No self-heating is configured either.");
+		return;
+	}
+	static const char *const head[] = {"figure", "value", "note"};
+	struct report_block *t = report_table(doc, 3, head);
+	t->right[2] = false;
+	report_row(t);
+	report_cell(t, 0, "measured rise, mean K");
+	report_num(t, 1, c->measured_mean_k, 2);
+	report_cell(t, 2, "case - ambient, time-weighted over %.1f h of paired samples", c->hours);
+	report_row(t);
+	report_cell(t, 0, "measured rise, p95 K");
+	report_num(t, 1, c->measured_p95_k, 2);
+	report_row(t);
+	report_cell(t, 0, "modelled rise K");
+	report_num(t, 1, c->modelled_mean_k, 2);
+	report_cell(t, 2, "%s",
+		    isfinite(c->modelled_mean_k) ? "self_heating, as configured"
+						 : "no self_heating configured");
+	report_row(t);
+	report_cell(t, 0, "verdict");
+	if (isfinite(c->modelled_mean_k)) {
+		report_cell(t, 1, "%s", c->mismatch ? "DISAGREE" : "agree");
+		report_cell(t, 2,
+			    "within %.2f K: the larger of %g K and %g %% of the modelled rise",
+			    c->tolerance_k, CAPACITOR_DEFAULT_RISE_TOL_K,
+			    CAPACITOR_DEFAULT_RISE_TOL_PCT);
+	} else {
+		report_cell(t, 1, "-");
+		report_cell(t, 2, "nothing modelled to compare");
 	}
 	report_para(
 		doc,
-		"The sensor reads the air around the part (ambient), the scale the rating is stated "
-		"on; an ambient sensor does not see the part's own heating, so it is counted once, "
-		"here: %s. The tables below give the measured temperature and, where self-heating "
-		"is added, the effective one the model ages the part at.",
-		why);
+		"A case sensor sees less than the core (Rubycon's core/case ratio is 1.0 to 1.6 "
+		"by diameter), hence the tolerance. The tolerance is self_heating_tolerance's "
+		"when configured.");
+}
+
+/* Whether the sensor declared ambient behaves like one: above the case, following the load. */
+static void ambient_check(struct report_doc *doc, const struct lifetime_report_entry *e) {
+	const struct capcheck_rise_result *c = &e->check;
+	report_heading(doc, "The ambient sensor");
+	if (!e->has_check) {
+		report_para(doc,
+			    "Not checked against measurements: that needs an ambient sensor beside "
+			    "a case sensor or a load channel (load_channel, ripple_from).");
+		return;
+	}
+	static const char *const head[] = {"figure", "value", "note"};
+	struct report_block *t = report_table(doc, 3, head);
+	t->right[2] = false;
+	report_row(t);
+	report_cell(t, 0, "above the case sensor h");
+	report_num(t, 1, c->paired ? c->ambient_above_h : NAN, 1);
+	report_cell(t, 2, "%s",
+		    c->paired ? "a true ambient never reads above the part's case"
+			      : "no case sensor read beside it");
+	report_row(t);
+	report_cell(t, 0, "correlation with the load");
+	report_num(t, 1, c->ambient_load_r, 2);
+	if (isfinite(c->case_load_r)) {
+		report_cell(t, 2, "%s %s; the case sensor's %.2f", e->load_key ? "load" : "",
+			    e->load_key ? e->load_key : "", c->case_load_r);
+	} else {
+		report_cell(t, 2, "%s", e->load_key ? e->load_key : "no load channel declared");
+	}
+	report_row(t);
+	report_cell(t, 0, "verdict");
+	report_cell(t, 1, "%s",
+		    c->looks_like_case ? "looks like a case measurement" : "behaves as an ambient");
+	report_para(doc,
+		    "Never label a can's surface as ambient: an ambient sensor that reads above "
+		    "the case, or follows the part's own load (r at least %.1f, or %.0f %% of the "
+		    "case sensor's), is flagged.",
+		    CAPCHECK_LOAD_CORRELATION, 100 * CAPCHECK_LOAD_LIKE_CASE);
+}
+
+/* A measured ripple beside the constant current_a: both consumed lives. */
+static void ripple_check(struct report_doc *doc, const struct lifetime_report_entry *e) {
+	const struct capacitor_config *cc = e->cc;
+	if (!cc->ripple_from.channel) {
+		return;
+	}
+	const struct lifetime_result *r = &e->r;
+	report_heading(doc, "Ripple: measured against constant");
+	static const char *const head[] = {"figure", "measured ripple", "constant current_a"};
+	struct report_block *t = report_table(doc, 3, head);
+	t->right[1] = t->right[2] = false; // a channel's name among the numbers
+	report_row(t);
+	report_cell(t, 0, "ripple");
+	report_cell(t, 1, "%s, %s", e->load_key ? e->load_key : cc->ripple_from.channel,
+		    ripple_formula_names[cc->ripple_from.formula]);
+	if (isnan(cc->current_a)) {
+		report_cell(t, 2, "not configured");
+	} else {
+		report_cell(t, 2, "%g A", cc->current_a);
+	}
+	report_row(t);
+	report_cell(t, 0, "consumed");
+	report_num(t, 1, r->consumed_fraction, 6);
+	report_num(t, 2, r->consumed_constant_ripple, 6);
+	report_row(t);
+	report_cell(t, 0, "life h (uncapped)");
+	report_num(t, 1, r->life_uncapped_h, 0);
+	report_num(t, 2, r->life_constant_ripple_h, 0);
+	report_para(
+		doc,
+		"The measured one derives each sample's ripple from the channel through the "
+		"converter relation and adds that sample's rise; the constant one adds the "
+		"rise of current_a to every sample.%s",
+		cc->basis != TEMP_BASIS_AMBIENT
+			? " The part ages at its case or core, whose reading contains the ripple "
+			  "heating: the ripple only enters the self-heating check."
+			: "");
+}
+
+/* One sensor's steady state: a row of the table. */
+static void steady_row(struct report_block *t, const char *name, const struct capcheck_steady *st,
+		       bool drive) {
+	double sh = lifetime_sum_value(&st->steady_h), th = lifetime_sum_value(&st->transient_h);
+	double sd = lifetime_sum_value(&st->steady_d), td = lifetime_sum_value(&st->transient_d);
+	report_row(t);
+	report_cell(t, 0, "%s%s", name, drive ? " (ages at)" : "");
+	report_num(t, 1, sh, 1);
+	report_num(t, 2, sh + th > 0 ? 100 * sh / (sh + th) : NAN, 1);
+	report_num(t, 3, th, 1);
+	report_cell(t, 4, "%zu", st->n_periods_total);
+	report_num(t, 5, drive && sd + td > 0 ? 100 * td / (sd + td) : NAN, 1);
+}
+
+#define TRANSIENTS_SHOWN 12
+
+/* The drive sensor's transients: when each began and how long equilibrium took. */
+static void transients(struct report_doc *doc, const struct capcheck_steady *st) {
+	if (st->n_transients == 0) {
+		return;
+	}
+	static const char *const head[] = {"transient from (UTC)", "to (UTC)",
+					   "time to equilibrium min", "note"};
+	struct report_block *t = report_table(doc, 4, head);
+	t->right[3] = false;
+	size_t shown = st->n_transients < TRANSIENTS_SHOWN ? st->n_transients : TRANSIENTS_SHOWN;
+	for (size_t k = 0; k < shown; k++) {
+		const struct capcheck_transient *tr = &st->transients[k];
+		char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
+		timefmt_iso(tr->from, a);
+		timefmt_iso(tr->to, z);
+		report_row(t);
+		report_cell(t, 0, "%s", a);
+		report_cell(t, 1, "%s", z);
+		report_num(t, 2, tr->reached ? (double)(tr->to - tr->from) / 60 : NAN, 1);
+		report_cell(t, 3, "%s%s", tr->reached ? "" : "not steady by the window's end",
+			    tr->from_window_start
+				    ? (tr->reached ? "from the window's start or a gap"
+						   : "; from the start or a gap")
+				    : "");
+	}
+	if (st->n_transients_total > shown) {
+		report_para(doc, "%zu more transients are left out of this table.",
+			    st->n_transients_total - shown);
+	}
+}
+
+/* Steady state per sensor: "evaluate conditions only after temperatures have stabilized". */
+static void steady_state(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	report_heading(doc, "Steady state");
+	bool any = false;
+	for (int k = 0; k < TEMP_BASIS_N; k++) {
+		any = any || e->steady[k];
+	}
+	if (!any) {
+		report_para(doc, "Not computed: no sensor of this part was read in the window.");
+		return;
+	}
+	const struct lifetime_params *p = &b->params[i];
+	static const char *const head[] = {"sensor",         "steady h",
+					   "steady %",       "transient h",
+					   "steady periods", "consumed in transients %"};
+	struct report_block *t = report_table(doc, 6, head);
+	t->right[0] = false;
+	for (int k = 0; k < TEMP_BASIS_N; k++) {
+		if (e->steady[k]) {
+			steady_row(t, temp_basis_names[k], e->steady[k], k == (int)e->cc->basis);
+		}
+	}
+	report_para(doc,
+		    "Chemi-Con: for continuous-duty products, evaluate conditions only after "
+		    "temperatures have fully stabilized. A sample is calm when it moved less than "
+		    "%g K against the one 10 minutes before; a calm run of at least %g min is "
+		    "steady, all of it. Time to equilibrium runs from the first sample that moved "
+		    "faster to the first of the next steady period.",
+		    b->params_ok[i] ? p->steady_rate_k : CAPACITOR_DEFAULT_STEADY_RATE_K,
+		    b->params_ok[i] ? p->steady_soak_s / 60 : CAPACITOR_DEFAULT_STEADY_SOAK);
+	const struct capcheck_steady *st = e->steady[e->cc->basis];
+	if (st) {
+		transients(doc, st);
+	}
+}
+
+/* Hours outside the validity band per side, with their share of the consumed life. */
+static void validity(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	const struct lifetime_validity *v = &e->r.validity;
+	report_heading(doc, "Validity band");
+	if (!b->params_ok[i] || !(e->r.observed_h > 0)) {
+		report_para(doc, "Nothing observed in this window.");
+		return;
+	}
+	const struct lifetime_params *p = &b->params[i];
+	static const char *const head[] = {"side", "band °C", "hours", "time %", "consumed %"};
+	struct report_block *t = report_table(doc, 5, head);
+	t->right[0] = t->right[1] = false; // "[60, 95]", "< 40": text, escaped
+	double obs = e->r.observed_h;
+	report_row(t);
+	report_cell(t, 0, "below the validity band");
+	report_cell(t, 1, "< %g", v->low_c);
+	report_num(t, 2, v->below_h, 1);
+	report_num(t, 3, 100 * v->below_h / obs, 1);
+	report_num(t, 4, 100 * v->below_share, 1);
+	report_row(t);
+	report_cell(t, 0, "above the validity band");
+	report_cell(t, 1, "> %g", v->high_c);
+	report_num(t, 2, v->above_h, 1);
+	report_num(t, 3, 100 * v->above_h / obs, 1);
+	report_num(t, 4, 100 * v->above_share, 1);
+	if (p->model == LIFETIME_MODEL_BT && p->base == 2 && p->step_k == 10) {
+		report_row(t);
+		report_cell(t, 0, "outside the B_t = 2 band");
+		report_cell(t, 1, "[%g, %g]", v->bt2_low_c, v->bt2_high_c);
+		report_num(t, 2, v->bt2_out_h, 1);
+		report_num(t, 3, 100 * v->bt2_out_h / obs, 1);
+		report_num(t, 4, 100 * v->bt2_out_share, 1);
+	}
+	report_row(t);
+	report_cell(t, 0, "above the upper category");
+	report_cell(t, 1, "> %g", v->max_c);
+	report_num(t, 2, v->above_max_h, 1);
+	report_num(t, 3, 100 * v->above_max_h / obs, 1);
+	report_cell(t, 4, "-");
+	report_para(doc,
+		    "Never apply the same coefficient across all series and temperature ranges: "
+		    "B_t = 2 is Chemi-Con's approximation over roughly 60-95 °C, and parts rated "
+		    "105 °C or more may need a corrected one. Temperatures the model ages the part "
+		    "at; consumed %%: the share of the consumed life drawn there.");
+}
+
+/* The measurements' sections of a capacitor's review. */
+static void report_measurements(struct report_doc *doc, const struct report_board *b, size_t i) {
+	const struct lifetime_report_entry *e = &b->life.entries[i];
+	heating_check(doc, b, i);
+	ambient_check(doc, e);
+	ripple_check(doc, e);
+	steady_state(doc, b, i);
+	validity(doc, b, i);
 }
 
 static void mission_profile(struct report_doc *doc, const struct report_board *b, size_t i,
@@ -224,8 +562,8 @@ static void consumed_over_time(struct report_doc *doc, const struct report_board
 	report_chart_add(doc, chart_name, report_chart_consumed(s, b->life.entries[i].cc),
 			 xasprintf("Consumed life of %s from the window's start",
 				   b->life.entries[i].cc->name));
-	static const char *const head[] = {"up to (UTC)", "observed h", "consumed"};
-	struct report_block *t = report_table(doc, 3, head);
+	static const char *const head[] = {"up to (UTC)", "observed h", "consumed", "band"};
+	struct report_block *t = report_table(doc, 4, head);
 	for (size_t k = 0; k < s->n; k++) {
 		char at[TIMEFMT_ISO_LEN];
 		timefmt_iso(s->to[k], at);
@@ -233,6 +571,7 @@ static void consumed_over_time(struct report_doc *doc, const struct report_board
 		report_cell(t, 0, "%s", at);
 		report_num(t, 1, s->observed_h[k], 2);
 		report_num(t, 2, s->consumed[k], 6);
+		report_cell(t, 3, "%.6f-%.6f", s->consumed_band[k][1], s->consumed_band[k][0]);
 	}
 	char from[TIMEFMT_ISO_LEN + 16] = "";
 	if (opt->has_from) {
@@ -243,9 +582,23 @@ static void consumed_over_time(struct report_doc *doc, const struct report_board
 	report_para(
 		doc,
 		"Each row is thermlog lifetime --json %s--to TIME: the life consumed in the "
-		"observed time from the window's start to TIME, not extrapolated; the last row is "
-		"the whole window (TIME its last sample).",
+		"observed time from the window's start to TIME, not extrapolated, and its band "
+		"(the reading the sensor's uncertainty cooler to hotter, dashed in the chart); the "
+		"last row is the whole window (TIME its last sample).",
 		from);
+}
+
+/* "120000-131400": a life's band, the reading @u hotter to @u cooler. */
+static void band_row(struct report_block *t, const char *name, const double h[2], double u) {
+	report_row(t);
+	report_cell(t, 0, "%s", name);
+	if (isfinite(h[0]) && isfinite(h[1])) {
+		report_cell(t, 1, "%.0f-%.0f", h[0], h[1]);
+	} else {
+		report_cell(t, 1, "-");
+	}
+	report_cell(t, 2, "the reading %g K hotter to %g K cooler (the sensor's uncertainty)", u,
+		    u);
 }
 
 static void to_date(struct report_doc *doc, const struct report_board *b, size_t i,
@@ -291,6 +644,8 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 	report_cell(t, 0, "uncapped life h");
 	report_num(t, 1, r->life_uncapped_h, 0);
 	report_cell(t, 2, "observed hours over D");
+	band_row(t, "effective life h, band", r->band.life_h, r->band.uncertainty_k);
+	band_row(t, "uncapped life h, band", r->band.life_uncapped_h, r->band.uncertainty_k);
 	double rise = r->self_heating_k;
 	static const char *const temps[] = {"equivalent temperature °C", "mean temperature °C",
 					    "p95 temperature °C"};
@@ -309,6 +664,7 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 	report_cell(t, 0, "remaining h");
 	report_num(t, 1, r->remaining_h, 0);
 	report_cell(t, 2, "%.1f years", r->remaining_h / LIFETIME_HOURS_PER_YEAR);
+	band_row(t, "remaining h, band", r->band.remaining_h, r->band.uncertainty_k);
 	// From the report's time with an in-service date (the age runs to it), else from the
 	// last sample: nothing is known of the time after it.
 	int64_t base = e->cc->has_in_service ? opt->now : b->life.to;
@@ -369,44 +725,187 @@ static void warnings(struct report_doc *doc, const struct lifetime_result *r) {
 	}
 }
 
+/* The vent's clearance by case diameter; electrical clearance is another matter. */
+static void vent(struct report_doc *doc, const struct lifetime_report_entry *e) {
+	const struct capacitor_config *cc = e->cc;
+	const struct capcheck_vent *v = &e->vent;
+	report_heading(doc, "Vent and clearances");
+	struct report_block *t = facts(doc, false);
+	if (isnan(cc->case_diameter_mm)) {
+		fact(t, "case diameter", NULL, "not recorded");
+	} else {
+		fact(t, "case diameter", NULL, "%g mm", cc->case_diameter_mm);
+	}
+	if (isnan(cc->vent_clearance_mm)) {
+		fact(t, "clearance above the vent", NULL, "not recorded");
+	} else {
+		fact(t, "clearance above the vent", NULL, "%g mm", cc->vent_clearance_mm);
+	}
+	fact(t, "vent facing", NULL, "%s", cc->vent_facing ? cc->vent_facing : "not recorded");
+	if (isnan(v->required_mm)) {
+		fact(t, "clearance needed", NULL, "not known: the case diameter is not recorded");
+	} else {
+		fact(t, "clearance needed", NULL, "%g mm", v->required_mm);
+	}
+	fact(t, "vent clearance", NULL, "%s: %s",
+	     v->verdict == CAPCHECK_VENT_FAIL ? "FAIL" : capcheck_vent_verdict_name(v->verdict),
+	     v->rule);
+	fact(t, "electrical clearance and creepage", NULL, "not evaluated by this tool");
+	report_para(
+		doc,
+		"The vent needs free space above it to open (Chemi-Con: 8-16 mm cans at least "
+		"2 mm, 18-35 mm 3 mm, 40 mm and more 5 mm; between two classes the larger "
+		"one's, under 8 mm 2 mm). That is mechanical clearance: electrical clearance and "
+		"creepage are separate, and this tool does not evaluate them.");
+}
+
+/* The checklist's line for a review note: from configuration, never verified. */
+static void note_row(struct report_block *t, const char *item, const struct capacitor_config *cc,
+		     enum capacitor_review_key key) {
+	report_row(t);
+	report_cell(t, 0, "%s", item);
+	if (cc->review[key]) {
+		report_cell(t, 1, "from configuration, not verified: %s", cc->review[key]);
+	} else {
+		report_cell(t, 1, "not recorded");
+	}
+	report_cell(t, 2, "review: %s", capacitor_review_keys[key]);
+}
+
+/* Ambient, case and core kept apart: the measurements' word when there is one. */
+static void apart_row(struct report_block *t, const struct lifetime_report_entry *e) {
+	const struct capcheck_rise_result *c = &e->check;
+	report_row(t);
+	report_cell(t, 0, "ambient, case and core kept apart");
+	report_cell(t, 2, "sensors, basis, self_heating; the samples");
+	if (!e->has_check) {
+		report_cell(t, 1,
+			    "from configuration, not verified: sensor %s on the %s basis; "
+			    "self-heating %s",
+			    e->sensor_key, temp_basis_name(e->cc->basis),
+			    e->r.self_heating_k != 0 ? "added once" : "not added");
+		return;
+	}
+	report_cell(t, 1,
+		    "checked against measurements: the ambient %s %s (above the case %.1f h, r "
+		    "with the load %s); the part ages at the %s, self-heating %s",
+		    e->sensor_keys[TEMP_BASIS_AMBIENT],
+		    c->looks_like_case ? "LOOKS LIKE A CASE MEASUREMENT" : "behaves as an ambient",
+		    c->ambient_above_h, isfinite(c->ambient_load_r) ? "known" : "not known",
+		    temp_basis_name(e->cc->basis),
+		    e->cc->basis == TEMP_BASIS_AMBIENT ? "added once"
+						       : "not added (in the reading)");
+}
+
+/* The modelled self-heating: the measured rise's word when both sensors were read. */
+static void heating_row(struct report_block *t, const struct lifetime_report_entry *e) {
+	const struct capcheck_rise_result *c = &e->check;
+	report_row(t);
+	report_cell(t, 0, "self-heating as modelled");
+	report_cell(t, 2, "self_heating; case - ambient");
+	if (e->has_check && c->paired && isfinite(c->modelled_mean_k)) {
+		report_cell(t, 1,
+			    "checked against measurements: measured %.2f K (p95 %.2f K) against "
+			    "modelled %.2f K: %s",
+			    c->measured_mean_k, c->measured_p95_k, c->modelled_mean_k,
+			    c->mismatch ? "DISAGREE" : "agree within the tolerance");
+	} else if (e->cc->self_heating != SELF_HEATING_NONE) {
+		report_cell(t, 1,
+			    "from configuration, not verified: no ambient and case pair read");
+	} else {
+		report_cell(t, 1, "not recorded: no self_heating configured");
+	}
+}
+
+/* Stabilized temperatures: the steady state of the sensor the part ages at. */
+static void steady_item(struct report_block *t, const struct lifetime_report_entry *e) {
+	const struct capcheck_steady *st = e->steady[e->cc->basis];
+	report_row(t);
+	report_cell(t, 0, "evaluated at stabilized temperatures");
+	report_cell(t, 2, "steady_state; the samples");
+	if (!st) {
+		report_cell(t, 1, "not checked: no samples of the sensor it ages at");
+		return;
+	}
+	double sh = lifetime_sum_value(&st->steady_h), th = lifetime_sum_value(&st->transient_h);
+	double sd = lifetime_sum_value(&st->steady_d), td = lifetime_sum_value(&st->transient_d);
+	report_cell(t, 1,
+		    "checked against measurements: steady %.1f %% of the time, %.1f %% of the "
+		    "consumed life drawn in transients%s",
+		    sh + th > 0 ? 100 * sh / (sh + th) : 0, sd + td > 0 ? 100 * td / (sd + td) : 0,
+		    sd + td > 0 && td > CAPCHECK_TRANSIENT_SHARE * (sd + td)
+			    ? ": MOSTLY FROM TRANSIENTS"
+			    : "");
+}
+
+/* The series' coefficient and its band, against the time spent outside it. */
+static void validity_row(struct report_block *t, const struct lifetime_report_entry *e) {
+	const struct lifetime_validity *v = &e->r.validity;
+	report_row(t);
+	report_cell(t, 0, "series test conditions and validity");
+	report_cell(t, 2, "valid_c, max_temp_c, review: series_conditions; the samples");
+	const char *note = e->cc->review[CAPACITOR_REVIEW_SERIES_CONDITIONS];
+	if (!(e->r.observed_h > 0)) {
+		report_cell(t, 1, "from configuration, not verified: %s",
+			    note ? note : "nothing observed");
+		return;
+	}
+	report_cell(t, 1,
+		    "checked against measurements: %.1f h below and %.1f h above [%g, %g] °C "
+		    "(%.1f %% and %.1f %% of the consumed life)%s%s",
+		    v->below_h, v->above_h, v->low_c, v->high_c, 100 * v->below_share,
+		    100 * v->above_share, note ? "; from configuration, not verified: " : "",
+		    note ? note : "");
+}
+
+/* The vent clearance against the table: configuration, checked by rule. */
+static void vent_row(struct report_block *t, const struct lifetime_report_entry *e) {
+	const struct capcheck_vent *v = &e->vent;
+	const char *note = e->cc->review[CAPACITOR_REVIEW_VENT_CLEARANCE];
+	report_row(t);
+	report_cell(t, 0, "vent clearance");
+	report_cell(t, 2, "case_diameter_mm, vent_clearance_mm, review: vent_clearance");
+	if (v->verdict == CAPCHECK_VENT_NOT_RECORDED) {
+		report_cell(t, 1, "not recorded (case_diameter_mm)%s%s",
+			    note ? "; from configuration, not verified: " : "", note ? note : "");
+		return;
+	}
+	report_cell(t, 1, "from configuration, checked against the table: %s (%s)",
+		    v->verdict == CAPCHECK_VENT_FAIL ? "FAIL"
+						     : capcheck_vent_verdict_name(v->verdict),
+		    v->rule);
+}
+
+/*
+ * The article's checklist: per item what the measurements show ("checked against
+ * measurements"), what only the configuration says ("from configuration, not verified"), or
+ * that nothing was recorded; never a bare pass.
+ */
 static void checklist(struct report_doc *doc, const struct lifetime_report_entry *e) {
 	const struct capacitor_config *cc = e->cc;
 	report_heading(doc, "Review checklist");
 	static const char *const head[] = {"item", "record", "from"};
 	struct report_block *t = report_table(doc, 3, head);
 	t->right[1] = t->right[2] = false;
-	static const struct {
-		const char *item;
-		enum capacitor_review_key key;
-	} items[] = {
-		{"real enclosure reproduced", CAPACITOR_REVIEW_ENCLOSURE},
-		{"orientation reproduced", CAPACITOR_REVIEW_ORIENTATION},
-		{"thermocouple contact", CAPACITOR_REVIEW_THERMOCOUPLE},
-		{"thermocouple insulation", CAPACITOR_REVIEW_INSULATION},
-		{"ambient, case and core kept apart", CAPACITOR_REVIEW_N},
-		{"series test conditions and validity", CAPACITOR_REVIEW_SERIES_CONDITIONS},
-		{"heat sources nearby", CAPACITOR_REVIEW_HEAT_SOURCES},
-		{"vent clearance", CAPACITOR_REVIEW_VENT_CLEARANCE},
-	};
-	for (size_t k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
-		report_row(t);
-		report_cell(t, 0, "%s", items[k].item);
-		if (items[k].key == CAPACITOR_REVIEW_N) {
-			report_cell(t, 1, "sensor %s on the %s basis; self-heating %s",
-				    e->sensor_key, temp_basis_name(cc->basis),
-				    cc->self_heating == SELF_HEATING_NONE ? "not added"
-									  : "added once");
-			report_cell(t, 2, "configuration: sensor, basis, self_heating");
-		} else if (cc->review[items[k].key]) {
-			report_cell(t, 1, "%s", cc->review[items[k].key]);
-			report_cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
-		} else {
-			report_cell(t, 1, "not recorded");
-			report_cell(t, 2, "review: %s", capacitor_review_keys[items[k].key]);
-		}
-	}
-	report_para(doc, "The records are the free text of the capacitor's review: map in the "
-			 "configuration; an item without one reads \"not recorded\".");
+	note_row(t, "real enclosure reproduced", cc, CAPACITOR_REVIEW_ENCLOSURE);
+	note_row(t, "orientation reproduced", cc, CAPACITOR_REVIEW_ORIENTATION);
+	note_row(t, "thermocouple contact", cc, CAPACITOR_REVIEW_THERMOCOUPLE);
+	note_row(t, "thermocouple insulation", cc, CAPACITOR_REVIEW_INSULATION);
+	apart_row(t, e);
+	heating_row(t, e);
+	steady_item(t, e);
+	validity_row(t, e);
+	note_row(t, "heat sources nearby", cc, CAPACITOR_REVIEW_HEAT_SOURCES);
+	vent_row(t, e);
+	report_row(t);
+	report_cell(t, 0, "electrical clearance and creepage");
+	report_cell(t, 1, "not evaluated by this tool");
+	report_cell(t, 2, "-");
+	report_para(doc,
+		    "\"Checked against measurements\" rests on the stored samples of the window; "
+		    "\"from configuration, not verified\" is what the configuration (its review: "
+		    "notes and keys) says and nothing measured confirms; an item without either "
+		    "reads \"not recorded\".");
 }
 
 /* The design review of board @bi: a section a capacitor. */
@@ -424,7 +923,8 @@ void report_review_sections(struct report_doc *doc, const struct report *rep, si
 		report_section(doc, "Capacitor design review: %s%s%s", e->cc->name,
 			       of ? " on " : "", of ? of : "");
 		part_data(doc, b, i);
-		assumptions(doc, b, i);
+		temperatures(doc, b, i);
+		report_measurements(doc, b, i);
 		char name[48];
 		snprintf(name, sizeof(name),
 			 rep->n_boards > 1 ? "cap%zu-profile-%zu" : "cap%zu-profile", i + 1,
@@ -437,6 +937,7 @@ void report_review_sections(struct report_doc *doc, const struct report *rep, si
 		to_date(doc, b, i, &rep->opt);
 		relative_lives(doc, e);
 		warnings(doc, &e->r);
+		vent(doc, e);
 		checklist(doc, e);
 	}
 }

@@ -228,9 +228,11 @@ static int board_compute(struct store *store, const char *file, const struct rep
 		return rc;
 	}
 	if (opt->cfg && opt->cfg->n_capacitors > 0) {
-		rc = lifetime_report_compute(store, opt->cfg, opt->has_from ? opt->from : INT64_MIN,
-					     opt->has_to ? opt->to : INT64_MAX, false, opt->now,
-					     &b->life, err);
+		// The design review states each sensor's steady state: every sample replayed.
+		unsigned flags = opt->lifetime != REPORT_LIFETIME_NONE ? LIFETIME_REPORT_STEADY : 0;
+		rc = lifetime_report_compute_with(
+			store, opt->cfg, opt->has_from ? opt->from : INT64_MIN,
+			opt->has_to ? opt->to : INT64_MAX, flags, opt->now, &b->life, err);
 		if (rc == 0 && opt->lifetime != REPORT_LIFETIME_NONE) {
 			rc = board_review(store, opt, b, err);
 		}

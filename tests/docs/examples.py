@@ -12,9 +12,10 @@ as tests/fixtures, and example.db: the ROCK 5C fixture's channels (registered by
 with three days of imported minute samples from 2026-08-01 on.
 
 The example report (docs/examples/report.md with its chart, and report.html) is `thermlog
-report` (and capacitors.md, its charts and capacitors.html `thermlog report --lifetime-only`,
-with review notes added to example.yaml's capacitor) over a copy of example.db with a small job log of runs in its window (report.db),
-its three days pinned.
+report` over a copy of example.db with a small job log of runs in its window (report.db), its
+three days pinned; capacitors.md, its charts and capacitors.html are `thermlog report
+--lifetime-only` over report.db with a case thermocouple and a rail current imported beside
+(capacitors.db), for two capacitors (REVIEW_CONFIG).
 
 usage: examples.py THERMLOGD THERMLOG SOURCE_ROOT [--update]
   --update rewrites the blocks with the current output (then review the diff).
@@ -79,13 +80,53 @@ def seed(thermlogd, thermlog, root, work):
 
 
 REPORT_FILES = ["report.md", "report-peak.svg", "report.html", "capacitors.md",
-                "capacitors-cap1-profile.svg", "capacitors-cap1-consumed.svg", "capacitors.html"]
-# The capacitor design review's example: example.yaml with review notes for its capacitor.
-REVIEW_NOTES = """    review:
+                "capacitors-cap1-profile.svg", "capacitors-cap1-consumed.svg",
+                "capacitors-cap2-profile.svg", "capacitors-cap2-consumed.svg", "capacitors.html"]
+# The capacitor design review's example: the example capacitor with an ambient and a case sensor
+# (a second thermocouple on the can) and review notes, and a second one aging at the ambient with
+# its ripple from the 24 V rail's measured current (capacitors.db: report.db with those channels).
+REVIEW_CONFIG = """database: capacitors.db
+capacitors:
+  - name: C12 bulk 470uF/35V
+    sensors: {ambient: iio/maxim_thermocouple/temp, case: bench/c12_case}
+    rated_life_h: 2000
+    rated_temp_c: 105
+    self_heating: {rise_k: 3.0}
+    load_channel: bench/rail_current
+    case_diameter_mm: 10
+    vent_clearance_mm: 2.5
+    vent_facing: up, towards the lid
+    review:
       enclosure: production ABS case, lid closed, board vertical as mounted
       thermocouple: type K bead Kapton-taped to the sleeve, 10 mm below the vent
       series_conditions: 24 V bus, 1.2 A ripple at 100 kHz, 25 °C room
+  - name: C21 buck input 220uF/35V
+    sensors: {ambient: iio/maxim_thermocouple/temp}
+    rated_life_h: 5000
+    rated_temp_c: 105
+    self_heating: {current_a: 0.9, rated_ripple_a: 1.8, rated_rise_k: 5}
+    ripple_from: {channel: bench/rail_current, formula: buck_input, v_in: 24, v_out: 5}
+    valid_c: [60, 95]
+    case_diameter_mm: 18
 """
+
+
+def review_channels(thermlog, work, db):
+    """The case thermocouple (the ambient one plus a rise following the rail's load) and the
+    rail's current, imported into @db over the example's three days."""
+    csv = os.path.join(work, "review.csv")
+    with open(csv, "w") as f:
+        f.write("time,channel,value,unit\n")
+        for i in range(DAYS * 1440):
+            ts = T0 + 60 * i
+            day = math.sin(2 * math.pi * i / 1440)
+            busy = 1 if (i // 37) % 5 == 0 else 0
+            amb = round((38 + 5 * day + 2 * busy) * 4) / 4
+            current = 1.2 + 2.4 * busy
+            f.write("%d,bench/c12_case,%.2f,celsius\n" % (ts, amb + 1.5 + 2.5 * busy))
+            f.write("%d,bench/rail_current,%.3f,amperes\n" % (ts, current))
+    p = subprocess.run([thermlog, "--db", db, "import", csv], capture_output=True, text=True)
+    ok(p.returncode == 0, "example review: the case sensor and the rail current", p.stderr)
 
 
 def example_report(thermlog, root, work, update):
@@ -104,10 +145,8 @@ def example_report(thermlog, root, work, update):
             t += d + 3 * 3600
     out = os.path.join(work, "report-out")
     os.makedirs(out)
-    with open(os.path.join(work, "example.yaml")) as f:
-        reviewed = f.read() + REVIEW_NOTES
     with open(os.path.join(work, "capacitors-example.yaml"), "w") as f:
-        f.write(reviewed)
+        f.write(REVIEW_CONFIG)
     cmds = [["runs", "import", log],
             ["report", "--from", "2026-08-01", "--to", "2026-08-04", "--over", "30m", "-o",
              os.path.join(out, "report.md")],
@@ -116,8 +155,13 @@ def example_report(thermlog, root, work, update):
     cmds += [["report", "--from", "2026-08-01", "--to", "2026-08-04", "--lifetime-only", "-o",
               os.path.join(out, "capacitors." + ext)] for ext in ("md", "html")]
     for args in cmds:
-        cfg = "capacitors-example.yaml" if "--lifetime-only" in args else "example.yaml"
-        p = subprocess.run([thermlog, "-c", cfg, "--db", db] + args, cwd=work,
+        review = "--lifetime-only" in args
+        if review and not os.path.exists(os.path.join(work, "capacitors.db")):
+            shutil.copy(db, os.path.join(work, "capacitors.db"))
+            review_channels(thermlog, work, os.path.join(work, "capacitors.db"))
+        cfg = "capacitors-example.yaml" if review else "example.yaml"
+        target = os.path.join(work, "capacitors.db") if review else db
+        p = subprocess.run([thermlog, "-c", cfg, "--db", target] + args, cwd=work,
                            capture_output=True, text=True)
         ok(p.returncode == 0, "example report: thermlog %s" % " ".join(args[:2]), p.stderr)
     for name in REPORT_FILES:

@@ -14,10 +14,15 @@ switching between 0.5 A and 2.0 A every 37 minutes.
   consumed life equals the sample-by-sample recomputation here to 1e-9 relative, and the
   constant current_a's beside it;
 - the sensitivity band, the vent clearance (a diameter class, a missing diameter) and
-  check-config's file:line:col for a bad key.
+  check-config's file:line:col for a bad key;
+- the design review (report --lifetime-only): the measured rise beside the modelled one, the
+  mislabelled ambient checked against measurements, steady state per sensor (the case steps
+  with the load every 37 minutes, never steady for the 30-minute soak: mostly_transient), the
+  ripple side by side, the vent against the table, every checklist item saying what it rests on.
 Usage: review.py THERMLOG"""
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
@@ -204,6 +209,44 @@ def main():
         ok("C1 true ambient: ages at the case temperature (bench/case)" in out, "text: which temperature", out)
         ok("this ambient sensor looks like a case measurement" in out, "text: the flag", out)
         ok("C4 measured ripple: ±2 K:" in out, "text: the band", out)
+
+        # the design review (report --lifetime-only): what the data shows, per item
+        md = os.path.join(tmp, "r.md")
+        p = run("--db", db, "-c", cfg, "report", "--lifetime-only", "-o", md)
+        ok(p.returncode == 0, "report --lifetime-only", p.stderr)
+        doc = open(md).read().replace("\\", "") if p.returncode == 0 else ""
+        secs = {s.split("\n", 1)[0]: s for s in doc.split("\n## ")[1:]}
+        r1, r2 = secs.get("Capacitor design review: C1 true ambient", ""), secs.get("Capacitor design review: C2 mislabelled", "")
+        r4 = secs.get("Capacitor design review: C4 measured ripple", "")
+        ok(f"| measured rise, mean K | {rise:.2f} |" in r1 and "| modelled rise K | 12.00 |" in r1
+           and "| verdict | DISAGREE |" in r1, "review C1: the measured rise beside the modelled one", r1[:3000])
+        ok("| ages at | the case temperature: the case is measured" in r1
+           and "| self-heating added | none: the case reading contains it" in r1,
+           "review C1: the case it ages at, nothing added", r1[:2000])
+        ok("| verdict | looks like a case measurement |" in r2 and "| ambient, case and core kept apart | "
+           "checked against measurements: the ambient bench/mislabelled LOOKS LIKE A CASE MEASUREMENT" in r2,
+           "review C2: the mislabelled ambient, checked against measurements", r2[:4000])
+        # the case steps with the load every 37 minutes: never steady for the 30-minute soak,
+        # the ambient's slow daily swing steady all but its first window
+        ok("| case (ages at) | 0.0 | 0.0 |" in r1 and "| ambient | " in r1 and "mostly_transient" in r1
+           and "checked against measurements: steady 0.0 % of the time, 100.0 % of the consumed life "
+           "drawn in transients: MOSTLY FROM TRANSIENTS" in r1,
+           "review C1: steady state per sensor, a lifetime drawn from transients flagged", r1[:6000])
+        ok(f"| consumed | {d4:.6f} | {d4c:.6f} |" in r4 and "| ripple | bench/load, proportional | 1 A |" in r4,
+           "review C4: the measured ripple and the constant one side by side", r4[:5000])
+        ok("| vent clearance | FAIL: case diameter 18 mm, 18-35 mm: at least 3 mm above the vent; 2.9 mm recorded |" in r1
+           and "| electrical clearance and creepage | not evaluated by this tool |" in r1
+           and "| vent clearance | not recorded: case diameter not recorded" in r2,
+           "review: the vent against the table, electrical clearance not evaluated, a missing diameter", r2[-3000:])
+        checklist = [ln for s_ in secs.values() if "### Review checklist" in s_
+                     for ln in s_.split("### Review checklist", 1)[1].split("\n")
+                     if ln.startswith("| ") and not ln.startswith("| item") and not ln.startswith("| ---")]
+        bare = [ln for ln in checklist if not re.match(
+            r"\| [^|]+ \| (checked against measurements: |from configuration, not verified: |"
+            r"from configuration, checked against the table: |not recorded|not evaluated by this tool)", ln)]
+        ok(len(checklist) >= 5 * 11 and not bare, "review: every checklist item says what it rests on", bare)
+        ok("±2 K" in doc and "| effective life h, band |" in doc and "| remaining h, band |" in doc,
+           "review: the band beside the lives")
 
         # check-config names the file, line and column of a bad new key
         bad = os.path.join(tmp, "bad.yaml")
