@@ -1226,7 +1226,81 @@
       el('span', { class: 'hours', text: ' ' + fmtPercent(extrapolated, 2) + ' of it extrapolated over ' + before + ', ' + fmtPercent(cap.consumed_fraction, 2) + ' measured' }));
   }
 
-  function renderCapacitor(cap) {
+  /* "21.30–26.10 years": a life's band, the sensor's uncertainty either way. */
+  function bandText(pair, capH) {
+    if (!Array.isArray(pair) || typeof pair[0] !== 'number' || typeof pair[1] !== 'number') return '–';
+    return fmtCappedHours(pair[0], capH) + ' – ' + fmtCappedHours(pair[1], capH);
+  }
+
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  function svgNode(tag, attrs, ...children) {
+    const n = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, String(v));
+    for (const c of children) n.append(c);
+    return n;
+  }
+
+  /*
+   * The design review's mission profile: hours per bin of the temperature the model ages the
+   * part at (GET /api/v1/lifetime/profile), a bar a bin, as `thermlog report --lifetime` draws it.
+   */
+  function profileChart(prof, binK) {
+    const bins = asArray(prof && prof.bins || []);
+    const W = 320, H = 120, L = 4, B = 18;
+    const hi = Math.max(...bins.map((b) => (typeof b.hours === 'number' ? b.hours : 0)), 0) || 1;
+    const bw = bins.length ? (W - 2 * L) / bins.length : 0;
+    const svg = svgNode('svg', { class: 'cap-chart cap-profile', viewBox: `0 0 ${W} ${H}`, role: 'img',
+      'data-bins': bins.length, 'aria-label': 'hours per ' + binK + ' K bin of the temperature the model ages the part at' });
+    bins.forEach((b, i) => {
+      const h = typeof b.hours === 'number' ? (b.hours / hi) * (H - B - 6) : 0;
+      svg.append(svgNode('rect', { x: (L + i * bw + 1).toFixed(1), y: (H - B - h).toFixed(1), width: Math.max(1, bw - 2).toFixed(1), height: h.toFixed(1), 'data-hours': b.hours },
+        svgNode('title', {}, '[' + b.from_c + ', ' + b.to_c + ') °C: ' + (typeof b.hours === 'number' ? b.hours.toFixed(1) : '–') + ' h, ' + fmtPercent(b.consumed_share) + ' of the consumed life')));
+    });
+    if (bins.length) {
+      svg.append(svgNode('text', { x: L, y: H - 4 }, bins[0].from_c + ' °C'),
+        svgNode('text', { x: W - L, y: H - 4, 'text-anchor': 'end' }, bins[bins.length - 1].to_c + ' °C'));
+    }
+    return el('figure', { class: 'cap-figure' }, svg, el('figcaption', { text: 'Mission profile: hours per ' + binK + ' K bin of the temperature the model ages the part at' }));
+  }
+
+  /*
+   * The consumed life over the window (GET /api/v1/lifetime/series): the line, and dashed the
+   * band of the sensor's uncertainty, as the design review charts it.
+   */
+  function consumedChart(series) {
+    const pts = asArray(series && series.points || []).filter((p) => typeof p.consumed_fraction === 'number');
+    const W = 320, H = 120, L = 4, B = 18;
+    const svg = svgNode('svg', { class: 'cap-chart cap-consumed', viewBox: `0 0 ${W} ${H}`, role: 'img', 'data-points': pts.length,
+      'aria-label': 'consumed life over the window, with the band of the sensor uncertainty' });
+    if (pts.length) {
+      const t = (p) => Date.parse(p.to);
+      const t0 = t(pts[0]), t1 = t(pts[pts.length - 1]);
+      const hi = Math.max(...pts.map((p) => Math.max(p.consumed_fraction, (p.consumed_fraction_band || [])[0] || 0))) || 1;
+      const x = (p) => (t1 > t0 ? L + ((t(p) - t0) / (t1 - t0)) * (W - 2 * L) : W / 2);
+      const y = (v) => H - B - (v / hi) * (H - B - 6);
+      for (const k of [0, 1]) {
+        const band = pts.filter((p) => Array.isArray(p.consumed_fraction_band) && typeof p.consumed_fraction_band[k] === 'number');
+        svg.append(svgNode('polyline', { class: 'band', points: band.map((p) => x(p).toFixed(1) + ',' + y(p.consumed_fraction_band[k]).toFixed(1)).join(' ') }));
+      }
+      svg.append(svgNode('polyline', { class: 'line', points: pts.map((p) => x(p).toFixed(1) + ',' + y(p.consumed_fraction).toFixed(1)).join(' ') }));
+      svg.append(svgNode('text', { x: L, y: H - 4 }, fmtTime(t0 / 1000)), svgNode('text', { x: W - L, y: H - 4, 'text-anchor': 'end' }, fmtTime(t1 / 1000)),
+        svgNode('text', { x: L, y: 12 }, fmtPercent(hi, 3)));
+    }
+    return el('figure', { class: 'cap-figure' }, svg, el('figcaption', { text: 'Consumed life over the window (dashed: the sensor uncertainty)' }));
+  }
+
+  /* The self-heating measured against the model, when an ambient and a case sensor were read. */
+  function checkText(cap) {
+    const c = cap.self_heating_check;
+    if (!c || typeof c.measured_mean_k !== 'number') return null;
+    const k = (v) => (typeof v === 'number' ? v.toFixed(2) + ' K' : '–');
+    let text = 'measured ' + k(c.measured_mean_k) + ' (p95 ' + k(c.measured_p95_k) + ')';
+    if (typeof c.modelled_k === 'number') text += ', modelled ' + k(c.modelled_k) + (c.agrees === false ? ': they disagree' : ': they agree');
+    if (c.ambient_looks_like_case) text += '; the ambient sensor looks like a case measurement';
+    return text;
+  }
+
+  function renderCapacitor(cap, prof, series, binK) {
     const d = first(cap, 'consumed_fraction_total', 'consumed_fraction', 'consumed');
     const eff = cap.effective_life_h;
     const mean = cap.life_at_mean_temp_h;
@@ -1239,8 +1313,16 @@
     ];
     if (cap.life_at_p95_temp_h !== undefined) facts.push(['Life at the p95 temperature', hoursNode(cap.life_at_p95_temp_h, atTemps(cap, cap.p95_temp_c, cap.p95_effective_temp_c))]);
     if (typeof cap.self_heating_k === 'number' && cap.self_heating_k !== 0) {
-      facts.push(['Self-heating', (cap.self_heating_k > 0 ? '+' : '') + cap.self_heating_k + ' K: the model ages the part at the measured temperature plus this rise']);
+      facts.push(['Self-heating added', (cap.self_heating_k > 0 ? '+' : '') + cap.self_heating_k + ' K: the model ages the part at the measured temperature plus this rise']);
     }
+    if (cap.basis_reason) facts.push(['Ages at', 'the ' + cap.basis + ' temperature: ' + cap.basis_reason]);
+    if (cap.band) {
+      facts.push(['Life with ±' + cap.band.uncertainty_k + ' K', bandText(cap.band.effective_life_h, cap.life_cap_h)]);
+      facts.push(['Remaining with ±' + cap.band.uncertainty_k + ' K', bandText(cap.band.remaining_h, cap.life_cap_h)]);
+    }
+    const check = checkText(cap);
+    if (check) facts.push(['Self-heating', check]);
+    if (cap.vent) facts.push(['Vent clearance', cap.vent.verdict === 'not recorded' ? 'not recorded' : cap.vent.verdict + ': ' + cap.vent.rule]);
     if (cap.observed_h !== undefined) facts.push(['Observed', fmtDuration(cap.observed_h * 3600)]);
     if (cap.coverage !== undefined) facts.push(['Coverage', fmtPercent(typeof cap.coverage === 'object' ? first(cap.coverage, 'ratio', 'fraction') : cap.coverage)]);
     // Compare uncapped figures: a capped effective life says nothing about the temperature spread.
@@ -1273,6 +1355,7 @@
         el('span', { style: 'width:' + (pct * 100).toFixed(2) + '%' })),
       el('dl', { class: 'facts' }, ...facts.map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', {}, v)))),
       why ? el('p', { class: 'why', text: why }) : null,
+      el('div', { class: 'cap-charts' }, profileChart(prof, binK), consumedChart(series)),
       relTable,
       warnings.length ? el('ul', { class: 'warnings', 'aria-label': 'warnings' }, ...warnings.map((w) => el('li', { class: 'warn', text: warningText(w) }))) : null);
   }
@@ -1295,7 +1378,13 @@
       notice(box, 'No capacitors are configured. Add a capacitors: section to thermlog.yaml naming the temperature channel each capacitor sits in, its rated life and rated temperature, then reload the daemon (see thermlog.yaml(5)).');
       return;
     }
-    box.replaceChildren(el('div', { class: 'caps' }, ...caps.map(renderCapacitor)),
+    // The review's two charts: the profile and the consumed life over the window (heavy, so
+    // after the figures; a failure leaves the charts empty, not the cards).
+    const [profResp, seriesResp] = await Promise.all([api('lifetime/profile').catch(() => null), api('lifetime/series').catch(() => null)]);
+    const byName = (resp) => new Map(asArray(resp || {}, 'capacitors').map((c) => [c.name, c]));
+    const profs = byName(profResp), series = byName(seriesResp);
+    const binK = profResp && typeof profResp.bin_k === 'number' ? profResp.bin_k : 5;
+    box.replaceChildren(el('div', { class: 'caps' }, ...caps.map((c) => renderCapacitor(c, profs.get(c.name), series.get(c.name), binK))),
       el('p', { class: 'muted', text: 'Over the whole stored history; years of 8760 hours.' }));
   }
 

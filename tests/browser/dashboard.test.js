@@ -968,6 +968,22 @@ async function main() {
       const over = cap.relative_lifetime.map((r, i) => [r, rel[i]]).filter(([r]) => r.life_h > cap.life_cap_h);
       ok(typeof cap.life_cap_h === 'number' && over.length > 0 && over.every(([, t]) => t.includes('≥ ' + capY.toFixed(0) + ' years (cap)')) &&
         rel.every((t, i) => !(years[i] > capY)), 'if it ran cooler: lives beyond the ' + capY + '-year cap read "≥ ' + capY.toFixed(0) + ' years (cap)"', rel);
+      // The design review's two charts and the band of the sensor's uncertainty.
+      const profile = (await getJson('/api/v1/lifetime/profile')).capacitors.find((c) => c.name === cap.name);
+      const series = (await getJson('/api/v1/lifetime/series')).capacitors.find((c) => c.name === cap.name);
+      const sel = '#capacitors article[data-name="' + cap.name + '"] ';
+      const bins = await page.$eval(sel + 'svg.cap-profile', (g) => [Number(g.dataset.bins), g.querySelectorAll('rect').length,
+        g.parentNode.querySelector('figcaption').textContent]);
+      ok(profile && bins[0] === profile.bins.length && bins[1] === profile.bins.length && bins[1] > 0 && bins[2].includes('hours per 5 K bin'),
+        'lifetime: the mission-profile histogram, a bar a bin of /api/v1/lifetime/profile', { bins, want: profile && profile.bins.length });
+      const line = await page.$eval(sel + 'svg.cap-consumed', (g) => [Number(g.dataset.points), g.querySelector('polyline.line').getAttribute('points').split(' ').length,
+        g.querySelectorAll('polyline.band').length]);
+      ok(series && line[0] === series.points.length && line[1] === series.points.length && line[2] === 2 && line[0] > 1,
+        'lifetime: the consumed-life chart, a point a point of /api/v1/lifetime/series, the band dashed', { line, want: series && series.points.length });
+      const band = await page.$eval(sel + '.facts', (dl) => [...dl.children].map((d) => d.textContent).find((t) => t.startsWith('Life with ±')));
+      ok(cap.band && band && band.includes('±' + cap.band.uncertainty_k + ' K') && band.includes(' – '),
+        'lifetime: the life with the band of the sensor uncertainty', band);
+      ok(card.text.includes('Ages at') && card.text.includes(cap.basis_reason), 'lifetime: the temperature the part ages at and why', cap.basis_reason);
     }
 
     // ---- phone widths, the series choice, bookmarks, limits and wording ----
