@@ -211,9 +211,11 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc < 0) {
 		return rc;
 	}
-	// The throttle episodes of the history, as the recorder tracks them live.
+	// The throttle episodes of the history, as the recorder tracks them live; the tracker goes
+	// on in the recorder (demo_take_tracker()), so an episode open at the switch goes on.
 	struct throttlescan *scan = throttlescan_create(sampler_root_fd(sampler));
-	struct throttle_tracker *tracker = throttle_tracker_create();
+	throttle_tracker_destroy(demo->tracker);
+	struct throttle_tracker *tracker = demo->tracker = throttle_tracker_create();
 	struct throttle_input *in = xcalloc(1, sizeof(*in));
 	for (int64_t t = from; t <= to && rc == 0; t += 60) {
 		sim_write(demo->sim, t);
@@ -239,15 +241,8 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 		rc = store_write_cycle(store, &c);
 		*last_ts = t;
 	}
-	throttle_tracker_destroy(tracker);
 	throttlescan_destroy(scan);
 	free(in);
-	// An episode the history ends in closes at its last minute; the live tracker opens a new
-	// one if the cap still holds, as after a restart.
-	int64_t closed = 0;
-	if (rc == 0) {
-		rc = store_throttle_close_open(store, &closed);
-	}
 	if (rc == 0) {
 		rc = backfill_runs(demo, store, from, now);
 	}
@@ -385,6 +380,12 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 	log_info("demo: %zu recent simulated runs replayed with fast samples", replayed);
 }
 
+struct throttle_tracker *demo_take_tracker(struct demo *demo) {
+	struct throttle_tracker *t = demo->tracker;
+	demo->tracker = NULL;
+	return t;
+}
+
 void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (!rs) {
 		return;
@@ -400,6 +401,9 @@ void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mo
 					    .rss_max_bytes = -1};
 		runsock_stop(rs, demo->live[i].id, &stop, now_ms, mono_ms);
 		demo->live[i] = demo->live[--demo->n_live];
+	}
+	if (now < demo->live_from) {
+		return; // a slot the replay covered (the catch-up to the live start): none starts
 	}
 	struct sim_run due[DEMO_LIVE_RUNS];
 	size_t n = sim_runs(demo->seed, demo->live_from, now + 1, due, DEMO_LIVE_RUNS);
@@ -425,6 +429,7 @@ void demo_finish(struct demo *demo) {
 			free(p);
 		}
 	}
+	throttle_tracker_destroy(demo->tracker);
 	sim_destroy(demo->sim);
 	free(demo->db_path);
 	*demo = (struct demo){0};

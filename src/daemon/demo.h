@@ -16,6 +16,7 @@
 struct runsock;
 struct sampler;
 struct store;
+struct throttle_tracker;
 
 #define DEMO_LIVE_RUNS 4 // runs of the simulated workload open at once, at most
 
@@ -32,6 +33,7 @@ struct demo {
 	size_t n_live;
 	char *db_path;   // the database: the one asked for, or a new temporary file
 	bool db_is_temp; // removed (with its -wal, -shm and .lock) by demo_finish()
+	struct throttle_tracker *tracker; // the backfill's, its episodes open, until taken
 };
 
 /**
@@ -54,10 +56,15 @@ struct config *demo_config(const struct demo *demo, const char *interval);
  * transaction (only what the database lacks), with the workload's runs that ended by @now
  * (store_run_begin/end; energy by trapezoids over the simulated INA226 at 5 s, as a live run
  * measures it), then the hourly maintenance. *last_ts gets the last minute written (unchanged
- * when nothing was). 0 or a negative errno.
+ * when nothing was). The throttle episodes the history ends in stay open: its tracker waits in
+ * demo->tracker for the recorder (demo_take_tracker()), so the live loop goes on with them.
+ * 0 or a negative errno.
  */
 int demo_backfill(struct demo *demo, struct store *store, struct sampler *sampler,
 		  const char *boot_id, int64_t retention_raw_s, int64_t now, int64_t *last_ts);
+
+/** The backfill's throttle tracker (NULL when none), the caller's to destroy from now on. */
+struct throttle_tracker *demo_take_tracker(struct demo *demo);
 
 /** Prints the dashboard's @url and the commands that query the demo from another terminal, one
  * a line on stderr. */

@@ -581,6 +581,29 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 }
 
 /*
+ * The demo's first cycles: its history goes on at the live interval, every slot from its last
+ * backfilled minute to now taken as the loop takes a slot (the simulation written for each
+ * stamp, the runs under way sampled, the backfill's throttle tracker going on), so the switch
+ * to live leaves no gap, no spacing shorter than the interval, no episode closed and opened
+ * again and no run measured in part. The boot clock goes back as far as the slot.
+ */
+static void demo_catch_up(struct daemon *d, int64_t last_ts, int64_t now_ms) {
+	int64_t iv = d->cfg->interval_ms, mono = mono_ms();
+	int64_t slot = (timefmt_floor_div(last_ts * 1000, iv) + 1) * iv;
+	if (last_ts == 0) {
+		slot = timefmt_floor_div(now_ms, iv) * iv;
+	}
+	for (; slot <= now_ms; slot += iv) {
+		int64_t m = mono - (now_ms - slot);
+		if (d->runs) {
+			runsock_work(d->runs, slot, m);
+		}
+		grid_take(&d->grid, slot);
+		run_cycle(d, slot, m);
+	}
+}
+
+/*
  * The first cycle at start, off the grid: /metrics and /api/v1/latest have values at once
  * instead of up to an interval later. Stamped with the current second, which becomes the
  * handled slot, so the grid never handles it again. Skipped when that second is already
@@ -589,6 +612,10 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
 static void first_cycle(struct daemon *d) {
 	int64_t now_ms = timefmt_floor_div(wall_ms(d), 1000) * 1000;
 	int64_t last_ts = recorder_last_ts(d->recorder);
+	if (d->opt.demo) {
+		demo_catch_up(d, last_ts, now_ms);
+		return;
+	}
 	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
 		return;
 	}
@@ -900,6 +927,7 @@ static int start(struct daemon *d, const sigset_t *mask, struct recorder_params 
 			return -1;
 		}
 		recorder_set_last_ts(d->recorder, last_ts);
+		recorder_adopt_throttle(d->recorder, demo_take_tracker(&d->demo));
 	}
 	recorder_start(d->recorder, d->sampler, d->live, now);
 	start_runs(d);

@@ -1059,6 +1059,15 @@ void recorder_set_last_ts(struct recorder *r, int64_t ts) {
 	r->last_ts = ts;
 }
 
+void recorder_adopt_throttle(struct recorder *r, struct throttle_tracker *t) {
+	if (!t) {
+		return;
+	}
+	throttle_tracker_zero_totals(t);
+	throttle_tracker_destroy(r->throttle);
+	r->throttle = t;
+}
+
 void recorder_set_config(struct recorder *r, const struct config *cfg) {
 	if (r->capwatch) {
 		capwatch_persist(r->capwatch, r->last_ts);

@@ -25,6 +25,7 @@
 struct recorder;
 struct sampler;
 struct store;
+struct throttle_tracker;
 
 struct recorder_params {
 	const char *db_path; // opened for writing; copied
@@ -66,6 +67,12 @@ struct store *recorder_store(struct recorder *r);
 int64_t recorder_last_ts(const struct recorder *r);
 /** Moves the anchor to @ts after cycles were written around the recorder (the demo's history). */
 void recorder_set_last_ts(struct recorder *r, int64_t ts);
+/**
+ * Goes on with @t, the throttle tracker that wrote those cycles' episodes (the demo's history),
+ * instead of its own: an episode open at its last cycle goes on, the same row. Takes @t (NULL:
+ * nothing changes); the domains' throttled times count from here (throttle_tracker_zero_totals).
+ */
+void recorder_adopt_throttle(struct recorder *r, struct throttle_tracker *t);
 /** Counts @n slots the loop woke too late for (health.cycles_missed, published with the next). */
 void recorder_count_missed(struct recorder *r, int64_t n);
 

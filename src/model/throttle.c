@@ -557,6 +557,12 @@ struct throttle_episode *const *throttle_tracker_episodes(struct throttle_tracke
 	return t->out;
 }
 
+void throttle_tracker_zero_totals(struct throttle_tracker *t) {
+	for (size_t i = 0; i < t->n_doms; i++) {
+		t->doms[i].st.ms[THROTTLE_CAUSE_CAP] = t->doms[i].st.ms[THROTTLE_CAUSE_THERMAL] = 0;
+	}
+}
+
 size_t throttle_tracker_domains(const struct throttle_tracker *t, struct throttle_domain_state *out,
 				size_t max) {
 	size_t n = t->n_doms < max ? t->n_doms : max;

@@ -157,6 +157,10 @@ struct throttle_episode *const *throttle_tracker_episodes(struct throttle_tracke
 size_t throttle_tracker_domains(const struct throttle_tracker *t, struct throttle_domain_state *out,
 				size_t max);
 
+/** Starts the domains' throttled times (throttle_tracker_domains()) over from 0, the episodes
+ * kept: a tracker fed a replayed history (the demo's) goes on live counting from there. */
+void throttle_tracker_zero_totals(struct throttle_tracker *t);
+
 /** True when the domain reading is a cap: both read, and the effective max below the max. */
 bool throttle_capped(const struct throttle_domain_reading *d);
 /** True when a cooling device of @type caps frequencies (not a fan). */

@@ -420,6 +420,17 @@ static void test_bound_zone(void) {
 	is_str(ep ? ep->zone : NULL, "bigcore1-thermal",
 	       "once the domain's device is active, the zone bound to it");
 	ok(ep && ep->temp_start_mc == 62000, "its temperature from then on");
+	// the totals start over (a replayed history handed to the live loop), the episode goes on
+	throttle_tracker_zero_totals(t);
+	struct throttle_domain_state st[4];
+	throttle_tracker_domains(t, st, 4);
+	is_int(st[0].ms[THROTTLE_CAUSE_THERMAL] + st[0].ms[THROTTLE_CAUSE_CAP], 0, "totals zeroed");
+	bound_board(&in, 7102, 66000, 62000, 1);
+	throttle_tracker_update(t, &in);
+	ep = only(t, &n);
+	ok(ep && ep->start == 7100 && ep->end == 0, "the open episode goes on from 7100");
+	throttle_tracker_domains(t, st, 4);
+	is_int(st[0].ms[THROTTLE_CAUSE_THERMAL], 1000, "one interval counted since");
 	throttle_tracker_destroy(t);
 }
 
