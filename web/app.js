@@ -1405,6 +1405,9 @@
     return s;
   }
 
+  /* A metric's value as the CLI's tables show it: six significant digits. */
+  const metricText = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(6))) : '–');
+
   function runStatusText(r) {
     if (r.status === 'failed' && typeof r.exit_code === 'number') return 'failed (exit ' + r.exit_code + ')';
     if (r.status === 'signaled' && typeof r.signal === 'number') return 'signaled (signal ' + r.signal + ')';
@@ -1435,7 +1438,9 @@
         fact('Energy p50', e && e.n ? fmtValue(e.p50, 'joules') : noEnergy, 'energy p50'),
         fact('Energy p95', e && e.n ? fmtValue(e.p95, 'joules') : noEnergy, 'energy p95'),
         ...(energyCover ? [fact('Energy covers', energyCover, 'energy covers')] : []),
-        fact('Peak temperature p50', t && t.n ? fmtValue(t.p50, 'celsius') : '–', 'temp p50')));
+        fact('Peak temperature p50', t && t.n ? fmtValue(t.p50, 'celsius') : '–', 'temp p50'),
+        ...(l.metrics || []).map((m) => fact(m.name + ' p50', metricText(m.p50) + (m.unit ? ' ' + m.unit : '') +
+          ' (' + intFmt.format(m.n) + ' runs)', 'metric ' + m.name))));
   }
 
   async function loadRuns() {
@@ -1525,6 +1530,19 @@
     return p.channel + (typeof at === 'number' && isFinite(at) ? ' at ' + fmtTime(at, true) : '');
   }
 
+  /* A run's own numbers (THERMLOG_METRICS, --metric, runs metric, a job log's metric: columns). */
+  function renderRunMetrics(metrics) {
+    const rows = Object.entries(metrics || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const table = $('#run-metrics');
+    table.hidden = !rows.length;
+    table.tBodies[0].replaceChildren(...rows.map(([name, m]) => el('tr', { 'data-metric': name },
+      el('th', { scope: 'row', text: name }),
+      el('td', { class: 'num', 'data-value': m.value, text: metricText(m.value) }),
+      el('td', { text: m.unit || '' }))));
+    $('#run-metrics-note').textContent = rows.length ? '' :
+      'No metrics: the command wrote none to $THERMLOG_METRICS, and none was given with --metric or thermlog runs metric.';
+  }
+
   async function loadRun() {
     const id = state.runId;
     const facts = $('#run-facts');
@@ -1559,6 +1577,7 @@
       fact('NPU cores used', ...runNpuText(fig.load)),
       fact('Peak RSS', typeof r.rss_max_bytes === 'number' ? fmtBytes(r.rss_max_bytes) : '–'),
       fact('Tags', tags || 'none'));
+    renderRunMetrics(r.metrics);
     // The chart: temperatures left, clocks right (GHz), from every stride-th fast sample.
     const list = asArray(samples, 'samples');
     const keys = [];

@@ -116,6 +116,17 @@ static size_t utf8_sequence(const unsigned char *p, size_t left) {
 	return n;
 }
 
+bool jsonread_utf8_valid(const char *s, size_t len) {
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_sequence((const unsigned char *)s + i, len - i);
+		if (n == 0) {
+			return false;
+		}
+		i += n;
+	}
+	return true;
+}
+
 static void put_utf8(struct buf *b, uint32_t cp) {
 	if (cp < 0x80) {
 		buf_putc(b, (char)cp);

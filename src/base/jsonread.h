@@ -71,6 +71,11 @@ const struct jsonread_node *jsonread_get(const struct jsonread_node *obj, const 
 const char *jsonread_describe(const struct jsonread_node *n);
 /** The node's string, or NULL unless it is a JSON string. */
 const char *jsonread_string(const struct jsonread_node *n);
+/**
+ * Whether the @len bytes at @s are UTF-8 as this reader takes it (no overlong form, surrogate
+ * or code point beyond U+10FFFF): text the JSON writer writes and this reader reads back.
+ */
+bool jsonread_utf8_valid(const char *s, size_t len);
 /** True if @n is a number that is an integer within [@min, @max]; the value in *out. */
 bool jsonread_int(const struct jsonread_node *n, int64_t min, int64_t max, int64_t *out);
 

@@ -118,6 +118,12 @@ int cli_runs(const struct cli_context *ctx, int argc, char **argv);
 int cli_run(const struct cli_context *ctx, int argc, char **argv);
 
 /**
+ * thermlog runs metric ID NAME=VALUE[UNIT]...: adds metrics to run ID through the daemon's
+ * socket, as `thermlog run` sends its own (src/cli/run.c).
+ */
+int cli_runs_metric(const struct cli_context *ctx, int argc, char **argv);
+
+/**
  * thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]: the throttle episodes of a
  * window and each domain's totals (src/cli/throttle.c).
  */

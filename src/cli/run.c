@@ -28,6 +28,7 @@
 #include "jobcsv.h"
 #include "json.h"
 #include "jsonread.h"
+#include "runmetric.h"
 #include "runwire.h"
 #include "sha256.h"
 #include "timefmt.h"
@@ -215,7 +216,118 @@ struct run_args {
 	int64_t timeout_ms; // 0 = none
 	int64_t pid;        // run start --pid
 	bool pid_given;
+	struct runmetric_set metrics; // --metric
 };
+
+/* --metric NAME=VALUE[UNIT] into @a's metrics; false after saying why. */
+static bool add_metric(struct run_args *a, const char *cmd, const char *text) {
+	char *err = NULL;
+	if (runmetric_parse_assignment(text, &a->metrics, &err)) {
+		return true;
+	}
+	struct buf shown = {0};
+	buf_put_printable(&shown, err, strlen(err));
+	fprintf(stderr, "thermlog %s: --metric: %s\n", cmd, shown.data);
+	buf_finish(&shown);
+	free(err);
+	return false;
+}
+
+/*
+ * The metrics the stop's reply (the run's object) lacks of those @sent: a name whose unit in
+ * the database is another (the daemon keeps one unit a name). Said on stderr, one a line.
+ */
+static void metrics_not_recorded(const char *cmd, const char *reply,
+				 const struct runmetric_set *sent) {
+	struct jsonread_error err;
+	struct jsonread_node *root =
+		reply ? jsonread_parse(reply, strlen(reply), JSONREAD_MAX_LEN, &err) : NULL;
+	const struct jsonread_node *got = jsonread_get(root, "metrics");
+	for (size_t i = 0; i < sent->n; i++) {
+		if (!jsonread_get(got, sent->m[i].name)) {
+			struct buf name = {0};
+			buf_put_printable(&name, sent->m[i].name, strlen(sent->m[i].name));
+			fprintf(stderr,
+				"thermlog %s: metric '%s' was NOT recorded: the database keeps it in "
+				"another unit than '%s' (thermlog runs stats names it)\n",
+				cmd, name.data, sent->m[i].unit);
+			buf_finish(&name);
+		}
+	}
+	jsonread_node_free(root);
+}
+
+/* --- THERMLOG_METRICS: the wrapped command's own metrics ------------------------------------ */
+
+/*
+ * A private empty file for the command's metrics, in $TMPDIR (else /tmp), mode 0600; its path
+ * newly allocated, or NULL (said why: the command runs without THERMLOG_METRICS).
+ */
+static char *metrics_file_create(void) {
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *path = xasprintf("%s/thermlog-metrics.XXXXXX", dir);
+	int fd = mkstemp(path); // O_EXCL, mode 0600
+	if (fd < 0) {
+		fprintf(stderr,
+			"thermlog run: could not create a metrics file in %s: %s; the command "
+			"runs without THERMLOG_METRICS\n",
+			dir, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+/*
+ * Reads the metrics file @path the command wrote into @set (its metrics replace those of
+ * --metric of the same name), says each bad line on stderr, and removes the file. The command
+ * may have replaced it: only a regular file is read (no FIFO to block on, no link followed).
+ */
+static void metrics_file_read(const char *path, struct runmetric_set *set) {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0 || errno != ENOENT) {
+			fprintf(stderr,
+				"thermlog run: THERMLOG_METRICS (%s) is no longer a regular "
+				"file: its metrics are not read\n",
+				path);
+		}
+		if (fd >= 0) {
+			close(fd);
+		}
+		unlink(path);
+		return;
+	}
+	if (st.st_size > RUNMETRIC_FILE_MAX) {
+		fprintf(stderr,
+			"thermlog run: THERMLOG_METRICS holds %lld bytes, more than %d: its "
+			"metrics are not read\n",
+			(long long)st.st_size, RUNMETRIC_FILE_MAX);
+	} else {
+		struct buf text = {0}, errors = {0};
+		char chunk[4096];
+		ssize_t n;
+		while (text.len <= RUNMETRIC_FILE_MAX && (n = read(fd, chunk, sizeof(chunk))) > 0) {
+			buf_append(&text, chunk, (size_t)n);
+		}
+		if (runmetric_parse_file(text.data ? text.data : "", text.len, "THERMLOG_METRICS",
+					 set, &errors) > 0) {
+			for (char *line = errors.data, *nl; line && *line; line = nl + 1) {
+				nl = strchr(line, '\n');
+				fprintf(stderr,
+					"thermlog run: %.*s (left out; the run and its other "
+					"metrics are kept)\n",
+					(int)(nl - line), line);
+			}
+		}
+		buf_finish(&text);
+		buf_finish(&errors);
+	}
+	close(fd);
+	unlink(path);
+}
 
 static bool add_tag(struct run_args *a, const char *kv) {
 	const char *eq = strchr(kv, '=');
@@ -457,7 +569,8 @@ static char *exec_error(const char *argv0, int err) {
 }
 
 /* How the command ended, as the stop request tells the daemon; @error: why it never ran. */
-static void stop_body(struct buf *out, int status, const struct rusage *ru, const char *error) {
+static void stop_body(struct buf *out, int status, const struct rusage *ru, const char *error,
+		      const struct runmetric_set *metrics) {
 	struct runwire_stop stop = {
 		.has_status = timed_out,
 		.status = RUN_STATUS_TIMEOUT,
@@ -467,6 +580,7 @@ static void stop_body(struct buf *out, int status, const struct rusage *ru, cons
 		.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
 		.rss_max_bytes = (int64_t)ru->ru_maxrss * 1024, // Linux: kilobytes
 		.error = error,
+		.metrics = *metrics, // borrowed: written, never freed here
 	};
 	runwire_stop_write(&stop, out);
 }
@@ -557,6 +671,10 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	}
 	self_pid = getpid();
 	has_timeout = a->timeout_ms > 0;
+	char *metrics_path = metrics_file_create();
+	if (metrics_path) {
+		setenv("THERMLOG_METRICS", metrics_path, 1); // the command's, through execvp()
+	}
 	double t0 = now_s();
 	int exec_err = 0;
 	pid_t pid = spawn(argv, old, &old_mask, &exec_err);
@@ -564,6 +682,10 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	if (pid < 0) {
 		fprintf(stderr, "thermlog run: cannot fork: %s\n", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		if (metrics_path) {
+			unlink(metrics_path);
+		}
+		free(metrics_path);
 		free(id);
 		free(sock);
 		return CLI_EXIT_FAILURE;
@@ -599,10 +721,14 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 	double took = now_s() - t0;
 	int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	char *error = exec_err ? exec_error(argv[0], exec_err) : NULL;
+	if (metrics_path) {
+		metrics_file_read(metrics_path, &a->metrics);
+		free(metrics_path);
+	}
 
 	if (id) {
 		struct buf stop = {0};
-		stop_body(&stop, status, &ru, error);
+		stop_body(&stop, status, &ru, error, &a->metrics);
 		char *path = xasprintf("/api/v1/runs/%s/stop", id);
 		if (post(sock, path, stop.data, false, &r, &why) < 0) {
 			fprintf(stderr,
@@ -626,6 +752,7 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 			fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n",
 				error, id, st ? st : "?", exit_code);
 			free(st);
+			metrics_not_recorded("run", r.body, &a->metrics);
 		} else {
 			char *st = reply_field(r.body, "status");
 			char *dur = reply_field(r.body, "duration_s");
@@ -646,6 +773,7 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 				method ? " by " : "", method ? method : "",
 				unit_places("bytes", false),
 				(double)ru.ru_maxrss * 1024 * rss_factor, rss_symbol);
+			metrics_not_recorded("run", r.body, &a->metrics);
 			free(st);
 			free(dur);
 			free(temp);
@@ -675,16 +803,16 @@ static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, cha
 
 /* --- start and stop ------------------------------------------------------------------------- */
 
-/* Says on stderr that the daemon refused `thermlog run @cmd`, with its reason if it gave one. */
+/* Says on stderr that the daemon refused `thermlog @cmd`, with its reason if it gave one. */
 static void refused(const char *cmd, const struct reply *r) {
 	char *err = reply_field(r->body, "error");
-	fprintf(stderr, "thermlog run %s: HTTP %d: %s\n", cmd, r->status,
+	fprintf(stderr, "thermlog %s: HTTP %d: %s\n", cmd, r->status,
 		err ? err : "no reason given");
 	free(err);
 }
 
 /*
- * POSTs @body to @path on the daemon's socket for `thermlog run @cmd`. Returns true with *r
+ * POSTs @body to @path on the daemon's socket for `thermlog @cmd`. Returns true with *r
  * filled (the caller frees r->body) when the daemon answered @want; otherwise says why on stderr,
  * @not_done ending the line when the daemon is not reachable, and returns false.
  */
@@ -692,7 +820,7 @@ static bool request(const char *sock, const char *cmd, const char *path, const c
 		    bool idempotent, const char *not_done, struct reply *r) {
 	const char *why;
 	if (post(sock, path, body, idempotent, r, &why) < 0) {
-		fprintf(stderr, "thermlog run %s: the daemon is not reachable at %s (%s)%s\n", cmd,
+		fprintf(stderr, "thermlog %s: the daemon is not reachable at %s (%s)%s\n", cmd,
 			sock, why, not_done);
 		return false;
 	}
@@ -732,14 +860,14 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	free(tags);
 	struct reply r = {0};
 	rc = CLI_EXIT_FAILURE;
-	if (request(sock, "start", "/api/v1/runs", body.data, 201, true, ": no run was started",
+	if (request(sock, "run start", "/api/v1/runs", body.data, 201, true, ": no run was started",
 		    &r)) {
 		char *id = reply_field(r.body, "id");
 		if (id) {
 			printf("%s\n", id);
 			rc = CLI_EXIT_OK;
 		} else {
-			refused("start", &r);
+			refused("run start", &r);
 		}
 		free(id);
 	}
@@ -750,7 +878,7 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 }
 
 static int stop(const struct cli_context *ctx, const char *id_text, int exit_code,
-		const char *status) {
+		const char *status, const struct runmetric_set *metrics) {
 	char *end;
 	errno = 0;
 	long long id = strtoll(id_text, &end, 10);
@@ -763,16 +891,19 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 	if (!sock) {
 		return rc;
 	}
-	struct runwire_stop how = {
-		.has_exit_code = exit_code >= 0, .exit_code = exit_code, .rss_max_bytes = -1};
+	struct runwire_stop how = {.has_exit_code = exit_code >= 0,
+				   .exit_code = exit_code,
+				   .rss_max_bytes = -1,
+				   .metrics = *metrics}; // borrowed: written, never freed here
 	how.has_status = status && run_status_parse(status, &how.status);
 	struct buf body = {0};
 	runwire_stop_write(&how, &body);
 	char *path = xasprintf("/api/v1/runs/%lld/stop", id);
 	struct reply r = {0};
 	rc = CLI_EXIT_FAILURE;
-	if (request(sock, "stop", path, body.data, 200, false, "", &r)) {
+	if (request(sock, "run stop", path, body.data, 200, false, "", &r)) {
 		printf("%s", r.body);
+		metrics_not_recorded("run stop", r.body, metrics);
 		rc = CLI_EXIT_OK;
 	}
 	free(r.body);
@@ -783,19 +914,22 @@ static int stop(const struct cli_context *ctx, const char *id_text, int exit_cod
 }
 
 static const char usage_text[] =
-	"usage: thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]\n"
+	"usage: thermlog run [--label L] [--tag K=V]... [--metric NAME=VALUE[UNIT]]...\n"
+	"                    [--timeout DUR] -- CMD [ARGS...]\n"
 	"       thermlog run start --label L [--tag K=V]... [--pid PID]\n"
-	"       thermlog run stop ID (--exit N | --status ok|failed)\n"
+	"       thermlog run stop ID (--exit N | --status ok|failed) [--metric NAME=VALUE[UNIT]]...\n"
 	"\n"
 	"Records a run through thermlogd's socket (runs.socket). The wrapper exits with\n"
 	"CMD's status (128+N when a signal N ended it) and runs CMD even when the daemon\n"
-	"is not reachable. See thermlog(1).\n";
+	"is not reachable. CMD may write its own metrics, lines \"NAME VALUE [UNIT]\" or\n"
+	"one JSON object, to the file $THERMLOG_METRICS names. See thermlog(1).\n";
 
 int cli_run(const struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS };
+	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
 	static const struct option longopts[] = {
 		{"label", required_argument, NULL, OPT_LABEL},
 		{"tag", required_argument, NULL, OPT_TAG},
+		{"metric", required_argument, NULL, OPT_METRIC},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"pid", required_argument, NULL, OPT_PID},
 		{"exit", required_argument, NULL, OPT_EXIT},
@@ -833,6 +967,14 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 			break;
 		case OPT_TAG:
 			if (!add_tag(&a, optarg)) {
+				goto out;
+			}
+			break;
+		case OPT_METRIC:
+			if (!add_metric(&a,
+					sub ? (strcmp(sub, "stop") == 0 ? "run stop" : "run start")
+					    : "run",
+					optarg)) {
 				goto out;
 			}
 			break;
@@ -884,9 +1026,10 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 	int rest = argc - optind;
 	char **args = argv + optind;
 	if (sub && strcmp(sub, "start") == 0) {
-		if (rest > 0 || timeout_given || exit_given || status) {
+		if (rest > 0 || timeout_given || exit_given || status || a.metrics.n) {
 			fprintf(stderr,
-				"thermlog run start: takes --label, --tag and --pid only\n");
+				"thermlog run start: takes --label, --tag and --pid only (a run's "
+				"metrics come with its stop: run stop ID --metric ...)\n");
 			goto out;
 		}
 		rc = start(ctx, &a);
@@ -916,6 +1059,10 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 				} else if (c == OPT_STATUS && (strcmp(optarg, "ok") == 0 ||
 							       strcmp(optarg, "failed") == 0)) {
 					status = optarg;
+				} else if (c == OPT_METRIC) {
+					if (!add_metric(&a, "run stop", optarg)) {
+						goto out;
+					}
 				} else {
 					fputs(usage_text, stderr);
 					goto out;
@@ -929,7 +1076,7 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 				"ok|failed\n");
 			goto out;
 		}
-		rc = stop(ctx, stop_id, exit_code, status);
+		rc = stop(ctx, stop_id, exit_code, status, &a.metrics);
 	} else if (rest > 0 && !a.pid_given && !exit_given && !status) {
 		if (strcmp(args[0], "--") == 0) {
 			args++;
@@ -948,5 +1095,61 @@ int cli_run(const struct cli_context *ctx, int argc, char **argv) {
 	}
 out:
 	buf_finish(&a.tags);
+	runmetric_set_finish(&a.metrics);
+	return rc;
+}
+
+/* --- runs metric ---------------------------------------------------------------------------- */
+
+static const char metric_usage[] =
+	"usage: thermlog runs metric ID NAME=VALUE[UNIT]...\n"
+	"Adds metrics to run ID (running or ended) through thermlogd's socket (runs.socket):\n"
+	"figures known only after the run, such as an output's deviation checked later. A\n"
+	"metric without a unit takes the one recorded for its name; another unit is refused.\n";
+
+int cli_runs_metric(const struct cli_context *ctx, int argc, char **argv) {
+	static const struct option longopts[] = {CLI_OPTION_HELP, {0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+		return cli_usage(c, metric_usage);
+	}
+	if (argc - optind < 2) {
+		fputs(metric_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	char *end;
+	errno = 0;
+	long long id = strtoll(argv[optind], &end, 10);
+	if (errno || *end || id <= 0) {
+		fprintf(stderr, "thermlog runs metric: '%s' is not a run id\n", argv[optind]);
+		return CLI_EXIT_USAGE;
+	}
+	struct run_args a = {0};
+	int rc = CLI_EXIT_USAGE;
+	for (int i = optind + 1; i < argc; i++) {
+		if (!add_metric(&a, "runs metric", argv[i])) {
+			goto out;
+		}
+	}
+	char *sock = serving_socket(ctx, "runs metric", "no metric was recorded", &rc);
+	if (!sock) {
+		goto out;
+	}
+	struct buf body = {0};
+	runwire_metrics_write(&a.metrics, &body);
+	char *path = xasprintf("/api/v1/runs/%lld/metrics", id);
+	struct reply r = {0};
+	rc = CLI_EXIT_FAILURE;
+	if (request(sock, "runs metric", path, body.data, 200, true, ": no metric was recorded",
+		    &r)) {
+		printf("%s", r.body);
+		rc = CLI_EXIT_OK;
+	}
+	free(r.body);
+	free(path);
+	buf_finish(&body);
+	free(sock);
+out:
+	runmetric_set_finish(&a.metrics);
 	return rc;
 }

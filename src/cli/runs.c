@@ -356,17 +356,26 @@ static void add_summary_row(struct table *t, const char *name, const struct runs
 	}
 }
 
+/*
+ * A table of @n named columns, then one "pP" column per --percentile, the columns from @right
+ * on right-aligned.
+ */
+static void percentile_table(struct table *t, const char *const *head, size_t n, size_t right,
+			     const struct runs_args *a) {
+	size_t cols = n + a->n_percentiles;
+	table_init(t, cols);
+	table_head(t, head, n);
+	for (size_t c = n; c < cols; c++) {
+		table_set(t, c, "p%g", a->percentiles[c - n]);
+	}
+	table_align_right(t, right, cols);
+}
+
 /* The figures of @l's ok runs as an indented table: n, p50, p95, max, mean, the --percentile. */
 static void print_summary_table(const struct runstats_label *l, const struct runs_args *a) {
 	static const char *const head[] = {"ok runs", "n", "p50", "p95", "max", "mean"};
-	size_t cols = 6 + a->n_percentiles;
 	struct table t;
-	table_init(&t, cols);
-	table_head(&t, head, 6);
-	for (size_t c = 6; c < cols; c++) {
-		table_set(&t, c, "p%g", a->percentiles[c - 6]);
-	}
-	table_align_right(&t, 1, cols);
+	percentile_table(&t, head, 6, 1, a);
 	double rss_factor;
 	int rss_digits;
 	rss_unit(&rss_factor, &rss_digits);
@@ -377,6 +386,40 @@ static void print_summary_table(const struct runstats_label *l, const struct run
 	if (l->throttle_known > 0) {
 		// the throttled ok runs only: how much of each run its most throttled domain lost
 		add_summary_row(&t, "throttled_pct", &l->throttled_share, 100, 2, a);
+	}
+	table_print_stdout(&t, 2);
+}
+
+/* A metric's value as the tables show it: six significant digits ("-" without one). */
+static void metric_number(char *out, size_t len, double v) {
+	if (isfinite(v)) {
+		snprintf(out, len, "%.6g", v);
+	} else {
+		snprintf(out, len, "-");
+	}
+}
+
+/* The metrics of @l's ok runs: n, mean, p50, p95, min, max and the --percentile ones. */
+static void print_metrics_table(const struct runstats_label *l, const struct runs_args *a) {
+	if (l->n_metrics == 0) {
+		return;
+	}
+	static const char *const head[] = {"metric", "unit", "n",   "mean",
+					   "p50",    "p95",  "min", "max"};
+	struct table t;
+	percentile_table(&t, head, 8, 2, a);
+	for (size_t i = 0; i < l->n_metrics; i++) {
+		const struct runstats_metric *m = &l->metrics[i];
+		const double v[5] = {m->mean, m->p50, m->p95, m->min, m->max};
+		table_row(&t);
+		table_set(&t, 0, "%s", m->name);
+		table_set(&t, 1, "%s", *m->unit ? m->unit : "-");
+		table_set(&t, 2, "%zu", m->n);
+		for (size_t k = 0; k < 5 + a->n_percentiles; k++) {
+			char cell[32];
+			metric_number(cell, sizeof(cell), k < 5 ? v[k] : m->percentiles[k - 5]);
+			table_set(&t, 3 + k, "%s", cell);
+		}
 	}
 	table_print_stdout(&t, 2);
 }
@@ -478,6 +521,7 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 		print_wrapped("  ", out.data ? out.data : "");
 		print_summary_table(l, &a);
 		print_energy_cover(l);
+		print_metrics_table(l, &a);
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);
@@ -585,6 +629,30 @@ static void print_ratio(const char *name, const struct runstats_compare *r, bool
 	}
 	printf("  %-8s ratio %.4f (95 %% CI %.4f .. %.4f): median %.3f %s there, %.3f %s here\n",
 	       name, r->ratio, r->ci_low, r->ci_high, r->median_b, unit, r->median_a, unit);
+}
+
+/* Each metric of either side: its ratio of medians and interval, or why there is none. */
+static void print_metric_ratios(const struct runs_compare *c) {
+	struct buf name = {0};
+	for (size_t i = 0; i < c->n_metrics; i++) {
+		const struct runs_compare_metric *m = &c->metrics[i];
+		const char *unit = *m->unit_a ? m->unit_a : m->unit_b;
+		printf("  metric %s", table_printable(&name, m->name));
+		if (!m->has_ratio) {
+			printf(": no ratio (%s; %zu ok runs here, %zu there)\n", m->note, m->n_a,
+			       m->n_b);
+			continue;
+		}
+		char a[32], b[32];
+		metric_number(a, sizeof(a), m->ratio.median_a);
+		metric_number(b, sizeof(b), m->ratio.median_b);
+		const char *u = table_printable(&name, unit);
+		printf(" ratio %.4f (95 %% CI %.4f .. %.4f): median %s%s%s there, %s%s%s here (%zu, "
+		       "%zu ok runs)\n",
+		       m->ratio.ratio, m->ratio.ci_low, m->ratio.ci_high, b, *u ? " " : "", u, a,
+		       *u ? " " : "", u, m->n_b, m->n_a);
+	}
+	buf_finish(&name);
 }
 
 /* A p50 of one side as text, times @factor with @digits places ("-" without one). */
@@ -720,6 +788,7 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		print_sides(&c);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
 		print_ratio("energy", &c.energy, c.has_energy, "J");
+		print_metric_ratios(&c);
 		print_other_figures(c.a, c.b);
 		printf("  method: ratio of type-7 medians (there over here), percentile bootstrap,\n"
 		       "  %u resamples, seed %llu\n",
@@ -756,10 +825,9 @@ int cli_runs(const struct cli_context *ctx, int argc, char **argv) {
 			const char *name;
 			int (*run)(const struct cli_context *ctx, int argc, char **argv);
 		} subs[] = {
-			{"show", runs_show},
-			{"stats", runs_stats_cmd},
-			{"import", runs_import_cmd},
-			{"compare", runs_compare_cmd},
+			{"show", runs_show},         {"stats", runs_stats_cmd},
+			{"import", runs_import_cmd}, {"compare", runs_compare_cmd},
+			{"metric", cli_runs_metric},
 		};
 		for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 			if (strcmp(argv[1], subs[i].name) == 0) {

@@ -108,13 +108,14 @@ struct run {
 };
 
 /* A request from an HTTP thread, answered by the loop. */
-enum job_kind { JOB_START, JOB_STOP };
+enum job_kind { JOB_START, JOB_STOP, JOB_METRICS };
 struct job {
 	enum job_kind kind;
 	struct runwire_start start; // strings owned
 	int64_t id;
-	struct runwire_stop stop;
+	struct runwire_stop stop;            // its metrics borrowed from the waiting thread
 	bool simulated; // from the loop's own thread (runsock_start/_stop): the demo's workload
+	const struct runmetric_set *metrics; // JOB_METRICS: borrowed from the waiting thread
 	// the answer
 	bool taken, done; // the loop took it; answered
 	int rc;

@@ -238,7 +238,28 @@ static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t
 		end.status = job->stop.exit_code == 0 ? RUN_STATUS_OK : RUN_STATUS_FAILED;
 	}
 	struct run *run = rs->runs[at];
+	size_t n_metrics = job->stop.metrics.n;
+	struct store_run_metric *metrics = xcalloc(n_metrics + 1, sizeof(*metrics));
+	int *metric_rc = xcalloc(n_metrics + 1, sizeof(*metric_rc));
+	for (size_t i = 0; i < n_metrics; i++) {
+		const struct runmetric *m = &job->stop.metrics.m[i];
+		metrics[i] = (struct store_run_metric){
+			.name = m->name, .value = m->value, .unit = m->unit};
+	}
+	end.metrics = metrics;
+	end.n_metrics = n_metrics;
+	end.metric_rc = metric_rc;
 	job->rc = runsock_run_end(rs, run, &end, &job->out);
+	for (size_t i = 0; job->rc == 0 && i < n_metrics; i++) {
+		if (metric_rc[i] == -EDOM) { // the stop's reply leaves it out: the caller sees it
+			log_warn("runs: run %" PRId64
+				 ": metric '%s' not recorded: its unit '%s' is "
+				 "not the one its name has",
+				 run->id, metrics[i].name, metrics[i].unit);
+		}
+	}
+	free(metric_rc);
+	free(metrics);
 	if (job->rc < 0) {
 		job->err = xstrdup("the database did not accept the stop; try again shortly");
 		return;
@@ -246,6 +267,44 @@ static void do_stop(struct runsock *rs, struct job *job, int64_t now_ms, int64_t
 	recent_add(rs, run, mono_ms);
 	runsock_run_remove(rs, at);
 	run_free(run);
+}
+
+/* Adds a run's metrics, all or none: a metric whose unit is not its name's refuses them all. */
+static void do_metrics(struct runsock *rs, struct job *job) {
+	const struct runmetric_set *set = job->metrics;
+	if (!rs->store) {
+		job->rc = -EAGAIN;
+		job->err = xstrdup("the database is not open; try again shortly");
+		return;
+	}
+	struct store_run_metric *m = xcalloc(set->n + 1, sizeof(*m));
+	job->rc = 0;
+	for (size_t i = 0; i < set->n && job->rc == 0; i++) {
+		m[i] = (struct store_run_metric){
+			.name = set->m[i].name, .value = set->m[i].value, .unit = set->m[i].unit};
+		char *unit = NULL;
+		job->rc = store_run_metric_unit(rs->store, m[i].name, &unit);
+		if (job->rc == 0 && *unit && *m[i].unit && strcmp(unit, m[i].unit) != 0) {
+			job->rc = -EDOM;
+			job->err = xasprintf("metric '%s' is in '%s' in this database, not '%s': a "
+					     "metric keeps one unit (give it in '%s', or none)",
+					     m[i].name, unit, m[i].unit, unit);
+		}
+		free(unit);
+	}
+	if (job->rc == 0) {
+		job->rc = store_run_metrics_put(rs->store, job->id, m, set->n, NULL);
+		if (job->rc == -ENOENT) {
+			job->err = xasprintf("no run %" PRId64, job->id);
+		}
+	}
+	if (job->rc == 0 && runs_get_json(rs->store, job->id, &job->out) < 0) {
+		buf_printf(&job->out, "{\"id\":%" PRId64 "}", job->id);
+	}
+	if (job->rc < 0 && !job->err) {
+		job->err = xstrdup("the database did not accept the metrics; try again shortly");
+	}
+	free(m);
 }
 
 /* Closes as lost every watched run whose process is gone. */
@@ -313,6 +372,9 @@ void runsock_work(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 		if (job->kind == JOB_START) {
 			do_start(rs, job, now_ms, mono_ms);
 			t = steptime_end(&rs->longest, "starting a run", t);
+		} else if (job->kind == JOB_METRICS) {
+			do_metrics(rs, job);
+			t = steptime_end(&rs->longest, "recording a run's metrics", t);
 		} else {
 			do_stop(rs, job, now_ms, mono_ms);
 			t = steptime_end(&rs->longest, "ending a run (its figures)", t);
@@ -430,6 +492,25 @@ static bool submit(struct runsock *rs, struct job *job) {
 	return done;
 }
 
+/*
+ * Submits @job and frees it: its answer's rc, with its message in *err and its body appended to
+ * @out; -EAGAIN with @busy when the loop did not take it.
+ */
+static int submit_answer(struct runsock *rs, struct job *job, const char *busy, struct buf *out,
+			 char **err) {
+	if (!submit(rs, job)) {
+		*err = xstrdup(busy);
+		job_free(job);
+		return -EAGAIN;
+	}
+	int rc = job->rc;
+	*err = job->err;
+	job->err = NULL; // the caller's now
+	buf_append(out, job->out.data ? job->out.data : "", job->out.len);
+	job_free(job);
+	return rc;
+}
+
 static int api_start(void *ctx, const struct runwire_start *run, int64_t *id, char **err) {
 	struct runsock *rs = ctx;
 	struct job *job = xcalloc(1, sizeof(*job));
@@ -465,17 +546,19 @@ static int api_stop(void *ctx, int64_t id, const struct runwire_stop *stop, stru
 	job->id = id;
 	job->stop = *stop;
 	job->stop.error = stop->error ? xstrdup(stop->error) : NULL; // the job's own copy
-	if (!submit(rs, job)) {
-		*err = xstrdup("the daemon is busy: the run was not stopped; try again");
-		job_free(job);
-		return -EAGAIN;
-	}
-	int rc = job->rc;
-	*err = job->err;
-	job->err = NULL; // the caller's now
-	buf_append(out, job->out.data ? job->out.data : "", job->out.len);
-	job_free(job);
-	return rc;
+	return submit_answer(rs, job, "the daemon is busy: the run was not stopped; try again", out,
+			     err);
+}
+
+static int api_metrics(void *ctx, int64_t id, const struct runmetric_set *metrics, struct buf *out,
+		       char **err) {
+	struct runsock *rs = ctx;
+	struct job *job = xcalloc(1, sizeof(*job));
+	job->kind = JOB_METRICS;
+	job->id = id;
+	job->metrics = metrics; // this thread waits for the answer
+	return submit_answer(
+		rs, job, "the daemon is busy: the metrics were not recorded; try again", out, err);
 }
 
 /* --- life ------------------------------------------------------------------------------------ */
@@ -495,7 +578,8 @@ struct runsock *runsock_create(const struct config *cfg, struct store *store, co
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&rs->answered, &attr);
 	pthread_condattr_destroy(&attr);
-	rs->api = (struct api_runs){.start = api_start, .stop = api_stop, .ctx = rs};
+	rs->api = (struct api_runs){
+		.start = api_start, .stop = api_stop, .metrics = api_metrics, .ctx = rs};
 	if (rs->efd < 0 || rs->sysfs_fd < 0) {
 		log_errno("runs: could not set up (sysfs root %s)", cfg->sysfs_root);
 		runsock_destroy(rs);

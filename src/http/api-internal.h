@@ -110,5 +110,6 @@ void api_handle_run_show(struct request *r);    // GET /api/v1/runs/{id}
 void api_handle_run_samples(struct request *r); // GET /api/v1/runs/{id}/samples
 void api_handle_run_start(struct request *r);   // POST /api/v1/runs
 void api_handle_run_stop(struct request *r);    // POST /api/v1/runs/{id}/stop
+void api_handle_run_metrics(struct request *r); // POST /api/v1/runs/{id}/metrics
 
 #endif

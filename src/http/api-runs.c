@@ -1,6 +1,6 @@
 /*
  * The API's runs: the list, the per-label statistics, a run and its fast samples, and the
- * write endpoints (a start, a stop) whose bodies the daemon's loop applies.
+ * write endpoints (a start, a stop, a run's metrics) whose bodies the daemon's loop applies.
  */
 #include "api-internal.h"
 
@@ -206,29 +206,57 @@ out:
 	runwire_start_read_finish(&in);
 }
 
+/*
+ * The answer of a write the loop applied to a run: 200 with @out (the run's object), or the
+ * error: 404 no such run, 409 ended already or a metric's unit, 400 bad input, 503 not now.
+ */
+static void respond_write(struct request *r, int rc, const char *msg, const struct buf *out,
+			  const char *not_done) {
+	if (rc < 0) {
+		unsigned status = rc == -ENOENT                    ? 404
+				  : rc == -EALREADY || rc == -EDOM ? 409
+				  : rc == -EINVAL                  ? 400
+								   : 503;
+		api_respond_error(r->resp, status, NULL, "%s", msg ? msg : not_done);
+		return;
+	}
+	buf_clear(&r->resp->body);
+	buf_append(&r->resp->body, out->data ? out->data : "", out->len);
+	buf_putc(&r->resp->body, '\n');
+	api_respond_json(r->resp, 200);
+}
+
 static void runs_stop(struct request *r, const struct jsonread_node *root, int64_t id) {
 	struct runwire_stop stop;
 	char *msg = NULL;
 	if (!runwire_stop_read(root, &stop, &msg)) {
 		api_respond_error(r->resp, 400, NULL, "%s", msg);
+		runwire_stop_finish(&stop);
 		free(msg);
 		return;
 	}
 	struct buf out = {0};
 	int rc = r->ctx->runs->stop(r->ctx->runs->ctx, id, &stop, &out, &msg);
-	if (rc < 0) {
-		unsigned status = rc == -ENOENT     ? 404
-				  : rc == -EALREADY ? 409
-				  : rc == -EINVAL   ? 400
-						    : 503;
-		api_respond_error(r->resp, status, NULL, "%s",
-				  msg ? msg : "the stop was not recorded");
-	} else {
-		buf_clear(&r->resp->body);
-		buf_append(&r->resp->body, out.data, out.len);
-		buf_putc(&r->resp->body, '\n');
-		api_respond_json(r->resp, 200);
+	respond_write(r, rc, msg, &out, "the stop was not recorded");
+	runwire_stop_finish(&stop);
+	free(msg);
+	buf_finish(&out);
+}
+
+static void runs_metrics(struct request *r, const struct jsonread_node *root, int64_t id) {
+	struct runmetric_set metrics;
+	char *msg = NULL;
+	struct buf out = {0};
+	if (!runwire_metrics_read(root, &metrics, &msg)) {
+		api_respond_error(r->resp, 400, NULL, "%s", msg);
+		goto out;
 	}
+	int rc = r->ctx->runs->metrics
+			 ? r->ctx->runs->metrics(r->ctx->runs->ctx, id, &metrics, &out, &msg)
+			 : -EAGAIN;
+	respond_write(r, rc, msg, &out, "the metrics were not recorded");
+out:
+	runmetric_set_finish(&metrics);
 	free(msg);
 	buf_finish(&out);
 }
@@ -268,6 +296,14 @@ void api_handle_run_stop(struct request *r) {
 	struct jsonread_node *root = run_write_body(r);
 	if (root) {
 		runs_stop(r, root, r->id);
+		jsonread_node_free(root);
+	}
+}
+
+void api_handle_run_metrics(struct request *r) {
+	struct jsonread_node *root = run_write_body(r);
+	if (root) {
+		runs_metrics(r, root, r->id);
 		jsonread_node_free(root);
 	}
 }

@@ -52,6 +52,7 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/runs/{id}", api_handle_run_show, ROUTE_STORE, API_COST_LIGHT},
 	{"GET", "/api/v1/runs/{id}/samples", api_handle_run_samples, ROUTE_STORE, API_COST_HEAVY},
 	{"POST", "/api/v1/runs/{id}/stop", api_handle_run_stop, ROUTE_AUTH, API_COST_NONE},
+	{"POST", "/api/v1/runs/{id}/metrics", api_handle_run_metrics, ROUTE_AUTH, API_COST_NONE},
 	{"GET", "/api/v1/report", api_handle_report, ROUTE_STORE, API_COST_HEAVY},
 	{"GET", "/api/v1/throttle", api_handle_throttle, ROUTE_STORE, API_COST_LIGHT},
 	{"GET", "/metrics", api_handle_metrics, ROUTE_AUTH, API_COST_NONE},

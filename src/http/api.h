@@ -17,6 +17,7 @@
 struct store;
 struct runwire_start; // runwire.h: a start, as the wire says it (both sides)
 struct runwire_stop;  // runwire.h: how a run ended, as a stop says it
+struct runmetric_set; // runmetric.h: a run's metrics
 
 #define API_TARGET_MAX 4096 // longer request targets get 414
 #define API_PARAMS_MAX 32   // more query parameters get 400
@@ -33,9 +34,9 @@ struct runwire_stop;  // runwire.h: how a run ended, as a stop says it
 
 /**
  * The daemon's run bookkeeping, called from HTTP threads (the implementation serialises with
- * its own loop). Both return 0, or a negative errno with a message in *err (newly allocated):
+ * its own loop). Each returns 0, or a negative errno with a message in *err (newly allocated):
  * -EINVAL bad input, -ENOENT no such run, -EALREADY ended already, -EAGAIN not now (503),
- * -EBUSY too many runs active (429).
+ * -EBUSY too many runs active (429), -EDOM a metric's unit is not its name's (409).
  */
 struct api_runs {
 	/* @run as runwire_start_read() gave it (label and tags set), its pid resolved: has_pid. */
@@ -43,6 +44,12 @@ struct api_runs {
 	/* On success @out holds the run's summary as a JSON object. */
 	int (*stop)(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		    char **err);
+	/*
+	 * Adds @metrics to run @id (running or ended), all or none: a metric whose unit is not
+	 * the one its name has is -EDOM, naming it. On success @out holds the run's object.
+	 */
+	int (*metrics)(void *ctx, int64_t id, const struct runmetric_set *metrics, struct buf *out,
+		       char **err);
 	void *ctx;
 };
 

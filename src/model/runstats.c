@@ -56,6 +56,92 @@ static void summarise(struct runstats_summary *s, const struct runstats_run *con
 	stats_finish(&acc);
 }
 
+/* One value of a metric of an ok run, for the grouping by name. */
+struct metric_value {
+	const char *name, *unit;
+	double value;
+	size_t order; // the run's place: equal names keep the runs' start order
+};
+
+static int cmp_metric_value(const void *a, const void *b) {
+	const struct metric_value *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+/* Neumaier's compensated sum: the mean of values of any magnitude, as numpy's (to 1e-15). */
+static double compensated_mean(const double *v, size_t n) {
+	double sum = 0, c = 0;
+	for (size_t i = 0; i < n; i++) {
+		double t = sum + v[i];
+		c += fabs(sum) >= fabs(v[i]) ? (sum - t) + v[i] : (v[i] - t) + sum;
+		sum = t;
+	}
+	return (sum + c) / (double)n;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* One metric's values (@n of them, sorted here) into @m. */
+static void summarise_metric(struct runstats_metric *m, double *v, size_t n,
+			     const struct runstats_options *opt) {
+	qsort(v, n, sizeof(*v), cmp_double);
+	m->n = n;
+	m->mean = compensated_mean(v, n);
+	m->p50 = runstats_quantile_sorted(v, n, 50);
+	m->p95 = runstats_quantile_sorted(v, n, 95);
+	m->min = v[0];
+	m->max = v[n - 1];
+	if (opt->n_percentiles) {
+		m->percentiles = xcalloc(opt->n_percentiles, sizeof(double));
+	}
+	for (size_t k = 0; k < opt->n_percentiles; k++) {
+		m->percentiles[k] = runstats_quantile_sorted(v, n, opt->percentiles[k]);
+	}
+}
+
+/* Every metric of the ok runs of one label, by name (the unit the first run recorded). */
+static void summarise_metrics(struct runstats_label *l, const struct runstats_run *const *runs,
+			      size_t n, const struct runstats_options *opt) {
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += runs[i]->status == RUN_STATUS_OK && runs[i]->metrics ? runs[i]->metrics->n
+									      : 0;
+	}
+	if (total == 0) {
+		return;
+	}
+	struct metric_value *all = xcalloc(total, sizeof(*all));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct runmetric_set *set = runs[i]->metrics;
+		for (size_t m = 0; runs[i]->status == RUN_STATUS_OK && set && m < set->n; m++) {
+			all[k] = (struct metric_value){set->m[m].name, set->m[m].unit,
+						       set->m[m].value, k};
+			k++;
+		}
+	}
+	qsort(all, total, sizeof(*all), cmp_metric_value);
+	double *values = xcalloc(total, sizeof(*values));
+	size_t cap = 0;
+	for (size_t i = 0; i < total;) {
+		size_t j = i;
+		const char *unit = "";
+		while (j < total && strcmp(all[i].name, all[j].name) == 0) {
+			unit = *unit ? unit : all[j].unit ? all[j].unit : "";
+			values[j - i] = all[j].value;
+			j++;
+		}
+		l->metrics = xgrow(l->metrics, &cap, l->n_metrics + 1, sizeof(*l->metrics));
+		struct runstats_metric *m = &l->metrics[l->n_metrics++];
+		*m = (struct runstats_metric){.name = xstrdup(all[i].name), .unit = xstrdup(unit)};
+		summarise_metric(m, values, j - i, opt);
+		i = j;
+	}
+	free(values);
+	free(all);
+}
+
 int runstats_compute(const struct runstats_run *runs, size_t n, const struct runstats_options *opt,
 		     struct runstats_result *out) {
 	*out = (struct runstats_result){0};
@@ -117,10 +203,21 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 			  opt);
 		summarise(&l->throttled_share, g, j - i,
 			  offsetof(struct runstats_run, throttled_share), resolution_share, 0, opt);
+		summarise_metrics(l, g, j - i, opt);
 		i = j;
 	}
 	free(sorted);
 	return 0;
+}
+
+const struct runstats_metric *runstats_label_metric(const struct runstats_label *l,
+						    const char *name) {
+	for (size_t i = 0; i < l->n_metrics; i++) {
+		if (strcmp(l->metrics[i].name, name) == 0) {
+			return &l->metrics[i];
+		}
+	}
+	return NULL;
 }
 
 const struct runstats_label *runstats_result_label(const struct runstats_result *r,
@@ -146,6 +243,12 @@ void runstats_result_finish(struct runstats_result *result) {
 		free(l->rss_max_bytes.percentiles);
 		free(l->swap_max_bytes.percentiles);
 		free(l->throttled_share.percentiles);
+		for (size_t m = 0; m < l->n_metrics; m++) {
+			free(l->metrics[m].name);
+			free(l->metrics[m].unit);
+			free(l->metrics[m].percentiles);
+		}
+		free(l->metrics);
 	}
 	free(result->labels);
 	*result = (struct runstats_result){0};

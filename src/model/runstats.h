@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runmetric.h"
 #include "runstatus.h"
 
 /** One run as the statistics see it; NAN marks a figure that was not measured. */
@@ -25,6 +26,7 @@ struct runstats_run {
 				// unknown
 	double throttled_share; // its most throttled domain's share of the run (0..1, 0 = not
 				// throttled); NAN = unknown (running, or its episodes pruned)
+	const struct runmetric_set *metrics; // its own numbers (borrowed), or NULL
 };
 
 /** Order statistics of one figure over a label's completed (ok) runs that have it. */
@@ -42,6 +44,16 @@ struct runstats_summary {
 #define RUNSTATS_PLACES_BYTES    0
 #define RUNSTATS_PLACES_SHARE    6
 
+/** One metric over a label's ok runs that carry it: exact type 7 on the values as given. */
+struct runstats_metric {
+	char *name;
+	char *unit;                // "" when none was recorded
+	size_t n;                  // ok runs with the metric (never 0)
+	double mean;               // compensated sum over n
+	double p50, p95, min, max; // type 7; min and max are p0 and p100
+	double *percentiles;       // the requested ones, in request order; NULL when none
+};
+
 struct runstats_label {
 	char *label;
 	size_t count;                       // runs of every status
@@ -56,6 +68,8 @@ struct runstats_label {
 	// throttled at all (a share above 0), and the shares of those throttled ones.
 	size_t throttle_known, throttled;
 	struct runstats_summary throttled_share;
+	struct runstats_metric *metrics; // every metric an ok run of the label carries, by name
+	size_t n_metrics;
 };
 
 struct runstats_options {
@@ -74,7 +88,9 @@ struct runstats_result {
  * "linear": h = (n - 1) p / 100, interpolated between closest ranks), computed by stats.c on
  * values quantized to 1 ms, 1 mJ, 0.001 °C, 1 byte and a share of 1e-6, so they are exact at
  * those steps (throttled_share summarises the throttled ok runs only); the
- * mean comes from the exact integer sum. Only ok runs enter the summaries. Returns 0, or
+ * mean comes from the exact integer sum. Metrics are summarised per name over the ok runs
+ * that carry them, type 7 on the values as given (they have no resolution), the mean by a
+ * compensated sum. Only ok runs enter the summaries. Returns 0, or
  * -EINVAL for a requested percentile outside 0..100 or a NULL label. @out is allocated: free
  * it with runstats_result_finish().
  */
@@ -84,6 +100,10 @@ void runstats_result_finish(struct runstats_result *result); // accepts a zeroed
 /** The summary of label @label in @r (borrowed from it), or NULL when @r has none. */
 const struct runstats_label *runstats_result_label(const struct runstats_result *r,
 						   const char *label);
+
+/** The metric named @name of @l (borrowed from it), or NULL when no ok run carries it. */
+const struct runstats_metric *runstats_label_metric(const struct runstats_label *l,
+						    const char *name);
 
 /** The type-7 percentile @p (0..100) of @n sorted values; NAN when n is 0. */
 double runstats_quantile_sorted(const double *sorted, size_t n, double p);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "csv.h"
+#include "runtag.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -34,12 +35,20 @@ static const char *const column_names[COL_COUNT] = {
 	"energy_j", "temp_max_c", "rss_max_bytes", "error",
 };
 
+/* A metric: column of the header. */
+struct metric_col {
+	size_t field;
+	char *name, *unit; // unit "" when the header gives none
+};
+
 struct parser {
 	const char *name;
 	struct buf *errors;
 	size_t n_errors;
 	ptrdiff_t col[COL_COUNT]; // field index, -1 = absent
 	int64_t unix_per_s;       // what a unix stamp counts: 1 (s), 1000 (ms), 1000000 (us)
+	struct metric_col *metrics;
+	size_t n_metrics, cap_metrics;
 };
 
 static void report(struct parser *p, unsigned long line, const char *fmt, ...)
@@ -202,16 +211,58 @@ static bool parse_figure(const char *text, double *out) {
 }
 
 bool jobcsv_text_valid(const char *s, size_t len, size_t max) {
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f) {
-			return false;
-		}
-	}
-	return len > 0 && len <= max;
+	return runtag_text_valid(s, len, max);
 }
 
 bool jobcsv_label_valid(const char *s) {
 	return jobcsv_text_valid(s, strlen(s), JOBCSV_LABEL_MAX);
+}
+
+/* A header field "metric:NAME" or "metric:NAME (UNIT)": true when it is one (bad: refused). */
+static bool metric_column(struct parser *p, const struct csv_reader *r, size_t i, bool *bad) {
+	const char *f = r->fields[i];
+	size_t plen = strlen(JOBCSV_METRIC_PREFIX);
+	if (strncasecmp(f, JOBCSV_METRIC_PREFIX, plen) != 0) {
+		return false;
+	}
+	char *name = xstrdup(f + plen), *unit = xstrdup("");
+	size_t len = strlen(name);
+	char *open = len > 2 && name[len - 1] == ')' ? strrchr(name, '(') : NULL;
+	if (open && open > name && open[-1] == ' ') {
+		name[len - 1] = '\0';
+		free(unit);
+		unit = xstrdup(open + 1);
+		open[-1] = '\0';
+	}
+	for (size_t k = 0; k < p->n_metrics && !*bad; k++) {
+		if (strcmp(p->metrics[k].name, name) == 0) {
+			report(p, r->line, "metric '%s' appears twice in the header", name);
+			*bad = true;
+		}
+	}
+	if (!*bad && (!runtag_name_valid(name) || !runmetric_unit_valid(unit))) {
+		report(p, r->line,
+		       "column '%s': expected metric:NAME or metric:NAME (UNIT), the name " RUNTAG_TEXT_RULE
+		       ", the unit " RUNMETRIC_UNIT_RULE,
+		       f);
+		*bad = true;
+	}
+	if (*bad) {
+		free(name);
+		free(unit);
+		return true;
+	}
+	p->metrics = xgrow(p->metrics, &p->cap_metrics, p->n_metrics + 1, sizeof(*p->metrics));
+	p->metrics[p->n_metrics++] = (struct metric_col){i, name, unit};
+	return true;
+}
+
+static void parser_finish(struct parser *p) {
+	for (size_t k = 0; k < p->n_metrics; k++) {
+		free(p->metrics[k].name);
+		free(p->metrics[k].unit);
+	}
+	free(p->metrics);
 }
 
 static bool parse_header(struct parser *p, const struct csv_reader *r) {
@@ -219,6 +270,13 @@ static bool parse_header(struct parser *p, const struct csv_reader *r) {
 		p->col[c] = -1;
 	}
 	for (size_t i = 0; i < r->n_fields; i++) {
+		bool bad = false;
+		if (metric_column(p, r, i, &bad)) {
+			if (bad) {
+				return false;
+			}
+			continue;
+		}
 		for (int c = 0; c < COL_COUNT; c++) {
 			if (strcasecmp(r->fields[i], column_names[c]) != 0) {
 				continue;
@@ -311,6 +369,35 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 		report(p, line, "bad label '%s' (" JOBCSV_LABEL_RULE ")", label);
 		return false;
 	}
+	for (size_t k = 0; k < p->n_metrics; k++) {
+		const struct metric_col *m = &p->metrics[k];
+		const char *cell = field(r, (ptrdiff_t)m->field);
+		if (!*cell) {
+			continue; // the run has no such metric
+		}
+		double v;
+		char *unit = NULL, *err = NULL;
+		bool good = runmetric_parse_value(cell, &v, &unit, &err);
+		if (good && *unit && *m->unit && strcmp(unit, m->unit) != 0) {
+			err = xasprintf("the unit '%s' is not the column's '%s'", unit, m->unit);
+			good = false;
+		}
+		if (good) {
+			free(err);
+			err = NULL;
+			good = runmetric_put(&row->metrics, m->name, v, *unit ? unit : m->unit,
+					     &err);
+		}
+		if (!good) {
+			report(p, line, "bad metric '%s' '%s': %s", m->name, cell, err);
+		}
+		free(unit);
+		free(err);
+		if (!good) {
+			runmetric_set_finish(&row->metrics);
+			return false;
+		}
+	}
 	row->label = xstrdup(label);
 	row->error = jobcsv_error_text(field(r, p->col[COL_ERROR]));
 	row->line = line;
@@ -337,6 +424,7 @@ int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t 
 	}
 	if (!parse_header(&p, &r)) {
 		csv_reader_finish(&r);
+		parser_finish(&p);
 		return -EINVAL;
 	}
 	size_t cap = 0;
@@ -349,6 +437,7 @@ int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t 
 		out->rows = xgrow(out->rows, &cap, out->n + 1, sizeof(*out->rows));
 		out->rows[out->n++] = row;
 	}
+	parser_finish(&p);
 	if (rc < 0) {
 		buf_printf(errors, "%s:%s\n", name, r.error + strlen("line "));
 		csv_reader_finish(&r);
@@ -367,9 +456,15 @@ void jobcsv_finish(struct jobcsv *log) {
 		return;
 	}
 	for (size_t i = 0; i < log->n; i++) {
-		free(log->rows[i].label);
-		free(log->rows[i].error);
+		jobcsv_row_finish(&log->rows[i]);
 	}
 	free(log->rows);
 	*log = (struct jobcsv){0};
+}
+
+void jobcsv_row_finish(struct jobcsv_row *row) {
+	free(row->label);
+	free(row->error);
+	runmetric_set_finish(&row->metrics);
+	*row = (struct jobcsv_row){0};
 }

@@ -12,6 +12,9 @@
  *   energy_j, temp_max_c, rss_max_bytes   optional: figures measured elsewhere, empty = unknown
  *   error           optional: why the run failed, empty = none; control characters escaped
  *                   (a traceback's line feeds as "\n"), cut to JOBCSV_ERROR_MAX bytes
+ *   metric:NAME     optional, any number: a metric of the run (runmetric.h), a header
+ *                   "metric:NAME (UNIT)" giving its unit; a cell is a number, optionally with
+ *                   the column's unit after it, or empty (the run has no such metric)
  * Other columns are ignored (logs carry prompts, seeds, hosts). Relative times ("-24h",
  * "now") and "running" are refused: a log records finished runs.
  */
@@ -24,6 +27,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "runmetric.h"
 #include "runstats.h"
 
 /** An error column's text is kept to this many bytes (escaped, cut at a character). */
@@ -39,6 +43,7 @@ struct jobcsv_row {
 	int exit_code;                              // -1 = not given
 	double energy_j, temp_max_c, rss_max_bytes; // NAN = not given
 	char *error;                                // NULL = not given
+	struct runmetric_set metrics;               // its metric: cells (units as given)
 };
 
 struct jobcsv {
@@ -64,6 +69,9 @@ bool jobcsv_text_valid(const char *s, size_t len, size_t max);
  */
 char *jobcsv_error_text(const char *s);
 
+/** A header's "metric:" column prefix (any case). */
+#define JOBCSV_METRIC_PREFIX "metric:"
+
 /** At most this many problems are listed; the rest are counted in one last line. */
 #define JOBCSV_ERRORS_MAX 20
 
@@ -78,7 +86,8 @@ char *jobcsv_error_text(const char *s);
  */
 int jobcsv_parse(FILE *in, const char *name, const char *default_label, int64_t unix_per_s,
 		 struct jobcsv *out, struct buf *errors);
-void jobcsv_finish(struct jobcsv *log); // accepts a zeroed struct
+void jobcsv_finish(struct jobcsv *log);         // accepts a zeroed struct
+void jobcsv_row_finish(struct jobcsv_row *row); // a row taken out of a log; accepts a zeroed one
 
 /**
  * Parses a time of the log into ms since epoch: a unix stamp (seconds with an optional

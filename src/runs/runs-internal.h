@@ -1,4 +1,7 @@
-/* Private to src/runs/: a run's throttling from the stored episodes (runs-throttle.c). */
+/*
+ * Private to src/runs/: a run's throttling from the stored episodes (runs-throttle.c) and the
+ * metrics of runs read once for many (runs-metrics.c).
+ */
 #ifndef RUNS_INTERNAL_H
 #define RUNS_INTERNAL_H
 
@@ -7,6 +10,8 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "runmetric.h"
+#include "runstats.h"
 #include "store.h"
 #include "throttle-report.h"
 
@@ -37,5 +42,33 @@ bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *ru
 /* "throttle": {"share", "domains": [...]}, the run's throttled domains; null when not known. */
 void runs_write_throttle(struct json *j, const struct runs_episodes *e,
 			 const struct store_run *run);
+
+/* The metrics of some runs, read once for all of them (runs-metrics.c). */
+struct runs_metrics {
+	struct runs_metrics_run {
+		int64_t id;
+		struct runmetric_set set;
+	} * runs; // by id
+	size_t n, cap;
+};
+
+/* The metrics of the runs @filter selects (NULL = all; its limit ignored). 0 or -errno. */
+int runs_metrics_read(struct store *store, const struct store_run_filter *filter,
+		      struct runs_metrics *m);
+/* The metrics of run @id alone. 0 or -errno. */
+int runs_metrics_read_run(struct store *store, int64_t id, struct runs_metrics *m);
+/* Run @id's metrics (borrowed from @m), or NULL when it has none. */
+const struct runmetric_set *runs_metrics_of(const struct runs_metrics *m, int64_t id);
+void runs_metrics_finish(struct runs_metrics *m); // accepts a zeroed struct
+
+/* "metrics": {NAME: {"value", "unit"}} of a run ({} when it has none). */
+void runs_write_metrics(struct json *j, const struct runmetric_set *set);
+
+/* "p90", "p99.9": the JSON key of percentile @p. */
+void runs_percentile_key(double p, char key[40]);
+
+/* "metrics": [{name, unit, n, mean, p50, p95, min, max, pP...}] of a label's ok runs. */
+void runs_write_metric_summaries(struct json *j, const struct runstats_label *l,
+				 const double *percentiles, size_t n_percentiles);
 
 #endif

@@ -23,6 +23,7 @@ struct run_set {
 	const struct runs_episodes *episodes; // for each run's throttled share
 	char *fingerprint;                    // of the latest ok run (scan order is start order)
 	char *tags;
+	struct runs_metrics metrics; // of every run in the set
 };
 
 /* The most swap in use during a run, from its figures' "memory" object; NAN when not kept. */
@@ -53,6 +54,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.temp_max_c = run->temp_max_c,
 		.rss_max_bytes = run->rss_max_bytes,
 		.swap_max_bytes = swap_max_of(run->figures),
+		.metrics = runs_metrics_of(&set->metrics, run->id),
 	};
 	struct throttle_report r;
 	runs_run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
@@ -73,6 +75,7 @@ static void run_set_finish(struct run_set *set) {
 	free(set->runs);
 	free(set->fingerprint);
 	free(set->tags);
+	runs_metrics_finish(&set->metrics);
 	*set = (struct run_set){0};
 }
 
@@ -82,7 +85,8 @@ static int stats_of(struct store *store, const struct runs_stats_options *opt,
 	runs_episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2,
 			   &e);
 	set->episodes = &e;
-	int rc = store_runs_scan(store, &opt->filter, collect, set);
+	int rc = runs_metrics_read(store, &opt->filter, &set->metrics);
+	rc = rc == 0 ? store_runs_scan(store, &opt->filter, collect, set) : rc;
 	set->episodes = NULL;
 	runs_episodes_finish(&e);
 	if (rc < 0) {
@@ -103,7 +107,7 @@ int runs_stats(struct store *store, const struct runs_stats_options *opt,
 	return rc;
 }
 
-static void percentile_key(double p, char key[40]) {
+void runs_percentile_key(double p, char key[40]) {
 	char num[32];
 	json_format_double(num, p);
 	snprintf(key, 40, "p%s", num);
@@ -140,7 +144,7 @@ static void write_summary(struct json *j, const char *key, const struct runstats
 	json_field_decimal(j, "mean", s->mean, places + 3);
 	for (size_t k = 0; opt && k < opt->n_percentiles; k++) {
 		char pkey[40];
-		percentile_key(opt->percentiles[k], pkey);
+		runs_percentile_key(opt->percentiles[k], pkey);
 		json_field_decimal(j, pkey, s->percentiles[k],
 				   places + 2 + decimals_of(opt->percentiles[k]));
 	}
@@ -176,12 +180,14 @@ static void write_label(struct json *j, const struct runstats_label *l,
 		write_summary(j, "share", &l->throttled_share, RUNSTATS_PLACES_SHARE, opt);
 		json_object_end(j);
 	}
+	runs_write_metric_summaries(j, l, opt ? opt->percentiles : NULL,
+				    opt ? opt->n_percentiles : 0);
 	json_object_end(j);
 }
 
 #define STATS_METHOD                                                                               \
 	"exact type-7 percentiles (numpy linear) and mean over the ok runs that have the figure, " \
-	"at 1 ms, 1 mJ, 0.001 C and 1 byte"
+	"at 1 ms, 1 mJ, 0.001 C and 1 byte; metrics type 7 on their values as given"
 
 void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
 			   bool pretty, struct buf *out) {
@@ -347,6 +353,67 @@ static int compare_figure(const struct run_set *a, const struct run_set *b, cons
 	return rc;
 }
 
+/* The values of metric @name of the ok runs of @label in @set, for the bootstrap. */
+static double *metric_values(const struct run_set *set, const char *label, const char *name,
+			     size_t *n) {
+	double *v = xcalloc(set->n + 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct runstats_run *r = &set->runs[i];
+		const struct runmetric *m =
+			r->metrics && r->status == RUN_STATUS_OK && strcmp(r->label, label) == 0
+				? runmetric_find(r->metrics, name)
+				: NULL;
+		if (m) {
+			v[(*n)++] = m->value;
+		}
+	}
+	return v;
+}
+
+/* One metric of either side (NULL where the side has none) compared as the duration is. */
+static void compare_metric(const struct run_set *sa, const struct run_set *sb, const char *label,
+			   const struct runstats_metric *a, const struct runstats_metric *b,
+			   struct runs_compare_metric *out) {
+	*out = (struct runs_compare_metric){.name = xstrdup(a ? a->name : b->name),
+					    .unit_a = xstrdup(a ? a->unit : ""),
+					    .unit_b = xstrdup(b ? b->unit : ""),
+					    .n_a = a ? a->n : 0,
+					    .n_b = b ? b->n : 0};
+	if (!a || !b) {
+		out->note = a ? "only here" : "only on the other board";
+		return;
+	}
+	if (strcmp(a->unit, b->unit) != 0) {
+		out->note = "the boards record it in different units";
+		return;
+	}
+	size_t na, nb;
+	double *va = metric_values(sa, label, a->name, &na),
+	       *vb = metric_values(sb, label, a->name, &nb);
+	out->has_ratio = runstats_compare(va, na, vb, nb, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
+					  RUNSTATS_BOOTSTRAP_SEED, &out->ratio) == 0;
+	out->note = out->has_ratio ? NULL : "not every value is positive: no ratio of medians";
+	free(va);
+	free(vb);
+}
+
+/* Every metric of either side's ok runs of the label, by name. */
+static void compare_metrics(struct runs_compare *c, const struct run_set *sa,
+			    const struct run_set *sb) {
+	const struct runstats_label *a = c->a, *b = c->b;
+	c->metrics = xcalloc(a->n_metrics + b->n_metrics + 1, sizeof(*c->metrics));
+	for (size_t i = 0, k = 0; i < a->n_metrics || k < b->n_metrics;) {
+		int order = i == a->n_metrics   ? 1
+			    : k == b->n_metrics ? -1
+						: strcmp(a->metrics[i].name, b->metrics[k].name);
+		compare_metric(sa, sb, c->label, order <= 0 ? &a->metrics[i] : NULL,
+			       order >= 0 ? &b->metrics[k] : NULL, &c->metrics[c->n_metrics++]);
+		i += order <= 0;
+		k += order >= 0;
+	}
+}
+
 static void add_warning(struct runs_compare *c, size_t *cap, char *text) {
 	c->warnings = xgrow(c->warnings, cap, c->n_warnings + 1, sizeof(*c->warnings));
 	c->warnings[c->n_warnings++] = text;
@@ -455,6 +522,7 @@ int runs_compare(struct store *here, struct store *other, const char *label, boo
 	// Energy is compared only when both boards measured it; a missing meter is no error.
 	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
 					 &out->energy) == 0;
+	compare_metrics(out, &sa, &sb);
 	size_t cap = 0;
 	if (!sa.fingerprint != !sb.fingerprint) {
 		// One side recorded none (imported runs): one warning, not one per key of the
@@ -487,6 +555,12 @@ void runs_compare_finish(struct runs_compare *c) {
 		free(c->warnings[i]);
 	}
 	free(c->warnings);
+	for (size_t i = 0; i < c->n_metrics; i++) {
+		free(c->metrics[i].name);
+		free(c->metrics[i].unit_a);
+		free(c->metrics[i].unit_b);
+	}
+	free(c->metrics);
 	*c = (struct runs_compare){0};
 }
 
@@ -530,6 +604,21 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	write_label(&j, c->b, NULL);
 	write_ratio(&j, "duration_s", &c->duration, c->has_duration);
 	write_ratio(&j, "energy_j", &c->energy, c->has_energy);
+	json_key(&j, "metrics");
+	json_array_begin(&j);
+	for (size_t i = 0; i < c->n_metrics; i++) {
+		const struct runs_compare_metric *m = &c->metrics[i];
+		json_object_begin(&j);
+		json_field_string(&j, "name", m->name);
+		json_field_string(&j, "unit_here", *m->unit_a ? m->unit_a : NULL);
+		json_field_string(&j, "unit_other", *m->unit_b ? m->unit_b : NULL);
+		json_field_int(&j, "n_here", (int64_t)m->n_a);
+		json_field_int(&j, "n_other", (int64_t)m->n_b);
+		write_ratio(&j, "ratio", &m->ratio, m->has_ratio);
+		json_field_string(&j, "note", m->note);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
 	json_key(&j, "warnings");
 	json_array_begin(&j);
 	for (size_t i = 0; i < c->n_diffs; i++) {

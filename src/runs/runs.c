@@ -29,7 +29,7 @@ static const char *stored(const char *text) {
 }
 
 static void write_run_fields(struct json *j, const struct store_run *run,
-			     const struct runs_episodes *e) {
+			     const struct runs_episodes *e, const struct runmetric_set *metrics) {
 	json_field_int(j, "id", run->id);
 	json_field_string(j, "label", run->label);
 	json_field_raw(j, "tags", stored(run->tags));
@@ -51,6 +51,7 @@ static void write_run_fields(struct json *j, const struct store_run *run,
 	json_field_double(j, "temp_max_c", run->temp_max_c);
 	json_field_double(j, "rss_max_bytes", run->rss_max_bytes);
 	json_field_string(j, "origin", run->origin);
+	runs_write_metrics(j, metrics);
 	runs_write_throttle(j, e, run);
 }
 
@@ -59,24 +60,32 @@ struct one_writer {
 	struct json *j;
 	struct store *store;
 	const struct runs_episodes *e; // read for a list; NULL: read for the run alone
+	const struct runs_metrics *m;  // likewise
 	int64_t n;                     // runs written
+	int rc;                        // a failure reading the run alone's metrics
 };
 
 static int write_one(void *ctx, const struct store_run *run) {
 	struct one_writer *w = ctx;
 	struct runs_episodes own;
+	struct runs_metrics own_metrics = {0};
 	if (!w->e) {
 		runs_episodes_read(w->store, run->start_ms,
 				   run->ended ? run->end_ms : run->start_ms, &own);
 	}
+	if (!w->m) {
+		w->rc = runs_metrics_read_run(w->store, run->id, &own_metrics);
+	}
 	w->n++;
 	json_object_begin(w->j);
-	write_run_fields(w->j, run, w->e ? w->e : &own);
+	write_run_fields(w->j, run, w->e ? w->e : &own,
+			 runs_metrics_of(w->m ? w->m : &own_metrics, run->id));
 	json_object_end(w->j);
 	if (!w->e) {
 		runs_episodes_finish(&own);
 	}
-	return 0;
+	runs_metrics_finish(&own_metrics);
+	return w->rc;
 }
 
 /*
@@ -108,6 +117,7 @@ int runs_get_json(struct store *store, int64_t id, struct buf *out) {
 	struct json *j = draft_begin(&d, false);
 	struct one_writer w = {.j = j, .store = store};
 	int rc = store_run_get(store, id, write_one, &w);
+	rc = rc == 0 ? w.rc : rc;
 	if (rc == 0 && d.body.len == 0) {
 		rc = -ENOENT;
 	}
@@ -126,9 +136,12 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	struct runs_episodes e;
 	runs_episodes_read(store, filter && filter->has_from ? filter->from_ms : 0, INT64_MAX / 2,
 			   &e);
-	struct one_writer c = {.j = j, .store = store, .e = &e};
-	int rc = store_runs_scan(store, filter, write_one, &c);
+	struct runs_metrics m;
+	int rc = runs_metrics_read(store, filter, &m);
+	struct one_writer c = {.j = j, .store = store, .e = &e, .m = &m};
+	rc = rc == 0 ? store_runs_scan(store, filter, write_one, &c) : rc;
 	runs_episodes_finish(&e);
+	runs_metrics_finish(&m);
 	json_array_end(j);
 	int64_t matched = c.n;
 	if (rc == 0 && filter && filter->limit > 0 && c.n == filter->limit) {
@@ -326,7 +339,11 @@ int runs_show_json(struct store *store, const struct config *cfg, int64_t id, bo
 	struct runs_episodes e;
 	runs_episodes_read(store, v.c.run.start_ms,
 			   v.c.run.ended ? v.c.run.end_ms : v.c.run.start_ms, &e);
-	write_run_fields(j, &v.c.run, &e);
+	struct runs_metrics m;
+	int mrc = runs_metrics_read_run(store, id, &m);
+	rc = rc == 0 ? mrc : rc;
+	write_run_fields(j, &v.c.run, &e, runs_metrics_of(&m, id));
+	runs_metrics_finish(&m);
 	runs_episodes_finish(&e);
 	json_field_raw(j, "figures", stored(v.c.run.figures));
 	json_field_raw(j, "fingerprint", stored(v.c.run.fingerprint));
@@ -499,6 +516,14 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		.import_key = key.data,
 		.error = row->error,
 	};
+	struct store_run_metric *metrics = xcalloc(row->metrics.n + 1, sizeof(*metrics));
+	for (size_t i = 0; i < row->metrics.n; i++) {
+		const struct runmetric *m = &row->metrics.m[i];
+		metrics[i] = (struct store_run_metric){
+			.name = m->name, .value = m->value, .unit = m->unit};
+	}
+	run.metrics = metrics;
+	run.n_metrics = row->metrics.n;
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
 	struct window_scan w = {.ci = ci, .cfg = cfg, .load = runload_create()};
 	load_clusters(ci, w.load);
@@ -553,6 +578,7 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 			res->unchanged++;
 		}
 	}
+	free(metrics);
 	buf_finish(&key);
 	buf_finish(&figures);
 	return rc;
@@ -562,12 +588,22 @@ static bool same_double(double a, double b) {
 	return a == b || (isnan(a) && isnan(b));
 }
 
+static bool same_metrics(const struct runmetric_set *a, const struct runmetric_set *b) {
+	bool same = a->n == b->n;
+	for (size_t i = 0; same && i < a->n; i++) {
+		const struct runmetric *m = runmetric_find(b, a->m[i].name);
+		same = m && m->value == a->m[i].value && strcmp(m->unit, a->m[i].unit) == 0;
+	}
+	return same;
+}
+
 static bool rows_equal(const struct jobcsv_row *a, const struct jobcsv_row *b) {
 	return a->start_ms == b->start_ms && a->end_ms == b->end_ms && a->status == b->status &&
 	       strcmp(a->label, b->label) == 0 && a->exit_code == b->exit_code &&
 	       same_double(a->energy_j, b->energy_j) && same_double(a->temp_max_c, b->temp_max_c) &&
 	       same_double(a->rss_max_bytes, b->rss_max_bytes) &&
-	       strcmp(a->error ? a->error : "", b->error ? b->error : "") == 0;
+	       strcmp(a->error ? a->error : "", b->error ? b->error : "") == 0 &&
+	       same_metrics(&a->metrics, &b->metrics);
 }
 
 /* Orders rows by the run they name (label, start), then by line. */
@@ -613,8 +649,7 @@ static void mark_duplicates(struct jobcsv *log, const char *name, struct runs_im
 	size_t n = 0;
 	for (size_t i = 0; i < log->n; i++) {
 		if (drop[i]) {
-			free(log->rows[i].label);
-			free(log->rows[i].error);
+			jobcsv_row_finish(&log->rows[i]);
 		} else {
 			log->rows[n++] = log->rows[i];
 		}
@@ -622,6 +657,83 @@ static void mark_duplicates(struct jobcsv *log, const char *name, struct runs_im
 	log->n = n;
 	free(drop);
 	free(by_run);
+}
+
+/* A metric's unit as this import knows it: recorded in the store, or first given in the log. */
+struct known_unit {
+	char *name, *unit;  // unit "" until one is known
+	unsigned long line; // where the log first gave it (0: the store's)
+};
+
+/* The unit metric @name has so far, read from the store the first time it is asked for. */
+static int known_unit(struct store *store, struct known_unit **units, size_t *n, size_t *cap,
+		      const char *name, struct known_unit **out) {
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*units)[i].name, name) == 0) {
+			*out = &(*units)[i];
+			return 0;
+		}
+	}
+	char *unit;
+	int rc = store_run_metric_unit(store, name, &unit);
+	if (rc < 0) {
+		return rc;
+	}
+	*units = xgrow(*units, cap, *n + 1, sizeof(**units));
+	(*units)[*n] = (struct known_unit){xstrdup(name), unit, 0};
+	*out = &(*units)[(*n)++];
+	return 0;
+}
+
+/*
+ * Rows giving a metric a unit other than the one its name has (recorded in the store, or
+ * given on an earlier line) are bad: a name keeps one unit. Returns 0 or the store's -errno.
+ */
+static int check_units(struct store *store, struct jobcsv *log, const char *name,
+		       struct runs_import_result *res, struct buf *errors) {
+	struct known_unit *units = NULL, *u;
+	size_t n_units = 0, cap = 0, kept = 0;
+	int rc = 0;
+	for (size_t i = 0; i < log->n; i++) {
+		struct jobcsv_row *row = &log->rows[i];
+		const struct runmetric *bad = NULL;
+		for (size_t k = 0; k < row->metrics.n && !bad && rc == 0; k++) {
+			const struct runmetric *m = &row->metrics.m[k];
+			if ((rc = known_unit(store, &units, &n_units, &cap, m->name, &u)) < 0 ||
+			    !*m->unit) {
+				continue;
+			}
+			if (!*u->unit) {
+				free(u->unit);
+				u->unit = xstrdup(m->unit);
+				u->line = row->line;
+			} else if (strcmp(u->unit, m->unit) != 0) {
+				bad = m;
+			}
+		}
+		if (bad && res->bad++ < JOBCSV_ERRORS_MAX) {
+			char where[48] = "recorded";
+			if (u->line) {
+				snprintf(where, sizeof(where), "given on line %lu", u->line);
+			}
+			buf_printf(errors,
+				   "%s:%lu: metric '%s' in '%s', but it is in '%s' (%s): a metric "
+				   "keeps one unit\n",
+				   name, row->line, bad->name, bad->unit, u->unit, where);
+		}
+		if (bad) {
+			jobcsv_row_finish(row);
+		} else {
+			log->rows[kept++] = *row;
+		}
+	}
+	log->n = kept;
+	for (size_t i = 0; i < n_units; i++) {
+		free(units[i].name);
+		free(units[i].unit);
+	}
+	free(units);
+	return rc;
 }
 
 int runs_import(struct store *store, FILE *in, const char *name,
@@ -651,14 +763,16 @@ int runs_import(struct store *store, FILE *in, const char *name,
 				buf_printf(errors, "%s:%lu: %s\n", name, row->line, problem);
 			}
 			result->bad++;
-			free(row->label);
-			free(row->error);
+			jobcsv_row_finish(row);
 			continue;
 		}
 		log.rows[n_good++] = *row;
 	}
 	log.n = n_good;
 	mark_duplicates(&log, name, result, errors);
+	if ((rc = check_units(store, &log, name, result, errors)) < 0) {
+		goto out;
+	}
 	result->rows = log.n;
 	if (result->bad > 0 && !opt->skip_bad) {
 		rc = -EBADMSG;

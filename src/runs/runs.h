@@ -94,10 +94,20 @@ struct runs_difference {
 	char *here, *other; // the JSON values (or "none")
 };
 
-/** The same workload (one label) on this board (A) and another (B). */
 /** Under this many ok runs a side, a comparison's bootstrap interval is too narrow to trust. */
 #define RUNS_COMPARE_FEW 10
 
+/** One metric of a label on both boards: B's median over A's, as for the duration. */
+struct runs_compare_metric {
+	char *name;
+	char *unit_a, *unit_b;         // "" when none recorded (or the side has no such metric)
+	size_t n_a, n_b;               // ok runs carrying it on each side
+	bool has_ratio;                // computed: both sides have it, in one unit, all positive
+	struct runstats_compare ratio; // B over A, with its bootstrap interval
+	const char *note;              // why there is no ratio (static), or NULL
+};
+
+/** The same workload (one label) on this board (A) and another (B). */
 struct runs_compare {
 	char *label;
 	struct runstats_result result_a, result_b; // owned: the statistics of each side
@@ -109,8 +119,10 @@ struct runs_compare {
 	size_t n_diffs;
 	char **warnings; // the throttle exposure of the two sides, as sentences
 	size_t n_warnings;
-	bool exclude_throttled;        // the throttled ok runs were left out
-	size_t excluded_a, excluded_b; // how many, on each side
+	bool exclude_throttled;              // the throttled ok runs were left out
+	size_t excluded_a, excluded_b;       // how many, on each side
+	struct runs_compare_metric *metrics; // every metric of either side's ok runs, by name
+	size_t n_metrics;
 };
 
 /** Under this ratio of the median throttled shares (and apart by RUNS_COMPARE_SHARE_APART),
@@ -126,8 +138,10 @@ struct runs_compare {
  * throttled runs differ by more than a factor RUNS_COMPARE_SHARE_RATIO and by at least
  * RUNS_COMPARE_SHARE_APART, or when one side's throttling is not known. With
  * @exclude_throttled every run with a throttled share above 0 is left out of both sides before
- * the statistics. Returns 0, -ENODATA when a side has no ok run of the label (left), or a
- * negative errno. Free @out with runs_compare_finish().
+ * the statistics. Each metric of either side's ok runs is compared as the duration is (the
+ * ratio of medians with its bootstrap interval) when both sides carry it in one unit and every
+ * value is positive; else its note says why not. Returns 0, -ENODATA when a side has no ok run of
+ * the label (left), or a negative errno. Free @out with runs_compare_finish().
  */
 int runs_compare(struct store *here, struct store *other, const char *label, bool exclude_throttled,
 		 struct runs_compare *out);

@@ -62,6 +62,19 @@ void runwire_stop_write(const struct runwire_stop *s, struct buf *out) {
 		json_field_int(&j, "rss_max_bytes", s->rss_max_bytes);
 	}
 	put_string(&j, "error", s->error);
+	if (s->metrics.n > 0) {
+		json_key(&j, "metrics");
+		runmetric_write_json(&s->metrics, &j);
+	}
+	json_object_end(&j);
+}
+
+void runwire_metrics_write(const struct runmetric_set *metrics, struct buf *out) {
+	struct json j;
+	json_init(&j, out, false);
+	json_object_begin(&j);
+	json_key(&j, "metrics");
+	runmetric_write_json(metrics, &j);
 	json_object_end(&j);
 }
 
@@ -276,10 +289,14 @@ static bool read_int(const struct jsonread_node *body, const char *key, int64_t 
 }
 
 bool runwire_stop_read(const struct jsonread_node *body, struct runwire_stop *out, char **msg) {
-	static const char *const known[] = {"status",        "exit_code", "signal",
-					    "rss_max_bytes", "error",     NULL};
+	static const char *const known[] = {"status", "exit_code", "signal", "rss_max_bytes",
+					    "error",  "metrics",   NULL};
 	*out = (struct runwire_stop){.rss_max_bytes = -1};
 	if (!keys_known(body, known, msg)) {
+		return false;
+	}
+	const struct jsonread_node *m = member(body, "metrics");
+	if (m && !runmetric_read_json(m, &out->metrics, msg)) {
 		return false;
 	}
 	const struct jsonread_node *v = jsonread_get(body, "status");
@@ -316,6 +333,33 @@ bool runwire_stop_read(const struct jsonread_node *body, struct runwire_stop *ou
 	}
 	if (!out->has_status && !out->has_exit_code && !out->has_signal) {
 		*msg = xstrdup("the body needs status, exit_code or signal: how did the run end?");
+		return false;
+	}
+	return true;
+}
+
+void runwire_stop_finish(struct runwire_stop *s) {
+	if (s) {
+		runmetric_set_finish(&s->metrics);
+	}
+}
+
+bool runwire_metrics_read(const struct jsonread_node *body, struct runmetric_set *out, char **msg) {
+	static const char *const known[] = {"metrics", NULL};
+	*out = (struct runmetric_set){0};
+	if (!keys_known(body, known, msg)) {
+		return false;
+	}
+	const struct jsonread_node *m = member(body, "metrics");
+	if (!m) {
+		*msg = xstrdup("metrics: required, an object of metrics");
+		return false;
+	}
+	if (!runmetric_read_json(m, out, msg)) {
+		return false;
+	}
+	if (out->n == 0) {
+		*msg = xstrdup("metrics: name at least one metric");
 		return false;
 	}
 	return true;

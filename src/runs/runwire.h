@@ -1,10 +1,11 @@
 /*
  * The run requests on the wire, both sides of the format in one place: the body of
- * POST /api/v1/runs (a start) and of POST /api/v1/runs/{id}/stop, as `thermlog run` writes
- * them and the API reads them. Reading takes a parsed body (jsonread.h) and checks every
- * member; a refusal is a message naming the member, for a 400. The same types carry a start
- * and a stop on to the daemon (runsock_start(), runsock_stop(), the API's api_runs), from the
- * API and from the demo alike: one type per wire message.
+ * POST /api/v1/runs (a start), of POST /api/v1/runs/{id}/stop and of
+ * POST /api/v1/runs/{id}/metrics, as `thermlog run` and `thermlog runs metric` write them and
+ * the API reads them. Reading takes a parsed body (jsonread.h) and checks every member; a
+ * refusal is a message naming the member, for a 400. The same types carry a start and a stop
+ * on to the daemon (runsock_start(), runsock_stop(), the API's api_runs), from the API and
+ * from the demo alike: one type per wire message.
  */
 #ifndef RUNWIRE_H
 #define RUNWIRE_H
@@ -15,6 +16,7 @@
 
 #include "buf.h"
 #include "jsonread.h"
+#include "runmetric.h"
 #include "runstatus.h"
 
 /** A start's members; strings borrowed. */
@@ -44,6 +46,9 @@ struct runwire_stop {
 	int exit_code, signal;
 	int64_t rss_max_bytes; // < 0 = unknown
 	const char *error;     // why it failed (JOBCSV_ERROR_MAX bytes at most), or NULL
+	// The run's metrics ("metrics": runmetric_read_json()'s object): the writer's to fill,
+	// the reader's own (runwire_stop_finish() frees them).
+	struct runmetric_set metrics;
 };
 
 /** Appends @argc strings as the JSON array a start's "argv" is. */
@@ -69,5 +74,16 @@ void runwire_stop_write(const struct runwire_stop *s, struct buf *out);
  * how the run ended: status, exit_code or signal.
  */
 bool runwire_stop_read(const struct jsonread_node *body, struct runwire_stop *out, char **msg);
+/** Frees what runwire_stop_read() allocated (the metrics); accepts a zeroed struct. */
+void runwire_stop_finish(struct runwire_stop *s);
+
+/** Appends the body of a metrics request, {"metrics": {...}}, to @out. */
+void runwire_metrics_write(const struct runmetric_set *metrics, struct buf *out);
+/**
+ * Reads a metrics request from @body into @out (initialised here; free it with
+ * runmetric_set_finish() either way). False with *msg (newly allocated) naming the member at
+ * fault; a request names at least one metric.
+ */
+bool runwire_metrics_read(const struct jsonread_node *body, struct runmetric_set *out, char **msg);
 
 #endif

@@ -227,6 +227,64 @@ int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 	return store_scan_result(store, rc, ret, "could not read fast samples");
 }
 
+/* Steps @st (run_id, name, value, unit), handing each row to @fn; finalizes @st. */
+static int metrics_step(struct store *store, sqlite3_stmt *st, store_run_metric_fn fn, void *ctx) {
+	int rc, ret = 0;
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_run_metric m = {
+			.run_id = sqlite3_column_int64(st, 0),
+			.name = store_column_text(st, 1),
+			.value = sqlite3_column_double(st, 2),
+			.unit = store_column_text(st, 3),
+		};
+		// A crafted file may hold anything: a metric is a named finite number.
+		if (!m.name || !m.unit || sqlite3_column_type(st, 2) == SQLITE_TEXT ||
+		    sqlite3_column_type(st, 2) == SQLITE_BLOB || !isfinite(m.value)) {
+			log_error("store: %s: run %lld: a metric is not a named number: refused "
+				  "(not a database this thermlog wrote?)",
+				  store->path, (long long)m.run_id);
+			ret = -EINVAL;
+			break;
+		}
+		ret = fn(ctx, &m);
+	}
+	sqlite3_finalize(st);
+	return store_scan_result(store, rc, ret, "could not read run metrics");
+}
+
+int store_run_metrics_scan(struct store *store, const struct store_run_filter *filter,
+			   store_run_metric_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = prepare_runs(store, ST_RUN_METRICS_SCAN, filter, "a run metrics query", &st);
+	return rc < 0 ? rc : metrics_step(store, st, fn, ctx);
+}
+
+int store_run_metrics_get(struct store *store, int64_t id, store_run_metric_fn fn, void *ctx) {
+	sqlite3_stmt *st;
+	int rc = prepare_run(store, ST_RUN_METRICS_GET, id, &st);
+	return rc < 0 ? rc : metrics_step(store, st, fn, ctx);
+}
+
+int store_run_metric_unit(struct store *store, const char *name, char **unit) {
+	*unit = NULL;
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, ST_RUN_METRIC_UNIT, "a run metrics query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+		const char *u = rc == SQLITE_ROW ? store_column_text(st, 0) : NULL;
+		*unit = xstrdup(u ? u : "");
+		rc = 0;
+	} else {
+		rc = store_fail(store, rc, "could not read a metric's unit");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
 	if (text) {
 		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
@@ -241,6 +299,39 @@ static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
 	} else {
 		sqlite3_bind_null(st, col);
 	}
+}
+
+/* Stores @n metrics of run @id inside the caller's step (store_run_metrics_put()'s rules). */
+static int metrics_put(struct store *store, int64_t id, const struct store_run_metric *m, size_t n,
+		       int *results) {
+	sqlite3_stmt *st = NULL;
+	int rc = n > 0 ? store_prepare(store, ST_RUN_METRIC_PUT, "a run metrics query", &st) : 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char *recorded = NULL;
+		if ((rc = store_run_metric_unit(store, m[i].name, &recorded)) < 0) {
+			break;
+		}
+		const char *unit = m[i].unit && *m[i].unit ? m[i].unit : recorded;
+		int result = *recorded && strcmp(unit, recorded) != 0 ? -EDOM : 0;
+		if (result == 0) {
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_STATIC);
+			sqlite3_bind_double(st, 3, m[i].value);
+			sqlite3_bind_text(st, 4, unit, -1, SQLITE_STATIC);
+			int step = sqlite3_step(st);
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			if (step != SQLITE_DONE) {
+				rc = store_fail(store, step, "could not store a run's metric");
+			}
+		}
+		free(recorded);
+		if (results) {
+			results[i] = result;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 static int run_import(struct store *store, const struct store_run_import *run, bool *added) {
@@ -275,6 +366,10 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 				      : err; // a CHECK, since import_key conflicts are ignored
 	}
 	*added = sqlite3_changes(store->db) > 0;
+	if (*added) { // a run imported before keeps what it has
+		return metrics_put(store, sqlite3_last_insert_rowid(store->db), run->metrics,
+				   run->n_metrics, run->metric_rc);
+	}
 	return 0;
 }
 
@@ -401,7 +496,10 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 	bind_text_or_null(st, 12, end->error);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not close a run");
+	if (rc != SQLITE_DONE) {
+		return store_fail(store, rc, "could not close a run");
+	}
+	return metrics_put(store, id, end->metrics, end->n_metrics, end->metric_rc);
 }
 
 int store_run_end(struct store *store, int64_t id, const struct store_run_end *end) {
@@ -420,6 +518,32 @@ int store_run_end(struct store *store, int64_t id, const struct store_run_end *e
 		return rc;
 	}
 	return store_step_end(store, run_end(store, id, end));
+}
+
+int store_run_metrics_put(struct store *store, int64_t id, const struct store_run_metric *m,
+			  size_t n, int *rc) {
+	store->runs_changes++;
+
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	int err = store_step_begin(store);
+	if (err < 0) {
+		return err;
+	}
+	sqlite3_stmt *st = NULL;
+	err = prepare_run(store, ST_RUN_STATE, id, &st);
+	if (err == 0) {
+		int step = sqlite3_step(st);
+		err = step == SQLITE_ROW    ? 0
+		      : step == SQLITE_DONE ? -ENOENT
+					    : store_fail(store, step, "could not read a run");
+		sqlite3_finalize(st);
+	}
+	if (err == 0) {
+		err = metrics_put(store, id, m, n, rc);
+	}
+	return store_step_end(store, err);
 }
 
 static int run_samples_put(struct store *store, const struct store_run_instant *samples, size_t n,

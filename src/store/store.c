@@ -199,6 +199,17 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_SAMPLES_SCAN] = "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND "
 				"ts_ms < ?2 ORDER BY ts_ms",
 	[ST_RUN_SAMPLES_PUT] = "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+	// The metrics of the runs a filter selects (its limit left aside), in the runs' order.
+	[ST_RUN_METRICS_SCAN] = "SELECT m.run_id, m.name, m.value, m.unit FROM run_metrics m "
+				"JOIN runs ON runs.id = m.run_id WHERE " RUN_FILTER_WHERE
+				" ORDER BY runs.start_ms, runs.id, m.name",
+	[ST_RUN_METRICS_GET] = "SELECT run_id, name, value, unit FROM run_metrics "
+			       "WHERE run_id = ?1 ORDER BY name",
+	[ST_RUN_METRIC_UNIT] = "SELECT unit FROM run_metrics WHERE name = ?1 AND unit <> '' "
+			       "LIMIT 1",
+	[ST_RUN_METRIC_PUT] = "INSERT INTO run_metrics (run_id, name, value, unit) VALUES "
+			      "(?1, ?2, ?3, ?4) ON CONFLICT (run_id, name) DO UPDATE SET "
+			      "value = excluded.value, unit = excluded.unit",
 
 	/* --- one-off: throttle episodes --- */
 	[ST_EPISODE_INSERT] = "INSERT INTO throttle_episodes (domain, start_ts, end_ts, last_seen, "

@@ -343,18 +343,42 @@ typedef int (*store_run_sample_fn)(void *ctx, const struct store_run_sample *sam
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx);
 
+/** A run's metric (sql/0008-run-metrics.sql). Strings borrowed (from the scan, or the caller's). */
+struct store_run_metric {
+	int64_t run_id; // read side only
+	const char *name;
+	double value;     // finite
+	const char *unit; // "" = none (given, or recorded for the name)
+};
+
+typedef int (*store_run_metric_fn)(void *ctx, const struct store_run_metric *metric);
+/**
+ * Calls @fn for each metric of the runs @filter selects (NULL = all; its limit ignored), in
+ * the runs' (start_ms, id) order, each run's by name. A nonzero return from @fn stops the scan
+ * and is returned; otherwise 0 or a negative errno.
+ */
+int store_run_metrics_scan(struct store *store, const struct store_run_filter *filter,
+			   store_run_metric_fn fn, void *ctx);
+/** Calls @fn for each metric of run @id, by name: 0 (also when it has none) or -errno. */
+int store_run_metrics_get(struct store *store, int64_t id, store_run_metric_fn fn, void *ctx);
+/** The unit recorded for metric @name into *unit (newly allocated, "" when none). 0 or -errno. */
+int store_run_metric_unit(struct store *store, const char *name, char **unit);
+
 /** A finished run from a job log, for store_run_import(). */
 struct store_run_import {
 	const char *label;
-	int64_t start_ms, end_ms;         // end_ms >= start_ms
-	enum run_status status;           // not RUN_STATUS_RUNNING
-	int exit_code;                    // -1 = none
-	double energy_j;                  // NAN = unknown
-	const char *energy_method;        // NULL when energy_j is unknown
-	double temp_max_c, rss_max_bytes; // NAN = unknown
-	const char *figures;              // a JSON object, or NULL
-	const char *import_key;           // identifies the row across imports (required)
-	const char *error;                // why it failed, or NULL
+	int64_t start_ms, end_ms;               // end_ms >= start_ms
+	enum run_status status;                 // not RUN_STATUS_RUNNING
+	int exit_code;                          // -1 = none
+	double energy_j;                        // NAN = unknown
+	const char *energy_method;              // NULL when energy_j is unknown
+	double temp_max_c, rss_max_bytes;       // NAN = unknown
+	const char *figures;                    // a JSON object, or NULL
+	const char *import_key;                 // identifies the row across imports (required)
+	const char *error;                      // why it failed, or NULL
+	const struct store_run_metric *metrics; // its metrics (store_run_metrics_put()'s rules)
+	size_t n_metrics;
+	int *metric_rc; // n_metrics results as store_run_metrics_put() gives them, or NULL
 };
 
 /**
@@ -397,6 +421,9 @@ struct store_run_end {
 	int64_t rss_max_bytes;     // < 0 = unknown
 	const char *figures;       // JSON object, or NULL
 	const char *error;         // why it failed (a command that could not start), or NULL
+	const struct store_run_metric *metrics; // its metrics (store_run_metrics_put()'s rules)
+	size_t n_metrics;
+	int *metric_rc; // n_metrics results as store_run_metrics_put() gives them, or NULL
 };
 
 /**
@@ -405,6 +432,16 @@ struct store_run_end {
  * the start.
  */
 int store_run_end(struct store *store, int64_t id, const struct store_run_end *end);
+
+/**
+ * Stores @n metrics of run @id (running or ended; names and values checked by the caller),
+ * replacing a value of the same name it had. A metric without a unit takes the unit recorded
+ * for its name in this database; one whose unit differs from the recorded one is not stored
+ * (@rc[i] = -EDOM; else 0): a name keeps one unit. Returns 0 (also when some were refused),
+ * -ENOENT when there is no run @id, or a negative errno. Needs write mode.
+ */
+int store_run_metrics_put(struct store *store, int64_t id, const struct store_run_metric *m,
+			  size_t n, int *rc);
 
 /**
  * Where the runs table stands, without reading the database: two marks of one store differ

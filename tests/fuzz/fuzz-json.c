@@ -2,8 +2,8 @@
  * libFuzzer target for the strict JSON reader: any input is either refused with a position
  * inside it, or read into a tree that jsonread_write() writes back (compact and pretty) and
  * the reader reads again into the same tree. A tree that is an object is also read as a run
- * start and a run stop (runwire.h): either refused with a message, or accepted, and an
- * accepted one written back reads the same.
+ * start, a run stop and a metrics request (runwire.h): either refused with a message, or
+ * accepted, and an accepted one written back reads the same.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,14 +71,34 @@ static void run_requests(const struct jsonread_node *root) {
 		if (!runwire_stop_read(n, &back, &msg) || back.has_status != stop.has_status ||
 		    back.exit_code != stop.exit_code || back.signal != stop.signal ||
 		    back.rss_max_bytes != stop.rss_max_bytes ||
-		    !same_text(back.error, stop.error)) {
+		    !same_text(back.error, stop.error) || back.metrics.n != stop.metrics.n) {
 			abort();
 		}
+		runwire_stop_finish(&back);
 		jsonread_node_free(n);
 		buf_finish(&b);
 	} else if (!msg || !msg[0]) {
 		abort();
 	}
+	runwire_stop_finish(&stop);
+	free(msg);
+	msg = NULL;
+	struct runmetric_set metrics;
+	if (runwire_metrics_read(root, &metrics, &msg)) {
+		struct buf b = {0};
+		runwire_metrics_write(&metrics, &b);
+		struct jsonread_node *n = reparse(&b);
+		struct runmetric_set again;
+		if (!runwire_metrics_read(n, &again, &msg) || again.n != metrics.n) {
+			abort();
+		}
+		runmetric_set_finish(&again);
+		jsonread_node_free(n);
+		buf_finish(&b);
+	} else if (!msg || !msg[0]) {
+		abort();
+	}
+	runmetric_set_finish(&metrics);
 	free(msg);
 }
 

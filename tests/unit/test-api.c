@@ -790,7 +790,7 @@ static void test_shared_checks(void) {
 	api_response_finish(&resp);
 	post(&local, "/api/v1/runs/42/stop", "{\"status\":\"ok\",\"rss\":1}", NULL, &resp);
 	is_str(resp.body.data,
-	       "{\"error\":\"body: unknown key 'rss' (allowed: status, exit_code, signal, rss_max_bytes, error)\"}\n",
+	       "{\"error\":\"body: unknown key 'rss' (allowed: status, exit_code, signal, rss_max_bytes, error, metrics)\"}\n",
 	       "stop: the unknown key and the allowed ones");
 	api_response_finish(&resp);
 

@@ -105,15 +105,16 @@ static void test_job_log(void) {
 
 static void test_groups(void) {
 	const struct runstats_run runs[] = {
-		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5, 0},
-		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000, 0.25},
-		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7, 1},
-		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN, 0},
-		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000, 0.9},
-		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000, NAN}, // a daemon restart mid-run
-		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN, NAN},
-		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000, 0.5},
+		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5, 0, NULL},
+		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000, 0.25, NULL},
+		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7, 1, NULL},
+		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN, 0, NULL},
+		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000, 0.9, NULL},
+		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000, NAN,
+		 NULL}, // a daemon restart mid-run
+		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
+		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
+		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000, 0.5, NULL},
 	};
 	struct runstats_options opt = {.over_s = NAN};
 	struct runstats_result res;
@@ -229,9 +230,55 @@ static void test_compare(void) {
 	ok(isnan(runstats_quantile_sorted(sorted, 0, 50)), "quantile of nothing: NaN");
 }
 
+/* Metrics per label: type 7 on the ok runs' values, a metric of a failed run left out. */
+static void test_metrics(void) {
+	struct runmetric_set m[5] = {{0}};
+	char *err = NULL;
+	runmetric_put(&m[0], "latency", 12.5, "ms", &err);
+	runmetric_put(&m[0], "tok_s", 30.1, "", &err);
+	runmetric_put(&m[1], "latency", 13.5, "ms", &err);
+	runmetric_put(&m[2], "tok_s", 29, "", &err);
+	runmetric_put(&m[2], "latency", 11, "ms", &err);
+	runmetric_put(&m[3], "latency", 99, "ms", &err); // the failed run's
+	runmetric_put(&m[4], "tok_s", 31, "", &err);
+	const struct runstats_run runs[] = {
+		{"llm", RUN_STATUS_OK, 10, NAN, NAN, NAN, NAN, NAN, NAN, &m[0]},
+		{"llm", RUN_STATUS_OK, 11, NAN, NAN, NAN, NAN, NAN, NAN, &m[1]},
+		{"llm", RUN_STATUS_OK, 12, NAN, NAN, NAN, NAN, NAN, NAN, &m[2]},
+		{"llm", RUN_STATUS_FAILED, 13, NAN, NAN, NAN, NAN, NAN, NAN, &m[3]},
+		{"llm", RUN_STATUS_OK, 14, NAN, NAN, NAN, NAN, NAN, NAN, &m[4]},
+		{"idle", RUN_STATUS_OK, 60, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
+	};
+	const double pcts[] = {90};
+	struct runstats_options opt = {.over_s = NAN, .percentiles = pcts, .n_percentiles = 1};
+	struct runstats_result res;
+	is_int(runstats_compute(runs, 6, &opt, &res), 0, "metrics computed");
+	const struct runstats_label *l = runstats_result_label(&res, "llm");
+	is_int(l->n_metrics, 2, "two metrics, by name");
+	const struct runstats_metric *lat = runstats_label_metric(l, "latency");
+	// numpy: [11, 12.5, 13.5]: mean 12.333.., p50 12.5, p95 13.4, p90 13.3
+	ok(lat && lat->n == 3 && lat->p50 == 12.5 && lat->min == 11 && lat->max == 13.5,
+	   "latency: the ok runs' three values");
+	is_near(lat->p95, 13.4, 1e-12, "latency p95 (type 7)");
+	is_near(lat->percentiles[0], 13.3, 1e-12, "latency p90");
+	is_near(lat->mean, 37.0 / 3, 1e-15, "latency mean");
+	is_str(lat->unit, "ms", "its unit");
+	const struct runstats_metric *tok = runstats_label_metric(l, "tok_s");
+	ok(tok && tok->n == 3 && tok->min == 29 && tok->max == 31 && tok->p50 == 30.1,
+	   "tok_s: three runs carry it");
+	is_near(tok->p95, 30.91, 1e-12, "tok_s p95");
+	ok(runstats_label_metric(runstats_result_label(&res, "idle"), "latency") == NULL,
+	   "a label without metrics has none");
+	runstats_result_finish(&res);
+	for (int i = 0; i < 5; i++) {
+		runmetric_set_finish(&m[i]);
+	}
+}
+
 int main(void) {
 	test_job_log();
 	test_groups();
 	test_compare();
+	test_metrics();
 	return test_done();
 }

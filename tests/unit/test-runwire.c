@@ -35,6 +35,7 @@ static char *stop_refusal(const char *body) {
 		return strdup("not JSON");
 	}
 	bool good = runwire_stop_read(root, &stop, &msg);
+	runwire_stop_finish(&stop);
 	jsonread_node_free(root);
 	return good ? NULL : msg;
 }
@@ -182,11 +183,61 @@ static void test_stop(void) {
 		       "an unknown key");
 	ok(stop_refusal("{\"exit_code\": null, \"signal\": 9, \"error\": null}") == NULL,
 	   "null members are absent");
+	runwire_stop_finish(&back);
+}
+
+/* A run's metrics: with a stop, and alone (POST /api/v1/runs/{id}/metrics). */
+static void test_metrics(void) {
+	struct runwire_stop s = {.has_exit_code = true, .exit_code = 0, .rss_max_bytes = -1};
+	char *msg = NULL;
+	runmetric_put(&s.metrics, "latency", 12.5, "ms", &msg);
+	struct buf body = {0};
+	runwire_stop_write(&s, &body);
+	is_str(body.data,
+	       "{\"exit_code\":0,\"metrics\":{\"latency\":{\"value\":12.5,\"unit\":\"ms\"}}}",
+	       "a stop with its metrics");
+	struct jsonread_node *root = parse(body.data);
+	struct runwire_stop back;
+	ok(runwire_stop_read(root, &back, &msg) && back.metrics.n == 1 &&
+		   back.metrics.m[0].value == 12.5,
+	   "read back with them");
+	runwire_stop_finish(&back);
+	jsonread_node_free(root);
+	buf_clear(&body);
+	runwire_metrics_write(&s.metrics, &body);
+	is_str(body.data, "{\"metrics\":{\"latency\":{\"value\":12.5,\"unit\":\"ms\"}}}",
+	       "a metrics request");
+	root = parse(body.data);
+	struct runmetric_set set;
+	ok(runwire_metrics_read(root, &set, &msg) && set.n == 1, "reads back");
+	runmetric_set_finish(&set);
+	jsonread_node_free(root);
+	buf_finish(&body);
+	runmetric_set_finish(&s.metrics);
+	refused_naming(stop_refusal("{\"exit_code\": 0, \"metrics\": {\"x\": \"fast\"}}"),
+		       "metric 'x': expected a number", "a metric that is no number");
+	refused_naming(stop_refusal("{\"exit_code\": 0, \"metrics\": [1]}"),
+		       "metrics: expected an object", "metrics not an object");
+	static const char *const bad[][2] = {
+		{"{}", "metrics: required"},
+		{"{\"metrics\": {}}", "name at least one"},
+		{"{\"metrics\": {\"x\": {\"value\": 1, \"unit\": \"1ms\"}}}", "the unit"},
+		{"{\"metrics\": {\"x\": 1}, \"more\": 2}", "unknown key 'more'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		root = parse(bad[i][0]);
+		msg = NULL;
+		bool got = runwire_metrics_read(root, &set, &msg);
+		refused_naming(got ? NULL : msg, bad[i][1], bad[i][0]);
+		runmetric_set_finish(&set);
+		jsonread_node_free(root);
+	}
 }
 
 int main(void) {
 	test_start_round_trip();
 	test_start_refusals();
 	test_stop();
+	test_metrics();
 	return test_done();
 }

@@ -134,9 +134,88 @@ static void test_runs_read(void) {
 	free(path);
 }
 
+static int collect_metric(void *ctx, const struct store_run_metric *m) {
+	struct buf *b = ctx;
+	buf_printf(b, "%lld:%s=%g%s ", (long long)m->run_id, m->name, m->value, m->unit);
+	return 0;
+}
+
+/* A run's metrics: stored with an import, a stop and alone; one unit a name. */
+static void test_run_metrics(void) {
+	char *path = tmp_path("metrics.db");
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open");
+	const int64_t t = INT64_C(1790812800000);
+	struct store_run_metric im[] = {{.name = "latency", .value = 12.5, .unit = "ms"},
+					{.name = "tok_s", .value = 30, .unit = ""}};
+	int rc[3] = {1, 1, 1};
+	struct store_run_import a = {.label = "llm",
+				     .start_ms = t,
+				     .end_ms = t + 1000,
+				     .status = RUN_STATUS_OK,
+				     .exit_code = 0,
+				     .energy_j = NAN,
+				     .temp_max_c = NAN,
+				     .rss_max_bytes = NAN,
+				     .import_key = "llm|a",
+				     .metrics = im,
+				     .n_metrics = 2,
+				     .metric_rc = rc};
+	bool added = false;
+	is_int(store_run_import(store, &a, &added), 0, "an import with metrics");
+	ok(added && rc[0] == 0 && rc[1] == 0, "both stored");
+	struct store_run_new live = {.label = "llm", .start_ms = t + 5000};
+	int64_t id;
+	is_int(store_run_begin(store, &live, &id), 0, "a live run begins");
+	// Without a unit, latency takes its name's; in seconds it is refused, the rest kept.
+	struct store_run_metric em[] = {{.name = "latency", .value = 13, .unit = ""},
+					{.name = "tok_s", .value = 31, .unit = "tok/s"},
+					{.name = "new", .value = -1, .unit = ""}};
+	struct store_run_end end = {.end_ms = t + 9000,
+				    .status = RUN_STATUS_OK,
+				    .energy_j = NAN,
+				    .energy_coverage = NAN,
+				    .temp_max_c = NAN,
+				    .rss_max_bytes = -1,
+				    .metrics = em,
+				    .n_metrics = 3,
+				    .metric_rc = rc};
+	is_int(store_run_end(store, id, &end), 0, "a stop with metrics");
+	ok(rc[0] == 0 && rc[1] == 0 && rc[2] == 0, "tok_s had no unit yet: it takes tok/s");
+	struct store_run_metric late[] = {{.name = "latency", .value = 2, .unit = "s"},
+					  {.name = "quality", .value = 0.5, .unit = ""}};
+	is_int(store_run_metrics_put(store, id, late, 2, rc), 0, "metrics after the end");
+	ok(rc[0] == -EDOM && rc[1] == 0, "a metric in another unit than its name's is refused");
+	is_int(store_run_metrics_put(store, 999, late + 1, 1, rc), -ENOENT, "no such run");
+	char *unit;
+	is_int(store_run_metric_unit(store, "latency", &unit), 0, "a name's unit");
+	is_str(unit, "ms", "latency: ms");
+	free(unit);
+	store_run_metric_unit(store, "nothing", &unit);
+	is_str(unit, "", "a name never recorded: none");
+	free(unit);
+	struct buf got = {0};
+	is_int(store_run_metrics_scan(store, NULL, collect_metric, &got), 0, "scan every run's");
+	is_str(got.data,
+	       "1:latency=12.5ms 1:tok_s=30 2:latency=13ms 2:new=-1 2:quality=0.5 2:tok_s=31tok/s ",
+	       "in the runs' order, each run's by name, units resolved");
+	buf_clear(&got);
+	struct store_run_filter from = {.from_ms = t + 1, .has_from = true};
+	store_run_metrics_scan(store, &from, collect_metric, &got);
+	ok(got.data && strncmp(got.data, "2:", 2) == 0, "the filter selects the runs");
+	buf_clear(&got);
+	is_int(store_run_metrics_get(store, 1, collect_metric, &got), 0, "one run's");
+	is_str(got.data, "1:latency=12.5ms 1:tok_s=30 ", "run 1's metrics");
+	buf_finish(&got);
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	store_fixture_begin();
 	test_runs_read();
+	test_run_metrics();
 	store_fixture_end();
 	return test_done();
 }
