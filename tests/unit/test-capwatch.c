@@ -403,6 +403,88 @@ static void test_days(void) {
 	store_close(pruned);
 }
 
+/*
+ * A measured ripple on an ambient sensor (ripple_from): the daemon pairs each cycle's ambient
+ * with its current as the report's replay does, across a failed current read, a crash and a
+ * restart, so /metrics equals the report to the bit.
+ */
+static void test_measured_ripple(void) {
+	struct store *store = NULL;
+	if (store_open(&store, ":memory:", STORE_MODE_WRITE) < 0) {
+		ok(false, "an in-memory store for the measured ripple");
+		return;
+	}
+	struct channel chans[] = {
+		{FIXTURE_THERMOCOUPLE, .label = "Bulk cap thermocouple"},
+		{.key = "hwmon/ina226/curr1",
+		 .source = "hwmon",
+		 .kind = CHANNEL_KIND_CURRENT,
+		 .unit = "amperes",
+		 .resolution = 0.001},
+	};
+	struct capacitor_config c = cap("C21 buck input", "iio/maxim_thermocouple/temp");
+	c.sensors[TEMP_BASIS_AMBIENT] = c.sensor;
+	c.sensors_map = true;
+	c.self_heating = SELF_HEATING_RIPPLE;
+	c.rated_ripple_a = 1.5;
+	c.rated_rise_k = 6;
+	c.current_a = 0.9;
+	c.ripple_from = (struct capacitor_ripple_from){.channel = "hwmon/ina226/curr1",
+						       .formula = RIPPLE_FORMULA_BUCK_INPUT,
+						       .v_in = 24,
+						       .v_out = 5,
+						       .k = NAN,
+						       .multiplier = NAN};
+	struct config cfg = {.interval_ms = 60000, .capacitors = &c, .n_capacitors = 1};
+	struct capwatch *cw = NULL;
+	for (int i = 0; i < 1500; i++) {
+		if (i == 700) { // a crash: the sums so far are caught up again from the store
+			capwatch_destroy(cw);
+			cw = NULL;
+		}
+		if (i == 300 || i == 800) {
+			cw = capwatch_create(&cfg, store);
+		}
+		struct reading r[2] = {
+			{.value = 45 + 8 * sin(2 * M_PI * i / 1440.0)},
+			{.value = (i / 37) % 2 ? 3.2 : 0.4},
+		};
+		if (i % 53 == 7) {
+			r[1].err = -EIO; // no current: the sample does not age the part
+		}
+		struct cycle cy = {.ts = T0 + (int64_t)i * STEP,
+				   .clock = CLOCK_STATE_SYNCED,
+				   .n = 2,
+				   .channels = chans,
+				   .readings = r};
+		if (store_write_cycle(store, &cy) < 0) {
+			abort();
+		}
+		capwatch_update(cw, &cy);
+	}
+	struct capstate live[1];
+	size_t n = capwatch_states(cw, live, 1);
+	struct lifetime_report rep;
+	char *err = NULL;
+	int rc = lifetime_report_compute(store, &cfg, INT64_MIN, INT64_MAX, false, 0, &rep, &err);
+	ok(rc == 0 && n == 1 && rep.n == 1, "measured ripple: the running sum and the report");
+	if (rc == 0 && n == 1) {
+		ok(live[0].consumed_fraction == rep.entries[0].r.consumed_fraction &&
+			   live[0].observed_h == rep.entries[0].r.observed_h,
+		   "measured ripple: the running sum equals the report to the bit");
+		ok(rep.entries[0].r.observed_h < 1499 / 60.0 - 20 / 60.0,
+		   "a cycle without its current is not observed time");
+		ok(isfinite(rep.entries[0].r.consumed_constant_ripple) &&
+			   rep.entries[0].r.consumed_constant_ripple !=
+				   rep.entries[0].r.consumed_fraction,
+		   "the constant current_a's consumed life beside it");
+		lifetime_report_finish(&rep);
+	}
+	free(err);
+	capwatch_destroy(cw);
+	store_close(store);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	struct store *store = NULL;
@@ -548,5 +630,6 @@ int main(void) {
 	store_close(store);
 	test_cadence_change();
 	test_days();
+	test_measured_ripple();
 	return test_done();
 }
