@@ -616,7 +616,7 @@ static void print_profile_entry(const struct lifetime_profile_entry *pe) {
 	const struct lifetime_report_entry *e = pe->e;
 	const struct lifetime_result *r = &e->r;
 	double rise = r->self_heating_k;
-	bool measured = isfinite(rise) && rise != 0;
+	bool measured = lifetime_profile_measured_edges(pe);
 	printf("%s (sensor %s, %s):", e->cc->name, e->sensor_key, temp_basis_name(e->cc->basis));
 	if (pe->n_bins == 0 || !has_data(e)) {
 		printf(" no data in the window\n");

@@ -104,6 +104,11 @@ int lifetime_profile_bin(const struct lifetime_params *p, const struct lifetime_
 	return 0;
 }
 
+bool lifetime_profile_measured_edges(const struct lifetime_profile_entry *pe) {
+	double rise = pe->e->r.self_heating_k;
+	return isfinite(rise) && rise != 0 && !pe->e->model_temps;
+}
+
 void lifetime_profile_finish(struct lifetime_profile *pr) {
 	for (size_t i = 0; i < pr->n; i++) {
 		free(pr->entries[i].bins);
@@ -158,11 +163,18 @@ int lifetime_profile_build(const struct lifetime_report *rep, double bin_k, cons
 			lifetime_profile_finish(out);
 			return -EINVAL;
 		}
-		if (lifetime_profile_bin(&p, e->temps, e->n_temps, bin_k, pe) < 0) {
+		// With a measured ripple each sample has its own rise: the report kept the model
+		// temperatures themselves, nothing is added to them.
+		const struct lifetime_point *pts = e->model_temps ? e->model_temps : e->temps;
+		size_t n_pts = e->model_temps ? e->n_model_temps : e->n_temps;
+		if (e->model_temps) {
+			p.rise_k = 0;
+		}
+		if (lifetime_profile_bin(&p, pts, n_pts, bin_k, pe) < 0) {
 			*err = xasprintf("capacitor '%s': %g K bins over %.1f to %.1f °C would be "
 					 "more than %d: choose a wider bin",
-					 e->cc->name, bin_k, e->temps[0].temp_c + p.rise_k,
-					 e->temps[e->n_temps - 1].temp_c + p.rise_k,
+					 e->cc->name, bin_k, pts[0].temp_c + p.rise_k,
+					 pts[n_pts - 1].temp_c + p.rise_k,
 					 LIFETIME_PROFILE_MAX_BINS);
 			lifetime_profile_finish(out);
 			return -E2BIG;
@@ -184,7 +196,7 @@ static double share(double part, double whole) {
 
 static void write_bins(const struct lifetime_profile_entry *pe, struct json *out) {
 	double rise = pe->e->r.self_heating_k;
-	bool measured = isfinite(rise) && rise != 0;
+	bool measured = lifetime_profile_measured_edges(pe);
 	json_array_begin(out);
 	for (size_t b = 0; b < pe->n_bins; b++) {
 		const struct lifetime_profile_bin *bin = &pe->bins[b];

@@ -73,6 +73,12 @@ int lifetime_profile_bin(const struct lifetime_params *p, const struct lifetime_
 int lifetime_profile_build(const struct lifetime_report *rep, double bin_k, const char *capacitor,
 			   struct lifetime_profile *out, char **err);
 void lifetime_profile_finish(struct lifetime_profile *pr); // accepts a zeroed struct
+/**
+ * Whether @pe's bins have measured edges beside the model's: the sensor's temperature is the
+ * model's minus one constant self-heating (not with none, nor with a measured ripple's rise
+ * per sample).
+ */
+bool lifetime_profile_measured_edges(const struct lifetime_profile_entry *pe);
 
 /**
  * The JSON of `thermlog lifetime profile --json` (and GET /api/v1/lifetime/profile):

@@ -505,7 +505,7 @@ static void mission_profile(struct report_doc *doc, const struct report_board *b
 		return;
 	}
 	double rise = pe->e->r.self_heating_k;
-	bool measured = isfinite(rise) && rise != 0;
+	bool measured = lifetime_profile_measured_edges(pe);
 	static const char *const head[] = {"effective °C", "measured °C", "hours",
 					   "time %",       "consumed %",  "T_bin °C"};
 	const char *h[6];
@@ -544,7 +544,8 @@ static void mission_profile(struct report_doc *doc, const struct report_board *b
 		pe->hours, pe->consumed_fraction);
 	report_chart_add(doc, chart_name, report_chart_profile(pe, b->profile.bin_k),
 			 xasprintf("Hours per %g K bin of %s's %s temperature", b->profile.bin_k,
-				   pe->e->cc->name, measured ? "effective" : "measured"));
+				   pe->e->cc->name,
+				   rise != 0 && isfinite(rise) ? "effective" : "measured"));
 }
 
 static void consumed_over_time(struct report_doc *doc, const struct report_board *b, size_t i,

@@ -192,6 +192,15 @@ def main():
         rel_near(band["consumed_fraction"][0], d4hot, 1e-9, "C4: the band's hot end")
         rel_near(band["life_uncapped_h"][0], hours / d4hot, 1e-9, "C4: the shortest life")
 
+        # its profile bins the temperature it ages at, each sample's rise included
+        p = run("--db", db, "-c", cfg, "lifetime", "profile", "--json", "--capacitor", "C4 measured ripple")
+        prof = json.loads(p.stdout)["capacitors"][0] if p.returncode == 0 else {"bins": []}
+        model = [a + ripple_rise(0.8 * ld) for a, ld in zip(amb, load)]
+        ok(prof["bins"] and abs(sum(b["consumed_fraction"] for b in prof["bins"] if b["consumed_fraction"]) - d4) <= 1e-6 * d4
+           and prof["bins"][0]["from_c"] <= min(model) and prof["bins"][-1]["to_c"] > max(model)
+           and all("measured_from_c" not in b for b in prof["bins"]),
+           "C4: the profile bins the model temperature (each sample's rise), its damage adds up to D",
+           p.stdout[:2000] + p.stderr)
         c5 = caps["C5 buck input"]
         d = 5 / 24
         d5 = sum(dt / 3600 / life(a + (ld * math.sqrt(d * (1 - d)) / 0.9) ** 2 * 0.2 * 25)
