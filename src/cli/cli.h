@@ -57,18 +57,54 @@ enum {
 #define CLI_OPTION_HELP       {"help", no_argument, NULL, 'h'}
 // clang-format on
 
+struct store;
+
+/* What a command needs before its work, said by its entry in a command table (command.c). */
+enum cli_needs {
+	CLI_NEEDS_NONE,   // neither the configuration nor the database
+	CLI_NEEDS_CONFIG, // the configuration (cli_config())
+	CLI_NEEDS_READ,   // that and an existing database, read-only (ctx->store)
+	CLI_NEEDS_WRITE,  // that and the database for writing, created if missing
+	CLI_NEEDS_UPDATE, // that and an existing database for writing (never created)
+};
+
 struct cli_context {
 	const char *config_path; // -c FILE, or NULL = the default path if it exists
 	const char *db_path;     // --db PATH, or NULL = the configured database
+	/* The command running (cli_dispatch()) and what cli_setup() made for it. */
+	char cmd[64]; // its name, a subcommand's after its command's: "runs stats"
+	enum cli_needs needs;
+	struct store *store; // the database after cli_setup() (CLI_NEEDS_READ and on), else NULL
+	struct config cfg;   // read through cli_config()
+	bool config_loaded, config_bad;
 };
 
+/** A command: its name, its function, what it needs and its line in --help. */
+struct cli_command {
+	const char *name;
+	int (*run)(struct cli_context *ctx, int argc, char **argv);
+	enum cli_needs needs;
+	const char *summary;
+};
+
+/** The entry of @table (@n entries) named @name, or NULL. */
+const struct cli_command *cli_command_find(const struct cli_command *table, size_t n,
+					   const char *name);
 /**
- * Loads the configuration the context names into @cfg (initialized here): -c FILE must exist;
- * the default path is optional. Errors are printed; returns false on any.
+ * Runs @cmd with @argc/@argv (argv[0] its name): ctx->cmd and ctx->needs said, getopt reset;
+ * what cli_setup() made is released when it returns. Returns the command's exit code.
  */
-bool cli_load_config(const struct cli_context *ctx, struct config *cfg);
-/** The database path: --db, else the configuration's. */
-const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg);
+int cli_dispatch(struct cli_context *ctx, const struct cli_command *cmd, int argc, char **argv);
+/**
+ * What the running command's entry says it needs, made once, after its options are read:
+ * CLI_EXIT_OK, or the exit code after the message (a bad configuration, no database, one that
+ * does not open).
+ */
+int cli_setup(struct cli_context *ctx);
+/** The configuration, loaded once; NULL after printing its errors. */
+const struct config *cli_config(struct cli_context *ctx);
+/** The database path (--db, else the configuration's); NULL when the configuration is bad. */
+const char *cli_store_path(struct cli_context *ctx);
 
 /**
  * The answer to the option @opt that ends a command's parsing: --help ('h') prints @usage on
@@ -78,61 +114,61 @@ const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg)
 int cli_usage(int opt, const char *usage);
 /**
  * Whether no operand follows the options getopt_long has read; false after printing
- * "thermlog CMD: unexpected argument 'ARG'".
+ * "thermlog CMD: unexpected argument 'ARG'" and @usage on stderr, alike for every command.
  */
-bool cli_no_operand(const char *cmd, int argc, char **argv);
+bool cli_no_operand(const char *cmd, const char *usage, int argc, char **argv);
 
 /* Each command gets argv[0] = its name and the arguments after global options are removed. */
 
 /** thermlog sample [--sysfs-root DIR] [--json]: one reading of every channel, nothing stored. */
-int cli_sample(const struct cli_context *ctx, int argc, char **argv);
+int cli_sample(struct cli_context *ctx, int argc, char **argv);
 /** thermlog check-config [FILE]: prints "configuration OK" (exit 0) or every error (exit 2). */
-int cmd_check_config(const struct cli_context *ctx, int argc, char **argv);
+int cmd_check_config(struct cli_context *ctx, int argc, char **argv);
 /* stats area: cli/stats.c, cli/export.c */
-int cli_stats(const struct cli_context *ctx, int argc, char **argv);
-int cli_peak(const struct cli_context *ctx, int argc, char **argv);
-int cli_channels(const struct cli_context *ctx, int argc, char **argv);
-int cli_export(const struct cli_context *ctx, int argc, char **argv);
-int cli_import(const struct cli_context *ctx, int argc, char **argv);
-int cli_backup(const struct cli_context *ctx, int argc, char **argv);
+int cli_stats(struct cli_context *ctx, int argc, char **argv);
+int cli_peak(struct cli_context *ctx, int argc, char **argv);
+int cli_channels(struct cli_context *ctx, int argc, char **argv);
+int cli_export(struct cli_context *ctx, int argc, char **argv);
+int cli_import(struct cli_context *ctx, int argc, char **argv);
+int cli_backup(struct cli_context *ctx, int argc, char **argv);
 /** thermlog repair --drop-after TIME [--dry-run]: removes cycles stamped after TIME. */
-int cli_repair(const struct cli_context *ctx, int argc, char **argv);
+int cli_repair(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog lifetime [--from T] [--to T] [--include-unsynced] [--json]: every configured
  * capacitor from the stored history; `thermlog lifetime calc ...`: the calculator, no database.
  */
-int cli_lifetime(const struct cli_context *ctx, int argc, char **argv);
+int cli_lifetime(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog runs [--label L] [--from T] [--to T] [--json], and its subcommands show ID, stats,
  * import FILE and compare --label L OTHER.db (src/cli/runs.c).
  */
-int cli_runs(const struct cli_context *ctx, int argc, char **argv);
+int cli_runs(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog run [--label L] [--tag K=V]... [--timeout DUR] -- CMD [ARGS...]: runs CMD as a
  * recorded run and exits with its status; `run start` prints a new run's id, `run stop ID`
  * ends it. Through the daemon's socket (runs.socket).
  */
-int cli_run(const struct cli_context *ctx, int argc, char **argv);
+int cli_run(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog runs metric ID NAME=VALUE[UNIT]...: adds metrics to run ID through the daemon's
  * socket, as `thermlog run` sends its own (src/cli/run.c).
  */
-int cli_runs_metric(const struct cli_context *ctx, int argc, char **argv);
+int cli_runs_metric(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]: the throttle episodes of a
  * window and each domain's totals (src/cli/throttle.c).
  */
-int cli_throttle(const struct cli_context *ctx, int argc, char **argv);
+int cli_throttle(struct cli_context *ctx, int argc, char **argv);
 
 /**
  * thermlog report [--from T] [--to T] [--label L]... [--over DUR] [--compare OTHER.db]
  * [--format html|md] -o FILE [--force]: the window's figures as one document (src/cli/report.c).
  */
-int cli_report(const struct cli_context *ctx, int argc, char **argv);
+int cli_report(struct cli_context *ctx, int argc, char **argv);
 
 #endif

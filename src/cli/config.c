@@ -20,7 +20,7 @@ static const char usage_text[] =
 	"1990 or in the future) without changing the exit status.\n"
 	"Exit status: 0 valid, 2 invalid or unreadable.\n";
 
-int cmd_check_config(const struct cli_context *ctx, int argc, char **argv) {
+int cmd_check_config(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTION_HELP,
 		{0},

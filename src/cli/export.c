@@ -18,8 +18,8 @@
 
 #include "buf.h"
 #include "channel.h"
+#include "cli-options.h"
 #include "cli-output.h"
-#include "cli-stats.h"
 #include "csv.h"
 #include "export.h"
 #include "log.h"
@@ -41,7 +41,7 @@
 
 /* ---- export ---- */
 
-int cli_export(const struct cli_context *ctx, int argc, char **argv) {
+int cli_export(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
 		CLI_OPTION_CHANNEL,
@@ -85,30 +85,27 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 			goto out;
 		}
 	}
-	if (!cli_no_operand("export", argc, argv)) {
-		fputs(usage, stderr);
+	if (!cli_no_operand("export", usage, argc, argv)) {
 		goto out;
 	}
 	if (!cli_window_check(ctx, &w, "export", now)) {
 		goto out;
 	}
-	struct store *store;
-	if ((rc = cli_open_store(ctx, "export", STORE_MODE_READ, &store)) != CLI_EXIT_OK) {
+	if ((rc = cli_setup(ctx)) != CLI_EXIT_OK) {
 		goto out;
 	}
 	char *err = NULL;
-	struct export *e = export_create(store, &w.p, format, &err);
+	struct export *e = export_create(ctx->store, &w.p, format, &err);
 	if (!e) {
 		rc = cli_query_failed("export", -errno, err);
-		goto close;
+		goto out;
 	}
 	struct cli_output out = {0};
 	if (output && strcmp(output, "-") == 0) {
 		output = NULL; // as usual, "-o -" is the standard output
 	}
-	char *db_path = cli_store_path(ctx);
-	bool opened = !output || cli_output_open(&out, "export", output, db_path, force, 0);
-	free(db_path);
+	bool opened =
+		!output || cli_output_open(&out, "export", output, cli_store_path(ctx), force, 0);
 	if (!opened) {
 		rc = CLI_EXIT_FAILURE;
 		goto destroy;
@@ -138,8 +135,6 @@ int cli_export(const struct cli_context *ctx, int argc, char **argv) {
 	}
 destroy:
 	export_destroy(e);
-close:
-	store_close(store);
 out:
 	cli_window_finish(&w);
 	return rc;
@@ -756,7 +751,7 @@ static FILE *spool(FILE *in) {
 	return tmp;
 }
 
-int cli_import(const struct cli_context *ctx, int argc, char **argv) {
+int cli_import(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTION_FORMAT, CLI_OPTION_SKIP_BAD, CLI_OPTION_TIME_UNIT, CLI_OPTION_HELP, {0},
 	};
@@ -809,12 +804,12 @@ int cli_import(const struct cli_context *ctx, int argc, char **argv) {
 			strerror(errno));
 		return CLI_EXIT_FAILURE;
 	}
-	struct store *store = NULL;
-	int rc = cli_open_store(ctx, "import", STORE_MODE_WRITE, &store);
+	int rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		fclose(in);
 		return rc;
 	}
+	struct store *store = ctx->store;
 	rc = CLI_EXIT_FAILURE;
 	if (store_channels(store, &im.stored, &im.n_stored) < 0 ||
 	    store_raw_horizon(store, &im.raw_horizon) < 0) {
@@ -904,14 +899,13 @@ out:
 	wide_columns_free(&im);
 	free(im.index);
 	store_channels_free(im.stored, im.n_stored);
-	store_close(store);
 	fclose(in);
 	return rc;
 }
 
 /* ---- backup ---- */
 
-int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
+int cli_backup(struct cli_context *ctx, int argc, char **argv) {
 	if (argc != 2 || argv[1][0] == '-') {
 		bool help =
 			argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
@@ -921,13 +915,13 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 		return help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	const char *path = argv[1];
-	struct store *store;
-	int rc = cli_open_store(ctx, "backup", STORE_MODE_READ, &store);
+	int rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
+	struct store *store = ctx->store;
 	// The copy gets the database's mode: a 0640 database does not become world-readable.
-	char *db_path = cli_store_path(ctx);
+	const char *db_path = cli_store_path(ctx);
 	struct stat sb;
 	mode_t mode = stat(db_path, &sb) == 0 ? (sb.st_mode & 07777) : 0600;
 	struct cli_output out;
@@ -955,7 +949,5 @@ int cli_backup(const struct cli_context *ctx, int argc, char **argv) {
 	       stat(path, &sb) == 0 ? (long long)sb.st_size : 0LL, (unsigned)mode, db_path);
 	rc = CLI_EXIT_OK;
 out:
-	free(db_path);
-	store_close(store);
 	return rc;
 }

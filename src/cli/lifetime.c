@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli-stats.h"
+#include "cli-options.h"
 #include "cli.h"
 #include "json.h"
 #include "lifetime-profile.h"
@@ -113,7 +113,8 @@ enum calc_opt {
 	OPT_UNCERTAINTY,
 };
 
-static int cmd_calc(int argc, char **argv) {
+static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
+	(void)ctx; // the calculator reads no configuration and no database
 	static const struct option opts[] = {
 		{"rated-life-h", required_argument, NULL, OPT_LIFE},
 		{"rated-temp-c", required_argument, NULL, OPT_TEMP_RATED},
@@ -201,7 +202,7 @@ static int cmd_calc(int argc, char **argv) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!cli_no_operand("lifetime calc", argc, argv)) {
+	if (!cli_no_operand("lifetime calc", calc_usage, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!have_life || !have_rated) {
@@ -540,45 +541,32 @@ static bool window_ok(const char *cmd, int64_t from, int64_t to, int64_t now) {
 	return true;
 }
 
-/*
- * The configuration and the read-only database of a history command: CLI_EXIT_OK, or the exit
- * code with the message printed (config_finish() and store_close() are due either way).
- */
-static int open_history(const struct cli_context *ctx, const char *cmd, struct config *cfg,
-			struct store **store) {
-	int rc = cli_open_store_config(ctx, cmd, STORE_MODE_READ, cfg, store);
-	if (rc != CLI_EXIT_OK) {
-		return rc;
-	}
-	if (cfg->n_capacitors == 0) {
-		fprintf(stderr,
-			"thermlog %s: no capacitors configured (add a 'capacitors:' section to %s)\n",
-			cmd, cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
-	}
-	return CLI_EXIT_OK;
-}
-
-/* What lifetime and lifetime profile read: the configuration, the store and the report. */
+/* What lifetime and lifetime profile read: the report over the configuration and store. */
 struct history {
-	struct config cfg;
-	struct store *store;
 	struct lifetime_report rep;
 	bool computed; // rep holds a report
 };
 
 /*
- * Opens the history and computes its report over [@from, @to) into @h: CLI_EXIT_OK, or the
- * exit code after a message. history_finish() @h either way.
+ * Sets the history up (cli_setup(): the configuration and the read-only database) and computes
+ * its report over [@from, @to) into @h: CLI_EXIT_OK, or the exit code after a message.
+ * history_finish() @h either way.
  */
-static int history_report(const struct cli_context *ctx, const char *cmd, int64_t from, int64_t to,
+static int history_report(struct cli_context *ctx, const char *cmd, int64_t from, int64_t to,
 			  bool include_unsynced, int64_t now, struct history *h) {
 	*h = (struct history){0};
-	int rc = open_history(ctx, cmd, &h->cfg, &h->store);
+	int rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
+	const struct config *cfg = &ctx->cfg;
+	if (cfg->n_capacitors == 0) {
+		fprintf(stderr,
+			"thermlog %s: no capacitors configured (add a 'capacitors:' section to %s)\n",
+			cmd, cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
+	}
 	char *err = NULL;
-	if (lifetime_report_compute(h->store, &h->cfg, from, to, include_unsynced, now, &h->rep,
+	if (lifetime_report_compute(ctx->store, cfg, from, to, include_unsynced, now, &h->rep,
 				    &err) < 0) {
 		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
@@ -592,8 +580,6 @@ static void history_finish(struct history *h) {
 	if (h->computed) {
 		lifetime_report_finish(&h->rep);
 	}
-	store_close(h->store);
-	config_finish(&h->cfg);
 }
 
 static const char profile_usage[] =
@@ -730,7 +716,7 @@ static bool parse_bin(const char *arg, double *bin_k) {
 	return true;
 }
 
-static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
+static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 	static const char cmd[] = "lifetime profile";
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO,
@@ -777,7 +763,7 @@ static int cmd_profile(const struct cli_context *ctx, int argc, char **argv) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!cli_no_operand(cmd, argc, argv)) {
+	if (!cli_no_operand(cmd, profile_usage, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (json && csv) {
@@ -860,7 +846,7 @@ static void print_series(const struct lifetime_report *rep, const struct lifetim
 	       "extrapolated); band: with the reading uncertainty_k cooler and hotter\n");
 }
 
-static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
+static int cmd_series(struct cli_context *ctx, int argc, char **argv) {
 	static const char cmd[] = "lifetime series";
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO,
@@ -887,7 +873,7 @@ static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
 			return cli_usage(c, series_usage);
 		}
 	}
-	if (!cli_no_operand(cmd, argc, argv) || !window_ok(cmd, from, to, now)) {
+	if (!cli_no_operand(cmd, series_usage, argc, argv) || !window_ok(cmd, from, to, now)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct history h;
@@ -902,7 +888,7 @@ static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
 		buf_init(&b);
 		struct json j;
 		json_init(&j, &b, true);
-		if (lifetime_series_json(h.store, &h.cfg, from, to, now, &j, &err) == 0) {
+		if (lifetime_series_json(ctx->store, &ctx->cfg, from, to, now, &j, &err) == 0) {
 			buf_putc(&b, '\n');
 			fputs(b.data, stdout);
 		}
@@ -910,7 +896,8 @@ static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
 	} else {
 		struct lifetime_series *series = xcalloc(h.rep.n ? h.rep.n : 1, sizeof(*series));
 		if (h.rep.to <= h.rep.from ||
-		    lifetime_report_series(h.store, &h.cfg, from, now, &h.rep, series, &err) == 0) {
+		    lifetime_report_series(ctx->store, &ctx->cfg, from, now, &h.rep, series,
+					   &err) == 0) {
 			print_series(&h.rep, series);
 		}
 		free(series);
@@ -924,15 +911,22 @@ static int cmd_series(const struct cli_context *ctx, int argc, char **argv) {
 	return rc;
 }
 
-int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
-	if (argc > 1 && strcmp(argv[1], "calc") == 0) {
-		return cmd_calc(argc - 1, argv + 1);
-	}
-	if (argc > 1 && strcmp(argv[1], "profile") == 0) {
-		return cmd_profile(ctx, argc - 1, argv + 1);
-	}
-	if (argc > 1 && strcmp(argv[1], "series") == 0) {
-		return cmd_series(ctx, argc - 1, argv + 1);
+/* The subcommands, each with what it needs; lifetime itself reads the store (main.c). */
+static const struct cli_command lifetime_commands[] = {
+	{"calc", cmd_calc, CLI_NEEDS_NONE, NULL},
+	{"profile", cmd_profile, CLI_NEEDS_READ, NULL},
+	{"series", cmd_series, CLI_NEEDS_READ, NULL},
+};
+
+int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
+	const struct cli_command *sub =
+		argc > 1
+			? cli_command_find(lifetime_commands,
+					   sizeof(lifetime_commands) / sizeof(lifetime_commands[0]),
+					   argv[1])
+			: NULL;
+	if (sub) {
+		return cli_dispatch(ctx, sub, argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
@@ -959,7 +953,7 @@ int cli_lifetime(const struct cli_context *ctx, int argc, char **argv) {
 			return cli_usage(c, history_usage);
 		}
 	}
-	if (!cli_no_operand("lifetime", argc, argv)) {
+	if (!cli_no_operand("lifetime", history_usage, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!window_ok("lifetime", from, to, now)) {

@@ -12,39 +12,52 @@
 #include "version.h"
 #include "xalloc.h"
 
-struct command {
-	const char *name;
-	int (*run)(const struct cli_context *ctx, int argc, char **argv);
-	const char *summary;
-};
-
-static int cmd_version(const struct cli_context *ctx, int argc, char **argv) {
+static int cmd_version(struct cli_context *ctx, int argc, char **argv) {
 	printf("thermlog %s\n", THERMLOG_VERSION);
 	return CLI_EXIT_OK;
 }
 
-/* One line per command; each lives in its own file in src/cli/. */
-static const struct command commands[] = {
-	{"version", cmd_version, "print the version"},
-	{"sample", cli_sample, "read every channel once and print it"},
-	{"check-config", cmd_check_config, "validate the configuration file"},
-	{"stats", cli_stats, "exact statistics per channel over a window"},
-	{"peak", cli_peak, "the cycles around a channel's maximum, with every channel"},
-	{"channels", cli_channels, "every known channel with first/last seen"},
-	{"export", cli_export, "write samples as CSV (long or wide)"},
-	{"import", cli_import, "load samples from a long-format CSV file"},
-	{"backup", cli_backup, "write a consistent copy of the database"},
-	{"repair", cli_repair, "remove cycles a clock glitch stamped in the future"},
-	{"run", cli_run, "record a command (or a start/stop pair) as a run through the daemon"},
-	{"lifetime", cli_lifetime, "capacitor life from the stored history (or 'lifetime calc')"},
-	{"runs", cli_runs, "the runs stored (or 'runs show|stats|import|compare')"},
-	{"throttle", cli_throttle, "throttle episodes per frequency domain over a window"},
-	{"report", cli_report, "a window's figures as one HTML or Markdown document (-o FILE)"},
+/* A command, what it needs (cli_setup()) and its line of --help; each lives in its own file. */
+// clang-format off
+static const struct cli_command commands[] = {
+	{"version", cmd_version, CLI_NEEDS_NONE,
+	 "print the version"},
+	{"sample", cli_sample, CLI_NEEDS_CONFIG,
+	 "read every channel once and print it"},
+	{"check-config", cmd_check_config, CLI_NEEDS_NONE,
+	 "validate the configuration file"},
+	{"stats", cli_stats, CLI_NEEDS_READ,
+	 "exact statistics per channel over a window"},
+	{"peak", cli_peak, CLI_NEEDS_READ,
+	 "the cycles around a channel's maximum, with every channel"},
+	{"channels", cli_channels, CLI_NEEDS_READ,
+	 "every known channel with first/last seen"},
+	{"export", cli_export, CLI_NEEDS_READ,
+	 "write samples as CSV (long or wide)"},
+	{"import", cli_import, CLI_NEEDS_WRITE,
+	 "load samples from a long-format CSV file"},
+	{"backup", cli_backup, CLI_NEEDS_READ,
+	 "write a consistent copy of the database"},
+	{"repair", cli_repair, CLI_NEEDS_UPDATE,
+	 "remove cycles a clock glitch stamped in the future"},
+	{"run", cli_run, CLI_NEEDS_CONFIG,
+	 "record a command (or a start/stop pair) as a run through the daemon"},
+	{"lifetime", cli_lifetime, CLI_NEEDS_READ,
+	 "capacitor life from the stored history (or 'lifetime calc')"},
+	{"runs", cli_runs, CLI_NEEDS_READ,
+	 "the runs stored (or 'runs show|stats|import|compare')"},
+	{"throttle", cli_throttle, CLI_NEEDS_READ,
+	 "throttle episodes per frequency domain over a window"},
+	{"report", cli_report, CLI_NEEDS_READ,
+	 "a window's figures as one HTML or Markdown document (-o FILE)"},
 };
+// clang-format on
+
+#define COMMANDS_N (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out) {
 	fprintf(out, "usage: thermlog [-c FILE] [--db PATH] [-v] COMMAND [ARGS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < COMMANDS_N; i++) {
 		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].summary);
 	}
 	fprintf(out, "\nglobal options:\n"
@@ -53,28 +66,6 @@ static void usage(FILE *out) {
 		     "  -v, --verbose      debug logging\n"
 		     "  --version, --help\n"
 		     "\n'thermlog COMMAND --help' describes a command.\n");
-}
-
-bool cli_load_config(const struct cli_context *ctx, struct config *cfg) {
-	config_init(cfg);
-	const char *path = ctx->config_path;
-	if (!path) {
-		if (access(CONFIG_DEFAULT_PATH, F_OK) != 0) {
-			return true; // no installed config: defaults
-		}
-		path = CONFIG_DEFAULT_PATH;
-	}
-	char *errors = NULL;
-	if (!config_load(cfg, path, &errors)) {
-		fputs(errors, stderr);
-		free(errors);
-		return false;
-	}
-	return true;
-}
-
-const char *cli_db_path(const struct cli_context *ctx, const struct config *cfg) {
-	return ctx->db_path ? ctx->db_path : cfg->database;
 }
 
 /* Takes a global option at argv[*i] (and its value) out of the list; false if not one. */
@@ -152,12 +143,10 @@ int main(int argc, char **argv) {
 		rc = CLI_EXIT_OK;
 		goto out;
 	}
-	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
-		if (strcmp(rest[0], commands[c].name) == 0) {
-			optind = 0; // reset getopt for the command's own parsing
-			rc = commands[c].run(&ctx, n, rest);
-			goto out;
-		}
+	const struct cli_command *cmd = cli_command_find(commands, COMMANDS_N, rest[0]);
+	if (cmd) {
+		rc = cli_dispatch(&ctx, cmd, n, rest);
+		goto out;
 	}
 	fprintf(stderr, "thermlog: unknown command '%s' (see thermlog --help)\n", rest[0]);
 out:

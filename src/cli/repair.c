@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli-stats.h"
+#include "cli-options.h"
 #include "cli.h"
 #include "store.h"
 #include "timefmt.h"
@@ -16,7 +16,7 @@ static const char usage_text[] =
 	"Removes every cycle stamped after TIME (e.g. now, 2026-08-20T12:00:00Z, -1h),\n"
 	"with its raw values and the rollups of the hours after it. --dry-run only counts.\n";
 
-int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
+int cli_repair(struct cli_context *ctx, int argc, char **argv) {
 	enum { OPT_DROP_AFTER = 512, OPT_DRY_RUN };
 	static const struct option longopts[] = {
 		{"drop-after", required_argument, NULL, OPT_DROP_AFTER},
@@ -42,31 +42,23 @@ int cli_repair(const struct cli_context *ctx, int argc, char **argv) {
 			return cli_usage(c, usage_text);
 		}
 	}
-	if (!cli_no_operand("repair", argc, argv)) {
-		fputs(usage_text, stderr);
+	if (!cli_no_operand("repair", usage_text, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!have_after) {
 		fprintf(stderr, "thermlog repair: --drop-after TIME is required\n%s", usage_text);
 		return CLI_EXIT_USAGE;
 	}
-	// An existing database only: write mode would otherwise create an empty one.
-	struct store *store;
-	int rc = cli_open_store(ctx, "repair", STORE_MODE_READ, &store);
+	// An existing database only (CLI_NEEDS_UPDATE): never an empty one created.
+	int rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
-	store_close(store);
-	if ((rc = cli_open_store(ctx, "repair", STORE_MODE_WRITE, &store)) != CLI_EXIT_OK) {
-		return rc;
-	}
 	struct store_drop drop;
-	if (store_drop_after(store, after, dry_run, &drop) < 0) { // logs why
+	if (store_drop_after(ctx->store, after, dry_run, &drop) < 0) { // logs why
 		fprintf(stderr, "thermlog repair: nothing was changed\n");
-		store_close(store);
 		return CLI_EXIT_FAILURE;
 	}
-	store_close(store);
 	char at[TIMEFMT_ISO_LEN], first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
 	timefmt_iso(after, at);
 	if (drop.cycles == 0) {

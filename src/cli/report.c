@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli-options.h"
 #include "cli-output.h"
-#include "cli-stats.h"
 #include "cli.h"
 #include "report.h"
 #include "timefmt.h"
@@ -122,7 +122,7 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	if (!cli_no_operand("report", argc, argv)) {
+	if (!cli_no_operand("report", usage_text, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!a->output) {
@@ -222,14 +222,11 @@ static int write_stdout(const struct report_args *a, const struct report *rep) {
 	return rc;
 }
 
-int cli_report(const struct cli_context *ctx, int argc, char **argv) {
+int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	int64_t now = (int64_t)time(NULL);
 	struct report_args a = {.over_s = NAN};
 	cli_window_init(&a.w);
-	struct config cfg;
-	config_init(&cfg);
 	struct store *stores[2] = {NULL, NULL};
-	char *db_path = NULL;
 	int rc = parse(&a, argc, argv, now);
 	if (rc >= 0) {
 		goto out;
@@ -242,14 +239,12 @@ int cli_report(const struct cli_context *ctx, int argc, char **argv) {
 		a.w.p.to = now;
 		a.w.p.has_to = true;
 	}
-	config_finish(&cfg);
-	if (!cli_load_config(ctx, &cfg)) {
+	if ((rc = cli_setup(ctx)) != CLI_EXIT_OK) {
 		goto out;
 	}
-	db_path = xstrdup(cli_db_path(ctx, &cfg));
-	if ((rc = cli_open_store(ctx, "report", STORE_MODE_READ, &stores[0])) != CLI_EXIT_OK) {
-		goto out;
-	}
+	const struct config *cfg = &ctx->cfg;
+	const char *db_path = cli_store_path(ctx);
+	stores[0] = ctx->store;
 	rc = CLI_EXIT_FAILURE;
 	if (a.compare && (access(a.compare, F_OK) != 0 ||
 			  store_open(&stores[1], a.compare, STORE_MODE_FOREIGN) < 0)) {
@@ -267,15 +262,15 @@ int cli_report(const struct cli_context *ctx, int argc, char **argv) {
 		.labels = a.labels,
 		.n_labels = a.n_labels,
 		.over_s = a.over_s,
-		.cfg = &cfg,
+		.cfg = cfg,
 		.now = now,
 		.lifetime = a.lifetime,
 	};
-	if (a.lifetime != REPORT_LIFETIME_NONE && cfg.n_capacitors == 0) {
+	if (a.lifetime != REPORT_LIFETIME_NONE && cfg->n_capacitors == 0) {
 		fprintf(stderr,
 			"thermlog report: no capacitors configured (add a 'capacitors:' section to "
 			"%s): the design review says so\n",
-			cfg.path ? cfg.path : CONFIG_DEFAULT_PATH);
+			cfg->path ? cfg->path : CONFIG_DEFAULT_PATH);
 	}
 	struct report rep;
 	char *err = NULL;
@@ -289,11 +284,8 @@ int cli_report(const struct cli_context *ctx, int argc, char **argv) {
 	}
 	report_finish(&rep);
 out:
-	store_close(stores[1]);
-	store_close(stores[0]);
-	free(db_path);
+	store_close(stores[1]); // the --compare database: the command's own
 	free(a.labels);
 	cli_window_finish(&a.w);
-	config_finish(&cfg);
 	return rc;
 }

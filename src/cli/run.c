@@ -354,15 +354,9 @@ static bool add_tag(struct run_args *a, const char *kv) {
 	return true;
 }
 
-static char *socket_of(const struct cli_context *ctx) {
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
-		return NULL;
-	}
-	char *path = xstrdup(cfg.runs.socket);
-	config_finish(&cfg);
-	return path;
+static char *socket_of(struct cli_context *ctx) {
+	const struct config *cfg = cli_setup(ctx) == CLI_EXIT_OK ? cli_config(ctx) : NULL;
+	return cfg ? xstrdup(cfg->runs.socket) : NULL;
 }
 
 /*
@@ -370,7 +364,7 @@ static char *socket_of(const struct cli_context *ctx) {
  * it serves another, or cannot say which, says so on stderr, @what ending the line, and returns
  * false. An unreachable daemon returns true: the request that follows says it is not there.
  */
-static bool daemon_serves_db(const struct cli_context *ctx, const char *sock, const char *cmd,
+static bool daemon_serves_db(struct cli_context *ctx, const char *sock, const char *cmd,
 			     const char *what) {
 	if (!ctx->db_path) {
 		return true;
@@ -589,8 +583,7 @@ static void stop_body(struct buf *out, int status, const struct rusage *ru, cons
  * The socket of a daemon that serves the database --db names, for @cmd (@what ends the message
  * when it serves another); NULL with the exit code in *@rc after the message.
  */
-static char *serving_socket(const struct cli_context *ctx, const char *cmd, const char *what,
-			    int *rc) {
+static char *serving_socket(struct cli_context *ctx, const char *cmd, const char *what, int *rc) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
 		*rc = CLI_EXIT_USAGE;
@@ -604,7 +597,7 @@ static char *serving_socket(const struct cli_context *ctx, const char *cmd, cons
 	return sock;
 }
 
-static int wrap(const struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
+static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
 		return CLI_EXIT_USAGE;
@@ -831,7 +824,7 @@ static bool request(const char *sock, const char *cmd, const char *path, const c
 	return true;
 }
 
-static int start(const struct cli_context *ctx, struct run_args *a) {
+static int start(struct cli_context *ctx, struct run_args *a) {
 	if (!a->label) {
 		fprintf(stderr, "thermlog run start: --label is required\n");
 		return CLI_EXIT_USAGE;
@@ -877,8 +870,8 @@ static int start(const struct cli_context *ctx, struct run_args *a) {
 	return rc;
 }
 
-static int stop(const struct cli_context *ctx, const char *id_text, int exit_code,
-		const char *status, const struct runmetric_set *metrics) {
+static int stop(struct cli_context *ctx, const char *id_text, int exit_code, const char *status,
+		const struct runmetric_set *metrics) {
 	char *end;
 	errno = 0;
 	long long id = strtoll(id_text, &end, 10);
@@ -924,7 +917,7 @@ static const char usage_text[] =
 	"is not reachable. CMD may write its own metrics, lines \"NAME VALUE [UNIT]\" or\n"
 	"one JSON object, to the file $THERMLOG_METRICS names. See thermlog(1).\n";
 
-int cli_run(const struct cli_context *ctx, int argc, char **argv) {
+int cli_run(struct cli_context *ctx, int argc, char **argv) {
 	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
 	static const struct option longopts[] = {
 		{"label", required_argument, NULL, OPT_LABEL},
@@ -1107,7 +1100,7 @@ static const char metric_usage[] =
 	"figures known only after the run, such as an output's deviation checked later. A\n"
 	"metric without a unit takes the one recorded for its name; another unit is refused.\n";
 
-int cli_runs_metric(const struct cli_context *ctx, int argc, char **argv) {
+int cli_runs_metric(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option longopts[] = {CLI_OPTION_HELP, {0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {

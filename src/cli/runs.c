@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "buf.h"
-#include "cli-stats.h"
+#include "cli-options.h"
 #include "runs.h"
 #include "table.h"
 #include "timefmt.h"
@@ -146,7 +146,10 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		fprintf(stderr, "thermlog %s: --from must be before --to\n", a->cmd);
 		return CLI_EXIT_USAGE;
 	}
-	if (n_operands != RUNS_OPERANDS_FREE && argc - optind != n_operands) {
+	if (n_operands == 0 && !cli_no_operand(a->cmd, usage, argc, argv)) {
+		return CLI_EXIT_USAGE;
+	}
+	if (n_operands > 0 && argc - optind != n_operands) {
 		fputs(usage, stderr);
 		return CLI_EXIT_USAGE;
 	}
@@ -154,16 +157,18 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 }
 
 /*
- * parse_args() for a command that takes no operand, then the database opened read-only into
- * *@store: RUNS_GO_ON, or the exit code after --help, a usage error or a failed open.
+ * parse_args() for a command that takes no operand, then its set-up (cli_setup(): the database,
+ * read-only, into *@store): RUNS_GO_ON, or the exit code after --help, a usage error or a
+ * failed open.
  */
-static int parse_and_open(const struct cli_context *ctx, struct runs_args *a, int argc, char **argv,
+static int parse_and_open(struct cli_context *ctx, struct runs_args *a, int argc, char **argv,
 			  const int *allowed, const char *usage, struct store **store) {
 	int rc = parse_args(a, argc, argv, allowed, usage, 0);
 	if (rc != RUNS_GO_ON) {
 		return rc;
 	}
-	rc = cli_open_store(ctx, a->cmd, STORE_MODE_READ, store);
+	rc = cli_setup(ctx);
+	*store = ctx->store;
 	return rc == CLI_EXIT_OK ? RUNS_GO_ON : rc;
 }
 
@@ -243,7 +248,7 @@ static int no_runs_said(struct store *store, const char *cmd, const struct store
 	return known < 0 ? known : known == 0;
 }
 
-static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
+static int runs_list(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,
 				      RUNS_OPT_LAST,  CLI_OPT_JSON, 0};
 	const char *usage = "usage: thermlog runs [--label L] [--from T] [--to T] [--last N] "
@@ -278,7 +283,6 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 			err = no_runs_said(store, "runs", &a.filter);
 		}
 	}
-	store_close(store);
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs: could not read the runs: %s\n", strerror(-err));
 		return CLI_EXIT_FAILURE;
@@ -286,7 +290,7 @@ static int runs_list(const struct cli_context *ctx, int argc, char **argv) {
 	return err == 1 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
-static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
+static int runs_show(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {CLI_OPT_JSON, 0};
 	const char *usage = "usage: thermlog runs show ID [--json]\n"
 			    "One run with its figures and the fast samples around its peak "
@@ -302,21 +306,13 @@ static int runs_show(const struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog runs show: give one run id (see thermlog runs)\n");
 		return CLI_EXIT_USAGE;
 	}
-	struct store *store;
-	rc = cli_open_store(ctx, "runs show", STORE_MODE_READ, &store);
-	if (rc != CLI_EXIT_OK) {
+	if ((rc = cli_setup(ctx)) != CLI_EXIT_OK) {
 		return rc;
 	}
 	struct buf out;
 	buf_init(&out);
 	// The text form is the same document, indented: every figure keeps its method beside it.
-	struct config cfg;
-	int err = -EINVAL;
-	if (cli_load_config(ctx, &cfg)) {
-		err = runs_show_json(store, &cfg, id, true, &out);
-	}
-	config_finish(&cfg);
-	store_close(store);
+	int err = runs_show_json(ctx->store, &ctx->cfg, id, true, &out);
 	if (err == -ENOENT) {
 		fprintf(stderr, "thermlog runs show: no run %lld\n", id);
 		rc = CLI_EXIT_FAILURE;
@@ -468,7 +464,7 @@ static void print_wrapped(const char *first, const char *text) {
 	printf("\n");
 }
 
-static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) {
+static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, CLI_OPT_OVER,
 				      CLI_OPT_PERCENTILE, CLI_OPT_JSON, 0};
 	const char *usage = "usage: thermlog runs stats [--label L] [--from T] [--to T] "
@@ -491,12 +487,10 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 	if (runs_label_check(store, a.filter.label, &why) < 0) {
 		fprintf(stderr, "thermlog runs stats: %s\n", why);
 		free(why);
-		store_close(store);
 		return CLI_EXIT_FAILURE;
 	}
 	struct runstats_result r;
 	int err = runs_stats(store, &opt, &r);
-	store_close(store);
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs stats: could not compute: %s\n", strerror(-err));
 		runstats_result_finish(&r);
@@ -528,7 +522,7 @@ static int runs_stats_cmd(const struct cli_context *ctx, int argc, char **argv) 
 	return CLI_EXIT_OK;
 }
 
-static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv) {
+static int runs_import_cmd(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {RUNS_OPT_DEFAULT_LABEL, CLI_OPT_SKIP_BAD, CLI_OPT_TIME_UNIT,
 				      0};
 	const char *usage =
@@ -556,8 +550,7 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 			strerror(errno));
 		return CLI_EXIT_FAILURE;
 	}
-	struct store *store;
-	rc = cli_open_store(ctx, "runs import", STORE_MODE_WRITE, &store);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		if (!from_stdin) {
 			fclose(in);
@@ -570,22 +563,11 @@ static int runs_import_cmd(const struct cli_context *ctx, int argc, char **argv)
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
-		store_close(store);
-		if (!from_stdin) {
-			fclose(in);
-		}
-		return CLI_EXIT_USAGE;
-	}
 	const struct runs_import_options opt = {.default_label = a.default_label,
 						.unix_per_s = a.unix_per_s,
 						.skip_bad = a.skip_bad,
-						.cfg = &cfg};
-	int err = runs_import(store, in, name, &opt, now_ms, &res, &errors);
-	config_finish(&cfg);
-	store_close(store);
+						.cfg = &ctx->cfg};
+	int err = runs_import(ctx->store, in, name, &opt, now_ms, &res, &errors);
 	if (!from_stdin) {
 		fclose(in);
 	}
@@ -718,7 +700,7 @@ static void print_sides(const struct runs_compare *c) {
 	table_print_stdout(&t, 2);
 }
 
-static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv) {
+static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {RUNS_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON, 0};
 	const char *usage =
 		"usage: thermlog runs compare --label L [--exclude-throttled] OTHER.db [--json]\n"
@@ -738,14 +720,14 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 		return CLI_EXIT_USAGE;
 	}
 	const char *other_path = argv[optind];
-	struct store *here, *other;
-	rc = cli_open_store(ctx, "runs compare", STORE_MODE_READ, &here);
+	struct store *other;
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
+	struct store *here = ctx->store;
 	if (store_open(&other, other_path, STORE_MODE_FOREIGN) < 0) { // logs why
 		fprintf(stderr, "thermlog runs compare: could not open %s\n", other_path);
-		store_close(here);
 		return CLI_EXIT_FAILURE;
 	}
 	struct runs_compare c;
@@ -755,7 +737,6 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 	if (err == -ENODATA && !(c.a && c.a->duration_s.n)) {
 		runs_label_known(here, a.filter.label, &hint);
 	}
-	store_close(here);
 	store_close(other);
 	if (err == -ENODATA) {
 		fprintf(stderr, "thermlog runs compare: label '%s' has no %sok run %s%s\n",
@@ -819,21 +800,20 @@ static int runs_compare_cmd(const struct cli_context *ctx, int argc, char **argv
 	return CLI_EXIT_OK;
 }
 
-int cli_runs(const struct cli_context *ctx, int argc, char **argv) {
-	if (argc > 1) {
-		static const struct {
-			const char *name;
-			int (*run)(const struct cli_context *ctx, int argc, char **argv);
-		} subs[] = {
-			{"show", runs_show},         {"stats", runs_stats_cmd},
-			{"import", runs_import_cmd}, {"compare", runs_compare_cmd},
-			{"metric", cli_runs_metric},
-		};
-		for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
-			if (strcmp(argv[1], subs[i].name) == 0) {
-				return subs[i].run(ctx, argc - 1, argv + 1);
-			}
-		}
-	}
-	return runs_list(ctx, argc, argv);
+/* The subcommands, each with what it needs; the list (runs itself) reads the store (main.c). */
+static const struct cli_command runs_commands[] = {
+	{"show", runs_show, CLI_NEEDS_READ, NULL},
+	{"stats", runs_stats_cmd, CLI_NEEDS_READ, NULL},
+	{"import", runs_import_cmd, CLI_NEEDS_WRITE, NULL},
+	{"compare", runs_compare_cmd, CLI_NEEDS_READ, NULL},
+	{"metric", cli_runs_metric, CLI_NEEDS_CONFIG, NULL},
+};
+
+int cli_runs(struct cli_context *ctx, int argc, char **argv) {
+	const struct cli_command *sub =
+		argc > 1 ? cli_command_find(runs_commands,
+					    sizeof(runs_commands) / sizeof(runs_commands[0]),
+					    argv[1])
+			 : NULL;
+	return sub ? cli_dispatch(ctx, sub, argc - 1, argv + 1) : runs_list(ctx, argc, argv);
 }

@@ -105,7 +105,7 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 	free(values);
 }
 
-int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
+int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
 		{"procfs-root", required_argument, NULL, 'p'},
@@ -131,26 +131,25 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 			return cli_usage(opt, usage_text);
 		}
 	}
-	if (!cli_no_operand("sample", argc, argv)) {
+	if (!cli_no_operand("sample", usage_text, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
-		return CLI_EXIT_USAGE;
+	int rc = cli_setup(ctx);
+	if (rc != CLI_EXIT_OK) {
+		return rc;
 	}
+	struct config *cfg = &ctx->cfg; // the command's own copy: the options override it
 	if (root) {
-		free(cfg.sysfs_root);
-		cfg.sysfs_root = xstrdup(root);
+		free(cfg->sysfs_root);
+		cfg->sysfs_root = xstrdup(root);
 	}
 	if (proc) {
-		free(cfg.procfs_root);
-		cfg.procfs_root = xstrdup(proc);
+		free(cfg->procfs_root);
+		cfg->procfs_root = xstrdup(proc);
 	}
-	int rc = CLI_EXIT_USAGE;
-	struct sampler *sampler = sampler_create(&cfg); // logs why it failed
+	struct sampler *sampler = sampler_create(cfg); // logs why it failed
 	if (!sampler) {
-		goto err_sampler;
+		return CLI_EXIT_USAGE;
 	}
 	struct timespec mono, now;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -161,15 +160,12 @@ int cli_sample(const struct cli_context *ctx, int argc, char **argv) {
 	if (json) {
 		struct buf out;
 		buf_init(&out);
-		write_json(&out, (int64_t)now.tv_sec, cfg.sysfs_root, n, ch, rd);
+		write_json(&out, (int64_t)now.tv_sec, cfg->sysfs_root, n, ch, rd);
 		fputs(out.data, stdout);
 		buf_finish(&out);
 	} else {
 		write_table(n, ch, rd);
 	}
-	rc = CLI_EXIT_OK; // main.c checks the output
 	sampler_destroy(sampler);
-err_sampler:
-	config_finish(&cfg);
-	return rc;
+	return CLI_EXIT_OK; // main.c checks the output
 }

@@ -1,5 +1,5 @@
 /* thermlog stats, peak and channels: window statistics from the database, as tables or JSON. */
-#include "cli-stats.h"
+#include "cli-options.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,135 +18,6 @@
 #include "timefmt.h"
 #include "unit.h"
 #include "xalloc.h"
-
-void cli_window_init(struct cli_window *w) {
-	*w = (struct cli_window){0};
-	w->p.percentiles = w->percentiles;
-}
-
-void cli_window_finish(struct cli_window *w) {
-	free(w->channels);
-	*w = (struct cli_window){0};
-}
-
-int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char *arg,
-		      int64_t now) {
-	switch (opt) {
-	case CLI_OPT_FROM:
-	case CLI_OPT_TO: {
-		int64_t ts;
-		if (!cli_time_option(cmd, opt == CLI_OPT_FROM ? "--from" : "--to", arg, now, &ts)) {
-			return -1;
-		}
-		if (opt == CLI_OPT_FROM) {
-			w->p.from = ts;
-			w->p.has_from = true;
-		} else {
-			w->p.to = ts;
-			w->p.has_to = true;
-		}
-		return 1;
-	}
-	case CLI_OPT_CHANNEL:
-		w->channels = xgrow(w->channels, &w->cap_channels, w->p.n_channels + 1,
-				    sizeof(*w->channels));
-		w->channels[w->p.n_channels++] = arg;
-		w->p.channels = w->channels;
-		return 1;
-	case CLI_OPT_PERCENTILE:
-		return cli_percentile_option(cmd, arg, w->percentiles, &w->p.n_percentiles,
-					     QUERY_MAX_PERCENTILES)
-			       ? 1
-			       : -1;
-	case CLI_OPT_UNSYNCED:
-		w->p.include_unsynced = true;
-		return 1;
-	case CLI_OPT_INTERVAL: {
-		int64_t ms;
-		if (!timefmt_parse_duration_ms(arg, &ms) || ms < 1000) {
-			fprintf(stderr, "thermlog %s: bad interval '%s' (e.g. 60s, 1m)\n", cmd,
-				arg);
-			return -1;
-		}
-		w->p.interval_s = ms / 1000;
-		return 1;
-	}
-	default:
-		return 0;
-	}
-}
-
-bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
-		      int64_t now) {
-	static const char *const names[] = {"--from", "--to"};
-	if (!w->p.has_from && !w->p.has_to) {
-		return true; // the whole stored history, bounded by what is stored
-	}
-	struct config cfg;
-	if (!cli_load_config(ctx, &cfg)) {
-		config_finish(&cfg);
-		return false;
-	}
-	// As in the API: an end left out is now (--to) or the limit does not apply (--from),
-	// except to the stretch after now that a --to alone adds (--to 2999-01-01).
-	static const char *const ahead[] = {"now", "--to"};
-	bool to_alone_ahead = !w->p.has_from && w->p.to > now;
-	int64_t from = w->p.has_from ? w->p.from : to_alone_ahead ? now : INT64_MIN;
-	int64_t to = w->p.has_to ? w->p.to : now;
-	char *err = NULL;
-	int bad;
-	int rc = query_window_check(from, to, !w->p.has_to,
-				    w->p.has_from || to_alone_ahead ? cfg.http.max_window_s : 0,
-				    to_alone_ahead ? ahead : names, &bad, &err);
-	config_finish(&cfg);
-	if (rc < 0) {
-		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
-		free(err);
-		return false;
-	}
-	return true;
-}
-
-int cli_open_store_config(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-			  struct config *cfg, struct store **store) {
-	*store = NULL;
-	if (!cli_load_config(ctx, cfg)) {
-		return CLI_EXIT_USAGE;
-	}
-	const char *path = cli_db_path(ctx, cfg);
-	if (mode == STORE_MODE_READ && access(path, F_OK) != 0) {
-		fprintf(stderr, "thermlog %s: no database at %s (--db PATH names another)\n", cmd,
-			path);
-		return CLI_EXIT_FAILURE;
-	}
-	if (store_open(store, path, mode) < 0) { // logs why
-		fprintf(stderr, "thermlog %s: could not open the database %s\n", cmd, path);
-		return CLI_EXIT_FAILURE;
-	}
-	return CLI_EXIT_OK;
-}
-
-int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-		   struct store **store) {
-	struct config cfg;
-	int rc = cli_open_store_config(ctx, cmd, mode, &cfg, store);
-	config_finish(&cfg);
-	return rc;
-}
-
-char *cli_store_path(const struct cli_context *ctx) {
-	struct config cfg;
-	bool good = cli_load_config(ctx, &cfg);
-	char *path = good ? xstrdup(cli_db_path(ctx, &cfg)) : NULL;
-	config_finish(&cfg);
-	return path;
-}
-
-int cli_query_failed(const char *cmd, int rc, char *err) {
-	fprintf(stderr, "thermlog %s: %s\n", cmd, err ? err : strerror(-rc));
-	free(err);
-	return rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
-}
 
 /* Writes @b to stdout (a failed write fails the command: main.c checks the output). */
 static int emit(const char *cmd, struct buf *b) {
@@ -498,7 +369,7 @@ static int answer(struct store *store, const struct query_params *p, enum query_
 	return rc;
 }
 
-static int run_query(const struct cli_context *ctx, int argc, char **argv, enum query_kind kind) {
+static int run_query(struct cli_context *ctx, int argc, char **argv, enum query_kind kind) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
 		CLI_OPTION_CHANNEL,
@@ -585,8 +456,7 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 			goto out;
 		}
 	}
-	if (!cli_no_operand(cmd, argc, argv)) {
-		fputs(usage_texts[kind], stderr);
+	if (!cli_no_operand(cmd, usage_texts[kind], argc, argv)) {
 		goto out;
 	}
 	if (kind == QUERY_PEAK && w.p.n_channels != 1) {
@@ -604,31 +474,29 @@ static int run_query(const struct cli_context *ctx, int argc, char **argv, enum 
 		w.p.to = now;
 		w.p.has_to = true;
 	}
-	struct store *store;
-	if ((rc = cli_open_store(ctx, cmd, STORE_MODE_READ, &store)) != CLI_EXIT_OK) {
+	if ((rc = cli_setup(ctx)) != CLI_EXIT_OK) {
 		goto out;
 	}
 	struct buf b;
 	buf_init(&b);
 	char *err = NULL;
-	int qrc = answer(store, &w.p, kind, json, &b, &err);
+	int qrc = answer(ctx->store, &w.p, kind, json, &b, &err);
 	rc = qrc < 0 ? cli_query_failed(cmd, qrc, err) : emit(cmd, &b);
 	buf_finish(&b);
-	store_close(store);
 out:
 	free(with);
 	cli_window_finish(&w);
 	return rc;
 }
 
-int cli_stats(const struct cli_context *ctx, int argc, char **argv) {
+int cli_stats(struct cli_context *ctx, int argc, char **argv) {
 	return run_query(ctx, argc, argv, QUERY_STATS);
 }
 
-int cli_peak(const struct cli_context *ctx, int argc, char **argv) {
+int cli_peak(struct cli_context *ctx, int argc, char **argv) {
 	return run_query(ctx, argc, argv, QUERY_PEAK);
 }
 
-int cli_channels(const struct cli_context *ctx, int argc, char **argv) {
+int cli_channels(struct cli_context *ctx, int argc, char **argv) {
 	return run_query(ctx, argc, argv, QUERY_CHANNELS);
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli-stats.h"
+#include "cli-options.h"
 #include "table.h"
 #include "throttle-report.h"
 #include "timefmt.h"
@@ -140,7 +140,7 @@ static void report_text(const struct throttle_report *r, struct buf *out) {
 	domains_table(r, out);
 }
 
-int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
+int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
 		{"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
@@ -172,19 +172,18 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 			return cli_usage(opt, usage_text);
 		}
 	}
-	if (!cli_no_operand("throttle", argc, argv)) {
-		fputs(usage_text, stderr);
+	if (!cli_no_operand("throttle", usage_text, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
 	if (w.p.has_from && !w.p.has_to) { // as in the API: the window ends now
 		w.p.to = now;
 		w.p.has_to = true;
 	}
-	struct store *store;
-	int rc = cli_open_store(ctx, "throttle", STORE_MODE_READ, &store);
+	int rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
+	struct store *store = ctx->store;
 	struct throttle_report r;
 	char *err = NULL;
 	int64_t from, to;
@@ -194,7 +193,6 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
 	}
 	if (qrc < 0) {
-		store_close(store);
 		return cli_query_failed("throttle", qrc, err);
 	}
 	struct buf b;
@@ -208,7 +206,6 @@ int cli_throttle(const struct cli_context *ctx, int argc, char **argv) {
 		report_text(&r, &b);
 	}
 	throttle_report_finish(&r);
-	store_close(store);
 	rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? CLI_EXIT_OK
 									      : CLI_EXIT_FAILURE;
 	if (rc != CLI_EXIT_OK) {

@@ -1,13 +1,16 @@
-/* Shared pieces of the query commands (stats, peak, channels, export, import, backup). */
-#ifndef CLI_STATS_H
-#define CLI_STATS_H
+/*
+ * The values of the options several commands take (options.c): times, --percentile, --weight,
+ * --over, and the window of the query commands (stats, peak, channels, export, throttle); one
+ * answer and one message each.
+ */
+#ifndef CLI_OPTIONS_H
+#define CLI_OPTIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cli.h"
 #include "query.h"
-#include "store.h"
 
 /* Window options common to stats, peak and export. */
 struct cli_window {
@@ -47,25 +50,8 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
  * Checks the window's --from/--to with query_window_check(), the API's check and limit
  * (http.max_window of the configuration); false after printing why.
  */
-bool cli_window_check(const struct cli_context *ctx, const struct cli_window *w, const char *cmd,
+bool cli_window_check(struct cli_context *ctx, const struct cli_window *w, const char *cmd,
 		      int64_t now);
-
-/**
- * Opens the configured database (or --db) for @mode; a missing file is an error in read
- * mode. Returns CLI_EXIT_OK with *store set, or the exit code after printing the reason.
- */
-int cli_open_store(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-		   struct store **store);
-
-/**
- * cli_open_store() for a command that needs the configuration as well: loads it into @cfg,
- * which the caller finishes with config_finish() whatever the result.
- */
-int cli_open_store_config(const struct cli_context *ctx, const char *cmd, enum store_mode mode,
-			  struct config *cfg, struct store **store);
-
-/** The database path cli_open_store() opens, newly allocated; NULL if the config is bad. */
-char *cli_store_path(const struct cli_context *ctx);
 
 /** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
 int cli_query_failed(const char *cmd, int rc, char *err);
