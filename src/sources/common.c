@@ -328,6 +328,18 @@ void *sensor_priv(struct sensor *sensor, size_t size) {
 	return sensor->priv;
 }
 
+void *source_ctx_priv(struct source_ctx *ctx, enum source_id id, size_t size) {
+	if (!ctx->driver[id]) {
+		ctx->driver[id] = xcalloc(1, size);
+	}
+	return ctx->driver[id];
+}
+
+void source_ctx_priv_free(struct source_ctx *ctx, enum source_id id) {
+	free(ctx->driver[id]);
+	ctx->driver[id] = NULL;
+}
+
 void sensor_list_finish(struct sensor_list *list) {
 	for (size_t i = 0; i < list->n; i++) {
 		sensor_finish(&list->sensors[i]);

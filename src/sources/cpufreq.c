@@ -13,6 +13,9 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_cpufreq;
+
 #define CPU_DIR "devices/system/cpu"
 
 /* Parses a "0 1 2 3" CPU list into @cpus; returns the count, or -1 on garbage. */

@@ -9,6 +9,9 @@
 #include "json.h"
 #include "log.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_devfreq;
+
 static void discover_device(struct source_ctx *ctx, struct sensor_list *out, const char *name) {
 	char path[256];
 	snprintf(path, sizeof(path), "class/devfreq/%s/cur_freq", name);

@@ -14,6 +14,9 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_hwmon;
+
 /* Where libsensors reads the channel. */
 struct hwmon_sensor {
 	const sensors_chip_name *chip;
@@ -81,10 +84,21 @@ static bool hwmon_init(void) {
 	return true;
 }
 
+/* hwmon's state across its sensors: libsensors is process-wide. */
+struct hwmon_state {
+	bool active;      // sensors_init() succeeded and sensors_cleanup() is owed
+	bool skip_logged; // "not /sys" said once per sampler
+};
+
+static struct hwmon_state *state(struct source_ctx *ctx) {
+	return source_ctx_priv(ctx, SOURCE_HWMON, sizeof(struct hwmon_state));
+}
+
 static void hwmon_cleanup(struct source_ctx *ctx) {
-	if (ctx->hwmon_active) {
+	struct hwmon_state *st = ctx->driver[SOURCE_HWMON];
+	if (st && st->active) {
 		sensors_cleanup();
-		ctx->hwmon_active = false;
+		st->active = false;
 	}
 }
 
@@ -190,10 +204,10 @@ static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 		len--;
 	}
 	if (len != 4 || strncmp(root, "/sys", 4) != 0) {
-		if (!ctx->hwmon_skip_logged) {
+		if (!state(ctx)->skip_logged) {
 			log_info("hwmon skipped: libsensors reads only /sys, and sysfs_root is %s",
 				 ctx->cfg->sysfs_root);
-			ctx->hwmon_skip_logged = true;
+			state(ctx)->skip_logged = true;
 		}
 		return;
 	}
@@ -202,7 +216,7 @@ static void hwmon_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	if (!hwmon_init()) {
 		return;
 	}
-	ctx->hwmon_active = true;
+	state(ctx)->active = true;
 	// libsensors lists chips in directory order; channels are listed by chip name instead.
 	struct named_chip *chips = NULL;
 	size_t n = 0, cap = 0;

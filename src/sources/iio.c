@@ -15,6 +15,9 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_iio;
+
 /* A configured channel's linear map (iio_channels: linear:), applied to its volts. */
 struct iio_sensor {
 	double gain, offset;

@@ -21,6 +21,9 @@
 #include "source.h"
 #include "xalloc.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_load;
+
 /* /proc/stat grows with the CPUs and the interrupt lines (its intr line): 1 MiB at most. */
 #define LOAD_TEXT_MAX (1 << 20)
 
@@ -60,19 +63,20 @@ struct shared_file {
 	size_t *at, n, cap;
 };
 
+/* load's state across its sensors (source_ctx_priv()): the shared files of this pass. */
 struct load_files {
 	struct shared_file f[SHARED_COUNT];
 	bool debugfs_denied_said; // "debugfs needs root" said once per sampler
+	bool ready;               // the fds set to -1
 };
 
 static struct load_files *files(struct source_ctx *ctx) {
-	if (!ctx->load) {
-		ctx->load = xcalloc(1, sizeof(*ctx->load));
-		for (size_t i = 0; i < SHARED_COUNT; i++) {
-			ctx->load->f[i].fd = -1;
-		}
+	struct load_files *lf = source_ctx_priv(ctx, SOURCE_LOAD, sizeof(*lf));
+	for (size_t i = 0; i < SHARED_COUNT && !lf->ready; i++) {
+		lf->f[i].fd = -1;
 	}
-	return ctx->load;
+	lf->ready = true;
+	return lf;
 }
 
 /*
@@ -466,11 +470,12 @@ static void load_carry(struct sensor *fresh, const struct sensor *old) {
 }
 
 static void load_cleanup(struct source_ctx *ctx) {
-	if (!ctx->load) {
+	struct load_files *lf = ctx->driver[SOURCE_LOAD];
+	if (!lf) {
 		return;
 	}
 	for (size_t i = 0; i < SHARED_COUNT; i++) {
-		struct shared_file *f = &ctx->load->f[i];
+		struct shared_file *f = &lf->f[i];
 		buf_finish(&f->text);
 		if (f->fd >= 0) {
 			close(f->fd);
@@ -479,8 +484,7 @@ static void load_cleanup(struct source_ctx *ctx) {
 		free(f->ids);
 		free(f->at);
 	}
-	free(ctx->load);
-	ctx->load = NULL;
+	source_ctx_priv_free(ctx, SOURCE_LOAD);
 }
 
 const struct source_ops source_load = {

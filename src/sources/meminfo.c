@@ -16,6 +16,9 @@
 #include "source.h"
 #include "xalloc.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_meminfo;
+
 /* /proc/vmstat has about 180 lines on 6.1 (under 5 KiB); meminfo under 2 KiB. */
 #define MEMINFO_TEXT_MAX 16384
 
@@ -159,12 +162,10 @@ static int read_file(struct source_ctx *ctx, struct sensor *s, char *text, size_
 
 /* The sensor's file as read in this pass: read now by the first sensor that needs it. */
 static int pass_text(struct source_ctx *ctx, struct sensor *s, const char **text) {
-	if (!ctx->meminfo) {
-		ctx->meminfo = xcalloc(1, sizeof(*ctx->meminfo));
-	}
+	struct meminfo_files *files = source_ctx_priv(ctx, SOURCE_MEMINFO, sizeof(*files));
 	enum file which =
 		strcmp(items[item_of(s)].file, "vmstat") == 0 ? FILE_VMSTAT : FILE_MEMINFO;
-	struct pass_file *f = &ctx->meminfo->f[which];
+	struct pass_file *f = &files->f[which];
 	if (f->pass != ctx->pass || ctx->pass == 0) {
 		f->rc = read_file(ctx, s, f->text, sizeof(f->text));
 		f->pass = ctx->pass;
@@ -222,8 +223,7 @@ static void meminfo_carry(struct sensor *fresh, const struct sensor *old) {
 }
 
 static void meminfo_cleanup(struct source_ctx *ctx) {
-	free(ctx->meminfo);
-	ctx->meminfo = NULL;
+	source_ctx_priv_free(ctx, SOURCE_MEMINFO);
 }
 
 const struct source_ops source_meminfo = {

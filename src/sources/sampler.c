@@ -16,6 +16,15 @@
 #include "source.h"
 #include "xalloc.h"
 
+/* The drivers, each defined in its own file and named here alone (source.h names none). */
+extern const struct source_ops source_thermal; // zones and cooling devices
+extern const struct source_ops source_cpufreq;
+extern const struct source_ops source_devfreq;
+extern const struct source_ops source_iio;
+extern const struct source_ops source_hwmon;
+extern const struct source_ops source_meminfo; // /proc/meminfo and /proc/vmstat
+extern const struct source_ops source_load;    // /proc/stat, debugfs rknpu/rkrga, devfreq load
+
 /* The driver table: one driver per source, discovered and read in enum source_id order. */
 static const struct source_ops *const sources[SOURCE_COUNT] = {
 	[SOURCE_THERMAL] = &source_thermal, [SOURCE_CPUFREQ] = &source_cpufreq,
@@ -208,6 +217,9 @@ void sampler_destroy(struct sampler *s) {
 		if (sources[i]->cleanup) {
 			sources[i]->cleanup(&s->ctx);
 		}
+	}
+	for (size_t id = 0; id < SOURCE_COUNT; id++) {
+		source_ctx_priv_free(&s->ctx, (enum source_id)id);
 	}
 	close(s->ctx.root_fd);
 	close_proc(&s->ctx);

@@ -18,7 +18,7 @@ typedef ssize_t (*source_pread_fn)(int fd, void *buf, size_t len, off_t off);
 /** A monotonic clock in ns, or a test double. */
 typedef int64_t (*source_clock_fn)(void);
 
-/** What the sources see of the sampler; hwmon keeps its libsensors state here. */
+/** What the sources see of the sampler. */
 struct source_ctx {
 	int root_fd;           // the sysfs root, O_DIRECTORY
 	int proc_fd;           // the procfs root, O_DIRECTORY; -1 = could not be opened
@@ -26,11 +26,10 @@ struct source_ctx {
 	source_clock_fn clock; // rates: when a counter was read
 	const struct config *cfg;
 	source_pread_fn pread;
-	bool hwmon_active;      // sensors_init() succeeded and sensors_cleanup() is owed
-	bool hwmon_skip_logged; // "not /sys" said once per sampler
-	uint64_t pass;          // sampler_read() calls: sensors of one pass may share a file read
-	struct meminfo_files *meminfo; // meminfo: its files' text this pass; freed by cleanup
-	struct load_files *load;       // load: its shared files' text this pass, what was said
+	uint64_t pass; // sampler_read() calls: sensors of one pass may share a file read
+	/* Each driver's own state across its sensors, behind the driver (source_ctx_priv()):
+	 * what only its .c knows, as a sensor's is behind sensor_priv(). */
+	void *driver[SOURCE_COUNT];
 };
 
 /** How to read one channel; parallel to its struct channel. */
@@ -80,14 +79,6 @@ struct source_ops {
 	void (*carry)(struct sensor *fresh, const struct sensor *old);
 };
 
-extern const struct source_ops source_thermal; // zones and cooling devices
-extern const struct source_ops source_cpufreq;
-extern const struct source_ops source_devfreq;
-extern const struct source_ops source_iio;
-extern const struct source_ops source_hwmon;
-extern const struct source_ops source_meminfo; // /proc/meminfo and /proc/vmstat
-extern const struct source_ops source_load;    // /proc/stat, debugfs rknpu/rkrga, devfreq load
-
 /** The driver of @id (the sampler's table, indexed by enum source_id); NULL for a bad id. */
 const struct source_ops *source_driver(enum source_id id);
 
@@ -118,6 +109,14 @@ void sensor_list_finish(struct sensor_list *list);
 void sensor_finish(struct sensor *sensor);
 /** The driver state of @sensor: @size zeroed bytes, allocated at the first call (discovery). */
 void *sensor_priv(struct sensor *sensor, size_t size);
+/**
+ * The driver-wide state of driver @id (chrony's RCL_SetDriverData): @size zeroed bytes,
+ * allocated at the first call, the same block after; freed by source_ctx_priv_free() (a
+ * driver's cleanup may, the sampler does at its end).
+ */
+void *source_ctx_priv(struct source_ctx *ctx, enum source_id id, size_t size);
+/** Frees driver @id's state: the next source_ctx_priv() gives a new zeroed block. */
+void source_ctx_priv_free(struct source_ctx *ctx, enum source_id id);
 
 /**
  * Parses a sysfs integer: optional '-', digits, an optional trailing newline, nothing else.

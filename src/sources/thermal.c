@@ -11,6 +11,9 @@
 #include "json.h"
 #include "log.h"
 
+/* This driver's ops, defined at the end of the file; sampler.c's table names it. */
+extern const struct source_ops source_thermal;
+
 /* A zone's state (cooling devices have none). */
 struct thermal_sensor {
 	bool zone_disabled; // `mode` said "disabled" when discovered

@@ -14,6 +14,10 @@
 #include "test.h"
 #include "xalloc.h"
 
+/* Two drivers, named in sampler.c alone (source.h names none): the table test compares them. */
+extern const struct source_ops source_thermal;
+extern const struct source_ops source_load;
+
 struct sample {
 	size_t n;
 	const struct channel *ch;
@@ -757,6 +761,25 @@ static void test_drivers(void) {
 	   "indexed by enum source_id");
 }
 
+/* Driver-wide state behind the driver: zeroed once, the same block after, one per driver. */
+static void test_ctx_priv(void) {
+	struct source_ctx ctx = {0};
+	int *a = source_ctx_priv(&ctx, SOURCE_LOAD, sizeof(int) * 4);
+	ok(a && a[0] == 0 && a[3] == 0, "a driver's state: zeroed at the first call");
+	a[0] = 7;
+	ok(source_ctx_priv(&ctx, SOURCE_LOAD, sizeof(int) * 4) == a && a[0] == 7,
+	   "the same block after");
+	int *b = source_ctx_priv(&ctx, SOURCE_MEMINFO, sizeof(int));
+	ok(b != a && ctx.driver[SOURCE_MEMINFO] == b && ctx.driver[SOURCE_HWMON] == NULL,
+	   "one block per driver, none for a driver that asked for none");
+	source_ctx_priv_free(&ctx, SOURCE_LOAD);
+	ok(ctx.driver[SOURCE_LOAD] == NULL, "freed");
+	a = source_ctx_priv(&ctx, SOURCE_LOAD, sizeof(int) * 4);
+	ok(a[0] == 0, "after a free: a new zeroed block");
+	source_ctx_priv_free(&ctx, SOURCE_LOAD);
+	source_ctx_priv_free(&ctx, SOURCE_MEMINFO);
+}
+
 /* A channel added by source and name: the key made valid, the name kept as the label. */
 static void test_add_named(void) {
 	struct sensor_list list = {0};
@@ -787,5 +810,6 @@ int main(void) {
 	test_implausible();
 	test_set_config();
 	test_bad_root();
+	test_ctx_priv();
 	return test_done();
 }
