@@ -625,6 +625,23 @@ static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **ar
 	free(tags);
 	free(exe);
 
+	// The handlers are in place and the signals blocked before the start is sent, so none is
+	// lost: not one that comes as soon as the run is recorded (a supervisor that saw it
+	// running), nor between fork and exec, nor before child_pid is known.
+	struct sigaction act = {.sa_sigaction = handle_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&act.sa_mask);
+	sigset_t block, old_mask;
+	sigemptyset(&block);
+	for (int i = 0; i < n_signals(); i++) {
+		sigaddset(&act.sa_mask, signal_at(i));
+		sigaddset(&block, signal_at(i));
+	}
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
+	struct sigaction *old = xcalloc((size_t)n_signals(), sizeof(*old));
+	for (int i = 0; i < n_signals(); i++) {
+		sigaction(signal_at(i), &act, &old[i]);
+	}
+
 	// Recorded or not, the command runs: a missing daemon only costs the record.
 	struct reply r = {0};
 	const char *why = NULL;
@@ -647,21 +664,6 @@ static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **ar
 	free(r.body);
 	buf_finish(&body);
 
-	// The handlers are in place and the signals blocked before the fork, so none is lost
-	// between fork and exec, nor before child_pid is known.
-	struct sigaction act = {.sa_sigaction = handle_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
-	sigemptyset(&act.sa_mask);
-	sigset_t block, old_mask;
-	sigemptyset(&block);
-	for (int i = 0; i < n_signals(); i++) {
-		sigaddset(&act.sa_mask, signal_at(i));
-		sigaddset(&block, signal_at(i));
-	}
-	sigprocmask(SIG_BLOCK, &block, &old_mask);
-	struct sigaction *old = xcalloc((size_t)n_signals(), sizeof(*old));
-	for (int i = 0; i < n_signals(); i++) {
-		sigaction(signal_at(i), &act, &old[i]);
-	}
 	self_pid = getpid();
 	has_timeout = a->timeout_ms > 0;
 	char *metrics_path = metrics_file_create();
