@@ -2,10 +2,18 @@
  */
 #include "runs-internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "xalloc.h"
+
+void runs_percentile_key(double p, char key[40]) {
+	char num[32];
+	json_format_double(num, p);
+	snprintf(key, 40, "p%s", num);
+}
 
 /* Adds a stored metric to @m: the rows of one run come together (the scans' order). */
 static int add_metric(void *ctx, const struct store_run_metric *metric) {

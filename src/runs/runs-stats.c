@@ -107,12 +107,6 @@ int runs_stats(struct store *store, const struct runs_stats_options *opt,
 	return rc;
 }
 
-void runs_percentile_key(double p, char key[40]) {
-	char num[32];
-	json_format_double(num, p);
-	snprintf(key, 40, "p%s", num);
-}
-
 /* The decimals of @p (0 for 95, 1 for 99.9), at most 6. */
 static int decimals_of(double p) {
 	int d = 0;
