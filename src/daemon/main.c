@@ -739,12 +739,14 @@ static const struct loop_handler {
 #define HANDLERS_N (sizeof(handlers) / sizeof(handlers[0]))
 
 static int run(struct daemon *d) {
+	// When the last poll returned, boot clock ms: the first cycle runs before the first poll,
+	// and its step counts as the loop's first (a miss after a slow one names it).
+	int64_t woke = mono_ms();
 	first_cycle(d);
 	trim_heap(d, mono_ms());
 	arm_next(d);
-	int64_t woke = 0; // when the last poll returned, boot clock ms
 	for (;;) {
-		int64_t step = woke > 0 ? mono_ms() - woke : 0;
+		int64_t step = mono_ms() - woke;
 		if (step > d->busy_max_ms) {
 			d->busy_max_ms = step;
 			d->busy_stage = d->stage;

@@ -4,7 +4,9 @@ stage of its loop took the time: the notice names "writing the cycle to the data
 long it took, so a miss in the field points at what to move off the loop.
 
 The slow write is tests/lib/slowsync.c LD_PRELOADed (its path the third argument): a write to
-the database's WAL sleeps 1.5 s, at most once every 3 s."""
+the database's WAL sleeps 1.5 s, at most once every 3 s. Then a sysfs file that takes 1.5 s to
+read in every cycle: the first notice, which follows the first cycle (run before the loop),
+names that cycle's step and stage."""
 import os
 import re
 import sys
@@ -33,6 +35,20 @@ def run(tap):
         tap.ok(named and all(1400 <= ms <= step for _, ms, step in named),
                "with how long it took (%s ms), within its step" %
                [ms for _, ms, _ in named])
+        tap.ok(d.stop() == 0, "clean stop")
+    # A sysfs file that takes 1.5 s to read, in every cycle: the first cycle, which runs
+    # before the loop, is held too, and its step counts as the loop's first (it said 0 ms).
+    with Workdir("thermlog-slowread.") as wd:
+        d, db = preloaded_daemon(exe, fixture, wd, shim,
+                                 {"THERMLOG_TEST_READ_DELAY_MS": "1500",
+                                  "THERMLOG_TEST_READ_DELAY_FILE": "/thermal_zone0/temp"})
+        tap.ok(wait_for(lambda: re.search(r"cycles? missed", d.log_text()), 40),
+               "a slow read misses cycles, said", d.log_text())
+        first = re.search(r"notice: \d+ cycles? missed .*its longest step meanwhile took (\d+) "
+                          r"ms(?:, its longest stage ([a-z' (),]+): (\d+) ms)?", d.log_text())
+        tap.ok(first and int(first.group(1)) >= 1400 and
+               first.group(2) == "reading the board's files",
+               "the first notice has the first cycle's step and stage", d.log_text())
         tap.ok(d.stop() == 0, "clean stop")
 
 

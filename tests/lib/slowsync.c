@@ -8,6 +8,10 @@
  * $THERMLOG_TEST_WAL_WRITE_DELAY_MS first, as a write held by the kernel's writeback would, at
  * most once every $THERMLOG_TEST_WAL_WRITE_EVERY_MS (default 3000): one slow commit now and
  * then, not every page of every commit.
+ *
+ * A pread() of a file whose path ends in $THERMLOG_TEST_READ_DELAY_FILE sleeps
+ * $THERMLOG_TEST_READ_DELAY_MS first, every time: a sysfs attribute that takes that long to
+ * answer, in every cycle (the first one too).
  */
 #undef _FILE_OFFSET_BITS // pwrite() and pwrite64() are two symbols here, both wrapped
 #include <dlfcn.h>
@@ -22,6 +26,8 @@
 int fsync(int fd);
 int fdatasync(int fd);
 ssize_t write(int fd, const void *buf, size_t n);
+ssize_t pread(int fd, void *buf, size_t n, off_t off);
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off);
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off);
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off);
 
@@ -123,5 +129,40 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
 		*(void **)&real = dlsym(RTLD_NEXT, "pwrite64");
 	}
 	slow_wal_write(fd);
+	return real(fd, buf, n, off);
+}
+
+/* Sleeps before a read of the file $THERMLOG_TEST_READ_DELAY_FILE names (its path's end). */
+static void slow_read(int fd) {
+	long delay = env_ms("THERMLOG_TEST_READ_DELAY_MS", 0);
+	const char *file = getenv("THERMLOG_TEST_READ_DELAY_FILE");
+	if (delay <= 0 || !file || !*file) {
+		return;
+	}
+	char link[64], path[4096];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(link, path, sizeof(path) - 1);
+	size_t want = strlen(file);
+	if (len < (ssize_t)want || memcmp(path + len - want, file, want) != 0) {
+		return;
+	}
+	sleep_ms(delay);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "pread");
+	}
+	slow_read(fd);
+	return real(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off) {
+	static ssize_t (*real)(int, void *, size_t, off64_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "pread64");
+	}
+	slow_read(fd);
 	return real(fd, buf, n, off);
 }
