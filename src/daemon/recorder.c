@@ -34,6 +34,8 @@
 #define RETRY_FREED_BYTES       (256 * 1024)
 #define MAX_CAPACITORS          64
 #define RECORDER_ERROR_CHANNELS 16 // failed channels named on the status, most recent kept
+// Rows of a refined channel's history rescaled a cycle (tens of ms; a year of minutes in 32).
+#define RECORDER_RESCALE_ROWS 16384
 /*
  * A stamp more than this (or two intervals, if longer) ahead of the timeline anchor plus the
  * boot-clock time elapsed since it is a clock glitch: stored unsynced, never followed. A jump
@@ -120,6 +122,7 @@ struct recorder {
 	uint64_t throttle_scan_keys;               // the hash of that list's keys
 	int throttle_scan_root;                    // the sampler's root fd it reads
 	bool throttle_failed;                      // the last episode write failed (logged)
+	bool rescale_failed;                       // the last rescale batch failed (logged)
 	dev_t db_dev; // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
 };
@@ -457,6 +460,20 @@ static void maintain(struct recorder *r, int64_t ts, bool trusted) {
 	if (store_info(r->store, &info) == 0) {
 		r->health.bytes_written_total = info.bytes_written;
 	}
+}
+
+/*
+ * A channel refined to a finer resolution has its history rescaled a batch a cycle, off the
+ * cycle's own write (store_rescale_work()): reads scale the rest meanwhile.
+ */
+static void rescale_batch(struct recorder *r) {
+	bool more = false;
+	int rc = store_rescale_work(r->store, RECORDER_RESCALE_ROWS, &more);
+	if (rc < 0 && rc != -EBUSY && !r->rescale_failed) {
+		log_warn("rescaling a refined channel's history failed (%s); retried next cycle",
+			 strerror(-rc));
+	}
+	r->rescale_failed = rc < 0 && rc != -EBUSY;
 }
 
 /* What the first bytes of the database file say: the header decides corrupt vs. foreign. */
@@ -977,6 +994,10 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 	}
 	t = steptime_end(longest,
 			 "the hourly maintenance (rollups, retention, the capacitors' state)", t);
+	if (rc == 0 && !glitch) {
+		rescale_batch(r);
+	}
+	t = steptime_end(longest, "rescaling a refined channel's history, a batch", t);
 	if (rc != -EEXIST && !glitch) {
 		track_throttle(r, &c, ts);
 	}

@@ -128,7 +128,11 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 			 enum store_import_result *result) {
 	int64_t raw_horizon = 0, horizon = 0, clock;
 	bool null;
-	int rc = store_state_get_int(store, STATE_RAW_HORIZON, &raw_horizon);
+	// A daemon's rescale under way is finished first: an imported value lands in its rows.
+	int rc = store_rescale_settle(store);
+	if (rc == 0) {
+		rc = store_state_get_int(store, STATE_RAW_HORIZON, &raw_horizon);
+	}
 	if (rc == 0) {
 		rc = store_state_get_int(store, STATE_HORIZON, &horizon);
 	}
@@ -234,7 +238,8 @@ static int channel_refine(struct store *store, int64_t id, double resolution, do
 	if (factor == 1) {
 		return 0;
 	}
-	rc = store_rescale_channel(store, id, factor, res);
+	rc = store_rescale_settle(store);
+	rc = rc < 0 ? rc : store_rescale_channel(store, id, factor, res, INT64_MIN);
 	if (rc == 0) {
 		k->resolution = res;
 	}

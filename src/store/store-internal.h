@@ -93,6 +93,7 @@ enum stmt {
 	ST_DATA_VERSION,
 	ST_EPISODE_INSERT, // each cycle while a domain is throttled (store-throttle.c)
 	ST_EPISODE_UPDATE,
+	ST_RESCALES_LIST,    // every scan reads what is still being rescaled (store-rescale.c)
 	ST_PERSISTENT_COUNT, // the persistent ones end here
 
 	// opening and migrating (store.c)
@@ -129,6 +130,11 @@ enum stmt {
 	ST_RESCALE_SAMPLES,
 	ST_RESCALE_ROLLUPS,
 	ST_RESCALE_ROLLUP_PUT,
+	ST_RESCALE_ROLLUP_DAYS,
+	ST_RESCALE_ROLLUP_DAY_PUT,
+	ST_RESCALE_PENDING_PUT,
+	ST_RESCALE_PENDING_DROP,
+	ST_RESCALE_EDGE,
 	ST_CHANNEL_RESOLUTION,
 	// runs (store-runs.c)
 	ST_RUNS_SCAN,
@@ -239,6 +245,7 @@ struct store {
 	uint64_t gen_bumps;
 
 	uint64_t runs_changes; // run writes through this store, for store_runs_mark()
+	bool rescales_none;    // store_rescale_work() found none, and this writer made none since
 
 	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
 
@@ -337,7 +344,25 @@ int store_days_invalidate(struct store *store, int64_t hour);
 int store_throttle_prune(struct store *store, int64_t cutoff); // inside the caller's transaction
 
 /* store-rescale.c */
-int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution);
+/* A channel whose rows before @before still hold integers @factor times coarser (rescales). */
+struct store_rescale {
+	int64_t channel_id, factor, before;
+};
+/* The rescales under way (sorted by channel, newly allocated; usually none). */
+int store_rescales(struct store *store, struct store_rescale **out, size_t *n);
+const struct store_rescale *store_rescale_find(const struct store_rescale *list, size_t n,
+					       int64_t id);
+/* A value of @r's coarse rows in the channel's resolution (held at the int64 limits). */
+int64_t store_rescale_value(const struct store_rescale *r, int64_t q);
+/*
+ * Channel @id refined by @factor to @resolution (inside the caller's transaction): its rows
+ * from @now's UTC day on at once, the older ones recorded for store_rescale_work()
+ * (@now INT64_MIN: every row at once, as an import's refinement does).
+ */
+int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution,
+			  int64_t now);
+/* Finishes every rescale under way, inside the caller's transaction (an import's first step). */
+int store_rescale_settle(struct store *store);
 
 /* Stops the thread of store_checkpoint_aside() (after its checkpoint under way) and gives the
  * writer its auto-checkpoint back; nothing without one. store_close() calls it first. */

@@ -2,8 +2,23 @@
  * The rescale of one channel to a finer resolution: every stored integer of it (raw rows coded
  * against the rescaled rows before them, hourly and daily rollups) times a whole factor, for the
  * writer (a finer live reading) and the import (store_channel_refine()) alike.
+ *
+ * The writer rescales the rows from the current UTC day on inside the cycle and leaves the
+ * older ones to store_rescale_work(), a batch at a time off the cycle, newest hours first: the
+ * table rescales says where a channel's rows are still coarse, and every read scales them
+ * (store_rescale_value()), so an answer never mixes the two (sql/0009-rescales.sql).
  */
 #include "store-internal.h"
+
+/* @q times @factor, held at the int64 limits (a value that large was never plausible). */
+static int64_t times(int64_t q, int64_t factor, bool *clamped) {
+	int64_t r;
+	if (__builtin_mul_overflow(q, factor, &r)) {
+		*clamped = true;
+		return q < 0 ? INT64_MIN : INT64_MAX;
+	}
+	return r;
+}
 
 /*
  * The statements of a rescale's pass over one table: @sel reads its rows after a key, @upd
@@ -16,96 +31,122 @@ static int prepare_pass(struct store *store, enum stmt read, enum stmt write, sq
 	return err == 0 ? store_prepare(store, write, "a rescale", upd) : err;
 }
 
-/* Every stored integer of channel @id times @factor: raw rows, then rollups, then the row. */
-static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
+/* A slice of raw rows read before any is written back (no row is updated under a scan). */
+struct slice {
+	int64_t *ts;
+	uint8_t **blobs;
+	size_t *lens;
+	size_t n, cap;
+};
+
+static void slice_clear(struct slice *sl) {
+	for (size_t i = 0; i < sl->n; i++) {
+		free(sl->blobs[i]);
+	}
+	sl->n = 0;
+}
+
+static void slice_finish(struct slice *sl) {
+	slice_clear(sl);
+	free(sl->ts);
+	free(sl->blobs);
+	free(sl->lens);
+}
+
+static int slice_read(struct store *store, sqlite3_stmt *sel, int64_t after, int64_t to,
+		      struct slice *sl) {
+	sqlite3_bind_int64(sel, 1, after);
+	sqlite3_bind_int64(sel, 2, to);
+	int rc;
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		if (sl->n == sl->cap) {
+			size_t c = sl->cap;
+			sl->ts = xgrow(sl->ts, &c, sl->n + 1, sizeof(*sl->ts));
+			sl->blobs = xrealloc(sl->blobs, c * sizeof(*sl->blobs));
+			sl->lens = xrealloc(sl->lens, c * sizeof(*sl->lens));
+			sl->cap = c;
+		}
+		sl->ts[sl->n] = sqlite3_column_int64(sel, 0);
+		sl->lens[sl->n] = (size_t)sqlite3_column_bytes(sel, 1);
+		sl->blobs[sl->n] = xcalloc(sl->lens[sl->n] + 1, 1);
+		if (sl->lens[sl->n] > 0) {
+			memcpy(sl->blobs[sl->n], sqlite3_column_blob(sel, 1), sl->lens[sl->n]);
+		}
+		sl->n++;
+	}
+	sqlite3_reset(sel);
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read samples");
+}
+
+/* A row's values and the same with the channel scaled: the chain is coded over the scaled. */
+struct scaled_chain {
+	struct chain chain; // the rows as stored
+	struct codec_pair *pairs, *prev;
+	size_t cap, cap_prev, n_prev;
+};
+
+/*
+ * The raw rows of [@from, @to) (@from an hour's start, so the first row read is absolute) with
+ * channel @id's values times @factor, each coded again against the row before it scaled; the
+ * rows counted into *@rows.
+ */
+static int rescale_rows(struct store *store, int64_t id, int64_t factor, int64_t from, int64_t to,
+			int64_t *rows, bool *clamped) {
 	sqlite3_stmt *sel, *upd;
 	int err = prepare_pass(store, ST_RESCALE_SAMPLES, ST_SAMPLES_UPDATE, &sel, &upd);
-	int64_t after = INT64_MIN;
-	struct codec_pair *pairs = NULL, *scaled = NULL;
-	size_t cap = 0, cap_scaled = 0, n_scaled = 0;
-	struct chain chain;
-	store_chain_init(&chain);
+	struct scaled_chain sc = {0};
+	store_chain_init(&sc.chain);
+	struct slice sl = {0};
 	store->hour.loaded = false; // its values change
-	// Rows are collected a slice at a time so no row is updated under a running scan.
-	int64_t *tss = NULL;
-	uint8_t **blobs = NULL;
-	size_t *lens = NULL, slice_cap = 0;
+	int64_t after = from == INT64_MIN ? INT64_MIN : from - 1;
 	while (err == 0) {
-		sqlite3_bind_int64(sel, 1, after);
-		size_t m = 0;
-		int rc;
-		while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-			if (m == slice_cap) {
-				size_t c = slice_cap;
-				tss = xgrow(tss, &c, m + 1, sizeof(*tss));
-				blobs = xrealloc(blobs, c * sizeof(*blobs));
-				lens = xrealloc(lens, c * sizeof(*lens));
-				slice_cap = c;
-			}
-			tss[m] = sqlite3_column_int64(sel, 0);
-			lens[m] = (size_t)sqlite3_column_bytes(sel, 1);
-			blobs[m] = xcalloc(lens[m] + 1, 1);
-			if (lens[m] > 0) {
-				memcpy(blobs[m], sqlite3_column_blob(sel, 1), lens[m]);
-			}
-			m++;
+		slice_clear(&sl);
+		if ((err = slice_read(store, sel, after, to, &sl)) < 0 || sl.n == 0) {
+			break;
 		}
-		sqlite3_reset(sel);
-		if (rc != SQLITE_DONE) {
-			err = store_fail(store, rc, "could not read samples");
-		}
-		for (size_t i = 0; i < m; i++) {
-			// The row's values, then the same with the channel scaled, coded against
-			// the row before it scaled too (kept in @scaled), so the chain stays exact.
-			bool same_hour = timefmt_floor(tss[i], HOUR_S) == chain.hour;
-			bool ok = store_chain_next(&chain, tss[i], blobs[i], lens[i]);
-			size_t n = chain.n_prev;
+		for (size_t i = 0; i < sl.n && err == 0; i++) {
+			bool same_hour = timefmt_floor(sl.ts[i], HOUR_S) == sc.chain.hour;
+			if (!store_chain_next(&sc.chain, sl.ts[i], sl.blobs[i], sl.lens[i])) {
+				log_error("store: damaged sample row at %lld: %s: not rescaled",
+					  (long long)sl.ts[i], store->path);
+				continue; // the rows after it in its hour read as errors either way
+			}
+			size_t n = sc.chain.n_prev;
 			bool hit = false;
-			pairs = xgrow(pairs, &cap, n + 1, sizeof(*pairs));
-			for (size_t k = 0; ok && k < n; k++) {
-				pairs[k] = chain.prev[k];
-				if (pairs[k].id == id) {
-					ok = !__builtin_mul_overflow(pairs[k].q, factor,
-								     &pairs[k].q);
+			sc.pairs = xgrow(sc.pairs, &sc.cap, n + 1, sizeof(*sc.pairs));
+			for (size_t k = 0; k < n; k++) {
+				sc.pairs[k] = sc.chain.prev[k];
+				if (sc.pairs[k].id == id) {
+					sc.pairs[k].q = times(sc.pairs[k].q, factor, clamped);
 					hit = true;
 				}
 			}
-			if (err == 0 && !ok) {
-				log_error("store: cannot rescale the values at %lld",
-					  (long long)tss[i]);
-				err = -ERANGE;
-			}
-			if (err == 0 && hit) {
-				size_t len =
-					store_encode_row(store, pairs, n, same_hour ? scaled : NULL,
-							 same_hour ? n_scaled : 0);
-				sqlite3_bind_int64(upd, 1, tss[i]);
+			if (hit) {
+				size_t len = store_encode_row(store, sc.pairs, n,
+							      same_hour ? sc.prev : NULL,
+							      same_hour ? sc.n_prev : 0);
+				sqlite3_bind_int64(upd, 1, sl.ts[i]);
 				sqlite3_bind_blob(upd, 2, store->blob, (int)len, SQLITE_STATIC);
-				int urc = store_step_done(upd);
-				if (urc != SQLITE_OK) {
-					err = store_fail(store, urc, "could not rescale samples");
-				}
+				int rc = store_step_done(upd);
+				err = rc == SQLITE_OK
+					      ? 0
+					      : store_fail(store, rc, "could not rescale samples");
 			}
-			struct codec_pair *t = scaled;
-			size_t tc = cap_scaled;
-			scaled = pairs;
-			cap_scaled = cap;
-			n_scaled = n;
-			pairs = t;
-			cap = tc;
-			free(blobs[i]);
+			struct codec_pair *t = sc.prev;
+			size_t tc = sc.cap_prev;
+			sc.prev = sc.pairs;
+			sc.cap_prev = sc.cap;
+			sc.n_prev = n;
+			sc.pairs = t;
+			sc.cap = tc;
+			*rows += 1;
 		}
-		if (m == 0) {
-			break;
-		}
-		after = tss[m - 1];
+		after = sl.ts[sl.n - 1];
 	}
-	free(tss);
-	free(blobs);
-	free(lens);
-	free(pairs);
-	free(scaled);
-	store_chain_finish(&chain);
+	slice_finish(&sl);
+	free(sc.pairs);
+	free(sc.prev);
+	store_chain_finish(&sc.chain);
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
 	return err;
@@ -113,38 +154,39 @@ static int rescale_samples(struct store *store, int64_t id, int64_t factor) {
 
 /*
  * A rollup's histogram blob of @len bytes at @p with every value @factor times larger, encoded
- * again into store->blob (*@out_len bytes); false when it is damaged or a value overflows.
+ * again into store->blob (*@out_len bytes); false when it is damaged.
  */
 static bool rescale_hist(struct store *store, const uint8_t *p, size_t len, int64_t factor,
-			 size_t *out_len) {
+			 size_t *out_len, bool *clamped) {
 	struct codec_hist_iter it = {.p = p, .end = p + len};
 	struct codec_bin bin, *bins = NULL;
 	size_t n = 0, cap = 0;
-	bool bad = false;
-	while (!bad && codec_hist_next(&it, &bin)) {
+	while (codec_hist_next(&it, &bin)) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			bins = xrealloc(bins, cap * sizeof(*bins));
 		}
-		bad = __builtin_mul_overflow(bin.q, factor, &bins[n].q);
+		bins[n].q = times(bin.q, factor, clamped);
 		bins[n++].count = bin.count;
 	}
-	bad = bad || it.bad;
-	if (!bad) {
+	if (!it.bad) {
 		uint8_t *out = store_blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1);
 		*out_len = codec_hist_encode_bins(out, bins, n);
 	}
 	free(bins);
-	return !bad;
+	return !it.bad;
 }
 
-static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
+/* Channel @id's rollup rows of [@from, @to) (hourly: ST_RESCALE_ROLLUPS; daily: ..._DAYS). */
+static int rescale_rollups(struct store *store, enum stmt read, enum stmt write, int64_t id,
+			   int64_t factor, int64_t from, int64_t to, int64_t *rows, bool *clamped) {
 	sqlite3_stmt *sel, *upd;
-	int err = prepare_pass(store, ST_RESCALE_ROLLUPS, ST_RESCALE_ROLLUP_PUT, &sel, &upd);
-	int64_t after = INT64_MIN;
+	int err = prepare_pass(store, read, write, &sel, &upd);
+	int64_t after = from == INT64_MIN ? INT64_MIN : from - 1;
 	while (err == 0) {
 		sqlite3_bind_int64(sel, 1, id);
 		sqlite3_bind_int64(sel, 2, after);
+		sqlite3_bind_int64(sel, 3, to);
 		int rc = sqlite3_step(sel);
 		if (rc != SQLITE_ROW) {
 			sqlite3_reset(sel);
@@ -153,20 +195,19 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 			break;
 		}
 		after = sqlite3_column_int64(sel, 0);
-		int64_t sum = sqlite3_column_int64(sel, 1), min = sqlite3_column_int64(sel, 2),
-			max = sqlite3_column_int64(sel, 3);
+		int64_t sum = times(sqlite3_column_int64(sel, 1), factor, clamped),
+			min = times(sqlite3_column_int64(sel, 2), factor, clamped),
+			max = times(sqlite3_column_int64(sel, 3), factor, clamped);
 		bool null_min = sqlite3_column_type(sel, 2) == SQLITE_NULL;
 		size_t len = 0;
-		bool bad = !rescale_hist(store, sqlite3_column_blob(sel, 4),
-					 (size_t)sqlite3_column_bytes(sel, 4), factor, &len);
-		bad = bad || __builtin_mul_overflow(sum, factor, &sum) ||
-		      __builtin_mul_overflow(min, factor, &min) ||
-		      __builtin_mul_overflow(max, factor, &max);
+		bool good =
+			rescale_hist(store, sqlite3_column_blob(sel, 4),
+				     (size_t)sqlite3_column_bytes(sel, 4), factor, &len, clamped);
 		sqlite3_reset(sel);
-		if (bad) {
-			log_error("store: cannot rescale the rollup of %lld", (long long)after);
-			err = -ERANGE;
-			break;
+		if (!good) {
+			log_error("store: damaged rollup of channel %lld at %lld: %s: not rescaled",
+				  (long long)id, (long long)after, store->path);
+			continue;
 		}
 		sqlite3_bind_int64(upd, 1, after);
 		sqlite3_bind_int64(upd, 2, id);
@@ -177,23 +218,173 @@ static int rescale_rollups(struct store *store, int64_t id, int64_t factor) {
 		}
 		sqlite3_bind_blob(upd, 6, store->blob, (int)len, SQLITE_STATIC);
 		rc = store_step_done(upd);
-		if (rc != SQLITE_OK) {
-			err = store_fail(store, rc, "could not rescale rollups");
-		}
+		err = rc == SQLITE_OK ? 0 : store_fail(store, rc, "could not rescale rollups");
+		*rows += 1;
 	}
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
 	return err;
 }
 
-int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution) {
-	int err = factor > 1 ? rescale_samples(store, id, factor) : 0;
-	if (err == 0 && factor > 1) {
-		err = rescale_rollups(store, id, factor);
+/* Every row of channel @id in [@from, @to): raw rows, hourly rollups and the days in it. */
+static int rescale_span(struct store *store, int64_t id, int64_t factor, int64_t from, int64_t to,
+			int64_t *rows, bool *clamped) {
+	int64_t day_from = from == INT64_MIN ? INT64_MIN : timefmt_ceil(from, DAY_S);
+	int64_t day_to = to == INT64_MAX ? INT64_MAX : timefmt_ceil(to, DAY_S);
+	int err = rescale_rows(store, id, factor, from, to, rows, clamped);
+	if (err == 0) {
+		err = rescale_rollups(store, ST_RESCALE_ROLLUPS, ST_RESCALE_ROLLUP_PUT, id, factor,
+				      from, to, rows, clamped);
 	}
+	if (err == 0) {
+		err = rescale_rollups(store, ST_RESCALE_ROLLUP_DAYS, ST_RESCALE_ROLLUP_DAY_PUT, id,
+				      factor, day_from, day_to, rows, clamped);
+	}
+	return err;
+}
+
+/* Records @before for channel @id (pending), or drops its row (done: @factor 0). */
+static int pending_set(struct store *store, int64_t id, int64_t factor, int64_t before) {
+	sqlite3_stmt *st;
+	int err = store_prepare(store, factor ? ST_RESCALE_PENDING_PUT : ST_RESCALE_PENDING_DROP,
+				"a rescale", &st);
+	if (err < 0) {
+		return err;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, factor);
+	sqlite3_bind_int64(st, 3, before);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not record a rescale");
+}
+
+/*
+ * The hour a batch of about @rows rows before @before reaches back to (raw rows, and channel
+ * @id's hourly rollups: the nearer of the two edges); *none when fewer rows than that are left.
+ */
+static int batch_edge(struct store *store, int64_t id, int64_t before, int64_t rows, int64_t *hour,
+		      bool *none) {
+	sqlite3_stmt *st;
+	int err = store_prepare(store, ST_RESCALE_EDGE, "a rescale", &st);
+	if (err < 0) {
+		return err;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, before);
+	sqlite3_bind_int64(st, 3, rows);
+	int rc = sqlite3_step(st);
+	*none = rc != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL;
+	*hour = *none ? 0 : timefmt_floor(sqlite3_column_int64(st, 0), HOUR_S);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not read samples");
+}
+
+int store_rescales(struct store *store, struct store_rescale **out, size_t *n) {
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st = store_stmt(store, ST_RESCALES_LIST);
+	if (!st) {
+		return -EIO;
+	}
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xgrow(*out, &cap, *n + 1, sizeof(**out));
+		(*out)[(*n)++] = (struct store_rescale){.channel_id = sqlite3_column_int64(st, 0),
+							.factor = sqlite3_column_int64(st, 1),
+							.before = sqlite3_column_int64(st, 2)};
+	}
+	store_done(st);
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return store_fail(store, rc, "could not read the rescales");
+	}
+	return 0;
+}
+
+const struct store_rescale *store_rescale_find(const struct store_rescale *list, size_t n,
+					       int64_t id) {
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].channel_id == id) {
+			return &list[i];
+		}
+	}
+	return NULL;
+}
+
+int64_t store_rescale_value(const struct store_rescale *r, int64_t q) {
+	bool clamped = false;
+	return times(q, r->factor, &clamped);
+}
+
+/*
+ * One batch of @r: the whole hours before r->before that about @budget rows reach back over (the
+ * rest when fewer are left, then *done); r->before moves down to them, or the row goes.
+ */
+static int rescale_batch(struct store *store, struct store_rescale *r, int64_t budget, bool *done) {
+	int64_t rows = 0, hour = INT64_MIN;
+	bool none = true, clamped = false;
+	int err = budget < INT64_MAX
+			  ? batch_edge(store, r->channel_id, r->before, budget, &hour, &none)
+			  : 0;
+	hour = none ? INT64_MIN : hour;
+	if (err == 0) {
+		err = rescale_span(store, r->channel_id, r->factor, hour, r->before, &rows,
+				   &clamped);
+	}
+	r->before = hour;
+	*done = none;
+	if (clamped) {
+		log_error("store: channel %lld: values past the 64-bit range when rescaled by %lld "
+			  "before %lld: held at the limits",
+			  (long long)r->channel_id, (long long)r->factor, (long long)r->before);
+	}
+	return err == 0 ? pending_set(store, r->channel_id, *done ? 0 : r->factor, r->before) : err;
+}
+
+/* Finishes channel @id's rescale under way, if any, inside the caller's transaction. */
+static int rescale_settle(struct store *store, int64_t id) {
+	struct store_rescale *list;
+	size_t n;
+	int err = store_rescales(store, &list, &n);
+	for (size_t i = 0; err == 0 && i < n; i++) {
+		bool done = false;
+		while (err == 0 && !done && (id < 0 || list[i].channel_id == id)) {
+			err = rescale_batch(store, &list[i], INT64_MAX, &done);
+		}
+	}
+	free(list);
+	return err;
+}
+
+int store_rescale_settle(struct store *store) {
+	return rescale_settle(store, -1);
+}
+
+int store_rescale_channel(struct store *store, int64_t id, int64_t factor, double resolution,
+			  int64_t now) {
+	// A second refinement while one is under way: the first is finished before.
+	int err = factor > 1 ? rescale_settle(store, id) : 0;
+	int64_t day = now == INT64_MIN ? INT64_MIN : timefmt_floor(now, DAY_S), rows = 0, hour;
+	bool clamped = false, none = true;
 	if (err == 0 && factor > 1) {
-		// The daily rows hold the old integers: merge every day again from the hourly ones.
-		err = store_state_set_int(store, STATE_DAY_HORIZON, 0);
+		err = rescale_span(store, id, factor, day, INT64_MAX, &rows, &clamped);
+	}
+	if (err == 0 && factor > 1 && day != INT64_MIN) { // any row left before the day?
+		err = batch_edge(store, id, day, 0, &hour, &none);
+	}
+	if (err == 0 && !none) { // older rows: batches off the cycle (store_rescale_work)
+		err = pending_set(store, id, factor, day);
+		store->rescales_none = false;
+	}
+	if (clamped) {
+		log_error(
+			"store: channel %lld: values past the 64-bit range when rescaled by %lld: "
+			"held at the limits",
+			(long long)id, (long long)factor);
 	}
 	sqlite3_stmt *st = NULL;
 	if (err == 0) {
@@ -206,5 +397,31 @@ int store_rescale_channel(struct store *store, int64_t id, int64_t factor, doubl
 		err = rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not set a resolution");
 	}
 	sqlite3_finalize(st);
+	return err;
+}
+
+int store_rescale_work(struct store *store, int64_t budget_rows, bool *more) {
+	*more = false;
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	if (store->rescales_none) { // a steady cycle reads nothing
+		return 0;
+	}
+	struct store_rescale *list;
+	size_t n;
+	int err = store_rescales(store, &list, &n);
+	store->rescales_none = err == 0 && n == 0;
+	if (err < 0 || n == 0) {
+		free(list);
+		return err;
+	}
+	bool done = false;
+	err = store_step_begin(store);
+	if (err == 0) {
+		err = store_step_end(store, rescale_batch(store, &list[0], budget_rows, &done));
+	}
+	*more = err == 0 && (n > 1 || !done);
+	free(list);
 	return err;
 }

@@ -389,7 +389,19 @@ static int maintain_days(struct store *store, int64_t horizon) {
 		}
 		day = timefmt_floor(first, DAY_S);
 	}
-	return in_steps(store, &day, timefmt_floor(horizon, DAY_S), DAY_CHUNK_S, day_range);
+	// A day a rescale is in the middle of holds hours of both resolutions: merged once done.
+	int64_t end = timefmt_floor(horizon, DAY_S);
+	struct store_rescale *res;
+	size_t n;
+	if ((rc = store_rescales(store, &res, &n)) < 0) {
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t mid = timefmt_floor(res[i].before, DAY_S);
+		end = mid != res[i].before && mid >= day && mid < end ? mid : end;
+	}
+	free(res);
+	return in_steps(store, &day, end, DAY_CHUNK_S, day_range);
 }
 
 /* Hourly rollups from @hour on will be rebuilt: days from its day on must be merged again. */
@@ -536,14 +548,60 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 	return store_scan_result(store, rc, ret, "could not read rollups");
 }
 
+/* A reader's rollups with the rows a rescale has not reached yet in the channels' resolution. */
+struct scaled_rollups {
+	store_rollup_fn fn;
+	void *ctx;
+	const struct store_rescale *res;
+	size_t n_res;
+	bool days;  // daily rows: coarse before the day that ends after the rescale's edge
+	int64_t *q; // the scaled bins
+	size_t cap;
+};
+
+static int scaled_rollup(void *ctx, const struct store_rollup *r) {
+	struct scaled_rollups *sr = ctx;
+	const struct store_rescale *x = store_rescale_find(sr->res, sr->n_res, r->channel_id);
+	if (!x || r->hour >= (sr->days ? timefmt_ceil(x->before, DAY_S) : x->before)) {
+		return sr->fn(sr->ctx, r);
+	}
+	struct store_rollup s = *r;
+	s.sum_q = store_rescale_value(x, r->sum_q);
+	s.min_q = store_rescale_value(x, r->min_q);
+	s.max_q = store_rescale_value(x, r->max_q);
+	sr->q = xgrow(sr->q, &sr->cap, r->n_bins + 1, sizeof(*sr->q));
+	for (size_t b = 0; b < r->n_bins; b++) {
+		sr->q[b] = store_rescale_value(x, r->bin_q[b]);
+	}
+	s.bin_q = sr->q;
+	return sr->fn(sr->ctx, &s);
+}
+
+static int scan_rollups_read(struct store *store, enum stmt which, int64_t from, int64_t to,
+			     const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
+	struct store_rescale *res;
+	struct scaled_rollups sr = {fn, ctx, NULL, 0, which == ST_SCAN_ROLLUP_DAYS, NULL, 0};
+	int rc = store_rescales(store, &res, &sr.n_res);
+	if (rc < 0) {
+		return rc;
+	}
+	sr.res = res;
+	rc = sr.n_res == 0
+		     ? scan_rollup_rows(store, which, from, to, ids, n_ids, fn, ctx)
+		     : scan_rollup_rows(store, which, from, to, ids, n_ids, scaled_rollup, &sr);
+	free(sr.q);
+	free(res);
+	return rc;
+}
+
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
 		       size_t n_ids, store_rollup_fn fn, void *ctx) {
-	return scan_rollup_rows(store, ST_SCAN_ROLLUPS, from_hour, to_hour, ids, n_ids, fn, ctx);
+	return scan_rollups_read(store, ST_SCAN_ROLLUPS, from_hour, to_hour, ids, n_ids, fn, ctx);
 }
 
 int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,
 			   const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
-	return scan_rollup_rows(store, ST_SCAN_ROLLUP_DAYS, from_day, to_day, ids, n_ids, fn, ctx);
+	return scan_rollups_read(store, ST_SCAN_ROLLUP_DAYS, from_day, to_day, ids, n_ids, fn, ctx);
 }
 
 int store_day_horizon(struct store *store, int64_t *day) {

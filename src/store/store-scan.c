@@ -196,9 +196,22 @@ int64_t *store_sorted_ids(const int64_t *ids, size_t n) {
 	return copy;
 }
 
-/* Calls @fn for the values of the row just decoded (c->prev) of the channels in @want. */
-static int deliver(const struct chain *c, struct store_sample *s, const int64_t *want, size_t n_ids,
+/* What a scan delivers: the channels wanted and the rescales under way (both usually none). */
+struct scan_want {
+	const int64_t *ids;
+	size_t n_ids;
+	const struct store_rescale *res;
+	size_t n_res;
+};
+
+/*
+ * Calls @fn for the values of the row just decoded (c->prev) of the channels wanted, a value a
+ * rescale has not reached yet in the channel's resolution.
+ */
+static int deliver(const struct chain *c, struct store_sample *s, const struct scan_want *sw,
 		   store_sample_fn fn, void *ctx) {
+	const int64_t *want = sw->ids;
+	size_t n_ids = sw->n_ids;
 	int ret = 0;
 	size_t w = 0; // both by id ascending: a merge, not a search per value
 	for (size_t k = 0; ret == 0 && k < c->n_prev; k++) {
@@ -216,6 +229,11 @@ static int deliver(const struct chain *c, struct store_sample *s, const int64_t 
 		}
 		s->channel_id = p->id;
 		s->q = p->q;
+		const struct store_rescale *r =
+			sw->n_res ? store_rescale_find(sw->res, sw->n_res, p->id) : NULL;
+		if (r && s->ts < r->before) {
+			s->q = store_rescale_value(r, p->q);
+		}
 		ret = fn(ctx, s);
 	}
 	return ret;
@@ -228,6 +246,13 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		return -EIO;
 	}
 	int64_t *want = store_sorted_ids(ids, n_ids);
+	struct store_rescale *res = NULL;
+	struct scan_want w = {.ids = want, .n_ids = n_ids};
+	if (store_rescales(store, &res, &w.n_res) < 0) {
+		free(want);
+		return -EIO;
+	}
+	w.res = res;
 	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
 	struct chain local, *chain = &local;
 	int64_t version = 0;
@@ -256,7 +281,7 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 	if (resume) {
 		struct store_sample s = {.ts = from, .clock = store->scan_clock};
 		if (from < to && (int)s.clock <= limit) {
-			ret = deliver(chain, &s, want, n_ids, fn, ctx);
+			ret = deliver(chain, &s, &w, fn, ctx);
 		}
 		last = from;
 	}
@@ -280,7 +305,7 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		if (s.ts < from || (int)s.clock > limit) {
 			continue; // read only as the base of the rows after it
 		}
-		ret = deliver(chain, &s, want, n_ids, fn, ctx);
+		ret = deliver(chain, &s, &w, fn, ctx);
 	}
 	store_done(st);
 	if (chain == &store->scan) {
@@ -297,5 +322,6 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		store_chain_finish(&local);
 	}
 	free(want);
+	free(res);
 	return store_scan_result(store, rc, ret, "could not read samples");
 }

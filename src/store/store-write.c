@@ -198,7 +198,7 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 		double res;
 		int64_t factor;
 		if (channel_common_resolution(k->resolution, ch->resolution, &res, &factor)) {
-			int rc = store_rescale_channel(store, k->id, factor, res);
+			int rc = store_rescale_channel(store, k->id, factor, res, ts);
 			if (rc < 0) {
 				return rc;
 			}

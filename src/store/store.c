@@ -156,11 +156,26 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_DROP_CYCLE_DAYS] = "DELETE FROM cycle_days WHERE day >= ?1",
 
 	/* --- one-off: the rescale of one channel (its samples through ST_SAMPLES_UPDATE) --- */
-	[ST_RESCALE_SAMPLES] = "SELECT ts, data FROM samples WHERE ts > ?1 ORDER BY ts LIMIT 512",
+	[ST_RESCALE_SAMPLES] = "SELECT ts, data FROM samples WHERE ts > ?1 AND ts < ?2 ORDER BY ts "
+			       "LIMIT 512",
 	[ST_RESCALE_ROLLUPS] = "SELECT hour, sum, min, max, hist FROM rollups WHERE "
-			       "channel_id = ?1 AND hour > ?2 ORDER BY hour LIMIT 1",
+			       "channel_id = ?1 AND hour > ?2 AND hour < ?3 ORDER BY hour LIMIT 1",
 	[ST_RESCALE_ROLLUP_PUT] = "UPDATE rollups SET sum = ?3, min = ?4, max = ?5, hist = ?6 "
 				  "WHERE hour = ?1 AND channel_id = ?2",
+	[ST_RESCALE_ROLLUP_DAYS] = "SELECT day, sum, min, max, hist FROM rollup_days WHERE "
+				   "channel_id = ?1 AND day > ?2 AND day < ?3 ORDER BY day LIMIT 1",
+	[ST_RESCALE_ROLLUP_DAY_PUT] = "UPDATE rollup_days SET sum = ?3, min = ?4, max = ?5, "
+				      "hist = ?6 WHERE day = ?1 AND channel_id = ?2",
+	[ST_RESCALE_PENDING_PUT] = "INSERT INTO rescales (channel_id, factor, before) VALUES (?1, "
+				   "?2, ?3) ON CONFLICT (channel_id) DO UPDATE SET factor = "
+				   "excluded.factor, before = excluded.before",
+	[ST_RESCALE_PENDING_DROP] = "DELETE FROM rescales WHERE channel_id = ?1",
+	// How far back a batch of ?3 rows before ?2 reaches, raw rows (which may hold channel ?1)
+	// and its hourly rollups: the older edge of the two (NULL: fewer left than that).
+	[ST_RESCALE_EDGE] = "SELECT max(t) FROM (SELECT (SELECT ts FROM samples WHERE ts < ?2 "
+			    "ORDER BY ts DESC LIMIT 1 OFFSET ?3) AS t UNION ALL SELECT (SELECT "
+			    "hour FROM rollups WHERE channel_id = ?1 AND hour < ?2 ORDER BY hour "
+			    "DESC LIMIT 1 OFFSET ?3))",
 	[ST_CHANNEL_RESOLUTION] = "UPDATE channels SET resolution = ?2 WHERE id = ?1",
 
 	/* --- one-off: runs, rare next to the cycle's statements --- */
@@ -222,6 +237,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 			      "cause = ?8, method = ?9, zone = ?10, trip = ?11, trip_temp_mc = "
 			      "?12, trip_hyst_mc = ?13, temp_start_mc = ?14, temp_peak_mc = ?15, "
 			      "cooling = ?16, stuck = ?17 WHERE id = ?18",
+	[ST_RESCALES_LIST] = "SELECT channel_id, factor, before FROM rescales ORDER BY channel_id",
 	[ST_EPISODES_CLOSE] = "UPDATE throttle_episodes SET end_ts = last_seen, "
 			      "duration_ms = (last_seen - start_ts) * 1000 WHERE end_ts IS NULL",
 	[ST_EPISODES_PRUNE] = "DELETE FROM throttle_episodes WHERE end_ts < ?1",

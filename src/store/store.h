@@ -208,6 +208,14 @@ int store_scan_cycle_days(struct store *store, int64_t from_day, int64_t to_day,
 int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,
 			   const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
 
+/**
+ * A channel refined to a finer resolution has its older rows rescaled here, off the cycle: one
+ * batch of at most about @budget_rows rows (at least one hour of them) in a transaction of its
+ * own, the newest hours first; *more when rows are left for the next call. Every read scales
+ * the rows not rescaled yet, so answers never mix resolutions. 0 or a negative errno.
+ */
+int store_rescale_work(struct store *store, int64_t budget_rows, bool *more);
+
 /** Small persistent key/value state (e.g. running lifetime damage). *value is newly allocated. */
 int store_state_get(struct store *store, const char *key, char **value);
 int store_state_set(struct store *store, const char *key, const char *value);

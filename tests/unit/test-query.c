@@ -471,13 +471,14 @@ static void test_days(void) {
 	ok(day_horizon >= day0 + 4 * 86400, "the days merged again");
 	all_windows(days, raw, ts, "merged again");
 
-	// A finer resolution rescales hourly rollups: no merged day is used until merged again.
+	// A finer resolution rescales hourly rollups and merged days alike: the days stay merged.
 	double applied = 0;
+	int64_t merged = day_horizon;
 	ok(store_channel_refine(days, id, 0.0005, &applied) == 0 &&
 		   store_channel_refine(raw, id, 0.0005, &applied) == 0 && applied == 0.0005,
 	   "a channel refined to 0.0005");
 	store_day_horizon(days, &day_horizon);
-	is_int(day_horizon, 0, "no day is merged after a refinement");
+	is_int(day_horizon, merged, "the merged days stay merged after a refinement, rescaled");
 	all_windows(days, raw, ts, "after a refinement");
 	is_int(store_maintain(days, end, 400 * 86400), 0, "maintenance after the refinement");
 	all_windows(days, raw, ts, "merged at the finer resolution");
