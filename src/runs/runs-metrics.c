@@ -76,12 +76,6 @@ void runs_write_metrics(struct json *j, const struct runmetric_set *set) {
 	runmetric_write_json(set ? set : &none, j);
 }
 
-void runs_percentile_key(double p, char key[40]) {
-	char num[32];
-	json_format_double(num, p);
-	snprintf(key, 40, "p%s", num);
-}
-
 void runs_write_metric_summaries(struct json *j, const struct runstats_label *l,
 				 const double *percentiles, size_t n_percentiles) {
 	json_key(j, "metrics");
