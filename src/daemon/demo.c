@@ -52,6 +52,11 @@ static int demo_database(struct demo *demo, const char *db) {
 }
 
 int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
+	return demo_init_board(demo, seed, db, now, NULL);
+}
+
+int demo_init_board(struct demo *demo, uint64_t seed, const char *db, int64_t now,
+		    const struct simboard_params *board) {
 	*demo = (struct demo){0};
 	if (db && strcmp(db, CONFIG_DEFAULT_DATABASE) == 0) {
 		log_error("the demo never writes the service's database %s: choose another --db",
@@ -61,7 +66,8 @@ int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now) {
 	demo->seed = seed;
 	demo->live_from = now;
 	demo->replay_from = now;
-	demo->sim = sim_create(NULL, seed, now);
+	demo->board = board != NULL;
+	demo->sim = sim_create_board(NULL, seed, now, board);
 	if (!demo->sim) {
 		return -EIO;
 	}
@@ -193,8 +199,8 @@ int demo_backfill(struct demo *demo, struct store *store, struct sampler *sample
 	if (rc == -ENOENT) {
 		rc = store_state_set(store, DEMO_STATE_KEY, "simulated");
 	}
-	if (rc < 0) {
-		return rc;
+	if (rc < 0 || demo->board) {
+		return rc; // a board under work has no history but what it records
 	}
 	// A new history begins at a quiet minute, so it holds each of its runs and episodes whole.
 	int64_t from = sim_quiet_minute(demo->seed, now - DEMO_BACKFILL_S);
@@ -323,7 +329,7 @@ void demo_before_read(void *ctx, int64_t ts) {
 
 void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 	int64_t from = demo->replay_from, to = demo->live_from;
-	if (!rs || from >= to) {
+	if (!rs || from >= to || demo->board) {
 		return;
 	}
 	size_t n = sim_runs(demo->seed, from, to, NULL, 0);
@@ -387,7 +393,7 @@ struct throttle_tracker *demo_take_tracker(struct demo *demo) {
 }
 
 void demo_runs(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
-	if (!rs) {
+	if (!rs || demo->board) {
 		return;
 	}
 	int64_t now = timefmt_floor_div(now_ms, 1000);

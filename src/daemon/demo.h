@@ -15,6 +15,7 @@
 
 struct runsock;
 struct sampler;
+struct simboard_params;
 struct store;
 struct throttle_tracker;
 
@@ -34,6 +35,7 @@ struct demo {
 	char *db_path;   // the database: the one asked for, or a new temporary file
 	bool db_is_temp; // removed (with its -wal, -shm and .lock) by demo_finish()
 	struct throttle_tracker *tracker; // the backfill's, its episodes open, until taken
+	bool board;      // the board answers to work (--board): no history, no timetable runs
 };
 
 /**
@@ -42,6 +44,13 @@ struct demo {
  * refused path, or -EIO (logged).
  */
 int demo_init(struct demo *demo, uint64_t seed, const char *db, int64_t now);
+/**
+ * demo_init() for a board that answers to work (sim_create_board(), @board copied; NULL is
+ * demo_init()): it has no backfilled history and no timetable of runs, only the runs recorded
+ * through its socket; the tree heats with the work declared on it (simload.h).
+ */
+int demo_init_board(struct demo *demo, uint64_t seed, const char *db, int64_t now,
+		    const struct simboard_params *board);
 
 /**
  * The demo's configuration through the real parser: the simulated tree, @interval (NULL =

@@ -32,6 +32,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "sim.h"
+#include "simboard.h"
 #include "steptime.h"
 #include "timefmt.h"
 #include "version.h"
@@ -45,6 +46,7 @@ struct options {
 	const char *sysfs_root, *debugfs_root, *db, *interval, *listen;
 	bool check_config, demo;
 	uint64_t seed;
+	const char *board, *time_scale; // --demo --board SPEC [--time-scale N]
 };
 
 struct daemon {
@@ -384,7 +386,24 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	if (d->opt.config_path) {
 		log_warn("the demo uses its own configuration: ignoring -c %s", d->opt.config_path);
 	}
-	int rc = demo_init(&d->demo, d->opt.seed, d->opt.db, now);
+	struct simboard_params board;
+	if (d->opt.board) {
+		simboard_params_default(&board);
+		char *err = NULL;
+		bool ok = simboard_params_parse(d->opt.board, &board, &err);
+		free(err);
+		if (ok && d->opt.time_scale) { // parse_args() checked both
+			char *spec = xasprintf("time_scale=%s", d->opt.time_scale);
+			ok = simboard_params_parse(spec, &board, &err);
+			free(err);
+			free(spec);
+		}
+		if (!ok) {
+			return -EINVAL;
+		}
+	}
+	int rc = demo_init_board(&d->demo, d->opt.seed, d->opt.db, now,
+				 d->opt.board ? &board : NULL);
 	if (rc < 0) {
 		return rc;
 	}
@@ -400,8 +419,17 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	apply_overrides(&o, d->cfg, &errors); // cannot fail without an interval
 	free(errors);
 	d->db_path = xstrdup(d->demo.db_path);
-	log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
-		 sim_root(d->demo.sim), d->db_path, d->opt.seed);
+	if (d->opt.board) {
+		log_info("demo: simulated ROCK 5C answering to work (ambient %g °C, big cores to %lld "
+			 "MHz, %s, time scale %g) in %s, database %s (seed %" PRIu64 ")",
+			 board.ambient_c,
+			 (long long)(board.big_max_khz ? board.big_max_khz / 1000 : 2400),
+			 board.cooling == SIMBOARD_COOLING_PASSIVE ? "passive cooling" : "fan",
+			 board.time_scale, sim_root(d->demo.sim), d->db_path, d->opt.seed);
+	} else {
+		log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
+			 sim_root(d->demo.sim), d->db_path, d->opt.seed);
+	}
 	return 0;
 }
 
@@ -411,7 +439,7 @@ static void usage(FILE *out) {
 	fprintf(out,
 		"usage: thermlogd [-c FILE] [--sysfs-root DIR] [--debugfs-root DIR] [--db PATH]\n"
 		"                 [--interval DUR] [--listen ADDR:PORT] [--check-config]\n"
-		"                 [--demo [--seed N]]\n"
+		"                 [--demo [--seed N] [--board SPEC [--time-scale N]]]\n"
 		"                 [--version] [--help]\n"
 		"\n"
 		"Samples board telemetry into SQLite and serves it over HTTP.\n"
@@ -426,6 +454,9 @@ static void usage(FILE *out) {
 		"      --check-config   validate the configuration and exit\n"
 		"      --demo           simulate a ROCK 5C with a week of history; own database\n"
 		"      --seed N         the demo's simulation seed (default 1)\n"
+		"      --board SPEC     the demo's board answers to work instead of its timetable:\n"
+		"                       ambient=C,big_max=MHZ,cooling=fan|passive (thermlogd(8))\n"
+		"      --time-scale N   the board's seconds per second (1 .. 3600, default 1)\n"
 		"      --version        print the version\n"
 		"      --help           this text\n"
 		"\nFlags override the configuration file. See thermlogd(8).\n",
@@ -442,6 +473,8 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 		OPT_CHECK,
 		OPT_DEMO,
 		OPT_SEED,
+		OPT_BOARD,
+		OPT_TIME_SCALE,
 		OPT_VERSION,
 		OPT_HELP
 	};
@@ -455,6 +488,8 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 		{"check-config", no_argument, NULL, OPT_CHECK},
 		{"demo", no_argument, NULL, OPT_DEMO},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"board", required_argument, NULL, OPT_BOARD},
+		{"time-scale", required_argument, NULL, OPT_TIME_SCALE},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"help", no_argument, NULL, OPT_HELP},
 		{0},
@@ -502,6 +537,24 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 			seed_given = true;
 			break;
 		}
+		case OPT_BOARD:
+		case OPT_TIME_SCALE: {
+			struct simboard_params bp;
+			simboard_params_default(&bp);
+			char *spec = c == OPT_BOARD ? xstrdup(optarg)
+						    : xasprintf("time_scale=%s", optarg);
+			char *err = NULL;
+			bool ok = simboard_params_parse(spec, &bp, &err);
+			free(spec);
+			if (!ok) {
+				fprintf(stderr, "thermlogd: --%s %s: %s\n",
+					c == OPT_BOARD ? "board" : "time-scale", optarg, err);
+				free(err);
+				return EXIT_USAGE;
+			}
+			*(c == OPT_BOARD ? &opt->board : &opt->time_scale) = optarg;
+			break;
+		}
 		case OPT_VERSION:
 			printf("thermlogd %s\n", THERMLOG_VERSION);
 			return 0;
@@ -520,6 +573,14 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 	}
 	if (seed_given && !opt->demo) {
 		fprintf(stderr, "thermlogd: --seed only applies to --demo\n");
+		return EXIT_USAGE;
+	}
+	if (opt->board && !opt->demo) {
+		fprintf(stderr, "thermlogd: --board only applies to --demo\n");
+		return EXIT_USAGE;
+	}
+	if (opt->time_scale && !opt->board) {
+		fprintf(stderr, "thermlogd: --time-scale only applies to --demo --board\n");
 		return EXIT_USAGE;
 	}
 	return -1;

@@ -18,6 +18,9 @@
 
 #include "clock.h"
 #include "log.h"
+#include "simboard.h"
+#include "simload.h"
+#include "simsensor.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -38,24 +41,10 @@ struct sim {
 	int fd;
 	uint64_t seed;
 	struct sim_prefix prefix;
+	struct simboard *board; // --board: the board answers to work; NULL: the timetable
+	const int64_t *big_opp; // the big cores' OPPs (the timetable's, or the board's)
+	size_t n_big;
 };
-
-/* splitmix64: a well-mixed hash of the seed and an event's coordinates. */
-static uint64_t mix(uint64_t x) {
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-static uint64_t hash3(uint64_t seed, uint64_t a, uint64_t b) {
-	return mix(mix(mix(seed) ^ a) ^ b);
-}
-
-/* Uniform in [0, 1). */
-static double unit(uint64_t h) {
-	return (double)(h >> 11) * 0x1.0p-53;
-}
 
 struct job {
 	int64_t start, end;
@@ -65,16 +54,16 @@ struct job {
 /* The job of window @w, if any: busy blocks run a job in 3 of 4 windows. */
 static bool window_job(uint64_t seed, int64_t w, struct job *job) {
 	int64_t block = timefmt_floor_div(w * WINDOW_S, BLOCK_S);
-	if (unit(hash3(seed, (uint64_t)block, 'B')) >= 0.5) {
+	if (sim_unit(sim_hash(seed, (uint64_t)block, 'B')) >= 0.5) {
 		return false;
 	}
-	uint64_t h = hash3(seed, (uint64_t)w, 'J');
-	if (unit(h) >= 0.75) {
+	uint64_t h = sim_hash(seed, (uint64_t)w, 'J');
+	if (sim_unit(h) >= 0.75) {
 		return false;
 	}
-	job->start = w * WINDOW_S + (int64_t)(mix(h) % 240);
+	job->start = w * WINDOW_S + (int64_t)(sim_mix(h) % 240);
 	job->end = job->start + SIM_JOB_S;
-	job->intensity = 0.86 + 0.2 * unit(mix(h ^ 1));
+	job->intensity = 0.86 + 0.2 * sim_unit(sim_mix(h ^ 1));
 	return true;
 }
 
@@ -87,11 +76,6 @@ static double lag(double x, double tau_s) {
 static double job_response(const struct job *job, int64_t t, double tau_s) {
 	return job->intensity *
 	       (lag((double)(t - job->start), tau_s) - lag((double)(t - job->end), tau_s));
-}
-
-/* Small sensor noise, deterministic per (seed, channel, second). */
-static double noise(uint64_t seed, uint64_t channel, int64_t t, double amplitude) {
-	return amplitude * (2 * unit(hash3(seed, channel, (uint64_t)t)) - 1);
 }
 
 /* Per zone: idle offset (°C), rise at full job load (K), time constant (s). */
@@ -110,33 +94,6 @@ static const struct {
 #define CJ_OFFSET_C -7.0
 #define CJ_RISE_K   4.0
 
-/* RK3588 TSADC code table (rockchip_thermal.c): code -> m°C, linear between entries. */
-static const struct {
-	int code;
-	int32_t mc;
-} tsadc_table[] = {{215, -40000}, {285, 25000}, {350, 85000}, {395, 125000}};
-
-int32_t sim_tsadc_mc(double celsius) {
-	double mc = celsius * 1000;
-	size_t n = sizeof(tsadc_table) / sizeof(tsadc_table[0]);
-	if (mc <= tsadc_table[0].mc) {
-		return tsadc_table[0].mc;
-	}
-	if (mc >= tsadc_table[n - 1].mc) {
-		return tsadc_table[n - 1].mc; // the driver clamps at the table top
-	}
-	size_t i = 1;
-	while (mc > tsadc_table[i].mc) {
-		i++;
-	}
-	int dc = tsadc_table[i].code - tsadc_table[i - 1].code;
-	int32_t dt = tsadc_table[i].mc - tsadc_table[i - 1].mc;
-	long code = lround(tsadc_table[i - 1].code + (mc - tsadc_table[i - 1].mc) * dc / dt);
-	// The driver interpolates in integers, as here.
-	return tsadc_table[i - 1].mc +
-	       (int32_t)((int64_t)dt * (code - tsadc_table[i - 1].code) / dc);
-}
-
 static const int64_t little_opp_khz[] = {408000,  600000,  816000,  1008000,
 					 1200000, 1416000, 1608000, 1800000};
 static const int64_t big_opp_khz[] = {408000,  600000,  816000,  1008000, 1200000, 1416000,
@@ -146,7 +103,7 @@ static const int64_t big_opp_khz[] = {408000,  600000,  816000,  1008000, 120000
 
 /* The idle board's temperature at @t: 39 °C with a small daily swing. */
 static double idle_c(uint64_t seed, int64_t t) {
-	double phase = 2 * M_PI * unit(hash3(seed, 0, 'P'));
+	double phase = 2 * M_PI * sim_unit(sim_hash(seed, 0, 'P'));
 	return 39.0 + 0.5 * sin(2 * M_PI * (double)(t % DAY_S) / DAY_S + phase);
 }
 
@@ -236,20 +193,20 @@ void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 		cj_heat += CJ_RISE_K * job_response(&job, t, TC_TAU_S);
 	}
 	for (int z = 0; z < SIM_ZONE_COUNT; z++) {
-		out->zone_c[z] =
-			idle + zone_model[z].offset_c + heat[z] + noise(seed, (uint64_t)z, t, 0.1);
+		out->zone_c[z] = idle + zone_model[z].offset_c + heat[z] +
+				 sim_noise(seed, (uint64_t)z, t, 0.1);
 		out->zone_mc[z] = sim_tsadc_mc(out->zone_c[z]);
 	}
-	double tc_c = idle + TC_OFFSET_C + tc_heat + noise(seed, 100, t, 0.1);
+	double tc_c = idle + TC_OFFSET_C + tc_heat + sim_noise(seed, 100, t, 0.1);
 	out->tc_raw = (int32_t)lround(tc_c / 0.25);
-	double cj_c = idle + CJ_OFFSET_C + cj_heat + noise(seed, 101, t, 0.05);
+	double cj_c = idle + CJ_OFFSET_C + cj_heat + sim_noise(seed, 101, t, 0.05);
 	out->tc_ambient_raw = (int32_t)lround(cj_c / 0.0625);
 
 	// pwm-fan bound to soc-thermal's 60 °C trip (ROCK 5C BSP): one level per 3 K above 57 °C.
 	double soc = out->zone_mc[SIM_ZONE_SOC] / 1000.0;
 	out->fan_state = soc < 57 ? 0 : soc >= 66 ? 4 : 1 + (int)((soc - 57) / 3);
 
-	uint64_t h = hash3(seed, (uint64_t)t, 'F');
+	uint64_t h = sim_hash(seed, (uint64_t)t, 'F');
 	if (out->npu_busy) {
 		// Pre- and post-processing keep the big cores near their top OPPs.
 		out->cpu_khz[SIM_POLICY_LITTLE] = little_opp_khz[N_LITTLE - 1 - h % 3];
@@ -279,17 +236,9 @@ void sim_model(uint64_t seed, int64_t t, struct sim_state *out) {
 	}
 	model_load(seed, t, out);
 
-	// SARADC: ch0/ch1 keys pulled up, ch2 the 5 V rail through 47k/10k (droops under load),
-	// ch3 headphone detect, ch4-7 unconnected pins near ground.
-	double rail_v = 5.10 - 0.08 * heat[SIM_ZONE_NPU] / zone_model[SIM_ZONE_NPU].rise_k;
-	double ch2_mv = rail_v * 10.0 / 57.0 * 1000 + noise(seed, 200, t, 1.5);
-	out->saradc_raw[0] = 4095 - (int32_t)(h % 3);
-	out->saradc_raw[1] = 4094 - (int32_t)((h >> 4) % 3);
-	out->saradc_raw[2] = (int32_t)lround(ch2_mv / 0.439453125);
-	out->saradc_raw[3] = 4095;
-	for (int i = 4; i < SIM_SARADC_CHANNELS; i++) {
-		out->saradc_raw[i] = (int32_t)((h >> (4 * i)) % 24);
-	}
+	// The 5 V rail droops under load.
+	sim_saradc(seed, t, 5.10 - 0.08 * heat[SIM_ZONE_NPU] / zone_model[SIM_ZONE_NPU].rise_k,
+		   out->saradc_raw);
 }
 
 /* --- the workload's runs --- */
@@ -301,27 +250,27 @@ static bool sdxl_run(uint64_t seed, int64_t w, struct sim_run *run, struct job *
 	if (!window_job(seed, w, job)) {
 		return false;
 	}
-	uint64_t h = hash3(seed, (uint64_t)w, 'S');
+	uint64_t h = sim_hash(seed, (uint64_t)w, 'S');
 	// Pre and post stay under the 40 s before a window and 45 s after the latest job end,
 	// so two runs of the label never overlap.
 	*run = (struct sim_run){.label = "sdxl-image",
 				.start = job->start - 10 - (int64_t)(h % 31),
 				.end = job->end + 5 + (int64_t)((h >> 8) % 11),
-				.exit_code = unit(mix(h)) < 1.0 / 6 ? 1 : 0};
+				.exit_code = sim_unit(sim_mix(h)) < 1.0 / 6 ? 1 : 0};
 	return true;
 }
 
 /* The "reranker" run of 10-minute slot @k, if any. */
 static bool rerank_run(uint64_t seed, int64_t k, struct sim_run *run) {
-	uint64_t h = hash3(seed, (uint64_t)k, 'R');
-	if (unit(h) >= 0.5) {
+	uint64_t h = sim_hash(seed, (uint64_t)k, 'R');
+	if (sim_unit(h) >= 0.5) {
 		return false;
 	}
-	int64_t start = k * RERANK_SLOT_S + (int64_t)(mix(h) % 400);
+	int64_t start = k * RERANK_SLOT_S + (int64_t)(sim_mix(h) % 400);
 	*run = (struct sim_run){.label = "reranker",
 				.start = start,
-				.end = start + 30 + (int64_t)((mix(h) >> 16) % 121),
-				.exit_code = unit(mix(h ^ 2)) < 1.0 / 12 ? 2 : 0};
+				.end = start + 30 + (int64_t)((sim_mix(h) >> 16) % 121),
+				.exit_code = sim_unit(sim_mix(h ^ 2)) < 1.0 / 12 ? 2 : 0};
 	return true;
 }
 
@@ -386,7 +335,7 @@ int64_t sim_quiet_minute(uint64_t seed, int64_t t) {
 }
 
 double sim_power_w(uint64_t seed, int64_t t) {
-	double w = 2.95 + noise(seed, 300, t, 0.05);
+	double w = 2.95 + sim_noise(seed, 300, t, 0.05);
 	struct sim_run run;
 	struct job job;
 	for (int64_t win = timefmt_floor_div(t, WINDOW_S) - 1;
@@ -444,7 +393,7 @@ static size_t window_phases(uint64_t seed, int64_t w, struct load_phase *out) {
 
 /* Housekeeping: each CPU's busy share while window @w's workload is idle, %. */
 static void window_base(uint64_t seed, int64_t w, int pct[SIM_CPUS]) {
-	uint64_t h = hash3(seed, (uint64_t)w, 'L');
+	uint64_t h = sim_hash(seed, (uint64_t)w, 'L');
 	for (int c = 0; c < SIM_CPUS; c++) {
 		pct[c] = c == 0 ? 3 + (int)(h % 3) : c < 4 ? 1 + (int)((h >> (4 * c)) % 2) : 1;
 	}
@@ -518,7 +467,7 @@ static void model_load(uint64_t seed, int64_t t, struct sim_state *out) {
 		}
 	}
 	// The driver's own load window: a snapshot that wanders a little around the job's split.
-	uint64_t h = hash3(seed, (uint64_t)t, 'N');
+	uint64_t h = sim_hash(seed, (uint64_t)t, 'N');
 	if (out->npu_busy) {
 		out->npu_load_pct[0] = 80 + (int)(h % 15);
 		out->npu_load_pct[1] = 76 + (int)((h >> 8) % 15);
@@ -543,6 +492,20 @@ static const char *const cooling_types[] = {
 static const int cooling_max[] = {7, 10, 10, 7, 4};
 #define N_COOLING (sizeof(cooling_types) / sizeof(cooling_types[0]))
 #define FAN_CDEV  4
+
+/* Whether the board has its pwm-fan (the last cooling device): a passive board has none. */
+static bool has_fan(const struct sim *sim) {
+	return !sim->board || sim->board->p.cooling != SIMBOARD_COOLING_PASSIVE;
+}
+
+static size_t n_cooling(const struct sim *sim) {
+	return has_fan(sim) ? N_COOLING : N_COOLING - 1;
+}
+
+/* Cooling device @c's max_state: the big cores' take one OPP off their table per state. */
+static int max_state(const struct sim *sim, size_t c) {
+	return c == 1 || c == 2 ? (int)sim->n_big - 1 : cooling_max[c];
+}
 
 static const int policy_cpu[SIM_POLICY_COUNT] = {0, 4, 6};
 static const char *const policy_cpus[SIM_POLICY_COUNT] = {"0 1 2 3", "4 5", "6 7"};
@@ -675,9 +638,12 @@ static int build_thermal(struct sim *sim) {
 			 i);
 		err |= putf(sim, p, "2000\n");
 	}
-	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_trip_point", "0\n");
-	err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_weight", "0\n");
-	err |= link_to(sim, "../cooling_device4", "devices/virtual/thermal/thermal_zone0/cdev0");
+	if (has_fan(sim)) {
+		err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_trip_point", "0\n");
+		err |= putf(sim, "devices/virtual/thermal/thermal_zone0/cdev0_weight", "0\n");
+		err |= link_to(sim, "../cooling_device4",
+			       "devices/virtual/thermal/thermal_zone0/cdev0");
+	}
 	// The big-core zones: a passive trip the NPU jobs cross (lowered from mainline's 75 °C, as
 	// the fan's is, so the demo throttles), the critical one, and each zone's cpufreq cooling
 	// device bound at the passive trip (policy4's cooling_device1, policy6's cooling_device2).
@@ -706,10 +672,10 @@ static int build_thermal(struct sim *sim) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/cdev0", z);
 		err |= link_to(sim, t, p);
 	}
-	for (size_t c = 0; c < N_COOLING; c++) {
+	for (size_t c = 0; c < n_cooling(sim); c++) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%zu", c);
 		err |= put_attr(sim, p, "type", "%s\n", cooling_types[c]);
-		err |= put_attr(sim, p, "max_state", "%d\n", cooling_max[c]);
+		err |= put_attr(sim, p, "max_state", "%d\n", max_state(sim, c));
 		err |= put_attr(sim, p, "cur_state", "0\n");
 		snprintf(t, sizeof(t), "../../devices/virtual/thermal/cooling_device%zu", c);
 		snprintf(p, sizeof(p), "class/thermal/cooling_device%zu", c);
@@ -722,8 +688,8 @@ static int build_cpufreq(struct sim *sim) {
 	int err = 0;
 	char p[256], t[512], list[256];
 	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
-		const int64_t *opp = i == SIM_POLICY_LITTLE ? little_opp_khz : big_opp_khz;
-		size_t n = i == SIM_POLICY_LITTLE ? N_LITTLE : N_BIG;
+		const int64_t *opp = i == SIM_POLICY_LITTLE ? little_opp_khz : sim->big_opp;
+		size_t n = i == SIM_POLICY_LITTLE ? N_LITTLE : sim->n_big;
 		static const char *const files[] = {"affected_cpus", "related_cpus"};
 		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d", policy_cpu[i]);
 		for (size_t f = 0; f < 2; f++) {
@@ -873,12 +839,12 @@ static void counter_sums(struct sim *sim, int64_t t, struct window_sums *out) {
 }
 
 /* proc/stat: each CPU's ticks since the boot, its busy ones split as a kernel's would be. */
-static int write_stat(struct sim *sim, int64_t t, const struct window_sums *sums) {
+static int write_stat(struct sim *sim, int64_t t, const int64_t busy_ticks[SIM_CPUS]) {
 	int64_t up = t - sim->prefix.w0 * WINDOW_S;
 	int64_t total = up > 0 ? 100 * up : 0;
 	int64_t f[SIM_CPUS + 1][7] = {{0}}; // user system idle iowait irq softirq; all CPUs first
 	for (int c = 0; c < SIM_CPUS; c++) {
-		int64_t busy = sums->busy[c], *x = f[c + 1];
+		int64_t busy = busy_ticks[c], *x = f[c + 1];
 		x[1] = busy / 5;                  // system
 		x[4] = busy / 50;                 // irq
 		x[5] = busy / 40;                 // softirq
@@ -913,26 +879,37 @@ static int write_stat(struct sim *sim, int64_t t, const struct window_sums *sums
 	return err;
 }
 
-/* The cpufreq and devfreq cooling devices' stats/time_in_state_ms, from the boot. */
-static int write_cooling_stats(struct sim *sim, int64_t t, const struct window_sums *sums) {
+/* Each cooling device's time at each state since the boot, ms: what time_in_state_ms shows. */
+typedef int64_t sim_residency[N_COOLING][SIMBOARD_MAX_STATES];
+
+/* The timetable's residencies at @t, from the counters' sums: every device's time at state 0 but
+ * what the big policies spent deeper; the GPU's never leaves state 0. */
+static void timetable_residency(const struct sim *sim, int64_t t, const struct window_sums *sums,
+				sim_residency tis) {
 	int64_t up_ms = 1000 * (t > sim->prefix.w0 * WINDOW_S ? t - sim->prefix.w0 * WINDOW_S : 0);
+	memset(tis, 0, sizeof(sim_residency));
+	for (size_t c = 0; c < N_COOLING; c++) {
+		// cooling_device0-2 are policy0, 4 and 6's
+		const int64_t *deep = c < SIM_POLICY_COUNT ? sums->deep_s[c] : NULL;
+		tis[c][0] = up_ms - (deep ? 1000 * deep[1] : 0);
+		for (int st = 1; deep && st < SIM_COOL_STATES; st++) {
+			int64_t deeper = st + 1 < SIM_COOL_STATES ? deep[st + 1] : 0;
+			tis[c][st] = 1000 * (deep[st] - deeper);
+		}
+	}
+}
+
+/* The cpufreq and devfreq cooling devices' stats/time_in_state_ms (the fan keeps none). */
+static int write_cooling_stats(struct sim *sim, sim_residency tis) {
 	int err = 0;
 	for (size_t c = 0; c < N_COOLING && err == 0; c++) {
 		if (c == FAN_CDEV) {
 			continue;
 		}
-		// cooling_device0-2 are policy0, 4 and 6's; the GPU's never leaves state 0
-		const int64_t *deep = c < SIM_POLICY_COUNT ? sums->deep_s[c] : NULL;
-		char text[512], p[128];
+		char text[1024], p[128];
 		size_t len = 0;
-		for (int st = 0; st <= cooling_max[c]; st++) {
-			int64_t here = 0;
-			if (st == 0) {
-				here = up_ms - (deep ? 1000 * deep[1] : 0);
-			} else if (deep && st < SIM_COOL_STATES) {
-				int64_t deeper = st + 1 < SIM_COOL_STATES ? deep[st + 1] : 0;
-				here = 1000 * (deep[st] - deeper);
-			}
+		for (int st = 0; st <= max_state(sim, c); st++) {
+			int64_t here = st < SIMBOARD_MAX_STATES ? tis[c][st] : 0;
 			len += (size_t)snprintf(text + len, sizeof(text) - len, "state%d\t%lld\n",
 						st, (long long)here);
 		}
@@ -951,15 +928,16 @@ static int write_cooling_stats(struct sim *sim, int64_t t, const struct window_s
 	return err;
 }
 
-int sim_write(struct sim *sim, int64_t t) {
-	struct sim_state s;
+/*
+ * Writes the board's state @s at @t into the tree: the counters (@busy ticks per CPU, @tis), the
+ * caps and states, the NPU's load, the zones, the fan, the clocks, the ADCs and the draw @watts.
+ */
+static int write_state(struct sim *sim, int64_t t, const struct sim_state *s_in,
+		       const int64_t busy[SIM_CPUS], sim_residency tis, double watts) {
+	const struct sim_state s = *s_in;
 	char p[512];
-	int err = 0;
-	sim_model(sim->seed, t, &s);
-	struct window_sums sums;
-	counter_sums(sim, t, &sums);
-	err = write_stat(sim, t, &sums);
-	err = err ? err : write_cooling_stats(sim, t, &sums);
+	int err = write_stat(sim, t, busy);
+	err = err ? err : write_cooling_stats(sim, tis);
 	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
 		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/scaling_max_freq",
 			 policy_cpu[i]);
@@ -975,8 +953,11 @@ int sim_write(struct sim *sim, int64_t t) {
 		snprintf(p, sizeof(p), "devices/virtual/thermal/thermal_zone%d/temp", z);
 		err = err ? err : putf(sim, p, "%d\n", (int)s.zone_mc[z]);
 	}
-	snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%d/cur_state", FAN_CDEV);
-	err = err ? err : putf(sim, p, "%d\n", s.fan_state);
+	if (has_fan(sim)) {
+		snprintf(p, sizeof(p), "devices/virtual/thermal/cooling_device%d/cur_state",
+			 FAN_CDEV);
+		err = err ? err : putf(sim, p, "%d\n", s.fan_state);
+	}
 	for (int i = 0; i < SIM_POLICY_COUNT; i++) {
 		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/scaling_cur_freq",
 			 policy_cpu[i]);
@@ -1000,12 +981,83 @@ int sim_write(struct sim *sim, int64_t t) {
 	err = err ? err
 		  : putf(sim, TC_DIR "/iio:device1/in_temp_ambient_raw", "%d\n",
 			 (int)s.tc_ambient_raw);
-	long long uw = 25000LL * llround(sim_power_w(sim->seed, t) / 0.025);
+	long long uw = 25000LL * llround(watts / 0.025);
 	err = err ? err : putf(sim, INA_DIR "/power1_input", "%lld\n", uw);
 	return err;
 }
 
+/* The board under work at @t_ms: stepped over the interval since its last write with the mean
+ * load declared meanwhile. */
+static int write_board(struct sim *sim, int64_t t_ms) {
+	struct simboard *b = sim->board;
+	struct simboard_load load;
+	simload_collect(sim->fd, b->t_ms, t_ms, &load);
+	simboard_step(b, &load, t_ms);
+	struct sim_state s;
+	simboard_state(b, sim->seed, &s);
+	int64_t busy[SIM_CPUS];
+	for (int c = 0; c < SIM_CPUS; c++) {
+		busy[c] = (int64_t)b->busy_ticks[c];
+	}
+	sim_residency tis = {{0}};
+	for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
+		memcpy(tis[pol], b->state_ms[pol], sizeof(b->state_ms[pol]));
+	}
+	// The GPU's devfreq cooling never leaves state 0: its time is the uptime.
+	tis[3][0] = b->state_ms[SIM_POLICY_LITTLE][0];
+	return write_state(sim, timefmt_floor_div(t_ms, 1000), &s, busy, tis,
+			   simboard_power_w(b, sim->seed));
+}
+
+int sim_write_ms(struct sim *sim, int64_t t_ms) {
+	if (sim->board) {
+		return write_board(sim, t_ms);
+	}
+	return sim_write(sim, timefmt_floor_div(t_ms, 1000));
+}
+
+int sim_write(struct sim *sim, int64_t t) {
+	if (sim->board) {
+		return write_board(sim, t * 1000);
+	}
+	struct sim_state s;
+	sim_model(sim->seed, t, &s);
+	struct window_sums sums;
+	counter_sums(sim, t, &sums);
+	sim_residency tis;
+	timetable_residency(sim, t, &sums, tis);
+	return write_state(sim, t, &s, sums.busy, tis, sim_power_w(sim->seed, t));
+}
+
+/* The files a board under work has beyond the timetable's tree: what a campaign's fingerprint
+ * reads (RAM, kernel, command line, compatible, the NPU driver, the DMC's tunables), its own
+ * description (sim/board) and the directory declared work goes to (simload.h). */
+static int build_board(struct sim *sim, const struct simboard_params *bp) {
+	static const char compat[] = "radxa,rock-5c\0rockchip,rk3588s";
+	int err = put(sim->fd, "firmware/devicetree/base/compatible", 0444, compat, sizeof(compat));
+	err |= putf(sim, "proc/meminfo",
+		    "MemTotal:        8029836 kB\nMemFree:         7400112 kB\n"
+		    "MemAvailable:    7612440 kB\nSwapTotal:       4014916 kB\n"
+		    "SwapFree:        4014916 kB\n");
+	err |= putf(sim, "proc/sys/kernel/osrelease", "6.1.75-rk3588-sim\n");
+	err |= putf(sim, "proc/cmdline", "root=/dev/mmcblk0p2 rootwait console=ttyS2,1500000 rw\n");
+	err |= putf(sim, "debug/rknpu/version", "RKNPU driver: v0.9.6\n");
+	err |= put_attr(sim, devfreqs[0].dir, "upthreshold", "40\n");
+	err |= put_attr(sim, devfreqs[0].dir, "downdifferential", "20\n");
+	err |= mkdirs(sim->fd, SIMLOAD_DIR);
+	err |= putf(sim, "sim/board", "ambient_c %g\nbig_max_khz %lld\ncooling %s\ntime_scale %g\n",
+		    bp->ambient_c,
+		    (long long)(bp->big_max_khz ? bp->big_max_khz : sim->big_opp[sim->n_big - 1]),
+		    bp->cooling == SIMBOARD_COOLING_PASSIVE ? "passive" : "fan", bp->time_scale);
+	return err;
+}
+
 struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
+	return sim_create_board(parent, seed, t, NULL);
+}
+
+struct sim *sim_create_board(const char *parent, uint64_t seed, int64_t t,
+			     const struct simboard_params *board) {
 	if (!parent) {
 		// A RAM file system when there is one: the tree is rewritten every cycle.
 		parent = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR")
@@ -1016,6 +1068,13 @@ struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
 	sim->seed = seed;
 	sim->fd = -1;
 	sim->prefix.w0 = timefmt_floor_div(t, WINDOW_S) - 8 * DAY_S / WINDOW_S; // the boot
+	sim->big_opp = big_opp_khz;
+	sim->n_big = N_BIG;
+	if (board) {
+		sim->board = xcalloc(1, sizeof(*sim->board));
+		simboard_init(sim->board, board, t * 1000, t - sim->prefix.w0 * WINDOW_S);
+		sim->big_opp = simboard_big_opp(&sim->n_big);
+	}
 	sim->root = xasprintf("%s/thermlog-sim.XXXXXX", parent);
 	if (!mkdtemp(sim->root)) {
 		log_errno("could not create the simulated sysfs tree in %s", parent);
@@ -1029,7 +1088,7 @@ struct sim *sim_create(const char *parent, uint64_t seed, int64_t t) {
 		goto err_tree;
 	}
 	int err = build_thermal(sim) | build_cpufreq(sim) | build_devfreq(sim) | build_iio(sim) |
-		  build_hwmon(sim);
+		  build_hwmon(sim) | (board ? build_board(sim, board) : 0);
 	if (err == 0) {
 		err = sim_write(sim, t);
 	}
@@ -1065,6 +1124,7 @@ void sim_destroy(struct sim *sim) {
 		log_errno("could not remove %s", sim->root);
 	}
 	free(sim->prefix.before);
+	free(sim->board);
 	free(sim->root);
 	free(sim);
 }

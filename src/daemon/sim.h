@@ -9,51 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Thermal zones in TSADC channel order (thermal_zone0..6 on the BSP). */
-enum sim_zone {
-	SIM_ZONE_SOC,
-	SIM_ZONE_BIGCORE0,
-	SIM_ZONE_BIGCORE1,
-	SIM_ZONE_LITTLECORE,
-	SIM_ZONE_CENTER,
-	SIM_ZONE_GPU,
-	SIM_ZONE_NPU,
-	SIM_ZONE_COUNT,
-};
-
-/* cpufreq policies: policy0 (A55 cpu0-3), policy4 (A76 cpu4-5), policy6 (A76 cpu6-7). */
-enum sim_policy {
-	SIM_POLICY_LITTLE,
-	SIM_POLICY_BIG0,
-	SIM_POLICY_BIG1,
-	SIM_POLICY_COUNT,
-};
-
-#define SIM_SARADC_CHANNELS 8
-#define SIM_JOB_S           1500 // an NPU job lasts 25 minutes
-#define SIM_NPU_BUSY_HZ     1000000000LL
-#define SIM_CPUS            8 // cpu0-3 A55 (policy0), cpu4-7 A76 (policy4, policy6)
-#define SIM_NPU_CORES       3
-#define SIM_BIG_TRIP_MC     60000 // the big-core zones' passive trip (trip_point_0)
-#define SIM_BIG_HYST_MC     2000
-#define SIM_COOL_STATES     6 // the big cores' cpufreq cooling states reached: 0..5
-
-/** The board at one instant, in the units sysfs prints. */
-struct sim_state {
-	double zone_c[SIM_ZONE_COUNT];   // the model's temperature, °C
-	int32_t zone_mc[SIM_ZONE_COUNT]; // what the TSADC reports: ~1 °C steps, m°C
-	int32_t tc_raw;         // MAX31855 in_temp_raw: 0.25 °C per LSB (in_temp_scale 250)
-	int32_t tc_ambient_raw; // cold junction: 0.0625 °C per LSB
-	int fan_state;          // pwm-fan cur_state, 0..4
-	int64_t cpu_khz[SIM_POLICY_COUNT];
-	int64_t npu_hz, gpu_hz, dmc_hz;
-	int32_t saradc_raw[SIM_SARADC_CHANNELS]; // 12 bit, 0.439453125 mV per LSB
-	bool npu_busy;                           // an NPU job runs at this instant
-	int cool_state[SIM_POLICY_COUNT];        // the policy's cpufreq cooling device cur_state
-	int64_t cap_khz[SIM_POLICY_COUNT]; // scaling_max_freq: the OPP cool_state steps down to
-	int cpu_busy_pct[SIM_CPUS];        // each CPU's busy share at this second, %
-	int npu_load_pct[SIM_NPU_CORES];   // rknpu/load per core
-};
+#include "simsensor.h"
 
 /**
  * The thermal model, pure: the state at @t (s since epoch) for @seed. Idle around 38-40 °C;
@@ -100,16 +56,24 @@ int64_t sim_quiet_minute(uint64_t seed, int64_t t);
  */
 double sim_power_w(uint64_t seed, int64_t t);
 
-/** Converts °C to what the RK3588 TSADC driver prints (its code table, linear in between). */
-int32_t sim_tsadc_mc(double celsius);
-
 struct sim;
+struct simboard_params;
 
 /**
  * Creates the tree in a new directory under @parent (NULL = $TMPDIR, else /dev/shm, else
  * /tmp) and writes the state at @t. Returns NULL on error (logged).
  */
 struct sim *sim_create(const char *parent, uint64_t seed, int64_t t);
+/**
+ * sim_create() for a board that answers to work (simboard.h) instead of the timetable: @board
+ * (copied) says its ambient, binned clock, cooling and time scale; NULL is sim_create(). The
+ * tree gains the big cores' OPPs to 2.4 GHz, sim/board (the parameters, one "key value" a line)
+ * and sim/work/ (simload.h), the files a campaign's fingerprint reads (proc/meminfo,
+ * proc/sys/kernel/osrelease, proc/cmdline, the device tree's compatible, debug/rknpu/version,
+ * the DMC's upthreshold), and no pwm-fan when passive. It starts settled at idle.
+ */
+struct sim *sim_create_board(const char *parent, uint64_t seed, int64_t t,
+			     const struct simboard_params *board);
 /**
  * The tree's root directory: use it as the sysfs root; procfs_root is its proc/ and
  * debugfs_root its debug/. Owned by @sim.
@@ -122,6 +86,11 @@ const char *sim_root(const struct sim *sim);
  * and are the same function of @t whatever order the times are written in. 0 or -errno.
  */
 int sim_write(struct sim *sim, int64_t t);
+/**
+ * sim_write() at @t_ms: a board under work steps to it with the work declared since its last
+ * write (the same instant again changes nothing); the timetable writes its second.
+ */
+int sim_write_ms(struct sim *sim, int64_t t_ms);
 /** Removes the tree and frees @sim; accepts NULL. */
 void sim_destroy(struct sim *sim);
 

@@ -360,6 +360,19 @@ class Demo(Daemon):
     def stderr(self):
         return self.log_text()
 
+    def sim_root(self):
+        """The simulated tree, from the log line "demo: simulated ROCK 5C ... in DIR, database"
+        (the last start's), or None."""
+        found = re.findall(r"demo: simulated ROCK 5C .*? in (/\S+), database ", self.log_text())
+        return found[-1] if found else None
+
+    def latest(self):
+        """/api/v1/latest as {channel key: value}, with its "ts" under the key None."""
+        d = get_json(self.url + "api/v1/latest")
+        values = {c["key"]: c["value"] for c in d["channels"]}
+        values[None] = d["ts"]
+        return values
+
     def stop(self, sig=signal.SIGTERM, timeout=15):
         return super().stop(sig, timeout)
 
@@ -546,6 +559,23 @@ def check_database(db):
 
 def channel_ids(db):
     return dict(query(db, "SELECT key, id FROM channels"))
+
+
+def export_series(thermlog, db, keys, frm="-1d", to=None):
+    """`thermlog export` (long CSV) of the channels @keys over [frm, to):
+    {key: [(unix s, value)]} in time order, through the CLI rather than the tables."""
+    import csv
+    import io
+    args = [thermlog, "--db", db, "export", "--from", str(frm)]
+    if to is not None:
+        args += ["--to", str(to)]
+    for k in keys:
+        args += ["--channel", k]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    series = {k: [] for k in keys}
+    for row in csv.DictReader(io.StringIO(out)):
+        series[row["channel"]].append((int(row["unix"]), float(row["value"])))
+    return series
 
 
 def samples(db):
