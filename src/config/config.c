@@ -748,46 +748,12 @@ out:;
 	return good;
 }
 
-/*
- * Reads all of @path up to the cap (plus one byte, to tell "too large"); *text is caller-freed.
- * 0 or a negative errno.
- */
-static int read_capped(const char *path, char **text, size_t *len) {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return -errno;
-	}
-	struct buf b;
-	buf_init(&b);
-	char chunk[16384];
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0) {
-			int err = errno;
-			buf_finish(&b);
-			close(fd);
-			return -err;
-		}
-		if (n == 0 || b.len > CONFIG_MAX_BYTES) {
-			break;
-		}
-		buf_append(&b, chunk, (size_t)n);
-	}
-	close(fd);
-	*len = b.len;
-	*text = buf_steal(&b);
-	return 0;
-}
-
 bool config_load(struct config *cfg, const char *path, char **errors) {
 	free(cfg->path);
 	cfg->path = xstrdup(path);
 	char *text = NULL;
 	size_t len = 0;
-	int rc = read_capped(path, &text, &len);
+	int rc = yamltree_read_file(path, CONFIG_MAX_BYTES, &text, &len);
 	if (rc < 0) {
 		struct buf b;
 		buf_init(&b);
@@ -830,7 +796,7 @@ static char *read_named_file(struct buf *b, const char *name, struct config_mark
 			     const char *key, const char *path) {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = read_capped(path, &text, &len);
+	int rc = yamltree_read_file(path, CONFIG_MAX_BYTES, &text, &len);
 	if (rc < 0) {
 		problem_at(b, name, at, "%s: cannot read '%s': %s", key, path, strerror(-rc));
 		return NULL;

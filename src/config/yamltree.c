@@ -2,11 +2,13 @@
 #include "yamltree.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "buf.h"
@@ -621,4 +623,34 @@ bool yamltree_check_sequence(struct yamltree *p, const struct yamltree_node *seq
 		return false;
 	}
 	return true;
+}
+
+int yamltree_read_file(const char *path, size_t max, char **text, size_t *len) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	struct buf b;
+	buf_init(&b);
+	char chunk[16384];
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			int err = errno;
+			buf_finish(&b);
+			close(fd);
+			return -err;
+		}
+		if (n == 0 || b.len > max) {
+			break;
+		}
+		buf_append(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	*len = b.len;
+	*text = buf_steal(&b);
+	return 0;
 }

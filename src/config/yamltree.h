@@ -53,6 +53,12 @@ void yamltree_error_at(struct yamltree *p, size_t line, size_t col, const char *
 void yamltree_flush_errors(struct yamltree *p, char **out);
 
 /**
+ * Reads all of @path, up to @max bytes and then a little more (so a caller can tell a file too
+ * large); *text (NUL-terminated) is caller-freed. 0 or a negative errno.
+ */
+int yamltree_read_file(const char *path, size_t max, char **text, size_t *len);
+
+/**
  * Parses @text into a tree; *root is NULL for an empty stream. Returns false after a syntax
  * error (reported) or an unsupported structure that makes the rest meaningless.
  */
