@@ -113,6 +113,103 @@ enum calc_opt {
 	OPT_UNCERTAINTY,
 };
 
+/* The steps of calc: --profile, --profile-csv or one hour at --temp-c; false with the message. */
+static bool calc_points(const char *profile, const char *profile_csv, double temp,
+			struct lifetime_point **pts, size_t *n) {
+	char *err = NULL;
+	if (profile) {
+		if (!lifetime_profile_parse(profile, pts, n, &err)) {
+			fprintf(stderr, "thermlog lifetime calc: --profile: %s\n", err);
+			free(err);
+			return false;
+		}
+		return true;
+	}
+	if (profile_csv) {
+		return read_profile_csv(profile_csv, pts, n);
+	}
+	*pts = xcalloc(1, sizeof(**pts));
+	(*pts)[0] = (struct lifetime_point){temp, 1};
+	*n = 1;
+	return true;
+}
+
+/* lifetime calc --json. */
+static void print_calc_json(const struct lifetime_params *p, const struct lifetime_result *r) {
+	// The calculator has no part age: only the life cap applies, not the remaining-life one.
+	bool capped = r->life_uncapped_h > p->life_cap_h;
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, true);
+	json_object_begin(&j);
+	json_field_double(&j, "life_h", r->life_h);
+	json_field_double(&j, "life_uncapped_h", r->life_uncapped_h);
+	json_field_bool(&j, "capped", capped);
+	json_field_double(&j, "equivalent_temp_c", r->equivalent_temp_c);
+	json_field_double(&j, "life_at_mean_temp_h", r->life_at_mean_temp_h);
+	json_field_double(&j, "consumed_fraction_per_hour", r->rate_per_h);
+	json_key(&j, "warnings");
+	lifetime_report_write_warnings(r, &j);
+	json_field_double(&j, "self_heating_k", p->rise_k);
+	json_field_double(&j, "equivalent_effective_temp_c", r->equivalent_temp_c + p->rise_k);
+	json_key(&j, "band");
+	lifetime_report_write_band(r, &j);
+	json_object_end(&j);
+	buf_putc(&b, '\n');
+	fputs(b.data, stdout);
+	buf_finish(&b);
+}
+
+/* lifetime calc's text: a profile's or one temperature's life, the band, the warnings. */
+static void print_calc_text(const struct lifetime_params *p, const struct lifetime_result *r,
+			    bool profile, size_t n, double temp) {
+	bool capped = r->life_uncapped_h > p->life_cap_h;
+	if (profile) {
+		if (p->rise_k != 0) {
+			printf("profile: %zu steps over %.6g h, mean %.2f °C measured, %.2f °C "
+			       "effective (%+g K)\n",
+			       n, r->observed_h, r->mean_temp_c, r->mean_temp_c + p->rise_k,
+			       p->rise_k);
+		} else {
+			printf("profile: %zu steps over %.6g h, mean %.2f °C\n", n, r->observed_h,
+			       r->mean_temp_c);
+		}
+		print_hours("effective life (Miner):", r->life_h);
+		if (capped) {
+			print_hours("  uncapped (theoretical):", r->life_uncapped_h);
+		}
+		if (p->rise_k != 0) {
+			printf("%-28s %.2f °C measured, %.2f °C effective\n",
+			       "equivalent temperature:", r->equivalent_temp_c,
+			       r->equivalent_temp_c + p->rise_k);
+		} else {
+			printf("%-28s %.2f °C\n", "equivalent temperature:", r->equivalent_temp_c);
+		}
+		print_hours("life at the mean temp.:", r->life_at_mean_temp_h);
+		printf("%-28s %.1f %% longer than Miner's\n", "  mean-temperature estimate",
+		       100 * (r->life_at_mean_temp_h / r->life_uncapped_h - 1));
+	} else {
+		char what[96];
+		if (p->rise_k != 0) {
+			snprintf(what, sizeof(what),
+				 "life at %g °C measured, %g °C effective (%+g K):", temp,
+				 temp + p->rise_k, p->rise_k);
+		} else {
+			snprintf(what, sizeof(what), "life at %g °C:", temp);
+		}
+		print_hours(what, r->life_h);
+		if (capped) {
+			print_hours("  uncapped (theoretical):", r->life_uncapped_h);
+		}
+	}
+	printf("%-28s %.0f-%.0f h (the temperature %g K hotter and cooler; uncapped)\n",
+	       "  sensor uncertainty:", r->band.life_uncapped_h[0], r->band.life_uncapped_h[1],
+	       r->band.uncertainty_k);
+	printf("%-28s %.6g\n", "consumed per hour:", r->rate_per_h);
+	print_warnings(r, NULL);
+}
+
 static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	(void)ctx; // the calculator reads no configuration and no database
 	static const struct option opts[] = {
@@ -238,19 +335,8 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	}
 	struct lifetime_point *pts = NULL;
 	size_t n = 0;
-	if (profile) {
-		if (!lifetime_profile_parse(profile, &pts, &n, &err)) {
-			fprintf(stderr, "thermlog lifetime calc: --profile: %s\n", err);
-			free(err);
-			return CLI_EXIT_USAGE;
-		}
-	} else if (profile_csv) {
-		if (!read_profile_csv(profile_csv, &pts, &n)) {
-			return CLI_EXIT_USAGE;
-		}
-	} else {
-		pts = xcalloc(1, sizeof(*pts));
-		pts[n++] = (struct lifetime_point){temp, 1};
+	if (!calc_points(profile, profile_csv, temp, &pts, &n)) {
+		return CLI_EXIT_USAGE;
 	}
 	struct lifetime_acc acc;
 	lifetime_acc_init(&acc);
@@ -260,77 +346,11 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	free(pts);
 	struct lifetime_result r;
 	lifetime_summarize(&p, &acc, 0, &r);
-	// The calculator has no part age: only the life cap applies, not the remaining-life one.
-	bool capped = r.life_uncapped_h > p.life_cap_h;
-
 	if (json) {
-		struct buf b;
-		buf_init(&b);
-		struct json j;
-		json_init(&j, &b, true);
-		json_object_begin(&j);
-		json_field_double(&j, "life_h", r.life_h);
-		json_field_double(&j, "life_uncapped_h", r.life_uncapped_h);
-		json_field_bool(&j, "capped", capped);
-		json_field_double(&j, "equivalent_temp_c", r.equivalent_temp_c);
-		json_field_double(&j, "life_at_mean_temp_h", r.life_at_mean_temp_h);
-		json_field_double(&j, "consumed_fraction_per_hour", r.rate_per_h);
-		json_key(&j, "warnings");
-		lifetime_report_write_warnings(&r, &j);
-		json_field_double(&j, "self_heating_k", p.rise_k);
-		json_field_double(&j, "equivalent_effective_temp_c",
-				  r.equivalent_temp_c + p.rise_k);
-		json_key(&j, "band");
-		lifetime_report_write_band(&r, &j);
-		json_object_end(&j);
-		buf_putc(&b, '\n');
-		fputs(b.data, stdout);
-		buf_finish(&b);
-		return CLI_EXIT_OK;
-	}
-
-	if (profile || profile_csv) {
-		if (p.rise_k != 0) {
-			printf("profile: %zu steps over %.6g h, mean %.2f °C measured, %.2f °C "
-			       "effective (%+g K)\n",
-			       n, r.observed_h, r.mean_temp_c, r.mean_temp_c + p.rise_k, p.rise_k);
-		} else {
-			printf("profile: %zu steps over %.6g h, mean %.2f °C\n", n, r.observed_h,
-			       r.mean_temp_c);
-		}
-		print_hours("effective life (Miner):", r.life_h);
-		if (capped) {
-			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
-		}
-		if (p.rise_k != 0) {
-			printf("%-28s %.2f °C measured, %.2f °C effective\n",
-			       "equivalent temperature:", r.equivalent_temp_c,
-			       r.equivalent_temp_c + p.rise_k);
-		} else {
-			printf("%-28s %.2f °C\n", "equivalent temperature:", r.equivalent_temp_c);
-		}
-		print_hours("life at the mean temp.:", r.life_at_mean_temp_h);
-		printf("%-28s %.1f %% longer than Miner's\n", "  mean-temperature estimate",
-		       100 * (r.life_at_mean_temp_h / r.life_uncapped_h - 1));
+		print_calc_json(&p, &r);
 	} else {
-		char what[96];
-		if (p.rise_k != 0) {
-			snprintf(what, sizeof(what),
-				 "life at %g °C measured, %g °C effective (%+g K):", temp,
-				 temp + p.rise_k, p.rise_k);
-		} else {
-			snprintf(what, sizeof(what), "life at %g °C:", temp);
-		}
-		print_hours(what, r.life_h);
-		if (capped) {
-			print_hours("  uncapped (theoretical):", r.life_uncapped_h);
-		}
+		print_calc_text(&p, &r, profile || profile_csv, n, temp);
 	}
-	printf("%-28s %.0f-%.0f h (the temperature %g K hotter and cooler; uncapped)\n",
-	       "  sensor uncertainty:", r.band.life_uncapped_h[0], r.band.life_uncapped_h[1],
-	       r.band.uncertainty_k);
-	printf("%-28s %.6g\n", "consumed per hour:", r.rate_per_h);
-	print_warnings(&r, NULL);
 	return CLI_EXIT_OK;
 }
 
