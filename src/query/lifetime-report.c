@@ -480,6 +480,7 @@ void lifetime_report_write_part(const struct lifetime_report_entry *e, struct js
 	json_field_string(out, "name", e->cc->name);
 	json_field_string(out, "sensor", e->sensor_key);
 	json_field_string(out, "basis", temp_basis_name(e->cc->basis));
+	json_field_string(out, "basis_reason", e->basis_reason);
 }
 
 /* "[short end, long end]": the band's two figures. */
@@ -653,7 +654,6 @@ static void write_review_figures(const struct lifetime_report_entry *e, struct j
 		json_field_string(out, temp_basis_names[b], e->sensor_keys[b]);
 	}
 	json_object_end(out);
-	json_field_string(out, "basis_reason", e->basis_reason);
 	json_field_string(out, "load_channel", e->load_key);
 	json_key(out, "band");
 	lifetime_report_write_band(&e->r, out);

@@ -134,7 +134,10 @@ int lifetime_report_json(struct store *store, const struct config *cfg, int64_t 
 			 bool include_unsynced, int64_t now, struct json *out, char **err);
 /** Writes a computed report as the JSON above. */
 void lifetime_report_write_json(const struct lifetime_report *rep, struct json *out);
-/** Writes the members naming @e's capacitor ("name", "sensor", "basis") into an open object. */
+/**
+ * Writes the members naming @e's capacitor ("name", "sensor", "basis", "basis_reason": why it
+ * ages at that temperature) into an open object.
+ */
 void lifetime_report_write_part(const struct lifetime_report_entry *e, struct json *out);
 /**
  * Writes @cc's design-review notes as the report's "review" object: every key of

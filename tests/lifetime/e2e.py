@@ -159,12 +159,12 @@ def main():
            whole["from"] == rows[0][0] and whole["to"] == rows[-1][0] and whole["interval_s"] == STEP,
            "the JSON says the span it covers (from, to, interval_s)",
            {k: whole.get(k) for k in ("from", "to", "interval_s")})
-        keys = ["name", "sensor", "basis", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
+        keys = ["name", "sensor", "basis", "basis_reason", "observed_h", "coverage", "consumed_fraction", "effective_life_h",
                 "life_uncapped_h", "equivalent_temp_c", "mean_temp_c", "life_at_mean_temp_h", "p95_temp_c",
                 "life_at_p95_temp_h", "remaining_h", "capped", "life_cap_h", "warnings", "relative_lifetime",
                 "self_heating_k", "equivalent_effective_temp_c", "mean_effective_temp_c", "p95_effective_temp_c",
                 "in_service", "unobserved_service_h", "consumed_fraction_extrapolated", "consumed_fraction_total",
-                "past_estimated_life", "review", "sensors", "basis_reason", "load_channel", "band", "validity",
+                "past_estimated_life", "review", "sensors", "load_channel", "band", "validity",
                 "voltage", "ripple", "self_heating_check", "steady_state", "vent"]
         ok(list(caps[0].keys()) == keys, "JSON keys as specified", list(caps[0].keys()))
         review_keys = ["enclosure", "orientation", "thermocouple", "insulation", "heat_sources",
