@@ -61,6 +61,7 @@ struct daemon {
 	char *runs_socket;    // the socket file we created, removed at exit
 	int lock_fd;          // flock()ed PATH.lock: one daemon per database
 	int db_lock_fd;       // the database file flock()ed too (its other names), or -1
+	bool lost_lock;       // the database was recreated and another daemon locked it first
 	struct notify *notify;
 	struct demo demo; // --demo: the simulated board and its database
 	char boot_id[CLOCK_BOOT_ID_LEN];
@@ -133,6 +134,8 @@ static void print_url(struct daemon *d) {
 	d->url_printed = true;
 }
 
+static int relock_db(struct daemon *d);
+
 /* One cycle through the recorder, then what systemd and the demo's user are told. */
 static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 	struct recorder_result res;
@@ -144,6 +147,7 @@ static void run_cycle(struct daemon *d, int64_t slot_ms, int64_t now_mono_ms) {
 		t = steptime_end(&d->stage, "the demo's runs", t);
 	}
 	if (res.reopened) {
+		relock_db(d);
 		server_restart(d->server, d->cfg);
 		runsock_set_store(d->runs, recorder_store(d->recorder));
 		t = steptime_end(&d->stage, "restarting the HTTP server on the new database", t);
@@ -263,19 +267,17 @@ static struct config *load_config(const struct options *opt) {
  * it when the process dies, even by SIGKILL). The file holds the owner's pid for the message.
  * SQLite's own locks only serialise transactions; two daemons would interleave their cycles.
  */
-static int lock_db(struct daemon *d) {
-	char *lock = xasprintf("%s.lock", d->db_path);
-	int rc = 0;
+static int lock_lockfile(struct daemon *d, const char *lock) {
 	d->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (d->lock_fd < 0) {
-		rc = -errno;
+		int rc = -errno;
 		log_error("%s cannot be written: could not create the lock file %s: %s (the daemon "
 			  "needs write access to the database's directory)",
 			  d->db_path, lock, strerror(errno));
-		goto out;
+		return rc;
 	}
 	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = -errno;
+		int rc = -errno;
 		if (errno == EWOULDBLOCK) {
 			char text[32] = "";
 			ssize_t n = pread(d->lock_fd, text, sizeof(text) - 1, 0);
@@ -288,13 +290,24 @@ static int lock_db(struct daemon *d) {
 		} else {
 			log_error("could not lock %s: %s", lock, strerror(errno));
 		}
-		goto out;
+		return rc;
 	}
-	// A symlink or hard link names the same file with another PATH.lock: lock the file too
-	// (flock, which SQLite's fcntl locks ignore). Closing it would drop SQLite's locks, so
-	// it stays open until the store is closed. Created empty when missing (SQLite takes an
-	// empty file as a new database), so the first daemon holds it too. O_NONBLOCK: a FIFO
-	// must not hang the start.
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	// The pid is for messages only: a full disk must not stop the daemon here.
+	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)len, 0) != len) {
+		log_debug("could not write the pid to %s: %s", lock, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * A symlink or hard link names the same file with another PATH.lock: lock the file too (flock,
+ * which SQLite's fcntl locks ignore). Closing it would drop SQLite's locks, so it stays open
+ * until the store is closed. Created empty when missing (SQLite takes an empty file as a new
+ * database), so the first daemon holds it too. O_NONBLOCK: a FIFO must not hang the start.
+ */
+static int lock_dbfile(struct daemon *d) {
 	d->db_lock_fd =
 		open(d->db_path, O_RDONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
 	struct stat st;
@@ -303,7 +316,7 @@ static int lock_db(struct daemon *d) {
 		d->db_lock_fd = -1;
 	}
 	if (d->db_lock_fd >= 0 && flock(d->db_lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		if (rc == -EBUSY) {
 			log_error(
 				"the database %s is already in use by another thermlogd through "
@@ -313,16 +326,48 @@ static int lock_db(struct daemon *d) {
 		} else {
 			log_error("could not lock %s: %s", d->db_path, strerror(-rc));
 		}
-		goto out;
+		return rc;
 	}
-	char pid[32];
-	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	// The pid is for messages only: a full disk must not stop the daemon here.
-	if (ftruncate(d->lock_fd, 0) < 0 || pwrite(d->lock_fd, pid, (size_t)len, 0) != len) {
-		log_debug("could not write the pid to %s: %s", lock, strerror(errno));
-	}
-out:
+	return 0;
+}
+
+static int lock_db(struct daemon *d) {
+	char *lock = xasprintf("%s.lock", d->db_path);
+	int rc = lock_lockfile(d, lock);
 	free(lock);
+	return rc < 0 ? rc : lock_dbfile(d);
+}
+
+/* Whether @fd is the file at @path now (same device and inode). */
+static bool same_file(int fd, const char *path) {
+	struct stat held, now;
+	return fd >= 0 && fstat(fd, &held) == 0 && stat(path, &now) == 0 &&
+	       held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+/*
+ * The recorder recreated the database (deleted, or the whole directory emptied) or opened what
+ * replaced it: the lock file and the database file may be other files now, which no lock
+ * covers. Takes what changed again (a second daemon started on them is then refused); -EBUSY,
+ * said, when another daemon got them first.
+ */
+static int relock_db(struct daemon *d) {
+	char *lock = xasprintf("%s.lock", d->db_path);
+	int rc = 0, old_lock = d->lock_fd, old_db = d->db_lock_fd;
+	bool lock_same = same_file(old_lock, lock), db_same = same_file(old_db, d->db_path);
+	if (!lock_same && (rc = lock_lockfile(d, lock)) == 0) {
+		close(old_lock);
+	}
+	if (rc == 0 && !db_same && (rc = lock_dbfile(d)) == 0 && old_db >= 0) {
+		close(old_db); // the vanished file's: SQLite's connection to it is closed
+	}
+	free(lock);
+	if (rc < 0) {
+		log_error("the database %s was recreated and another thermlogd locked it first: "
+			  "stopping, as that one writes there now",
+			  d->db_path);
+		d->lost_lock = true;
+	}
 	return rc;
 }
 
@@ -748,7 +793,7 @@ static enum loop_next handle_timer(struct daemon *d, int64_t t) {
 	detect_step(d, now_wall, now_mono);
 	cycle_due(d, now_wall, now_mono);
 	arm_next(d);
-	return LOOP_GO_ON;
+	return d->lost_lock ? LOOP_FAIL : LOOP_GO_ON;
 }
 
 static enum loop_next handle_signal(struct daemon *d, int64_t t) {

@@ -4,6 +4,7 @@ error, carries its history over to the configured path and writes on there, and
 /api/v1/status counts the reopens."""
 import json
 import os
+import signal
 import sys
 import time
 import urllib.request
@@ -55,6 +56,23 @@ def run(tap):
         st = status(port)
         tap.ok(st.get("database_reopens") == 2, "counted: %s" % st.get("database_reopens"))
         tap.ok(d.alive(), "the daemon keeps running")
+
+        # The whole directory emptied (the lock file too): the daemon recreates the database
+        # and takes the lock again, so a second daemon on it is refused.
+        n = len(cycles(db))
+        for name in os.listdir(wd):
+            if name.startswith("t.db"):
+                os.unlink(os.path.join(wd, name))
+        back = wait_for(lambda: os.path.exists(db) and len(cycles(db)) >= n + 2, 15)
+        tap.ok(back and os.path.exists(db + ".lock"),
+               "an emptied directory gets the database and its lock file back", d.log_text())
+        second = Daemon(exe, wd, ["-c", cfg, "--sysfs-root", root, "--db", db,
+                                  "--listen", "127.0.0.1:0"], name="second").start()
+        refused = wait_for(lambda: not second.alive(), 15)
+        tap.ok(refused and second.stop() != 0 and "already in use by another thermlogd"
+               in second.log_text(), "a second daemon on it is refused", second.log_text())
+        second.stop(signal.SIGKILL)
+        tap.ok(d.alive(), "the first one goes on")
         tap.ok(d.stop() == 0, "clean stop")
         ok, detail = check_database(db)
         tap.ok(ok, "the database at the configured path is whole", detail)
