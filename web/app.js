@@ -1472,7 +1472,8 @@
       td('Status', runStatusText(r), { class: statusClass(r.status) }),
       td('Energy', typeof r.energy_j === 'number' ? (partialEnergy(r) ? '~' : '') + fmtValue(r.energy_j, 'joules') : '–',
         partialEnergy(r) ? { class: 'num', title: 'covers ' + fmtPercent(r.energy_coverage, 0) + ' of the run (a daemon restart mid-run)' } : { class: 'num' }),
-      td('Peak', fmtValue(r.temp_max_c, 'celsius'), { class: 'num' }))));
+      td('Peak', fmtValue(r.temp_max_c, 'celsius'), { class: 'num' }),
+      td('Tags', Object.entries(r.tags || {}).map(([k, v]) => k + '=' + v).join(' ') || '–'))));
   }
 
   /* Whether a run's energy covers only part of it (a daemon restart mid-run). */

@@ -15,6 +15,7 @@
 #include "cli-output.h"
 #include "cli.h"
 #include "report.h"
+#include "runtag.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
@@ -23,10 +24,11 @@ enum {
 	REPORT_OPT_COMPARE,
 	REPORT_OPT_LIFETIME,
 	REPORT_OPT_LIFETIME_ONLY,
+	REPORT_OPT_TAG,
 };
 
 static const char usage_text[] =
-	"usage: thermlog report [--from T] [--to T] [--label L]... [--over DUR]\n"
+	"usage: thermlog report [--from T] [--to T] [--label L]... [--tag K=V]... [--over DUR]\n"
 	"                       [--compare OTHER.db] [--format html|md] [--weight samples|time]\n"
 	"                       [--lifetime | --lifetime-only] -o FILE [--force]\n"
 	"The board and window, zones, clocks, the peak, memory and swap, runs per label and the\n"
@@ -38,7 +40,8 @@ static const char usage_text[] =
 	"files). FILE never replaces a database, an existing file only with --force.\n"
 	"--lifetime adds the capacitor design review (per capacitor: part data, sensor and basis,\n"
 	"mission profile, consumed life over time and to date, relative lives, warnings, the\n"
-	"review checklist); --lifetime-only writes the board and window and the review alone.\n";
+	"review checklist); --lifetime-only writes the board and window and the review alone.\n"
+	"--tag K=V shows only the runs carrying that tag.\n";
 
 struct report_args {
 	struct cli_window w;
@@ -50,6 +53,7 @@ struct report_args {
 	enum report_format format;
 	enum query_weight weight;
 	enum report_lifetime lifetime;
+	struct runtag_list tags; // --tag: the runs shown carry each
 };
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
@@ -62,6 +66,7 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		CLI_OPTION_WEIGHT,
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
+		{"tag", required_argument, NULL, REPORT_OPT_TAG},
 		CLI_OPTIONS_OUTPUT,
 		CLI_OPTION_HELP,
 		{0},
@@ -82,6 +87,15 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		case CLI_OPT_OVER:
 			good = cli_over_option("report", optarg, &a->over_s);
 			break;
+		case REPORT_OPT_TAG: {
+			char *err = NULL;
+			good = runtag_parse(optarg, &a->tags, &err);
+			if (!good) {
+				fprintf(stderr, "thermlog report: --tag: %s\n", err);
+			}
+			free(err);
+			break;
+		}
 		case REPORT_OPT_COMPARE:
 			a->compare = optarg;
 			break;
@@ -253,7 +267,12 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 		goto out;
 	}
 	const char *files[2] = {db_path, a.compare};
+	struct buf tags = {0};
+	if (a.tags.n > 0) {
+		runtag_list_json(&a.tags, &tags);
+	}
 	struct report_options opt = {
+		.tags = tags.data,
 		.has_from = a.w.p.has_from,
 		.has_to = a.w.p.has_to,
 		.from = a.w.p.from,
@@ -283,9 +302,11 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 		rc = write_files(&a, &rep, db_path);
 	}
 	report_finish(&rep);
+	buf_finish(&tags);
 out:
 	store_close(stores[1]); // the --compare database: the command's own
 	free(a.labels);
+	runtag_list_finish(&a.tags);
 	cli_window_finish(&a.w);
 	return rc;
 }

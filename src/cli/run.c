@@ -29,6 +29,7 @@
 #include "json.h"
 #include "jsonread.h"
 #include "runmetric.h"
+#include "runtag.h"
 #include "runwire.h"
 #include "sha256.h"
 #include "timefmt.h"
@@ -211,10 +212,9 @@ static char *reply_field(const char *body, const char *key) {
 
 struct run_args {
 	const char *label;
-	struct buf tags; // a JSON object's members so far
-	size_t n_tags;
-	int64_t timeout_ms; // 0 = none
-	int64_t pid;        // run start --pid
+	struct runtag_list tags; // --tag KEY=VALUE
+	int64_t timeout_ms;      // 0 = none
+	int64_t pid;             // run start --pid
 	bool pid_given;
 	struct runmetric_set metrics; // --metric
 };
@@ -330,28 +330,16 @@ static void metrics_file_read(const char *path, struct runmetric_set *set) {
 }
 
 static bool add_tag(struct run_args *a, const char *kv) {
-	const char *eq = strchr(kv, '=');
-	if (!eq || eq == kv) {
-		fprintf(stderr, "thermlog run: --tag %s: expected KEY=VALUE\n", kv);
-		return false;
+	char *err = NULL;
+	if (runtag_parse(kv, &a->tags, &err)) {
+		return true;
 	}
-	char *key = xstrndup(kv, (size_t)(eq - kv));
-	if (!jobcsv_label_valid(key) || !jobcsv_label_valid(eq + 1)) {
-		fprintf(stderr,
-			"thermlog run: --tag: key and value: expected " JOBCSV_LABEL_RULE "\n");
-		free(key);
-		return false;
-	}
-	if (a->n_tags++ > 0) {
-		buf_putc(&a->tags, ',');
-	}
-	buf_putc(&a->tags, '"');
-	json_escape(&a->tags, key);
-	buf_puts(&a->tags, "\":\"");
-	json_escape(&a->tags, eq + 1);
-	buf_putc(&a->tags, '"');
-	free(key);
-	return true;
+	struct buf shown = {0};
+	buf_put_printable(&shown, kv, strlen(kv));
+	fprintf(stderr, "thermlog run: --tag %s: %s\n", shown.data, err);
+	buf_finish(&shown);
+	free(err);
+	return false;
 }
 
 static char *socket_of(struct cli_context *ctx) {
@@ -609,7 +597,9 @@ static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **ar
 	const char *slash = strrchr(argv[0], '/');
 	const char *label = a->label ? a->label : (slash && slash[1] ? slash + 1 : argv[0]);
 	char hex[2 * SHA256_DIGEST_LEN + 1];
-	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
+	struct buf tags_json = {0};
+	runtag_list_json(&a->tags, &tags_json);
+	char *tags = buf_steal(&tags_json);
 	struct buf args = {0}, body = {0};
 	runwire_argv(&args, argv, (size_t)argc);
 	struct runwire_start start = {
@@ -843,7 +833,9 @@ static int start(struct cli_context *ctx, struct run_args *a) {
 	}
 	char request_id[33];
 	new_request_id(request_id);
-	char *tags = xasprintf("{%s}", a->tags.data ? a->tags.data : "");
+	struct buf tags_json = {0};
+	runtag_list_json(&a->tags, &tags_json);
+	char *tags = buf_steal(&tags_json);
 	struct buf body = {0};
 	// This process exits at once: the run is watched only through --pid ("pid": null: none).
 	struct runwire_start start = {.label = a->label,
@@ -1064,7 +1056,7 @@ int cli_run(struct cli_context *ctx, int argc, char **argv) {
 				}
 			}
 		}
-		if (!stop_id || exit_given == (status != NULL) || a.label || a.n_tags ||
+		if (!stop_id || exit_given == (status != NULL) || a.label || a.tags.n ||
 		    timeout_given || a.pid_given) {
 			fprintf(stderr,
 				"thermlog run stop: needs ID and one of --exit N or --status "
@@ -1089,7 +1081,7 @@ int cli_run(struct cli_context *ctx, int argc, char **argv) {
 		fputs(usage_text, stderr);
 	}
 out:
-	buf_finish(&a.tags);
+	runtag_list_finish(&a.tags);
 	runmetric_set_finish(&a.metrics);
 	return rc;
 }

@@ -9,7 +9,9 @@
 
 #include "buf.h"
 #include "cli-options.h"
+#include "jsonread.h"
 #include "runs.h"
+#include "runtag.h"
 #include "table.h"
 #include "timefmt.h"
 #include "unit.h"
@@ -21,9 +23,13 @@ enum {
 	RUNS_OPT_DEFAULT_LABEL,
 	RUNS_OPT_LAST,
 	RUNS_OPT_EXCLUDE_THROTTLED,
+	RUNS_OPT_TAG,
+	RUNS_OPT_BY,
 };
 
 #define RUNS_MAX_PERCENTILES 16
+#define RUNS_MAX_TAGS        16                          // --tag options a command takes
+#define RUNS_TAGS_JSON_MAX   (RUNS_MAX_TAGS * 1024 + 16) // their JSON object (each tag fits)
 
 /* The options every runs command may take; each command refuses what it does not use. */
 struct runs_args {
@@ -34,8 +40,28 @@ struct runs_args {
 	size_t n_percentiles;
 	bool json, skip_bad, exclude_throttled;
 	const char *default_label;
-	int64_t unix_per_s; // --time-unit: 1, 1000 or 1000000
+	int64_t unix_per_s;              // --time-unit: 1, 1000 or 1000000
+	const char *tags[RUNS_MAX_TAGS]; // --tag KEY=VALUE: the runs must carry each
+	size_t n_tags;
+	char tags_json[RUNS_TAGS_JSON_MAX]; // ... as the filter's JSON object
+	const char *by;                     // --by TAGKEY: a label's runs split by its value
 };
+
+/* The --tag options as the filter's JSON object in @a (each checked when given). */
+static void tags_filter(struct runs_args *a) {
+	struct runtag_list list = {0};
+	for (size_t i = 0; i < a->n_tags; i++) {
+		char *err = NULL;
+		runtag_parse(a->tags[i], &list, &err);
+		free(err);
+	}
+	struct buf json = {0};
+	runtag_list_json(&list, &json);
+	snprintf(a->tags_json, sizeof(a->tags_json), "%s", json.data);
+	a->filter.tags = a->tags_json;
+	buf_finish(&json);
+	runtag_list_finish(&list);
+}
 
 static const struct option runs_options[] = {
 	{"label", required_argument, NULL, RUNS_OPT_LABEL},
@@ -48,6 +74,8 @@ static const struct option runs_options[] = {
 	{"last", required_argument, NULL, RUNS_OPT_LAST},
 	CLI_OPTION_TIME_UNIT,
 	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
+	{"tag", required_argument, NULL, RUNS_OPT_TAG},
+	{"by", required_argument, NULL, RUNS_OPT_BY},
 	CLI_OPTION_HELP,
 	{0},
 };
@@ -123,6 +151,30 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		case RUNS_OPT_EXCLUDE_THROTTLED:
 			a->exclude_throttled = true;
 			break;
+		case RUNS_OPT_TAG: {
+			struct runtag_list check = {0};
+			char *err = NULL;
+			bool good = runtag_parse(optarg, &check, &err);
+			runtag_list_finish(&check);
+			if (!good || a->n_tags == RUNS_MAX_TAGS) {
+				fprintf(stderr, "thermlog %s: --tag: %s\n", a->cmd,
+					good ? "at most 16 tags" : err);
+				free(err);
+				return CLI_EXIT_USAGE;
+			}
+			a->tags[a->n_tags++] = optarg;
+			break;
+		}
+		case RUNS_OPT_BY:
+			if (!runtag_name_valid(optarg)) {
+				fprintf(stderr,
+					"thermlog %s: --by: a tag key: expected " RUNTAG_TEXT_RULE
+					"\n",
+					a->cmd);
+				return CLI_EXIT_USAGE;
+			}
+			a->by = optarg;
+			break;
 		case CLI_OPT_SKIP_BAD:
 			a->skip_bad = true;
 			break;
@@ -145,6 +197,9 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 	if (a->filter.has_from && a->filter.has_to && a->filter.from_ms >= a->filter.to_ms) {
 		fprintf(stderr, "thermlog %s: --from must be before --to\n", a->cmd);
 		return CLI_EXIT_USAGE;
+	}
+	if (a->n_tags > 0) {
+		tags_filter(a);
 	}
 	if (n_operands == 0 && !cli_no_operand(a->cmd, usage, argc, argv)) {
 		return CLI_EXIT_USAGE;
@@ -173,6 +228,21 @@ static int parse_and_open(struct cli_context *ctx, struct runs_args *a, int argc
 }
 
 /* A run as a row of the list's table (table.c escapes control characters in every cell). */
+/* A run's tags as "KEY=VALUE KEY=VALUE" for the list ("-" for none). */
+static void tags_text(const char *tags_json, struct buf *out) {
+	struct jsonread_error err;
+	size_t len = tags_json ? strlen(tags_json) : 0;
+	struct jsonread_node *tree = len ? jsonread_parse(tags_json, len, len, &err) : NULL;
+	for (size_t i = 0; tree && tree->kind == JSONREAD_OBJECT && i + 1 < tree->n; i += 2) {
+		const char *v = jsonread_string(tree->items[i + 1]);
+		buf_printf(out, "%s%s=%s", out->len ? " " : "", tree->items[i]->text, v ? v : "?");
+	}
+	jsonread_node_free(tree);
+	if (out->len == 0) {
+		buf_puts(out, "-");
+	}
+}
+
 static int add_run_row(void *ctx, const struct store_run *run) {
 	struct table *t = ctx;
 	char start[TIMEFMT_ISO_LEN];
@@ -200,8 +270,12 @@ static int add_run_row(void *ctx, const struct store_run *run) {
 	// Partial coverage (a daemon restart mid-run): "~" as the stats' note explains.
 	table_set(t, 7, "%s%s", isfinite(run->energy_j) && run->energy_coverage < 1 ? "~" : "",
 		  energy);
+	struct buf tags = {0};
+	tags_text(run->tags, &tags);
+	table_set(t, 8, "%s", tags.data);
+	buf_finish(&tags);
 	if (run->error) {
-		table_set(t, 8, "%s", run->error); // why it failed: the last column
+		table_set(t, 9, "%s", run->error); // why it failed: the last column
 	}
 	return 0;
 }
@@ -209,10 +283,10 @@ static int add_run_row(void *ctx, const struct store_run *run) {
 /* The runs @filter selects as a table on stdout; 0 or a negative errno, *n their number. */
 static int print_runs(struct store *store, const struct store_run_filter *filter, size_t *n) {
 	static const char *const head[] = {"ID",   "LABEL",  "START",    "DURATION_S", "STATUS",
-					   "EXIT", "TEMP_C", "ENERGY_J", "ERROR"};
+					   "EXIT", "TEMP_C", "ENERGY_J", "TAGS",       "ERROR"};
 	struct table t;
-	table_init(&t, 9);
-	table_head(&t, head, 9);
+	table_init(&t, 10);
+	table_head(&t, head, 10);
 	static const size_t numbers[] = {0, 3, 5, 6, 7};
 	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
 		t.right[numbers[i]] = true;
@@ -249,18 +323,21 @@ static int no_runs_said(struct store *store, const char *cmd, const struct store
 }
 
 static int runs_list(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,
-				      RUNS_OPT_LAST,  CLI_OPT_JSON, 0};
-	const char *usage = "usage: thermlog runs [--label L] [--from T] [--to T] [--last N] "
-			    "[--json]\n"
-			    "       thermlog runs show ID [--json]\n"
-			    "       thermlog runs stats [--label L] [--from T] [--to T] "
-			    "[--over DUR] [--percentile P]... [--json]\n"
-			    "       thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
-			    "       thermlog runs compare --label L [--exclude-throttled] OTHER.db "
-			    "[--json]\n"
-			    "Runs are listed by start time (--from/--to select by start; "
-			    "--last N keeps the newest N).\n";
+	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO, RUNS_OPT_LAST,
+				      RUNS_OPT_TAG,   CLI_OPT_JSON, 0};
+	const char *usage =
+		"usage: thermlog runs [--label L] [--tag K=V]... [--from T] [--to T] "
+		"[--last N] [--json]\n"
+		"       thermlog runs show ID [--json]\n"
+		"       thermlog runs stats [--label L] [--tag K=V]... [--by TAGKEY] "
+		"[--from T] [--to T]\n"
+		"                           [--over DUR] [--percentile P]... [--json]\n"
+		"       thermlog runs import [--default-label L] [--skip-bad] FILE|-\n"
+		"       thermlog runs compare --label L [--tag K=V]... [--exclude-throttled] "
+		"OTHER.db [--json]\n"
+		"       thermlog runs metric ID NAME=VALUE[UNIT]...\n"
+		"Runs are listed by start time (--from/--to select by start; --last N keeps "
+		"the newest N;\n--tag K=V only the runs carrying that tag).\n";
 	struct runs_args a = {.cmd = "runs", .over_s = NAN};
 	struct store *store;
 	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
@@ -465,14 +542,19 @@ static void print_wrapped(const char *first, const char *text) {
 }
 
 static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL,     CLI_OPT_FROM, CLI_OPT_TO, CLI_OPT_OVER,
-				      CLI_OPT_PERCENTILE, CLI_OPT_JSON, 0};
-	const char *usage = "usage: thermlog runs stats [--label L] [--from T] [--to T] "
-			    "[--over DUR] [--percentile P]... [--json]\n"
-			    "Per label: counts by status; exact type-7 p50, p95, max and mean of "
-			    "the ok runs'\nduration, energy, peak temperature and peak RSS; "
-			    "--over counts ok runs longer than DUR;\nthe share of ok runs "
-			    "throttled at all and the throttled share of those (throttled_pct).\n";
+	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM,       CLI_OPT_TO,
+				      CLI_OPT_OVER,   CLI_OPT_PERCENTILE, CLI_OPT_JSON,
+				      RUNS_OPT_TAG,   RUNS_OPT_BY,        0};
+	const char *usage =
+		"usage: thermlog runs stats [--label L] [--tag K=V]... [--by TAGKEY] "
+		"[--from T] [--to T]\n"
+		"                           [--over DUR] [--percentile P]... [--json]\n"
+		"Per label: counts by status; exact type-7 p50, p95, max and mean of "
+		"the ok runs'\nduration, energy, peak temperature and peak RSS; "
+		"--over counts ok runs longer than DUR;\nthe share of ok runs "
+		"throttled at all and the throttled share of those (throttled_pct);\n"
+		"each metric of the ok runs. --tag K=V keeps the runs carrying that tag; "
+		"--by TAGKEY\nsplits each label's runs by that tag's value.\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
 	struct store *store;
 	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
@@ -482,7 +564,8 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 	struct runs_stats_options opt = {.filter = a.filter,
 					 .over_s = a.over_s,
 					 .percentiles = a.percentiles,
-					 .n_percentiles = a.n_percentiles};
+					 .n_percentiles = a.n_percentiles,
+					 .by = a.by};
 	char *why = NULL;
 	if (runs_label_check(store, a.filter.label, &why) < 0) {
 		fprintf(stderr, "thermlog runs stats: %s\n", why);
@@ -510,7 +593,12 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 		runs_stats_summary_line(l, a.over_s, &out);
 		struct buf label;
 		buf_init(&label);
-		printf("%s%s\n", i ? "\n" : "", table_printable(&label, l->label));
+		printf("%s%s", i ? "\n" : "", table_printable(&label, l->label));
+		if (a.by) {
+			printf(" [%s=", table_printable(&label, a.by));
+			printf("%s]", l->group ? table_printable(&label, l->group) : "(none)");
+		}
+		printf("\n");
 		buf_finish(&label);
 		print_wrapped("  ", out.data ? out.data : "");
 		print_summary_table(l, &a);
@@ -701,15 +789,18 @@ static void print_sides(const struct runs_compare *c) {
 }
 
 static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON, 0};
+	static const int allowed[] = {RUNS_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON,
+				      RUNS_OPT_TAG, 0};
 	const char *usage =
-		"usage: thermlog runs compare --label L [--exclude-throttled] OTHER.db [--json]\n"
+		"usage: thermlog runs compare --label L [--tag K=V]... [--exclude-throttled] OTHER.db "
+		"[--json]\n"
 		"The ok runs of label L here and in OTHER.db (a thermlog backup of another board):\n"
 		"counts, p50/p95 of duration and energy, the ratio of medians (other over here) with\n"
 		"a 95 % percentile-bootstrap interval, a warning per fingerprint difference, and one\n"
 		"when the sides' throttle exposure differs (one throttled, the other not, or median\n"
 		"throttled shares more than 2 times and 5 points apart). --exclude-throttled leaves\n"
-		"every run throttled at all out of both sides first.\n";
+		"every run throttled at all out of both sides first; --tag K=V keeps the runs\n"
+		"carrying that tag on both sides.\n";
 	struct runs_args a = {.cmd = "runs compare", .over_s = NAN};
 	int rc = parse_args(&a, argc, argv, allowed, usage, 1);
 	if (rc != RUNS_GO_ON) {
@@ -731,7 +822,11 @@ static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
 		return CLI_EXIT_FAILURE;
 	}
 	struct runs_compare c;
-	int err = runs_compare(here, other, a.filter.label, a.exclude_throttled, &c);
+	struct runs_compare_options co = {.label = a.filter.label,
+					  .here = a.filter,
+					  .other = a.filter,
+					  .exclude_throttled = a.exclude_throttled};
+	int err = runs_compare(here, other, &co, &c);
 	struct buf hint; // a label no run here has: the near ones
 	buf_init(&hint);
 	if (err == -ENODATA && !(c.a && c.a->duration_s.n)) {

@@ -73,6 +73,9 @@ void api_respond_query_error(struct request *r, int rc, char *err);
 size_t api_param_all(const struct request *r, const char *name, const char **out, size_t max);
 /** The repeatable 'percentile' parameter: at most @max numbers from 0 to 100; false after a 400. */
 bool api_param_percentiles(struct request *r, double *out, size_t max, size_t *n);
+/** The repeatable 'tag' parameter (KEY=VALUE) as a runs filter's JSON object in @json (nothing
+ * when absent); false after a 400. */
+bool api_param_tags(struct request *r, struct buf *json);
 /** The largest max_points / samples a request may ask for (http.max_points, 0 = 5000). */
 unsigned api_max_points_cap(const struct request *r);
 /** @ts as "20260820T000000Z": an ISO time without the characters a file name dislikes. */

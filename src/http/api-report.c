@@ -132,8 +132,9 @@ static bool report_params(struct request *r, struct report_options *opt, enum re
 
 void api_handle_report(struct request *r) {
 	static const struct param_spec specs[] = {
-		{"format", false}, {"from", false},   {"to", false},       {"label", true},
-		{"over", false},   {"weight", false}, {"lifetime", false}, {NULL, false}};
+		{"format", false},   {"from", false}, {"to", false},
+		{"label", true},     {"over", false}, {"weight", false},
+		{"lifetime", false}, {"tag", true},   {NULL, false}};
 	if (!api_check_params(r, specs)) {
 		return;
 	}
@@ -141,9 +142,12 @@ void api_handle_report(struct request *r) {
 	struct report_options opt = {
 		.cfg = r->ctx->cfg, .now = r->req->now, .max_bytes = API_REPORT_MAX};
 	enum report_format format;
-	if (!report_params(r, &opt, &format, labels)) {
+	struct buf tags = {0};
+	if (!report_params(r, &opt, &format, labels) || !api_param_tags(r, &tags)) {
+		buf_finish(&tags);
 		return;
 	}
+	opt.tags = tags.data;
 	const char *db = r->ctx->db_path ? r->ctx->db_path : r->ctx->cfg->database;
 	struct store *stores[1] = {r->ctx->store};
 	const char *files[1] = {db ? db : "thermlog.db"};
@@ -173,4 +177,5 @@ void api_handle_report(struct request *r) {
 	}
 	free(err);
 	report_finish(&rep);
+	buf_finish(&tags);
 }

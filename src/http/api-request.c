@@ -17,6 +17,7 @@
 #include "json.h"
 #include "log.h"
 #include "query.h"
+#include "runtag.h"
 #include "xalloc.h"
 
 /* Request target parsing ------------------------------------------------------------------- */
@@ -399,4 +400,29 @@ void api_compact_time(char out[TIMEFMT_ISO_LEN], int64_t ts) {
 		}
 	}
 	out[j] = '\0';
+}
+
+/*
+ * Reads the repeatable 'tag' parameter, KEY=VALUE each (the rule of runtag.h), into @json as the
+ * JSON object a runs filter takes (nothing written when there is none); false after a 400.
+ */
+bool api_param_tags(struct request *r, struct buf *json) {
+	const char *values[API_PARAMS_MAX];
+	size_t n = api_param_all(r, "tag", values, API_PARAMS_MAX);
+	struct runtag_list tags = {0};
+	bool good = true;
+	for (size_t i = 0; i < n && good; i++) {
+		char *err = NULL;
+		good = runtag_parse(values[i], &tags, &err);
+		if (!good) {
+			api_respond_error(r->resp, 400, "tag", "parameter 'tag': %s, not '%s'", err,
+					  values[i]);
+		}
+		free(err);
+	}
+	if (good && tags.n > 0) {
+		runtag_list_json(&tags, json);
+	}
+	runtag_list_finish(&tags);
+	return good;
 }

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "jsonread.h"
 #include "runs.h"
+#include "runtag.h"
 #include "runwire.h"
 #include "store.h"
 #include "timefmt.h"
@@ -20,13 +21,17 @@
 
 /* runs: read side ------------------------------------------------------------------------- */
 
-/* Reads label, from and to into @f (times as everywhere in the API); false after a 400. */
-static bool runs_filter(struct request *r, struct store_run_filter *f) {
+/*
+ * Reads label, from, to and the tags into @f (times as everywhere in the API; the tags' JSON in
+ * @tags, which must outlive @f); false after a 400.
+ */
+static bool runs_filter(struct request *r, struct store_run_filter *f, struct buf *tags) {
 	*f = (struct store_run_filter){.label = api_param(r, "label")};
 	int64_t from = 0, to = 0;
-	if (!api_param_times(r, &from, &to)) {
+	if (!api_param_times(r, &from, &to) || !api_param_tags(r, tags)) {
 		return false;
 	}
+	f->tags = tags->data;
 	if (api_param(r, "from")) {
 		f->from_ms = from * 1000;
 		f->has_from = true;
@@ -61,41 +66,48 @@ static void respond_runs(struct request *r, int rc, const char *what) {
 }
 
 void api_handle_runs(struct request *r) {
-	static const struct param_spec specs[] = {
-		{"label", false}, {"from", false}, {"to", false}, {"limit", false}, {NULL, false}};
+	static const struct param_spec specs[] = {{"label", false}, {"from", false}, {"to", false},
+						  {"limit", false}, {"tag", true},   {NULL, false}};
 	struct store_run_filter f;
+	struct buf tags = {0};
 	unsigned limit;
-	if (!api_check_params(r, specs) || !runs_filter(r, &f) ||
-	    !api_param_uint(r, "limit", API_RUNS_LIMIT, 1, API_RUNS_LIMIT_MAX, NULL, &limit)) {
-		return;
+	if (api_check_params(r, specs) && runs_filter(r, &f, &tags) &&
+	    api_param_uint(r, "limit", API_RUNS_LIMIT, 1, API_RUNS_LIMIT_MAX, NULL, &limit)) {
+		f.limit = limit;
+		respond_runs(r, runs_list_json(r->ctx->store, &f, true, &r->resp->body),
+			     "could not read the runs");
 	}
-	f.limit = limit;
-	respond_runs(r, runs_list_json(r->ctx->store, &f, true, &r->resp->body),
-		     "could not read the runs");
+	buf_finish(&tags);
 }
 
 void api_handle_runs_stats(struct request *r) {
-	static const struct param_spec specs[] = {{"label", false},     {"from", false},
-						  {"to", false},        {"over", false},
-						  {"percentile", true}, {NULL, false}};
-	struct runs_stats_options opt = {.over_s = NAN};
-	if (!api_check_params(r, specs) || !runs_filter(r, &opt.filter)) {
-		return;
-	}
+	static const struct param_spec specs[] = {
+		{"label", false},     {"from", false}, {"to", false}, {"over", false},
+		{"percentile", true}, {"tag", true},   {"by", false}, {NULL, false}};
+	struct runs_stats_options opt = {.over_s = NAN, .by = api_param(r, "by")};
+	struct buf tags = {0};
 	const char *over = api_param(r, "over");
-	int64_t ms;
+	int64_t ms = 0;
+	double percentiles[API_PARAMS_MAX];
+	if (!api_check_params(r, specs) || !runs_filter(r, &opt.filter, &tags)) {
+		goto out;
+	}
+	if (opt.by && !runtag_name_valid(opt.by)) {
+		api_respond_error(r->resp, 400, "by",
+				  "parameter 'by': a tag key: " RUNTAG_TEXT_RULE);
+		goto out;
+	}
 	if (over && !timefmt_parse_duration_ms(over, &ms)) {
 		api_respond_error(r->resp, 400, "over",
 				  "parameter 'over' must be a duration like 30m or 1h30m, not '%s'",
 				  over);
-		return;
+		goto out;
 	}
 	if (over) {
 		opt.over_s = (double)ms / 1000.0;
 	}
-	double percentiles[API_PARAMS_MAX];
 	if (!api_param_percentiles(r, percentiles, API_PARAMS_MAX, &opt.n_percentiles)) {
-		return;
+		goto out;
 	}
 	opt.percentiles = percentiles;
 	struct runstats_result res;
@@ -105,6 +117,8 @@ void api_handle_runs_stats(struct request *r) {
 	}
 	runstats_result_finish(&res);
 	respond_runs(r, rc, "could not compute the run statistics");
+out:
+	buf_finish(&tags);
 }
 
 void api_handle_run_show(struct request *r) {

@@ -19,9 +19,16 @@
 static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
 		    resolution_rss = 1, resolution_share = 1e-6;
 
+/* Two groups' order: by value, the runs without the tag (NULL) last. */
+static int cmp_group(const char *a, const char *b) {
+	return a && b ? strcmp(a, b) : (a == NULL) - (b == NULL);
+}
+
+/* By label, then by group (the --by tag's value). */
 static int cmp_run_label(const void *a, const void *b) {
 	const struct runstats_run *const *x = a, *const *y = b;
-	return strcmp((*x)->label, (*y)->label);
+	int c = strcmp((*x)->label, (*y)->label);
+	return c ? c : cmp_group((*x)->group, (*y)->group);
 }
 
 /* The ok runs' values of one figure above @floor (-INFINITY: every finite one). */
@@ -162,12 +169,16 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 	size_t cap = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		while (j < n && strcmp(sorted[j]->label, sorted[i]->label) == 0) {
+		while (j < n && strcmp(sorted[j]->label, sorted[i]->label) == 0 &&
+		       cmp_group(sorted[j]->group, sorted[i]->group) == 0) {
 			j++;
 		}
 		out->labels = xgrow(out->labels, &cap, out->n + 1, sizeof(*out->labels));
 		struct runstats_label *l = &out->labels[out->n++];
-		*l = (struct runstats_label){.label = xstrdup(sorted[i]->label), .count = j - i};
+		*l = (struct runstats_label){.label = xstrdup(sorted[i]->label),
+					     .group = sorted[i]->group ? xstrdup(sorted[i]->group)
+								       : NULL,
+					     .count = j - i};
 		for (size_t k = i; k < j; k++) {
 			const struct runstats_run *r = sorted[k];
 			if ((unsigned)r->status < RUN_STATUS_COUNT) {
@@ -237,6 +248,7 @@ void runstats_result_finish(struct runstats_result *result) {
 	for (size_t i = 0; i < result->n; i++) {
 		struct runstats_label *l = &result->labels[i];
 		free(l->label);
+		free(l->group);
 		free(l->duration_s.percentiles);
 		free(l->energy_j.percentiles);
 		free(l->temp_max_c.percentiles);

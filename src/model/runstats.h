@@ -27,6 +27,7 @@ struct runstats_run {
 	double throttled_share; // its most throttled domain's share of the run (0..1, 0 = not
 				// throttled); NAN = unknown (running, or its episodes pruned)
 	const struct runmetric_set *metrics; // its own numbers (borrowed), or NULL
+	const char *group; // a label's runs are split by it (borrowed; NULL: the runs without one)
 };
 
 /** Order statistics of one figure over a label's completed (ok) runs that have it. */
@@ -56,7 +57,8 @@ struct runstats_metric {
 
 struct runstats_label {
 	char *label;
-	size_t count;                       // runs of every status
+	char *group;  // the runs' group within the label (a tag's value), NULL: none
+	size_t count; // runs of every status
 	size_t by_status[RUN_STATUS_COUNT]; // indexed by enum run_status
 	size_t over;                        // ok runs whose duration exceeds over_s
 	struct runstats_summary duration_s, energy_j, temp_max_c, rss_max_bytes, swap_max_bytes;
@@ -79,7 +81,7 @@ struct runstats_options {
 };
 
 struct runstats_result {
-	struct runstats_label *labels; // sorted by label (byte order)
+	struct runstats_label *labels; // sorted by label (byte order), then group (NULL last)
 	size_t n;
 };
 

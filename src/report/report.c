@@ -218,7 +218,8 @@ static int board_compute(struct store *store, const char *file, const struct rep
 		.filter = {.has_from = opt->has_from,
 			   .has_to = opt->has_to,
 			   .from_ms = opt->has_from ? opt->from * 1000 : 0,
-			   .to_ms = opt->has_to ? opt->to * 1000 : 0},
+			   .to_ms = opt->has_to ? opt->to * 1000 : 0,
+			   .tags = opt->tags},
 		.over_s = opt->over_s,
 		.percentiles = b->runs_percentiles,
 		.n_percentiles = 1,
@@ -271,7 +272,10 @@ static int compare_runs(struct store *here, struct store *other, struct report *
 		}
 		struct report_compare *c = &rep->compares[rep->n_compares++];
 		c->label = xstrdup(label);
-		c->rc = runs_compare(here, other, label, false, &c->c);
+		struct runs_compare_options co = {.label = label,
+						  .here = rep->boards[0].runs_opt.filter,
+						  .other = rep->boards[1].runs_opt.filter};
+		c->rc = runs_compare(here, other, &co, &c->c);
 		if (c->rc < 0 && c->rc != -ENODATA) {
 			return c->rc;
 		}

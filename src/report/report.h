@@ -34,6 +34,7 @@ struct report_options {
 	enum query_weight weight;  // of the zone, clock and memory statistics
 	const char *const *labels; // the run labels shown (none = every label)
 	size_t n_labels;
+	const char *tags;         // a JSON object of tags the runs shown carry (NULL = every run)
 	double over_s;            // runs over this duration are counted; NAN = no threshold
 	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
 	int64_t now;              // s since epoch: bounds a capacitor's calendar age

@@ -41,6 +41,12 @@ struct metric_col {
 	char *name, *unit; // unit "" when the header gives none
 };
 
+/* A tag: column of the header. */
+struct tag_col {
+	size_t field;
+	char *key;
+};
+
 struct parser {
 	const char *name;
 	struct buf *errors;
@@ -49,6 +55,8 @@ struct parser {
 	int64_t unix_per_s;       // what a unix stamp counts: 1 (s), 1000 (ms), 1000000 (us)
 	struct metric_col *metrics;
 	size_t n_metrics, cap_metrics;
+	struct tag_col *tags;
+	size_t n_tags, cap_tags;
 };
 
 static void report(struct parser *p, unsigned long line, const char *fmt, ...)
@@ -257,12 +265,41 @@ static bool metric_column(struct parser *p, const struct csv_reader *r, size_t i
 	return true;
 }
 
+/* A header field "tag:KEY": true when it is one (bad: refused). */
+static bool tag_column(struct parser *p, const struct csv_reader *r, size_t i, bool *bad) {
+	const char *f = r->fields[i];
+	size_t plen = strlen(JOBCSV_TAG_PREFIX);
+	if (strncasecmp(f, JOBCSV_TAG_PREFIX, plen) != 0) {
+		return false;
+	}
+	const char *key = f + plen;
+	for (size_t k = 0; k < p->n_tags && !*bad; k++) {
+		if (strcmp(p->tags[k].key, key) == 0) {
+			report(p, r->line, "tag '%s' appears twice in the header", key);
+			*bad = true;
+		}
+	}
+	if (!*bad && !runtag_name_valid(key)) {
+		report(p, r->line, "column '%s': expected tag:KEY, the key " RUNTAG_TEXT_RULE, f);
+		*bad = true;
+	}
+	if (!*bad) {
+		p->tags = xgrow(p->tags, &p->cap_tags, p->n_tags + 1, sizeof(*p->tags));
+		p->tags[p->n_tags++] = (struct tag_col){i, xstrdup(key)};
+	}
+	return true;
+}
+
 static void parser_finish(struct parser *p) {
 	for (size_t k = 0; k < p->n_metrics; k++) {
 		free(p->metrics[k].name);
 		free(p->metrics[k].unit);
 	}
 	free(p->metrics);
+	for (size_t k = 0; k < p->n_tags; k++) {
+		free(p->tags[k].key);
+	}
+	free(p->tags);
 }
 
 static bool parse_header(struct parser *p, const struct csv_reader *r) {
@@ -271,7 +308,7 @@ static bool parse_header(struct parser *p, const struct csv_reader *r) {
 	}
 	for (size_t i = 0; i < r->n_fields; i++) {
 		bool bad = false;
-		if (metric_column(p, r, i, &bad)) {
+		if (metric_column(p, r, i, &bad) || tag_column(p, r, i, &bad)) {
 			if (bad) {
 				return false;
 			}
@@ -398,6 +435,20 @@ static bool parse_row(struct parser *p, const struct csv_reader *r, const char *
 			return false;
 		}
 	}
+	for (size_t k = 0; k < p->n_tags; k++) {
+		const char *cell = field(r, (ptrdiff_t)p->tags[k].field);
+		if (!*cell) {
+			continue; // the run has no such tag
+		}
+		if (!runtag_name_valid(cell)) {
+			report(p, line, "bad tag %s '%s' (" RUNTAG_TEXT_RULE ")", p->tags[k].key,
+			       cell);
+			runmetric_set_finish(&row->metrics);
+			runtag_list_finish(&row->tags);
+			return false;
+		}
+		runtag_put(&row->tags, p->tags[k].key, cell);
+	}
 	row->label = xstrdup(label);
 	row->error = jobcsv_error_text(field(r, p->col[COL_ERROR]));
 	row->line = line;
@@ -466,5 +517,6 @@ void jobcsv_row_finish(struct jobcsv_row *row) {
 	free(row->label);
 	free(row->error);
 	runmetric_set_finish(&row->metrics);
+	runtag_list_finish(&row->tags);
 	*row = (struct jobcsv_row){0};
 }

@@ -15,6 +15,8 @@
  *   metric:NAME     optional, any number: a metric of the run (runmetric.h), a header
  *                   "metric:NAME (UNIT)" giving its unit; a cell is a number, optionally with
  *                   the column's unit after it, or empty (the run has no such metric)
+ *   tag:KEY         optional, any number: a tag of the run (runtag.h); a cell is its value, or
+ *                   empty (the run has no such tag)
  * Other columns are ignored (logs carry prompts, seeds, hosts). Relative times ("-24h",
  * "now") and "running" are refused: a log records finished runs.
  */
@@ -29,6 +31,7 @@
 #include "buf.h"
 #include "runmetric.h"
 #include "runstats.h"
+#include "runtag.h"
 
 /** An error column's text is kept to this many bytes (escaped, cut at a character). */
 #define JOBCSV_ERROR_MAX 500
@@ -44,6 +47,7 @@ struct jobcsv_row {
 	double energy_j, temp_max_c, rss_max_bytes; // NAN = not given
 	char *error;                                // NULL = not given
 	struct runmetric_set metrics;               // its metric: cells (units as given)
+	struct runtag_list tags;                    // its tag: cells
 };
 
 struct jobcsv {
@@ -69,8 +73,9 @@ bool jobcsv_text_valid(const char *s, size_t len, size_t max);
  */
 char *jobcsv_error_text(const char *s);
 
-/** A header's "metric:" column prefix (any case). */
+/** A header's "metric:" and "tag:" column prefixes (any case). */
 #define JOBCSV_METRIC_PREFIX "metric:"
+#define JOBCSV_TAG_PREFIX    "tag:"
 
 /** At most this many problems are listed; the rest are counted in one last line. */
 #define JOBCSV_ERRORS_MAX 20

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "jsonread.h"
 #include "runs-internal.h"
+#include "runtag.h"
 #include "throttle-report.h"
 #include "xalloc.h"
 
@@ -24,6 +25,7 @@ struct run_set {
 	char *fingerprint;                    // of the latest ok run (scan order is start order)
 	char *tags;
 	struct runs_metrics metrics; // of every run in the set
+	const char *by;              // the tag the runs are grouped by, or NULL
 };
 
 /* The most swap in use during a run, from its figures' "memory" object; NAN when not kept. */
@@ -55,6 +57,7 @@ static int collect(void *ctx, const struct store_run *run) {
 		.rss_max_bytes = run->rss_max_bytes,
 		.swap_max_bytes = swap_max_of(run->figures),
 		.metrics = runs_metrics_of(&set->metrics, run->id),
+		.group = set->by ? runtag_value(run->tags, set->by) : NULL,
 	};
 	struct throttle_report r;
 	runs_run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
@@ -71,6 +74,7 @@ static int collect(void *ctx, const struct store_run *run) {
 static void run_set_finish(struct run_set *set) {
 	for (size_t i = 0; i < set->n; i++) {
 		free((char *)set->runs[i].label);
+		free((char *)set->runs[i].group);
 	}
 	free(set->runs);
 	free(set->fingerprint);
@@ -85,6 +89,7 @@ static int stats_of(struct store *store, const struct runs_stats_options *opt,
 	runs_episodes_read(store, opt->filter.has_from ? opt->filter.from_ms : 0, INT64_MAX / 2,
 			   &e);
 	set->episodes = &e;
+	set->by = opt->by;
 	int rc = runs_metrics_read(store, &opt->filter, &set->metrics);
 	rc = rc == 0 ? store_runs_scan(store, &opt->filter, collect, set) : rc;
 	set->episodes = NULL;
@@ -149,6 +154,13 @@ static void write_label(struct json *j, const struct runstats_label *l,
 			const struct runs_stats_options *opt) {
 	json_object_begin(j);
 	json_field_string(j, "label", l->label);
+	if (opt && opt->by) {
+		json_key(j, "by");
+		json_object_begin(j);
+		json_field_string(j, "tag", opt->by);
+		json_field_string(j, "value", l->group);
+		json_object_end(j);
+	}
 	json_field_int(j, "count", (int64_t)l->count);
 	for (int s = 0; s < RUN_STATUS_COUNT; s++) {
 		json_field_int(j, run_status_name((enum run_status)s), (int64_t)l->by_status[s]);
@@ -322,24 +334,24 @@ static void diff_objects(struct runs_compare *c, size_t *cap, const char *prefix
 	members_free(tb, mb, nb);
 }
 
-/* The figure of the ok runs of @label as an array for the bootstrap. */
-static double *ok_values(const struct run_set *set, const char *label, size_t offset, size_t *n) {
+/* The figure of the ok runs of a side (one label's runs) as an array for the bootstrap. */
+static double *ok_values(const struct run_set *set, size_t offset, size_t *n) {
 	double *v = xcalloc(set->n + 1, sizeof(*v));
 	*n = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct runstats_run *r = &set->runs[i];
 		double x = *(const double *)((const char *)r + offset);
-		if (r->status == RUN_STATUS_OK && strcmp(r->label, label) == 0 && isfinite(x)) {
+		if (r->status == RUN_STATUS_OK && isfinite(x)) {
 			v[(*n)++] = x;
 		}
 	}
 	return v;
 }
 
-static int compare_figure(const struct run_set *a, const struct run_set *b, const char *label,
-			  size_t offset, struct runstats_compare *out) {
+static int compare_figure(const struct run_set *a, const struct run_set *b, size_t offset,
+			  struct runstats_compare *out) {
 	size_t na, nb;
-	double *va = ok_values(a, label, offset, &na), *vb = ok_values(b, label, offset, &nb);
+	double *va = ok_values(a, offset, &na), *vb = ok_values(b, offset, &nb);
 	int rc = runstats_compare(va, na, vb, nb, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
 				  RUNSTATS_BOOTSTRAP_SEED, out);
 	free(va);
@@ -347,17 +359,15 @@ static int compare_figure(const struct run_set *a, const struct run_set *b, cons
 	return rc;
 }
 
-/* The values of metric @name of the ok runs of @label in @set, for the bootstrap. */
-static double *metric_values(const struct run_set *set, const char *label, const char *name,
-			     size_t *n) {
+/* The values of metric @name of the ok runs of a side, for the bootstrap. */
+static double *metric_values(const struct run_set *set, const char *name, size_t *n) {
 	double *v = xcalloc(set->n + 1, sizeof(*v));
 	*n = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct runstats_run *r = &set->runs[i];
-		const struct runmetric *m =
-			r->metrics && r->status == RUN_STATUS_OK && strcmp(r->label, label) == 0
-				? runmetric_find(r->metrics, name)
-				: NULL;
+		const struct runmetric *m = r->metrics && r->status == RUN_STATUS_OK
+						    ? runmetric_find(r->metrics, name)
+						    : NULL;
 		if (m) {
 			v[(*n)++] = m->value;
 		}
@@ -366,7 +376,7 @@ static double *metric_values(const struct run_set *set, const char *label, const
 }
 
 /* One metric of either side (NULL where the side has none) compared as the duration is. */
-static void compare_metric(const struct run_set *sa, const struct run_set *sb, const char *label,
+static void compare_metric(const struct run_set *sa, const struct run_set *sb,
 			   const struct runstats_metric *a, const struct runstats_metric *b,
 			   struct runs_compare_metric *out) {
 	*out = (struct runs_compare_metric){.name = xstrdup(a ? a->name : b->name),
@@ -383,8 +393,7 @@ static void compare_metric(const struct run_set *sa, const struct run_set *sb, c
 		return;
 	}
 	size_t na, nb;
-	double *va = metric_values(sa, label, a->name, &na),
-	       *vb = metric_values(sb, label, a->name, &nb);
+	double *va = metric_values(sa, a->name, &na), *vb = metric_values(sb, a->name, &nb);
 	out->has_ratio = runstats_compare(va, na, vb, nb, 95, RUNSTATS_BOOTSTRAP_RESAMPLES,
 					  RUNSTATS_BOOTSTRAP_SEED, &out->ratio) == 0;
 	out->note = out->has_ratio ? NULL : "not every value is positive: no ratio of medians";
@@ -401,7 +410,7 @@ static void compare_metrics(struct runs_compare *c, const struct run_set *sa,
 		int order = i == a->n_metrics   ? 1
 			    : k == b->n_metrics ? -1
 						: strcmp(a->metrics[i].name, b->metrics[k].name);
-		compare_metric(sa, sb, c->label, order <= 0 ? &a->metrics[i] : NULL,
+		compare_metric(sa, sb, order <= 0 ? &a->metrics[i] : NULL,
 			       order >= 0 ? &b->metrics[k] : NULL, &c->metrics[c->n_metrics++]);
 		i += order <= 0;
 		k += order >= 0;
@@ -463,6 +472,7 @@ static size_t drop_throttled(struct run_set *set) {
 		if (r->throttled_share > 0) { // false for NAN: unknown stays
 			ok += r->status == RUN_STATUS_OK;
 			free((char *)r->label);
+			free((char *)r->group);
 			continue;
 		}
 		set->runs[kept++] = *r;
@@ -479,42 +489,53 @@ static int exclude_throttled(struct runstats_result *out, struct run_set *set, s
 	return runstats_compute(set->runs, set->n, &ro, out);
 }
 
-int runs_compare(struct store *here, struct store *other, const char *label, bool exclude,
+/* One side's statistics: the runs of @label its @filter selects. */
+static int side_stats(struct store *store, const struct store_run_filter *filter, const char *label,
+		      struct runstats_result *out, struct run_set *set) {
+	struct runs_stats_options opt = {.filter = *filter, .over_s = NAN};
+	opt.filter.label = label;
+	opt.filter.limit = 0;
+	opt.filter.by_label = false;
+	return stats_of(store, &opt, out, set);
+}
+
+int runs_compare(struct store *here, struct store *other, const struct runs_compare_options *opt,
 		 struct runs_compare *out) {
-	*out = (struct runs_compare){.label = xstrdup(label), .exclude_throttled = exclude};
-	struct runs_stats_options opt = {.filter = {.label = label}, .over_s = NAN};
+	const char *la = opt->label, *lb = opt->other_label ? opt->other_label : opt->label;
+	*out = (struct runs_compare){.label = xstrdup(la),
+				     .other_label = xstrdup(lb),
+				     .exclude_throttled = opt->exclude_throttled};
 	struct run_set sa = {0}, sb = {0};
-	int rc = stats_of(here, &opt, &out->result_a, &sa);
+	int rc = side_stats(here, &opt->here, la, &out->result_a, &sa);
 	if (rc == 0) {
-		rc = stats_of(other, &opt, &out->result_b, &sb);
+		rc = side_stats(other, &opt->other, lb, &out->result_b, &sb);
 	}
 	if (rc < 0) {
 		goto out;
 	}
 	// The exposure of all the ok runs, before any exclusion
-	throttle_warnings(out, runstats_result_label(&out->result_a, label),
-			  runstats_result_label(&out->result_b, label));
-	if (exclude) {
+	throttle_warnings(out, runstats_result_label(&out->result_a, la),
+			  runstats_result_label(&out->result_b, lb));
+	if (opt->exclude_throttled) {
 		rc = exclude_throttled(&out->result_a, &sa, &out->excluded_a);
 		rc = rc == 0 ? exclude_throttled(&out->result_b, &sb, &out->excluded_b) : rc;
 		if (rc < 0) {
 			goto out;
 		}
 	}
-	out->a = runstats_result_label(&out->result_a, label);
-	out->b = runstats_result_label(&out->result_b, label);
+	out->a = runstats_result_label(&out->result_a, la);
+	out->b = runstats_result_label(&out->result_b, lb);
 	if (!out->a || !out->b || out->a->duration_s.n == 0 || out->b->duration_s.n == 0) {
 		rc = -ENODATA;
 		goto out;
 	}
-	rc = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, duration_s),
-			    &out->duration);
+	rc = compare_figure(&sa, &sb, offsetof(struct runstats_run, duration_s), &out->duration);
 	if (rc < 0) {
 		goto out;
 	}
 	out->has_duration = true;
 	// Energy is compared only when both boards measured it; a missing meter is no error.
-	out->has_energy = compare_figure(&sa, &sb, label, offsetof(struct runstats_run, energy_j),
+	out->has_energy = compare_figure(&sa, &sb, offsetof(struct runstats_run, energy_j),
 					 &out->energy) == 0;
 	compare_metrics(out, &sa, &sb);
 	size_t cap = 0;
@@ -537,6 +558,7 @@ out:
 
 void runs_compare_finish(struct runs_compare *c) {
 	free(c->label);
+	free(c->other_label);
 	runstats_result_finish(&c->result_a);
 	runstats_result_finish(&c->result_b);
 	for (size_t i = 0; i < c->n_diffs; i++) {
@@ -582,6 +604,7 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	json_init(&j, out, pretty);
 	json_object_begin(&j);
 	json_field_string(&j, "label", c->label);
+	json_field_string(&j, "other_label", c->other_label);
 	json_field_string(&j, "other", other_name);
 	json_key(&j, "method");
 	json_object_begin(&j);

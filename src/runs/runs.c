@@ -524,6 +524,9 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 	}
 	run.metrics = metrics;
 	run.n_metrics = row->metrics.n;
+	struct buf tags = {0};
+	runtag_list_json(&row->tags, &tags);
+	run.tags = tags.data;
 	// Minute samples stamped within [start, end] (whole seconds inside the window).
 	struct window_scan w = {.ci = ci, .cfg = cfg, .load = runload_create()};
 	load_clusters(ci, w.load);
@@ -579,6 +582,7 @@ static int import_row(struct store *store, const struct config *cfg, const struc
 		}
 	}
 	free(metrics);
+	buf_finish(&tags);
 	buf_finish(&key);
 	buf_finish(&figures);
 	return rc;
@@ -597,13 +601,22 @@ static bool same_metrics(const struct runmetric_set *a, const struct runmetric_s
 	return same;
 }
 
+static bool same_tags(const struct runtag_list *a, const struct runtag_list *b) {
+	bool same = a->n == b->n;
+	for (size_t i = 0; same && i < a->n; i++) {
+		same = strcmp(a->tags[i].key, b->tags[i].key) == 0 &&
+		       strcmp(a->tags[i].value, b->tags[i].value) == 0;
+	}
+	return same;
+}
+
 static bool rows_equal(const struct jobcsv_row *a, const struct jobcsv_row *b) {
 	return a->start_ms == b->start_ms && a->end_ms == b->end_ms && a->status == b->status &&
 	       strcmp(a->label, b->label) == 0 && a->exit_code == b->exit_code &&
 	       same_double(a->energy_j, b->energy_j) && same_double(a->temp_max_c, b->temp_max_c) &&
 	       same_double(a->rss_max_bytes, b->rss_max_bytes) &&
 	       strcmp(a->error ? a->error : "", b->error ? b->error : "") == 0 &&
-	       same_metrics(&a->metrics, &b->metrics);
+	       same_metrics(&a->metrics, &b->metrics) && same_tags(&a->tags, &b->tags);
 }
 
 /* Orders rows by the run they name (label, start), then by line. */

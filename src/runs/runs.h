@@ -58,9 +58,10 @@ int runs_samples_json(struct store *store, int64_t id, unsigned max_points, bool
 
 /** What runs_stats() summarises. */
 struct runs_stats_options {
-	struct store_run_filter filter; // label, from, to
-	double over_s;                  // NAN = no threshold
-	const double *percentiles;      // extra ones, each 0..100; borrowed
+	struct store_run_filter filter; // label, from, to, tags
+	const char *by; // a tag key: each label's runs split by its value (NULL: not split)
+	double over_s;  // NAN = no threshold
+	const double *percentiles; // extra ones, each 0..100; borrowed
 	size_t n_percentiles;
 };
 
@@ -109,7 +110,8 @@ struct runs_compare_metric {
 
 /** The same workload (one label) on this board (A) and another (B). */
 struct runs_compare {
-	char *label;
+	char *label;                               // this board's
+	char *other_label;                         // the other board's (the same unless mapped)
 	struct runstats_result result_a, result_b; // owned: the statistics of each side
 	const struct runstats_label *a, *b;        // the label in each (never NULL after success)
 	bool has_duration, has_energy;             // whether each ratio was computed
@@ -130,8 +132,18 @@ struct runs_compare {
 #define RUNS_COMPARE_SHARE_RATIO 2.0
 #define RUNS_COMPARE_SHARE_APART 0.05
 
+/** What runs_compare() compares: one label on each board, each side's runs as its filter says. */
+struct runs_compare_options {
+	const char *label;                   // this board's label
+	const char *other_label;             // the other board's (NULL: the same)
+	struct store_run_filter here, other; // each side's window and tags (label, limit
+					     // and order are set by runs_compare())
+	bool exclude_throttled;
+};
+
 /**
- * Compares label @label in @here with @other (both borrowed; open @other read-only). The
+ * Compares @opt->label in @here with @opt->other_label in @other (both borrowed; open
+ * @other read-only), each side's runs as its filter selects them. The
  * fingerprints and tags compared are those of each side's latest ok run. The throttle exposure
  * of the ok runs (their throttled shares, before any exclusion) gives a warning when one side
  * was throttled in some runs and the other in none, when the median throttled shares of the
@@ -143,7 +155,7 @@ struct runs_compare {
  * value is positive; else its note says why not. Returns 0, -ENODATA when a side has no ok run of
  * the label (left), or a negative errno. Free @out with runs_compare_finish().
  */
-int runs_compare(struct store *here, struct store *other, const char *label, bool exclude_throttled,
+int runs_compare(struct store *here, struct store *other, const struct runs_compare_options *opt,
 		 struct runs_compare *out);
 void runs_compare_finish(struct runs_compare *c); // accepts a zeroed struct
 /** Writes the comparison as JSON; @other_name names the other database. */

@@ -121,7 +121,10 @@ static int runs_step(struct store *store, sqlite3_stmt *st, store_run_fn fn, voi
 	return store_scan_result(store, rc, ret, "could not read runs");
 }
 
-/* Binds @filter to ?1 (label), ?2 (from) and ?3 (to) of a runs query (RUN_FILTER_WHERE). */
+/*
+ * Binds @filter to ?1 (label), ?2 (from), ?3 (to) and ?5 (tags) of a runs query
+ * (RUN_FILTER_WHERE).
+ */
 static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *filter) {
 	if (filter->label) {
 		sqlite3_bind_text(st, 1, filter->label, -1, SQLITE_STATIC);
@@ -131,6 +134,9 @@ static void bind_run_filter(sqlite3_stmt *st, const struct store_run_filter *fil
 	}
 	if (filter->has_to) {
 		sqlite3_bind_int64(st, 3, filter->to_ms);
+	}
+	if (filter->tags) {
+		sqlite3_bind_text(st, 5, filter->tags, -1, SQLITE_STATIC);
 	}
 }
 
@@ -358,6 +364,7 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	}
 	bind_text_or_null(st, 11, run->figures);
 	bind_text_or_null(st, 12, run->error);
+	sqlite3_bind_text(st, 13, run->tags ? run->tags : "{}", -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -17,10 +17,15 @@
 	"energy_method, energy_coverage, temp_max_c, rss_max_bytes, figures, fingerprint, "     \
 	"error"
 
-/* A runs query's filter: ?1 label, ?2 from, ?3 to, each NULL for any (bind_run_filter()). */
-#define RUN_FILTER_WHERE                                                     \
-	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND " \
-	"(?3 IS NULL OR start_ms < ?3)"
+/*
+ * A runs query's filter: ?1 label, ?2 from, ?3 to, each NULL for any, and ?5 a JSON object of
+ * tags every run must carry with their values, NULL for none (bind_run_filter()).
+ */
+#define RUN_FILTER_WHERE                                                                          \
+	"(?1 IS NULL OR label = ?1) AND (?2 IS NULL OR start_ms >= ?2) AND "                      \
+	"(?3 IS NULL OR start_ms < ?3) AND (?5 IS NULL OR (json_valid(runs.tags) AND NOT EXISTS " \
+	"(SELECT 1 FROM json_each(?5) AS want WHERE NOT EXISTS (SELECT 1 FROM "                   \
+	"json_each(runs.tags) AS got WHERE got.key = want.key AND got.value = want.value))))"
 
 /* The columns episode_from_row() (store-throttle.c) reads, by position. */
 #define EPISODE_COLUMNS                                                                         \
@@ -199,11 +204,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_START_SNAPSHOT] = "SELECT start_snapshot FROM runs WHERE id = ?1",
 	[ST_RUNS_OPEN] = "SELECT id, label, tags, start_ms, pid, start_snapshot, fingerprint "
 			 "FROM runs WHERE status = 'running' ORDER BY id",
-	[ST_RUN_IMPORT] = "INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
-			  "import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, "
-			  "figures, error) "
-			  "VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-			  "ON CONFLICT (import_key) DO NOTHING",
+	[ST_RUN_IMPORT] =
+		"INSERT INTO runs (label, start_ms, end_ms, status, exit_code, origin, "
+		"import_key, energy_j, energy_method, temp_max_c, rss_max_bytes, "
+		"figures, error, tags) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, 'import', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+		"ON CONFLICT (import_key) DO NOTHING",
 	[ST_RUN_INSERT] = "INSERT INTO runs (label, tags, start_ms, status, pid, boot, origin, "
 			  "start_snapshot, fingerprint) VALUES (?1, ?2, ?3, 'running', ?4, ?5, "
 			  "'live', ?6, ?7)",

@@ -318,8 +318,9 @@ struct store_run_filter {
 	int64_t from_ms;   // start_ms >= from_ms when has_from
 	int64_t to_ms;     // start_ms < to_ms when has_to
 	bool has_from, has_to;
-	int64_t limit; // > 0: only the newest @limit of those (still listed oldest first)
-	bool by_label; // in (label, start_ms, id) order instead, limit ignored (the label index)
+	int64_t limit;    // > 0: only the newest @limit of those (still listed oldest first)
+	bool by_label;    // in (label, start_ms, id) order instead, limit ignored (the label index)
+	const char *tags; // a JSON object of strings: only runs carrying every one; NULL = any
 };
 
 typedef int (*store_run_fn)(void *ctx, const struct store_run *run);
@@ -384,6 +385,7 @@ struct store_run_import {
 	const char *figures;                    // a JSON object, or NULL
 	const char *import_key;                 // identifies the row across imports (required)
 	const char *error;                      // why it failed, or NULL
+	const char *tags;                       // a JSON object of strings, NULL = {}
 	const struct store_run_metric *metrics; // its metrics (store_run_metrics_put()'s rules)
 	size_t n_metrics;
 	int *metric_rc; // n_metrics results as store_run_metrics_put() gives them, or NULL

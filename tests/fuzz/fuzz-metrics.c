@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for a run's metrics and the job log that carries them: any input read as a
- * THERMLOG_METRICS file, as NAME=VALUE[UNIT] and as a job log (metric: columns) keeps only
- * metrics that follow the rules (a name of the label rule, a finite value, a valid unit), names
- * every bad line with a line inside the input, and a set written as JSON reads back the same.
+ * THERMLOG_METRICS file, as NAME=VALUE[UNIT] and as a job log (metric: and tag: columns) keeps
+ * only metrics and tags that follow the rules (a name of the label rule, a finite value, a valid
+ * unit), names every bad line with a line inside the input, and a set written as JSON reads back
+ * the same.
  */
 #include <math.h>
 #include <stdint.h>
@@ -84,6 +85,13 @@ static void as_job_log(const uint8_t *data, size_t size) {
 	jobcsv_parse(in, "jobs.csv", "job", 1, &log, &errors);
 	for (size_t i = 0; i < log.n; i++) {
 		check_set(&log.rows[i].metrics);
+		const struct runtag_list *t = &log.rows[i].tags;
+		for (size_t k = 0; k < t->n; k++) {
+			if (!runtag_name_valid(t->tags[k].key) ||
+			    !runtag_name_valid(t->tags[k].value)) {
+				abort(); // a tag follows the label rule
+			}
+		}
 	}
 	jobcsv_finish(&log);
 	buf_finish(&errors);

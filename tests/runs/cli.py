@@ -233,7 +233,7 @@ def run(tap):
         c.close()
         p = tl(db, "runs", "--label", "sdxl-npu")
         row = [x for x in p.stdout.splitlines() if x.split()[0] == str(pid)]
-        tap.ok(row and row[0].split()[-1].startswith("~") and
+        tap.ok(row and row[0].split()[7].startswith("~") and
                sum("~" in x for x in p.stdout.splitlines()) == 1,
                "runs: a partial energy is flagged with ~", row)
         p = tl(db, "runs", "stats", "--label", "sdxl")

@@ -103,18 +103,26 @@ static void test_job_log(void) {
 	buf_finish(&errors);
 }
 
+/* A run for the statistics: the figures in struct order, then its metrics; no group. */
+#define RUN(l_, st_, d_, e_, cov_, t_, rss_, swap_, share_, m_)                         \
+	{                                                                               \
+		.label = (l_), .status = (st_), .duration_s = (d_), .energy_j = (e_),   \
+		.energy_coverage = (cov_), .temp_max_c = (t_), .rss_max_bytes = (rss_), \
+		.swap_max_bytes = (swap_), .throttled_share = (share_), .metrics = (m_) \
+	}
+
 static void test_groups(void) {
 	const struct runstats_run runs[] = {
-		{"b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5, 0, NULL},
-		{"a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000, 0.25, NULL},
-		{"b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7, 1, NULL},
-		{"a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN, 0, NULL},
-		{"a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000, 0.9, NULL},
-		{"a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000, NAN,
-		 NULL}, // a daemon restart mid-run
-		{"a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
-		{"a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
-		{"a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000, 0.5, NULL},
+		RUN("b", RUN_STATUS_OK, 10, NAN, NAN, 50, 100, 5, 0, NULL),
+		RUN("a", RUN_STATUS_OK, 4, 2, 1, 60, 200, 1000, 0.25, NULL),
+		RUN("b", RUN_STATUS_SIGNALED, 99, 9, 1, 90, 900, 7, 1, NULL),
+		RUN("a", RUN_STATUS_OK, 1, NAN, NAN, 61, 100, NAN, 0, NULL),
+		RUN("a", RUN_STATUS_TIMEOUT, 3600, 1, 1, 95, 1, 9000, 0.9, NULL),
+		// a daemon restart mid-run:
+		RUN("a", RUN_STATUS_OK, 3, 4, 0.696, 62.5, 300, 3000, NAN, NULL),
+		RUN("a", RUN_STATUS_LOST, 7, NAN, NAN, NAN, NAN, NAN, NAN, NULL),
+		RUN("a", RUN_STATUS_RUNNING, 2, NAN, NAN, NAN, NAN, NAN, NAN, NULL),
+		RUN("a", RUN_STATUS_OK, 2, NAN, NAN, 63, 400, 2000, 0.5, NULL),
 	};
 	struct runstats_options opt = {.over_s = NAN};
 	struct runstats_result res;
@@ -242,12 +250,12 @@ static void test_metrics(void) {
 	runmetric_put(&m[3], "latency", 99, "ms", &err); // the failed run's
 	runmetric_put(&m[4], "tok_s", 31, "", &err);
 	const struct runstats_run runs[] = {
-		{"llm", RUN_STATUS_OK, 10, NAN, NAN, NAN, NAN, NAN, NAN, &m[0]},
-		{"llm", RUN_STATUS_OK, 11, NAN, NAN, NAN, NAN, NAN, NAN, &m[1]},
-		{"llm", RUN_STATUS_OK, 12, NAN, NAN, NAN, NAN, NAN, NAN, &m[2]},
-		{"llm", RUN_STATUS_FAILED, 13, NAN, NAN, NAN, NAN, NAN, NAN, &m[3]},
-		{"llm", RUN_STATUS_OK, 14, NAN, NAN, NAN, NAN, NAN, NAN, &m[4]},
-		{"idle", RUN_STATUS_OK, 60, NAN, NAN, NAN, NAN, NAN, NAN, NULL},
+		RUN("llm", RUN_STATUS_OK, 10, NAN, NAN, NAN, NAN, NAN, NAN, &m[0]),
+		RUN("llm", RUN_STATUS_OK, 11, NAN, NAN, NAN, NAN, NAN, NAN, &m[1]),
+		RUN("llm", RUN_STATUS_OK, 12, NAN, NAN, NAN, NAN, NAN, NAN, &m[2]),
+		RUN("llm", RUN_STATUS_FAILED, 13, NAN, NAN, NAN, NAN, NAN, NAN, &m[3]),
+		RUN("llm", RUN_STATUS_OK, 14, NAN, NAN, NAN, NAN, NAN, NAN, &m[4]),
+		RUN("idle", RUN_STATUS_OK, 60, NAN, NAN, NAN, NAN, NAN, NAN, NULL),
 	};
 	const double pcts[] = {90};
 	struct runstats_options opt = {.over_s = NAN, .percentiles = pcts, .n_percentiles = 1};

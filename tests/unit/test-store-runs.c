@@ -212,8 +212,73 @@ static void test_run_metrics(void) {
 	free(path);
 }
 
+static int count_run(void *ctx, const struct store_run *run) {
+	(void)run;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/* The runs a tags filter selects: every tag with its value, whatever characters they hold. */
+static void test_tag_filter(void) {
+	char *path = tmp_path("tags.db");
+	struct store *store;
+	is_int(store_open(&store, path, STORE_MODE_WRITE), 0, "open");
+	const int64_t t = INT64_C(1790812800000);
+	static const char *const tags[] = {"{\"start\":\"cold\",\"q\\\"k\":\"ä \\\" v\"}",
+					   "{\"start\":\"warm\"}", "{}"};
+	for (int i = 0; i < 3; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "k%d", i);
+		struct store_run_import r = {.label = "x",
+					     .start_ms = t + i * 1000,
+					     .end_ms = t + i * 1000 + 500,
+					     .status = RUN_STATUS_OK,
+					     .exit_code = 0,
+					     .energy_j = NAN,
+					     .temp_max_c = NAN,
+					     .rss_max_bytes = NAN,
+					     .import_key = key,
+					     .tags = tags[i]};
+		bool added;
+		store_run_import(store, &r, &added);
+	}
+	static const struct {
+		const char *want;
+		int n;
+	} cases[] = {{"{\"start\":\"cold\"}", 1},
+		     {"{\"start\":\"warm\"}", 1},
+		     {"{\"q\\\"k\":\"ä \\\" v\"}", 1},
+		     {"{\"start\":\"cold\",\"q\\\"k\":\"ä \\\" v\"}", 1},
+		     {"{\"start\":\"cold\",\"q\\\"k\":\"other\"}", 0},
+		     {"{\"start\":\"hot\"}", 0},
+		     {"{}", 3}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct store_run_filter f = {.tags = cases[i].want};
+		int n = 0;
+		is_int(store_runs_scan(store, &f, count_run, &n), 0, cases[i].want);
+		is_int(n, cases[i].n, "runs carrying those tags");
+	}
+	store_close(store);
+	// A crafted row whose tags are no JSON matches no tag filter, and breaks no scan.
+	sqlite3 *db;
+	sqlite3_open(path, &db);
+	is_int(sqlite3_exec(db, "UPDATE runs SET tags = 'not json' WHERE import_key = 'k1'", NULL,
+			    NULL, NULL),
+	       SQLITE_OK, "a crafted tags text");
+	sqlite3_close(db);
+	store_open(&store, path, STORE_MODE_READ);
+	struct store_run_filter f = {.tags = "{\"start\":\"warm\"}"};
+	int n = 0;
+	is_int(store_runs_scan(store, &f, count_run, &n), 0, "a filter over it");
+	is_int(n, 0, "matches nothing");
+	store_close(store);
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	store_fixture_begin();
+	test_tag_filter();
 	test_runs_read();
 	test_run_metrics();
 	store_fixture_end();
