@@ -327,7 +327,7 @@ void demo_before_read(void *ctx, int64_t ts) {
 	sim_write(demo->sim, ts);
 }
 
-void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
+void demo_replay(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	int64_t from = demo->replay_from, to = demo->live_from;
 	if (!rs || from >= to || demo->board) {
 		return;
@@ -345,7 +345,7 @@ void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms) {
 	int64_t t =
 		n > 0 ? timefmt_floor_div(runs[0].start, DEMO_RUN_STEP_S) * DEMO_RUN_STEP_S : to;
 	for (; t < to && (next < n || n_open > 0); t += DEMO_RUN_STEP_S) {
-		int64_t mono = mono_ms - (to - t) * 1000;
+		int64_t mono = mono_ms - (now_ms - t * 1000);
 		sim_write(demo->sim, t);
 		for (size_t i = 0; i < n_open;) {
 			if (open[i].end > t) {

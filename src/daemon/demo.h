@@ -86,9 +86,11 @@ void demo_before_read(void *ctx, int64_t ts);
  * Replays the backfill's most recent runs (those of its last DEMO_REPLAY_S) through @rs on the
  * simulated tree at 5 s steps, so they have fast samples, residency and figures like a live
  * run; the older ones have their energy and peak only. Call once, after runsock_create(), with
- * @mono_ms the boot clock now.
+ * @now_ms and @mono_ms the wall and boot clocks now: a simulated time t is the boot clock
+ * @mono_ms - (@now_ms - t), as the live loop's catch-up to now maps it, so the runs' fast
+ * samples go on from the one to the other however long the backfill took.
  */
-void demo_replay(struct demo *demo, struct runsock *rs, int64_t mono_ms);
+void demo_replay(struct demo *demo, struct runsock *rs, int64_t now_ms, int64_t mono_ms);
 
 /**
  * The live loop's part of the workload, after each cycle at @now_ms (its tree written): starts

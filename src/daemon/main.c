@@ -693,14 +693,13 @@ static void note_skipped(struct daemon *d, int64_t slot_ms, int64_t now_wall_ms,
  * to live leaves no gap, no spacing shorter than the interval, no episode closed and opened
  * again and no run measured in part. The boot clock goes back as far as the slot.
  */
-static void demo_catch_up(struct daemon *d, int64_t last_ts, int64_t now_ms) {
-	int64_t iv = d->cfg->interval_ms, mono = mono_ms();
-	int64_t slot = (timefmt_floor_div(last_ts * 1000, iv) + 1) * iv;
-	if (last_ts == 0) {
-		slot = timefmt_floor_div(now_ms, iv) * iv;
-	}
-	for (; slot <= now_ms; slot += iv) {
-		int64_t m = mono - (now_ms - slot);
+static void demo_catch_up(struct daemon *d, int64_t last_ts) {
+	int64_t iv = d->cfg->interval_ms, now = wall_ms(d);
+	int64_t slot = last_ts ? (timefmt_floor_div(last_ts * 1000, iv) + 1) * iv
+			       : timefmt_floor_div(now, iv) * iv;
+	// until no slot is due (a loaded machine takes long over them: the clocks read afresh)
+	for (; slot <= now; slot += iv, now = wall_ms(d)) {
+		int64_t m = mono_ms() - (now - slot);
 		if (d->runs) {
 			runsock_work(d->runs, slot, m);
 		}
@@ -719,7 +718,7 @@ static void first_cycle(struct daemon *d) {
 	int64_t now_ms = timefmt_floor_div(wall_ms(d), 1000) * 1000;
 	int64_t last_ts = recorder_last_ts(d->recorder);
 	if (d->opt.demo) {
-		demo_catch_up(d, last_ts, now_ms);
+		demo_catch_up(d, last_ts);
 		return;
 	}
 	if (last_ts != 0 && now_ms / 1000 <= last_ts) {
@@ -980,7 +979,7 @@ static void start_runs(struct daemon *d) {
 	}
 	server_set_runs(d->server, runsock_api(d->runs));
 	if (d->opt.demo) {
-		demo_replay(&d->demo, d->runs, mono_ms());
+		demo_replay(&d->demo, d->runs, wall_ms(d), mono_ms());
 	}
 	// The demo's runs.socket is in its simulated tree (demo_config()).
 	int ufd = runsock_listen(d->cfg, d->opt.demo);

@@ -82,8 +82,14 @@ def run(tap):
                                 (switch - 3600,)))):
             return
         ended, eps = got
-        tap.ok(ended[0][1] == 1, "its energy covers all of it (coverage %r, %s), not part"
-               % (ended[0][1], ended[0][2]), ended)
+        times = [t for (t,) in query(sdb, "SELECT ts_ms FROM run_samples WHERE ts_ms BETWEEN ? "
+                                     "AND ? ORDER BY ts_ms", (rs * 1000, re_ * 1000))]
+        # (a gap for the energy: over 2.5 intervals, ENERGY_MAX_S)
+        apart = [(a, b) for a, b in zip(times, times[1:]) if b - a > 12500]
+        tap.ok(ended[0][1] == 1 and not apart,
+               "its energy covers all of it (coverage %r, %s), its fast samples never a gap apart "
+               "across the switch" % (ended[0][1], ended[0][2]),
+               (ended, "switch %d" % switch, apart[:10]))
         per = {}
         for dom, s, e in eps:
             per.setdefault(dom, []).append((s, e))

@@ -138,7 +138,8 @@ static int check_run(void *ctx, const struct store_run *run) {
  * The backfill's throttle episodes are the model's caps on its one-minute grid (from the
  * quiet minute before the week, sim_quiet_minute()): an episode of
  * policy4 per run of throttled minutes, from its first minute to the first minute released, and
- * the one the week ends in closed at its last minute. The sampler has the load channels.
+ * the one the week ends in left open, its tracker handed on (demo_take_tracker()) for the live
+ * loop to go on with it. The sampler has the load channels.
  */
 static void test_backfill_throttle(struct demo *demo, struct store *store, struct sampler *sampler,
 				   int64_t now) {
@@ -155,7 +156,7 @@ static void test_backfill_throttle(struct demo *demo, struct store *store, struc
 		bool capped = s.cool_state[SIM_POLICY_BIG0] > 0;
 		if (capped && !was) {
 			want[n_want].start = t;
-			want[n_want].end = to; // closed at its last minute if the week ends in it
+			want[n_want].end = 0; // open if the week ends in it: it goes on live
 		} else if (!capped && was) {
 			want[n_want++].end = t;
 		}
@@ -186,6 +187,9 @@ static void test_backfill_throttle(struct demo *demo, struct store *store, struc
 	   "each run of capped minutes is one policy4 episode, its ends on the minute grid");
 	ok(thermal == n4, "thermal, polled, capped below the hardware maximum");
 	free(eps);
+	struct throttle_tracker *tracker = demo_take_tracker(demo);
+	ok(tracker && !demo_take_tracker(demo), "the backfill's tracker is handed on, once");
+	throttle_tracker_destroy(tracker);
 
 	const struct channel *channels;
 	const struct reading *readings;
@@ -228,7 +232,7 @@ static void test_backfill_and_live(void) {
 	struct runsock *rs = runsock_create(cfg, store, NULL, now * 1000);
 	ok(rs != NULL, "runsock_create");
 	// The boot clock: a day before T0.
-	demo_replay(&demo, rs, (now - T0 + 86400) * 1000);
+	demo_replay(&demo, rs, now * 1000, (now - T0 + 86400) * 1000);
 	int64_t until = now + 7200;
 	for (int64_t t = now; rs && t < until; t += 5) {
 		demo_before_read(&demo, t);
