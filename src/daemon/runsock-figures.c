@@ -4,6 +4,9 @@
  */
 #include "runsock-internal.h"
 
+#include "throttle.h"
+#include "throttlescan.h"
+
 /* --- counters at a run's boundaries --------------------------------------------------------- */
 
 void runsock_snapshot_json(const struct counters_snapshot *s, int64_t mono_ms, uint64_t pid_start,
@@ -160,12 +163,58 @@ static void below_max_json(struct json *j, int64_t max_hz, const char *from, int
 			  total_ms > 0 ? (double)below_ms / (double)total_ms : NAN);
 }
 
+/*
+ * "cooling": the time any cooling device was active (its bounds over the devices' residencies),
+ * and each capping device's own active time with the frequency domain it caps
+ * ("devices": [{"key", "domain", "active_s"}], as throttlescan maps a device to its domain): a
+ * run's throttled time where the kernel counted it (runs-throttle.c).
+ */
+static void cooling_json(struct json *j, int root_fd, const struct counters_residency *cool,
+			 const char *const *keys, size_t n_cool) {
+	json_key(j, "cooling");
+	if (n_cool == 0) {
+		json_null(j);
+		return;
+	}
+	int64_t low, high;
+	counters_cooling_any(cool, n_cool, &low, &high);
+	json_object_begin(j);
+	json_field_string(j, "method", "time_in_state_ms");
+	json_field_fixed(j, "active_s_low", (double)low / 1000, 3);
+	json_field_fixed(j, "active_s_high", (double)high / 1000, 3);
+	struct throttlescan *ts = throttlescan_create(root_fd);
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	throttlescan_read(ts, in, NULL);
+	json_key(j, "devices");
+	json_array_begin(j);
+	for (size_t i = 0; i < n_cool; i++) {
+		const char *hash = strrchr(keys[i], '#');
+		int dev = hash ? atoi(hash + 1) : -1;
+		for (size_t c = 0; c < in->n_cdevs; c++) {
+			const struct throttle_cdev_reading *cd = &in->cdevs[c];
+			if (cd->dev != dev || !cd->caps || !cd->domain[0]) {
+				continue;
+			}
+			json_object_begin(j);
+			json_field_string(j, "key", keys[i]);
+			json_field_string(j, "domain", cd->domain);
+			json_field_fixed(j, "active_s", (double)cool[i].active_ms / 1000, 3);
+			json_object_end(j);
+		}
+	}
+	json_array_end(j);
+	json_object_end(j);
+	free(in);
+	throttlescan_destroy(ts);
+}
+
 static void residency_json(struct json *j, int root_fd, const struct run *run,
 			   const struct counters_snapshot *start,
 			   const struct counters_snapshot *stop) {
 	json_key(j, "residency");
 	json_object_begin(j);
 	struct counters_residency *cool = NULL;
+	const char **cool_keys = NULL;
 	size_t n_cool = 0;
 	const char **counted = NULL; // keys answered by a kernel counter
 	size_t n_counted = 0;
@@ -185,6 +234,8 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 		if (a->kind == COUNTERS_SNAP_COOLING) {
 			if (rc == 0) {
 				cool = xrealloc(cool, (n_cool + 1) * sizeof(*cool));
+				cool_keys = xrealloc(cool_keys, (n_cool + 1) * sizeof(*cool_keys));
+				cool_keys[n_cool] = a->key;
 				cool[n_cool++] = res;
 			}
 			continue;
@@ -263,22 +314,12 @@ static void residency_json(struct json *j, int root_fd, const struct run *run,
 	}
 	free(counted);
 	json_object_end(j);
-	json_key(j, "cooling");
-	if (n_cool == 0) {
-		json_null(j);
-	} else {
-		int64_t low, high;
-		counters_cooling_any(cool, n_cool, &low, &high);
-		json_object_begin(j);
-		json_field_string(j, "method", "time_in_state_ms");
-		json_field_fixed(j, "active_s_low", (double)low / 1000, 3);
-		json_field_fixed(j, "active_s_high", (double)high / 1000, 3);
-		json_object_end(j);
-	}
+	cooling_json(j, root_fd, cool, cool_keys, n_cool);
 	for (size_t i = 0; i < n_cool; i++) {
 		counters_residency_finish(&cool[i]);
 	}
 	free(cool);
+	free(cool_keys);
 }
 
 /* One heat channel's stored fast samples, for its p95. */

@@ -240,6 +240,15 @@ void throttle_report_write_domain(const struct throttle_report_domain *d, struct
 	json_field_double(j, "share", d->share);
 	json_field_int_or_null(j, "min_hz", d->min_hz > 0, d->min_hz);
 	json_field_int_or_null(j, "max_hz", d->max_hz > 0, d->max_hz);
+	if (d->method) {
+		json_field_string(j, "method", d->method);
+		json_key(j, "uncertainty_s");
+		if (d->uncertainty_ms < 0) {
+			json_null(j);
+		} else {
+			json_decimal(j, (double)d->uncertainty_ms / 1000, 3);
+		}
+	}
 	json_object_end(j);
 }
 

@@ -21,6 +21,11 @@ struct throttle_report_domain {
 	double share;         // throttled_ms over the window's length
 	int64_t min_hz;       // the deepest cap, 0 = unknown (only counter episodes)
 	int64_t max_hz;       // the hardware maximum
+	// How throttled_ms was had, said where it differs (a run's throttle): NULL, or
+	// "time_in_state_ms" (the kernel's own count, exact) or "episodes" (the cycles that saw
+	// the cap, to one cycle at each end: uncertainty_ms, -1 when not known)
+	const char *method;
+	int64_t uncertainty_ms;
 };
 
 struct throttle_report {

@@ -2,7 +2,12 @@
 #include "runs-internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "jsonread.h"
+#include "xalloc.h"
 
 void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 			struct runs_episodes *e) {
@@ -21,6 +26,76 @@ void runs_episodes_finish(struct runs_episodes *e) {
 	*e = (struct runs_episodes){0};
 }
 
+/* The report's domain @name, added (no episode, depth unknown) when missing. */
+static struct throttle_report_domain *report_domain(struct throttle_report *r, const char *name) {
+	for (size_t i = 0; i < r->n_domains; i++) {
+		if (strcmp(r->domains[i].name, name) == 0) {
+			return &r->domains[i];
+		}
+	}
+	r->domains = xrealloc(r->domains, (r->n_domains + 1) * sizeof(*r->domains));
+	struct throttle_report_domain *d = &r->domains[r->n_domains++];
+	*d = (struct throttle_report_domain){0};
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	return d;
+}
+
+static int cmp_domain_name(const void *a, const void *b) {
+	const struct throttle_report_domain *x = a, *y = b;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * A run's throttled time per domain, exact where the kernel counted it: a domain whose capping
+ * cooling device's time_in_state_ms moved during the run (the run's figures, cooling.devices:
+ * the counters read at its start and stop) was capped that long, the most of its devices'
+ * (method time_in_state_ms). Elsewhere the episodes clipped to the run (method episodes), whose
+ * ends are cycle stamps: one cycle either way, the spacing from an episode's last cycle to
+ * its end. Averaged over runs the episodes alone read low by half a cycle (a cap is first
+ * seen by the cycle after it).
+ */
+static void count_exactly(struct throttle_report *r, const char *figures) {
+	for (size_t i = 0; i < r->n_domains; i++) {
+		struct throttle_report_domain *d = &r->domains[i];
+		d->method = "episodes";
+		d->uncertainty_ms = -1;
+		for (size_t k = 0; k < r->n; k++) {
+			const struct throttle_episode *ep = &r->episodes[k];
+			int64_t cycle_ms = (ep->end - ep->last_seen) * 1000;
+			if (strcmp(ep->domain, d->name) == 0 && ep->end &&
+			    cycle_ms > d->uncertainty_ms) {
+				d->uncertainty_ms = cycle_ms;
+			}
+		}
+	}
+	struct jsonread_error err;
+	size_t len = figures ? strlen(figures) : 0;
+	struct jsonread_node *tree = len ? jsonread_parse(figures, len, len, &err) : NULL;
+	const struct jsonread_node *devs = jsonread_get(jsonread_get(tree, "cooling"), "devices");
+	for (size_t i = 0; devs && devs->kind == JSONREAD_ARRAY && i < devs->n; i++) {
+		const char *domain = jsonread_string(jsonread_get(devs->items[i], "domain"));
+		const struct jsonread_node *active = jsonread_get(devs->items[i], "active_s");
+		int64_t ms = active && active->kind == JSONREAD_NUMBER && active->number >= 0
+				     ? llround(active->number * 1000)
+				     : 0;
+		if (!domain || ms <= 0 || ms > r->to_ms - r->from_ms) {
+			continue; // no time counted, or more than the run lasted (a counter reset)
+		}
+		struct throttle_report_domain *d = report_domain(r, domain);
+		if (strcmp(d->method ? d->method : "", "time_in_state_ms") != 0 ||
+		    ms > d->throttled_ms) {
+			d->throttled_ms = ms;
+		}
+		d->method = "time_in_state_ms";
+		d->uncertainty_ms = 0;
+		d->share = (double)ms / (double)(r->to_ms - r->from_ms);
+	}
+	jsonread_node_free(tree);
+	if (r->n_domains > 1) {
+		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain_name);
+	}
+}
+
 bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
 		       struct throttle_report *r, double *share) {
 	*r = (struct throttle_report){0};
@@ -29,6 +104,7 @@ bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *ru
 		return false;
 	}
 	throttle_report_window(e->list, e->n, run->start_ms, run->end_ms, NULL, r);
+	count_exactly(r, run->figures);
 	*share = 0;
 	for (size_t i = 0; i < r->n_domains; i++) {
 		*share = r->domains[i].share > *share ? r->domains[i].share : *share;

@@ -40,6 +40,7 @@ THERMLOGD, THERMLOG, FIXTURE, OLD_DB, PART = sys.argv[1:6]
 POLICY6 = "devices/system/cpu/cpufreq/policy6/scaling_max_freq"
 CDEV2 = "class/thermal/cooling_device2/cur_state"
 CDEV1_STATS = "class/thermal/cooling_device1/stats/time_in_state_ms"
+CDEV2_STATS = "class/thermal/cooling_device2/stats/time_in_state_ms"
 DOMAIN = "cpufreq/policy6"
 
 
@@ -127,7 +128,16 @@ def runs_over_episode(tap, wd, root, cfg):
     wait_cycle_after(db, run_start_ms(db, hot), d)
     write(root, POLICY6, "1416000\n")
     write(root, CDEV2, "3\n")
+    capped_at = time.monotonic()
     wait_for(lambda: episodes(db) or None, 30)
+    wait_cycles(db, len(cycles(db)) + 2, 30, d)
+    # The cooling device's own counter, as the kernel keeps it: the time at state 3 since the
+    # cap, which the run's throttled time then is, not the cycles' stamps around it.
+    counted_ms = int((time.monotonic() - capped_at) * 1000)
+    with open(os.path.join(root, CDEV2_STATS)) as f:
+        lines = f.read().splitlines()
+    lines[3] = "state3\t%d" % (int(lines[3].split()[1]) + counted_ms)
+    write(root, CDEV2_STATS, "\n".join(lines) + "\n")
     run_stop(cfg, hot)
     warm = run_start(cfg, "hot")
     # the release is first seen by a cycle stamped after this run's start
@@ -154,9 +164,14 @@ def runs_over_episode(tap, wd, root, cfg):
     def bounds(rid):
         return query(db, "SELECT start_ms, end_ms FROM runs WHERE id = ?", (int(rid),))[0]
 
-    for rid, what, inside in [
-            (hot, "from before the cap to inside it", lambda s, e: e - start * 1000),
-            (warm, "from inside the episode to after its release", lambda s, e: end * 1000 - s)]:
+    # The hot run's device counted its capped time: its throttled time, exact (method
+    # time_in_state_ms);
+    # the warm run's did not move: the episode clipped to the run, to one cycle (± 1 s here).
+    for rid, what, inside, method, within in [
+            (hot, "from before the cap to inside it", lambda s, e: counted_ms, "time_in_state_ms",
+             0),
+            (warm, "from inside the episode to after its release", lambda s, e: end * 1000 - s,
+             "episodes", 1)]:
         got, api = shown(rid)
         s_ms, e_ms = bounds(rid)
         want_ms = inside(s_ms, e_ms)
@@ -165,10 +180,12 @@ def runs_over_episode(tap, wd, root, cfg):
         tap.ok(th == api.get("throttle") and doms and len(th["domains"]) == 1
                and doms[0]["episodes"] == 1 and 0 < want_ms < e_ms - s_ms
                and abs(doms[0]["throttled_s"] - want_ms / 1000) < 0.0005
-               and abs(doms[0]["share"] - want_ms / (e_ms - s_ms)) < 1e-12
-               and th["share"] == doms[0]["share"] and doms[0]["min_hz"] == 1416000000,
-               "run %s (%s): throttled %.3f s of %.3f s at 1416 MHz, as the API says"
-               % (rid, what, want_ms / 1000, (e_ms - s_ms) / 1000), (th, api.get("throttle")))
+               and abs(doms[0]["share"] - want_ms / (e_ms - s_ms)) < 1e-9
+               and th["share"] == doms[0]["share"] and doms[0]["min_hz"] == 1416000000
+               and doms[0].get("method") == method and doms[0].get("uncertainty_s") == within,
+               "run %s (%s): throttled %.3f s of %.3f s at 1416 MHz, by %s (± %d s), as the "
+               "API says" % (rid, what, want_ms / 1000, (e_ms - s_ms) / 1000, method, within),
+               (th, api.get("throttle")))
     got, api = shown(cool)
     tap.ok(got.get("throttle") == {"share": 0, "domains": []} and
            api["throttle"] == got["throttle"], "a run after the episode: no throttled domain",

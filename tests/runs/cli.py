@@ -458,7 +458,8 @@ def run(tap):
                       "domains": [{"domain": "cpufreq/policy6", "episodes": 1,
                                    "throttled_s": want_ms / 1000,
                                    "share": want_ms / (e_ms - s_ms), "min_hz": 1416000000,
-                                   "max_hz": 2256000000}]}
+                                   "max_hz": 2256000000, "method": "episodes",
+                                   "uncertainty_s": 1}]}
                and t0 * 1000 >= s_ms,
                "runs show: the imported run's episode, its throttled time and share", th)
         c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
