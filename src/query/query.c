@@ -390,8 +390,11 @@ static int keep_day(void *ctx, const struct store_cycle_day *d) {
 	struct kept_day *kd = &k->days[k->n++];
 	kd->d = *d;
 	kd->spacing = xcalloc(2 * d->n_spacings + 1, sizeof(*kd->spacing));
-	memcpy(kd->spacing, d->spacing_s, d->n_spacings * sizeof(*kd->spacing));
-	memcpy(kd->spacing + d->n_spacings, d->spacing_count, d->n_spacings * sizeof(*kd->spacing));
+	if (d->n_spacings > 0) { // a day of one cycle has no spacing, and NULL arrays
+		memcpy(kd->spacing, d->spacing_s, d->n_spacings * sizeof(*kd->spacing));
+		memcpy(kd->spacing + d->n_spacings, d->spacing_count,
+		       d->n_spacings * sizeof(*kd->spacing));
+	}
 	kd->d.spacing_s = kd->spacing;
 	kd->d.spacing_count = kd->spacing + d->n_spacings;
 	return 0;
