@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 
 #include "version.h" // HAVE_GNUTLS
@@ -176,15 +177,6 @@ static void address_key(const struct sockaddr *sa, int fd, unsigned char key[16]
 	}
 }
 
-/* How many open connections (not cut) have @key. Under conn_lock. */
-static unsigned same_address(const struct http *http, const unsigned char key[16]) {
-	unsigned same = 0;
-	for (const struct conn_state *cs = http->conns; cs; cs = cs->next) {
-		same += !cs->cut && memcmp(cs->addr, key, 16) == 0;
-	}
-	return same;
-}
-
 /* Shuts a connection's socket down; libmicrohttpd then closes it. Under conn_lock. */
 static void cut_connection(struct conn_state *cs) {
 	if (!cs->cut) {
@@ -193,11 +185,44 @@ static void cut_connection(struct conn_state *cs) {
 	}
 }
 
+/* Whether the client of a connection waiting for a request head has closed its end already. */
+static bool peer_closed(const struct conn_state *cs) {
+	struct pollfd p = {.fd = cs->fd, .events = POLLRDHUP};
+	return cs->fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /*
- * Admits a new client unless its address (an IPv6 /64 as one) holds its share of the
- * connections already. At the connection limit, the oldest connection still without a complete
- * request head makes room (clients that send a request at once are never the oldest such),
- * else the new one is refused. Slow and idle clients thus cannot lock others out.
+ * How many open connections (not cut) have @key (NULL: any), the oldest of them still without
+ * a complete request head into *@oldest. A connection waiting for a head whose client closed it
+ * is cut here instead of counted until libmicrohttpd notices. Under conn_lock.
+ */
+static unsigned count_open(struct http *http, const unsigned char *key,
+			   struct conn_state **oldest) {
+	unsigned n = 0;
+	*oldest = NULL;
+	for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
+		if (cs->cut || (key && memcmp(cs->addr, key, 16) != 0)) {
+			continue;
+		}
+		if (!cs->head_done && peer_closed(cs)) {
+			cut_connection(cs);
+			continue;
+		}
+		n++;
+		if (!cs->head_done && (!*oldest || cs->head_by_ms <= (*oldest)->head_by_ms)) {
+			*oldest = cs;
+		}
+	}
+	return n;
+}
+
+/*
+ * Admits a new client. When its address (an IPv6 /64 as one) holds its share of the connections
+ * already, the oldest of them still without a complete request head makes room; so does the
+ * oldest such of any address at the connection limit. Only when every one is being answered is
+ * the new client refused. Every local client shares 127.0.0.1: so one of them holding
+ * half-sent requests, or idle ones, cannot lock the others (the same user and process, too) out
+ * of the dashboard and /metrics, and clients that send a request at once are never the oldest.
  */
 static enum MHD_Result handle_accept(void *cls, const struct sockaddr *addr, socklen_t len) {
 	struct http *http = cls;
@@ -207,20 +232,15 @@ static enum MHD_Result handle_accept(void *cls, const struct sockaddr *addr, soc
 	address_key(addr, -1, key);
 	enum MHD_Result ret = MHD_YES;
 	pthread_mutex_lock(&http->conn_lock);
-	unsigned open = 0;
-	unsigned same = local ? 0 : same_address(http, key);
-	struct conn_state *oldest = NULL;
-	for (struct conn_state *cs = http->conns; cs; cs = cs->next) {
-		if (cs->cut) {
-			continue;
-		}
-		open++;
-		if (!cs->head_done && (!oldest || cs->head_by_ms <= oldest->head_by_ms)) {
-			oldest = cs;
-		}
-	}
+	struct conn_state *oldest_same = NULL, *oldest = NULL;
+	unsigned same = local ? 0 : count_open(http, key, &oldest_same);
+	unsigned open = count_open(http, NULL, &oldest);
 	if (same >= http->per_address) {
-		ret = MHD_NO;
+		if (oldest_same) {
+			cut_connection(oldest_same);
+		} else {
+			ret = MHD_NO;
+		}
 	} else if (open >= http->limit) {
 		if (oldest) {
 			cut_connection(oldest);
@@ -246,10 +266,12 @@ static void handle_connection(void *cls, struct MHD_Connection *conn, void **soc
 		cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
 		pthread_mutex_lock(&http->conn_lock);
 		// The per-address limit for a Unix socket peer, which handle_accept() could not
-		// key.
+		// key: the peer's oldest connection without a request makes room, else this one
+		// goes.
+		struct conn_state *oldest;
 		if (sa && sa->sa_family == AF_UNIX &&
-		    same_address(http, cs->addr) >= http->per_address) {
-			cut_connection(cs);
+		    count_open(http, cs->addr, &oldest) >= http->per_address) {
+			cut_connection(oldest ? oldest : cs);
 		}
 		cs->next = http->conns;
 		if (cs->next) {
