@@ -751,6 +751,42 @@ static FILE *spool(FILE *in) {
 	return tmp;
 }
 
+/*
+ * In the import's transaction: registers the channels the file brings (at the resolution its
+ * values show) and refines the stored ones it writes finer; -1 after the message.
+ */
+static int import_channels(struct importer *im, struct store *store, int64_t *new_channels) {
+	for (size_t i = 0; i < im->n_ch; i++) {
+		struct import_channel *c = &im->ch[i];
+		if (c->known || c->rows == 0) {
+			continue;
+		}
+		c->resolution = 1.0 / (double)pow10s[c->places];
+		struct channel ch = {.key = c->key,
+				     .source = "import",
+				     .label = c->label ? c->label : c->key,
+				     .kind = channel_kind_of_unit(c->unit),
+				     .unit = c->unit,
+				     .resolution = c->resolution};
+		if (store_channel_ensure(store, &ch, &c->id) < 0) {
+			fprintf(stderr, "thermlog import: could not register channel %s\n", c->key);
+			return -1;
+		}
+		(*new_channels)++;
+	}
+	for (size_t i = 0; i < im->n_ch; i++) {
+		struct import_channel *c = &im->ch[i];
+		double applied;
+		if (c->known && c->resolution < c->stored_resolution &&
+		    store_channel_refine(store, c->id, c->resolution, &applied) < 0) {
+			fprintf(stderr, "thermlog import: could not refine %s to resolution %g\n",
+				c->key, c->resolution);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cli_import(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTION_FORMAT, CLI_OPTION_SKIP_BAD, CLI_OPTION_TIME_UNIT, CLI_OPTION_HELP, {0},
@@ -832,35 +868,9 @@ int cli_import(struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog import: could not start a transaction\n");
 		goto out;
 	}
-	for (size_t i = 0; i < im.n_ch; i++) {
-		struct import_channel *c = &im.ch[i];
-		if (c->known || c->rows == 0) {
-			continue;
-		}
-		c->resolution = 1.0 / (double)pow10s[c->places];
-		struct channel ch = {.key = c->key,
-				     .source = "import",
-				     .label = c->label ? c->label : c->key,
-				     .kind = channel_kind_of_unit(c->unit),
-				     .unit = c->unit,
-				     .resolution = c->resolution};
-		if (store_channel_ensure(store, &ch, &c->id) < 0) {
-			fprintf(stderr, "thermlog import: could not register channel %s\n", c->key);
-			store_rollback(store);
-			goto out;
-		}
-		new_channels++;
-	}
-	for (size_t i = 0; i < im.n_ch; i++) {
-		struct import_channel *c = &im.ch[i];
-		double applied;
-		if (c->known && c->resolution < c->stored_resolution &&
-		    store_channel_refine(store, c->id, c->resolution, &applied) < 0) {
-			fprintf(stderr, "thermlog import: could not refine %s to resolution %g\n",
-				c->key, c->resolution);
-			store_rollback(store);
-			goto out;
-		}
+	if (import_channels(&im, store, &new_channels) < 0) {
+		store_rollback(store);
+		goto out;
 	}
 	rewind(in);
 	im.bad = 0;

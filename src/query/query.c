@@ -957,6 +957,57 @@ void query_peak_finish(struct query_peak *pk) {
 	*pk = (struct query_peak){0};
 }
 
+/*
+ * The peak's table from the rows read around the maximum (@pc): the peak channel's column,
+ * then every other channel with a value in those rows (asked for, in their order, or its
+ * siblings, then its unit, then the rest), rows x columns into @pk.
+ */
+static void peak_columns(const struct query_params *p, const struct peak_ctx *pc,
+			 const struct channel *pch, struct query_peak *pk) {
+	const struct query_selection *all = pc->sel;
+	// Columns: the peak channel, then every other channel with a value in these rows.
+	size_t *cols = xcalloc(all->n + 1, sizeof(*cols));
+	size_t n_cols = 0;
+	int peak_slot = query_selection_slot(all, pc->peak_id);
+	cols[n_cols++] = (size_t)peak_slot;
+	// Unasked, the peak channel's siblings (same source and unit) come first, then the
+	// rest of its unit: they are what a narrow table shows.
+	size_t prefix = strcspn(pch->key, "/");
+	for (int pass = p->n_with ? 2 : 0; pass < 3; pass++) {
+		for (size_t k = 0; k < all->n; k++) {
+			bool any = p->n_with > 0;
+			for (size_t r = 0; r < pc->n_rows && !any; r++) {
+				any = pc->have[r * all->n + k];
+			}
+			const struct channel *ch = query_selection_channel(all, k);
+			bool unit = ch->unit && pch->unit && strcmp(ch->unit, pch->unit) == 0;
+			bool source = unit && strncmp(ch->key, pch->key, prefix + 1) == 0;
+			int rank = p->n_with ? 2 : source ? 0 : unit ? 1 : 2;
+			if (any && (int)k != peak_slot && rank == pass) {
+				cols[n_cols++] = k;
+			}
+		}
+	}
+	// The result in column order: rows x columns.
+	pk->n_columns = n_cols;
+	pk->columns = xcalloc(n_cols, sizeof(*pk->columns));
+	for (size_t c = 0; c < n_cols; c++) {
+		pk->columns[c] = query_selection_channel(all, cols[c]);
+	}
+	pk->n_rows = pc->n_rows;
+	pk->row_ts = xcalloc(pc->n_rows, sizeof(*pk->row_ts));
+	memcpy(pk->row_ts, pc->row_ts, pc->n_rows * sizeof(*pk->row_ts));
+	pk->cells = xcalloc(pc->n_rows * n_cols, sizeof(*pk->cells));
+	pk->have = xcalloc(pc->n_rows * n_cols, sizeof(*pk->have));
+	for (size_t r = 0; r < pc->n_rows; r++) {
+		for (size_t c = 0; c < n_cols; c++) {
+			pk->cells[r * n_cols + c] = pc->cells[r * all->n + cols[c]];
+			pk->have[r * n_cols + c] = pc->have[r * all->n + cols[c]];
+		}
+	}
+	free(cols);
+}
+
 int query_peak_compute(struct store *store, const struct query_params *p, struct query_peak *pk,
 		       char **err) {
 	*pk = (struct query_peak){0};
@@ -1065,47 +1116,7 @@ int query_peak_compute(struct store *store, const struct query_params *p, struct
 		rc = set_err(err, -EIO, "could not read the stored samples");
 		goto out;
 	}
-	// Columns: the peak channel, then every other channel with a value in these rows.
-	size_t *cols = xcalloc(all->n + 1, sizeof(*cols));
-	size_t n_cols = 0;
-	int peak_slot = query_selection_slot(all, pc.peak_id);
-	cols[n_cols++] = (size_t)peak_slot;
-	// Unasked, the peak channel's siblings (same source and unit) come first, then the
-	// rest of its unit: they are what a narrow table shows.
-	size_t prefix = strcspn(pch->key, "/");
-	for (int pass = p->n_with ? 2 : 0; pass < 3; pass++) {
-		for (size_t k = 0; k < all->n; k++) {
-			bool any = p->n_with > 0;
-			for (size_t r = 0; r < pc.n_rows && !any; r++) {
-				any = pc.have[r * all->n + k];
-			}
-			const struct channel *ch = query_selection_channel(all, k);
-			bool unit = ch->unit && pch->unit && strcmp(ch->unit, pch->unit) == 0;
-			bool source = unit && strncmp(ch->key, pch->key, prefix + 1) == 0;
-			int rank = p->n_with ? 2 : source ? 0 : unit ? 1 : 2;
-			if (any && (int)k != peak_slot && rank == pass) {
-				cols[n_cols++] = k;
-			}
-		}
-	}
-	// The result in column order: rows x columns.
-	pk->n_columns = n_cols;
-	pk->columns = xcalloc(n_cols, sizeof(*pk->columns));
-	for (size_t c = 0; c < n_cols; c++) {
-		pk->columns[c] = query_selection_channel(all, cols[c]);
-	}
-	pk->n_rows = pc.n_rows;
-	pk->row_ts = xcalloc(pc.n_rows, sizeof(*pk->row_ts));
-	memcpy(pk->row_ts, pc.row_ts, pc.n_rows * sizeof(*pk->row_ts));
-	pk->cells = xcalloc(pc.n_rows * n_cols, sizeof(*pk->cells));
-	pk->have = xcalloc(pc.n_rows * n_cols, sizeof(*pk->have));
-	for (size_t r = 0; r < pc.n_rows; r++) {
-		for (size_t c = 0; c < n_cols; c++) {
-			pk->cells[r * n_cols + c] = pc.cells[r * all->n + cols[c]];
-			pk->have[r * n_cols + c] = pc.have[r * all->n + cols[c]];
-		}
-	}
-	free(cols);
+	peak_columns(p, &pc, pch, pk);
 out:
 	free(pc.ts);
 	free(pc.q);
