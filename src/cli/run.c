@@ -585,6 +585,94 @@ static char *serving_socket(struct cli_context *ctx, const char *cmd, const char
 	return sock;
 }
 
+/* Posts a wrapped command's start: the run's id (newly allocated), or NULL after saying why. */
+static char *send_start(struct cli_context *ctx, const char *sock, const struct buf *body) {
+	struct reply r = {0};
+	const char *why = NULL;
+	char *id = NULL;
+	if (!daemon_serves_db(ctx, sock, "run", "this run is NOT recorded")) {
+		// said why
+	} else if (post(sock, "/api/v1/runs", body->data, true, &r, &why) < 0) {
+		fprintf(stderr,
+			"thermlog run: the daemon is not reachable at %s (%s): this run is NOT "
+			"recorded\n",
+			sock, why);
+	} else if (r.status != 201 || !(id = reply_field(r.body, "id"))) {
+		char *err = reply_field(r.body, "error");
+		fprintf(stderr,
+			"thermlog run: the daemon refused the run (HTTP %d: %s): this run "
+			"is NOT recorded\n",
+			r.status, err ? err : "no reason given");
+		free(err);
+	}
+	free(r.body);
+	return id;
+}
+
+/* Posts a wrapped command's end to run @id, then says on stderr how the run was recorded. */
+static void send_end(const char *sock, const char *id, const char *label, int status,
+		     const struct rusage *ru, const char *error,
+		     const struct runmetric_set *metrics) {
+	struct reply r = {0};
+	const char *why = NULL;
+	int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	struct buf stop = {0};
+	stop_body(&stop, status, ru, error, metrics);
+	char *path = xasprintf("/api/v1/runs/%s/stop", id);
+	if (post(sock, path, stop.data, false, &r, &why) < 0) {
+		fprintf(stderr,
+			"thermlog run: the daemon is not reachable at %s (%s): the end of run "
+			"%s is NOT recorded (it will show as lost)\n",
+			sock, why, id);
+		if (error) {
+			fprintf(stderr, "thermlog run: %s\n", error);
+		}
+	} else if (r.status != 200) {
+		char *err = reply_field(r.body, "error");
+		fprintf(stderr,
+			"thermlog run: the daemon refused the end of run %s (HTTP %d: %s)\n", id,
+			r.status, err ? err : "no reason given");
+		free(err);
+		if (error) {
+			fprintf(stderr, "thermlog run: %s\n", error);
+		}
+	} else if (error) {
+		char *st = reply_field(r.body, "status");
+		fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n", error, id,
+			st ? st : "?", exit_code);
+		free(st);
+		metrics_not_recorded("run", r.body, metrics);
+	} else {
+		char *st = reply_field(r.body, "status");
+		char *dur = reply_field(r.body, "duration_s");
+		char *temp = reply_field(r.body, "temp_max_c");
+		char *energy = reply_field(r.body, "energy_j");
+		char *method = reply_field(r.body, "energy_method");
+		fprintf(stderr, "thermlog run: run %s (%s) %s", id, label, st ? st : "?");
+		if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+			fprintf(stderr, " (exit %d)", WEXITSTATUS(status));
+		} else if (WIFSIGNALED(status)) {
+			fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
+		}
+		double rss_factor; // peak RSS reads as memory does everywhere (unit.h)
+		const char *rss_symbol = unit_symbol("bytes", &rss_factor);
+		fprintf(stderr, " in %s s, peak %s%s, energy %s%s%s%s, peak RSS %.*f %s\n",
+			dur ? dur : "?", temp ? temp : "unknown", temp ? " °C" : "",
+			energy ? energy : "unknown", energy ? " J" : "", method ? " by " : "",
+			method ? method : "", unit_places("bytes", false),
+			(double)ru->ru_maxrss * 1024 * rss_factor, rss_symbol);
+		metrics_not_recorded("run", r.body, metrics);
+		free(st);
+		free(dur);
+		free(temp);
+		free(energy);
+		free(method);
+	}
+	free(r.body);
+	free(path);
+	buf_finish(&stop);
+}
+
 static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **argv) {
 	char *sock = socket_of(ctx);
 	if (!sock) {
@@ -633,25 +721,7 @@ static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **ar
 	}
 
 	// Recorded or not, the command runs: a missing daemon only costs the record.
-	struct reply r = {0};
-	const char *why = NULL;
-	char *id = NULL;
-	if (!daemon_serves_db(ctx, sock, "run", "this run is NOT recorded")) {
-		// said why
-	} else if (post(sock, "/api/v1/runs", body.data, true, &r, &why) < 0) {
-		fprintf(stderr,
-			"thermlog run: the daemon is not reachable at %s (%s): this run is NOT "
-			"recorded\n",
-			sock, why);
-	} else if (r.status != 201 || !(id = reply_field(r.body, "id"))) {
-		char *err = reply_field(r.body, "error");
-		fprintf(stderr,
-			"thermlog run: the daemon refused the run (HTTP %d: %s): this run "
-			"is NOT recorded\n",
-			r.status, err ? err : "no reason given");
-		free(err);
-	}
-	free(r.body);
+	char *id = send_start(ctx, sock, &body);
 	buf_finish(&body);
 
 	self_pid = getpid();
@@ -712,62 +782,7 @@ static int wrap(struct cli_context *ctx, struct run_args *a, int argc, char **ar
 	}
 
 	if (id) {
-		struct buf stop = {0};
-		stop_body(&stop, status, &ru, error, &a->metrics);
-		char *path = xasprintf("/api/v1/runs/%s/stop", id);
-		if (post(sock, path, stop.data, false, &r, &why) < 0) {
-			fprintf(stderr,
-				"thermlog run: the daemon is not reachable at %s (%s): the end of run "
-				"%s is NOT recorded (it will show as lost)\n",
-				sock, why, id);
-			if (error) {
-				fprintf(stderr, "thermlog run: %s\n", error);
-			}
-		} else if (r.status != 200) {
-			char *err = reply_field(r.body, "error");
-			fprintf(stderr,
-				"thermlog run: the daemon refused the end of run %s (HTTP %d: %s)\n",
-				id, r.status, err ? err : "no reason given");
-			free(err);
-			if (error) {
-				fprintf(stderr, "thermlog run: %s\n", error);
-			}
-		} else if (error) {
-			char *st = reply_field(r.body, "status");
-			fprintf(stderr, "thermlog run: %s; recorded as run %s (%s, exit %d)\n",
-				error, id, st ? st : "?", exit_code);
-			free(st);
-			metrics_not_recorded("run", r.body, &a->metrics);
-		} else {
-			char *st = reply_field(r.body, "status");
-			char *dur = reply_field(r.body, "duration_s");
-			char *temp = reply_field(r.body, "temp_max_c");
-			char *energy = reply_field(r.body, "energy_j");
-			char *method = reply_field(r.body, "energy_method");
-			fprintf(stderr, "thermlog run: run %s (%s) %s", id, label, st ? st : "?");
-			if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-				fprintf(stderr, " (exit %d)", WEXITSTATUS(status));
-			} else if (WIFSIGNALED(status)) {
-				fprintf(stderr, " (%s)", strsignal(WTERMSIG(status)));
-			}
-			double rss_factor; // peak RSS reads as memory does everywhere (unit.h)
-			const char *rss_symbol = unit_symbol("bytes", &rss_factor);
-			fprintf(stderr, " in %s s, peak %s%s, energy %s%s%s%s, peak RSS %.*f %s\n",
-				dur ? dur : "?", temp ? temp : "unknown", temp ? " °C" : "",
-				energy ? energy : "unknown", energy ? " J" : "",
-				method ? " by " : "", method ? method : "",
-				unit_places("bytes", false),
-				(double)ru.ru_maxrss * 1024 * rss_factor, rss_symbol);
-			metrics_not_recorded("run", r.body, &a->metrics);
-			free(st);
-			free(dur);
-			free(temp);
-			free(energy);
-			free(method);
-		}
-		free(r.body);
-		free(path);
-		buf_finish(&stop);
+		send_end(sock, id, label, status, &ru, error, &a->metrics);
 	} else {
 		const char *how = timed_out             ? "timeout"
 				  : WIFSIGNALED(status) ? "signaled"
@@ -911,23 +926,151 @@ static const char usage_text[] =
 	"is not reachable. CMD may write its own metrics, lines \"NAME VALUE [UNIT]\" or\n"
 	"one JSON object, to the file $THERMLOG_METRICS names. See thermlog(1).\n";
 
+enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
+
+static const struct option run_options[] = {
+	{"label", required_argument, NULL, OPT_LABEL},
+	{"tag", required_argument, NULL, OPT_TAG},
+	{"metric", required_argument, NULL, OPT_METRIC},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"pid", required_argument, NULL, OPT_PID},
+	{"exit", required_argument, NULL, OPT_EXIT},
+	{"status", required_argument, NULL, OPT_STATUS},
+	CLI_OPTION_HELP,
+	{0},
+};
+
+/* What `thermlog run` (start, stop) was given besides its run_args. */
+struct run_cli {
+	struct run_args a;
+	const char *cmd; // "run", "run start" or "run stop": what --metric's messages say
+	int exit_code;   // --exit, -1 without
+	const char *status;
+	bool timeout_given, exit_given;
+};
+
+/* --exit @arg of `thermlog @cmd` into o->exit_code: false after the message. */
+static bool exit_option(struct run_cli *o, const char *cmd, const char *arg) {
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || *end || !*arg || v < 0 || v > 255) {
+		fprintf(stderr, "thermlog %s: --exit %s: expected 0..255\n", cmd, arg);
+		return false;
+	}
+	o->exit_code = (int)v;
+	o->exit_given = true;
+	return true;
+}
+
+/* One option of `thermlog run` into @o: false after its message. */
+static bool run_option(struct run_cli *o, int c, const char *arg) {
+	char *end;
+	switch (c) {
+	case OPT_LABEL:
+		if (!jobcsv_label_valid(arg)) {
+			fprintf(stderr, "thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
+			return false;
+		}
+		o->a.label = arg;
+		return true;
+	case OPT_TAG:
+		return add_tag(&o->a, arg);
+	case OPT_METRIC:
+		return add_metric(&o->a, o->cmd, arg);
+	case OPT_TIMEOUT:
+		if (!timefmt_parse_duration_ms(arg, &o->a.timeout_ms) || o->a.timeout_ms <= 0) {
+			fprintf(stderr,
+				"thermlog run: --timeout %s: expected a duration such as 30s or "
+				"25m\n",
+				arg);
+			return false;
+		}
+		o->timeout_given = true;
+		return true;
+	case OPT_PID:
+		errno = 0;
+		o->a.pid = strtoll(arg, &end, 10);
+		if (errno || *end || o->a.pid <= 0 || o->a.pid > INT_MAX) {
+			fprintf(stderr, "thermlog run: --pid %s: expected a process id\n", arg);
+			return false;
+		}
+		o->a.pid_given = true;
+		return true;
+	case OPT_EXIT:
+		return exit_option(o, "run", arg);
+	default: // OPT_STATUS
+		if (strcmp(arg, "ok") != 0 && strcmp(arg, "failed") != 0) {
+			fprintf(stderr, "thermlog run: --status %s: expected ok or failed\n", arg);
+			return false;
+		}
+		o->status = arg;
+		return true;
+	}
+}
+
+/* `thermlog run stop`: the id may come before or after the options ("run stop 12 --exit 3"). */
+static int stop_cmd(struct cli_context *ctx, struct run_cli *o, int argc, char **argv) {
+	const char *stop_id = NULL;
+	while (optind < argc) {
+		if (stop_id) {
+			fprintf(stderr, "thermlog run stop: unexpected argument '%s'\n",
+				argv[optind]);
+			return CLI_EXIT_USAGE;
+		}
+		stop_id = argv[optind++];
+		int c;
+		while ((c = getopt_long(argc, argv, "+", run_options, NULL)) != -1) {
+			bool good;
+			if (c == OPT_EXIT) {
+				good = exit_option(o, "run stop", optarg);
+			} else if (c == OPT_STATUS &&
+				   (strcmp(optarg, "ok") == 0 || strcmp(optarg, "failed") == 0)) {
+				o->status = optarg;
+				good = true;
+			} else if (c == OPT_METRIC) {
+				good = add_metric(&o->a, "run stop", optarg);
+			} else {
+				fputs(usage_text, stderr);
+				good = false;
+			}
+			if (!good) {
+				return CLI_EXIT_USAGE;
+			}
+		}
+	}
+	if (!stop_id || o->exit_given == (o->status != NULL) || o->a.label || o->a.tags.n ||
+	    o->timeout_given || o->a.pid_given) {
+		fprintf(stderr, "thermlog run stop: needs ID and one of --exit N or --status "
+				"ok|failed\n");
+		return CLI_EXIT_USAGE;
+	}
+	return stop(ctx, stop_id, o->exit_code, o->status, &o->a.metrics);
+}
+
+/* `thermlog run [options] -- CMD [ARGS...]`: the @rest words of @args after the options. */
+static int wrap_cmd(struct cli_context *ctx, struct run_cli *o, int rest, char **args) {
+	if (rest == 0 || o->a.pid_given || o->exit_given || o->status) {
+		fputs(usage_text, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(args[0], "--") == 0) {
+		args++;
+		rest--;
+	}
+	if (rest == 0) {
+		fputs(usage_text, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	char **cmd = xcalloc((size_t)rest + 1, sizeof(*cmd));
+	memcpy(cmd, args, (size_t)rest * sizeof(*cmd));
+	int rc = wrap(ctx, &o->a, rest, cmd);
+	free(cmd);
+	return rc;
+}
+
 int cli_run(struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
-	static const struct option longopts[] = {
-		{"label", required_argument, NULL, OPT_LABEL},
-		{"tag", required_argument, NULL, OPT_TAG},
-		{"metric", required_argument, NULL, OPT_METRIC},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"exit", required_argument, NULL, OPT_EXIT},
-		{"status", required_argument, NULL, OPT_STATUS},
-		CLI_OPTION_HELP,
-		{0},
-	};
-	struct run_args a = {0};
-	int exit_code = -1;
-	const char *status = NULL;
-	bool timeout_given = false, exit_given = false;
+	struct run_cli o = {.cmd = "run", .exit_code = -1};
 	int rc = CLI_EXIT_USAGE;
 	int c;
 	// "run start ..." and "run stop ...": the word comes first, its options after it.
@@ -935,154 +1078,38 @@ int cli_run(struct cli_context *ctx, int argc, char **argv) {
 		argc > 1 && (strcmp(argv[1], "start") == 0 || strcmp(argv[1], "stop") == 0)
 			? argv[1]
 			: NULL;
-	const char *stop_id = NULL;
 	if (sub) {
+		o.cmd = strcmp(sub, "stop") == 0 ? "run stop" : "run start";
 		argv++;
 		argc--;
 	}
 	// "+": options end at the command, whose own options are its business.
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case OPT_LABEL:
-			if (!jobcsv_label_valid(optarg)) {
-				fprintf(stderr,
-					"thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
-				goto out;
-			}
-			a.label = optarg;
-			break;
-		case OPT_TAG:
-			if (!add_tag(&a, optarg)) {
-				goto out;
-			}
-			break;
-		case OPT_METRIC:
-			if (!add_metric(&a,
-					sub ? (strcmp(sub, "stop") == 0 ? "run stop" : "run start")
-					    : "run",
-					optarg)) {
-				goto out;
-			}
-			break;
-		case OPT_TIMEOUT:
-			if (!timefmt_parse_duration_ms(optarg, &a.timeout_ms) ||
-			    a.timeout_ms <= 0) {
-				fprintf(stderr,
-					"thermlog run: --timeout %s: expected a duration such as 30s or "
-					"25m\n",
-					optarg);
-				goto out;
-			}
-			timeout_given = true;
-			break;
-		case OPT_PID:
-			errno = 0;
-			a.pid = strtoll(optarg, &end, 10);
-			if (errno || *end || a.pid <= 0 || a.pid > INT_MAX) {
-				fprintf(stderr, "thermlog run: --pid %s: expected a process id\n",
-					optarg);
-				goto out;
-			}
-			a.pid_given = true;
-			break;
-		case OPT_EXIT:
-			errno = 0;
-			exit_code = (int)strtol(optarg, &end, 10);
-			if (errno || *end || !*optarg || exit_code < 0 || exit_code > 255) {
-				fprintf(stderr, "thermlog run: --exit %s: expected 0..255\n",
-					optarg);
-				goto out;
-			}
-			exit_given = true;
-			break;
-		case OPT_STATUS:
-			if (strcmp(optarg, "ok") != 0 && strcmp(optarg, "failed") != 0) {
-				fprintf(stderr,
-					"thermlog run: --status %s: expected ok or failed\n",
-					optarg);
-				goto out;
-			}
-			status = optarg;
-			break;
-		default: // --help, or an option getopt_long refused
+	while ((c = getopt_long(argc, argv, "+", run_options, NULL)) != -1) {
+		if (c == 'h' || c == '?') { // --help, or an option getopt_long refused
 			rc = cli_usage(c, usage_text);
+			goto out;
+		}
+		if (!run_option(&o, c, optarg)) {
 			goto out;
 		}
 	}
 	int rest = argc - optind;
-	char **args = argv + optind;
 	if (sub && strcmp(sub, "start") == 0) {
-		if (rest > 0 || timeout_given || exit_given || status || a.metrics.n) {
+		if (rest > 0 || o.timeout_given || o.exit_given || o.status || o.a.metrics.n) {
 			fprintf(stderr,
 				"thermlog run start: takes --label, --tag and --pid only (a run's "
 				"metrics come with its stop: run stop ID --metric ...)\n");
 			goto out;
 		}
-		rc = start(ctx, &a);
+		rc = start(ctx, &o.a);
 	} else if (sub) {
-		// The id may come before or after the options: "run stop 12 --exit 3".
-		while (optind < argc) {
-			if (stop_id) {
-				fprintf(stderr, "thermlog run stop: unexpected argument '%s'\n",
-					argv[optind]);
-				goto out;
-			}
-			stop_id = argv[optind++];
-			while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-				if (c == OPT_EXIT) {
-					char *end;
-					errno = 0;
-					exit_code = (int)strtol(optarg, &end, 10);
-					if (errno || *end || !*optarg || exit_code < 0 ||
-					    exit_code > 255) {
-						fprintf(stderr,
-							"thermlog run stop: --exit %s: "
-							"expected 0..255\n",
-							optarg);
-						goto out;
-					}
-					exit_given = true;
-				} else if (c == OPT_STATUS && (strcmp(optarg, "ok") == 0 ||
-							       strcmp(optarg, "failed") == 0)) {
-					status = optarg;
-				} else if (c == OPT_METRIC) {
-					if (!add_metric(&a, "run stop", optarg)) {
-						goto out;
-					}
-				} else {
-					fputs(usage_text, stderr);
-					goto out;
-				}
-			}
-		}
-		if (!stop_id || exit_given == (status != NULL) || a.label || a.tags.n ||
-		    timeout_given || a.pid_given) {
-			fprintf(stderr,
-				"thermlog run stop: needs ID and one of --exit N or --status "
-				"ok|failed\n");
-			goto out;
-		}
-		rc = stop(ctx, stop_id, exit_code, status, &a.metrics);
-	} else if (rest > 0 && !a.pid_given && !exit_given && !status) {
-		if (strcmp(args[0], "--") == 0) {
-			args++;
-			rest--;
-		}
-		if (rest == 0) {
-			fputs(usage_text, stderr);
-			goto out;
-		}
-		char **cmd = xcalloc((size_t)rest + 1, sizeof(*cmd));
-		memcpy(cmd, args, (size_t)rest * sizeof(*cmd));
-		rc = wrap(ctx, &a, rest, cmd);
-		free(cmd);
+		rc = stop_cmd(ctx, &o, argc, argv);
 	} else {
-		fputs(usage_text, stderr);
+		rc = wrap_cmd(ctx, &o, rest, argv + optind);
 	}
 out:
-	runtag_list_finish(&a.tags);
-	runmetric_set_finish(&a.metrics);
+	runtag_list_finish(&o.a.tags);
+	runmetric_set_finish(&o.a.metrics);
 	return rc;
 }
 
