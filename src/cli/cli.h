@@ -96,6 +96,12 @@ const struct cli_command *cli_command_find(const struct cli_command *table, size
  */
 int cli_dispatch(struct cli_context *ctx, const struct cli_command *cmd, int argc, char **argv);
 /**
+ * When argv[1] names an entry of the subcommand table @table (@n entries), dispatches it with
+ * the arguments from there and says true, its exit code in *@rc; else false.
+ */
+bool cli_subcommand(struct cli_context *ctx, const struct cli_command *table, size_t n, int argc,
+		    char **argv, int *rc);
+/**
  * What the running command's entry says it needs, made once, after its options are read:
  * CLI_EXIT_OK, or the exit code after the message (a bad configuration, no database, one that
  * does not open).

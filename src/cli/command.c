@@ -67,6 +67,15 @@ int cli_dispatch(struct cli_context *ctx, const struct cli_command *cmd, int arg
 	return rc;
 }
 
+bool cli_subcommand(struct cli_context *ctx, const struct cli_command *table, size_t n, int argc,
+		    char **argv, int *rc) {
+	const struct cli_command *sub = argc > 1 ? cli_command_find(table, n, argv[1]) : NULL;
+	if (sub) {
+		*rc = cli_dispatch(ctx, sub, argc - 1, argv + 1);
+	}
+	return sub != NULL;
+}
+
 const struct config *cli_config(struct cli_context *ctx) {
 	if (!ctx->config_loaded) {
 		ctx->config_loaded = true;

@@ -931,22 +931,18 @@ static int cmd_series(struct cli_context *ctx, int argc, char **argv) {
 	return rc;
 }
 
-/* The subcommands, each with what it needs; lifetime itself reads the store (main.c). */
-static const struct cli_command lifetime_commands[] = {
-	{"calc", cmd_calc, CLI_NEEDS_NONE, NULL},
-	{"profile", cmd_profile, CLI_NEEDS_READ, NULL},
-	{"series", cmd_series, CLI_NEEDS_READ, NULL},
-};
-
 int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
-	const struct cli_command *sub =
-		argc > 1
-			? cli_command_find(lifetime_commands,
-					   sizeof(lifetime_commands) / sizeof(lifetime_commands[0]),
-					   argv[1])
-			: NULL;
-	if (sub) {
-		return cli_dispatch(ctx, sub, argc - 1, argv + 1);
+	/* The subcommands, each with what it needs; lifetime itself reads the store (main.c). */
+	static const struct cli_command lifetime_commands[] = {
+		{.name = "calc", .run = cmd_calc, .needs = CLI_NEEDS_NONE},
+		{.name = "profile", .run = cmd_profile, .needs = CLI_NEEDS_READ},
+		{.name = "series", .run = cmd_series, .needs = CLI_NEEDS_READ},
+	};
+	int rc;
+	if (cli_subcommand(ctx, lifetime_commands,
+			   sizeof(lifetime_commands) / sizeof(lifetime_commands[0]), argc, argv,
+			   &rc)) {
+		return rc;
 	}
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
@@ -980,7 +976,7 @@ int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
 		return CLI_EXIT_USAGE;
 	}
 	struct history h;
-	int rc = history_report(ctx, "lifetime", from, to, include_unsynced, now, &h);
+	rc = history_report(ctx, "lifetime", from, to, include_unsynced, now, &h);
 	if (rc == CLI_EXIT_OK && json) {
 		struct buf b;
 		buf_init(&b);

@@ -897,18 +897,16 @@ static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
 
 /* The subcommands, each with what it needs; the list (runs itself) reads the store (main.c). */
 static const struct cli_command runs_commands[] = {
-	{"show", runs_show, CLI_NEEDS_READ, NULL},
-	{"stats", runs_stats_cmd, CLI_NEEDS_READ, NULL},
-	{"import", runs_import_cmd, CLI_NEEDS_WRITE, NULL},
-	{"compare", runs_compare_cmd, CLI_NEEDS_READ, NULL},
-	{"metric", cli_runs_metric, CLI_NEEDS_CONFIG, NULL},
+	{.name = "show", .run = runs_show, .needs = CLI_NEEDS_READ},
+	{.name = "stats", .run = runs_stats_cmd, .needs = CLI_NEEDS_READ},
+	{.name = "import", .run = runs_import_cmd, .needs = CLI_NEEDS_WRITE},
+	{.name = "compare", .run = runs_compare_cmd, .needs = CLI_NEEDS_READ},
+	{.name = "metric", .run = cli_runs_metric, .needs = CLI_NEEDS_CONFIG},
 };
 
 int cli_runs(struct cli_context *ctx, int argc, char **argv) {
-	const struct cli_command *sub =
-		argc > 1 ? cli_command_find(runs_commands,
-					    sizeof(runs_commands) / sizeof(runs_commands[0]),
-					    argv[1])
-			 : NULL;
-	return sub ? cli_dispatch(ctx, sub, argc - 1, argv + 1) : runs_list(ctx, argc, argv);
+	int rc;
+	size_t n = sizeof(runs_commands) / sizeof(runs_commands[0]);
+	return cli_subcommand(ctx, runs_commands, n, argc, argv, &rc) ? rc
+								      : runs_list(ctx, argc, argv);
 }
