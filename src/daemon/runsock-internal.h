@@ -36,6 +36,7 @@
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
+#include "pidstart.h"
 #include "runload.h"
 #include "runs.h"
 #include "runstats.h"

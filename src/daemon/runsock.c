@@ -46,57 +46,6 @@ static void job_free(struct job *job) {
 
 /* --- the loop's answers ---------------------------------------------------------------------- */
 
-static int pid_start_time(const char *procfs_root, int64_t pid, uint64_t *ticks) {
-	char *path = xasprintf("%s/%" PRId64 "/stat", procfs_root, pid);
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	free(path);
-	if (fd < 0) {
-		return errno == ESRCH ? -ENOENT : -errno;
-	}
-	struct stat st;
-	char text[1024];
-	ssize_t n = -1;
-	int rc = -EINVAL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		n = read(fd, text, sizeof(text) - 1);
-		rc = n < 0 ? (errno == ESRCH ? -ENOENT : -errno) : -EINVAL;
-	}
-	close(fd);
-	if (n <= 0) {
-		return rc;
-	}
-	text[n] = '\0';
-	// The name (field 2) may hold spaces and parentheses: count from its last ')'.
-	const char *p = strrchr(text, ')');
-	for (int f = 2; p && f < 22; f++) {
-		p = strchr(p + 1, ' ');
-	}
-	char *end;
-	errno = 0;
-	unsigned long long x = p ? strtoull(p + 1, &end, 10) : 0;
-	if (!p || errno || end == p + 1 || x == 0) {
-		return -EINVAL;
-	}
-	*ticks = x;
-	return 0;
-}
-
-/*
- * Whether the watched process of @run is gone: no process has its pid, or the one that has
- * it started at another time (the pid went to another process).
- */
-static bool pid_gone(const struct runsock *rs, const struct run *run) {
-	if (kill((pid_t)run->pid, 0) < 0 && errno == ESRCH) {
-		return true;
-	}
-	if (run->pid_start == 0) {
-		return false;
-	}
-	uint64_t now = 0;
-	int rc = pid_start_time(rs->cfg->procfs_root, run->pid, &now);
-	return rc == -ENOENT || (rc == 0 && now != run->pid_start);
-}
-
 /* Forgets the request_ids of runs started more than RECENT_MS ago. */
 static void recent_prune(struct runsock *rs, int64_t mono_ms) {
 	size_t old = 0;
@@ -172,7 +121,7 @@ static void do_start(struct runsock *rs, struct job *job, int64_t now_ms, int64_
 	run->start_mono_ms = mono_ms;
 	run->request_id = job->start.request_id ? xstrdup(job->start.request_id) : NULL;
 	run->pid = job->start.has_pid ? job->start.pid : 0;
-	if (run->pid > 0 && pid_start_time(rs->cfg->procfs_root, run->pid, &run->pid_start) < 0) {
+	if (run->pid > 0 && pidstart_ticks(rs->cfg->procfs_root, run->pid, &run->pid_start) < 0) {
 		run->pid_start = 0; // no procfs to tell: the pid alone is watched
 	}
 	run->mem_avail_min = NAN;
@@ -311,7 +260,8 @@ static void do_metrics(struct runsock *rs, struct job *job) {
 static void watch_pids(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	for (size_t i = 0; i < rs->n_runs;) {
 		struct run *run = rs->runs[i];
-		if (run->pid > 0 && pid_gone(rs, run)) {
+		if (run->pid > 0 &&
+		    !pidstart_alive(rs->cfg->procfs_root, run->pid, run->pid_start)) {
 			struct store_run_end end = {
 				.end_ms = now_ms, .status = RUN_STATUS_LOST, .rss_max_bytes = -1};
 			log_notice("runs: process %" PRId64 " of run %" PRId64

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "campaignplan.h"
 #include "json.h"
 
 #define CAMPAIGN_SUITE_MAX_BYTES (256 * 1024)
@@ -19,13 +20,6 @@
 #define CAMPAIGN_REPS_MAX        100000
 #define CAMPAIGN_IDLE_LABEL      "idle"  // the idle baseline's run
 #define CAMPAIGN_BURST_LABEL     "burst" // the binning check's all-core burst after it
-
-/** How a step's repetition starts. */
-enum campaign_start {
-	CAMPAIGN_START_COLD, // the gate passed immediately before it
-	CAMPAIGN_START_WARM, // within warm_within of the step's previous repetition, no gate
-	CAMPAIGN_START_ANY,  // no gate, no condition
-};
 
 enum campaign_order {
 	CAMPAIGN_ORDER_SEQUENTIAL,  // each step's repetitions together, steps in file order

@@ -21,8 +21,7 @@ struct thermal_sensor {
 
 #define THERMAL_TEMP_INVALID (-274000) // the kernel's "no such trip"
 
-/* Appends the zone's trips as {"type", "temp", "hyst"} in °C; unreadable trips are skipped. */
-static void write_trips(int root_fd, const char *dir, struct json *j) {
+void thermal_trips_json(int root_fd, const char *dir, struct json *j) {
 	json_key(j, "trips");
 	json_array_begin(j);
 	for (int k = 0; k < 64; k++) {
@@ -101,7 +100,7 @@ static void discover_zone(struct source_ctx *ctx, struct sensor_list *out, const
 	source_meta_text(ctx->root_fd, path, &j, "mode");
 	snprintf(path, sizeof(path), "%s/policy", dir);
 	source_meta_text(ctx->root_fd, path, &j, "policy");
-	write_trips(ctx->root_fd, dir, &j);
+	thermal_trips_json(ctx->root_fd, dir, &j);
 	source_meta_end(out, &meta, &j);
 }
 

@@ -31,6 +31,9 @@
 #define EPISODE_COLUMNS                                                                         \
 	"id, domain, start_ts, end_ts, last_seen, duration_ms, min_hz, max_hz, cause, method, " \
 	"zone, trip, trip_temp_mc, trip_hyst_mc, temp_start_mc, temp_peak_mc, cooling, stuck"
+#define CAMPAIGN_COLUMNS                                                                     \
+	"id, name, board, suite_path, suite_hash, suite, suite_text, created_ms, ended_ms, " \
+	"status, runner_pid, runner_start, fingerprint, baseline, idle_run, burst_run"
 
 /* The store's SQL, every text of it (enum stmt, store-internal.h). */
 static const char *const stmt_sql[ST_COUNT] = {
@@ -250,6 +253,34 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EPISODES_LIST] = "SELECT " EPISODE_COLUMNS " FROM throttle_episodes WHERE "
 			     "start_ts <= ?2 AND coalesce(end_ts, last_seen) >= ?1 "
 			     "ORDER BY start_ts, id",
+
+	/* --- one-off: campaigns (store-campaign.c) --- */
+	[ST_CAMPAIGN_INSERT] = "INSERT INTO campaigns (name, board, suite_path, suite_hash, suite, "
+			       "suite_text, created_ms, ended_ms, status, runner_pid, "
+			       "runner_start, fingerprint, baseline, idle_run, burst_run) VALUES "
+			       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+	[ST_CAMPAIGN_UPDATE] = "UPDATE campaigns SET name = ?1, board = ?2, suite_path = ?3, "
+			       "suite_hash = ?4, suite = ?5, suite_text = ?6, created_ms = ?7, "
+			       "ended_ms = ?8, status = ?9, runner_pid = ?10, runner_start = ?11, "
+			       "fingerprint = ?12, baseline = ?13, idle_run = ?14, burst_run = ?15 "
+			       "WHERE id = ?16",
+	[ST_CAMPAIGN_GET] = "SELECT " CAMPAIGN_COLUMNS " FROM campaigns WHERE id = ?1",
+	[ST_CAMPAIGN_LATEST] = "SELECT " CAMPAIGN_COLUMNS " FROM campaigns WHERE name = ?1 "
+			       "ORDER BY created_ms DESC, id DESC LIMIT 1",
+	[ST_CAMPAIGN_LIST] = "SELECT " CAMPAIGN_COLUMNS " FROM campaigns ORDER BY created_ms, id",
+	[ST_CAMPAIGN_RUN_PUT] =
+		"INSERT INTO campaign_runs (campaign, seq, step, rep, warmup, run, "
+		"start, gate, gate_wait_ms, gate_detail, warm_ms, "
+		"missing_metrics) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+		"?11, ?12) ON CONFLICT (campaign, seq) DO UPDATE SET step = "
+		"excluded.step, rep = excluded.rep, warmup = excluded.warmup, run = "
+		"excluded.run, start = excluded.start, gate = excluded.gate, "
+		"gate_wait_ms = excluded.gate_wait_ms, gate_detail = "
+		"excluded.gate_detail, warm_ms = excluded.warm_ms, missing_metrics = "
+		"excluded.missing_metrics",
+	[ST_CAMPAIGN_RUNS] = "SELECT campaign, seq, step, rep, warmup, run, start, gate, "
+			     "gate_wait_ms, gate_detail, warm_ms, missing_metrics FROM "
+			     "campaign_runs WHERE campaign = ?1 ORDER BY seq",
 };
 /* --- errors ------------------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "campaignplan.h"
 #include "channel.h"
 #include "cycle.h"
 #include "runstatus.h"
@@ -517,5 +518,63 @@ int store_throttle_close_open(struct store *store, int64_t *closed);
  */
 int store_throttle_list(struct store *store, int64_t from, int64_t to,
 			struct throttle_episode **out, size_t *n);
+
+/* --- campaigns (sql/0010-campaigns.sql, store-campaign.c) --------------------------------- */
+
+/**
+ * A campaign's row: written by its runner (thermlog campaign run) beside the daemon's writes.
+ * Read back, strings are owned (store_campaign_finish()); NULL where the column is.
+ */
+struct store_campaign {
+	int64_t id;
+	char *name;
+	char *board;                  // --board NAME, or NULL
+	char *suite_path;             // the suite file as the runner was given it
+	char *suite_hash;             // sha256 of the suite's canonical JSON
+	char *suite;                  // the canonical JSON
+	char *suite_text;             // the file as read
+	int64_t created_ms, ended_ms; // ms since epoch; ended_ms 0 until done
+	enum campaign_status status;
+	int64_t runner_pid;          // 0: none
+	uint64_t runner_start;       // the runner's start, clock ticks after boot (pidstart.h)
+	char *fingerprint;           // the board at the start (JSON), or NULL
+	char *baseline;              // the idle baseline (JSON), or NULL
+	int64_t idle_run, burst_run; // their runs, 0: none yet
+};
+
+/** Inserts @c (its id ignored) and sets *id. 0 or -errno (-EROFS on a reader). */
+int store_campaign_create(struct store *store, const struct store_campaign *c, int64_t *id);
+/** Rewrites campaign c->id's row from @c. 0, -ENOENT or -errno. */
+int store_campaign_update(struct store *store, const struct store_campaign *c);
+/** Campaign @id into @out. 0, -ENOENT or -errno. */
+int store_campaign_get(struct store *store, int64_t id, struct store_campaign *out);
+/** The newest campaign named @name into @out. 0, -ENOENT or -errno. */
+int store_campaign_latest(struct store *store, const char *name, struct store_campaign *out);
+/** Every campaign, oldest first (store_campaigns_free()). 0 or -errno. */
+int store_campaign_list(struct store *store, struct store_campaign **out, size_t *n);
+void store_campaign_finish(struct store_campaign *c);             // accepts a zeroed struct
+void store_campaigns_free(struct store_campaign *list, size_t n); // accepts NULL
+
+/** A repetition a campaign started: (campaign, seq) is its key. Strings owned when read. */
+struct store_campaign_run {
+	int64_t campaign, seq;
+	char *step;
+	unsigned rep; // 1-based, among the step's warmup runs or its repetitions
+	bool warmup;
+	int64_t run; // its run
+	enum campaign_start start;
+	enum campaigngate_outcome gate;
+	int64_t gate_wait_ms;
+	char *gate_detail;     // why the gate held or let it go, or NULL
+	int64_t warm_ms;       // a warm start: since the step's previous repetition ended; -1: none
+	char *missing_metrics; // the expected metrics it did not report, ' '-separated, or NULL
+};
+
+/** Writes repetition (r->campaign, r->seq), replacing what that key held. 0 or -errno. */
+int store_campaign_run_put(struct store *store, const struct store_campaign_run *r);
+/** Campaign @campaign's repetitions by seq (store_campaign_runs_free()). 0 or -errno. */
+int store_campaign_runs(struct store *store, int64_t campaign, struct store_campaign_run **out,
+			size_t *n);
+void store_campaign_runs_free(struct store_campaign_run *list, size_t n); // accepts NULL
 
 #endif

@@ -111,7 +111,7 @@ static void test_files(void) {
 	ok(h && fread(header, 1, sizeof(header), h) == sizeof(header), "read the header");
 	fclose(h);
 	ok(memcmp(header, "SQLite format 3", 16) == 0, "a SQLite file");
-	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 9,
+	is_int(header[60] << 24 | header[61] << 16 | header[62] << 8 | header[63], 10,
 	       "user_version is the number of migrations applied");
 	ok(memcmp(header + 68, "THLG", 4) == 0, "application_id marks it as thermlog's");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
@@ -140,15 +140,17 @@ static void test_files(void) {
 	store_close(store);
 	// Back to schema 1's version: the later migrations are idempotent but for 0006's ADD
 	// COLUMN, so that column goes too (a schema-5 file has no runs.error), and the tables of
-	// 0007, 0008 and 0009.
+	// 0007, 0008, 0009 and 0010.
 	sqlite3 *raw = NULL;
 	ok(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
 		   sqlite3_exec(
 			   raw,
 			   "ALTER TABLE runs DROP COLUMN error; DROP TABLE throttle_episodes; "
-			   "DROP TABLE run_metrics; DROP TABLE rescales; PRAGMA user_version = 1",
+			   "DROP TABLE run_metrics; DROP TABLE rescales; DROP TABLE campaign_runs; "
+			   "DROP TABLE campaigns; PRAGMA user_version = 1",
 			   NULL, NULL, NULL) == SQLITE_OK,
-	   "set user_version 1 (and drop runs.error, throttle_episodes, run_metrics, rescales)");
+	   "set user_version 1 (and drop runs.error, throttle_episodes, run_metrics, rescales, "
+	   "campaigns)");
 	sqlite3_close(raw);
 	is_int(store_open(&store, path, STORE_MODE_READ), -EPROTO,
 	       "a reader does not migrate an older schema");
@@ -157,7 +159,7 @@ static void test_files(void) {
 	is_int(info.unsynced_cycles, 1, "data kept across the migration");
 	store_close(store);
 	h = fopen(path, "rb");
-	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 9, "user_version 9 again");
+	ok(h && fseek(h, 63, SEEK_SET) == 0 && fgetc(h) == 10, "user_version 10 again");
 	fclose(h);
 
 	char *text = tmp_path("text.db");
