@@ -612,7 +612,7 @@ static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 					   "vent_facing",
 					   "uncertainty_k",
 					   NULL};
-	if (!config_entry_mapping(p, map, "capacitors",
+	if (!yamltree_check_entry(&p->yt, map, "capacitors",
 				  "name, sensor (or sensors), rated_life_h and rated_temp_c",
 				  "capacitor", keys)) {
 		return;

@@ -18,13 +18,6 @@ struct parser {
 	struct config *cfg;
 };
 
-/*
- * Whether @map is a mapping entry of sequence @section with only @keys (NULL-terminated);
- * otherwise reports it (@required names what an entry needs, @name what it is) and says false.
- */
-bool config_entry_mapping(struct parser *p, const struct yamltree_node *map, const char *section,
-			  const char *required, const char *name, const char *const *keys);
-
 /* capacitors: (config-capacitor.c): appends each entry to p->cfg->capacitors. */
 void config_parse_capacitors(struct parser *p, const struct yamltree_node *seq);
 /* Frees cfg->capacitors and what each entry owns. */

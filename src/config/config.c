@@ -526,24 +526,10 @@ static void get_iio_name(struct parser *p, const struct yamltree_node *v, const 
 	}
 }
 
-/*
- * Whether @map, an entry of the list @section, is a mapping (with the keys @required names) of
- * @keys only, checked as @name; false with the error reported.
- */
-bool config_entry_mapping(struct parser *p, const struct yamltree_node *map, const char *section,
-			  const char *required, const char *name, const char *const *keys) {
-	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
-		yamltree_error_node(&p->yt, map, "%s: each entry is a mapping with %s, got %s",
-				    section, required, yamltree_describe(map));
-		return false;
-	}
-	return yamltree_check_mapping(&p->yt, map, name, keys);
-}
-
 static void parse_iio_channel(struct parser *p, const struct yamltree_node *map,
 			      struct iio_channel_config *c) {
 	static const char *const keys[] = {"device", "channel", "label", "unit", "linear", NULL};
-	if (!config_entry_mapping(p, map, "iio_channels", "device and channel",
+	if (!yamltree_check_entry(&p->yt, map, "iio_channels", "device and channel",
 				  "iio_channels entry", keys)) {
 		return;
 	}

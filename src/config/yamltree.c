@@ -605,6 +605,16 @@ bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 	return true;
 }
 
+bool yamltree_check_entry(struct yamltree *p, const struct yamltree_node *map, const char *section,
+			  const char *required, const char *name, const char *const *keys) {
+	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {
+		yamltree_error_node(p, map, "%s: each entry is a mapping with %s, got %s", section,
+				    required, yamltree_describe(map));
+		return false;
+	}
+	return yamltree_check_mapping(p, map, name, keys);
+}
+
 /* A list, or an empty value as an empty list. Returns false if there is nothing to walk. */
 bool yamltree_check_sequence(struct yamltree *p, const struct yamltree_node *seq,
 			     const char *section) {

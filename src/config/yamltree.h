@@ -114,6 +114,13 @@ void yamltree_get_duration_s(struct yamltree *p, const struct yamltree_node *v, 
 bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 			    const char *section, const char *const *allowed);
 /**
+ * Whether @map, an entry of the list @section, is a mapping of @keys only (NULL-terminated),
+ * checked as yamltree_check_mapping() does under the name @name; otherwise reports it
+ * (@required names what an entry needs) and says false.
+ */
+bool yamltree_check_entry(struct yamltree *p, const struct yamltree_node *map, const char *section,
+			  const char *required, const char *name, const char *const *keys);
+/**
  * Checks that @seq is a list of at most YAMLTREE_MAX_ITEMS entries; false (reported, except for
  * an empty value) when it cannot be walked.
  */
