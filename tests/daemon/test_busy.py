@@ -8,8 +8,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, wait_cycles, \
-    wait_for, write_config
+from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, \
+    scheduler_missed, wait_cycles, wait_for, write_config
 
 HOLD_S = 8
 
@@ -34,8 +34,10 @@ def run(tap):
         wait_for(lambda: [r for r in cycles(db) if r[0] >= int(t1) + 2], 10)
         ts = [t for t, _ in cycles(db)]
         held = [t for t in ts if t0 < t < t1]
-        missing = [t for t in range(ts[0], ts[-1] + 1) if t not in ts]
         log = d.log_text()
+        # (a slot a loaded machine's scheduler made the loop miss is said so, and is no lock's)
+        excused = scheduler_missed(log)
+        missing = [t for t in range(ts[0], ts[-1] + 1) if t not in ts and t not in excused]
         tap.ok(d.alive(), "the daemon keeps running while another connection holds the lock")
         tap.ok(len(held) >= HOLD_S - 1, "the cycles of the %d s are stored afterwards (%d)" %
                (HOLD_S, len(held)), log)

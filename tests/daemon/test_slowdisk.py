@@ -7,11 +7,12 @@ The slow disk is tests/lib/slowsync.c LD_PRELOADed (its path the third argument)
 test hook THERMLOG_TEST_CHECKPOINT_PAGES makes a checkpoint due every 8 WAL pages (a few
 cycles) instead of 1000."""
 import os
+import re
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Workdir, cycles, main, preloaded_daemon, wait_cycles
+from thermlog_test import Workdir, cycles, main, preloaded_daemon, scheduler_missed, wait_cycles
 
 
 def read_syncs(path):
@@ -37,12 +38,19 @@ def run(tap):
         # fourteen more cycles, however long they take to come
         wait_cycles(db, len(c0) + 14, 60, d)
         ts = [t for t, _ in cycles(db) if t >= c0[0][0]]
-        holes = [(a, b) for a, b in zip(ts, ts[1:]) if b - a != 1]
+        # (a slot a loaded machine's scheduler made the loop miss is said so: the disk's is not)
+        excused = scheduler_missed(d.log_text())
+        holes = [(a, b) for a, b in zip(ts, ts[1:])
+                 if b - a != 1 and not set(range(a + 1, b)) <= excused]
         tap.ok(len(ts) >= 12 and not holes,
                "every second has its cycle while checkpoints sync for 1.5 s (%d cycles)"
                % len(ts), holes)
-        tap.ok("cycles missed" not in d.log_text() and "cycle missed" not in d.log_text(),
-               "and the daemon says it missed none", d.log_text())
+        said = re.findall(r"cycles? missed \(.*", d.log_text())
+        steps = [int(x) for x in re.findall(r"longest step meanwhile took (\d+) ms",
+                                            " ".join(said))]
+        tap.ok(len(steps) == len(said) and all(s < 500 for s in steps),
+               "and the daemon says it missed none for a step of its own (at most a late "
+               "wake-up on a loaded machine)", d.log_text())
         syncs = read_syncs(synclog)[n0:]
         tids = {s[2] for s in syncs}
         tap.ok(len(syncs) >= 2 and str(d.proc.pid) not in tids,

@@ -207,6 +207,23 @@ def stop(proc, timeout=15):
     return proc.returncode
 
 
+def scheduler_missed(log, busy_ms=500):
+    """The slots (s since epoch, each second) the daemon said it missed because its loop woke
+    too late while it was not busy (its longest step meanwhile under @busy_ms): a loaded
+    machine's scheduler, not the daemon's work. A test that checks no slot is lost to what it
+    does (a lock, a slow disk, a reload) lets these be, and only these."""
+    import datetime
+    out = set()
+    for m in re.finditer(r"(\d+) cycles? missed \((\S+) to (\S+)\): \d+ ms from one cycle to the "
+                         r"next, the loop woke too late for them \(its longest step meanwhile "
+                         r"took (\d+) ms", log):
+        if int(m.group(4)) < busy_ms:
+            a, b = (int(datetime.datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp())
+                    for x in (m.group(2), m.group(3)))
+            out.update(range(a, b + 1))
+    return out
+
+
 def wait_for(pred, timeout, step=0.05):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
