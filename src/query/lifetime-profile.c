@@ -238,6 +238,8 @@ void lifetime_profile_write_json(const struct lifetime_profile *pr, struct json 
 		json_field_double(out, "equivalent_effective_temp_c",
 				  r->equivalent_temp_c + r->self_heating_k);
 		json_field_double(out, "life_uncapped_h", r->life_uncapped_h);
+		json_key(out, "band");
+		lifetime_report_write_band(r, out);
 		json_key(out, "bins");
 		write_bins(pe, out);
 		json_key(out, "warnings");

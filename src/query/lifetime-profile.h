@@ -82,10 +82,11 @@ bool lifetime_profile_measured_edges(const struct lifetime_profile_entry *pe);
 
 /**
  * The JSON of `thermlog lifetime profile --json` (and GET /api/v1/lifetime/profile):
- * {"bin_k", "capacitors": [{"name", "sensor", "basis", "self_heating_k", "hours",
- * "coverage", "consumed_fraction", "equivalent_temp_c", "equivalent_effective_temp_c",
- * "life_uncapped_h", "bins": [{"from_c", "to_c", "hours", "share", "consumed_fraction",
- * "consumed_share", "temp_c"} (+ "measured_from_c", "measured_to_c" with self-heating)],
+ * {"bin_k", "capacitors": [{"name", "sensor", "basis", "basis_reason", "self_heating_k",
+ * "hours", "coverage", "consumed_fraction", "equivalent_temp_c", "equivalent_effective_temp_c",
+ * "life_uncapped_h", "band" (lifetime_report_write_band()), "bins": [{"from_c", "to_c",
+ * "hours", "share", "consumed_fraction", "consumed_share", "temp_c"} (+ "measured_from_c",
+ * "measured_to_c" with measured edges: lifetime_profile_measured_edges())],
  * "warnings": [{"code", "message"}]}]}. The top-level figures are the report's own (as
  * `thermlog lifetime --json` has them, measured scale, effective beside); the bins are on the
  * model temperature; share and consumed_share are fractions of the hours and of D.

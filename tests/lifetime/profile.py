@@ -124,6 +124,7 @@ def run(tap):
                 name, (rise, lf) = c["name"], models[c["name"]]
                 ref = life[name]
                 bins = c["bins"]
+                tap.ok(c["band"] == life[c["name"]]["band"], f"{c['name']}: the profile's band is lifetime's", c["band"])
                 want = bins_of(pts, rise, width)
                 lo, hi = min(want), max(want)
                 tap.ok([(b["from_c"], b["to_c"]) for b in bins] ==
