@@ -989,93 +989,41 @@ static int bind_listen(const struct sockaddr_storage *ss, socklen_t len, const c
 	return fd;
 }
 
-static struct http *create(const struct config *cfg, struct live *live, const char *db_path,
-			   int listen_fd, bool local_socket) {
-	const struct http_config *hc = &cfg->http;
-	struct http *http = xcalloc(1, sizeof(*http));
-	http->cfg = cfg;
-	http->local_socket = local_socket;
-	api_database_init(&http->light.db, db_path);
-	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
-		api_database_init(&http->heavy[i].db, db_path);
-	}
-	pthread_mutex_init(&http->cfg_lock, NULL);
-	pthread_mutex_init(&http->conn_lock, NULL);
-	pthread_mutex_init(&http->slot_lock, NULL);
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); // timed waits immune to clock steps
-	pthread_cond_init(&http->slot_free, &attr);
-	pthread_cond_init(&http->conn_stop, &attr);
-	pthread_condattr_destroy(&attr);
-	http->uses = xcalloc(1, sizeof(*http->uses));
-	http->uses->cfg = cfg;
-	int own_fd = -1; // a socket bound here, closed here should the server not start
-
-	struct sockaddr_storage ss;
-	socklen_t ss_len = sizeof(ss);
-	const char *where = hc->listen;
-	if (listen_fd >= 0) {
-		if (getsockname(listen_fd, (struct sockaddr *)&ss, &ss_len) < 0) {
-			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
-			goto err;
-		}
-		where = local_socket ? "the Unix socket" : "an inherited listening socket";
-		if (local_socket) {
-			own_fd = listen_fd; // ours from now on: closed should the server not start
-		}
-	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
-		log_error(
-			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
-			hc->listen ? hc->listen : "");
-		goto err;
-	} else {
-		// Bound here rather than by libmicrohttpd, whose error names "port 0".
-		listen_fd = bind_listen(&ss, ss_len, hc->listen);
-		if (listen_fd < 0) {
-			goto err;
-		}
-		own_fd = listen_fd;
-	}
-	bool local = address_is_local((struct sockaddr *)&ss);
-
-	// One set of rules with check-config; here with the socket's real address.
-	char *problems = NULL;
-	if (!config_validate_http(cfg, local, &problems)) {
-		for (char *line = strtok(problems, "\n"); line; line = strtok(NULL, "\n")) {
-			log_error("%s", line);
-		}
-		free(problems);
-		goto err;
-	}
+/*
+ * The server's secrets: the bearer token and a new sign-in key, the TLS certificate and key
+ * (checked with their priorities, into *@priorities), and the warning for clear text off the
+ * loopback. *@tls_out: whether it serves HTTPS. False after the message.
+ */
+static bool secure(struct http *http, const struct http_config *hc, bool local, bool local_socket,
+		   const char *where, bool *tls_out, const char **priorities) {
 	if (hc->token || hc->token_file) {
 		http->token = load_token(hc);
 		if (!http->token) {
-			goto err;
+			return false;
 		}
 		// A new secret per start: a restart signs every browser out, never in.
 		if (getrandom(http->session_key, sizeof(http->session_key), 0) !=
 		    (ssize_t)sizeof(http->session_key)) {
 			log_errno("http: could not draw the sign-in secret");
-			goto err;
+			return false;
 		}
 	}
 	bool tls = !local_socket && hc->tls_cert && hc->tls_key;
-	const char *priorities = NULL;
+	*tls_out = tls;
 	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		log_error(
 			"http: this libmicrohttpd has no TLS support; use a reverse proxy for TLS");
-		goto err;
+		return false;
 	}
 	if (tls) {
 		http->tls_cert = read_small_file(hc->tls_cert, "http.tls_cert");
 		http->tls_key = read_small_file(hc->tls_key, "http.tls_key");
 		if (!http->tls_cert || !http->tls_key) {
-			goto err;
+			return false;
 		}
-		priorities = hc->tls_priorities ? hc->tls_priorities : HTTP_TLS_PRIORITIES;
-		if (!tls_check(hc, http->tls_cert, http->tls_key, priorities)) {
-			goto err;
+		*priorities = hc->tls_priorities ? hc->tls_priorities : HTTP_TLS_PRIORITIES;
+		if (!tls_check(hc, http->tls_cert, http->tls_key, *priorities)) {
+			return false;
 		}
 	}
 	if (!local && !tls) {
@@ -1083,30 +1031,14 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 			"http: serving %s without TLS: the bearer token and the data cross the network in clear text; set http.tls_cert and http.tls_key, or use a reverse proxy with TLS",
 			where);
 	}
+	return true;
+}
 
-	char host[256];
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = '\0';
-		http->host = xstrdup(host);
-	}
-	http->board = clock_board_model(cfg->sysfs_root ? cfg->sysfs_root : "/sys");
-	http->ctx = (struct api_context){.cfg = cfg,
-					 .live = live,
-					 .token = http->token,
-					 .session_key = http->token ? http->session_key : NULL,
-					 .host = http->host,
-					 .board = http->board,
-					 .local = local_socket,
-					 .db_path = http->light.db.path};
-#ifdef M_MMAP_THRESHOLD
-	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
-	// threshold returns each to the system when freed; glibc would otherwise raise it after
-	// the first such free and keep later ones in per-thread heaps.
-	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
-	// The first open may fail when the daemon has not created the database yet: retried.
-	api_database_get(&http->light.db, (int64_t)time(NULL));
-
+/* libmicrohttpd's server on @listen_fd, its options from the configuration; http->mhd NULL
+ * when it does not start. */
+static void start_mhd(struct http *http, const struct sockaddr_storage *ss, int listen_fd, bool tls,
+		      const char *priorities) {
+	const struct http_config *hc = &http->cfg->http;
 	// A thread per connection: a heavy request computes on its own connection's thread, so
 	// /metrics, /api/v1/latest and the dashboard never queue behind it (a pool thread serving
 	// several connections would not: one busy with a year of statistics serves none of its
@@ -1116,7 +1048,7 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	}
 	flags |= MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES ? MHD_USE_POLL : 0;
-	if (ss.ss_family == AF_INET6) {
+	if (ss->ss_family == AF_INET6) {
 		flags |= MHD_USE_IPv6;
 	}
 	if (tls) {
@@ -1179,6 +1111,97 @@ static struct http *create(const struct config *cfg, struct live *live, const ch
 		http->reaper_started = pthread_create(&http->reaper, NULL, reap_heads, http) == 0;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static struct http *create(const struct config *cfg, struct live *live, const char *db_path,
+			   int listen_fd, bool local_socket) {
+	const struct http_config *hc = &cfg->http;
+	struct http *http = xcalloc(1, sizeof(*http));
+	http->cfg = cfg;
+	http->local_socket = local_socket;
+	api_database_init(&http->light.db, db_path);
+	for (size_t i = 0; i < HEAVY_SLOTS; i++) {
+		api_database_init(&http->heavy[i].db, db_path);
+	}
+	pthread_mutex_init(&http->cfg_lock, NULL);
+	pthread_mutex_init(&http->conn_lock, NULL);
+	pthread_mutex_init(&http->slot_lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); // timed waits immune to clock steps
+	pthread_cond_init(&http->slot_free, &attr);
+	pthread_cond_init(&http->conn_stop, &attr);
+	pthread_condattr_destroy(&attr);
+	http->uses = xcalloc(1, sizeof(*http->uses));
+	http->uses->cfg = cfg;
+	int own_fd = -1; // a socket bound here, closed here should the server not start
+
+	struct sockaddr_storage ss;
+	socklen_t ss_len = sizeof(ss);
+	const char *where = hc->listen;
+	if (listen_fd >= 0) {
+		if (getsockname(listen_fd, (struct sockaddr *)&ss, &ss_len) < 0) {
+			log_errno("http: socket-activated fd %d is not a socket", listen_fd);
+			goto err;
+		}
+		where = local_socket ? "the Unix socket" : "an inherited listening socket";
+		if (local_socket) {
+			own_fd = listen_fd; // ours from now on: closed should the server not start
+		}
+	} else if (!hc->listen || !parse_listen(hc->listen, &ss, &ss_len)) {
+		log_error(
+			"http.listen: cannot read '%s' as ADDRESS:PORT (127.0.0.1:9470, [::1]:9470, 0.0.0.0:9470)",
+			hc->listen ? hc->listen : "");
+		goto err;
+	} else {
+		// Bound here rather than by libmicrohttpd, whose error names "port 0".
+		listen_fd = bind_listen(&ss, ss_len, hc->listen);
+		if (listen_fd < 0) {
+			goto err;
+		}
+		own_fd = listen_fd;
+	}
+	bool local = address_is_local((struct sockaddr *)&ss);
+
+	// One set of rules with check-config; here with the socket's real address.
+	char *problems = NULL;
+	if (!config_validate_http(cfg, local, &problems)) {
+		for (char *line = strtok(problems, "\n"); line; line = strtok(NULL, "\n")) {
+			log_error("%s", line);
+		}
+		free(problems);
+		goto err;
+	}
+	bool tls = false;
+	const char *priorities = NULL;
+	if (!secure(http, hc, local, local_socket, where, &tls, &priorities)) {
+		goto err;
+	}
+
+	char host[256];
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		http->host = xstrdup(host);
+	}
+	http->board = clock_board_model(cfg->sysfs_root ? cfg->sysfs_root : "/sys");
+	http->ctx = (struct api_context){.cfg = cfg,
+					 .live = live,
+					 .token = http->token,
+					 .session_key = http->token ? http->session_key : NULL,
+					 .host = http->host,
+					 .board = http->board,
+					 .local = local_socket,
+					 .db_path = http->light.db.path};
+#ifdef M_MMAP_THRESHOLD
+	// Answers of megabytes are built and freed per request on many threads. A fixed mmap
+	// threshold returns each to the system when freed; glibc would otherwise raise it after
+	// the first such free and keep later ones in per-thread heaps.
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+	// The first open may fail when the daemon has not created the database yet: retried.
+	api_database_get(&http->light.db, (int64_t)time(NULL));
+
+	start_mhd(http, &ss, listen_fd, tls, priorities);
 	if (!http->mhd) {
 		log_error("http: could not start the server on %s", where);
 		goto err;
