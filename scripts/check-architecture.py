@@ -11,6 +11,7 @@ docs/ARCHITECTURE.md says the same. With `--objects BUILD_DIR` it reads the comp
 (nm) and fails when a file calls a function, or uses a global, of a layer it does not reach;
 with `--fence BUILD_DIR` it preprocesses, with each folder's own compile command, one header of
 every other layer: a reached one must compile, any other must stop with the rule's words.
+It also checks the size rules: no .c in src/ over 1,500 lines, no function over 150.
 Prints TAP; `--list` prints each file's layer and what it reaches.
 """
 import fnmatch
@@ -191,7 +192,8 @@ def main():
                ("docs/ARCHITECTURE.md's layer table says what src/layers says",
                 table_problems(root, order)),
                (f"layering rules ({len(files)} files)", problems),
-               (f"third-party header homes ({len(files)} files)", home_problems)]
+               (f"third-party header homes ({len(files)} files)", home_problems),
+               size_problems(root, files)]
     if "--objects" in sys.argv:
         objects, call_problems, uses = check_calls(sys.argv[sys.argv.index("--objects") + 1])
         if objects is None:
@@ -215,6 +217,57 @@ def main():
         for p in ps:
             print(f"#   {p}")
     return 1 if failed else 0
+
+
+MAX_FILE_LINES = 1500  # a .c over this is doing two jobs
+MAX_FUNCTION_LINES = 150
+FUNCTION_START = re.compile(r"^[A-Za-z_][^;=]*\(")
+
+
+def function_lengths(text):
+    """(name, first line, lines) of each function defined in clang-formatted C text: a
+    signature from column 0 to the line ending in '{', the body to the '}' in column 0."""
+    lines = text.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if FUNCTION_START.match(line) and not line.startswith(("struct ", "enum ", "union ",
+                                                               "typedef ")) \
+                or re.match(r"^(static )?(const )?(struct|enum|union) \w+ \**\w+\(", line):
+            j = i
+            while j < len(lines) and not lines[j].rstrip().endswith(("{", ";")):
+                j += 1
+            if j < len(lines) and lines[j].rstrip().endswith("{"):
+                k = j + 1
+                while k < len(lines) and lines[k] != "}":
+                    k += 1
+                name = re.search(r"(\w+)\s*\(", line)
+                out.append((name.group(1) if name else "?", i + 1, k - i + 1))
+                i = k
+        i += 1
+    return out
+
+
+def size_problems(root, files):
+    """The project's size rules: no .c over MAX_FILE_LINES lines, no function over
+    MAX_FUNCTION_LINES (signature to closing brace)."""
+    problems, n = [], 0
+    for f in files:
+        if not f.endswith(".c"):
+            continue
+        with open(f, encoding="utf-8") as fh:
+            text = fh.read()
+        rel = os.path.relpath(f, root)
+        n_lines = text.count("\n")
+        if n_lines > MAX_FILE_LINES:
+            problems.append(f"{rel}: {n_lines} lines, over {MAX_FILE_LINES}")
+        for name, first, length in function_lengths(text):
+            n += 1
+            if length > MAX_FUNCTION_LINES:
+                problems.append(f"{rel}:{first}: {name}() is {length} lines, over "
+                                f"{MAX_FUNCTION_LINES}")
+    return (f"no .c over {MAX_FILE_LINES} lines, no function over {MAX_FUNCTION_LINES} "
+            f"({n} functions)", problems)
 
 
 def preprocess_argv(cmd):
