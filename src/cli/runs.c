@@ -25,6 +25,7 @@ enum {
 	RUNS_OPT_EXCLUDE_THROTTLED,
 	RUNS_OPT_TAG,
 	RUNS_OPT_BY,
+	RUNS_OPT_BOARD,
 };
 
 #define RUNS_MAX_PERCENTILES 16
@@ -45,6 +46,7 @@ struct runs_args {
 	size_t n_tags;
 	char tags_json[RUNS_TAGS_JSON_MAX]; // ... as the filter's JSON object
 	const char *by;                     // --by TAGKEY: a label's runs split by its value
+	bool board;                         // --board: the per-test board figures too
 };
 
 /* The --tag options as the filter's JSON object in @a (each checked when given). */
@@ -76,6 +78,7 @@ static const struct option runs_options[] = {
 	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
 	{"tag", required_argument, NULL, RUNS_OPT_TAG},
 	{"by", required_argument, NULL, RUNS_OPT_BY},
+	{"board", no_argument, NULL, RUNS_OPT_BOARD},
 	CLI_OPTION_HELP,
 	{0},
 };
@@ -165,6 +168,9 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 			a->tags[a->n_tags++] = optarg;
 			break;
 		}
+		case RUNS_OPT_BOARD:
+			a->board = true;
+			break;
 		case RUNS_OPT_BY:
 			if (!runtag_name_valid(optarg)) {
 				fprintf(stderr,
@@ -497,6 +503,72 @@ static void print_metrics_table(const struct runstats_label *l, const struct run
 	table_print_stdout(&t, 2);
 }
 
+/* One figure's row of the board table: mean, p95 and max in the unit registry's reading. */
+static void add_board_row(struct table *t, const struct testfig_figure *f, const char *unit,
+			  int digits, const char *note) {
+	double factor;
+	const char *symbol = table_unit(unit, &factor);
+	char v[3][32];
+	const double x[3] = {f->mean, f->p95, f->max};
+	for (int k = 0; k < 3; k++) {
+		table_number(v[k], sizeof(v[k]), x[k], factor, digits);
+	}
+	table_row(t);
+	table_set(t, 0, "%s", f->key);
+	table_set(t, 1, "%s", symbol);
+	table_set(t, 2, "%s", v[0]);
+	table_set(t, 3, "%s", v[1]);
+	table_set(t, 4, "%s", v[2]);
+	table_set(t, 5, "%s", note ? note : "");
+}
+
+/* The board during the label's runs (runs stats --board): zones, clocks, loads, power. */
+static void print_board_table(const struct testfig_label *l) {
+	if (!l) {
+		return;
+	}
+	printf("  the board during the %zu ok runs (%zu with minute samples, %.0f s under way; "
+	       "time-weighted):\n",
+	       l->runs, l->runs_with_samples, l->window_s);
+	static const char *const head[] = {"board", "unit", "mean", "p95", "max", ""};
+	struct table t;
+	table_init(&t, 6);
+	table_head(&t, head, 6);
+	table_align_right(&t, 2, 5);
+	for (size_t i = 0; i < l->n_zones; i++) {
+		add_board_row(&t, &l->zones[i], "celsius", 2, NULL);
+	}
+	for (size_t i = 0; i < l->n_clocks; i++) {
+		const struct testfig_clock *c = &l->clocks[i];
+		struct buf res = {0};
+		double factor;
+		table_unit("hertz", &factor);
+		for (size_t k = 0; k < c->n_states && k < 3; k++) {
+			buf_printf(&res, k ? ", %.0f %.1f %%" : "held %.0f MHz %.1f %%",
+				   c->states[k].hz * factor, 100 * c->states[k].share);
+		}
+		add_board_row(&t, &c->f, "hertz", 0, res.data);
+		buf_finish(&res);
+	}
+	for (size_t i = 0; i < l->n_loads; i++) {
+		add_board_row(&t, &l->loads[i], "percent", 1, l->loads[i].label);
+	}
+	for (size_t i = 0; i < l->n_power; i++) {
+		add_board_row(&t, &l->power[i], "watts", 2, NULL);
+	}
+	table_print_stdout(&t, 2);
+	if (l->throttle_runs > 0) {
+		struct buf d = {0};
+		for (size_t i = 0; i < l->n_loaded_domains; i++) {
+			buf_printf(&d, "%s%s", i ? ", " : "", l->loaded_domains[i]);
+		}
+		printf("  throttled %.2f %% of the runs' time (the board: any domain), %.2f %% in the "
+		       "domains they loaded (%s)\n",
+		       100 * l->board_share, 100 * l->loaded_share, d.len ? d.data : "none known");
+		buf_finish(&d);
+	}
+}
+
 /* Which runs the energy row covers, when it is not every ok run in full. */
 static void print_energy_cover(const struct runstats_label *l) {
 	if (l->energy_partial > 0) {
@@ -542,19 +614,21 @@ static void print_wrapped(const char *first, const char *text) {
 }
 
 static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM,       CLI_OPT_TO,
-				      CLI_OPT_OVER,   CLI_OPT_PERCENTILE, CLI_OPT_JSON,
-				      RUNS_OPT_TAG,   RUNS_OPT_BY,        0};
+	static const int allowed[] = {
+		RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,  CLI_OPT_OVER,   CLI_OPT_PERCENTILE,
+		CLI_OPT_JSON,   RUNS_OPT_TAG, RUNS_OPT_BY, RUNS_OPT_BOARD, 0};
 	const char *usage =
 		"usage: thermlog runs stats [--label L] [--tag K=V]... [--by TAGKEY] "
 		"[--from T] [--to T]\n"
-		"                           [--over DUR] [--percentile P]... [--json]\n"
+		"                           [--over DUR] [--percentile P]... [--board] [--json]\n"
 		"Per label: counts by status; exact type-7 p50, p95, max and mean of "
 		"the ok runs'\nduration, energy, peak temperature and peak RSS; "
 		"--over counts ok runs longer than DUR;\nthe share of ok runs "
 		"throttled at all and the throttled share of those (throttled_pct);\n"
 		"each metric of the ok runs. --tag K=V keeps the runs carrying that tag; "
-		"--by TAGKEY\nsplits each label's runs by that tag's value.\n";
+		"--by TAGKEY\nsplits each label's runs by that tag's value. --board adds what the "
+		"board did during the\nruns: zones, clocks, loads, power and throttling (always "
+		"in --json, as \"board\").\n";
 	struct runs_args a = {.cmd = "runs stats", .over_s = NAN};
 	struct store *store;
 	int rc = parse_and_open(ctx, &a, argc, argv, allowed, usage, &store);
@@ -573,16 +647,21 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 		return CLI_EXIT_FAILURE;
 	}
 	struct runstats_result r;
+	struct testfig_result board = {0};
 	int err = runs_stats(store, &opt, &r);
+	if (err == 0 && (a.json || a.board)) {
+		err = runs_board(store, &opt, &board);
+	}
 	if (err < 0) {
 		fprintf(stderr, "thermlog runs stats: could not compute: %s\n", strerror(-err));
 		runstats_result_finish(&r);
+		testfig_result_finish(&board);
 		return CLI_EXIT_FAILURE;
 	}
 	struct buf out;
 	buf_init(&out);
 	if (a.json) {
-		runs_stats_write_json(&r, &opt, true, &out);
+		runs_stats_write_json(&r, &board, &opt, true, &out);
 		printf("%s\n", out.data);
 	} else if (r.n == 0) {
 		printf("no runs\n");
@@ -604,9 +683,13 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 		print_summary_table(l, &a);
 		print_energy_cover(l);
 		print_metrics_table(l, &a);
+		if (a.board) {
+			print_board_table(testfig_result_label(&board, l->label, l->group));
+		}
 	}
 	buf_finish(&out);
 	runstats_result_finish(&r);
+	testfig_result_finish(&board);
 	return CLI_EXIT_OK;
 }
 

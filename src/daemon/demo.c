@@ -16,7 +16,9 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "json.h"
 #include "log.h"
+#include "runload.h"
 #include "runsock.h"
 #include "sampler.h"
 #include "sim.h"
@@ -108,11 +110,50 @@ struct config *demo_config(const struct demo *demo, const char *interval) {
 #define DEMO_REPLAY_S   (3 * 3600)
 #define DEMO_TAGS       "{\"board\":\"rock-5c\",\"demo\":\"simulated\"}"
 
+/* A run's load as its fast samples give it live: each CPU's and NPU core's busy share. */
+static struct runload *backfill_load(void) {
+	struct runload *l = runload_create();
+	for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+		bool has[RUNLOAD_CPUS_MAX] = {0};
+		runload_parse_cpus(sim_policy_cpus((enum sim_policy)p), has);
+		runload_add_cluster(l, sim_policy_name((enum sim_policy)p), has);
+	}
+	return l;
+}
+
+static void backfill_load_add(struct runload *l, int64_t at, const struct sim_state *s) {
+	char key[32];
+	for (int c = 0; c < SIM_CPUS; c++) {
+		snprintf(key, sizeof(key), "load/cpu%d", c);
+		runload_add(l, at * 1000, key, s->cpu_busy_pct[c]);
+	}
+	for (int c = 0; c < SIM_NPU_CORES; c++) {
+		snprintf(key, sizeof(key), "load/rknpu/core%d", c);
+		runload_add(l, at * 1000, key, s->npu_load_pct[c]);
+	}
+}
+
+/* The figures of a backfilled run: its load, as the daemon's fast samples would give it. */
+static char *backfill_figures(struct runload *l) {
+	struct buf b = {0};
+	struct json j;
+	json_init(&j, &b, false);
+	json_object_begin(&j);
+	json_key(&j, "load");
+	runload_write_json(l, &j,
+			   "the simulated board's busy shares at the run's 5 s steps (the demo's "
+			   "history, as fast samples would give them); a cluster is a cpufreq "
+			   "policy's CPUs, their mean at each step; p95 type 7");
+	json_object_end(&j);
+	return buf_steal(&b);
+}
+
 /* One finished run of the workload, measured from the model as the daemon would measure it. */
 static int backfill_run(struct demo *demo, struct store *store, const struct sim_run *r) {
 	double joules = 0, prev_w = NAN;
 	int64_t prev_at = r->start;
 	int32_t peak_mc = INT32_MIN;
+	struct runload *load = backfill_load();
 	for (int64_t at = r->start;;
 	     at = at + DEMO_RUN_STEP_S < r->end ? at + DEMO_RUN_STEP_S : r->end) {
 		// What the INA226 prints (25 mW steps) and what the TSADCs print, as sampled live.
@@ -128,15 +169,19 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 		for (int z = 0; z < SIM_ZONE_COUNT; z++) {
 			peak_mc = s.zone_mc[z] > peak_mc ? s.zone_mc[z] : peak_mc;
 		}
+		backfill_load_add(load, at, &s);
 		if (at == r->end) {
 			break;
 		}
 	}
+	char *figures = backfill_figures(load);
+	runload_destroy(load);
 	struct store_run_new row = {
 		.label = r->label, .tags = DEMO_TAGS, .start_ms = r->start * 1000};
 	int64_t id;
 	int rc = store_run_begin(store, &row, &id);
 	if (rc < 0) {
+		free(figures);
 		return rc;
 	}
 	struct store_run_end end = {.end_ms = r->end * 1000,
@@ -148,8 +193,11 @@ static int backfill_run(struct demo *demo, struct store *store, const struct sim
 				    .energy_method = "power_trapezoid",
 				    .energy_coverage = 1,
 				    .temp_max_c = peak_mc / 1000.0,
-				    .rss_max_bytes = -1};
-	return store_run_end(store, id, &end);
+				    .rss_max_bytes = -1,
+				    .figures = figures};
+	rc = store_run_end(store, id, &end);
+	free(figures);
+	return rc;
 }
 
 /*

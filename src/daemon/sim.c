@@ -510,6 +510,15 @@ static int max_state(const struct sim *sim, size_t c) {
 static const int policy_cpu[SIM_POLICY_COUNT] = {0, 4, 6};
 static const char *const policy_cpus[SIM_POLICY_COUNT] = {"0 1 2 3", "4 5", "6 7"};
 
+const char *sim_policy_name(enum sim_policy p) {
+	static const char *const names[SIM_POLICY_COUNT] = {"policy0", "policy4", "policy6"};
+	return names[p];
+}
+
+const char *sim_policy_cpus(enum sim_policy p) {
+	return policy_cpus[p];
+}
+
 #define SARADC_DIR "devices/platform/fec10000.saradc"
 #define TC_DIR     "devices/platform/feb20000.spi/spi_master/spi2/spi2.0"
 

@@ -56,6 +56,10 @@ int64_t sim_quiet_minute(uint64_t seed, int64_t t);
  */
 double sim_power_w(uint64_t seed, int64_t t);
 
+/** Policy @p's cpufreq name ("policy4") and its CPUs as related_cpus prints them ("4 5"). */
+const char *sim_policy_name(enum sim_policy p);
+const char *sim_policy_cpus(enum sim_policy p);
+
 struct sim;
 struct simboard_params;
 

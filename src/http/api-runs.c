@@ -111,11 +111,16 @@ void api_handle_runs_stats(struct request *r) {
 	}
 	opt.percentiles = percentiles;
 	struct runstats_result res;
+	struct testfig_result board = {0};
 	int rc = runs_stats(r->ctx->store, &opt, &res);
 	if (rc == 0) {
-		runs_stats_write_json(&res, &opt, true, &r->resp->body);
+		rc = runs_board(r->ctx->store, &opt, &board);
+	}
+	if (rc == 0) {
+		runs_stats_write_json(&res, &board, &opt, true, &r->resp->body);
 	}
 	runstats_result_finish(&res);
+	testfig_result_finish(&board);
 	respond_runs(r, rc, "could not compute the run statistics");
 out:
 	buf_finish(&tags);

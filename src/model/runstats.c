@@ -199,6 +199,11 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 				l->throttle_known++;
 				l->throttled += r->throttled_share > 0;
 			}
+			if (r->status == RUN_STATUS_OK && isfinite(r->loaded_share)) {
+				l->loaded_known++;
+				l->loaded_throttled += r->loaded_share > 0;
+				l->loaded_from_board += r->loaded_is_board;
+			}
 		}
 		const struct runstats_run *const *g = sorted + i;
 		summarise(&l->duration_s, g, j - i, offsetof(struct runstats_run, duration_s),
@@ -214,6 +219,8 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 			  opt);
 		summarise(&l->throttled_share, g, j - i,
 			  offsetof(struct runstats_run, throttled_share), resolution_share, 0, opt);
+		summarise(&l->loaded_share, g, j - i, offsetof(struct runstats_run, loaded_share),
+			  resolution_share, 0, opt);
 		summarise_metrics(l, g, j - i, opt);
 		i = j;
 	}
@@ -255,6 +262,7 @@ void runstats_result_finish(struct runstats_result *result) {
 		free(l->rss_max_bytes.percentiles);
 		free(l->swap_max_bytes.percentiles);
 		free(l->throttled_share.percentiles);
+		free(l->loaded_share.percentiles);
 		for (size_t m = 0; m < l->n_metrics; m++) {
 			free(l->metrics[m].name);
 			free(l->metrics[m].unit);

@@ -26,6 +26,9 @@ struct runstats_run {
 				// unknown
 	double throttled_share; // its most throttled domain's share of the run (0..1, 0 = not
 				// throttled); NAN = unknown (running, or its episodes pruned)
+	double loaded_share;    // the share of the domains it loaded (0..1); NAN = unknown (its
+				// throttling is not known)
+	bool loaded_is_board;   // its loads were not measured: loaded_share is the board's share
 	const struct runmetric_set *metrics; // its own numbers (borrowed), or NULL
 	const char *group; // a label's runs are split by it (borrowed; NULL: the runs without one)
 };
@@ -70,6 +73,10 @@ struct runstats_label {
 	// throttled at all (a share above 0), and the shares of those throttled ones.
 	size_t throttle_known, throttled;
 	struct runstats_summary throttled_share;
+	// The same for the share of the domains each ok run loaded (its busy CPU clusters and NPU),
+	// the board's share standing in for the runs whose loads were not measured (how many).
+	size_t loaded_known, loaded_throttled, loaded_from_board;
+	struct runstats_summary loaded_share;
 	struct runstats_metric *metrics; // every metric an ok run of the label carries, by name
 	size_t n_metrics;
 };

@@ -29,17 +29,42 @@ void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 			struct runs_episodes *e);
 void runs_episodes_finish(struct runs_episodes *e);
 
+/* The domains a run loaded: its busy CPU clusters and NPU (figures.load), for its shares. */
+#define RUNS_LOADED_MAX 16
+struct runs_loaded {
+	bool known; // the run's figures hold its load (else no domain is known to be loaded)
+	size_t n;
+	char domains[RUNS_LOADED_MAX][THROTTLE_NAME_LEN]; // "cpufreq/policy4", ..., "npu"
+};
+
+/*
+ * The domains @figures (a run's figures JSON, or NULL) say the run loaded: each CPU cluster
+ * (cpufreq policy) and the NPU (any core) whose mean busy share during the run was at least
+ * RUNS_LOADED_PCT.
+ */
+void runs_loaded_of(const char *figures, struct runs_loaded *out);
+
+/* A run's throttled shares of its time: the board's and that of the domains it loaded. */
+struct runs_shares {
+	double board;  // its most throttled domain's share; NAN when the throttling is not known
+	double loaded; // the most throttled of the domains it loaded (0 when none of them was);
+		       // NAN when the throttling or the loads are not known
+	struct runs_loaded loaded_domains;
+};
+
 /*
  * @run's throttling (throttle_report_window() over its interval, the computation of `thermlog
- * throttle`) into @r, and its throttled share (its most throttled domain's share) in *share.
- * False, with nothing in @r, when it is not known: a running run, a store without episodes or
- * cycles, a run starting before the first cycle stored (no daemon watched it) or before the
- * episodes kept.
+ * throttle`) into @r, and its shares. False, with nothing in @r (shares NAN), when it is not
+ * known: a running run, a store without episodes or cycles, a run starting before the first
+ * cycle stored (no daemon watched it) or before the episodes kept.
  */
 bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
-		       struct throttle_report *r, double *share);
+		       struct throttle_report *r, struct runs_shares *shares);
 
-/* "throttle": {"share", "domains": [...]}, the run's throttled domains; null when not known. */
+/*
+ * "throttle": {"share" (the board's), "loaded_share", "loaded_domains", "domains": [...]}, the
+ * run's throttled domains; null when not known.
+ */
 void runs_write_throttle(struct json *j, const struct runs_episodes *e,
 			 const struct store_run *run);
 

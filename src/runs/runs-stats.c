@@ -60,8 +60,14 @@ static int collect(void *ctx, const struct store_run *run) {
 		.group = set->by ? runtag_value(run->tags, set->by) : NULL,
 	};
 	struct throttle_report r;
-	runs_run_throttle(set->episodes, run, &r, &set->runs[set->n - 1].throttled_share);
+	struct runs_shares shares;
+	runs_run_throttle(set->episodes, run, &r, &shares);
 	throttle_report_finish(&r);
+	struct runstats_run *added = &set->runs[set->n - 1];
+	added->throttled_share = shares.board;
+	// Where the loads were not measured, the board's share stands in (and is counted so).
+	added->loaded_is_board = isnan(shares.loaded) && isfinite(shares.board);
+	added->loaded_share = added->loaded_is_board ? shares.board : shares.loaded;
 	if (status == RUN_STATUS_OK) {
 		free(set->fingerprint);
 		free(set->tags);
@@ -151,7 +157,7 @@ static void write_summary(struct json *j, const char *key, const struct runstats
 }
 
 static void write_label(struct json *j, const struct runstats_label *l,
-			const struct runs_stats_options *opt) {
+			const struct testfig_result *board, const struct runs_stats_options *opt) {
 	json_object_begin(j);
 	json_field_string(j, "label", l->label);
 	if (opt && opt->by) {
@@ -184,10 +190,31 @@ static void write_label(struct json *j, const struct runstats_label *l,
 		json_field_double(j, "throttled_ratio",
 				  (double)l->throttled / (double)l->throttle_known);
 		write_summary(j, "share", &l->throttled_share, RUNSTATS_PLACES_SHARE, opt);
+		// The share of the domains each run loaded: what its own work felt.
+		json_key(j, "loaded");
+		json_object_begin(j);
+		json_field_int(j, "runs", (int64_t)l->loaded_known);
+		json_field_int(j, "throttled", (int64_t)l->loaded_throttled);
+		json_field_double(j, "throttled_ratio",
+				  l->loaded_known
+					  ? (double)l->loaded_throttled / (double)l->loaded_known
+					  : NAN);
+		write_summary(j, "share", &l->loaded_share, RUNSTATS_PLACES_SHARE, opt);
+		json_field_int(j, "board_share_used", (int64_t)l->loaded_from_board);
+		json_object_end(j);
 		json_object_end(j);
 	}
 	runs_write_metric_summaries(j, l, opt ? opt->percentiles : NULL,
 				    opt ? opt->n_percentiles : 0);
+	if (board) {
+		const struct testfig_label *f = testfig_result_label(board, l->label, l->group);
+		json_key(j, "board");
+		if (f) {
+			testfig_write_json(f, j);
+		} else {
+			json_null(j);
+		}
+	}
 	json_object_end(j);
 }
 
@@ -195,8 +222,14 @@ static void write_label(struct json *j, const struct runstats_label *l,
 	"exact type-7 percentiles (numpy linear) and mean over the ok runs that have the figure, " \
 	"at 1 ms, 1 mJ, 0.001 C and 1 byte; metrics type 7 on their values as given"
 
-void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
-			   bool pretty, struct buf *out) {
+int runs_board(struct store *store, const struct runs_stats_options *opt,
+	       struct testfig_result *out) {
+	struct testfig_options o = {.filter = opt->filter, .by = opt->by};
+	return testfig_compute(store, &o, out);
+}
+
+void runs_stats_write_json(const struct runstats_result *r, const struct testfig_result *board,
+			   const struct runs_stats_options *opt, bool pretty, struct buf *out) {
 	struct json j;
 	json_init(&j, out, pretty);
 	json_object_begin(&j);
@@ -205,7 +238,7 @@ void runs_stats_write_json(const struct runstats_result *r, const struct runs_st
 	json_key(&j, "labels");
 	json_array_begin(&j);
 	for (size_t i = 0; i < r->n; i++) {
-		write_label(&j, &r->labels[i], opt);
+		write_label(&j, &r->labels[i], board, opt);
 	}
 	json_array_end(&j);
 	json_object_end(&j);
@@ -251,6 +284,17 @@ void runs_stats_summary_line(const struct runstats_label *l, double over_s, stru
 		if (l->throttled_share.n > 0) {
 			buf_printf(out, ", median throttled share %.2f %%",
 				   100.0 * l->throttled_share.p50);
+		}
+		buf_printf(out,
+			   " (the board: any domain); the domains they loaded in %zu (%.2f %%)",
+			   l->loaded_throttled,
+			   100.0 * (double)l->loaded_throttled / (double)l->loaded_known);
+		if (l->loaded_share.n > 0) {
+			buf_printf(out, ", median share %.2f %%", 100.0 * l->loaded_share.p50);
+		}
+		if (l->loaded_from_board > 0) {
+			buf_printf(out, " (the board's for %zu runs without load figures)",
+				   l->loaded_from_board);
 		}
 	}
 }
@@ -424,31 +468,33 @@ static void add_warning(struct runs_compare *c, size_t *cap, char *text) {
 
 /* "throttled in 3 of 10 ok runs, median throttled share 12.50 %" of one side. */
 static char *exposure_text(const struct runstats_label *l) {
-	if (l->throttled == 0) {
-		return xasprintf("throttled in none of %zu ok runs", l->throttle_known);
+	if (l->loaded_throttled == 0) {
+		return xasprintf("loaded domains throttled in none of %zu ok runs",
+				 l->loaded_known);
 	}
-	return xasprintf("throttled in %zu of %zu ok runs, median throttled share %.2f %%",
-			 l->throttled, l->throttle_known, 100.0 * l->throttled_share.p50);
+	return xasprintf("loaded domains throttled in %zu of %zu ok runs, median throttled share "
+			 "%.2f %%",
+			 l->loaded_throttled, l->loaded_known, 100.0 * l->loaded_share.p50);
 }
 
 /* The warnings on the two sides' throttle exposure (runs_compare() says the rule). */
 static void throttle_warnings(struct runs_compare *c, const struct runstats_label *a,
 			      const struct runstats_label *b) {
 	size_t cap = 0;
-	if (!a || !b || (a->throttle_known == 0 && b->throttle_known == 0)) {
+	if (!a || !b || (a->loaded_known == 0 && b->loaded_known == 0)) {
 		return; // neither side knows: nothing to tell apart
 	}
-	if (a->throttle_known == 0 || b->throttle_known == 0) {
+	if (a->loaded_known == 0 || b->loaded_known == 0) {
 		add_warning(c, &cap,
 			    xasprintf("throttling is not known %s (no throttle episodes kept for "
 				      "its ok runs): the sides may differ in it",
-				      a->throttle_known == 0 ? "here" : "on the other board"));
+				      a->loaded_known == 0 ? "here" : "on the other board"));
 		return;
 	}
-	bool differs = (a->throttled == 0) != (b->throttled == 0);
-	if (!differs && a->throttled > 0) {
-		double lo = fmin(a->throttled_share.p50, b->throttled_share.p50);
-		double hi = fmax(a->throttled_share.p50, b->throttled_share.p50);
+	bool differs = (a->loaded_throttled == 0) != (b->loaded_throttled == 0);
+	if (!differs && a->loaded_throttled > 0) {
+		double lo = fmin(a->loaded_share.p50, b->loaded_share.p50);
+		double hi = fmax(a->loaded_share.p50, b->loaded_share.p50);
 		differs = hi > RUNS_COMPARE_SHARE_RATIO * lo && hi - lo >= RUNS_COMPARE_SHARE_APART;
 	}
 	if (differs) {
@@ -469,7 +515,7 @@ static size_t drop_throttled(struct run_set *set) {
 	size_t kept = 0, ok = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		struct runstats_run *r = &set->runs[i];
-		if (r->throttled_share > 0) { // false for NAN: unknown stays
+		if (r->loaded_share > 0) { // false for NAN: unknown stays
 			ok += r->status == RUN_STATUS_OK;
 			free((char *)r->label);
 			free((char *)r->group);
@@ -616,9 +662,9 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	json_field_int(&j, "seed", (int64_t)c->duration.seed);
 	json_object_end(&j);
 	json_key(&j, "here");
-	write_label(&j, c->a, NULL);
+	write_label(&j, c->a, NULL, NULL);
 	json_key(&j, "other_board");
-	write_label(&j, c->b, NULL);
+	write_label(&j, c->b, NULL, NULL);
 	write_ratio(&j, "duration_s", &c->duration, c->has_duration);
 	write_ratio(&j, "energy_j", &c->energy, c->has_energy);
 	json_key(&j, "metrics");

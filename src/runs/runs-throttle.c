@@ -1,4 +1,7 @@
-/* A run's throttling: the stored throttle episodes clipped to its interval (runs-internal.h). */
+/*
+ * A run's throttling: the stored throttle episodes clipped to its interval, the board's share
+ * and the share of the domains the run loaded (runs-internal.h).
+ */
 #include "runs-internal.h"
 
 #include <math.h>
@@ -7,6 +10,7 @@
 #include <string.h>
 
 #include "jsonread.h"
+#include "runs.h"
 #include "xalloc.h"
 
 void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
@@ -96,33 +100,106 @@ static void count_exactly(struct throttle_report *r, const char *figures) {
 	}
 }
 
+static void add_loaded(struct runs_loaded *l, const char *domain) {
+	if (l->n < RUNS_LOADED_MAX) {
+		snprintf(l->domains[l->n++], THROTTLE_NAME_LEN, "%s", domain);
+	}
+}
+
+/* Whether a load figure {"mean_pct": ...} says busy. */
+static bool busy(const struct jsonread_node *figure) {
+	const struct jsonread_node *m = jsonread_get(figure, "mean_pct");
+	return m && m->kind == JSONREAD_NUMBER && m->number >= RUNS_LOADED_PCT;
+}
+
+void runs_loaded_of(const char *figures, struct runs_loaded *out) {
+	*out = (struct runs_loaded){0};
+	struct jsonread_error err;
+	size_t len = figures ? strlen(figures) : 0;
+	struct jsonread_node *tree = len ? jsonread_parse(figures, len, len, &err) : NULL;
+	const struct jsonread_node *load = jsonread_get(tree, "load");
+	if (load && load->kind == JSONREAD_OBJECT) {
+		out->known = true;
+		const struct jsonread_node *clusters = jsonread_get(load, "clusters");
+		for (size_t i = 0; clusters && clusters->kind == JSONREAD_ARRAY && i < clusters->n;
+		     i++) {
+			const char *name =
+				jsonread_string(jsonread_get(clusters->items[i], "name"));
+			if (name && busy(clusters->items[i])) {
+				char domain[THROTTLE_NAME_LEN];
+				snprintf(domain, sizeof(domain), "cpufreq/%s", name);
+				add_loaded(out, domain);
+			}
+		}
+		const struct jsonread_node *npu = jsonread_get(load, "npu");
+		bool npu_busy = false;
+		for (size_t i = 0; npu && npu->kind == JSONREAD_ARRAY && i < npu->n; i++) {
+			npu_busy = npu_busy || busy(npu->items[i]);
+		}
+		if (npu_busy) {
+			add_loaded(out, "npu");
+		}
+	}
+	jsonread_node_free(tree);
+}
+
+/* Whether throttle domain @domain is one of @l's: a cluster by name, the NPU's devfreq by "npu". */
+static bool loaded(const struct runs_loaded *l, const char *domain) {
+	for (size_t i = 0; i < l->n; i++) {
+		if (strcmp(l->domains[i], domain) == 0 ||
+		    (strcmp(l->domains[i], "npu") == 0 && strncmp(domain, "devfreq/", 8) == 0 &&
+		     strstr(domain + 8, "npu"))) {
+			return true;
+		}
+	}
+	return false;
+}
+
 bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
-		       struct throttle_report *r, double *share) {
+		       struct throttle_report *r, struct runs_shares *shares) {
 	*r = (struct throttle_report){0};
-	*share = NAN;
+	*shares = (struct runs_shares){.board = NAN, .loaded = NAN};
+	runs_loaded_of(run->figures, &shares->loaded_domains);
 	if (!e || !e->readable || !run->ended || run->start_ms < e->horizon_ms) {
 		return false;
 	}
 	throttle_report_window(e->list, e->n, run->start_ms, run->end_ms, NULL, r);
 	count_exactly(r, run->figures);
-	*share = 0;
+	shares->board = 0;
+	double most_loaded = 0;
 	for (size_t i = 0; i < r->n_domains; i++) {
-		*share = r->domains[i].share > *share ? r->domains[i].share : *share;
+		double s = r->domains[i].share;
+		shares->board = s > shares->board ? s : shares->board;
+		if (loaded(&shares->loaded_domains, r->domains[i].name) && s > most_loaded) {
+			most_loaded = s;
+		}
 	}
+	shares->loaded = shares->loaded_domains.known ? most_loaded : NAN;
 	return true;
 }
 
 void runs_write_throttle(struct json *j, const struct runs_episodes *e,
 			 const struct store_run *run) {
 	struct throttle_report r;
-	double share;
+	struct runs_shares shares;
 	json_key(j, "throttle");
-	if (!runs_run_throttle(e, run, &r, &share)) {
+	if (!runs_run_throttle(e, run, &r, &shares)) {
 		json_null(j);
 		return;
 	}
 	json_object_begin(j);
-	json_field_double(j, "share", share);
+	json_field_double(j, "share", shares.board);
+	json_field_double(j, "loaded_share", shares.loaded);
+	json_key(j, "loaded_domains");
+	if (shares.loaded_domains.known) {
+		json_array_begin(j);
+		for (size_t i = 0; i < shares.loaded_domains.n; i++) {
+			json_string(j, shares.loaded_domains.domains[i]);
+		}
+		json_array_end(j);
+	} else {
+		json_null(j);
+	}
 	json_key(j, "domains");
 	json_array_begin(j);
 	for (size_t i = 0; i < r.n_domains; i++) {

@@ -17,6 +17,7 @@
 #include "runstats.h"
 #include "runsummary.h"
 #include "store.h"
+#include "testfig.h"
 #include "timefmt.h"
 
 /**
@@ -74,13 +75,22 @@ int runs_stats(struct store *store, const struct runs_stats_options *opt,
 	       struct runstats_result *out);
 
 /**
- * Writes {"method", "over_s", "labels": [{label, count, ok, failed, signaled, timeout, lost,
- * running, over, duration_s, energy_j, temp_max_c, rss_max_bytes, swap_max_bytes}]}: each
- * figure an object {n, p50, p95, max, mean, and "pP" per requested percentile}, or null when no
- * ok run has it.
+ * The per-test board figures (testfig.h) of the runs the options select, label by label (and
+ * group by group with opt->by) as runs_stats() gives their statistics. Free @out with
+ * testfig_result_finish(). 0 or a negative errno.
  */
-void runs_stats_write_json(const struct runstats_result *r, const struct runs_stats_options *opt,
-			   bool pretty, struct buf *out);
+int runs_board(struct store *store, const struct runs_stats_options *opt,
+	       struct testfig_result *out);
+
+/**
+ * Writes {"method", "over_s", "labels": [{label, count, ok, failed, signaled, timeout, lost,
+ * running, over, duration_s, energy_j, temp_max_c, rss_max_bytes, swap_max_bytes, throttle,
+ * metrics, board}]}: each figure an object {n, p50, p95, max, mean, and "pP" per requested
+ * percentile}, or null when no ok run has it; "board" the label's per-test figures from @board
+ * (testfig_write_json(); null without ok runs).
+ */
+void runs_stats_write_json(const struct runstats_result *r, const struct testfig_result *board,
+			   const struct runs_stats_options *opt, bool pretty, struct buf *out);
 
 /**
  * The one-line summary of a label: "649 attempts, 404 completed, 245 failed; completed runs
@@ -94,6 +104,12 @@ struct runs_difference {
 	char *key;          // "kernel", "governor", ..., or "tags"
 	char *here, *other; // the JSON values (or "none")
 };
+
+/**
+ * A run loaded a CPU cluster or the NPU when its mean busy share there during the run
+ * (figures.load) was at least this many percent: the domains whose throttling it felt.
+ */
+#define RUNS_LOADED_PCT 25.0
 
 /** Under this many ok runs a side, a comparison's bootstrap interval is too narrow to trust. */
 #define RUNS_COMPARE_FEW 10

@@ -427,7 +427,11 @@ def run(tap):
         c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
         tap.ok(not [x for x in c["warnings"] if "throttl" in x] and
                c["here"]["throttle"] == {"runs": 32, "throttled": 0, "throttled_ratio": 0,
-                                         "share": None} and c["excluded_throttled"] is None,
+                                         "share": None,
+                                         "loaded": {"runs": 32, "throttled": 0,
+                                                    "throttled_ratio": 0, "share": None,
+                                                    "board_share_used": 32}} and
+               c["excluded_throttled"] is None,
                "no throttling on either side: no throttle warning", json.dumps(c["here"]))
         con = sqlite3.connect(dbb)
         okr = con.execute("SELECT id, start_ms, end_ms FROM runs WHERE status = 'ok' "
@@ -454,7 +458,8 @@ def run(tap):
         t0 = -(-s_ms // 1000)
         want_ms = ((e_ms - s_ms) // 2000) * 1000
         th = json.loads(tl(dbb, "runs", "show", str(okr[0][0]), "--json").stdout)["run"]["throttle"]
-        tap.ok(th == {"share": want_ms / (e_ms - s_ms),
+        tap.ok(th == {"share": want_ms / (e_ms - s_ms), "loaded_share": None,
+                      "loaded_domains": None,
                       "domains": [{"domain": "cpufreq/policy6", "episodes": 1,
                                    "throttled_s": want_ms / 1000,
                                    "share": want_ms / (e_ms - s_ms), "min_hz": 1416000000,
@@ -465,9 +470,10 @@ def run(tap):
         c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)
         tw = [x for x in c["warnings"] if "throttl" in x]
         med = (want_shares[1] + want_shares[2]) / 2
-        tap.ok(len(tw) == 1 and tw[0] == "throttle exposure differs: throttled in none of 32 ok "
-               "runs here, throttled in 4 of 32 ok runs, median throttled share %.2f %% on the "
-               "other board (--exclude-throttled compares the unthrottled runs)" % (100 * med),
+        tap.ok(len(tw) == 1 and tw[0] == "throttle exposure differs: loaded domains throttled in "
+               "none of 32 ok runs here, loaded domains throttled in 4 of 32 ok runs, median "
+               "throttled share %.2f %% on the other board (--exclude-throttled compares the "
+               "unthrottled runs)" % (100 * med),
                "B throttled in 4 ok runs, A in none: one warning saying so", json.dumps(tw))
         tb = c["other_board"]["throttle"]
         tap.ok(tb["runs"] == 32 and tb["throttled"] == 4 and tb["share"]["n"] == 4 and

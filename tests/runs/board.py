@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Per-test board figures against a recomputation from `thermlog export`: on the demo's week,
+every zone's, clock's, cluster's and NPU core's mean, p95 and max in `runs stats --json`'s
+"board" of a label equal the ones recomputed in Python from the exported minute samples over
+the label's ok runs' windows, each window weighed as `stats --weight time` weighs it (a sample
+the seconds since the cycle before it in the window, the first none; p95 the weighted inverted
+CDF; a cluster's load the mean of its CPUs at each cycle). And a run's throttled share is
+reported twice, named: a reranker that only overlapped an sdxl job's heat has the board's share
+but none in the domains it loaded (item 5 of the trust issue).
+
+usage: board.py THERMLOGD THERMLOG
+"""
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from thermlog_test import Demo, main  # noqa: E402
+
+THERMLOGD, THERMLOG = sys.argv[1:3]
+CLUSTERS = {"cluster/policy0": [0, 1, 2, 3], "cluster/policy4": [4, 5],
+            "cluster/policy6": [6, 7]}
+
+
+def spacing_weights(stamps):
+    """struct lifetime_spacing over one window's cycles: the seconds each stands for."""
+    out, prev_ts, prev_spacing, prev_dt = [], None, 0, 0
+    for ts in stamps:
+        if prev_ts is None:
+            dt = 0
+        else:
+            spacing = ts - prev_ts
+            dt = prev_dt if prev_spacing > 0 and spacing * 2 > prev_spacing * 3 else spacing
+            prev_spacing = spacing
+        out.append(dt)
+        prev_ts, prev_dt = ts, dt
+    return out
+
+
+def weighted(values):
+    """(value, seconds) pairs: the mean, numpy's weighted inverted_cdf p95, the max."""
+    total = sum(w for _, w in values)
+    if total == 0:
+        return None
+    mean = sum(v * w for v, w in values) / total
+    acc, p95 = 0, None
+    for v, w in sorted(values):
+        acc += w
+        if acc >= 0.95 * total:
+            p95 = v
+            break
+    return mean, p95
+
+
+def run(tap):
+    with Demo(THERMLOGD) as demo:
+        tap.ok(demo.url, "the demo starts", demo.stderr())
+        demo.stop()
+        db = demo.db
+
+        def tl(*args):
+            p = subprocess.run([THERMLOG, "--db", db, *args], capture_output=True, text=True)
+            return p.stdout
+
+        runs = [r for r in json.loads(tl("runs", "--json", "--last", "100000"))["runs"]
+                if r["label"] == "sdxl-image" and r["status"] == "ok"]
+        stats = json.loads(tl("runs", "stats", "--json", "--label", "sdxl-image"))["labels"][0]
+        board = stats["board"]
+        tap.ok(board and board["runs"] == len(runs) == stats["ok"],
+               "runs stats --json carries the board figures of the label's ok runs",
+               json.dumps(board)[:300])
+
+        def ms(iso):
+            from datetime import datetime, timezone
+            t = datetime.strptime(iso.rstrip("Z").split(".")[0], "%Y-%m-%dT%H:%M:%S")
+            frac = iso.rstrip("Z").split(".")[1] if "." in iso else "0"
+            return int(t.replace(tzinfo=timezone.utc).timestamp()) * 1000 + int(frac.ljust(3, "0"))
+
+        windows = []
+        for r in sorted(runs, key=lambda r: r["start"]):
+            s, e = ms(r["start"]), ms(r["end"])
+            if windows and s <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], e)
+            else:
+                windows.append([s, e])
+        export = tl("export")
+        samples = {}  # ts -> {channel: value}
+        for row in csv.DictReader(io.StringIO(export)):
+            samples.setdefault(int(row["unix"]), {})[row["channel"]] = float(row["value"])
+        stamps = sorted(samples)
+        want = {}  # key -> [(value, seconds)], and the max over samples
+        maxima = {}
+        for s_ms, e_ms in windows:
+            lo, hi = -(-s_ms // 1000), e_ms // 1000 + 1
+            ts = [t for t in stamps if lo <= t < hi]
+            for t, w in zip(ts, spacing_weights(ts)):
+                vals = samples[t]
+                for key, v in vals.items():
+                    want.setdefault(key, []).append((v, w))
+                    maxima[key] = max(maxima.get(key, v), v)
+                for name, cpus in CLUSTERS.items():
+                    got = [vals["load/cpu%d" % c] for c in cpus if "load/cpu%d" % c in vals]
+                    if got:
+                        v = math.floor(sum(got) / len(got) / 0.001 + 0.5) * 0.001
+                        want.setdefault(name, []).append((v, w))
+                        maxima[name] = max(maxima.get(name, v), v)
+        figures = board["zones"] + board["clocks"] + board["loads"]
+        checked, bad = 0, []
+        for f in figures:
+            r = weighted(want.get(f["key"], []))
+            if r is None:
+                bad.append((f["key"], "nothing to recompute"))
+                continue
+            mean, p95 = r
+            if abs(f["mean"] - mean) > 1e-9 * max(1, abs(mean)) or \
+                    abs(f["p95"] - p95) > 1e-9 * max(1, abs(p95)) or \
+                    abs(f["max"] - maxima[f["key"]]) > 1e-9 * max(1, abs(f["max"])):
+                bad.append((f["key"], f["mean"], mean, f["p95"], p95, f["max"],
+                            maxima[f["key"]]))
+            checked += 1
+        tap.ok(checked >= 18 and not bad,
+               "every zone, clock, cluster and NPU core figure (%d) equals the recomputation "
+               "from export over the %d windows" % (checked, len(windows)), bad)
+        clock = [c for c in board["clocks"] if c["key"] == "cpufreq/policy4"][0]
+        tap.ok(abs(sum(x["share"] for x in clock["residency"]) - 1) < 1e-9 and
+               clock["max"] == 2256000000,
+               "a clock's residency adds up to the time weighed; its highest reached, 2256 MHz",
+               clock)
+
+        # Item 5: the board's share and the loaded domains' share, named.
+        # A reranker run after an sdxl job, in its heat: the big cores capped, not busy.
+        rr = [r for r in json.loads(tl("runs", "--json", "--last", "100000"))["runs"]
+              if r["label"] == "reranker" and r["status"] == "ok" and r["throttle"] and
+              r["throttle"]["share"] > 0.5 and
+              "cpufreq/policy4" not in r["throttle"]["loaded_domains"]]
+        tap.ok(rr and all(r["throttle"]["loaded_share"] == 0 and
+                          "cpufreq/policy0" in r["throttle"]["loaded_domains"] for r in rr),
+               "%d reranker runs in an sdxl job's heat, big cores capped but idle: the board's "
+               "share above 50 %%, none in the domains they loaded (policy0, the NPU)"
+               % len(rr), [r["throttle"] for r in rr[:2]])
+        rst = json.loads(tl("runs", "stats", "--json", "--label", "reranker"))["labels"][0]
+        t = rst["throttle"]
+        tap.ok(t["throttled"] > 0 and t["loaded"]["throttled"] < t["throttled"] and
+               t["loaded"]["board_share_used"] == 0,
+               "runs stats: the board throttled in %d reranker runs, their loaded domains in %d"
+               % (t["throttled"], t["loaded"]["throttled"]), t)
+        text = tl("runs", "stats", "--label", "sdxl-image", "--board")
+        tap.ok("cluster/policy4" in text and "thermal/npu-thermal" in text and
+               "the board during the" in text and all(len(x) <= 100 for x in
+                                                     text.splitlines()[:3]),
+               "runs stats --board prints the table", text)
+
+
+main(run)
