@@ -31,14 +31,13 @@ static int64_t inside_ms(const struct throttle_episode *ep, int64_t from_ms, int
 	return overlap;
 }
 
-static struct throttle_report_domain *domain_of(struct throttle_report *r, size_t *cap,
-						const char *name) {
+struct throttle_report_domain *throttle_report_domain(struct throttle_report *r, const char *name) {
 	for (size_t i = 0; i < r->n_domains; i++) {
 		if (strcmp(r->domains[i].name, name) == 0) {
 			return &r->domains[i];
 		}
 	}
-	r->domains = xgrow(r->domains, cap, r->n_domains + 1, sizeof(*r->domains));
+	r->domains = xrealloc(r->domains, (r->n_domains + 1) * sizeof(*r->domains));
 	struct throttle_report_domain *d = &r->domains[r->n_domains++];
 	*d = (struct throttle_report_domain){0};
 	snprintf(d->name, sizeof(d->name), "%s", name);
@@ -50,11 +49,16 @@ static int cmp_domain(const void *a, const void *b) {
 	return strcmp(x->name, y->name);
 }
 
+void throttle_report_sort_domains(struct throttle_report *r) {
+	if (r->n_domains > 1) {
+		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain);
+	}
+}
+
 static void totals(struct throttle_report *r) {
-	size_t cap = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct throttle_episode *ep = &r->episodes[i];
-		struct throttle_report_domain *d = domain_of(r, &cap, ep->domain);
+		struct throttle_report_domain *d = throttle_report_domain(r, ep->domain);
 		d->episodes++;
 		d->throttled_ms += inside_ms(ep, r->from_ms, r->to_ms);
 		if (ep->min_hz > 0 && (d->min_hz == 0 || ep->min_hz < d->min_hz)) {
@@ -66,9 +70,7 @@ static void totals(struct throttle_report *r) {
 		r->domains[i].share =
 			(double)r->domains[i].throttled_ms / (double)(r->to_ms - r->from_ms);
 	}
-	if (r->n_domains > 1) {
-		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain);
-	}
+	throttle_report_sort_domains(r);
 }
 
 /* Whether @ep overlaps [from_ms, to_ms): started before its end, ended at or after its start. */

@@ -46,6 +46,11 @@ struct throttle_report {
 int throttle_report_compute(struct store *store, int64_t from, int64_t to, const char *domain,
 			    struct throttle_report *r, char **err);
 void throttle_report_finish(struct throttle_report *r); // accepts a zeroed struct
+/** @r's domain @name, added (no episode, depth unknown) when it has none; valid until the next
+ * call adds one. */
+struct throttle_report_domain *throttle_report_domain(struct throttle_report *r, const char *name);
+/** Sorts @r's domains by name, as throttle_report_window() leaves them. */
+void throttle_report_sort_domains(struct throttle_report *r);
 /** Drops the closed episodes from r->episodes (the domains' totals stay the window's). */
 void throttle_report_keep_open(struct throttle_report *r);
 

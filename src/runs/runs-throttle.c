@@ -1,11 +1,11 @@
 /*
- * A run's throttling: the stored throttle episodes clipped to its interval, the board's share
- * and the share of the domains the run loaded (runs-internal.h).
+ * A run's throttling: the stored throttle episodes clipped to its interval (the kernel's
+ * counters where they counted it), the board's share and the share of the domains the run
+ * loaded (runs-internal.h).
  */
 #include "runs-internal.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,25 +28,6 @@ void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 void runs_episodes_finish(struct runs_episodes *e) {
 	free(e->list);
 	*e = (struct runs_episodes){0};
-}
-
-/* The report's domain @name, added (no episode, depth unknown) when missing. */
-static struct throttle_report_domain *report_domain(struct throttle_report *r, const char *name) {
-	for (size_t i = 0; i < r->n_domains; i++) {
-		if (strcmp(r->domains[i].name, name) == 0) {
-			return &r->domains[i];
-		}
-	}
-	r->domains = xrealloc(r->domains, (r->n_domains + 1) * sizeof(*r->domains));
-	struct throttle_report_domain *d = &r->domains[r->n_domains++];
-	*d = (struct throttle_report_domain){0};
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	return d;
-}
-
-static int cmp_domain_name(const void *a, const void *b) {
-	const struct throttle_report_domain *x = a, *y = b;
-	return strcmp(x->name, y->name);
 }
 
 /*
@@ -85,7 +66,7 @@ static void count_exactly(struct throttle_report *r, const char *figures) {
 		if (!domain || ms <= 0 || ms > r->to_ms - r->from_ms) {
 			continue; // no time counted, or more than the run lasted (a counter reset)
 		}
-		struct throttle_report_domain *d = report_domain(r, domain);
+		struct throttle_report_domain *d = throttle_report_domain(r, domain);
 		if (strcmp(d->method ? d->method : "", "time_in_state_ms") != 0 ||
 		    ms > d->throttled_ms) {
 			d->throttled_ms = ms;
@@ -95,9 +76,7 @@ static void count_exactly(struct throttle_report *r, const char *figures) {
 		d->share = (double)ms / (double)(r->to_ms - r->from_ms);
 	}
 	jsonread_node_free(tree);
-	if (r->n_domains > 1) {
-		qsort(r->domains, r->n_domains, sizeof(*r->domains), cmp_domain_name);
-	}
+	throttle_report_sort_domains(r);
 }
 
 static void add_loaded(struct runs_loaded *l, const char *domain) {

@@ -4,20 +4,9 @@
 # build, without it being listed) and the tools scripts/package and tests/package/check-deb.sh
 # run. Reads the lists only; installs nothing.
 # usage: build-deps.sh SOURCE_ROOT   (TAP)
+. "$(dirname "$0")/../lib/tap.sh"
 cd "$1" || exit 1
 . scripts/packages.sh
-n=0
-failed=0
-check() { # status, description, detail
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '#   %s\n' "$3"
-		failed=1
-	fi
-}
 
 listed=" ${BUILD_PACKAGES[*]} ${DEB_PACKAGES[*]} "
 in_lists() { case $listed in *" $1 "*) return 0 ;; esac; return 1; }
@@ -45,5 +34,4 @@ for tool in dpkg-buildpackage:dpkg-dev dpkg-parsechangelog:dpkg-dev lintian:lint
 	in_lists "${tool#*:}"
 	check $? "${tool%%:*} (${tool#*:}) is installed for the package stage" "lists:$listed"
 done
-echo "1..$n"
-exit $failed
+tap_done

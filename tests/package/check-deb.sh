@@ -6,18 +6,7 @@
 deb=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/thermlog-deb.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-check() { # status, description, detail
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | tail -20 | sed 's/^/#   /'
-		failed=1
-	fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 
 dpkg-deb -e "$deb" "$tmp/control" && dpkg-deb -x "$deb" "$tmp/root"
 check $? "unpack $deb"
@@ -83,5 +72,4 @@ if command -v lintian >/dev/null; then
 	out=$(lintian --fail-on error,warning "$deb" 2>&1)
 	check $? "lintian: no errors or warnings" "$out"
 fi
-echo "1..$n"
-exit $failed
+tap_done

@@ -4,21 +4,10 @@
 # .gitignore ignores (build directories, dist/, node_modules).
 # usage: source-tree.sh SOURCE_ROOT   (TAP)
 set -u
+. "$(dirname "$0")/../lib/tap.sh"
 cd "$1" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/thermlog-source-tree.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-check() { # status, description, detail
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | head -20 | sed 's/^/#   /'
-		failed=1
-	fi
-}
 . scripts/packages.sh
 # A PATH with tar and nothing else: no git.
 mkdir "$tmp/bin" "$tmp/nogit"
@@ -40,5 +29,4 @@ if command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2
 	check $? "the copy without git equals the copy git lists ($(printf '%s\n' "$want" | wc -l) files)" \
 		"$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got"))"
 fi
-echo "1..$n"
-exit $failed
+tap_done
