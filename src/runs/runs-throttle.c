@@ -11,7 +11,6 @@
 
 #include "jsonread.h"
 #include "runs.h"
-#include "xalloc.h"
 
 void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 			struct runs_episodes *e) {
