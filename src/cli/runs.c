@@ -944,6 +944,11 @@ static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
 		buf_init(&t3);
 		printf("%s: this board against %s\n", table_printable(&t1, c.label),
 		       table_printable(&t2, other_path));
+		// The verdict first: whether the two sides are like for like at all.
+		printf("%s\n", c.verdict.comparable ? "comparable" : "not comparable:");
+		for (size_t i = 0; i < c.verdict.n; i++) {
+			print_wrapped("  - ", table_printable(&t1, c.verdict.reasons[i].message));
+		}
 		print_sides(&c);
 		print_ratio("duration", &c.duration, c.has_duration, "s");
 		print_ratio("energy", &c.energy, c.has_energy, "J");

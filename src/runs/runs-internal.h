@@ -29,6 +29,12 @@ void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 			struct runs_episodes *e);
 void runs_episodes_finish(struct runs_episodes *e);
 
+/*
+ * A run loaded a CPU cluster or the NPU when its mean busy share there during the run
+ * (figures.load) was at least this many percent: the domains whose throttling it felt.
+ */
+#define RUNS_LOADED_PCT 25.0
+
 /* The domains a run loaded: its busy CPU clusters and NPU (figures.load), for its shares. */
 #define RUNS_LOADED_MAX 16
 struct runs_loaded {

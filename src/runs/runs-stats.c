@@ -535,6 +535,42 @@ static int exclude_throttled(struct runstats_result *out, struct run_set *set, s
 	return runstats_compute(set->runs, set->n, &ro, out);
 }
 
+/* One side's window in s, for the ambient: [from, to), 0 where the filter leaves it open. */
+static void side_window(const struct store_run_filter *f, int64_t *from, int64_t *to) {
+	*from = f->has_from ? f->from_ms / 1000 : 0;
+	*to = f->has_to ? (f->to_ms + 999) / 1000 : 0;
+}
+
+/* Each side's per-test figures of its label, and the verdict on the two. */
+static int compare_boards(struct store *here, struct store *other,
+			  const struct runs_compare_options *opt, struct runs_compare *c) {
+	struct testfig_options fa = {.filter = opt->here}, fb = {.filter = opt->other};
+	fa.filter.label = c->label;
+	fb.filter.label = c->other_label;
+	int rc = testfig_compute(here, &fa, &c->board_a);
+	rc = rc == 0 ? testfig_compute(other, &fb, &c->board_b) : rc;
+	if (rc < 0) {
+		return rc;
+	}
+	c->fig_a = testfig_result_label(&c->board_a, c->label, NULL);
+	c->fig_b = testfig_result_label(&c->board_b, c->other_label, NULL);
+	struct verdict_side *a = xcalloc(2, sizeof(*a)), *b = a + 1;
+	int64_t from, to;
+	side_window(&opt->here, &from, &to);
+	rc = verdict_side_read(here, opt->name_here ? opt->name_here : "this board", from, to,
+			       c->label, c->fig_a, a);
+	side_window(&opt->other, &from, &to);
+	rc = rc == 0 ? verdict_side_read(other,
+					 opt->name_other ? opt->name_other : "the other board",
+					 from, to, c->other_label, c->fig_b, b)
+		     : rc;
+	if (rc == 0) {
+		verdict_judge(a, b, &c->verdict);
+	}
+	free(a);
+	return rc;
+}
+
 /* One side's statistics: the runs of @label its @filter selects. */
 static int side_stats(struct store *store, const struct store_run_filter *filter, const char *label,
 		      struct runstats_result *out, struct run_set *set) {
@@ -584,6 +620,9 @@ int runs_compare(struct store *here, struct store *other, const struct runs_comp
 	out->has_energy = compare_figure(&sa, &sb, offsetof(struct runstats_run, energy_j),
 					 &out->energy) == 0;
 	compare_metrics(out, &sa, &sb);
+	if ((rc = compare_boards(here, other, opt, out)) < 0) {
+		goto out;
+	}
 	size_t cap = 0;
 	if (!sa.fingerprint != !sb.fingerprint) {
 		// One side recorded none (imported runs): one warning, not one per key of the
@@ -603,6 +642,9 @@ out:
 }
 
 void runs_compare_finish(struct runs_compare *c) {
+	testfig_result_finish(&c->board_a);
+	testfig_result_finish(&c->board_b);
+	verdict_finish(&c->verdict);
 	free(c->label);
 	free(c->other_label);
 	runstats_result_finish(&c->result_a);
@@ -652,6 +694,8 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 	json_field_string(&j, "label", c->label);
 	json_field_string(&j, "other_label", c->other_label);
 	json_field_string(&j, "other", other_name);
+	json_key(&j, "verdict");
+	verdict_write_json(&c->verdict, &j);
 	json_key(&j, "method");
 	json_object_begin(&j);
 	json_field_string(&j, "statistics", STATS_METHOD);
@@ -696,6 +740,18 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 		json_string(&j, c->warnings[i]);
 	}
 	json_array_end(&j);
+	json_key(&j, "board_here");
+	if (c->fig_a) {
+		testfig_write_json(c->fig_a, &j);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "board_other");
+	if (c->fig_b) {
+		testfig_write_json(c->fig_b, &j);
+	} else {
+		json_null(&j);
+	}
 	json_key(&j, "excluded_throttled");
 	if (c->exclude_throttled) {
 		json_object_begin(&j);

@@ -6,11 +6,12 @@
 #include "runs-internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonread.h"
-#include "runs.h"
+#include "xalloc.h"
 
 void runs_episodes_read(struct store *store, int64_t from_ms, int64_t to_ms,
 			struct runs_episodes *e) {

@@ -19,6 +19,7 @@
 #include "store.h"
 #include "testfig.h"
 #include "timefmt.h"
+#include "verdict.h"
 
 /**
  * Writes {"runs": [...]} for the runs @filter selects (NULL = all), in start order: id, label,
@@ -105,12 +106,6 @@ struct runs_difference {
 	char *here, *other; // the JSON values (or "none")
 };
 
-/**
- * A run loaded a CPU cluster or the NPU when its mean busy share there during the run
- * (figures.load) was at least this many percent: the domains whose throttling it felt.
- */
-#define RUNS_LOADED_PCT 25.0
-
 /** Under this many ok runs a side, a comparison's bootstrap interval is too narrow to trust. */
 #define RUNS_COMPARE_FEW 10
 
@@ -141,6 +136,9 @@ struct runs_compare {
 	size_t excluded_a, excluded_b;       // how many, on each side
 	struct runs_compare_metric *metrics; // every metric of either side's ok runs, by name
 	size_t n_metrics;
+	struct testfig_result board_a, board_b;    // each side's per-test board figures (testfig.h)
+	const struct testfig_label *fig_a, *fig_b; // the label's in each, or NULL
+	struct verdict verdict;                    // comparable or not, and why (verdict.h)
 };
 
 /** Under this ratio of the median throttled shares (and apart by RUNS_COMPARE_SHARE_APART),
@@ -155,6 +153,7 @@ struct runs_compare_options {
 	struct store_run_filter here, other; // each side's window and tags (label, limit
 					     // and order are set by runs_compare())
 	bool exclude_throttled;
+	const char *name_here, *name_other; // the boards, for the verdict (NULL: "here", "there")
 };
 
 /**
@@ -168,7 +167,9 @@ struct runs_compare_options {
  * @exclude_throttled every run with a throttled share above 0 is left out of both sides before
  * the statistics. Each metric of either side's ok runs is compared as the duration is (the
  * ratio of medians with its bootstrap interval) when both sides carry it in one unit and every
- * value is positive; else its note says why not. Returns 0, -ENODATA when a side has no ok run of
+ * value is positive; else its note says why not. Each side's per-test board figures and the
+ * verdict (verdict.h: ambient over the side's window, clocks, governors, the executable,
+ * throttle exposure) come with it. Returns 0, -ENODATA when a side has no ok run of
  * the label (left), or a negative errno. Free @out with runs_compare_finish().
  */
 int runs_compare(struct store *here, struct store *other, const struct runs_compare_options *opt,

@@ -1,0 +1,323 @@
+/*
+ * Comparable or not (verdict.h): the rules over two sides' facts, and the facts read from a
+ * store (the ambient channel's mean, the clocks' hardware maxima, governors, hashes).
+ */
+#include "verdict.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonread.h"
+#include "query.h"
+#include "stats.h"
+#include "throttle-report.h"
+#include "xalloc.h"
+
+/* --- the rules ------------------------------------------------------------------------------ */
+
+static void __attribute__((format(printf, 5, 6)))
+reason(struct verdict *v, const char *code, char *a, char *b, const char *fmt, ...) {
+	v->reasons = xrealloc(v->reasons, (v->n + 1) * sizeof(*v->reasons));
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	v->reasons[v->n++] = (struct verdict_reason){xstrdup(code), a, b, msg};
+	v->comparable = false;
+}
+
+static char *number(double x) {
+	if (!isfinite(x)) {
+		return xstrdup("null");
+	}
+	char text[32];
+	json_format_double(text, x);
+	return xstrdup(text);
+}
+
+static char *string(const char *s) {
+	struct buf b = {0};
+	struct json j;
+	json_init(&j, &b, false);
+	json_string(&j, s);
+	return buf_steal(&b);
+}
+
+static const struct verdict_clock *clock_of(const struct verdict_side *s, const char *key) {
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		if (strcmp(s->clocks[i].key, key) == 0) {
+			return &s->clocks[i];
+		}
+	}
+	return NULL;
+}
+
+/* Hardware maxima that differ, or a maximum a side did not reach under the test's load. */
+static void judge_clocks(const struct verdict_side *a, const struct verdict_side *b,
+			 struct verdict *v) {
+	for (size_t i = 0; i < a->n_clocks; i++) {
+		const struct verdict_clock *ca = &a->clocks[i], *cb = clock_of(b, ca->key);
+		if (!cb || !isfinite(ca->hw_max_hz) || !isfinite(cb->hw_max_hz)) {
+			continue;
+		}
+		if (ca->hw_max_hz != cb->hw_max_hz) {
+			reason(v, "clock", number(ca->hw_max_hz), number(cb->hw_max_hz),
+			       "%s: the hardware maxima differ: %.0f MHz on %s, %.0f MHz on %s "
+			       "(binning, or another OPP table)",
+			       ca->key, ca->hw_max_hz / 1e6, a->name, cb->hw_max_hz / 1e6, b->name);
+			continue;
+		}
+		bool short_a = ca->reached_hz < ca->hw_max_hz,
+		     short_b = cb->reached_hz < cb->hw_max_hz;
+		if (ca->loaded && cb->loaded && (short_a || short_b)) {
+			reason(v, "clock", number(ca->reached_hz), number(cb->reached_hz),
+			       "%s: the highest clock reached under the test's load is %.0f MHz on %s "
+			       "and %.0f MHz on %s, of %.0f MHz the hardware allows",
+			       ca->key, ca->reached_hz / 1e6, a->name, cb->reached_hz / 1e6,
+			       b->name, ca->hw_max_hz / 1e6);
+		}
+	}
+}
+
+static const char *governor_of(const struct verdict_side *s, const char *key) {
+	for (size_t i = 0; i < s->n_governors; i++) {
+		if (strcmp(s->governors[i].key, key) == 0) {
+			return s->governors[i].value;
+		}
+	}
+	return NULL;
+}
+
+static void judge_governors(const struct verdict_side *a, const struct verdict_side *b,
+			    struct verdict *v) {
+	for (size_t i = 0; i < a->n_governors; i++) {
+		const char *ga = a->governors[i].value, *gb = governor_of(b, a->governors[i].key);
+		if (gb && strcmp(ga, gb) != 0) {
+			reason(v, "governor", string(ga), string(gb),
+			       "%s: governor %s on %s, %s on %s", a->governors[i].key, ga, a->name,
+			       gb, b->name);
+		}
+	}
+}
+
+void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, struct verdict *v) {
+	*v = (struct verdict){.comparable = true};
+	double d = b->ambient_c - a->ambient_c;
+	if (isfinite(d) && fabs(d) > VERDICT_AMBIENT_K) {
+		reason(v, "ambient", number(a->ambient_c), number(b->ambient_c),
+		       "the ambient differs by %+.2f K: %.2f °C on %s (%s), %.2f °C on %s (%s); more "
+		       "than %.0f K moves every temperature and the throttling",
+		       d, a->ambient_c, a->name, a->ambient_from, b->ambient_c, b->name,
+		       b->ambient_from, VERDICT_AMBIENT_K);
+	}
+	judge_clocks(a, b, v);
+	judge_governors(a, b, v);
+	if (*a->exe_sha256 && *b->exe_sha256 && strcmp(a->exe_sha256, b->exe_sha256) != 0) {
+		reason(v, "executable", string(a->exe_sha256), string(b->exe_sha256),
+		       "the executable's sha256 differs: %.12s... on %s, %.12s... on %s",
+		       a->exe_sha256, a->name, b->exe_sha256, b->name);
+	}
+	double pa = 100 * a->exposure, pb = 100 * b->exposure;
+	if (isfinite(pa) && isfinite(pb) && fabs(pb - pa) > VERDICT_EXPOSURE_POINTS) {
+		reason(v, "throttle", number(a->exposure), number(b->exposure),
+		       "throttle exposure differs by %.1f points: the loaded domains were capped "
+		       "%.1f %% of the runs' time on %s, %.1f %% on %s",
+		       fabs(pb - pa), pa, a->name, pb, b->name);
+	}
+	if (a->cooling && b->cooling && strcmp(a->cooling, b->cooling) != 0) {
+		reason(v, "cooling", string(a->cooling), string(b->cooling),
+		       "the declared cooling differs: %s on %s, %s on %s", a->cooling, a->name,
+		       b->cooling, b->name);
+	}
+}
+
+void verdict_finish(struct verdict *v) {
+	for (size_t i = 0; v && i < v->n; i++) {
+		free(v->reasons[i].code);
+		free(v->reasons[i].a);
+		free(v->reasons[i].b);
+		free(v->reasons[i].message);
+	}
+	if (v) {
+		free(v->reasons);
+		*v = (struct verdict){0};
+	}
+}
+
+void verdict_write_json(const struct verdict *v, struct json *j) {
+	json_object_begin(j);
+	json_field_bool(j, "comparable", v->comparable);
+	json_key(j, "reasons");
+	json_array_begin(j);
+	for (size_t i = 0; i < v->n; i++) {
+		json_object_begin(j);
+		json_field_string(j, "code", v->reasons[i].code);
+		json_field_raw(j, "a", v->reasons[i].a);
+		json_field_raw(j, "b", v->reasons[i].b);
+		json_field_string(j, "message", v->reasons[i].message);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+/* --- the facts from a store ------------------------------------------------------------------ */
+
+static struct verdict_clock *side_clock(struct verdict_side *s, const char *key) {
+	struct verdict_clock *c = (struct verdict_clock *)clock_of(s, key);
+	if (!c && s->n_clocks < VERDICT_MAX_CLOCKS) {
+		c = &s->clocks[s->n_clocks++];
+		*c = (struct verdict_clock){.hw_max_hz = NAN, .reached_hz = NAN};
+		snprintf(c->key, sizeof(c->key), "%s", key);
+	}
+	return c;
+}
+
+static double meta_number(const struct jsonread_node *meta, const char *key) {
+	const struct jsonread_node *v = jsonread_get(meta, key);
+	return v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
+}
+
+/* The clocks and governors the channels' metadata records; the ambient channel's key. */
+static void from_channels(struct verdict_side *s, const struct store_channel *ch, size_t n,
+			  const char **ambient) {
+	for (size_t i = 0; i < n; i++) {
+		const char *key = ch[i].ch.key;
+		size_t len = strlen(key);
+		if (len >= 12 && strcmp(key + len - 12, "temp_ambient") == 0 && !*ambient) {
+			*ambient = key;
+		}
+		bool clock = strncmp(key, "cpufreq/", 8) == 0 || strncmp(key, "devfreq/", 8) == 0;
+		if (!clock || ch[i].ch.kind != CHANNEL_KIND_FREQUENCY) {
+			continue;
+		}
+		struct verdict_clock *c = side_clock(s, key);
+		struct jsonread_error err;
+		const char *meta = ch[i].ch.meta;
+		size_t mlen = meta ? strlen(meta) : 0;
+		struct jsonread_node *tree = mlen ? jsonread_parse(meta, mlen, mlen, &err) : NULL;
+		double max = meta_number(tree, "max_hz");
+		max = isfinite(max) ? max : meta_number(tree, "max_freq");
+		if (c && isfinite(max)) {
+			c->hw_max_hz = max;
+		}
+		const char *gov = jsonread_string(jsonread_get(tree, "governor"));
+		if (gov && s->n_governors < VERDICT_MAX_GOVERNORS) {
+			double up = meta_number(tree, "upthreshold");
+			snprintf(s->governors[s->n_governors].key, 80, "%s", key);
+			if (isfinite(up)) {
+				snprintf(s->governors[s->n_governors].value, 64,
+					 "%s upthreshold=%.0f", gov, up);
+			} else {
+				snprintf(s->governors[s->n_governors].value, 64, "%s", gov);
+			}
+			s->n_governors++;
+		}
+		jsonread_node_free(tree);
+	}
+}
+
+/* What the runs recorded: the hardware maxima of the residency, the test's executable. */
+struct run_facts {
+	struct verdict_side *s;
+	const char *label;
+};
+
+static int run_fact(void *ctx, const struct store_run *run) {
+	struct run_facts *f = ctx;
+	struct jsonread_error err;
+	size_t len = run->figures ? strlen(run->figures) : 0;
+	struct jsonread_node *tree = len ? jsonread_parse(run->figures, len, len, &err) : NULL;
+	const struct jsonread_node *res = jsonread_get(tree, "residency");
+	for (size_t i = 0; res && res->kind == JSONREAD_OBJECT && i + 1 < res->n; i += 2) {
+		double max = meta_number(res->items[i + 1], "max_hz");
+		const char *from = jsonread_string(jsonread_get(res->items[i + 1], "max_hz_from"));
+		struct verdict_clock *c = side_clock(f->s, res->items[i]->text);
+		if (c && isfinite(max) && from && strcmp(from, "highest seen") != 0) {
+			c->hw_max_hz = max; // the kernel's cpuinfo_max_freq or OPP table
+		}
+	}
+	jsonread_node_free(tree);
+	if (run->status == RUN_STATUS_OK && f->label && strcmp(run->label, f->label) == 0 &&
+	    run->fingerprint) {
+		len = strlen(run->fingerprint);
+		tree = jsonread_parse(run->fingerprint, len, len, &err);
+		const char *sha = jsonread_string(jsonread_get(tree, "exe_sha256"));
+		snprintf(f->s->exe_sha256, sizeof(f->s->exe_sha256), "%s", sha ? sha : "");
+		jsonread_node_free(tree);
+	}
+	return 0;
+}
+
+/* The ambient channel's mean over [@from, @to) (0, 0: the whole history). */
+static double ambient_mean(struct store *store, const char *key, int64_t from, int64_t to) {
+	struct query_params p = {.has_from = from != 0,
+				 .has_to = to != 0,
+				 .from = from,
+				 .to = to,
+				 .channels = &key,
+				 .n_channels = 1};
+	struct query_stats st;
+	char *err = NULL;
+	double mean = NAN;
+	if (query_stats_compute(store, &p, &st, &err) == 0 && st.sel.n == 1) {
+		mean = query_stats_mean(&st, 0);
+	}
+	query_stats_finish(&st);
+	free(err);
+	return mean;
+}
+
+int verdict_side_read(struct store *store, const char *name, int64_t from, int64_t to,
+		      const char *label, const struct testfig_label *fig,
+		      struct verdict_side *out) {
+	*out = (struct verdict_side){.name = name, .ambient_c = NAN, .exposure = NAN};
+	struct store_channel *ch = NULL;
+	size_t n = 0;
+	int rc = store_channels(store, &ch, &n);
+	if (rc < 0) {
+		return rc;
+	}
+	const char *ambient = NULL;
+	from_channels(out, ch, n, &ambient);
+	// Episodes carry the hardware maximum of each domain they capped.
+	struct throttle_episode *eps = NULL;
+	size_t n_eps = 0;
+	if (throttle_report_list(store, INT64_MIN / 4, INT64_MAX / 4, &eps, &n_eps) == 0) {
+		for (size_t i = 0; i < n_eps; i++) {
+			struct verdict_clock *c =
+				(struct verdict_clock *)clock_of(out, eps[i].domain);
+			if (c && eps[i].max_hz > 0 && isnan(c->hw_max_hz)) {
+				c->hw_max_hz = (double)eps[i].max_hz;
+			}
+		}
+	}
+	free(eps);
+	struct run_facts facts = {.s = out, .label = label};
+	rc = store_runs_scan(store, NULL, run_fact, &facts);
+	if (ambient) {
+		out->ambient_c = ambient_mean(store, ambient, from, to);
+		snprintf(out->ambient_from, sizeof(out->ambient_from), "%s", ambient);
+	}
+	for (size_t i = 0; fig && i < fig->n_clocks; i++) {
+		struct verdict_clock *c = side_clock(out, fig->clocks[i].f.key);
+		if (!c) {
+			continue;
+		}
+		c->reached_hz = fig->clocks[i].f.max;
+		for (size_t d = 0; d < fig->n_loaded_domains; d++) {
+			const char *dom = fig->loaded_domains[d];
+			c->loaded =
+				c->loaded || strcmp(dom, c->key) == 0 ||
+				(strcmp(dom, "npu") == 0 && strncmp(c->key, "devfreq/", 8) == 0 &&
+				 strstr(c->key + 8, "npu"));
+		}
+	}
+	out->exposure = fig ? fig->loaded_share : NAN;
+	store_channels_free(ch, n);
+	return rc;
+}

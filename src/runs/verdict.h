@@ -1,0 +1,82 @@
+/*
+ * Comparable or not: whether two boards' runs of one test were made under like conditions, and
+ * if not why, each reason with its figures. The rules (docs/RUNS.md, "Comparable or not"):
+ * ambient temperatures more than VERDICT_AMBIENT_K apart; a clock whose hardware maxima differ,
+ * or, for a clock the test loads on both boards, whose highest clock reached is below its
+ * hardware maximum on either board (binning); a governor that differs (cpufreq, devfreq, the
+ * DMC's); the executable's hash differing for the test; throttle exposure (the share of the runs'
+ * time their loaded domains were capped) more than VERDICT_EXPOSURE_POINTS apart; declared cooling
+ * that differs. Pure over the two sides' facts (verdict_side_read() gathers them from a store); a
+ * caller (runs compare, the report, a campaign's comparison) may rely on this header.
+ */
+#ifndef VERDICT_H
+#define VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "json.h"
+#include "store.h"
+#include "testfig.h"
+
+#define VERDICT_AMBIENT_K       2.0  // ambient means further apart: not like for like
+#define VERDICT_EXPOSURE_POINTS 10.0 // throttle exposures further apart, in points
+#define VERDICT_MAX_CLOCKS      16
+#define VERDICT_MAX_GOVERNORS   32
+
+/** One clock (a cpufreq policy or devfreq device) of a side. */
+struct verdict_clock {
+	char key[80];
+	double hw_max_hz;  // the hardware's maximum (cpuinfo_max_freq, available_frequencies), NAN
+	double reached_hz; // the highest reached during the test's runs, NAN
+	bool loaded;       // the test's runs loaded it (a CPU cluster, the NPU): under load
+};
+
+/** What one side says about the conditions of its runs of the test. */
+struct verdict_side {
+	const char *name;      // the board, for messages
+	double ambient_c;      // the ambient's mean over the side's window, NAN: not known
+	char ambient_from[80]; // the channel it came from, or "declared"
+	struct verdict_clock clocks[VERDICT_MAX_CLOCKS];
+	size_t n_clocks;
+	struct {
+		char key[80];   // "cpufreq/policy4", "devfreq/dmc"
+		char value[64]; // the governor, with its tunables where recorded
+	} governors[VERDICT_MAX_GOVERNORS];
+	size_t n_governors;
+	char exe_sha256[65]; // of the test's latest ok run ("" when not recorded)
+	double exposure;     // the runs' loaded-domain throttled share, 0..1; NAN: not known
+	const char *cooling; // as declared (the configuration's board: map), or NULL
+};
+
+struct verdict_reason {
+	char *code;    // "ambient", "clock", "governor", "executable", "throttle", "cooling"
+	char *a, *b;   // each side's figure as a JSON value
+	char *message; // the reason in a sentence, with the figures
+};
+
+struct verdict {
+	bool comparable;
+	struct verdict_reason *reasons;
+	size_t n;
+};
+
+/** Judges sides @a and @b by the rules above into @v (free with verdict_finish()). */
+void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, struct verdict *v);
+void verdict_finish(struct verdict *v); // accepts a zeroed struct
+
+/**
+ * Gathers a side from @store: the ambient's mean over [@from, @to) (s; a channel whose key ends
+ * in temp_ambient, a thermocouple's cold junction or an IIO ambient sensor), the clocks'
+ * hardware maxima (the channels' metadata, the runs' residency figures, the throttle episodes)
+ * and the highest each reached in @fig (the test's per-test figures, may be NULL), the
+ * governors (the channels' metadata), the executable's hash of the latest ok run of @label and
+ * the exposure from @fig. @name is borrowed. 0 or a negative errno.
+ */
+int verdict_side_read(struct store *store, const char *name, int64_t from, int64_t to,
+		      const char *label, const struct testfig_label *fig, struct verdict_side *out);
+
+/** Writes {"comparable", "reasons": [{"code", "a", "b", "message"}]}. */
+void verdict_write_json(const struct verdict *v, struct json *j);
+
+#endif
