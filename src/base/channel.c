@@ -105,6 +105,9 @@ bool channel_plausible(const struct channel *c, double value) {
 	if (c->resolution > 0 && fabs(value / c->resolution) >= 9007199254740992.0) {
 		return false;
 	}
+	if (c->has_max && value > c->max) {
+		return false;
+	}
 	if (c->kind > CHANNEL_KIND_OTHER || !c->unit || strcmp(c->unit, kind_units[c->kind]) != 0) {
 		return true; // a configured unit of its own: no bounds known
 	}

@@ -55,6 +55,10 @@ struct channel {
 		    // ("class/thermal/thermal_zone0/temp"); absolute for /proc files
 		    // ("/proc/meminfo": the meminfo source)
 	char *meta; // a JSON object with source details (trips, governor, ...), or NULL
+	// A bound of the source's own, inside its kind's: a cooling device's max_state. Values
+	// above it are implausible (channel_plausible()); has_max false for most channels.
+	bool has_max;
+	double max;
 };
 
 /** One value of one channel in a cycle. */
@@ -81,7 +85,8 @@ const char *channel_kind_unit(enum channel_kind kind);
  * representable at the channel's resolution (|value / resolution| < 2^53), and within the
  * physical bounds of its kind when it has the kind's usual unit (temperature -273.15..2000 °C,
  * frequency 0..1e12 Hz, voltage and current ±1e5, power ±1e8 W, energy 0..1e15 J, fan
- * 0..1e6 rpm, humidity 0..100 %, state 0..1e6, memory 0..1e15 bytes). Pure.
+ * 0..1e6 rpm, humidity 0..100 %, state 0..1e6, memory 0..1e15 bytes), and at most @c->max
+ * when it has one. The one rule for samples and for what throttle detection reads. Pure.
  */
 bool channel_plausible(const struct channel *c, double value);
 /** Key rules: 1..CHANNEL_KEY_MAX bytes of printable ASCII, no spaces. */

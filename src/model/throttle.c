@@ -137,7 +137,11 @@ static bool crossed_trip(const struct throttle_input *in, const struct throttle_
 	for (size_t i = 0; i < in->n_zones; i++) {
 		const struct throttle_zone_reading *z = &in->zones[i];
 		for (size_t k = 0; z->valid && k < z->n_trips; k++) {
-			int64_t over = z->temp_mc - z->trips[k].temp_mc;
+			int64_t over; // a value read from outside: checked, as every difference
+				      // here
+			if (__builtin_sub_overflow(z->temp_mc, z->trips[k].temp_mc, &over)) {
+				continue;
+			}
 			if (z->trips[k].passive && over >= 0 && over > best) {
 				best = over;
 				*zone = z;
@@ -221,7 +225,9 @@ static bool zone_cool(const struct throttle_zone_reading *z, int k) {
 	if (!z || !z->valid || k < 0 || (size_t)k >= z->n_trips) {
 		return false;
 	}
-	return z->temp_mc < z->trips[k].temp_mc - z->trips[k].hyst_mc;
+	int64_t below;
+	return !__builtin_sub_overflow(z->trips[k].temp_mc, z->trips[k].hyst_mc, &below) &&
+	       z->temp_mc < below;
 }
 
 /* Every zone bound to the episode (its own, those bound to its cooling devices) is cool, and
@@ -439,12 +445,14 @@ static int64_t active_delta(const struct throttle_cdev_reading *p,
 	int64_t sum = 0;
 	*deepest = 0;
 	for (size_t s = 0; s < c->n_states; s++) {
-		int64_t d = c->state_ms[s] - p->state_ms[s];
-		if (d < 0) {
-			return -1;
+		int64_t d;
+		if (__builtin_sub_overflow(c->state_ms[s], p->state_ms[s], &d) || d < 0) {
+			return -1; // a reset, or counters no kernel wrote
 		}
 		if (s > 0 && d > 0) {
-			sum += d;
+			if (__builtin_add_overflow(sum, d, &sum)) {
+				return -1;
+			}
 			*deepest = (int64_t)s;
 		}
 	}
@@ -483,7 +491,11 @@ static struct throttle_episode *counter_episode(struct throttle_tracker *t, cons
 
 /* Episodes between the previous cycle and this one that only the cooling counters saw. */
 static void count_between(struct throttle_tracker *t, const struct throttle_input *in) {
-	int64_t interval_ms = (in->ts - t->prev_ts) * 1000;
+	int64_t interval_ms;
+	if (__builtin_sub_overflow(in->ts, t->prev_ts, &interval_ms) ||
+	    __builtin_mul_overflow(interval_ms, 1000, &interval_ms)) {
+		interval_ms = INT64_MAX;
+	}
 	for (size_t i = 0; i < in->n_cdevs; i++) {
 		const struct throttle_cdev_reading *c = &in->cdevs[i];
 		const struct throttle_cdev_reading *p =

@@ -111,6 +111,13 @@ static void discover_cooling(struct source_ctx *ctx, struct sensor_list *out, co
 	}
 	snprintf(path, sizeof(path), "%s/cur_state", dir);
 	sensor_list_add_named(out, &source_thermal, "cooling", type, CHANNEL_KIND_STATE, 1, path);
+	int64_t max_state;
+	snprintf(path, sizeof(path), "%s/max_state", dir);
+	if (sysfs_read_int(ctx->root_fd, path, &max_state) == 0 && max_state >= 0) {
+		// A state above it is no reading (channel_plausible()), here and for throttling.
+		out->channels[out->n - 1].has_max = true;
+		out->channels[out->n - 1].max = (double)max_state;
+	}
 
 	struct buf meta;
 	struct json j;

@@ -147,6 +147,7 @@ struct scan_cdev {
 	struct held state;              // cur_state
 	size_t hint;                    // where the sampler's channel of cur_state stood
 	struct held stats;              // stats/time_in_state_ms, read for a capping device only
+	struct channel plausible;       // its cur_state as the sampler judges it (max_state)
 };
 
 /* An x86 CPU's thermal_throttle counters (cumulative since boot). */
@@ -371,6 +372,15 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 		snprintf(path, sizeof(path), "%s/cur_state", dir);
 		held_init(&sc->state, path);
 		sc->hint = SIZE_MAX;
+		sc->plausible = (struct channel){.kind = CHANNEL_KIND_STATE,
+						 .unit = channel_kind_unit(CHANNEL_KIND_STATE),
+						 .resolution = 1};
+		int64_t max_state;
+		snprintf(path, sizeof(path), "%s/max_state", dir);
+		if (sysfs_read_int(ts->root_fd, path, &max_state) == 0 && max_state >= 0) {
+			sc->plausible.has_max = true;
+			sc->plausible.max = (double)max_state;
+		}
 		snprintf(path, sizeof(path), "%s/stats/time_in_state_ms", dir);
 		held_init(&sc->stats, path);
 		ts->n_cdevs++;
@@ -542,6 +552,10 @@ static int shared_int(struct throttlescan *ts, const struct sampler *same_pass, 
 	return held_read_int(ts->root_fd, h, out);
 }
 
+/* A zone's temperature as the sampler judges one (thermal zones read m°C). */
+static const struct channel zone_temp = {
+	.kind = CHANNEL_KIND_TEMPERATURE, .unit = "celsius", .resolution = 0.001};
+
 void throttlescan_read(struct throttlescan *ts, struct throttle_input *in,
 		       const struct sampler *same_pass) {
 	in->n_domains = in->n_zones = in->n_cdevs = 0;
@@ -559,14 +573,17 @@ void throttlescan_read(struct throttlescan *ts, struct throttle_input *in,
 		struct scan_zone *sz = &ts->zones[i];
 		struct throttle_zone_reading *z = &in->zones[in->n_zones++];
 		*z = sz->z;
+		// One rule for samples and episodes: what the sampler rejects opens no episode.
 		z->valid = !sz->disabled &&
-			   shared_int(ts, same_pass, &sz->temp, &sz->hint, &z->temp_mc) == 0;
+			   shared_int(ts, same_pass, &sz->temp, &sz->hint, &z->temp_mc) == 0 &&
+			   channel_plausible(&zone_temp, (double)z->temp_mc / 1000.0);
 	}
 	for (size_t i = 0; i < ts->n_cdevs; i++) {
 		struct scan_cdev *sc = &ts->cdevs[i];
 		struct throttle_cdev_reading *c = &in->cdevs[in->n_cdevs++];
 		*c = sc->c;
-		if (shared_int(ts, same_pass, &sc->state, &sc->hint, &c->cur_state) < 0) {
+		if (shared_int(ts, same_pass, &sc->state, &sc->hint, &c->cur_state) < 0 ||
+		    !channel_plausible(&sc->plausible, (double)c->cur_state)) {
 			c->cur_state = -1;
 		}
 		if (c->caps) {

@@ -434,6 +434,50 @@ static void test_bound_zone(void) {
 	throttle_tracker_destroy(t);
 }
 
+/*
+ * Values read from outside at the 64-bit limits (a zone at INT64_MIN, a trip there, counters
+ * that jump by 2^63 - 1 or add past it) are no trip crossed and no throttled time: checked
+ * arithmetic, where the sanitizer build stopped at the signed overflows.
+ */
+static void test_hostile(void) {
+	struct throttle_tracker *t = throttle_tracker_create();
+	struct throttle_input in;
+	size_t n;
+	board(&in, 2000);
+	in.cdevs[0].state_ms[1] = -5; // counters no kernel writes
+	in.cdevs[0].state_ms[2] = 0;
+	throttle_tracker_update(t, &in);
+	board(&in, 2001);
+	in.cdevs[0].state_ms[1] = INT64_MAX;
+	in.cdevs[0].state_ms[2] = 0;
+	throttle_tracker_update(t, &in);
+	only(t, &n);
+	is_int(n, 0, "time_in_state_ms jumping from -5 to 2^63 - 1 is no throttled time");
+	board(&in, 2002); // both at 0: a reset
+	throttle_tracker_update(t, &in);
+	board(&in, 2003);
+	in.cdevs[0].state_ms[0] = 2002 * 1000;
+	in.cdevs[0].state_ms[1] = INT64_MAX / 2 + 1;
+	in.cdevs[0].state_ms[2] = INT64_MAX / 2 + 1;
+	throttle_tracker_update(t, &in);
+	only(t, &n);
+	is_int(n, 0, "nor two states whose times add past 2^63 - 1");
+	// policy6 capped, soc-thermal at INT64_MIN m°C, a trip at INT64_MIN bound to the device.
+	for (int64_t ts = 2004; ts < 2007; ts++) {
+		board(&in, ts);
+		in.domains[0].cap_hz = 1800000000;
+		in.zones[0].temp_mc = INT64_MIN;
+		in.zones[0].trips[1] =
+			(struct throttle_trip){.temp_mc = INT64_MIN, .hyst_mc = 2000};
+		in.zones[0].binds[0].trip = 1;
+		throttle_tracker_update(t, &in);
+	}
+	struct throttle_episode *ep = only(t, &n);
+	ok(n == 1 && ep && ep->cause == THROTTLE_CAUSE_CAP,
+	   "a zone at INT64_MIN crosses no trip: the cap is a cap, not thermal");
+	throttle_tracker_destroy(t);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_thermal_episode();
@@ -443,5 +487,6 @@ int main(int argc, char **argv) {
 	test_cause();
 	test_bound_zone();
 	test_board();
+	test_hostile();
 	return test_done();
 }

@@ -1,4 +1,5 @@
 /* The throttle readings over the ROCK 5C fixture, and the pure parsers behind them. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,55 @@ static void test_bound_zone(void) {
 	remove_scratch(dir);
 }
 
+/* The reading of channel @key in the sampler's last pass, or NULL. */
+static const struct reading *reading_of(struct sampler *s, const char *key) {
+	const struct channel *ch;
+	const struct reading *rd;
+	size_t n = sampler_read(s, 0, &ch, &rd);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ch[i].key, key) == 0) {
+			return &rd[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * One plausibility rule for samples and throttle episodes: a zone at 9.2e15 °C and a cooling
+ * state above its max_state are refused by the sampler and by throttle detection alike, whether
+ * throttle detection takes the sampler's pass or reads the files.
+ */
+static void test_implausible(void) {
+	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
+	int root = scratch_fixture(dir);
+	struct config cfg;
+	struct sampler *s = thermal_sampler(&cfg, dir, "");
+	struct throttlescan *ts = throttlescan_create(sampler_root_fd(s));
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	write_text(root, "class/thermal/thermal_zone0/temp", "9200000000000000000\n");
+	write_text(root, "class/thermal/cooling_device4/cur_state", "7\n"); // max_state 4
+	const struct reading *temp = reading_of(s, "thermal/soc-thermal");
+	ok(temp && temp->err == -ERANGE, "the sampler refuses soc-thermal at 9.2e15 °C");
+	const struct reading *fan = reading_of(s, "cooling/pwm-fan");
+	ok(fan && fan->err == -ERANGE, "and pwm-fan at state 7 of max_state 4");
+	for (int pass = 0; pass < 2; pass++) {
+		throttlescan_read(ts, in, pass ? NULL : s);
+		ok(!in->zones[0].valid,
+		   pass ? "so does throttle detection reading the files"
+			: "so does throttle detection after the sampler's pass");
+		is_int(in->cdevs[4].cur_state, -1, "the state above max_state is not read as one");
+	}
+	write_text(root, "class/thermal/cooling_device4/cur_state", "4\n");
+	throttlescan_read(ts, in, NULL);
+	is_int(in->cdevs[4].cur_state, 4, "max_state itself is a state");
+	throttlescan_destroy(ts);
+	sampler_destroy(s);
+	config_finish(&cfg);
+	free(in);
+	close(root);
+	remove_scratch(dir);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
 	test_fixture();
@@ -321,5 +371,6 @@ int main(int argc, char **argv) {
 	test_bound_zone();
 	test_board();
 	test_parsers();
+	test_implausible();
 	return test_done();
 }
