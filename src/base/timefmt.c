@@ -238,7 +238,8 @@ void timefmt_iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
 
 void timefmt_iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]) {
 	int64_t s = timefmt_floor_div(ms, 1000);
-	int64_t frac = ms - s * 1000;
+	int64_t frac = ms % 1000; // not ms - s * 1000, which overflows near INT64_MIN
+	frac += frac < 0 ? 1000 : 0;
 	timefmt_iso(s, out);
 	if (frac != 0) {
 		size_t len = strlen(out) - 1; // the fraction goes before the Z
@@ -253,10 +254,12 @@ int64_t timefmt_floor_div(int64_t a, int64_t b) {
 
 int64_t timefmt_floor(int64_t t, int64_t unit) {
 	int64_t r = t % unit;
-	return t - (r < 0 ? r + unit : r);
+	r = r < 0 ? r + unit : r;
+	// Before the first whole unit of the 64-bit range: held at its start (a crafted stamp).
+	return t < INT64_MIN + r ? INT64_MIN : t - r;
 }
 
 int64_t timefmt_ceil(int64_t t, int64_t unit) {
 	int64_t f = timefmt_floor(t, unit);
-	return f == t ? t : f + unit;
+	return f == t ? t : f > INT64_MAX - unit ? INT64_MAX : f + unit;
 }

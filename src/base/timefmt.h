@@ -41,10 +41,13 @@ void timefmt_iso_ms(int64_t ms, char out[TIMEFMT_ISO_LEN]);
  */
 int64_t timefmt_floor_div(int64_t a, int64_t b);
 
-/** The largest multiple of @unit (> 0) at or below @t: the start of its hour, day or slot. */
+/**
+ * The largest multiple of @unit (> 0) at or below @t: the start of its hour, day or slot
+ * (INT64_MIN when that is below the 64-bit range).
+ */
 int64_t timefmt_floor(int64_t t, int64_t unit);
 
-/** The smallest multiple of @unit (> 0) at or above @t. */
+/** The smallest multiple of @unit (> 0) at or above @t (INT64_MAX when that is above the range). */
 int64_t timefmt_ceil(int64_t t, int64_t unit);
 
 /** Parses exactly a calendar date "YYYY-MM-DD" into unix seconds at 00:00 UTC; false if invalid. */

@@ -145,6 +145,11 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 			(long long)ts, (long long)raw_horizon);
 		return -ERANGE;
 	}
+	if (ts < -STORE_TS_LIMIT || ts > STORE_TS_LIMIT) {
+		log_error("store: cannot import a value at %lld: beyond 34,800 years of 1970",
+			  (long long)ts);
+		return -ERANGE;
+	}
 	sqlite3_stmt *st = store_stmt(store, ST_CYCLE_INSERT_IMPORT);
 	if (!st) {
 		return -EIO;

@@ -41,6 +41,22 @@
 #define DAY_CHUNK_S          (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN    "store.history_generation" // bumped by each import that adds a value
 #define STORE_PAGE_SIZE      "2048"                     // bytes, for new databases
+/*
+ * The times a stored row may have, s since epoch: 2^40 s, 34,800 years either side of 1970.
+ * Rows beyond (a crafted database's, at the 64-bit limits) are never read, so no difference or
+ * product of times (in ms too) can overflow downstream. Both as a number and for SQL texts.
+ */
+#define STORE_TS_LIMIT        INT64_C(1099511627776)
+#define STORE_TS_LIMIT_SQL    "1099511627776"
+#define STORE_TS_LIMIT_MS_SQL "1099511627776000"
+/*
+ * A stored integer's magnitude stays below 2^53 (channel_plausible()'s representable: exact in
+ * a double); a value beyond is a crafted database's, never read, so no sum of squares overflows.
+ */
+#define STORE_Q_LIMIT        INT64_C(9007199254740992)
+#define STORE_Q_IN_RANGE(q) ((q) > -STORE_Q_LIMIT && (q) < STORE_Q_LIMIT)
+#define STORE_TS_IN_RANGE(col) \
+	"(" col " BETWEEN -" STORE_TS_LIMIT_SQL " AND " STORE_TS_LIMIT_SQL ")"
 
 /*
  * Every SQL text of the store, by name; the texts are stmt_sql[] in store.c. The first group is
@@ -315,6 +331,8 @@ int store_step_done(sqlite3_stmt *st);
 int store_step_end(struct store *store, int err);
 sqlite3_stmt *store_stmt(struct store *store, enum stmt which);
 sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to);
+/* Narrows [*from, *to) to the stored times' range (STORE_TS_LIMIT): what a window reads. */
+void store_window_clamp(int64_t *from, int64_t *to);
 bool store_writable(struct store *store);
 
 /* store-write.c */

@@ -512,6 +512,23 @@ int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
 	return 0;
 }
 
+/*
+ * Whether a rollup read back could have come from stored values: its bins and extremes within
+ * STORE_Q_LIMIT, counts positive and summing to count, max_ts in its hour or day.
+ */
+static bool rollup_plausible(const struct store_rollup *r) {
+	int64_t total = 0;
+	for (size_t b = 0; b < r->n_bins; b++) {
+		if (!STORE_Q_IN_RANGE(r->bin_q[b]) || r->bin_count[b] <= 0 ||
+		    __builtin_add_overflow(total, r->bin_count[b], &total)) {
+			return false;
+		}
+	}
+	return total == r->count && STORE_Q_IN_RANGE(r->min_q) && STORE_Q_IN_RANGE(r->max_q) &&
+	       r->count >= 0 && r->count <= DAY_S * 1000 && r->unsynced >= 0 &&
+	       r->unsynced <= DAY_S * 1000 && (r->count == 0 || r->max_ts >= r->hour);
+}
+
 static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
 			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx) {
 	sqlite3_stmt *st = store_stmt_window(store, which, from, to);
@@ -535,7 +552,8 @@ static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, 
 		r.max_q = sqlite3_column_int64(st, 5);
 		r.max_ts = sqlite3_column_int64(st, 6);
 		r.unsynced = sqlite3_column_int64(st, 7);
-		if (!column_hist(store, st, 8, &r.bin_q, &r.bin_count, &r.n_bins)) {
+		if (!column_hist(store, st, 8, &r.bin_q, &r.bin_count, &r.n_bins) ||
+		    !rollup_plausible(&r)) {
 			log_error("store: damaged rollup of channel %lld at %lld: %s",
 				  (long long)r.channel_id, (long long)r.hour, store->path);
 			ret = -EINVAL;

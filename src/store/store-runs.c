@@ -74,6 +74,10 @@ static const char *run_row_problem(sqlite3_stmt *st) {
 	    sqlite3_column_int64(st, 4) < sqlite3_column_int64(st, 3)) {
 		return "end_ms is before start_ms";
 	}
+	const int64_t limit_ms = STORE_TS_LIMIT * 1000;
+	if (sqlite3_column_int64(st, 3) < -limit_ms || sqlite3_column_int64(st, 4) > limit_ms) {
+		return "start_ms or end_ms is beyond 34,800 years of 1970";
+	}
 	static const int reals[] = {10, 12, 13, 14};
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
 		int t = sqlite3_column_type(st, reals[i]);
@@ -207,6 +211,10 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
 	sqlite3_stmt *st;
+	// Within the stored times' range (STORE_TS_LIMIT), in ms.
+	const int64_t limit_ms = STORE_TS_LIMIT * 1000;
+	from_ms = from_ms < -limit_ms ? -limit_ms : from_ms;
+	to_ms = to_ms > limit_ms + 1 ? limit_ms + 1 : to_ms;
 	int rc = store_prepare_window(store, ST_RUN_SAMPLES_SCAN, from_ms, to_ms, "a runs query",
 				      &st);
 	if (rc < 0) {

@@ -227,6 +227,9 @@ static int deliver(const struct chain *c, struct store_sample *s, const struct s
 				continue;
 			}
 		}
+		if (!STORE_Q_IN_RANGE(p->q)) {
+			continue; // no reading is that large: a crafted row's value, left out
+		}
 		s->channel_id = p->id;
 		s->q = p->q;
 		const struct store_rescale *r =
@@ -285,8 +288,10 @@ int store_scan_samples(struct store *store, int64_t from, int64_t to, const int6
 		}
 		last = from;
 	}
-	sqlite3_bind_int64(st, 1, resume ? from + 1 : store_scan_start(from));
-	sqlite3_bind_int64(st, 2, to);
+	int64_t lo = resume ? from + 1 : store_scan_start(from), hi = to;
+	store_window_clamp(&lo, &hi);
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
 	int clock = 0;
 	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sample s = {

@@ -185,6 +185,22 @@ static void episode_from_row(sqlite3_stmt *st, struct throttle_episode *ep) {
 	cooling_parse(store_column_text(st, 16), ep);
 }
 
+/*
+ * What is wrong with an episode read back, or NULL: a crafted file may hold times at the 64-bit
+ * limits, on which every sum and product of a report would overflow.
+ */
+static const char *episode_problem(const struct throttle_episode *ep) {
+	if (ep->start < -STORE_TS_LIMIT || ep->start > STORE_TS_LIMIT ||
+	    ep->end < -STORE_TS_LIMIT || ep->end > STORE_TS_LIMIT || ep->last_seen < ep->start ||
+	    ep->last_seen > STORE_TS_LIMIT || (ep->end != 0 && ep->end < ep->start)) {
+		return "start_ts, end_ts or last_seen is beyond 34,800 years of 1970 or out of order";
+	}
+	if (ep->duration_ms < 0 || ep->duration_ms > 2 * STORE_TS_LIMIT * 1000) {
+		return "duration_ms is out of range";
+	}
+	return NULL;
+}
+
 int store_throttle_list(struct store *store, int64_t from, int64_t to,
 			struct throttle_episode **out, size_t *n) {
 	*out = NULL;
@@ -196,11 +212,26 @@ int store_throttle_list(struct store *store, int64_t from, int64_t to,
 	}
 	size_t cap = 0;
 	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+	const char *problem = NULL;
+	while (!problem && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		*out = xgrow(*out, &cap, *n + 1, sizeof(**out));
-		episode_from_row(st, &(*out)[(*n)++]);
+		struct throttle_episode *ep = &(*out)[(*n)++];
+		episode_from_row(st, ep);
+		problem = episode_problem(ep);
+	}
+	if (problem) {
+		log_error("store: %s: throttle episode %lld: %s: refused (not a database this "
+			  "thermlog wrote?)",
+			  store->path, (long long)(*out)[*n - 1].row, problem);
+		step = SQLITE_DONE;
 	}
 	sqlite3_finalize(st);
+	if (problem) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return -EINVAL;
+	}
 	if (step != SQLITE_DONE) {
 		free(*out);
 		*out = NULL;

@@ -657,6 +657,11 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
+	if (cycle->ts < -STORE_TS_LIMIT || cycle->ts > STORE_TS_LIMIT) {
+		log_error("store: a cycle at %lld is beyond 34,800 years of 1970: not stored",
+			  (long long)cycle->ts);
+		return -ERANGE;
+	}
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;

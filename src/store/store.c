@@ -44,11 +44,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SAVEPOINT] = "SAVEPOINT store_step",
 	[ST_RELEASE] = "RELEASE store_step",
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
-	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles",
+	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
-	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL "
-			      "ORDER BY ts DESC LIMIT 1",
-	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles",
+	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL AND "
+			      STORE_TS_IN_RANGE("ts") " ORDER BY ts DESC LIMIT 1",
+	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
 	[ST_CYCLE_INSERT_IMPORT] =
 		"INSERT OR IGNORE INTO cycles (ts, boot, clock) VALUES (?1, NULL, 1)",
@@ -112,7 +112,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
 		    "SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
 		    "(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
-		    "(SELECT min(ts) FROM cycles), (SELECT max(ts) FROM cycles), "
+		    "(SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts") "), "
+		    "(SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts") "), "
 		    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
 		    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
@@ -372,8 +373,14 @@ sqlite3_stmt *store_stmt(struct store *store, enum stmt which) {
 }
 
 /* store_stmt() with the window bound: ?1 = @from, ?2 = @to, as the scans' texts take it. */
+void store_window_clamp(int64_t *from, int64_t *to) {
+	*from = *from < -STORE_TS_LIMIT ? -STORE_TS_LIMIT : *from;
+	*to = *to > STORE_TS_LIMIT + 1 ? STORE_TS_LIMIT + 1 : *to;
+}
+
 sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t from, int64_t to) {
 	sqlite3_stmt *st = store_stmt(store, which);
+	store_window_clamp(&from, &to);
 	if (st) {
 		sqlite3_bind_int64(st, 1, from);
 		sqlite3_bind_int64(st, 2, to);

@@ -199,6 +199,19 @@ static void test_floor(void) {
 		}
 	}
 	ok(all, "floor and ceil bracket every time, before 1970 too");
+	// At the 64-bit limits (a crafted database's stamps): held there, never wrapped around.
+	is_int(timefmt_floor(INT64_MIN, 3600), INT64_MIN, "the floor of INT64_MIN is held there");
+	is_int(timefmt_floor(INT64_MIN + 1, 86400), INT64_MIN, "and of a time just after it");
+	is_int(timefmt_ceil(INT64_MAX, 3600), INT64_MAX, "the ceil of INT64_MAX is held there");
+	is_int(timefmt_ceil(INT64_MAX - 1, 86400), INT64_MAX, "and of a time just before it");
+	is_int(timefmt_floor(INT64_MAX, 3600), INT64_MAX - INT64_MAX % 3600, "INT64_MAX's hour");
+	char iso[TIMEFMT_ISO_LEN];
+	timefmt_iso(INT64_MIN, iso);
+	ok(iso[0] == '-', "INT64_MIN formats (a year far before 0)");
+	timefmt_iso(INT64_MAX, iso);
+	ok(strlen(iso) > 20, "INT64_MAX formats (a year far after 9999)");
+	timefmt_iso_ms(INT64_MIN, iso);
+	ok(iso[0] == '-', "and in ms");
 }
 
 int main(void) {
