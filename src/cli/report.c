@@ -25,16 +25,24 @@ enum {
 	REPORT_OPT_LIFETIME,
 	REPORT_OPT_LIFETIME_ONLY,
 	REPORT_OPT_TAG,
+	REPORT_OPT_COMPARE_FROM,
+	REPORT_OPT_COMPARE_TO,
+	REPORT_OPT_MAP_LABEL,
 };
 
 static const char usage_text[] =
 	"usage: thermlog report [--from T] [--to T] [--label L]... [--tag K=V]... [--over DUR]\n"
-	"                       [--compare OTHER.db] [--format html|md] [--weight samples|time]\n"
+	"                       [--compare OTHER.db [--compare-from T] [--compare-to T]\n"
+	"                        [--map-label A=B]...]\n"
+	"                       [--format html|md] [--weight samples|time]\n"
 	"                       [--lifetime | --lifetime-only] -o FILE [--force]\n"
 	"The board and window, zones, clocks, the peak, memory and swap, runs per label and the\n"
 	"capacitor lifetime in one document: the figures of stats, peak, runs stats and lifetime.\n"
-	"--compare OTHER.db (opened read-only) sets another board beside this one, with ratios\n"
-	"and runs compare's bootstrap intervals. --format html (the default unless FILE ends in\n"
+	"--compare OTHER.db (opened read-only) sets another board beside this one, over its own\n"
+	"window (its whole history unless --compare-from/--compare-to), with the verdict first\n"
+	"(comparable or not, and why), temperatures as differences in K, clocks, durations and\n"
+	"energy as ratios with runs compare's bootstrap intervals; --map-label A=B compares label\n"
+	"A here with B there. --format html (the default unless FILE ends in\n"
 	".md): one self-contained file; md: GitHub Markdown, each chart written beside it as\n"
 	"FILE-NAME.svg (FILE without its .md). -o - writes standard output (Markdown: no chart\n"
 	"files). FILE never replaces a database, an existing file only with --force.\n"
@@ -53,7 +61,10 @@ struct report_args {
 	enum report_format format;
 	enum query_weight weight;
 	enum report_lifetime lifetime;
-	struct runtag_list tags; // --tag: the runs shown carry each
+	struct runtag_list tags;               // --tag: the runs shown carry each
+	bool has_compare_from, has_compare_to; // --compare-from/--compare-to: the other board's
+	int64_t compare_from, compare_to;      // window (unset: its whole history)
+	struct runtag_list map;                // --map-label A=B: A here is B on the other board
 };
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
@@ -67,6 +78,9 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
 		{"tag", required_argument, NULL, REPORT_OPT_TAG},
+		{"compare-from", required_argument, NULL, REPORT_OPT_COMPARE_FROM},
+		{"compare-to", required_argument, NULL, REPORT_OPT_COMPARE_TO},
+		{"map-label", required_argument, NULL, REPORT_OPT_MAP_LABEL},
 		CLI_OPTIONS_OUTPUT,
 		CLI_OPTION_HELP,
 		{0},
@@ -92,6 +106,27 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			good = runtag_parse(optarg, &a->tags, &err);
 			if (!good) {
 				fprintf(stderr, "thermlog report: --tag: %s\n", err);
+			}
+			free(err);
+			break;
+		}
+		case REPORT_OPT_COMPARE_FROM:
+		case REPORT_OPT_COMPARE_TO: {
+			bool from = opt == REPORT_OPT_COMPARE_FROM;
+			good = cli_time_option("report", from ? "--compare-from" : "--compare-to",
+					       optarg, now,
+					       from ? &a->compare_from : &a->compare_to);
+			*(from ? &a->has_compare_from : &a->has_compare_to) = good;
+			break;
+		}
+		case REPORT_OPT_MAP_LABEL: {
+			char *err = NULL;
+			good = runtag_parse(optarg, &a->map, &err); // LABEL=LABEL, the label rule
+			if (!good) {
+				fprintf(stderr,
+					"thermlog report: --map-label %s: %s (A=B: label A here "
+					"is label B on the other board)\n",
+					optarg, err);
 			}
 			free(err);
 			break;
@@ -271,8 +306,21 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	if (a.tags.n > 0) {
 		runtag_list_json(&a.tags, &tags);
 	}
+	const char **map_a = xcalloc(a.map.n + 1, sizeof(*map_a));
+	const char **map_b = xcalloc(a.map.n + 1, sizeof(*map_b));
+	for (size_t i = 0; i < a.map.n; i++) {
+		map_a[i] = a.map.tags[i].key;
+		map_b[i] = a.map.tags[i].value;
+	}
 	struct report_options opt = {
 		.tags = tags.data,
+		.has_compare_from = a.has_compare_from,
+		.has_compare_to = a.has_compare_to,
+		.compare_from = a.compare_from,
+		.compare_to = a.compare_to,
+		.map_a = map_a,
+		.map_b = map_b,
+		.n_map = a.map.n,
 		.has_from = a.w.p.has_from,
 		.has_to = a.w.p.has_to,
 		.from = a.w.p.from,
@@ -303,10 +351,13 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	}
 	report_finish(&rep);
 	buf_finish(&tags);
+	free(map_a);
+	free(map_b);
 out:
 	store_close(stores[1]); // the --compare database: the command's own
 	free(a.labels);
 	runtag_list_finish(&a.tags);
+	runtag_list_finish(&a.map);
 	cli_window_finish(&a.w);
 	return rc;
 }

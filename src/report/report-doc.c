@@ -574,8 +574,9 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 	const char *head[] = {first,   "unit",        "mean A",     "mean B", "B/A",
 			      "p95 A", "p95 B",       "B/A",        "max A",  "max B",
 			      "B/A",   "residency A", "residency B"};
-	const char *zone_head[] = {first,   "mean A", "mean B", "B/A",   "p95 A",
-				   "p95 B", "B/A",    "max A",  "max B", "B/A"};
+	// Temperatures compare as differences: °C has no true zero, a ratio of two means nothing.
+	const char *zone_head[] = {first,   "mean A", "mean B", "B−A K", "p95 A",
+				   "p95 B", "B−A K",  "max A",  "max B", "B−A K"};
 	size_t base = unit_col ? 2 : 1; // the first figure's column
 	size_t cols = clock ? 13 : unit_col ? 11 : 10;
 	struct report_block *t = NULL;
@@ -618,7 +619,11 @@ static size_t compared(struct report_doc *doc, const struct report *rep, enum ch
 		for (size_t f = 0; f < 3; f++) {
 			report_num(t, base + 3 * f, v[2 * f], places);
 			report_num(t, base + 1 + 3 * f, v[2 * f + 1], places);
-			ratio(t, base + 2 + 3 * f, v[2 * f + 1], v[2 * f]);
+			if (kind == CHANNEL_KIND_TEMPERATURE) {
+				report_num(t, base + 2 + 3 * f, v[2 * f + 1] - v[2 * f], places);
+			} else {
+				ratio(t, base + 2 + 3 * f, v[2 * f + 1], v[2 * f]);
+			}
 		}
 		for (size_t side = 0; clock && side < 2; side++) {
 			struct buf r;
@@ -655,8 +660,10 @@ static void zones_compared(struct report_doc *doc, const struct report *rep) {
 		report_para(doc, "The boards have no zone in common.");
 		return;
 	}
-	report_para(doc, "A is %s, B is %s; °C, %s; B/A is B's figure over A's.", a->name, b->name,
-		    weight_text(a->stats.weight));
+	report_para(doc,
+		    "A is %s, B is %s; °C, %s; B−A is B's figure minus A's in kelvin (temperatures "
+		    "compare as differences, never as ratios).",
+		    a->name, b->name, weight_text(a->stats.weight));
 }
 
 /* The clocks and the memory and swap of both boards side by side, as the zones are. */
@@ -693,7 +700,62 @@ static void interval(struct report_block *t, size_t col, const struct runstats_c
 	}
 }
 
+/*
+ * Comparable or not, at the top: each compared label's verdict (runs compare's), the reasons
+ * once each.
+ */
+static void verdict_section(struct report_doc *doc, const struct report *rep) {
+	report_section(doc, "Comparable or not");
+	bool comparable = true;
+	struct report_block *t = NULL;
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		const struct report_compare *c = &rep->compares[i];
+		if (c->rc < 0) {
+			continue;
+		}
+		comparable = comparable && c->c.verdict.comparable;
+		for (size_t k = 0; k < c->c.verdict.n; k++) {
+			const struct verdict_reason *r = &c->c.verdict.reasons[k];
+			bool seen = false;
+			for (size_t p = 0; t && p + 1 < t->rows && !seen; p++) {
+				seen = strcmp(t->cells[(p + 1) * t->cols + 2], r->message) == 0;
+			}
+			if (seen) {
+				continue;
+			}
+			if (!t) {
+				static const char *const head[] = {"label", "reason", "why"};
+				t = report_table(doc, 3, head);
+				t->right[1] = t->right[2] = false;
+			}
+			report_row(t);
+			report_cell(t, 0, "%s", c->label);
+			report_cell(t, 1, "%s", r->code);
+			report_cell(t, 2, "%s", r->message);
+		}
+	}
+	report_para(doc, "%s",
+		    rep->n_compares == 0 ? "No run label is on both boards: nothing to judge."
+		    : comparable ? "comparable: the conditions were like for like by every rule "
+				   "(ambient, clocks, governors, executable, throttle exposure, "
+				   "cooling)."
+				 : "not comparable: the reasons above, each with both boards' "
+				   "figures, make the runs' figures not like for like.");
+}
+
 /* Each label on both boards as `runs compare` computes it, and the fingerprint differences. */
+/* "A / B" with @places places, "-" for a side without the figure. */
+static void pair(struct report_block *t, size_t col, double a, double b, int places) {
+	char x[32] = "-", y[32] = "-";
+	if (isfinite(a)) {
+		snprintf(x, sizeof(x), "%.*f", places, a);
+	}
+	if (isfinite(b)) {
+		snprintf(y, sizeof(y), "%.*f", places, b);
+	}
+	report_cell(t, col, "%s / %s", x, y);
+}
+
 static void runs_compared(struct report_doc *doc, const struct report *rep) {
 	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
 	report_section(doc, "Runs compared");
@@ -701,39 +763,95 @@ static void runs_compared(struct report_doc *doc, const struct report *rep) {
 		report_para(doc, "No run label is on both boards.");
 		return;
 	}
-	static const char *const head[] = {"label",         "ok A",       "ok B",
-					   "median A s",    "median B s", "duration B/A",
-					   "95 % interval", "energy B/A", "95 % interval"};
-	struct report_block *t = report_table(doc, 9, head);
+	static const char *const head[] = {"label",           "attempts A / B", "ok A / B",
+					   "failed % A / B",  "p50 A s",        "p50 B s",
+					   "p95 A / B s",     "over A / B",     "duration B/A",
+					   "95 % interval",   "energy B/A",     "power A / B W",
+					   "exposure A / B %"};
+	struct report_block *t = report_table(doc, 13, head);
 	bool few = false;
 	const struct runstats_compare *method = NULL;
 	for (size_t i = 0; i < rep->n_compares; i++) {
 		const struct report_compare *c = &rep->compares[i];
 		report_row(t);
-		report_cell(t, 0, "%s", c->label);
+		if (strcmp(c->label, c->other_label) != 0) {
+			report_cell(t, 0, "%s (B: %s)", c->label, c->other_label);
+		} else {
+			report_cell(t, 0, "%s", c->label);
+		}
 		if (c->rc < 0) {
-			for (size_t col = 1; col < 9; col++) {
+			for (size_t col = 1; col < 13; col++) {
 				report_cell(t, col, "-");
 			}
 			continue;
 		}
-		size_t ok_a = c->c.a->by_status[RUN_STATUS_OK],
-		       ok_b = c->c.b->by_status[RUN_STATUS_OK];
+		const struct runstats_label *la = c->c.a, *lb = c->c.b;
+		size_t ok_a = la->by_status[RUN_STATUS_OK], ok_b = lb->by_status[RUN_STATUS_OK];
+		size_t end_a = la->count - la->by_status[RUN_STATUS_RUNNING],
+		       end_b = lb->count - lb->by_status[RUN_STATUS_RUNNING];
 		few = few || ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW;
 		method = &c->c.duration;
-		report_cell(t, 1, "%zu", ok_a);
-		report_cell(t, 2, "%zu", ok_b);
-		report_num(t, 3, c->c.duration.median_a, 2);
-		report_num(t, 4, c->c.duration.median_b, 2);
-		report_num(t, 5, c->c.duration.ratio, 3);
-		interval(t, 6, &c->c.duration, true);
-		report_num(t, 7, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
-		interval(t, 8, &c->c.energy, c->c.has_energy);
+		report_cell(t, 1, "%zu / %zu", la->count, lb->count);
+		report_cell(t, 2, "%zu / %zu", ok_a, ok_b);
+		pair(t, 3, end_a ? 100.0 * (double)(end_a - ok_a) / (double)end_a : NAN,
+		     end_b ? 100.0 * (double)(end_b - ok_b) / (double)end_b : NAN, 1);
+		report_num(t, 4, c->c.duration.median_a, 2);
+		report_num(t, 5, c->c.duration.median_b, 2);
+		pair(t, 6, la->duration_s.p95, lb->duration_s.p95, 2);
+		report_cell(t, 7, "%zu / %zu", la->over, lb->over);
+		report_num(t, 8, c->c.duration.ratio, 3);
+		interval(t, 9, &c->c.duration, true);
+		report_num(t, 10, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
+		double pa = c->c.fig_a && c->c.fig_a->n_power ? c->c.fig_a->power[0].mean : NAN;
+		double pb = c->c.fig_b && c->c.fig_b->n_power ? c->c.fig_b->power[0].mean : NAN;
+		if (isnan(pa) && la->energy_j.n && la->duration_s.n) {
+			pa = la->energy_j.mean /
+			     la->duration_s.mean; // energy over time: the mean draw
+		}
+		if (isnan(pb) && lb->energy_j.n && lb->duration_s.n) {
+			pb = lb->energy_j.mean / lb->duration_s.mean;
+		}
+		pair(t, 11, pa, pb, 2);
+		double ea = c->c.fig_a ? 100 * c->c.fig_a->loaded_share : NAN,
+		       eb = c->c.fig_b ? 100 * c->c.fig_b->loaded_share : NAN;
+		pair(t, 12, ea, eb, 1);
+	}
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		const struct report_compare *c = &rep->compares[i];
+		for (size_t k = 0; c->rc == 0 && k < c->c.n_metrics; k++) {
+			const struct runs_compare_metric *m = &c->c.metrics[k];
+			if (m->has_ratio) {
+				report_para(
+					doc,
+					"%s: metric %s, B over A %.3f (95 %% interval %.3f .. %.3f)",
+					c->label, m->name, m->ratio.ratio, m->ratio.ci_low,
+					m->ratio.ci_high);
+			} else {
+				report_para(doc, "%s: metric %s: no ratio (%s)", c->label, m->name,
+					    m->note);
+			}
+		}
+	}
+	if (rep->n_unmatched_a || rep->n_unmatched_b) {
+		struct buf u = {0};
+		for (size_t i = 0; i < rep->n_unmatched_a; i++) {
+			buf_printf(&u, "%s%s (A)", u.len ? ", " : "", rep->unmatched_a[i]);
+		}
+		for (size_t i = 0; i < rep->n_unmatched_b; i++) {
+			buf_printf(&u, "%s%s (B)", u.len ? ", " : "", rep->unmatched_b[i]);
+		}
+		report_para(doc,
+			    "Unmatched, not compared: %s (a label of one board without a run of "
+			    "the same or a --map-label label on the other).",
+			    u.data);
+		buf_finish(&u);
 	}
 	if (method) {
 		report_para(
 			doc,
-			"A is %s, B is %s, over all their runs of each label. Ratio of type-7 "
+			"A is %s, B is %s, each over its own window. Failed is of the ended runs; "
+			"over counts the ok runs over --over; exposure is the share of the runs' "
+			"time their loaded domains were throttled (points). Ratio of type-7 "
 			"medians (B over A) with a %g %% percentile-bootstrap interval, %u "
 			"resamples, seed %llu (as thermlog runs compare).%s",
 			a->name, b->name, method->level, method->resamples,
@@ -782,6 +900,9 @@ void report_doc_build(const struct report *rep, struct report_doc *doc) {
 	doc->title = rep->n_boards > 1 ? xasprintf("%s: %s against %s", what, rep->boards[0].name,
 						   rep->boards[1].name)
 				       : xasprintf("%s: %s", what, rep->boards[0].name);
+	if (rep->n_boards > 1 && rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
+		verdict_section(doc, rep); // at the top: is the rest like for like at all?
+	}
 	board_section(doc, rep);
 	if (rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
 		if (rep->n_boards > 1) {

@@ -262,22 +262,64 @@ static int check_labels(struct store *store, const struct report_options *opt, c
 }
 
 /* Every shown label of the first board that the second has too, as `runs compare` does it. */
+/* The label @label of the first board maps to on the other (itself when not mapped). */
+static const char *mapped(const struct report_options *opt, const char *label) {
+	for (size_t i = 0; i < opt->n_map; i++) {
+		if (strcmp(opt->map_a[i], label) == 0) {
+			return opt->map_b[i];
+		}
+	}
+	return label;
+}
+
+/* Whether label @label of the other board is some shown label's match. */
+static bool matched_there(const struct report *rep, const char *label) {
+	for (size_t i = 0; i < rep->n_compares; i++) {
+		if (strcmp(rep->compares[i].other_label, label) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Every shown label of the first board that the other has (under its mapped label), as `runs
+ * compare` does it; the labels of either board without a match are listed, never compared
+ * with a namesake.
+ */
 static int compare_runs(struct store *here, struct store *other, struct report *rep) {
 	const struct runstats_result *a = &rep->boards[0].runs, *b = &rep->boards[1].runs;
 	rep->compares = xcalloc(a->n ? a->n : 1, sizeof(*rep->compares));
+	rep->unmatched_a = xcalloc(a->n + 1, sizeof(*rep->unmatched_a));
+	rep->unmatched_b = xcalloc(b->n + 1, sizeof(*rep->unmatched_b));
 	for (size_t i = 0; i < a->n; i++) {
-		const char *label = a->labels[i].label;
-		if (!label_shown(&rep->opt, label) || !runstats_result_label(b, label)) {
+		const char *label = a->labels[i].label, *there = mapped(&rep->opt, label);
+		if (!label_shown(&rep->opt, label) ||
+		    (i > 0 && strcmp(label, a->labels[i - 1].label) == 0)) {
+			continue;
+		}
+		if (!runstats_result_label(b, there)) {
+			rep->unmatched_a[rep->n_unmatched_a++] = xstrdup(label);
 			continue;
 		}
 		struct report_compare *c = &rep->compares[rep->n_compares++];
 		c->label = xstrdup(label);
+		c->other_label = xstrdup(there);
 		struct runs_compare_options co = {.label = label,
+						  .other_label = there,
 						  .here = rep->boards[0].runs_opt.filter,
-						  .other = rep->boards[1].runs_opt.filter};
+						  .other = rep->boards[1].runs_opt.filter,
+						  .name_here = rep->boards[0].name,
+						  .name_other = rep->boards[1].name};
 		c->rc = runs_compare(here, other, &co, &c->c);
 		if (c->rc < 0 && c->rc != -ENODATA) {
 			return c->rc;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		if (!matched_there(rep, b->labels[i].label) &&
+		    (i == 0 || strcmp(b->labels[i].label, b->labels[i - 1].label) != 0)) {
+			rep->unmatched_b[rep->n_unmatched_b++] = xstrdup(b->labels[i].label);
 		}
 	}
 	return 0;
@@ -288,8 +330,14 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 	*rep = (struct report){.opt = *opt, .n_boards = n > 2 ? 2 : n};
 	*err = NULL;
 	int rc = check_labels(stores[0], opt, err);
+	// The compared board has its own window: by default its whole history.
+	struct report_options other = *opt;
+	other.has_from = opt->has_compare_from;
+	other.has_to = opt->has_compare_to;
+	other.from = opt->compare_from;
+	other.to = opt->compare_to;
 	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
-		rc = board_compute(stores[i], files[i], opt, &rep->boards[i], err);
+		rc = board_compute(stores[i], files[i], i ? &other : opt, &rep->boards[i], err);
 	}
 	if (rc == 0 && rep->n_boards == 2) {
 		struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
@@ -331,8 +379,17 @@ void report_finish(struct report *rep) {
 	for (size_t i = 0; i < 2; i++) {
 		board_finish(&rep->boards[i]);
 	}
+	for (size_t i = 0; i < rep->n_unmatched_a; i++) {
+		free(rep->unmatched_a[i]);
+	}
+	for (size_t i = 0; i < rep->n_unmatched_b; i++) {
+		free(rep->unmatched_b[i]);
+	}
+	free(rep->unmatched_a);
+	free(rep->unmatched_b);
 	for (size_t i = 0; i < rep->n_compares; i++) {
 		free(rep->compares[i].label);
+		free(rep->compares[i].other_label);
 		runs_compare_finish(&rep->compares[i].c);
 	}
 	free(rep->compares);

@@ -34,7 +34,15 @@ struct report_options {
 	enum query_weight weight;  // of the zone, clock and memory statistics
 	const char *const *labels; // the run labels shown (none = every label)
 	size_t n_labels;
-	const char *tags;         // a JSON object of tags the runs shown carry (NULL = every run)
+	const char *tags; // a JSON object of tags the runs shown carry (NULL = every run)
+	// The compared board's own window (a board measured months apart): unset = its whole
+	// history, whatever the first board's window.
+	bool has_compare_from, has_compare_to;
+	int64_t compare_from, compare_to; // s since epoch, UTC, [from, to)
+	// Runs of label map_a[i] on the first board compared with label map_b[i] on the other
+	// (the same label when not mapped); borrowed.
+	const char *const *map_a, *const *map_b;
+	size_t n_map;
 	double over_s;            // runs over this duration are counted; NAN = no threshold
 	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
 	int64_t now;              // s since epoch: bounds a capacitor's calendar age
@@ -70,8 +78,9 @@ struct report_board {
 
 /** The same label on both boards, as `runs compare` computes it. */
 struct report_compare {
-	char *label;
-	int rc; // 0, or -ENODATA when a side has no ok run of it
+	char *label;       // the first board's
+	char *other_label; // the compared board's (mapped, or the same)
+	int rc;            // 0, or -ENODATA when a side has no ok run of it
 	struct runs_compare c;
 };
 
@@ -81,6 +90,9 @@ struct report {
 	size_t n_boards;
 	struct report_compare *compares; // labels on both boards, by label
 	size_t n_compares;
+	char **unmatched_a,
+		**unmatched_b; // labels of one board the other has no (mapped) match for
+	size_t n_unmatched_a, n_unmatched_b;
 };
 
 /**

@@ -378,8 +378,9 @@ def run(tap):
         for c in zones:
             o = bz[c["key"]]
             want[c["key"]] = [v for k in ("mean", "p95", "max")
-                              for v in (f2(c[k]), f2(o[k]), "%.3f" % (o[k] / c[k]))]
-        tap.ok(got == want, "zones side by side with B/A, from both boards' stats --json",
+                              for v in (f2(c[k]), f2(o[k]), "%.2f" % (o[k] - c[k]))]
+        tap.ok(got == want, "zones side by side with B−A in K (temperatures as differences, "
+               "never ratios), from both boards' stats --json",
                "got  %s\nwant %s" % (got, want))
         # Clocks and memory side by side: mean, p95, max and B/A (MHz, MiB) from both boards'
         # stats --json, and each board's commonest states.
@@ -412,13 +413,46 @@ def run(tap):
         for lab in ("sdxl-npu", seeding.ODD_LABEL):
             j = js("runs", "compare", "--label", lab, "--json", b)
             d, e = j["duration_s"], j["energy_j"]
-            want[lab] = [str(j["here"]["ok"]), str(j["other_board"]["ok"]),
-                         f2(d["median_here"]), f2(d["median_other"]), "%.3f" % d["ratio"],
+            h, o = j["here"], j["other_board"]
+
+            def pair(x, y, places):
+                return "%s / %s" % tuple("-" if v is None else "%.*f" % (places, v)
+                                         for v in (x, y))
+
+            def failed(s):
+                ended = s["count"] - s["running"]
+                return 100.0 * (ended - s["ok"]) / ended if ended else None
+
+            def power(s):
+                return s["energy_j"]["mean"] / s["duration_s"]["mean"] if s["energy_j"] else None
+
+            def exposure(board):
+                share = board and board["throttle"]["loaded_share"]
+                return None if share is None else 100 * share
+            want[lab] = ["%d / %d" % (h["count"], o["count"]), "%d / %d" % (h["ok"], o["ok"]),
+                         pair(failed(h), failed(o), 1),
+                         f2(d["median_here"]), f2(d["median_other"]),
+                         pair(h["duration_s"]["p95"], o["duration_s"]["p95"], 2),
+                         "%d / %d" % (h["over"], o["over"]), "%.3f" % d["ratio"],
                          "%.3f .. %.3f" % (d["ci_low"], d["ci_high"]), "%.3f" % e["ratio"],
-                         "%.3f .. %.3f" % (e["ci_low"], e["ci_high"])]
+                         pair(power(h), power(o), 2),
+                         pair(exposure(j["board_here"]), exposure(j["board_other"]), 1)]
         ok_runs = all(got.get(lab) == want[lab] for lab in want)
-        tap.ok(ok_runs, "runs compared: medians, ratio and bootstrap interval as runs compare",
+        tap.ok(ok_runs, "runs compared: attempts, completed, failure rate, p50/p95, over-N, the "
+               "ratio with its bootstrap interval, energy, power and exposure as runs compare",
                "got  %s\nwant %s" % (got, want))
+        top = ctext.find("## Comparable or not")
+        tap.ok(0 < top < ctext.find("## Board and window") and
+               ("not comparable:" in ctext or "comparable: the conditions" in ctext),
+               "the verdict comes first: comparable or not", ctext[:600])
+        p = tl("report", "--compare", b, "--map-label", "sdxl-npu=no-such-job", "--format", "md",
+               "-o", "-", cfg=cfg, db=a)
+        sec = p.stdout.split("## Runs compared")[-1].split("\n## ")[0]
+        rc2 = [x for x in sec.splitlines() if x.startswith("| sdxl-npu")]
+        tap.ok(p.returncode == 0 and "Unmatched, not compared: sdxl-npu (A), sdxl-npu (B)" in
+               p.stdout and not rc2,
+               "--map-label to a label B has not: sdxl-npu unmatched on both sides, never "
+               "compared with its namesake", p.stdout[-800:] + p.stderr)
         fd = [t for t in ct if t[1] == ["label", "key", "A", "B"]]
         keys = {r[1] for r in fd[0][2]} if fd else set()
         tap.ok({"board", "kernel"} <= keys, "fingerprint differences are listed", keys)
