@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "cli-options.h"
+#include "csv.h"
 #include "jsonread.h"
 #include "runs.h"
 #include "runtag.h"
@@ -26,6 +27,7 @@ enum {
 	RUNS_OPT_TAG,
 	RUNS_OPT_BY,
 	RUNS_OPT_BOARD,
+	RUNS_OPT_CSV,
 };
 
 #define RUNS_MAX_PERCENTILES 16
@@ -47,6 +49,7 @@ struct runs_args {
 	char tags_json[RUNS_TAGS_JSON_MAX]; // ... as the filter's JSON object
 	const char *by;                     // --by TAGKEY: a label's runs split by its value
 	bool board;                         // --board: the per-test board figures too
+	bool csv;                           // --csv: CSV (RFC 4180), the export's writer
 };
 
 /* The --tag options as the filter's JSON object in @a (each checked when given). */
@@ -79,6 +82,7 @@ static const struct option runs_options[] = {
 	{"tag", required_argument, NULL, RUNS_OPT_TAG},
 	{"by", required_argument, NULL, RUNS_OPT_BY},
 	{"board", no_argument, NULL, RUNS_OPT_BOARD},
+	{"csv", no_argument, NULL, RUNS_OPT_CSV},
 	CLI_OPTION_HELP,
 	{0},
 };
@@ -170,6 +174,9 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		}
 		case RUNS_OPT_BOARD:
 			a->board = true;
+			break;
+		case RUNS_OPT_CSV:
+			a->csv = true;
 			break;
 		case RUNS_OPT_BY:
 			if (!runtag_name_valid(optarg)) {
@@ -329,8 +336,8 @@ static int no_runs_said(struct store *store, const char *cmd, const struct store
 }
 
 static int runs_list(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO, RUNS_OPT_LAST,
-				      RUNS_OPT_TAG,   CLI_OPT_JSON, 0};
+	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,   RUNS_OPT_LAST,
+				      RUNS_OPT_TAG,   CLI_OPT_JSON, RUNS_OPT_CSV, 0};
 	const char *usage =
 		"usage: thermlog runs [--label L] [--tag K=V]... [--from T] [--to T] "
 		"[--last N] [--json]\n"
@@ -351,7 +358,14 @@ static int runs_list(struct cli_context *ctx, int argc, char **argv) {
 		return rc;
 	}
 	int err;
-	if (a.json) {
+	if (a.csv) {
+		struct buf out = {0};
+		err = runs_list_csv(store, &a.filter, &out);
+		if (err == 0) {
+			fwrite(out.data, 1, out.len, stdout);
+		}
+		buf_finish(&out);
+	} else if (a.json) {
 		struct buf out;
 		buf_init(&out);
 		err = runs_list_json(store, &a.filter, true, &out);
@@ -569,6 +583,82 @@ static void print_board_table(const struct testfig_label *l) {
 	}
 }
 
+/* One row of runs stats --csv: label, group, figure, unit, n, mean, p50, p95, max. */
+static void csv_row(struct buf *b, const struct runstats_label *l, const char *figure,
+		    const char *unit, size_t n, const double v[4]) {
+	csv_field(b, l->label, strlen(l->label), true);
+	csv_field(b, l->group ? l->group : "", l->group ? strlen(l->group) : 0, false);
+	csv_field(b, figure, strlen(figure), false);
+	csv_field(b, unit, strlen(unit), false);
+	char text[32];
+	snprintf(text, sizeof(text), "%zu", n);
+	csv_field(b, text, strlen(text), false);
+	for (int k = 0; k < 4; k++) {
+		text[0] = '\0';
+		if (isfinite(v[k])) {
+			json_format_double(text, v[k]);
+		}
+		csv_field(b, text, strlen(text), false);
+	}
+	csv_end_record(b);
+}
+
+static void csv_summary(struct buf *b, const struct runstats_label *l, const char *figure,
+			const char *unit, const struct runstats_summary *s) {
+	const double v[4] = {s->mean, s->p50, s->p95, s->max};
+	csv_row(b, l, figure, unit, s->n, v);
+}
+
+static void csv_figures(struct buf *b, const struct runstats_label *l, const char *unit,
+			const struct testfig_figure *f, size_t n) {
+	for (size_t i = 0; i < n; i++) {
+		const double v[4] = {f[i].mean, NAN, f[i].p95, f[i].max};
+		char *name = xasprintf("board:%s", f[i].key);
+		csv_row(b, l, name, unit, f[i].samples, v);
+		free(name);
+	}
+}
+
+/*
+ * runs stats --csv: a row per label (group) and figure: the ok runs' duration, energy, peak
+ * temperature, peak RSS, each metric (metric:NAME) and the per-test board figures (board:KEY,
+ * n its samples, no p50: the p95 is time-weighted).
+ */
+static void print_stats_csv(const struct runstats_result *r, const struct testfig_result *board) {
+	struct buf b = {0};
+	static const char *const head[] = {"label", "group", "figure", "unit", "n",
+					   "mean",  "p50",   "p95",    "max"};
+	for (size_t i = 0; i < 9; i++) {
+		csv_field(&b, head[i], strlen(head[i]), i == 0);
+	}
+	csv_end_record(&b);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct runstats_label *l = &r->labels[i];
+		csv_summary(&b, l, "duration_s", "seconds", &l->duration_s);
+		csv_summary(&b, l, "energy_j", "joules", &l->energy_j);
+		csv_summary(&b, l, "temp_max_c", "celsius", &l->temp_max_c);
+		csv_summary(&b, l, "rss_max_bytes", "bytes", &l->rss_max_bytes);
+		for (size_t k = 0; k < l->n_metrics; k++) {
+			const struct runstats_metric *m = &l->metrics[k];
+			const double v[4] = {m->mean, m->p50, m->p95, m->max};
+			char *name = xasprintf("metric:%s", m->name);
+			csv_row(&b, l, name, m->unit, m->n, v);
+			free(name);
+		}
+		const struct testfig_label *f = testfig_result_label(board, l->label, l->group);
+		if (f) {
+			csv_figures(&b, l, "celsius", f->zones, f->n_zones);
+			for (size_t k = 0; k < f->n_clocks; k++) {
+				csv_figures(&b, l, "hertz", &f->clocks[k].f, 1);
+			}
+			csv_figures(&b, l, "percent", f->loads, f->n_loads);
+			csv_figures(&b, l, "watts", f->power, f->n_power);
+		}
+	}
+	fwrite(b.data, 1, b.len, stdout);
+	buf_finish(&b);
+}
+
 /* Which runs the energy row covers, when it is not every ok run in full. */
 static void print_energy_cover(const struct runstats_label *l) {
 	if (l->energy_partial > 0) {
@@ -614,13 +704,22 @@ static void print_wrapped(const char *first, const char *text) {
 }
 
 static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {
-		RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,  CLI_OPT_OVER,   CLI_OPT_PERCENTILE,
-		CLI_OPT_JSON,   RUNS_OPT_TAG, RUNS_OPT_BY, RUNS_OPT_BOARD, 0};
+	static const int allowed[] = {RUNS_OPT_LABEL,
+				      CLI_OPT_FROM,
+				      CLI_OPT_TO,
+				      CLI_OPT_OVER,
+				      CLI_OPT_PERCENTILE,
+				      CLI_OPT_JSON,
+				      RUNS_OPT_TAG,
+				      RUNS_OPT_BY,
+				      RUNS_OPT_BOARD,
+				      RUNS_OPT_CSV,
+				      0};
 	const char *usage =
 		"usage: thermlog runs stats [--label L] [--tag K=V]... [--by TAGKEY] "
 		"[--from T] [--to T]\n"
-		"                           [--over DUR] [--percentile P]... [--board] [--json]\n"
+		"                           [--over DUR] [--percentile P]... [--board] "
+		"[--json | --csv]\n"
 		"Per label: counts by status; exact type-7 p50, p95, max and mean of "
 		"the ok runs'\nduration, energy, peak temperature and peak RSS; "
 		"--over counts ok runs longer than DUR;\nthe share of ok runs "
@@ -649,7 +748,7 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 	struct runstats_result r;
 	struct testfig_result board = {0};
 	int err = runs_stats(store, &opt, &r);
-	if (err == 0 && (a.json || a.board)) {
+	if (err == 0 && (a.json || a.board || a.csv)) {
 		err = runs_board(store, &opt, &board);
 	}
 	if (err < 0) {
@@ -660,13 +759,15 @@ static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 	}
 	struct buf out;
 	buf_init(&out);
-	if (a.json) {
+	if (a.csv) {
+		print_stats_csv(&r, &board);
+	} else if (a.json) {
 		runs_stats_write_json(&r, &board, &opt, true, &out);
 		printf("%s\n", out.data);
 	} else if (r.n == 0) {
 		printf("no runs\n");
 	}
-	for (size_t i = 0; !a.json && i < r.n; i++) {
+	for (size_t i = 0; !a.json && !a.csv && i < r.n; i++) {
 		const struct runstats_label *l = &r.labels[i];
 		buf_clear(&out);
 		runs_stats_summary_line(l, a.over_s, &out);

@@ -1,28 +1,31 @@
 /* thermlog throttle: the throttle episodes of a window and each domain's totals. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli-options.h"
+#include "csv.h"
 #include "table.h"
 #include "throttle-report.h"
 #include "timefmt.h"
 #include "unit.h"
 
-enum { THROTTLE_OPT_DOMAIN = 512 };
+enum { THROTTLE_OPT_DOMAIN = 512, THROTTLE_OPT_CSV };
 
 static const char usage_text[] =
-	"usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json]\n"
+	"usage: thermlog throttle [--from T] [--to T] [--domain GLOB] [--json | --csv]\n"
 	"The throttle episodes of the window, newest last, then each frequency domain's\n"
 	"episodes, throttled time, share of the window and deepest cap (default window:\n"
 	"the whole history; --from alone ends it now). A domain (cpufreq/policyN,\n"
 	"devfreq/NAME) is throttled while its effective maximum is below its hardware\n"
 	"maximum; cause thermal when a passive trip was crossed or a capping cooling\n"
 	"device was active, else cap. --domain keeps the domains matching GLOB\n"
-	"(cpufreq/*). --json prints what GET /api/v1/throttle answers.\n";
+	"(cpufreq/*). --json prints what GET /api/v1/throttle answers; --csv the episodes, a row\n"
+	"each.\n";
 
 /* "1416 MHz" or "-" for an unknown frequency. */
 static void mhz(char *out, size_t len, int64_t hz) {
@@ -140,18 +143,59 @@ static void report_text(const struct throttle_report *r, struct buf *out) {
 	domains_table(r, out);
 }
 
+/* A field of @fmt's text (numbers, names): csv.c quotes what needs it. */
+static void __attribute__((format(printf, 3, 4)))
+field(struct buf *b, bool first, const char *fmt, ...) {
+	char text[96];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	csv_field(b, text, strlen(text), first);
+}
+
+/* The episodes as CSV (RFC 4180, the CSV writer of export): one row each, unknowns empty. */
+static void report_csv(const struct throttle_report *r, struct buf *b) {
+	static const char *const head[] = {"domain", "start",       "end",         "duration_s",
+					   "min_hz", "max_hz",      "cause",       "method",
+					   "zone",   "trip_temp_c", "temp_peak_c", "stuck"};
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++) {
+		csv_field(b, head[i], strlen(head[i]), i == 0);
+	}
+	csv_end_record(b);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct throttle_episode *e = &r->episodes[i];
+		char start[TIMEFMT_ISO_LEN], end[TIMEFMT_ISO_LEN] = "";
+		timefmt_iso(e->start, start);
+		if (e->end) {
+			timefmt_iso(e->end, end);
+		}
+		csv_field(b, e->domain, strlen(e->domain), true);
+		field(b, false, "%s", start);
+		field(b, false, "%s", end);
+		field(b, false, "%.3f", (double)e->duration_ms / 1000.0);
+		field(b, false, e->min_hz ? "%" PRId64 : "", e->min_hz);
+		field(b, false, "%" PRId64, e->max_hz);
+		field(b, false, "%s", throttle_cause_name(e->cause));
+		field(b, false, "%s", throttle_method_name(e->method));
+		csv_field(b, e->zone, strlen(e->zone), false);
+		field(b, false, e->trip >= 0 ? "%.3f" : "", (double)e->trip_temp_mc / 1000.0);
+		field(b, false, e->have_temp ? "%.3f" : "", (double)e->temp_peak_mc / 1000.0);
+		field(b, false, "%d", e->stuck ? 1 : 0);
+		csv_end_record(b);
+	}
+}
+
 int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
-		CLI_OPTIONS_FROM_TO,
-		{"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
-		CLI_OPTION_JSON,
-		CLI_OPTION_HELP,
-		{0},
+		CLI_OPTIONS_FROM_TO, {"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
+		CLI_OPTION_JSON,     {"csv", no_argument, NULL, THROTTLE_OPT_CSV},
+		CLI_OPTION_HELP,     {0},
 	};
 	int64_t now = (int64_t)time(NULL);
 	struct cli_window w; // --from and --to only: no list to finish
 	cli_window_init(&w);
-	bool json = false;
+	bool json = false, csv = false;
 	const char *domain = NULL;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -167,6 +211,9 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 			break;
 		case CLI_OPT_JSON:
 			json = true;
+			break;
+		case THROTTLE_OPT_CSV:
+			csv = true;
 			break;
 		default: // --help, or an option getopt_long refused
 			return cli_usage(opt, usage_text);
@@ -202,6 +249,8 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 		json_init(&j, &b, false);
 		throttle_report_write_json(&r, &j);
 		buf_putc(&b, '\n');
+	} else if (csv) {
+		report_csv(&r, &b);
 	} else {
 		report_text(&r, &b);
 	}

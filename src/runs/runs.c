@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "jobcsv.h"
 #include "json.h"
 #include "jsonread.h"
 #include "log.h"
 #include "runload.h"
 #include "runs-internal.h"
+#include "runtag.h"
 #include "stats.h"
 #include "textdist.h"
 #include "throttle-report.h"
@@ -157,6 +159,143 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 	}
 	json_object_end(j);
 	return draft_end(&d, rc, out);
+}
+
+/* --- the list as CSV -------------------------------------------------------------------------- */
+
+/* The tag keys and metric names (with units) of the runs a list writes, sorted. */
+struct csv_columns {
+	char **tags;
+	size_t n_tags, cap_tags;
+	char **metrics, **units;
+	size_t n_metrics, cap_metrics, cap_units;
+	const struct runs_metrics *m;
+	struct buf *out;
+};
+
+static bool listed(char **list, size_t n, const char *s) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i], s) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int collect_columns(void *ctx, const struct store_run *run) {
+	struct csv_columns *c = ctx;
+	struct jsonread_error err;
+	size_t len = run->tags ? strlen(run->tags) : 0;
+	struct jsonread_node *tree = len ? jsonread_parse(run->tags, len, len, &err) : NULL;
+	for (size_t i = 0; tree && tree->kind == JSONREAD_OBJECT && i + 1 < tree->n; i += 2) {
+		if (!listed(c->tags, c->n_tags, tree->items[i]->text)) {
+			c->tags = xgrow(c->tags, &c->cap_tags, c->n_tags + 1, sizeof(*c->tags));
+			c->tags[c->n_tags++] = xstrdup(tree->items[i]->text);
+		}
+	}
+	jsonread_node_free(tree);
+	const struct runmetric_set *set = runs_metrics_of(c->m, run->id);
+	for (size_t i = 0; set && i < set->n; i++) {
+		if (!listed(c->metrics, c->n_metrics, set->m[i].name)) {
+			c->metrics = xgrow(c->metrics, &c->cap_metrics, c->n_metrics + 1,
+					   sizeof(*c->metrics));
+			c->units =
+				xgrow(c->units, &c->cap_units, c->n_metrics + 1, sizeof(*c->units));
+			c->units[c->n_metrics] = xstrdup(set->m[i].unit);
+			c->metrics[c->n_metrics++] = xstrdup(set->m[i].name);
+		}
+	}
+	return 0;
+}
+
+static void csv_text(struct buf *b, const char *s, bool first) {
+	csv_field(b, s ? s : "", s ? strlen(s) : 0, first);
+}
+
+static void csv_number(struct buf *b, double v) {
+	char text[32] = "";
+	if (isfinite(v)) {
+		json_format_double(text, v);
+	}
+	csv_text(b, text, false);
+}
+
+static int write_csv_run(void *ctx, const struct store_run *run) {
+	struct csv_columns *c = ctx;
+	struct buf *b = c->out;
+	char id[24], start[TIMEFMT_ISO_LEN], end[TIMEFMT_ISO_LEN] = "";
+	snprintf(id, sizeof(id), "%lld", (long long)run->id);
+	timefmt_iso_ms(run->start_ms, start);
+	if (run->ended) {
+		timefmt_iso_ms(run->end_ms, end);
+	}
+	csv_text(b, id, true);
+	csv_text(b, run->label, false);
+	csv_text(b, start, false);
+	csv_text(b, end, false);
+	csv_text(b, run_status_name(run->status), false);
+	csv_number(b, run->exit_code >= 0 ? run->exit_code : NAN);
+	csv_number(b, run->signal > 0 ? run->signal : NAN);
+	csv_number(b, run->energy_j);
+	csv_text(b, run->energy_method, false);
+	csv_number(b, run->temp_max_c);
+	csv_number(b, run->rss_max_bytes);
+	csv_text(b, run->error, false);
+	for (size_t i = 0; i < c->n_tags; i++) {
+		char *v = runtag_value(run->tags, c->tags[i]);
+		csv_text(b, v, false);
+		free(v);
+	}
+	const struct runmetric_set *set = runs_metrics_of(c->m, run->id);
+	for (size_t i = 0; i < c->n_metrics; i++) {
+		const struct runmetric *m = set ? runmetric_find(set, c->metrics[i]) : NULL;
+		csv_number(b, m ? m->value : NAN);
+	}
+	csv_end_record(b);
+	return 0;
+}
+
+int runs_list_csv(struct store *store, const struct store_run_filter *filter, struct buf *out) {
+	struct runs_metrics m;
+	struct buf body = {0};
+	struct csv_columns c = {.m = &m, .out = &body};
+	int rc = runs_metrics_read(store, filter, &m);
+	rc = rc == 0 ? store_runs_scan(store, filter, collect_columns, &c) : rc;
+	static const char *const head[] = {
+		"id",     "label",    "start",         "end",        "status",        "exit_code",
+		"signal", "energy_j", "energy_method", "temp_max_c", "rss_max_bytes", "error"};
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++) {
+		csv_text(&body, head[i], i == 0);
+	}
+	for (size_t i = 0; i < c.n_tags; i++) {
+		char *h = xasprintf("tag:%s", c.tags[i]);
+		csv_text(&body, h, false);
+		free(h);
+	}
+	for (size_t i = 0; i < c.n_metrics; i++) {
+		char *h = *c.units[i] ? xasprintf("metric:%s (%s)", c.metrics[i], c.units[i])
+				      : xasprintf("metric:%s", c.metrics[i]);
+		csv_text(&body, h, false);
+		free(h);
+	}
+	csv_end_record(&body);
+	rc = rc == 0 ? store_runs_scan(store, filter, write_csv_run, &c) : rc;
+	if (rc == 0) {
+		buf_append(out, body.data, body.len);
+	}
+	for (size_t i = 0; i < c.n_tags; i++) {
+		free(c.tags[i]);
+	}
+	for (size_t i = 0; i < c.n_metrics; i++) {
+		free(c.metrics[i]);
+		free(c.units[i]);
+	}
+	free(c.tags);
+	free(c.metrics);
+	free(c.units);
+	buf_finish(&body);
+	runs_metrics_finish(&m);
+	return rc;
 }
 
 /* --- show --------------------------------------------------------------------------------- */

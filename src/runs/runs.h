@@ -32,6 +32,15 @@ int runs_list_json(struct store *store, const struct store_run_filter *filter, b
 		   struct buf *out);
 
 /**
+ * Writes the runs @filter selects (NULL = all; its limit kept) as CSV (RFC 4180, csv.c), a row a
+ * run in start order: id, label, start, end, status, exit_code, signal, energy_j, energy_method,
+ * temp_max_c, rss_max_bytes, error, then a tag:KEY column per tag and a metric:NAME (UNIT)
+ * column per metric any of them carries: the columns `thermlog runs import` reads back.
+ * 0 or a negative errno.
+ */
+int runs_list_csv(struct store *store, const struct store_run_filter *filter, struct buf *out);
+
+/**
  * Writes run @id's object alone, one line, as runs_list_json() and runs_show_json() begin it
  * (the one writer of a run's object): the reply to a stop. -ENOENT for an unknown id.
  */

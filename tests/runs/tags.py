@@ -6,6 +6,8 @@ value (cold against warm in one table), each group's figures those of the runs w
 
 usage: tags.py THERMLOGD THERMLOG FIXTURE_SYSFS
 """
+import csv
+import io
 import json
 import os
 import subprocess
@@ -15,7 +17,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Daemon, Workdir, main, write_config  # noqa: E402
+from thermlog_test import Daemon, Workdir, main, wait_cycles, write_config  # noqa: E402
 
 THERMLOGD, THERMLOG, SYSFS = sys.argv[1:4]
 T0 = 1790812800  # 2026-10-01T00:00:00Z
@@ -114,11 +116,36 @@ def run(tap):
         tap.ok(rows and "| llm | 4 | 4 |" in rows[0] and "rerank" not in text,
                "report --tag: only the tagged runs", p.stderr + "\n".join(rows))
 
+        # CSV where a review wants a file: the list reads back through runs import.
+        out = tl("runs", "--csv").stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        tap.ok(len(rows) == 15 and rows[0]["tag:start"] == "cold" and
+               rows[0]["metric:tok_s"] == "30" and rows[12]["tag:start"] == "",
+               "runs --csv: a row a run, a tag:KEY and a metric:NAME column each", out[:300])
+        back = os.path.join(wd, "back.csv")
+        with open(back, "w") as f:
+            f.write(out)
+        copy = os.path.join(wd, "copy.db")
+        p = subprocess.run([THERMLOG, "--db", copy, "runs", "import", back],
+                           capture_output=True, text=True)
+        again = subprocess.run([THERMLOG, "--db", copy, "runs", "--json"], capture_output=True,
+                               text=True)
+        tags_back = [r["tags"] for r in json.loads(again.stdout)["runs"]] if again.stdout else []
+        tap.ok(p.returncode == 0 and "15 imported" in p.stdout and
+               tags_back == [r["tags"] for r in runs],
+               "and imports back with its tags and metrics", p.stdout + p.stderr)
+        st = list(csv.DictReader(io.StringIO(tl("runs", "stats", "--csv").stdout)))
+        figures = {(r["label"], r["figure"]) for r in st}
+        tok = [r for r in st if r["figure"] == "metric:tok_s"]
+        tap.ok(("llm", "duration_s") in figures and tok and tok[0]["n"] == "12",
+               "runs stats --csv: a row a label and figure, metrics included", st[:3])
+
         cfg = write_config(os.path.join(wd, "t.yaml"))
         dm = Daemon(THERMLOGD, wd, ["-c", cfg, "--sysfs-root", SYSFS, "--db", db, "--listen",
                                     "127.0.0.1:0"]).start()
         port = dm.http_port()
         tap.ok(port is not None, "a daemon serves the database", dm.log_text())
+        wait_cycles(db, 1, 30, dm)  # its first cycle: the runs' throttling known from here on
         base = "http://127.0.0.1:%d/api/v1/" % port
 
         def get(path):
@@ -143,6 +170,10 @@ def run(tap):
         tap.ok(status == 200 and "rerank" not in body and "| llm | 4 | 4 |" in body,
                "GET /api/v1/report?tag= shows the tagged runs only", body[:300])
         dm.stop()
+        p = tl("throttle", "--csv")
+        tap.ok(p.returncode == 0 and p.stdout.startswith("domain,start,end,duration_s,min_hz,"),
+               "throttle --csv: the episodes, a row each, under their header",
+               p.stdout + p.stderr)
 
 
 main(run)
