@@ -484,7 +484,7 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			continue;
 		}
 		struct wide_column *w = &im->wide[im->n_wide];
-		if (!parse_wide_column(r->fields[i], w)) {
+		if (!parse_wide_column(csv_text_value(r->fields[i]), w)) {
 			fprintf(stderr,
 				"%s:%lu: column %zu '%s' is not a channel: a wide header names each "
 				"as KEY (UNIT) or LABEL [KEY] (UNIT), with a known unit\n",
@@ -688,9 +688,12 @@ static int import_row(struct importer *im, const struct csv_reader *r, struct st
 		}
 		struct import_channel *c = NULL;
 		struct decimal value;
-		if (!parse_value(im, r->line, w ? w->key : field(r, im->col_channel), v,
+		// A text field export neutralised against spreadsheet formulas reads as it was.
+		if (!parse_value(im, r->line,
+				 w ? w->key : csv_text_value(field(r, im->col_channel)), v,
 				 w ? w->unit : field(r, im->col_unit),
-				 w ? w->label : field(r, im->col_label), first_pass, &c, &value)) {
+				 w ? w->label : csv_text_value(field(r, im->col_label)), first_pass,
+				 &c, &value)) {
 			continue;
 		}
 		if (first_pass) {

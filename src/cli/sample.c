@@ -75,20 +75,28 @@ static void print_padded(const char *s, int width) {
 
 static void write_table(size_t n, const struct channel *ch, const struct reading *rd) {
 	char **values = xcalloc(n + 1, sizeof(*values));
+	// Keys and labels as a terminal may show them: a zone's type is the kernel's text, so a
+	// control character in it (ESC, BEL) is written as its escape, never sent to the terminal.
+	char **keys = xcalloc(n + 1, sizeof(*keys)), **labels = xcalloc(n + 1, sizeof(*labels));
+	struct buf scratch;
+	buf_init(&scratch);
 	int wk = 3, wl = 5, wv = 5;
 	for (size_t i = 0; i < n; i++) {
 		values[i] = rd[i].err ? xstrdup("-") : table_value(&ch[i], rd[i].value);
-		wk = text_width(ch[i].key) > wk ? text_width(ch[i].key) : wk;
-		wl = text_width(ch[i].label) > wl ? text_width(ch[i].label) : wl;
+		keys[i] = xstrdup(table_printable(&scratch, ch[i].key));
+		labels[i] = xstrdup(table_printable(&scratch, ch[i].label));
+		wk = text_width(keys[i]) > wk ? text_width(keys[i]) : wk;
+		wl = text_width(labels[i]) > wl ? text_width(labels[i]) : wl;
 		wv = text_width(values[i]) > wv ? text_width(values[i]) : wv;
 	}
+	buf_finish(&scratch);
 	print_padded("KEY", wk + 2);
 	print_padded("LABEL", wl + 2);
 	print_padded("VALUE", wv + 2);
 	puts("ERROR");
 	for (size_t i = 0; i < n; i++) {
-		print_padded(ch[i].key, wk + 2);
-		print_padded(ch[i].label, wl + 2);
+		print_padded(keys[i], wk + 2);
+		print_padded(labels[i], wl + 2);
 		// Right-align numbers so the decimal places line up better than ragged text would.
 		for (int k = text_width(values[i]); k < wv; k++) {
 			putchar(' ');
@@ -101,8 +109,12 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 		}
 		putchar('\n');
 		free(values[i]);
+		free(keys[i]);
+		free(labels[i]);
 	}
 	free(values);
+	free(keys);
+	free(labels);
 }
 
 int cli_sample(struct cli_context *ctx, int argc, char **argv) {

@@ -158,8 +158,8 @@ static void parse_review(struct parser *p, const struct yamltree_node *map,
 		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
 		for (int r = 0; r < CAPACITOR_REVIEW_N; r++) {
 			if (yamltree_key_is(k, capacitor_review_keys[r])) {
-				yamltree_get_optional_string(&p->yt, v, capacitor_review_keys[r],
-							     &c->review[r]);
+				yamltree_get_optional_text(&p->yt, v, capacitor_review_keys[r],
+							   &c->review[r]);
 			}
 		}
 	}
@@ -225,7 +225,7 @@ static void parse_sensors(struct parser *p, const struct yamltree_node *map,
 			if (!yamltree_key_is(k, temp_basis_names[b])) {
 				continue;
 			}
-			yamltree_get_string(&p->yt, v, temp_basis_names[b], &c->sensors[b]);
+			yamltree_get_text(&p->yt, v, temp_basis_names[b], &c->sensors[b]);
 			for (int o = 0; o < b && c->sensors[b]; o++) {
 				if (c->sensors[o] && strcmp(c->sensors[o], c->sensors[b]) == 0) {
 					yamltree_error_node(
@@ -267,7 +267,7 @@ static void parse_ripple_from(struct parser *p, const struct yamltree_node *map,
 		const struct yamltree_node *key = map->items[i], *v = map->items[i + 1];
 		int e;
 		if (yamltree_key_is(key, "channel")) {
-			yamltree_get_string(&p->yt, v, "channel", &rf->channel);
+			yamltree_get_text(&p->yt, v, "channel", &rf->channel);
 		} else if (yamltree_key_is(key, "formula")) {
 			if ((e = get_enum(p, v, "formula", ripple_formula_names)) >= 0) {
 				rf->formula = (enum ripple_formula)e;
@@ -523,10 +523,10 @@ static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 	int e;
 	if (yamltree_key_is(k, "name")) {
 		seen->name = v;
-		yamltree_get_string(&p->yt, v, "name", &c->name);
+		yamltree_get_text(&p->yt, v, "name", &c->name);
 	} else if (yamltree_key_is(k, "sensor")) {
 		seen->sensor = v;
-		yamltree_get_string(&p->yt, v, "sensor", &c->sensor);
+		yamltree_get_text(&p->yt, v, "sensor", &c->sensor);
 	} else if (yamltree_key_is(k, "sensors")) {
 		seen->sensors = v;
 		parse_sensors(p, v, c);
@@ -568,7 +568,7 @@ static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 		seen->ripple_from = v;
 		parse_ripple_from(p, v, c);
 	} else if (yamltree_key_is(k, "load_channel")) {
-		yamltree_get_string(&p->yt, v, "load_channel", &c->load_channel);
+		yamltree_get_text(&p->yt, v, "load_channel", &c->load_channel);
 	} else if (yamltree_key_is(k, "self_heating_tolerance")) {
 		parse_tolerance(p, v, c);
 	} else if (yamltree_key_is(k, "steady_state")) {
@@ -579,7 +579,7 @@ static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 	} else if (yamltree_key_is(k, "voltage")) {
 		parse_voltage(p, v, c);
 	} else if (yamltree_key_is(k, "vent_facing")) {
-		yamltree_get_optional_string(&p->yt, v, "vent_facing", &c->vent_facing);
+		yamltree_get_optional_text(&p->yt, v, "vent_facing", &c->vent_facing);
 	}
 }
 

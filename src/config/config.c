@@ -435,7 +435,7 @@ static void parse_channel(struct parser *p, const struct yamltree_node *k,
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		const struct yamltree_node *key = map->items[i], *v = map->items[i + 1];
 		if (yamltree_key_is(key, "label")) {
-			yamltree_get_optional_string(&p->yt, v, "label", &o->label);
+			yamltree_get_optional_text(&p->yt, v, "label", &o->label);
 		} else if (yamltree_key_is(key, "enabled")) {
 			yamltree_get_bool(&p->yt, v, "enabled", &o->enabled);
 		} else if (yamltree_key_is(key, "offset")) {
@@ -547,7 +547,7 @@ static void parse_iio_channel(struct parser *p, const struct yamltree_node *map,
 				     "an IIO channel (e.g. voltage2 for in_voltage2_raw)",
 				     iio_channel_valid, &c->channel);
 		} else if (yamltree_key_is(k, "label")) {
-			yamltree_get_optional_string(&p->yt, v, "label", &c->label);
+			yamltree_get_optional_text(&p->yt, v, "label", &c->label);
 		} else if (yamltree_key_is(k, "unit")) {
 			if (yamltree_want_scalar(&p->yt, v, "unit", "a unit name")) {
 				const char *unit = channel_unit_lookup(v->text);

@@ -340,6 +340,38 @@ void yamltree_get_optional_string(struct yamltree *p, const struct yamltree_node
 	yamltree_get_string(p, v, key, slot);
 }
 
+/* Whether @v's text holds a control character, said at @v when it does. */
+static bool control_in(struct yamltree *p, const struct yamltree_node *v, const char *key) {
+	for (const unsigned char *c = (const unsigned char *)v->text; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f) {
+			char one[2] = {(char)*c, '\0'};
+			yamltree_error_node(
+				p, v,
+				"%s: a control character (%s) in '%s': names and labels "
+				"are printed where terminals read them",
+				key, one, v->text);
+			return true;
+		}
+	}
+	return false;
+}
+
+void yamltree_get_text(struct yamltree *p, const struct yamltree_node *v, const char *key,
+		       char **slot) {
+	if (yamltree_want_scalar(p, v, key, "a string") && !control_in(p, v, key)) {
+		yamltree_get_string(p, v, key, slot);
+	}
+}
+
+void yamltree_get_optional_text(struct yamltree *p, const struct yamltree_node *v, const char *key,
+				char **slot) {
+	if (yamltree_is_null(v)) {
+		yamltree_get_optional_string(p, v, key, slot);
+	} else {
+		yamltree_get_text(p, v, key, slot);
+	}
+}
+
 void yamltree_get_bool(struct yamltree *p, const struct yamltree_node *v, const char *key,
 		       bool *out) {
 	if (!yamltree_want_scalar(p, v, key, "true or false")) {

@@ -85,6 +85,14 @@ void yamltree_get_string(struct yamltree *p, const struct yamltree_node *v, cons
 			 char **slot);
 void yamltree_get_optional_string(struct yamltree *p, const struct yamltree_node *v,
 				  const char *key, char **slot);
+/*
+ * The same for a name or a label, which is printed where terminals read it: a control
+ * character (C0, DEL) in it is an error naming it, as the text's escape.
+ */
+void yamltree_get_text(struct yamltree *p, const struct yamltree_node *v, const char *key,
+		       char **slot);
+void yamltree_get_optional_text(struct yamltree *p, const struct yamltree_node *v, const char *key,
+				char **slot);
 void yamltree_get_bool(struct yamltree *p, const struct yamltree_node *v, const char *key,
 		       bool *out);
 /** Decimal numbers only: no hex, inf or nan, which strtod() would take. */

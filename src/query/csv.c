@@ -7,11 +7,17 @@
 
 #include "xalloc.h"
 
-void csv_field(struct buf *b, const char *s, size_t len, bool first) {
+/* The first bytes that make a spreadsheet evaluate a cell (OWASP's CSV injection list). */
+static bool formula_start(const char *s) {
+	return *s && strchr("=+-@\t\r", *s) != NULL;
+}
+
+/* A field; @text: neutralised if a spreadsheet would take it for a formula (csv_text_field()). */
+static void field(struct buf *b, const char *s, size_t len, bool first, bool text) {
 	if (!first) {
 		buf_putc(b, ',');
 	}
-	bool quote = false;
+	bool formula = text && len > 0 && formula_start(s), quote = formula;
 	for (size_t i = 0; i < len && !quote; i++) {
 		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
 	}
@@ -20,6 +26,9 @@ void csv_field(struct buf *b, const char *s, size_t len, bool first) {
 		return;
 	}
 	buf_putc(b, '"');
+	if (formula) {
+		buf_putc(b, '\'');
+	}
 	const char *p = s, *end = s + len;
 	while (p < end) {
 		const char *q = memchr(p, '"', (size_t)(end - p));
@@ -32,6 +41,18 @@ void csv_field(struct buf *b, const char *s, size_t len, bool first) {
 		p = q + 1;
 	}
 	buf_putc(b, '"');
+}
+
+void csv_field(struct buf *b, const char *s, size_t len, bool first) {
+	field(b, s, len, first, false);
+}
+
+void csv_text_field(struct buf *b, const char *s, bool first) {
+	field(b, s ? s : "", s ? strlen(s) : 0, first, true);
+}
+
+const char *csv_text_value(const char *s) {
+	return s[0] == '\'' && formula_start(s + 1) ? s + 1 : s;
 }
 
 void csv_end_record(struct buf *b) {

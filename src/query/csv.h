@@ -10,6 +10,14 @@
 
 /** Appends @s (@len bytes) as one field, preceded by a comma unless @first; quoted if needed. */
 void csv_field(struct buf *b, const char *s, size_t len, bool first);
+/**
+ * Appends @s as a text field (a key, a label, a name; never a number): one a spreadsheet would
+ * evaluate as a formula (beginning with =, +, -, @, a tab or a carriage return) is written
+ * behind a single quote and quoted, as OWASP advises against CSV injection.
+ */
+void csv_text_field(struct buf *b, const char *s, bool first);
+/** @s as it was before csv_text_field() neutralised it (without the quote it added). */
+const char *csv_text_value(const char *s);
 /** Ends a record with CRLF, as RFC 4180 asks. */
 void csv_end_record(struct buf *b);
 

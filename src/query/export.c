@@ -52,10 +52,11 @@ static const char *export_label(const struct channel *ch) {
 	return ch->label && *ch->label && strcmp(ch->label, ch->key) != 0 ? ch->label : "";
 }
 
+/* @s as a CSV text field: quoted as needed, and kept from being read as a formula. */
 static char *csv_text(const char *s) {
 	struct buf b;
 	buf_init(&b);
-	csv_field(&b, s ? s : "", s ? strlen(s) : 0, true);
+	csv_text_field(&b, s, true);
 	return buf_steal(&b);
 }
 
@@ -195,7 +196,7 @@ struct export *export_create(struct store *store, const struct query_params *p,
 				*label ? xasprintf("%s [%s] (%s)", label, ch->key,
 						   ch->unit ? ch->unit : "")
 				       : xasprintf("%s (%s)", ch->key, ch->unit ? ch->unit : "");
-			csv_field(&e->out, name, strlen(name), false);
+			csv_text_field(&e->out, name, false);
 			free(name);
 		}
 		csv_end_record(&e->out);

@@ -359,6 +359,15 @@ static void test_keys(void) {
 	check("capacitors: [{name: a, sensor: b, rated_life_h: 1, rated_temp_c: 105, xy: 1}]\n",
 	      "t.yaml:1:71: unknown key 'xy' in capacitor (allowed: name, sensor, sensors, basis, rated_life_h, rated_temp_c, model, bt, ea_ev, type, self_heating, in_service, life_cap_years, validity_low_c, valid_c, max_temp_c, review, ripple_from, load_channel, self_heating_tolerance, steady_state, voltage, case_diameter_mm, vent_clearance_mm, vent_facing, uncertainty_k)\n",
 	      "no far-fetched suggestion for a short key");
+	// Names and labels are printed where terminals read them: no control character.
+	check("channels:\n  thermal/a: {label: \"soc\\e[31m\\a\"}\n",
+	      "t.yaml:2:22: label: a control character (\\x1b) in 'soc\\x1b[31m\\x07': names and "
+	      "labels are printed where terminals read them\n",
+	      "a label with ESC and BEL is refused");
+	check("capacitors: [{name: \"C1\\tx\", sensor: b, rated_life_h: 1, rated_temp_c: 105}]\n",
+	      "t.yaml:1:21: name: a control character (\\x09) in 'C1\\x09x': names and labels are "
+	      "printed where terminals read them\n",
+	      "a capacitor name with a tab is refused");
 	check("sources:\n  zfs: {}\n",
 	      "t.yaml:2:3: unknown key 'zfs' in sources (allowed: thermal, cpufreq, devfreq, iio, hwmon, meminfo, load)\n",
 	      "unknown source");
