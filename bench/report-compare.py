@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""thermlog report --compare of two boards, each two years of one-minute samples of 25 channels
+(bench-stats --generate-only) and 5,000 runs with a metric and a tag (a generated job log): the
+wall time of `thermlog report --compare` beside `thermlog stats --json` over the same window,
+each the median of N runs, and their ratio (the target: under 1 s). The per-test figures scan
+each run's window, so the runs' count matters more than the history's length.
+usage: bench/report-compare.py [BUILD_DIR] [--days N] [--runs-a-side N] [--repeat N]
+(the databases go to $TMPDIR or /tmp)"""
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("build", nargs="?", default="build")
+ap.add_argument("--days", type=int, default=730)
+ap.add_argument("--runs-a-side", type=int, default=5000)
+ap.add_argument("--repeat", type=int, default=5)
+a = ap.parse_args()
+thermlog = os.path.join(a.build, "src", "thermlog")
+bench = os.path.join(a.build, "bench", "bench-stats")
+tmp = tempfile.mkdtemp(prefix="thermlog-bench-compare.")
+
+
+def job_log(path, first, last, n, slower, seed):
+    """@n runs spread over [first, last]: four labels, 10 to 40 minutes, a metric and a tag."""
+    rnd = random.Random(seed)
+    step = (last - first) // n
+    with open(path, "w") as f:
+        f.write("start,end,status,label,tag:start,metric:tok_s (tok/s)\n")
+        for i in range(n):
+            t = first + i * step + rnd.randrange(max(1, step // 4))
+            d = int((600 + rnd.random() * 1800) * slower)
+            d = min(d, step - 1)
+            f.write("%d,%d,%s,job-%d,%s,%.3f\n" % (t, t + d, "ok" if i % 7 else "failed", i % 4,
+                                                   "cold" if i % 3 == 0 else "warm",
+                                                   30 / slower + rnd.random()))
+
+
+try:
+    dbs = []
+    for name, slower, seed in (("a", 1.0, 1), ("b", 1.2, 2)):
+        db = os.path.join(tmp, name + ".db")
+        subprocess.run([bench, "--days", str(a.days), "--channels", "25", "--db", db,
+                        "--generate-only"], check=True, stdout=subprocess.DEVNULL)
+        span = subprocess.run([thermlog, "--db", db, "stats", "--json"], check=True,
+                              capture_output=True, text=True).stdout
+        import json
+        s = json.loads(span)
+        log = os.path.join(tmp, name + ".csv")
+        job_log(log, s["from"] + 3600, s["to"] - 3600, a.runs_a_side, slower, seed)
+        subprocess.run([thermlog, "--db", db, "runs", "import", log], check=True,
+                       stdout=subprocess.DEVNULL)
+        dbs.append(db)
+
+    def median_wall(args):
+        times = []
+        for _ in range(a.repeat):
+            t = time.perf_counter()
+            subprocess.run([thermlog, "--db", dbs[0]] + args, check=True,
+                           stdout=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times)
+
+    stats = median_wall(["stats", "--json"])
+    out = os.path.join(tmp, "r.html")
+    compare = median_wall(["report", "--compare", dbs[1], "--force", "-o", out])
+    runs = median_wall(["runs", "compare", "--label", "job-1", "--json", dbs[1]])
+    print("%d days x 25 channels and %d runs a side; median of %d runs each"
+          % (a.days, a.runs_a_side, a.repeat))
+    print("  thermlog stats --json              %8.1f ms" % (stats * 1000))
+    print("  thermlog report --compare          %8.1f ms  (%.2f x stats, %d bytes)"
+          % (compare * 1000, compare / stats, os.path.getsize(out)))
+    print("  thermlog runs compare --label L    %8.1f ms  (%.2f x stats)"
+          % (runs * 1000, runs / stats))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
