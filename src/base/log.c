@@ -85,3 +85,15 @@ void log_errno(const char *fmt, ...) {
 	va_end(ap);
 	errno = saved;
 }
+
+bool log_limit_pass(struct log_limit *l, int64_t now_ms, int64_t every_ms, uint64_t *held) {
+	*held = 0;
+	if (l->said_ms != 0 && now_ms - l->said_ms < every_ms) {
+		l->held++;
+		return false;
+	}
+	*held = l->held;
+	l->held = 0;
+	l->said_ms = now_ms;
+	return true;
+}

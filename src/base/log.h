@@ -2,6 +2,9 @@
 #ifndef LOG_H
 #define LOG_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 enum log_level {
 	LOG_LEVEL_ERROR = 3,
 	LOG_LEVEL_WARN = 4,
@@ -26,5 +29,21 @@ void log_write(enum log_level level, const char *fmt, ...) __attribute__((format
 
 /** Like log_error() with ": strerror(errno)" appended. */
 void log_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A message that may come once per request said at most once every so often: the first at
+ * once, the next ones held back until @every_ms (monotonic ms) have passed, then said with how
+ * many were held. Zero-initialized; the caller's storage, one per kind of message.
+ */
+struct log_limit {
+	int64_t said_ms; // when the last one was said; 0 = never
+	uint64_t held;   // held back since
+};
+
+/**
+ * Whether to say the message now (@now_ms, monotonic, > 0); when it is said after some were
+ * held back, *@held gets their number (else 0). Pure: the caller reads the clock.
+ */
+bool log_limit_pass(struct log_limit *l, int64_t now_ms, int64_t every_ms, uint64_t *held);
 
 #endif

@@ -721,6 +721,7 @@ static void flush_queue(struct recorder *r) {
 		if (rc == -EEXIST) {
 			log_warn(
 				"dropped a queued cycle: the store already has one with its stamp");
+			r->health.cycles_failed++;
 		} else if (rc < 0) {
 			break;
 		} else {
@@ -980,8 +981,7 @@ void recorder_tick(struct recorder *r, int64_t slot_ms, int64_t start_mono,
 				r->queue_max_bytes / 1024);
 			r->queue_logged = true;
 		}
-		queue_push(r, &c);
-		r->health.cycles_failed++;
+		queue_push(r, &c); // failed only if it never gets written (dropped, refused)
 	}
 	if (rc != -EEXIST && !glitch) {
 		r->last_ts = ts;

@@ -22,7 +22,8 @@ struct live_health {
 	int64_t started; // s since epoch
 	int64_t interval_ms;
 	int64_t cycles_total;  // cycles stored since start
-	int64_t cycles_failed; // cycles that could not be stored (queued or dropped)
+	int64_t cycles_failed; // cycles never stored: dropped from a full queue, or refused (a
+			       // stamp the database has); those waiting are queued_cycles
 	// slots of the grid no cycle was taken at because the loop woke an interval or more late
 	// (the process did not run)
 	int64_t cycles_missed;

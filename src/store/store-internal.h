@@ -41,6 +41,7 @@
 #define DAY_CHUNK_S          (31 * DAY_S)               // days merged per transaction
 #define STATE_HISTORY_GEN    "store.history_generation" // bumped by each import that adds a value
 #define STORE_PAGE_SIZE      "2048"                     // bytes, for new databases
+#define FULL_SAY_MS          60000 // a full disk's refused writes are said once a minute
 /*
  * The times a stored row may have, s since epoch: 2^40 s, 34,800 years either side of 1970.
  * Rows beyond (a crafted database's, at the 64-bit limits) are never read, so no difference or
@@ -53,7 +54,7 @@
  * A stored integer's magnitude stays below 2^53 (channel_plausible()'s representable: exact in
  * a double); a value beyond is a crafted database's, never read, so no sum of squares overflows.
  */
-#define STORE_Q_LIMIT        INT64_C(9007199254740992)
+#define STORE_Q_LIMIT       INT64_C(9007199254740992)
 #define STORE_Q_IN_RANGE(q) ((q) > -STORE_Q_LIMIT && (q) < STORE_Q_LIMIT)
 #define STORE_TS_IN_RANGE(col) \
 	"(" col " BETWEEN -" STORE_TS_LIMIT_SQL " AND " STORE_TS_LIMIT_SQL ")"
@@ -271,6 +272,7 @@ struct store {
 	bool rescales_none;    // store_rescale_work() found none, and this writer made none since
 
 	bool quiet_busy; // a short busy timeout: the caller retries, SQLITE_BUSY is no error
+	struct log_limit full_said; // a full disk is said once a minute, not for every write
 
 	char *boot_id; // of boot_row
 	int64_t boot_row;

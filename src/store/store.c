@@ -46,8 +46,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
 	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
-	[ST_LAST_OWN_CYCLE] = "SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL AND "
-			      STORE_TS_IN_RANGE("ts") " ORDER BY ts DESC LIMIT 1",
+	[ST_LAST_OWN_CYCLE] =
+		"SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL AND " STORE_TS_IN_RANGE(
+			"ts") " ORDER BY ts DESC LIMIT 1",
 	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
 	[ST_CYCLE_INSERT_IMPORT] =
@@ -108,14 +109,17 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 * the tail from the cycles; one statement, so one snapshot even beside the writer.
 	 * Subqueries keep each part on its fast path: rowid range, rowid ends, partial index.
 	 */
-	[ST_INFO] = "WITH h (d) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM state "
-		    "WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
-		    "SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
-		    "(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
-		    "(SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts") "), "
-		    "(SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts") "), "
-		    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
-		    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
+	[ST_INFO] =
+		"WITH h (d) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM state "
+		"WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
+		"SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
+		"(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
+		"(SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE(
+			"ts") "), "
+			      "(SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE(
+				      "ts") "), "
+					    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
+					    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
 
 	/* --- one-off: opening and migrating --- */
@@ -328,6 +332,12 @@ static int io_errno(sqlite3 *db, int rc) {
 	return errno_from_sqlite(rc);
 }
 
+static int64_t mono_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Logs @what with SQLite's message (or the system's, for an I/O error) and returns the errno. */
 int store_fail(struct store *store, int rc, const char *what) {
 	if (store->timed_out && (rc & 0xff) == SQLITE_INTERRUPT) {
@@ -348,8 +358,18 @@ int store_fail(struct store *store, int rc, const char *what) {
 		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
 		return err;
 	}
-	log_error("store: %s: %s: %s", what, store->path,
-		  sys ? strerror(-err) : sqlite3_errmsg(store->db));
+	uint64_t held = 0;
+	if (err == -ENOSPC && !log_limit_pass(&store->full_said, mono_ms(), FULL_SAY_MS, &held)) {
+		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
+		return err; // said lately: every refused request would say it again
+	}
+	char more[64] = "";
+	if (held) {
+		snprintf(more, sizeof(more), " (and %llu more writes since)",
+			 (unsigned long long)held);
+	}
+	log_error("store: %s: %s: %s%s", what, store->path,
+		  sys ? strerror(-err) : sqlite3_errmsg(store->db), more);
 	return err;
 }
 
@@ -1006,12 +1026,6 @@ static char *reader_uri(const char *path) {
  */
 static void configure_sqlite(void) {
 	sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
-}
-
-static int64_t mono_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* STORE_MODE_FOREIGN: interrupts the statement running past the deadline. */
