@@ -37,4 +37,11 @@ bool cli_output_is_database(const char *path, const char *db_path);
 /** Removes the temporary file; accepts a zeroed or committed struct. */
 void cli_output_abort(struct cli_output *out);
 
+/**
+ * Opens @path to read (an import, a job log, a profile): a FIFO opens at once, so one nobody
+ * writes reads as empty instead of blocking for ever in open() (a process substitution's
+ * <(...) still reads what its writer sends). NULL with errno set, as fopen().
+ */
+FILE *cli_input_open(const char *path);
+
 #endif

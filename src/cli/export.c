@@ -837,7 +837,7 @@ int cli_import(struct cli_context *ctx, int argc, char **argv) {
 	const char *path = argv[optind];
 	bool from_stdin = strcmp(path, "-") == 0;
 	im.name = from_stdin ? "stdin" : path;
-	FILE *in = from_stdin ? spool(stdin) : fopen(path, "r");
+	FILE *in = from_stdin ? spool(stdin) : cli_input_open(path);
 	if (!in) {
 		fprintf(stderr, "thermlog import: could not read %s: %s\n", im.name,
 			strerror(errno));

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli-options.h"
+#include "cli-output.h"
 #include "cli.h"
 #include "json.h"
 #include "lifetime-profile.h"
@@ -80,7 +81,7 @@ static void print_warnings(const struct lifetime_result *r, const char *name) {
 /* The steps of --profile-csv FILE (- = standard input); false with the message printed. */
 static bool read_profile_csv(const char *path, struct lifetime_point **pts, size_t *n) {
 	bool std_in = strcmp(path, "-") == 0;
-	FILE *in = std_in ? stdin : fopen(path, "r");
+	FILE *in = std_in ? stdin : cli_input_open(path);
 	if (!in) {
 		fprintf(stderr, "thermlog lifetime calc: --profile-csv %s: %s\n", path,
 			strerror(errno));

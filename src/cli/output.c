@@ -176,3 +176,19 @@ void cli_output_abort(struct cli_output *out) {
 	free(out->path);
 	out->tmp = out->path = NULL;
 }
+
+FILE *cli_input_open(const char *path) {
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	FILE *in =
+		flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "r") : NULL;
+	if (!in) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return in;
+}

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "cli-options.h"
+#include "cli-output.h"
 #include "csv.h"
 #include "jsonread.h"
 #include "runs.h"
@@ -816,7 +817,7 @@ static int runs_import_cmd(struct cli_context *ctx, int argc, char **argv) {
 	const char *path = argv[optind];
 	bool from_stdin = strcmp(path, "-") == 0;
 	const char *name = from_stdin ? "stdin" : path;
-	FILE *in = from_stdin ? stdin : fopen(path, "r");
+	FILE *in = from_stdin ? stdin : cli_input_open(path);
 	if (!in) {
 		fprintf(stderr, "thermlog runs import: could not read %s: %s\n", name,
 			strerror(errno));

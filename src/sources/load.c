@@ -37,6 +37,7 @@ struct load_sensor {
 		int64_t busy, total;
 		bool valid;
 	} prev;
+	int said_rc; // the error of its own /proc/stat line said (0 = none): said once a change
 };
 
 static struct load_sensor *add_load(struct sensor *s, enum item item, int sub) {
@@ -386,17 +387,32 @@ static int read_cpu(struct source_ctx *ctx, struct sensor *s, double *value) {
 	struct shared_file *f = &files(ctx)->f[SHARED_STAT];
 	int rc = pass_text(ctx, SHARED_STAT, ctx->proc_fd, "stat", s->path, &text);
 	struct loadparse_ticks now;
-	if (rc == 0) {
-		index_cpu_lines(f);
-		const char *line = cpu_line_of(f, ls->sub);
-		rc = line ? loadparse_stat(line, ls->sub, &now, &s->why) : -ENOENT;
-	}
-	if (rc < 0) {
-		// Offline (no line) or unreadable: the CPU's next reading is a first one again.
+	if (rc < 0) { // the file: said once for all its channels
 		ls->prev.valid = false;
 		return rc == -ENOENT ? rc : shared_error(f, s, rc);
 	}
 	f->said_rc = 0;
+	index_cpu_lines(f);
+	const char *line = cpu_line_of(f, ls->sub);
+	rc = line ? loadparse_stat(line, ls->sub, &now, &s->why) : -ENOENT;
+	if (rc < 0) {
+		// Offline (no line) or its line unreadable: the next reading is a first one again.
+		// A line's error is this channel's, said once (the other CPUs read on meanwhile).
+		ls->prev.valid = false;
+		if (rc != -ENOENT && rc != ls->said_rc) {
+			char cpu[16] = "cpu";
+			if (ls->sub >= 0) {
+				snprintf(cpu, sizeof(cpu), "cpu%d", ls->sub);
+			}
+			log_warn("could not read %s: its %s line: %s: load/%s is absent until it "
+				 "reads again",
+				 s->path, cpu, s->why ? s->why : strerror(-rc), cpu);
+		}
+		ls->said_rc = rc == -ENOENT ? 0 : rc;
+		s->err_said = rc != -ENOENT;
+		return rc;
+	}
+	ls->said_rc = 0;
 	struct loadparse_ticks before = {.total = ls->prev.total, .busy = ls->prev.busy};
 	rc = loadparse_busy(ls->prev.valid ? &before : NULL, &now, value);
 	ls->prev.total = now.total;

@@ -1038,10 +1038,32 @@ static int handle_progress(void *arg) {
 	return 0;
 }
 
+/*
+ * A path that names something other than a regular file (a FIFO, a device, a directory) is no
+ * database: refused before SQLite opens it, which would wait for ever for a FIFO's writer.
+ */
+static int refuse_special(const char *path) {
+	struct stat st;
+	if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0 ||
+	    stat(path, &st) < 0 || S_ISREG(st.st_mode)) {
+		return 0; // absent (a writer creates it), or a file: SQLite says the rest
+	}
+	const char *what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+			   : S_ISDIR(st.st_mode)  ? "a directory"
+			   : S_ISSOCK(st.st_mode) ? "a socket"
+						  : "a device";
+	log_error("store: %s is not a regular file (%s): not a database", path, what);
+	return -EINVAL;
+}
+
 int store_open(struct store **out, const char *path, enum store_mode mode) {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, configure_sqlite);
 	*out = NULL;
+	int special = refuse_special(path);
+	if (special < 0) {
+		return special;
+	}
 	struct store *store = xcalloc(1, sizeof(*store));
 	store->path = xstrdup(path);
 	store->mode = mode;

@@ -28,10 +28,10 @@ open(empty_cfg, "w").close()
 NOW = int(time.time())
 
 
-def run(*args, db=None, stdin=None, cfg=None, wrap=()):
+def run(*args, db=None, stdin=None, cfg=None, wrap=(), timeout=120):
     glob = ["-c", cfg or empty_cfg] + (["--db", db] if db else [])
     return subprocess.run([*wrap, thermlog, *glob, *args], capture_output=True, text=True,
-                          input=stdin, timeout=120)
+                          input=stdin, timeout=timeout)
 
 
 def write(path, text):
@@ -466,8 +466,36 @@ def test_bad_times():
        "thermlog repair --drop-after: the same message", p.stderr)
 
 
+def test_fifos():
+    """A FIFO with no writer as the database, a compared database or an import file: the
+    command answers (a database is refused, naming it; an import reads it as empty) instead of
+    blocking for ever in open(), as the daemon already refuses a FIFO."""
+    good = make_db("fifo-good.db", n=10)
+    fifo = os.path.join(tmp, "nobody-writes.fifo")
+    os.mkfifo(fifo)
+    for args, db in ((("stats",), fifo), (("export",), fifo),
+                     (("report", "--compare", fifo, "-o", os.path.join(tmp, "f.html")), good),
+                     (("runs", "compare", "--label", "x", fifo), good)):
+        try:
+            p = run(*args, db=db, timeout=20)
+            answered = p.returncode != 0 and "nobody-writes.fifo" in p.stderr and \
+                "not a regular file" in p.stderr
+            detail = p.stderr
+        except subprocess.TimeoutExpired:
+            answered, detail = False, "blocked for 20 s"
+        ok(answered, f"{' '.join(args[:2])} with a FIFO as a database: refused, naming it",
+           detail)
+    try:
+        p = run("import", fifo, db=os.path.join(tmp, "fifo-import.db"), timeout=20)
+        answered = p.returncode != 0 and "nobody-writes.fifo" in p.stderr
+        detail = p.stderr
+    except subprocess.TimeoutExpired:
+        answered, detail = False, "blocked for 20 s"
+    ok(answered, "import of a FIFO nobody writes: an empty file, said, not a hang", detail)
+
+
 tests = [test_targets, test_times, test_counts, test_import_then_daemon, test_windows, test_readonly, test_sample,
-         test_batches, test_full_output, test_bad_times]
+         test_batches, test_full_output, test_bad_times, test_fifos]
 try:
     for t in tests:
         try:

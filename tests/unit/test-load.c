@@ -5,6 +5,7 @@
  * load, and a malformed or unreadable debugfs file costs only its own channels.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -245,8 +246,57 @@ static void test_unreadable(void) {
 	rig_finish(&g);
 }
 
+/* Lines of stderr written while @n passes read (the sampler's warnings), into *@out. */
+static size_t warnings_over(struct rig *g, int n, char *out, size_t size) {
+	char path[160];
+	snprintf(path, sizeof(path), "%s/stderr", g->dir);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, STDERR_FILENO);
+	for (int i = 0; i < n; i++) {
+		rig_read(g, 10 + i);
+	}
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	ssize_t len = pread(fd, out, size - 1, 0);
+	close(fd);
+	out[len > 0 ? len : 0] = '\0';
+	size_t lines = 0;
+	for (const char *c = out; *c; c++) {
+		lines += *c == '\n';
+	}
+	return lines;
+}
+
+/* A /proc/stat whose cpu3 line cannot be read is said once, not at every pass. */
+static void test_stat_warned_once(void) {
+	struct rig g;
+	rig_init(&g);
+	long long busy[8] = {1, 1, 1, 1, 1, 1, 1, 1}, idle[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	write_stat(&g, busy, idle);
+	g.s = sampler_create(&g.cfg);
+	rig_read(&g, 0);
+	write_file(g.stat,
+		   "cpu  9 0 0 9 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\ncpu1 1 0 0 1 0 0 "
+		   "0 0 0 0\ncpu2 1 0 0 1 0 0 0 0 0 0\ncpu3 garbage\ncpu4 1 0 0 1 0 0 0 0 0 "
+		   "0\ncpu5 1 0 0 1 0 0 0 0 0 0\ncpu6 1 0 0 1 0 0 0 0 0 0\ncpu7 1 0 0 1 0 0 0 "
+		   "0 0 0\nintr 1\n");
+	char text[4096];
+	size_t lines = warnings_over(&g, 5, text, sizeof(text));
+	int err;
+	value(&g, "load/cpu3", &err);
+	ok(err == -EBADMSG && lines == 1 && strstr(text, "cpu3"),
+	   "a malformed cpu3 line: one warning over five passes, naming it");
+	if (lines != 1) {
+		printf("# %s", text);
+	}
+	rig_finish(&g);
+}
+
 int main(void) {
 	test_cpus_and_npu();
 	test_unreadable();
+	test_stat_warned_once();
 	return test_done();
 }
