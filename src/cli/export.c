@@ -294,6 +294,12 @@ struct importer {
 	int col_time, col_unix, col_channel, col_value, col_unit, col_label;
 	struct wide_column *wide; // a wide file's channel columns, else NULL
 	size_t n_wide;
+	size_t n_fields; // the header's count: a wide row with another, a long one with more: bad
+	/* The second pass's values of one cycle, stored together (store_insert_samples()). */
+	struct store_import_value *pending;
+	size_t n_pending, cap_pending;
+	int64_t pending_ts;
+	unsigned long pending_line; // the last row they came from
 	int64_t bad, good;
 	int64_t added, identical, conflicting; // second pass: what the store found
 	int64_t in_batch;                      // values in the open transaction
@@ -312,6 +318,19 @@ static uint64_t hash_key(const char *s) {
 		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
 	}
 	return h;
+}
+
+static int cmp_stored(const void *a, const void *b) {
+	return strcmp(((const struct store_channel *)a)->ch.key,
+		      ((const struct store_channel *)b)->ch.key);
+}
+
+/* The database's channel @key, or NULL: a binary search of im->stored, sorted by key. */
+static const struct store_channel *stored_channel(const struct importer *im, const char *key) {
+	struct store_channel probe = {.ch.key = (char *)key};
+	return im->n_stored
+		       ? bsearch(&probe, im->stored, im->n_stored, sizeof(*im->stored), cmp_stored)
+		       : NULL;
 }
 
 static struct import_channel *find_channel(struct importer *im, const char *key, bool add) {
@@ -343,15 +362,13 @@ static struct import_channel *find_channel(struct importer *im, const char *key,
 	im->ch = xgrow(im->ch, &im->cap_ch, im->n_ch + 1, sizeof(*im->ch));
 	struct import_channel *c = &im->ch[im->n_ch];
 	*c = (struct import_channel){.key = xstrdup(key)};
-	for (size_t i = 0; i < im->n_stored; i++) {
-		if (strcmp(im->stored[i].ch.key, key) == 0) {
-			c->known = true;
-			c->id = im->stored[i].id;
-			c->resolution = im->stored[i].ch.resolution;
-			c->stored_resolution = c->resolution;
-			c->unit = im->stored[i].ch.unit;
-			break;
-		}
+	const struct store_channel *stored = stored_channel(im, key);
+	if (stored) {
+		c->known = true;
+		c->id = stored->id;
+		c->resolution = stored->ch.resolution;
+		c->stored_resolution = c->resolution;
+		c->unit = stored->ch.unit;
 	}
 	im->index[s] = ++im->n_ch;
 	return c;
@@ -432,6 +449,14 @@ static bool parse_wide_column(const char *h, struct wide_column *out) {
 	return good;
 }
 
+/* Wide columns by key, then by column. */
+static int cmp_wide_key(const void *a, const void *b) {
+	const struct wide_column *x = *(const struct wide_column *const *)a;
+	const struct wide_column *y = *(const struct wide_column *const *)b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->col > y->col) - (x->col < y->col);
+}
+
 static bool parse_header(struct importer *im, struct csv_reader *r) {
 	im->col_time = im->col_unix = im->col_channel = im->col_value = im->col_unit = -1;
 	im->col_label = -1;
@@ -466,6 +491,7 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 		return false;
 	}
 	if (im->col_channel >= 0 && im->col_value >= 0) {
+		im->n_fields = r->n_fields;
 		return true; // long
 	}
 	if (im->col_channel >= 0 || im->col_value >= 0 || im->col_unit >= 0 || im->col_label >= 0) {
@@ -492,23 +518,30 @@ static bool parse_header(struct importer *im, struct csv_reader *r) {
 			return false;
 		}
 		w->col = (int)i;
-		for (size_t k = 0; k < im->n_wide; k++) {
-			if (strcmp(im->wide[k].key, w->key) == 0) {
-				fprintf(stderr, "%s:%lu: channel %s has two columns (%d and %zu)\n",
-					im->name, r->line, w->key, im->wide[k].col + 1, i + 1);
-				free(w->key);
-				free(w->unit);
-				free(w->label);
-				return false;
-			}
-		}
 		im->n_wide++;
 	}
 	if (im->n_wide == 0) {
 		fprintf(stderr, "%s:%lu: the header names no channel column\n", im->name, r->line);
 		return false;
 	}
-	return true;
+	// A channel named twice, found sorted (20,000 columns: no pairwise comparison).
+	const struct wide_column **sorted = xcalloc(im->n_wide, sizeof(*sorted));
+	for (size_t i = 0; i < im->n_wide; i++) {
+		sorted[i] = &im->wide[i];
+	}
+	qsort(sorted, im->n_wide, sizeof(*sorted), cmp_wide_key);
+	bool good = true;
+	for (size_t i = 1; good && i < im->n_wide; i++) {
+		if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0) {
+			fprintf(stderr, "%s:%lu: channel %s has two columns (%d and %d)\n",
+				im->name, r->line, sorted[i]->key, sorted[i - 1]->col + 1,
+				sorted[i]->col + 1);
+			good = false;
+		}
+	}
+	free(sorted);
+	im->n_fields = r->n_fields;
+	return good;
 }
 
 /* A data row's time, checked. */
@@ -638,33 +671,38 @@ static bool parse_value(struct importer *im, unsigned long line, const char *key
 	return true;
 }
 
-/* Stores one checked value, in short transactions. 0, or -1 after saying why. */
-static int import_value(struct importer *im, struct store *store, struct import_channel *c,
-			int64_t ts, const struct decimal *value, unsigned long line) {
-	int64_t q;
-	if (!quantize(value, c->resolution, &q)) {
-		return 0; // reported by the first pass (--skip-bad)
+/* Stores the values of one cycle gathered so far, in short transactions. 0, or -1 after saying
+ * why. */
+static int import_flush(struct importer *im, struct store *store) {
+	if (im->n_pending == 0) {
+		return 0;
 	}
-	enum store_import_result res;
-	if (store_insert_sample(store, ts, c->id, q, &res) < 0) {
-		fprintf(stderr, "%s:%lu: could not store the value\n", im->name, line);
+	size_t n = im->n_pending;
+	im->n_pending = 0;
+	if (store_insert_samples(store, im->pending_ts, im->pending, n) < 0) {
+		fprintf(stderr, "%s:%lu: could not store the values\n", im->name, im->pending_line);
 		return -1;
 	}
-	im->added += res == STORE_IMPORT_NEW;
-	im->identical += res == STORE_IMPORT_IDENTICAL;
-	im->conflicting += res == STORE_IMPORT_CONFLICT;
+	for (size_t i = 0; i < n; i++) {
+		enum store_import_result res = im->pending[i].result;
+		im->added += res == STORE_IMPORT_NEW;
+		im->identical += res == STORE_IMPORT_IDENTICAL;
+		im->conflicting += res == STORE_IMPORT_CONFLICT;
+	}
 	// Short transactions with a pause between them: a daemon's cycle write waiting on
 	// its busy handler gets in within one pause instead of waiting for the whole file.
-	if (++im->in_batch >= IMPORT_BATCH || mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
+	im->in_batch += (int64_t)n;
+	if (im->in_batch >= IMPORT_BATCH || mono_ms() - im->batch_start >= IMPORT_BATCH_MS) {
 		if (store_commit(store) < 0) {
-			fprintf(stderr, "%s:%lu: could not commit\n", im->name, line);
+			fprintf(stderr, "%s:%lu: could not commit\n", im->name, im->pending_line);
 			return -1;
 		}
 		log_debug("import: committed %lld values", (long long)im->in_batch);
 		im->in_batch = 0;
 		nanosleep(&(struct timespec){0, IMPORT_PAUSE_MS * 1000000L}, NULL);
 		if (store_begin(store) < 0) {
-			fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name, line);
+			fprintf(stderr, "%s:%lu: could not start a transaction\n", im->name,
+				im->pending_line);
 			return -1;
 		}
 		im->batch_start = mono_ms();
@@ -672,9 +710,36 @@ static int import_value(struct importer *im, struct store *store, struct import_
 	return 0;
 }
 
+/*
+ * Gathers one checked value; the values of one cycle (a wide row, or long rows of one time in
+ * a row) are stored together: a cycle's row is written once, not once a value.
+ */
+static int import_value(struct importer *im, struct store *store, struct import_channel *c,
+			int64_t ts, const struct decimal *value, unsigned long line) {
+	int64_t q;
+	if (!quantize(value, c->resolution, &q)) {
+		return 0; // reported by the first pass (--skip-bad)
+	}
+	if (im->n_pending > 0 && ts != im->pending_ts && import_flush(im, store) < 0) {
+		return -1;
+	}
+	im->pending = xgrow(im->pending, &im->cap_pending, im->n_pending + 1, sizeof(*im->pending));
+	im->pending[im->n_pending++] = (struct store_import_value){.channel_id = c->id, .q = q};
+	im->pending_ts = ts;
+	im->pending_line = line;
+	return 0;
+}
+
 /* The values of a data row: one (long) or one per non-empty channel cell (wide). */
 static int import_row(struct importer *im, const struct csv_reader *r, struct store *store,
 		      bool first_pass) {
+	// A wide row with a cell too many or too few has every value after it in another
+	// channel's column; a long row may end before its optional unit and label.
+	if (im->wide ? r->n_fields != im->n_fields : r->n_fields > im->n_fields) {
+		report(im, r->line, "%zu fields where the header has %zu: a ragged row",
+		       r->n_fields, im->n_fields);
+		return 0;
+	}
 	int64_t ts;
 	if (!parse_time(im, r, &ts)) {
 		return 0;
@@ -725,6 +790,9 @@ static int import_pass(struct importer *im, FILE *in, struct store *store, bool 
 			break;
 		}
 	}
+	if (rc == 0 && !first_pass && import_flush(im, store) < 0) {
+		rc = -1;
+	}
 	if (rc < 0 && r.error[0]) {
 		fprintf(stderr, "%s: %s\n", im->name, r.error);
 	}
@@ -759,23 +827,36 @@ static FILE *spool(FILE *in) {
  * values show) and refines the stored ones it writes finer; -1 after the message.
  */
 static int import_channels(struct importer *im, struct store *store, int64_t *new_channels) {
+	struct channel *chs = xcalloc(im->n_ch ? im->n_ch : 1, sizeof(*chs));
+	struct import_channel **of = xcalloc(im->n_ch ? im->n_ch : 1, sizeof(*of));
+	int64_t *ids = xcalloc(im->n_ch ? im->n_ch : 1, sizeof(*ids));
+	size_t n = 0;
 	for (size_t i = 0; i < im->n_ch; i++) {
 		struct import_channel *c = &im->ch[i];
 		if (c->known || c->rows == 0) {
 			continue;
 		}
 		c->resolution = 1.0 / (double)pow10s[c->places];
-		struct channel ch = {.key = c->key,
-				     .source = "import",
-				     .label = c->label ? c->label : c->key,
-				     .kind = channel_kind_of_unit(c->unit),
-				     .unit = c->unit,
-				     .resolution = c->resolution};
-		if (store_channel_ensure(store, &ch, &c->id) < 0) {
-			fprintf(stderr, "thermlog import: could not register channel %s\n", c->key);
-			return -1;
-		}
-		(*new_channels)++;
+		of[n] = c;
+		chs[n++] = (struct channel){.key = c->key,
+					    .source = "import",
+					    .label = c->label ? c->label : c->key,
+					    .kind = channel_kind_of_unit(c->unit),
+					    .unit = c->unit,
+					    .resolution = c->resolution};
+	}
+	// one call for them all: thousands of columns register in O(n log n)
+	int rc = n > 0 ? store_channels_ensure(store, chs, n, ids) : 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		of[i]->id = ids[i];
+	}
+	*new_channels += rc == 0 ? (int64_t)n : 0;
+	free(chs);
+	free(of);
+	free(ids);
+	if (rc < 0) {
+		fprintf(stderr, "thermlog import: could not register the %zu new channels\n", n);
+		return -1;
 	}
 	for (size_t i = 0; i < im->n_ch; i++) {
 		struct import_channel *c = &im->ch[i];
@@ -855,6 +936,9 @@ int cli_import(struct cli_context *ctx, int argc, char **argv) {
 		fprintf(stderr, "thermlog import: could not read the database\n");
 		goto out;
 	}
+	if (im.n_stored > 0) {
+		qsort(im.stored, im.n_stored, sizeof(*im.stored), cmp_stored);
+	}
 	if (import_pass(&im, in, store, true) < 0) {
 		goto out;
 	}
@@ -911,6 +995,7 @@ out:
 	free(im.ch);
 	wide_columns_free(&im);
 	free(im.index);
+	free(im.pending);
 	store_channels_free(im.stored, im.n_stored);
 	fclose(in);
 	return rc;

@@ -465,12 +465,13 @@ static int demo_setup(struct daemon *d, int64_t now) {
 	free(errors);
 	d->db_path = xstrdup(d->demo.db_path);
 	if (d->opt.board) {
-		log_info("demo: simulated ROCK 5C answering to work (ambient %g °C, big cores to %lld "
-			 "MHz, %s, time scale %g) in %s, database %s (seed %" PRIu64 ")",
-			 board.ambient_c,
-			 (long long)(board.big_max_khz ? board.big_max_khz / 1000 : 2400),
-			 board.cooling == SIMBOARD_COOLING_PASSIVE ? "passive cooling" : "fan",
-			 board.time_scale, sim_root(d->demo.sim), d->db_path, d->opt.seed);
+		log_info(
+			"demo: simulated ROCK 5C answering to work (ambient %g °C, big cores to %lld "
+			"MHz, %s, time scale %g) in %s, database %s (seed %" PRIu64 ")",
+			board.ambient_c,
+			(long long)(board.big_max_khz ? board.big_max_khz / 1000 : 2400),
+			board.cooling == SIMBOARD_COOLING_PASSIVE ? "passive cooling" : "fan",
+			board.time_scale, sim_root(d->demo.sim), d->db_path, d->opt.seed);
 	} else {
 		log_info("demo: simulated ROCK 5C in %s, database %s (seed %" PRIu64 ")",
 			 sim_root(d->demo.sim), d->db_path, d->opt.seed);
@@ -843,7 +844,21 @@ static const struct loop_handler {
 
 #define HANDLERS_N (sizeof(handlers) / sizeof(handlers[0]))
 
+/* True when SIGTERM or SIGINT waits at the signalfd. */
+static bool stop_pending(void) {
+	sigset_t pending;
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+}
+
 static int run(struct daemon *d) {
+	// A stop asked for during the start (a discovery of thousands of cooling devices, which
+	// then ends early) stops before the first cycle, which would read a half-found list.
+	while (stop_pending()) {
+		if (handle_signal(d, steptime_now_ms()) == LOOP_STOP) {
+			return LOOP_STOP;
+		}
+	}
 	// When the last poll returned, boot clock ms: the first cycle runs before the first poll,
 	// and its step counts as the loop's first (a miss after a slow one names it).
 	int64_t woke = mono_ms();

@@ -121,6 +121,7 @@ struct recorder {
 	uint64_t throttle_scan_version;            // the sampler's channel list last checked
 	uint64_t throttle_scan_keys;               // the hash of that list's keys
 	int throttle_scan_root;                    // the sampler's root fd it reads
+	char *throttle_limits_said;                // throttlescan_limits() said; NULL = none
 	bool throttle_failed;                      // the last episode write failed (logged)
 	bool rescale_failed;                       // the last rescale batch failed (logged)
 	dev_t db_dev; // the database file opened, to notice it deleted or replaced
@@ -374,6 +375,14 @@ static void throttle_topology(struct recorder *r, const struct cycle *c) {
 		throttlescan_destroy(r->throttle_scan);
 		r->throttle_scan = throttlescan_create(root_fd);
 		r->throttle_scan_root = root_fd;
+		// a limit said once for the board, again only when what it leaves out changes
+		const char *limits = throttlescan_limits(r->throttle_scan);
+		if (limits &&
+		    (!r->throttle_limits_said || strcmp(limits, r->throttle_limits_said) != 0)) {
+			log_warn("throttle detection: %s", limits);
+		}
+		free(r->throttle_limits_said);
+		r->throttle_limits_said = limits ? xstrdup(limits) : NULL;
 	}
 	r->throttle_scan_version = version;
 	r->throttle_scan_keys = keys;
@@ -1116,6 +1125,7 @@ void recorder_destroy(struct recorder *r) {
 	capwatch_destroy(r->capwatch);
 	throttle_tracker_destroy(r->throttle);
 	throttlescan_destroy(r->throttle_scan);
+	free(r->throttle_limits_said);
 	free(r->throttle_in);
 	if (r->q_len) {
 		log_warn("%zu cycles were never written: the database did not accept them",

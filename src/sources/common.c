@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,13 +257,78 @@ void source_key_sanitize(char *s) {
 	}
 }
 
-static bool key_taken(const struct sensor_list *list, const char *key) {
-	for (size_t i = 0; i < list->n; i++) {
-		if (strcmp(list->channels[i].key, key) == 0) {
-			return true;
+/* A key taken, and the next "#N" to try for a key added again under it. */
+struct sensor_key_slot {
+	const char *key; // the channel's own string; NULL = empty slot
+	int next;
+};
+
+static size_t key_hash(const char *key) {
+	uint64_t h = 1469598103934665603ULL; // FNV-1a
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+		h = (h ^ *p) * 1099511628211ULL;
+	}
+	return (size_t)h;
+}
+
+/* The slot of @key in the list's index: its own, or the empty one it would take. */
+static struct sensor_key_slot *key_slot(const struct sensor_list *list, const char *key) {
+	size_t mask = list->index_cap - 1;
+	for (size_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+		struct sensor_key_slot *slot = &list->index[i];
+		if (!slot->key || strcmp(slot->key, key) == 0) {
+			return slot;
 		}
 	}
-	return false;
+}
+
+/* Makes room for one more key (at most half full), indexing every channel when first used. */
+static void key_index_grow(struct sensor_list *list) {
+	if (list->index && 2 * (list->index_n + 1) <= list->index_cap) {
+		return;
+	}
+	struct sensor_key_slot *old = list->index;
+	size_t old_cap = list->index_cap;
+	size_t cap = 64;
+	while (cap < 2 * (list->n + list->index_n + 2)) {
+		cap *= 2;
+	}
+	list->index = xcalloc(cap, sizeof(*list->index));
+	list->index_cap = cap;
+	list->index_n = 0;
+	if (old) {
+		for (size_t i = 0; i < old_cap; i++) {
+			if (old[i].key) {
+				*key_slot(list, old[i].key) = old[i];
+				list->index_n++;
+			}
+		}
+		free(old);
+		return;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		struct sensor_key_slot *slot = key_slot(list, list->channels[i].key);
+		if (!slot->key) {
+			*slot = (struct sensor_key_slot){.key = list->channels[i].key, .next = 2};
+			list->index_n++;
+		}
+	}
+}
+
+/* A key not in the list yet: @key, else @key#N with the first N free from the last tried. */
+static char *unique_key(struct sensor_list *list, const char *key) {
+	key_index_grow(list);
+	struct sensor_key_slot *base = key_slot(list, key);
+	if (!base->key) {
+		return xstrdup(key);
+	}
+	for (;;) {
+		char *candidate = xasprintf("%s#%d", key, base->next++);
+		if (!key_slot(list, candidate)->key) {
+			return candidate;
+		}
+		free(candidate);
+	}
 }
 
 struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
@@ -274,11 +340,10 @@ struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops
 		list->sensors =
 			xgrow(list->sensors, &list->cap, list->n + 1, sizeof(*list->sensors));
 	}
-	char *unique = xstrdup(key);
-	for (int i = 2; key_taken(list, unique); i++) {
-		free(unique);
-		unique = xasprintf("%s#%d", key, i);
-	}
+	char *unique = unique_key(list, key);
+	key_index_grow(list); // the new key's room (a "#N" may have taken the last)
+	*key_slot(list, unique) = (struct sensor_key_slot){.key = unique, .next = 2};
+	list->index_n++;
 	struct channel *c = &list->channels[list->n];
 	*c = (struct channel){
 		.key = unique,
@@ -347,7 +412,20 @@ void sensor_list_finish(struct sensor_list *list) {
 	}
 	free(list->channels);
 	free(list->sensors);
+	free(list->index);
 	*list = (struct sensor_list){0};
+}
+
+void sensor_list_seal(struct sensor_list *list) {
+	free(list->index);
+	list->index = NULL;
+	list->index_n = list->index_cap = 0;
+}
+
+bool source_stop_pending(void) {
+	sigset_t pending;
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
 }
 
 void source_meta_begin(struct buf *meta, struct json *j) {

@@ -149,6 +149,15 @@ void sampler_rescan(struct sampler *s) {
 			sources[i]->cleanup(&s->ctx);
 		}
 	}
+	sensor_list_seal(&fresh);
+	if (source_stop_pending()) {
+		// SIGTERM came during discovery, which stopped early: the daemon stops next, and
+		// no cycle reads a half-found list.
+		log_debug("discovery stopped: a signal to stop is pending");
+		sensor_list_finish(&fresh);
+		s->rescan_due = true;
+		return;
+	}
 	apply_config(s->ctx.cfg, &fresh);
 	// Carry over open fds and error states, so a rescan neither reopens nor re-logs.
 	for (size_t i = 0; i < fresh.n; i++) {
@@ -198,7 +207,7 @@ struct sampler *sampler_create(const struct config *cfg) {
 		n_sysfs += s->list.sensors[i].ops != &source_meminfo &&
 			   s->list.sensors[i].ops != &source_load;
 	}
-	if (n_sysfs == 0) {
+	if (n_sysfs == 0 && !source_stop_pending()) {
 		// Said once at start, here, so `thermlog sample` and thermlogd both say it.
 		log_warn("no channels found under %s (thermal zones, cpufreq, devfreq, IIO and "
 			 "hwmon searched): check sysfs_root in the configuration (or "

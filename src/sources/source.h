@@ -59,10 +59,16 @@ struct sensor {
 struct buf;
 struct json;
 
+struct sensor_key_slot;
+
 struct sensor_list {
 	struct channel *channels; // parallel arrays of n
 	struct sensor *sensors;
 	size_t n, cap;
+	/* The keys taken, hashed (sensor_list_add() is O(1) however many channels share a
+	 * name); dropped by sensor_list_seal() once discovery is over. */
+	struct sensor_key_slot *index;
+	size_t index_n, index_cap;
 };
 
 /* A source driver; its name is its id's (config_source_name()). */
@@ -84,8 +90,9 @@ const struct source_ops *source_driver(enum source_id id);
 
 /**
  * Appends a channel with the given identity; every string is copied. A key that is already in
- * the list gets "#2", "#3" ... Returns the new sensor (fds closed, scale 1, divisor 1, gains
- * identity) for the caller to fill in; its channel's meta is NULL.
+ * the list gets "#2", "#3" ... (the next free one: O(1) on average, however many share it) Returns
+ * the new sensor (fds closed, scale 1, divisor 1, gains identity) for the caller to fill in; its
+ * channel's meta is NULL.
  */
 struct sensor *sensor_list_add(struct sensor_list *list, const struct source_ops *ops,
 			       const char *key, const char *source, const char *label,
@@ -110,6 +117,13 @@ void thermal_trips_json(int root_fd, const char *dir, struct json *j);
 void source_meta_int(int root_fd, const char *path, struct json *j, const char *key);
 /** Closes the fds and frees everything; accepts a zeroed list. */
 void sensor_list_finish(struct sensor_list *list);
+/** Ends discovery: frees the keys' index (a later sensor_list_add() builds it again). */
+void sensor_list_seal(struct sensor_list *list);
+/**
+ * True when SIGTERM or SIGINT waits, blocked (the daemon reads them from a signalfd): a
+ * discovery walking thousands of entries stops early, so the daemon stops at once.
+ */
+bool source_stop_pending(void);
 /** Closes a sensor's fds and frees its driver state. */
 void sensor_finish(struct sensor *sensor);
 /** The driver state of @sensor: @size zeroed bytes, allocated at the first call (discovery). */

@@ -135,10 +135,11 @@ static void thermal_discover(struct source_ctx *ctx, struct sensor_list *out) {
 	if (!zones || !cdevs) {
 		log_debug("no class/thermal: %s", strerror(errno));
 	}
-	for (char **p = zones; p && *p; p++) {
+	// thousands of cooling devices (one per CPU) take a while: a stop asked for ends it
+	for (char **p = zones; p && *p && !source_stop_pending(); p++) {
 		discover_zone(ctx, out, *p);
 	}
-	for (char **p = cdevs; p && *p; p++) {
+	for (char **p = cdevs; p && *p && !source_stop_pending(); p++) {
 		discover_cooling(ctx, out, *p);
 	}
 	source_free_names(zones);

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "counters.h"
 #include "sampler.h"
 #include "source.h"
@@ -168,7 +170,32 @@ struct throttlescan {
 	size_t n_zones;
 	struct scan_cdev cdevs[THROTTLE_MAX_CDEVS];
 	size_t n_cdevs;
+	struct buf limits; // what a limit left out, for throttlescan_limits(); "" = nothing
 };
+
+/* Adds one limit that applied to the note throttlescan_limits() gives. */
+__attribute__((format(printf, 2, 3))) static void limit_applied(struct throttlescan *ts,
+								const char *fmt, ...) {
+	if (ts->limits.len > 0) {
+		buf_puts(&ts->limits, "; ");
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&ts->limits, fmt, ap);
+	va_end(ap);
+}
+
+/* Counts what a limit leaves out and names the first one, for limit_applied(). */
+struct left_out {
+	size_t n;
+	char first[THROTTLE_NAME_LEN];
+};
+
+static void leave_out(struct left_out *l, const char *name) {
+	if (l->n++ == 0) {
+		snprintf(l->first, sizeof(l->first), "%s", name);
+	}
+}
 
 struct policies {
 	char *names[THROTTLE_MAX_DOMAINS];
@@ -178,7 +205,12 @@ struct policies {
 
 static void find_policies(struct throttlescan *ts, struct policies *pol) {
 	char **names = source_list_dir(ts->root_fd, CPUFREQ_DIR, "policy");
-	for (char **p = names; p && *p && pol->n < THROTTLE_MAX_DOMAINS; p++) {
+	struct left_out left = {0};
+	for (char **p = names; p && *p; p++) {
+		if (pol->n == THROTTLE_MAX_DOMAINS) {
+			leave_out(&left, *p);
+			continue;
+		}
 		char dir[128], path[192], text[512];
 		snprintf(dir, sizeof(dir), CPUFREQ_DIR "/%s", *p);
 		snprintf(path, sizeof(path), "%s/related_cpus", dir);
@@ -199,6 +231,10 @@ static void find_policies(struct throttlescan *ts, struct policies *pol) {
 		held_init(&d->cap, path);
 		d->khz = true;
 		ts->n_domains++;
+	}
+	if (left.n > 0) {
+		limit_applied(ts, "%zu cpufreq policies past the first %d left out (%s on)", left.n,
+			      THROTTLE_MAX_DOMAINS, left.first);
 	}
 	source_free_names(names);
 }
@@ -231,11 +267,18 @@ static bool top_frequency(int root_fd, const char *dir, int64_t *hz) {
 
 static void find_devfreq(struct throttlescan *ts) {
 	char **names = source_list_dir(ts->root_fd, "class/devfreq", NULL);
-	for (char **p = names; p && *p && ts->n_domains < THROTTLE_MAX_DOMAINS; p++) {
+	struct left_out left = {0};
+	for (char **p = names; p && *p; p++) {
 		char dir[128];
 		snprintf(dir, sizeof(dir), "class/devfreq/%s", *p);
-		struct scan_domain *d = &ts->domains[ts->n_domains];
+		struct scan_domain spare, *d = ts->n_domains < THROTTLE_MAX_DOMAINS
+						       ? &ts->domains[ts->n_domains]
+						       : &spare;
 		if (!top_frequency(ts->root_fd, dir, &d->max_hz)) {
+			continue;
+		}
+		if (d == &spare) {
+			leave_out(&left, *p);
 			continue;
 		}
 		set_name(d->name, "devfreq/", *p);
@@ -245,15 +288,23 @@ static void find_devfreq(struct throttlescan *ts) {
 		d->khz = false;
 		ts->n_domains++;
 	}
+	if (left.n > 0) {
+		limit_applied(ts, "%zu devfreq devices past %d frequency domains left out (%s on)",
+			      left.n, THROTTLE_MAX_DOMAINS, left.first);
+	}
 	source_free_names(names);
 }
 
-static void read_trips(int root_fd, const char *dir, struct throttle_zone_reading *z) {
-	for (int k = 0; k < THROTTLE_MAX_TRIPS; k++) {
+/* The zone's trips, the first THROTTLE_MAX_TRIPS; true when it has more. */
+static bool read_trips(int root_fd, const char *dir, struct throttle_zone_reading *z) {
+	for (int k = 0;; k++) {
 		char path[256], type[32];
 		snprintf(path, sizeof(path), "%s/trip_point_%d_type", dir, k);
 		if (sysfs_read_text(root_fd, path, type, sizeof(type)) < 0) {
-			break; // trips are numbered densely from 0
+			return false; // trips are numbered densely from 0
+		}
+		if (k == THROTTLE_MAX_TRIPS) {
+			return true;
 		}
 		struct throttle_trip *t = &z->trips[z->n_trips++];
 		*t = (struct throttle_trip){.temp_mc = THERMAL_TEMP_INVALID};
@@ -282,13 +333,21 @@ static bool is_cdev_link(const char *name, int *k) {
 	return true;
 }
 
-/* The zone's cdevK links (to cooling_deviceN) and cdevK_trip_point, from one listing. */
-static void read_binds(int root_fd, const char *dir, struct throttle_zone_reading *z) {
+/*
+ * The zone's cdevK links (to cooling_deviceN) and cdevK_trip_point, from one listing: the first
+ * THROTTLE_MAX_BINDS; how many more there are.
+ */
+static size_t read_binds(int root_fd, const char *dir, struct throttle_zone_reading *z) {
 	char **names = source_list_dir(root_fd, dir, "cdev");
-	for (char **p = names; p && *p && z->n_binds < THROTTLE_MAX_BINDS; p++) {
+	size_t more = 0;
+	for (char **p = names; p && *p; p++) {
 		int k;
 		char path[256], target[256];
 		if (!is_cdev_link(*p, &k)) {
+			continue;
+		}
+		if (z->n_binds == THROTTLE_MAX_BINDS) {
+			more++;
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, *p);
@@ -312,6 +371,7 @@ static void read_binds(int root_fd, const char *dir, struct throttle_zone_readin
 		z->n_binds++;
 	}
 	source_free_names(names);
+	return more;
 }
 
 /* True when the zone can explain a cap: a passive trip to cross or a cooling device bound. */
@@ -326,20 +386,33 @@ static bool zone_explains(const struct throttle_zone_reading *z) {
 
 static void find_zones(struct throttlescan *ts) {
 	char **names = source_list_dir(ts->root_fd, "class/thermal", "thermal_zone");
-	for (char **p = names; p && *p && ts->n_zones < THROTTLE_MAX_ZONES; p++) {
+	struct left_out left = {0}, trips = {0}, binds = {0};
+	for (char **p = names; p && *p; p++) {
 		char dir[128], path[192], text[THROTTLE_NAME_LEN];
 		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
-		struct scan_zone *sz = &ts->zones[ts->n_zones];
+		// past the limit a spare: read to tell whether the zone would be watched
+		struct scan_zone spare,
+			*sz = ts->n_zones < THROTTLE_MAX_ZONES ? &ts->zones[ts->n_zones] : &spare;
 		*sz = (struct scan_zone){0};
-		read_trips(ts->root_fd, dir, &sz->z);
+		bool more_trips = read_trips(ts->root_fd, dir, &sz->z);
 		if (sz->z.n_trips == 0) {
 			continue; // no trip to cross or bind a cooling device at: one failed open
 		}
-		read_binds(ts->root_fd, dir, &sz->z);
+		size_t more_binds = read_binds(ts->root_fd, dir, &sz->z);
 		snprintf(path, sizeof(path), "%s/type", dir);
 		if (!zone_explains(&sz->z) ||
 		    sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
 			continue; // nothing a cap could be blamed on: not read each cycle
+		}
+		if (sz == &spare) {
+			leave_out(&left, *p);
+			continue;
+		}
+		if (more_trips) {
+			leave_out(&trips, *p);
+		}
+		if (more_binds > 0) {
+			leave_out(&binds, *p);
 		}
 		set_name(sz->z.name, "", text);
 		snprintf(path, sizeof(path), "%s/mode", dir);
@@ -350,17 +423,36 @@ static void find_zones(struct throttlescan *ts) {
 		sz->hint = SIZE_MAX;
 		ts->n_zones++;
 	}
+	if (left.n > 0) {
+		limit_applied(ts,
+			      "%zu thermal zones past the first %d left out (%s on: a cap they "
+			      "explain reads cause cap)",
+			      left.n, THROTTLE_MAX_ZONES, left.first);
+	}
+	if (trips.n > 0) {
+		limit_applied(ts, "trips past the first %d left out in %s (and %zu zones more)",
+			      THROTTLE_MAX_TRIPS, trips.first, trips.n - 1);
+	}
+	if (binds.n > 0) {
+		limit_applied(ts, "bindings past the first %d left out in %s (and %zu zones more)",
+			      THROTTLE_MAX_BINDS, binds.first, binds.n - 1);
+	}
 	source_free_names(names);
 }
 
 static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 	char **names = source_list_dir(ts->root_fd, "class/thermal", "cooling_device");
-	for (char **p = names; p && *p && ts->n_cdevs < THROTTLE_MAX_CDEVS; p++) {
+	struct left_out left = {0};
+	for (char **p = names; p && *p; p++) {
 		char dir[128], path[192], text[THROTTLE_NAME_LEN];
 		struct scan_cdev *sc = &ts->cdevs[ts->n_cdevs];
 		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
 		snprintf(path, sizeof(path), "%s/type", dir);
 		if (sysfs_read_text(ts->root_fd, path, text, sizeof(text)) <= 0) {
+			continue;
+		}
+		if (ts->n_cdevs == THROTTLE_MAX_CDEVS) {
+			leave_out(&left, *p);
 			continue;
 		}
 		struct throttle_cdev_reading *c = &sc->c;
@@ -385,13 +477,20 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 		held_init(&sc->stats, path);
 		ts->n_cdevs++;
 	}
+	if (left.n > 0) {
+		limit_applied(ts,
+			      "%zu cooling devices past the first %d left out (%s on: their "
+			      "states explain no episode)",
+			      left.n, THROTTLE_MAX_CDEVS, left.first);
+	}
 	source_free_names(names);
 }
 
 /* x86: each CPU's thermal_throttle directory (CONFIG_X86_THERMAL_VECTOR). */
 static void find_cpus(struct throttlescan *ts) {
 	char **names = source_list_dir(ts->root_fd, "devices/system/cpu", "cpu");
-	for (char **p = names; p && *p && ts->n_cpus < THROTTLE_MAX_CPUS; p++) {
+	struct left_out left = {0};
+	for (char **p = names; p && *p; p++) {
 		const char *num = *p + 3;
 		if (!*num || strspn(num, "0123456789") != strlen(num)) {
 			continue; // cpufreq, cpuidle
@@ -400,6 +499,10 @@ static void find_cpus(struct throttlescan *ts) {
 		snprintf(dir, sizeof(dir), "devices/system/cpu/%s/thermal_throttle", *p);
 		snprintf(path, sizeof(path), "%s/core_throttle_count", dir);
 		if (!sysfs_exists(ts->root_fd, path)) {
+			continue;
+		}
+		if (ts->n_cpus == THROTTLE_MAX_CPUS) {
+			leave_out(&left, *p);
 			continue;
 		}
 		struct scan_cpu *c = &ts->cpus[ts->n_cpus++];
@@ -411,6 +514,12 @@ static void find_cpus(struct throttlescan *ts) {
 		held_init(&c->core_time, path);
 		snprintf(path, sizeof(path), "%s/package_throttle_total_time_ms", dir);
 		held_init(&c->package_time, path);
+	}
+	if (left.n > 0) {
+		limit_applied(
+			ts,
+			"%zu CPUs' thermal_throttle counters past the first %d left out (%s on)",
+			left.n, THROTTLE_MAX_CPUS, left.first);
 	}
 	source_free_names(names);
 }
@@ -437,6 +546,7 @@ static void find_alarm(struct throttlescan *ts) {
 struct throttlescan *throttlescan_create(int root_fd) {
 	struct throttlescan *ts = xcalloc(1, sizeof(*ts));
 	ts->root_fd = root_fd;
+	buf_init(&ts->limits);
 	held_init(&ts->alarm, ""); // closed by destroy whether found or not
 	struct policies pol = {0};
 	find_policies(ts, &pol);
@@ -473,7 +583,12 @@ void throttlescan_destroy(struct throttlescan *ts) {
 		held_close(&ts->cpus[i].package_time);
 	}
 	held_close(&ts->alarm);
+	buf_finish(&ts->limits);
 	free(ts);
+}
+
+const char *throttlescan_limits(const struct throttlescan *ts) {
+	return ts->limits.len > 0 ? ts->limits.data : NULL;
 }
 
 void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t *zones,

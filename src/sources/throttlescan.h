@@ -34,6 +34,13 @@ void throttlescan_counts(const struct throttlescan *ts, size_t *domains, size_t 
 			 size_t *cdevs);
 
 /**
+ * What a limit left out (THROTTLE_MAX_ZONES, _CDEVS, _DOMAINS, _CPUS, _TRIPS, _BINDS), each
+ * with how many and the first: "8 thermal zones past the first 32 left out (thermal_zone40
+ * on: ...)"; NULL when nothing was. The daemon says it once (it is the board's, not a cycle's).
+ */
+const char *throttlescan_limits(const struct throttlescan *ts);
+
+/**
  * Fills @in's domains, zones and cooling devices with this cycle's readings (@in->ts is the
  * caller's): a domain whose cap cannot be read (an offline policy) is left out this cycle, a
  * zone's unread temperature is marked invalid, a device's unread state -1 and unread counters

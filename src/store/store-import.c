@@ -95,37 +95,94 @@ int store_drop_after(struct store *store, int64_t after, bool dry_run, struct st
 
 /* --- imports ------------------------------------------------------------------------------ */
 
-static int channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
+/* A channel of a store_channels_ensure() call by key, then by its place in the call. */
+struct ensure_key {
+	const char *key;
+	size_t i;
+};
+
+static int cmp_ensure_key(const void *a, const void *b) {
+	const struct ensure_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static int channels_ensure(struct store *store, const struct channel *chs, size_t n, int64_t *ids) {
 	int rc = store_known_load(store);
 	if (rc < 0) {
 		return rc;
 	}
-	bool found;
-	size_t at = store_known_find(store, ch->key, &found);
-	if (found && store->known[at].id > 0) {
-		*id = store->known[at].id;
-		return 0;
+	struct ensure_key *order = xcalloc(n ? n : 1, sizeof(*order));
+	for (size_t i = 0; i < n; i++) {
+		order[i] = (struct ensure_key){chs[i].key, i};
 	}
-	if (!channel_key_valid(ch->key) || !store_resolution_valid(ch->resolution)) {
-		log_error("store: cannot add channel '%s': bad key or resolution %g", ch->key,
-			  ch->resolution);
-		return -EINVAL;
+	qsort(order, n, sizeof(*order), cmp_ensure_key);
+	// Known keys get their ids; the others are checked, all before the first is added.
+	size_t n_new = 0, *first = xcalloc(n ? n : 1, sizeof(*first)); // a key's first place
+	for (size_t k = 0; k < n; k++) {
+		const struct channel *ch = &chs[order[k].i];
+		ids[order[k].i] = 0;
+		bool again = k > 0 && strcmp(order[k - 1].key, ch->key) == 0;
+		first[order[k].i] = again ? first[order[k - 1].i] : order[k].i;
+		if (again) {
+			continue; // a key given twice: the first's id, below
+		}
+		bool found;
+		size_t at = store_known_find(store, ch->key, &found);
+		if (found && store->known[at].id > 0) {
+			ids[order[k].i] = store->known[at].id;
+		} else if (!channel_key_valid(ch->key) || !store_resolution_valid(ch->resolution)) {
+			log_error("store: cannot add channel '%s': bad key or resolution %g",
+				  ch->key, ch->resolution);
+			rc = -EINVAL;
+		} else {
+			n_new++;
+		}
 	}
-	rc = store_channel_insert(store, ch, 0, false, id);
-	store->known_valid = false; // reloaded with the new row on next use
+	// added in the order given, so ids follow it (an import's: the file's)
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (first[i] != i) {
+			ids[i] = ids[first[i]];
+		} else if (ids[i] == 0) {
+			rc = store_channel_insert(store, &chs[i], 0, false, &ids[i]);
+		}
+	}
+	free(first);
+	free(order);
+	if (n_new > 0) {
+		store->known_valid = false; // reloaded with the new rows on next use
+	}
 	return rc;
 }
 
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id) {
+	return store_channels_ensure(store, ch, 1, id);
+}
+
+int store_channels_ensure(struct store *store, const struct channel *chs, size_t n, int64_t *ids) {
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;
 	}
-	return store_step_end(store, channel_ensure(store, ch, id));
+	return store_step_end(store, channels_ensure(store, chs, n, ids));
 }
 
-static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
-			 enum store_import_result *result) {
+/* A value of a store_insert_samples() call by channel, then by its place in the call. */
+struct value_order {
+	int64_t id;
+	size_t i;
+};
+
+static int cmp_value_order(const void *a, const void *b) {
+	const struct value_order *x = a, *y = b;
+	if (x->id != y->id) {
+		return x->id < y->id ? -1 : 1;
+	}
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int insert_samples(struct store *store, int64_t ts, struct store_import_value *values,
+			  size_t n) {
 	int64_t raw_horizon = 0, horizon = 0, clock;
 	bool null;
 	// A daemon's rescale under way is finished first: an imported value lands in its rows.
@@ -162,7 +219,7 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 		return rc;
 	}
 
-	// Merge into the cycle's row; an existing (ts, channel) value wins.
+	// Merge into the cycle's row, once for all @values; an existing (ts, channel) value wins.
 	if ((rc = store_known_load(store)) < 0 || (rc = store_hour_load(store, ts)) < 0) {
 		return rc;
 	}
@@ -170,32 +227,50 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	bool exists;
 	size_t at = store_hour_find(h, ts, &exists);
 	const struct hour_row *row = exists ? &h->rows[at] : NULL;
-	size_t n_old = row ? row->n : 0, i = 0;
-	while (i < n_old && row->pairs[i].id < channel_id) {
-		i++;
+	size_t n_old = row ? row->n : 0;
+	struct value_order *order = xcalloc(n ? n : 1, sizeof(*order));
+	for (size_t i = 0; i < n; i++) {
+		order[i] = (struct value_order){values[i].channel_id, i};
 	}
-	if (i < n_old && row->pairs[i].id == channel_id) {
-		*result = row->pairs[i].q == q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
-		return 0;
+	qsort(order, n, sizeof(*order), cmp_value_order);
+	struct codec_pair *pairs = xcalloc(n_old + n + 1, sizeof(*pairs));
+	size_t m = 0, i = 0, added = 0;
+	for (size_t k = 0; k < n; k++) {
+		struct store_import_value *v = &values[order[k].i];
+		while (i < n_old && row->pairs[i].id < v->channel_id) {
+			pairs[m++] = row->pairs[i++];
+		}
+		const struct codec_pair *stored =
+			i < n_old && row->pairs[i].id == v->channel_id ? &row->pairs[i]
+			: m > 0 && pairs[m - 1].id == v->channel_id    ? &pairs[m - 1]
+								       : NULL;
+		if (stored) {
+			v->result =
+				stored->q == v->q ? STORE_IMPORT_IDENTICAL : STORE_IMPORT_CONFLICT;
+			continue;
+		}
+		v->result = STORE_IMPORT_NEW;
+		pairs[m++] = (struct codec_pair){v->channel_id, v->q};
+		added++;
 	}
-	if ((rc = store_history_changed(store)) < 0) {
-		return rc;
+	while (i < n_old) {
+		pairs[m++] = row->pairs[i++];
 	}
-	struct codec_pair *pairs = xcalloc(n_old + 1, sizeof(*pairs));
-	if (i > 0) {
-		memcpy(pairs, row->pairs, i * sizeof(*pairs));
+	if (added > 0) {
+		rc = store_history_changed(store);
+		rc = rc < 0 ? rc : store_hour_put(store, ts, (int)clock, pairs, m);
 	}
-	pairs[i] = (struct codec_pair){channel_id, q};
-	if (n_old > i) {
-		memcpy(&pairs[i + 1], &row->pairs[i], (n_old - i) * sizeof(*pairs));
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		const struct store_import_value *v = &values[order[k].i];
+		bool first = k == 0 || order[k - 1].id != v->channel_id;
+		if (first && v->result == STORE_IMPORT_NEW) {
+			rc = store_bind_id_exec(store, ST_CHANNEL_SPAN, v->channel_id, ts,
+						"could not update a channel");
+		}
 	}
-	rc = store_hour_put(store, ts, (int)clock, pairs, n_old + 1);
 	free(pairs);
-	if (rc < 0) {
-		return rc;
-	}
-	if ((rc = store_bind_id_exec(store, ST_CHANNEL_SPAN, channel_id, ts,
-				     "could not update a channel")) < 0) {
+	free(order);
+	if (rc < 0 || added == 0) {
 		return rc;
 	}
 	// A value in an hour already rolled up: roll that hour (and later ones) up again.
@@ -206,16 +281,23 @@ static int insert_sample(struct store *store, int64_t ts, int64_t channel_id, in
 	return 0;
 }
 
-int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
-			enum store_import_result *result) {
-	enum store_import_result ignored;
-	result = result ? result : &ignored;
-	*result = STORE_IMPORT_NEW;
+int store_insert_samples(struct store *store, int64_t ts, struct store_import_value *values,
+			 size_t n) {
 	int rc = store_step_begin(store);
 	if (rc < 0) {
 		return rc;
 	}
-	return store_step_end(store, insert_sample(store, ts, channel_id, q, result));
+	return store_step_end(store, insert_samples(store, ts, values, n));
+}
+
+int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
+			enum store_import_result *result) {
+	struct store_import_value v = {.channel_id = channel_id, .q = q};
+	int rc = store_insert_samples(store, ts, &v, 1);
+	if (result) {
+		*result = rc == 0 ? v.result : STORE_IMPORT_NEW;
+	}
+	return rc;
 }
 
 /* --- resolution ---------------------------------------------------------------------------- */

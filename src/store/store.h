@@ -231,6 +231,12 @@ int store_history_generation(struct store *store, int64_t *gen);
 
 /** Imported rows: registers @ch if unknown (source "import" unless given). */
 int store_channel_ensure(struct store *store, const struct channel *ch, int64_t *id);
+/**
+ * store_channel_ensure() of @n channels at once, in O(n log n) however many the database
+ * holds: ids[i] is chs[i]'s (a key given twice gets one id). Nothing is added when one is
+ * refused (-EINVAL, logged).
+ */
+int store_channels_ensure(struct store *store, const struct channel *chs, size_t n, int64_t *ids);
 /** What store_insert_sample() found at (ts, channel). */
 enum store_import_result {
 	STORE_IMPORT_NEW,       // stored
@@ -245,6 +251,21 @@ enum store_import_result {
  */
 int store_insert_sample(struct store *store, int64_t ts, int64_t channel_id, int64_t q,
 			enum store_import_result *result);
+
+/** One imported value of store_insert_samples(): in, and what became of it. */
+struct store_import_value {
+	int64_t channel_id;
+	int64_t q;
+	enum store_import_result result; // out
+};
+
+/**
+ * store_insert_sample() of @n values of one cycle @ts at once: the cycle's row is written once,
+ * so a wide file's row of thousands of channels costs O(n log n), not a rewrite per value. A
+ * channel given twice: the first value counts, the second is compared with it.
+ */
+int store_insert_samples(struct store *store, int64_t ts, struct store_import_value *values,
+			 size_t n);
 
 /**
  * Makes channel @id's resolution fine enough for values at @resolution: the coarsest step both

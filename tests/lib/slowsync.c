@@ -9,9 +9,10 @@
  * most once every $THERMLOG_TEST_WAL_WRITE_EVERY_MS (default 3000): one slow commit now and
  * then, not every page of every commit.
  *
- * A pread() of a file whose path ends in $THERMLOG_TEST_READ_DELAY_FILE sleeps
+ * A pread() or read() of a file whose path ends in $THERMLOG_TEST_READ_DELAY_FILE sleeps
  * $THERMLOG_TEST_READ_DELAY_MS first, every time: a sysfs attribute that takes that long to
- * answer, in every cycle (the first one too).
+ * answer, in every cycle (the first one too), or in a discovery ("/type": each zone's and
+ * cooling device's).
  */
 #undef _FILE_OFFSET_BITS // pwrite() and pwrite64() are two symbols here, both wrapped
 #include <dlfcn.h>
@@ -26,6 +27,7 @@
 int fsync(int fd);
 int fdatasync(int fd);
 ssize_t write(int fd, const void *buf, size_t n);
+ssize_t read(int fd, void *buf, size_t n);
 ssize_t pread(int fd, void *buf, size_t n, off_t off);
 ssize_t pread64(int fd, void *buf, size_t n, off64_t off);
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off);
@@ -147,6 +149,15 @@ static void slow_read(int fd) {
 		return;
 	}
 	sleep_ms(delay);
+}
+
+ssize_t read(int fd, void *buf, size_t n) {
+	static ssize_t (*real)(int, void *, size_t);
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "read");
+	}
+	slow_read(fd);
+	return real(fd, buf, n);
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off) {

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -795,10 +797,151 @@ static void test_add_named(void) {
 	sensor_list_finish(&list);
 }
 
+static double cpu_s(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Thousands of channels of one name (a cooling device per CPU, all "Processor") numbered in
+ * linear time: every key distinct, "#2" on in order, a later distinct key and a real "x#5"
+ * given before its turn kept apart. Cost against a yardstick measured in this run (the
+ * formatting each add does anyway): 20,000 adds within 60 times that, checked as they go, so
+ * a super-linear numbering fails within a second instead of running for hours.
+ */
+static void test_many_of_one_name(void) {
+	enum { N_ADDS = 20000 };
+	double t = cpu_s();
+	size_t sink = 0;
+	for (int i = 0; i < N_ADDS; i++) {
+		char *k = xasprintf("%s#%d", "cooling/Processor", i + 2);
+		char *l = xstrdup("class/thermal/cooling_device/cur_state");
+		sink += strlen(k) + (strcmp(k, l) != 0);
+		free(k);
+		free(l);
+	}
+	double yardstick = cpu_s() - t;
+	ok(sink > 0, "yardstick measured");
+	double budget = 60 * yardstick + 0.05;
+	struct sensor_list list = {0};
+	sensor_list_add(&list, &source_thermal, "cooling/x#5", "cooling", "x", CHANNEL_KIND_STATE,
+			1, "x5");
+	t = cpu_s();
+	int added = 0;
+	for (; added < N_ADDS && cpu_s() - t <= budget; added++) {
+		sensor_list_add_named(&list, &source_thermal, "cooling", "Processor",
+				      CHANNEL_KIND_STATE, 1,
+				      "class/thermal/cooling_device/cur_state");
+		if (added == 10) {
+			sensor_list_add_named(&list, &source_thermal, "cooling", "x",
+					      CHANNEL_KIND_STATE, 1, "x");
+		}
+	}
+	double took = cpu_s() - t;
+	is_int(added, N_ADDS, "20,000 channels of one name added within the budget");
+	printf("# %d added in %.1f ms, budget %.1f ms (yardstick %.2f ms)\n", added, took * 1e3,
+	       budget * 1e3, yardstick * 1e3);
+	is_str(list.channels[1].key, "cooling/Processor", "the first keeps its name");
+	is_str(list.channels[2].key, "cooling/Processor#2", "the second is #2");
+	is_str(list.channels[12].key, "cooling/x", "another name in between: its own");
+	if (list.n == (size_t)N_ADDS + 2) {
+		is_str(list.channels[list.n - 1].key, "cooling/Processor#20000",
+		       "the last is #20000");
+	}
+	bool distinct = true;
+	for (size_t i = 1; i + 1 < list.n && distinct; i++) {
+		if (i != 12) {
+			char want[64];
+			size_t k = i < 12 ? i : i - 1;
+			if (k == 1) {
+				snprintf(want, sizeof(want), "cooling/Processor");
+			} else {
+				snprintf(want, sizeof(want), "cooling/Processor#%zu", k);
+			}
+			distinct = strcmp(list.channels[i].key, want) == 0;
+		}
+	}
+	ok(distinct, "every one numbered in turn, none twice");
+	sensor_list_add_named(&list, &source_thermal, "cooling", "x", CHANNEL_KIND_STATE, 1, "x");
+	sensor_list_add_named(&list, &source_thermal, "cooling", "x", CHANNEL_KIND_STATE, 1, "x");
+	sensor_list_add_named(&list, &source_thermal, "cooling", "x", CHANNEL_KIND_STATE, 1, "x");
+	is_str(list.channels[list.n - 1].key, "cooling/x#4", "a taken #N skipped (x#5 given)");
+	sensor_list_add_named(&list, &source_thermal, "cooling", "x", CHANNEL_KIND_STATE, 1, "x");
+	is_str(list.channels[list.n - 1].key, "cooling/x#6", "and the next after it");
+	sensor_list_seal(&list);
+	sensor_list_add_named(&list, &source_thermal, "cooling", "x", CHANNEL_KIND_STATE, 1, "x");
+	is_str(list.channels[list.n - 1].key, "cooling/x#7", "sealed and added to again");
+	sensor_list_finish(&list);
+}
+
+/*
+ * A board with a cooling device per CPU, all of one type: each a channel, numbered; and a
+ * SIGTERM waiting (the daemon blocks it for its signalfd) ends the discovery early with no
+ * channel and no "no channels found" warning, so the daemon stops at once.
+ */
+static void test_discovery_stops(void) {
+	char tmp[] = "/tmp/thermlog-test-XXXXXX";
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp\n");
+		exit(1);
+	}
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && for i in $(seq 0 299); do d=class/thermal/cooling_device$i; "
+		 "mkdir -p $d && echo Processor > $d/type && echo 0 > $d/cur_state && "
+		 "echo 3 > $d/max_state; done",
+		 tmp);
+	sh(cmd);
+	struct config cfg;
+	make_config(&cfg, tmp, NULL);
+	struct sampler *s = sampler_create(&cfg);
+	struct sample r = take(s, 1);
+	is_int(r.n, 300, "300 cooling devices of one type: 300 channels");
+	ok(find(&r, "cooling/Processor") == 0 && find(&r, "cooling/Processor#300") == 299,
+	   "numbered #2 to #300");
+	sampler_destroy(s);
+
+	sigset_t term, old;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
+	raise(SIGTERM);
+	ok(source_stop_pending(), "a blocked SIGTERM is seen pending");
+	fflush(stderr);
+	FILE *capture = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	dup2(fileno(capture), STDERR_FILENO);
+	enum log_level level = log_get_level();
+	log_set_level(LOG_LEVEL_INFO);
+	s = sampler_create(&cfg);
+	r = take(s, 1);
+	log_set_level(level);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char text[8192] = "";
+	rewind(capture);
+	text[fread(text, 1, sizeof(text) - 1, capture)] = '\0';
+	fclose(capture);
+	is_int(r.n, 0, "discovery with SIGTERM pending stops: no channel read");
+	ok(!strstr(text, "no channels found"), "and no warning about a missing sysfs");
+	sampler_destroy(s);
+	struct timespec zero = {0};
+	is_int(sigtimedwait(&term, NULL, &zero), SIGTERM, "the SIGTERM still waits for its reader");
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	ok(!source_stop_pending(), "nothing pending after");
+	config_finish(&cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	sh(cmd);
+}
+
 int main(void) {
 	log_init(LOG_LEVEL_ERROR);
 	test_drivers();
 	test_add_named();
+	test_many_of_one_name();
+	test_discovery_stops();
 	test_parse();
 	test_fixture("rock5c", rock5c, N(rock5c));
 	test_fixture("x86", x86, N(x86));

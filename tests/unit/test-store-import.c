@@ -289,9 +289,83 @@ static void test_delta_drop_after(void) {
 	free(path);
 }
 
+/*
+ * The batch forms a wide import uses: channels ensured at once (ids in the order given, a key
+ * given twice one id, a bad key refusing them all) and a cycle's values merged in one write
+ * (new, identical, conflicting, a channel twice: the first counts), as value by value.
+ */
+static void test_batches(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1000000000, 1};
+	put(store, T0 + 60, CLOCK_STATE_UNSYNCED, v, NULL);
+	struct channel chs[] = {
+		{.key = "wide/z",
+		 .kind = CHANNEL_KIND_TEMPERATURE,
+		 .unit = "celsius",
+		 .resolution = 0.1},
+		{.key = "wide/a",
+		 .kind = CHANNEL_KIND_TEMPERATURE,
+		 .unit = "celsius",
+		 .resolution = 0.1},
+		chans[0],
+		{.key = "wide/z",
+		 .kind = CHANNEL_KIND_TEMPERATURE,
+		 .unit = "celsius",
+		 .resolution = 0.1},
+		{.key = "has space", .resolution = 1},
+	};
+	int64_t ids[5];
+	is_int(store_channels_ensure(store, chs, 5, ids), -EINVAL, "a bad key among them: refused");
+	struct store_channel *list;
+	size_t n;
+	store_channels(store, &list, &n);
+	size_t before = n;
+	store_channels_free(list, n);
+	is_int(store_channels_ensure(store, chs, 4, ids), 0, "four channels ensured at once");
+	store_channels(store, &list, &n);
+	is_int(n, before + 2, "two new ones (a key twice, one known)");
+	store_channels_free(list, n);
+	ok(ids[0] > 0 && ids[1] == ids[0] + 1, "ids in the order given, not the keys'");
+	is_int(ids[3], ids[0], "a key given twice: one id");
+	is_int(ids[2], channel_id(store, "thermal/soc-thermal"), "a known key: its id");
+
+	struct store_import_value vals[] = {
+		{.channel_id = ids[0], .q = 401}, {.channel_id = ids[2], .q = 40000},
+		{.channel_id = ids[1], .q = 402}, {.channel_id = ids[0], .q = 409},
+		{.channel_id = ids[2], .q = 1},
+	};
+	store_begin(store);
+	is_int(store_insert_samples(store, T0 + 60, vals, 5), 0, "a cycle's values merged at once");
+	is_int(vals[0].result, STORE_IMPORT_NEW, "a new channel's value: new");
+	is_int(vals[1].result, STORE_IMPORT_IDENTICAL, "the daemon's same value: identical");
+	is_int(vals[2].result, STORE_IMPORT_NEW, "the other new one: new");
+	is_int(vals[3].result, STORE_IMPORT_CONFLICT, "a channel again: the first one counts");
+	is_int(vals[4].result, STORE_IMPORT_CONFLICT, "the daemon's value kept");
+	struct store_import_value again[] = {{.channel_id = ids[1], .q = 402},
+					     {.channel_id = ids[0], .q = 402}};
+	is_int(store_insert_samples(store, T0 + 60, again, 2), 0, "the same cycle again");
+	ok(again[0].result == STORE_IMPORT_IDENTICAL && again[1].result == STORE_IMPORT_CONFLICT,
+	   "re-imported: identical, conflicting");
+	is_int(store_insert_samples(store, T0 + 120, vals, 0), 0, "no values: nothing to do");
+	is_int(store_commit(store), 0, "commit");
+	struct collect c = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &c);
+	int64_t z = 0, a = 0, soc = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		z = c.s[i].channel_id == ids[0] ? c.s[i].q : z;
+		a = c.s[i].channel_id == ids[1] ? c.s[i].q : a;
+		soc = c.s[i].channel_id == ids[2] ? c.s[i].q : soc;
+	}
+	ok(z == 401 && a == 402 && soc == 40000, "stored: the first values, the daemon's kept");
+	is_int(c.s[0].clock, CLOCK_STATE_UNSYNCED, "the cycle keeps its clock");
+	store_close(store);
+}
+
 int main(void) {
 	store_fixture_begin();
 	test_import();
+	test_batches();
 	test_import_beside_writer();
 	test_future_import();
 	test_drop_after();

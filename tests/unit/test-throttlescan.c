@@ -363,8 +363,62 @@ static void test_implausible(void) {
 	remove_scratch(dir);
 }
 
+/*
+ * Past a limit nothing is dropped without a word: 40 more zones with a passive trip, 40 more
+ * cooling devices, a zone with 14 trips and 13 bindings: throttlescan_limits() names each
+ * (what the daemon logs once), and reads the first ones as before.
+ */
+static void test_limits(void) {
+	char dir[] = "/tmp/thermlog-throttlescan-XXXXXX";
+	int root = scratch_fixture(dir);
+	struct throttlescan *ts = throttlescan_create(root);
+	ok(throttlescan_limits(ts) == NULL, "the fixture fits: no limit said");
+	throttlescan_destroy(ts);
+	char *cmd = xasprintf(
+		"cd '%s/class/thermal' && for i in $(seq 100 139); do "
+		"mkdir thermal_zone$i cooling_device$i && echo z$i > thermal_zone$i/type && "
+		"echo 40000 > thermal_zone$i/temp && echo passive > thermal_zone$i/trip_point_0_type "
+		"&& echo 80000 > thermal_zone$i/trip_point_0_temp && echo Fan > "
+		"cooling_device$i/type && echo 0 > cooling_device$i/cur_state; done && "
+		"z=thermal_zone0 && for k in $(seq 3 13); do echo passive > $z/trip_point_${k}_type "
+		"&& echo 90000 > $z/trip_point_${k}_temp; done && for k in $(seq 1 12); do "
+		"ln -s ../cooling_device10$k $z/cdev$k; done",
+		dir);
+	ok(system(cmd) == 0, "40 zones and 40 cooling devices more, 14 trips, 13 bindings");
+	free(cmd);
+	ts = throttlescan_create(root);
+	size_t domains, zones, cdevs;
+	throttlescan_counts(ts, &domains, &zones, &cdevs);
+	is_int(zones, THROTTLE_MAX_ZONES, "32 zones read");
+	is_int(cdevs, THROTTLE_MAX_CDEVS, "32 cooling devices read");
+	const char *limits = throttlescan_limits(ts);
+	ok(limits != NULL, "a limit said");
+	printf("# %s\n", limits ? limits : "(none)");
+	// the fixture's one zone that explains a cap and 31 of the 40 more are read
+	ok(limits && strstr(limits, "9 thermal zones past the first 32 left out "
+				    "(thermal_zone131 on"),
+	   "the zones left out: how many, from which");
+	// the fixture's five and 27 of the 40 more
+	ok(limits && strstr(limits, "13 cooling devices past the first 32 left out "
+				    "(cooling_device127 on"),
+	   "the cooling devices left out");
+	ok(limits && strstr(limits, "trips past the first 12 left out in thermal_zone0 (and 0"),
+	   "the trips left out");
+	ok(limits && strstr(limits, "bindings past the first 12 left out in thermal_zone0 (and 0"),
+	   "the bindings left out");
+	struct throttle_input *in = xcalloc(1, sizeof(*in));
+	throttlescan_read(ts, in, NULL);
+	is_int(in->zones[0].n_trips, THROTTLE_MAX_TRIPS, "the first 12 trips read");
+	is_int(in->zones[0].n_binds, THROTTLE_MAX_BINDS, "the first 12 bindings read");
+	free(in);
+	throttlescan_destroy(ts);
+	close(root);
+	remove_scratch(dir);
+}
+
 int main(int argc, char **argv) {
 	test_seed(argc, argv);
+	test_limits();
 	test_fixture();
 	test_cycles();
 	test_same_pass();
