@@ -274,6 +274,12 @@ void runstats_result_finish(struct runstats_result *result) {
 	*result = (struct runstats_result){0};
 }
 
+/* Type 7 between @a and @b, the values at ranks k and k + 1, at fraction @t of the way. */
+static double lerp7(double a, double b, double t) {
+	// numpy's _lerp: from the nearer end, so the result stays within [a, b]
+	return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+}
+
 double runstats_quantile_sorted(const double *sorted, size_t n, double p) {
 	if (n == 0 || !(p >= 0 && p <= 100)) {
 		return NAN;
@@ -283,9 +289,7 @@ double runstats_quantile_sorted(const double *sorted, size_t n, double p) {
 	if (k + 1 >= n) {
 		return sorted[n - 1];
 	}
-	double t = h - (double)k, a = sorted[k], b = sorted[k + 1];
-	// numpy's _lerp: from the nearer end, so the result stays within [a, b]
-	return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+	return lerp7(sorted[k], sorted[k + 1], h - (double)k);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -316,15 +320,35 @@ static uint64_t splitmix64(uint64_t *state) {
 	return z ^ (z >> 31);
 }
 
-/* The median of @n values drawn with replacement from @from into @tmp. */
-static double resample_median(const double *from, size_t n, double *tmp, uint64_t *state) {
+/*
+ * The median of @n values drawn with replacement from @sorted (ascending): the draws are
+ * counted per index in @count (n entries), so the resample's ranks k and k + 1 are found by
+ * walking the counts, in O(n) instead of sorting it: the same value as sorting the drawn
+ * values and taking their type-7 median, draw for draw.
+ */
+static double resample_median(const double *sorted, size_t n, uint32_t *count, uint64_t *state) {
+	memset(count, 0, n * sizeof(*count));
 	for (size_t i = 0; i < n; i++) {
 		// 53 random bits scaled to [0, n): unbiased to 2^-53 relative
 		double u = (double)(splitmix64(state) >> 11) * 0x1.0p-53;
-		tmp[i] = from[(size_t)(u * (double)n)];
+		count[(size_t)(u * (double)n)]++;
 	}
-	qsort(tmp, n, sizeof(*tmp), cmp_double);
-	return runstats_quantile_sorted(tmp, n, 50);
+	double h = (double)(n - 1) * 0.5;
+	size_t k = (size_t)floor(h), seen = 0, j = 0;
+	while (seen + count[j] <= k) { // the index holding rank k
+		seen += count[j++];
+	}
+	double a = sorted[j];
+	if (k + 1 >= n) {
+		return a;
+	}
+	if (seen + count[j] <= k + 1) { // rank k + 1 lies further on
+		seen += count[j++];
+		while (count[j] == 0) {
+			j++;
+		}
+	}
+	return lerp7(a, sorted[j], h - (double)k);
 }
 
 int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, double level,
@@ -334,7 +358,7 @@ int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, d
 		return -EINVAL;
 	}
 	double *va = xcalloc(n_a + 1, sizeof(double)), *vb = xcalloc(n_b + 1, sizeof(double));
-	double *tmp = xcalloc((n_a > n_b ? n_a : n_b) + 1, sizeof(double));
+	uint32_t *count = xcalloc((n_a > n_b ? n_a : n_b) + 1, sizeof(*count));
 	double *ratios = xcalloc(resamples, sizeof(double));
 	int rc = 0;
 	if (!copy_positive(a, n_a, va, &out->n_a) || !copy_positive(b, n_b, vb, &out->n_b)) {
@@ -352,8 +376,8 @@ int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, d
 	out->ratio = out->median_b / out->median_a;
 	uint64_t state = seed;
 	for (unsigned r = 0; r < resamples; r++) {
-		double ma = resample_median(va, out->n_a, tmp, &state);
-		double mb = resample_median(vb, out->n_b, tmp, &state);
+		double ma = resample_median(va, out->n_a, count, &state);
+		double mb = resample_median(vb, out->n_b, count, &state);
 		ratios[r] = mb / ma;
 	}
 	qsort(ratios, resamples, sizeof(double), cmp_double);
@@ -361,7 +385,7 @@ int runstats_compare(const double *a, size_t n_a, const double *b, size_t n_b, d
 	out->ci_high = runstats_quantile_sorted(ratios, resamples, (100 + level) / 2);
 out:
 	free(ratios);
-	free(tmp);
+	free(count);
 	free(vb);
 	free(va);
 	return rc;

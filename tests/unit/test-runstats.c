@@ -238,6 +238,81 @@ static void test_compare(void) {
 	ok(isnan(runstats_quantile_sorted(sorted, 0, 50)), "quantile of nothing: NaN");
 }
 
+/* The bootstrap as it was written first: each resample sorted, its type-7 median taken. */
+static uint64_t ref_splitmix64(uint64_t *state) {
+	uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static int ref_cmp(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double ref_median(const double *from, size_t n, double *tmp, uint64_t *state) {
+	for (size_t i = 0; i < n; i++) {
+		double u = (double)(ref_splitmix64(state) >> 11) * 0x1.0p-53;
+		tmp[i] = from[(size_t)(u * (double)n)];
+	}
+	qsort(tmp, n, sizeof(*tmp), ref_cmp);
+	return runstats_quantile_sorted(tmp, n, 50);
+}
+
+static void ref_compare(const double *a, size_t na, const double *b, size_t nb, unsigned resamples,
+			uint64_t seed, double *lo, double *hi) {
+	double *va = xcalloc(na, sizeof(*va)), *vb = xcalloc(nb, sizeof(*vb));
+	double *tmp = xcalloc(na + nb, sizeof(*tmp)), *ratios = xcalloc(resamples, sizeof(*ratios));
+	memcpy(va, a, na * sizeof(*va));
+	memcpy(vb, b, nb * sizeof(*vb));
+	qsort(va, na, sizeof(*va), ref_cmp);
+	qsort(vb, nb, sizeof(*vb), ref_cmp);
+	uint64_t state = seed;
+	for (unsigned r = 0; r < resamples; r++) {
+		double ma = ref_median(va, na, tmp, &state);
+		ratios[r] = ref_median(vb, nb, tmp, &state) / ma;
+	}
+	qsort(ratios, resamples, sizeof(*ratios), ref_cmp);
+	*lo = runstats_quantile_sorted(ratios, resamples, 2.5);
+	*hi = runstats_quantile_sorted(ratios, resamples, 97.5);
+	free(va);
+	free(vb);
+	free(tmp);
+	free(ratios);
+}
+
+/*
+ * The interval is the same, bit for bit, as sorting every resample gives: odd and even sizes,
+ * one and two values, many ties (a duration at 1 ms repeats), draw for draw.
+ */
+static void test_bootstrap_exact(void) {
+	static const size_t sizes[] = {1, 2, 3, 4, 7, 10, 40, 101, 404, 1071};
+	double *a = xcalloc(1071, sizeof(*a)), *b = xcalloc(1071, sizeof(*b));
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s], m = n > 3 ? n - 1 : n;
+		for (size_t i = 0; i < n; i++) {
+			a[i] = lognormal(1627, 0.05);
+			b[i] = s % 2 ? floor(1.2 * lognormal(1627, 0.05) / 10) * 10 + 10 // ties
+				     : 1.2 * lognormal(1627, 0.05);
+		}
+		struct runstats_compare c;
+		runstats_compare(a, n, b, m, 95, 500, 7 + s, &c);
+		double lo, hi;
+		ref_compare(a, n, b, m, 500, 7 + s, &lo, &hi);
+		char what[80];
+		snprintf(what, sizeof(what),
+			 "%zu against %zu values: the interval of sorted resamples", n, m);
+		ok(c.ci_low == lo && c.ci_high == hi, what);
+		if (c.ci_low != lo || c.ci_high != hi) {
+			printf("#   got [%.17g, %.17g], want [%.17g, %.17g]\n", c.ci_low, c.ci_high,
+			       lo, hi);
+		}
+	}
+	free(a);
+	free(b);
+}
+
 /* Metrics per label: type 7 on the ok runs' values, a metric of a failed run left out. */
 static void test_metrics(void) {
 	struct runmetric_set m[5] = {{0}};
@@ -287,6 +362,7 @@ int main(void) {
 	test_job_log();
 	test_groups();
 	test_compare();
+	test_bootstrap_exact();
 	test_metrics();
 	return test_done();
 }
