@@ -287,7 +287,7 @@ static bool matched_there(const struct report *rep, const char *label) {
  * compare` does it; the labels of either board without a match are listed, never compared
  * with a namesake.
  */
-static int compare_runs(struct store *here, struct store *other, struct report *rep) {
+static int compare_runs(struct report *rep) {
 	const struct runstats_result *a = &rep->boards[0].runs, *b = &rep->boards[1].runs;
 	rep->compares = xcalloc(a->n ? a->n : 1, sizeof(*rep->compares));
 	rep->unmatched_a = xcalloc(a->n + 1, sizeof(*rep->unmatched_a));
@@ -305,13 +305,8 @@ static int compare_runs(struct store *here, struct store *other, struct report *
 		struct report_compare *c = &rep->compares[rep->n_compares++];
 		c->label = xstrdup(label);
 		c->other_label = xstrdup(there);
-		struct runs_compare_options co = {.label = label,
-						  .other_label = there,
-						  .here = rep->boards[0].runs_opt.filter,
-						  .other = rep->boards[1].runs_opt.filter,
-						  .name_here = rep->boards[0].name,
-						  .name_other = rep->boards[1].name};
-		c->rc = runs_compare(here, other, &co, &c->c);
+		c->rc = runs_compare_sides(rep->boards[0].side, rep->boards[1].side, label, there,
+					   false, &c->c);
 		if (c->rc < 0 && c->rc != -ENODATA) {
 			return c->rc;
 		}
@@ -349,7 +344,11 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 				rep->boards[i].name = named;
 			}
 		}
-		if ((rc = compare_runs(stores[0], stores[1], rep)) < 0) {
+		for (size_t i = 0; rc == 0 && i < 2; i++) {
+			rc = runs_side_read(stores[i], &rep->boards[i].runs_opt.filter,
+					    rep->boards[i].name, &rep->boards[i].side);
+		}
+		if (rc == 0 && (rc = compare_runs(rep)) < 0) {
 			*err = xasprintf("could not compare the runs: %s", strerror(-rc));
 		}
 	}
@@ -367,6 +366,7 @@ static void board_finish(struct report_board *b) {
 	query_stats_finish(&b->stats);
 	query_peak_finish(&b->peak);
 	runstats_result_finish(&b->runs);
+	runs_side_destroy(b->side);
 	lifetime_profile_finish(&b->profile);
 	lifetime_report_finish(&b->life);
 	free(b->series);

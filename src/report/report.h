@@ -68,6 +68,7 @@ struct report_board {
 	struct runs_stats_options runs_opt; // as `runs stats --json --percentile 0`
 	double runs_percentiles[1];         // {0}: the minimum, as p0
 	struct runstats_result runs;        // every label in the window
+	struct runs_side *side;             // its side of the comparison (two boards), or NULL
 	struct lifetime_report life;        // as `lifetime --json`
 	bool has_review;                    // the design review was computed (opt.lifetime)
 	struct lifetime_profile profile;    // as `lifetime profile --json` (5 K bins)

@@ -1,6 +1,8 @@
 /*
- * Private to src/runs/: a run's throttling from the stored episodes (runs-throttle.c) and the
- * metrics of runs read once for many (runs-metrics.c).
+ * Private to src/runs/: a run's throttling from the stored episodes (runs-throttle.c), the
+ * metrics of runs read once for many (runs-metrics.c), and the runs of a filter read once as
+ * the per-label statistics (runs-stats.c) and the comparison of two boards (runs-compare.c)
+ * take them.
  */
 #ifndef RUNS_INTERNAL_H
 #define RUNS_INTERNAL_H
@@ -11,6 +13,7 @@
 
 #include "json.h"
 #include "runmetric.h"
+#include "runs.h"
 #include "runstats.h"
 #include "store.h"
 #include "throttle-report.h"
@@ -101,5 +104,31 @@ void runs_percentile_key(double p, char key[40]);
 /* "metrics": [{name, unit, n, mean, p50, p95, min, max, pP...}] of a label's ok runs. */
 void runs_write_metric_summaries(struct json *j, const struct runstats_label *l,
 				 const double *percentiles, size_t n_percentiles);
+
+/* The runs a filter selects, read once (runs-stats.c): each as runstats takes it (its metrics
+ * borrowed from @metrics), with its fingerprint and tags. */
+struct runs_set {
+	struct runstats_run *runs;
+	size_t n, cap;
+	char **fingerprints; // 2 a run: its fingerprint (NULL when none), its tags ("{}" when none)
+	size_t cap_text;
+	const struct runs_episodes *episodes; // while reading: for each run's throttled share
+	struct runs_metrics metrics;          // of every run in the set
+	const char *by;                       // the tag the runs are grouped by, or NULL
+};
+
+/* The runs @opt selects (its filter, its by tag) into @set, in start order. 0 or -errno; free
+ * @set with runs_set_finish() either way. */
+int runs_set_read(struct store *store, const struct runs_stats_options *opt, struct runs_set *set);
+void runs_set_finish(struct runs_set *set); // accepts a zeroed struct
+
+#define RUNS_STATS_METHOD                                                                          \
+	"exact type-7 percentiles (numpy linear) and mean over the ok runs that have the figure, " \
+	"at 1 ms, 1 mJ, 0.001 C and 1 byte; metrics type 7 on their values as given"
+
+/* One label's object of runs stats --json (@board and @opt may be NULL: no "board", no extra
+ * percentiles), as runs compare writes each side. */
+void runs_write_label(struct json *j, const struct runstats_label *l,
+		      const struct testfig_result *board, const struct runs_stats_options *opt);
 
 #endif

@@ -145,7 +145,9 @@ struct runs_compare {
 	size_t excluded_a, excluded_b;       // how many, on each side
 	struct runs_compare_metric *metrics; // every metric of either side's ok runs, by name
 	size_t n_metrics;
-	struct testfig_result board_a, board_b;    // each side's per-test board figures (testfig.h)
+	struct testfig_result board_a,
+		board_b; // each side's per-test board figures (testfig.h),
+			 // runs_compare()'s (empty from runs_compare_sides())
 	const struct testfig_label *fig_a, *fig_b; // the label's in each, or NULL
 	struct verdict verdict;                    // comparable or not, and why (verdict.h)
 };
@@ -184,6 +186,28 @@ struct runs_compare_options {
 int runs_compare(struct store *here, struct store *other, const struct runs_compare_options *opt,
 		 struct runs_compare *out);
 void runs_compare_finish(struct runs_compare *c); // accepts a zeroed struct
+
+/**
+ * One board's side of comparisons, read once for any number of its labels (a report compares
+ * every label): the runs its filter selects (its label NULL: every label), their per-test
+ * figures and the verdict's facts of the board (verdict_board_read() over the filter's window).
+ */
+struct runs_side;
+/** Reads side *@out of @store (@filter and @name copied). 0 or a negative errno; destroy *@out
+ * either way. */
+int runs_side_read(struct store *store, const struct store_run_filter *filter, const char *name,
+		   struct runs_side **out);
+void runs_side_destroy(struct runs_side *s); // accepts NULL
+/** The per-test figures of every label of @s (borrowed). */
+const struct testfig_result *runs_side_figures(const struct runs_side *s);
+/**
+ * runs_compare() of @label on @here and @other_label (NULL: the same) on @other, from the sides
+ * read: the same answer, without reading a store. @out's fig_a and fig_b are the sides'
+ * (borrowed: the sides outlive @out).
+ */
+int runs_compare_sides(const struct runs_side *here, const struct runs_side *other,
+		       const char *label, const char *other_label, bool exclude_throttled,
+		       struct runs_compare *out);
 /** Writes the comparison as JSON; @other_name names the other database. */
 void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
 			     struct buf *out);

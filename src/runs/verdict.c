@@ -221,14 +221,9 @@ static void from_channels(struct verdict_side *s, const struct store_channel *ch
 	}
 }
 
-/* What the runs recorded: the hardware maxima of the residency, the test's executable. */
-struct run_facts {
-	struct verdict_side *s;
-	const char *label;
-};
-
+/* What the runs recorded: the hardware maxima of the residency, each test's executable. */
 static int run_fact(void *ctx, const struct store_run *run) {
-	struct run_facts *f = ctx;
+	struct verdict_board *b = ctx;
 	struct jsonread_error err;
 	size_t len = run->figures ? strlen(run->figures) : 0;
 	struct jsonread_node *tree = len ? jsonread_parse(run->figures, len, len, &err) : NULL;
@@ -236,20 +231,28 @@ static int run_fact(void *ctx, const struct store_run *run) {
 	for (size_t i = 0; res && res->kind == JSONREAD_OBJECT && i + 1 < res->n; i += 2) {
 		double max = meta_number(res->items[i + 1], "max_hz");
 		const char *from = jsonread_string(jsonread_get(res->items[i + 1], "max_hz_from"));
-		struct verdict_clock *c = side_clock(f->s, res->items[i]->text);
+		struct verdict_clock *c = side_clock(&b->side, res->items[i]->text);
 		if (c && isfinite(max) && from && strcmp(from, "highest seen") != 0) {
 			c->hw_max_hz = max; // the kernel's cpuinfo_max_freq or OPP table
 		}
 	}
 	jsonread_node_free(tree);
-	if (run->status == RUN_STATUS_OK && f->label && strcmp(run->label, f->label) == 0 &&
-	    run->fingerprint) {
-		len = strlen(run->fingerprint);
-		tree = jsonread_parse(run->fingerprint, len, len, &err);
-		const char *sha = jsonread_string(jsonread_get(tree, "exe_sha256"));
-		snprintf(f->s->exe_sha256, sizeof(f->s->exe_sha256), "%s", sha ? sha : "");
-		jsonread_node_free(tree);
+	if (run->status != RUN_STATUS_OK || !run->fingerprint) {
+		return 0;
 	}
+	len = strlen(run->fingerprint);
+	tree = jsonread_parse(run->fingerprint, len, len, &err);
+	const char *sha = jsonread_string(jsonread_get(tree, "exe_sha256"));
+	size_t k = 0;
+	while (k < b->n_exes && strcmp(b->exes[k].label, run->label) != 0) {
+		k++;
+	}
+	if (k == b->n_exes) {
+		b->exes = xrealloc(b->exes, (b->n_exes + 1) * sizeof(*b->exes));
+		b->exes[b->n_exes++] = (struct verdict_exe){.label = xstrdup(run->label)};
+	}
+	snprintf(b->exes[k].sha256, sizeof(b->exes[k].sha256), "%s", sha ? sha : "");
+	jsonread_node_free(tree);
 	return 0;
 }
 
@@ -272,10 +275,10 @@ static double ambient_mean(struct store *store, const char *key, int64_t from, i
 	return mean;
 }
 
-int verdict_side_read(struct store *store, const char *name, int64_t from, int64_t to,
-		      const char *label, const struct testfig_label *fig,
-		      struct verdict_side *out) {
-	*out = (struct verdict_side){.name = name, .ambient_c = NAN, .exposure = NAN};
+int verdict_board_read(struct store *store, int64_t from, int64_t to, struct verdict_board *out) {
+	*out = (struct verdict_board){0};
+	struct verdict_side *s = &out->side;
+	*s = (struct verdict_side){.ambient_c = NAN, .exposure = NAN};
 	struct store_channel *ch = NULL;
 	size_t n = 0;
 	int rc = store_channels(store, &ch, &n);
@@ -283,25 +286,47 @@ int verdict_side_read(struct store *store, const char *name, int64_t from, int64
 		return rc;
 	}
 	const char *ambient = NULL;
-	from_channels(out, ch, n, &ambient);
+	from_channels(s, ch, n, &ambient);
 	// Episodes carry the hardware maximum of each domain they capped.
 	struct throttle_episode *eps = NULL;
 	size_t n_eps = 0;
 	if (throttle_report_list(store, INT64_MIN / 4, INT64_MAX / 4, &eps, &n_eps) == 0) {
 		for (size_t i = 0; i < n_eps; i++) {
 			struct verdict_clock *c =
-				(struct verdict_clock *)clock_of(out, eps[i].domain);
+				(struct verdict_clock *)clock_of(s, eps[i].domain);
 			if (c && eps[i].max_hz > 0 && isnan(c->hw_max_hz)) {
 				c->hw_max_hz = (double)eps[i].max_hz;
 			}
 		}
 	}
 	free(eps);
-	struct run_facts facts = {.s = out, .label = label};
-	rc = store_runs_scan(store, NULL, run_fact, &facts);
+	rc = store_runs_scan(store, NULL, run_fact, out);
 	if (ambient) {
-		out->ambient_c = ambient_mean(store, ambient, from, to);
-		snprintf(out->ambient_from, sizeof(out->ambient_from), "%s", ambient);
+		s->ambient_c = ambient_mean(store, ambient, from, to);
+		snprintf(s->ambient_from, sizeof(s->ambient_from), "%s", ambient);
+	}
+	store_channels_free(ch, n);
+	return rc;
+}
+
+void verdict_board_finish(struct verdict_board *b) {
+	for (size_t i = 0; b && i < b->n_exes; i++) {
+		free(b->exes[i].label);
+	}
+	if (b) {
+		free(b->exes);
+		*b = (struct verdict_board){0};
+	}
+}
+
+void verdict_side_of(const struct verdict_board *b, const char *name, const char *label,
+		     const struct testfig_label *fig, struct verdict_side *out) {
+	*out = b->side;
+	out->name = name;
+	for (size_t i = 0; label && i < b->n_exes; i++) {
+		if (strcmp(b->exes[i].label, label) == 0) {
+			snprintf(out->exe_sha256, sizeof(out->exe_sha256), "%s", b->exes[i].sha256);
+		}
 	}
 	for (size_t i = 0; fig && i < fig->n_clocks; i++) {
 		struct verdict_clock *c = side_clock(out, fig->clocks[i].f.key);
@@ -318,6 +343,14 @@ int verdict_side_read(struct store *store, const char *name, int64_t from, int64
 		}
 	}
 	out->exposure = fig ? fig->loaded_share : NAN;
-	store_channels_free(ch, n);
+}
+
+int verdict_side_read(struct store *store, const char *name, int64_t from, int64_t to,
+		      const char *label, const struct testfig_label *fig,
+		      struct verdict_side *out) {
+	struct verdict_board b;
+	int rc = verdict_board_read(store, from, to, &b);
+	verdict_side_of(&b, name, label, fig, out);
+	verdict_board_finish(&b);
 	return rc;
 }

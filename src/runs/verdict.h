@@ -66,12 +66,38 @@ void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, s
 void verdict_finish(struct verdict *v); // accepts a zeroed struct
 
 /**
- * Gathers a side from @store: the ambient's mean over [@from, @to) (s; a channel whose key ends
- * in temp_ambient, a thermocouple's cold junction or an IIO ambient sensor), the clocks'
- * hardware maxima (the channels' metadata, the runs' residency figures, the throttle episodes)
- * and the highest each reached in @fig (the test's per-test figures, may be NULL), the
- * governors (the channels' metadata), the executable's hash of the latest ok run of @label and
- * the exposure from @fig. @name is borrowed. 0 or a negative errno.
+ * What a store says for any test of its board, read once for many (a report compares every
+ * label): the ambient's mean over [@from, @to) (s, 0: open; a channel whose key ends in
+ * temp_ambient, a thermocouple's cold junction or an IIO ambient sensor), the clocks' hardware
+ * maxima (the channels' metadata, the runs' residency figures, the throttle episodes), the
+ * governors (the channels' metadata), and each label's executable hash (of its latest ok run
+ * that recorded one).
+ */
+struct verdict_board {
+	struct verdict_side side; // the facts without a test's (name, exe_sha256, exposure unset)
+	struct verdict_exe {
+		char *label;
+		char sha256[65];
+	} * exes; // by label
+	size_t n_exes;
+};
+
+/** Reads @out from @store (see struct verdict_board). 0 or a negative errno; free @out with
+ * verdict_board_finish() either way. */
+int verdict_board_read(struct store *store, int64_t from, int64_t to, struct verdict_board *out);
+void verdict_board_finish(struct verdict_board *b); // accepts a zeroed struct
+
+/**
+ * Side @out of board @b for the test @label: @b's facts, the label's executable hash, the
+ * highest clock each clock reached and whether the test loaded it, and the throttle exposure,
+ * from @fig (the test's per-test figures, may be NULL). @name is borrowed.
+ */
+void verdict_side_of(const struct verdict_board *b, const char *name, const char *label,
+		     const struct testfig_label *fig, struct verdict_side *out);
+
+/**
+ * verdict_board_read() and verdict_side_of() in one: side @out of @store for the test @label
+ * over [@from, @to). @name is borrowed. 0 or a negative errno.
  */
 int verdict_side_read(struct store *store, const char *name, int64_t from, int64_t to,
 		      const char *label, const struct testfig_label *fig, struct verdict_side *out);
