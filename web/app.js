@@ -220,22 +220,36 @@
     return withSeconds ? s + ':' + pad(d.getSeconds()) : s;
   }
 
+  /*
+   * A duration as the CLI's unit_duration() (src/base/unit.c) writes it, the same steps and the
+   * same rounding (half up): "300 ms", "45 s", "8.5 s", "2 min 27 s" below 10 min (p50 91 s and
+   * p95 147 s never both read "2 min"), then three figures in the largest unit that fits:
+   * 1535 s and 1550 s read 25.6 and 25.8 min, never both "26 min"; "2.5 h", "6.02 days".
+   * tests/fixtures/durations.txt holds the cases both are tested against.
+   */
   function fmtDuration(s) {
     if (typeof s !== 'number' || !isFinite(s)) return '–';
     s = Math.abs(s);
-    if (s > 0 && s < 0.0005) return 'under 1 ms'; // never "0 ms"
-    if (s < 1) return (s * 1000).toFixed(0) + ' ms';
-    if (s < 90) return (Number.isInteger(s) ? s : s.toFixed(1)) + ' s';
-    if (s < 600) { // p50 91 s and p95 147 s must not both read "2 min"
-      const r = Math.round(s);
+    const halfUp = (v, places) => Math.floor(v * 10 ** places + 0.5) / 10 ** places;
+    const fig3 = (v, unit) => {
+      const e = Math.floor(Math.log10(v));
+      const step = 10 ** (e - 2);
+      const r = e <= 2 ? halfUp(v, 2 - e) : Math.floor(v / step + 0.5) * step;
+      return String(r) + ' ' + unit;
+    };
+    if (s >= 2 * 86400) return fig3(s / 86400, 'days');
+    if (s >= 2 * 3600) return fig3(s / 3600, 'h');
+    if (s >= 600) return fig3(s / 60, 'min');
+    if (s >= 120) {
+      const r = Math.floor(s + 0.5);
       return Math.floor(r / 60) + ' min' + (r % 60 ? ' ' + (r % 60) + ' s' : '');
     }
-    // then three figures in the largest unit that fits, as the CLI's unit_duration()
-    // (src/base/unit.c): 1535 s and 1550 s read 25.6 and 25.8 min, never both "26 min"
-    const fig3 = (v) => String(Number(v.toPrecision(3)));
-    if (s < 7200) return fig3(s / 60) + ' min';
-    if (s < 2 * 86400) return fig3(s / 3600) + ' h';
-    return fig3(s / 86400) + ' d';
+    if (s >= 1 || s === 0) {
+      const r = halfUp(s, 1);
+      return (Number.isInteger(r) ? String(r) : r.toFixed(1)) + ' s';
+    }
+    if (s >= 0.0005) return Math.floor(s * 1000 + 0.5) + ' ms';
+    return 'under 1 ms';
   }
 
   /* A long span in words: "400 days", "6.9 years". */

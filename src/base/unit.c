@@ -82,19 +82,61 @@ const struct unit_info *unit_family(const struct channel *ch) {
 	return NULL;
 }
 
+/* @v rounded half up to @places decimals (the dashboard's Math.round(v * 10^places) / ...). */
+static double round_half_up(double v, int places) {
+	double scale = pow(10, places);
+	return floor(v * scale + 0.5) / scale;
+}
+
+/*
+ * @v (at least 1) in three significant figures, rounded half up, without trailing zeros: "25.6",
+ * "6.02", "130", "1230" (the dashboard's fig3() computes it the same way, so both read alike).
+ */
+static void three_figures(char *out, size_t len, double v, const char *unit) {
+	int e = (int)floor(log10(v));
+	double r;
+	if (e <= 2) {
+		r = round_half_up(v, 2 - e);
+	} else {
+		double step = pow(10, e - 2);
+		r = floor(v / step + 0.5) * step;
+	}
+	int n = snprintf(out, len, "%.*f", e < 2 ? 2 - e : 0, r);
+	if (n > 0 && (size_t)n < len && strchr(out, '.')) {
+		while (n > 0 && out[n - 1] == '0') {
+			out[--n] = '\0';
+		}
+		if (n > 0 && out[n - 1] == '.') {
+			out[--n] = '\0';
+		}
+	}
+	if (n > 0 && (size_t)n < len) {
+		snprintf(out + n, len - (size_t)n, " %s", unit);
+	}
+}
+
 void unit_duration(char *out, size_t len, double s) {
+	s = fabs(s);
 	if (!isfinite(s)) {
 		snprintf(out, len, "-");
 	} else if (s >= 2 * 86400) {
-		snprintf(out, len, "%.3g days", s / 86400);
+		three_figures(out, len, s / 86400, "days");
 	} else if (s >= 2 * 3600) {
-		snprintf(out, len, "%.3g hours", s / 3600);
-	} else if (s >= 120) {
-		snprintf(out, len, "%.3g minutes", s / 60);
+		three_figures(out, len, s / 3600, "h");
+	} else if (s >= 600) {
+		three_figures(out, len, s / 60, "min");
+	} else if (s >= 120) { // p50 91 s and p95 147 s never both read "2 min"
+		long r = lround(floor(s + 0.5));
+		if (r % 60) {
+			snprintf(out, len, "%ld min %ld s", r / 60, r % 60);
+		} else {
+			snprintf(out, len, "%ld min", r / 60);
+		}
 	} else if (s >= 1 || s == 0) {
-		snprintf(out, len, s == floor(s) ? "%.0f s" : "%.1f s", s);
+		double r = round_half_up(s, 1);
+		snprintf(out, len, r == floor(r) ? "%.0f s" : "%.1f s", r);
 	} else if (s >= 0.0005) {
-		snprintf(out, len, "%.0f ms", s * 1000);
+		snprintf(out, len, "%.0f ms", floor(s * 1000 + 0.5));
 	} else {
 		snprintf(out, len, "under 1 ms");
 	}

@@ -50,9 +50,11 @@ int unit_places(const char *unit, bool column);
 const struct unit_info *unit_family(const struct channel *ch);
 /**
  * How a duration of @s seconds reads, wherever thermlog prints one (the CLI's tables, the
- * throttle episodes and totals; the dashboard's fmtDuration follows the same steps): "0 s",
- * "300 ms" below a second, "45 s" or "8.5 s" below 2 minutes, then three significant digits
- * in the largest unit that fits: "25.6 minutes", "2.5 hours", "6.02 days".
+ * report, runs stats' text, the throttle episodes and totals; the dashboard's fmtDuration
+ * follows the same steps, rounding half up alike): "0 s", "300 ms" below a second, "45 s" or
+ * "8.5 s" below 2 minutes, "2 min 27 s" below 10 minutes (whole seconds), then three
+ * significant figures in the largest unit that fits: "25.6 min", "2.5 h", "6.02 days".
+ * tests/fixtures/durations.txt holds the cases both are tested against.
  */
 void unit_duration(char *out, size_t len, double s);
 

@@ -20,19 +20,6 @@ static void iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
 	timefmt_iso(ts, out);
 }
 
-/* "6.02 days", "5 h", "45 s": a span in the largest unit that fits. */
-static void span(char *out, size_t len, int64_t s) {
-	if (s >= 2 * 86400) {
-		snprintf(out, len, "%.2f days", (double)s / 86400);
-	} else if (s >= 2 * 3600) {
-		snprintf(out, len, "%.2f h", (double)s / 3600);
-	} else if (s >= 120) {
-		snprintf(out, len, "%.1f min", (double)s / 60);
-	} else {
-		snprintf(out, len, "%lld s", (long long)s);
-	}
-}
-
 /* Places of @ch's statistics as shown: temperatures two, else the unit registry's columns. */
 static int places_of(const struct channel *ch) {
 	if (ch->kind == CHANNEL_KIND_TEMPERATURE) {
@@ -120,7 +107,7 @@ static void window_rows(const struct report *rep, struct report_block *t) {
 			report_cell(t, 1 + i, "-");
 			continue;
 		}
-		span(s, sizeof(s), bd->stats.longest_gap_s);
+		unit_duration(s, sizeof(s), (double)bd->stats.longest_gap_s);
 		report_cell(t, 1 + i, "%.1f %%, %s%s", 100.0 * bd->stats.coverage,
 			    bd->stats.longest_gap_s > 0 ? "longest gap " : "no gaps",
 			    bd->stats.longest_gap_s > 0 ? s : "");
@@ -328,17 +315,6 @@ static void status_others(const struct runstats_label *l, struct buf *out) {
 	}
 }
 
-/* "30 min", "2 h", "90 s": the --over threshold in a header. */
-static void threshold(char *out, size_t len, double s) {
-	if (fmod(s, 3600) == 0) {
-		snprintf(out, len, "%g h", s / 3600);
-	} else if (fmod(s, 60) == 0) {
-		snprintf(out, len, "%g min", s / 60);
-	} else {
-		snprintf(out, len, "%g s", s);
-	}
-}
-
 static bool shown(const struct report_options *opt, const char *label) {
 	for (size_t i = 0; i < opt->n_labels; i++) {
 		if (strcmp(opt->labels[i], label) == 0) {
@@ -353,7 +329,7 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 	bool over = isfinite(rep->opt.over_s);
 	char thr[32] = "";
 	if (over) {
-		threshold(thr, sizeof(thr), rep->opt.over_s);
+		unit_duration(thr, sizeof(thr), rep->opt.over_s);
 	}
 	char over_n[64], over_share[64];
 	snprintf(over_n, sizeof(over_n), "over %s", thr);

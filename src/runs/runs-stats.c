@@ -14,6 +14,7 @@
 #include "runs-internal.h"
 #include "runtag.h"
 #include "throttle-report.h"
+#include "unit.h"
 #include "xalloc.h"
 
 /* --- statistics --------------------------------------------------------------------------- */
@@ -228,18 +229,6 @@ void runs_stats_write_json(const struct runstats_result *r, const struct testfig
 	json_object_end(&j);
 }
 
-/* "30 minutes", "2 hours", "90 s": how a threshold reads in a sentence. */
-static void format_threshold(double s, struct buf *out) {
-	double whole = floor(s);
-	if (whole == s && s >= 3600 && fmod(s, 3600) == 0) {
-		buf_printf(out, "%.0f hour%s", s / 3600, s == 3600 ? "" : "s");
-	} else if (whole == s && s >= 60 && fmod(s, 60) == 0) {
-		buf_printf(out, "%.0f minute%s", s / 60, s == 60 ? "" : "s");
-	} else {
-		buf_printf(out, "%g s", s);
-	}
-}
-
 void runs_stats_summary_line(const struct runstats_label *l, double over_s, struct buf *out) {
 	size_t ok = l->by_status[RUN_STATUS_OK];
 	buf_printf(out, "%zu attempts, %zu completed", l->count, ok);
@@ -259,7 +248,9 @@ void runs_stats_summary_line(const struct runstats_label *l, double over_s, stru
 	if (isfinite(over_s) && ok > 0) {
 		buf_printf(out, "; %zu run%s (%.2f %%) over ", l->over, l->over == 1 ? "" : "s",
 			   100.0 * (double)l->over / (double)ok);
-		format_threshold(over_s, out);
+		char thr[32];
+		unit_duration(thr, sizeof(thr), over_s);
+		buf_puts(out, thr);
 	}
 	if (l->throttle_known > 0) {
 		buf_printf(out, "; throttled in %zu of %zu ok runs (%.2f %%)", l->throttled,

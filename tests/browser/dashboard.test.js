@@ -168,14 +168,10 @@ async function runsViews(ctx, win) {
     const kj = (j) => (j >= 1000 ? (j / 1000).toFixed(2) + ' kJ' : j.toFixed(1) + ' J');
     ok(l.energy_j && card.text.includes(kj(l.energy_j.p50)) && card.text.includes(kj(l.energy_j.p95)),
       l.label + ': energy p50 and p95 (' + (l.energy_j ? kj(l.energy_j.p50) : 'none') + ')');
-    // Under 10 min a duration keeps its seconds: p50 91 s and p95 147 s never both read "2 min";
-    // above, three figures, as the CLI's unit_duration(): 1535 s and 1550 s are 25.6 and
-    // 25.8 min, never both "26 min".
+    // Each duration by the one rule (testDurations): 1535 s and 1550 s are 25.6 and 25.8 min,
+    // never both "26 min"; under 10 min the seconds stay.
     for (const k of ['p50', 'p95']) {
-      const v = Math.round(l.duration_s[k]);
-      if (v < 90 || v >= 7200) continue;
-      const want = v < 600 ? Math.floor(v / 60) + ' min' + (v % 60 ? ' ' + (v % 60) + ' s' : '')
-        : Number((l.duration_s[k] / 60).toPrecision(3)) + ' min';
+      const want = fmtDuration(l.duration_s[k]);
       const got = await page.textContent('#runs-labels [data-label="' + l.label + '"] [data-field="duration ' + k + '"] dd');
       ok(got === want, l.label + ': duration ' + k + ' ' + l.duration_s[k] + ' s reads "' + want + '"', got);
     }
@@ -686,7 +682,40 @@ async function signIn(ctx) {
   await page.close();
 }
 
+/*
+ * The dashboard's fmtDuration as web/app.js defines it (its text taken out and evaluated), for
+ * the one rule of a duration: every case of tests/fixtures/durations.txt, which the CLI's
+ * unit_duration() is tested on too, reads the same.
+ */
+function appFmtDuration() {
+  const src = fs.readFileSync(path.join(__dirname, '..', '..', 'web', 'app.js'), 'utf8');
+  const at = src.indexOf('  function fmtDuration(s) {');
+  let depth = 0;
+  let i = src.indexOf('{', at);
+  for (; i < src.length; i++) {
+    if (src[i] === '{') depth++;
+    else if (src[i] === '}' && --depth === 0) break;
+  }
+  return new Function(src.slice(at, i + 1) + '; return fmtDuration;')();
+}
+
+function testDurations(fmtDuration) {
+  const file = path.join(__dirname, '..', 'fixtures', 'durations.txt');
+  let n = 0;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line || line[0] === '#') continue;
+    const [s, want] = line.split('\t');
+    const got = fmtDuration(Number(s));
+    ok(got === want, 'the dashboard reads ' + s + ' s as "' + want + '", as the CLI', got);
+    n++;
+  }
+  ok(n >= 20, 'the durations fixture was read (' + n + ' cases)');
+}
+
+const fmtDuration = appFmtDuration();
+
 async function main() {
+  testDurations(fmtDuration);
   const consoleErrors = [];
   const badResponses = [];
   fs.rmSync(profileDir, { recursive: true, force: true });

@@ -91,26 +91,29 @@ static void test_channel_object(void) {
 }
 
 /* One rule for every duration: the throttle episodes beside their totals, stats' spans. */
+/* Every case of tests/fixtures/durations.txt, which the dashboard's fmtDuration is tested on. */
 static void test_durations(void) {
-	const struct {
-		double s;
-		const char *want;
-	} cases[] = {{0, "0 s"},
-		     {0.0002, "under 1 ms"},
-		     {0.3, "300 ms"},
-		     {8, "8 s"},
-		     {8.25, "8.2 s"},
-		     {45, "45 s"},
-		     {600, "10 minutes"},
-		     {1535, "25.6 minutes"},
-		     {1550, "25.8 minutes"},
-		     {5 * 3600, "5 hours"},
-		     {520128, "6.02 days"}};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char v[32];
-		unit_duration(v, sizeof(v), cases[i].s);
-		is_str(v, cases[i].want, "a duration reads in the largest unit, three figures");
+	FILE *f = fopen("fixtures/durations.txt", "r");
+	if (!f) {
+		perror("fixtures/durations.txt");
+		exit(1);
 	}
+	char line[128];
+	int n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t');
+		if (line[0] == '#' || !tab) {
+			continue;
+		}
+		tab[strcspn(tab, "\n")] = '\0';
+		char v[32], what[96];
+		unit_duration(v, sizeof(v), strtod(line, NULL));
+		snprintf(what, sizeof(what), "%.*s s reads '%s'", (int)(tab - line), line, tab + 1);
+		is_str(v, tab + 1, what);
+		n++;
+	}
+	fclose(f);
+	ok(n >= 20, "the cases were read");
 }
 
 int main(void) {
