@@ -107,6 +107,12 @@ bool cli_subcommand(struct cli_context *ctx, const struct cli_command *table, si
  * does not open).
  */
 int cli_setup(struct cli_context *ctx);
+/**
+ * After a command that wrote the database (@cmd: an import): keeps the configuration's board:
+ * and roles: in it (boardfacts.h), so a database of imported logs names its board; a failure
+ * is said, the import stands.
+ */
+void cli_keep_board(struct cli_context *ctx, const char *cmd);
 /** The configuration, loaded once; NULL after printing its errors. */
 const struct config *cli_config(struct cli_context *ctx);
 /** The database path (--db, else the configuration's); NULL when the configuration is bad. */

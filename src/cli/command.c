@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boardfacts.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -113,4 +114,15 @@ int cli_setup(struct cli_context *ctx) {
 		return CLI_EXIT_FAILURE;
 	}
 	return CLI_EXIT_OK;
+}
+
+void cli_keep_board(struct cli_context *ctx, const char *cmd) {
+	int rc = ctx->store && ctx->config_loaded && !ctx->config_bad
+			 ? boardfacts_keep_declared(ctx->store, &ctx->cfg)
+			 : 0;
+	if (rc < 0) {
+		fprintf(stderr,
+			"thermlog %s: imported, but the board's description was not kept: %s\n",
+			cmd, strerror(-rc));
+	}
 }

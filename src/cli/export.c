@@ -978,6 +978,7 @@ int cli_import(struct cli_context *ctx, int argc, char **argv) {
 	if (store_maintain(store, im.now, 0) < 0) {
 		fprintf(stderr, "thermlog import: imported, but the hourly rollups failed\n");
 	}
+	cli_keep_board(ctx, "import");
 	printf("imported %lld values of %zu channels (%lld new channels) from %s: %lld new, %lld "
 	       "identical, %lld conflicting (the stored value kept)",
 	       (long long)im.added, im.n_ch, (long long)new_channels, im.name, (long long)im.added,

@@ -865,6 +865,7 @@ static int runs_import_cmd(struct cli_context *ctx, int argc, char **argv) {
 	}
 	printf("%zu runs read: %zu imported, %zu already stored, %zu bad rows skipped\n", res.rows,
 	       res.added, res.unchanged, res.bad);
+	cli_keep_board(ctx, "runs import");
 	if (res.repeated > 0) {
 		printf("%zu rows repeat an earlier row of the file exactly: stored once\n",
 		       res.repeated);

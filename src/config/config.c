@@ -598,9 +598,9 @@ static void parse_iio_channels(struct parser *p, const struct yamltree_node *seq
 
 static void parse_root(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {
-		"interval",     "database",   "sysfs_root", "procfs_root", "debugfs_root",
-		"retention",    "rescan",     "http",       "sources",     "channels",
-		"iio_channels", "capacitors", "runs",       NULL};
+		"interval", "database", "sysfs_root", "procfs_root", "debugfs_root", "retention",
+		"rescan",   "http",     "sources",    "channels",    "iio_channels", "capacitors",
+		"runs",     "board",    "roles",      NULL};
 	struct config *cfg = p->cfg;
 	if (map->kind != YAMLTREE_MAPPING && !yamltree_is_null(map) && map->kind != YAMLTREE_BAD) {
 		yamltree_error_node(&p->yt, map,
@@ -640,6 +640,10 @@ static void parse_root(struct parser *p, const struct yamltree_node *map) {
 			config_parse_capacitors(p, v);
 		} else if (yamltree_key_is(k, "runs")) {
 			parse_runs(p, v);
+		} else if (yamltree_key_is(k, "board")) {
+			config_parse_board(p, v);
+		} else if (yamltree_key_is(k, "roles")) {
+			config_parse_roles(p, v);
 		}
 	}
 }
@@ -712,6 +716,7 @@ void config_finish(struct config *cfg) {
 	}
 	free(cfg->iio_channels);
 	config_capacitors_free(cfg);
+	config_board_free(cfg);
 	*cfg = (struct config){0};
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "role.h"
 #include "version.h"
 
 struct capacitor_config; // lifetime.h: the rating, model and review of one capacitor
@@ -93,6 +94,26 @@ struct runs_config {
 	unsigned max_active; // runs active at once, 1..4096 (default 64)
 };
 
+/* board: what the configuration declares of its board (docs/RUNS.md, "The board"): kept with its
+ * database, so a comparison names it and a job-log-only database has a name. NULL: not said. */
+#define CONFIG_BOARD_SDK_MAX 32
+struct board_config {
+	char *name;    // "ROCK 5C #2"
+	char *cooling; // "heatsink, 30 mm fan": the verdict compares it between boards
+	char *notes;
+	struct {
+		char *name, *version; // "rknpu2", "2.3.2"
+	} sdk[CONFIG_BOARD_SDK_MAX];
+	size_t n_sdk;
+	bool declared; // a board: section was given
+};
+
+/* roles: a channel key's role (role.h) given by hand, over what is inferred. */
+struct config_role {
+	char *key;
+	enum role role;
+};
+
 struct config {
 	char *path;          // the file read, NULL = defaults only
 	int64_t interval_ms; // default 60000, at least 1000
@@ -111,6 +132,9 @@ struct config {
 	size_t n_iio_channels;
 	struct capacitor_config *capacitors;
 	size_t n_capacitors;
+	struct board_config board;
+	struct config_role *roles; // by key
+	size_t n_roles;
 };
 
 /**

@@ -20,10 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boardfacts.h"
+#include "boardinfo.h"
 #include "clock.h"
 #include "config.h"
 #include "demo.h"
 #include "grid.h"
+#include "json.h"
 #include "live.h"
 #include "log.h"
 #include "notify.h"
@@ -391,6 +394,29 @@ static int activated_fd(void) {
 }
 
 /* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
+/*
+ * What the configuration declares of the board (board:, roles:) and, at the start, the board as
+ * it stands (boardinfo), kept in the database's state, so its report and every comparison with
+ * it name the board, its cooling and its clocks (boardfacts.h). A failed write is said and the
+ * daemon goes on: the history matters more.
+ */
+static void keep_board(struct daemon *d, const struct config *cfg, bool recorded) {
+	struct store *store = recorder_store(d->recorder);
+	int rc = boardfacts_keep_declared(store, cfg);
+	if (rc == 0 && recorded) {
+		struct buf b = {0};
+		struct json j;
+		json_init(&j, &b, false);
+		boardinfo_json(cfg->sysfs_root, cfg->procfs_root, cfg->debugfs_root, &j);
+		rc = boardfacts_keep_recorded(store, b.data);
+		buf_finish(&b);
+	}
+	if (rc < 0) {
+		log_warn("could not keep the board's description in the database: %s",
+			 strerror(-rc));
+	}
+}
+
 static void reload(struct daemon *d) {
 	log_info("reloading the configuration");
 	struct config *next = d->opt.demo ? NULL : load_config(&d->opt);
@@ -421,6 +447,7 @@ static void reload(struct daemon *d) {
 	runsock_set_config(d->runs, next);
 	server_retire(d->server, d->cfg); // freed when no HTTP request reads it any more
 	d->cfg = next;
+	keep_board(d, next, false);
 	notify_send(d->notify, "READY=1");
 	log_info("configuration reloaded");
 }
@@ -1051,6 +1078,7 @@ static int start(struct daemon *d, const sigset_t *mask, struct recorder_params 
 		recorder_set_last_ts(d->recorder, last_ts);
 		recorder_adopt_throttle(d->recorder, demo_take_tracker(&d->demo));
 	}
+	keep_board(d, d->cfg, true);
 	recorder_start(d->recorder, d->sampler, d->live, now);
 	start_runs(d);
 	log_info("thermlogd %s: database %s, interval %" PRId64 " ms, sysfs %s", THERMLOG_VERSION,

@@ -83,16 +83,30 @@ static int board_identity(struct store *store, struct report_board *b) {
 	return rc;
 }
 
-/* The slot of the temperature channel with the highest maximum in the window, or -1. */
-static ssize_t hottest_zone(const struct query_stats *s) {
+/* Whether the peak may take channel @ch by default: a temperature of runs.peak_channels (the
+ * thermal zones unless configured), never a capacitor's thermocouple or a cold junction. */
+static bool peak_candidate(const struct report_options *opt, const struct channel *ch) {
+	if (ch->kind != CHANNEL_KIND_TEMPERATURE) {
+		return false;
+	}
+	return opt->cfg ? config_peak_channel(opt->cfg, ch->key)
+			: strncmp(ch->key, "thermal/", 8) == 0;
+}
+
+/*
+ * The slot of the hottest channel in the window among @want (a slot's flag; NULL: the default
+ * candidates), or -1.
+ */
+static ssize_t hottest(const struct query_stats *s, const struct report_options *opt,
+		       const bool *want) {
 	ssize_t best = -1;
 	double top = -INFINITY;
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
-		if (ch->kind != CHANNEL_KIND_TEMPERATURE || s->acc[k].count == 0) {
+		if (want ? !want[k] : !peak_candidate(opt, ch)) {
 			continue;
 		}
-		double v = stats_value(s->acc[k].max_q, ch->resolution);
+		double v = s->acc[k].count ? stats_value(s->acc[k].max_q, ch->resolution) : NAN;
 		if (v > top) {
 			top = v;
 			best = (ssize_t)k;
@@ -101,12 +115,42 @@ static ssize_t hottest_zone(const struct query_stats *s) {
 	return best;
 }
 
+/* The slot the peak is drawn for: --peak-channel's hottest (a name no channel has is an error
+ * naming the near ones), else the hottest default candidate. -1 for none; a negative errno. */
+static int peak_slot(struct store *store, const struct report_options *opt,
+		     const struct query_stats *s, ssize_t *slot, char **err) {
+	*slot = -1;
+	if (!opt->peak_channel) {
+		*slot = hottest(s, opt, NULL);
+		return 0;
+	}
+	struct query_selection sel = {0};
+	int rc = query_select(store, &opt->peak_channel, 1, &sel, err);
+	if (rc < 0) {
+		char *why = *err;
+		*err = xasprintf("--peak-channel: %s", why ? why : strerror(-rc));
+		free(why);
+		return rc;
+	}
+	bool *want = xcalloc(s->sel.n + 1, sizeof(*want));
+	for (size_t i = 0; i < sel.n; i++) {
+		int32_t k = query_selection_slot(&s->sel, sel.ids[i]);
+		if (k >= 0) {
+			want[k] = true;
+		}
+	}
+	*slot = hottest(s, opt, want);
+	free(want);
+	query_selection_finish(&sel);
+	return 0;
+}
+
 #define PEAK_MARGIN_S (7 * 86400)
 
-/* The peak of the hottest zone, every zone along (as `thermlog peak --with` them). */
-static int board_peak(struct store *store, const struct query_params *window,
-		      struct report_board *b, char **err) {
-	ssize_t hot = hottest_zone(&b->stats);
+/* The peak of slot @hot, the other zones along (as `thermlog peak --with` them). */
+static int board_peak(struct store *store, const struct report_options *opt,
+		      const struct query_params *window, ssize_t hot, struct report_board *b,
+		      char **err) {
 	if (hot < 0) {
 		return 0;
 	}
@@ -115,7 +159,7 @@ static int board_peak(struct store *store, const struct query_params *window,
 	size_t n = 0;
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
-		if (ch->kind == CHANNEL_KIND_TEMPERATURE && (ssize_t)k != hot) {
+		if (peak_candidate(opt, ch) && s->acc[k].count && (ssize_t)k != hot) {
 			zones[n++] = ch->key;
 		}
 	}
@@ -137,8 +181,9 @@ static int board_peak(struct store *store, const struct query_params *window,
 	}
 	p.channels = &key;
 	p.n_channels = 1;
-	p.with = zones; // none: every channel comes along, and the chart draws the zone alone
-	p.n_with = n;
+	const char *none = NULL;
+	p.with = n ? zones : &none; // none: the zone alone
+	p.n_with = n ? n : 0;
 	int rc = query_peak_compute(store, &p, &b->peak, err);
 	free(zones);
 	if (rc == -ENOENT) { // its raw samples were pruned: no chart, said so
@@ -148,6 +193,41 @@ static int board_peak(struct store *store, const struct query_params *window,
 	}
 	b->has_peak = rc == 0;
 	return rc;
+}
+
+/* A channel's hardware maximum for its role: the recorded board's, else the highest seen. */
+static double max_hz_of(const struct report_board *b, size_t k) {
+	const struct channel *ch = query_selection_channel(&b->stats.sel, k);
+	double max = boardfacts_max_hz(&b->facts, ch->key);
+	if (isnan(max) && ch->kind == CHANNEL_KIND_FREQUENCY && b->stats.acc[k].count) {
+		max = stats_value(b->stats.acc[k].max_q, ch->resolution);
+	}
+	return max;
+}
+
+/* What each channel of @b's window is on its board (role.h). */
+static struct role_channel *board_roles(struct report_board *b) {
+	size_t n = b->stats.sel.n;
+	struct role_channel *rc = xcalloc(n + 1, sizeof(*rc));
+	for (size_t k = 0; k < n; k++) {
+		const struct channel *ch = query_selection_channel(&b->stats.sel, k);
+		rc[k] = (struct role_channel){ch->key, ch->label, ch->kind, max_hz_of(b, k)};
+	}
+	b->roles = xcalloc(n + 1, sizeof(*b->roles));
+	role_infer(rc, n, b->facts.roles, b->facts.n_roles, b->roles);
+	return rc;
+}
+
+/* The two boards' channels paired: by hand, by role, by key (role_pair()). */
+static void pair_channels(struct report *rep) {
+	struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
+	struct role_channel *ra = board_roles(a), *rb = board_roles(b);
+	rep->pair = xcalloc(a->stats.sel.n + 1, sizeof(*rep->pair));
+	rep->pair_why = xcalloc(a->stats.sel.n + 1, sizeof(*rep->pair_why));
+	role_pair(ra, a->roles, a->stats.sel.n, rb, b->roles, b->stats.sel.n, rep->opt.map_channel,
+		  rep->opt.n_map_channel, rep->pair, rep->pair_why);
+	free(ra);
+	free(rb);
 }
 
 static const char *base_name(const char *path) {
@@ -179,8 +259,9 @@ static int board_review(struct store *store, const struct report_options *opt,
 		       : 0;
 }
 
-static int board_compute(struct store *store, const char *file, const struct report_options *opt,
-			 struct report_board *b, char **err) {
+/* The window's statistics, its first and last cycle and the board's facts. */
+static int board_stats(struct store *store, const char *file, const struct report_options *opt,
+		       const struct config *declared, struct report_board *b, char **err) {
 	b->file = xstrdup(base_name(file));
 	struct query_params p = {.has_from = opt->has_from,
 				 .has_to = opt->has_to,
@@ -201,18 +282,36 @@ static int board_compute(struct store *store, const char *file, const struct rep
 	if (!b->empty) {
 		rc = window_edges(store, b->stats.from, b->stats.to, &b->first_ts, &b->last_ts);
 		b->empty = rc == 0 && b->first_ts == INT64_MIN;
-		if (rc == 0 && !b->empty) {
-			rc = board_peak(store, &p, b, err);
-		}
 		if (rc < 0) {
 			return rc;
 		}
 	}
-	if ((rc = board_identity(store, b)) < 0) {
-		*err = xasprintf("could not read the runs of %s: %s", b->file, strerror(-rc));
+	if ((rc = boardfacts_read(store, declared, &b->facts)) < 0 ||
+	    (rc = board_identity(store, b)) < 0) {
+		*err = xasprintf("could not read the board of %s: %s", b->file, strerror(-rc));
 		return rc;
 	}
-	b->name = xstrdup(b->model ? b->model : b->file);
+	// The board's name: as declared, else as the daemon or the runs recorded it, else the file.
+	const char *name = b->facts.name    ? b->facts.name
+			   : b->facts.model ? b->facts.model
+			   : b->model       ? b->model
+					    : b->file;
+	b->name = xstrdup(name);
+	return 0;
+}
+
+/* The peak of slot @hot, the runs, the throttling and the capacitors of board @b. */
+static int board_compute(struct store *store, const struct report_options *opt, ssize_t hot,
+			 struct report_board *b, char **err) {
+	struct query_params p = {.has_from = opt->has_from,
+				 .has_to = opt->has_to,
+				 .from = opt->from,
+				 .to = opt->to,
+				 .weight = opt->weight};
+	int rc = 0;
+	if (!b->empty && (rc = board_peak(store, opt, &p, hot, b, err)) < 0) {
+		return rc;
+	}
 	b->runs_percentiles[0] = 0; // the minimum, as `runs stats --percentile 0` writes p0
 	b->runs_opt = (struct runs_stats_options){
 		.filter = {.has_from = opt->has_from,
@@ -224,8 +323,14 @@ static int board_compute(struct store *store, const char *file, const struct rep
 		.percentiles = b->runs_percentiles,
 		.n_percentiles = 1,
 	};
-	if ((rc = runs_stats(store, &b->runs_opt, &b->runs)) < 0) {
+	if ((rc = runs_stats(store, &b->runs_opt, &b->runs)) < 0 ||
+	    (rc = runs_side_read(store, &b->runs_opt.filter, b->name, &b->side)) < 0) {
 		*err = xasprintf("could not compute the runs of %s: %s", b->file, strerror(-rc));
+		return rc;
+	}
+	if (!b->empty && b->stats.to > b->stats.from &&
+	    (rc = throttle_report_compute(store, b->stats.from, b->stats.to, NULL, &b->throttle,
+					  err)) < 0) {
 		return rc;
 	}
 	if (opt->cfg && opt->cfg->n_capacitors > 0) {
@@ -306,7 +411,8 @@ static int compare_runs(struct report *rep) {
 		c->label = xstrdup(label);
 		c->other_label = xstrdup(there);
 		c->rc = runs_compare_sides(rep->boards[0].side, rep->boards[1].side, label, there,
-					   false, &c->c);
+					   false, rep->opt.map_channel, rep->opt.n_map_channel,
+					   &c->c);
 		if (c->rc < 0 && c->rc != -ENODATA) {
 			return c->rc;
 		}
@@ -318,6 +424,15 @@ static int compare_runs(struct report *rep) {
 		}
 	}
 	return 0;
+}
+
+/* The slot of the compared board's peak: the counterpart of the first board's peak channel,
+ * else its own hottest zone. */
+static ssize_t other_peak(const struct report *rep, ssize_t first) {
+	if (first >= 0 && rep->pair[first] >= 0) {
+		return rep->pair[first];
+	}
+	return hottest(&rep->boards[1].stats, &rep->opt, NULL);
 }
 
 int report_compute(struct store *const *stores, const char *const *files, size_t n,
@@ -332,7 +447,8 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 	other.from = opt->compare_from;
 	other.to = opt->compare_to;
 	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
-		rc = board_compute(stores[i], files[i], i ? &other : opt, &rep->boards[i], err);
+		rc = board_stats(stores[i], files[i], i ? &other : opt, i ? NULL : opt->cfg,
+				 &rep->boards[i], err);
 	}
 	if (rc == 0 && rep->n_boards == 2) {
 		struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
@@ -344,13 +460,20 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 				rep->boards[i].name = named;
 			}
 		}
-		for (size_t i = 0; rc == 0 && i < 2; i++) {
-			rc = runs_side_read(stores[i], &rep->boards[i].runs_opt.filter,
-					    rep->boards[i].name, &rep->boards[i].side);
-		}
-		if (rc == 0 && (rc = compare_runs(rep)) < 0) {
-			*err = xasprintf("could not compare the runs: %s", strerror(-rc));
-		}
+		pair_channels(rep);
+	} else if (rc == 0) {
+		free(board_roles(&rep->boards[0]));
+	}
+	ssize_t hot = -1;
+	if (rc == 0 && !rep->boards[0].empty) {
+		rc = peak_slot(stores[0], opt, &rep->boards[0].stats, &hot, err);
+	}
+	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
+		rc = board_compute(stores[i], i ? &other : opt, i ? other_peak(rep, hot) : hot,
+				   &rep->boards[i], err);
+	}
+	if (rc == 0 && rep->n_boards == 2 && (rc = compare_runs(rep)) < 0) {
+		*err = xasprintf("could not compare the runs: %s", strerror(-rc));
 	}
 	if (rc < 0 && !*err) {
 		*err = xasprintf("%s", strerror(-rc));
@@ -367,6 +490,9 @@ static void board_finish(struct report_board *b) {
 	query_peak_finish(&b->peak);
 	runstats_result_finish(&b->runs);
 	runs_side_destroy(b->side);
+	boardfacts_finish(&b->facts);
+	free(b->roles);
+	throttle_report_finish(&b->throttle);
 	lifetime_profile_finish(&b->profile);
 	lifetime_report_finish(&b->life);
 	free(b->series);
@@ -393,5 +519,7 @@ void report_finish(struct report *rep) {
 		runs_compare_finish(&rep->compares[i].c);
 	}
 	free(rep->compares);
+	free(rep->pair);
+	free(rep->pair_why);
 	*rep = (struct report){0};
 }

@@ -11,14 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "boardfacts.h"
 #include "buf.h"
 #include "config.h"
 #include "lifetime-profile.h"
 #include "lifetime-report.h"
 #include "query.h"
+#include "role.h"
 #include "runs.h"
 #include "runstats.h"
 #include "store.h"
+#include "throttle-report.h"
 
 /** Whether a report holds the capacitor design review (one section per capacitor). */
 enum report_lifetime {
@@ -43,6 +46,12 @@ struct report_options {
 	// (the same label when not mapped); borrowed.
 	const char *const *map_a, *const *map_b;
 	size_t n_map;
+	// Channels paired by hand (--map-channel A=B), before the pairing by role; borrowed.
+	const struct role_pair *map_channel;
+	size_t n_map_channel;
+	// The peak's channel: a key, glob or label (the hottest of those it selects); NULL = the
+	// hottest of the channels runs.peak_channels names (the thermal zones by default).
+	const char *peak_channel;
 	double over_s;            // runs over this duration are counted; NAN = no threshold
 	const struct config *cfg; // the capacitors of the lifetime section (NULL: none)
 	int64_t now;              // s since epoch: bounds a capacitor's calendar age
@@ -54,12 +63,14 @@ struct report_options {
 
 /** One board's answers, each the struct its JSON writer writes. */
 struct report_board {
-	char *name;       // the fingerprint's board, or the database's file name
-	char *file;       // the database's file name (no directory)
-	char *model;      // the device tree's model from the latest run's fingerprint, or NULL
-	char *kernel;     // likewise the kernel release, or NULL
-	bool empty;       // no cycle in the window (or no history at all)
-	int64_t first_ts; // the first and the last cycle in the window (valid unless empty)
+	char *name;   // the fingerprint's board, or the database's file name
+	char *file;   // the database's file name (no directory)
+	char *model;  // the device tree's model from the latest run's fingerprint, or NULL
+	char *kernel; // likewise the kernel release, or NULL
+	struct boardfacts facts; // declared (board:, roles:) and recorded (the daemon's start)
+	enum role *roles;        // per channel of stats.sel: its part on the board (role.h)
+	bool empty;              // no cycle in the window (or no history at all)
+	int64_t first_ts;        // the first and the last cycle in the window (valid unless empty)
 	int64_t last_ts;
 	bool has_stats;                     // stats computed (false for a database without history)
 	struct query_stats stats;           // every channel, as `stats --json`
@@ -68,7 +79,8 @@ struct report_board {
 	struct runs_stats_options runs_opt; // as `runs stats --json --percentile 0`
 	double runs_percentiles[1];         // {0}: the minimum, as p0
 	struct runstats_result runs;        // every label in the window
-	struct runs_side *side;             // its side of the comparison (two boards), or NULL
+	struct runs_side *side;             // its runs read once: per-test figures, the verdict's
+	struct throttle_report throttle;    // the window's episodes and each domain's totals
 	struct lifetime_report life;        // as `lifetime --json`
 	bool has_review;                    // the design review was computed (opt.lifetime)
 	struct lifetime_profile profile;    // as `lifetime profile --json` (5 K bins)
@@ -94,6 +106,10 @@ struct report {
 	char **unmatched_a,
 		**unmatched_b; // labels of one board the other has no (mapped) match for
 	size_t n_unmatched_a, n_unmatched_b;
+	// Two boards: each channel of the first board's stats.sel paired with its counterpart's
+	// slot in the second's (-1: none), and how ("map", "role" or "key"; role_pair()).
+	ssize_t *pair;
+	const char **pair_why;
 };
 
 /**

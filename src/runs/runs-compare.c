@@ -322,11 +322,12 @@ static void label_runs_of(const struct runs_side *side, const char *label, struc
 }
 
 /* The verdict on the two sides' runs of the label (verdict.h). */
-static void judge(const struct runs_side *a, const struct runs_side *b, struct runs_compare *c) {
+static void judge(const struct runs_side *a, const struct runs_side *b,
+		  const struct role_pair *pairs, size_t n_pairs, struct runs_compare *c) {
 	struct verdict_side *va = xcalloc(2, sizeof(*va)), *vb = va + 1;
 	verdict_side_of(&a->facts, a->name, c->label, c->fig_a, va);
 	verdict_side_of(&b->facts, b->name, c->other_label, c->fig_b, vb);
-	verdict_judge(va, vb, &c->verdict);
+	verdict_judge_paired(va, vb, pairs, n_pairs, &c->verdict);
 	free(va);
 }
 
@@ -349,7 +350,7 @@ static void differences(struct runs_compare *c, const struct label_runs *sa,
 
 int runs_compare_sides(const struct runs_side *here, const struct runs_side *other,
 		       const char *label, const char *other_label, bool exclude,
-		       struct runs_compare *out) {
+		       const struct role_pair *pairs, size_t n_pairs, struct runs_compare *out) {
 	const char *la = label, *lb = other_label ? other_label : label;
 	*out = (struct runs_compare){
 		.label = xstrdup(la), .other_label = xstrdup(lb), .exclude_throttled = exclude};
@@ -388,7 +389,7 @@ int runs_compare_sides(const struct runs_side *here, const struct runs_side *oth
 	compare_metrics(out, &sa, &sb);
 	out->fig_a = testfig_result_label(&here->figs, la, NULL);
 	out->fig_b = testfig_result_label(&other->figs, lb, NULL);
-	judge(here, other, out);
+	judge(here, other, pairs, n_pairs, out);
 	differences(out, &sa, &sb);
 out:
 	free(sa.runs);
@@ -409,7 +410,8 @@ int runs_compare(struct store *here, struct store *other, const struct runs_comp
 				    opt->name_other ? opt->name_other : "the other board", &b);
 	}
 	if (rc == 0) {
-		rc = runs_compare_sides(a, b, la, lb, opt->exclude_throttled, out);
+		rc = runs_compare_sides(a, b, la, lb, opt->exclude_throttled, opt->map_channel,
+					opt->n_map_channel, out);
 		// The figures are the comparison's own from now on: the sides go.
 		out->board_a = a->figs;
 		out->board_b = b->figs;

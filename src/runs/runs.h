@@ -165,6 +165,9 @@ struct runs_compare_options {
 					     // and order are set by runs_compare())
 	bool exclude_throttled;
 	const char *name_here, *name_other; // the boards, for the verdict (NULL: "here", "there")
+	// Clocks paired by hand for the verdict (--map-channel A=B), before the pairing by role.
+	const struct role_pair *map_channel;
+	size_t n_map_channel;
 };
 
 /**
@@ -202,12 +205,12 @@ void runs_side_destroy(struct runs_side *s); // accepts NULL
 const struct testfig_result *runs_side_figures(const struct runs_side *s);
 /**
  * runs_compare() of @label on @here and @other_label (NULL: the same) on @other, from the sides
- * read: the same answer, without reading a store. @out's fig_a and fig_b are the sides'
- * (borrowed: the sides outlive @out).
+ * read: the same answer, without reading a store; @pairs as runs_compare_options.map_channel.
+ * @out's fig_a and fig_b are the sides' (borrowed: the sides outlive @out).
  */
 int runs_compare_sides(const struct runs_side *here, const struct runs_side *other,
 		       const char *label, const char *other_label, bool exclude_throttled,
-		       struct runs_compare *out);
+		       const struct role_pair *pairs, size_t n_pairs, struct runs_compare *out);
 /** Writes the comparison as JSON; @other_name names the other database. */
 void runs_compare_write_json(const struct runs_compare *c, const char *other_name, bool pretty,
 			     struct buf *out);

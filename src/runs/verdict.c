@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boardfacts.h"
 #include "jsonread.h"
 #include "query.h"
 #include "stats.h"
@@ -56,31 +57,37 @@ static const struct verdict_clock *clock_of(const struct verdict_side *s, const 
 	return NULL;
 }
 
-/* Hardware maxima that differ, or a maximum a side did not reach under the test's load. */
-static void judge_clocks(const struct verdict_side *a, const struct verdict_side *b,
-			 struct verdict *v) {
-	for (size_t i = 0; i < a->n_clocks; i++) {
-		const struct verdict_clock *ca = &a->clocks[i], *cb = clock_of(b, ca->key);
-		if (!cb || !isfinite(ca->hw_max_hz) || !isfinite(cb->hw_max_hz)) {
-			continue;
-		}
-		if (ca->hw_max_hz != cb->hw_max_hz) {
-			reason(v, "clock", number(ca->hw_max_hz), number(cb->hw_max_hz),
-			       "%s: the hardware maxima differ: %.0f MHz on %s, %.0f MHz on %s "
-			       "(binning, or another OPP table)",
-			       ca->key, ca->hw_max_hz / 1e6, a->name, cb->hw_max_hz / 1e6, b->name);
-			continue;
-		}
-		bool short_a = ca->reached_hz < ca->hw_max_hz,
-		     short_b = cb->reached_hz < cb->hw_max_hz;
-		if (ca->loaded && cb->loaded && (short_a || short_b)) {
-			reason(v, "clock", number(ca->reached_hz), number(cb->reached_hz),
-			       "%s: the highest clock reached under the test's load is %.0f MHz on %s "
-			       "and %.0f MHz on %s, of %.0f MHz the hardware allows",
-			       ca->key, ca->reached_hz / 1e6, a->name, cb->reached_hz / 1e6,
-			       b->name, ca->hw_max_hz / 1e6);
-		}
+/* "cpufreq/policy4", or "cpufreq/policy4 and cpufreq/policy6 (the big cluster)" when paired
+ * across names. */
+static char *clock_name(const struct verdict_clock *ca, const struct verdict_clock *cb) {
+	if (strcmp(ca->key, cb->key) == 0) {
+		return xstrdup(ca->key);
 	}
+	return xasprintf("%s and %s (the %s)", ca->key, cb->key, role_text(ca->role));
+}
+
+/* Hardware maxima that differ, or a maximum a side did not reach under the test's load. */
+static void judge_clock(const struct verdict_side *a, const struct verdict_side *b,
+			const struct verdict_clock *ca, const struct verdict_clock *cb,
+			struct verdict *v) {
+	if (!isfinite(ca->hw_max_hz) || !isfinite(cb->hw_max_hz)) {
+		return;
+	}
+	char *name = clock_name(ca, cb);
+	if (ca->hw_max_hz != cb->hw_max_hz) {
+		reason(v, "clock", number(ca->hw_max_hz), number(cb->hw_max_hz),
+		       "%s: the hardware maxima differ: %.0f MHz on %s, %.0f MHz on %s "
+		       "(binning, or another OPP table)",
+		       name, ca->hw_max_hz / 1e6, a->name, cb->hw_max_hz / 1e6, b->name);
+	} else if (ca->loaded && cb->loaded &&
+		   (ca->reached_hz < ca->hw_max_hz || cb->reached_hz < cb->hw_max_hz)) {
+		reason(v, "clock", number(ca->reached_hz), number(cb->reached_hz),
+		       "%s: the highest clock reached under the test's load is %.0f MHz on %s "
+		       "and %.0f MHz on %s, of %.0f MHz the hardware allows",
+		       name, ca->reached_hz / 1e6, a->name, cb->reached_hz / 1e6, b->name,
+		       ca->hw_max_hz / 1e6);
+	}
+	free(name);
 }
 
 static const char *governor_of(const struct verdict_side *s, const char *key) {
@@ -92,19 +99,65 @@ static const char *governor_of(const struct verdict_side *s, const char *key) {
 	return NULL;
 }
 
+/*
+ * The governors of @a against @b's: a clock's with its counterpart's (@pair, by clock), a
+ * governor of no clock with the same key; a clock without a counterpart is never compared.
+ */
 static void judge_governors(const struct verdict_side *a, const struct verdict_side *b,
-			    struct verdict *v) {
+			    const ssize_t *pair, struct verdict *v) {
 	for (size_t i = 0; i < a->n_governors; i++) {
-		const char *ga = a->governors[i].value, *gb = governor_of(b, a->governors[i].key);
+		const char *key = a->governors[i].key, *there = key;
+		const struct verdict_clock *ca = clock_of(a, key), *cb = NULL;
+		if (ca) {
+			ssize_t k = pair[ca - a->clocks];
+			if (k < 0) {
+				continue;
+			}
+			cb = &b->clocks[k];
+			there = cb->key;
+		}
+		const char *ga = a->governors[i].value, *gb = governor_of(b, there);
 		if (gb && strcmp(ga, gb) != 0) {
+			char *name = ca ? clock_name(ca, cb) : xstrdup(key);
 			reason(v, "governor", string(ga), string(gb),
-			       "%s: governor %s on %s, %s on %s", a->governors[i].key, ga, a->name,
-			       gb, b->name);
+			       "%s: governor %s on %s, %s on %s", name, ga, a->name, gb, b->name);
+			free(name);
 		}
 	}
 }
 
-void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, struct verdict *v) {
+/* Each clock of @a with its counterpart on @b: its maxima, then the governors. */
+static void judge_clocks(const struct verdict_side *a, const struct verdict_side *b,
+			 const struct role_pair *pairs, size_t n_pairs, struct verdict *v) {
+	struct role_channel *ra = xcalloc(a->n_clocks + 1, sizeof(*ra)),
+			    *rb = xcalloc(b->n_clocks + 1, sizeof(*rb));
+	enum role *roles_a = xcalloc(a->n_clocks + 1, sizeof(*roles_a)),
+		  *roles_b = xcalloc(b->n_clocks + 1, sizeof(*roles_b));
+	for (size_t i = 0; i < a->n_clocks; i++) {
+		ra[i] = (struct role_channel){a->clocks[i].key, NULL, CHANNEL_KIND_FREQUENCY, NAN};
+		roles_a[i] = a->clocks[i].role;
+	}
+	for (size_t i = 0; i < b->n_clocks; i++) {
+		rb[i] = (struct role_channel){b->clocks[i].key, NULL, CHANNEL_KIND_FREQUENCY, NAN};
+		roles_b[i] = b->clocks[i].role;
+	}
+	ssize_t *pair = xcalloc(a->n_clocks + 1, sizeof(*pair));
+	role_pair(ra, roles_a, a->n_clocks, rb, roles_b, b->n_clocks, pairs, n_pairs, pair, NULL);
+	for (size_t i = 0; i < a->n_clocks; i++) {
+		if (pair[i] >= 0) {
+			judge_clock(a, b, &a->clocks[i], &b->clocks[pair[i]], v);
+		}
+	}
+	judge_governors(a, b, pair, v);
+	free(pair);
+	free(ra);
+	free(rb);
+	free(roles_a);
+	free(roles_b);
+}
+
+void verdict_judge_paired(const struct verdict_side *a, const struct verdict_side *b,
+			  const struct role_pair *pairs, size_t n_pairs, struct verdict *v) {
 	*v = (struct verdict){.comparable = true};
 	double d = b->ambient_c - a->ambient_c;
 	if (isfinite(d) && fabs(d) > VERDICT_AMBIENT_K) {
@@ -114,8 +167,7 @@ void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, s
 		       d, a->ambient_c, a->name, a->ambient_from, b->ambient_c, b->name,
 		       b->ambient_from, VERDICT_AMBIENT_K);
 	}
-	judge_clocks(a, b, v);
-	judge_governors(a, b, v);
+	judge_clocks(a, b, pairs, n_pairs, v);
 	if (*a->exe_sha256 && *b->exe_sha256 && strcmp(a->exe_sha256, b->exe_sha256) != 0) {
 		reason(v, "executable", string(a->exe_sha256), string(b->exe_sha256),
 		       "the executable's sha256 differs: %.12s... on %s, %.12s... on %s",
@@ -128,11 +180,15 @@ void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, s
 		       "%.1f %% of the runs' time on %s, %.1f %% on %s",
 		       fabs(pb - pa), pa, a->name, pb, b->name);
 	}
-	if (a->cooling && b->cooling && strcmp(a->cooling, b->cooling) != 0) {
+	if (*a->cooling && *b->cooling && strcmp(a->cooling, b->cooling) != 0) {
 		reason(v, "cooling", string(a->cooling), string(b->cooling),
 		       "the declared cooling differs: %s on %s, %s on %s", a->cooling, a->name,
 		       b->cooling, b->name);
 	}
+}
+
+void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, struct verdict *v) {
+	verdict_judge_paired(a, b, NULL, 0, v);
 }
 
 void verdict_finish(struct verdict *v) {
@@ -275,6 +331,34 @@ static double ambient_mean(struct store *store, const char *key, int64_t from, i
 	return mean;
 }
 
+/*
+ * What the database says of its board: the declared cooling, the recorded hardware maxima where
+ * nothing else gave one, and each clock's role (the declared roles: map over the inference).
+ */
+static int board_facts(struct store *store, struct verdict_side *s) {
+	struct boardfacts f;
+	int rc = boardfacts_read(store, NULL, &f);
+	snprintf(s->cooling, sizeof(s->cooling), "%s", f.cooling ? f.cooling : "");
+	struct role_channel *rc_ch = xcalloc(s->n_clocks + 1, sizeof(*rc_ch));
+	enum role *roles = xcalloc(s->n_clocks + 1, sizeof(*roles));
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		struct verdict_clock *c = &s->clocks[i];
+		if (isnan(c->hw_max_hz)) {
+			c->hw_max_hz = boardfacts_max_hz(&f, c->key);
+		}
+		rc_ch[i] =
+			(struct role_channel){c->key, NULL, CHANNEL_KIND_FREQUENCY, c->hw_max_hz};
+	}
+	role_infer(rc_ch, s->n_clocks, f.roles, f.n_roles, roles);
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		s->clocks[i].role = roles[i];
+	}
+	free(rc_ch);
+	free(roles);
+	boardfacts_finish(&f);
+	return rc;
+}
+
 int verdict_board_read(struct store *store, int64_t from, int64_t to, struct verdict_board *out) {
 	*out = (struct verdict_board){0};
 	struct verdict_side *s = &out->side;
@@ -306,7 +390,7 @@ int verdict_board_read(struct store *store, int64_t from, int64_t to, struct ver
 		snprintf(s->ambient_from, sizeof(s->ambient_from), "%s", ambient);
 	}
 	store_channels_free(ch, n);
-	return rc;
+	return rc == 0 ? board_facts(store, s) : rc;
 }
 
 void verdict_board_finish(struct verdict_board *b) {

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "json.h"
+#include "role.h"
 #include "store.h"
 #include "testfig.h"
 
@@ -30,6 +31,7 @@ struct verdict_clock {
 	double hw_max_hz;  // the hardware's maximum (cpuinfo_max_freq, available_frequencies), NAN
 	double reached_hz; // the highest reached during the test's runs, NAN
 	bool loaded;       // the test's runs loaded it (a CPU cluster, the NPU): under load
+	enum role role;    // its part on the board (role.h): two boards' clocks pair by it
 };
 
 /** What one side says about the conditions of its runs of the test. */
@@ -46,7 +48,7 @@ struct verdict_side {
 	size_t n_governors;
 	char exe_sha256[65]; // of the test's latest ok run ("" when not recorded)
 	double exposure;     // the runs' loaded-domain throttled share, 0..1; NAN: not known
-	const char *cooling; // as declared (the configuration's board: map), or NULL
+	char cooling[128];   // as declared (the configuration's board: map), "" when not
 };
 
 struct verdict_reason {
@@ -61,17 +63,25 @@ struct verdict {
 	size_t n;
 };
 
-/** Judges sides @a and @b by the rules above into @v (free with verdict_finish()). */
+/**
+ * Judges sides @a and @b by the rules above into @v (free with verdict_finish()). A clock of @a
+ * is judged against its counterpart on @b (role_pair(): by role, then a clock without one by its
+ * key), never against a namesake of another part.
+ */
 void verdict_judge(const struct verdict_side *a, const struct verdict_side *b, struct verdict *v);
+/** verdict_judge() with clocks paired by hand first (--map-channel: @pairs, @n_pairs). */
+void verdict_judge_paired(const struct verdict_side *a, const struct verdict_side *b,
+			  const struct role_pair *pairs, size_t n_pairs, struct verdict *v);
 void verdict_finish(struct verdict *v); // accepts a zeroed struct
 
 /**
  * What a store says for any test of its board, read once for many (a report compares every
  * label): the ambient's mean over [@from, @to) (s, 0: open; a channel whose key ends in
  * temp_ambient, a thermocouple's cold junction or an IIO ambient sensor), the clocks' hardware
- * maxima (the channels' metadata, the runs' residency figures, the throttle episodes), the
- * governors (the channels' metadata), and each label's executable hash (of its latest ok run
- * that recorded one).
+ * maxima (the channels' metadata, the runs' residency figures, the throttle episodes, the board
+ * the daemon recorded), the governors (the channels' metadata), each clock's role (inferred, or
+ * the database's declared roles: map), the declared cooling (boardfacts.h), and each label's
+ * executable hash (of its latest ok run that recorded one).
  */
 struct verdict_board {
 	struct verdict_side side; // the facts without a test's (name, exe_sha256, exposure unset)

@@ -299,7 +299,8 @@ static void test_full(void) {
 	is_near(c->uncertainty_k, 1.5, 0, "cap 5 uncertainty_k");
 	c = &cfg.capacitors[5];
 	ok(c->self_heating == SELF_HEATING_POWER && isnan(c->current_a) &&
-		   c->ripple_from.formula == RIPPLE_FORMULA_PROPORTIONAL && c->ripple_from.k == 0.35,
+		   c->ripple_from.formula == RIPPLE_FORMULA_PROPORTIONAL &&
+		   c->ripple_from.k == 0.35,
 	   "cap 6: the power form without current_a, the current measured");
 	config_finish(&cfg);
 }
@@ -348,7 +349,7 @@ static void test_syntax(void) {
 
 static void test_keys(void) {
 	check("intervall: 60s\n",
-	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n",
+	      "t.yaml:1:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs, board, roles)\n",
 	      "unknown top-level key");
 	check("http:\n  lisen: 1.2.3.4:80\n",
 	      "t.yaml:2:3: unknown key 'lisen' in http: did you mean 'listen'? (allowed: listen, token, token_file, metrics_public, tls_cert, tls_key, tls_priorities, max_points, max_window, connection_limit)\n",
@@ -613,7 +614,8 @@ static void test_capacitors(void) {
 	check("capacitors:\n  - {name: C1, sensor: s, rated_life_h: 1, rated_temp_c: 105, review: {insulation: , orientation: 90}}\n",
 	      NULL, "an empty review note and a number as text are valid");
 	// The review's keys (issue 40): every error names its file:line:col.
-	const char *head = "capacitors:\n  - name: C1\n    rated_life_h: 1\n    rated_temp_c: 105\n";
+	const char *head =
+		"capacitors:\n  - name: C1\n    rated_life_h: 1\n    rated_temp_c: 105\n";
 	struct {
 		const char *yaml, *want, *what;
 	} cases[] = {
@@ -625,7 +627,8 @@ static void test_capacitors(void) {
 		{"    sensors: {case: c}\n    basis: case\n",
 		 "t.yaml:6:12: basis: the sensors: map names each sensor's temperature; basis goes with sensor\n",
 		 "basis beside sensors"},
-		{"    sensors: {}\n", "t.yaml:5:14: sensors: name at least one of ambient, case and core\n",
+		{"    sensors: {}\n",
+		 "t.yaml:5:14: sensors: name at least one of ambient, case and core\n",
 		 "an empty sensors map"},
 		{"    sensors: {ambient: a, cse: c}\n",
 		 "t.yaml:5:27: unknown key 'cse' in sensors: did you mean 'case'? (allowed: ambient, case, core)\n",
@@ -649,7 +652,8 @@ static void test_capacitors(void) {
 		 "t.yaml:7:40: formula: expected proportional or buck_input, got 'boost'\n",
 		 "an unknown formula"},
 		{"    sensor: a\n    valid_c: [95, 60]\n",
-		 "t.yaml:6:19: valid_c: the upper bound must be above the lower\n", "valid_c upside down"},
+		 "t.yaml:6:19: valid_c: the upper bound must be above the lower\n",
+		 "valid_c upside down"},
 		{"    sensor: a\n    valid_c: [60]\n",
 		 "t.yaml:6:14: valid_c: give [LOW, HIGH], the band in °C over which the series' B_t or E_a is stated (e.g. [60, 95])\n",
 		 "valid_c with one value"},
@@ -721,7 +725,7 @@ static void test_files(void) {
 	      "t.yaml:2:5: capacitor C1: 'sensor' or 'sensors' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_life_h' is required\n"
 	      "t.yaml:2:5: capacitor C1: 'rated_temp_c' is required\n"
-	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs)\n"
+	      "t.yaml:3:1: unknown key 'intervall' in the top level: did you mean 'interval'? (allowed: interval, database, sysfs_root, procfs_root, debugfs_root, retention, rescan, http, sources, channels, iio_channels, capacitors, runs, board, roles)\n"
 	      "t.yaml:4:11: interval: '5' has no unit: write e.g. 5s or 5m (units ms, s, m, h, d, w)\n",
 	      "several errors in file order");
 
@@ -912,6 +916,52 @@ static void test_in_service_warnings(void) {
 	config_finish(&cfg);
 }
 
+/* board: and roles: what is declared of the board, the channels' roles by hand. */
+static void test_board(void) {
+	struct config cfg;
+	config_init(&cfg);
+	char *errors = NULL;
+	const char *yaml =
+		"board:\n  name: ROCK 5C B\n  cooling: heatsink, no fan\n"
+		"  sdk: {rknpu2: 2.3.2, rknn-toolkit2: '2.3.0'}\n  notes: bought 2026-03\n"
+		"roles:\n  thermal/center-thermal: soc-zone\n  cpufreq/policy0: "
+		"little-cluster\n";
+	ok(config_load_string(&cfg, "t.yaml", yaml, strlen(yaml), &errors),
+	   "board: and roles: load");
+	is_str(errors, NULL, "no error");
+	ok(cfg.board.declared, "the board is declared");
+	is_str(cfg.board.name, "ROCK 5C B", "board.name");
+	is_str(cfg.board.cooling, "heatsink, no fan", "board.cooling");
+	is_str(cfg.board.notes, "bought 2026-03", "board.notes");
+	is_int(cfg.board.n_sdk, 2, "two SDK versions");
+	is_str(cfg.board.sdk[1].name, "rknn-toolkit2", "an SDK's name");
+	is_str(cfg.board.sdk[1].version, "2.3.0", "its version");
+	is_int(cfg.n_roles, 2, "two roles");
+	is_str(cfg.roles[0].key, "cpufreq/policy0", "roles sorted by key");
+	ok(cfg.roles[0].role == ROLE_CLUSTER_LITTLE && cfg.roles[1].role == ROLE_ZONE_SOC,
+	   "each role read");
+	free(errors);
+	config_finish(&cfg);
+	config_init(&cfg);
+	ok(!cfg.board.declared && cfg.n_roles == 0, "nothing declared by default");
+	config_finish(&cfg);
+	check("board:\n  name: a\n  colour: red\n",
+	      "t.yaml:3:3: unknown key 'colour' in board (allowed: name, cooling, sdk, notes)\n",
+	      "board unknown key");
+	check("board:\n  name: \"A\\x1b[31m\"\n",
+	      "t.yaml:2:9: board.name: a control character (\\x1b) in 'A\\x1b[31m': names and "
+	      "labels are printed where terminals read them\n",
+	      "board.name refuses a control character");
+	check("roles:\n  cpufreq/policy0: little\n",
+	      "t.yaml:2:20: roles: cpufreq/policy0: unknown role 'little' (one of none, big-zone, "
+	      "little-zone, cpu-zone, npu-zone, soc-zone, gpu-zone, ambient, big-cluster, "
+	      "little-cluster, cpu-cluster, npu, gpu, dmc)\n",
+	      "an unknown role names the roles");
+	check("roles:\n  'not a key': big-zone\n",
+	      "t.yaml:2:3: roles: 'not a key' is not a channel key (e.g. thermal/bigcore0-thermal)\n",
+	      "a role for something that is no channel key");
+}
+
 int main(void) {
 	test_defaults();
 	test_runs();
@@ -929,5 +979,6 @@ int main(void) {
 	test_files();
 	test_wanted();
 	test_in_service_warnings();
+	test_board();
 	return test_done();
 }

@@ -12,10 +12,12 @@ static void board(struct verdict_side *s, const char *name, double ambient, doub
 		  double reached) {
 	*s = (struct verdict_side){.name = name, .ambient_c = ambient, .exposure = 0.80};
 	snprintf(s->ambient_from, sizeof(s->ambient_from), "iio/maxim_thermocouple/temp_ambient");
-	s->clocks[0] = (struct verdict_clock){"cpufreq/policy4", big_max, reached, true};
-	s->clocks[1] = (struct verdict_clock){"cpufreq/policy0", 1.8e9, 1.8e9, true};
+	s->clocks[0] =
+		(struct verdict_clock){"cpufreq/policy4", big_max, reached, true, ROLE_CLUSTER_BIG};
+	s->clocks[1] =
+		(struct verdict_clock){"cpufreq/policy0", 1.8e9, 1.8e9, true, ROLE_CLUSTER_LITTLE};
 	// The GPU, idle during the test, never reaches its maximum: no binning to tell from it.
-	s->clocks[2] = (struct verdict_clock){"devfreq/fb000000.gpu", 1e9, 6e8, false};
+	s->clocks[2] = (struct verdict_clock){"devfreq/fb000000.gpu", 1e9, 6e8, false, ROLE_GPU};
 	s->n_clocks = 3;
 	snprintf(s->governors[0].key, 80, "devfreq/dmc");
 	snprintf(s->governors[0].value, 64, "dmc_ondemand");
@@ -30,6 +32,39 @@ static const char *codes(const struct verdict *v, char *out, size_t len) {
 		strncat(out, " ", len - strlen(out) - 1);
 	}
 	return out;
+}
+
+/*
+ * Clocks pair by their part, never by their name alone: a board whose big cluster is named
+ * otherwise is judged against it; an x86 board's policy0 (one kind of core) is no little
+ * cluster, however its maximum differs; --map-channel pairs what it names.
+ */
+static void test_roles(void) {
+	struct verdict_side a, b;
+	struct verdict v;
+	char text[256];
+	board(&a, "A", 25.0, 2.256e9, 2.256e9);
+	board(&b, "B", 25.0, 2.208e9, 2.208e9);
+	snprintf(b.clocks[0].key, sizeof(b.clocks[0].key), "cpufreq/policy6");
+	verdict_judge(&a, &b, &v);
+	is_str(codes(&v, text, sizeof(text)), "clock ", "the big clusters pair by role");
+	ok(v.n == 1 && strstr(v.reasons[0].message,
+			      "cpufreq/policy4 and cpufreq/policy6 (the big cluster)"),
+	   "and the reason names both");
+	verdict_finish(&v);
+	// An x86 board: policy0, its only cluster, at 4.7 GHz, and no big cluster.
+	board(&b, "x86", 25.0, 0, 0);
+	b.clocks[0] =
+		(struct verdict_clock){"cpufreq/policy0", 4.7e9, 4.7e9, true, ROLE_CLUSTER_CPU};
+	b.n_clocks = 1;
+	verdict_judge(&a, &b, &v);
+	ok(v.comparable, "RK3588 policy0 (little) and x86 policy0 (its CPU) are not compared");
+	verdict_finish(&v);
+	const struct role_pair by_hand[] = {{"cpufreq/policy4", "cpufreq/policy0"}};
+	verdict_judge_paired(&a, &b, by_hand, 1, &v);
+	ok(v.n == 1 && strstr(v.reasons[0].message, "2256 MHz on A, 4700 MHz on x86"),
+	   "--map-channel compares what it names");
+	verdict_finish(&v);
 }
 
 int main(void) {
@@ -77,8 +112,8 @@ int main(void) {
 	snprintf(b.governors[0].value, 64, "dmc_ondemand upthreshold=25");
 	snprintf(b.exe_sha256, sizeof(b.exe_sha256), "%064d", 2);
 	b.exposure = 0.95;
-	a.cooling = "heatsink and fan";
-	b.cooling = "heatsink";
+	snprintf(a.cooling, sizeof(a.cooling), "heatsink and fan");
+	snprintf(b.cooling, sizeof(b.cooling), "heatsink");
 	verdict_judge(&a, &b, &v);
 	is_str(codes(&v, text, sizeof(text)), "governor executable throttle cooling ",
 	       "each other rule fires on its own figure");
@@ -86,11 +121,12 @@ int main(void) {
 	b.exposure = 0.899;
 	b.ambient_c = NAN;
 	b.exe_sha256[0] = '\0';
-	b.cooling = NULL;
+	b.cooling[0] = '\0';
 	snprintf(b.governors[0].value, 64, "dmc_ondemand");
 	verdict_judge(&a, &b, &v);
 	ok(v.comparable, "10 points apart, an unknown ambient or hash, no cooling declared: "
 			 "nothing to hold against");
 	verdict_finish(&v);
+	test_roles();
 	return test_done();
 }
