@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "cli-options.h"
 #include "cli-output.h"
 #include "cli.h"
@@ -28,22 +29,31 @@ enum {
 	REPORT_OPT_COMPARE_FROM,
 	REPORT_OPT_COMPARE_TO,
 	REPORT_OPT_MAP_LABEL,
+	REPORT_OPT_MAP_CHANNEL,
+	REPORT_OPT_PEAK_CHANNEL,
 };
 
 static const char usage_text[] =
 	"usage: thermlog report [--from T] [--to T] [--label L]... [--tag K=V]... [--over DUR]\n"
+	"                       [--peak-channel NAME]\n"
 	"                       [--compare OTHER.db [--compare-from T] [--compare-to T]\n"
-	"                        [--map-label A=B]...]\n"
+	"                        [--map-label A=B]... [--map-channel A=B]...]\n"
 	"                       [--format html|md] [--weight samples|time]\n"
 	"                       [--lifetime | --lifetime-only] -o FILE [--force]\n"
-	"The board and window, zones, clocks, the peak, memory and swap, runs per label and the\n"
-	"capacitor lifetime in one document: the figures of stats, peak, runs stats and lifetime.\n"
+	"The board and window, zones, clocks, load, throttling, the peak, memory and swap, runs\n"
+	"per label and the capacitor lifetime in one document: the figures of stats, peak,\n"
+	"throttle, runs stats and lifetime. The peak is the hottest thermal zone's (the channels\n"
+	"of runs.peak_channels), or the hottest channel --peak-channel NAME (a key, glob or\n"
+	"label) selects.\n"
 	"--compare OTHER.db (opened read-only) sets another board beside this one, over its own\n"
 	"window (its whole history unless --compare-from/--compare-to), with the verdict first\n"
 	"(comparable or not, and why), temperatures as differences in K, clocks, durations and\n"
 	"energy as ratios with runs compare's bootstrap intervals; --map-label A=B compares label\n"
-	"A here with B there. --format html (the default unless FILE ends in\n"
-	".md): one self-contained file; md: GitHub Markdown, each chart written beside it as\n"
+	"A here with B there. Zones and clocks pair by their part on the board (big-core zone,\n"
+	"little cluster, NPU...: the configuration's roles: or inferred), never by name alone;\n"
+	"--map-channel A=B pairs channel key A here with B there.\n"
+	"--format html (the default unless FILE ends in .md): one self-contained file; md:\n"
+	"GitHub Markdown, each chart written beside it as\n"
 	"FILE-NAME.svg (FILE without its .md). -o - writes standard output (Markdown: no chart\n"
 	"files). FILE never replaces a database, an existing file only with --force.\n"
 	"--lifetime adds the capacitor design review (per capacitor: part data, sensor and basis,\n"
@@ -65,7 +75,28 @@ struct report_args {
 	bool has_compare_from, has_compare_to; // --compare-from/--compare-to: the other board's
 	int64_t compare_from, compare_to;      // window (unset: its whole history)
 	struct runtag_list map;                // --map-label A=B: A here is B on the other board
+	struct role_pair *channels;            // --map-channel A=B (the arguments, split)
+	size_t n_channels, cap_channels;
+	const char *peak_channel;
 };
+
+/* "A=B", two channel keys, into a pair (pointing into @arg, which is cut at '='). */
+static bool map_channel(struct report_args *a, char *arg) {
+	char *eq = strchr(arg, '=');
+	if (eq) {
+		*eq = '\0';
+	}
+	if (!eq || !channel_key_valid(arg) || !channel_key_valid(eq + 1)) {
+		fprintf(stderr,
+			"thermlog report: --map-channel %s%s%s: give A=B, a channel key here and one "
+			"there (thermal/bigcore0-thermal=thermal/x86_pkg_temp)\n",
+			arg, eq ? "=" : "", eq ? eq + 1 : "");
+		return false;
+	}
+	a->channels = xgrow(a->channels, &a->cap_channels, a->n_channels + 1, sizeof(*a->channels));
+	a->channels[a->n_channels++] = (struct role_pair){arg, eq + 1};
+	return true;
+}
 
 static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	static const struct option options[] = {
@@ -81,6 +112,8 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		{"compare-from", required_argument, NULL, REPORT_OPT_COMPARE_FROM},
 		{"compare-to", required_argument, NULL, REPORT_OPT_COMPARE_TO},
 		{"map-label", required_argument, NULL, REPORT_OPT_MAP_LABEL},
+		{"map-channel", required_argument, NULL, REPORT_OPT_MAP_CHANNEL},
+		{"peak-channel", required_argument, NULL, REPORT_OPT_PEAK_CHANNEL},
 		CLI_OPTIONS_OUTPUT,
 		CLI_OPTION_HELP,
 		{0},
@@ -131,6 +164,12 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			free(err);
 			break;
 		}
+		case REPORT_OPT_MAP_CHANNEL:
+			good = map_channel(a, optarg);
+			break;
+		case REPORT_OPT_PEAK_CHANNEL:
+			a->peak_channel = optarg;
+			break;
 		case REPORT_OPT_COMPARE:
 			a->compare = optarg;
 			break;
@@ -321,6 +360,9 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 		.map_a = map_a,
 		.map_b = map_b,
 		.n_map = a.map.n,
+		.map_channel = a.channels,
+		.n_map_channel = a.n_channels,
+		.peak_channel = a.peak_channel,
 		.has_from = a.w.p.has_from,
 		.has_to = a.w.p.has_to,
 		.from = a.w.p.from,
@@ -356,6 +398,7 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 out:
 	store_close(stores[1]); // the --compare database: the command's own
 	free(a.labels);
+	free(a.channels);
 	runtag_list_finish(&a.tags);
 	runtag_list_finish(&a.map);
 	cli_window_finish(&a.w);

@@ -27,37 +27,6 @@ static const char usage_text[] =
 	"(cpufreq/*). --json prints what GET /api/v1/throttle answers; --csv the episodes, a row\n"
 	"each.\n";
 
-/* "1416 MHz" or "-" for an unknown frequency. */
-static void mhz(char *out, size_t len, int64_t hz) {
-	double factor;
-	const char *unit = table_unit("hertz", &factor);
-	if (hz <= 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	table_number(out, len, (double)hz, factor, 0);
-	size_t n = strlen(out);
-	snprintf(out + n, len - n, " %s", unit);
-}
-
-/*
- * A cap as people read it: "1416 MHz of 2256 MHz"; a whole-board signal (x86's throttle
- * counters, an under-voltage alarm) caps no clock; only the kernel's counters saw a cap of
- * unknown depth.
- */
-static void cap_text(char *out, size_t len, int64_t min_hz, int64_t max_hz) {
-	char cap[32], max[32];
-	mhz(max, sizeof(max), max_hz);
-	if (min_hz <= 0 && max_hz <= 0) {
-		snprintf(out, len, "no clock (whole-board signal)");
-	} else if (min_hz <= 0) {
-		snprintf(out, len, "depth not known (counters), max %s", max);
-	} else {
-		mhz(cap, sizeof(cap), min_hz);
-		snprintf(out, len, "%s of %s", cap, max);
-	}
-}
-
 static void time_cell(struct table *t, size_t col, int64_t ts) {
 	char iso[TIMEFMT_ISO_LEN];
 	if (ts) {
@@ -83,7 +52,7 @@ static void episodes_table(const struct throttle_report *r, struct buf *out) {
 		unit_duration(dur, sizeof(dur), (double)ep->duration_ms / 1000);
 		table_set(&t, 2, "%s", dur);
 		table_set(&t, 3, "%s", ep->domain);
-		cap_text(cap, sizeof(cap), ep->min_hz, ep->max_hz);
+		throttle_report_cap(cap, sizeof(cap), ep->min_hz, ep->max_hz);
 		table_set(&t, 4, "%s", cap);
 		table_set(&t, 5, "%s", throttle_cause_name(ep->cause));
 		if (ep->zone[0] && ep->have_temp) {
@@ -123,7 +92,7 @@ static void domains_table(const struct throttle_report *r, struct buf *out) {
 		unit_duration(span, sizeof(span), (double)d->throttled_ms / 1000);
 		table_set(&t, 2, "%s", span);
 		table_set(&t, 3, "%.2f %%", 100 * d->share);
-		cap_text(cap, sizeof(cap), d->min_hz, d->max_hz);
+		throttle_report_cap(cap, sizeof(cap), d->min_hz, d->max_hz);
 		table_set(&t, 4, "%s", cap);
 	}
 	table_print(&t, out);

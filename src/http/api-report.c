@@ -132,9 +132,9 @@ static bool report_params(struct request *r, struct report_options *opt, enum re
 
 void api_handle_report(struct request *r) {
 	static const struct param_spec specs[] = {
-		{"format", false},   {"from", false}, {"to", false},
-		{"label", true},     {"over", false}, {"weight", false},
-		{"lifetime", false}, {"tag", true},   {NULL, false}};
+		{"format", false},       {"from", false},   {"to", false},       {"label", true},
+		{"over", false},         {"weight", false}, {"lifetime", false}, {"tag", true},
+		{"peak_channel", false}, {NULL, false}};
 	if (!api_check_params(r, specs)) {
 		return;
 	}
@@ -148,14 +148,16 @@ void api_handle_report(struct request *r) {
 		return;
 	}
 	opt.tags = tags.data;
+	opt.peak_channel = api_param(r, "peak_channel");
 	const char *db = r->ctx->db_path ? r->ctx->db_path : r->ctx->cfg->database;
 	struct store *stores[1] = {r->ctx->store};
 	const char *files[1] = {db ? db : "thermlog.db"};
 	struct report rep;
 	char *err = NULL;
 	int rc = report_compute(stores, files, 1, &opt, &rep, &err);
-	if (rc == -EINVAL) { // a label no run has (the only bad argument left)
-		api_respond_error(r->resp, 400, "label", "parameter 'label': %s", err);
+	if (rc == -EINVAL) { // a label no run has, a peak channel no channel is
+		const char *bad = rep.bad_param ? rep.bad_param : "label";
+		api_respond_error(r->resp, 400, bad, "parameter '%s': %s", bad, err);
 	} else if (rc < 0) {
 		api_respond_error(r->resp, 500, NULL, "%s", err);
 	} else {

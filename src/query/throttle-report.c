@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "store.h"
 #include "textdist.h"
+#include "unit.h"
 #include "xalloc.h"
 
 /* The episode's end in s: its release, or the last cycle that saw it while open. */
@@ -271,4 +272,28 @@ void throttle_report_write_json(const struct throttle_report *r, struct json *j)
 	}
 	json_array_end(j);
 	json_object_end(j);
+}
+
+/* "1416 MHz" or "-" for an unknown frequency. */
+static void mhz(char *out, size_t len, int64_t hz) {
+	double factor;
+	const char *unit = unit_symbol("hertz", &factor);
+	if (hz <= 0) {
+		snprintf(out, len, "-");
+	} else {
+		snprintf(out, len, "%.0f %s", (double)hz * factor, unit);
+	}
+}
+
+void throttle_report_cap(char *out, size_t len, int64_t min_hz, int64_t max_hz) {
+	char cap[32], max[32];
+	mhz(max, sizeof(max), max_hz);
+	if (min_hz <= 0 && max_hz <= 0) {
+		snprintf(out, len, "no clock (whole-board signal)");
+	} else if (min_hz <= 0) {
+		snprintf(out, len, "depth not known (counters), max %s", max);
+	} else {
+		mhz(cap, sizeof(cap), min_hz);
+		snprintf(out, len, "%s of %s", cap, max);
+	}
 }

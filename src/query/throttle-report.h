@@ -82,6 +82,15 @@ int throttle_report_list(struct store *store, int64_t from_ms, int64_t to_ms,
 void throttle_report_write_json(const struct throttle_report *r, struct json *j);
 
 /**
+ * A cap as people read it, the one writer of it (thermlog throttle's tables, the report):
+ * "1416 MHz of 2256 MHz" (hertz as the unit registry reads them); "no clock (whole-board
+ * signal)" for x86's throttle counters or an under-voltage alarm, which cap no clock; "depth not
+ * known (counters), max 2256 MHz" when only the kernel's counters saw a cap. @min_hz, @max_hz:
+ * 0 or less when not known.
+ */
+void throttle_report_cap(char *out, size_t len, int64_t min_hz, int64_t max_hz);
+
+/**
  * One domain's totals as an object: {"domain", "episodes", "throttled_s", "share", "min_hz",
  * "max_hz"} (the hertz null when not known): the writer of `thermlog throttle --json`'s
  * domains and of a run's throttle domains.

@@ -11,6 +11,7 @@
 #include "stats.h"
 #include "timefmt.h"
 #include "unit.h"
+#include "xalloc.h"
 
 #define CHART_W      640
 #define CHART_H      320
@@ -19,135 +20,280 @@
 #define CHART_TOP    16
 #define CHART_BOTTOM 72
 
-enum zone_style { ZONE_FAINT, ZONE_BIGCORE, ZONE_NPU };
-
-static enum zone_style style_of(const struct channel *ch) {
-	if (strstr(ch->key, "bigcore") || (ch->label && strstr(ch->label, "big"))) {
-		return ZONE_BIGCORE;
-	}
-	if (strstr(ch->key, "npu") || (ch->label && strstr(ch->label, "NPU"))) {
-		return ZONE_NPU;
-	}
-	return ZONE_FAINT;
-}
-
-static const char *const stroke[] = {
-	[ZONE_FAINT] = "stroke=\"#7f8c8d\" stroke-opacity=\"0.45\" stroke-width=\"1\"",
-	[ZONE_BIGCORE] = "stroke=\"#c0392b\" stroke-width=\"2.5\"",
-	[ZONE_NPU] = "stroke=\"#1f5fa8\" stroke-width=\"2.5\" stroke-dasharray=\"7 4\"",
+/* One line style per role (role.h): colour, width and dash, so each part reads apart. */
+static const char *const role_stroke[ROLE_COUNT] = {
+	[ROLE_NONE] = "stroke=\"#7f8c8d\" stroke-opacity=\"0.6\" stroke-width=\"1.2\" "
+		      "stroke-dasharray=\"2 3\"",
+	[ROLE_ZONE_BIG] = "stroke=\"#c0392b\" stroke-width=\"2.5\"",
+	[ROLE_ZONE_LITTLE] = "stroke=\"#e67e22\" stroke-width=\"2\" stroke-dasharray=\"10 4\"",
+	[ROLE_ZONE_CPU] = "stroke=\"#8e44ad\" stroke-width=\"2.5\"",
+	[ROLE_ZONE_NPU] = "stroke=\"#1f5fa8\" stroke-width=\"2.5\" stroke-dasharray=\"7 4\"",
+	[ROLE_ZONE_SOC] = "stroke=\"#2c3e50\" stroke-width=\"1.8\"",
+	[ROLE_ZONE_GPU] = "stroke=\"#27ae60\" stroke-width=\"2\" stroke-dasharray=\"8 3 2 3\"",
+	[ROLE_AMBIENT] = "stroke=\"#16a085\" stroke-width=\"1.5\" stroke-dasharray=\"1 3\"",
+	[ROLE_CLUSTER_BIG] = "stroke=\"#c0392b\" stroke-width=\"2\"",
+	[ROLE_CLUSTER_LITTLE] = "stroke=\"#e67e22\" stroke-width=\"2\"",
+	[ROLE_CLUSTER_CPU] = "stroke=\"#8e44ad\" stroke-width=\"2\"",
+	[ROLE_NPU] = "stroke=\"#1f5fa8\" stroke-width=\"2\"",
+	[ROLE_GPU] = "stroke=\"#27ae60\" stroke-width=\"2\"",
+	[ROLE_DMC] = "stroke=\"#7f8c8d\" stroke-width=\"2\"",
 };
 
-/* "HH:MM:SS" of @ts. */
-static void clock_text(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
-	char iso[TIMEFMT_ISO_LEN];
-	timefmt_iso(ts, iso);
-	snprintf(out, TIMEFMT_ISO_LEN, "%.8s", iso + 11);
-}
+/* A board's two lines on one chart: the first solid in red, the other dashed in blue. */
+static const char *const board_stroke[2] = {
+	"stroke=\"#c0392b\" stroke-width=\"2.5\"",
+	"stroke=\"#1f5fa8\" stroke-width=\"2.5\" stroke-dasharray=\"7 4\"",
+};
 
-char *report_chart_peak(const struct report_board *b) {
-	const struct query_peak *pk = &b->peak;
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t c = 0; c < pk->n_columns; c++) {
-		const struct channel *ch = pk->columns[c];
-		if (ch->kind != CHANNEL_KIND_TEMPERATURE) {
-			continue;
-		}
-		for (size_t r = 0; r < pk->n_rows; r++) {
-			size_t i = r * pk->n_columns + c;
-			if (pk->have[i]) {
-				double v = stats_value(pk->cells[i], ch->resolution);
-				lo = v < lo ? v : lo;
-				hi = v > hi ? v : hi;
-			}
-		}
-	}
-	if (!(hi > lo)) { // one value: a band of a degree around it
+/* An axis over [lo, hi]: widened to whole steps of 1, 2, 2.5 or 5 times a power of ten, about
+ * @n of them, so its ticks read 30, 40, 50 (never 32.1, 42.6, 53.0). */
+struct axis {
+	double lo, hi, step;
+	int places; // decimals the step needs
+};
+
+static struct axis axis_of(double lo, double hi, int n) {
+	if (!(hi > lo)) {
 		lo -= 0.5;
 		hi += 0.5;
 	}
-	double pad = (hi - lo) * 0.05;
-	lo -= pad;
-	hi += pad;
-	int64_t t0 = pk->row_ts[0], t1 = pk->row_ts[pk->n_rows - 1];
-	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
-#define X(ts) (CHART_LEFT + (t1 > t0 ? (double)((ts)-t0) / (double)(t1 - t0) * pw : pw / 2))
-#define Y(v)  (CHART_TOP + (hi - (v)) / (hi - lo) * ph)
-	struct buf s;
-	buf_init(&s);
-	buf_printf(&s,
+	double raw = (hi - lo) / n, mag = pow(10, floor(log10(raw)));
+	static const double steps[] = {1, 2, 2.5, 5, 10};
+	double step = mag * 10;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (steps[i] * mag >= raw * (1 - 1e-9)) {
+			step = steps[i] * mag;
+			break;
+		}
+	}
+	struct axis a = {floor(lo / step + 1e-9) * step, ceil(hi / step - 1e-9) * step, step, 0};
+	int p = (int)-floor(log10(step) + 1e-9);
+	p += fmod(step / pow(10, floor(log10(step) + 1e-9)), 1) != 0; // 2.5 needs one more
+	a.places = p < 0 ? 0 : p;
+	return a;
+}
+
+/* The y axis's unit, written along the axis (never over its top tick). */
+static void y_unit(struct buf *s, const char *unit, double ph) {
+	double mid = CHART_TOP + ph / 2;
+	buf_printf(s,
+		   "<text x=\"12\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 12 "
+		   "%.1f)\">",
+		   mid, mid);
+	report_escape_xml(s, unit);
+	buf_puts(s, "</text>\n");
+}
+
+/* The y axis's ticks and grid, and its unit written along the axis (never over a tick). */
+static void y_axis(struct buf *s, const struct axis *y, double ph, double pw, const char *unit) {
+	for (int k = 0; y->lo + k * y->step <= y->hi + y->step * 1e-6; k++) {
+		double v = y->lo + k * y->step;
+		double py = CHART_TOP + (y->hi - v) / (y->hi - y->lo) * ph;
+		buf_printf(s,
+			   "<path d=\"M%d %.1f H%.1f\" stroke=\"#dddddd\" stroke-width=\"1\"/>"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n",
+			   CHART_LEFT, py, CHART_LEFT + pw, CHART_LEFT - 6, py + 4, y->places, v);
+	}
+	y_unit(s, unit, ph);
+}
+
+/* The x axis in minutes from the peak: round ticks, the unit under them. */
+static void x_axis(struct buf *s, const struct axis *x, double ph, double pw) {
+	for (int k = 0; x->lo + k * x->step <= x->hi + x->step * 1e-6; k++) {
+		double v = x->lo + k * x->step;
+		double px = CHART_LEFT + (v - x->lo) / (x->hi - x->lo) * pw;
+		buf_printf(s,
+			   "<path d=\"M%.1f %d V%.1f\" stroke=\"#eeeeee\" stroke-width=\"1\"/>"
+			   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n",
+			   px, CHART_TOP, CHART_TOP + ph, px, CHART_TOP + ph + 16, x->places,
+			   v == 0 ? 0 : v);
+	}
+	buf_printf(s,
+		   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">minutes from the "
+		   "peak</text>\n",
+		   CHART_LEFT + pw / 2, CHART_TOP + ph + 32);
+}
+
+/* The svg element, its title, a white background and the axes' lines. */
+static void svg_begin(struct buf *s, const char *key, const char *what, double ph, double pw,
+		      int height) {
+	buf_printf(s,
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" role=\"img\" "
 		   "font-family=\"sans-serif\" font-size=\"12\">\n<title>",
-		   CHART_W, CHART_H);
-	report_escape_xml(&s, pk->channel->key);
-	buf_puts(&s, ": the cycles around its maximum</title>\n");
-	buf_printf(&s, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
-		   CHART_W, CHART_H);
-	// Axes and four temperature ticks.
-	buf_printf(&s,
+		   CHART_W, height);
+	report_escape_xml(s, key);
+	buf_printf(s, ": %s</title>\n", what);
+	buf_printf(s, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+		   CHART_W, height);
+	buf_printf(s,
 		   "<path d=\"M%d %d V%.1f H%.1f\" fill=\"none\" stroke=\"#333333\" "
 		   "stroke-width=\"1\"/>\n",
 		   CHART_LEFT, CHART_TOP, CHART_TOP + ph, CHART_LEFT + pw);
-	for (int k = 0; k <= 4; k++) {
-		double v = lo + (hi - lo) * k / 4.0, y = Y(v);
-		buf_printf(&s,
-			   "<path d=\"M%d %.1f H%.1f\" stroke=\"#dddddd\" stroke-width=\"1\"/>"
-			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n",
-			   CHART_LEFT, y, CHART_LEFT + pw, CHART_LEFT - 6, y + 4, v);
+}
+
+/* Whether column @c of @pk is drawn: a temperature with a value in some row. */
+static bool drawn(const struct query_peak *pk, size_t c) {
+	if (pk->columns[c]->kind != CHANNEL_KIND_TEMPERATURE) {
+		return false;
 	}
-	char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
-	clock_text(t0, a);
-	clock_text(t1, z);
-	buf_printf(&s,
-		   "<text x=\"%d\" y=\"%.1f\">%s</text><text x=\"%.1f\" y=\"%.1f\" "
-		   "text-anchor=\"end\">%s UTC</text>\n<text x=\"12\" y=\"%d\">°C</text>\n",
-		   CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
-		   CHART_TOP + 4);
-	// The faint zones first, then the big-core and NPU zones over them.
-	for (int pass = 0; pass < 2; pass++) {
+	for (size_t r = 0; r < pk->n_rows; r++) {
+		if (pk->have[r * pk->n_columns + c]) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The range of @pk's drawn columns (all, or the peak's alone) into *lo, *hi. */
+static void value_range(const struct query_peak *pk, bool all, double *lo, double *hi) {
+	for (size_t c = 0; c < (all ? pk->n_columns : 1); c++) {
+		const struct channel *ch = pk->columns[c];
+		for (size_t r = 0; drawn(pk, c) && r < pk->n_rows; r++) {
+			size_t i = r * pk->n_columns + c;
+			if (pk->have[i]) {
+				double v = stats_value(pk->cells[i], ch->resolution);
+				*lo = v < *lo ? v : *lo;
+				*hi = v > *hi ? v : *hi;
+			}
+		}
+	}
+}
+
+/* A column of @pk as a polyline in @stroke, x in minutes from its peak. */
+static void series(struct buf *s, const struct query_peak *pk, size_t c, const char *stroke,
+		   const struct axis *x, const struct axis *y, double ph, double pw) {
+	const struct channel *ch = pk->columns[c];
+	buf_puts(s, "<polyline fill=\"none\" ");
+	buf_puts(s, stroke);
+	buf_puts(s, " points=\"");
+	for (size_t r = 0, m = 0; r < pk->n_rows; r++) {
+		size_t i = r * pk->n_columns + c;
+		if (pk->have[i]) {
+			double min = (double)(pk->row_ts[r] - pk->max_ts) / 60;
+			double v = stats_value(pk->cells[i], ch->resolution);
+			buf_printf(s, "%s%.1f,%.1f", m++ ? " " : "",
+				   CHART_LEFT + (min - x->lo) / (x->hi - x->lo) * pw,
+				   CHART_TOP + (y->hi - v) / (y->hi - y->lo) * ph);
+		}
+	}
+	buf_puts(s, "\"><title>");
+	report_escape_xml(s, ch->key);
+	buf_puts(s, "</title></polyline>\n");
+}
+
+/* The minutes from the peak the rows of @pk span, widened into @lo, @hi. */
+static void minutes_range(const struct query_peak *pk, double *lo, double *hi) {
+	*lo = fmin(*lo, (double)(pk->row_ts[0] - pk->max_ts) / 60);
+	*hi = fmax(*hi, (double)(pk->row_ts[pk->n_rows - 1] - pk->max_ts) / 60);
+}
+
+/* A legend line: the stroke's sample and its text, at row @k. */
+static void legend(struct buf *s, double y0, size_t k, const char *stroke, const char *text) {
+	double y = y0 + (double)k * 18;
+	buf_printf(s, "<path d=\"M%d %.1f h28\" fill=\"none\" %s/><text x=\"%d\" y=\"%.1f\">",
+		   CHART_LEFT, y, stroke, CHART_LEFT + 34, y + 4);
+	report_escape_xml(s, text);
+	buf_puts(s, "</text>\n");
+}
+
+#define CHART_AXIS_H 40 // the x axis's labels under the plot
+#define LEGEND_ROW   18
+
+char *report_chart_peak(const struct report_board *b) {
+	const struct query_peak *pk = &b->peak;
+	double lo = INFINITY, hi = -INFINITY, x0 = 0, x1 = 0;
+	value_range(pk, true, &lo, &hi);
+	minutes_range(pk, &x0, &x1);
+	struct axis y = axis_of(lo, hi, 5), x = axis_of(x0, x1, 6);
+	// The legend: a line per role drawn, naming its zones.
+	bool used[ROLE_COUNT] = {false};
+	for (size_t c = 0; c < pk->n_columns; c++) {
+		if (drawn(pk, c)) {
+			used[report_role(b, pk->columns[c]->key)] = true;
+		}
+	}
+	size_t rows = 1;
+	for (int r = 0; r < ROLE_COUNT; r++) {
+		rows += used[r];
+	}
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+	int height = (int)(CHART_TOP + ph + CHART_AXIS_H + LEGEND_ROW * (double)rows + 8);
+	struct buf s;
+	buf_init(&s);
+	svg_begin(&s, pk->channel->key, "the cycles around its maximum", ph, pw, height);
+	y_axis(&s, &y, ph, pw, "°C");
+	x_axis(&s, &x, ph, pw);
+	// The parts without a role first, then the others over them, the peak's zone last.
+	for (int pass = 0; pass < 3; pass++) {
 		for (size_t c = 0; c < pk->n_columns; c++) {
-			const struct channel *ch = pk->columns[c];
-			enum zone_style st = style_of(ch);
-			if (ch->kind != CHANNEL_KIND_TEMPERATURE || (st != ZONE_FAINT) != pass) {
-				continue;
+			enum role r = report_role(b, pk->columns[c]->key);
+			int want = c == 0 ? 2 : r == ROLE_NONE ? 0 : 1;
+			if (drawn(pk, c) && want == pass) {
+				series(&s, pk, c, role_stroke[r], &x, &y, ph, pw);
 			}
-			buf_puts(&s, "<polyline fill=\"none\" ");
-			buf_puts(&s, stroke[st]);
-			buf_puts(&s, " points=\"");
-			for (size_t r = 0; r < pk->n_rows; r++) {
-				size_t i = r * pk->n_columns + c;
-				if (pk->have[i]) {
-					double v = stats_value(pk->cells[i], ch->resolution);
-					buf_printf(&s, "%s%.1f,%.1f", r ? " " : "",
-						   X(pk->row_ts[r]), Y(v));
-				}
-			}
-			buf_puts(&s, "\"><title>");
-			report_escape_xml(&s, ch->key);
-			buf_puts(&s, "</title></polyline>\n");
 		}
 	}
 	double mx = stats_value(pk->max_q, pk->channel->resolution);
 	buf_printf(&s,
 		   "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000000\" "
 		   "stroke-width=\"1.5\"/>\n",
-		   X(pk->max_ts), Y(mx));
-	// The legend: the styles, and the hottest zone by name.
-	double ly = CHART_TOP + ph + 36;
-	static const char *const names[] = {"big-core zone", "NPU zone", "other zones"};
-	static const enum zone_style order[] = {ZONE_BIGCORE, ZONE_NPU, ZONE_FAINT};
-	for (size_t k = 0; k < 3; k++) {
-		double x = CHART_LEFT + (double)k * 180;
-		buf_printf(&s,
-			   "<path d=\"M%.1f %.1f h28\" %s/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			   x, ly, stroke[order[k]], x + 34, ly + 4, names[k]);
+		   CHART_LEFT + (0 - x.lo) / (x.hi - x.lo) * pw,
+		   CHART_TOP + (y.hi - mx) / (y.hi - y.lo) * ph);
+	double ly = CHART_TOP + ph + CHART_AXIS_H + 8;
+	size_t k = 0;
+	for (int r = 0; r < ROLE_COUNT; r++) {
+		if (!used[r]) {
+			continue;
+		}
+		struct buf names = {0};
+		for (size_t c = 0; c < pk->n_columns; c++) {
+			const char *key = pk->columns[c]->key;
+			if (drawn(pk, c) && report_role(b, key) == (enum role)r) {
+				const char *slash = strrchr(key, '/');
+				buf_printf(&names, "%s%s", names.len ? ", " : "",
+					   slash ? slash + 1 : key);
+			}
+		}
+		char *text = xasprintf("%s: %s", r == ROLE_NONE ? "other" : role_text((enum role)r),
+				       names.data);
+		legend(&s, ly, k++, role_stroke[r], text);
+		free(text);
+		buf_finish(&names);
 	}
 	char at[TIMEFMT_ISO_LEN];
-	clock_text(pk->max_ts, at);
-	buf_printf(&s, "<text x=\"%d\" y=\"%.1f\">○ maximum: ", CHART_LEFT, ly + 24);
+	timefmt_iso(pk->max_ts, at);
+	buf_printf(&s, "<text x=\"%d\" y=\"%.1f\">○ maximum: ", CHART_LEFT,
+		   ly + (double)k * LEGEND_ROW + 4);
 	report_escape_xml(&s, pk->channel->key);
 	buf_printf(&s, " %.2f °C at %s</text>\n</svg>\n", mx, at);
-#undef X
-#undef Y
+	return buf_steal(&s);
+}
+
+char *report_chart_peaks(const struct report *rep) {
+	const struct query_peak *pk[2] = {&rep->boards[0].peak, &rep->boards[1].peak};
+	double lo = INFINITY, hi = -INFINITY, x0 = 0, x1 = 0;
+	for (size_t i = 0; i < 2; i++) {
+		value_range(pk[i], false, &lo, &hi);
+		minutes_range(pk[i], &x0, &x1);
+	}
+	struct axis y = axis_of(lo, hi, 5), x = axis_of(x0, x1, 6);
+	double pw = CHART_W - CHART_LEFT - CHART_RIGHT, ph = CHART_H - CHART_TOP - CHART_BOTTOM;
+	int height = (int)(CHART_TOP + ph + CHART_AXIS_H + LEGEND_ROW * 2 + 8);
+	struct buf s;
+	buf_init(&s);
+	svg_begin(&s, pk[0]->channel->key, "both boards' peaks on one time axis", ph, pw, height);
+	y_axis(&s, &y, ph, pw, "°C");
+	x_axis(&s, &x, ph, pw);
+	double ly = CHART_TOP + ph + CHART_AXIS_H + 8;
+	for (size_t i = 0; i < 2; i++) {
+		series(&s, pk[i], 0, board_stroke[i], &x, &y, ph, pw);
+		double mx = stats_value(pk[i]->max_q, pk[i]->channel->resolution);
+		char *text = xasprintf("%s: %s %s, peak %.2f °C", i ? "B" : "A",
+				       rep->boards[i].name, pk[i]->channel->key, mx);
+		legend(&s, ly, i, board_stroke[i], text);
+		free(text);
+	}
+	buf_puts(&s, "</svg>\n");
 	return buf_steal(&s);
 }
 
@@ -172,20 +318,9 @@ static void frame(struct buf *s, const char *title, const char *what, double ph,
  * of ten); *places gets the decimals the step needs.
  */
 static double nice_top(double max, int *places) {
-	double raw = max > 0 ? max / 4 : 0.25;
-	double mag = pow(10, floor(log10(raw)));
-	static const double steps[] = {1, 2, 2.5, 5, 10};
-	double step = mag * 10;
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		if (steps[i] * mag >= raw * (1 - 1e-9)) {
-			step = steps[i] * mag;
-			break;
-		}
-	}
-	int p = (int)-floor(log10(step) + 1e-9);
-	p += fmod(step / pow(10, floor(log10(step) + 1e-9)), 1) != 0; // 2.5 needs one more
-	*places = p < 0 ? 0 : p;
-	return 4 * step;
+	struct axis a = axis_of(0, max > 0 ? max : 1, 4);
+	*places = a.places;
+	return 4 * a.step;
 }
 
 /* Four ticks of [0, hi] on the left axis, @places decimals. */
@@ -232,10 +367,11 @@ char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k
 		buf_printf(&s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
 			   CHART_LEFT + pw, CHART_TOP + ph + 16, pe->bins[pe->n_bins - 1].to_c);
 	}
+	y_unit(&s, "hours", ph);
 	buf_printf(&s,
-		   "<text x=\"12\" y=\"%d\">h</text>\n<text x=\"%d\" y=\"%.1f\">°C the model ages "
-		   "the part at, %g K bins</text>\n</svg>\n",
-		   CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40, bin_k);
+		   "<text x=\"%d\" y=\"%.1f\">°C the model ages the part at, %g K bins</text>\n"
+		   "</svg>\n",
+		   CHART_LEFT, CHART_TOP + ph + 40, bin_k);
 	return buf_steal(&s);
 }
 
@@ -281,10 +417,11 @@ char *report_chart_consumed(const struct lifetime_series *ls, const struct capac
 	buf_printf(
 		&s,
 		"<text x=\"%d\" y=\"%.1f\">%.16s</text><text x=\"%.1f\" y=\"%.1f\" "
-		"text-anchor=\"end\">%.16s UTC</text>\n<text x=\"12\" y=\"%d\">%%</text>\n"
-		"<text x=\"%d\" y=\"%.1f\">consumed wear-out life in %%, observed (dashed: the sensor's uncertainty)</text>\n"
-		"</svg>\n",
+		"text-anchor=\"end\">%.16s UTC</text>\n"
+		"<text x=\"%d\" y=\"%.1f\">consumed wear-out life in %%, observed (dashed: the sensor's uncertainty)</text>\n",
 		CHART_LEFT, CHART_TOP + ph + 16, a, CHART_LEFT + pw, CHART_TOP + ph + 16, z,
-		CHART_TOP + 4, CHART_LEFT, CHART_TOP + ph + 40);
+		CHART_LEFT, CHART_TOP + ph + 40);
+	y_unit(&s, "%", ph);
+	buf_puts(&s, "</svg>\n");
 	return buf_steal(&s);
 }

@@ -1,7 +1,9 @@
 /*
  * The report laid out as a document: sections of headings, paragraphs, tables and charts in
  * plain text, from the computed answers alone (report.c). Values read as the unit registry
- * says (unit.c: hertz as MHz, bytes as MiB); temperatures and seconds with two decimals.
+ * says (unit.c: hertz as MHz, bytes as MiB); temperatures with two decimals, durations as
+ * unit_duration() writes them. The Board, Load and Throttling sections are report-board.c's,
+ * those of two boards report-compare.c's.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,139 +22,65 @@ static void iso(int64_t ts, char out[TIMEFMT_ISO_LEN]) {
 	timefmt_iso(ts, out);
 }
 
-/* Places of @ch's statistics as shown: temperatures two, else the unit registry's columns. */
-static int places_of(const struct channel *ch) {
-	if (ch->kind == CHANNEL_KIND_TEMPERATURE) {
-		return 2;
-	}
-	int p = unit_places(ch->unit, true);
-	if (p < 0) {
-		p = stats_resolution_digits(ch->resolution);
-	}
-	return p < 0 ? 3 : p > 3 ? 3 : p;
-}
-
-/* The channel's label when it says more than its key. */
-static const char *label_of(const struct channel *ch) {
-	return ch->label && strcmp(ch->label, ch->key) != 0 ? ch->label : "";
-}
-
 /* ---- one board ---- */
 
-static const char *weight_text(enum query_weight w) {
-	return w == QUERY_WEIGHT_TIME
-		       ? "weighted by time: each sample counts the time it stands for"
-		       : "weighted by samples: each sample counts once";
+/* Which channels a table of statistics takes. */
+enum table_rows {
+	ROWS_ZONES,       // the thermal zones
+	ROWS_OTHER_TEMPS, // temperatures that are no thermal zone: thermocouples, ambients
+	ROWS_MEMORY,      // memory and swap
+};
+
+static bool row_wanted(enum table_rows rows, const struct channel *ch) {
+	switch (rows) {
+	case ROWS_ZONES:
+		return report_is_zone(ch);
+	case ROWS_OTHER_TEMPS:
+		return ch->kind == CHANNEL_KIND_TEMPERATURE && !report_is_zone(ch);
+	case ROWS_MEMORY:
+		return ch->kind == CHANNEL_KIND_MEMORY;
+	}
+	return false;
 }
 
-static void window_rows(const struct report *rep, struct report_block *t) {
-	char a[TIMEFMT_ISO_LEN], b[TIMEFMT_ISO_LEN], s[64];
-	size_t n = rep->n_boards;
-	report_row(t);
-	report_cell(t, 0, "board");
-	for (size_t i = 0; i < n; i++) {
-		const struct report_board *bd = &rep->boards[i];
-		report_cell(t, 1 + i, "%s",
-			    bd->model ? bd->model : "not recorded (no run fingerprint)");
+/* How many channels with samples @rows selects in @b's window. */
+static size_t rows_of(const struct report_board *b, enum table_rows rows) {
+	size_t n = 0;
+	for (size_t k = 0; k < b->stats.sel.n; k++) {
+		n += row_wanted(rows, query_selection_channel(&b->stats.sel, k)) &&
+		     b->stats.acc[k].count > 0;
 	}
-	report_row(t);
-	report_cell(t, 0, "kernel");
-	for (size_t i = 0; i < n; i++) {
-		report_cell(t, 1 + i, "%s",
-			    rep->boards[i].kernel ? rep->boards[i].kernel : "not recorded");
-	}
-	report_row(t);
-	report_cell(t, 0, "database");
-	for (size_t i = 0; i < n; i++) {
-		report_cell(t, 1 + i, "%s", rep->boards[i].file);
-	}
-	report_row(t);
-	report_cell(t, 0, "window");
-	for (size_t i = 0; i < n; i++) {
-		const struct report_board *bd = &rep->boards[i];
-		if (bd->has_stats) {
-			iso(bd->stats.from, a);
-			iso(bd->stats.to, b);
-			report_cell(t, 1 + i, "%s .. %s", a, b);
-		} else {
-			report_cell(t, 1 + i, "no history stored");
-		}
-	}
-	static const char *const names[] = {"first sample", "last sample"};
-	for (size_t e = 0; e < 2; e++) {
-		report_row(t);
-		report_cell(t, 0, "%s", names[e]);
-		for (size_t i = 0; i < n; i++) {
-			const struct report_board *bd = &rep->boards[i];
-			if (!bd->empty) {
-				iso(e == 0 ? bd->first_ts : bd->last_ts, a);
-				report_cell(t, 1 + i, "%s", a);
-			} else {
-				report_cell(t, 1 + i, "-");
-			}
-		}
-	}
-	report_row(t);
-	report_cell(t, 0, "samples");
-	for (size_t i = 0; i < n; i++) {
-		const struct query_stats *st = &rep->boards[i].stats;
-		report_cell(t, 1 + i, "%lld of %lld expected", (long long)st->cycles,
-			    (long long)st->expected_cycles);
-	}
-	report_row(t);
-	report_cell(t, 0, "coverage");
-	for (size_t i = 0; i < n; i++) {
-		const struct report_board *bd = &rep->boards[i];
-		if (!bd->has_stats || bd->empty) {
-			report_cell(t, 1 + i, "-");
-			continue;
-		}
-		unit_duration(s, sizeof(s), (double)bd->stats.longest_gap_s);
-		report_cell(t, 1 + i, "%.1f %%, %s%s", 100.0 * bd->stats.coverage,
-			    bd->stats.longest_gap_s > 0 ? "longest gap " : "no gaps",
-			    bd->stats.longest_gap_s > 0 ? s : "");
-	}
-	report_row(t);
-	report_cell(t, 0, "interval");
-	for (size_t i = 0; i < n; i++) {
-		const struct query_stats *st = &rep->boards[i].stats;
-		if (!rep->boards[i].has_stats || rep->boards[i].empty) {
-			report_cell(t, 1 + i, "-");
-		} else if (st->mixed_intervals) {
-			report_cell(t, 1 + i, "%lld s (mixed: %lld to %lld s)",
-				    (long long)st->interval_s, (long long)st->min_interval_s,
-				    (long long)st->max_interval_s);
-		} else {
-			report_cell(t, 1 + i, "%lld s", (long long)st->interval_s);
-		}
-	}
-	report_row(t);
-	report_cell(t, 0, "unsynced cycles left out");
-	for (size_t i = 0; i < n; i++) {
-		report_cell(t, 1 + i, "%lld", (long long)rep->boards[i].stats.unsynced);
-	}
+	return n;
 }
 
-static void board_section(struct report_doc *doc, const struct report *rep) {
-	report_section(doc, "Board and window");
-	const char *head[3] = {"", rep->boards[0].name,
-			       rep->n_boards > 1 ? rep->boards[1].name : ""};
-	struct report_block *t = report_table(doc, 1 + rep->n_boards, head);
-	for (size_t c = 1; c < t->cols; c++) {
-		t->right[c] = false;
+/* What a temperature that is no zone measures: its role, or what its source says it is. */
+static const char *temperature_what(const struct report_board *b, const struct channel *ch) {
+	bool thermocouple = strstr(ch->key, "thermocouple") ||
+			    (ch->meta && strstr(ch->meta, "\"thermocouple_type\""));
+	if (report_role(b, ch->key) == ROLE_AMBIENT) {
+		return thermocouple ? "ambient: the thermocouple's cold junction" : "ambient";
 	}
-	window_rows(rep, t);
+	if (thermocouple) {
+		return "thermocouple";
+	}
+	return strncmp(ch->key, "hwmon/", 6) == 0 ? "hwmon sensor" : "temperature sensor";
 }
 
-/* Channels of @kind in @s, one row each: mean, p50, p95 (and min), max with its time. */
-static size_t channel_table(struct report_doc *doc, const struct query_stats *s,
-			    enum channel_kind kind, bool with_min) {
-	static const char *const head[] = {"channel", "label", "unit", "samples", "mean",
-					   "p50",     "p95",   "min",  "max",     "max at (UTC)"};
+/*
+ * The channels @rows selects in board @b's window, one row each: the channel (its label beside
+ * the key when it says more), what it measures (other temperatures), the unit, the samples,
+ * mean, p50, p95 (and min), max with its time.
+ */
+static size_t channel_table(struct report_doc *doc, const struct report_board *b,
+			    enum table_rows rows) {
+	const struct query_stats *s = &b->stats;
+	bool with_min = rows == ROWS_MEMORY, with_what = rows == ROWS_OTHER_TEMPS;
+	static const char *const head[] = {"channel", "what", "unit", "samples", "mean",
+					   "p50",     "p95",  "min",  "max",     "max at (UTC)"};
 	const char *h[10];
 	size_t cols = 0;
 	for (size_t i = 0; i < 10; i++) {
-		if (i != 7 || with_min) {
+		if ((i != 7 || with_min) && (i != 1 || with_what)) {
 			h[cols++] = head[i];
 		}
 	}
@@ -161,20 +89,24 @@ static size_t channel_table(struct report_doc *doc, const struct query_stats *s,
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
 		const struct stats_acc *acc = &s->acc[k];
-		if (ch->kind != kind || acc->count == 0) {
+		if (!row_wanted(rows, ch) || acc->count == 0) {
 			continue;
 		}
 		if (!t) {
 			t = report_table(doc, cols, h);
-			t->right[1] = t->right[2] = false;
+			t->right[1] = false;
+			t->right[2] = !with_what;
 		}
 		double factor;
 		const char *unit = unit_symbol(ch->unit, &factor);
-		int places = places_of(ch);
+		int places = report_places(ch);
 		size_t c = 0;
 		report_row(t);
-		report_cell(t, c++, "%s", ch->key);
-		report_cell(t, c++, "%s", label_of(ch));
+		const char *label = report_label(ch);
+		report_cell(t, c++, *label ? "%s (%s)" : "%s", ch->key, label);
+		if (with_what) {
+			report_cell(t, c++, "%s", temperature_what(b, ch));
+		}
 		report_cell(t, c++, "%s", unit);
 		report_cell(t, c++, "%lld", (long long)acc->count);
 		report_num(t, c++, query_stats_mean(s, k) * factor, places);
@@ -190,82 +122,39 @@ static size_t channel_table(struct report_doc *doc, const struct query_stats *s,
 		report_cell(t, c++, "%s", at);
 		n++;
 	}
+	if (t) {
+		t->right[0] = false;
+	}
 	return n;
-}
-
-struct share {
-	double value;
-	int64_t count;
-};
-
-static int by_count(const void *pa, const void *pb) {
-	const struct share *a = pa, *b = pb;
-	return a->count != b->count ? (a->count < b->count ? 1 : -1)
-				    : (a->value < b->value) - (a->value > b->value);
 }
 
 #define CLOCK_STATES_SHOWN 6
 
-/*
- * Appends @s's residency of slot @k to @out, the commonest state first: "held 1800 MHz for
- * 60.0 % of the time, 1416 MHz 30.0 %", at most @shown states (and how many more).
- */
-static void residency(const struct query_stats *s, size_t k, size_t shown, struct buf *out) {
-	const struct channel *ch = query_selection_channel(&s->sel, k);
-	bool by_time = s->weight == QUERY_WEIGHT_TIME;
-	const struct stats_acc *tis = by_time ? &s->time_acc[k] : &s->acc[k];
-	double factor;
-	const char *unit = unit_symbol(ch->unit, &factor);
-	size_t n_bins;
-	const struct stats_bin *bins = stats_bins(tis, &n_bins);
-	struct share *sh = xcalloc(n_bins ? n_bins : 1, sizeof(*sh));
-	for (size_t i = 0; i < n_bins; i++) {
-		sh[i] = (struct share){stats_value(bins[i].q, ch->resolution) * factor,
-				       bins[i].count};
-	}
-	qsort(sh, n_bins, sizeof(*sh), by_count);
-	int places = places_of(ch);
-	for (size_t i = 0; i < n_bins && i < shown; i++) {
-		double pct = 100.0 * (double)sh[i].count / (double)tis->count;
-		buf_printf(out, i == 0 ? "held %.*f %s for %.1f %% of the %s" : ", %.*f %s %.1f %%",
-			   places, sh[i].value, unit, pct, by_time ? "time" : "samples");
-	}
-	if (n_bins > shown) {
-		buf_printf(out, ", %zu more state%s", n_bins - shown,
-			   n_bins - shown == 1 ? "" : "s");
-	}
-	free(sh);
-}
-
-/* Whether slot @k of @s is a clock with samples (of the weighing the statistics use). */
-static bool clock_sampled(const struct query_stats *s, size_t k) {
-	const struct channel *ch = query_selection_channel(&s->sel, k);
-	const struct stats_acc *tis = s->weight == QUERY_WEIGHT_TIME ? &s->time_acc[k] : &s->acc[k];
-	return ch->kind == CHANNEL_KIND_FREQUENCY && tis->count > 0;
-}
-
 /* Residency per CPU cluster and devfreq device: "held 1800 MHz for 60.0 % of the time". */
-static void clocks(struct report_doc *doc, const struct query_stats *s) {
-	static const char *const head[] = {"channel", "label", "mean MHz", "residency"};
+static void clocks(struct report_doc *doc, const struct report_board *b) {
+	const struct query_stats *s = &b->stats;
+	static const char *const head[] = {"channel", "part", "mean MHz", "residency"};
 	struct report_block *t = NULL;
 	for (size_t k = 0; k < s->sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&s->sel, k);
-		if (!clock_sampled(s, k)) {
+		if (!report_clock_sampled(s, k)) {
 			continue;
 		}
 		if (!t) {
 			t = report_table(doc, 4, head);
-			t->right[1] = t->right[3] = false;
+			t->right[0] = t->right[1] = t->right[3] = false;
 		}
 		double factor;
 		unit_symbol(ch->unit, &factor);
 		struct buf r;
 		buf_init(&r);
-		residency(s, k, CLOCK_STATES_SHOWN, &r);
+		report_residency(s, k, CLOCK_STATES_SHOWN, &r);
 		report_row(t);
-		report_cell(t, 0, "%s", ch->key);
-		report_cell(t, 1, "%s", label_of(ch));
-		report_num(t, 2, query_stats_mean(s, k) * factor, places_of(ch));
+		const char *label = report_label(ch);
+		enum role role = report_role(b, ch->key);
+		report_cell(t, 0, *label ? "%s (%s)" : "%s", ch->key, label);
+		report_cell(t, 1, "%s", role == ROLE_NONE ? "-" : role_text(role));
+		report_num(t, 2, query_stats_mean(s, k) * factor, report_places(ch));
 		report_cell(t, 3, "%s", r.data ? r.data : "");
 		buf_finish(&r);
 	}
@@ -275,11 +164,17 @@ static void clocks(struct report_doc *doc, const struct query_stats *s) {
 	}
 }
 
-static void peak(struct report_doc *doc, const struct report_board *b, const char *chart_name) {
+static void peak(struct report_doc *doc, const struct report *rep, const struct report_board *b,
+		 const char *chart_name) {
 	if (!b->has_peak) {
-		report_para(doc,
-			    "No peak to show: no zone has raw samples around its maximum in this "
-			    "window (they may have been pruned to hourly rollups).");
+		report_para(
+			doc, "%s",
+			rep->opt.peak_channel
+				? "No peak to show: the channel --peak-channel names has no raw "
+				  "samples around its maximum in this window."
+				: "No peak to show: no thermal zone has raw samples around its "
+				  "maximum in this window (they may have been pruned to hourly "
+				  "rollups).");
 		return;
 	}
 	const struct query_peak *pk = &b->peak;
@@ -290,13 +185,28 @@ static void peak(struct report_doc *doc, const struct report_board *b, const cha
 	iso(pk->max_ts, at);
 	iso(pk->row_ts[0], from);
 	iso(pk->row_ts[pk->n_rows - 1], to);
-	report_para(doc,
-		    "The hottest zone, %s%s%s%s, peaked at %.2f %s at %s. The chart shows the %zu "
-		    "cycles around it (%s .. %s): the big-core zone solid, the NPU zone dashed, "
-		    "the other zones faint.",
-		    ch->key, *label_of(ch) ? " (" : "", label_of(ch), *label_of(ch) ? ")" : "",
-		    stats_value(pk->max_q, ch->resolution) * factor, unit, at, pk->n_rows, from,
-		    to);
+	enum role role = report_role(b, ch->key);
+	const char *label = report_label(ch);
+	struct buf what = {0};
+	buf_puts(&what, rep->opt.peak_channel ? "The channel --peak-channel chose, "
+					      : "The hottest zone, ");
+	buf_puts(&what, ch->key);
+	if (*label) {
+		buf_printf(&what, " (%s)", label);
+	}
+	if (role != ROLE_NONE) {
+		buf_printf(&what, ", the %s,", role_text(role));
+	} else {
+		buf_puts(&what, ",");
+	}
+	report_para(
+		doc,
+		"%s peaked at %.2f %s at %s. The chart shows the %zu cycles around it (%s .. %s) "
+		"in minutes from the peak, each thermal zone in its role's line style (the "
+		"legend names them).",
+		what.data, stats_value(pk->max_q, ch->resolution) * factor, unit, at, pk->n_rows,
+		from, to);
+	buf_finish(&what);
 	report_chart_add(doc, chart_name, report_chart_peak(b),
 			 xasprintf("Zones around the maximum of %s (%s)", ch->key, unit));
 }
@@ -315,15 +225,6 @@ static void status_others(const struct runstats_label *l, struct buf *out) {
 	}
 }
 
-static bool shown(const struct report_options *opt, const char *label) {
-	for (size_t i = 0; i < opt->n_labels; i++) {
-		if (strcmp(opt->labels[i], label) == 0) {
-			return true;
-		}
-	}
-	return opt->n_labels == 0;
-}
-
 static void runs(struct report_doc *doc, const struct report *rep, const struct report_board *b) {
 	const struct runstats_result *r = &b->runs;
 	bool over = isfinite(rep->opt.over_s);
@@ -340,7 +241,7 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 	size_t n = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct runstats_label *l = &r->labels[i];
-		if (!shown(&rep->opt, l->label)) {
+		if (!report_label_shown(&rep->opt, l->label)) {
 			continue;
 		}
 		if (!t) {
@@ -393,7 +294,7 @@ static void runs(struct report_doc *doc, const struct report *rep, const struct 
 	unit_symbol("bytes", &mib);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct runstats_label *l = &r->labels[i];
-		if (!shown(&rep->opt, l->label)) {
+		if (!report_label_shown(&rep->opt, l->label)) {
 			continue;
 		}
 		const struct runstats_summary *en = &l->energy_j, *rss = &l->rss_max_bytes;
@@ -490,27 +391,37 @@ static void board_sections(struct report_doc *doc, const struct report *rep, siz
 			report_para(
 				doc,
 				"No samples in this window (%s .. %s): there are no zone, clock, "
-				"peak or memory figures to show.",
+				"load, peak or memory figures to show.",
 				a, z);
 		} else {
 			report_para(doc, "No samples: the database holds no history yet.");
 		}
 	} else {
-		if (channel_table(doc, &b->stats, CHANNEL_KIND_TEMPERATURE, false) == 0) {
-			report_para(doc, "No temperature channel has samples in this window.");
+		if (channel_table(doc, b, ROWS_ZONES) == 0) {
+			report_para(doc, "No thermal zone has samples in this window.");
 		}
-		report_para(doc,
-			    "Temperatures in °C with two decimals; mean and percentiles %s (as "
-			    "thermlog stats --weight %s).",
-			    weight_text(b->stats.weight), query_weight_name(b->stats.weight));
+		report_para(
+			doc,
+			"The thermal zones, in °C with two decimals; mean and percentiles %s (as "
+			"thermlog stats --weight %s).",
+			report_weight_text(b->stats.weight), query_weight_name(b->stats.weight));
+		if (rows_of(b, ROWS_OTHER_TEMPS) > 0) { // few boards have them: no empty section
+			report_section(doc, TITLE("Other temperatures"));
+			channel_table(doc, b, ROWS_OTHER_TEMPS);
+			report_para(doc,
+				    "Temperatures that are no thermal zone, each said for what "
+				    "it measures: never taken for the board's heat (its zones).");
+		}
 		report_section(doc, TITLE("Clocks"));
-		clocks(doc, &b->stats);
+		clocks(doc, b);
+		report_load_section(doc, rep, i);
+		report_throttle_section(doc, rep, i);
 		report_section(doc, TITLE("Peak"));
 		char name[16];
 		snprintf(name, sizeof(name), rep->n_boards > 1 ? "peak-%zu" : "peak", i + 1);
-		peak(doc, b, name);
+		peak(doc, rep, b, name);
 		report_section(doc, TITLE("Memory and swap"));
-		if (channel_table(doc, &b->stats, CHANNEL_KIND_MEMORY, true) == 0) {
+		if (channel_table(doc, b, ROWS_MEMORY) == 0) {
 			report_para(doc, "No memory or swap channel has samples in this window.");
 		}
 	}
@@ -519,345 +430,6 @@ static void board_sections(struct report_doc *doc, const struct report *rep, siz
 	report_section(doc, TITLE("Capacitor lifetime"));
 	lifetime(doc, rep, b);
 #undef TITLE
-}
-
-/* ---- two boards ---- */
-
-static ssize_t slot_of(const struct query_stats *s, const char *key) {
-	for (size_t k = 0; k < s->sel.n; k++) {
-		if (strcmp(query_selection_channel(&s->sel, k)->key, key) == 0) {
-			return (ssize_t)k;
-		}
-	}
-	return -1;
-}
-
-static void ratio(struct report_block *t, size_t col, double b, double a) {
-	report_num(t, col, a != 0 ? b / a : NAN, 3);
-}
-
-/*
- * Channels of @kind on both boards side by side: mean, p95 and max of each and B over A, in
- * the unit registry's reading (MHz, MiB, with a unit column; zones in °C without one);
- * clocks add each board's commonest states.
- * Returns the rows.
- */
-static size_t compared(struct report_doc *doc, const struct report *rep, enum channel_kind kind,
-		       const char *first) {
-	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	bool clock = kind == CHANNEL_KIND_FREQUENCY;
-	bool unit_col = kind != CHANNEL_KIND_TEMPERATURE; // zones: °C, said under the table
-	const char *head[] = {first,   "unit",        "mean A",     "mean B", "B/A",
-			      "p95 A", "p95 B",       "B/A",        "max A",  "max B",
-			      "B/A",   "residency A", "residency B"};
-	// Temperatures compare as differences: °C has no true zero, a ratio of two means nothing.
-	const char *zone_head[] = {first,   "mean A", "mean B", "B−A K", "p95 A",
-				   "p95 B", "B−A K",  "max A",  "max B", "B−A K"};
-	size_t base = unit_col ? 2 : 1; // the first figure's column
-	size_t cols = clock ? 13 : unit_col ? 11 : 10;
-	struct report_block *t = NULL;
-	size_t n = 0;
-	for (size_t k = 0; k < a->stats.sel.n; k++) {
-		const struct channel *ch = query_selection_channel(&a->stats.sel, k);
-		ssize_t o = slot_of(&b->stats, ch->key);
-		if (ch->kind != kind || o < 0 || a->stats.acc[k].count == 0 ||
-		    b->stats.acc[o].count == 0 ||
-		    (clock &&
-		     (!clock_sampled(&a->stats, k) || !clock_sampled(&b->stats, (size_t)o)))) {
-			continue;
-		}
-		if (!t) {
-			t = report_table(doc, cols, unit_col ? head : zone_head);
-			if (unit_col) {
-				t->right[1] = false;
-			}
-			if (clock) {
-				t->right[11] = t->right[12] = false;
-			}
-		}
-		const struct channel *cb = query_selection_channel(&b->stats.sel, (size_t)o);
-		double factor = 1;
-		const char *unit = unit_col ? unit_symbol(ch->unit, &factor) : NULL;
-		int places = places_of(ch);
-		double v[6] = {
-			query_stats_mean(&a->stats, k) * factor,
-			query_stats_mean(&b->stats, (size_t)o) * factor,
-			query_stats_percentile(&a->stats, k, 95) * factor,
-			query_stats_percentile(&b->stats, (size_t)o, 95) * factor,
-			stats_value(a->stats.acc[k].max_q, ch->resolution) * factor,
-			stats_value(b->stats.acc[o].max_q, cb->resolution) * factor,
-		};
-		report_row(t);
-		report_cell(t, 0, "%s", ch->key);
-		if (unit_col) {
-			report_cell(t, 1, "%s", unit);
-		}
-		for (size_t f = 0; f < 3; f++) {
-			report_num(t, base + 3 * f, v[2 * f], places);
-			report_num(t, base + 1 + 3 * f, v[2 * f + 1], places);
-			if (kind == CHANNEL_KIND_TEMPERATURE) {
-				report_num(t, base + 2 + 3 * f, v[2 * f + 1] - v[2 * f], places);
-			} else {
-				ratio(t, base + 2 + 3 * f, v[2 * f + 1], v[2 * f]);
-			}
-		}
-		for (size_t side = 0; clock && side < 2; side++) {
-			struct buf r;
-			buf_init(&r);
-			residency(side ? &b->stats : &a->stats, side ? (size_t)o : k, 3, &r);
-			report_cell(t, 11 + side, "%s", r.data ? r.data : "");
-			buf_finish(&r);
-		}
-		n++;
-	}
-	return n;
-}
-
-/* Starts a section of both boards side by side; false, saying so, when one has no samples. */
-static bool compared_section(struct report_doc *doc, const struct report *rep, const char *title,
-			     const char *what) {
-	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	report_section(doc, "%s", title);
-	if (a->empty || b->empty) {
-		report_para(doc, "No comparison of %s: %s has no samples in this window.", what,
-			    a->empty ? a->name : b->name);
-		return false;
-	}
-	return true;
-}
-
-/* The zones of both boards side by side: mean, p95 and max, B over A. */
-static void zones_compared(struct report_doc *doc, const struct report *rep) {
-	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	if (!compared_section(doc, rep, "Zones compared", "zones")) {
-		return;
-	}
-	if (compared(doc, rep, CHANNEL_KIND_TEMPERATURE, "zone") == 0) {
-		report_para(doc, "The boards have no zone in common.");
-		return;
-	}
-	report_para(doc,
-		    "A is %s, B is %s; °C, %s; B−A is B's figure minus A's in kelvin (temperatures "
-		    "compare as differences, never as ratios).",
-		    a->name, b->name, weight_text(a->stats.weight));
-}
-
-/* The clocks and the memory and swap of both boards side by side, as the zones are. */
-static void clocks_memory_compared(struct report_doc *doc, const struct report *rep) {
-	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	if (!compared_section(doc, rep, "Clocks compared", "clocks or memory")) {
-		return;
-	}
-	if (compared(doc, rep, CHANNEL_KIND_FREQUENCY, "clock") == 0) {
-		report_para(doc,
-			    "The boards have no clock (cpufreq or devfreq) channel in common.");
-	} else {
-		report_para(
-			doc,
-			"A is %s, B is %s; each clock's mean, p95 and max (%s) and B/A, and each "
-			"board's three commonest states (residency, as in its Clocks table).",
-			a->name, b->name, weight_text(a->stats.weight));
-	}
-	report_section(doc, "Memory and swap compared");
-	if (compared(doc, rep, CHANNEL_KIND_MEMORY, "channel") == 0) {
-		report_para(doc, "The boards have no memory or swap channel in common.");
-	} else {
-		report_para(doc, "A is %s, B is %s; MiB, %s; B/A is B's figure over A's.", a->name,
-			    b->name, weight_text(a->stats.weight));
-	}
-}
-
-static void interval(struct report_block *t, size_t col, const struct runstats_compare *r,
-		     bool has) {
-	if (has) {
-		report_cell(t, col, "%.3f .. %.3f", r->ci_low, r->ci_high);
-	} else {
-		report_cell(t, col, "-");
-	}
-}
-
-/*
- * Comparable or not, at the top: each compared label's verdict (runs compare's), the reasons
- * once each.
- */
-static void verdict_section(struct report_doc *doc, const struct report *rep) {
-	report_section(doc, "Comparable or not");
-	bool comparable = true;
-	struct report_block *t = NULL;
-	for (size_t i = 0; i < rep->n_compares; i++) {
-		const struct report_compare *c = &rep->compares[i];
-		if (c->rc < 0) {
-			continue;
-		}
-		comparable = comparable && c->c.verdict.comparable;
-		for (size_t k = 0; k < c->c.verdict.n; k++) {
-			const struct verdict_reason *r = &c->c.verdict.reasons[k];
-			bool seen = false;
-			for (size_t p = 0; t && p + 1 < t->rows && !seen; p++) {
-				seen = strcmp(t->cells[(p + 1) * t->cols + 2], r->message) == 0;
-			}
-			if (seen) {
-				continue;
-			}
-			if (!t) {
-				static const char *const head[] = {"label", "reason", "why"};
-				t = report_table(doc, 3, head);
-				t->right[1] = t->right[2] = false;
-			}
-			report_row(t);
-			report_cell(t, 0, "%s", c->label);
-			report_cell(t, 1, "%s", r->code);
-			report_cell(t, 2, "%s", r->message);
-		}
-	}
-	report_para(doc, "%s",
-		    rep->n_compares == 0 ? "No run label is on both boards: nothing to judge."
-		    : comparable ? "comparable: the conditions were like for like by every rule "
-				   "(ambient, clocks, governors, executable, throttle exposure, "
-				   "cooling)."
-				 : "not comparable: the reasons above, each with both boards' "
-				   "figures, make the runs' figures not like for like.");
-}
-
-/* Each label on both boards as `runs compare` computes it, and the fingerprint differences. */
-/* "A / B" with @places places, "-" for a side without the figure. */
-static void pair(struct report_block *t, size_t col, double a, double b, int places) {
-	char x[32] = "-", y[32] = "-";
-	if (isfinite(a)) {
-		snprintf(x, sizeof(x), "%.*f", places, a);
-	}
-	if (isfinite(b)) {
-		snprintf(y, sizeof(y), "%.*f", places, b);
-	}
-	report_cell(t, col, "%s / %s", x, y);
-}
-
-static void runs_compared(struct report_doc *doc, const struct report *rep) {
-	const struct report_board *a = &rep->boards[0], *b = &rep->boards[1];
-	report_section(doc, "Runs compared");
-	if (rep->n_compares == 0) {
-		report_para(doc, "No run label is on both boards.");
-		return;
-	}
-	static const char *const head[] = {"label",           "attempts A / B", "ok A / B",
-					   "failed % A / B",  "p50 A s",        "p50 B s",
-					   "p95 A / B s",     "over A / B",     "duration B/A",
-					   "95 % interval",   "energy B/A",     "power A / B W",
-					   "exposure A / B %"};
-	struct report_block *t = report_table(doc, 13, head);
-	bool few = false;
-	const struct runstats_compare *method = NULL;
-	for (size_t i = 0; i < rep->n_compares; i++) {
-		const struct report_compare *c = &rep->compares[i];
-		report_row(t);
-		if (strcmp(c->label, c->other_label) != 0) {
-			report_cell(t, 0, "%s (B: %s)", c->label, c->other_label);
-		} else {
-			report_cell(t, 0, "%s", c->label);
-		}
-		if (c->rc < 0) {
-			for (size_t col = 1; col < 13; col++) {
-				report_cell(t, col, "-");
-			}
-			continue;
-		}
-		const struct runstats_label *la = c->c.a, *lb = c->c.b;
-		size_t ok_a = la->by_status[RUN_STATUS_OK], ok_b = lb->by_status[RUN_STATUS_OK];
-		size_t end_a = la->count - la->by_status[RUN_STATUS_RUNNING],
-		       end_b = lb->count - lb->by_status[RUN_STATUS_RUNNING];
-		few = few || ok_a < RUNS_COMPARE_FEW || ok_b < RUNS_COMPARE_FEW;
-		method = &c->c.duration;
-		report_cell(t, 1, "%zu / %zu", la->count, lb->count);
-		report_cell(t, 2, "%zu / %zu", ok_a, ok_b);
-		pair(t, 3, end_a ? 100.0 * (double)(end_a - ok_a) / (double)end_a : NAN,
-		     end_b ? 100.0 * (double)(end_b - ok_b) / (double)end_b : NAN, 1);
-		report_num(t, 4, c->c.duration.median_a, 2);
-		report_num(t, 5, c->c.duration.median_b, 2);
-		pair(t, 6, la->duration_s.p95, lb->duration_s.p95, 2);
-		report_cell(t, 7, "%zu / %zu", la->over, lb->over);
-		report_num(t, 8, c->c.duration.ratio, 3);
-		interval(t, 9, &c->c.duration, true);
-		report_num(t, 10, c->c.has_energy ? c->c.energy.ratio : NAN, 3);
-		double pa = c->c.fig_a && c->c.fig_a->n_power ? c->c.fig_a->power[0].mean : NAN;
-		double pb = c->c.fig_b && c->c.fig_b->n_power ? c->c.fig_b->power[0].mean : NAN;
-		if (isnan(pa) && la->energy_j.n && la->duration_s.n) {
-			pa = la->energy_j.mean /
-			     la->duration_s.mean; // energy over time: the mean draw
-		}
-		if (isnan(pb) && lb->energy_j.n && lb->duration_s.n) {
-			pb = lb->energy_j.mean / lb->duration_s.mean;
-		}
-		pair(t, 11, pa, pb, 2);
-		double ea = c->c.fig_a ? 100 * c->c.fig_a->loaded_share : NAN,
-		       eb = c->c.fig_b ? 100 * c->c.fig_b->loaded_share : NAN;
-		pair(t, 12, ea, eb, 1);
-	}
-	for (size_t i = 0; i < rep->n_compares; i++) {
-		const struct report_compare *c = &rep->compares[i];
-		for (size_t k = 0; c->rc == 0 && k < c->c.n_metrics; k++) {
-			const struct runs_compare_metric *m = &c->c.metrics[k];
-			if (m->has_ratio) {
-				report_para(
-					doc,
-					"%s: metric %s, B over A %.3f (95 %% interval %.3f .. %.3f)",
-					c->label, m->name, m->ratio.ratio, m->ratio.ci_low,
-					m->ratio.ci_high);
-			} else {
-				report_para(doc, "%s: metric %s: no ratio (%s)", c->label, m->name,
-					    m->note);
-			}
-		}
-	}
-	if (rep->n_unmatched_a || rep->n_unmatched_b) {
-		struct buf u = {0};
-		for (size_t i = 0; i < rep->n_unmatched_a; i++) {
-			buf_printf(&u, "%s%s (A)", u.len ? ", " : "", rep->unmatched_a[i]);
-		}
-		for (size_t i = 0; i < rep->n_unmatched_b; i++) {
-			buf_printf(&u, "%s%s (B)", u.len ? ", " : "", rep->unmatched_b[i]);
-		}
-		report_para(doc,
-			    "Unmatched, not compared: %s (a label of one board without a run of "
-			    "the same or a --map-label label on the other).",
-			    u.data);
-		buf_finish(&u);
-	}
-	if (method) {
-		report_para(
-			doc,
-			"A is %s, B is %s, each over its own window. Failed is of the ended runs; "
-			"over counts the ok runs over --over; exposure is the share of the runs' "
-			"time their loaded domains were throttled (points). Ratio of type-7 "
-			"medians (B over A) with a %g %% percentile-bootstrap interval, %u "
-			"resamples, seed %llu (as thermlog runs compare).%s",
-			a->name, b->name, method->level, method->resamples,
-			(unsigned long long)method->seed,
-			few ? " Some labels have fewer than 10 ok runs on a side: their interval is "
-			      "too narrow to trust."
-			    : "");
-	}
-	struct report_block *d = NULL;
-	for (size_t i = 0; i < rep->n_compares; i++) {
-		const struct report_compare *c = &rep->compares[i];
-		for (size_t k = 0; c->rc == 0 && k < c->c.n_diffs; k++) {
-			if (!d) {
-				report_heading(doc, "Fingerprint differences");
-				static const char *const dh[] = {"label", "key", "A", "B"};
-				d = report_table(doc, 4, dh);
-				d->right[1] = d->right[2] = d->right[3] = false;
-			}
-			report_row(d);
-			report_cell(d, 0, "%s", c->label);
-			report_cell(d, 1, "%s", c->c.diffs[k].key);
-			report_cell(d, 2, "%s", c->c.diffs[k].here ? c->c.diffs[k].here : "none");
-			report_cell(d, 3, "%s", c->c.diffs[k].other ? c->c.diffs[k].other : "none");
-		}
-	}
-	if (!d) {
-		report_para(doc,
-			    "The latest ok runs' fingerprints (board, kernel, governors, command, "
-			    "tags) do not differ.");
-	}
 }
 
 void report_charts_free(struct report_chart *charts, size_t n) {
@@ -877,14 +449,12 @@ void report_doc_build(const struct report *rep, struct report_doc *doc) {
 						   rep->boards[1].name)
 				       : xasprintf("%s: %s", what, rep->boards[0].name);
 	if (rep->n_boards > 1 && rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
-		verdict_section(doc, rep); // at the top: is the rest like for like at all?
+		report_verdict_section(doc, rep); // at the top: is the rest like for like at all?
 	}
-	board_section(doc, rep);
+	report_board_section(doc, rep);
 	if (rep->opt.lifetime != REPORT_LIFETIME_ONLY) {
 		if (rep->n_boards > 1) {
-			zones_compared(doc, rep);
-			clocks_memory_compared(doc, rep);
-			runs_compared(doc, rep);
+			report_compare_sections(doc, rep);
 		}
 		for (size_t i = 0; i < rep->n_boards; i++) {
 			board_sections(doc, rep, i);

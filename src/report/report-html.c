@@ -1,8 +1,8 @@
 /*
  * The report as one self-contained HTML file: inline CSS and SVG, no script, no font and
  * nothing fetched (a Content-Security-Policy says so to the browser), every text escaped.
- * Tables scroll inside their own box, so the page fits a phone; in print each section starts a
- * page.
+ * Tables fit a desktop's width and stack their rows on a phone's; in print each section starts
+ * a page.
  */
 #include "report-internal.h"
 
@@ -20,34 +20,60 @@ void report_escape_xml(struct buf *out, const char *s) {
 	buf_put_escaped(out, s, xml_escapes, put_hex_escape);
 }
 
+/*
+ * Tables fit the screen: at a desktop's width every column shows (text cells wrap, numbers do
+ * not; a table of many columns in a smaller font), so nothing hides behind an inner scrollbar;
+ * at a phone's width each row stacks, every cell on a line of its own beside its column's name
+ * (data-label), so nothing needs one either. A table wider than its box still scrolls inside it.
+ */
 static const char style[] =
 	"*{box-sizing:border-box}\n"
 	"body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1b1b1b;"
-	"background:#fff;margin:0 auto;padding:12px;max-width:1100px}\n"
+	"background:#fff;margin:0 auto;padding:12px;max-width:1600px}\n"
 	"h1{font-size:1.4em;margin:.4em 0;overflow-wrap:anywhere}\n"
 	"h2{font-size:1.2em;margin:1.2em 0 .4em;border-bottom:1px solid #ccc;"
 	"overflow-wrap:anywhere}\n"
-	"h3{font-size:1.05em;margin:1em 0 .3em}\n"
-	"p{margin:.4em 0;overflow-wrap:anywhere}\n"
+	"h3{font-size:1.05em;margin:1em 0 .3em;overflow-wrap:anywhere}\n"
+	"p{margin:.4em 0;overflow-wrap:anywhere;max-width:110ch}\n"
 	".scroll{overflow-x:auto;max-width:100%;margin:.4em 0}\n"
 	"table{border-collapse:collapse;font-variant-numeric:tabular-nums}\n"
-	"th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:left;"
-	"white-space:nowrap}\n"
-	"td.n{text-align:right}\n"
-	"th{background:#f3f3f3}\n"
+	"table.wide{font-size:.84em}\n"
+	"th,td{padding:3px 6px;border-bottom:1px solid #e3e3e3;text-align:left;"
+	"vertical-align:top}\n"
+	"th{background:#f3f3f3;font-weight:600}\n"
+	"td{overflow-wrap:anywhere}\n"
+	"td.n{text-align:right;white-space:nowrap;overflow-wrap:normal}\n"
+	"th.n{text-align:right}\n"
 	"figure{margin:.6em 0}\n"
 	"figure svg{display:block;width:100%;height:auto;max-width:760px}\n"
 	"figcaption{font-size:.9em;color:#555}\n"
+	"@media (max-width:640px){"
+	".scroll{overflow-x:visible}"
+	"table,tbody,tr,td{display:block;width:100%}"
+	"thead{display:none}"
+	"tr{border:1px solid #ddd;border-radius:4px;margin:0 0 .6em;padding:.2em .5em}"
+	"td,td.n{border:none;padding:1px 0;text-align:right;white-space:normal;"
+	"overflow-wrap:anywhere}"
+	"td::before{content:attr(data-label);float:left;margin-right:.8em;color:#555;"
+	"font-weight:600;text-align:left}"
+	"td:first-child{font-weight:600;text-align:left}"
+	"td:first-child::before{content:none}"
+	"}\n"
 	"@media print{body{max-width:none;padding:0}"
 	"section{break-before:page;page-break-before:always}"
 	"section:first-of-type{break-before:auto;page-break-before:auto}"
 	".scroll{overflow:visible}th,td{white-space:normal}"
 	"figure{break-inside:avoid}}\n";
 
+/* Tables of this many columns or more read in a smaller font. */
+#define WIDE_COLUMNS 9
+
 static void table_html(const struct report_block *t, struct buf *out) {
-	buf_puts(out, "<div class=\"scroll\"><table>\n<thead><tr>");
+	buf_puts(out, t->cols >= WIDE_COLUMNS ? "<div class=\"scroll\"><table class=\"wide\">\n"
+					      : "<div class=\"scroll\"><table>\n");
+	buf_puts(out, "<thead><tr>");
 	for (size_t c = 0; c < t->cols; c++) {
-		buf_puts(out, "<th>");
+		buf_puts(out, t->right[c] ? "<th class=\"n\">" : "<th>");
 		report_escape_xml(out, t->cells[c]);
 		buf_puts(out, "</th>");
 	}
@@ -55,7 +81,11 @@ static void table_html(const struct report_block *t, struct buf *out) {
 	for (size_t r = 1; r < t->rows; r++) {
 		buf_puts(out, "<tr>");
 		for (size_t c = 0; c < t->cols; c++) {
-			buf_puts(out, t->right[c] ? "<td class=\"n\">" : "<td>");
+			// Its column's name beside each cell when a phone stacks the row.
+			buf_puts(out, t->right[c] ? "<td class=\"n\" data-label=\""
+						  : "<td data-label=\"");
+			report_escape_xml(out, t->cells[c]);
+			buf_puts(out, "\">");
 			report_escape_xml(out, t->cells[r * t->cols + c]);
 			buf_puts(out, "</td>");
 		}

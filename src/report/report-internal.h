@@ -64,6 +64,39 @@ void report_chart_add(struct report_doc *doc, const char *name, char *svg, char 
 bool report_over_budget(struct report_doc *doc);
 void report_block_free(struct report_block *b);
 
+/* Shared by the layouts (report-doc.c): how a channel's figures read. */
+/** Places of @ch's statistics as shown: temperatures two, else the unit registry's columns. */
+int report_places(const struct channel *ch);
+/** The channel's label when it says more than its key ("" else). */
+const char *report_label(const struct channel *ch);
+/** "weighted by time: ..." or "weighted by samples: ...". */
+const char *report_weight_text(enum query_weight w);
+/** Slot @k's residency, the commonest state first, at most @shown states: "held 1800 MHz for
+ * 60.0 % of the time, 1416 MHz 30.0 %". */
+void report_residency(const struct query_stats *s, size_t k, size_t shown, struct buf *out);
+/** Whether slot @k of @s is a clock with samples (of the weighing the statistics use). */
+bool report_clock_sampled(const struct query_stats *s, size_t k);
+/** Whether @ch is a thermal zone (a temperature of the thermal source). */
+bool report_is_zone(const struct channel *ch);
+/** Whether run label @label is one the report shows (--label; all without). */
+bool report_label_shown(const struct report_options *opt, const char *label);
+/** The role of @b's channel @key (report.c: inferred, or as the board declared it). */
+enum role report_role(const struct report_board *b, const char *key);
+
+/* The sections of two boards (report-compare.c). */
+/** Comparable or not, at the top: each compared label's verdict, the reasons once each. */
+void report_verdict_section(struct report_doc *doc, const struct report *rep);
+/** Zones, clocks, memory, runs, per-test figures and the peaks of both boards side by side. */
+void report_compare_sections(struct report_doc *doc, const struct report *rep);
+
+/* The sections of one board beside its zones and clocks (report-board.c). */
+/** The Board table: each board's facts (declared and recorded), clocks and window. */
+void report_board_section(struct report_doc *doc, const struct report *rep);
+/** Board @bi's load per CPU cluster and NPU core, over the window and per label. */
+void report_load_section(struct report_doc *doc, const struct report *rep, size_t bi);
+/** Board @bi's throttling: episodes per domain, and per label while its runs were under way. */
+void report_throttle_section(struct report_doc *doc, const struct report *rep, size_t bi);
+
 /** The capacitor design review of board @bi: a section a capacitor (report-review.c). */
 void report_review_sections(struct report_doc *doc, const struct report *rep, size_t bi);
 
@@ -82,10 +115,14 @@ void report_md_write(const struct report_doc *doc, const char *chart_prefix, str
 void report_escape_xml(struct buf *out, const char *s);
 
 /**
- * The SVG of board @b's peak (report-chart.c): every zone of the peak over its cycles, the
- * big-core zone solid, the NPU zone dashed, the others faint; a standalone document.
+ * The SVG of board @b's peak (report-chart.c): every zone of the peak over its cycles in
+ * minutes from the peak, one line style per role with a legend naming each role's zones, round
+ * ticks, the unit along the axis; a standalone document.
  */
 char *report_chart_peak(const struct report_board *b);
+
+/** Both boards' peak channels on one chart, each in minutes from its own peak. */
+char *report_chart_peaks(const struct report *rep);
 
 /** A capacitor's mission profile as bars: hours per bin of the model temperature. */
 char *report_chart_profile(const struct lifetime_profile_entry *pe, double bin_k);

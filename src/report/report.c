@@ -12,6 +12,7 @@
 
 #include "channel.h"
 #include "jsonread.h"
+#include "report-internal.h"
 #include "stats.h"
 #include "xalloc.h"
 
@@ -128,7 +129,7 @@ static int peak_slot(struct store *store, const struct report_options *opt,
 	int rc = query_select(store, &opt->peak_channel, 1, &sel, err);
 	if (rc < 0) {
 		char *why = *err;
-		*err = xasprintf("--peak-channel: %s", why ? why : strerror(-rc));
+		*err = xasprintf("the peak's channel: %s", why ? why : strerror(-rc));
 		free(why);
 		return rc;
 	}
@@ -216,6 +217,15 @@ static struct role_channel *board_roles(struct report_board *b) {
 	b->roles = xcalloc(n + 1, sizeof(*b->roles));
 	role_infer(rc, n, b->facts.roles, b->facts.n_roles, b->roles);
 	return rc;
+}
+
+enum role report_role(const struct report_board *b, const char *key) {
+	for (size_t k = 0; b->roles && k < b->stats.sel.n; k++) {
+		if (strcmp(query_selection_channel(&b->stats.sel, k)->key, key) == 0) {
+			return b->roles[k];
+		}
+	}
+	return ROLE_NONE;
 }
 
 /* The two boards' channels paired: by hand, by role, by key (role_pair()). */
@@ -323,8 +333,10 @@ static int board_compute(struct store *store, const struct report_options *opt, 
 		.percentiles = b->runs_percentiles,
 		.n_percentiles = 1,
 	};
-	if ((rc = runs_stats(store, &b->runs_opt, &b->runs)) < 0 ||
-	    (rc = runs_side_read(store, &b->runs_opt.filter, b->name, &b->side)) < 0) {
+	// The runs read once: their statistics (runs stats --json --percentile 0), the per-test
+	// figures and the verdict's facts.
+	if ((rc = runs_side_read(store, &b->runs_opt.filter, b->name, &b->side)) < 0 ||
+	    (rc = runs_side_stats(b->side, opt->over_s, b->runs_percentiles, 1, &b->runs)) < 0) {
 		*err = xasprintf("could not compute the runs of %s: %s", b->file, strerror(-rc));
 		return rc;
 	}
@@ -440,6 +452,7 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 	*rep = (struct report){.opt = *opt, .n_boards = n > 2 ? 2 : n};
 	*err = NULL;
 	int rc = check_labels(stores[0], opt, err);
+	rep->bad_param = rc == -EINVAL ? "label" : NULL;
 	// The compared board has its own window: by default its whole history.
 	struct report_options other = *opt;
 	other.has_from = opt->has_compare_from;
@@ -467,6 +480,7 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 	ssize_t hot = -1;
 	if (rc == 0 && !rep->boards[0].empty) {
 		rc = peak_slot(stores[0], opt, &rep->boards[0].stats, &hot, err);
+		rep->bad_param = rc == -EINVAL ? "peak_channel" : NULL;
 	}
 	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
 		rc = board_compute(stores[i], i ? &other : opt, i ? other_peak(rep, hot) : hot,

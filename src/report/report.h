@@ -110,13 +110,15 @@ struct report {
 	// slot in the second's (-1: none), and how ("map", "role" or "key"; role_pair()).
 	ssize_t *pair;
 	const char **pair_why;
+	const char *bad_param; // after -EINVAL: the option at fault, "label" or "peak_channel"
 };
 
 /**
  * Computes the report of @n (1 or 2) stores: the first is the board reported, the second the
  * board compared (open it read-only); @files name each database for headings. Returns 0, or a
  * negative errno with *err newly allocated: -EINVAL for a label of opt->labels that no run of
- * the first board has (with near labels named), or a store failure. report_finish() frees
+ * the first board has, or a peak_channel that names no channel (with the near names, and
+ * rep->bad_param saying which), or a store failure. report_finish() frees
  * @rep (also after a failure).
  */
 int report_compute(struct store *const *stores, const char *const *files, size_t n,

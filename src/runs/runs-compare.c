@@ -304,6 +304,17 @@ const struct testfig_result *runs_side_figures(const struct runs_side *s) {
 	return &s->figs;
 }
 
+const struct verdict_board *runs_side_facts(const struct runs_side *s) {
+	return &s->facts;
+}
+
+int runs_side_stats(const struct runs_side *s, double over_s, const double *percentiles,
+		    size_t n_percentiles, struct runstats_result *out) {
+	struct runstats_options ro = {
+		.over_s = over_s, .percentiles = percentiles, .n_percentiles = n_percentiles};
+	return runstats_compute(s->set.runs, s->set.n, &ro, out);
+}
+
 /* The runs of @label in @side (copies; NULL group), the latest ok one's fingerprint and tags. */
 static void label_runs_of(const struct runs_side *side, const char *label, struct label_runs *out) {
 	const struct runs_set *set = &side->set;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "jsonread.h"
 #include "runmetric.h"
 #include "runs.h"
 #include "runstats.h"
@@ -69,6 +70,12 @@ struct runs_shares {
  */
 bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
 		       struct throttle_report *r, struct runs_shares *shares);
+/* A run's figures JSON parsed once for the readers below (NULL for none or not JSON). */
+struct jsonread_node *runs_figures_parse(const char *figures);
+/* runs_run_throttle() over @run's figures parsed already (@figures, may be NULL). */
+bool runs_run_throttle_parsed(const struct runs_episodes *e, const struct store_run *run,
+			      const struct jsonread_node *figures, struct throttle_report *r,
+			      struct runs_shares *shares);
 
 /*
  * "throttle": {"share" (the board's), "loaded_share", "loaded_domains", "domains": [...]}, the

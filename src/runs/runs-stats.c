@@ -20,23 +20,16 @@
 /* --- statistics --------------------------------------------------------------------------- */
 
 /* The most swap in use during a run, from its figures' "memory" object; NAN when not kept. */
-static double swap_max_of(const char *figures) {
-	if (!figures) {
-		return NAN;
-	}
-	struct jsonread_error err;
-	size_t len = strlen(figures);
-	struct jsonread_node *tree = jsonread_parse(figures, len, len, &err);
-	const struct jsonread_node *mem = tree ? jsonread_get(tree, "memory") : NULL;
+static double swap_max_of(const struct jsonread_node *figures) {
+	const struct jsonread_node *mem = jsonread_get(figures, "memory");
 	const struct jsonread_node *v = mem ? jsonread_get(mem, "swap_used_max_bytes") : NULL;
-	double swap = v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
-	jsonread_node_free(tree);
-	return swap;
+	return v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
 }
 
 static int collect(void *ctx, const struct store_run *run) {
 	struct runs_set *set = ctx;
 	enum run_status status = run->status;
+	struct jsonread_node *figures = runs_figures_parse(run->figures); // read once for all
 	set->runs = xgrow(set->runs, &set->cap, set->n + 1, sizeof(*set->runs));
 	set->runs[set->n++] = (struct runstats_run){
 		.label = xstrdup(run->label),
@@ -46,14 +39,15 @@ static int collect(void *ctx, const struct store_run *run) {
 		.energy_coverage = run->energy_coverage,
 		.temp_max_c = run->temp_max_c,
 		.rss_max_bytes = run->rss_max_bytes,
-		.swap_max_bytes = swap_max_of(run->figures),
+		.swap_max_bytes = swap_max_of(figures),
 		.metrics = runs_metrics_of(&set->metrics, run->id),
 		.group = set->by ? runtag_value(run->tags, set->by) : NULL,
 	};
 	struct throttle_report r;
 	struct runs_shares shares;
-	runs_run_throttle(set->episodes, run, &r, &shares);
+	runs_run_throttle_parsed(set->episodes, run, figures, &r, &shares);
 	throttle_report_finish(&r);
+	jsonread_node_free(figures);
 	struct runstats_run *added = &set->runs[set->n - 1];
 	added->throttled_share = shares.board;
 	// Where the loads were not measured, the board's share stands in (and is counted so).

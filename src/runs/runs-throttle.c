@@ -39,7 +39,7 @@ void runs_episodes_finish(struct runs_episodes *e) {
  * its end. Averaged over runs the episodes alone read low by half a cycle (a cap is first
  * seen by the cycle after it).
  */
-static void count_exactly(struct throttle_report *r, const char *figures) {
+static void count_exactly(struct throttle_report *r, const struct jsonread_node *tree) {
 	for (size_t i = 0; i < r->n_domains; i++) {
 		struct throttle_report_domain *d = &r->domains[i];
 		d->method = "episodes";
@@ -53,9 +53,6 @@ static void count_exactly(struct throttle_report *r, const char *figures) {
 			}
 		}
 	}
-	struct jsonread_error err;
-	size_t len = figures ? strlen(figures) : 0;
-	struct jsonread_node *tree = len ? jsonread_parse(figures, len, len, &err) : NULL;
 	const struct jsonread_node *devs = jsonread_get(jsonread_get(tree, "cooling"), "devices");
 	for (size_t i = 0; devs && devs->kind == JSONREAD_ARRAY && i < devs->n; i++) {
 		const char *domain = jsonread_string(jsonread_get(devs->items[i], "domain"));
@@ -75,7 +72,6 @@ static void count_exactly(struct throttle_report *r, const char *figures) {
 		d->uncertainty_ms = 0;
 		d->share = (double)ms / (double)(r->to_ms - r->from_ms);
 	}
-	jsonread_node_free(tree);
 	throttle_report_sort_domains(r);
 }
 
@@ -91,11 +87,15 @@ static bool busy(const struct jsonread_node *figure) {
 	return m && m->kind == JSONREAD_NUMBER && m->number >= RUNS_LOADED_PCT;
 }
 
-void runs_loaded_of(const char *figures, struct runs_loaded *out) {
-	*out = (struct runs_loaded){0};
+struct jsonread_node *runs_figures_parse(const char *figures) {
 	struct jsonread_error err;
 	size_t len = figures ? strlen(figures) : 0;
-	struct jsonread_node *tree = len ? jsonread_parse(figures, len, len, &err) : NULL;
+	return len ? jsonread_parse(figures, len, len, &err) : NULL;
+}
+
+/* The domains the run's figures (parsed: @tree) say it loaded. */
+static void loaded_of(const struct jsonread_node *tree, struct runs_loaded *out) {
+	*out = (struct runs_loaded){0};
 	const struct jsonread_node *load = jsonread_get(tree, "load");
 	if (load && load->kind == JSONREAD_OBJECT) {
 		out->known = true;
@@ -119,6 +119,11 @@ void runs_loaded_of(const char *figures, struct runs_loaded *out) {
 			add_loaded(out, "npu");
 		}
 	}
+}
+
+void runs_loaded_of(const char *figures, struct runs_loaded *out) {
+	struct jsonread_node *tree = runs_figures_parse(figures);
+	loaded_of(tree, out);
 	jsonread_node_free(tree);
 }
 
@@ -134,16 +139,17 @@ static bool loaded(const struct runs_loaded *l, const char *domain) {
 	return false;
 }
 
-bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
-		       struct throttle_report *r, struct runs_shares *shares) {
+bool runs_run_throttle_parsed(const struct runs_episodes *e, const struct store_run *run,
+			      const struct jsonread_node *figures, struct throttle_report *r,
+			      struct runs_shares *shares) {
 	*r = (struct throttle_report){0};
 	*shares = (struct runs_shares){.board = NAN, .loaded = NAN};
-	runs_loaded_of(run->figures, &shares->loaded_domains);
+	loaded_of(figures, &shares->loaded_domains);
 	if (!e || !e->readable || !run->ended || run->start_ms < e->horizon_ms) {
 		return false;
 	}
 	throttle_report_window(e->list, e->n, run->start_ms, run->end_ms, NULL, r);
-	count_exactly(r, run->figures);
+	count_exactly(r, figures);
 	shares->board = 0;
 	double most_loaded = 0;
 	for (size_t i = 0; i < r->n_domains; i++) {
@@ -155,6 +161,14 @@ bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *ru
 	}
 	shares->loaded = shares->loaded_domains.known ? most_loaded : NAN;
 	return true;
+}
+
+bool runs_run_throttle(const struct runs_episodes *e, const struct store_run *run,
+		       struct throttle_report *r, struct runs_shares *shares) {
+	struct jsonread_node *tree = runs_figures_parse(run->figures);
+	bool known = runs_run_throttle_parsed(e, run, tree, r, shares);
+	jsonread_node_free(tree);
+	return known;
 }
 
 void runs_write_throttle(struct json *j, const struct runs_episodes *e,

@@ -203,6 +203,13 @@ int runs_side_read(struct store *store, const struct store_run_filter *filter, c
 void runs_side_destroy(struct runs_side *s); // accepts NULL
 /** The per-test figures of every label of @s (borrowed). */
 const struct testfig_result *runs_side_figures(const struct runs_side *s);
+/** The verdict's facts of @s's board (borrowed): clocks' hardware maxima, governors, each
+ * label's executable. */
+const struct verdict_board *runs_side_facts(const struct runs_side *s);
+/** runs_stats() of @s's runs (its filter's, not split by a tag), without reading them again.
+ * Free @out with runstats_result_finish(). 0 or a negative errno. */
+int runs_side_stats(const struct runs_side *s, double over_s, const double *percentiles,
+		    size_t n_percentiles, struct runstats_result *out);
 /**
  * runs_compare() of @label on @here and @other_label (NULL: the same) on @other, from the sides
  * read: the same answer, without reading a store; @pairs as runs_compare_options.map_channel.

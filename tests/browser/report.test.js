@@ -1,9 +1,11 @@
 'use strict';
 /*
- * thermlog report's HTML in Debian's chromium, opened as a file at a phone's width: no console
- * error, no request beyond the file itself, not blank (sections, tables, the chart drawn), the
- * page no wider than 390 px (wide tables scroll in their own box, the chart scales), and in
- * print every section after the first starts a page. Prints TAP; saves a screenshot of each.
+ * thermlog report's HTML in Debian's chromium, opened as a file at a phone's width and at a
+ * desktop's: no console error, no request beyond the file itself, not blank (sections, tables,
+ * the chart drawn); at 390 px the page no wider than the phone, each table's rows stacked (a
+ * cell a line beside its column's name) and no inner scrollbar; at 1280 px every column of every
+ * table visible without an inner scrollbar; in print every section after the first starts a
+ * page. Prints TAP; saves a screenshot of each at both widths.
  * usage: node report.test.js SCREENSHOT_DIR PROFILE_DIR FILE.html...
  */
 const fs = require('fs');
@@ -91,9 +93,33 @@ async function main() {
           name + ': the chart draws, scaled to the phone\'s width', facts.charts);
       }
       const bad = await overflows(page);
-      ok(bad.length === 0, name + ': fits 390 px (wide tables scroll in their own box)', bad.slice(0, 10).join('\n'));
-      ok(facts.scrollers.every((o) => o === 'auto'), name + ': a table wider than the phone scrolls (' + facts.scrollers.length + ')', facts.scrollers);
+      ok(bad.length === 0, name + ': fits 390 px', bad.slice(0, 10).join('\n'));
+      ok(facts.scrollers.length === 0, name + ': at 390 px no table scrolls in a box of its own (' + facts.scrollers.length + ')', facts.scrollers);
+      const stacked = await page.evaluate(() => [...document.querySelectorAll('tbody tr')]
+        .filter((tr) => getComputedStyle(tr).display !== 'block').length);
+      ok(stacked === 0, name + ': at 390 px every table row is stacked', stacked);
+      const named = await page.evaluate(() => [...document.querySelectorAll('tbody td')]
+        .filter((td) => td.dataset.label === undefined).length);
+      ok(named === 0, name + ': each cell carries its column\'s name', named);
       await page.screenshot({ path: path.join(shotDir, name + '-390.png'), fullPage: true });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const wide = await page.evaluate(() => {
+        const vw = document.documentElement.clientWidth;
+        const hidden = [];
+        for (const box of document.querySelectorAll('.scroll')) {
+          if (box.scrollWidth > box.clientWidth + 1) hidden.push('a table scrolls: ' + box.scrollWidth + ' px in ' + box.clientWidth + ' (' + box.querySelector('th').textContent + ')');
+        }
+        for (const td of document.querySelectorAll('td.n, th')) {
+          const r = td.getBoundingClientRect();
+          if (r.right > vw + 0.5) hidden.push(td.tagName + ' "' + td.textContent.slice(0, 30) + '" ends at ' + r.right.toFixed(0));
+        }
+        const rows = [...document.querySelectorAll('tbody tr')].filter((tr) => getComputedStyle(tr).display !== 'table-row').length;
+        return { hidden, rows, page: document.documentElement.scrollWidth, vw };
+      });
+      ok(wide.hidden.length === 0 && wide.page <= wide.vw, name + ': at 1280 px every numeric column is visible without an inner scrollbar',
+        wide.hidden.slice(0, 10).join('\n'));
+      ok(wide.rows === 0, name + ': at 1280 px the tables are tables', wide.rows);
+      await page.screenshot({ path: path.join(shotDir, name + '-1280.png'), fullPage: true });
       await page.emulateMedia({ media: 'print' });
       const breaks = await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => getComputedStyle(s).breakBefore));
       ok(breaks.length >= 2 && breaks[0] !== 'page' && breaks.slice(1).every((b) => b === 'page'),

@@ -119,7 +119,7 @@ def run(tap):
                              (f"?from={T1}&to={T0}", "from"), ("?to=soon", "to"), ("?over=abc", "over"),
                              ("?weight=heavy", "weight"), ("?label=", "label"), ("?label=nope", "label"),
                              ("?colour=red", "colour"), ("?format=md&format=html", "format"),
-                             ("?from=2020-01-01", "from")):
+                             ("?from=2020-01-01", "from"), ("?peak_channel=thermal/nope", "peak_channel")):
             status, headers, body = get(query)
             try:
                 err = json.loads(body)
@@ -127,6 +127,10 @@ def run(tap):
                 err = {}
             tap.ok(status == 400 and err.get("parameter") == param and param in err.get("error", ""),
                    f"GET {query}: 400 naming '{param}'", (status, body[:300]))
+        status, _, body = get("?peak_channel=thermal/npu-thermal&format=md")
+        tap.ok(status == 200 and "The channel --peak-channel chose, thermal/npu-thermal" in
+               body.decode(), "GET ?peak_channel=: the peak of that channel, as --peak-channel",
+               body[:300])
 
 
 if __name__ == "__main__":

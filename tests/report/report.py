@@ -8,6 +8,7 @@ Usage: report.py THERMLOG"""
 import html
 import html.parser
 import json
+import math
 import os
 import re
 import subprocess
@@ -126,6 +127,185 @@ def f2(v):
     return "-" if v is None else "%.2f" % v
 
 
+NS = "{http://www.w3.org/2000/svg}"
+# The line style of each zone's role (report-chart.c): one per role, never two roles alike.
+ROLE_STROKE = {"thermal/bigcore0-thermal": ("#c0392b", None), "thermal/npu-thermal": ("#1f5fa8", "7 4"),
+               "thermal/soc-thermal": ("#2c3e50", None), "thermal/center-thermal": ("#7f8c8d", "2 3")}
+
+
+def round_ticks(values):
+    """Whether tick labels are evenly spaced multiples of 1, 2, 2.5 or 5 times a power of ten."""
+    if len(values) < 3:
+        return False
+    step = values[1] - values[0]
+    even = all(abs((values[i + 1] - values[i]) - step) < 1e-9 for i in range(len(values) - 1))
+    mag = 10 ** math.floor(math.log10(step))
+    nice = any(abs(step - m * mag) < 1e-9 * mag for m in (1, 2, 2.5, 5, 10))
+    return even and nice and all(abs(v / step - round(v / step)) < 1e-6 for v in values)
+
+
+def check_chart(tap, root, zones, peak):
+    """The peak chart: a line a zone over the peak's cycles in its role's style, a legend entry
+    per role naming its zones, round ticks on both axes, the unit along the y axis (not over
+    its top tick), scaled by its viewBox."""
+    lines = root.findall(NS + "polyline")
+    styles = {x.find(NS + "title").text: (x.get("stroke"), x.get("stroke-dasharray"))
+              for x in lines}
+    points = [len(x.get("points").split()) for x in lines]
+    tap.ok(len(lines) == len(zones) and points == [len(peak["rows"])] * len(zones) and
+           root.get("viewBox") and root.get("width") is None,
+           "the chart: one line a zone over the peak's cycles, scaled by its viewBox", points)
+    tap.ok(styles == ROLE_STROKE and len(set(styles.values())) == len(styles),
+           "the chart: one line style per role (big-core solid red, NPU dashed blue, ...)",
+           styles)
+    texts = [t.text or "" for t in root.iter(NS + "text")]
+    legend = [t for t in texts if ": " in t and t.split(": ")[0] in (
+        "big-core zone", "NPU zone", "SoC zone", "other")]
+    tap.ok(sorted(legend) == ["NPU zone: npu-thermal", "SoC zone: soc-thermal",
+                              "big-core zone: bigcore0-thermal", "other: center-thermal"],
+           "the chart: a legend naming each role's zones", texts)
+    nums = [t for t in root.iter(NS + "text") if re.fullmatch(r"-?\d+(\.\d+)?", t.text or "")]
+    ys = sorted(float(t.text) for t in nums if t.get("text-anchor") == "end")
+    xs = sorted(float(t.text) for t in nums if t.get("text-anchor") == "middle")
+    tap.ok(round_ticks(ys) and round_ticks(xs) and ys[0] <= min(
+        v for r in peak["rows"] for v in r[1:] if v is not None) and ys[-1] >= peak["max"],
+           "the chart: round ticks on both axes, around every value", (ys, xs))
+    unit = [t for t in root.iter(NS + "text") if t.text == "°C"]
+    tap.ok(len(unit) == 1 and "rotate(-90" in (unit[0].get("transform") or ""),
+           "the chart: °C along the y axis, not over its top tick",
+           [(t.text, t.attrib) for t in unit])
+
+
+def board_csv(path, rows):
+    """Two hours of one-minute samples of @rows: [(key, unit, f(minute))]."""
+    with open(path, "w") as f:
+        f.write("unix,channel,value,unit\n")
+        for i in range(120):
+            for key, unit, fn in rows:
+                f.write("%d,%s,%s,%s\n" % (seeding.T0 + 60 * i, key, fn(i), unit))
+
+
+def bump(i):
+    return max(0.0, 20 - abs(i - 60) / 2.0)
+
+
+RK3588 = [("thermal/bigcore0-thermal", "celsius", lambda i: "%.3f" % (50 + bump(i))),
+          ("thermal/littlecore-thermal", "celsius", lambda i: "%.3f" % (46 + bump(i) / 2)),
+          ("thermal/soc-thermal", "celsius", lambda i: "%.3f" % (48 + bump(i) / 2)),
+          ("thermal/center-thermal", "celsius", lambda i: "%.3f" % (47 + bump(i) / 3)),
+          # A capacitor's thermocouple, hotter than every zone, and its cold junction.
+          ("iio/maxim_thermocouple/temp", "celsius", lambda i: "%.2f" % (90 + (i % 3) * 0.25)),
+          ("iio/maxim_thermocouple/temp_ambient", "celsius", lambda i: "%.4f" % (30 + (i % 2) * 0.0625)),
+          ("cpufreq/policy0", "hertz", lambda i: 1800000000 if i % 2 else 408000000),
+          ("cpufreq/policy4", "hertz", lambda i: 2400000000 if i % 3 else 408000000),
+          ("cpufreq/policy6", "hertz", lambda i: 2400000000 if i % 4 else 408000000)]
+X86 = [("thermal/x86_pkg_temp", "celsius", lambda i: "%.3f" % (60 + bump(i))),
+       ("thermal/acpitz", "celsius", lambda i: "%.3f" % (40 + bump(i) / 4)),
+       ("cpufreq/policy0", "hertz", lambda i: 4700000000 if i % 2 else 800000000),
+       ("cpufreq/policy1", "hertz", lambda i: 4600000000 if i % 3 else 800000000)]
+
+
+def peak_and_zones(tap, tl, wd):
+    """The peak picks the hottest thermal zone, never a capacitor's thermocouple hotter than it;
+    --peak-channel chooses; the Zones table lists thermal zones alone, the thermocouple and its
+    cold junction go to a table of their own, each said for what it is."""
+    db = os.path.join(wd, "rk.db")
+    board_csv(os.path.join(wd, "rk.csv"), RK3588)
+    tl("import", os.path.join(wd, "rk.csv"), db=db)
+    p = tl("report", "--format", "md", "-o", "-", db=db)
+    tap.ok(p.returncode == 0 and "The hottest zone, thermal/bigcore0-thermal, the big-core zone, "
+           "peaked at 70.00 °C" in p.stdout and "iio/maxim_thermocouple/temp peaked" not in p.stdout,
+           "the peak is the hottest thermal zone's, not the 90 °C thermocouple's",
+           p.stdout[p.stdout.find("## Peak"):][:400] + p.stderr)
+    t = md_tables(p.stdout)
+    zt = find(t, "Zones", "channel")
+    tap.ok(zt and sorted(r[0] for r in zt[0][2]) == sorted(k for k, _, _ in RK3588
+                                                            if k.startswith("thermal/")),
+           "the Zones table lists the thermal zones alone", zt[0][2] if zt else t)
+    ot = find(t, "Other temperatures", "channel")
+    what = {r[0]: r[1] for r in ot[0][2]} if ot else {}
+    tap.ok(what == {"iio/maxim_thermocouple/temp": "thermocouple",
+                    "iio/maxim_thermocouple/temp_ambient":
+                        "ambient: the thermocouple's cold junction"},
+           "the thermocouple and its cold junction have a table of their own, said for what "
+           "they are", what)
+    p = tl("report", "--peak-channel", "iio/maxim_thermocouple/temp", "--format", "md", "-o", "-",
+           db=db)
+    tap.ok(p.returncode == 0 and "The channel --peak-channel chose, iio/maxim\\_thermocouple/temp, "
+           "peaked at 90.50 °C" in p.stdout, "--peak-channel chooses the peak's channel",
+           p.stdout[p.stdout.find("## Peak"):][:300] + p.stderr)
+    p = tl("report", "--peak-channel", "thermal/*little*", "--format", "md", "-o", "-", db=db)
+    tap.ok(p.returncode == 0 and "--peak-channel chose, thermal/littlecore-thermal" in p.stdout,
+           "--peak-channel takes a glob (its hottest)", p.stderr)
+    p = tl("report", "--peak-channel", "thermal/bigcore-thermal", "-o", "-", db=db)
+    tap.ok(p.returncode == 2 and "the peak's channel" in p.stderr and "did you mean" in p.stderr and
+           "thermal/bigcore0-thermal" in p.stderr,
+           "an unknown --peak-channel is refused with the near names", p.stderr)
+
+
+def roles(tap, tl, wd):
+    """Two boards' zones and clocks pair by their part: an RK3588's cpufreq/policy0 (its little
+    cluster) is never compared with an x86 board's cpufreq/policy0 (its CPU), nor its big-core
+    zone with the x86 package; --map-channel and the configuration's roles: pair what they name
+    and nothing else."""
+    rk, x86 = os.path.join(wd, "rk.db"), os.path.join(wd, "x86.db")
+    board_csv(os.path.join(wd, "x86.csv"), X86)
+    tl("import", os.path.join(wd, "x86.csv"), db=x86)
+    p = tl("report", "--compare", x86, "--format", "md", "-o", "-", db=rk)
+    t = md_tables(p.stdout)
+    cc = find(t, "Clocks compared", "clock")
+    zc = find(t, "Zones compared", "zone")
+    tap.ok(p.returncode == 0 and not cc and not zc,
+           "RK3588 against x86: no clock or zone compared with a namesake of another part",
+           [x[:2] for x in t])
+    sec = p.stdout.split("## Clocks compared")[1].split("\n## ")[0] if "## Clocks compared" in \
+        p.stdout else ""
+    tap.ok("cpufreq/policy0 (A, little cluster)" in sec and "cpufreq/policy0 (B, CPU cluster)" in sec
+           and "cpufreq/policy4 (A, big cluster)" in sec and "Unmatched, not compared" in sec,
+           "the unmatched clocks are listed as such, with their parts", sec)
+    p = tl("report", "--compare", x86, "--map-channel", "cpufreq/policy4=cpufreq/policy0",
+           "--map-channel", "thermal/bigcore0-thermal=thermal/x86_pkg_temp", "--format", "md",
+           "-o", "-", db=rk)
+    t = md_tables(p.stdout)
+    cc = find(t, "Clocks compared", "clock")
+    zc = find(t, "Zones compared", "zone")
+    tap.ok(p.returncode == 0 and cc and [r[0] for r in cc[0][2]] ==
+           ["cpufreq/policy4 (B: cpufreq/policy0)"] and cc[0][2][0][-1] == "--map-channel" and
+           zc and [r[0] for r in zc[0][2]] == ["thermal/bigcore0-thermal (B: thermal/x86_pkg_temp)"],
+           "--map-channel pairs what it names, and nothing else",
+           [(x[0], x[2]) for x in t if x[0] in ("Clocks compared", "Zones compared")])
+    row = zc[0][2][0] if zc else []
+    tap.ok(row[7:10] == ["70.00", "80.00", "10.00"] if row else False,
+           "and compares it as a temperature: B−A in K", row)
+    p = tl("report", "--compare", x86, "--map-channel", "cpufreq/policy4", "-o", "-", db=rk)
+    tap.ok(p.returncode == 2 and "--map-channel cpufreq/policy4" in p.stderr,
+           "--map-channel without =B is refused", p.stderr)
+    # Two RK3588 boards, B's big cluster named otherwise (policy6 alone): paired by role.
+    rk2 = os.path.join(wd, "rk2.db")
+    board_csv(os.path.join(wd, "rk2.csv"), [r for r in RK3588 if r[0] != "cpufreq/policy4"])
+    tl("import", os.path.join(wd, "rk2.csv"), db=rk2)
+    p = tl("report", "--compare", rk2, "--format", "md", "-o", "-", db=rk)
+    cc = find(md_tables(p.stdout), "Clocks compared", "clock")
+    got = [(r[0], r[-1]) for r in cc[0][2]] if cc else []
+    tap.ok(got == [("cpufreq/policy0", "little cluster"),
+                   ("cpufreq/policy4 (B: cpufreq/policy6)", "big cluster")],
+           "two RK3588s: the big cluster with the big cluster whatever its number; the second "
+           "big cluster unmatched", got)
+    # The configuration's roles: on the first board (kept in its database by an import).
+    cfg = os.path.join(wd, "roles.yaml")
+    with open(cfg, "w") as f:
+        f.write("board:\n  name: RK with roles\n  cooling: heatsink\nroles:\n"
+                "  thermal/center-thermal: cpu-zone\n")
+    tl("import", os.path.join(wd, "rk.csv"), cfg=cfg, db=rk)
+    p = tl("report", "--compare", x86, "--format", "md", "-o", "-", db=rk)
+    zc = find(md_tables(p.stdout), "Zones compared", "zone")
+    tap.ok(p.returncode == 0 and zc and [r[0] for r in zc[0][2]] ==
+           ["thermal/center-thermal (B: thermal/x86_pkg_temp)"] and
+           p.stdout.startswith("# thermlog report: RK with roles against"),
+           "roles: kept in the database pairs center-thermal (declared a CPU zone) with "
+           "x86_pkg_temp; board.name names the board", p.stdout[:200])
+
+
 def run(tap):
     thermlog = sys.argv[1]
 
@@ -184,14 +364,15 @@ def run(tap):
             # Zones: the numbers of stats --json, two decimals.
             zt = find(tables, "Zones", "channel")
             got = {r[0]: r for r in zt[0][2]} if zt else {}
-            want = {c["key"]: [c["key"], "", "°C", str(c["count"]), f2(c["mean"]), f2(c["p50"]),
+            # One channel column: a label that only repeats the key is not shown twice.
+            want = {c["key"]: [c["key"], "°C", str(c["count"]), f2(c["mean"]), f2(c["p50"]),
                                f2(c["p95"]), f2(c["max"]), iso(c["max_time"])] for c in zones}
             tap.ok(got == want, "%s: zones' mean, p50, p95, max and its time equal stats --json"
                    % fmt, "got  %s\nwant %s" % (got, want))
             tap.ok("weighted by samples" in plain, "%s: the weighting is stated" % fmt)
             # Memory and swap in MiB to 0.1.
             mt = find(tables, "Memory and swap", "channel")
-            got = {r[0]: r[4:9] for r in mt[0][2]} if mt else {}
+            got = {r[0]: r[3:8] for r in mt[0][2]} if mt else {}
             want = {c["key"]: ["%.1f" % (c[k] * MIB) for k in ("mean", "p50", "p95", "min", "max")]
                     for c in stats["channels"] if c["kind"] == "memory"}
             tap.ok(got == want and len(want) == 2, "%s: memory and swap equal stats --json (MiB)"
@@ -277,20 +458,7 @@ def run(tap):
         tap.ok("](<r-peak.svg>)" in text and os.path.exists(svg), "md: the peak chart is "
                "written as FILE-peak.svg and linked", [x for x in text.split("\n") if "svg" in x])
         try:
-            root = ET.parse(svg).getroot()
-            ns = "{http://www.w3.org/2000/svg}"
-            lines = root.findall(ns + "polyline")
-            dashed = [x for x in lines if x.get("stroke-dasharray")]
-            solid = [x for x in lines if not x.get("stroke-dasharray") and
-                     x.get("stroke-opacity") is None]
-            good = (len(lines) == len(zones) and len(dashed) == 1 and
-                    dashed[0].find(ns + "title").text == "thermal/npu-thermal" and
-                    [x.find(ns + "title").text for x in solid] == ["thermal/bigcore0-thermal"] and
-                    root.get("viewBox") and root.get("width") is None)
-            points = [len(x.get("points").split()) for x in lines]
-            tap.ok(good and points == [len(peak["rows"])] * len(zones),
-                   "the chart: one line a zone over the peak's cycles, big core solid, NPU "
-                   "dashed, scaled by its viewBox", points)
+            check_chart(tap, ET.parse(svg).getroot(), zones, peak)
         except (ET.ParseError, OSError) as e:
             tap.ok(False, "the chart parses as SVG", str(e))
 
@@ -305,7 +473,7 @@ def run(tap):
         tstats = js("stats", "--json", "--weight", "time")
         p = tl("report", "--weight", "time", "--format", "md", "-o", "-", cfg=cfg, db=a)
         zt = find(md_tables(p.stdout), "Zones", "channel")
-        got = {r[0]: r[4:8] for r in zt[0][2]} if zt else {}
+        got = {r[0]: r[3:7] for r in zt[0][2]} if zt else {}
         want = {c["key"]: [f2(c["mean"]), f2(c["p50"]), f2(c["p95"]), f2(c["max"])]
                 for c in tstats["channels"] if c["kind"] == "temperature"}
         tap.ok(p.returncode == 0 and got == want and "weighted by time" in p.stdout and
@@ -375,10 +543,13 @@ def run(tap):
         got = {r[0]: r[1:] for r in zc[0][2]} if zc else {}
         bz = {c["key"]: c for c in bstats["channels"]}
         want = {}
+        parts = {"thermal/bigcore0-thermal": "big-core zone", "thermal/npu-thermal": "NPU zone",
+                 "thermal/soc-thermal": "SoC zone", "thermal/center-thermal": "same key"}
         for c in zones:
             o = bz[c["key"]]
             want[c["key"]] = [v for k in ("mean", "p95", "max")
                               for v in (f2(c[k]), f2(o[k]), "%.2f" % (o[k] - c[k]))]
+            want[c["key"]].append(parts[c["key"]])
         tap.ok(got == want, "zones side by side with B−A in K (temperatures as differences, "
                "never ratios), from both boards' stats --json",
                "got  %s\nwant %s" % (got, want))
@@ -402,6 +573,9 @@ def run(tap):
                                                                                   100 * tis[0]["share"]) +
                                    "".join(", %.0f MHz %.1f %%" % (x["value"] * 1e-6, 100 * x["share"])
                                            for x in tis[1:3]))
+                # The part each row pairs by: the policy of one kind of core, the NPU.
+                row.append({"cpufreq/policy4": "CPU cluster", "devfreq/fdab0000.npu": "NPU"}
+                           .get(c["key"], "same key"))
                 want[c["key"]] = row
             ratios = [r[4] for r in got.values()]
             tap.ok(got == want and len(want) == 2 and any(x != "1.000" for x in ratios),
@@ -463,8 +637,9 @@ def run(tap):
         tap.ok(brow.get("sdxl-npu", [None] * 7)[6] == f2(bl["duration_s"]["p50"]),
                "the other board's runs are its own runs stats", brow)
         p = tl("report", "--compare", b, "-o", "-", cfg=cfg, db=a)
-        tap.ok(p.returncode == 0 and p.stdout.count("<svg") == 2 and
-               "Zones compared" in p.stdout, "and as HTML, with a chart a board", p.stderr)
+        tap.ok(p.returncode == 0 and p.stdout.count("<svg") == 3 and
+               "Zones compared" in p.stdout, "and as HTML, with a chart a board and both boards' "
+               "peaks on one", p.stderr)
 
         # Files: never a database, an existing file only with --force.
         for target in (a, a + "-wal", b):
@@ -481,6 +656,9 @@ def run(tap):
         tap.ok(not left, "no temporary file is left behind", left)
         p = tl("report", cfg=cfg, db=a)
         tap.ok(p.returncode == 2 and "-o FILE" in p.stderr, "-o is required", p.stderr)
+
+        peak_and_zones(tap, tl, wd)
+        roles(tap, tl, wd)
 
 
 if __name__ == "__main__":
