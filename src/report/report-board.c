@@ -398,6 +398,9 @@ static size_t label_loads(struct report_doc *doc, const struct report *rep,
 		}
 		for (size_t k = 0; k < l->n_loads; k++) {
 			const struct testfig_figure *f = &l->loads[k];
+			if (f->samples == 0) {
+				continue; // not sampled while its runs were under way
+			}
 			if (!t) {
 				t = report_table(doc, 5, head);
 				t->right[0] = t->right[1] = t->right[2] = false;

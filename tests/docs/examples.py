@@ -51,8 +51,12 @@ def seed(thermlogd, thermlog, root, work):
     db = os.path.join(work, "example.db")
     cfg = os.path.join(work, "seed.yaml")
     with open(cfg, "w") as f:
-        # its own runs socket: a daemon without one would listen under /run/thermlog
+        # its own runs socket: a daemon without one would listen under /run/thermlog; the
+        # fixture's /proc, so the board it records (RAM, kernel) is the fixture's, not this
+        # machine's
+        fixture = os.path.join(root, "tests", "fixtures", "rock5c")
         f.write("interval: 1s\nsources:\n  hwmon: {enabled: false}\n"
+                f"procfs_root: {fixture}/proc\ndebugfs_root: {work}/no-debugfs\n"
                 f"runs:\n  socket: {os.path.join(work, 'runs.sock')}\n")
     log = open(os.path.join(work, "seed.log"), "w")
     d = subprocess.Popen([thermlogd, "-c", cfg, "--db", db, "--listen", "127.0.0.1:0",
