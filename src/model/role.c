@@ -182,35 +182,28 @@ static ssize_t find(const struct role_channel *c, size_t n, const char *key) {
 	return -1;
 }
 
-/* The index of the @k-th channel (0-based, by key) of role @r and kind @kind not yet taken. */
+/*
+ * The rank (by key) of channel @i among the channels of its role and kind on its board, those
+ * paired by hand included: a pair given by hand moves no other pair (bigcore1 stays with
+ * bigcore1 when bigcore0 is paired by hand with something else).
+ */
+static size_t rank_of(const struct role_channel *c, const enum role *rc, size_t n, size_t i) {
+	size_t rank = 0;
+	for (size_t j = 0; j < n; j++) {
+		rank += rc[j] == rc[i] && c[j].kind == c[i].kind && strcmp(c[j].key, c[i].key) < 0;
+	}
+	return rank;
+}
+
+/* The channel of role @r and kind @kind at rank @k on its board, unless it is @taken; or -1. */
 static ssize_t nth_of_role(const struct role_channel *c, const enum role *rc, size_t n,
 			   const bool *taken, enum role r, enum channel_kind kind, size_t k) {
-	// The channels of the role in key order, ranked without sorting: few channels a board.
 	for (size_t i = 0; i < n; i++) {
-		if (rc[i] != r || c[i].kind != kind || taken[i]) {
-			continue;
-		}
-		size_t rank = 0;
-		for (size_t j = 0; j < n; j++) {
-			rank += rc[j] == r && c[j].kind == kind && !taken[j] &&
-				strcmp(c[j].key, c[i].key) < 0;
-		}
-		if (rank == k) {
-			return (ssize_t)i;
+		if (rc[i] == r && c[i].kind == kind && rank_of(c, rc, n, i) == k) {
+			return taken[i] ? -1 : (ssize_t)i;
 		}
 	}
 	return -1;
-}
-
-/* The rank (by key) of channel @i among its role's channels on its board not taken by hand. */
-static size_t rank_of(const struct role_channel *c, const enum role *rc, size_t n,
-		      const bool *taken, size_t i) {
-	size_t rank = 0;
-	for (size_t j = 0; j < n; j++) {
-		rank += rc[j] == rc[i] && c[j].kind == c[i].kind && !taken[j] &&
-			strcmp(c[j].key, c[i].key) < 0;
-	}
-	return rank;
 }
 
 void role_pair(const struct role_channel *a, const enum role *ra, size_t na,
@@ -241,8 +234,7 @@ void role_pair(const struct role_channel *a, const enum role *ra, size_t na,
 		ssize_t j = -1;
 		const char *why = NULL;
 		if (ra[i] != ROLE_NONE) {
-			j = nth_of_role(b, rb, nb, hand_b, ra[i], a[i].kind,
-					rank_of(a, ra, na, hand_a, i));
+			j = nth_of_role(b, rb, nb, hand_b, ra[i], a[i].kind, rank_of(a, ra, na, i));
 			why = "role";
 		} else {
 			j = find(b, nb, a[i].key);

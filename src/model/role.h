@@ -73,9 +73,10 @@ struct role_pair {
 /**
  * Pairs the @na channels of board A (roles @ra) with the @nb of board B (roles @rb): into
  * @pair_of_a (na entries) the index in B of A's counterpart, or -1 for none. First the pairs
- * given by hand; then the k-th channel of a role on A (by key order) with the k-th of the same
- * role on B; then a channel without a role with B's channel of the same key that has no role
- * either. A channel of one role is never paired with a namesake of another (an RK3588's
+ * given by hand; then the k-th channel of a role on A (by key order, those paired by hand
+ * counted, so a pair by hand moves no other) with the k-th of the same role on B when that one
+ * was not paired by hand; then a channel without a role with B's channel of the same key that
+ * has no role either. A channel of one role is never paired with a namesake of another (an RK3588's
  * little cluster cpufreq/policy0 with an x86 board's cpufreq/policy0). Channels of different
  * kinds are never paired. @why_of_a (na entries, may be NULL) gets "map", "role" or "key".
  */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boardfacts.h"
 #include "json.h"
 #include "jsonread.h"
 #include "runs-internal.h"
@@ -408,6 +409,19 @@ out:
 	return rc;
 }
 
+/* A board's name for the verdict: @given, else as its database declares or recorded it, else
+ * @fallback. Newly allocated. */
+static char *board_name(struct store *store, const char *given, const char *fallback) {
+	if (given) {
+		return xstrdup(given);
+	}
+	struct boardfacts f;
+	boardfacts_read(store, NULL, &f);
+	char *name = xstrdup(f.name ? f.name : f.model ? f.model : fallback);
+	boardfacts_finish(&f);
+	return name;
+}
+
 int runs_compare(struct store *here, struct store *other, const struct runs_compare_options *opt,
 		 struct runs_compare *out) {
 	const char *la = opt->label, *lb = opt->other_label ? opt->other_label : opt->label;
@@ -415,11 +429,21 @@ int runs_compare(struct store *here, struct store *other, const struct runs_comp
 	fa.label = la;
 	fb.label = lb;
 	struct runs_side *a = NULL, *b = NULL;
-	int rc = runs_side_read(here, &fa, opt->name_here ? opt->name_here : "this board", &a);
-	if (rc == 0) {
-		rc = runs_side_read(other, &fb,
-				    opt->name_other ? opt->name_other : "the other board", &b);
+	char *na = board_name(here, opt->name_here, "this board"),
+	     *nb = board_name(other, opt->name_other, "the other board");
+	if (strcmp(na, nb) == 0) { // two boards of one model: said apart
+		char *x = xasprintf("%s (this board)", na), *y = xasprintf("%s (the other)", nb);
+		free(na);
+		free(nb);
+		na = x;
+		nb = y;
 	}
+	int rc = runs_side_read(here, &fa, na, &a);
+	if (rc == 0) {
+		rc = runs_side_read(other, &fb, nb, &b);
+	}
+	free(na);
+	free(nb);
 	if (rc == 0) {
 		rc = runs_compare_sides(a, b, la, lb, opt->exclude_throttled, opt->map_channel,
 					opt->n_map_channel, out);

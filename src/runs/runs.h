@@ -164,7 +164,9 @@ struct runs_compare_options {
 	struct store_run_filter here, other; // each side's window and tags (label, limit
 					     // and order are set by runs_compare())
 	bool exclude_throttled;
-	const char *name_here, *name_other; // the boards, for the verdict (NULL: "here", "there")
+	// The boards, for the verdict (NULL: as each database declares or recorded its board, else
+	// "this board" and "the other board")
+	const char *name_here, *name_other;
 	// Clocks paired by hand for the verdict (--map-channel A=B), before the pairing by role.
 	const struct role_pair *map_channel;
 	size_t n_map_channel;

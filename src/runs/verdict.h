@@ -2,8 +2,9 @@
  * Comparable or not: whether two boards' runs of one test were made under like conditions, and
  * if not why, each reason with its figures. The rules (docs/RUNS.md, "Comparable or not"):
  * ambient temperatures more than VERDICT_AMBIENT_K apart; a clock whose hardware maxima differ,
- * or, for a clock the test loads on both boards, whose highest clock reached is below its
- * hardware maximum on either board (binning); a governor that differs (cpufreq, devfreq, the
+ * or, for a clock the test loads on both boards, whose highest clocks reached differ with one of
+ * them below its hardware maximum (binning; both held alike below it by a partial load are like
+ * for like); a governor that differs (cpufreq, devfreq, the
  * DMC's); the executable's hash differing for the test; throttle exposure (the share of the runs'
  * time their loaded domains were capped) more than VERDICT_EXPOSURE_POINTS apart; declared cooling
  * that differs. Pure over the two sides' facts (verdict_side_read() gathers them from a store); a

@@ -17,9 +17,10 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, main  # noqa: E402
+from thermlog_test import Demo, get_json, main  # noqa: E402
 
 THERMLOGD, THERMLOG = sys.argv[1:3]
 CLUSTERS = {"cluster/policy0": [0, 1, 2, 3], "cluster/policy4": [4, 5],
@@ -59,6 +60,18 @@ def weighted(values):
 def run(tap):
     with Demo(THERMLOGD) as demo:
         tap.ok(demo.url, "the demo starts", demo.stderr())
+        # One code path: GET /api/v1/runs/stats's per-test figures are the CLI's, over a window
+        # the live cycles no longer change.
+        to = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 4 * 3600))
+        api = get_json(demo.url + "api/v1/runs/stats?label=sdxl-image&to=" + to)
+        p = subprocess.run([THERMLOG, "--db", demo.db, "runs", "stats", "--json", "--label",
+                            "sdxl-image", "--to", to], capture_output=True, text=True)
+        cli = json.loads(p.stdout) if p.returncode == 0 else {}
+        a = api["labels"][0]["board"] if api.get("labels") else None
+        c = cli["labels"][0]["board"] if cli.get("labels") else None
+        tap.ok(a and a == c and a["runs"] > 10,
+               "GET /api/v1/runs/stats's per-test figures equal runs stats --json's",
+               json.dumps(a)[:300] + "\n" + json.dumps(c)[:300])
         demo.stop()
         db = demo.db
 

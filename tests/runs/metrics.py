@@ -192,31 +192,42 @@ def run(tap):
                "runs stats prints the metrics table", p.stdout)
         d.stop()
 
-        # Two boards: B's metric is 1.25 times A's in distribution.
+        # Two boards: B's metric is 1.25 times A's in distribution. Then other known
+        # distributions and ratios: a skewed gamma (B 0.8 times A) and a uniform (the same).
         rng = np.random.default_rng(20261201)
-        dbs = []
-        for name, scale in (("a", 1.0), ("b", 1.25)):
-            path = os.path.join(wd, name + "-jobs.csv")
-            with open(path, "w") as f:
-                f.write("start,end,status,label,metric:images_per_h (img/h)\n")
-                for k in range(40):
-                    v = scale * 100 * rng.lognormal(0, 0.05)
-                    f.write("%d,%d,ok,gen,%r\n" % (1790812800 + 600 * k, 1790813000 + 600 * k,
-                                                   v))
-            bdb = os.path.join(wd, name + ".db")
-            subprocess.run([THERMLOG, "--db", bdb, "runs", "import", path], check=True,
-                           capture_output=True)
-            dbs.append(bdb)
-        p = subprocess.run([THERMLOG, "--db", dbs[0], "runs", "compare", "--label", "gen",
-                            "--json", dbs[1]], capture_output=True, text=True)
-        c = json.loads(p.stdout) if p.returncode == 0 else {}
-        m = [x for x in c.get("metrics", []) if x["name"] == "images_per_h"]
-        r = m[0]["ratio"] if m and m[0]["ratio"] else {}
+
+        def boards(tag, ratio, draw):
+            dbs = []
+            for name, scale in (("a", 1.0), ("b", ratio)):
+                path = os.path.join(wd, "%s-%s-jobs.csv" % (tag, name))
+                with open(path, "w") as f:
+                    f.write("start,end,status,label,metric:images_per_h (img/h)\n")
+                    for k in range(40):
+                        v = scale * draw()
+                        f.write("%d,%d,ok,gen,%r\n" % (1790812800 + 600 * k,
+                                                       1790813000 + 600 * k, v))
+                bdb = os.path.join(wd, "%s-%s.db" % (tag, name))
+                subprocess.run([THERMLOG, "--db", bdb, "runs", "import", path], check=True,
+                               capture_output=True)
+                dbs.append(bdb)
+            p = subprocess.run([THERMLOG, "--db", dbs[0], "runs", "compare", "--label", "gen",
+                                "--json", dbs[1]], capture_output=True, text=True)
+            c = json.loads(p.stdout) if p.returncode == 0 else {}
+            m = [x for x in c.get("metrics", []) if x["name"] == "images_per_h"]
+            return dbs, m, (m[0]["ratio"] if m and m[0]["ratio"] else {})
+
+        dbs, m, r = boards("lognormal", 1.25, lambda: 100 * rng.lognormal(0, 0.05))
         tap.ok(r and r["ci_low"] <= 1.25 <= r["ci_high"] and r["ci_high"] - r["ci_low"] < 0.1,
                "runs compare: the 95 % interval of the metric's ratio of medians holds the "
                "true 1.25", json.dumps(m))
         tap.ok(r and abs(r["ratio"] - r["median_other"] / r["median_here"]) < 1e-12,
                "the ratio is the other board's median over this one's", json.dumps(r))
+        for tag, ratio, draw in (("gamma", 0.8, lambda: 25 * rng.gamma(4.0)),
+                                 ("uniform", 1.0, lambda: rng.uniform(90, 110))):
+            _, m2, r2 = boards(tag, ratio, draw)
+            tap.ok(r2 and r2["ci_low"] <= ratio <= r2["ci_high"] and r2["ci_low"] < r2["ci_high"],
+                   "a %s metric, B %g times A: the interval holds the true ratio" % (tag, ratio),
+                   json.dumps(m2))
         p = subprocess.run([THERMLOG, "--db", dbs[0], "runs", "compare", "--label", "gen",
                             dbs[1]], capture_output=True, text=True)
         tap.ok("metric images_per_h ratio" in p.stdout, "the text names the metric's ratio",

@@ -121,6 +121,13 @@ static void test_pair(void) {
 	ok(pair[1] == 0 && pair[10] == 1, "--map-channel pairs what it names");
 	is_str(why[1], "map", "and says so");
 	ok(pair[9] == -1 && pair[2] == -1, "and nothing else");
+	// A pair by hand moves no other pair: bigcore0 with the SoC zone by hand, bigcore1 stays
+	// with bigcore1, B's bigcore0 is left unpaired.
+	const struct role_pair big_soc[] = {{"thermal/bigcore0-thermal", "thermal/soc-thermal"}};
+	role_infer(rock5c, N_ROCK, NULL, 0, rb);
+	role_pair(rock5c, ra, N_ROCK, rock5c, rb, N_ROCK, big_soc, 1, pair, why);
+	ok(pair[1] == 0 && pair[2] == 2 && pair[0] == -1,
+	   "--map-channel bigcore0=soc: bigcore1 still with bigcore1, the SoC zone unpaired");
 	// Two of a role on one side, one on the other: the first by key, the second unpaired.
 	struct role_channel one_big[1] = {{"thermal/bigcore-thermal", NULL, T, NAN}};
 	enum role r1[1];

@@ -107,6 +107,14 @@ int main(void) {
 	   "reached below the hardware maximum (binning)");
 	verdict_finish(&v);
 
+	// A test that loads the big cluster part of the way: both boards below the maximum alike.
+	board(&a, "A", 25.0, 2.256e9, 1.416e9);
+	board(&b, "A again", 25.0, 2.256e9, 1.416e9);
+	verdict_judge(&a, &b, &v);
+	ok(v.comparable, "both boards held alike below the maximum by a partial load: comparable");
+	verdict_finish(&v);
+	board(&a, "A", 25.0, 2.256e9, 2.256e9);
+
 	// Governors, the executable, throttle exposure and cooling.
 	board(&b, "B", 25.0, 2.256e9, 2.256e9);
 	snprintf(b.governors[0].value, 64, "dmc_ondemand upthreshold=25");
