@@ -85,71 +85,80 @@ static void field_hz_list(struct json *j, const char *key, int fd, const char *p
 	free(text);
 }
 
+/* A class of sysfs devices: an array with an object per device, in source_list_dir()'s order. */
+struct device_class {
+	const char *key;      // the array's key
+	const char *dir;      // the class's directory under the sysfs root
+	const char *prefix;   // what its devices' names begin with (NULL: every entry)
+	const char *name_key; // the key of the device's name in its object
+	void (*fields)(struct json *j, int fd, const char *dir); // the rest of a device's object
+};
+
 static void field_hz(struct json *j, const char *key, int fd, const char *path, int64_t scale) {
 	int64_t v = 0;
 	bool known = sysfs_read_int(fd, path, &v) == 0 && v > 0;
 	json_field_int_or_null(j, key, known, v * scale);
 }
 
-static void cpufreq_json(struct json *j, int fd) {
-	json_key(j, "cpufreq");
+static void field_int(struct json *j, const char *key, int fd, const char *path) {
+	int64_t v = 0;
+	bool known = sysfs_read_int(fd, path, &v) == 0;
+	json_field_int_or_null(j, key, known, v);
+}
+
+#define PATH_SIZE 320
+
+/* "@dir/@file" in @path (PATH_SIZE bytes), for the field writers. */
+static const char *in_dir(char *path, const char *dir, const char *file) {
+	snprintf(path, PATH_SIZE, "%s/%s", dir, file);
+	return path;
+}
+
+static void class_json(struct json *j, int fd, const struct device_class *c) {
+	json_key(j, c->key);
 	json_array_begin(j);
-	char **names = source_list_dir(fd, "devices/system/cpu/cpufreq", "policy");
+	char **names = source_list_dir(fd, c->dir, c->prefix);
 	for (char **p = names; p && *p; p++) {
-		char dir[128], path[192];
-		snprintf(dir, sizeof(dir), "devices/system/cpu/cpufreq/%s", *p);
+		char dir[256];
+		snprintf(dir, sizeof(dir), "%s/%s", c->dir, *p);
 		json_object_begin(j);
-		json_field_string(j, "policy", *p);
-		snprintf(path, sizeof(path), "%s/related_cpus", dir);
-		field_text(j, "cpus", fd, path);
-		snprintf(path, sizeof(path), "%s/cpuinfo_max_freq", dir);
-		field_hz(j, "cpuinfo_max_hz", fd, path, 1000);
-		snprintf(path, sizeof(path), "%s/scaling_available_frequencies", dir);
-		field_hz_list(j, "frequencies_hz", fd, path, 1000);
-		snprintf(path, sizeof(path), "%s/scaling_governor", dir);
-		field_text(j, "governor", fd, path);
+		json_field_string(j, c->name_key, *p);
+		c->fields(j, fd, dir);
 		json_object_end(j);
 	}
 	source_free_names(names);
 	json_array_end(j);
 }
 
+static void cpufreq_fields(struct json *j, int fd, const char *dir) {
+	char path[PATH_SIZE];
+	field_text(j, "cpus", fd, in_dir(path, dir, "related_cpus"));
+	field_hz(j, "cpuinfo_max_hz", fd, in_dir(path, dir, "cpuinfo_max_freq"), 1000);
+	field_hz_list(j, "frequencies_hz", fd, in_dir(path, dir, "scaling_available_frequencies"),
+		      1000);
+	field_text(j, "governor", fd, in_dir(path, dir, "scaling_governor"));
+}
+
 /* The devfreq governors' tunables a board may expose beside the device (the vendor DMC's). */
 static const char *const tunables[] = {"upthreshold", "downdifferential", "polling_interval",
 				       "timer",       "system_status",    NULL};
 
-static void devfreq_json(struct json *j, int fd) {
-	json_key(j, "devfreq");
-	json_array_begin(j);
-	char **names = source_list_dir(fd, "class/devfreq", NULL);
-	for (char **p = names; p && *p; p++) {
-		char dir[128], path[192];
-		snprintf(dir, sizeof(dir), "class/devfreq/%s", *p);
-		json_object_begin(j);
-		json_field_string(j, "name", *p);
-		snprintf(path, sizeof(path), "%s/governor", dir);
-		field_text(j, "governor", fd, path);
-		snprintf(path, sizeof(path), "%s/min_freq", dir);
-		field_hz(j, "min_hz", fd, path, 1);
-		snprintf(path, sizeof(path), "%s/max_freq", dir);
-		field_hz(j, "max_hz", fd, path, 1);
-		snprintf(path, sizeof(path), "%s/available_frequencies", dir);
-		field_hz_list(j, "frequencies_hz", fd, path, 1);
-		json_key(j, "tunables");
-		json_object_begin(j);
-		for (const char *const *t = tunables; *t; t++) {
-			snprintf(path, sizeof(path), "%s/%s", dir, *t);
-			char *text = sysfs_read_alloc(fd, path, 256);
-			if (text) {
-				json_field_string(j, *t, text);
-			}
-			free(text);
+static void devfreq_fields(struct json *j, int fd, const char *dir) {
+	char path[PATH_SIZE];
+	field_text(j, "governor", fd, in_dir(path, dir, "governor"));
+	field_hz(j, "min_hz", fd, in_dir(path, dir, "min_freq"), 1);
+	field_hz(j, "max_hz", fd, in_dir(path, dir, "max_freq"), 1);
+	field_hz_list(j, "frequencies_hz", fd, in_dir(path, dir, "available_frequencies"), 1);
+	json_key(j, "tunables");
+	json_object_begin(j);
+	for (const char *const *t = tunables; *t; t++) {
+		char *text = sysfs_read_alloc(fd, in_dir(path, dir, *t), 256);
+		if (text) {
+			json_field_string(j, *t, text);
 		}
-		json_object_end(j);
-		json_object_end(j);
+		free(text);
 	}
-	source_free_names(names);
-	json_array_end(j);
+	json_object_end(j);
 }
 
 /* The cooling device a zone's cdevN link points to ("cooling_device4"), or "". */
@@ -203,46 +212,30 @@ static void write_binding(void *ctx, const char *device, const char *type, int64
 	json_object_end(j);
 }
 
-static void thermal_json(struct json *j, int fd) {
-	json_key(j, "thermal");
-	json_array_begin(j);
-	char **zones = source_list_dir(fd, "class/thermal", "thermal_zone");
-	for (char **p = zones; p && *p; p++) {
-		char dir[128], path[192];
-		snprintf(dir, sizeof(dir), "class/thermal/%s", *p);
-		json_object_begin(j);
-		json_field_string(j, "zone", *p);
-		snprintf(path, sizeof(path), "%s/type", dir);
-		field_text(j, "type", fd, path);
-		snprintf(path, sizeof(path), "%s/policy", dir);
-		field_text(j, "policy", fd, path);
-		thermal_trips_json(fd, dir, j);
-		json_key(j, "cooling");
-		json_array_begin(j);
-		each_binding(fd, dir, write_binding, j);
-		json_array_end(j);
-		json_object_end(j);
-	}
-	source_free_names(zones);
-	json_array_end(j);
+static void zone_fields(struct json *j, int fd, const char *dir) {
+	char path[PATH_SIZE];
+	field_text(j, "type", fd, in_dir(path, dir, "type"));
+	field_text(j, "policy", fd, in_dir(path, dir, "policy"));
+	thermal_trips_json(fd, dir, j);
 	json_key(j, "cooling");
 	json_array_begin(j);
-	char **cdevs = source_list_dir(fd, "class/thermal", "cooling_device");
-	for (char **p = cdevs; p && *p; p++) {
-		char path[192];
-		json_object_begin(j);
-		json_field_string(j, "device", *p);
-		snprintf(path, sizeof(path), "class/thermal/%s/type", *p);
-		field_text(j, "type", fd, path);
-		int64_t max = 0;
-		snprintf(path, sizeof(path), "class/thermal/%s/max_state", *p);
-		bool known = sysfs_read_int(fd, path, &max) == 0;
-		json_field_int_or_null(j, "max_state", known, max);
-		json_object_end(j);
-	}
-	source_free_names(cdevs);
+	each_binding(fd, dir, write_binding, j);
 	json_array_end(j);
 }
+
+static void cdev_fields(struct json *j, int fd, const char *dir) {
+	char path[PATH_SIZE];
+	field_text(j, "type", fd, in_dir(path, dir, "type"));
+	field_int(j, "max_state", fd, in_dir(path, dir, "max_state"));
+}
+
+/* The clocks, the thermal zones with their trips and bindings, and the cooling devices. */
+static const struct device_class classes[] = {
+	{"cpufreq", "devices/system/cpu/cpufreq", "policy", "policy", cpufreq_fields},
+	{"devfreq", "class/devfreq", NULL, "name", devfreq_fields},
+	{"thermal", "class/thermal", "thermal_zone", "zone", zone_fields},
+	{"cooling", "class/thermal", "cooling_device", "device", cdev_fields},
+};
 
 void boardinfo_json(const char *sysfs_root, const char *procfs_root, const char *debugfs_root,
 		    struct json *j) {
@@ -259,10 +252,8 @@ void boardinfo_json(const char *sysfs_root, const char *procfs_root, const char 
 	const char *colon = npu ? strrchr(npu, ':') : NULL;
 	json_field_string(j, "npu_driver", colon ? colon + 1 + strspn(colon + 1, " ") : npu);
 	free(npu);
-	if (sys >= 0) {
-		cpufreq_json(j, sys);
-		devfreq_json(j, sys);
-		thermal_json(j, sys);
+	for (size_t k = 0; sys >= 0 && k < sizeof(classes) / sizeof(classes[0]); k++) {
+		class_json(j, sys, &classes[k]);
 	}
 	json_object_end(j);
 	const int fds[] = {sys, proc, debug};
