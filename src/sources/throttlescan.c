@@ -197,6 +197,18 @@ static void leave_out(struct left_out *l, const char *name) {
 	}
 }
 
+/*
+ * Adds what @l left out past the first @max @what, if anything: "N WHAT past the first MAX left
+ * out (FIRST on)", or "(FIRST on: WHY)" with @why.
+ */
+static void say_left_out(struct throttlescan *ts, const struct left_out *l, const char *what,
+			 int max, const char *why) {
+	if (l->n > 0) {
+		limit_applied(ts, "%zu %s past the first %d left out (%s on%s%s)", l->n, what, max,
+			      l->first, why ? ": " : "", why ? why : "");
+	}
+}
+
 struct policies {
 	char *names[THROTTLE_MAX_DOMAINS];
 	char *cpus[THROTTLE_MAX_DOMAINS];
@@ -232,10 +244,7 @@ static void find_policies(struct throttlescan *ts, struct policies *pol) {
 		d->khz = true;
 		ts->n_domains++;
 	}
-	if (left.n > 0) {
-		limit_applied(ts, "%zu cpufreq policies past the first %d left out (%s on)", left.n,
-			      THROTTLE_MAX_DOMAINS, left.first);
-	}
+	say_left_out(ts, &left, "cpufreq policies", THROTTLE_MAX_DOMAINS, NULL);
 	source_free_names(names);
 }
 
@@ -423,12 +432,8 @@ static void find_zones(struct throttlescan *ts) {
 		sz->hint = SIZE_MAX;
 		ts->n_zones++;
 	}
-	if (left.n > 0) {
-		limit_applied(ts,
-			      "%zu thermal zones past the first %d left out (%s on: a cap they "
-			      "explain reads cause cap)",
-			      left.n, THROTTLE_MAX_ZONES, left.first);
-	}
+	say_left_out(ts, &left, "thermal zones", THROTTLE_MAX_ZONES,
+		     "a cap they explain reads cause cap");
 	if (trips.n > 0) {
 		limit_applied(ts, "trips past the first %d left out in %s (and %zu zones more)",
 			      THROTTLE_MAX_TRIPS, trips.first, trips.n - 1);
@@ -477,12 +482,8 @@ static void find_cdevs(struct throttlescan *ts, const struct policies *pol) {
 		held_init(&sc->stats, path);
 		ts->n_cdevs++;
 	}
-	if (left.n > 0) {
-		limit_applied(ts,
-			      "%zu cooling devices past the first %d left out (%s on: their "
-			      "states explain no episode)",
-			      left.n, THROTTLE_MAX_CDEVS, left.first);
-	}
+	say_left_out(ts, &left, "cooling devices", THROTTLE_MAX_CDEVS,
+		     "their states explain no episode");
 	source_free_names(names);
 }
 
@@ -515,12 +516,7 @@ static void find_cpus(struct throttlescan *ts) {
 		snprintf(path, sizeof(path), "%s/package_throttle_total_time_ms", dir);
 		held_init(&c->package_time, path);
 	}
-	if (left.n > 0) {
-		limit_applied(
-			ts,
-			"%zu CPUs' thermal_throttle counters past the first %d left out (%s on)",
-			left.n, THROTTLE_MAX_CPUS, left.first);
-	}
+	say_left_out(ts, &left, "CPUs' thermal_throttle counters", THROTTLE_MAX_CPUS, NULL);
 	source_free_names(names);
 }
 
