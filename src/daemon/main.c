@@ -36,6 +36,7 @@
 #include "server.h"
 #include "sim.h"
 #include "simboard.h"
+#include "source.h"
 #include "steptime.h"
 #include "timefmt.h"
 #include "version.h"
@@ -393,7 +394,6 @@ static int activated_fd(void) {
 	return fd;
 }
 
-/* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
 /*
  * What the configuration declares of the board (board:, roles:) and, at the start, the board as
  * it stands (boardinfo), kept in the database's state, so its report and every comparison with
@@ -408,7 +408,9 @@ static void keep_board(struct daemon *d, const struct config *cfg, bool recorded
 		struct json j;
 		json_init(&j, &b, false);
 		boardinfo_json(cfg->sysfs_root, cfg->procfs_root, cfg->debugfs_root, &j);
-		rc = boardfacts_keep_recorded(store, b.data);
+		// A stop asked during the walk (thousands of devices) leaves it half done: not
+		// kept.
+		rc = source_stop_pending() ? 0 : boardfacts_keep_recorded(store, b.data);
 		buf_finish(&b);
 	}
 	if (rc < 0) {
@@ -417,6 +419,7 @@ static void keep_board(struct daemon *d, const struct config *cfg, bool recorded
 	}
 }
 
+/* SIGHUP: a new configuration replaces the old only when it loads and the server starts. */
 static void reload(struct daemon *d) {
 	log_info("reloading the configuration");
 	struct config *next = d->opt.demo ? NULL : load_config(&d->opt);

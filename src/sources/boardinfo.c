@@ -118,7 +118,7 @@ static void class_json(struct json *j, int fd, const struct device_class *c) {
 	json_key(j, c->key);
 	json_array_begin(j);
 	char **names = source_list_dir(fd, c->dir, c->prefix);
-	for (char **p = names; p && *p; p++) {
+	for (char **p = names; p && *p && !source_stop_pending(); p++) {
 		char dir[256];
 		snprintf(dir, sizeof(dir), "%s/%s", c->dir, *p);
 		json_object_begin(j);

@@ -334,7 +334,7 @@ def part_counters(tap, wd):
     root = copy_fixture(FIXTURE, os.path.join(wd, "sysfs"))
     db = os.path.join(wd, "t.db")
     cfg = write_config(os.path.join(wd, "t.yaml"), rescan="2s")
-    args = ["-c", cfg, "--sysfs-root", root, "--db", db]
+    args = ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen", "127.0.0.1:0"]
     d = Daemon(THERMLOGD, wd, args, name="throttle").start()
     wait_cycles(db, 2, 30, d)
     # 300 ms at state 1 between two cycles that both see policy4 at its maximum
@@ -390,8 +390,8 @@ def x86_board(tap, wd):
     root = copy_fixture(os.path.join(os.path.dirname(FIXTURE), "x86"), os.path.join(wd, "x86"))
     db = os.path.join(wd, "x86.db")
     cfg = write_config(os.path.join(wd, "x86.yaml"))
-    d = Daemon(THERMLOGD, wd, ["-c", cfg, "--sysfs-root", root, "--db", db],
-               name="x86").start()
+    d = Daemon(THERMLOGD, wd, ["-c", cfg, "--sysfs-root", root, "--db", db, "--listen",
+                               "127.0.0.1:0"], name="x86").start()
     count = "devices/system/cpu/cpu2/thermal_throttle/core_throttle_count"
     if not tap.ok(len(wait_cycles(db, 3, 60, d)) >= 3, "x86: the daemon samples",
                   d.log_text()[-2000:]):
