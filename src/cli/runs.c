@@ -675,8 +675,9 @@ static void print_energy_cover(const struct runstats_label *l) {
 }
 
 /*
- * Prints @first then @text, broken after ", " or "; " where a line would pass 100 columns, the
- * lines after the first indented by two.
+ * Prints @first then @text, broken after ", " or "; " where a line would pass 100 columns (a
+ * piece too long for a line of its own at its last space that fits), the lines after the first
+ * indented by two.
  */
 static void print_wrapped(const char *first, const char *text) {
 	size_t col = strlen(first), start = col;
@@ -696,6 +697,13 @@ static void print_wrapped(const char *first, const char *text) {
 			printf(" ");
 			col++;
 		}
+		if (col + len > 100) { // longer than a line: up to its last space that fits
+			size_t cut = 100 - col;
+			while (cut > 0 && text[cut] != ' ') {
+				cut--;
+			}
+			len = cut > 0 ? cut : len;
+		}
 		printf("%.*s", (int)len, text);
 		col += len;
 		text += len;
@@ -703,7 +711,6 @@ static void print_wrapped(const char *first, const char *text) {
 	}
 	printf("\n");
 }
-
 static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
 	static const int allowed[] = {RUNS_OPT_LABEL,
 				      CLI_OPT_FROM,

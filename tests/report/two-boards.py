@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from thermlog_test import Workdir, main  # noqa: E402
 from report import find, md_tables  # noqa: E402
 
-SIMHISTORY, THERMLOG = sys.argv[1:3]
+SIMHISTORY, THERMLOG = (os.path.abspath(x) for x in sys.argv[1:3])
 
 
 def iso(ts):
@@ -83,6 +83,17 @@ def run(tap):
                    for r, k in zip(v["reasons"][1:], ("cpufreq/policy4", "cpufreq/policy6")))
         tap.ok(good, "the clock reasons: 2400 MHz reached on A, 2304 on B (the per-test "
                "figures' highest), of the 2400 MHz both boards' hardware allows", v["reasons"][1:])
+        text = subprocess.run([THERMLOG, "--db", "a.db", "runs", "compare", "--label", "all-core",
+                               "b.db"], capture_output=True, text=True, cwd=wd).stdout
+        tap.ok(all(len(x) <= 100 for x in text.splitlines()),
+               "runs compare's text: every line within 100 columns",
+               [x for x in text.splitlines() if len(x) > 100])
+        readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                   "README.md")).read()
+        block = readme.split("$ thermlog --db a.db runs compare --label all-core b.db\n")
+        shown = block[1].split("\n...\n")[0].splitlines() if len(block) > 1 else []
+        tap.ok(shown and text.splitlines()[:len(shown)] == shown,
+               "the README's two-board example is this output", "\n".join(shown))
         same = js("runs", "compare", "--label", "all-core", "--json", a)
         tap.ok(same["verdict"] == {"comparable": True, "reasons": []},
                "runs compare: the same board against itself is comparable", same["verdict"])
