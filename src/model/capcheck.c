@@ -328,6 +328,27 @@ const char *capcheck_vent_verdict_name(enum capcheck_vent_verdict v) {
 	return "not recorded";
 }
 
+/*
+ * Chemi-Con's vent clearances by case diameter (docs/LIFETIME.md), in order: a diameter below
+ * @max_mm (or at most it, @upto) takes that row's clearance, named in the rule as @name says;
+ * between two classes the larger class's, under the table the smallest class's.
+ */
+static const struct vent_class {
+	double max_mm;
+	bool upto;
+	double required_mm;
+	const char *name;
+} vent_classes[] = {
+	{8, false, 2,
+	 "under 8 mm, below the table (it starts at 8 mm, some series at 6.3 mm): the smallest "
+	 "class's"},
+	{16, true, 2, "8-16 mm:"},
+	{18, false, 3, "between the 8-16 mm and 18-35 mm classes: the larger class's"},
+	{35, true, 3, "18-35 mm:"},
+	{40, false, 5, "between the 18-35 mm and 40 mm classes: the larger class's"},
+	{INFINITY, false, 5, "40 mm and more:"},
+};
+
 void capcheck_vent_check(double diameter_mm, double clearance_mm, struct capcheck_vent *out) {
 	*out = (struct capcheck_vent){.verdict = CAPCHECK_VENT_NOT_RECORDED, .required_mm = NAN};
 	if (!isfinite(diameter_mm) || !(diameter_mm > 0)) {
@@ -337,29 +358,13 @@ void capcheck_vent_check(double diameter_mm, double clearance_mm, struct capchec
 		return;
 	}
 	double d = diameter_mm;
-	const char *cls;
-	if (d < 8) {
-		out->required_mm = 2;
-		cls = "under 8 mm, below the table (it starts at 8 mm, some series at 6.3 mm): "
-		      "the smallest class's";
-	} else if (d <= 16) {
-		out->required_mm = 2;
-		cls = "8-16 mm:";
-	} else if (d < 18) {
-		out->required_mm = 3;
-		cls = "between the 8-16 mm and 18-35 mm classes: the larger class's";
-	} else if (d <= 35) {
-		out->required_mm = 3;
-		cls = "18-35 mm:";
-	} else if (d < 40) {
-		out->required_mm = 5;
-		cls = "between the 18-35 mm and 40 mm classes: the larger class's";
-	} else {
-		out->required_mm = 5;
-		cls = "40 mm and more:";
+	const struct vent_class *c = vent_classes;
+	while (!(c->upto ? d <= c->max_mm : d < c->max_mm)) {
+		c++; // the last class takes every finite diameter
 	}
+	out->required_mm = c->required_mm;
 	int n = snprintf(out->rule, sizeof(out->rule),
-			 "case diameter %g mm, %s at least %g mm above the vent", d, cls,
+			 "case diameter %g mm, %s at least %g mm above the vent", d, c->name,
 			 out->required_mm);
 	if (!isfinite(clearance_mm) || clearance_mm < 0) {
 		out->verdict = CAPCHECK_VENT_NO_CLEARANCE;
