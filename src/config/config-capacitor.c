@@ -148,21 +148,25 @@ static void parse_self_heating(struct parser *p, const struct yamltree_node *map
 	}
 }
 
-/* review: free-text notes by the keys of capacitor_review_keys[]; an empty value clears one. */
-static void parse_review(struct parser *p, const struct yamltree_node *map,
-			 struct capacitor_config *c) {
-	if (!yamltree_check_mapping(&p->yt, map, "review", capacitor_review_keys)) {
-		return;
+/*
+ * A mapping of texts keyed by @names (yamltree_named_values()) into @slots at their key's index,
+ * where @optional an empty value clearing one; each value's node in @values. False when @map
+ * cannot be walked.
+ */
+static bool get_texts(struct parser *p, const struct yamltree_node *map, const char *section,
+		      const char *const *names, bool optional, char **slots,
+		      const struct yamltree_node **values) {
+	if (!yamltree_named_values(&p->yt, map, section, names, values)) {
+		return false;
 	}
-	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		for (int r = 0; r < CAPACITOR_REVIEW_N; r++) {
-			if (yamltree_key_is(k, capacitor_review_keys[r])) {
-				yamltree_get_optional_text(&p->yt, v, capacitor_review_keys[r],
-							   &c->review[r]);
-			}
+	for (size_t i = 0; names[i]; i++) {
+		if (values[i] && optional) {
+			yamltree_get_optional_text(&p->yt, values[i], names[i], &slots[i]);
+		} else if (values[i]) {
+			yamltree_get_text(&p->yt, values[i], names[i], &slots[i]);
 		}
 	}
+	return true;
 }
 
 /* Matches @v against @names; the index, or -1 after reporting the allowed words. */
@@ -216,24 +220,18 @@ static void get_numbers(struct parser *p, const struct yamltree_node *map,
 /* sensors: {ambient: CH, case: CH, core: CH}: any of them, at least one, no channel twice. */
 static void parse_sensors(struct parser *p, const struct yamltree_node *map,
 			  struct capacitor_config *c) {
-	if (!yamltree_check_mapping(&p->yt, map, "sensors", temp_basis_names)) {
+	const struct yamltree_node *v[TEMP_BASIS_N];
+	if (!get_texts(p, map, "sensors", temp_basis_names, false, c->sensors, v)) {
 		return;
 	}
-	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		for (int b = 0; b < TEMP_BASIS_N; b++) {
-			if (!yamltree_key_is(k, temp_basis_names[b])) {
-				continue;
-			}
-			yamltree_get_text(&p->yt, v, temp_basis_names[b], &c->sensors[b]);
-			for (int o = 0; o < b && c->sensors[b]; o++) {
-				if (c->sensors[o] && strcmp(c->sensors[o], c->sensors[b]) == 0) {
-					yamltree_error_node(
-						&p->yt, v,
-						"sensors: %s and %s name the same channel '%s': one sensor measures one temperature",
-						temp_basis_names[o], temp_basis_names[b],
-						c->sensors[b]);
-				}
+	// once all are read, so the map's order does not matter
+	for (int b = 0; b < TEMP_BASIS_N; b++) {
+		for (int o = 0; o < b && v[b] && c->sensors[b]; o++) {
+			if (v[o] && c->sensors[o] && strcmp(c->sensors[o], c->sensors[b]) == 0) {
+				yamltree_error_node(
+					&p->yt, v[b],
+					"sensors: %s and %s name the same channel '%s': one sensor measures one temperature",
+					temp_basis_names[o], temp_basis_names[b], c->sensors[b]);
 			}
 		}
 	}
@@ -563,7 +561,9 @@ static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 			}
 		}
 	} else if (yamltree_key_is(k, "review")) {
-		parse_review(p, v, c);
+		// free-text notes by the keys of capacitor_review_keys[]; an empty value clears one
+		const struct yamltree_node *notes[CAPACITOR_REVIEW_N];
+		get_texts(p, v, "review", capacitor_review_keys, true, c->review, notes);
 	} else if (yamltree_key_is(k, "ripple_from")) {
 		seen->ripple_from = v;
 		parse_ripple_from(p, v, c);

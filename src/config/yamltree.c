@@ -637,6 +637,25 @@ bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 	return true;
 }
 
+bool yamltree_named_values(struct yamltree *p, const struct yamltree_node *map, const char *section,
+			   const char *const *names, const struct yamltree_node **values) {
+	size_t n = 0;
+	for (; names[n]; n++) {
+		values[n] = NULL;
+	}
+	if (!yamltree_check_mapping(p, map, section, names)) {
+		return false;
+	}
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		for (size_t k = 0; k < n; k++) {
+			if (!values[k] && yamltree_key_is(map->items[i], names[k])) {
+				values[k] = map->items[i + 1];
+			}
+		}
+	}
+	return true;
+}
+
 bool yamltree_check_entry(struct yamltree *p, const struct yamltree_node *map, const char *section,
 			  const char *required, const char *name, const char *const *keys) {
 	if (map->kind != YAMLTREE_BAD && (yamltree_is_null(map) || map->kind != YAMLTREE_MAPPING)) {

@@ -122,6 +122,13 @@ void yamltree_get_duration_s(struct yamltree *p, const struct yamltree_node *v, 
 bool yamltree_check_mapping(struct yamltree *p, const struct yamltree_node *map,
 			    const char *section, const char *const *allowed);
 /**
+ * Checks @map as yamltree_check_mapping() does with the keys @names (NULL-terminated) and puts
+ * each key's value at its index in @values (one slot a name: NULL where the key is absent; a
+ * repeated key, reported, keeps its first value). False when @map cannot be walked.
+ */
+bool yamltree_named_values(struct yamltree *p, const struct yamltree_node *map, const char *section,
+			   const char *const *names, const struct yamltree_node **values);
+/**
  * Whether @map, an entry of the list @section, is a mapping of @keys only (NULL-terminated),
  * checked as yamltree_check_mapping() does under the name @name; otherwise reports it
  * (@required names what an entry needs) and says false.
