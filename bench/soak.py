@@ -2,12 +2,14 @@
 """A soak of the recorder with the runs interface in use: thermlogd on a copy of the ROCK 5C
 fixture sampling every second, a `thermlog run` started every 15 s (lengths 1-40 s, so runs
 overlap; one in five exits 3), HTTP readers on /metrics and the JSON API all along, and
-anonymous memory read every 30 s; /proc/stat and rknpu/load advance every second, so the load
+one time-weighted report over the whole history a minute (GET /api/v1/report?weight=time, the
+heaviest request there is), and anonymous memory read every 30 s; /proc/stat and rknpu/load advance every second, so the load
 source computes shares all along. At the end it prints what a soak is judged by:
 
   cycles stored / cycles expected (one a second from the first to the last cycle, less the
   seconds a wall-clock step the daemon logged jumped over)
   acknowledged runs (the wrapper printed "run ID ... ended") / those stored, ended
+  the whole-history reports answered / asked, and the slowest
   the machine's stalls: a probe thread beside the daemon that slept 100 ms and woke over 0.5 s
   late, and how many missing cycles fall within one (said, still missing)
   RssAnon over the last half: min, max, spread (the target: within 256 KiB), read every 30 s
@@ -28,7 +30,7 @@ The daemon gets the environment the service's unit sets (systemd/thermlogd.servi
 GLIBC_TUNABLES, glibc's per-thread malloc cache off); --no-unit-env leaves it out.
 
 usage: bench/soak.py BUILD/src/thermlogd BUILD/src/thermlog [--minutes 120] [--readers 2]
-                     [--no-unit-env] [--heap-trace BUILD/bench/mtrace-start.so]
+                     [--report-every 60] [--no-unit-env] [--heap-trace BUILD/bench/mtrace-start.so]
 """
 import argparse
 import os
@@ -161,6 +163,8 @@ def main():
     ap.add_argument("--minutes", type=float, default=120)
     ap.add_argument("--readers", type=int, default=2)
     ap.add_argument("--run-every", type=float, default=15)
+    ap.add_argument("--report-every", type=float, default=60,
+                    help="seconds between whole-history time-weighted reports (0: none)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--no-unit-env", action="store_true",
                     help="leave out the unit's Environment= (by default the daemon gets it)")
@@ -225,6 +229,30 @@ def main():
             k += 1
             time.sleep(0.2)
 
+    reports = [0, 0, 0.0]  # answered, failed, the slowest in s
+
+    def reporter():
+        """One time-weighted report over the whole history every --report-every s, paused
+        with the readers while memory is read."""
+        while not stop.wait(a.report_every):
+            go.wait()
+            with lock:
+                if not go.is_set():
+                    continue
+                busy[0] += 1
+            t = time.monotonic()
+            try:
+                with urllib.request.urlopen(base + "/api/v1/report?weight=time",
+                                            timeout=120) as r:
+                    r.read()
+                reports[0] += 1
+                reports[2] = max(reports[2], time.monotonic() - t)
+            except OSError:
+                reports[1] += 1
+            finally:
+                with lock:
+                    busy[0] -= 1
+
     events = []  # monotonic s of each wrapper's start and exit: its requests to the daemon
 
     def one_run(n):
@@ -250,6 +278,8 @@ def main():
 
     threads = [threading.Thread(target=reader, args=(i,), daemon=True)
                for i in range(a.readers)] + [threading.Thread(target=probe, daemon=True)]
+    if a.report_every > 0:
+        threads.append(threading.Thread(target=reporter, daemon=True))
     for t in threads:
         t.start()
     random.seed(1)
@@ -339,7 +369,8 @@ def main():
           f"{len(open_runs)} left running; {len(unrecorded)} not recorded")
     for u in unrecorded[:5]:
         print(f"  not recorded: {u}")
-    print(f"http: {reads[0]} reads, {reads[1]} failed")
+    print(f"http: {reads[0]} reads, {reads[1]} failed; whole-history time-weighted reports: "
+          f"{reports[0]} answered, {reports[1]} failed, the slowest {reports[2]:.1f} s")
     # a missing cycle within a second of a stall the probe saw: the machine's, not the daemon's
     holes = [t for a_, b_ in zip(ts, ts[1:]) for t in range(a_ + 1, b_)]
     machine = [t for t in holes if any(st - 1 <= t <= st + late + 1 for st, late in stalls)]
@@ -383,7 +414,7 @@ def main():
                   f"{max(b for _, b in known)} KiB")
     print(f"daemon alive at the end: {alive}, exit status {rc}")
     good = (alive and rc == 0 and expected == len(ts) and not missing_runs and not open_runs
-            and not unrecorded and spread <= 256)
+            and not unrecorded and spread <= 256 and not reports[1])
     print("soak: " + ("held" if good else "FAILED"))
     if a.keep or not good:
         print("kept " + tmp)
