@@ -351,31 +351,6 @@ static void parse_valid(struct parser *p, const struct yamltree_node *seq,
 	}
 }
 
-/* self_heating_tolerance: {k, pct} and steady_state: {rate_k_per_10min, soak_min}. */
-static void parse_tolerance(struct parser *p, const struct yamltree_node *map,
-			    struct capacitor_config *c) {
-	static const char *const keys[] = {"k", "pct", NULL};
-	if (yamltree_check_mapping(&p->yt, map, "self_heating_tolerance", keys)) {
-		const struct number_key numbers[] = {
-			{"k", {0, 100, false}, &c->rise_tolerance_k, NULL},
-			{"pct", {0, 1000, false}, &c->rise_tolerance_pct, NULL},
-		};
-		get_numbers(p, map, numbers, 2);
-	}
-}
-
-static void parse_steady(struct parser *p, const struct yamltree_node *map,
-			 struct capacitor_config *c) {
-	static const char *const keys[] = {"rate_k_per_10min", "soak_min", NULL};
-	if (yamltree_check_mapping(&p->yt, map, "steady_state", keys)) {
-		const struct number_key numbers[] = {
-			{"rate_k_per_10min", {0, 100, true}, &c->steady_rate_k, NULL},
-			{"soak_min", {0, 7 * 24 * 60, true}, &c->steady_soak_min, NULL},
-		};
-		get_numbers(p, map, numbers, 2);
-	}
-}
-
 struct capacitor_keys {
 	const struct yamltree_node *name, *sensor, *sensors, *basis, *rated_life_h, *rated_temp_c,
 		*model, *bt, *ea_ev, *self_heating, *validity_low_c, *valid_c, *ripple_from;
@@ -514,6 +489,36 @@ static bool capacitor_number(struct parser *p, const struct yamltree_node *k,
 	return false;
 }
 
+/*
+ * The keys of a capacitors: entry that are mappings of two numbers (self_heating_tolerance:
+ * {k, pct}, steady_state: {rate_k_per_10min, soak_min}), with their keys' ranges.
+ */
+static bool capacitor_number_map(struct parser *p, const struct yamltree_node *k,
+				 const struct yamltree_node *v, struct capacitor_config *c) {
+	const struct {
+		const char *section;
+		struct number_key keys[2];
+	} maps[] = {
+		{"self_heating_tolerance",
+		 {{"k", {0, 100, false}, &c->rise_tolerance_k, NULL},
+		  {"pct", {0, 1000, false}, &c->rise_tolerance_pct, NULL}}},
+		{"steady_state",
+		 {{"rate_k_per_10min", {0, 100, true}, &c->steady_rate_k, NULL},
+		  {"soak_min", {0, 7 * 24 * 60, true}, &c->steady_soak_min, NULL}}},
+	};
+	for (size_t j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
+		if (yamltree_key_is(k, maps[j].section)) {
+			const char *const names[] = {maps[j].keys[0].key, maps[j].keys[1].key,
+						     NULL};
+			if (yamltree_check_mapping(&p->yt, v, maps[j].section, names)) {
+				get_numbers(p, v, maps[j].keys, 2);
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The keys of a capacitors: entry that are mappings, lists or words. */
 static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 			  const struct yamltree_node *v, struct capacitor_keys *seen,
@@ -569,10 +574,6 @@ static void capacitor_key(struct parser *p, const struct yamltree_node *k,
 		parse_ripple_from(p, v, c);
 	} else if (yamltree_key_is(k, "load_channel")) {
 		yamltree_get_text(&p->yt, v, "load_channel", &c->load_channel);
-	} else if (yamltree_key_is(k, "self_heating_tolerance")) {
-		parse_tolerance(p, v, c);
-	} else if (yamltree_key_is(k, "steady_state")) {
-		parse_steady(p, v, c);
 	} else if (yamltree_key_is(k, "valid_c")) {
 		seen->valid_c = v;
 		parse_valid(p, v, c);
@@ -620,7 +621,7 @@ static void parse_capacitor(struct parser *p, const struct yamltree_node *map,
 	struct capacitor_keys seen = {0};
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
 		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		if (!capacitor_number(p, k, v, &seen, c)) {
+		if (!capacitor_number(p, k, v, &seen, c) && !capacitor_number_map(p, k, v, c)) {
 			capacitor_key(p, k, v, &seen, c);
 		}
 	}
