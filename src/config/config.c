@@ -596,12 +596,62 @@ static void parse_iio_channels(struct parser *p, const struct yamltree_node *seq
 	}
 }
 
+/* The top level's sections, each read by its own parser. */
+static const struct {
+	const char *key;
+	void (*parse)(struct parser *p, const struct yamltree_node *v);
+} root_sections[] = {
+	{"retention", parse_retention},
+	{"http", parse_http},
+	{"sources", parse_sources},
+	{"channels", parse_channels},
+	{"iio_channels", parse_iio_channels},
+	{"capacitors", config_parse_capacitors},
+	{"runs", parse_runs},
+	{"board", config_parse_board},
+	{"roles", config_parse_roles},
+};
+
+/* One key of the top level: a duration, a path, or a section. */
+static void parse_root_key(struct parser *p, const struct yamltree_node *k,
+			   const struct yamltree_node *v) {
+	struct config *cfg = p->cfg;
+	const struct {
+		const char *key;
+		char **slot;
+	} paths[] = {
+		{"database", &cfg->database},
+		{"sysfs_root", &cfg->sysfs_root},
+		{"procfs_root", &cfg->procfs_root},
+		{"debugfs_root", &cfg->debugfs_root},
+	};
+	if (yamltree_key_is(k, "interval")) {
+		yamltree_get_duration(&p->yt, v, "interval", 1000, DAY_S * 1000, &cfg->interval_ms);
+		return;
+	}
+	if (yamltree_key_is(k, "rescan")) {
+		yamltree_get_duration_s(&p->yt, v, "rescan", 1, DAY_S, &cfg->rescan_s);
+		return;
+	}
+	for (size_t j = 0; j < sizeof(paths) / sizeof(paths[0]); j++) {
+		if (yamltree_key_is(k, paths[j].key)) {
+			yamltree_get_string(&p->yt, v, paths[j].key, paths[j].slot);
+			return;
+		}
+	}
+	for (size_t j = 0; j < sizeof(root_sections) / sizeof(root_sections[0]); j++) {
+		if (yamltree_key_is(k, root_sections[j].key)) {
+			root_sections[j].parse(p, v);
+			return;
+		}
+	}
+}
+
 static void parse_root(struct parser *p, const struct yamltree_node *map) {
 	static const char *const keys[] = {
 		"interval", "database", "sysfs_root", "procfs_root", "debugfs_root", "retention",
 		"rescan",   "http",     "sources",    "channels",    "iio_channels", "capacitors",
 		"runs",     "board",    "roles",      NULL};
-	struct config *cfg = p->cfg;
 	if (map->kind != YAMLTREE_MAPPING && !yamltree_is_null(map) && map->kind != YAMLTREE_BAD) {
 		yamltree_error_node(&p->yt, map,
 				    "the configuration must be a mapping of keys to values, got %s",
@@ -612,39 +662,7 @@ static void parse_root(struct parser *p, const struct yamltree_node *map) {
 		return;
 	}
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		if (yamltree_key_is(k, "interval")) {
-			yamltree_get_duration(&p->yt, v, "interval", 1000, DAY_S * 1000,
-					      &cfg->interval_ms);
-		} else if (yamltree_key_is(k, "database")) {
-			yamltree_get_string(&p->yt, v, "database", &cfg->database);
-		} else if (yamltree_key_is(k, "sysfs_root")) {
-			yamltree_get_string(&p->yt, v, "sysfs_root", &cfg->sysfs_root);
-		} else if (yamltree_key_is(k, "procfs_root")) {
-			yamltree_get_string(&p->yt, v, "procfs_root", &cfg->procfs_root);
-		} else if (yamltree_key_is(k, "debugfs_root")) {
-			yamltree_get_string(&p->yt, v, "debugfs_root", &cfg->debugfs_root);
-		} else if (yamltree_key_is(k, "retention")) {
-			parse_retention(p, v);
-		} else if (yamltree_key_is(k, "rescan")) {
-			yamltree_get_duration_s(&p->yt, v, "rescan", 1, DAY_S, &cfg->rescan_s);
-		} else if (yamltree_key_is(k, "http")) {
-			parse_http(p, v);
-		} else if (yamltree_key_is(k, "sources")) {
-			parse_sources(p, v);
-		} else if (yamltree_key_is(k, "channels")) {
-			parse_channels(p, v);
-		} else if (yamltree_key_is(k, "iio_channels")) {
-			parse_iio_channels(p, v);
-		} else if (yamltree_key_is(k, "capacitors")) {
-			config_parse_capacitors(p, v);
-		} else if (yamltree_key_is(k, "runs")) {
-			parse_runs(p, v);
-		} else if (yamltree_key_is(k, "board")) {
-			config_parse_board(p, v);
-		} else if (yamltree_key_is(k, "roles")) {
-			config_parse_roles(p, v);
-		}
+		parse_root_key(p, map->items[i], map->items[i + 1]);
 	}
 }
 
