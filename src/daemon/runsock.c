@@ -461,10 +461,17 @@ static int submit_answer(struct runsock *rs, struct job *job, const char *busy, 
 	return rc;
 }
 
+/* A job of @kind for the run @id (0 for a start), for submit() or submit_answer(). */
+static struct job *job_new(enum job_kind kind, int64_t id) {
+	struct job *job = xcalloc(1, sizeof(*job));
+	job->kind = kind;
+	job->id = id;
+	return job;
+}
+
 static int api_start(void *ctx, const struct runwire_start *run, int64_t *id, char **err) {
 	struct runsock *rs = ctx;
-	struct job *job = xcalloc(1, sizeof(*job));
-	job->kind = JOB_START;
+	struct job *job = job_new(JOB_START, 0);
 	job->start = (struct runwire_start){
 		.label = xstrdup(run->label),
 		.tags = xstrdup(run->tags ? run->tags : "{}"),
@@ -491,9 +498,7 @@ static int api_start(void *ctx, const struct runwire_start *run, int64_t *id, ch
 static int api_stop(void *ctx, int64_t id, const struct runwire_stop *stop, struct buf *out,
 		    char **err) {
 	struct runsock *rs = ctx;
-	struct job *job = xcalloc(1, sizeof(*job));
-	job->kind = JOB_STOP;
-	job->id = id;
+	struct job *job = job_new(JOB_STOP, id);
 	job->stop = *stop;
 	job->stop.error = stop->error ? xstrdup(stop->error) : NULL; // the job's own copy
 	return submit_answer(rs, job, "the daemon is busy: the run was not stopped; try again", out,
@@ -503,9 +508,7 @@ static int api_stop(void *ctx, int64_t id, const struct runwire_stop *stop, stru
 static int api_metrics(void *ctx, int64_t id, const struct runmetric_set *metrics, struct buf *out,
 		       char **err) {
 	struct runsock *rs = ctx;
-	struct job *job = xcalloc(1, sizeof(*job));
-	job->kind = JOB_METRICS;
-	job->id = id;
+	struct job *job = job_new(JOB_METRICS, id);
 	job->metrics = metrics; // this thread waits for the answer
 	return submit_answer(
 		rs, job, "the daemon is busy: the metrics were not recorded; try again", out, err);
