@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "channel.h"
-#include "jsonread.h"
 #include "report-internal.h"
 #include "stats.h"
 #include "timefmt.h"
@@ -295,24 +294,12 @@ void report_board_section(struct report_doc *doc, const struct report *rep) {
 
 /* ---- load ---- */
 
-/* The cpufreq policy of @b whose CPUs (its channel's affected_cpus) hold CPU @cpu, or NULL. */
+/* The cpufreq policy of @b whose CPUs (runs_policy_cpus()) hold CPU @cpu, or NULL. */
 static const struct channel *cluster_of_cpu(const struct report_board *b, long cpu) {
 	for (size_t k = 0; k < b->stats.sel.n; k++) {
 		const struct channel *ch = query_selection_channel(&b->stats.sel, k);
-		if (strncmp(ch->key, "cpufreq/", 8) != 0 || !ch->meta) {
-			continue;
-		}
-		struct jsonread_error err;
-		size_t len = strlen(ch->meta);
-		struct jsonread_node *tree = jsonread_parse(ch->meta, len, len, &err);
-		const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
-		bool found = false;
-		for (size_t i = 0; cpus && cpus->kind == JSONREAD_ARRAY && i < cpus->n; i++) {
-			found = found || (cpus->items[i]->kind == JSONREAD_NUMBER &&
-					  cpus->items[i]->number == (double)cpu);
-		}
-		jsonread_node_free(tree);
-		if (found) {
+		bool has[RUNLOAD_CPUS_MAX];
+		if (runs_policy_cpus(ch, has) && cpu >= 0 && cpu < RUNLOAD_CPUS_MAX && has[cpu]) {
 			return ch;
 		}
 	}

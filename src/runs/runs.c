@@ -575,30 +575,35 @@ static bool joined_channel(const struct config *cfg, const struct store_channel 
 	       strcmp(c->ch.key, KEY_SWAP_USED) == 0 || strcmp(c->ch.source, "load") == 0;
 }
 
-/* The clusters of a run's load: each cpufreq policy's CPUs, as its channel's meta keeps them
- * (affected_cpus, as the cpufreq source read them). */
+bool runs_policy_cpus(const struct channel *ch, bool has[RUNLOAD_CPUS_MAX]) {
+	memset(has, 0, RUNLOAD_CPUS_MAX * sizeof(*has));
+	if (strncmp(ch->key, "cpufreq/", 8) != 0 || !ch->meta) {
+		return false;
+	}
+	struct jsonread_error err;
+	size_t len = strlen(ch->meta);
+	struct jsonread_node *tree = jsonread_parse(ch->meta, len, len, &err);
+	const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
+	bool any = false;
+	for (size_t k = 0; cpus && cpus->kind == JSONREAD_ARRAY && k < cpus->n; k++) {
+		const struct jsonread_node *v = cpus->items[k];
+		if (v->kind == JSONREAD_NUMBER && v->number >= 0 && v->number < RUNLOAD_CPUS_MAX &&
+		    v->number == floor(v->number)) {
+			has[(int)v->number] = any = true;
+		}
+	}
+	jsonread_node_free(tree);
+	return any;
+}
+
+/* The clusters of a run's load: each cpufreq policy's CPUs (runs_policy_cpus()). */
 static void load_clusters(const struct channel_index *ci, struct runload *l) {
 	for (size_t i = 0; i < ci->n; i++) {
 		const struct channel *c = &ci->list[i].ch;
-		if (strncmp(c->key, "cpufreq/", 8) != 0 || !c->meta) {
-			continue;
-		}
-		struct jsonread_error err;
-		size_t len = strlen(c->meta);
-		struct jsonread_node *tree = jsonread_parse(c->meta, len, len, &err);
-		const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
-		bool has[RUNLOAD_CPUS_MAX] = {0}, any = false;
-		for (size_t k = 0; cpus && cpus->kind == JSONREAD_ARRAY && k < cpus->n; k++) {
-			const struct jsonread_node *v = cpus->items[k];
-			if (v->kind == JSONREAD_NUMBER && v->number >= 0 &&
-			    v->number < RUNLOAD_CPUS_MAX && v->number == floor(v->number)) {
-				has[(int)v->number] = any = true;
-			}
-		}
-		if (any) {
+		bool has[RUNLOAD_CPUS_MAX];
+		if (runs_policy_cpus(c, has)) {
 			runload_add_cluster(l, c->key + 8, has);
 		}
-		jsonread_node_free(tree);
 	}
 }
 

@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "runload.h"
 #include "runstats.h"
 #include "runsummary.h"
 #include "store.h"
@@ -225,6 +226,13 @@ void runs_compare_write_json(const struct runs_compare *c, const char *other_nam
 			     struct buf *out);
 
 /** How runs_import() reads a log. */
+/**
+ * The CPUs of cpufreq policy channel @ch as its meta keeps them (affected_cpus, as the cpufreq
+ * source read them), set in @has (cleared first): false when @ch is no cpufreq policy or names
+ * no CPU below RUNLOAD_CPUS_MAX.
+ */
+bool runs_policy_cpus(const struct channel *ch, bool has[RUNLOAD_CPUS_MAX]);
+
 struct runs_import_options {
 	const char *default_label; // for rows without a label
 	int64_t unix_per_s; // unix stamps count 1/unix_per_s s: 1 (s), 1000 (ms), 1000000 (us)

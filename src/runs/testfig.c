@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonread.h"
 #include "lifetime.h"
 #include "runload.h"
 #include "runs-internal.h"
@@ -123,30 +122,15 @@ static void cpus_text(const bool has[RUNLOAD_CPUS_MAX], char *out, size_t len) {
 	}
 }
 
-/* The cluster of cpufreq channel @ch, from its meta's affected_cpus: false when it has none. */
+/* The cluster of cpufreq channel @ch (runs_policy_cpus()): false when it has none. */
 static bool cluster_of(const struct channel *ch, struct cluster *out) {
 	*out = (struct cluster){0};
-	if (strncmp(ch->key, "cpufreq/", 8) != 0 || !ch->meta) {
+	if (!runs_policy_cpus(ch, out->has)) {
 		return false;
 	}
-	struct jsonread_error err;
-	size_t len = strlen(ch->meta);
-	struct jsonread_node *tree = jsonread_parse(ch->meta, len, len, &err);
-	const struct jsonread_node *cpus = jsonread_get(tree, "affected_cpus");
-	bool any = false;
-	for (size_t k = 0; cpus && cpus->kind == JSONREAD_ARRAY && k < cpus->n; k++) {
-		const struct jsonread_node *v = cpus->items[k];
-		if (v->kind == JSONREAD_NUMBER && v->number >= 0 && v->number < RUNLOAD_CPUS_MAX &&
-		    v->number == floor(v->number)) {
-			out->has[(int)v->number] = any = true;
-		}
-	}
-	jsonread_node_free(tree);
-	if (any) {
-		out->name = xstrdup(ch->key + 8);
-		cpus_text(out->has, out->cpus, sizeof(out->cpus));
-	}
-	return any;
+	out->name = xstrdup(ch->key + 8);
+	cpus_text(out->has, out->cpus, sizeof(out->cpus));
+	return true;
 }
 
 /* The number N of "load/cpuN", or -1. */
