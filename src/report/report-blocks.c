@@ -55,6 +55,15 @@ void report_text(struct report_doc *doc, enum report_block_kind kind, const char
 	report_block_add(doc, kind)->text = text;
 }
 
+void report_section_of(struct report_doc *doc, const struct report *rep, size_t bi,
+		       const char *title) {
+	if (rep->n_boards > 1) {
+		report_section(doc, "%s: %s", title, rep->boards[bi].name);
+	} else {
+		report_section(doc, "%s", title);
+	}
+}
+
 struct report_block *report_table(struct report_doc *doc, size_t cols, const char *const *head) {
 	struct report_block *t = report_block_add(doc, REPORT_BLOCK_TABLE);
 	t->cols = cols;
@@ -165,7 +174,6 @@ static int by_count(const void *pa, const void *pb) {
 	return a->count != b->count ? (a->count < b->count ? 1 : -1)
 				    : (a->value < b->value) - (a->value > b->value);
 }
-
 
 /*
  * Appends @s's residency of slot @k to @out, the commonest state first: "held 1800 MHz for

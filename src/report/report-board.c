@@ -407,8 +407,7 @@ static size_t label_loads(struct report_doc *doc, const struct report *rep,
 
 void report_load_section(struct report_doc *doc, const struct report *rep, size_t bi) {
 	const struct report_board *b = &rep->boards[bi];
-	const char *of = rep->n_boards > 1 ? b->name : NULL;
-	report_section(doc, "Load%s%s", of ? ": " : "", of ? of : "");
+	report_section_of(doc, rep, bi, "Load");
 	if (window_loads(doc, b) == 0) {
 		report_para(doc,
 			    "No load (CPU or NPU core busy share) was sampled in this window.");
@@ -513,8 +512,7 @@ static size_t label_throttle_rows(struct report_doc *doc, const struct report *r
 
 void report_throttle_section(struct report_doc *doc, const struct report *rep, size_t bi) {
 	const struct report_board *b = &rep->boards[bi];
-	const char *of = rep->n_boards > 1 ? b->name : NULL;
-	report_section(doc, "Throttling%s%s", of ? ": " : "", of ? of : "");
+	report_section_of(doc, rep, bi, "Throttling");
 	if (domain_rows(doc, b) == 0) {
 		report_para(doc, "No throttle episode in this window: no frequency domain's "
 				 "effective maximum was below its hardware maximum.");

@@ -380,9 +380,7 @@ static void lifetime(struct report_doc *doc, const struct report *rep,
 /* The sections of board @i; with two boards each heading names the board. */
 static void board_sections(struct report_doc *doc, const struct report *rep, size_t i) {
 	const struct report_board *b = &rep->boards[i];
-	const char *of = rep->n_boards > 1 ? b->name : NULL;
-#define TITLE(s) "%s%s%s", s, of ? ": " : "", of ? of : ""
-	report_section(doc, TITLE("Zones"));
+	report_section_of(doc, rep, i, "Zones");
 	if (b->empty) {
 		char a[TIMEFMT_ISO_LEN], z[TIMEFMT_ISO_LEN];
 		iso(rep->opt.has_from ? rep->opt.from : b->stats.from, a);
@@ -406,30 +404,29 @@ static void board_sections(struct report_doc *doc, const struct report *rep, siz
 			"thermlog stats --weight %s).",
 			report_weight_text(b->stats.weight), query_weight_name(b->stats.weight));
 		if (rows_of(b, ROWS_OTHER_TEMPS) > 0) { // few boards have them: no empty section
-			report_section(doc, TITLE("Other temperatures"));
+			report_section_of(doc, rep, i, "Other temperatures");
 			channel_table(doc, b, ROWS_OTHER_TEMPS);
 			report_para(doc,
 				    "Temperatures that are no thermal zone, each said for what "
 				    "it measures: never taken for the board's heat (its zones).");
 		}
-		report_section(doc, TITLE("Clocks"));
+		report_section_of(doc, rep, i, "Clocks");
 		clocks(doc, b);
 		report_load_section(doc, rep, i);
 		report_throttle_section(doc, rep, i);
-		report_section(doc, TITLE("Peak"));
+		report_section_of(doc, rep, i, "Peak");
 		char name[16];
 		snprintf(name, sizeof(name), rep->n_boards > 1 ? "peak-%zu" : "peak", i + 1);
 		peak(doc, rep, b, name);
-		report_section(doc, TITLE("Memory and swap"));
+		report_section_of(doc, rep, i, "Memory and swap");
 		if (channel_table(doc, b, ROWS_MEMORY) == 0) {
 			report_para(doc, "No memory or swap channel has samples in this window.");
 		}
 	}
-	report_section(doc, TITLE("Runs"));
+	report_section_of(doc, rep, i, "Runs");
 	runs(doc, rep, b);
-	report_section(doc, TITLE("Capacitor lifetime"));
+	report_section_of(doc, rep, i, "Capacitor lifetime");
 	lifetime(doc, rep, b);
-#undef TITLE
 }
 
 void report_charts_free(struct report_chart *charts, size_t n) {

@@ -51,6 +51,9 @@ void report_text(struct report_doc *doc, enum report_block_kind kind, const char
 #define report_section(doc, ...) report_text(doc, REPORT_BLOCK_SECTION, __VA_ARGS__)
 #define report_heading(doc, ...) report_text(doc, REPORT_BLOCK_HEADING, __VA_ARGS__)
 #define report_para(doc, ...)    report_text(doc, REPORT_BLOCK_PARA, __VA_ARGS__)
+/** Section @title of board @bi: with two boards the heading names it ("Load: board B"). */
+void report_section_of(struct report_doc *doc, const struct report *rep, size_t bi,
+		       const char *title);
 /** A table of @cols columns with the header @head; rows follow with report_row(), cells. */
 struct report_block *report_table(struct report_doc *doc, size_t cols, const char *const *head);
 void report_row(struct report_block *t);

@@ -914,7 +914,7 @@ void report_review_sections(struct report_doc *doc, const struct report *rep, si
 	const struct report_board *b = &rep->boards[bi];
 	const char *of = rep->n_boards > 1 ? b->name : NULL;
 	if (!rep->opt.cfg || rep->opt.cfg->n_capacitors == 0 || !b->has_review) {
-		report_section(doc, "Capacitor design review%s%s", of ? ": " : "", of ? of : "");
+		report_section_of(doc, rep, bi, "Capacitor design review");
 		report_para(doc, "No capacitors are configured (a 'capacitors:' section of the "
 				 "configuration adds them): there is nothing to review.");
 		return;
