@@ -38,6 +38,21 @@ static struct report_block *facts(struct report_doc *doc, bool notes) {
 	return t;
 }
 
+/* A table of figures: each one's name, its value and a note (text, not aligned right). */
+static struct report_block *figures(struct report_doc *doc) {
+	static const char *const head[] = {"figure", "value", "note"};
+	struct report_block *t = report_table(doc, 3, head);
+	t->right[2] = false;
+	return t;
+}
+
+/* A row of table @t: figure @name and its value @v with @places places. */
+static void figure_row(struct report_block *t, const char *name, double v, int places) {
+	report_row(t);
+	report_cell(t, 0, "%s", name);
+	report_num(t, 1, v, places);
+}
+
 /* The validity band, the upper category, the voltage term and the sensor's uncertainty. */
 static void part_bands(struct report_block *t, const struct lifetime_params *p) {
 	fact(t, "validity band", NULL, "[%g, %g] °C%s", p->validity_low_c, p->valid_high_c,
@@ -240,19 +255,11 @@ static void heating_check(struct report_doc *doc, const struct report_board *b, 
 				: "No self-heating is configured either.");
 		return;
 	}
-	static const char *const head[] = {"figure", "value", "note"};
-	struct report_block *t = report_table(doc, 3, head);
-	t->right[2] = false;
-	report_row(t);
-	report_cell(t, 0, "measured rise, mean K");
-	report_num(t, 1, c->measured_mean_k, 2);
+	struct report_block *t = figures(doc);
+	figure_row(t, "measured rise, mean K", c->measured_mean_k, 2);
 	report_cell(t, 2, "case - ambient, time-weighted over %.1f h of paired samples", c->hours);
-	report_row(t);
-	report_cell(t, 0, "measured rise, p95 K");
-	report_num(t, 1, c->measured_p95_k, 2);
-	report_row(t);
-	report_cell(t, 0, "modelled rise K");
-	report_num(t, 1, c->modelled_mean_k, 2);
+	figure_row(t, "measured rise, p95 K", c->measured_p95_k, 2);
+	figure_row(t, "modelled rise K", c->modelled_mean_k, 2);
 	report_cell(t, 2, "%s",
 		    isfinite(c->modelled_mean_k) ? "self_heating, as configured"
 						 : "no self_heating configured");
@@ -285,18 +292,12 @@ static void ambient_check(struct report_doc *doc, const struct lifetime_report_e
 			    "a case sensor or a load channel (load_channel, ripple_from).");
 		return;
 	}
-	static const char *const head[] = {"figure", "value", "note"};
-	struct report_block *t = report_table(doc, 3, head);
-	t->right[2] = false;
-	report_row(t);
-	report_cell(t, 0, "above the case sensor h");
-	report_num(t, 1, c->paired ? c->ambient_above_h : NAN, 1);
+	struct report_block *t = figures(doc);
+	figure_row(t, "above the case sensor h", c->paired ? c->ambient_above_h : NAN, 1);
 	report_cell(t, 2, "%s",
 		    c->paired ? "a true ambient never reads above the part's case"
 			      : "no case sensor read beside it");
-	report_row(t);
-	report_cell(t, 0, "correlation with the load");
-	report_num(t, 1, c->ambient_load_r, 2);
+	figure_row(t, "correlation with the load", c->ambient_load_r, 2);
 	if (isfinite(c->case_load_r)) {
 		report_cell(t, 2, "%s %s; the case sensor's %.2f", e->load_key ? "load" : "",
 			    e->load_key ? e->load_key : "", c->case_load_r);
@@ -334,13 +335,9 @@ static void ripple_check(struct report_doc *doc, const struct lifetime_report_en
 	} else {
 		report_cell(t, 2, "%g A", cc->current_a);
 	}
-	report_row(t);
-	report_cell(t, 0, "consumed");
-	report_num(t, 1, r->consumed_fraction, 6);
+	figure_row(t, "consumed", r->consumed_fraction, 6);
 	report_num(t, 2, r->consumed_constant_ripple, 6);
-	report_row(t);
-	report_cell(t, 0, "life h (uncapped)");
-	report_num(t, 1, r->life_uncapped_h, 0);
+	figure_row(t, "life h (uncapped)", r->life_uncapped_h, 0);
 	report_num(t, 2, r->life_constant_ripple_h, 0);
 	report_para(
 		doc,
@@ -437,6 +434,17 @@ static void steady_state(struct report_doc *doc, const struct report_board *b, s
 	}
 }
 
+/* A row of the validity table: @side (its band in column 1 follows), its hours, their share
+ * of the @obs observed hours, and the share of the consumed life spent there (NAN: none). */
+static void side_row(struct report_block *t, const char *side, double h, double obs,
+		     double consumed) {
+	report_row(t);
+	report_cell(t, 0, "%s", side);
+	report_num(t, 2, h, 1);
+	report_num(t, 3, 100 * h / obs, 1);
+	report_num(t, 4, 100 * consumed, 1);
+}
+
 /* Hours outside the validity band per side, with their share of the consumed life. */
 static void validity(struct report_doc *doc, const struct report_board *b, size_t i) {
 	const struct lifetime_report_entry *e = &b->life.entries[i];
@@ -451,32 +459,16 @@ static void validity(struct report_doc *doc, const struct report_board *b, size_
 	struct report_block *t = report_table(doc, 5, head);
 	t->right[0] = t->right[1] = false; // "[60, 95]", "< 40": text, escaped
 	double obs = e->r.observed_h;
-	report_row(t);
-	report_cell(t, 0, "below the validity band");
+	side_row(t, "below the validity band", v->below_h, obs, v->below_share);
 	report_cell(t, 1, "< %g", v->low_c);
-	report_num(t, 2, v->below_h, 1);
-	report_num(t, 3, 100 * v->below_h / obs, 1);
-	report_num(t, 4, 100 * v->below_share, 1);
-	report_row(t);
-	report_cell(t, 0, "above the validity band");
+	side_row(t, "above the validity band", v->above_h, obs, v->above_share);
 	report_cell(t, 1, "> %g", v->high_c);
-	report_num(t, 2, v->above_h, 1);
-	report_num(t, 3, 100 * v->above_h / obs, 1);
-	report_num(t, 4, 100 * v->above_share, 1);
 	if (p->model == LIFETIME_MODEL_BT && p->base == 2 && p->step_k == 10) {
-		report_row(t);
-		report_cell(t, 0, "outside the B_t = 2 band");
+		side_row(t, "outside the B_t = 2 band", v->bt2_out_h, obs, v->bt2_out_share);
 		report_cell(t, 1, "[%g, %g]", v->bt2_low_c, v->bt2_high_c);
-		report_num(t, 2, v->bt2_out_h, 1);
-		report_num(t, 3, 100 * v->bt2_out_h / obs, 1);
-		report_num(t, 4, 100 * v->bt2_out_share, 1);
 	}
-	report_row(t);
-	report_cell(t, 0, "above the upper category");
+	side_row(t, "above the upper category", v->above_max_h, obs, NAN);
 	report_cell(t, 1, "> %g", v->max_c);
-	report_num(t, 2, v->above_max_h, 1);
-	report_num(t, 3, 100 * v->above_max_h / obs, 1);
-	report_cell(t, 4, "-");
 	report_para(doc,
 		    "Never apply the same coefficient across all series and temperature ranges: "
 		    "B_t = 2 is Chemi-Con's approximation over roughly 60-95 °C, and parts rated "
@@ -568,9 +560,7 @@ static void consumed_over_time(struct report_doc *doc, const struct report_board
 	for (size_t k = 0; k < s->n; k++) {
 		char at[TIMEFMT_ISO_LEN];
 		timefmt_iso(s->to[k], at);
-		report_row(t);
-		report_cell(t, 0, "%s", at);
-		report_num(t, 1, s->observed_h[k], 2);
+		figure_row(t, at, s->observed_h[k], 2);
 		report_num(t, 2, s->consumed[k], 6);
 		report_cell(t, 3, "%.6f-%.6f", s->consumed_band[k][1], s->consumed_band[k][0]);
 	}
@@ -612,38 +602,25 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 			    "Nothing observed in this window: no figures (the warnings say why).");
 		return;
 	}
-	static const char *const head[] = {"figure", "value", "note"};
-	struct report_block *t = report_table(doc, 3, head);
-	t->right[2] = false;
-	report_row(t);
-	report_cell(t, 0, "observed h");
-	report_num(t, 1, r->observed_h, 2);
+	struct report_block *t = figures(doc);
+	figure_row(t, "observed h", r->observed_h, 2);
 	report_cell(t, 2, "coverage %.1f %% of the window's stored span", 100 * e->coverage);
-	report_row(t);
-	report_cell(t, 0, "consumed, observed");
-	report_num(t, 1, r->consumed_fraction, 6);
+	figure_row(t, "consumed, observed", r->consumed_fraction, 6);
 	report_cell(t, 2, "D, the Miner sum over the observed time");
-	report_row(t);
-	report_cell(t, 0, "consumed, extrapolated");
-	report_num(t, 1, e->cc->has_in_service ? r->consumed_extrapolated : NAN, 6);
+	figure_row(t, "consumed, extrapolated",
+		   e->cc->has_in_service ? r->consumed_extrapolated : NAN, 6);
 	if (e->cc->has_in_service) {
 		report_cell(t, 2, "over %.0f h in service without samples, at the observed rate",
 			    r->unobserved_service_h);
 	} else {
 		report_cell(t, 2, "none: no in-service date");
 	}
-	report_row(t);
-	report_cell(t, 0, "consumed, total");
-	report_num(t, 1, r->consumed_total, 6);
+	figure_row(t, "consumed, total", r->consumed_total, 6);
 	report_cell(t, 2, "%s", r->past_life ? "PAST ITS ESTIMATED LIFE" : "");
-	report_row(t);
-	report_cell(t, 0, "effective life h");
-	report_num(t, 1, r->life_h, 0);
+	figure_row(t, "effective life h", r->life_h, 0);
 	report_cell(t, 2, "%.1f years%s", r->life_h / LIFETIME_HOURS_PER_YEAR,
 		    r->capped ? "; capped (see the warnings)" : "");
-	report_row(t);
-	report_cell(t, 0, "uncapped life h");
-	report_num(t, 1, r->life_uncapped_h, 0);
+	figure_row(t, "uncapped life h", r->life_uncapped_h, 0);
 	report_cell(t, 2, "observed hours over D");
 	band_row(t, "effective life h, band", r->band.life_h, r->band.uncertainty_k);
 	band_row(t, "uncapped life h, band", r->band.life_uncapped_h, r->band.uncertainty_k);
@@ -652,18 +629,14 @@ static void to_date(struct report_doc *doc, const struct report_board *b, size_t
 					    "p95 temperature °C"};
 	double tv[] = {r->equivalent_temp_c, r->mean_temp_c, e->p95_temp_c};
 	for (size_t k = 0; k < 3; k++) {
-		report_row(t);
-		report_cell(t, 0, "%s", temps[k]);
-		report_num(t, 1, tv[k], 2);
+		figure_row(t, temps[k], tv[k], 2);
 		if (rise != 0 && isfinite(tv[k])) {
 			report_cell(t, 2, "measured; %.2f °C effective", tv[k] + rise);
 		} else {
 			report_cell(t, 2, "measured");
 		}
 	}
-	report_row(t);
-	report_cell(t, 0, "remaining h");
-	report_num(t, 1, r->remaining_h, 0);
+	figure_row(t, "remaining h", r->remaining_h, 0);
 	report_cell(t, 2, "%.1f years", r->remaining_h / LIFETIME_HOURS_PER_YEAR);
 	band_row(t, "remaining h, band", r->band.remaining_h, r->band.uncertainty_k);
 	// From the report's time with an in-service date (the age runs to it), else from the
