@@ -80,10 +80,14 @@ struct config *demo_config(const struct demo *demo, const char *interval) {
 	const char *root = sim_root(demo->sim);
 	// The runs socket lives in the demo's own tree, never at the service's runs.socket; the
 	// load source reads the tree's proc/stat and debug/rknpu/load.
+	// A board under work samples its runs at the cycle's pace: its runs are short.
+	const char *every = interval ? interval : DEMO_INTERVAL;
+	char *runs_interval = demo->board ? xasprintf("  interval: %s\n", every) : xstrdup("");
 	char *yaml = xasprintf("interval: %s\nsysfs_root: %s\nprocfs_root: %s/proc\n"
-			       "debugfs_root: %s/debug\nruns:\n  socket: %s/%s\n%s",
-			       interval ? interval : DEMO_INTERVAL, root, root, root, root,
-			       DEMO_SOCKET, demo_yaml_text);
+			       "debugfs_root: %s/debug\nruns:\n  socket: %s/%s\n%s%s",
+			       every, root, root, root, root, DEMO_SOCKET, runs_interval,
+			       demo_yaml_text);
+	free(runs_interval);
 	char *path = xasprintf("%s/thermlog-demo.yaml", root);
 	FILE *f = fopen(path, "we");
 	bool written = f && fputs(yaml, f) >= 0;

@@ -995,6 +995,37 @@ static int write_state(struct sim *sim, int64_t t, const struct sim_state *s_in,
 	return err;
 }
 
+/* A board's cpufreq policies' stats/time_in_state ("<kHz> <10 ms units>" per OPP), as a kernel
+ * with CONFIG_CPU_FREQ_STAT keeps it: what a run's clock residency is counted from. */
+static int write_cpufreq_stats(struct sim *sim, const struct simboard *b) {
+	int err = 0;
+	for (int pol = 0; pol < SIM_POLICY_COUNT && err == 0; pol++) {
+		size_t n;
+		const int64_t *opp =
+			pol == SIM_POLICY_LITTLE ? simboard_little_opp(&n) : simboard_big_opp(&n);
+		char text[1024], p[128];
+		size_t len = 0;
+		for (size_t i = 0; i < n; i++) {
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%lld %lld\n",
+						(long long)opp[i],
+						(long long)(b->opp_ms[pol][i] / 10));
+		}
+		snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/stats/time_in_state",
+			 policy_cpu[pol]);
+		err = put(sim->fd, p, 0444, text, len);
+		if (err == -ENOENT) {
+			snprintf(p, sizeof(p), "devices/system/cpu/cpufreq/policy%d/stats",
+				 policy_cpu[pol]);
+			err = mkdirs(sim->fd, p);
+			snprintf(p, sizeof(p),
+				 "devices/system/cpu/cpufreq/policy%d/stats/time_in_state",
+				 policy_cpu[pol]);
+			err = err ? err : put(sim->fd, p, 0444, text, len);
+		}
+	}
+	return err;
+}
+
 /* The board under work at @t_ms: stepped over the interval since its last write with the mean
  * load declared meanwhile. */
 static int write_board(struct sim *sim, int64_t t_ms) {
@@ -1014,6 +1045,10 @@ static int write_board(struct sim *sim, int64_t t_ms) {
 	}
 	// The GPU's devfreq cooling never leaves state 0: its time is the uptime.
 	tis[3][0] = b->state_ms[SIM_POLICY_LITTLE][0];
+	int err = write_cpufreq_stats(sim, b);
+	if (err < 0) {
+		return err;
+	}
 	return write_state(sim, timefmt_floor_div(t_ms, 1000), &s, busy, tis,
 			   simboard_power_w(b, sim->seed));
 }

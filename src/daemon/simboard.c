@@ -22,6 +22,7 @@ static const int64_t little_opp_khz[] = {408000,  600000,  816000,  1008000,
 					 1200000, 1416000, 1608000, 1800000};
 #define N_BIG    (sizeof(big_opp_khz) / sizeof(big_opp_khz[0]))
 #define N_LITTLE (sizeof(little_opp_khz) / sizeof(little_opp_khz[0]))
+_Static_assert(N_BIG <= SIMBOARD_MAX_OPPS && N_BIG <= SIMBOARD_MAX_STATES, "a table too long");
 
 const int64_t *simboard_big_opp(size_t *n) {
 	*n = N_BIG;
@@ -276,6 +277,7 @@ void simboard_init(struct simboard *b, const struct simboard_params *p, int64_t 
 	}
 	for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
 		b->state_ms[pol][0] = uptime_s * 1000;
+		b->opp_ms[pol][0] = uptime_s * 1000; // an idle uptime at the bottom OPP
 	}
 }
 
@@ -293,6 +295,12 @@ void simboard_step(struct simboard *b, const struct simboard_load *load, int64_t
 	b->power_w = draw(b, load, share);
 	for (int c = 0; c < SIM_CPUS; c++) {
 		b->busy_ticks[c] += b->load.cpu_pct[c] * (double)dt_ms / 1000;
+	}
+	for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
+		size_t n;
+		const int64_t *opp =
+			pol == SIM_POLICY_LITTLE ? simboard_little_opp(&n) : simboard_big_opp(&n);
+		b->opp_ms[pol][opp_at_or_below(opp, n, b->cpu_khz[pol])] += dt_ms;
 	}
 	// Each zone toward its steady temperature under that draw.
 	for (int z = 0; z < SIM_ZONE_COUNT; z++) {

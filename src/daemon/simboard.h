@@ -16,6 +16,7 @@
 #include "simsensor.h"
 
 #define SIMBOARD_MAX_STATES 16 // cooling states a big cluster's device has at most, 0 included
+#define SIMBOARD_MAX_OPPS   16 // OPPs of a cluster's table at most
 
 enum simboard_cooling {
 	SIMBOARD_COOLING_FAN,     // heatsink and the ROCK 5C's pwm-fan on soc-thermal's trip
@@ -59,6 +60,7 @@ struct simboard {
 	struct simboard_load load;         // the mean load of the last interval
 	double busy_ticks[SIM_CPUS];       // busy time since the boot, 1/100 s
 	int64_t state_ms[SIM_POLICY_COUNT][SIMBOARD_MAX_STATES]; // time at each cooling state
+	int64_t opp_ms[SIM_POLICY_COUNT][SIMBOARD_MAX_OPPS];     // time at each OPP (cpufreq stats)
 };
 
 /** The big cores' OPPs on this board (kHz, ascending; the top is cpuinfo_max_freq). */
