@@ -27,11 +27,17 @@ struct cli_wrap {
 	bool die_with_parent; // the command is killed (SIGKILL) when the wrapper dies
 	bool interrupt_loses; // a SIGINT, SIGTERM or SIGHUP ends the wait without a stop: the run
 			      // shows lost (a campaign's repetition cut, to be run again)
-	bool quiet; // no summary line when the run is recorded (the caller says it)
+	bool quiet;         // no summary line when the run is recorded (the caller says it)
+	bool recorded_only; // without a recorded start the command does not run (a campaign)
+	// Called with the run's id once its start is recorded, before the command runs (a campaign
+	// writes its repetition's row then, so even a repetition cut at once is known), or NULL.
+	void (*started)(void *ctx, const char *id);
+	void *started_ctx;
 };
 
 struct cli_wrap_result {
 	char *id;          // the run's id, or NULL when it is not recorded
+	bool ran;          // the command ran (not with recorded_only and no start)
 	int status;        // the command's wait status
 	int exit_code;     // as the wrapper exits: the command's, 128+N for signal N
 	bool timed_out;    // the timeout ended it

@@ -183,4 +183,10 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv);
  */
 int cli_report(struct cli_context *ctx, int argc, char **argv);
 
+/**
+ * thermlog campaign check|run|list|show|burst: a suite of steps run as recorded runs behind a
+ * thermal gate, resumable (src/cli/campaign.c, campaign-run.c).
+ */
+int cli_campaign(struct cli_context *ctx, int argc, char **argv);
+
 #endif

@@ -48,6 +48,8 @@ static const struct cli_command commands[] = {
 	 "the runs stored (or 'runs show|stats|import|compare')"},
 	{"throttle", cli_throttle, CLI_NEEDS_READ,
 	 "throttle episodes per frequency domain over a window"},
+	{"campaign", cli_campaign, CLI_NEEDS_NONE,
+	 "a suite of steps run as gated, resumable runs (campaign check|run|list|show)"},
 	{"report", cli_report, CLI_NEEDS_READ,
 	 "a window's figures as one HTML or Markdown document (-o FILE)"},
 };

@@ -461,6 +461,14 @@ int cli_wrap_run(struct cli_context *ctx, const struct cli_wrap *w, struct runme
 	// Recorded or not, the command runs: a missing daemon only costs the record.
 	out->id = send_start(ctx, w, &body);
 	buf_finish(&body);
+	if (!out->id && w->recorded_only) {
+		restore(old, &old_mask);
+		return CLI_EXIT_OK;
+	}
+	out->ran = true;
+	if (out->id && w->started) {
+		w->started(w->started_ctx, out->id);
+	}
 
 	self_pid = getpid();
 	has_timeout = w->timeout_ms > 0;

@@ -183,6 +183,9 @@ static void parse_pairs(struct parser *p, const struct yamltree_node *v, const c
 /* The metrics the suite declares: a mapping NAME: UNIT (empty: none), or a list of names. */
 static void parse_metrics(struct parser *p, const struct yamltree_node *v) {
 	struct campaign_suite *s = p->s;
+	pairs_free(s->metrics, s->n_metrics); // a duplicate section (refused) comes again
+	s->metrics = NULL;
+	s->n_metrics = 0;
 	s->metrics_declared = true;
 	if (v->kind == YAMLTREE_SEQUENCE) {
 		if (!yamltree_check_sequence(&p->yt, v, "metrics")) {
@@ -374,16 +377,21 @@ static void parse_step(struct parser *p, const struct yamltree_node *v, size_t i
 				    "shell string)",
 				    where);
 	} else {
-		parse_command(p, command, "command", &step->command);
+		char key[160];
+		snprintf(key, sizeof(key), "%s.command", where);
+		parse_command(p, command, key, &step->command);
 	}
 	for (size_t i = 0; i + 1 < v->n; i += 2) {
 		const struct yamltree_node *k = v->items[i], *val = v->items[i + 1];
+		char key[160];
+		snprintf(key, sizeof(key), "%s.%s", where,
+			 k->kind == YAMLTREE_SCALAR ? k->text : "?");
 		if (yamltree_key_is(k, "repetitions")) {
-			get_count(p, val, "repetitions", 1, &step->repetitions);
+			get_count(p, val, key, 1, &step->repetitions);
 		} else if (yamltree_key_is(k, "warmup")) {
-			get_count(p, val, "warmup", 0, &step->warmup);
+			get_count(p, val, key, 0, &step->warmup);
 		} else if (yamltree_key_is(k, "start")) {
-			int i_start = one_of(p, val, "start", start_names);
+			int i_start = one_of(p, val, key, start_names);
 			step->start = i_start < 0 ? step->start : (enum campaign_start)i_start;
 			if (i_start == CAMPAIGN_START_WARM &&
 			    p->s->order == CAMPAIGN_ORDER_INTERLEAVED) {
@@ -394,10 +402,10 @@ static void parse_step(struct parser *p, const struct yamltree_node *v, size_t i
 						    where);
 			}
 		} else if (yamltree_key_is(k, "timeout")) {
-			yamltree_get_duration(&p->yt, val, "timeout", 1000, 7 * 86400000LL,
+			yamltree_get_duration(&p->yt, val, key, 1000, 7 * 86400000LL,
 					      &step->timeout_ms);
 		} else if (yamltree_key_is(k, "tags")) {
-			parse_pairs(p, val, "tags", true, &step->tags, &step->n_tags);
+			parse_pairs(p, val, key, true, &step->tags, &step->n_tags);
 		}
 	}
 	if (metrics) {
@@ -406,6 +414,10 @@ static void parse_step(struct parser *p, const struct yamltree_node *v, size_t i
 }
 
 static void parse_steps(struct parser *p, const struct yamltree_node *v) {
+	if (yamltree_is_null(v)) {
+		yamltree_error_node(&p->yt, v, "steps: no step to run");
+		return;
+	}
 	if (!yamltree_check_sequence(&p->yt, v, "steps")) {
 		return;
 	}
@@ -446,6 +458,9 @@ static void parse_root(struct parser *p, const struct yamltree_node *root) {
 	static const char *const keys[] = {"name",  "locked", "idle",    "gate", "order",
 					   "steps", "tags",   "metrics", NULL};
 	if (!yamltree_check_mapping(&p->yt, root, "the suite", keys)) {
+		if (yamltree_is_null(root)) {
+			yamltree_error_node(&p->yt, root, "an empty suite: it needs a name and steps");
+		}
 		return;
 	}
 	struct campaign_suite *s = p->s;
@@ -466,6 +481,7 @@ static void parse_root(struct parser *p, const struct yamltree_node *root) {
 		if (yamltree_key_is(k, "name")) {
 			named = name_ok(p, v, "name");
 			if (named) {
+				free(s->name); // a duplicate key (refused) comes again
 				s->name = xstrdup(v->text);
 			}
 			named = true;
@@ -536,12 +552,13 @@ bool campaign_suite_load(const char *path, struct campaign_suite *out, char **er
 		return false;
 	}
 	bool good = campaign_suite_parse(path, text, len, out, errors);
-	free(text);
+	out->text = text;
 	return good;
 }
 
 void campaign_suite_finish(struct campaign_suite *s) {
 	free(s->name);
+	free(s->text);
 	pairs_free(s->locked, s->n_locked);
 	pairs_free(s->tags, s->n_tags);
 	pairs_free(s->metrics, s->n_metrics);

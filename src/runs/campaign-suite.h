@@ -72,6 +72,7 @@ struct campaign_suite {
 	enum campaign_order order;
 	struct campaign_step *steps;
 	size_t n_steps;
+	char *text; // campaign_suite_load(): the file as read (stored with a campaign)
 };
 
 /**

@@ -323,9 +323,11 @@ int campaign_list_json(struct store *store, const char *procfs_root, struct json
 
 /* --- the idle baseline -------------------------------------------------------------------- */
 
-int campaign_baseline_compute(struct store *store, char *const *globs, size_t n_globs, int64_t from,
-			      int64_t to, struct campaign_baseline *out, char **err) {
-	*out = (struct campaign_baseline){.from = from, .to = to};
+/* The mean of each channel matching @globs over [@from, @to) into @zones (*n of them). */
+static int window_means(struct store *store, char *const *globs, size_t n_globs, int64_t from,
+			int64_t to, struct campaigngate_zone **zones, size_t *n, char **err) {
+	*zones = NULL;
+	*n = 0;
 	struct query_params p = {.has_from = true,
 				 .has_to = true,
 				 .from = from,
@@ -339,16 +341,32 @@ int campaign_baseline_compute(struct store *store, char *const *globs, size_t n_
 		query_stats_finish(&s);
 		return rc;
 	}
-	out->zones = xcalloc(s.sel.n + 1, sizeof(*out->zones));
+	*zones = xcalloc(s.sel.n + 1, sizeof(**zones));
 	for (size_t k = 0; k < s.sel.n; k++) {
 		double mean = query_stats_mean(&s, k);
 		if (!isfinite(mean)) {
 			continue;
 		}
-		out->zones[out->n].key = xstrdup(s.sel.all[s.sel.pick[k]].ch.key);
-		out->zones[out->n++].baseline_c = mean;
+		(*zones)[*n].key = xstrdup(s.sel.all[s.sel.pick[k]].ch.key);
+		(*zones)[(*n)++].baseline_c = mean;
 	}
 	query_stats_finish(&s);
+	return 0;
+}
+
+int campaign_baseline_compute(struct store *store, char *const *globs, size_t n_globs, int64_t from,
+			      int64_t to, struct campaign_baseline *out, char **err) {
+	*out = (struct campaign_baseline){.from = from, .to = to};
+	int rc = window_means(store, globs, n_globs, from, to, &out->zones, &out->n, err);
+	if (rc < 0) {
+		return rc;
+	}
+	// The ambient is optional: a board without such a channel has none (no error).
+	char *ambient[] = {CAMPAIGN_AMBIENT_GLOB};
+	char *none = NULL;
+	if (window_means(store, ambient, 1, from, to, &out->ambient, &out->n_ambient, &none) < 0) {
+		free(none);
+	}
 	return out->n > 0 ? 0 : -ENODATA;
 }
 
@@ -362,6 +380,12 @@ void campaign_baseline_json(const struct campaign_baseline *b, struct json *j) {
 	json_object_begin(j);
 	for (size_t i = 0; i < b->n; i++) {
 		json_field_fixed(j, b->zones[i].key, b->zones[i].baseline_c, 3);
+	}
+	json_object_end(j);
+	json_key(j, "ambient");
+	json_object_begin(j);
+	for (size_t i = 0; i < b->n_ambient; i++) {
+		json_field_fixed(j, b->ambient[i].key, b->ambient[i].baseline_c, 3);
 	}
 	json_object_end(j);
 	json_object_end(j);
@@ -393,6 +417,10 @@ void campaign_baseline_finish(struct campaign_baseline *b) {
 		free((char *)b->zones[i].key);
 	}
 	free(b->zones);
+	for (size_t i = 0; b->ambient && i < b->n_ambient; i++) {
+		free((char *)b->ambient[i].key);
+	}
+	free(b->ambient);
 	*b = (struct campaign_baseline){0};
 }
 

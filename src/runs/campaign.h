@@ -18,6 +18,8 @@
 #include "runstatus.h"
 #include "store.h"
 
+#define CAMPAIGN_AMBIENT_GLOB "*temp_ambient*" // an IIO ambient channel: a cold junction
+
 /** One repetition started: its row and what its run says. */
 struct campaign_rep {
 	struct store_campaign_run row;
@@ -78,13 +80,16 @@ int campaign_list_json(struct store *store, const char *procfs_root, struct json
 struct campaign_baseline {
 	struct campaigngate_zone *zones; // key (owned) and baseline_c
 	size_t n;
+	struct campaigngate_zone *ambient; // the channels reading the ambient (temp_ambient)
+	size_t n_ambient;
 	int64_t from, to; // the window, s since epoch
 };
 
 /**
  * Computes the baseline over [@from, @to) (s) from the stored cycles of the channels matching
- * @globs (unsynced cycles counted: the runs share their clock). -ENODATA when no watched zone
- * has a sample there; other failures with *err set.
+ * @globs (unsynced cycles counted: the runs share their clock), and the ambient's from those of
+ * CAMPAIGN_AMBIENT_GLOB, if any. -ENODATA when no watched zone has a sample there; other
+ * failures with *err set.
  */
 int campaign_baseline_compute(struct store *store, char *const *globs, size_t n_globs, int64_t from,
 			      int64_t to, struct campaign_baseline *out, char **err);

@@ -35,8 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import done, ok  # noqa: E402
 
 DOCS = ["README.md", "docs/API.md", "docs/LIFETIME.md", "docs/DAEMON.md", "docs/FLEET.md",
-        "docs/RUNS.md", "docs/REPORT.md", "man/thermlog.1", "man/thermlogd.8",
-        "man/thermlog.yaml.5"]
+        "docs/RUNS.md", "docs/REPORT.md", "docs/CAMPAIGN.md", "man/thermlog.1",
+        "man/thermlogd.8", "man/thermlog.yaml.5", "man/thermlog-campaign.5"]
 VOLATILE = {"first_seen", "last_seen"}  # when the daemon registered the channel
 T0 = 1785542400  # 2026-08-01T00:00:00Z
 DAYS = 3

@@ -60,7 +60,7 @@ tmpfiles=$(printf '%s\n' "$files" | grep '/tmpfiles\.d/thermlog\.conf$')
 check $? "tmpfiles.d entry" "$files"
 [ -n "$tmpfiles" ] && grep -q '^d /var/lib/thermlog 0750 thermlog thermlog' "$tmp/root$tmpfiles"
 check $? "tmpfiles.d creates /var/lib/thermlog 0750 thermlog:thermlog" "$(cat "$tmp/root$tmpfiles" 2>/dev/null)"
-for page in man1/thermlog.1 man5/thermlog.yaml.5 man8/thermlogd.8; do
+for page in man1/thermlog.1 man5/thermlog.yaml.5 man5/thermlog-campaign.5 man8/thermlogd.8; do
 	m=$(printf '%s\n' "$files" | grep "/man/$page\$")
 	check $? "man page $page" "$files"
 	[ -n "$m" ] && grep -q "$cli_conf" "$tmp/root$m"

@@ -15,7 +15,8 @@ for f in /usr/bin/thermlogd /usr/bin/thermlog /lib/systemd/system/thermlogd.serv
 	/lib/systemd/system/thermlogd.socket /usr/lib/sysusers.d/thermlog.conf \
 	/usr/lib/tmpfiles.d/thermlog.conf /etc/thermlog/thermlog.yaml \
 	/usr/share/man/man8/thermlogd.8.gz /usr/share/man/man1/thermlog.1.gz \
-	/usr/share/man/man5/thermlog.yaml.5.gz /usr/share/doc/thermlog/copyright \
+	/usr/share/man/man5/thermlog.yaml.5.gz /usr/share/man/man5/thermlog-campaign.5.gz \
+	/usr/share/doc/thermlog/copyright /usr/share/doc/thermlog/CAMPAIGN.md \
 	/usr/share/doc/thermlog/API.md /usr/share/doc/thermlog/DAEMON.md \
 	/usr/share/doc/thermlog/FLEET.md /usr/share/doc/thermlog/LIFETIME.md \
 	/usr/share/doc/thermlog/RUNS.md /usr/share/doc/thermlog/THROTTLE.md \
@@ -25,7 +26,7 @@ for f in /usr/bin/thermlogd /usr/bin/thermlog /lib/systemd/system/thermlogd.serv
 done
 # The man pages are filled in (no @VERSION@ or @SYSCONFDIR@ left) and name the docs they point
 # at by their installed path, which the package holds.
-for page in man8/thermlogd.8 man1/thermlog.1 man5/thermlog.yaml.5; do
+for page in man8/thermlogd.8 man1/thermlog.1 man5/thermlog.yaml.5 man5/thermlog-campaign.5; do
 	text=$(gzip -dc "$tmp/root/usr/share/man/$page.gz")
 	! printf '%s\n' "$text" | grep -q '@[A-Z]*@'
 	check $? "$page has no @PLACEHOLDER@ left" "$(printf '%s\n' "$text" | grep '@[A-Z]*@')"

@@ -176,12 +176,12 @@ static void test_errors(void) {
 		{"name: x\nsteps:\n  - label: a\n    repetitions: 2\n",
 		 "bad.yaml:3:5: steps[0] (a): no command"},
 		{"name: x\nsteps:\n  - label: a\n    command: []\n",
-		 "bad.yaml:4:14: command: expected a command"},
+		 "bad.yaml:4:14: steps[0] (a).command: expected a command"},
 		// a negative repetition count
 		{"name: x\nsteps:\n  - label: a\n    command: [true]\n    repetitions: -3\n",
-		 "bad.yaml:5:18: repetitions: must be 1 or more, got -3 (negative)"},
+		 "bad.yaml:5:18: steps[0] (a).repetitions: must be 1 or more, got -3 (negative)"},
 		{"name: x\nsteps:\n  - label: a\n    command: [true]\n    repetitions: 0\n",
-		 "bad.yaml:5:18: repetitions: must be between 1 and 100000, got 0"},
+		 "bad.yaml:5:18: steps[0] (a).repetitions: must be between 1 and 100000, got 0"},
 		// a metric the suite does not declare
 		{"name: x\nmetrics: {latency_ms: ms}\nsteps:\n  - label: a\n    command: [true]\n"
 		 "    metrics: [latncy_ms]\n",
@@ -190,6 +190,8 @@ static void test_errors(void) {
 		// the rest
 		{"steps: [{label: a, command: [true]}]\n", "bad.yaml:1:1: no name"},
 		{"name: x\n", "bad.yaml:1:1: no steps"},
+		// an empty steps: (found by fuzz-campaign: it read as a suite of no step)
+		{"name: x\nsteps:\n# nothing\n", "bad.yaml:2:7: steps: no step to run"},
 		{"name: x\nsteps: [{label: a, command: [true], start: hot}]\n",
 		 "start: 'hot' is not one of cold, warm, any"},
 		{"name: x\norder: interleaved\nsteps: [{label: a, command: [true], start: warm}]\n",
@@ -202,8 +204,13 @@ static void test_errors(void) {
 		{"name: x\nsteps: [{label: a, command: [true], timeout: 10}]\n",
 		 "timeout: '10' has no unit"},
 		{"name: x\nsteps: [{label: a, command: [true]}]\nsteps: []\n", "duplicate"},
+		// a second metrics: section (found by fuzz-campaign: it wrote past the first's)
+		{"name: x\nmetrics: {a: ms}\nmetrics: [b, c, d, e, f]\nsteps: [{label: a, command: "
+		 "[true]}]\n",
+		 "duplicate"},
 		{"name: x\nsteps: [{label: a, command: [true]]\n", "bad.yaml:2:"},
 		{"", "an empty suite"},
+		{"~\n", "bad.yaml:1:1: an empty suite"}, // found by fuzz-campaign
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct campaign_suite s;
@@ -226,7 +233,7 @@ static void test_errors(void) {
 	char *err = NULL;
 	ok(!campaign_suite_parse("bad.yaml", many, strlen(many), &s, &err) && err &&
 		   strstr(err, "bad.yaml:3:5: steps[0] (a): no command") &&
-		   strstr(err, "bad.yaml:7:18: repetitions") &&
+		   strstr(err, "bad.yaml:7:18: steps[1] (b).repetitions") &&
 		   strstr(err, "bad.yaml:3:5") < strstr(err, "bad.yaml:7:18"),
 	   "every problem, in file order");
 	campaign_suite_finish(&s);

@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""thermlog campaign on simulated boards that answer to work (thermlogd --demo --board).
+
+usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
+  check          bad suites refused with FILE:LINE:COL before anything runs; a good one checked
+  boards         two boards (B 6.5 K warmer, big cores binned to 2304 MHz) run a five-step
+                 suite to its end: every run recorded and tagged, cold repetitions starting
+                 within the gate's tolerance of the idle baseline (the exported zones at each
+                 run's start), warm ones hotter, the binning check's clocks, gate waits
+  resume-runner  kill -9 of the runner mid-repetition, then --resume: each repetition ended
+                 once, the cut one lost and run again; a changed suite refused naming the change
+  resume-daemon  kill -9 of the daemon mid-repetition, the daemon started again, --resume
+  timeout        a gate that cannot be met (the board kept hot) ends in gate_timeout after the
+                 configured wait, marked and reported, and the campaign goes on
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from campaign_lib import (Board, ended_once, iso_ms, planned, restart, runner_log,  # noqa: E402
+                          runs, show, start_runner, wait_exit, wait_running_rep, write_suite,
+                          zones_at)
+from thermlog_test import Workdir, main, wait_for  # noqa: E402
+
+THERMLOGD, THERMLOG, SIMLOAD = (os.path.abspath(p) for p in sys.argv[1:4])  # the steps run
+PART = sys.argv[4]                                                          # in the suite's dir
+
+# The seed's Five Tests on the simulated board, as docs/CAMPAIGN.md shows them: idle (the
+# campaign's idle step), all-core load, an NPU operator reporting latency_ms, inference cold and
+# warm, a long repetition; its steps run thermlog-simload, found on PATH.
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                       "examples", "five-tests-demo.yaml")
+with open(EXAMPLE) as f:
+    FIVE = f.read()
+os.environ["PATH"] = os.path.dirname(SIMLOAD) + os.pathsep + os.environ.get("PATH", "")
+
+
+def part_check(tap, wd):
+    """Bad suites named at their line before anything runs; nothing recorded."""
+    cases = {
+        "typo.yaml": ("name: x\nsteps:\n  - label: a\n    comand: [true]\n",
+                      "typo.yaml:4:5: unknown key 'comand' in steps[0]: did you mean 'command'?"),
+        "nocommand.yaml": ("name: x\nsteps:\n  - label: a\n    repetitions: 3\n",
+                           "nocommand.yaml:3:5: steps[0] (a): no command"),
+        "negative.yaml": ("name: x\nsteps:\n  - label: a\n    command: [true]\n"
+                          "    repetitions: -3\n",
+                          "negative.yaml:5:18: steps[0] (a).repetitions: must be 1 or more, got -3 "
+                          "(negative)"),
+        "metric.yaml": ("name: x\nmetrics: {latency_ms: ms}\nsteps:\n  - label: a\n"
+                        "    command: [true]\n    metrics: [latncy_ms]\n",
+                        "metric.yaml:6:15: steps[0] (a).metrics: unknown metric 'latncy_ms'; "
+                        "did you mean 'latency_ms'?"),
+    }
+    with Board(THERMLOGD, "ambient=25") as b:
+        tap.ok(b.url, "a board serves", b.stderr())
+        for name, (text, want) in cases.items():
+            path = write_suite(os.path.join(wd, name), text, SIMLOAD)
+            chk = subprocess.run([THERMLOG, "campaign", "check", path], capture_output=True,
+                                 text=True)
+            tap.ok(chk.returncode == 2 and want in chk.stderr,
+                   "campaign check %s: exit 2, %r" % (name, want), chk.stderr)
+            run = b.thermlog(THERMLOG, "campaign", "run", path)
+            tap.ok(run.returncode == 2 and want in run.stderr,
+                   "campaign run %s: refused with the same line" % name, run.stderr)
+        listed = json.loads(b.thermlog(THERMLOG, "campaign", "list", "--json").stdout)
+        tap.ok(listed["campaigns"] == [] and runs(THERMLOG, b) == [],
+               "nothing ran: no campaign, no run", listed)
+        good = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+        chk = subprocess.run([THERMLOG, "campaign", "check", good], capture_output=True,
+                             text=True)
+        tap.ok(chk.returncode == 0 and "suite OK: five-tests, 5 steps, 31 repetitions" in
+               chk.stdout, "the Five Tests suite checks", chk.stdout + chk.stderr)
+
+
+def check_board(tap, name, b, view, spec_reached):
+    """One board's campaign: recorded and tagged, gated, warm, the binning check's clocks."""
+    tap.ok(view and view["status"] == "done" and view["slots_ended"] == view["slots"] == 31,
+           "%s: the campaign ran to its end" % name, view and view["status"])
+    all_runs = runs(THERMLOG, b)
+    camp = [r for r in all_runs if r["tags"].get("campaign") == str(view["id"])]
+    tap.ok(len(camp) == len(view["repetitions"]) + 2,
+           "%s: every repetition is a recorded run, with the idle and burst runs" % name,
+           (len(camp), len(view["repetitions"])))
+    tap.ok(all(r["tags"].get("suite") == "five" and r["tags"].get("rep") and
+               r["tags"].get("start") in ("cold", "warm", "any") for r in camp),
+           "%s: each tagged campaign, step, rep, start and the suite's own" % name)
+    by_id = {r["id"]: r for r in camp}
+    base = view["baseline"]["zones"]
+    tol = view["suite"]["gate"]["tolerance_k"]
+    keys = sorted(base)
+    cold_ok, warm_hot, worst = True, True, []
+    for rep in view["repetitions"]:
+        run = by_id[rep["run"]]
+        if rep["start_kind"] == "cold":
+            z = zones_at(THERMLOG, b, keys, iso_ms(run["start"]))
+            off = {k: z[k] - base[k] for k in keys if z[k] is not None}
+            worst.append(max(abs(v) for v in off.values()))
+            cold_ok = cold_ok and rep["gate"] == "passed" and len(off) == len(keys) and \
+                all(abs(v) <= tol for v in off.values())
+        elif rep["start_kind"] == "warm":
+            z = zones_at(THERMLOG, b, ["thermal/npu-thermal"], iso_ms(run["start"]))
+            warm_hot = warm_hot and z["thermal/npu-thermal"] - base["thermal/npu-thermal"] > tol
+    tap.ok(cold_ok, "%s: every cold repetition started within ± %g K of the idle baseline "
+           "(exported zones at its start; worst %.2f K)" % (name, tol, max(worst)), worst)
+    tap.ok(warm_hot, "%s: every warm repetition started hotter than the tolerance" % name)
+    reached = view["fingerprint"]["reached_hz"]
+    tap.ok(reached.get("cpufreq/policy4") == spec_reached and
+           reached.get("cpufreq/policy6") == spec_reached,
+           "%s: the burst reached %d MHz on the big cores" % (name, spec_reached // 1000000),
+           reached)
+    steps = {s["label"]: s for s in view["steps"]}
+    tap.ok(steps["all-core"]["gate_wait_s"] > 0 and steps["repetition"]["gate_wait_s"] == 0,
+           "%s: gate waits summed per step (cold steps waited, 'any' did not)" % name,
+           {k: v["gate_wait_s"] for k, v in steps.items()})
+    tap.ok(steps["repetition"]["failed"] >= 1 and steps["repetition"]["ok"] >= 10,
+           "%s: the long repetition counts completions and failures" % name, steps["repetition"])
+    tap.ok(steps["npu-op"]["incomplete"] == 0 and all(
+           by_id[r["run"]]["metrics"].get("latency_ms") for r in view["repetitions"]
+           if r["step"] == "npu-op"), "%s: latency_ms reported by every npu-op run" % name)
+
+
+def part_boards(tap, wd):
+    suite = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a, \
+            Board(THERMLOGD, "ambient=31.5,big_max=2304", seed="2") as b:
+        tap.ok(a.url and b.url, "two boards serve", a.stderr() + b.stderr())
+        ra = start_runner(THERMLOG, a, suite, "--board", "A")
+        rb = start_runner(THERMLOG, b, suite, "--board", "B")
+        tap.ok(wait_exit(ra, 600) == 0, "board A's campaign ends (exit 0)", runner_log(ra))
+        tap.ok(wait_exit(rb, 600) == 0, "board B's campaign ends (exit 0)", runner_log(rb))
+        check_board(tap, "A", a, show(THERMLOG, a), 2400000000)
+        check_board(tap, "B", b, show(THERMLOG, b), 2304000000)
+
+
+def resume_ok(tap, what, view, cut_step):
+    count = ended_once(view)
+    slots = planned(view)
+    tap.ok(all(count.get(s) == 1 for s in slots),
+           "%s: every repetition ended exactly once" % what,
+           {s: count.get(s) for s in slots if count.get(s) != 1})
+    lost = [r for r in view["repetitions"] if r["status"] == "lost"]
+    tap.ok(len(lost) >= 1 and all(r["step"] == cut_step for r in lost),
+           "%s: the cut repetition is lost, then ran again" % what, lost)
+
+
+def part_resume_runner(tap, wd):
+    suite = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a:
+        p = start_runner(THERMLOG, a, suite)
+        cut = wait_running_rep(THERMLOG, a, "npu-op")
+        tap.ok(cut, "a repetition of npu-op is under way", runner_log(p))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        # The daemon closes its run lost once it sees the runner gone.
+        lost = wait_for(lambda: [r for r in runs(THERMLOG, a)
+                                 if r["id"] == cut["id"] and r["status"] == "lost"], 30, 0.2)
+        tap.ok(lost, "the cut run is recorded lost")
+        tap.ok(not os.listdir(os.path.join(a.sim_root(), "sim", "work")) or wait_for(
+            lambda: not os.listdir(os.path.join(a.sim_root(), "sim", "work")), 30, 0.2),
+            "its command died with the runner: no work left on the board")
+        # A changed suite is refused for resume, naming what changed.
+        changed = write_suite(os.path.join(wd, "five.yaml"),
+                              FIVE.replace("repetitions: 20", "repetitions: 25"), SIMLOAD)
+        out = a.thermlog(THERMLOG, "campaign", "run", changed, "--resume")
+        tap.ok(out.returncode == 2 and "steps.repetition: repetitions 20 -> 25" in out.stderr,
+               "a changed suite is refused for resume, naming the change", out.stderr)
+        write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+        p = start_runner(THERMLOG, a, suite, "--resume")
+        tap.ok(wait_exit(p, 600) == 0, "--resume runs the campaign to its end", runner_log(p))
+        view = show(THERMLOG, a)
+        tap.ok(view["status"] == "done", "done", view["status"])
+        resume_ok(tap, "runner killed", view, "npu-op")
+
+
+def part_resume_daemon(tap, wd):
+    suite = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a:
+        p = start_runner(THERMLOG, a, suite)
+        cut = wait_running_rep(THERMLOG, a, "inference-cold")
+        tap.ok(cut, "a repetition of inference-cold is under way", runner_log(p))
+        a.kill9()
+        rc = wait_exit(p, 120)
+        tap.ok(rc == 1 and "not recorded" in runner_log(p),
+               "the runner stops, saying the end was not recorded", runner_log(p))
+        a2 = restart(a, THERMLOGD)
+        try:
+            tap.ok(a2.url, "the daemon starts again on its database", a2.stderr())
+            p = start_runner(THERMLOG, a2, suite, "--resume")
+            tap.ok(wait_exit(p, 600) == 0, "--resume runs the campaign to its end",
+                   runner_log(p))
+            view = show(THERMLOG, a2)
+            tap.ok(view["status"] == "done", "done", view["status"])
+            resume_ok(tap, "daemon killed", view, "inference-cold")
+        finally:
+            a2.stop()
+
+
+TIMEOUT = """name: hot
+idle: {duration: 4s, burst: 0s}
+gate: {tolerance_k: 1, max_wait: 5s}
+steps:
+  - label: heater
+    command: (SIMLOAD --cpu all=100 --for 120s & echo $! > heater.pid) && SIMLOAD --for 3s
+    start: any
+  - label: cold-op
+    command: [SIMLOAD, --npu, all=50, --for, 500ms]
+    repetitions: 2
+  - label: after
+    command: [SIMLOAD, --for, 200ms]
+    repetitions: 1
+    start: any
+"""
+
+
+def part_timeout(tap, wd):
+    suite = write_suite(os.path.join(wd, "hot.yaml"), TIMEOUT, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a:
+        # Its first step leaves a heater running on the board, which it has heated for 3 s
+        # (six minutes of the board's time): no gate after it can pass.
+        p = start_runner(THERMLOG, a, suite)
+        rc = wait_exit(p, 300)
+        with open(os.path.join(wd, "heater.pid")) as f:
+            os.kill(int(f.read()), signal.SIGTERM)
+        tap.ok(rc == 0, "the campaign goes on to its end", runner_log(p))
+        view = show(THERMLOG, a)
+        cold = [r for r in view["repetitions"] if r["step"] == "cold-op"]
+        tap.ok(len(cold) == 2 and all(r["gate"] == "timeout" and r["gate_wait_s"] >= 5 and
+                                      r["status"] == "ok" for r in cold),
+               "each cold repetition ran after the 5 s wait, marked gate timeout", cold)
+        tap.ok(all(r["gate_detail"].startswith("gate_timeout after") and
+                   ("is throttled" in r["gate_detail"] or "over its idle baseline" in
+                    r["gate_detail"]) for r in cold), "and says why (the heater's throttling "
+               "or heat)", [r["gate_detail"] for r in cold])
+        by_id = {r["id"]: r for r in runs(THERMLOG, a)}
+        tap.ok(all(by_id[r["run"]]["tags"].get("gate") == "timeout" for r in cold),
+               "its runs carry gate=timeout")
+        steps = {s["label"]: s for s in view["steps"]}
+        tap.ok(steps["cold-op"]["gate_timeouts"] == 2 and steps["after"]["ok"] == 1,
+               "show counts the timeouts; the next step ran", steps)
+        tap.ok("gate timed out after" in runner_log(p), "the progress says it", runner_log(p))
+
+
+def run(tap):
+    with Workdir("thermlog-campaign.") as wd:
+        {"check": part_check, "boards": part_boards, "resume-runner": part_resume_runner,
+         "resume-daemon": part_resume_daemon, "timeout": part_timeout}[PART](tap, wd)
+
+
+if __name__ == "__main__":
+    main(run)
