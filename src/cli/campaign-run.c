@@ -318,8 +318,8 @@ static void run_tags(const struct runner *r, const struct campaign_step *s, cons
 	snprintf(text, sizeof(text), "%u", rep);
 	runtag_put(&tags, "rep", text);
 	runtag_put(&tags, "start", campaign_start_name(start));
-	if (warmup) {
-		runtag_put(&tags, "warmup", "1");
+	if (s) { // a step's run: its warmup runs apart from its measured repetitions
+		runtag_put(&tags, "warmup", warmup ? "1" : "0");
 	}
 	if (gate_timeout) {
 		runtag_put(&tags, "gate", "timeout");

@@ -17,9 +17,11 @@
 #include "buf.h"
 #include "campaign.h"
 #include "cli-campaign.h"
+#include "cli-output.h"
 #include "cli.h"
 #include "json.h"
 #include "jsonread.h"
+#include "report.h"
 #include "table.h"
 #include "timefmt.h"
 #include "unit.h"
@@ -80,6 +82,40 @@ static double number_of(const struct jsonread_node *obj, const char *key) {
 	return v && v->kind == JSONREAD_NUMBER ? v->number : 0;
 }
 
+/* A column of a table read from JSON objects: its head and the member it shows. */
+struct json_column {
+	const char *head, *key;
+};
+
+/*
+ * @t filled with a row per object of the array @rows, a column per @cols; a member named *_s is a
+ * duration (unit_duration()); columns from @right_from on are aligned right.
+ */
+static void json_table(struct table *t, const struct jsonread_node *rows,
+		       const struct json_column *cols, size_t n, size_t right_from) {
+	const char *head[16];
+	n = n < 16 ? n : 16;
+	table_init(t, n);
+	for (size_t c = 0; c < n; c++) {
+		head[c] = cols[c].head;
+	}
+	table_head(t, head, n);
+	table_align_right(t, right_from, n);
+	for (size_t i = 0; rows && i < rows->n; i++) {
+		table_row(t);
+		for (size_t c = 0; c < n; c++) {
+			size_t len = strlen(cols[c].key);
+			if (len > 2 && strcmp(cols[c].key + len - 2, "_s") == 0) {
+				char d[64];
+				unit_duration(d, sizeof(d), number_of(rows->items[i], cols[c].key));
+				table_set(t, c, "%s", d);
+			} else {
+				table_set(t, c, "%s", text_of(rows->items[i], cols[c].key));
+			}
+		}
+	}
+}
+
 static const char list_usage[] = "usage: thermlog campaign list [--json]\n"
 				 "Every campaign of the database, oldest first.\n";
 
@@ -117,26 +153,14 @@ static int campaign_list(struct cli_context *ctx, int argc, char **argv) {
 	}
 	struct jsonread_node *root = parse(&out);
 	const struct jsonread_node *list = jsonread_get(root, "campaigns");
+	static const struct json_column cols[] = {
+		{"ID", "id"},           {"NAME", "name"},
+		{"BOARD", "board"},     {"STATUS", "status"},
+		{"CREATED", "created"}, {"REPS_DONE", "slots_ended"},
+		{"OF", "slots"},        {"GATE_WAIT", "gate_wait_s"},
+	};
 	struct table t;
-	table_init(&t, 8);
-	static const char *const head[] = {"ID",      "NAME",      "BOARD", "STATUS",
-					   "CREATED", "REPS_DONE", "OF",    "GATE_WAIT"};
-	table_head(&t, head, 8);
-	table_align_right(&t, 5, 8);
-	for (size_t i = 0; list && i < list->n; i++) {
-		const struct jsonread_node *cmp = list->items[i];
-		char wait[64];
-		unit_duration(wait, sizeof(wait), number_of(cmp, "gate_wait_s"));
-		table_row(&t);
-		table_set(&t, 0, "%s", text_of(cmp, "id"));
-		table_set(&t, 1, "%s", text_of(cmp, "name"));
-		table_set(&t, 2, "%s", text_of(cmp, "board"));
-		table_set(&t, 3, "%s", text_of(cmp, "status"));
-		table_set(&t, 4, "%s", text_of(cmp, "created"));
-		table_set(&t, 5, "%s", text_of(cmp, "slots_ended"));
-		table_set(&t, 6, "%s", text_of(cmp, "slots"));
-		table_set(&t, 7, "%s", wait);
-	}
+	json_table(&t, list, cols, sizeof(cols) / sizeof(*cols), 5);
 	if (!list || list->n == 0) {
 		printf("no campaign in this database (thermlog campaign run SUITE.yaml begins one)\n");
 		table_finish(&t);
@@ -148,43 +172,22 @@ static int campaign_list(struct cli_context *ctx, int argc, char **argv) {
 	return CLI_EXIT_OK;
 }
 
-/* The newest campaign's id, or 0 when there is none. */
-static int64_t newest(struct store *store) {
-	struct store_campaign *list;
-	size_t n;
-	int64_t id = 0;
-	if (store_campaign_list(store, &list, &n) == 0 && n > 0) {
-		id = list[n - 1].id;
-	}
-	store_campaigns_free(list, n);
-	return id;
-}
-
 /* The step table of `campaign show`: outcomes, gate waits, cold and warm. */
 static void show_steps(const struct jsonread_node *steps) {
+	static const struct json_column cols[] = {
+		{"STEP", "label"},
+		{"START", "start"},
+		{"DONE", "ended"},
+		{"OF", "planned"},
+		{"OK", "ok"},
+		{"FAILED", "failed"},
+		{"LOST", "lost"},
+		{"GATE_OUT", "gate_timeouts"},
+		{"INCOMPLETE", "incomplete"},
+		{"GATE_WAIT", "gate_wait_s"},
+	};
 	struct table t;
-	table_init(&t, 10);
-	static const char *const head[] = {"STEP",       "START",    "DONE", "OF",
-					   "OK",         "FAILED",   "LOST", "GATE_OUT",
-					   "INCOMPLETE", "GATE_WAIT"};
-	table_head(&t, head, 10);
-	table_align_right(&t, 2, 10);
-	for (size_t i = 0; steps && i < steps->n; i++) {
-		const struct jsonread_node *s = steps->items[i];
-		char wait[64];
-		unit_duration(wait, sizeof(wait), number_of(s, "gate_wait_s"));
-		table_row(&t);
-		table_set(&t, 0, "%s", text_of(s, "label"));
-		table_set(&t, 1, "%s", text_of(s, "start"));
-		table_set(&t, 2, "%s", text_of(s, "ended"));
-		table_set(&t, 3, "%s", text_of(s, "planned"));
-		table_set(&t, 4, "%s", text_of(s, "ok"));
-		table_set(&t, 5, "%s", text_of(s, "failed"));
-		table_set(&t, 6, "%s", text_of(s, "lost"));
-		table_set(&t, 7, "%s", text_of(s, "gate_timeouts"));
-		table_set(&t, 8, "%s", text_of(s, "incomplete"));
-		table_set(&t, 9, "%s", wait);
-	}
+	json_table(&t, steps, cols, sizeof(cols) / sizeof(*cols), 2);
 	table_print_stdout(&t, 2);
 }
 
@@ -247,7 +250,7 @@ static int campaign_show(struct cli_context *ctx, int argc, char **argv) {
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
-	id = id ? id : newest(ctx->store);
+	id = id ? id : campaign_newest(ctx->store);
 	struct campaign_view v;
 	char *err = NULL;
 	rc = campaign_view_load(ctx->store, cli_config(ctx)->procfs_root, id, &v, &err);
@@ -361,6 +364,162 @@ static int campaign_burst(struct cli_context *ctx, int argc, char **argv) {
 	return CLI_EXIT_OK;
 }
 
+/* --- report ------------------------------------------------------------------------------- */
+
+static const char report_usage[] =
+	"usage: thermlog campaign report [--campaign ID] [--compare OTHER.db[:ID]]\n"
+	"                                [--format html|md] -o FILE [--force]\n"
+	"A campaign (the newest without --campaign) as one HTML or Markdown document: the board's\n"
+	"fingerprint, the idle baseline, each step's outcomes, figures, gate waits and every\n"
+	"repetition. --compare sets another board's campaign of the suite beside it (the newest\n"
+	"in OTHER.db without :ID), with the verdict (comparable or not, and why) first and each\n"
+	"step's ratios of medians with their intervals. --format html (the default unless FILE\n"
+	"ends in .md) or md.\n";
+
+/* "OTHER.db[:ID]": the file, and the id after a last ':' of digits (0: none). */
+static char *split_compare(const char *arg, int64_t *id) {
+	const char *colon = strrchr(arg, ':');
+	*id = 0;
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+		*id = strtoll(colon + 1, NULL, 10);
+		return xstrndup(arg, (size_t)(colon - arg));
+	}
+	return xstrdup(arg);
+}
+
+struct report_args {
+	int64_t id;
+	char *compare;
+	int64_t compare_id;
+	const char *output;
+	bool force, has_format;
+	enum report_format format;
+};
+
+/* The options of `campaign report` into @a: -1 to go on, else the exit code. */
+static int report_parse(struct report_args *a, int argc, char **argv) {
+	static const struct option longopts[] = {
+		{"campaign", required_argument, NULL, 'i'},
+		{"compare", required_argument, NULL, 'C'},
+		CLI_OPTION_FORMAT,
+		CLI_OPTIONS_OUTPUT,
+		CLI_OPTION_HELP,
+		{0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i':
+			a->id = strtoll(optarg, &end, 10);
+			if (*end || a->id <= 0) {
+				fprintf(stderr,
+					"thermlog campaign report: --campaign %s: expected a "
+					"campaign id\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			free(a->compare);
+			a->compare = split_compare(optarg, &a->compare_id);
+			break;
+		case CLI_OPT_FORMAT:
+			if (!report_format_parse(optarg, &a->format)) {
+				fprintf(stderr,
+					"thermlog campaign report: bad --format '%s' (html or md)\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			a->has_format = true;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case CLI_OPT_FORCE:
+			a->force = true;
+			break;
+		default:
+			return cli_usage(c, report_usage);
+		}
+	}
+	if (!a->output || !cli_no_operand("campaign report", report_usage, argc, argv)) {
+		if (!a->output) {
+			fputs(report_usage, stderr);
+		}
+		return CLI_EXIT_USAGE;
+	}
+	if (!a->has_format) {
+		a->format = report_format_of_path(a->output);
+	}
+	return -1;
+}
+
+/* Writes the report into @a->output (appearing when complete), never over a database. */
+static int report_file(const struct report_args *a, const struct report_campaign *rc,
+		       const char *db_path) {
+	if (a->compare && cli_output_is_database(a->output, a->compare)) {
+		fprintf(stderr,
+			"thermlog campaign report: %s is the database %s or one of its "
+			"files; refusing to write it (even with --force)\n",
+			a->output, a->compare);
+		return CLI_EXIT_FAILURE;
+	}
+	struct cli_output out;
+	if (!cli_output_open(&out, "campaign report", a->output, db_path, a->force, 0)) {
+		return CLI_EXIT_FAILURE;
+	}
+	struct buf b = {0};
+	report_campaign_write(rc, a->format, &b);
+	int rc_out = CLI_EXIT_OK;
+	if (b.len && fwrite(b.data, 1, b.len, out.f) != b.len) {
+		fprintf(stderr, "thermlog campaign report: could not write %s\n", a->output);
+		cli_output_abort(&out);
+		rc_out = CLI_EXIT_FAILURE;
+	} else if (!cli_output_commit(&out, "campaign report")) {
+		rc_out = CLI_EXIT_FAILURE;
+	}
+	buf_finish(&b);
+	return rc_out;
+}
+
+static int campaign_report(struct cli_context *ctx, int argc, char **argv) {
+	struct report_args a = {0};
+	int rc = report_parse(&a, argc, argv);
+	struct store *other = NULL;
+	struct report_campaign r = {0};
+	if (rc >= 0) {
+		goto out;
+	}
+	if ((rc = cli_setup(ctx)) != CLI_EXIT_OK) {
+		goto out;
+	}
+	rc = CLI_EXIT_FAILURE;
+	if (a.compare && (access(a.compare, F_OK) != 0 ||
+			  store_open(&other, a.compare, STORE_MODE_FOREIGN) < 0)) {
+		fprintf(stderr, "thermlog campaign report: could not open %s%s\n", a.compare,
+			access(a.compare, F_OK) != 0 ? ": no such file" : "");
+		goto out;
+	}
+	const char *db_path = cli_store_path(ctx);
+	struct store *stores[2] = {ctx->store, other};
+	const char *files[2] = {db_path, a.compare};
+	int64_t ids[2] = {a.id, a.compare_id};
+	char *err = NULL;
+	if (report_campaign_compute(stores, files, ids, a.compare ? 2 : 1,
+				    cli_config(ctx)->procfs_root, &r, &err) < 0) {
+		fprintf(stderr, "thermlog campaign report: %s\n", err ? err : "failed");
+		free(err);
+		goto out;
+	}
+	rc = report_file(&a, &r, db_path);
+out:
+	report_campaign_finish(&r);
+	store_close(other);
+	free(a.compare);
+	return rc;
+}
+
 /* --- the command -------------------------------------------------------------------------- */
 
 static const char usage[] =
@@ -368,6 +527,7 @@ static const char usage[] =
 	"       thermlog campaign run SUITE.yaml [--board NAME] [--resume]\n"
 	"       thermlog campaign list [--json]\n"
 	"       thermlog campaign show [ID] [--json]\n"
+	"       thermlog campaign report [--campaign ID] [--compare OTHER.db[:ID]] -o FILE\n"
 	"       thermlog campaign burst --for DUR\n"
 	"A suite of steps run as recorded runs, each cold one behind a thermal gate on the\n"
 	"board's idle baseline, resumable. See thermlog-campaign(5) and docs/CAMPAIGN.md.\n";
@@ -377,6 +537,7 @@ static const struct cli_command campaign_commands[] = {
 	{.name = "run", .run = cli_campaign_run, .needs = CLI_NEEDS_CONFIG},
 	{.name = "list", .run = campaign_list, .needs = CLI_NEEDS_READ},
 	{.name = "show", .run = campaign_show, .needs = CLI_NEEDS_READ},
+	{.name = "report", .run = campaign_report, .needs = CLI_NEEDS_READ},
 	{.name = "burst", .run = campaign_burst, .needs = CLI_NEEDS_NONE},
 };
 

@@ -219,9 +219,7 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		return CLI_EXIT_USAGE;
 	}
 	if (!a->has_format) {
-		size_t len = strlen(a->output);
-		a->format = len > 3 && strcmp(a->output + len - 3, ".md") == 0 ? REPORT_MARKDOWN
-									       : REPORT_HTML;
+		a->format = report_format_of_path(a->output);
 	}
 	return -1;
 }

@@ -19,6 +19,11 @@ bool report_format_parse(const char *text, enum report_format *format) {
 	return true;
 }
 
+enum report_format report_format_of_path(const char *path) {
+	size_t len = strlen(path);
+	return len > 3 && strcmp(path + len - 3, ".md") == 0 ? REPORT_MARKDOWN : REPORT_HTML;
+}
+
 void report_write(const struct report *rep, enum report_format format, const char *chart_prefix,
 		  struct buf *out) {
 	struct report_doc doc;

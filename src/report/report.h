@@ -13,6 +13,7 @@
 
 #include "boardfacts.h"
 #include "buf.h"
+#include "campaign.h"
 #include "config.h"
 #include "lifetime-profile.h"
 #include "lifetime-report.h"
@@ -21,7 +22,9 @@
 #include "runs.h"
 #include "runstats.h"
 #include "store.h"
+#include "testfig.h"
 #include "throttle-report.h"
+#include "verdict.h"
 
 /** Whether a report holds the capacitor design review (one section per capacitor). */
 enum report_lifetime {
@@ -134,6 +137,9 @@ enum report_format {
 /** "html" or "md" into *format; false for anything else. */
 bool report_format_parse(const char *text, enum report_format *format);
 
+/** The format a file name asks for when none is given: Markdown for "*.md", else HTML. */
+enum report_format report_format_of_path(const char *path);
+
 /** A chart of the report: its name ("peak", "peak-2") and a standalone SVG document. */
 struct report_chart {
 	char *name;
@@ -151,5 +157,58 @@ void report_write(const struct report *rep, enum report_format format, const cha
 /** The report's charts as standalone SVG documents; free with report_charts_free(). */
 void report_charts(const struct report *rep, struct report_chart **charts, size_t *n);
 void report_charts_free(struct report_chart *charts, size_t n); // accepts NULL
+
+/* --- a campaign's report (report-campaign.c) ----------------------------------------------- */
+
+/** One board's campaign as its report shows it. */
+struct report_campaign_side {
+	char *file;                    // the database's file name
+	char *name;                    // the campaign's board, the fingerprint's model, the file
+	struct campaign_view view;     // the campaign read back (campaign.h)
+	char *tags;                    // its measured repetitions: {"campaign", "warmup": "0"}
+	struct runs_stats_options opt; // those runs, as runs stats selects them
+	struct runstats_result stats;  // per step label
+	struct testfig_result figs;    // the board during each step (testfig.h)
+	double *start_k; // per repetition: its hottest watched zone over its idle baseline at
+			 // the run's first fast sample (K; NAN when not known)
+};
+
+/** A step on both boards, as runs compare computes it. */
+struct report_campaign_step {
+	char *label;
+	int rc; // 0, or -ENODATA when a side has no ok measured run of it
+	struct runs_compare c;
+};
+
+struct report_campaign {
+	struct report_campaign_side sides[2];
+	size_t n;
+	struct verdict verdict;             // n == 2: the campaigns' conditions judged
+	struct report_campaign_step *steps; // n == 2: the first campaign's steps the second has
+	size_t n_steps;
+};
+
+/**
+ * Computes the report of campaign @ids[i] (0: the newest) of each of the @n (1 or 2) stores,
+ * named @files[i]; the second is the campaign compared (open it read-only). With two: the
+ * verdict on their conditions (verdict.h: the ambient over each campaign, the clocks' maxima
+ * and the highest each reached in the binning check's burst, the governors) and each step
+ * compared by label (runs_compare() over the measured repetitions). A runner is looked for
+ * under @procfs_root. 0, or a negative errno with *err newly allocated (-ENOENT: no such
+ * campaign). report_campaign_finish() frees @rc (also after a failure).
+ */
+int report_campaign_compute(struct store *const *stores, const char *const *files,
+			    const int64_t *ids, size_t n, const char *procfs_root,
+			    struct report_campaign *rc, char **err);
+void report_campaign_finish(struct report_campaign *rc); // accepts a zeroed struct
+
+/**
+ * Writes @rc as @format into @out: the verdict first (two boards), then the campaigns, the
+ * boards' fingerprints, the idle baselines (B − A in K), each step on both boards, each
+ * step's outcomes and gate waits, the board during each step, cold beside warm, every
+ * repetition.
+ */
+void report_campaign_write(const struct report_campaign *rc, enum report_format format,
+			   struct buf *out);
 
 #endif

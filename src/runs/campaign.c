@@ -286,6 +286,17 @@ void campaign_view_json(const struct campaign_view *v, struct json *j) {
 	json_object_end(j);
 }
 
+int64_t campaign_newest(struct store *store) {
+	struct store_campaign *list;
+	size_t n;
+	int64_t id = 0;
+	if (store_campaign_list(store, &list, &n) == 0 && n > 0) {
+		id = list[n - 1].id;
+	}
+	store_campaigns_free(list, n);
+	return id;
+}
+
 int campaign_list_json(struct store *store, const char *procfs_root, struct json *j) {
 	struct store_campaign *list;
 	size_t n;

@@ -73,6 +73,9 @@ struct campaignplan_slot *campaign_plan(const struct campaign_suite *suite, size
  */
 void campaign_view_json(const struct campaign_view *v, struct json *j);
 
+/** The newest campaign's id in @store, or 0 when there is none (or it cannot be read). */
+int64_t campaign_newest(struct store *store);
+
 /** Every campaign as `campaign list --json` and GET /api/v1/campaigns give them. 0 or -errno. */
 int campaign_list_json(struct store *store, const char *procfs_root, struct json *j);
 

@@ -12,9 +12,16 @@ usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
   resume-daemon  kill -9 of the daemon mid-repetition, the daemon started again, --resume
   timeout        a gate that cannot be met (the board kept hot) ends in gate_timeout after the
                  configured wait, marked and reported, and the campaign goes on
+  report         docs/examples/five-tests-demo.yaml on board A twice and on board B:
+                 campaign report --compare says B is not comparable with A, naming the ambient
+                 and the binned clock with their figures, and A's second campaign comparable
+                 with its first, every step's ratio interval holding 1; the Markdown report is
+                 docs/examples/five-tests-report.md (--update writes it, else it must match but
+                 for its figures and times)
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +35,8 @@ from thermlog_test import Workdir, main, wait_for  # noqa: E402
 
 THERMLOGD, THERMLOG, SIMLOAD = (os.path.abspath(p) for p in sys.argv[1:4])  # the steps run
 PART = sys.argv[4]                                                          # in the suite's dir
+UPDATE = "--update" in sys.argv[5:]
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 # The seed's Five Tests on the simulated board, as docs/CAMPAIGN.md shows them: idle (the
 # campaign's idle step), all-core load, an NPU operator reporting latency_ms, inference cold and
@@ -85,7 +94,7 @@ def check_board(tap, name, b, view, spec_reached):
     tap.ok(len(camp) == len(view["repetitions"]) + 2,
            "%s: every repetition is a recorded run, with the idle and burst runs" % name,
            (len(camp), len(view["repetitions"])))
-    tap.ok(all(r["tags"].get("suite") == "five" and r["tags"].get("rep") and
+    tap.ok(all(r["tags"].get("suite") == "five-tests" and r["tags"].get("rep") and
                r["tags"].get("start") in ("cold", "warm", "any") for r in camp),
            "%s: each tagged campaign, step, rep, start and the suite's own" % name)
     by_id = {r["id"]: r for r in camp}
@@ -123,15 +132,20 @@ def check_board(tap, name, b, view, spec_reached):
            if r["step"] == "npu-op"), "%s: latency_ms reported by every npu-op run" % name)
 
 
+def run_both(tap, a, b, suite):
+    """Board A's and board B's campaign of @suite side by side, each to its end."""
+    tap.ok(a.url and b.url, "two boards serve", a.stderr() + b.stderr())
+    ra = start_runner(THERMLOG, a, suite, "--board", "A")
+    rb = start_runner(THERMLOG, b, suite, "--board", "B")
+    tap.ok(wait_exit(ra, 600) == 0, "board A's campaign ends (exit 0)", runner_log(ra))
+    tap.ok(wait_exit(rb, 600) == 0, "board B's campaign ends (exit 0)", runner_log(rb))
+
+
 def part_boards(tap, wd):
     suite = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
     with Board(THERMLOGD, "ambient=25") as a, \
             Board(THERMLOGD, "ambient=31.5,big_max=2304", seed="2") as b:
-        tap.ok(a.url and b.url, "two boards serve", a.stderr() + b.stderr())
-        ra = start_runner(THERMLOG, a, suite, "--board", "A")
-        rb = start_runner(THERMLOG, b, suite, "--board", "B")
-        tap.ok(wait_exit(ra, 600) == 0, "board A's campaign ends (exit 0)", runner_log(ra))
-        tap.ok(wait_exit(rb, 600) == 0, "board B's campaign ends (exit 0)", runner_log(rb))
+        run_both(tap, a, b, suite)
         check_board(tap, "A", a, show(THERMLOG, a), 2400000000)
         check_board(tap, "B", b, show(THERMLOG, b), 2304000000)
 
@@ -244,10 +258,77 @@ def part_timeout(tap, wd):
         tap.ok("gate timed out after" in runner_log(p), "the progress says it", runner_log(p))
 
 
+def masked(text):
+    """A report's structure: its headings and paragraphs with the figures masked, each table's
+    header and the first cell of its rows (what a row is about), not what they hold."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            cells = line.split(" | ")
+            line = cells[0] + " | ..." if len(cells) > 1 else line
+        out.append(re.sub(r"[-+]?\d+(\.\d+)?", "N", line))
+    return "\n".join(out)
+
+
+def report(tap, board, wd, name, *args):
+    out = os.path.join(wd, name)
+    r = board.thermlog(THERMLOG, "campaign", "report", *args, "-o", out, "--force")
+    tap.ok(r.returncode == 0, "campaign report %s" % " ".join(args), r.stderr)
+    with open(out) as f:
+        return f.read()
+
+
+def part_report(tap, wd):
+    suite = write_suite(os.path.join(wd, "five.yaml"), FIVE, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a, \
+            Board(THERMLOGD, "ambient=31.5,big_max=2304", seed="2") as b:
+        run_both(tap, a, b, suite)
+        ra2 = start_runner(THERMLOG, a, suite, "--board", "A")
+        tap.ok(wait_exit(ra2, 600) == 0, "a second campaign on A ends", runner_log(ra2))
+        # B against A: not like for like, naming the ambient and the binned clock.
+        md = report(tap, b, wd, "b-vs-a.md", "--compare", a.db + ":1")
+        verdict = md[md.index("Comparable or not"):md.index("## Campaign")]
+        tap.ok("not comparable" in verdict, "B against A: not comparable", verdict)
+        amb = re.search(r"\| ambient \| (.*?) \|", verdict)
+        tap.ok(amb and re.search(r"\d+\.\d+ .C", amb.group(1)) and "6." in amb.group(1),
+               "the ambient named with both figures (6.5 K apart)", verdict)
+        clk = re.findall(r"\| clock \| (.*?) \|", verdict)
+        tap.ok(any("2304" in c and "2400" in c for c in clk),
+               "the binned clock named with its figures (2304 of 2400 MHz)", verdict)
+        tap.ok(set(re.findall(r"\| (\w+) \| ", verdict)) <= {"reason", "ambient", "clock"},
+               "and no other reason", verdict)
+        # A's second campaign against its first: comparable, every interval holding 1.
+        md2 = report(tap, a, wd, "a2-vs-a1.md", "--campaign", "2", "--compare", a.db + ":1")
+        v2 = md2[md2.index("Comparable or not"):md2.index("## Campaign")]
+        tap.ok("comparable:" in v2 and "not comparable" not in v2,
+               "A against itself: comparable", v2)
+        steps = md2[md2.index("## Each step on both boards"):md2.index("## Steps")]
+        rows = re.findall(r"\| ([\w-]+) \| \d+ / \d+ \| .*? \| ([\d.]+) \[([\d.]+), "
+                          r"([\d.]+)\] \|", steps)
+        tap.ok(len(rows) == 5 and all(float(lo) <= 1 <= float(hi) for _, _, lo, hi in rows),
+               "every step's ratio of median durations holds 1 in its interval", steps)
+        html = report(tap, b, wd, "b-vs-a.html", "--compare", a.db + ":1")
+        tap.ok(html.startswith("<!DOCTYPE html>") and "not comparable" in html,
+               "the same report as HTML")
+        # The documentation's example is this report: regenerated by --update, else matched.
+        doc = os.path.join(SOURCE, "docs", "examples", "five-tests-report.md")
+        if UPDATE:
+            with open(doc, "w") as f:
+                f.write(md)
+        with open(doc) as f:
+            kept = f.read()
+        tap.ok(masked(kept) == masked(md),
+               "docs/examples/five-tests-report.md is this report (but for figures and times; "
+               "test_campaign.py ... report --update writes it)",
+               "\n".join(l for l in __import__("difflib").unified_diff(
+                   masked(kept).splitlines(), masked(md).splitlines(), lineterm="")))
+
+
 def run(tap):
     with Workdir("thermlog-campaign.") as wd:
         {"check": part_check, "boards": part_boards, "resume-runner": part_resume_runner,
-         "resume-daemon": part_resume_daemon, "timeout": part_timeout}[PART](tap, wd)
+         "resume-daemon": part_resume_daemon, "timeout": part_timeout,
+         "report": part_report}[PART](tap, wd)
 
 
 if __name__ == "__main__":
