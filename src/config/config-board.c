@@ -111,8 +111,7 @@ void config_parse_roles(struct parser *p, const struct yamltree_node *map) {
 	qsort(cfg->roles, cfg->n_roles, sizeof(*cfg->roles), compare_roles);
 }
 
-void config_board_free(struct config *cfg) {
-	struct board_config *b = &cfg->board;
+void config_board_finish(struct board_config *b) {
 	free(b->name);
 	free(b->cooling);
 	free(b->notes);
@@ -121,6 +120,10 @@ void config_board_free(struct config *cfg) {
 		free(b->sdk[i].version);
 	}
 	*b = (struct board_config){0};
+}
+
+void config_board_free(struct config *cfg) {
+	config_board_finish(&cfg->board);
 	for (size_t i = 0; i < cfg->n_roles; i++) {
 		free(cfg->roles[i].key);
 	}

@@ -108,6 +108,9 @@ struct board_config {
 	bool declared; // a board: section was given
 };
 
+/** Frees what @b holds and zeroes it (config_finish() does it for the configuration's). */
+void config_board_finish(struct board_config *b); // accepts a zeroed struct
+
 /* roles: a channel key's role (role.h) given by hand, over what is inferred. */
 struct config_role {
 	char *key;

@@ -41,7 +41,7 @@ static char *model(const struct report_board *b) {
 }
 
 static char *declared_name(const struct report_board *b) {
-	return or_text(b->facts.name, "not declared (board: in the configuration)");
+	return or_text(b->facts.board.name, "not declared (board: in the configuration)");
 }
 
 static char *compatible(const struct report_board *b) {
@@ -67,14 +67,14 @@ static char *npu_driver(const struct report_board *b) {
 }
 
 static char *cooling(const struct report_board *b) {
-	return or_text(b->facts.cooling, "not declared");
+	return or_text(b->facts.board.cooling, "not declared");
 }
 
 static char *sdk(const struct report_board *b) {
 	struct buf out = {0};
-	for (size_t i = 0; i < b->facts.n_sdk; i++) {
-		buf_printf(&out, "%s%s %s", i ? ", " : "", b->facts.sdk[i].name,
-			   b->facts.sdk[i].version);
+	for (size_t i = 0; i < b->facts.board.n_sdk; i++) {
+		buf_printf(&out, "%s%s %s", i ? ", " : "", b->facts.board.sdk[i].name,
+			   b->facts.board.sdk[i].version);
 	}
 	if (!out.len) {
 		buf_puts(&out, "not declared");
@@ -83,7 +83,7 @@ static char *sdk(const struct report_board *b) {
 }
 
 static char *notes(const struct report_board *b) {
-	return or_text(b->facts.notes, "-");
+	return or_text(b->facts.board.notes, "-");
 }
 
 /* "schedutil; 2400 MHz hardware, 2304 MHz reached": clock @k of @b's window. */

@@ -302,10 +302,10 @@ static int board_stats(struct store *store, const char *file, const struct repor
 		return rc;
 	}
 	// The board's name: as declared, else as the daemon or the runs recorded it, else the file.
-	const char *name = b->facts.name    ? b->facts.name
-			   : b->facts.model ? b->facts.model
-			   : b->model       ? b->model
-					    : b->file;
+	const char *name = b->facts.board.name ? b->facts.board.name
+			   : b->facts.model    ? b->facts.model
+			   : b->model          ? b->model
+					       : b->file;
 	b->name = xstrdup(name);
 	return 0;
 }

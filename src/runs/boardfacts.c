@@ -68,13 +68,13 @@ static double number_of(const struct jsonread_node *obj, const char *key) {
 static void declared_from_config(const struct config *cfg, struct boardfacts *f) {
 	const struct board_config *b = &cfg->board;
 	f->declared = true;
-	f->name = b->name ? xstrdup(b->name) : NULL;
-	f->cooling = b->cooling ? xstrdup(b->cooling) : NULL;
-	f->notes = b->notes ? xstrdup(b->notes) : NULL;
-	for (size_t i = 0; i < b->n_sdk && i < BOARDFACTS_MAX_SDK; i++) {
-		f->sdk[i].name = xstrdup(b->sdk[i].name);
-		f->sdk[i].version = xstrdup(b->sdk[i].version);
-		f->n_sdk++;
+	f->board.name = b->name ? xstrdup(b->name) : NULL;
+	f->board.cooling = b->cooling ? xstrdup(b->cooling) : NULL;
+	f->board.notes = b->notes ? xstrdup(b->notes) : NULL;
+	for (size_t i = 0; i < b->n_sdk && i < CONFIG_BOARD_SDK_MAX; i++) {
+		f->board.sdk[i].name = xstrdup(b->sdk[i].name);
+		f->board.sdk[i].version = xstrdup(b->sdk[i].version);
+		f->board.n_sdk++;
 	}
 	f->roles = xcalloc(cfg->n_roles + 1, sizeof(*f->roles));
 	for (size_t i = 0; i < cfg->n_roles; i++) {
@@ -107,18 +107,19 @@ static struct jsonread_node *state_object(struct store *store, const char *key, 
 }
 
 static void declared_from_state(const struct jsonread_node *t, struct boardfacts *f) {
+	struct board_config *b = &f->board;
 	f->declared = true;
-	f->name = text_of(t, "name");
-	f->cooling = text_of(t, "cooling");
-	f->notes = text_of(t, "notes");
+	b->name = text_of(t, "name");
+	b->cooling = text_of(t, "cooling");
+	b->notes = text_of(t, "notes");
 	const struct jsonread_node *sdk = jsonread_get(t, "sdk");
-	for (size_t i = 0;
-	     sdk && sdk->kind == JSONREAD_OBJECT && i + 1 < sdk->n && f->n_sdk < BOARDFACTS_MAX_SDK;
+	for (size_t i = 0; sdk && sdk->kind == JSONREAD_OBJECT && i + 1 < sdk->n &&
+			   b->n_sdk < CONFIG_BOARD_SDK_MAX;
 	     i += 2) {
 		const char *v = jsonread_string(sdk->items[i + 1]);
 		if (v) {
-			f->sdk[f->n_sdk].name = xstrdup(sdk->items[i]->text);
-			f->sdk[f->n_sdk++].version = xstrdup(v);
+			b->sdk[b->n_sdk].name = xstrdup(sdk->items[i]->text);
+			b->sdk[b->n_sdk++].version = xstrdup(v);
 		}
 	}
 	const struct jsonread_node *roles = jsonread_get(t, "roles");
@@ -239,13 +240,7 @@ void boardfacts_finish(struct boardfacts *f) {
 	if (!f) {
 		return;
 	}
-	free(f->name);
-	free(f->cooling);
-	free(f->notes);
-	for (size_t i = 0; i < f->n_sdk; i++) {
-		free(f->sdk[i].name);
-		free(f->sdk[i].version);
-	}
+	config_board_finish(&f->board);
 	for (size_t i = 0; i < f->n_roles; i++) {
 		free((char *)f->roles[i].key);
 	}

@@ -39,16 +39,11 @@ struct boardfacts_clock {
 };
 
 #define BOARDFACTS_MAX_CLOCKS 16
-#define BOARDFACTS_MAX_SDK    32
 
 struct boardfacts {
 	// Declared (the configuration's board: and roles:, the report's own first)
 	bool declared;
-	char *name, *cooling, *notes; // NULL when not said
-	struct {
-		char *name, *version;
-	} sdk[BOARDFACTS_MAX_SDK];
-	size_t n_sdk;
+	struct board_config board;   // its texts NULL when not said
 	struct role_override *roles; // keys owned by the struct
 	size_t n_roles;
 	// Recorded (boardinfo at the daemon's start); NULL, NAN or none when not recorded

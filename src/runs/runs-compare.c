@@ -417,7 +417,7 @@ static char *board_name(struct store *store, const char *given, const char *fall
 	}
 	struct boardfacts f;
 	boardfacts_read(store, NULL, &f);
-	char *name = xstrdup(f.name ? f.name : f.model ? f.model : fallback);
+	char *name = xstrdup(f.board.name ? f.board.name : f.model ? f.model : fallback);
 	boardfacts_finish(&f);
 	return name;
 }

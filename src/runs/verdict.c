@@ -341,7 +341,7 @@ static double ambient_mean(struct store *store, const char *key, int64_t from, i
 static int board_facts(struct store *store, struct verdict_side *s) {
 	struct boardfacts f;
 	int rc = boardfacts_read(store, NULL, &f);
-	snprintf(s->cooling, sizeof(s->cooling), "%s", f.cooling ? f.cooling : "");
+	snprintf(s->cooling, sizeof(s->cooling), "%s", f.board.cooling ? f.board.cooling : "");
 	struct role_channel *rc_ch = xcalloc(s->n_clocks + 1, sizeof(*rc_ch));
 	enum role *roles = xcalloc(s->n_clocks + 1, sizeof(*roles));
 	for (size_t i = 0; i < s->n_clocks; i++) {
