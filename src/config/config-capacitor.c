@@ -201,19 +201,25 @@ struct number_key {
 	const struct yamltree_node **seen;
 };
 
+/* The key @k's value @v when @k is one of @keys (true), read into its slot. */
+static bool get_number(struct parser *p, const struct yamltree_node *k,
+		       const struct yamltree_node *v, const struct number_key *keys, size_t n) {
+	for (size_t j = 0; j < n; j++) {
+		if (yamltree_key_is(k, keys[j].key)) {
+			yamltree_get_double(&p->yt, v, keys[j].key, keys[j].range, keys[j].slot);
+			if (keys[j].seen) {
+				*keys[j].seen = v;
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
 static void get_numbers(struct parser *p, const struct yamltree_node *map,
 			const struct number_key *keys, size_t n) {
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		const struct yamltree_node *k = map->items[i], *v = map->items[i + 1];
-		for (size_t j = 0; j < n; j++) {
-			if (yamltree_key_is(k, keys[j].key)) {
-				yamltree_get_double(&p->yt, v, keys[j].key, keys[j].range,
-						    keys[j].slot);
-				if (keys[j].seen) {
-					*keys[j].seen = v;
-				}
-			}
-		}
+		get_number(p, map->items[i], map->items[i + 1], keys, n);
 	}
 }
 
@@ -476,17 +482,7 @@ static bool capacitor_number(struct parser *p, const struct yamltree_node *k,
 		{"vent_clearance_mm", {0, 1000, false}, &c->vent_clearance_mm, NULL},
 		{"uncertainty_k", {0, 20, false}, &c->uncertainty_k, NULL},
 	};
-	for (size_t j = 0; j < sizeof(numbers) / sizeof(numbers[0]); j++) {
-		if (yamltree_key_is(k, numbers[j].key)) {
-			yamltree_get_double(&p->yt, v, numbers[j].key, numbers[j].range,
-					    numbers[j].slot);
-			if (numbers[j].seen) {
-				*numbers[j].seen = v;
-			}
-			return true;
-		}
-	}
-	return false;
+	return get_number(p, k, v, numbers, sizeof(numbers) / sizeof(numbers[0]));
 }
 
 /*
