@@ -53,7 +53,7 @@ struct request {
 	const struct api_request *req;
 	struct api_target target;
 	struct api_response *resp;
-	int64_t id; // the run id a route's "{id}" matched
+	int64_t id; // the run or campaign id a route's "{id}" matched
 };
 
 /* api-request.c */
@@ -109,10 +109,12 @@ void api_handle_report(struct request *r); // GET /api/v1/report
 /* api-runs.c */
 void api_handle_runs(struct request *r);
 void api_handle_runs_stats(struct request *r);
-void api_handle_run_show(struct request *r);    // GET /api/v1/runs/{id}
-void api_handle_run_samples(struct request *r); // GET /api/v1/runs/{id}/samples
-void api_handle_run_start(struct request *r);   // POST /api/v1/runs
-void api_handle_run_stop(struct request *r);    // POST /api/v1/runs/{id}/stop
-void api_handle_run_metrics(struct request *r); // POST /api/v1/runs/{id}/metrics
+void api_handle_run_show(struct request *r);      // GET /api/v1/runs/{id}
+void api_handle_run_samples(struct request *r);   // GET /api/v1/runs/{id}/samples
+void api_handle_run_start(struct request *r);     // POST /api/v1/runs
+void api_handle_run_stop(struct request *r);      // POST /api/v1/runs/{id}/stop
+void api_handle_run_metrics(struct request *r);   // POST /api/v1/runs/{id}/metrics
+void api_handle_campaigns(struct request *r);     // GET /api/v1/campaigns
+void api_handle_campaign_show(struct request *r); // GET /api/v1/campaigns/{id}
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "campaign.h"
 #include "json.h"
 #include "jsonread.h"
 #include "runs.h"
@@ -154,6 +155,43 @@ void api_handle_run_samples(struct request *r) {
 		return;
 	}
 	respond_runs(r, rc, "could not read the run's fast samples");
+}
+
+/* --- campaigns --------------------------------------------------------------------------- */
+
+void api_handle_campaigns(struct request *r) {
+	if (!api_check_params(r, NULL)) {
+		return;
+	}
+	struct json j;
+	json_init(&j, &r->resp->body, true);
+	respond_runs(r, campaign_list_json(r->ctx->store, r->ctx->cfg->procfs_root, &j),
+		     "could not read the campaigns");
+}
+
+void api_handle_campaign_show(struct request *r) {
+	int64_t id = r->id;
+	if (!api_check_params(r, NULL)) {
+		return;
+	}
+	struct campaign_view v;
+	char *err = NULL;
+	int rc = campaign_view_load(r->ctx->store, r->ctx->cfg->procfs_root, id, &v, &err);
+	if (rc == -ENOENT) {
+		api_respond_error(r->resp, 404, NULL, "no campaign %lld", (long long)id);
+	} else if (rc < 0) {
+		// A stored suite that no longer reads is the database's fault, not the request's.
+		api_respond_query_error(
+			r, rc == -EINVAL ? -EIO : rc,
+			xasprintf("campaign %lld: %s", (long long)id, err ? err : strerror(-rc)));
+	} else {
+		struct json j;
+		json_init(&j, &r->resp->body, true);
+		campaign_view_json(&v, &j);
+		respond_runs(r, 0, "could not read the campaign");
+	}
+	free(err);
+	campaign_view_finish(&v);
 }
 
 /* --- runs: the write endpoints ------------------------------------------------------------ */

@@ -26,7 +26,7 @@ enum route_needs {
 
 struct route {
 	const char *method;  // "GET" (which answers HEAD too) or "POST"
-	const char *pattern; // the path; "{id}" stands for a run id (request.id)
+	const char *pattern; // the path; "{id}" stands for a run or campaign id (request.id)
 	void (*handle)(struct request *r);
 	enum route_needs needs;
 	enum api_cost cost; // the first route of a path gives the path's (api_target_cost())
@@ -53,6 +53,8 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/runs/{id}/samples", api_handle_run_samples, ROUTE_STORE, API_COST_HEAVY},
 	{"POST", "/api/v1/runs/{id}/stop", api_handle_run_stop, ROUTE_AUTH, API_COST_NONE},
 	{"POST", "/api/v1/runs/{id}/metrics", api_handle_run_metrics, ROUTE_AUTH, API_COST_NONE},
+	{"GET", "/api/v1/campaigns", api_handle_campaigns, ROUTE_STORE, API_COST_HEAVY},
+	{"GET", "/api/v1/campaigns/{id}", api_handle_campaign_show, ROUTE_STORE, API_COST_LIGHT},
 	{"GET", "/api/v1/report", api_handle_report, ROUTE_STORE, API_COST_HEAVY},
 	{"GET", "/api/v1/throttle", api_handle_throttle, ROUTE_STORE, API_COST_LIGHT},
 	{"GET", "/metrics", api_handle_metrics, ROUTE_AUTH, API_COST_NONE},

@@ -12,6 +12,9 @@ usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
   resume-daemon  kill -9 of the daemon mid-repetition, the daemon started again, --resume
   timeout        a gate that cannot be met (the board kept hot) ends in gate_timeout after the
                  configured wait, marked and reported, and the campaign goes on
+  interleaved    order: interleaved runs the steps' repetitions alternately (A B A B), each
+                 cold; campaign list and show as text and JSON; GET /api/v1/campaigns and
+                 /api/v1/campaigns/{id} give the CLI's JSON; the runs of one campaign by tag
   report         docs/examples/five-tests-demo.yaml on board A twice and on board B:
                  campaign report --compare says B is not comparable with A, naming the ambient
                  and the binned clock with their figures, and A's second campaign comparable
@@ -258,6 +261,96 @@ def part_timeout(tap, wd):
         tap.ok("gate timed out after" in runner_log(p), "the progress says it", runner_log(p))
 
 
+INTERLEAVED = """name: drift
+tags: {suite: drift}
+idle: {duration: 4s, burst: 0s}
+gate: {tolerance_k: 2, max_wait: 60s}
+order: interleaved
+steps:
+  - label: cpu
+    command: [SIMLOAD, --cpu, all=100, --for, 1s]
+    repetitions: 3
+    warmup: 1
+  - label: npu
+    command: [SIMLOAD, --npu, all=80, --for, 1s]
+    repetitions: 3
+"""
+
+
+def api_bytes(board, path):
+    """GET @path of the board's API: (status, body as text)."""
+    import urllib.error
+    from thermlog_test import get
+    try:
+        return 200, get(board.url + path).decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def part_interleaved(tap, wd):
+    """order: interleaved runs the steps' repetitions alternately, each one cold; campaign
+    list and show say so as text and JSON, and the API gives the same JSON."""
+    suite = write_suite(os.path.join(wd, "drift.yaml"), INTERLEAVED, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a:
+        p = start_runner(THERMLOG, a, suite, "--board", "A")
+        tap.ok(wait_exit(p, 300) == 0, "the interleaved campaign ends (exit 0)", runner_log(p))
+        view = show(THERMLOG, a)
+        by_id = {r["id"]: r for r in runs(THERMLOG, a)}
+        reps = sorted(view["repetitions"], key=lambda r: iso_ms(by_id[r["run"]]["start"]))
+        order = [(r["step"], r["rep"], r["warmup"]) for r in reps]
+        want = [("cpu", 1, True), ("npu", 1, False), ("cpu", 1, False), ("npu", 2, False),
+                ("cpu", 2, False), ("npu", 3, False), ("cpu", 3, False)]
+        tap.ok(order == want, "the runs started alternating the steps (their starts in order: "
+               "cpu's warmup, then npu cpu npu cpu npu cpu)", order)
+        tap.ok(all(r["start_kind"] == "cold" and r["gate"] == "passed" and r["status"] == "ok"
+                   for r in reps), "each repetition passed its gate and ran cold",
+               [(r["step"], r["start_kind"], r["gate"], r["status"]) for r in reps])
+        tap.ok(all(by_id[r["run"]]["tags"].get("step") == r["step"] and
+                   by_id[r["run"]]["tags"].get("rep") == str(r["rep"]) for r in reps),
+               "each run tagged with its step and repetition")
+        # campaign list and show: text and JSON.
+        listed = json.loads(a.thermlog(THERMLOG, "campaign", "list", "--json").stdout)
+        row = listed["campaigns"][0] if len(listed["campaigns"]) == 1 else {}
+        tap.ok(row.get("name") == "drift" and row.get("board") == "A" and
+               row.get("status") == "done" and row.get("slots") == row.get("slots_ended") == 7,
+               "campaign list --json: the campaign, done, 7 of 7", listed)
+        text = a.thermlog(THERMLOG, "campaign", "list").stdout
+        lines = text.splitlines()
+        tap.ok(len(lines) == 2 and lines[0].split()[:4] == ["ID", "NAME", "BOARD", "STATUS"] and
+               lines[1].split()[:4] == ["1", "drift", "A", "done"] and
+               lines[1].split()[5:7] == ["7", "7"] if len(lines) == 2 else False,
+               "campaign list: a table of the campaign", text)
+        shown = a.thermlog(THERMLOG, "campaign", "show", "1").stdout
+        steps = {l.split()[0]: l.split() for l in shown.splitlines()
+                 if l.startswith("  cpu ") or l.startswith("  npu ")}
+        tap.ok(shown.startswith("campaign 1: drift on A, done, 7 of 7 repetitions ended\n") and
+               "idle baseline (" in shown and steps.get("cpu", [])[1:4] == ["cold", "4", "4"] and
+               steps.get("npu", [])[1:4] == ["cold", "3", "3"],
+               "campaign show: the campaign, its baseline and each step's repetitions", shown)
+        # The API: GET /api/v1/campaigns and /api/v1/campaigns/{id}, as the CLI's JSON.
+        tap.ok(a.url, "the board serves its API", a.stderr())
+        code, body = api_bytes(a, "api/v1/campaigns")
+        cli = a.thermlog(THERMLOG, "campaign", "list", "--json").stdout
+        tap.ok(code == 200 and body == cli,
+               "GET /api/v1/campaigns is campaign list --json, byte for byte", (code, body, cli))
+        code, body = api_bytes(a, "api/v1/campaigns/1")
+        cli = a.thermlog(THERMLOG, "campaign", "show", "1", "--json").stdout
+        tap.ok(code == 200 and body == cli,
+               "GET /api/v1/campaigns/1 is campaign show 1 --json, byte for byte", (code, body))
+        code, body = api_bytes(a, "api/v1/campaigns/7")
+        tap.ok(code == 404 and "no campaign 7" in body, "an unknown campaign is a 404",
+               (code, body))
+        code, body = api_bytes(a, "api/v1/campaigns?x=1")
+        tap.ok(code == 400 and "unknown parameter 'x'" in body, "an unknown parameter a 400",
+               (code, body))
+        code, body = api_bytes(a, "api/v1/runs?tag=campaign=1")
+        got = sorted(r["id"] for r in json.loads(body)["runs"]) if code == 200 else None
+        camp = sorted(r["id"] for r in by_id.values() if r["tags"].get("campaign") == "1")
+        tap.ok(got == camp and len(camp) == 7 + 1,
+               "GET /api/v1/runs?tag=campaign=1: the campaign's runs (its repetitions and its "
+               "idle run), what the dashboard's Runs view shows for it", (got, camp))
+
+
 def masked(text):
     """A report's structure: its headings and paragraphs with the figures masked, each table's
     header and the first cell of its rows (what a row is about), not what they hold."""
@@ -328,7 +421,7 @@ def run(tap):
     with Workdir("thermlog-campaign.") as wd:
         {"check": part_check, "boards": part_boards, "resume-runner": part_resume_runner,
          "resume-daemon": part_resume_daemon, "timeout": part_timeout,
-         "report": part_report}[PART](tap, wd)
+         "interleaved": part_interleaved, "report": part_report}[PART](tap, wd)
 
 
 if __name__ == "__main__":
