@@ -48,6 +48,7 @@
     retryTimer: 0,
     charts: {},
     series: loadSeriesChoice(), // channel key -> shown, for the series the user chose
+    campaign: campaignFromUrl(), // the Runs view's campaign id (?campaign=ID), or ''
   };
   window.thermlogCharts = state.charts; // the browser test reads the charts' visibility
 
@@ -1457,13 +1458,49 @@
           ' (' + intFmt.format(m.n) + ' runs)', 'metric ' + m.name))));
   }
 
+  /* The Runs view's campaign: ?campaign=ID in the URL, so a bookmark keeps it. */
+  function campaignFromUrl() {
+    const id = new URLSearchParams(location.search).get('campaign') || '';
+    return /^[1-9][0-9]{0,17}$/.test(id) ? id : '';
+  }
+
+  function campaignToUrl(id) {
+    const q = new URLSearchParams(location.search);
+    if (id) q.set('campaign', id);
+    else q.delete('campaign');
+    const rest = q.toString();
+    history.replaceState(null, '', (rest ? '?' + rest : location.pathname) + location.hash);
+  }
+
+  /* "#2 five-tests on B (done, 31 of 31)": a campaign as its list names it. */
+  const campaignText = (c) => '#' + c.id + ' ' + c.name + (c.board ? ' on ' + c.board : '') + ' (' + c.status +
+    (typeof c.slots === 'number' ? ', ' + c.slots_ended + ' of ' + c.slots : '') + ')';
+
+  /* The campaign list of the Runs view (GET /api/v1/campaigns; hidden when there is none, or
+   * from a daemon without it); the chosen campaign, if it is still there. */
+  async function loadCampaigns() {
+    const form = $('#runs-campaign-form');
+    const sel = $('#runs-campaign');
+    const list = asArray(await api('campaigns').catch(() => null), 'campaigns');
+    sel.replaceChildren(el('option', { value: '', text: 'every run in the window' }),
+      ...list.slice().reverse().map((c) => el('option', { value: String(c.id), text: campaignText(c) })));
+    const chosen = list.find((c) => String(c.id) === state.campaign) || null;
+    sel.value = chosen ? state.campaign : '';
+    form.hidden = list.length === 0;
+    return chosen;
+  }
+
   async function loadRuns() {
     const labels = $('#runs-labels');
     const tbody = $('#runs-table tbody');
     let stats;
     let list;
+    let campaign;
     try {
-      [stats, list] = await Promise.all([api('runs/stats', winParams()), api('runs', winParams())]);
+      campaign = await loadCampaigns();
+      // A campaign's runs whenever they ran (its tag selects them), else the window's.
+      const params = campaign ? { tag: 'campaign=' + campaign.id } : winParams();
+      [stats, list] = await Promise.all([api('runs/stats', params), api('runs', params)]);
     } catch (e) {
       labels.replaceChildren();
       tbody.replaceChildren();
@@ -1475,6 +1512,7 @@
       [el('p', { class: 'notice', text: 'No runs started in this window. Mark a job with: thermlog run --label NAME -- COMMAND' })]));
     const runs = asArray(list, 'runs').slice().reverse();
     const shown = runs.slice(0, RUN_LIST_MAX);
+    $('#runs-list-title').textContent = campaign ? 'Runs of campaign ' + campaignText(campaign) : 'Runs in the window';
     $('#runs-list-note').textContent = runs.length > shown.length ?
       'The newest ' + shown.length + ' of ' + intFmt.format(runs.length) + ' runs; choose a shorter window for the others.' :
       intFmt.format(runs.length) + ' runs, newest first.';
@@ -1664,7 +1702,8 @@
       if (v === view || (v === 'runs' && view === 'run')) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
-    const key = view === 'lifetime' ? 'all' : view === 'run' ? 'run-' + state.runId : winKey();
+    const key = view === 'lifetime' ? 'all' : view === 'run' ? 'run-' + state.runId :
+      view === 'runs' && state.campaign ? 'campaign-' + state.campaign : winKey();
     if (!force && state.loaded[view] === key) return;
     state.loaded[view] = key;
     document.body.dataset.loading = view;
@@ -1743,6 +1782,11 @@
       loadPeak();
     });
     $('#show-clocks').addEventListener('change', () => showView('history', true));
+    $('#runs-campaign').addEventListener('change', (ev) => {
+      state.campaign = ev.target.value;
+      campaignToUrl(state.campaign);
+      showView('runs', true);
+    });
     window.addEventListener('hashchange', () => showView(location.hash.slice(1)));
     start();
   }

@@ -11,7 +11,7 @@
 const fs = require('fs');
 const path = require('path');
 const { pathToFileURL } = require('url');
-const { chromium } = require('playwright-core');
+const { ok, done, bailOut, launch } = require('./tap');
 
 const [shotDir, profileDir, ...files] = process.argv.slice(2);
 if (!shotDir || !profileDir || files.length === 0) {
@@ -19,17 +19,6 @@ if (!shotDir || !profileDir || files.length === 0) {
   process.exit(2);
 }
 
-let count = 0;
-let failed = 0;
-function ok(cond, what, detail) {
-  count++;
-  console.log((cond ? 'ok ' : 'not ok ') + count + ' - ' + what);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log('#   ' + String(typeof detail === 'string' ? detail : JSON.stringify(detail)).split('\n').join('\n#   '));
-  }
-  return cond;
-}
 
 /* Elements beyond the viewport that are not inside a scrolling box of their own. */
 function overflows(page) {
@@ -51,11 +40,7 @@ function overflows(page) {
 async function main() {
   fs.rmSync(profileDir, { recursive: true, force: true });
   fs.mkdirSync(shotDir, { recursive: true });
-  const ctx = await chromium.launchPersistentContext(profileDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  const ctx = await launch(profileDir, {
     viewport: { width: 390, height: 844 },
     colorScheme: 'light',
     timezoneId: 'UTC',
@@ -132,12 +117,7 @@ async function main() {
   } finally {
     await ctx.close();
   }
-  console.log('1..' + count);
-  process.exit(failed ? 1 : 0);
+  done();
 }
 
-main().catch((e) => {
-  console.log('not ok ' + (count + 1) + ' - ' + e.message);
-  console.log('1..' + (count + 1));
-  process.exit(1);
-});
+main().catch((e) => bailOut('the report test ran to its end', e));

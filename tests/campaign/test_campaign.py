@@ -14,7 +14,8 @@ usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
                  configured wait, marked and reported, and the campaign goes on
   interleaved    order: interleaved runs the steps' repetitions alternately (A B A B), each
                  cold; campaign list and show as text and JSON; GET /api/v1/campaigns and
-                 /api/v1/campaigns/{id} give the CLI's JSON; the runs of one campaign by tag
+                 /api/v1/campaigns/{id} give the CLI's JSON; the runs of one campaign by tag,
+                 and the dashboard's Runs view filtered by it (tests/browser/campaign.test.js)
   report         docs/examples/five-tests-demo.yaml on board A twice and on board B:
                  campaign report --compare says B is not comparable with A, naming the ambient
                  and the binned clock with their figures, and A's second campaign comparable
@@ -25,6 +26,7 @@ usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -349,6 +351,31 @@ def part_interleaved(tap, wd):
         tap.ok(got == camp and len(camp) == 7 + 1,
                "GET /api/v1/runs?tag=campaign=1: the campaign's runs (its repetitions and its "
                "idle run), what the dashboard's Runs view shows for it", (got, camp))
+        browser_runs_view(tap, a, wd)
+
+
+def browser_runs_view(tap, board, wd):
+    """The dashboard's Runs view filtered by the campaign, in chromium (tests/browser/
+    campaign.test.js), its TAP lines taken as this test's."""
+    here = os.path.join(SOURCE, "tests", "browser")
+    missing = [t for t in ("/usr/bin/chromium", "node") if not shutil.which(t)]
+    if missing or not os.path.exists(os.path.join(here, "node_modules", "playwright-core")):
+        tap.ok(True, "the Runs view by campaign in a browser # SKIP %s" %
+               (" ".join(missing) or "tests/browser/node_modules (npm ci there)"))
+        return
+    out = subprocess.run(["node", os.path.join(here, "campaign.test.js"), board.url,
+                          os.path.join(wd, "chromium-profile")], capture_output=True, text=True,
+                         timeout=300)
+    results = []
+    for line in out.stdout.splitlines():
+        m = re.match(r"(not )?ok \d+ - (.*)", line)
+        if m:
+            results.append([not m.group(1), "Runs view: " + m.group(2), []])
+        elif line.startswith("#") and results:
+            results[-1][2].append(line[1:])
+    tap.ok(bool(results), "the browser test ran", out.stdout + out.stderr)
+    for good, what, detail in results:
+        tap.ok(good, what, "\n".join(detail))
 
 
 def masked(text):
