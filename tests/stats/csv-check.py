@@ -31,7 +31,12 @@ def max_rss_kib(args):
 
     (ru_maxrss from wait4 is useless here: a forked or vforked child starts with Python's
     high-water mark.)"""
-    p = subprocess.Popen([thermlog, *args], stdout=subprocess.PIPE)
+    # Under AddressSanitizer freed blocks wait in a quarantine (256 MiB by default), so the peak
+    # would count what the command allocated over its life, not what it held at once.
+    env = dict(os.environ)
+    if "ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] += ":quarantine_size_mb=0"
+    p = subprocess.Popen([thermlog, *args], stdout=subprocess.PIPE, env=env)
     peak = 0
     while True:
         try:
