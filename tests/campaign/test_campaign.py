@@ -12,6 +12,9 @@ usage: test_campaign.py THERMLOGD THERMLOG SIMLOAD PART
   resume-daemon  kill -9 of the daemon mid-repetition, the daemon started again, --resume
   timeout        a gate that cannot be met (the board kept hot) ends in gate_timeout after the
                  configured wait, marked and reported, and the campaign goes on
+  warm-up        a board colder than its baseline runs the gate's warm_up, then the cold
+                 repetition within the tolerance; a step past its timeout recorded timeout;
+                 the progress lines
   interleaved    order: interleaved runs the steps' repetitions alternately (A B A B), each
                  cold; campaign list and show as text and JSON; GET /api/v1/campaigns and
                  /api/v1/campaigns/{id} give the CLI's JSON; the runs of one campaign by tag,
@@ -263,6 +266,103 @@ def part_timeout(tap, wd):
         tap.ok("gate timed out after" in runner_log(p), "the progress says it", runner_log(p))
 
 
+CHILLY = """name: chilly
+idle: {duration: 4s, burst: 0s}
+gate: {tolerance_k: 1.5, max_wait: 120s,
+       warm_up: "[ -e heater.pid ] || (SIMLOAD --cpu all=60 --for 600s & echo $! > heater.pid)"}
+steps:
+  - {label: window, start: any, command: "while [ ! -e window.opened ]; do sleep 0.1; done"}
+  - {label: cold-op, repetitions: 2, command: [SIMLOAD, --npu, all=50, --for, 500ms]}
+  - {label: hang, start: any, timeout: 1s, command: [SIMLOAD, --for, 60s]}
+"""
+
+
+def thermal_now(board):
+    """The thermal zones' readings now (/api/v1/latest) with the cycle's time."""
+    latest = board.latest()
+    return latest[None], {k: v for k, v in latest.items()
+                          if k and k.startswith("thermal/") and isinstance(v, (int, float))}
+
+
+def steady(board, within_k=0.3):
+    """Waits until two cycles at least 3 s apart read every zone within @within_k of each
+    other: the board settled."""
+    marks = []
+
+    def settled():
+        ts, z = thermal_now(board)
+        if marks and ts < marks[-1][0] + 3:
+            return False
+        marks.append((ts, z))
+        return len(marks) >= 2 and all(abs(z[k] - marks[-2][1].get(k, 1e9)) <= within_k
+                                       for k in z)
+    return wait_for(settled, 120, 0.3)
+
+
+def part_warm_up(tap, wd):
+    """A board colder than its idle baseline (a window opened: the load it idled under gone)
+    runs the gate's warm_up until it is back within the tolerance, then the cold repetition;
+    a step past its timeout is recorded timeout and the campaign goes on; the progress lines."""
+    suite = write_suite(os.path.join(wd, "chilly.yaml"), CHILLY, SIMLOAD)
+    with Board(THERMLOGD, "ambient=25") as a:
+        # The board idles under a light load (a room warmer than the window), steady first.
+        heater = subprocess.Popen([SIMLOAD, "--cpu", "all=60", "--for", "600s"], cwd=wd,
+                                  env=a.run_env(), stdout=subprocess.DEVNULL)
+        warmed = None
+        try:
+            tap.ok(steady(a), "the board settles under the idle load")
+            p = start_runner(THERMLOG, a, suite, "--board", "A")
+            tap.ok(wait_running_rep(THERMLOG, a, "window"), "the campaign's first step runs",
+                   runner_log(p))
+            view = show(THERMLOG, a)
+            base = view["baseline"]["zones"]
+            heater.terminate()
+            heater.wait()
+            # The window opened: the board cools under its baseline by more than the tolerance.
+            cold = wait_for(lambda: all(thermal_now(a)[1][k] < base[k] - 1.5 for k in base), 120,
+                            0.3)
+            tap.ok(cold, "without the load the board falls more than 1.5 K under its baseline",
+                   (base, thermal_now(a)))
+            open(os.path.join(wd, "window.opened"), "w").close()
+            rc = wait_exit(p, 300)
+            tap.ok(rc == 0, "the campaign ends (exit 0)", runner_log(p))
+            if os.path.exists(os.path.join(wd, "heater.pid")):
+                with open(os.path.join(wd, "heater.pid")) as f:
+                    warmed = int(f.read())
+        finally:
+            heater.kill()
+            if warmed:
+                os.kill(warmed, signal.SIGTERM)
+        tap.ok(warmed, "the gate ran the warm_up command (it left its heater's pid)")
+        view = show(THERMLOG, a)
+        reps = [r for r in view["repetitions"] if r["step"] == "cold-op"]
+        tap.ok(len(reps) == 2 and reps[0]["gate"] == "passed" and
+               "and a warm-up" in reps[0]["gate_detail"] and reps[0]["gate_wait_s"] > 0,
+               "the first cold repetition passed its gate after a warm-up, the wait recorded",
+               reps)
+        by_id = {r["id"]: r for r in runs(THERMLOG, a)}
+        off = []
+        for r in reps:
+            z = zones_at(THERMLOG, a, sorted(base), iso_ms(by_id[r["run"]]["start"]))
+            off.append(max(abs(z[k] - base[k]) for k in base))
+        tap.ok(all(r["gate"] == "passed" and r["status"] == "ok" for r in reps) and
+               max(off) <= 1.5, "each cold repetition started within ± 1.5 K of the baseline "
+               "(exported zones; worst %.2f K)" % max(off), (off, reps))
+        hang = [r for r in view["repetitions"] if r["step"] == "hang"]
+        tap.ok(len(hang) == 1 and hang[0]["status"] == "timeout" and
+               by_id[hang[0]["run"]]["duration_s"] < 30 and view["status"] == "done",
+               "the step past its 1 s timeout is recorded timeout, cut, and the campaign ends",
+               hang)
+        log = runner_log(p)
+        tap.ok(re.search(r"campaign chilly \[2/4\] cold-op rep 1/2 \(cold\): gate: waiting "
+                         r"[^:]+: thermal/\S+ [\d.]+ .C, [\d.]+ K under its idle baseline",
+                         log) and
+               re.search(r"cold-op rep 1/2 \(cold\): running; ETA ", log) and
+               re.search(r"cold-op rep 2/2 \(cold\): run \d+ ok in .*, gate passed after ", log),
+               "progress lines: where the campaign is, the gate's state and time waited, "
+               "the ETA, each run's end", log)
+
+
 INTERLEAVED = """name: drift
 tags: {suite: drift}
 idle: {duration: 4s, burst: 0s}
@@ -289,6 +389,34 @@ def api_bytes(board, path):
         return e.code, e.read().decode()
 
 
+def fingerprint_ok(tap, fp):
+    """The board's fingerprint at the campaign's start, as the simulated board answers."""
+    import hashlib
+    board = fp["board"]
+    tap.ok(board["model"] and board["compatible"] and board["kernel"] and board["cmdline"] and
+           board["ram_bytes"] > 0 and "0.9.6" in (board["npu_driver"] or ""),
+           "fingerprint: the device tree's model and compatible, kernel, command line, RAM "
+           "and the NPU driver's version (debugfs)", {k: board.get(k) for k in
+                                            ("model", "compatible", "kernel", "cmdline",
+                                             "ram_bytes", "npu_driver")})
+    cpus = board["cpufreq"]
+    tap.ok(len(cpus) == 3 and all(c["cpuinfo_max_hz"] > 0 and c["frequencies_hz"] and
+                                  c["governor"] for c in cpus),
+           "fingerprint: each CPU cluster's hardware maximum, frequency table and governor", cpus)
+    dmc = [d for d in board["devfreq"] if "upthreshold" in (d.get("tunables") or {})]
+    tap.ok(dmc and all(d["governor"] for d in board["devfreq"]),
+           "fingerprint: the devfreq governors and their tunables (the DMC's upthreshold)",
+           board["devfreq"])
+    tap.ok(any(z["trips"] for z in board["thermal"]) and any(
+           z["cooling"] for z in board["thermal"]) and board["cooling"],
+           "fingerprint: the thermal trips and the cooling devices bound to them",
+           (board["thermal"], board["cooling"]))
+    with open(SIMLOAD, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    tap.ok([(e["step"], e["sha256"]) for e in fp["executables"]] == [("cpu", sha), ("npu", sha)],
+           "fingerprint: each step's executable with its sha256", fp["executables"])
+
+
 def part_interleaved(tap, wd):
     """order: interleaved runs the steps' repetitions alternately, each one cold; campaign
     list and show say so as text and JSON, and the API gives the same JSON."""
@@ -310,6 +438,7 @@ def part_interleaved(tap, wd):
         tap.ok(all(by_id[r["run"]]["tags"].get("step") == r["step"] and
                    by_id[r["run"]]["tags"].get("rep") == str(r["rep"]) for r in reps),
                "each run tagged with its step and repetition")
+        fingerprint_ok(tap, view["fingerprint"])
         # campaign list and show: text and JSON.
         listed = json.loads(a.thermlog(THERMLOG, "campaign", "list", "--json").stdout)
         row = listed["campaigns"][0] if len(listed["campaigns"]) == 1 else {}
@@ -448,7 +577,8 @@ def run(tap):
     with Workdir("thermlog-campaign.") as wd:
         {"check": part_check, "boards": part_boards, "resume-runner": part_resume_runner,
          "resume-daemon": part_resume_daemon, "timeout": part_timeout,
-         "interleaved": part_interleaved, "report": part_report}[PART](tap, wd)
+         "interleaved": part_interleaved,
+         "warm-up": part_warm_up, "report": part_report}[PART](tap, wd)
 
 
 if __name__ == "__main__":
