@@ -64,10 +64,17 @@ static void as_file(const char *text, size_t size) {
 	for (size_t i = 0; i < size; i++) {
 		lines += text[i] == '\n';
 	}
-	for (const char *p = errors.data; p && (p = strstr(p, "F:")) != NULL; p += 2) {
-		unsigned long line = strtoul(p + 2, NULL, 10);
-		if (p[2] >= '0' && p[2] <= '9' && (line == 0 || line > lines)) {
-			abort(); // a line inside the input
+	// Each error is one line "F:LINE: why" (or "F: N more bad lines not listed"); only its
+	// start names a line: the why may quote the input's own bytes, "F:2" among them.
+	for (const char *p = errors.data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "F:", 2) != 0) {
+			abort(); // every error names the file
+		}
+		if (p[2] >= '0' && p[2] <= '9') {
+			unsigned long line = strtoul(p + 2, NULL, 10);
+			if (line == 0 || line > lines) {
+				abort(); // a line inside the input
+			}
 		}
 	}
 	check_set(&set);
