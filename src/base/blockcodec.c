@@ -4,6 +4,7 @@
  */
 #include "blockcodec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
@@ -479,6 +480,90 @@ bool blockcodec_series_decode(const uint8_t **p, const uint8_t *end, int64_t *v,
 /* --- chunks ---------------------------------------------------------------------------------- */
 
 /*
+ * A chunk's values: as a series (VALUES_SERIES), or (VALUES_PALETTE) as their distinct values,
+ * ascending, and each value's rank among them, both series: a sensor that steps by an uneven
+ * quantum (a TSADC's 923 or 924 m°C) or among a few levels (a clock's OPPs) has ranks that
+ * differ by 0 or 1 where its differences have no common divisor.
+ */
+enum values_form { VALUES_SERIES, VALUES_PALETTE };
+
+static int cmp_i64(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The distinct values of @q, ascending, into @palette; returns how many. */
+static size_t palette_of(const int64_t *q, size_t n, int64_t *palette) {
+	memcpy(palette, q, n * sizeof(*q));
+	qsort(palette, n, sizeof(*palette), cmp_i64);
+	size_t d = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (d == 0 || palette[i] != palette[d - 1]) {
+			palette[d++] = palette[i];
+		}
+	}
+	return d;
+}
+
+static size_t encode_values(uint8_t *out, const int64_t *q, size_t n, uint64_t *scratch) {
+	out[0] = VALUES_SERIES;
+	size_t plain = 1 + blockcodec_series_encode(out + 1, q, n, scratch);
+	if (n < 3) {
+		return plain;
+	}
+	// Written behind the plain form, kept if shorter: the buffer holds both (BLOCKCODEC_*_MAX).
+	int64_t *palette = (int64_t *)(scratch + n), *ranks = (int64_t *)(scratch + 2 * n);
+	size_t d = palette_of(q, n, palette);
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = d;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (palette[mid] <= q[i]) {
+				lo = mid;
+			} else {
+				hi = mid;
+			}
+		}
+		ranks[i] = (int64_t)lo;
+	}
+	uint8_t *alt = out + plain;
+	alt[0] = VALUES_PALETTE;
+	size_t len = 1 + codec_put_varint(alt + 1, d);
+	len += blockcodec_series_encode(alt + len, palette, d, scratch);
+	len += blockcodec_series_encode(alt + len, ranks, n, scratch);
+	if (len >= plain) {
+		return plain;
+	}
+	memmove(out, alt, len);
+	return len;
+}
+
+/* Reads a chunk's @n values at *@p, with @scratch of @n entries for a palette. */
+static bool decode_values(const uint8_t **p, const uint8_t *end, int64_t *q, size_t n,
+			  int64_t *scratch) {
+	if (*p >= end) {
+		return false;
+	}
+	enum values_form form = (enum values_form) * (*p)++;
+	if (form == VALUES_SERIES) {
+		return blockcodec_series_decode(p, end, q, n);
+	}
+	uint64_t d;
+	if (form != VALUES_PALETTE || !codec_get_varint(p, end, &d) || d == 0 || d > n ||
+	    !blockcodec_series_decode(p, end, scratch, (size_t)d) ||
+	    !blockcodec_series_decode(p, end, q, n)) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (q[i] < 0 || (uint64_t)q[i] >= d) {
+			return false;
+		}
+		q[i] = scratch[q[i]];
+	}
+	return true;
+}
+
+/*
  * The presence of a chunk's values as run lengths, present first: with @out NULL counts the
  * runs, else writes their lengths and returns the bytes written.
  */
@@ -538,7 +623,7 @@ size_t blockcodec_chunk_encode(uint8_t *out, size_t first, size_t cycles, const 
 		len += codec_put_varint(out + len, presence_runs(NULL, first, cycles, idx, n));
 		len += presence_runs(out + len, first, cycles, idx, n);
 	}
-	return len + blockcodec_series_encode(out + len, q, n, scratch);
+	return len + (n > 0 ? encode_values(out + len, q, n, scratch) : 0);
 }
 
 bool blockcodec_chunk_header(const uint8_t *p, size_t len, struct blockcodec_chunk *out) {
@@ -547,7 +632,7 @@ bool blockcodec_chunk_header(const uint8_t *p, size_t len, struct blockcodec_chu
 }
 
 bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, uint32_t *idx,
-			     int64_t *q, struct blockcodec_chunk *out) {
+			     int64_t *q, int64_t *scratch, struct blockcodec_chunk *out) {
 	const uint8_t *end = p + len;
 	*out = (struct blockcodec_chunk){0};
 	uint64_t n_runs;
@@ -579,7 +664,7 @@ bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, ui
 		}
 	}
 	out->n = n;
-	return blockcodec_series_decode(&p, end, q, n) && p == end;
+	return (n == 0 || decode_values(&p, end, q, n, scratch)) && p == end;
 }
 
 /* --- maps ------------------------------------------------------------------------------------ */

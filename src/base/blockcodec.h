@@ -25,11 +25,14 @@
 /** The longest a coded series of @n values can be: its header and the varint packing. */
 #define BLOCKCODEC_SERIES_MAX(n) (2 + 3 * 10 + 10 * (size_t)(n))
 /**
- * The longest a chunk of @cycles cycles (any number of them present) can be: codec id, first,
- * cycles, the presence runs (at most @cycles + 1 varints of up to 10 bytes) and the series.
+ * The room a chunk of @cycles cycles (any number of them present) is written in: codec id,
+ * first, cycles, the presence runs (at most @cycles + 1 varints of up to 10 bytes) and the
+ * values in both forms (the encoder keeps the shorter).
  */
 #define BLOCKCODEC_CHUNK_MAX(cycles) \
-	(1 + 20 + 10 + 10 * ((size_t)(cycles) + 1) + BLOCKCODEC_SERIES_MAX(cycles))
+	(1 + 20 + 10 + 10 * ((size_t)(cycles) + 1) + 12 + 3 * BLOCKCODEC_SERIES_MAX(cycles))
+/** The scratch the chunk encoder needs for @n values, in uint64_t. */
+#define BLOCKCODEC_SCRATCH(n) (3 * (size_t)(n))
 /** The longest a map of @n cycles can be: its header, the times and two lists of runs. */
 #define BLOCKCODEC_MAP_MAX(n) (1 + 20 + BLOCKCODEC_SERIES_MAX(n) + 2 * (10 + 20 * (size_t)(n)))
 
@@ -47,7 +50,9 @@ bool blockcodec_series_decode(const uint8_t **p, const uint8_t *end, int64_t *v,
 /**
  * A channel's chunk: the cycles [@first, @first + @cycles) of its block (indexes into the
  * block's map), of which those at @idx[0..@n) (ascending, within the range) hold the values
- * @q[0..@n). @out holds at least BLOCKCODEC_CHUNK_MAX(cycles) bytes, @scratch at least @n
+ * @q[0..@n). The values are a series, or their distinct values (a palette, as a series) and
+ * each one's rank among them (a series), whichever is shorter, behind a byte that says which.
+ * @out holds at least BLOCKCODEC_CHUNK_MAX(cycles) bytes, @scratch BLOCKCODEC_SCRATCH(n)
  * entries. Returns the length, or 0 when @idx is not ascending within the range.
  */
 size_t blockcodec_chunk_encode(uint8_t *out, size_t first, size_t cycles, const uint32_t *idx,
@@ -62,11 +67,12 @@ struct blockcodec_chunk {
 /**
  * Decodes a chunk's @len bytes at @p covering at most @max_cycles cycles: its header into *out,
  * the indexes of the cycles holding a value (into the block, ascending) into @idx and the
- * values into @q, both holding at least @max_cycles entries. False when the blob is damaged,
- * is not a chunk, or covers more than @max_cycles cycles.
+ * values into @q, both holding at least @max_cycles entries (and @scratch as many, for a
+ * palette). False when the blob is damaged, is not a chunk, or covers more than @max_cycles
+ * cycles.
  */
 bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, uint32_t *idx,
-			     int64_t *q, struct blockcodec_chunk *out);
+			     int64_t *q, int64_t *scratch, struct blockcodec_chunk *out);
 /** Reads only a chunk's header (first, cycles; n is left 0); false when it is no chunk. */
 bool blockcodec_chunk_header(const uint8_t *p, size_t len, struct blockcodec_chunk *out);
 

@@ -675,7 +675,7 @@ void config_init(struct config *cfg) {
 		.sysfs_root = xstrdup("/sys"),
 		.procfs_root = xstrdup("/proc"),
 		.debugfs_root = xstrdup("/sys/kernel/debug"),
-		.retention_raw_s = 400 * DAY_S,
+		.retention_raw_s = 0, // every value kept: the chunks take less room than rollups
 		.rescan_s = 300,
 		.http =
 			{

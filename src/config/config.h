@@ -124,7 +124,7 @@ struct config {
 	char *sysfs_root;        // default "/sys"
 	char *procfs_root;       // default "/proc" (the meminfo and load sources)
 	char *debugfs_root;      // default "/sys/kernel/debug" (the load source)
-	int64_t retention_raw_s; // default 400 days
+	int64_t retention_raw_s; // 0 (the default): every value is kept
 	int64_t rescan_s;        // default 300
 	struct http_config http;
 	struct runs_config runs;

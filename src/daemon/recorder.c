@@ -124,7 +124,8 @@ struct recorder {
 	char *throttle_limits_said;                // throttlescan_limits() said; NULL = none
 	bool throttle_failed;                      // the last episode write failed (logged)
 	bool rescale_failed;                       // the last rescale batch failed (logged)
-	dev_t db_dev; // the database file opened, to notice it deleted or replaced
+	bool maintain_more; // the last maintenance stopped with work left: go on next cycle
+	dev_t db_dev;       // the database file opened, to notice it deleted or replaced
 	ino_t db_ino;
 };
 
@@ -445,7 +446,18 @@ static void stored(struct recorder *r, const struct cycle *c) {
 static void anchor_save(struct recorder *r);
 
 /*
- * Hourly work: rollups and retention, the capacitors' persisted state, the size figures.
+ * The most a cycle gives to the store's maintenance: a tenth of the interval, at most 200 ms. A
+ * long backlog (a database converted from an older thermlog, a big import) is worked off a slice
+ * a cycle, so the loop never stalls.
+ */
+static int64_t maintain_budget_ms(const struct recorder *r) {
+	int64_t tenth = r->cfg->interval_ms / 10;
+	return tenth < 200 ? tenth : 200;
+}
+
+/*
+ * Hourly work: rollups, compaction and retention, the capacitors' persisted state, the size
+ * figures; with work left over, the store's part goes on at the next cycles.
  * Retention runs only from a stamp a sync source or the absence of one vouches for
  * (@trusted): an unsynced clock far ahead would delete history.
  */
@@ -454,12 +466,15 @@ static void maintain(struct recorder *r, int64_t ts, bool trusted) {
 	if (r->capwatch) {
 		capwatch_persist(r->capwatch, ts);
 	}
-	if (hour == r->last_hour || !trusted) {
+	if ((hour == r->last_hour && !r->maintain_more) || !trusted) {
 		return;
 	}
+	if (hour != r->last_hour) {
+		anchor_save(r);
+	}
 	r->last_hour = hour;
-	anchor_save(r);
-	int rc = store_maintain(r->store, ts, r->cfg->retention_raw_s);
+	int rc = store_maintain_some(r->store, ts, r->cfg->retention_raw_s, maintain_budget_ms(r));
+	r->maintain_more = rc == 1;
 	if (rc == -EBUSY) {
 		r->last_hour = 0; // another connection holds the lock: retried at the next cycle
 	} else if (rc < 0) {

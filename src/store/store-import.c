@@ -24,37 +24,68 @@ static int exec_param(struct store *store, enum stmt which, int64_t param, int64
 	return err;
 }
 
+/* The cycles stamped after @after: how many, the first and the last. */
+static int count_after(struct store *store, int64_t after, struct store_drop *out) {
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, SERIES_CYCLES,
+				   after == INT64_MAX ? INT64_MAX : after + 1, INT64_MAX, NULL, 0,
+				   false);
+	struct series_cycle c;
+	while (rc == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		out->first = out->cycles == 0 ? c.ts : out->first;
+		out->last = c.ts;
+		out->cycles++;
+		rc = 0;
+	}
+	store_series_close(&scan);
+	return rc;
+}
+
+static int count_rollup(void *ctx, const struct store_rollup *r) {
+	(void)r;
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
 static int drop_after(struct store *store, int64_t after, bool dry_run, struct store_drop *out) {
-	int rc = exec_param(store, ST_DROP_CYCLES_COUNT, after, &out->cycles);
+	int rc = count_after(store, after, out);
+	// The rollups of the whole hours after the cut that are complete: those of hours whose
+	// values were pruned are kept in a table, the others computed from the values.
+	int64_t horizon = 0, hour = after >= INT64_MAX - HOUR_S
+					    ? INT64_MAX
+					    : timefmt_floor(after, HOUR_S) + HOUR_S;
 	if (rc == 0) {
-		rc = exec_param(store, ST_DROP_CYCLES_FIRST, after, &out->first);
+		rc = store_state_get_int(store, STATE_HORIZON, &horizon);
 	}
-	if (rc == 0) {
-		rc = exec_param(store, ST_DROP_CYCLES_LAST, after, &out->last);
-	}
-	if (rc == 0) {
-		rc = exec_param(store, ST_DROP_ROLLUPS_COUNT, after, &out->rollups);
+	if (rc == 0 && hour < horizon) {
+		rc = store_scan_rollups(store, hour, horizon, NULL, 0, count_rollup, &out->rollups);
 	}
 	if (rc < 0 || dry_run) {
 		return rc;
 	}
+	// The block across the cut back in the head; the blocks after it go whole.
+	bool legacy;
+	if (after < INT64_MAX && (rc = store_known_load(store)) == 0) {
+		rc = store_head_open(store, SERIES_CYCLES, after + 1);
+	}
+	if (rc == 0) {
+		rc = store_legacy(store, &legacy);
+	}
 	// Rollups of hours that start after the cut hold nothing but the dropped cycles; the
-	// hour across the cut is rolled up again from its raw rows, if they are still there.
+	// hour across the cut is rolled up again from the cycles left.
 	static const enum stmt drops[] = {
-		ST_DROP_SAMPLES,
-		ST_DROP_CYCLES,
-		ST_DROP_ROLLUPS,
-		ST_DROP_CHANNELS_SEEN,
+		ST_DROP_SAMPLES, ST_DROP_BLOCKS,        ST_DROP_CHUNKS,
+		ST_DROP_ROLLUPS, ST_DROP_CHANNELS_SEEN,
 	};
 	for (size_t i = 0; rc == 0 && i < sizeof(drops) / sizeof(drops[0]); i++) {
 		rc = exec_param(store, drops[i], after, NULL);
 	}
+	if (rc == 0 && legacy) {
+		rc = exec_param(store, ST_DROP_CYCLES, after, NULL);
+	}
 	// The rows kept are coded against rows before them, which stay: nothing to re-encode.
 	store->hour.loaded = false;
-	int64_t horizon = 0, raw = 0, cut = timefmt_floor(after, HOUR_S);
-	if (rc == 0) {
-		rc = store_state_get_int(store, STATE_HORIZON, &horizon);
-	}
+	int64_t raw = 0, cut = timefmt_floor(after, HOUR_S);
 	if (rc == 0) {
 		rc = store_state_get_int(store, STATE_RAW_HORIZON, &raw);
 	}
@@ -184,7 +215,6 @@ static int cmp_value_order(const void *a, const void *b) {
 static int insert_samples(struct store *store, int64_t ts, struct store_import_value *values,
 			  size_t n) {
 	int64_t raw_horizon = 0, horizon = 0, clock;
-	bool null;
 	// A daemon's rescale under way is finished first: an imported value lands in its rows.
 	int rc = store_rescale_settle(store);
 	if (rc == 0) {
@@ -207,20 +237,27 @@ static int insert_samples(struct store *store, int64_t ts, struct store_import_v
 			  (long long)ts);
 		return -ERANGE;
 	}
-	sqlite3_stmt *st = store_stmt(store, ST_CYCLE_INSERT_IMPORT);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, ts);
-	if ((rc = store_step_done(st)) != SQLITE_OK) {
-		return store_fail(store, rc, "could not store a cycle");
-	}
-	if ((rc = store_query_int(store, ST_CYCLE_CLOCK, ts, &clock, &null)) < 0) {
+	bool legacy;
+	if ((rc = store_known_load(store)) < 0 || (rc = store_legacy_cached(store, &legacy)) < 0) {
 		return rc;
 	}
+	if (legacy) {
+		// Checked against the old rollups until then, the history must not change.
+		log_error(
+			"store: %s is being converted from an older thermlog's format: values are "
+			"imported once that is done (thermlogd does it a slice a cycle; thermlog "
+			"repair --migrate at once)",
+			store->path);
+		return -EBUSY;
+	}
+	// An imported value in a compacted block reopens it.
+	if ((rc = store_head_open(store, SERIES_CYCLES, ts)) < 0) {
+		return rc;
+	}
+	clock = CLOCK_STATE_SYNCED; // a new cycle: an imported one is taken as synced
 
 	// Merge into the cycle's row, once for all @values; an existing (ts, channel) value wins.
-	if ((rc = store_known_load(store)) < 0 || (rc = store_hour_load(store, ts)) < 0) {
+	if ((rc = store_hour_load(store, ts)) < 0) {
 		return rc;
 	}
 	struct hour_rows *h = &store->hour;
@@ -258,7 +295,7 @@ static int insert_samples(struct store *store, int64_t ts, struct store_import_v
 	}
 	if (added > 0) {
 		rc = store_history_changed(store);
-		rc = rc < 0 ? rc : store_hour_put(store, ts, (int)clock, pairs, m);
+		rc = rc < 0 ? rc : store_hour_put(store, ts, (int)clock, 0, pairs, m);
 	}
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		const struct store_import_value *v = &values[order[k].i];

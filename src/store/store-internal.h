@@ -19,29 +19,35 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blockcodec.h"
 #include "buf.h"
 #include "codec.h"
 #include "log.h"
 #include "timefmt.h"
 #include "xalloc.h"
 
-#define APPLICATION_ID       0x54484c47    // "THLG": tells our databases from other SQLite files
-#define FOREIGN_LENGTH_MAX   (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
-#define FOREIGN_DEADLINE_S   10            // STORE_MODE_FOREIGN: all its reads, from the open
-#define HOUR_S               3600
-#define WAL_CHECKPOINT_PAGES 1000 // the WAL size at which the writer checkpoints (either way)
-#define PRUNE_BATCH          1024 // sample rows (cycles) deleted per transaction
-#define STR_(x)              #x
-#define STR(x)               STR_(x)
-#define ROLLUP_CHUNK_S       (24 * HOUR_S) // hours rolled up per transaction
-#define STATE_HORIZON        "store.rollup_horizon"
-#define STATE_RAW_HORIZON    "store.raw_horizon"
-#define STATE_DAY_HORIZON    "store.day_horizon" // days before it are merged in the daily tables
-#define DAY_S                (24 * HOUR_S)
-#define DAY_CHUNK_S          (31 * DAY_S)               // days merged per transaction
-#define STATE_HISTORY_GEN    "store.history_generation" // bumped by each import that adds a value
-#define STORE_PAGE_SIZE      "2048"                     // bytes, for new databases
-#define FULL_SAY_MS          60000 // a full disk's refused writes are said once a minute
+#define APPLICATION_ID        0x54484c47    // "THLG": tells our databases from other SQLite files
+#define FOREIGN_LENGTH_MAX    (1024 * 1024) // STORE_MODE_FOREIGN: longest string or blob read
+#define FOREIGN_DEADLINE_S    10            // STORE_MODE_FOREIGN: all its reads, from the open
+#define HOUR_S                3600
+#define WAL_CHECKPOINT_PAGES  1000 // the WAL size at which the writer checkpoints (either way)
+#define PRUNE_BLOCKS          64 // compacted blocks whose values retention deletes per transaction
+#define STR_(x)               #x
+#define STR(x)                STR_(x)
+#define ROLLUP_CHUNK_S        (24 * HOUR_S) // hours rolled up per transaction
+#define STATE_HORIZON         "store.rollup_horizon"
+#define STATE_RAW_HORIZON     "store.raw_horizon"
+#define STATE_DAY_HORIZON     "store.day_horizon" // days before it are merged in the daily tables
+#define DAY_S                 (24 * HOUR_S)
+#define DAY_CHUNK_S           (31 * DAY_S)               // days merged per transaction
+#define STATE_HISTORY_GEN     "store.history_generation" // bumped by each import that adds a value
+#define STORE_PAGE_SIZE       "2048"                     // bytes, for new databases
+#define BLOCK_S               (4 * HOUR_S) // a block of cycles, compacted as one (UTC-aligned)
+#define FAST_BLOCK_S          (15 * 60)    // a block of fast samples
+#define BLOCK_CYCLES_MAX      (1 << 22)    // the most cycles a block may hold (any interval)
+#define STATE_COMPACT_HORIZON "store.compact_horizon" // blocks of cycles before it: compacted
+#define STATE_FAST_HORIZON    "store.fast_horizon"    // blocks of fast samples before it: too
+#define FULL_SAY_MS           60000 // a full disk's refused writes are said once a minute
 /*
  * The times a stored row may have, s since epoch: 2^40 s, 34,800 years either side of 1970.
  * Rows beyond (a crafted database's, at the 64-bit limits) are never read, so no difference or
@@ -74,12 +80,9 @@ enum stmt {
 	ST_SAVEPOINT,
 	ST_RELEASE,
 	ST_ROLLBACK_TO,
-	ST_LAST_CYCLE,
 	ST_LAST_OWN_CYCLE,
-	ST_FIRST_CYCLE,
+	ST_LAST_OWN_CYCLE_LEGACY,
 	ST_CYCLE_INSERT,
-	ST_CYCLE_INSERT_IMPORT,
-	ST_CYCLE_CLOCK,
 	ST_SAMPLES_INSERT,
 	ST_SAMPLES_UPDATE,
 	ST_SAMPLES_HOUR,
@@ -94,23 +97,21 @@ enum stmt {
 	ST_CHANNEL_SPAN,
 	ST_CHANNELS,
 	ST_CHANNEL_COUNTS,
-	ST_SCAN_CYCLES,
-	ST_SCAN_SAMPLES,
 	ST_SCAN_ROLLUPS,
 	ST_ROLLUP_PUT,
 	ST_SCAN_CYCLE_DAYS,
 	ST_SCAN_ROLLUP_DAYS,
 	ST_CYCLE_DAY_PUT,
 	ST_ROLLUP_DAY_PUT,
-	ST_PRUNE_LAST,
-	ST_PRUNE,
 	ST_STATE_GET,
 	ST_STATE_SET,
-	ST_INFO,
 	ST_DATA_VERSION,
 	ST_EPISODE_INSERT, // each cycle while a domain is throttled (store-throttle.c)
 	ST_EPISODE_UPDATE,
-	ST_RESCALES_LIST,    // every scan reads what is still being rescaled (store-rescale.c)
+	ST_RESCALES_LIST, // every scan reads what is still being rescaled (store-rescale.c)
+	ST_READ_BEGIN,    // a read of several statements: one snapshot (store-series.c)
+	ST_LEGACY,
+	ST_BLOCK_EXISTS,     // each write of a cycle: is its block compacted? (store-compact.c)
 	ST_PERSISTENT_COUNT, // the persistent ones end here
 
 	// opening and migrating (store.c)
@@ -132,13 +133,60 @@ enum stmt {
 	ST_PAGE_SIZE,
 	ST_PAGE_SIZE_NEW,
 	ST_BACKUP_JOURNAL,
+	// the series reader (store-series.c), one-off per scan
+	ST_BLOCKS_SCAN,
+	ST_CHUNKS_BLOCK,
+	ST_CHUNKS_CHANNEL,
+	ST_HEAD_VALUES,
+	ST_HEAD_CYCLES,
+	ST_HEAD_CYCLES_LEGACY,
+	ST_FAST_HEAD,
+	// compaction (store-compact.c)
+	ST_MAP_PUT,
+	ST_CHUNK_PUT,
+	ST_HEAD_DROP,
+	ST_HEAD_DROP_LEGACY,
+	ST_FAST_HEAD_DROP,
+	ST_HEAD_PUT,
+	ST_HEAD_PUT_LEGACY,
+	ST_CYCLE_PUT_LEGACY,
+	ST_FAST_HEAD_PUT,
+	ST_BLOCK_DROP,
+	ST_CHUNKS_DROP,
+	ST_CHUNK_DROP,
+	ST_RESCALE_BLOCKS,
+	ST_PRUNE_BLOCKS,
+	ST_PRUNE_HEAD,
+	ST_PRUNE_HEAD_LEGACY,
+	ST_HEAD_NEXT,
+	ST_HEAD_NEXT_LEGACY,
+	ST_FAST_HEAD_NEXT,
+	ST_HEAD_DROP_ALL,
+	ST_CONVERT_DROP_UNSYNCED,
+	ST_CONVERT_DROP_CYCLES,
+	ST_LEGACY_CYCLES,
+	ST_LEGACY_ROWS,
+	ST_CONVERT_EMPTY,
+	// the conversion (store-convert.c)
+	ST_CONVERT_OLD_ROLLUPS,
+	ST_CONVERT_OLD_DAY,
+	ST_CONVERT_OLD_DAY_UNSYNCED,
+	ST_CONVERT_FIRST_ROLLUP,
+	ST_CONVERT_CLEAN,
+	ST_STATE_DELETE,
+	// the summaries (store-scan.c)
+	ST_INFO_DAYS,
+	ST_INFO_BLOCKS,
+	ST_INFO_HEAD,
+	ST_INFO_HEAD_LEGACY,
+	ST_FIRST_BLOCK,
+	ST_LAST_BLOCK,
+	ST_BLOCKS_DOWN,
 	// the repair (store-import.c)
-	ST_DROP_CYCLES_COUNT,
-	ST_DROP_CYCLES_FIRST,
-	ST_DROP_CYCLES_LAST,
-	ST_DROP_ROLLUPS_COUNT,
 	ST_DROP_SAMPLES,
 	ST_DROP_CYCLES,
+	ST_DROP_BLOCKS,
+	ST_DROP_CHUNKS,
 	ST_DROP_ROLLUPS,
 	ST_DROP_CHANNELS_SEEN,
 	ST_DROP_ROLLUP_DAYS,
@@ -164,7 +212,6 @@ enum stmt {
 	ST_RUN_IMPORT,
 	ST_RUN_INSERT,
 	ST_RUN_END,
-	ST_RUN_SAMPLES_SCAN,
 	ST_RUN_SAMPLES_PUT,
 	ST_RUN_METRICS_SCAN,
 	ST_RUN_METRICS_GET,
@@ -239,6 +286,26 @@ struct hour_rows {
 #define HOUR_KEEP_BEFORE 1  // rows kept before the one changed
 #define HOUR_KEEP_AFTER  62 // and at most after it
 
+/* One channel's values in a decoded block: the cycles holding one (ascending) and the values. */
+struct block_chan {
+	int64_t id;
+	uint32_t *idx;
+	int64_t *q;
+	size_t n, cap, at; // at: a reader's cursor
+};
+
+/* A compacted block decoded: its cycles (the map's parts joined) and its channels' values. */
+struct block_buf {
+	int64_t block; // start, s
+	struct blockcodec_cycle *cycles;
+	int64_t *ts; // scratch for the map's decoder
+	size_t n, cap;
+	struct block_chan *chans; // by id ascending
+	size_t n_chans, cap_chans;
+	int64_t *palette; // scratch for a chunk's decoder
+	size_t cap_palette;
+};
+
 struct store_checkpointer;
 
 struct store {
@@ -288,21 +355,70 @@ struct store {
 	int64_t *bin_q, *bin_count; // scratch for decoding histograms
 	size_t bins_cap;
 	struct hour_rows hour; // the writer's
-	struct chain scan;     // store_scan_samples()' buffers, kept: exports scan slice by slice
-	bool scanning;         // scan is in use (a callback may scan again: it gets its own)
-	bool scan_held;        // a scan stopped at a row, held decoded in scan:
-	int64_t scan_from;     // that row's ts
-	int scan_clock;        // its clock
-	int64_t scan_version;  // PRAGMA data_version then
-	uint64_t scan_writes;  // write_steps then
-	uint64_t write_steps;  // this connection's write steps, counted
+	bool legacy_valid;     // legacy (the head's cycles in the table cycles) as of
+	bool legacy;           // data_version legacy_version (store_legacy_cached())
+	int64_t legacy_version;
+	uint64_t write_steps; // this connection's write steps, counted
+	int64_t page_size;    // of the database, read once (the chunks' size rule)
+	/*
+	 * The block a scan decoded last, kept for the next scan of the same channels (an export
+	 * reads slice after slice, a replay chunk after chunk): valid while neither this
+	 * connection wrote (write_steps) nor another committed (data_version) since.
+	 */
+	struct block_buf cache;
+	int cache_series;
+	int64_t *cache_ids;
+	size_t cache_n_ids;
+	bool cache_values;
+	int64_t cache_version;
+	uint64_t cache_writes;
+};
+
+/* The series of the history: the cycles (ts in s) and the fast samples of runs (ts in ms). */
+enum series { SERIES_CYCLES = 0, SERIES_FAST = 1 };
+
+/* A cycle read by store_series_next(): borrowed until the next call. */
+struct series_cycle {
+	int64_t ts;   // s, or ms for the fast samples
+	int clock;    // enum clock_state
+	int64_t boot; // boots.id; 0: none (imported); -1: not read (a head row read for values)
+	const struct codec_pair *pairs; // the values of the channels asked for, by id
+	size_t n;
+};
+
+/* The reader of one series over [from, to) (in its unit), segment by segment. */
+struct series_scan {
+	struct store *store;
+	int series;
+	int64_t from, to;
+	int64_t *ids; // sorted copy of the channels asked for (n_ids 0: all)
+	size_t n_ids;
+	bool values; // read the values, else the cycles only
+	bool legacy; // the head's cycles are in the table cycles (a converted database)
+	bool began;  // this scan began the read snapshot
+	sqlite3_stmt *blocks_st, *head_st, *chunks_st;
+	bool block_held, blocks_done; // blocks_st stands on the next block's first row
+	int64_t pos;                  // where the next segment starts
+	enum { SEG_NONE, SEG_HEAD, SEG_BLOCK } seg;
+	int64_t seg_end;
+	struct block_buf blk;
+	size_t blk_i;
+	struct chain chain; // the head's rows of cycles, decoded
+	struct codec_pair *out, *row;
+	size_t cap_out, cap_row;
+	int64_t version; // PRAGMA data_version at the open: which cached block is current
+	struct store_rescale *rescales; // with SCAN_SCALED: the rescales under way
+	size_t n_rescales;
 };
 
 /*
  * The files of the store reach each other one way, each only files below it (no circle):
- * store-checkpoint; store.c; store-state; store-scan; store-throttle; store-rescale (state);
- * store-write (rescale); store-rollup (scan, state, throttle, write); store-runs (write);
- * store-import (rescale, rollup, state, write).
+ * store-checkpoint; store.c; store-state; store-series (the one reader of a series);
+ * store-scan (series, state); store-throttle; store-compact (series, state); store-rescale
+ * (compact, series, state); store-write (compact, rescale, series); store-convert (compact,
+ * series, state); store-rollup (compact, convert, scan, series, state, throttle, write);
+ * store-runs (compact, series, write); store-import (compact, rescale, rollup, series, state,
+ * write).
  */
 
 /* store.c */
@@ -317,12 +433,18 @@ char *store_dup_or_null(const char *s);
 size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
 			const struct codec_pair *base, size_t n_base);
 int store_fail(struct store *store, int rc, const char *what);
+int64_t store_mono_ms(void);
 void store_known_clear(struct store *store); // the writer's caches: read again when needed
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
 int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
 			 const char *what, sqlite3_stmt **st);
 int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
+/* store_query_int() for a one-off statement. */
+int store_query_one(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
+int store_schema_version(void);
+/* Runs the one-off statement @which with ?1 = @param, rows ignored; 0 or -errno (logged). */
+int store_exec_param(struct store *store, enum stmt which, int64_t param);
 /*
  * How a scan ended: @ret when its callback stopped it, 0 when the last step (@rc) ran out of
  * rows, else the failure, logged as @what ("could not read cycles").
@@ -343,26 +465,82 @@ int store_bind_id_exec(struct store *store, enum stmt which, int64_t id, int64_t
 int store_boot_row(struct store *store, const char *boot_id, int64_t *row);
 int store_channel_insert(struct store *store, const struct channel *ch, int64_t seen, bool present,
 			 int64_t *id);
-int store_hour_drop_through(struct store *store, int64_t to);
 size_t store_hour_find(const struct hour_rows *h, int64_t ts, bool *found);
 int store_hour_load(struct store *store, int64_t ts);
-int store_hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
-		   size_t n);
+int store_hour_put(struct store *store, int64_t ts, int clock, int64_t boot,
+		   const struct codec_pair *pairs, size_t n);
 size_t store_known_find(struct store *store, const char *key, bool *found);
 int store_known_load(struct store *store);
 size_t store_pairs_sort_unique(struct codec_pair *pairs, size_t n);
 bool store_quantize(double value, double resolution, int64_t *q);
 bool store_resolution_valid(double r);
 
+/* store-series.c */
+int store_cmp_i64(const void *a, const void *b);
+int64_t
+store_scan_start(int64_t from); // where a scan from @from starts reading: its hour's first row
+int64_t *store_sorted_ids(const int64_t *ids, size_t n);
+int64_t store_block_len(int series);
+int64_t store_block_of(int series, int64_t t);
+bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, size_t len);
+bool store_block_add_map(struct block_buf *b, const uint8_t *p, size_t len);
+void store_block_finish(struct block_buf *b);
+void store_block_init(struct block_buf *b);
+int store_legacy(struct store *store, bool *legacy);
+/* store_legacy() for the writer, read again only when another connection committed. */
+int store_legacy_cached(struct store *store, bool *legacy);
+bool store_read_begin(struct store *store);
+void store_read_end(struct store *store, bool began);
+void store_series_cache_finish(struct store *store);
+/*
+ * The hourly rollups of [@from, @to) (whole hours) of @ids, computed from the stored values (as
+ * read with SCAN_SCALED when @scaled), in (hour, channel_id) order.
+ */
+int store_compute_rollups(struct store *store, int64_t from, int64_t to, const int64_t *ids,
+			  size_t n_ids, bool scaled, store_rollup_fn fn, void *ctx);
+void store_series_close(struct series_scan *s);
+/*
+ * Opens a scan of @series over [from, to) of @ids (all when n_ids 0): with SCAN_VALUES the values
+ * too, with SCAN_SCALED those a rescale under way has not reached yet in their channel's
+ * resolution (as every answer reads them; the store's own work reads the integers as stored).
+ */
+enum { SCAN_VALUES = 1, SCAN_SCALED = 2 };
+int store_series_open(struct store *store, struct series_scan *s, int series, int64_t from,
+		      int64_t to, const int64_t *ids, size_t n_ids, unsigned flags);
+/* The next cycle into *c: 1, 0 at the end, or -errno (logged). */
+int store_series_next(struct series_scan *s, struct series_cycle *c);
+int64_t store_series_unit(int series);
+
+/* store-compact.c */
+int store_bind_block_exec(struct store *store, enum stmt which, int series, int64_t block);
+/* Compacted block @block whole, or of @ids only (n_ids 0: every channel), into @b (n 0: none). */
+int store_block_read(struct store *store, int series, int64_t block, const int64_t *ids,
+		     size_t n_ids, struct block_buf *b);
+int store_chunk_rewrite(struct store *store, int series, int64_t block, int64_t id,
+			const uint32_t *idx, const int64_t *q, size_t n, size_t cycles);
+int store_compact_block(struct store *store, int series, int64_t block);
+int store_compacted(struct store *store, int series, int64_t block, bool *yes);
+int store_decompact_block(struct store *store, int series, int64_t block);
+int store_head_convert(struct store *store);
+/* Before a write at @t: its block back in the head if it was compacted. */
+int store_head_open(struct store *store, int series, int64_t t);
+/* Compacts the closed blocks of @series before @end, each its own step, within @deadline_ms. */
+int store_compact(struct store *store, int series, int64_t end, int64_t deadline_ms, bool *more);
+
 /* store-state.c */
 int store_history_changed(struct store *store);
+int store_state_delete(struct store *store, const char *key); // inside the caller's step
 int store_state_get_int(struct store *store, const char *key, int64_t *value);
+int store_state_put(struct store *store, const char *key, const char *value); // likewise
 int store_state_set_int(struct store *store, const char *key, int64_t value);
 
 /* store-scan.c */
-int store_cmp_i64(const void *a, const void *b);
-int64_t store_scan_start(int64_t from); // where a scan from @from reads: its hour's first row
-int64_t *store_sorted_ids(const int64_t *ids, size_t n);
+/* The first and the last stored cycle (s); *empty when there is none. */
+int store_cycle_span(struct store *store, int64_t *first, int64_t *last, bool *empty);
+
+/* store-convert.c */
+/* Steps of the conversion of a database from schema 10 or earlier, within @deadline_ms. */
+int store_convert(struct store *store, int64_t deadline_ms, bool *more);
 
 /* store-rollup.c */
 int store_days_invalidate(struct store *store, int64_t hour);

@@ -153,6 +153,54 @@ static int rescale_rows(struct store *store, int64_t id, int64_t factor, int64_t
 }
 
 /*
+ * Channel @id's values in the compacted blocks of [@from, @to) times @factor, those of cycles in
+ * the window: a block's chunk is decoded with its map and written anew (split as compaction
+ * splits). The cycles' times decide, as a read decides which values a rescale under way scales.
+ */
+static int rescale_chunks(struct store *store, int64_t id, int64_t factor, int64_t from, int64_t to,
+			  int64_t *rows, bool *clamped) {
+	sqlite3_stmt *st;
+	int err = store_prepare_window(store, ST_RESCALE_BLOCKS,
+				       store_block_of(SERIES_CYCLES, from), to, "a rescale", &st);
+	int64_t *blocks = NULL;
+	size_t n = 0, cap = 0;
+	int step;
+	while (err == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		blocks = xgrow(blocks, &cap, n + 1, sizeof(*blocks));
+		blocks[n++] = sqlite3_column_int64(st, 0);
+	}
+	if (err == 0 && step != SQLITE_DONE) {
+		err = store_fail(store, step, "could not read blocks");
+	}
+	sqlite3_finalize(st);
+	struct block_buf b;
+	store_block_init(&b);
+	for (size_t i = 0; err == 0 && i < n; i++) {
+		err = store_block_read(store, SERIES_CYCLES, blocks[i], &id, 1, &b);
+		if (err < 0 || b.n_chans == 0) {
+			continue;
+		}
+		struct block_chan *c = &b.chans[0];
+		bool hit = false;
+		for (size_t k = 0; k < c->n; k++) {
+			int64_t ts = b.cycles[c->idx[k]].ts;
+			if (ts >= from && ts < to) {
+				c->q[k] = times(c->q[k], factor, clamped);
+				hit = true;
+			}
+		}
+		if (hit) {
+			err = store_chunk_rewrite(store, SERIES_CYCLES, blocks[i], id, c->idx, c->q,
+						  c->n, b.n);
+			*rows += (int64_t)c->n;
+		}
+	}
+	store_block_finish(&b);
+	free(blocks);
+	return err;
+}
+
+/*
  * A rollup's histogram blob of @len bytes at @p with every value @factor times larger, encoded
  * again into store->blob (*@out_len bytes); false when it is damaged.
  */
@@ -226,12 +274,18 @@ static int rescale_rollups(struct store *store, enum stmt read, enum stmt write,
 	return err;
 }
 
-/* Every row of channel @id in [@from, @to): raw rows, hourly rollups and the days in it. */
+/*
+ * Every value of channel @id in [@from, @to): raw rows, compacted blocks, the hourly rollups
+ * kept (of pruned hours) and the days in it.
+ */
 static int rescale_span(struct store *store, int64_t id, int64_t factor, int64_t from, int64_t to,
 			int64_t *rows, bool *clamped) {
 	int64_t day_from = from == INT64_MIN ? INT64_MIN : timefmt_ceil(from, DAY_S);
 	int64_t day_to = to == INT64_MAX ? INT64_MAX : timefmt_ceil(to, DAY_S);
 	int err = rescale_rows(store, id, factor, from, to, rows, clamped);
+	if (err == 0) {
+		err = rescale_chunks(store, id, factor, from, to, rows, clamped);
+	}
 	if (err == 0) {
 		err = rescale_rollups(store, ST_RESCALE_ROLLUPS, ST_RESCALE_ROLLUP_PUT, id, factor,
 				      from, to, rows, clamped);
@@ -278,46 +332,6 @@ static int batch_edge(struct store *store, int64_t id, int64_t before, int64_t r
 	*hour = *none ? 0 : timefmt_floor(sqlite3_column_int64(st, 0), HOUR_S);
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not read samples");
-}
-
-int store_rescales(struct store *store, struct store_rescale **out, size_t *n) {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st = store_stmt(store, ST_RESCALES_LIST);
-	if (!st) {
-		return -EIO;
-	}
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xgrow(*out, &cap, *n + 1, sizeof(**out));
-		(*out)[(*n)++] = (struct store_rescale){.channel_id = sqlite3_column_int64(st, 0),
-							.factor = sqlite3_column_int64(st, 1),
-							.before = sqlite3_column_int64(st, 2)};
-	}
-	store_done(st);
-	if (rc != SQLITE_DONE) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-		return store_fail(store, rc, "could not read the rescales");
-	}
-	return 0;
-}
-
-const struct store_rescale *store_rescale_find(const struct store_rescale *list, size_t n,
-					       int64_t id) {
-	for (size_t i = 0; i < n; i++) {
-		if (list[i].channel_id == id) {
-			return &list[i];
-		}
-	}
-	return NULL;
-}
-
-int64_t store_rescale_value(const struct store_rescale *r, int64_t q) {
-	bool clamped = false;
-	return times(q, r->factor, &clamped);
 }
 
 /*

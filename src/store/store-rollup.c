@@ -6,11 +6,6 @@
 
 /* --- rollups ------------------------------------------------------------------------------ */
 
-static size_t encode_hist(struct store *store, const int64_t *sorted, size_t n) {
-	return codec_hist_encode_values(store_blob_reserve(store, n * 2 * CODEC_VARINT_MAX + 1),
-					sorted, n);
-}
-
 /*
  * Decodes the histogram blob in column @col of @st into store->bin_q and bin_count, valid until
  * the next decoding: *@q and *@count point at them, *@n_bins counts them. False if damaged.
@@ -63,107 +58,13 @@ static int rollup_put(struct store *store, enum stmt which, const struct store_r
 	return rc == SQLITE_OK ? 0 : store_fail(store, rc, what);
 }
 
-static int rollup_flush(struct store *store, struct rollup_acc *acc, size_t n_acc, int64_t hour) {
-	for (size_t id = 0; id < n_acc; id++) {
-		struct rollup_acc *a = &acc[id];
-		if (a->n == 0 && a->unsynced == 0) {
-			continue;
-		}
-		if (a->n > 1) { // an hour of unsynced values only has no array to sort
-			qsort(a->q, a->n, sizeof(*a->q), store_cmp_i64);
-		}
-		size_t len = encode_hist(store, a->q, a->n);
-		struct store_rollup r = {.hour = hour,
-					 .channel_id = (int64_t)id,
-					 .count = (int64_t)a->n,
-					 .sum_q = a->sum,
-					 .min_q = a->min,
-					 .max_q = a->max,
-					 .max_ts = a->max_ts,
-					 .unsynced = a->unsynced};
-		int rc = rollup_put(store, ST_ROLLUP_PUT, &r, len, "could not store a rollup");
-		if (rc < 0) {
-			return rc;
-		}
-		a->n = 0;
-		a->sum = 0;
-		a->unsynced = 0;
-	}
-	return 0;
-}
-
-/* Rolls up the hours [from, to) in one step; raw rows are read, never changed. */
+/*
+ * Hours are complete once the maintenance passed them (the rollup horizon): their rollups are
+ * computed from the values on every read, so nothing is written.
+ */
 static int rollup_range(struct store *store, int64_t from, int64_t to) {
-	// @from starts an hour: no row before it is a base
-	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_SAMPLES, from, to);
-	if (!st) {
-		return -EIO;
-	}
-	struct rollup_acc *acc = NULL;
-	size_t n_acc = 0, cap_acc = 0;
-	int64_t hour = from;
-	int ret = 0, rc;
-	struct chain chain;
-	store_chain_init(&chain);
-	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0);
-		bool unsynced = sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED;
-		if (timefmt_floor(ts, HOUR_S) != hour) {
-			ret = rollup_flush(store, acc, n_acc, hour);
-			hour = timefmt_floor(ts, HOUR_S);
-		}
-		const uint8_t *data = sqlite3_column_blob(st, 2);
-		bool bad = !store_chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
-		for (size_t k = 0; ret == 0 && !bad && k < chain.n_prev; k++) {
-			struct codec_pair p = chain.prev[k];
-			if (p.id <= 0 || p.id > 100000000) {
-				bad = true;
-				break;
-			}
-			if ((size_t)p.id >= n_acc) {
-				size_t need = (size_t)p.id + 1;
-				acc = xgrow(acc, &cap_acc, need, sizeof(*acc));
-				memset(&acc[n_acc], 0, (cap_acc - n_acc) * sizeof(*acc));
-				n_acc = cap_acc;
-			}
-			struct rollup_acc *a = &acc[p.id];
-			if (unsynced) {
-				a->unsynced++;
-				continue;
-			}
-			if (a->n == 0 || p.q < a->min) {
-				a->min = p.q;
-			}
-			if (a->n == 0 || p.q > a->max) {
-				a->max = p.q;
-				a->max_ts = ts;
-			}
-			a->q = xgrow(a->q, &a->cap, a->n + 1, sizeof(*a->q));
-			a->q[a->n++] = p.q;
-			a->sum += p.q;
-		}
-		if (bad) {
-			log_error("store: damaged sample row at %lld: %s", (long long)ts,
-				  store->path);
-			ret = -EINVAL;
-		}
-	}
-	store_done(st);
-	store_chain_finish(&chain);
-	if (ret == 0 && rc != SQLITE_DONE) {
-		ret = store_fail(store, rc, "could not read samples");
-	}
-	if (ret == 0) {
-		ret = rollup_flush(store, acc, n_acc, hour);
-	}
-	if (ret == 0) {
-		ret = store_state_set_int(store, STATE_HORIZON, to);
-	}
-	for (size_t i = 0; i < n_acc; i++) {
-		free(acc[i].q);
-	}
-	free(acc);
-	return ret;
+	(void)from;
+	return store_state_set_int(store, STATE_HORIZON, to);
 }
 
 int store_rollup_horizon(struct store *store, int64_t *hour) {
@@ -173,6 +74,8 @@ int store_rollup_horizon(struct store *store, int64_t *hour) {
 
 static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
 			    const int64_t *ids, size_t n_ids, store_rollup_fn fn, void *ctx);
+static int scan_hours(struct store *store, int64_t from, int64_t to, const int64_t *ids,
+		      size_t n_ids, bool scaled, store_rollup_fn fn, void *ctx);
 
 /* --- the daily level ---------------------------------------------------------------------- */
 
@@ -304,15 +207,14 @@ static int day_add_rollup(void *ctx, const struct store_rollup *r) {
  * every day gets a cycle row, every channel with an hourly rollup that day a daily one.
  */
 static int day_range(struct store *store, int64_t from, int64_t to) {
-	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_CYCLES, from, to);
-	if (!st) {
-		return -EIO;
-	}
+	struct series_scan scan;
+	int ret = store_series_open(store, &scan, SERIES_CYCLES, from, to, NULL, 0, 0);
 	struct cycle_day_acc c = {0};
 	int64_t day = from;
-	int ret = 0, rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0);
+	struct series_cycle cy;
+	int rc = 0;
+	while (ret == 0 && (rc = store_series_next(&scan, &cy)) > 0) {
+		int64_t ts = cy.ts;
 		while (ret == 0 && timefmt_floor(ts, DAY_S) > day) {
 			ret = cycle_day_flush(store, &c, day);
 			day += DAY_S;
@@ -320,7 +222,7 @@ static int day_range(struct store *store, int64_t from, int64_t to) {
 		if (ret != 0) {
 			break;
 		}
-		if (sqlite3_column_int(st, 1) == CLOCK_STATE_UNSYNCED) {
+		if (cy.clock == CLOCK_STATE_UNSYNCED) {
 			c.unsynced++;
 			continue;
 		}
@@ -332,18 +234,15 @@ static int day_range(struct store *store, int64_t from, int64_t to) {
 		c.last_ts = ts;
 		c.cycles++;
 	}
-	store_done(st);
-	if (ret == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		ret = store_fail(store, rc, "could not read cycles");
-	}
+	store_series_close(&scan);
+	ret = ret < 0 ? ret : rc;
 	for (; ret == 0 && day < to; day += DAY_S) {
 		ret = cycle_day_flush(store, &c, day);
 	}
 	free(c.spacing.bins);
 	struct day_build b = {.store = store, .day = from};
 	if (ret == 0) {
-		ret = scan_rollup_rows(store, ST_SCAN_ROLLUPS, from, to, NULL, 0, day_add_rollup,
-				       &b);
+		ret = scan_hours(store, from, to, NULL, 0, false, day_add_rollup, &b);
 	}
 	if (ret == 0) {
 		ret = day_flush(store, b.acc, b.n_acc, b.day);
@@ -361,10 +260,16 @@ static int day_range(struct store *store, int64_t from, int64_t to) {
 /*
  * Runs @range over [*at, end) a piece of at most @chunk_s at a time, each piece its own write
  * step (a writer waiting for the database waits for one piece); *at moves past each piece done.
+ * Past @deadline_ms (monotonic, 0: none) it stops between pieces and sets *more.
  */
 static int in_steps(struct store *store, int64_t *at, int64_t end, int64_t chunk_s,
-		    int (*range)(struct store *store, int64_t from, int64_t to)) {
+		    int (*range)(struct store *store, int64_t from, int64_t to),
+		    int64_t deadline_ms, bool *more) {
 	while (*at < end) {
+		if (deadline_ms > 0 && store_mono_ms() >= deadline_ms) {
+			*more = true;
+			return 0;
+		}
 		int64_t to = *at + chunk_s < end ? *at + chunk_s : end;
 		int rc = store_step_begin(store);
 		if (rc < 0 || (rc = store_step_end(store, range(store, *at, to))) < 0) {
@@ -376,19 +281,14 @@ static int in_steps(struct store *store, int64_t *at, int64_t end, int64_t chunk
 }
 
 /* Merges every whole day before the hourly @horizon not merged yet, a month per transaction. */
-static int maintain_days(struct store *store, int64_t horizon) {
-	int64_t day = 0, first;
-	bool empty;
+static int maintain_days(struct store *store, int64_t horizon, int64_t first, int64_t deadline_ms,
+			 bool *more) {
+	int64_t day = 0;
 	int rc = store_state_get_int(store, STATE_DAY_HORIZON, &day);
 	if (rc < 0) {
 		return rc;
 	}
-	if (day == 0) {
-		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0 || empty) {
-			return rc;
-		}
-		day = timefmt_floor(first, DAY_S);
-	}
+	day = day == 0 ? timefmt_floor(first, DAY_S) : day;
 	// A day a rescale is in the middle of holds hours of both resolutions: merged once done.
 	int64_t end = timefmt_floor(horizon, DAY_S);
 	struct store_rescale *res;
@@ -401,7 +301,7 @@ static int maintain_days(struct store *store, int64_t horizon) {
 		end = mid != res[i].before && mid >= day && mid < end ? mid : end;
 	}
 	free(res);
-	return in_steps(store, &day, end, DAY_CHUNK_S, day_range);
+	return in_steps(store, &day, end, DAY_CHUNK_S, day_range, deadline_ms, more);
 }
 
 /* Hourly rollups from @hour on will be rebuilt: days from its day on must be merged again. */
@@ -419,93 +319,83 @@ int store_raw_horizon(struct store *store, int64_t *ts) {
 	return store_state_get_int(store, STATE_RAW_HORIZON, ts);
 }
 
-/*
- * Deletes one batch of sample rows older than @cutoff; *more when a full batch went. A batch
- * may end inside an hour: the row after it there is written again without its deleted base.
- */
-static int prune_batch(struct store *store, int64_t cutoff, bool *more) {
-	int64_t last;
-	bool none;
-	int rc = store_query_int(store, ST_PRUNE_LAST, cutoff, &last, &none);
-	if (rc < 0 || none) {
-		*more = false;
-		return rc;
+/* Keeps a computed rollup in the table, where the hours whose values are pruned are read. */
+static int keep_rollup(void *ctx, const struct store_rollup *r) {
+	struct store *store = ctx;
+	uint8_t *p = store_blob_reserve(store, r->n_bins * 2 * CODEC_VARINT_MAX + 1);
+	size_t len = 0;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < r->n_bins; i++) { // codec.h's histogram blob, bins ascending
+		uint64_t q = (uint64_t)r->bin_q[i];
+		len += codec_put_varint(p + len, i == 0 ? codec_zigzag(r->bin_q[0]) : q - prev);
+		len += codec_put_varint(p + len, (uint64_t)r->bin_count[i]);
+		prev = q;
 	}
-	if ((rc = store_known_load(store)) < 0) {
-		return rc;
-	}
-	rc = store_hour_load(store, last);
-	if (rc < 0 && rc != -EINVAL) { // a damaged hour (logged) is pruned as it is
-		return rc;
-	}
-	bool fix = rc == 0;
-	sqlite3_stmt *st = store_stmt(store, ST_PRUNE);
-	if (!st) {
-		return -EIO;
-	}
-	sqlite3_bind_int64(st, 1, last);
-	rc = store_step_done(st);
-	if (rc != SQLITE_OK) {
-		return store_fail(store, rc, "could not prune samples");
-	}
-	*more = sqlite3_changes(store->db) == PRUNE_BATCH;
-	store->hour.damaged = false; // the damage may have gone with the rows
-	return fix ? store_hour_drop_through(store, last) : 0;
+	return rollup_put(store, ST_ROLLUP_PUT, r, len, "could not keep a rollup");
 }
 
-int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
-	int64_t horizon = 0, first, last;
-	bool empty;
-	int rc = store_state_get_int(store, STATE_HORIZON, &horizon);
-	if (rc == 0) {
-		rc = store_query_int(store, ST_LAST_CYCLE, 0, &last, &empty);
-	}
-	if (rc < 0 || empty) {
+/*
+ * One step of retention: the values of [raw horizon, hi) go, hi being the end of the
+ * PRUNE_BLOCKS-th compacted block with values there, or @cutoff when fewer are left (the block
+ * across it reopened, the head's values before it emptied: its rows are the cycles). Their
+ * hours' rollups are kept in the table first; the maps stay, so the cycles are still counted.
+ * The raw horizon moves to hi; *more when another step is needed.
+ */
+static int prune_step(struct store *store, int64_t cutoff, bool *more) {
+	int64_t lo = 0;
+	int rc = store_state_get_int(store, STATE_RAW_HORIZON, &lo);
+	*more = false;
+	if (rc < 0 || lo >= cutoff) {
 		return rc;
 	}
-	if (horizon == 0) {
-		if ((rc = store_query_int(store, ST_FIRST_CYCLE, 0, &first, &empty)) < 0) {
-			return rc;
-		}
-		horizon = timefmt_floor(first, HOUR_S);
-	}
-	/*
-	 * An hour is complete once @now is past it and a later cycle exists: cycles only move
-	 * forward, so none can land in it any more (a wrong @now cannot close an hour early).
-	 */
-	int64_t end = timefmt_floor(now, HOUR_S) < timefmt_floor(last, HOUR_S)
-			      ? timefmt_floor(now, HOUR_S)
-			      : timefmt_floor(last, HOUR_S);
-	if ((rc = in_steps(store, &horizon, end, ROLLUP_CHUNK_S, rollup_range)) < 0 ||
-	    (rc = maintain_days(store, horizon)) < 0) {
+	sqlite3_stmt *st;
+	if ((rc = store_prepare_window(store, ST_PRUNE_BLOCKS, store_block_of(SERIES_CYCLES, lo),
+				       cutoff - BLOCK_S, "retention", &st)) < 0) {
 		return rc;
 	}
-	if (raw_keep_s <= 0) {
-		return 0;
+	int64_t blocks[PRUNE_BLOCKS];
+	size_t n = 0;
+	int step;
+	while (n < PRUNE_BLOCKS && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		blocks[n++] = sqlite3_column_int64(st, 0);
 	}
-	// Whole hours only, and never rows not rolled up yet.
-	int64_t cutoff = timefmt_floor(now - raw_keep_s, HOUR_S);
-	cutoff = cutoff < horizon ? cutoff : horizon;
-	int64_t pruned = 0;
-	if ((rc = store_state_get_int(store, STATE_RAW_HORIZON, &pruned)) < 0) {
+	sqlite3_finalize(st);
+	if (n < PRUNE_BLOCKS && step != SQLITE_DONE) {
+		return store_fail(store, step, "could not read blocks");
+	}
+	*more = n == PRUNE_BLOCKS;
+	int64_t hi = *more ? blocks[n - 1] + BLOCK_S : cutoff;
+	rc = scan_hours(store, timefmt_floor(lo, HOUR_S), hi, NULL, 0, false, keep_rollup, store);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = store_bind_block_exec(store, ST_CHUNKS_DROP, SERIES_CYCLES, blocks[i]);
+	}
+	bool legacy;
+	if (rc == 0 && !*more &&
+	    ((rc = store_known_load(store)) < 0 ||
+	     (timefmt_floor(cutoff, BLOCK_S) != cutoff &&
+	      (rc = store_head_open(store, SERIES_CYCLES, cutoff - 1)) < 0) ||
+	     (rc = store_legacy(store, &legacy)) < 0 ||
+	     (rc = store_exec_param(store, legacy ? ST_PRUNE_HEAD_LEGACY : ST_PRUNE_HEAD, cutoff)) <
+		     0 ||
+	     (rc = store_throttle_prune(store, cutoff)) < 0)) {
 		return rc;
 	}
-	for (bool more = cutoff > pruned; more;) {
-		if ((rc = store_step_begin(store)) < 0) {
-			return rc;
+	store->hour.loaded = false;
+	return rc < 0 ? rc : store_state_set_int(store, STATE_RAW_HORIZON, hi);
+}
+
+/*
+ * Retention: the values before @cutoff (a whole hour, never one not rolled up) go, their hours'
+ * rollups stay, a few blocks a transaction. 1 when stopped at @deadline_ms with work left.
+ */
+static int prune(struct store *store, int64_t cutoff, int64_t deadline_ms, bool *more_out) {
+	for (bool more = true; more;) {
+		if (deadline_ms > 0 && store_mono_ms() >= deadline_ms) {
+			*more_out = true;
+			return 0;
 		}
-		rc = prune_batch(store, cutoff, &more);
-		if (rc == 0 && !more) {
-			rc = store_throttle_prune(store,
-						  cutoff); // episodes go with the raw history
-		}
-		if (rc == 0 && !more) {
-			rc = store_state_set_int(store, STATE_RAW_HORIZON, cutoff);
-		}
-		if ((rc = store_step_end(store, rc)) < 0) {
+		int rc = store_step_begin(store);
+		if (rc < 0 || (rc = store_step_end(store, prune_step(store, cutoff, &more))) < 0) {
 			return rc;
 		}
 	}
@@ -527,6 +417,68 @@ static bool rollup_plausible(const struct store_rollup *r) {
 	return total == r->count && STORE_Q_IN_RANGE(r->min_q) && STORE_Q_IN_RANGE(r->max_q) &&
 	       r->count >= 0 && r->count <= DAY_S * 1000 && r->unsynced >= 0 &&
 	       r->unsynced <= DAY_S * 1000 && (r->count == 0 || r->max_ts >= r->hour);
+}
+
+int store_maintain_some(struct store *store, int64_t now, int64_t raw_keep_s, int64_t budget_ms) {
+	if (!store_writable(store)) {
+		return -EROFS;
+	}
+	int64_t horizon = 0, first, last,
+		deadline = budget_ms > 0 ? store_mono_ms() + budget_ms : 0;
+	bool empty, more = false;
+	int rc = store_state_get_int(store, STATE_HORIZON, &horizon);
+	if (rc == 0) {
+		rc = store_cycle_span(store, &first, &last, &empty);
+	}
+	if (rc < 0 || empty) {
+		return rc;
+	}
+	horizon = horizon == 0 ? timefmt_floor(first, HOUR_S) : horizon;
+	/*
+	 * An hour (a block) is complete once @now is past it and a later cycle exists: cycles only
+	 * move forward, so none can land in it any more (a wrong @now cannot close one early).
+	 */
+	int64_t end = timefmt_floor(now, HOUR_S) < timefmt_floor(last, HOUR_S)
+			      ? timefmt_floor(now, HOUR_S)
+			      : timefmt_floor(last, HOUR_S);
+	if ((rc = in_steps(store, &horizon, end, ROLLUP_CHUNK_S, rollup_range, deadline, &more)) <
+		    0 ||
+	    (rc = maintain_days(store, horizon, first, deadline, &more)) < 0) {
+		return rc;
+	}
+	int64_t blocks = store_block_of(SERIES_CYCLES, now) < store_block_of(SERIES_CYCLES, last)
+				 ? store_block_of(SERIES_CYCLES, now)
+				 : store_block_of(SERIES_CYCLES, last);
+	// Fast samples come in batches a while after they were taken: their blocks lag by one.
+	int64_t fast = (now < last ? now : last) - FAST_BLOCK_S;
+	bool more_cycles = false, more_fast = false;
+	if (!more &&
+	    (rc = store_compact(store, SERIES_CYCLES, blocks, deadline, &more_cycles)) < 0) {
+		return rc;
+	}
+	if (!more && !more_cycles &&
+	    (rc = store_compact(store, SERIES_FAST, timefmt_floor(fast, FAST_BLOCK_S), deadline,
+				&more_fast)) < 0) {
+		return rc;
+	}
+	// A database of an older thermlog: checked and switched once every closed block is.
+	if (!more && !more_cycles && (rc = store_convert(store, deadline, &more)) < 0) {
+		return rc;
+	}
+	more = more || more_cycles || more_fast;
+	if (!more && raw_keep_s > 0) {
+		// Whole hours only, and never values not rolled up yet.
+		int64_t cutoff = timefmt_floor(now - raw_keep_s, HOUR_S);
+		if ((rc = prune(store, cutoff < horizon ? cutoff : horizon, deadline, &more)) < 0) {
+			return rc;
+		}
+	}
+	return more ? 1 : 0;
+}
+
+int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s) {
+	int rc = store_maintain_some(store, now, raw_keep_s, 0);
+	return rc < 0 ? rc : 0;
 }
 
 static int scan_rollup_rows(struct store *store, enum stmt which, int64_t from, int64_t to,
@@ -612,9 +564,32 @@ static int scan_rollups_read(struct store *store, enum stmt which, int64_t from,
 	return rc;
 }
 
+/*
+ * The hourly rollups of [@from, @to): those of hours whose values were pruned from the table that
+ * keeps them, the others computed from the values, in one read snapshot.
+ */
+static int scan_hours(struct store *store, int64_t from, int64_t to, const int64_t *ids,
+		      size_t n_ids, bool scaled, store_rollup_fn fn, void *ctx) {
+	bool began = store_read_begin(store);
+	int64_t raw = 0;
+	int rc = store_state_get_int(store, STATE_RAW_HORIZON, &raw);
+	int64_t mid = raw < from ? from : raw > to ? to : raw;
+	if (rc == 0 && from < mid) {
+		rc = scaled ? scan_rollups_read(store, ST_SCAN_ROLLUPS, from, mid, ids, n_ids, fn,
+						ctx)
+			    : scan_rollup_rows(store, ST_SCAN_ROLLUPS, from, mid, ids, n_ids, fn,
+					       ctx);
+	}
+	if (rc == 0 && mid < to) {
+		rc = store_compute_rollups(store, mid, to, ids, n_ids, scaled, fn, ctx);
+	}
+	store_read_end(store, began);
+	return rc;
+}
+
 int store_scan_rollups(struct store *store, int64_t from_hour, int64_t to_hour, const int64_t *ids,
 		       size_t n_ids, store_rollup_fn fn, void *ctx) {
-	return scan_rollups_read(store, ST_SCAN_ROLLUPS, from_hour, to_hour, ids, n_ids, fn, ctx);
+	return scan_hours(store, from_hour, to_hour, ids, n_ids, true, fn, ctx);
 }
 
 int store_scan_rollup_days(struct store *store, int64_t from_day, int64_t to_day,

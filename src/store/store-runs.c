@@ -210,35 +210,21 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
-	sqlite3_stmt *st;
-	// Within the stored times' range (STORE_TS_LIMIT), in ms.
-	const int64_t limit_ms = STORE_TS_LIMIT * 1000;
-	from_ms = from_ms < -limit_ms ? -limit_ms : from_ms;
-	to_ms = to_ms > limit_ms + 1 ? limit_ms + 1 : to_ms;
-	int rc = store_prepare_window(store, ST_RUN_SAMPLES_SCAN, from_ms, to_ms, "a runs query",
-				      &st);
-	if (rc < 0) {
-		return rc;
-	}
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, SERIES_FAST, from_ms, to_ms, NULL, 0, SCAN_VALUES);
 	int ret = 0;
-	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_run_sample s = {.ts_ms = sqlite3_column_int64(st, 0)};
-		const uint8_t *data = sqlite3_column_blob(st, 1);
-		struct codec_pair_iter it = {.p = data, .end = data + sqlite3_column_bytes(st, 1)};
-		struct codec_pair p;
-		while (ret == 0 && codec_pair_next(&it, &p)) {
-			s.channel_id = p.id;
-			s.q = p.q;
+	struct series_cycle c;
+	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		rc = 0;
+		struct store_run_sample s = {.ts_ms = c.ts};
+		for (size_t k = 0; ret == 0 && k < c.n; k++) {
+			s.channel_id = c.pairs[k].id;
+			s.q = c.pairs[k].q;
 			ret = fn(ctx, &s);
 		}
-		if (ret == 0 && it.bad) {
-			log_error("store: corrupt fast sample at %lld ms: %s", (long long)s.ts_ms,
-				  store->path);
-			ret = -EINVAL;
-		}
 	}
-	sqlite3_finalize(st);
-	return store_scan_result(store, rc, ret, "could not read fast samples");
+	store_series_close(&scan);
+	return ret != 0 ? ret : rc < 0 ? rc : 0;
 }
 
 /* Steps @st (run_id, name, value, unit), handing each row to @fn; finalizes @st. */
@@ -587,7 +573,11 @@ static int run_samples_put(struct store *store, const struct store_run_instant *
 				pairs[m++].id = k->id;
 			}
 		}
-		m = store_pairs_sort_unique(pairs, m);
+		m = m > 1 ? store_pairs_sort_unique(pairs, m) : m;
+		// A sample stamped into a compacted block reopens it.
+		if ((rc = store_head_open(store, SERIES_FAST, sample->ts_ms)) < 0) {
+			break;
+		}
 		size_t len = store_encode_row(store, pairs, m, NULL,
 					      0); // absolute: fast samples stand alone
 		sqlite3_bind_int64(st, 1, sample->ts_ms);

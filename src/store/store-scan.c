@@ -1,13 +1,6 @@
 /* The store's reads: channels, the info, cycles and sample rows scanned in time order. */
 #include "store-internal.h"
 
-/* --- reading ------------------------------------------------------------------------------ */
-
-/* Where a scan from @from starts reading: its hour's first row, the start of its chain. */
-int64_t store_scan_start(int64_t from) {
-	return from < INT64_MIN + HOUR_S ? INT64_MIN : timefmt_floor(from, HOUR_S);
-}
-
 /*
  * The writer moves a channel's last_seen only at its first cycle of each hour (so a steady
  * cycle writes no channel rows); the last cycle that had it is in the raw rows of that hour.
@@ -30,30 +23,23 @@ static int last_cycles(struct store *store, struct store_channel *list, size_t n
 	if (from >= to) {
 		return 0;
 	}
-	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_SAMPLES, store_scan_start(from), to);
-	if (!st) {
-		return -EIO;
-	}
-	struct chain chain;
-	store_chain_init(&chain);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0);
-		const uint8_t *data = sqlite3_column_blob(st, 2);
-		store_chain_next(&chain, ts, data, (size_t)sqlite3_column_bytes(st, 2));
-		for (size_t k = 0; ts >= from && k < chain.n_prev; k++) {
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, SERIES_CYCLES, from, to, NULL, 0, SCAN_VALUES);
+	struct series_cycle c;
+	while (rc == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		for (size_t k = 0; k < c.n; k++) {
 			for (size_t i = 0; i < n; i++) {
-				if (list[i].id == chain.prev[k].id && ts > list[i].last_seen &&
-				    timefmt_floor(ts, HOUR_S) ==
+				if (list[i].id == c.pairs[k].id && c.ts > list[i].last_seen &&
+				    timefmt_floor(c.ts, HOUR_S) ==
 					    timefmt_floor(list[i].last_seen, HOUR_S)) {
-					list[i].last_seen = ts;
+					list[i].last_seen = c.ts;
 				}
 			}
 		}
+		rc = 0;
 	}
-	store_done(st);
-	store_chain_finish(&chain);
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not read samples");
+	store_series_close(&scan);
+	return rc;
 }
 
 int store_channel_counts(struct store *store, size_t *total, size_t *present) {
@@ -130,22 +116,95 @@ static int64_t file_size(const char *path, const char *suffix) {
 	return size;
 }
 
+/* Runs the one-row query @which with ?1 = @param into @out[0..n) (NULL reads as 0, *null). */
+static int query_row(struct store *store, enum stmt which, int64_t param, int64_t *out, size_t n,
+		     bool *null) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, which, "a summary", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	if (sqlite3_bind_parameter_count(st) > 0) {
+		sqlite3_bind_int64(st, 1, param);
+	}
+	int step = sqlite3_step(st);
+	for (size_t i = 0; i < n; i++) {
+		bool none = step != SQLITE_ROW || sqlite3_column_type(st, (int)i) == SQLITE_NULL;
+		out[i] = none ? 0 : sqlite3_column_int64(st, (int)i);
+		if (null) {
+			null[i] = none;
+		}
+	}
+	sqlite3_finalize(st);
+	return step == SQLITE_ROW || step == SQLITE_DONE
+		       ? 0
+		       : store_fail(store, step, "could not summarize");
+}
+
+/* The first and the last time of the cycles in the head and in the blocks, in one snapshot. */
+static int span(struct store *store, bool legacy, int64_t *first, int64_t *last, bool *empty) {
+	int64_t head[4], f, l;
+	bool null[4], nf, nl;
+	int rc = query_row(store, legacy ? ST_INFO_HEAD_LEGACY : ST_INFO_HEAD, INT64_MAX, head, 4,
+			   null);
+	if (rc == 0) {
+		rc = query_row(store, ST_FIRST_BLOCK, SERIES_CYCLES, &f, 1, &nf);
+	}
+	if (rc == 0) {
+		rc = query_row(store, ST_LAST_BLOCK, SERIES_CYCLES, &l, 1, &nl);
+	}
+	*empty = null[2] && nf;
+	*first = null[2] ? f : nf ? head[2] : head[2] < f ? head[2] : f;
+	*last = null[3] ? l : nl ? head[3] : head[3] > l ? head[3] : l;
+	return rc;
+}
+
+int store_cycle_span(struct store *store, int64_t *first, int64_t *last, bool *empty) {
+	bool began = store_read_begin(store), legacy;
+	int rc = store_legacy(store, &legacy);
+	if (rc == 0) {
+		rc = span(store, legacy, first, last, empty);
+	}
+	store_read_end(store, began);
+	return rc;
+}
+
+/*
+ * The days before the day horizon are counted from cycle_days, one row a day; after it, the
+ * compacted blocks' counts and the head's rows: all in one read snapshot.
+ */
+static int count_cycles(struct store *store, struct store_info *info) {
+	bool legacy, empty;
+	int64_t horizon = 0, days[2], blocks[2], head[4];
+	int rc = store_legacy(store, &legacy);
+	if (rc == 0) {
+		rc = store_state_get_int(store, STATE_DAY_HORIZON, &horizon);
+	}
+	if (rc == 0) {
+		rc = query_row(store, ST_INFO_DAYS, horizon, days, 2, NULL);
+	}
+	if (rc == 0) {
+		rc = query_row(store, ST_INFO_BLOCKS, horizon, blocks, 2, NULL);
+	}
+	if (rc == 0) {
+		rc = query_row(store, legacy ? ST_INFO_HEAD_LEGACY : ST_INFO_HEAD, horizon, head, 4,
+			       NULL);
+	}
+	if (rc == 0) {
+		rc = span(store, legacy, &info->first_cycle, &info->last_cycle, &empty);
+	}
+	info->cycles = days[0] + blocks[0] + head[0];
+	info->unsynced_cycles = days[1] + blocks[1] + head[1];
+	return rc;
+}
+
 int store_info(struct store *store, struct store_info *info) {
 	*info = (struct store_info){0};
-	sqlite3_stmt *st = store_stmt(store, ST_INFO);
-	if (!st) {
-		return -EIO;
-	}
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		info->cycles = sqlite3_column_int64(st, 0);
-		info->first_cycle = sqlite3_column_int64(st, 1);
-		info->last_cycle = sqlite3_column_int64(st, 2);
-		info->unsynced_cycles = sqlite3_column_int64(st, 3);
-	}
-	store_done(st);
-	if (rc != SQLITE_ROW) {
-		return store_fail(store, rc, "could not summarize");
+	bool began = store_read_begin(store);
+	int rc = count_cycles(store, info);
+	store_read_end(store, began);
+	if (rc < 0) {
+		return rc;
 	}
 	int64_t page_size = 0; // stays 0 if the pragma fails
 	store_pragma_int(store, ST_PAGE_SIZE, &page_size);
@@ -164,169 +223,37 @@ int store_info(struct store *store, struct store_info *info) {
 }
 
 int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle_fn fn, void *ctx) {
-	sqlite3_stmt *st = store_stmt_window(store, ST_SCAN_CYCLES, from, to);
-	if (!st) {
-		return -EIO;
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, SERIES_CYCLES, from, to, NULL, 0, 0), ret = 0;
+	struct series_cycle c;
+	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		rc = 0;
+		struct store_cycle cycle = {.ts = c.ts, .clock = (enum clock_state)c.clock};
+		ret = fn(ctx, &cycle);
 	}
-	int rc, ret = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_cycle c = {
-			.ts = sqlite3_column_int64(st, 0),
-			.clock = (enum clock_state)sqlite3_column_int(st, 1),
-		};
-		if ((ret = fn(ctx, &c)) != 0) {
-			break;
-		}
-	}
-	store_done(st);
-	return store_scan_result(store, rc, ret, "could not read cycles");
-}
-
-int store_cmp_i64(const void *a, const void *b) {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
-int64_t *store_sorted_ids(const int64_t *ids, size_t n) {
-	int64_t *copy = xcalloc(n ? n : 1, sizeof(*copy));
-	if (n > 0) {
-		memcpy(copy, ids, n * sizeof(*copy));
-	}
-	qsort(copy, n, sizeof(*copy), store_cmp_i64);
-	return copy;
-}
-
-/* What a scan delivers: the channels wanted and the rescales under way (both usually none). */
-struct scan_want {
-	const int64_t *ids;
-	size_t n_ids;
-	const struct store_rescale *res;
-	size_t n_res;
-};
-
-/*
- * Calls @fn for the values of the row just decoded (c->prev) of the channels wanted, a value a
- * rescale has not reached yet in the channel's resolution.
- */
-static int deliver(const struct chain *c, struct store_sample *s, const struct scan_want *sw,
-		   store_sample_fn fn, void *ctx) {
-	const int64_t *want = sw->ids;
-	size_t n_ids = sw->n_ids;
-	int ret = 0;
-	size_t w = 0; // both by id ascending: a merge, not a search per value
-	for (size_t k = 0; ret == 0 && k < c->n_prev; k++) {
-		const struct codec_pair *p = &c->prev[k];
-		if (n_ids) {
-			while (w < n_ids && want[w] < p->id) {
-				w++;
-			}
-			if (w == n_ids) {
-				break;
-			}
-			if (want[w] != p->id) {
-				continue;
-			}
-		}
-		if (!STORE_Q_IN_RANGE(p->q)) {
-			continue; // no reading is that large: a crafted row's value, left out
-		}
-		s->channel_id = p->id;
-		s->q = p->q;
-		const struct store_rescale *r =
-			sw->n_res ? store_rescale_find(sw->res, sw->n_res, p->id) : NULL;
-		if (r && s->ts < r->before) {
-			s->q = store_rescale_value(r, p->q);
-		}
-		ret = fn(ctx, s);
-	}
-	return ret;
+	store_series_close(&scan);
+	return ret != 0 ? ret : rc < 0 ? rc : 0;
 }
 
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
-	sqlite3_stmt *st = store_stmt(store, ST_SCAN_SAMPLES);
-	if (!st) {
-		return -EIO;
-	}
-	int64_t *want = store_sorted_ids(ids, n_ids);
-	struct store_rescale *res = NULL;
-	struct scan_want w = {.ids = want, .n_ids = n_ids};
-	if (store_rescales(store, &res, &w.n_res) < 0) {
-		free(want);
-		return -EIO;
-	}
-	w.res = res;
-	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED;
-	struct chain local, *chain = &local;
-	int64_t version = 0;
-	bool none, resume = false;
-	if (store->scanning || store_query_int(store, ST_DATA_VERSION, 0, &version, &none) < 0) {
-		store_chain_init(&local);
-	} else {
-		chain = &store->scan;
-		store->scanning = true;
-		/*
-		 * An export reads slice after slice, each from the row the last one stopped at:
-		 * that row is held decoded, so unless the rows changed since, the scan goes on
-		 * from it instead of from the first row of its hour.
-		 */
-		resume = store->scan_held && store->scan_from == from &&
-			 store->scan_version == version &&
-			 store->scan_writes == store->write_steps && chain->hour != INT64_MIN &&
-			 from != INT64_MAX;
-		if (!resume) {
-			chain->hour = INT64_MIN;
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, SERIES_CYCLES, from, to, ids, n_ids,
+				   SCAN_VALUES | SCAN_SCALED);
+	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED, ret = 0;
+	struct series_cycle c;
+	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		rc = 0;
+		if (c.clock > limit) {
+			continue;
 		}
-		store->scan_held = false; // until this scan ends where it can be resumed
-	}
-	int rc = SQLITE_DONE, ret = 0;
-	int64_t last = INT64_MIN;
-	if (resume) {
-		struct store_sample s = {.ts = from, .clock = store->scan_clock};
-		if (from < to && (int)s.clock <= limit) {
-			ret = deliver(chain, &s, &w, fn, ctx);
+		struct store_sample s = {.ts = c.ts, .clock = (enum clock_state)c.clock};
+		for (size_t k = 0; ret == 0 && k < c.n; k++) {
+			s.channel_id = c.pairs[k].id;
+			s.q = c.pairs[k].q;
+			ret = fn(ctx, &s);
 		}
-		last = from;
 	}
-	int64_t lo = resume ? from + 1 : store_scan_start(from), hi = to;
-	store_window_clamp(&lo, &hi);
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, hi);
-	int clock = 0;
-	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_sample s = {
-			.ts = sqlite3_column_int64(st, 0),
-			.clock = (enum clock_state)sqlite3_column_int(st, 1),
-		};
-		const uint8_t *data = sqlite3_column_blob(st, 2);
-		if (!store_chain_next(chain, s.ts, data, (size_t)sqlite3_column_bytes(st, 2))) {
-			log_error("store: damaged sample row at %lld: %s", (long long)s.ts,
-				  store->path);
-			ret = -EINVAL;
-			break;
-		}
-		last = s.ts;
-		clock = (int)s.clock;
-		if (s.ts < from || (int)s.clock > limit) {
-			continue; // read only as the base of the rows after it
-		}
-		ret = deliver(chain, &s, &w, fn, ctx);
-	}
-	store_done(st);
-	if (chain == &store->scan) {
-		store->scanning = false;
-		if (ret > 0 && last != INT64_MIN && chain->hour != INT64_MIN) {
-			// Stopped by @fn: the row it stopped at is where the next slice starts.
-			store->scan_held = true;
-			store->scan_from = last;
-			store->scan_clock = resume && last == from ? store->scan_clock : clock;
-			store->scan_version = version;
-			store->scan_writes = store->write_steps;
-		}
-	} else {
-		store_chain_finish(&local);
-	}
-	free(want);
-	free(res);
-	return store_scan_result(store, rc, ret, "could not read samples");
+	store_series_close(&scan);
+	return ret != 0 ? ret : rc < 0 ? rc : 0;
 }

@@ -21,7 +21,19 @@ int store_state_get(struct store *store, const char *key, char **value) {
 	return rc == SQLITE_ROW ? 0 : store_fail(store, rc, "could not read state");
 }
 
-static int state_set(struct store *store, const char *key, const char *value) {
+int store_state_delete(struct store *store, const char *key) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, ST_STATE_DELETE, "state", &st);
+	if (rc == 0) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		int step = sqlite3_step(st);
+		rc = step == SQLITE_DONE ? 0 : store_fail(store, step, "could not write state");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_state_put(struct store *store, const char *key, const char *value) {
 	sqlite3_stmt *st = store_stmt(store, ST_STATE_SET);
 	if (!st) {
 		return -EIO;
@@ -37,7 +49,7 @@ int store_state_set(struct store *store, const char *key, const char *value) {
 	if (rc < 0) {
 		return rc;
 	}
-	return store_step_end(store, state_set(store, key, value));
+	return store_step_end(store, store_state_put(store, key, value));
 }
 
 /* An integer state value; *value unchanged if absent. */
@@ -66,7 +78,7 @@ int store_state_get_int(struct store *store, const char *key, int64_t *value) {
 int store_state_set_int(struct store *store, const char *key, int64_t value) {
 	char text[32];
 	snprintf(text, sizeof(text), "%lld", (long long)value);
-	return state_set(store, key, text);
+	return store_state_put(store, key, text);
 }
 
 int store_history_generation(struct store *store, int64_t *gen) {

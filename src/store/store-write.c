@@ -460,8 +460,11 @@ size_t store_hour_find(const struct hour_rows *h, int64_t ts, bool *found) {
 	return lo;
 }
 
-/* Writes row @i of the loaded hour coded against row @i - 1: a new row with @clock, or over. */
-static int hour_write(struct store *store, size_t i, bool insert, int clock) {
+/*
+ * Writes row @i of the loaded hour coded against row @i - 1: a new row with @clock and @boot (0:
+ * none), or over.
+ */
+static int hour_write(struct store *store, size_t i, bool insert, int clock, int64_t boot) {
 	struct hour_rows *h = &store->hour;
 	const struct hour_row *r = &h->rows[i];
 	size_t len = store_encode_row(store, r->pairs, r->n, i > 0 ? row_base(h, i) : NULL,
@@ -474,6 +477,9 @@ static int hour_write(struct store *store, size_t i, bool insert, int clock) {
 	if (insert) {
 		sqlite3_bind_int(st, 2, clock);
 		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+		if (boot > 0) {
+			sqlite3_bind_int64(st, 4, boot);
+		}
 	} else {
 		sqlite3_bind_blob(st, 2, store->blob, (int)len, SQLITE_STATIC);
 	}
@@ -510,11 +516,12 @@ static bool same_base_for(const struct hour_row *row, const struct hour_row *old
 
 /*
  * The one way a row of samples is written: row @ts becomes @pairs (sorted by id, distinct),
- * inserted with @clock if new, coded against the row before it in its hour; the row after it
- * in the hour, whose base this is, is coded again against it. The caller ran store_known_load().
+ * inserted with @clock and @boot (0: none) if new, coded against the row before it in its hour;
+ * the row after it in the hour, whose base this is, is coded again against it. The caller ran
+ * store_known_load().
  */
-int store_hour_put(struct store *store, int64_t ts, int clock, const struct codec_pair *pairs,
-		   size_t n) {
+int store_hour_put(struct store *store, int64_t ts, int clock, int64_t boot,
+		   const struct codec_pair *pairs, size_t n) {
 	int rc = store_hour_load(store, ts);
 	if (rc == -EINVAL) {
 		// A damaged row earlier in the hour (logged): this one is written so that it reads
@@ -527,6 +534,9 @@ int store_hour_put(struct store *store, int64_t ts, int clock, const struct code
 		sqlite3_bind_int64(st, 1, ts);
 		sqlite3_bind_int(st, 2, clock);
 		sqlite3_bind_blob(st, 3, store->blob, (int)len, SQLITE_STATIC);
+		if (boot > 0) {
+			sqlite3_bind_int64(st, 4, boot);
+		}
 		rc = store_step_done(st);
 		return rc == SQLITE_OK ? 0 : store_fail(store, rc, "could not store samples");
 	}
@@ -550,9 +560,9 @@ int store_hour_put(struct store *store, int64_t ts, int clock, const struct code
 	r->pairs = xgrow(r->pairs, &r->cap, n + 1, sizeof(*r->pairs));
 	memcpy(r->pairs, pairs, n * sizeof(*pairs));
 	r->n = n;
-	rc = hour_write(store, i, !found, clock);
+	rc = hour_write(store, i, !found, clock, boot);
 	if (rc == 0 && rebase) {
-		rc = hour_write(store, i + 1, false, 0);
+		rc = hour_write(store, i + 1, false, 0, 0);
 	}
 	if (rc < 0) {
 		h->loaded = false;
@@ -563,54 +573,32 @@ int store_hour_put(struct store *store, int64_t ts, int clock, const struct code
 }
 
 /*
- * Rows up to @to were deleted (store_hour_load(@to) ran before): the first row after @to in its
- * hour lost its base, so it is written again against none.
+ * The cycle's own row: in a database converted from schema 10 or earlier until its conversion
+ * ends, a row of the table cycles (whose key refuses a stamp stored already); else the head row,
+ * which must be new.
  */
-int store_hour_drop_through(struct store *store, int64_t to) {
-	struct hour_rows *h = &store->hour;
-	size_t k = 0;
-	while (k < h->n && h->rows[k].ts <= to) {
-		k++;
-	}
-	if (k == 0) {
-		return 0; // held from the hour's first row on: none was deleted
-	}
-	for (size_t j = 0; j < k; j++) {
-		free(h->rows[j].pairs);
-	}
-	memmove(&h->rows[0], &h->rows[k], (h->n - k) * sizeof(*h->rows));
-	memset(&h->rows[h->n - k], 0, k * sizeof(*h->rows));
-	h->n -= k;
-	h->first = true; // every row before them is gone
-	if (h->n == 0) {
-		h->loaded = h->last; // no row held to tell where the held run ends
-		return 0;
-	}
-	int rc = hour_write(store, 0, false, 0);
-	if (rc < 0) {
-		h->loaded = false;
-	} else {
-		hour_keep(h, 0);
-	}
-	return rc;
-}
-
-static int write_cycle(struct store *store, const struct cycle *cycle) {
-	int rc = store_known_load(store);
+static int cycle_row(struct store *store, const struct cycle *cycle, int64_t boot) {
+	bool legacy;
+	int rc = store_legacy_cached(store, &legacy);
 	if (rc < 0) {
 		return rc;
 	}
-
-	int64_t boot = 0;
-	if (cycle->boot_id && (rc = store_boot_row(store, cycle->boot_id, &boot)) < 0) {
-		return rc;
+	if (!legacy) {
+		if ((rc = store_hour_load(store, cycle->ts)) < 0 && rc != -EINVAL) {
+			return rc;
+		}
+		bool found = false;
+		if (rc == 0) {
+			store_hour_find(&store->hour, cycle->ts, &found);
+		}
+		return found ? -EEXIST : 0; // a damaged hour: the insert's key decides
 	}
 	sqlite3_stmt *st = store_stmt(store, ST_CYCLE_INSERT);
 	if (!st) {
 		return -EIO;
 	}
 	sqlite3_bind_int64(st, 1, cycle->ts);
-	if (cycle->boot_id) {
+	if (boot > 0) {
 		sqlite3_bind_int64(st, 2, boot);
 	}
 	sqlite3_bind_int(st, 3, (int)cycle->clock);
@@ -622,8 +610,22 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 	    sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_PRIMARYKEY) {
 		return -EEXIST;
 	}
-	if (rc != SQLITE_OK) {
-		return store_fail(store, rc, "could not store a cycle");
+	return rc == SQLITE_OK ? 0 : store_fail(store, rc, "could not store a cycle");
+}
+
+static int write_cycle(struct store *store, const struct cycle *cycle) {
+	int rc = store_known_load(store);
+	if (rc < 0) {
+		return rc;
+	}
+	int64_t boot = 0;
+	if (cycle->boot_id && (rc = store_boot_row(store, cycle->boot_id, &boot)) < 0) {
+		return rc;
+	}
+	// A cycle stamped into a compacted block (a clock set back by hours) reopens it.
+	if ((rc = store_head_open(store, SERIES_CYCLES, cycle->ts)) < 0 ||
+	    (rc = cycle_row(store, cycle, boot)) < 0) {
+		return rc;
 	}
 
 	// The same channel list as the last cycle committed, against the same known cache: the
@@ -649,11 +651,13 @@ static int write_cycle(struct store *store, const struct cycle *cycle) {
 		}
 		pairs[n++].id = k->id;
 	}
-	if (n == 0) {
-		return 0;
+	n = n > 1 ? store_pairs_sort_unique(pairs, n) : n;
+	// A cycle without a value has its row too: the head's rows are the cycles.
+	rc = store_hour_put(store, cycle->ts, (int)cycle->clock, boot, pairs, n);
+	if (rc < 0 && sqlite3_extended_errcode(store->db) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+		return -EEXIST;
 	}
-	n = store_pairs_sort_unique(pairs, n);
-	return store_hour_put(store, cycle->ts, (int)cycle->clock, pairs, n);
+	return rc;
 }
 
 int store_write_cycle(struct store *store, const struct cycle *cycle) {
@@ -685,12 +689,62 @@ int store_write_cycle(struct store *store, const struct cycle *cycle) {
 	return rc;
 }
 
-int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
-	bool none = false;
-	int rc = store_query_int(store, ST_LAST_OWN_CYCLE, up_to, ts, &none);
-	if (rc == 0 && none) {
-		*ts = 0;
+/* The latest cycle with a boot at or before @up_to among the compacted blocks, after @after. */
+static int last_own_block(struct store *store, int64_t up_to, int64_t after, int64_t *ts) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, ST_BLOCKS_DOWN, "a read of the blocks", &st);
+	if (rc < 0) {
+		return rc;
 	}
+	sqlite3_bind_int(st, 1, SERIES_CYCLES);
+	sqlite3_bind_int64(st, 2, store_block_of(SERIES_CYCLES, up_to));
+	struct block_buf b;
+	store_block_init(&b);
+	int step = sqlite3_step(st);
+	while (rc == 0 && step == SQLITE_ROW && *ts == 0) {
+		int64_t block = sqlite3_column_int64(st, 0);
+		if (block + BLOCK_S <= after) {
+			break; // older than the head's candidate
+		}
+		b.n = 0;
+		while (rc == 0 && step == SQLITE_ROW && sqlite3_column_int64(st, 0) == block) {
+			if (!store_block_add_map(&b, sqlite3_column_blob(st, 2),
+						 (size_t)sqlite3_column_bytes(st, 2))) {
+				log_error("store: damaged map of the block at %lld: %s",
+					  (long long)block, store->path);
+				rc = -EINVAL;
+			}
+			step = sqlite3_step(st);
+		}
+		for (size_t i = b.n; rc == 0 && i-- > 0;) {
+			if (b.cycles[i].boot > 0 && b.cycles[i].ts <= up_to &&
+			    b.cycles[i].ts > after) {
+				*ts = b.cycles[i].ts;
+				break;
+			}
+		}
+	}
+	if (rc == 0 && step != SQLITE_ROW && step != SQLITE_DONE) {
+		rc = store_fail(store, step, "could not read the blocks");
+	}
+	sqlite3_finalize(st);
+	store_block_finish(&b);
+	return rc;
+}
+
+int store_last_own_cycle(struct store *store, int64_t up_to, int64_t *ts) {
+	bool began = store_read_begin(store), legacy, none = true;
+	int rc = store_legacy(store, &legacy);
+	if (rc == 0) {
+		rc = store_query_int(store, legacy ? ST_LAST_OWN_CYCLE_LEGACY : ST_LAST_OWN_CYCLE,
+				     up_to, ts, &none);
+	}
+	int64_t head = rc == 0 && !none ? *ts : 0, block = 0;
+	if (rc == 0) {
+		rc = last_own_block(store, up_to, head, &block);
+	}
+	*ts = block > head ? block : head;
+	store_read_end(store, began);
 	return rc;
 }
 

@@ -1,8 +1,8 @@
 /*
  * The store: thermlog's SQLite database. Migrations from sql/ (embedded at build time), one
- * transaction per cycle with the values of a cycle packed in one row, hourly rollups with exact
- * histograms merged into whole days, incremental retention. The schema comments in the sql/
- * migrations explain the layout.
+ * transaction per cycle with the values of a cycle packed in one row of the head, closed blocks
+ * compacted into chunks (store-compact.c), hourly rollups computed from the values and merged
+ * into whole UTC days, retention. The schema comments in the sql/ migrations explain the layout.
  */
 #include "sql/store-migrations.h"
 #include "store-internal.h"
@@ -44,20 +44,18 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SAVEPOINT] = "SAVEPOINT store_step",
 	[ST_RELEASE] = "RELEASE store_step",
 	[ST_ROLLBACK_TO] = "ROLLBACK TO store_step",
-	[ST_LAST_CYCLE] = "SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	// Backwards from ?1 to the first cycle with a boot: imported rows have none.
 	[ST_LAST_OWN_CYCLE] =
+		"SELECT ts FROM samples WHERE ts <= ?1 AND boot IS NOT NULL AND " STORE_TS_IN_RANGE(
+			"ts") " ORDER BY ts DESC LIMIT 1",
+	[ST_LAST_OWN_CYCLE_LEGACY] =
 		"SELECT ts FROM cycles WHERE ts <= ?1 AND boot IS NOT NULL AND " STORE_TS_IN_RANGE(
 			"ts") " ORDER BY ts DESC LIMIT 1",
-	[ST_FIRST_CYCLE] = "SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts"),
 	[ST_CYCLE_INSERT] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
-	[ST_CYCLE_INSERT_IMPORT] =
-		"INSERT OR IGNORE INTO cycles (ts, boot, clock) VALUES (?1, NULL, 1)",
-	[ST_CYCLE_CLOCK] = "SELECT clock FROM cycles WHERE ts = ?1",
-	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3)",
+	[ST_SAMPLES_INSERT] = "INSERT INTO samples (ts, clock, data, boot) VALUES (?1, ?2, ?3, ?4)",
 	[ST_SAMPLES_UPDATE] = "UPDATE samples SET data = ?2 WHERE ts = ?1",
 	[ST_SAMPLES_HOUR] = "SELECT ts, data FROM samples WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
-	[ST_SAMPLES_PUT] = "INSERT INTO samples (ts, clock, data) VALUES (?1, ?2, ?3) "
+	[ST_SAMPLES_PUT] = "INSERT INTO samples (ts, clock, data, boot) VALUES (?1, ?2, ?3, ?4) "
 			   "ON CONFLICT (ts) DO UPDATE SET data = excluded.data",
 	[ST_BOOT_INSERT] = "INSERT OR IGNORE INTO boots (boot_id) VALUES (?1)",
 	[ST_BOOT_SELECT] = "SELECT id FROM boots WHERE boot_id = ?1",
@@ -80,10 +78,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CHANNEL_COUNTS] = "SELECT count(*), coalesce(sum(present), 0) FROM channels",
 	[ST_CHANNELS] = "SELECT id, key, source, label, kind, unit, resolution, path, meta, "
 			"first_seen, last_seen, present FROM channels ORDER BY key",
-	[ST_SCAN_CYCLES] = "SELECT ts, clock FROM cycles WHERE ts >= ?1 AND ts < ?2 ORDER BY ts",
 	// Every row, unsynced ones too: a row is decoded against the one before it in its hour.
-	[ST_SCAN_SAMPLES] = "SELECT ts, clock, data FROM samples WHERE ts >= ?1 AND ts < ?2 "
-			    "ORDER BY ts",
 	[ST_SCAN_ROLLUPS] = "SELECT hour, channel_id, count, sum, min, max, max_ts, unsynced, hist "
 			    "FROM rollups WHERE hour >= ?1 AND hour < ?2 ORDER BY hour, channel_id",
 	[ST_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollups (channel_id, hour, count, sum, min, max, "
@@ -98,29 +93,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ROLLUP_DAY_PUT] = "INSERT OR REPLACE INTO rollup_days (channel_id, day, count, sum, "
 			      "min, max, max_ts, unsynced, hist) "
 			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[ST_PRUNE_LAST] = "SELECT max(ts) FROM (SELECT ts FROM samples WHERE ts < ?1 ORDER BY ts "
-			  "LIMIT " STR(PRUNE_BATCH) ")",
-	[ST_PRUNE] = "DELETE FROM samples WHERE ts <= ?1",
 	[ST_STATE_GET] = "SELECT value FROM state WHERE key = ?1",
 	[ST_STATE_SET] = "INSERT INTO state (key, value) VALUES (?1, ?2) "
 			 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-	/*
-	 * The days before the day horizon are counted from cycle_days, one row a day, and only
-	 * the tail from the cycles; one statement, so one snapshot even beside the writer.
-	 * Subqueries keep each part on its fast path: rowid range, rowid ends, partial index.
-	 */
-	[ST_INFO] =
-		"WITH h (d) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM state "
-		"WHERE key = '" STATE_DAY_HORIZON "'), 0)) "
-		"SELECT (SELECT count(*) FROM cycles WHERE ts >= h.d) + "
-		"(SELECT coalesce(sum(cycles + unsynced), 0) FROM cycle_days WHERE day < h.d), "
-		"(SELECT min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE(
-			"ts") "), "
-			      "(SELECT max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE(
-				      "ts") "), "
-					    "(SELECT count(*) FROM cycles WHERE clock = 2 AND ts >= h.d) + "
-					    "(SELECT coalesce(sum(unsynced), 0) FROM cycle_days WHERE day < h.d) FROM h",
 	[ST_DATA_VERSION] = "PRAGMA data_version",
+	[ST_READ_BEGIN] = "BEGIN",
+	// A database converted from schema 10 or earlier keeps its head's cycles in cycles until
+	// the conversion ends.
+	[ST_LEGACY] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'cycles'",
+	[ST_BLOCK_EXISTS] = "SELECT 1 FROM blocks WHERE series = ?1 AND block = ?2 LIMIT 1",
 
 	/* --- one-off: opening and migrating --- */
 	[ST_USER_VERSION] = "PRAGMA user_version",
@@ -154,13 +135,105 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_PAGE_SIZE_NEW] = "PRAGMA page_size = " STORE_PAGE_SIZE,
 	[ST_BACKUP_JOURNAL] = "PRAGMA journal_mode = DELETE",
 
+	/* --- one-off: the series reader (store-series.c) --- */
+	[ST_BLOCKS_SCAN] = "SELECT block, part, cycles, map FROM blocks WHERE series = ?1 AND "
+			   "block >= ?2 AND block < ?3 ORDER BY block, part",
+	[ST_CHUNKS_BLOCK] = "SELECT channel_id, data FROM chunks WHERE series = ?1 AND block = ?2 "
+			    "ORDER BY channel_id, part",
+	[ST_CHUNKS_CHANNEL] = "SELECT channel_id, data FROM chunks WHERE series = ?1 AND "
+			      "block = ?2 AND channel_id = ?3 ORDER BY part",
+	[ST_HEAD_VALUES] = "SELECT ts, clock, data, boot FROM samples WHERE ts >= ?1 AND ts < ?2 "
+			   "ORDER BY ts",
+	[ST_HEAD_CYCLES] = "SELECT ts, clock, boot FROM samples WHERE ts >= ?1 AND ts < ?2 "
+			   "ORDER BY ts",
+	[ST_HEAD_CYCLES_LEGACY] = "SELECT ts, clock, boot FROM cycles WHERE ts >= ?1 AND "
+				  "ts < ?2 ORDER BY ts",
+	[ST_FAST_HEAD] = "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2 "
+			 "ORDER BY ts_ms",
+
+	/* --- one-off: compaction (store-compact.c) --- */
+	[ST_MAP_PUT] =
+		"INSERT INTO blocks (series, block, part, cycles, unsynced, first, last, map) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_CHUNK_PUT] = "INSERT INTO chunks (series, block, channel_id, part, data) "
+			 "VALUES (?1, ?2, ?3, ?4, ?5)",
+	[ST_HEAD_DROP] = "DELETE FROM samples WHERE ts >= ?1 AND ts < ?2",
+	[ST_HEAD_DROP_LEGACY] = "DELETE FROM cycles WHERE ts >= ?1 AND ts < ?2",
+	[ST_FAST_HEAD_DROP] = "DELETE FROM run_samples WHERE ts_ms >= ?1 AND ts_ms < ?2",
+	[ST_HEAD_PUT] = "INSERT INTO samples (ts, data, clock, boot) VALUES (?1, ?2, ?3, ?4)",
+	[ST_HEAD_PUT_LEGACY] = "INSERT INTO samples (ts, data, clock) VALUES (?1, ?2, ?3)",
+	[ST_CYCLE_PUT_LEGACY] = "INSERT INTO cycles (ts, boot, clock) VALUES (?1, ?2, ?3)",
+	[ST_FAST_HEAD_PUT] = "INSERT INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
+	[ST_BLOCK_DROP] = "DELETE FROM blocks WHERE series = ?1 AND block = ?2",
+	[ST_CHUNKS_DROP] = "DELETE FROM chunks WHERE series = ?1 AND block = ?2",
+	// retention: blocks in [?1, ?2] with values; the head's values before ?1
+	[ST_PRUNE_BLOCKS] = "SELECT DISTINCT block FROM chunks WHERE series = 0 AND block >= ?1 "
+			    "AND block <= ?2 ORDER BY block LIMIT " STR(PRUNE_BLOCKS),
+	// The head's rows are the cycles: their values go, the rows stay.
+	[ST_PRUNE_HEAD] = "UPDATE samples SET data = x'' WHERE ts < ?1 AND data != x''",
+	[ST_PRUNE_HEAD_LEGACY] = "DELETE FROM samples WHERE ts < ?1",
+	[ST_CHUNK_DROP] = "DELETE FROM chunks WHERE series = ?1 AND block = ?2 AND channel_id = ?3",
+	// the compacted blocks of cycles in [?1, ?2) (a rescale)
+	[ST_RESCALE_BLOCKS] = "SELECT DISTINCT block FROM blocks WHERE series = 0 AND block >= ?1 "
+			      "AND block < ?2 ORDER BY block",
+	// The first head row at or after ?1: where the next block to compact is.
+	[ST_HEAD_NEXT] = "SELECT min(ts) FROM samples WHERE ts >= ?1",
+	[ST_HEAD_NEXT_LEGACY] = "SELECT min(ts) FROM (SELECT min(ts) AS ts FROM cycles WHERE "
+				"ts >= ?1 UNION ALL SELECT min(ts) FROM samples WHERE ts >= ?1)",
+	[ST_FAST_HEAD_NEXT] = "SELECT min(ts_ms) FROM run_samples WHERE ts_ms >= ?1",
+	// the switch of a converted database (?1 unused)
+	[ST_HEAD_DROP_ALL] = "DELETE FROM samples WHERE ?1 = ?1",
+	[ST_CONVERT_DROP_UNSYNCED] = "DROP INDEX IF EXISTS cycles_unsynced",
+	[ST_CONVERT_DROP_CYCLES] = "DROP TABLE cycles",
+	// a database without a cycle: switched when it is created or migrated (a script)
+	[ST_LEGACY_CYCLES] = "SELECT count(*) FROM cycles",
+	[ST_LEGACY_ROWS] = "SELECT count(*) FROM samples",
+	[ST_CONVERT_EMPTY] = "DROP INDEX IF EXISTS cycles_unsynced; DROP TABLE cycles; DELETE FROM "
+			     "state WHERE key IN ('store.convert_to', 'store.convert_days')",
+
+	/* --- one-off: the conversion of a database of schema 10 or earlier (store-convert.c) ---
+	 */
+	[ST_CONVERT_OLD_ROLLUPS] = "SELECT channel_id, count, sum, coalesce(min, 0), "
+				   "coalesce(max, 0), unsynced FROM rollups WHERE hour >= ?1 AND "
+				   "hour < ?2",
+	[ST_CONVERT_OLD_DAY] = "SELECT cycles FROM cycle_days WHERE day = ?1",
+	[ST_CONVERT_OLD_DAY_UNSYNCED] = "SELECT unsynced FROM cycle_days WHERE day = ?1",
+	[ST_CONVERT_FIRST_ROLLUP] = "SELECT min(hour) FROM rollups WHERE hour >= ?1",
+	[ST_CONVERT_CLEAN] = "DELETE FROM rollups WHERE hour >= ?1 AND hour < ?2",
+	[ST_STATE_DELETE] = "DELETE FROM state WHERE key = ?1",
+
+	/* --- one-off: the summaries (store-scan.c), in one read snapshot --- */
+	// ?1: the day horizon; cycles of days before it from cycle_days, the rest counted
+	[ST_INFO_DAYS] = "SELECT coalesce(sum(cycles + unsynced), 0), coalesce(sum(unsynced), 0) "
+			 "FROM cycle_days WHERE day < ?1",
+	[ST_INFO_BLOCKS] = "SELECT coalesce(sum(cycles), 0), coalesce(sum(unsynced), 0) FROM "
+			   "blocks WHERE series = 0 AND block >= ?1",
+	[ST_INFO_HEAD] = "SELECT (SELECT count(*) FROM samples WHERE ts >= ?1), (SELECT count(*) "
+			 "FROM samples WHERE ts >= ?1 AND clock = 2), (SELECT min(ts) FROM "
+			 "samples WHERE " STORE_TS_IN_RANGE(
+				 "ts") "), (SELECT max(ts) FROM "
+				       "samples WHERE " STORE_TS_IN_RANGE("ts") ")",
+	// the partial index cycles_unsynced counts the unsynced ones
+	[ST_INFO_HEAD_LEGACY] =
+		"SELECT (SELECT count(*) FROM cycles WHERE ts >= ?1), (SELECT "
+		"count(*) FROM cycles WHERE clock = 2 AND ts >= ?1), (SELECT "
+		"min(ts) FROM cycles WHERE " STORE_TS_IN_RANGE(
+			"ts") "), (SELECT "
+			      "max(ts) FROM cycles WHERE " STORE_TS_IN_RANGE("ts") ")",
+	[ST_FIRST_BLOCK] = "SELECT first FROM blocks WHERE series = ?1 AND " STORE_TS_IN_RANGE(
+		"first") " ORDER BY block, part LIMIT 1",
+	[ST_LAST_BLOCK] = "SELECT last FROM blocks WHERE series = ?1 AND " STORE_TS_IN_RANGE(
+		"last") " ORDER BY block DESC, part DESC LIMIT 1",
+	// backwards from ?2: the compacted blocks' maps, newest first
+	[ST_BLOCKS_DOWN] = "SELECT block, part, map FROM blocks WHERE series = ?1 AND block <= ?2 "
+			   "ORDER BY block DESC, part",
+
 	/* --- one-off: the repair, what it drops after ?1 --- */
-	[ST_DROP_CYCLES_COUNT] = "SELECT count(*) FROM cycles WHERE ts > ?1",
-	[ST_DROP_CYCLES_FIRST] = "SELECT coalesce(min(ts), 0) FROM cycles WHERE ts > ?1",
-	[ST_DROP_CYCLES_LAST] = "SELECT coalesce(max(ts), 0) FROM cycles WHERE ts > ?1",
-	[ST_DROP_ROLLUPS_COUNT] = "SELECT count(*) FROM rollups WHERE hour > ?1",
 	[ST_DROP_SAMPLES] = "DELETE FROM samples WHERE ts > ?1",
 	[ST_DROP_CYCLES] = "DELETE FROM cycles WHERE ts > ?1",
+	// after the block across the cut went back to the head: every block starts after ?1
+	[ST_DROP_BLOCKS] = "DELETE FROM blocks WHERE series = 0 AND block > ?1",
+	[ST_DROP_CHUNKS] = "DELETE FROM chunks WHERE series = 0 AND block > ?1",
 	[ST_DROP_ROLLUPS] = "DELETE FROM rollups WHERE hour > ?1",
 	[ST_DROP_CHANNELS_SEEN] = "UPDATE channels SET last_seen = max(first_seen, ?1) "
 				  "WHERE last_seen > ?1",
@@ -185,10 +258,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RESCALE_PENDING_DROP] = "DELETE FROM rescales WHERE channel_id = ?1",
 	// How far back a batch of ?3 rows before ?2 reaches, raw rows (which may hold channel ?1)
 	// and its hourly rollups: the older edge of the two (NULL: fewer left than that).
+	// a compacted block counts as 240 rows (4 hours of one-minute cycles)
 	[ST_RESCALE_EDGE] = "SELECT max(t) FROM (SELECT (SELECT ts FROM samples WHERE ts < ?2 "
 			    "ORDER BY ts DESC LIMIT 1 OFFSET ?3) AS t UNION ALL SELECT (SELECT "
 			    "hour FROM rollups WHERE channel_id = ?1 AND hour < ?2 ORDER BY hour "
-			    "DESC LIMIT 1 OFFSET ?3))",
+			    "DESC LIMIT 1 OFFSET ?3) UNION ALL SELECT (SELECT block FROM blocks "
+			    "WHERE series = 0 AND part = 0 AND block < ?2 ORDER BY block DESC "
+			    "LIMIT 1 OFFSET ?3 / 240))",
 	[ST_CHANNEL_RESOLUTION] = "UPDATE channels SET resolution = ?2 WHERE id = ?1",
 
 	/* --- one-off: runs, rare next to the cycle's statements --- */
@@ -225,8 +301,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       "energy_j = ?6, energy_method = ?7, energy_coverage = ?8, temp_max_c = ?9, "
 		       "rss_max_bytes = ?10, figures = ?11, error = ?12 WHERE id = ?1 AND "
 		       "status = 'running'",
-	[ST_RUN_SAMPLES_SCAN] = "SELECT ts_ms, data FROM run_samples WHERE ts_ms >= ?1 AND "
-				"ts_ms < ?2 ORDER BY ts_ms",
 	[ST_RUN_SAMPLES_PUT] = "INSERT OR IGNORE INTO run_samples (ts_ms, data) VALUES (?1, ?2)",
 	// The metrics of the runs a filter selects (its limit left aside), in the runs' order.
 	[ST_RUN_METRICS_SCAN] = "SELECT m.run_id, m.name, m.value, m.unit FROM run_metrics m "
@@ -332,7 +406,7 @@ static int io_errno(sqlite3 *db, int rc) {
 	return errno_from_sqlite(rc);
 }
 
-static int64_t mono_ms(void) {
+int64_t store_mono_ms(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -359,7 +433,7 @@ int store_fail(struct store *store, int rc, const char *what) {
 		return err;
 	}
 	uint64_t held = 0;
-	if (err == -ENOSPC && !log_limit_pass(&store->full_said, mono_ms(), FULL_SAY_MS, &held)) {
+	if (err == -ENOSPC && !log_limit_pass(&store->full_said, store_mono_ms(), FULL_SAY_MS, &held)) {
 		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
 		return err; // said lately: every refused request would say it again
 	}
@@ -465,6 +539,42 @@ static int exec(struct store *store, enum stmt which, const char *what) {
 	}
 	int rc = store_step_done(st);
 	return rc == SQLITE_OK ? 0 : store_fail(store, rc, what);
+}
+
+int store_exec_param(struct store *store, enum stmt which, int64_t param) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, which, "a change", &st);
+	if (rc == 0) {
+		sqlite3_bind_int64(st, 1, param);
+		int step = sqlite3_step(st);
+		rc = step == SQLITE_DONE || step == SQLITE_ROW
+			     ? 0
+			     : store_fail(store, step, "could not write");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_query_one(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null) {
+	sqlite3_stmt *st;
+	int rc = store_prepare(store, which, "a query", &st);
+	if (rc < 0) {
+		return rc;
+	}
+	if (sqlite3_bind_parameter_count(st) > 0) {
+		sqlite3_bind_int64(st, 1, param);
+	}
+	int step = sqlite3_step(st);
+	*null = step != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL;
+	*out = *null ? 0 : sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return step == SQLITE_ROW || step == SQLITE_DONE
+		       ? 0
+		       : store_fail(store, step, "could not query");
+}
+
+int store_schema_version(void) {
+	return SCHEMA_VERSION;
 }
 
 /* One integer from a single-row query with an optional integer parameter; *null if NULL. */
@@ -628,6 +738,42 @@ const char *store_column_text(sqlite3_stmt *st, int col) {
 	return (const char *)sqlite3_column_text(st, col);
 }
 
+/* --- compacted blocks and the head's table (store-series.c reads them) ----------------- */
+
+/*
+ * Whether the database still holds the head's cycles in the table cycles (one converted from
+ * an earlier schema, until the conversion ends). Read inside the caller's snapshot.
+ */
+int store_legacy(struct store *store, bool *legacy) {
+	int64_t n = 0;
+	bool none;
+	int rc = store_query_int(store, ST_LEGACY, 0, &n, &none);
+	*legacy = rc == 0 && n > 0;
+	return rc;
+}
+
+void store_block_init(struct block_buf *b) {
+	*b = (struct block_buf){.block = INT64_MIN};
+}
+
+void store_block_finish(struct block_buf *b) {
+	for (size_t i = 0; i < b->cap_chans; i++) {
+		free(b->chans[i].idx);
+		free(b->chans[i].q);
+	}
+	free(b->chans);
+	free(b->cycles);
+	free(b->ts);
+	free(b->palette);
+	store_block_init(b);
+}
+
+void store_series_cache_finish(struct store *store) {
+	store_block_finish(&store->cache);
+	free(store->cache_ids);
+	store->cache_ids = NULL;
+}
+
 /* --- blobs ------------------------------------------------------------------------------- */
 
 /* The byte formats are codec.c's; the store only owns the growable buffer they are built in. */
@@ -772,6 +918,15 @@ static int migrate(struct store *store) {
 	if (rc == 0 && version == 0) {
 		rc = pragma_set(store, ST_APPLICATION_ID_SET, APPLICATION_ID);
 	}
+	// A database without a cycle has nothing to convert: its head is the new one at once.
+	bool legacy = false, none;
+	int64_t cycles = 0, rows = 0;
+	if (rc == 0 && (rc = store_legacy(store, &legacy)) == 0 && legacy &&
+	    (rc = store_query_one(store, ST_LEGACY_CYCLES, 0, &cycles, &none)) == 0 &&
+	    (rc = store_query_one(store, ST_LEGACY_ROWS, 0, &rows, &none)) == 0 && cycles == 0 &&
+	    rows == 0) {
+		rc = pragma(store, ST_CONVERT_EMPTY);
+	}
 	if (rc == 0) {
 		rc = pragma(store, ST_COMMIT);
 	}
@@ -795,7 +950,7 @@ static int migrate(struct store *store) {
  * same indexes, and no view or trigger. A file needs only our application_id and user_version
  * to pass check_identity(); a view named runs would otherwise be read as the table (NULL
  * statuses, recursive or huge rows). The expected schema is the migrations run on an empty
- * in-memory database.
+ * in-memory database, without the table cycles and its index once a conversion dropped them.
  */
 static int check_schema(struct store *store) {
 	sqlite3 *want = NULL;
@@ -821,6 +976,7 @@ static int check_schema(struct store *store) {
 		goto out;
 	}
 	size_t found = 0;
+	bool legacy = false; // the table cycles of a database being converted is still there
 	int rc;
 	while ((rc = sqlite3_step(got_st)) == SQLITE_ROW) {
 		const char *type = store_column_text(got_st, 0),
@@ -844,6 +1000,7 @@ static int check_schema(struct store *store) {
 			goto out;
 		}
 		found++;
+		legacy = legacy || strcmp(name, "cycles") == 0;
 		if (strcmp(type, "table") != 0) {
 			continue;
 		}
@@ -885,6 +1042,7 @@ static int check_schema(struct store *store) {
 	    sqlite3_step(want_st) == SQLITE_ROW) {
 		expected = sqlite3_column_int64(want_st, 0);
 	}
+	expected -= legacy ? 0 : 2; // cycles and cycles_unsynced, dropped by the conversion
 	if ((int64_t)found != expected) {
 		log_error("store: %s: the schema is not thermlog's: %lld of its %lld tables and "
 			  "indexes are missing",
@@ -1031,7 +1189,7 @@ static void configure_sqlite(void) {
 /* STORE_MODE_FOREIGN: interrupts the statement running past the deadline. */
 static int handle_progress(void *arg) {
 	struct store *store = arg;
-	if (mono_ms() >= store->deadline_ms) {
+	if (store_mono_ms() >= store->deadline_ms) {
 		store->timed_out = true;
 		return 1;
 	}
@@ -1067,6 +1225,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	struct store *store = xcalloc(1, sizeof(*store));
 	store->path = xstrdup(path);
 	store->mode = mode;
+	store_block_init(&store->cache);
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
 	flags |= mode == STORE_MODE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 					  : SQLITE_OPEN_READONLY;
@@ -1095,7 +1254,7 @@ int store_open(struct store **out, const char *path, enum store_mode mode) {
 	if (mode == STORE_MODE_FOREIGN) {
 		// Another board's file is input: bounded values, bounded time.
 		sqlite3_limit(store->db, SQLITE_LIMIT_LENGTH, FOREIGN_LENGTH_MAX);
-		store->deadline_ms = mono_ms() + FOREIGN_DEADLINE_S * 1000;
+		store->deadline_ms = store_mono_ms() + FOREIGN_DEADLINE_S * 1000;
 		sqlite3_progress_handler(store->db, 1000, handle_progress, store);
 	}
 	// Identity first, so a foreign file gets a clear error before any pragma touches it.
@@ -1208,6 +1367,7 @@ void store_close(struct store *store) {
 		sqlite3_finalize(store->stmts[i]);
 	}
 	sqlite3_close(store->db);
+	store_series_cache_finish(store);
 	store_known_clear(store);
 	free(store->known);
 	free(store->blob);
@@ -1219,7 +1379,6 @@ void store_close(struct store *store) {
 		free(store->hour.rows[i].pairs);
 	}
 	free(store->hour.rows);
-	store_chain_finish(&store->scan);
 	free(store->path);
 	free(store);
 }

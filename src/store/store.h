@@ -1,4 +1,7 @@
-/* The store: SQLite schema, one transaction per cycle, hourly rollups, retention, queries. */
+/*
+ * The store: SQLite schema, one transaction per cycle, closed blocks compacted into chunks,
+ * hourly rollups and whole days, retention, queries.
+ */
 #ifndef STORE_H
 #define STORE_H
 
@@ -85,9 +88,30 @@ int store_mark_present(struct store *store, const char *const *keys, size_t n, i
 
 /**
  * Rolls up every complete hour not yet rolled up, merges the whole days of them into the daily
- * level, and prunes raw rows older than @raw_keep_s.
+ * level, compacts every closed block of the head (4 hours of cycles, 15 minutes of fast samples,
+ * each its own transaction) and drops the throttle episodes that ended more than @raw_keep_s
+ * ago (values are kept: the chunks are the history).
  */
 int store_maintain(struct store *store, int64_t now, int64_t raw_keep_s);
+/**
+ * store_maintain() for at most about @budget_ms (0: no limit), stopping between transactions:
+ * returns 1 when work is left (call it again soon), 0 when all is done, or -errno.
+ */
+int store_maintain_some(struct store *store, int64_t now, int64_t raw_keep_s, int64_t budget_ms);
+
+/** Where the conversion of a database written by a thermlog of schema 10 or earlier stands. */
+struct store_convert {
+	bool converting;  // the head's cycles are still in the old table (store_maintain() goes on)
+	char failed[192]; // why the check stopped it ("" while it goes on): the old tables stay
+};
+/**
+ * A database written by an older thermlog is converted by store_maintain() (its closed blocks
+ * compacted, then every day checked against the old rollups, then the old tables dropped, a
+ * transaction a step); *out says where that stands. 0 or -errno.
+ */
+int store_convert_state(struct store *store, struct store_convert *out);
+/** Clears a failed check so the next store_maintain() checks every day again. 0 or -errno. */
+int store_convert_retry(struct store *store);
 
 /** A stored channel. Strings are owned by the array returned by store_channels(). */
 struct store_channel {

@@ -15,14 +15,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint32_t idx[MAX_CYCLES], idx_back[MAX_CYCLES];
 static int64_t q[MAX_CYCLES], q_back[MAX_CYCLES], ts[MAX_CYCLES];
-static uint64_t scratch[MAX_CYCLES];
+static uint64_t scratch[BLOCKCODEC_SCRATCH(MAX_CYCLES)];
+static int64_t palette[MAX_CYCLES];
 static struct blockcodec_cycle cycles[MAX_CYCLES], cycles_back[MAX_CYCLES];
 static uint8_t out[BLOCKCODEC_CHUNK_MAX(MAX_CYCLES) + BLOCKCODEC_MAP_MAX(MAX_CYCLES)];
 
 /* The input as blobs: each must be refused or decode within the bounds given. */
 static void decode_any(const uint8_t *data, size_t size) {
 	struct blockcodec_chunk c;
-	if (blockcodec_chunk_decode(data, size, MAX_CYCLES, idx, q, &c)) {
+	if (blockcodec_chunk_decode(data, size, MAX_CYCLES, idx, q, palette, &c)) {
 		if (c.n > c.cycles || c.cycles > MAX_CYCLES) {
 			abort();
 		}
@@ -65,12 +66,15 @@ static void round_trip(const uint8_t *data, size_t size) {
 		cycles[i] = (struct blockcodec_cycle){.ts = t, .clock = (int)(w % 3), .boot = 0};
 		if (data[1 + i] & 1) {
 			idx[n] = (uint32_t)i;
-			q[n++] = (int64_t)(data[1 + i] & 2 ? w : (uint64_t)((int64_t)(int8_t)w) << shift);
+			q[n++] = (int64_t)(data[1 + i] & 2
+						   ? w
+						   : (uint64_t)((int64_t)(int8_t)w) << shift);
 		}
 	}
 	size_t len = blockcodec_chunk_encode(out, 0, n_cycles, idx, q, n, scratch);
 	struct blockcodec_chunk c;
-	if (len == 0 || !blockcodec_chunk_decode(out, len, n_cycles, idx_back, q_back, &c) ||
+	if (len == 0 ||
+	    !blockcodec_chunk_decode(out, len, n_cycles, idx_back, q_back, palette, &c) ||
 	    c.n != n || c.cycles != n_cycles) {
 		abort();
 	}

@@ -59,6 +59,10 @@ class Tap:
 
 TAP = Tap()
 
+# The schema version this source tree's store migrates to: one migration a file of sql/.
+SCHEMA_VERSION = len([f for f in os.listdir(os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "..", "..", "sql")) if re.match(r"\d{4}-.*\.sql$", f)])
+
 
 def ok(cond, what, detail=None, lines=30):
     return TAP.ok(cond, what, detail, lines)
@@ -473,13 +477,216 @@ def query(db, sql, args=()):
 
 
 def cycles(db):
-    """[(ts, clock)] in time order; [] before the schema exists."""
+    """[(ts, clock)] in time order, compacted blocks and the head alike; [] before the schema
+    exists."""
     if not os.path.exists(db):
         return []
+    for _ in range(50):
+        try:
+            con = connect_ro(db)
+            try:
+                return read_cycles(con)
+            finally:
+                con.close()
+        except sqlite3.DatabaseError:
+            time.sleep(0.1)
+        except TestFailure:
+            return []
+    return []
+
+
+def has_table(con, name):
+    return con.execute("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                       (name,)).fetchone()[0] > 0
+
+
+def read_cycles(con, series=0):
+    """[(ts, clock)] of one series in one read snapshot: the compacted blocks' maps and the
+    head's rows (a converted database's head keeps its cycles in the table cycles)."""
+    con.execute("BEGIN")
     try:
-        return query(db, "SELECT ts, clock FROM cycles ORDER BY ts")
-    except TestFailure:
+        if not has_table(con, "samples"):
+            raise TestFailure("no schema yet")
+        out = []
+        if has_table(con, "blocks"):
+            for (blob,) in con.execute("SELECT map FROM blocks WHERE series = ? ORDER BY block, "
+                                       "part", (series,)):
+                out += [(ts, clock) for ts, clock, _ in decode_map(blob)[1]]
+        if series == 1:
+            out += [(r[0], 1) for r in con.execute("SELECT ts_ms FROM run_samples")]
+        elif has_table(con, "cycles"):
+            out += con.execute("SELECT ts, clock FROM cycles").fetchall()
+        else:
+            out += con.execute("SELECT ts, clock FROM samples").fetchall()
+        return sorted(out)
+    finally:
+        con.execute("COMMIT")
+
+
+class Reader:
+    """Bits of a compacted blob, least significant first (src/base/blockcodec.c)."""
+
+    def __init__(self, data, pos=0):
+        self.data, self.pos, self.bit = data, pos, 0
+
+    def varint(self):
+        if self.bit:
+            self.pos, self.bit = self.pos + 1, 0
+        v, shift = 0, 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+    def byte(self):
+        if self.bit:
+            self.pos, self.bit = self.pos + 1, 0
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def bits(self, k):
+        v = 0
+        for i in range(k):
+            v |= ((self.data[self.pos] >> self.bit) & 1) << i
+            self.bit += 1
+            if self.bit == 8:
+                self.pos, self.bit = self.pos + 1, 0
+        return v
+
+    def unary(self):
+        n = 0
+        while self.bits(1):
+            n += 1
+        return n
+
+    def end(self):
+        return self.pos + (1 if self.bit else 0)
+
+
+def decode_series(r, n):
+    """A series of @n integers: first, common divisor, then the quotients' packing."""
+    if n == 0:
         return []
+    first = unzigzag(r.varint())
+    if n == 1:
+        return [first]
+    g = r.varint()
+    if g == 0:
+        return [first] * n
+    packing, m, u = r.byte(), n - 1, []
+    if packing == 0:
+        u = [r.varint() for _ in range(m)]
+    elif packing == 1:
+        base, w = r.varint(), r.byte()
+        u = [base + r.bits(w) for _ in range(m)]
+    elif packing == 2:
+        w = r.byte()
+        exc = r.varint()
+        u = [r.bits(w) for _ in range(m)]
+        at = 0
+        for _ in range(exc):
+            at += r.varint()
+            u[at] |= r.varint() << w
+            at += 1
+    elif packing in (3, 4):
+        k = r.byte()
+        while len(u) < m:
+            s = r.unary() << k | r.bits(k)
+            if packing == 4 and s == 0:
+                u += [0] * ((r.unary() << k | r.bits(k)) + 1)
+            else:
+                u.append(s)
+    else:
+        raise ValueError("unknown packing %d" % packing)
+    out, v = [first], first
+    for x in u:
+        v = (v + unzigzag(x) * g + 2**63) % 2**64 - 2**63
+        out.append(v)
+    return out
+
+
+def decode_runs(r):
+    runs = []
+    for _ in range(r.varint()):
+        runs.append((r.varint(), r.varint()))
+    return [v for v, n in runs for _ in range(n)]
+
+
+def decode_map(blob):
+    """A block's map part: (first, [(ts, clock, boot)])."""
+    r = Reader(blob)
+    if r.byte() != 2:
+        raise ValueError("not a map")
+    first, n = r.varint(), r.varint()
+    ts = decode_series(r, n)
+    clocks, boots = decode_runs(r), decode_runs(r)
+    if r.end() != len(blob) or len(clocks) != n or len(boots) != n:
+        raise ValueError("damaged map")
+    return first, list(zip(ts, clocks, boots))
+
+
+def decode_chunk(blob):
+    """A channel's chunk part: [(cycle index in its block, q)]."""
+    r = Reader(blob)
+    if r.byte() != 1:
+        raise ValueError("not a chunk")
+    first, cycles = r.varint(), r.varint()
+    n_runs = r.varint()
+    if n_runs == 0:
+        idx = list(range(first, first + cycles))
+    else:
+        idx, at = [], first
+        for i in range(n_runs):
+            length = r.varint()
+            if i % 2 == 0:
+                idx += range(at, at + length)
+            at += length
+    q = []
+    if idx:
+        form = r.byte()
+        if form == 0:  # a series of the values
+            q = decode_series(r, len(idx))
+        elif form == 1:  # the distinct values, then each value's rank among them
+            palette = decode_series(r, r.varint())
+            q = [palette[i] for i in decode_series(r, len(idx))]
+        else:
+            raise ValueError("unknown form %d" % form)
+    if r.end() != len(blob):
+        raise ValueError("damaged chunk")
+    return list(zip(idx, q))
+
+
+def read_samples(con, series=0):
+    """[(ts, {channel_id: q})] of one series in one read snapshot, compacted and head alike."""
+    con.execute("BEGIN")
+    try:
+        out = []
+        if has_table(con, "blocks"):
+            blocks = {}
+            for block, blob in con.execute("SELECT block, map FROM blocks WHERE series = ? "
+                                           "ORDER BY block, part", (series,)):
+                blocks.setdefault(block, []).extend(t for t, _, _ in decode_map(blob)[1])
+            values = {b: [{} for _ in ts] for b, ts in blocks.items()}
+            for block, cid, blob in con.execute("SELECT block, channel_id, data FROM chunks "
+                                                "WHERE series = ? ORDER BY block, channel_id, "
+                                                "part", (series,)):
+                for i, q in decode_chunk(blob):
+                    values[block][i][cid] = q
+            for block in sorted(blocks):
+                out += [(t, v) for t, v in zip(blocks[block], values[block]) if v]
+        if series == 1:
+            out += [(ts, decode_samples(d)) for ts, d in
+                    con.execute("SELECT ts_ms, data FROM run_samples ORDER BY ts_ms")]
+        else:
+            out += [(ts, v) for ts, v in decode_chain(con.execute(
+                "SELECT ts, data FROM samples ORDER BY ts").fetchall()) if v]
+        return sorted(out, key=lambda r: r[0])
+    finally:
+        con.execute("COMMIT")
 
 
 def wait_cycles(db, n, timeout, daemon=None):
@@ -558,17 +765,24 @@ def decode_chain(rows):
 
 
 def check_database(db):
-    """integrity_check, one samples row per cycle and every blob whole: (ok, detail)."""
+    """integrity_check, every compacted blob whole, no block both compacted and in the head,
+    each head row's chain readable: (ok, detail)."""
     con = connect_ro(db)
     try:
         ic = con.execute("PRAGMA integrity_check").fetchall()
         if ic != [("ok",)]:
             return False, "integrity_check: %r" % ic
-        c = [r[0] for r in con.execute("SELECT ts FROM cycles ORDER BY ts")]
-        s = con.execute("SELECT ts, data FROM samples ORDER BY ts").fetchall()
-        if c != [r[0] for r in s]:
-            return False, "cycles and samples rows differ: %d vs %d" % (len(c), len(s))
-        decode_chain(s)
+        c = read_cycles(con)
+        if len(set(t for t, _ in c)) != len(c):
+            return False, "a cycle stored twice"
+        read_samples(con)
+        read_samples(con, 1)
+        if has_table(con, "blocks"):
+            for (block,) in con.execute("SELECT DISTINCT block FROM blocks WHERE series = 0"):
+                n = con.execute("SELECT count(*) FROM samples WHERE ts >= ? AND ts < ?",
+                                (block, block + 4 * 3600)).fetchone()[0]
+                if n:
+                    return False, "block %d both compacted and in the head" % block
         return True, "%d cycles" % len(c)
     finally:
         con.close()
@@ -596,4 +810,9 @@ def export_series(thermlog, db, keys, frm="-1d", to=None):
 
 
 def samples(db):
-    return decode_chain(query(db, "SELECT ts, data FROM samples ORDER BY ts"))
+    """[(ts, {channel_id: q})] of the cycles with values, compacted blocks and head alike."""
+    con = connect_ro(db)
+    try:
+        return read_samples(con)
+    finally:
+        con.close()

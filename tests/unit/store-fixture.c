@@ -113,6 +113,20 @@ int exec_raw(const char *path, const char *sql) {
 	return rc;
 }
 
+int64_t query_raw(const char *path, const char *sql) {
+	sqlite3 *db;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
 int collect_rollup(void *ctx, const struct store_rollup *r) {
 	struct rollups *c = ctx;
 	if (c->n < 64 && r->n_bins <= 64) {

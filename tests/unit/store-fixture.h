@@ -52,6 +52,8 @@ int copy_file(const char *from, const char *to);
 
 /* The result code of @sql on @path, run by a plain connection. */
 int exec_raw(const char *path, const char *sql);
+/* The integer of the first column of @sql's first row on @path (read-only), or -1. */
+int64_t query_raw(const char *path, const char *sql);
 
 /* The first 64 rollups of a scan with their bins (and the count of all). */
 struct rollups {

@@ -11,7 +11,8 @@
 #define N_MAX 4096
 
 static uint8_t buf[BLOCKCODEC_CHUNK_MAX(N_MAX) + BLOCKCODEC_MAP_MAX(N_MAX)];
-static uint64_t scratch[N_MAX];
+static uint64_t scratch[BLOCKCODEC_SCRATCH(N_MAX)];
+static int64_t palette[N_MAX];
 
 /* The packing a series of @n > 1 values was written with: the byte after its two varints. */
 static int packing_of(const uint8_t *p, size_t len) {
@@ -116,7 +117,8 @@ static bool chunk_round_trip(size_t first, size_t cycles, const uint32_t *idx, c
 	static int64_t q_back[N_MAX];
 	size_t len = blockcodec_chunk_encode(buf, first, cycles, idx, q, n, scratch);
 	struct blockcodec_chunk c, h;
-	bool ok = len > 0 && blockcodec_chunk_decode(buf, len, cycles, idx_back, q_back, &c) &&
+	bool ok = len > 0 &&
+		  blockcodec_chunk_decode(buf, len, cycles, idx_back, q_back, palette, &c) &&
 		  c.first == first && c.cycles == cycles && c.n == n &&
 		  blockcodec_chunk_header(buf, len, &h) && h.first == first && h.cycles == cycles;
 	for (size_t i = 0; ok && i < n; i++) {
@@ -144,6 +146,19 @@ static void test_chunks(void) {
 		}
 	}
 	ok(chunk_round_trip(0, 500, idx, q, n), "every third cycle absent");
+	// A TSADC's steps of 923 or 924 m°C have no common divisor; their ranks step by one.
+	int64_t temp = 45000;
+	for (size_t i = 0; i < 240; i++) {
+		idx[i] = (uint32_t)i;
+		uint64_t r = rng() % 10; // mostly steady, as a zone is between two readings
+		temp += r == 0 ? 923 : r == 1 ? -924 : r == 2 ? 924 : r == 3 ? -923 : 0;
+		q[i] = temp;
+	}
+	size_t plain = blockcodec_series_encode(buf, q, 240, scratch) + 5;
+	size_t len = blockcodec_chunk_encode(buf, 0, 240, idx, q, 240, scratch);
+	printf("# series %zu bytes, chunk %zu\n", plain, len);
+	ok(chunk_round_trip(0, 240, idx, q, 240) && len < plain * 2 / 3,
+	   "uneven quanta: a palette and ranks, under two thirds of the series");
 	uint32_t bad[] = {5, 4};
 	int64_t two[] = {1, 2};
 	is_int(blockcodec_chunk_encode(buf, 0, 10, bad, two, 2, scratch), 0,
@@ -179,13 +194,13 @@ static void test_damage(void) {
 	struct blockcodec_chunk c;
 	bool any = false;
 	for (size_t cut = 0; cut < len; cut++) {
-		any = any || blockcodec_chunk_decode(buf, cut, 400, idx, q, &c);
+		any = any || blockcodec_chunk_decode(buf, cut, 400, idx, q, palette, &c);
 	}
 	ok(!any, "every cut of a chunk is refused");
-	ok(!blockcodec_chunk_decode(buf, len, 399, idx, q, &c),
+	ok(!blockcodec_chunk_decode(buf, len, 399, idx, q, palette, &c),
 	   "a chunk over more cycles than the reader holds is refused");
 	buf[0] = BLOCKCODEC_MAP;
-	ok(!blockcodec_chunk_decode(buf, len, 400, idx, q, &c), "a map is no chunk");
+	ok(!blockcodec_chunk_decode(buf, len, 400, idx, q, palette, &c), "a map is no chunk");
 	// random bytes never read past their end (checked by the sanitizers) and rarely decode
 	static uint8_t junk[512];
 	size_t decoded = 0;
@@ -198,7 +213,7 @@ static void test_damage(void) {
 		struct blockcodec_cycle cycles[64];
 		int64_t ts[64];
 		struct blockcodec_map m;
-		decoded += blockcodec_chunk_decode(junk, n, N_MAX, idx, q, &c);
+		decoded += blockcodec_chunk_decode(junk, n, N_MAX, idx, q, palette, &c);
 		decoded += blockcodec_map_decode(junk, n, 64, cycles, ts, &m);
 	}
 	ok(decoded < 2000, "random bytes are mostly refused, never misread past their end");

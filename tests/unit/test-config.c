@@ -27,7 +27,7 @@ static void test_defaults(void) {
 	is_int(cfg.interval_ms, 60000, "interval 60 s");
 	is_str(cfg.database, "/var/lib/thermlog/thermlog.db", "database");
 	is_str(cfg.sysfs_root, "/sys", "sysfs_root");
-	is_int(cfg.retention_raw_s, 400 * 86400, "retention 400 d");
+	is_int(cfg.retention_raw_s, 0, "retention: every value kept");
 	is_int(cfg.rescan_s, 300, "rescan 300 s");
 	is_str(cfg.http.listen, "127.0.0.1:9470", "listen");
 	ok(cfg.http.token == NULL && cfg.http.token_file == NULL, "no token");

@@ -264,32 +264,52 @@ static void test_info_from_days(void) {
 	store_close(store);
 }
 
-/* Commits left before the next one is turned into a rollback (-1: none is), for any connection. */
+/*
+ * Commits that change something, or with @compactions_only those of transactions that delete
+ * head rows (a compaction), left before the next one is turned into a rollback (-1: none is),
+ * for any connection.
+ */
 static int commits_left = -1;
+static bool compactions_only, compacting;
+static int64_t changes_seen;
 
 static int fail_commit(void *ctx) {
+	int64_t changes = sqlite3_total_changes64(ctx);
+	bool counts = compactions_only ? compacting : changes != changes_seen;
+	changes_seen = changes;
+	compacting = false;
+	return counts && commits_left >= 0 && commits_left-- == 0;
+}
+
+static void note_change(void *ctx, int op, const char *db, const char *table, sqlite3_int64 row) {
 	(void)ctx;
-	if (commits_left < 0) {
-		return 0;
-	}
-	return commits_left-- == 0;
+	(void)db;
+	(void)row;
+	compacting = compacting || (op == SQLITE_DELETE && strcmp(table, "samples") == 0);
+}
+
+static void note_rollback(void *ctx) {
+	(void)ctx;
+	compacting = false;
 }
 
 static int hook_connection(sqlite3 *db, const char **err, const void *api) {
 	(void)err;
 	(void)api;
-	sqlite3_commit_hook(db, fail_commit, NULL);
+	sqlite3_commit_hook(db, fail_commit, db);
+	sqlite3_rollback_hook(db, note_rollback, NULL);
+	sqlite3_update_hook(db, note_change, NULL);
 	return SQLITE_OK;
 }
 
 /*
- * Pruning deletes a batch of rows a transaction; a batch ends where its count does, mostly
- * inside an hour. The row after it there lost its base and must read right on its own, also
- * when the next batch never comes (the daemon stopped; here its commit fails).
+ * Compaction moves one block a transaction. When a commit fails (a full disk, the daemon
+ * killed), the block not committed stays in the head, every value reads as before, and the
+ * next maintenance compacts it.
  */
-static void test_delta_prune(void) {
+static void test_compaction_stopped(void) {
 	sqlite3_auto_extension((void (*)(void))hook_connection);
-	char *path = tmp_path("prune.db");
+	char *path = tmp_path("compact.db");
 	remove_db(path);
 	struct store *store;
 	store_open(&store, path, STORE_MODE_WRITE);
@@ -302,22 +322,80 @@ static void test_delta_prune(void) {
 	for (int i = 0; i < DELTA_ROWS; i++) {
 		put(store, h.ts[i], CLOCK_STATE_SYNCED, h.v[i], NULL);
 	}
-	is_int(store_maintain(store, T0 + 4 * 3600, 0), 0, "rolled up");
+	int64_t end = T0 + 4 * 3600; // two blocks closed before it
+	put(store, end, CLOCK_STATE_SYNCED, h.v[0], NULL);
 	int rc;
-	struct all_samples want = scan_all(store, T0 - 4 * 3600 + 10 * 1024, INT64_MAX, &rc);
-	commits_left = 1; // the first batch commits, the second does not
-	ok(store_maintain(store, T0 + 4 * 3600, 4 * 3600) < 0, "pruning stopped after a batch");
+	struct all_samples want = scan_all(store, 0, INT64_MAX, &rc);
+	// The first block commits, the second does not.
+	compactions_only = true;
+	commits_left = 1;
+	ok(store_maintain(store, end, 0) < 0, "compaction stopped by a failed commit");
 	commits_left = -1;
 	struct all_samples got = scan_all(store, 0, INT64_MAX, &rc);
-	ok(rc == 0 && got.n > 0 && got.s[0].ts == T0 - 4 * 3600 + 10 * 1024 &&
-		   got.s[0].ts % 3600 != 0,
-	   "the first batch ended inside an hour");
-	ok(rc == 0 && same_samples(&got, &want), "every row left reads as before");
+	ok(rc == 0 && same_samples(&got, &want), "every value reads as before");
 	free(got.s);
-	// The prune finished: whole hours gone, the rest unchanged.
-	is_int(store_maintain(store, T0 + 4 * 3600, 4 * 3600), 0, "pruning finished");
+	is_int(query_raw(path, "SELECT count(DISTINCT block) FROM blocks"), 1,
+	       "one block was compacted");
+	is_int(store_maintain(store, end, 0), 0, "compaction finished");
+	is_int(query_raw(path, "SELECT count(DISTINCT block) FROM blocks"), 2, "both blocks are");
 	got = scan_all(store, 0, INT64_MAX, &rc);
-	ok(rc == 0 && matches_history(&got, &h, NULL), "only the history after the cutoff is left");
+	ok(rc == 0 && same_samples(&got, &want), "and still every value reads as before");
+	store_close(store);
+	sqlite3_cancel_auto_extension((void (*)(void))hook_connection);
+	free(got.s);
+	free(want.s);
+	remove_db(path);
+	free(path);
+}
+
+#define BLOCK (4 * 3600) // the store's block of cycles
+
+/*
+ * Retention deletes the values of a batch of compacted blocks a transaction. When a commit fails,
+ * what was not committed reads as before; the next maintenance finishes, and only the values
+ * after the cutoff are left, the cycles before it still counted.
+ */
+static void test_prune_stopped(void) {
+	sqlite3_auto_extension((void (*)(void))hook_connection);
+	char *path = tmp_path("prune.db");
+	remove_db(path);
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	struct delta_history h;
+	delta_history_init(&h, 14);
+	// Twelve days of cycles ten minutes apart: 72 blocks, more than a transaction's batch.
+	int64_t start = T0 - 12 * 86400;
+	for (int i = 0; i < 12 * 144; i++) {
+		put(store, start + 600 * i, CLOCK_STATE_SYNCED, h.v[i % DELTA_ROWS], NULL);
+	}
+	int64_t now = T0;
+	put(store, now, CLOCK_STATE_SYNCED, h.v[0], NULL);
+	is_int(store_maintain(store, now, 0), 0, "rolled up and compacted");
+	int rc;
+	int64_t cutoff = T0 - 3600, first_block = start - ((start % BLOCK) + BLOCK) % BLOCK;
+	struct all_samples want = scan_all(store, first_block + 64 * BLOCK, INT64_MAX, &rc);
+	struct store_info before, after;
+	store_info(store, &before);
+	compactions_only = false;
+	commits_left = 1; // the first batch commits, the second does not
+	ok(store_maintain(store, now, now - cutoff) < 0, "pruning stopped after a batch");
+	commits_left = -1;
+	struct all_samples got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && same_samples(&got, &want), "the values after the first batch read as before");
+	free(got.s);
+	is_int(store_maintain(store, now, now - cutoff), 0, "pruning finished");
+	got = scan_all(store, 0, INT64_MAX, &rc);
+	ok(rc == 0 && got.n == 7 * 3 && got.s[0].ts == cutoff,
+	   "only the values from the cutoff on are left");
+	store_info(store, &after);
+	is_int(after.cycles, before.cycles, "every cycle is still counted");
+	int64_t raw = 0;
+	store_raw_horizon(store, &raw);
+	is_int(raw, cutoff, "the raw horizon is the cutoff");
+	struct rollups *r = xcalloc(1, sizeof(*r));
+	store_scan_rollups(store, start, start + 3600, NULL, 0, collect_rollup, r);
+	ok(r->n == 3 && r->r[0].count == 6, "the rollups of the pruned hours stay");
+	free(r);
 	store_close(store);
 	sqlite3_cancel_auto_extension((void (*)(void))hook_connection);
 	free(got.s);
@@ -331,7 +409,8 @@ int main(void) {
 	test_rollups();
 	test_retention();
 	test_info_from_days();
-	test_delta_prune();
+	test_compaction_stopped();
+	test_prune_stopped();
 	store_fixture_end();
 	return test_done();
 }
