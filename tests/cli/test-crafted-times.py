@@ -58,9 +58,8 @@ def seed(tmp, name, crafted):
         cid = con.execute("SELECT id FROM channels WHERE key = ?", (KEY,)).fetchone()[0]
         rows = [(MIN, 40000), (MIN + 1, MAX), (MAX - 1, MIN), (MAX, 41000),
                 (1790010000, MAX), (1790010060, MIN)]
-        for ts, q in rows:  # one channel's value as a row of (id, zigzag q) varint pairs
-            con.execute("INSERT INTO cycles (ts, clock) VALUES (?, 0)", (ts,))
-            con.execute("INSERT INTO samples (ts, clock, data) VALUES (?, 0, ?)",
+        for ts, q in rows:  # a cycle's head row: one channel's value as (id, zigzag q) varints
+            con.execute("INSERT INTO samples (ts, clock, data, boot) VALUES (?, 0, ?, NULL)",
                         (ts, varint(cid) + varint(zigzag(q))))
         con.execute("INSERT INTO throttle_episodes (domain, start_ts, end_ts, last_seen, "
                     "duration_ms, cause, method, stuck) VALUES ('cpufreq/policy6', ?, ?, ?, ?, "

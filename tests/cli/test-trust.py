@@ -19,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, ok, wait_for, with_runs_socket  # noqa: E402
+from thermlog_test import cycles, done, ok, wait_for, with_runs_socket  # noqa: E402
 
 thermlog, fixtures = sys.argv[1], sys.argv[2]
 thermlogd = sys.argv[3] if len(sys.argv) > 3 else None
@@ -199,15 +199,7 @@ def before_raw_horizon():
 
 def cycle_count(db, after=None):
     """Cycles stored in @db (those after @after, s since epoch); 0 before the schema exists."""
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT count(*) FROM cycles WHERE ts > ?",
-                               (after if after is not None else -1,)).fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
+    return len([t for t, _ in cycles(db) if after is None or t > after])
 
 
 def future_row_beside_daemon():

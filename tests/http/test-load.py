@@ -14,14 +14,14 @@ run is 60 s: THERMLOG_LOAD_SECONDS=60 or a second argument)
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import Demo, done, get, get_json, ok, rss_kib, scheduler_missed  # noqa: E402
+from thermlog_test import Demo, cycles, done, get, get_json, ok, rss_kib, \
+    scheduler_missed  # noqa: E402
 
 THERMLOGD = sys.argv[1]
 SECONDS = int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("THERMLOG_LOAD_SECONDS", "20"))
@@ -172,11 +172,8 @@ def main():
             t1 = int(time.time())
 
             def last_ts():
-                con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-                try:
-                    return con.execute("SELECT max(ts) FROM cycles").fetchone()[0] or 0
-                finally:
-                    con.close()
+                c = cycles(db)
+                return c[-1][0] if c else 0
             # the cycle of the run's last second stored, however late
             deadline = time.monotonic() + 30
             while last_ts() < t1 and time.monotonic() < deadline:
@@ -200,10 +197,7 @@ def main():
                    f"{rss_start} -> {rss_max}")
 
             # Stored cycle times: one per second, none missed, none late.
-            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-            ts = [r[0] for r in con.execute(
-                "SELECT ts FROM cycles WHERE ts >= ? AND ts <= ? ORDER BY ts", (t0, t1))]
-            con.close()
+            ts = [t for t, _ in cycles(db) if t0 <= t <= t1]
             # (but for slots the daemon says a loaded machine's scheduler made its loop miss, its
             # longest step short meanwhile: no request held it)
             excused = scheduler_missed(demo.log_text())

@@ -421,7 +421,8 @@ def run(tap):
                json.dumps(c["here"]))
         for path in (dba, dbb):
             con = sqlite3.connect(path)
-            con.execute("INSERT INTO cycles (ts, clock) VALUES (1790812000, 1)")
+            # a cycle is its head row
+            con.execute("INSERT INTO samples (ts, clock, data) VALUES (1790812000, 1, x'')")
             con.commit()
             con.close()
         c = json.loads(tl(dba, "runs", "compare", "--label", "render", dbb, "--json").stdout)

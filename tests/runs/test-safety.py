@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from thermlog_test import done, ok, rss_kib, stop, wait_for  # noqa: E402
+from thermlog_test import cycles, done, ok, rss_kib, stop, wait_for  # noqa: E402
 
 THERMLOGD, FIXTURES = sys.argv[1], sys.argv[2]
 
@@ -95,7 +95,7 @@ class Daemon:
             con.close()
 
     def cycles(self):
-        return self.rows("SELECT count(*) FROM cycles")[0][0]
+        return len(cycles(self.db))
 
 
 def memory_after_runs(tmp, daemons):

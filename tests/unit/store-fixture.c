@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <stdarg.h>
 
 #include "log.h"
 #include "xalloc.h"
@@ -125,6 +126,20 @@ int64_t query_raw(const char *path, const char *sql) {
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
+}
+
+int64_t query_fmt(const char *path, const char *fmt, ...) {
+	char sql[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	return query_raw(path, sql);
+}
+
+bool integrity(const char *path) {
+	return query_raw(path, "SELECT count(*) FROM pragma_integrity_check WHERE "
+			       "integrity_check != 'ok'") == 0;
 }
 
 int collect_rollup(void *ctx, const struct store_rollup *r) {

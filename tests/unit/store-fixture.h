@@ -54,6 +54,10 @@ int copy_file(const char *from, const char *to);
 int exec_raw(const char *path, const char *sql);
 /* The integer of the first column of @sql's first row on @path (read-only), or -1. */
 int64_t query_raw(const char *path, const char *sql);
+/* query_raw() of a query formatted from @fmt. */
+int64_t query_fmt(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether SQLite's integrity check of @path finds nothing. */
+bool integrity(const char *path);
 
 /* The first 64 rollups of a scan with their bins (and the count of all). */
 struct rollups {

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 
 #include "store-fixture.h"
 #include "test.h"
@@ -17,19 +16,6 @@
 
 static int64_t block_of(int64_t t) {
 	return t - ((t % BLOCK) + BLOCK) % BLOCK;
-}
-
-/* query_raw() of a query formatted from @fmt. */
-static int64_t query_fmt(const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int64_t query_fmt(const char *path, const char *fmt, ...) {
-	char sql[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	return query_raw(path, sql);
 }
 
 /* What a history reads as: every value, every cycle, the last own cycle before a few times. */
