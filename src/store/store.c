@@ -433,7 +433,8 @@ int store_fail(struct store *store, int rc, const char *what) {
 		return err;
 	}
 	uint64_t held = 0;
-	if (err == -ENOSPC && !log_limit_pass(&store->full_said, store_mono_ms(), FULL_SAY_MS, &held)) {
+	if (err == -ENOSPC &&
+	    !log_limit_pass(&store->full_said, store_mono_ms(), FULL_SAY_MS, &held)) {
 		log_debug("store: %s: %s: %s", what, store->path, sqlite3_errmsg(store->db));
 		return err; // said lately: every refused request would say it again
 	}
