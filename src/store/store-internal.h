@@ -437,6 +437,9 @@ int64_t store_mono_ms(void);
 void store_known_clear(struct store *store); // the writer's caches: read again when needed
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
+/* store_prepare() with @param bound to ?1 when the statement has parameters. */
+int store_prepare_param(struct store *store, enum stmt which, int64_t param, const char *what,
+			sqlite3_stmt **st);
 int store_prepare_window(struct store *store, enum stmt which, int64_t from, int64_t to,
 			 const char *what, sqlite3_stmt **st);
 int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);

@@ -120,12 +120,9 @@ int store_throttle_put(struct store *store, struct throttle_episode *const *eps,
 
 static int exec_count(struct store *store, enum stmt which, int64_t param, int64_t *changed) {
 	sqlite3_stmt *st = NULL;
-	int rc = store_prepare(store, which, "throttle episodes", &st);
+	int rc = store_prepare_param(store, which, param, "throttle episodes", &st);
 	if (rc < 0) {
 		return rc;
-	}
-	if (sqlite3_bind_parameter_count(st) > 0) {
-		sqlite3_bind_int64(st, 1, param);
 	}
 	int step = sqlite3_step(st);
 	sqlite3_finalize(st);

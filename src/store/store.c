@@ -514,6 +514,15 @@ int store_prepare_window(struct store *store, enum stmt which, int64_t from, int
 	return rc;
 }
 
+int store_prepare_param(struct store *store, enum stmt which, int64_t param, const char *what,
+			sqlite3_stmt **st) {
+	int rc = store_prepare(store, which, what, st);
+	if (rc == 0 && sqlite3_bind_parameter_count(*st) > 0) {
+		sqlite3_bind_int64(*st, 1, param);
+	}
+	return rc;
+}
+
 int store_scan_result(struct store *store, int rc, int ret, const char *what) {
 	if (ret != 0) {
 		return ret;
@@ -558,12 +567,9 @@ int store_exec_param(struct store *store, enum stmt which, int64_t param) {
 
 int store_query_one(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null) {
 	sqlite3_stmt *st;
-	int rc = store_prepare(store, which, "a query", &st);
+	int rc = store_prepare_param(store, which, param, "a query", &st);
 	if (rc < 0) {
 		return rc;
-	}
-	if (sqlite3_bind_parameter_count(st) > 0) {
-		sqlite3_bind_int64(st, 1, param);
 	}
 	int step = sqlite3_step(st);
 	*null = step != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL;
