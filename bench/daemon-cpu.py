@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
-from thermlog_test import free_port  # noqa: E402
+from thermlog_test import free_port, read_cycles  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(SRC, "tests", "fixtures", "rock5c")
@@ -49,7 +49,7 @@ def run_daemon(exe, wd, root, seconds, interval):
     p.send_signal(signal.SIGTERM)
     cpu = cpu_of(p)
     con = sqlite3.connect(db)
-    cycles = con.execute("SELECT count(*) FROM cycles").fetchone()[0]
+    cycles = len(read_cycles(con))
     channels = con.execute("SELECT count(*) FROM channels").fetchone()[0]
     con.close()
     return cpu, cycles, channels

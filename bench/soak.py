@@ -48,7 +48,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
-from thermlog_test import rss_kib  # noqa: E402
+from thermlog_test import read_cycles, rss_kib  # noqa: E402
 
 PATHS = ("/metrics", "/api/v1/latest", "/api/v1/status", "/api/v1/runs",
          "/api/v1/runs/stats", "/api/v1/stats?from=-1h")
@@ -333,7 +333,7 @@ def main():
     rc = d.wait(30)
 
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    ts = [r[0] for r in con.execute("SELECT ts FROM cycles ORDER BY ts")]
+    ts = [t for t, _ in read_cycles(con)]
     runs = dict(con.execute("SELECT id, status FROM runs"))
     con.close()
     # A wall clock stepped forward skips the seconds it jumps over (cycles are stamped on the
