@@ -877,10 +877,5 @@ void report_campaign_write(const struct report_campaign *rc, enum report_format 
 			   struct buf *out) {
 	struct report_doc doc;
 	doc_build(rc, &doc);
-	if (format == REPORT_HTML) {
-		report_html_write(&doc, out);
-	} else {
-		report_md_write(&doc, NULL, out);
-	}
-	report_doc_finish(&doc);
+	report_doc_write(&doc, format, NULL, out);
 }

@@ -110,6 +110,9 @@ void report_doc_finish(struct report_doc *doc);
 /** Writers of a document (report-html.c, report-md.c). */
 void report_html_write(const struct report_doc *doc, struct buf *out);
 void report_md_write(const struct report_doc *doc, const char *chart_prefix, struct buf *out);
+/** Writes @doc in @format (Markdown's charts named after @chart_prefix), then finishes it. */
+void report_doc_write(struct report_doc *doc, enum report_format format, const char *chart_prefix,
+		      struct buf *out);
 
 /**
  * Appends @s with &, <, >, " and ' as character references (HTML and SVG text alike;

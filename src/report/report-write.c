@@ -28,12 +28,17 @@ void report_write(const struct report *rep, enum report_format format, const cha
 		  struct buf *out) {
 	struct report_doc doc;
 	report_doc_build(rep, &doc);
+	report_doc_write(&doc, format, chart_prefix, out);
+}
+
+void report_doc_write(struct report_doc *doc, enum report_format format, const char *chart_prefix,
+		      struct buf *out) {
 	if (format == REPORT_HTML) {
-		report_html_write(&doc, out);
+		report_html_write(doc, out);
 	} else {
-		report_md_write(&doc, chart_prefix, out);
+		report_md_write(doc, chart_prefix, out);
 	}
-	report_doc_finish(&doc);
+	report_doc_finish(doc);
 }
 
 void report_charts(const struct report *rep, struct report_chart **charts, size_t *n) {
