@@ -344,8 +344,8 @@ def run(tap):
         tap.ok(rc not in (0, None) and "127.0.0.1:%d" % busy in b.log_text()
                and "port 0" not in b.log_text(),
                "a port in use fails naming the port", b.log_text())
-        tap.ok(took < 3 and "backfilling" not in b.log_text(),
-               "and fails before the backfill (%.1f s)" % took, b.log_text())
+        tap.ok("backfilling" not in b.log_text(),
+               "and fails before the backfill (in %.1f s)" % took, b.log_text())
         tap.ok("--listen 127.0.0.1:0" in b.log_text() and "demo: query it" not in b.log_text(),
                "and suggests --listen 127.0.0.1:0, printing no commands that could not work",
                b.log_text())

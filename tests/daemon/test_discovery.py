@@ -68,11 +68,15 @@ def run(tap):
         time.sleep(1)
         t0 = time.monotonic()
         d.send(signal.SIGTERM)
-        stopped = d.wait_exit(10)
+        # The walk alone takes DEVICES x 20 ms of delayed reads; a daemon that finished it
+        # before it looked at the signal takes at least that: stopping within half of it is
+        # the state (a loaded machine slows the stop, not the reads' delays).
+        walk_s = DEVICES * 20 // 1000
+        stopped = d.wait_exit(walk_s)
         took = time.monotonic() - t0
-        tap.ok(stopped is not None and took < 5,
+        tap.ok(stopped is not None and took < walk_s / 2,
                "SIGTERM during the discovery: stopped in %.1f s (the walk takes %d s)" %
-               (took, DEVICES * 20 // 1000), d.log_text())
+               (took, walk_s), d.log_text())
         tap.ok(stopped == 0 and "first cycle stored" not in d.log_text() and
                "Terminated received: stopping" in d.log_text(),
                "cleanly, before any cycle (no half-found channel list stored)", d.log_text())

@@ -418,17 +418,23 @@ def main():
         ok(mode == 0o660, "the socket is mode 0660", oct(mode))
 
         # Exit status passthrough: exit 3 -> 3 and failed, with the code kept.
+        t0 = time.time()
         p = run(d, "run", "--tag", "model=v1", "--", "sh", "-c", "sleep 2; exit 3")
+        t1 = time.time()
         r = last_run(d)
         ok(p.returncode == 3, "exit 3 passes through", p.stderr)
         ok(r.get("status") == "failed" and r.get("exit_code") == 3, "recorded as failed, 3", r)
         ok(r.get("label") == "sh", "the label defaults to the command's base name", r)
         ok(json.loads(r.get("tags") or "{}") == {"model": "v1"}, "tags kept", r)
         ok(r.get("rss_max_bytes", 0) > 0, "peak RSS from wait4", r)
-        ok(re.search(r"run \d+ \(sh\) failed \(exit 3\) in 2\.\d+ s, peak [0-9.]+ °C",
-                     p.stderr), "one summary line on stderr", p.stderr)
+        said = re.search(r"run \d+ \(sh\) failed \(exit 3\) in (\d+\.\d+) s, peak [0-9.]+ °C",
+                         p.stderr)
+        ok(said and float(said.group(1)) >= 2.0, "one summary line on stderr", p.stderr)
+        # The run covers the command and lies within the wrapper's life as this test saw it
+        # (a loaded machine stretches both ends, never the order).
         dur = (r["end_ms"] - r["start_ms"]) / 1000
-        ok(2.0 <= dur < 3.0, f"duration {dur:.3f} s covers the command", r)
+        ok(dur >= 2.0 and t0 * 1000 - 1 <= r["start_ms"] and r["end_ms"] <= t1 * 1000 + 1,
+           f"duration {dur:.3f} s covers the command, within the wrapper's life", (r, t0, t1))
         fp = rows(d, "SELECT fingerprint FROM runs WHERE id = ?", (r["id"],))[0][0]
         fp = json.loads(fp)
         ok(fp.get("board") == "Radxa ROCK 5C" and fp.get("argv") == ["sh", "-c",
@@ -594,6 +600,9 @@ def main():
             f.write("400\n")
         w = subprocess.Popen([THERMLOG, "-c", d.cfg, "run", "--label", "hot", "--",
                               "sleep", "6"], stderr=subprocess.PIPE, text=True)
+        # Hot from the run's recorded start for about 2 s of its 6 (the input's shape, not a
+        # condition: a wrapper slow to start on a loaded machine still sees the heat).
+        running(d, "hot")
         time.sleep(2)
         with open(zone, "w") as f:
             f.write("50000\n")
@@ -609,10 +618,12 @@ def main():
            "the peak is the hottest zone, not the 100 °C thermocouple, and says its channel",
            (tmax, fig.get("peak"), list(fig.get("heat", {}))))
         ok("peak 70 °C" in err, "the summary line says the zone's peak", err)
-        # Hot for 2 s of a 6 s run, sampled each second: two or three 1 s intervals start hot
-        # (three when the loop is late under load), never the whole run.
-        ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] <= 3.5 and trips[85.0] == 0,
-           "time above each passive trip point (60 °C: about 2 s of 6, 85 °C: none)", trips)
+        # Hot for about 2 s of a 6 s run, sampled each second: at least one 1 s interval
+        # starts hot, never the whole run (how many more depends on the loop's pace).
+        run_s = (r["end_ms"] - r["start_ms"]) / 1000
+        ok(set(trips) == {60.0, 85.0} and 1.0 <= trips[60.0] < run_s - 1 and trips[85.0] == 0,
+           "time above each passive trip point (60 °C: about 2 s of 6, 85 °C: none)",
+           (trips, run_s))
         noise = re.findall(r"\d+\.\d*(?:0000000|9999999)\d*", r.get("figures") or "")
         ok(not noise, "the figures carry no float noise", noise[:5])
         n = heat.get("samples", 0)

@@ -190,7 +190,9 @@ def main():
         ids = []
         for exe in ("/dev/zero", fifo):
             st, body, took = d.post("/api/v1/runs", {"label": "z", "exe": exe, "pid": None})
-            ok(st == 201 and took < 8, f"exe {exe}: answered at once ({st} in {took:.1f} s)",
+            # A daemon that opened the path would never answer (/dev/zero has no end, the FIFO
+            # no writer): status 0 after the client's 30 s; an answer is the state.
+            ok(st == 201, f"exe {exe}: answered without opening it ({st} in {took:.1f} s)",
                body)
             if st == 201:
                 ids.append(body["id"])
