@@ -91,6 +91,13 @@ def part_check(tap, wd):
                              text=True)
         tap.ok(chk.returncode == 0 and "suite OK: five-tests, 5 steps, 31 repetitions" in
                chk.stdout, "the Five Tests suite checks", chk.stdout + chk.stderr)
+        # the suite docs/CAMPAIGN.md shows for a real board (its commands are not here: check
+        # reads the suite, run would look for them)
+        real = os.path.join(SOURCE, "docs", "examples", "five-tests.yaml")
+        chk = subprocess.run([THERMLOG, "campaign", "check", real], capture_output=True,
+                             text=True)
+        tap.ok(chk.returncode == 0 and "suite OK: five-tests, 6 steps" in chk.stdout,
+               "docs/examples/five-tests.yaml checks", chk.stdout + chk.stderr)
 
 
 def check_board(tap, name, b, view, spec_reached):
@@ -222,6 +229,7 @@ def part_resume_daemon(tap, wd):
 
 
 TIMEOUT = """name: hot
+metrics: {latency_ms: ms}
 idle: {duration: 4s, burst: 0s}
 gate: {tolerance_k: 1, max_wait: 5s}
 steps:
@@ -235,6 +243,7 @@ steps:
     command: [SIMLOAD, --for, 200ms]
     repetitions: 1
     start: any
+    metrics: [latency_ms]
 """
 
 
@@ -264,6 +273,15 @@ def part_timeout(tap, wd):
         tap.ok(steps["cold-op"]["gate_timeouts"] == 2 and steps["after"]["ok"] == 1,
                "show counts the timeouts; the next step ran", steps)
         tap.ok("gate timed out after" in runner_log(p), "the progress says it", runner_log(p))
+        # 'after' expects latency_ms, which its command never reports: the run ends ok and is
+        # marked incomplete, counted in its step, said by the progress line
+        after = [r for r in view["repetitions"] if r["step"] == "after"]
+        tap.ok(len(after) == 1 and after[0]["status"] == "ok" and
+               after[0]["missing_metrics"] == ["latency_ms"] and
+               steps["after"]["incomplete"] == 1 and steps["cold-op"]["incomplete"] == 0,
+               "a run without an expected metric is marked incomplete", (after, steps["after"]))
+        tap.ok(re.search(r"after rep 1/1.*: run \d+ ok in .*, incomplete: no latency_ms",
+                         runner_log(p)), "and the progress says which", runner_log(p))
 
 
 CHILLY = """name: chilly
