@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "source.h"
+#include "thermal.h"
 #include "xalloc.h"
 
 #define TEXT_MAX 4096 // a frequency table or a command line

@@ -108,11 +108,6 @@ void source_meta_begin(struct buf *meta, struct json *j);
 void source_meta_end(struct sensor_list *list, struct buf *meta, struct json *j);
 /** Adds @key with the text of the sysfs file @path (under 64 bytes) when it reads non-empty. */
 void source_meta_text(int root_fd, const char *path, struct json *j, const char *key);
-/**
- * Appends "trips": the thermal zone @dir's trips as [{"type", "temp", "hyst"}] in °C (unreadable
- * ones skipped), as a zone's metadata and a campaign's fingerprint say them.
- */
-void thermal_trips_json(int root_fd, const char *dir, struct json *j);
 /** Adds @key with the integer in the sysfs file @path when it reads and parses. */
 void source_meta_int(int root_fd, const char *path, struct json *j, const char *key);
 /** Closes the fds and frees everything; accepts a zeroed list. */

@@ -1,5 +1,5 @@
 /* Thermal zones (class/thermal/thermal_zoneN/temp, m°C) and cooling devices (cur_state). */
-#include "source.h"
+#include "thermal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "source.h"
 
 /* This driver's ops, defined at the end of the file; sampler.c's table names it. */
 extern const struct source_ops source_thermal;
