@@ -737,6 +737,55 @@ static bool parse_bin(const char *arg, double *bin_k) {
 	return true;
 }
 
+/* What the options of lifetime, lifetime profile and lifetime series say. */
+struct history_args {
+	const char *cmd; // the name in the messages
+	int64_t now, from, to;
+	bool include_unsynced, json, csv;
+	const char *capacitor;
+	double bin_k;
+};
+
+static void history_args_init(struct history_args *a, const char *cmd) {
+	*a = (struct history_args){
+		.cmd = cmd,
+		.now = (int64_t)time(NULL),
+		.from = INT64_MIN,
+		.to = INT64_MAX,
+		.bin_k = LIFETIME_PROFILE_BIN_K,
+	};
+}
+
+/* One option of the three: each command's options table says which it takes. */
+static int history_option(void *state, int opt, const char *arg) {
+	struct history_args *a = state;
+	bool good = true;
+	switch (opt) {
+	case CLI_OPT_FROM:
+	case CLI_OPT_TO:
+		good = parse_time(a->cmd, opt, arg, a->now, &a->from, &a->to);
+		break;
+	case CLI_OPT_UNSYNCED:
+		a->include_unsynced = true;
+		break;
+	case 'c':
+		a->capacitor = arg;
+		break;
+	case 'b':
+		good = parse_bin(arg, &a->bin_k);
+		break;
+	case CLI_OPT_JSON:
+		a->json = true;
+		break;
+	case 'v':
+		a->csv = true;
+		break;
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+	return good ? 1 : -1;
+}
+
 static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 	static const char cmd[] = "lifetime profile";
 	static const struct option opts[] = {
@@ -749,59 +798,27 @@ static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	int64_t now = (int64_t)time(NULL);
-	int64_t from = INT64_MIN, to = INT64_MAX;
-	bool include_unsynced = false, json = false, csv = false;
-	const char *capacitor = NULL;
-	double bin_k = LIFETIME_PROFILE_BIN_K;
-	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		bool good = true;
-		switch (c) {
-		case CLI_OPT_FROM:
-		case CLI_OPT_TO:
-			good = parse_time(cmd, c, optarg, now, &from, &to);
-			break;
-		case CLI_OPT_UNSYNCED:
-			include_unsynced = true;
-			break;
-		case 'c':
-			capacitor = optarg;
-			break;
-		case 'b':
-			good = parse_bin(optarg, &bin_k);
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		case 'v':
-			csv = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(c, profile_usage);
-		}
-		if (!good) {
-			return CLI_EXIT_USAGE;
-		}
+	struct history_args a;
+	history_args_init(&a, cmd);
+	int rc;
+	if (!cli_read_options(cmd, profile_usage, "", opts, history_option, &a, argc, argv, &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand(cmd, profile_usage, argc, argv)) {
-		return CLI_EXIT_USAGE;
-	}
-	if (json && csv) {
+	if (a.json && a.csv) {
 		fprintf(stderr, "thermlog %s: give --json or --csv, not both\n", cmd);
 		return CLI_EXIT_USAGE;
 	}
-	if (!window_ok(cmd, from, to, now)) {
+	if (!window_ok(cmd, a.from, a.to, a.now)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct history h;
-	int rc = history_report(ctx, cmd, from, to, include_unsynced, now, &h);
+	rc = history_report(ctx, cmd, a.from, a.to, a.include_unsynced, a.now, &h);
 	if (rc != CLI_EXIT_OK) {
 		goto out;
 	}
 	struct lifetime_profile pr;
 	char *err = NULL;
-	int brc = lifetime_profile_build(&h.rep, bin_k, capacitor, &pr, &err);
+	int brc = lifetime_profile_build(&h.rep, a.bin_k, a.capacitor, &pr, &err);
 	if (brc < 0) {
 		fprintf(stderr, "thermlog %s: %s\n", cmd, err);
 		free(err);
@@ -809,7 +826,7 @@ static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 		goto out;
 	}
 	rc = CLI_EXIT_OK;
-	if (json) {
+	if (a.json) {
 		struct buf b;
 		buf_init(&b);
 		struct json j;
@@ -818,7 +835,7 @@ static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 		buf_putc(&b, '\n');
 		fputs(b.data, stdout);
 		buf_finish(&b);
-	} else if (csv) {
+	} else if (a.csv) {
 		rc = print_profile_csv(&pr, &h.rep);
 	} else {
 		print_profile(&pr);
@@ -875,41 +892,29 @@ static int cmd_series(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	int64_t now = (int64_t)time(NULL);
-	int64_t from = INT64_MIN, to = INT64_MAX;
-	bool json = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_FROM:
-		case CLI_OPT_TO:
-			if (!parse_time(cmd, c, optarg, now, &from, &to)) {
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(c, series_usage);
-		}
+	struct history_args a;
+	history_args_init(&a, cmd);
+	int rc;
+	if (!cli_read_options(cmd, series_usage, "", opts, history_option, &a, argc, argv, &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand(cmd, series_usage, argc, argv) || !window_ok(cmd, from, to, now)) {
+	if (!window_ok(cmd, a.from, a.to, a.now)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct history h;
-	int rc = history_report(ctx, cmd, from, to, false, now, &h);
+	rc = history_report(ctx, cmd, a.from, a.to, false, a.now, &h);
 	if (rc != CLI_EXIT_OK) {
 		history_finish(&h);
 		return rc;
 	}
 	char *err = NULL;
-	if (json) {
+	if (a.json) {
 		struct buf b;
 		buf_init(&b);
 		struct json j;
 		json_init(&j, &b, true);
-		if (lifetime_series_json(ctx->store, &ctx->cfg, from, to, now, &j, &err) == 0) {
+		if (lifetime_series_json(ctx->store, &ctx->cfg, a.from, a.to, a.now, &j, &err) ==
+		    0) {
 			buf_putc(&b, '\n');
 			fputs(b.data, stdout);
 		}
@@ -917,7 +922,7 @@ static int cmd_series(struct cli_context *ctx, int argc, char **argv) {
 	} else {
 		struct lifetime_series *series = xcalloc(h.rep.n ? h.rep.n : 1, sizeof(*series));
 		if (h.rep.to <= h.rep.from ||
-		    lifetime_report_series(ctx->store, &ctx->cfg, from, now, &h.rep, series,
+		    lifetime_report_series(ctx->store, &ctx->cfg, a.from, a.now, &h.rep, series,
 					   &err) == 0) {
 			print_series(&h.rep, series);
 		}
@@ -948,37 +953,18 @@ int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option opts[] = {
 		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
 	};
-	int64_t now = (int64_t)time(NULL);
-	int64_t from = INT64_MIN, to = INT64_MAX;
-	bool include_unsynced = false, json = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_FROM:
-		case CLI_OPT_TO:
-			if (!parse_time("lifetime", c, optarg, now, &from, &to)) {
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case CLI_OPT_UNSYNCED:
-			include_unsynced = true;
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(c, history_usage);
-		}
+	struct history_args a;
+	history_args_init(&a, "lifetime");
+	if (!cli_read_options("lifetime", history_usage, "", opts, history_option, &a, argc, argv,
+			      &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand("lifetime", history_usage, argc, argv)) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!window_ok("lifetime", from, to, now)) {
+	if (!window_ok("lifetime", a.from, a.to, a.now)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct history h;
-	rc = history_report(ctx, "lifetime", from, to, include_unsynced, now, &h);
-	if (rc == CLI_EXIT_OK && json) {
+	rc = history_report(ctx, "lifetime", a.from, a.to, a.include_unsynced, a.now, &h);
+	if (rc == CLI_EXIT_OK && a.json) {
 		struct buf b;
 		buf_init(&b);
 		struct json j;

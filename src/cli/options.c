@@ -29,6 +29,24 @@ bool cli_no_operand(const char *cmd, const char *usage, int argc, char **argv) {
 	return true;
 }
 
+bool cli_read_options(const char *cmd, const char *usage, const char *shortopts,
+		      const struct option *longopts, cli_option_fn *take, void *state, int argc,
+		      char **argv, int *rc) {
+	int opt;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		int taken = take(state, opt, optarg);
+		if (taken <= 0) {
+			*rc = taken < 0 ? CLI_EXIT_USAGE : cli_usage(opt, usage);
+			return false;
+		}
+	}
+	if (!cli_no_operand(cmd, usage, argc, argv)) {
+		*rc = CLI_EXIT_USAGE;
+		return false;
+	}
+	return true;
+}
+
 bool cli_time_option(const char *cmd, const char *option, const char *arg, int64_t now,
 		     int64_t *ts) {
 	if (!timefmt_parse_time(arg, now, ts)) {

@@ -62,8 +62,35 @@ static int migrate(struct cli_context *ctx) {
 	return state.converting ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
+enum { OPT_DROP_AFTER = 512, OPT_DRY_RUN, OPT_MIGRATE };
+
+/* What repair's options say. */
+struct repair_args {
+	int64_t now, after;
+	bool have_after, dry_run, migrate;
+};
+
+static int repair_option(void *state, int opt, const char *arg) {
+	struct repair_args *a = state;
+	switch (opt) {
+	case OPT_DROP_AFTER:
+		if (!cli_time_option("repair", "--drop-after", arg, a->now, &a->after)) {
+			return -1;
+		}
+		a->have_after = true;
+		return 1;
+	case OPT_DRY_RUN:
+		a->dry_run = true;
+		return 1;
+	case OPT_MIGRATE:
+		a->migrate = true;
+		return 1;
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+}
+
 int cli_repair(struct cli_context *ctx, int argc, char **argv) {
-	enum { OPT_DROP_AFTER = 512, OPT_DRY_RUN, OPT_MIGRATE };
 	static const struct option longopts[] = {
 		{"drop-after", required_argument, NULL, OPT_DROP_AFTER},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -71,54 +98,36 @@ int cli_repair(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	int64_t now = (int64_t)time(NULL), after = 0;
-	bool have_after = false, dry_run = false, do_migrate = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DROP_AFTER:
-			if (!cli_time_option("repair", "--drop-after", optarg, now, &after)) {
-				return CLI_EXIT_USAGE;
-			}
-			have_after = true;
-			break;
-		case OPT_DRY_RUN:
-			dry_run = true;
-			break;
-		case OPT_MIGRATE:
-			do_migrate = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(c, usage_text);
-		}
+	struct repair_args a = {.now = (int64_t)time(NULL)};
+	int rc;
+	if (!cli_read_options("repair", usage_text, "h", longopts, repair_option, &a, argc, argv,
+			      &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand("repair", usage_text, argc, argv)) {
-		return CLI_EXIT_USAGE;
-	}
-	if (do_migrate && (have_after || dry_run)) {
+	if (a.migrate && (a.have_after || a.dry_run)) {
 		fprintf(stderr, "thermlog repair: --migrate takes no other option\n%s", usage_text);
 		return CLI_EXIT_USAGE;
 	}
-	if (do_migrate) {
+	if (a.migrate) {
 		return migrate(ctx);
 	}
-	if (!have_after) {
+	if (!a.have_after) {
 		fprintf(stderr, "thermlog repair: --drop-after TIME or --migrate is required\n%s",
 			usage_text);
 		return CLI_EXIT_USAGE;
 	}
 	// An existing database only (CLI_NEEDS_UPDATE): never an empty one created.
-	int rc = cli_setup(ctx);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
 	struct store_drop drop;
-	if (store_drop_after(ctx->store, after, dry_run, &drop) < 0) { // logs why
+	if (store_drop_after(ctx->store, a.after, a.dry_run, &drop) < 0) { // logs why
 		fprintf(stderr, "thermlog repair: nothing was changed\n");
 		return CLI_EXIT_FAILURE;
 	}
 	char at[TIMEFMT_ISO_LEN], first[TIMEFMT_ISO_LEN], last[TIMEFMT_ISO_LEN];
-	timefmt_iso(after, at);
+	timefmt_iso(a.after, at);
 	if (drop.cycles == 0) {
 		printf("no cycles after %s: nothing to remove\n", at);
 		return CLI_EXIT_OK;
@@ -126,6 +135,6 @@ int cli_repair(struct cli_context *ctx, int argc, char **argv) {
 	timefmt_iso(drop.first, first);
 	timefmt_iso(drop.last, last);
 	printf("%s %" PRId64 " cycles after %s (%s .. %s) and %" PRId64 " hourly rollups\n",
-	       dry_run ? "would remove" : "removed", drop.cycles, at, first, last, drop.rollups);
+	       a.dry_run ? "would remove" : "removed", drop.cycles, at, first, last, drop.rollups);
 	return CLI_EXIT_OK;
 }

@@ -117,6 +117,29 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 	free(labels);
 }
 
+/* What sample's options say. */
+struct sample_args {
+	const char *root, *proc;
+	bool json;
+};
+
+static int sample_option(void *state, int opt, const char *arg) {
+	struct sample_args *a = state;
+	switch (opt) {
+	case 'r':
+		a->root = arg;
+		return 1;
+	case 'p':
+		a->proc = arg;
+		return 1;
+	case CLI_OPT_JSON:
+		a->json = true;
+		return 1;
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+}
+
 int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
@@ -125,39 +148,24 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	const char *root = NULL, *proc = NULL;
-	bool json = false;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			root = optarg;
-			break;
-		case 'p':
-			proc = optarg;
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(opt, usage_text);
-		}
+	struct sample_args a = {0};
+	int rc;
+	if (!cli_read_options("sample", usage_text, "h", options, sample_option, &a, argc, argv,
+			      &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand("sample", usage_text, argc, argv)) {
-		return CLI_EXIT_USAGE;
-	}
-	int rc = cli_setup(ctx);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
 	struct config *cfg = &ctx->cfg; // the command's own copy: the options override it
-	if (root) {
+	if (a.root) {
 		free(cfg->sysfs_root);
-		cfg->sysfs_root = xstrdup(root);
+		cfg->sysfs_root = xstrdup(a.root);
 	}
-	if (proc) {
+	if (a.proc) {
 		free(cfg->procfs_root);
-		cfg->procfs_root = xstrdup(proc);
+		cfg->procfs_root = xstrdup(a.proc);
 	}
 	struct sampler *sampler = sampler_create(cfg); // logs why it failed
 	if (!sampler) {
@@ -169,7 +177,7 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	const struct channel *ch;
 	const struct reading *rd;
 	size_t n = sampler_read(sampler, mono.tv_sec, &ch, &rd);
-	if (json) {
+	if (a.json) {
 		struct buf out;
 		buf_init(&out);
 		write_json(&out, (int64_t)now.tv_sec, cfg->sysfs_root, n, ch, rd);

@@ -155,47 +155,53 @@ static void report_csv(const struct throttle_report *r, struct buf *b) {
 	}
 }
 
+/* What throttle's options say. */
+struct throttle_args {
+	int64_t now;
+	struct cli_window w; // --from and --to only: no list to finish
+	bool json, csv;
+	const char *domain;
+};
+
+static int throttle_option(void *state, int opt, const char *arg) {
+	struct throttle_args *a = state;
+	switch (opt) {
+	case CLI_OPT_FROM:
+	case CLI_OPT_TO:
+		return cli_window_option(&a->w, "throttle", opt, arg, a->now) < 0 ? -1 : 1;
+	case THROTTLE_OPT_DOMAIN:
+		a->domain = arg;
+		return 1;
+	case CLI_OPT_JSON:
+		a->json = true;
+		return 1;
+	case THROTTLE_OPT_CSV:
+		a->csv = true;
+		return 1;
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+}
+
 int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO, {"domain", required_argument, NULL, THROTTLE_OPT_DOMAIN},
 		CLI_OPTION_JSON,     {"csv", no_argument, NULL, THROTTLE_OPT_CSV},
 		CLI_OPTION_HELP,     {0},
 	};
-	int64_t now = (int64_t)time(NULL);
-	struct cli_window w; // --from and --to only: no list to finish
-	cli_window_init(&w);
-	bool json = false, csv = false;
-	const char *domain = NULL;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case CLI_OPT_FROM:
-		case CLI_OPT_TO:
-			if (cli_window_option(&w, "throttle", opt, optarg, now) < 0) {
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case THROTTLE_OPT_DOMAIN:
-			domain = optarg;
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		case THROTTLE_OPT_CSV:
-			csv = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(opt, usage_text);
-		}
+	struct throttle_args a = {.now = (int64_t)time(NULL)};
+	cli_window_init(&a.w);
+	int rc;
+	if (!cli_read_options("throttle", usage_text, "h", options, throttle_option, &a, argc, argv,
+			      &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand("throttle", usage_text, argc, argv)) {
-		return CLI_EXIT_USAGE;
+	struct cli_window *w = &a.w;
+	if (w->p.has_from && !w->p.has_to) { // as in the API: the window ends now
+		w->p.to = a.now;
+		w->p.has_to = true;
 	}
-	if (w.p.has_from && !w.p.has_to) { // as in the API: the window ends now
-		w.p.to = now;
-		w.p.has_to = true;
-	}
-	int rc = cli_setup(ctx);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
@@ -204,21 +210,21 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	char *err = NULL;
 	int64_t from, to;
 	// an end left out is the stored history's, as in thermlog stats
-	int qrc = query_window(store, &w.p, &from, &to, &err);
+	int qrc = query_window(store, &w->p, &from, &to, &err);
 	if (qrc == 0) {
-		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
+		qrc = throttle_report_compute(store, from, to, a.domain, &r, &err);
 	}
 	if (qrc < 0) {
 		return cli_query_failed("throttle", qrc, err);
 	}
 	struct buf b;
 	buf_init(&b);
-	if (json) {
+	if (a.json) {
 		struct json j;
 		json_init(&j, &b, false);
 		throttle_report_write_json(&r, &j);
 		buf_putc(&b, '\n');
-	} else if (csv) {
+	} else if (a.csv) {
 		report_csv(&r, &b);
 	} else {
 		report_text(&r, &b);
