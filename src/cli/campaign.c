@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "campaign.h"
 #include "cli-campaign.h"
+#include "cli-options.h"
 #include "cli-output.h"
 #include "cli.h"
 #include "json.h"
@@ -391,9 +392,7 @@ struct report_args {
 	int64_t id;
 	char *compare;
 	int64_t compare_id;
-	const char *output;
-	bool force, has_format;
-	enum report_format format;
+	struct cli_document doc; // -o FILE, --force, --format
 };
 
 /* The options of `campaign report` into @a: -1 to go on, else the exit code. */
@@ -425,55 +424,45 @@ static int report_parse(struct report_args *a, int argc, char **argv) {
 			a->compare = split_compare(optarg, &a->compare_id);
 			break;
 		case CLI_OPT_FORMAT:
-			if (!report_format_parse(optarg, &a->format)) {
-				fprintf(stderr,
-					"thermlog campaign report: bad --format '%s' (html or md)\n",
-					optarg);
+		case 'o':
+		case CLI_OPT_FORCE:
+			if (cli_document_option(&a->doc, "campaign report", c, optarg) < 0) {
 				return CLI_EXIT_USAGE;
 			}
-			a->has_format = true;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case CLI_OPT_FORCE:
-			a->force = true;
 			break;
 		default:
 			return cli_usage(c, report_usage);
 		}
 	}
-	if (!a->output || !cli_no_operand("campaign report", report_usage, argc, argv)) {
-		if (!a->output) {
+	if (!a->doc.output || !cli_no_operand("campaign report", report_usage, argc, argv)) {
+		if (!a->doc.output) {
 			fputs(report_usage, stderr);
 		}
 		return CLI_EXIT_USAGE;
 	}
-	if (!a->has_format) {
-		a->format = report_format_of_path(a->output);
-	}
+	cli_document_format(&a->doc);
 	return -1;
 }
 
-/* Writes the report into @a->output (appearing when complete), never over a database. */
+/* Writes the report into @a->doc.output (appearing when complete), never over a database. */
 static int report_file(const struct report_args *a, const struct report_campaign *rc,
 		       const char *db_path) {
-	if (a->compare && cli_output_is_database(a->output, a->compare)) {
+	if (a->compare && cli_output_is_database(a->doc.output, a->compare)) {
 		fprintf(stderr,
 			"thermlog campaign report: %s is the database %s or one of its "
 			"files; refusing to write it (even with --force)\n",
-			a->output, a->compare);
+			a->doc.output, a->compare);
 		return CLI_EXIT_FAILURE;
 	}
 	struct cli_output out;
-	if (!cli_output_open(&out, "campaign report", a->output, db_path, a->force, 0)) {
+	if (!cli_output_open(&out, "campaign report", a->doc.output, db_path, a->doc.force, 0)) {
 		return CLI_EXIT_FAILURE;
 	}
 	struct buf b = {0};
-	report_campaign_write(rc, a->format, &b);
+	report_campaign_write(rc, a->doc.format, &b);
 	int rc_out = CLI_EXIT_OK;
 	if (b.len && fwrite(b.data, 1, b.len, out.f) != b.len) {
-		fprintf(stderr, "thermlog campaign report: could not write %s\n", a->output);
+		fprintf(stderr, "thermlog campaign report: could not write %s\n", a->doc.output);
 		cli_output_abort(&out);
 		rc_out = CLI_EXIT_FAILURE;
 	} else if (!cli_output_commit(&out, "campaign report")) {

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "query.h"
+#include "report.h"
 
 /* Window options common to stats, peak and export. */
 struct cli_window {
@@ -52,6 +53,22 @@ int cli_window_option(struct cli_window *w, const char *cmd, int opt, const char
  */
 bool cli_window_check(struct cli_context *ctx, const struct cli_window *w, const char *cmd,
 		      int64_t now);
+
+/* The document a report command writes: -o FILE, --force and --format (report, campaign report). */
+struct cli_document {
+	const char *output; // -o FILE ("-": standard output), NULL until given
+	bool force, has_format;
+	enum report_format format;
+};
+
+/**
+ * Applies one document option (-o, --force, --format) of @cmd: 1 if taken, 0 if @opt is none,
+ * -1 after printing the bad --format.
+ */
+int cli_document_option(struct cli_document *d, const char *cmd, int opt, const char *arg);
+
+/** The format, when --format did not say it, from the output's name (report_format_of_path()). */
+void cli_document_format(struct cli_document *d);
 
 /** Prints "thermlog CMD: ERR", frees @err and returns the exit code for query error @rc. */
 int cli_query_failed(const char *cmd, int rc, char *err);

@@ -186,3 +186,25 @@ int cli_query_failed(const char *cmd, int rc, char *err) {
 	free(err);
 	return rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
 }
+
+int cli_document_option(struct cli_document *d, const char *cmd, int opt, const char *arg) {
+	if (opt == 'o') {
+		d->output = arg;
+	} else if (opt == CLI_OPT_FORCE) {
+		d->force = true;
+	} else if (opt != CLI_OPT_FORMAT) {
+		return 0;
+	} else if (report_format_parse(arg, &d->format)) {
+		d->has_format = true;
+	} else {
+		fprintf(stderr, "thermlog %s: bad --format '%s' (html or md)\n", cmd, arg);
+		return -1;
+	}
+	return 1;
+}
+
+void cli_document_format(struct cli_document *d) {
+	if (!d->has_format) {
+		d->format = report_format_of_path(d->output);
+	}
+}

@@ -66,9 +66,8 @@ struct report_args {
 	const char **labels;
 	size_t n_labels, cap_labels;
 	double over_s;
-	const char *compare, *output;
-	bool force, has_format;
-	enum report_format format;
+	const char *compare;
+	struct cli_document doc; // -o FILE, --force, --format
 	enum query_weight weight;
 	enum report_lifetime lifetime;
 	struct runtag_list tags;               // --tag: the runs shown carry each
@@ -174,12 +173,9 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			a->compare = optarg;
 			break;
 		case CLI_OPT_FORMAT:
-			if (!report_format_parse(optarg, &a->format)) {
-				fprintf(stderr, "thermlog report: bad --format '%s' (html or md)\n",
-					optarg);
-				return CLI_EXIT_USAGE;
-			}
-			a->has_format = true;
+		case 'o':
+		case CLI_OPT_FORCE:
+			good = cli_document_option(&a->doc, "report", opt, optarg) > 0;
 			break;
 		case CLI_OPT_WEIGHT:
 			good = cli_weight_option("report", optarg, &a->weight);
@@ -197,12 +193,6 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 			a->lifetime = l;
 			break;
 		}
-		case 'o':
-			a->output = optarg;
-			break;
-		case CLI_OPT_FORCE:
-			a->force = true;
-			break;
 		default: // --help, or an option getopt_long refused
 			return cli_usage(opt, usage_text);
 		}
@@ -213,14 +203,12 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 	if (!cli_no_operand("report", usage_text, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
-	if (!a->output) {
+	if (!a->doc.output) {
 		fprintf(stderr, "thermlog report: name the file with -o FILE (-o - for standard "
 				"output)\n");
 		return CLI_EXIT_USAGE;
 	}
-	if (!a->has_format) {
-		a->format = report_format_of_path(a->output);
-	}
+	cli_document_format(&a->doc);
 	return -1;
 }
 
@@ -235,13 +223,13 @@ static char *chart_prefix(const char *output) {
 static int write_files(const struct report_args *a, const struct report *rep, const char *db_path) {
 	struct report_chart *charts = NULL;
 	size_t n_charts = 0;
-	char *prefix = chart_prefix(a->output);
-	if (a->format == REPORT_MARKDOWN) {
+	char *prefix = chart_prefix(a->doc.output);
+	if (a->doc.format == REPORT_MARKDOWN) {
 		report_charts(rep, &charts, &n_charts);
 	}
 	char **paths = xcalloc(n_charts + 1, sizeof(*paths));
 	struct cli_output *outs = xcalloc(n_charts + 1, sizeof(*outs));
-	paths[n_charts] = xstrdup(a->output);
+	paths[n_charts] = xstrdup(a->doc.output);
 	for (size_t i = 0; i < n_charts; i++) {
 		paths[i] = xasprintf("%s-%s.svg", prefix, charts[i].name);
 	}
@@ -256,7 +244,7 @@ static int write_files(const struct report_args *a, const struct report *rep, co
 			rc = CLI_EXIT_FAILURE;
 			break;
 		}
-		if (!cli_output_open(&outs[opened], "report", paths[opened], db_path, a->force,
+		if (!cli_output_open(&outs[opened], "report", paths[opened], db_path, a->doc.force,
 				     0)) {
 			rc = CLI_EXIT_FAILURE;
 			break;
@@ -270,7 +258,7 @@ static int write_files(const struct report_args *a, const struct report *rep, co
 			buf_puts(&b, charts[i].svg);
 		} else {
 			const char *slash = strrchr(prefix, '/');
-			report_write(rep, a->format, slash ? slash + 1 : prefix, &b);
+			report_write(rep, a->doc.format, slash ? slash + 1 : prefix, &b);
 		}
 		if (b.len && fwrite(b.data, 1, b.len, outs[i].f) != b.len) {
 			fprintf(stderr, "thermlog report: could not write %s\n", paths[i]);
@@ -298,7 +286,7 @@ static int write_files(const struct report_args *a, const struct report *rep, co
 static int write_stdout(const struct report_args *a, const struct report *rep) {
 	struct buf b;
 	buf_init(&b);
-	report_write(rep, a->format, NULL, &b);
+	report_write(rep, a->doc.format, NULL, &b);
 	int rc = CLI_EXIT_OK;
 	if ((b.len && fwrite(b.data, 1, b.len, stdout) != b.len) || fflush(stdout) != 0) {
 		fprintf(stderr, "thermlog report: could not write stdout: %s\n", strerror(errno));
@@ -384,7 +372,7 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	int qrc = report_compute(stores, files, a.compare ? 2 : 1, &opt, &rep, &err);
 	if (qrc < 0) {
 		rc = cli_query_failed("report", qrc, err);
-	} else if (strcmp(a.output, "-") == 0) {
+	} else if (strcmp(a.doc.output, "-") == 0) {
 		rc = write_stdout(&a, &rep);
 	} else {
 		rc = write_files(&a, &rep, db_path);
