@@ -64,12 +64,7 @@ static int campaign_write(struct store *store, enum stmt which, const struct sto
 	if (which == ST_CAMPAIGN_UPDATE) {
 		sqlite3_bind_int64(st, 16, c->id);
 	}
-	int step = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (step != SQLITE_DONE) {
-		return store_fail(store, step, "could not write a campaign");
-	}
-	return 0;
+	return store_step_once(store, st, "could not write a campaign");
 }
 
 int store_campaign_create(struct store *store, const struct store_campaign *c, int64_t *id) {
@@ -240,10 +235,7 @@ int store_campaign_run_put(struct store *store, const struct store_campaign_run 
 			sqlite3_bind_null(st, 11);
 		}
 		bind_text_or_null(st, 12, r->missing_metrics);
-		int step = sqlite3_step(st);
-		sqlite3_finalize(st);
-		rc = step == SQLITE_DONE ? 0
-					 : store_fail(store, step, "could not write a repetition");
+		rc = store_step_once(store, st, "could not write a repetition");
 	}
 	return store_step_end(store, rc);
 }

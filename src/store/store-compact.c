@@ -273,12 +273,7 @@ static int exec_window(struct store *store, enum stmt which, int64_t a, int64_t 
 		       const char *what) {
 	sqlite3_stmt *st;
 	int rc = store_prepare_window(store, which, a, b, what, &st);
-	if (rc == 0) {
-		int step = sqlite3_step(st);
-		rc = step == SQLITE_DONE || step == SQLITE_ROW ? 0 : store_fail(store, step, what);
-	}
-	sqlite3_finalize(st);
-	return rc;
+	return rc < 0 ? rc : store_step_once(store, st, what);
 }
 
 /* The head's window of block @block: [start, end) in the series' unit. */
@@ -481,10 +476,8 @@ int store_bind_block_exec(struct store *store, enum stmt which, int series, int6
 	if (rc == 0) {
 		sqlite3_bind_int(st, 1, series);
 		sqlite3_bind_int64(st, 2, block);
-		int step = sqlite3_step(st);
-		rc = step == SQLITE_DONE ? 0 : store_fail(store, step, "could not change blocks");
+		rc = store_step_once(store, st, "could not change blocks");
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -579,8 +572,7 @@ int store_chunk_rewrite(struct store *store, int series, int64_t block, int64_t 
 		sqlite3_bind_int(del, 1, series);
 		sqlite3_bind_int64(del, 2, block);
 		sqlite3_bind_int64(del, 3, id);
-		int step = sqlite3_step(del);
-		rc = step == SQLITE_DONE ? 0 : store_fail(store, step, "could not rescale chunks");
+		rc = store_step_once(store, del, "could not rescale chunks");
 	}
 	if (rc == 0) {
 		rc = store_prepare(store, ST_CHUNK_PUT, "a rescale", &w.chunk_st);
@@ -598,7 +590,6 @@ int store_chunk_rewrite(struct store *store, int series, int64_t block, int64_t 
 		log_error("store: a rescaled chunk did not read back as written: %s", store->path);
 		rc = -EINVAL;
 	}
-	sqlite3_finalize(del);
 	sqlite3_finalize(w.chunk_st);
 	w.check.n = 0;
 	store_block_finish(&w.check);

@@ -449,6 +449,11 @@ int store_schema_version(void);
 /* Runs the one-off statement @which with ?1 = @param, rows ignored; 0 or -errno (logged). */
 int store_exec_param(struct store *store, enum stmt which, int64_t param);
 /*
+ * Steps the one-off statement @st (prepared and bound) once, for its effect (a row it answers is
+ * ignored), and finalizes it: 0, or the failure logged as @what ("could not write").
+ */
+int store_step_once(struct store *store, sqlite3_stmt *st, const char *what);
+/*
  * How a scan ended: @ret when its callback stopped it, 0 when the last step (@rc) ran out of
  * rows, else the failure, logged as @what ("could not read cycles").
  */
@@ -512,6 +517,16 @@ int store_series_open(struct store *store, struct series_scan *s, int series, in
 		      int64_t to, const int64_t *ids, size_t n_ids, unsigned flags);
 /* The next cycle into *c: 1, 0 at the end, or -errno (logged). */
 int store_series_next(struct series_scan *s, struct series_cycle *c);
+/*
+ * Hands value @k of cycle @c to @fn (the scan's value k of the cycle), for every value of
+ * @series over [from, to) of @ids read with @flags, in time then id order, passing over the
+ * cycles whose clock is above @max_clock; stops at the first nonzero answer of @fn and returns
+ * it, else 0 or -errno (logged).
+ */
+typedef int (*series_value_fn)(void *ctx, const struct series_cycle *c, size_t k);
+int store_series_values(struct store *store, int series, int64_t from, int64_t to,
+			const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
+			series_value_fn fn, void *ctx);
 int64_t store_series_unit(int series);
 
 /* store-compact.c */

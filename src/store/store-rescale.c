@@ -308,9 +308,7 @@ static int pending_set(struct store *store, int64_t id, int64_t factor, int64_t 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, factor);
 	sqlite3_bind_int64(st, 3, before);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not record a rescale");
+	return store_step_once(store, st, "could not record a rescale");
 }
 
 /*
@@ -407,10 +405,8 @@ int store_rescale_channel(struct store *store, int64_t id, int64_t factor, doubl
 	if (err == 0) {
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_double(st, 2, resolution);
-		int rc = sqlite3_step(st);
-		err = rc == SQLITE_DONE ? 0 : store_fail(store, rc, "could not set a resolution");
+		err = store_step_once(store, st, "could not set a resolution");
 	}
-	sqlite3_finalize(st);
 	return err;
 }
 

@@ -208,23 +208,23 @@ int store_run_get(struct store *store, int64_t id, store_run_fn fn, void *ctx) {
 	return rc == 0 && !any ? -ENOENT : rc;
 }
 
+struct run_sample_fwd {
+	store_run_sample_fn fn;
+	void *ctx;
+};
+
+static int forward_run_sample(void *ctx, const struct series_cycle *c, size_t k) {
+	const struct run_sample_fwd *f = ctx;
+	struct store_run_sample s = {
+		.ts_ms = c->ts, .channel_id = c->pairs[k].id, .q = c->pairs[k].q};
+	return f->fn(f->ctx, &s);
+}
+
 int store_run_samples_scan(struct store *store, int64_t from_ms, int64_t to_ms,
 			   store_run_sample_fn fn, void *ctx) {
-	struct series_scan scan;
-	int rc = store_series_open(store, &scan, SERIES_FAST, from_ms, to_ms, NULL, 0, SCAN_VALUES);
-	int ret = 0;
-	struct series_cycle c;
-	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
-		rc = 0;
-		struct store_run_sample s = {.ts_ms = c.ts};
-		for (size_t k = 0; ret == 0 && k < c.n; k++) {
-			s.channel_id = c.pairs[k].id;
-			s.q = c.pairs[k].q;
-			ret = fn(ctx, &s);
-		}
-	}
-	store_series_close(&scan);
-	return ret != 0 ? ret : rc < 0 ? rc : 0;
+	struct run_sample_fwd f = {fn, ctx};
+	return store_series_values(store, SERIES_FAST, from_ms, to_ms, NULL, 0, SCAN_VALUES,
+				   INT_MAX, forward_run_sample, &f); // fast samples: every clock
 }
 
 /* Steps @st (run_id, name, value, unit), handing each row to @fn; finalizes @st. */
@@ -359,12 +359,9 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	bind_text_or_null(st, 11, run->figures);
 	bind_text_or_null(st, 12, run->error);
 	sqlite3_bind_text(st, 13, run->tags ? run->tags : "{}", -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		int err = store_fail(store, rc, "could not store a run");
-		return err == -EEXIST ? -EINVAL
-				      : err; // a CHECK, since import_key conflicts are ignored
+	rc = store_step_once(store, st, "could not store a run");
+	if (rc < 0) { // -EEXIST: a CHECK, since import_key conflicts are ignored
+		return rc == -EEXIST ? -EINVAL : rc;
 	}
 	*added = sqlite3_changes(store->db) > 0;
 	if (*added) { // a run imported before keeps what it has
@@ -420,10 +417,9 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 	}
 	bind_text_or_null(st, 6, run->start_snapshot);
 	bind_text_or_null(st, 7, run->fingerprint);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		return store_fail(store, rc, "could not open a run");
+	rc = store_step_once(store, st, "could not open a run");
+	if (rc < 0) {
+		return rc;
 	}
 	*id = sqlite3_last_insert_rowid(store->db);
 	return 0;
@@ -495,10 +491,9 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 	}
 	bind_text_or_null(st, 11, end->figures);
 	bind_text_or_null(st, 12, end->error);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		return store_fail(store, rc, "could not close a run");
+	rc = store_step_once(store, st, "could not close a run");
+	if (rc < 0) {
+		return rc;
 	}
 	return metrics_put(store, id, end->metrics, end->n_metrics, end->metric_rc);
 }

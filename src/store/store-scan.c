@@ -235,25 +235,24 @@ int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle
 	return ret != 0 ? ret : rc < 0 ? rc : 0;
 }
 
+struct sample_fwd {
+	store_sample_fn fn;
+	void *ctx;
+};
+
+static int forward_sample(void *ctx, const struct series_cycle *c, size_t k) {
+	const struct sample_fwd *f = ctx;
+	struct store_sample s = {.ts = c->ts,
+				 .channel_id = c->pairs[k].id,
+				 .q = c->pairs[k].q,
+				 .clock = (enum clock_state)c->clock};
+	return f->fn(f->ctx, &s);
+}
+
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
-	struct series_scan scan;
-	int rc = store_series_open(store, &scan, SERIES_CYCLES, from, to, ids, n_ids,
-				   SCAN_VALUES | SCAN_SCALED);
-	int limit = include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED, ret = 0;
-	struct series_cycle c;
-	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
-		rc = 0;
-		if (c.clock > limit) {
-			continue;
-		}
-		struct store_sample s = {.ts = c.ts, .clock = (enum clock_state)c.clock};
-		for (size_t k = 0; ret == 0 && k < c.n; k++) {
-			s.channel_id = c.pairs[k].id;
-			s.q = c.pairs[k].q;
-			ret = fn(ctx, &s);
-		}
-	}
-	store_series_close(&scan);
-	return ret != 0 ? ret : rc < 0 ? rc : 0;
+	struct sample_fwd f = {fn, ctx};
+	return store_series_values(
+		store, SERIES_CYCLES, from, to, ids, n_ids, SCAN_VALUES | SCAN_SCALED,
+		include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED, forward_sample, &f);
 }

@@ -592,6 +592,25 @@ int store_series_next(struct series_scan *s, struct series_cycle *c) {
 	}
 }
 
+int store_series_values(struct store *store, int series, int64_t from, int64_t to,
+			const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
+			series_value_fn fn, void *ctx) {
+	struct series_scan scan;
+	int rc = store_series_open(store, &scan, series, from, to, ids, n_ids, flags), ret = 0;
+	struct series_cycle c;
+	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+		rc = 0;
+		if (c.clock > max_clock) {
+			continue;
+		}
+		for (size_t k = 0; ret == 0 && k < c.n; k++) {
+			ret = fn(ctx, &c, k);
+		}
+	}
+	store_series_close(&scan);
+	return ret != 0 ? ret : rc < 0 ? rc : 0;
+}
+
 /* --- hourly rollups, from the values -------------------------------------------------------- */
 
 /* One hour's values being summarized, per channel (ascending ids). */

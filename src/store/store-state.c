@@ -26,10 +26,8 @@ int store_state_delete(struct store *store, const char *key) {
 	int rc = store_prepare(store, ST_STATE_DELETE, "state", &st);
 	if (rc == 0) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-		int step = sqlite3_step(st);
-		rc = step == SQLITE_DONE ? 0 : store_fail(store, step, "could not write state");
+		rc = store_step_once(store, st, "could not write state");
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
 

@@ -124,10 +124,9 @@ static int exec_count(struct store *store, enum stmt which, int64_t param, int64
 	if (rc < 0) {
 		return rc;
 	}
-	int step = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (step != SQLITE_DONE) {
-		return store_fail(store, step, "could not update throttle episodes");
+	rc = store_step_once(store, st, "could not update throttle episodes");
+	if (rc < 0) {
+		return rc;
 	}
 	if (changed) {
 		*changed = sqlite3_changes64(store->db);

@@ -551,17 +551,20 @@ static int exec(struct store *store, enum stmt which, const char *what) {
 	return rc == SQLITE_OK ? 0 : store_fail(store, rc, what);
 }
 
+int store_step_once(struct store *store, sqlite3_stmt *st, const char *what) {
+	int step = sqlite3_step(st);
+	int rc = step == SQLITE_DONE || step == SQLITE_ROW ? 0 : store_fail(store, step, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int store_exec_param(struct store *store, enum stmt which, int64_t param) {
 	sqlite3_stmt *st;
 	int rc = store_prepare(store, which, "a change", &st);
 	if (rc == 0) {
 		sqlite3_bind_int64(st, 1, param);
-		int step = sqlite3_step(st);
-		rc = step == SQLITE_DONE || step == SQLITE_ROW
-			     ? 0
-			     : store_fail(store, step, "could not write");
+		rc = store_step_once(store, st, "could not write");
 	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
