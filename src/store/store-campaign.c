@@ -19,14 +19,6 @@ static int name_index(const char *text, const char *const *names, int n, int fal
 	return fallback;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
-	if (text) {
-		sqlite3_bind_text(st, col, text, -1, SQLITE_TRANSIENT);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
-
 static void bind_id_or_null(sqlite3_stmt *st, int col, int64_t id) {
 	if (id > 0) {
 		sqlite3_bind_int64(st, col, id);
@@ -43,7 +35,7 @@ static int campaign_write(struct store *store, enum stmt which, const struct sto
 		return rc;
 	}
 	sqlite3_bind_text(st, 1, c->name, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(st, 2, c->board);
+	store_bind_text_or_null(st, 2, c->board);
 	sqlite3_bind_text(st, 3, c->suite_path, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, c->suite_hash, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, c->suite, -1, SQLITE_TRANSIENT);
@@ -57,8 +49,8 @@ static int campaign_write(struct store *store, enum stmt which, const struct sto
 	} else {
 		sqlite3_bind_null(st, 11);
 	}
-	bind_text_or_null(st, 12, c->fingerprint);
-	bind_text_or_null(st, 13, c->baseline);
+	store_bind_text_or_null(st, 12, c->fingerprint);
+	store_bind_text_or_null(st, 13, c->baseline);
 	bind_id_or_null(st, 14, c->idle_run);
 	bind_id_or_null(st, 15, c->burst_run);
 	if (which == ST_CAMPAIGN_UPDATE) {
@@ -68,10 +60,7 @@ static int campaign_write(struct store *store, enum stmt which, const struct sto
 }
 
 int store_campaign_create(struct store *store, const struct store_campaign *c, int64_t *id) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
-	int rc = store_step_begin(store);
+	int rc = store_step_begin(store); // -EROFS when read-only
 	if (rc < 0) {
 		return rc;
 	}
@@ -83,10 +72,7 @@ int store_campaign_create(struct store *store, const struct store_campaign *c, i
 }
 
 int store_campaign_update(struct store *store, const struct store_campaign *c) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
-	int rc = store_step_begin(store);
+	int rc = store_step_begin(store); // -EROFS when read-only
 	if (rc < 0) {
 		return rc;
 	}
@@ -209,10 +195,7 @@ void store_campaigns_free(struct store_campaign *list, size_t n) {
 /* --- the repetitions ------------------------------------------------------------------------ */
 
 int store_campaign_run_put(struct store *store, const struct store_campaign_run *r) {
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
-	int rc = store_step_begin(store);
+	int rc = store_step_begin(store); // -EROFS when read-only
 	if (rc < 0) {
 		return rc;
 	}
@@ -228,13 +211,13 @@ int store_campaign_run_put(struct store *store, const struct store_campaign_run 
 		sqlite3_bind_text(st, 7, start_names[r->start], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 8, gate_names[r->gate], -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 9, r->gate_wait_ms);
-		bind_text_or_null(st, 10, r->gate_detail);
+		store_bind_text_or_null(st, 10, r->gate_detail);
 		if (r->warm_ms >= 0) {
 			sqlite3_bind_int64(st, 11, r->warm_ms);
 		} else {
 			sqlite3_bind_null(st, 11);
 		}
-		bind_text_or_null(st, 12, r->missing_metrics);
+		store_bind_text_or_null(st, 12, r->missing_metrics);
 		rc = store_step_once(store, st, "could not write a repetition");
 	}
 	return store_step_end(store, rc);

@@ -428,6 +428,8 @@ void store_chain_finish(struct chain *c);
 void store_chain_init(struct chain *c);
 bool store_chain_next(struct chain *c, int64_t ts, const uint8_t *data, size_t len);
 const char *store_column_text(sqlite3_stmt *st, int col);
+/* Binds a copy of @text to parameter @col of @st, or NULL when @text is NULL. */
+void store_bind_text_or_null(sqlite3_stmt *st, int col, const char *text);
 void store_done(sqlite3_stmt *st);
 char *store_dup_or_null(const char *s);
 size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,

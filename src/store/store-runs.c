@@ -285,14 +285,6 @@ int store_run_metric_unit(struct store *store, const char *name, char **unit) {
 	return rc;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
-	if (text) {
-		sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
-	} else {
-		sqlite3_bind_null(st, col);
-	}
-}
-
 static void bind_double_or_null(sqlite3_stmt *st, int col, double v) {
 	if (isfinite(v)) {
 		sqlite3_bind_double(st, col, v);
@@ -356,8 +348,8 @@ static int run_import(struct store *store, const struct store_run_import *run, b
 	if (isfinite(run->rss_max_bytes)) {
 		sqlite3_bind_int64(st, 10, llround(run->rss_max_bytes));
 	}
-	bind_text_or_null(st, 11, run->figures);
-	bind_text_or_null(st, 12, run->error);
+	store_bind_text_or_null(st, 11, run->figures);
+	store_bind_text_or_null(st, 12, run->error);
 	sqlite3_bind_text(st, 13, run->tags ? run->tags : "{}", -1, SQLITE_STATIC);
 	rc = store_step_once(store, st, "could not store a run");
 	if (rc < 0) { // -EEXIST: a CHECK, since import_key conflicts are ignored
@@ -415,8 +407,8 @@ static int run_begin(struct store *store, const struct store_run_new *run, int64
 	if (boot > 0) {
 		sqlite3_bind_int64(st, 5, boot);
 	}
-	bind_text_or_null(st, 6, run->start_snapshot);
-	bind_text_or_null(st, 7, run->fingerprint);
+	store_bind_text_or_null(st, 6, run->start_snapshot);
+	store_bind_text_or_null(st, 7, run->fingerprint);
 	rc = store_step_once(store, st, "could not open a run");
 	if (rc < 0) {
 		return rc;
@@ -483,14 +475,14 @@ static int run_end(struct store *store, int64_t id, const struct store_run_end *
 		sqlite3_bind_int(st, 5, end->signal);
 	}
 	bind_double_or_null(st, 6, end->energy_j);
-	bind_text_or_null(st, 7, end->energy_method);
+	store_bind_text_or_null(st, 7, end->energy_method);
 	bind_double_or_null(st, 8, end->energy_coverage);
 	bind_double_or_null(st, 9, end->temp_max_c);
 	if (end->rss_max_bytes >= 0) {
 		sqlite3_bind_int64(st, 10, end->rss_max_bytes);
 	}
-	bind_text_or_null(st, 11, end->figures);
-	bind_text_or_null(st, 12, end->error);
+	store_bind_text_or_null(st, 11, end->figures);
+	store_bind_text_or_null(st, 12, end->error);
 	rc = store_step_once(store, st, "could not close a run");
 	if (rc < 0) {
 		return rc;
@@ -520,10 +512,7 @@ int store_run_metrics_put(struct store *store, int64_t id, const struct store_ru
 			  size_t n, int *rc) {
 	store->runs_changes++;
 
-	if (!store_writable(store)) {
-		return -EROFS;
-	}
-	int err = store_step_begin(store);
+	int err = store_step_begin(store); // -EROFS when read-only
 	if (err < 0) {
 		return err;
 	}

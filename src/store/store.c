@@ -748,6 +748,14 @@ const char *store_column_text(sqlite3_stmt *st, int col) {
 	return (const char *)sqlite3_column_text(st, col);
 }
 
+void store_bind_text_or_null(sqlite3_stmt *st, int col, const char *text) {
+	if (text) {
+		sqlite3_bind_text(st, col, text, -1, SQLITE_TRANSIENT);
+	} else {
+		sqlite3_bind_null(st, col);
+	}
+}
+
 /* --- compacted blocks and the head's table (store-series.c reads them) ----------------- */
 
 /*
