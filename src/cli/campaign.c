@@ -120,20 +120,34 @@ static void json_table(struct table *t, const struct jsonread_node *rows,
 static const char list_usage[] = "usage: thermlog campaign list [--json]\n"
 				 "Every campaign of the database, oldest first.\n";
 
-static int campaign_list(struct cli_context *ctx, int argc, char **argv) {
+/*
+ * Reads the options of a subcommand whose one option is --json into *@json: false when it ends
+ * with *@rc (--help, or an option it does not take, as cli_usage() answers with @usage).
+ */
+static bool json_option(const char *usage, int argc, char **argv, bool *json, int *rc) {
 	static const struct option longopts[] = {CLI_OPTION_JSON, CLI_OPTION_HELP, {0}};
-	bool json = false;
+	*json = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (c != CLI_OPT_JSON) {
-			return cli_usage(c, list_usage);
+			*rc = cli_usage(c, usage);
+			return false;
 		}
-		json = true;
+		*json = true;
+	}
+	return true;
+}
+
+static int campaign_list(struct cli_context *ctx, int argc, char **argv) {
+	bool json;
+	int rc;
+	if (!json_option(list_usage, argc, argv, &json, &rc)) {
+		return rc;
 	}
 	if (!cli_no_operand("campaign list", list_usage, argc, argv)) {
 		return CLI_EXIT_USAGE;
 	}
-	int rc = cli_setup(ctx);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}
@@ -228,14 +242,10 @@ static const char show_usage[] = "usage: thermlog campaign show [ID] [--json]\n"
 				 "gate waits, and every repetition (--json).\n";
 
 static int campaign_show(struct cli_context *ctx, int argc, char **argv) {
-	static const struct option longopts[] = {CLI_OPTION_JSON, CLI_OPTION_HELP, {0}};
-	bool json = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (c != CLI_OPT_JSON) {
-			return cli_usage(c, show_usage);
-		}
-		json = true;
+	bool json;
+	int rc;
+	if (!json_option(show_usage, argc, argv, &json, &rc)) {
+		return rc;
 	}
 	int64_t id = 0;
 	if (optind < argc) {
@@ -247,7 +257,7 @@ static int campaign_show(struct cli_context *ctx, int argc, char **argv) {
 			return CLI_EXIT_USAGE;
 		}
 	}
-	int rc = cli_setup(ctx);
+	rc = cli_setup(ctx);
 	if (rc != CLI_EXIT_OK) {
 		return rc;
 	}

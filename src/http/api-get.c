@@ -203,6 +203,20 @@ static void respond_query_result(struct request *r, int rc, char *err) {
 	api_respond_json(r->resp, 200);
 }
 
+/*
+ * respond_query_result(), except that the writer's error @bad about parameter @param (NULL when
+ * the request gave none) is a 400 naming it, with the writer's message after @prefix.
+ */
+static void respond_param_result(struct request *r, int rc, char *err, int bad, const char *param,
+				 const char *prefix) {
+	if (rc == bad && param) {
+		api_respond_error(r->resp, 400, param, "%s%s", prefix, err);
+		free(err);
+		return;
+	}
+	respond_query_result(r, rc, err);
+}
+
 static void run_query_json(struct request *r, query_json_fn fn, const struct query_params *p) {
 	struct json j;
 	json_init(&j, &r->resp->body, true);
@@ -275,12 +289,9 @@ void api_handle_throttle(struct request *r) {
 		throttle_report_write_json(&report, &j);
 		throttle_report_finish(&report);
 	}
-	if (rc == -EINVAL && api_param(r, "domain")) { // the window is checked: a domain no one has
-		api_respond_error(r->resp, 400, "domain", "parameter 'domain': %s", err);
-		free(err);
-		return;
-	}
-	respond_query_result(r, rc, err);
+	// -EINVAL once the window is checked: a domain no one has
+	respond_param_result(r, rc, err, -EINVAL, api_param(r, "domain") ? "domain" : NULL,
+			     "parameter 'domain': ");
 }
 
 void api_handle_samples(struct request *r) {
@@ -421,12 +432,7 @@ void api_handle_lifetime_profile(struct request *r) {
 	char *err = NULL;
 	int rc = lifetime_profile_json(r->ctx->store, r->ctx->cfg, from, to, include_unsynced,
 				       r->req->now, bin_k, api_param(r, "capacitor"), &j, &err);
-	if (rc == -E2BIG) {
-		api_respond_error(r->resp, 400, "bin", "%s", err);
-		free(err);
-		return;
-	}
-	respond_query_result(r, rc, err);
+	respond_param_result(r, rc, err, -E2BIG, "bin", ""); // too many bins of that width
 }
 
 void api_handle_export(struct request *r) {
