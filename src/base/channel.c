@@ -10,43 +10,36 @@
 #include "unit.h"
 #include "xalloc.h"
 
-static const char *const kind_names[] = {
-	[CHANNEL_KIND_TEMPERATURE] = "temperature",
-	[CHANNEL_KIND_FREQUENCY] = "frequency",
-	[CHANNEL_KIND_VOLTAGE] = "voltage",
-	[CHANNEL_KIND_CURRENT] = "current",
-	[CHANNEL_KIND_POWER] = "power",
-	[CHANNEL_KIND_ENERGY] = "energy",
-	[CHANNEL_KIND_FAN] = "fan",
-	[CHANNEL_KIND_HUMIDITY] = "humidity",
-	[CHANNEL_KIND_STATE] = "state",
-	[CHANNEL_KIND_MEMORY] = "memory",
-	[CHANNEL_KIND_LOAD] = "load",
-	[CHANNEL_KIND_OTHER] = "other",
-};
-
-static const char *const kind_units[] = {
-	[CHANNEL_KIND_TEMPERATURE] = "celsius",
-	[CHANNEL_KIND_FREQUENCY] = "hertz",
-	[CHANNEL_KIND_VOLTAGE] = "volts",
-	[CHANNEL_KIND_CURRENT] = "amperes",
-	[CHANNEL_KIND_POWER] = "watts",
-	[CHANNEL_KIND_ENERGY] = "joules",
-	[CHANNEL_KIND_FAN] = "rpm",
-	[CHANNEL_KIND_HUMIDITY] = "percent",
-	[CHANNEL_KIND_STATE] = "state",
-	[CHANNEL_KIND_MEMORY] = "bytes",
-	[CHANNEL_KIND_LOAD] = "percent",
-	[CHANNEL_KIND_OTHER] = "1",
+/*
+ * Each kind's name, the unit its values are stored in and its physical bounds in that unit:
+ * wide enough for any real sensor (a type K thermocouple reads to 1372 °C, a counter of joules
+ * runs for years), narrow enough to catch an overflowed or negative sysfs integer.
+ */
+static const struct {
+	const char *name, *unit;
+	double min, max;
+} kinds[CHANNEL_KIND_OTHER + 1] = {
+	[CHANNEL_KIND_TEMPERATURE] = {"temperature", "celsius", -273.15, 2000},
+	[CHANNEL_KIND_FREQUENCY] = {"frequency", "hertz", 0, 1e12},
+	[CHANNEL_KIND_VOLTAGE] = {"voltage", "volts", -1e5, 1e5},
+	[CHANNEL_KIND_CURRENT] = {"current", "amperes", -1e5, 1e5},
+	[CHANNEL_KIND_POWER] = {"power", "watts", -1e8, 1e8},
+	[CHANNEL_KIND_ENERGY] = {"energy", "joules", 0, 1e15},
+	[CHANNEL_KIND_FAN] = {"fan", "rpm", 0, 1e6},
+	[CHANNEL_KIND_HUMIDITY] = {"humidity", "percent", 0, 100},
+	[CHANNEL_KIND_STATE] = {"state", "state", 0, 1e6},
+	[CHANNEL_KIND_MEMORY] = {"memory", "bytes", 0, 1e15},
+	[CHANNEL_KIND_LOAD] = {"load", "percent", 0, 100},
+	[CHANNEL_KIND_OTHER] = {"other", "1", -INFINITY, INFINITY},
 };
 
 const char *channel_kind_name(enum channel_kind kind) {
-	return kind_names[kind];
+	return kinds[kind].name;
 }
 
 bool channel_kind_parse(const char *name, enum channel_kind *out) {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
-		if (strcmp(name, kind_names[i]) == 0) {
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strcmp(name, kinds[i].name) == 0) {
 			*out = (enum channel_kind)i;
 			return true;
 		}
@@ -55,7 +48,7 @@ bool channel_kind_parse(const char *name, enum channel_kind *out) {
 }
 
 const char *channel_kind_unit(enum channel_kind kind) {
-	return kind_units[kind];
+	return kinds[kind].unit;
 }
 
 enum channel_kind channel_kind_of_unit(const char *unit) {
@@ -63,7 +56,7 @@ enum channel_kind channel_kind_of_unit(const char *unit) {
 		return CHANNEL_KIND_VOLTAGE;
 	}
 	for (int k = 0; k <= CHANNEL_KIND_OTHER; k++) {
-		if (strcmp(kind_units[k], unit) == 0) {
+		if (strcmp(kinds[k].unit, unit) == 0) {
 			return (enum channel_kind)k;
 		}
 	}
@@ -74,28 +67,6 @@ const char *channel_unit_lookup(const char *name) {
 	const struct unit_info *u = unit_lookup(name); // the known units are the registry's
 	return u ? u->name : NULL;
 }
-
-/*
- * Physical bounds per kind, in the kind's usual unit: wide enough for any real sensor (a type K
- * thermocouple reads to 1372 °C, a counter of joules runs for years), narrow enough to catch an
- * overflowed or negative sysfs integer.
- */
-static const struct {
-	double min, max;
-} kind_bounds[CHANNEL_KIND_OTHER + 1] = {
-	[CHANNEL_KIND_TEMPERATURE] = {-273.15, 2000},
-	[CHANNEL_KIND_FREQUENCY] = {0, 1e12},
-	[CHANNEL_KIND_VOLTAGE] = {-1e5, 1e5},
-	[CHANNEL_KIND_CURRENT] = {-1e5, 1e5},
-	[CHANNEL_KIND_POWER] = {-1e8, 1e8},
-	[CHANNEL_KIND_ENERGY] = {0, 1e15},
-	[CHANNEL_KIND_FAN] = {0, 1e6},
-	[CHANNEL_KIND_HUMIDITY] = {0, 100},
-	[CHANNEL_KIND_STATE] = {0, 1e6},
-	[CHANNEL_KIND_MEMORY] = {0, 1e15},
-	[CHANNEL_KIND_LOAD] = {0, 100},
-	[CHANNEL_KIND_OTHER] = {-INFINITY, INFINITY},
-};
 
 bool channel_plausible(const struct channel *c, double value) {
 	if (!isfinite(value)) {
@@ -108,10 +79,10 @@ bool channel_plausible(const struct channel *c, double value) {
 	if (c->has_max && value > c->max) {
 		return false;
 	}
-	if (c->kind > CHANNEL_KIND_OTHER || !c->unit || strcmp(c->unit, kind_units[c->kind]) != 0) {
+	if (c->kind > CHANNEL_KIND_OTHER || !c->unit || strcmp(c->unit, kinds[c->kind].unit) != 0) {
 		return true; // a configured unit of its own: no bounds known
 	}
-	return value >= kind_bounds[c->kind].min && value <= kind_bounds[c->kind].max;
+	return value >= kinds[c->kind].min && value <= kinds[c->kind].max;
 }
 
 bool channel_key_valid(const char *key) {
