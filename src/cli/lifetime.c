@@ -744,6 +744,7 @@ struct history_args {
 	bool include_unsynced, json, csv;
 	const char *capacitor;
 	double bin_k;
+	struct cli_plain_option plain[5]; // the options kept as given
 };
 
 static void history_args_init(struct history_args *a, const char *cmd) {
@@ -753,37 +754,53 @@ static void history_args_init(struct history_args *a, const char *cmd) {
 		.from = INT64_MIN,
 		.to = INT64_MAX,
 		.bin_k = LIFETIME_PROFILE_BIN_K,
+		.plain = {{CLI_OPT_UNSYNCED, NULL, &a->include_unsynced},
+			  {'c', &a->capacitor, NULL},
+			  {CLI_OPT_JSON, NULL, &a->json},
+			  {'v', NULL, &a->csv}},
 	};
 }
 
-/* One option of the three: each command's options table says which it takes. */
+/* --from, --to and --bin of the three: each command's options table says which it takes. */
 static int history_option(void *state, int opt, const char *arg) {
 	struct history_args *a = state;
-	bool good = true;
+	bool good;
 	switch (opt) {
 	case CLI_OPT_FROM:
 	case CLI_OPT_TO:
 		good = parse_time(a->cmd, opt, arg, a->now, &a->from, &a->to);
 		break;
-	case CLI_OPT_UNSYNCED:
-		a->include_unsynced = true;
-		break;
-	case 'c':
-		a->capacitor = arg;
-		break;
 	case 'b':
 		good = parse_bin(arg, &a->bin_k);
-		break;
-	case CLI_OPT_JSON:
-		a->json = true;
-		break;
-	case 'v':
-		a->csv = true;
 		break;
 	default: // --help, or an option getopt_long refused
 		return 0;
 	}
 	return good ? 1 : -1;
+}
+
+/*
+ * Reads the options of @cmd, one of the three (@opts its table), into @a, checks them as the
+ * command would and computes the history they ask for into @h (history_report()): false when
+ * the command ends with *@rc, with nothing to finish.
+ */
+static bool history_read(struct cli_context *ctx, struct history_args *a, struct history *h,
+			 const char *cmd, const char *usage, const struct option *opts, int argc,
+			 char **argv, int *rc) {
+	history_args_init(a, cmd);
+	if (!cli_read_options(cmd, usage, "", opts, a->plain, history_option, a, argc, argv, rc)) {
+		return false;
+	}
+	*rc = CLI_EXIT_USAGE;
+	if (a->json && a->csv) { // lifetime profile: the others take no --csv
+		fprintf(stderr, "thermlog %s: give --json or --csv, not both\n", cmd);
+		return false;
+	}
+	if (!window_ok(cmd, a->from, a->to, a->now)) {
+		return false;
+	}
+	*rc = history_report(ctx, cmd, a->from, a->to, a->include_unsynced, a->now, h);
+	return *rc == CLI_EXIT_OK;
 }
 
 static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
@@ -799,22 +816,10 @@ static int cmd_profile(struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	struct history_args a;
-	history_args_init(&a, cmd);
-	int rc;
-	if (!cli_read_options(cmd, profile_usage, "", opts, history_option, &a, argc, argv, &rc)) {
-		return rc;
-	}
-	if (a.json && a.csv) {
-		fprintf(stderr, "thermlog %s: give --json or --csv, not both\n", cmd);
-		return CLI_EXIT_USAGE;
-	}
-	if (!window_ok(cmd, a.from, a.to, a.now)) {
-		return CLI_EXIT_USAGE;
-	}
 	struct history h;
-	rc = history_report(ctx, cmd, a.from, a.to, a.include_unsynced, a.now, &h);
-	if (rc != CLI_EXIT_OK) {
-		goto out;
+	int rc;
+	if (!history_read(ctx, &a, &h, cmd, profile_usage, opts, argc, argv, &rc)) {
+		return rc;
 	}
 	struct lifetime_profile pr;
 	char *err = NULL;
@@ -893,18 +898,9 @@ static int cmd_series(struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	struct history_args a;
-	history_args_init(&a, cmd);
-	int rc;
-	if (!cli_read_options(cmd, series_usage, "", opts, history_option, &a, argc, argv, &rc)) {
-		return rc;
-	}
-	if (!window_ok(cmd, a.from, a.to, a.now)) {
-		return CLI_EXIT_USAGE;
-	}
 	struct history h;
-	rc = history_report(ctx, cmd, a.from, a.to, false, a.now, &h);
-	if (rc != CLI_EXIT_OK) {
-		history_finish(&h);
+	int rc;
+	if (!history_read(ctx, &a, &h, cmd, series_usage, opts, argc, argv, &rc)) {
 		return rc;
 	}
 	char *err = NULL;
@@ -954,17 +950,11 @@ int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTIONS_FROM_TO, CLI_OPTION_UNSYNCED, CLI_OPTION_JSON, CLI_OPTION_HELP, {0},
 	};
 	struct history_args a;
-	history_args_init(&a, "lifetime");
-	if (!cli_read_options("lifetime", history_usage, "", opts, history_option, &a, argc, argv,
-			      &rc)) {
+	struct history h;
+	if (!history_read(ctx, &a, &h, "lifetime", history_usage, opts, argc, argv, &rc)) {
 		return rc;
 	}
-	if (!window_ok("lifetime", a.from, a.to, a.now)) {
-		return CLI_EXIT_USAGE;
-	}
-	struct history h;
-	rc = history_report(ctx, "lifetime", a.from, a.to, a.include_unsynced, a.now, &h);
-	if (rc == CLI_EXIT_OK && a.json) {
+	if (a.json) {
 		struct buf b;
 		buf_init(&b);
 		struct json j;
@@ -973,9 +963,9 @@ int cli_lifetime(struct cli_context *ctx, int argc, char **argv) {
 		buf_putc(&b, '\n');
 		fputs(b.data, stdout);
 		buf_finish(&b);
-	} else if (rc == CLI_EXIT_OK && h.rep.n > 0) {
+	} else if (h.rep.n > 0) {
 		print_table(&h.rep);
 	}
 	history_finish(&h);
-	return rc;
+	return CLI_EXIT_OK;
 }

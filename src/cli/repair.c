@@ -72,22 +72,14 @@ struct repair_args {
 
 static int repair_option(void *state, int opt, const char *arg) {
 	struct repair_args *a = state;
-	switch (opt) {
-	case OPT_DROP_AFTER:
-		if (!cli_time_option("repair", "--drop-after", arg, a->now, &a->after)) {
-			return -1;
-		}
-		a->have_after = true;
-		return 1;
-	case OPT_DRY_RUN:
-		a->dry_run = true;
-		return 1;
-	case OPT_MIGRATE:
-		a->migrate = true;
-		return 1;
-	default: // --help, or an option getopt_long refused
-		return 0;
+	if (opt != OPT_DROP_AFTER) {
+		return 0; // --help, or an option getopt_long refused
 	}
+	if (!cli_time_option("repair", "--drop-after", arg, a->now, &a->after)) {
+		return -1;
+	}
+	a->have_after = true;
+	return 1;
 }
 
 int cli_repair(struct cli_context *ctx, int argc, char **argv) {
@@ -99,9 +91,14 @@ int cli_repair(struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	struct repair_args a = {.now = (int64_t)time(NULL)};
+	const struct cli_plain_option plain[] = {
+		{OPT_DRY_RUN, NULL, &a.dry_run},
+		{OPT_MIGRATE, NULL, &a.migrate},
+		{0},
+	};
 	int rc;
-	if (!cli_read_options("repair", usage_text, "h", longopts, repair_option, &a, argc, argv,
-			      &rc)) {
+	if (!cli_read_options("repair", usage_text, "h", longopts, plain, repair_option, &a, argc,
+			      argv, &rc)) {
 		return rc;
 	}
 	if (a.migrate && (a.have_after || a.dry_run)) {

@@ -117,29 +117,6 @@ static void write_table(size_t n, const struct channel *ch, const struct reading
 	free(labels);
 }
 
-/* What sample's options say. */
-struct sample_args {
-	const char *root, *proc;
-	bool json;
-};
-
-static int sample_option(void *state, int opt, const char *arg) {
-	struct sample_args *a = state;
-	switch (opt) {
-	case 'r':
-		a->root = arg;
-		return 1;
-	case 'p':
-		a->proc = arg;
-		return 1;
-	case CLI_OPT_JSON:
-		a->json = true;
-		return 1;
-	default: // --help, or an option getopt_long refused
-		return 0;
-	}
-}
-
 int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	static const struct option options[] = {
 		{"sysfs-root", required_argument, NULL, 'r'},
@@ -148,9 +125,16 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	struct sample_args a = {0};
+	const char *root = NULL, *proc = NULL;
+	bool json = false;
+	const struct cli_plain_option plain[] = {
+		{'r', &root, NULL},
+		{'p', &proc, NULL},
+		{CLI_OPT_JSON, NULL, &json},
+		{0},
+	};
 	int rc;
-	if (!cli_read_options("sample", usage_text, "h", options, sample_option, &a, argc, argv,
+	if (!cli_read_options("sample", usage_text, "h", options, plain, NULL, NULL, argc, argv,
 			      &rc)) {
 		return rc;
 	}
@@ -159,13 +143,13 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 		return rc;
 	}
 	struct config *cfg = &ctx->cfg; // the command's own copy: the options override it
-	if (a.root) {
+	if (root) {
 		free(cfg->sysfs_root);
-		cfg->sysfs_root = xstrdup(a.root);
+		cfg->sysfs_root = xstrdup(root);
 	}
-	if (a.proc) {
+	if (proc) {
 		free(cfg->procfs_root);
-		cfg->procfs_root = xstrdup(a.proc);
+		cfg->procfs_root = xstrdup(proc);
 	}
 	struct sampler *sampler = sampler_create(cfg); // logs why it failed
 	if (!sampler) {
@@ -177,7 +161,7 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	const struct channel *ch;
 	const struct reading *rd;
 	size_t n = sampler_read(sampler, mono.tv_sec, &ch, &rd);
-	if (a.json) {
+	if (json) {
 		struct buf out;
 		buf_init(&out);
 		write_json(&out, (int64_t)now.tv_sec, cfg->sysfs_root, n, ch, rd);

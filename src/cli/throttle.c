@@ -155,32 +155,15 @@ static void report_csv(const struct throttle_report *r, struct buf *b) {
 	}
 }
 
-/* What throttle's options say. */
-struct throttle_args {
+/* The window of throttle's --from and --to (no list to finish), times relative to @now. */
+struct throttle_window {
 	int64_t now;
-	struct cli_window w; // --from and --to only: no list to finish
-	bool json, csv;
-	const char *domain;
+	struct cli_window w;
 };
 
 static int throttle_option(void *state, int opt, const char *arg) {
-	struct throttle_args *a = state;
-	switch (opt) {
-	case CLI_OPT_FROM:
-	case CLI_OPT_TO:
-		return cli_window_option(&a->w, "throttle", opt, arg, a->now) < 0 ? -1 : 1;
-	case THROTTLE_OPT_DOMAIN:
-		a->domain = arg;
-		return 1;
-	case CLI_OPT_JSON:
-		a->json = true;
-		return 1;
-	case THROTTLE_OPT_CSV:
-		a->csv = true;
-		return 1;
-	default: // --help, or an option getopt_long refused
-		return 0;
-	}
+	struct throttle_window *tw = state;
+	return cli_window_option(&tw->w, "throttle", opt, arg, tw->now);
 }
 
 int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
@@ -189,16 +172,24 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_JSON,     {"csv", no_argument, NULL, THROTTLE_OPT_CSV},
 		CLI_OPTION_HELP,     {0},
 	};
-	struct throttle_args a = {.now = (int64_t)time(NULL)};
-	cli_window_init(&a.w);
+	struct throttle_window tw = {.now = (int64_t)time(NULL)};
+	cli_window_init(&tw.w);
+	const char *domain = NULL;
+	bool json = false, csv = false;
+	const struct cli_plain_option plain[] = {
+		{THROTTLE_OPT_DOMAIN, &domain, NULL},
+		{CLI_OPT_JSON, NULL, &json},
+		{THROTTLE_OPT_CSV, NULL, &csv},
+		{0},
+	};
 	int rc;
-	if (!cli_read_options("throttle", usage_text, "h", options, throttle_option, &a, argc, argv,
-			      &rc)) {
+	if (!cli_read_options("throttle", usage_text, "h", options, plain, throttle_option, &tw,
+			      argc, argv, &rc)) {
 		return rc;
 	}
-	struct cli_window *w = &a.w;
+	struct cli_window *w = &tw.w;
 	if (w->p.has_from && !w->p.has_to) { // as in the API: the window ends now
-		w->p.to = a.now;
+		w->p.to = tw.now;
 		w->p.has_to = true;
 	}
 	rc = cli_setup(ctx);
@@ -212,19 +203,19 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	// an end left out is the stored history's, as in thermlog stats
 	int qrc = query_window(store, &w->p, &from, &to, &err);
 	if (qrc == 0) {
-		qrc = throttle_report_compute(store, from, to, a.domain, &r, &err);
+		qrc = throttle_report_compute(store, from, to, domain, &r, &err);
 	}
 	if (qrc < 0) {
 		return cli_query_failed("throttle", qrc, err);
 	}
 	struct buf b;
 	buf_init(&b);
-	if (a.json) {
+	if (json) {
 		struct json j;
 		json_init(&j, &b, false);
 		throttle_report_write_json(&r, &j);
 		buf_putc(&b, '\n');
-	} else if (a.csv) {
+	} else if (csv) {
 		report_csv(&r, &b);
 	} else {
 		report_text(&r, &b);
