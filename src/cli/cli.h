@@ -141,7 +141,7 @@ struct cli_plain_option {
  * Takes option @opt (its argument @arg) of a command into @state: 1 if taken, 0 if it is none
  * of the command's (--help, or one getopt_long refused), -1 after printing why @arg is bad.
  */
-typedef int cli_option_fn(void *state, int opt, const char *arg);
+typedef int cli_option_fn(void *state, int opt, char *arg);
 
 /**
  * Reads the options of @cmd, which takes no operand: getopt_long over @argv with @shortopts and

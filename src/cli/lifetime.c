@@ -211,6 +211,64 @@ static void print_calc_text(const struct lifetime_params *p, const struct lifeti
 	print_warnings(r, NULL);
 }
 
+/* What calc's options say. */
+struct calc_args {
+	struct capacitor_config cc; // the capacitor described by the options
+	double temp;
+	bool have_life, have_rated;
+};
+
+/* One option of calc that sets a number or a keyword (a cli_option_fn). */
+static int calc_option(void *state, int opt, char *arg) {
+	struct calc_args *c = state;
+	bool good = true;
+	switch (opt) {
+	case OPT_LIFE:
+		good = parse_number("--rated-life-h", arg, &c->cc.rated_life_h);
+		c->have_life = true;
+		break;
+	case OPT_TEMP_RATED:
+		good = parse_number("--rated-temp-c", arg, &c->cc.rated_temp_c);
+		c->have_rated = true;
+		break;
+	case OPT_TEMP:
+		good = parse_number("--temp-c", arg, &c->temp);
+		if (good && !(c->temp > -LIFETIME_KELVIN_OFFSET && c->temp < 500)) {
+			fprintf(stderr, "thermlog lifetime calc: --temp-c %g °C is out of range\n",
+				c->temp);
+			good = false;
+		}
+		break;
+	case OPT_MODEL:
+		good = keyword_option(lifetime_model_parse(arg, &c->cc.model), "--model", arg,
+				      "bt or arrhenius");
+		break;
+	case OPT_BT:
+		good = parse_number("--bt", arg, &c->cc.bt);
+		break;
+	case OPT_EA:
+		good = parse_number("--ea-ev", arg, &c->cc.ea_ev);
+		break;
+	case OPT_TYPE:
+		good = keyword_option(capacitor_type_parse(arg, &c->cc.type), "--type", arg,
+				      "wet or polymer");
+		break;
+	case OPT_SELF:
+		good = parse_number("--self-heating-k", arg, &c->cc.rise_k);
+		c->cc.self_heating = SELF_HEATING_RISE;
+		break;
+	case OPT_CAP:
+		good = parse_number("--cap-years", arg, &c->cc.life_cap_years);
+		break;
+	case OPT_UNCERTAINTY:
+		good = parse_number("--uncertainty-k", arg, &c->cc.uncertainty_k);
+		break;
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+	return good ? 1 : -1;
+}
+
 static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	(void)ctx; // the calculator reads no configuration and no database
 	static const struct option opts[] = {
@@ -230,87 +288,33 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	struct capacitor_config cc;
-	config_capacitor_init(&cc);
-	cc.name = "calc";
-	cc.sensor = "";
-	cc.rated_life_h = NAN;
-	cc.rated_temp_c = NAN;
-	double temp = NAN;
+	struct calc_args c = {.temp = NAN};
+	config_capacitor_init(&c.cc);
+	c.cc.name = "calc";
+	c.cc.sensor = "";
+	c.cc.rated_life_h = NAN;
+	c.cc.rated_temp_c = NAN;
 	const char *profile = NULL, *profile_csv = NULL;
-	bool json = false, have_life = false, have_rated = false;
-	int c;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		bool good = true;
-		switch (c) {
-		case OPT_LIFE:
-			good = parse_number("--rated-life-h", optarg, &cc.rated_life_h);
-			have_life = true;
-			break;
-		case OPT_TEMP_RATED:
-			good = parse_number("--rated-temp-c", optarg, &cc.rated_temp_c);
-			have_rated = true;
-			break;
-		case OPT_TEMP:
-			good = parse_number("--temp-c", optarg, &temp);
-			if (good && !(temp > -LIFETIME_KELVIN_OFFSET && temp < 500)) {
-				fprintf(stderr,
-					"thermlog lifetime calc: --temp-c %g °C is out of range\n",
-					temp);
-				good = false;
-			}
-			break;
-		case OPT_PROFILE:
-			profile = optarg;
-			break;
-		case OPT_PROFILE_CSV:
-			profile_csv = optarg;
-			break;
-		case OPT_MODEL:
-			good = keyword_option(lifetime_model_parse(optarg, &cc.model), "--model",
-					      optarg, "bt or arrhenius");
-			break;
-		case OPT_BT:
-			good = parse_number("--bt", optarg, &cc.bt);
-			break;
-		case OPT_EA:
-			good = parse_number("--ea-ev", optarg, &cc.ea_ev);
-			break;
-		case OPT_TYPE:
-			good = keyword_option(capacitor_type_parse(optarg, &cc.type), "--type",
-					      optarg, "wet or polymer");
-			break;
-		case OPT_SELF:
-			good = parse_number("--self-heating-k", optarg, &cc.rise_k);
-			cc.self_heating = SELF_HEATING_RISE;
-			break;
-		case OPT_CAP:
-			good = parse_number("--cap-years", optarg, &cc.life_cap_years);
-			break;
-		case OPT_UNCERTAINTY:
-			good = parse_number("--uncertainty-k", optarg, &cc.uncertainty_k);
-			break;
-		case CLI_OPT_JSON:
-			json = true;
-			break;
-		default: // --help, or an option getopt_long refused
-			return cli_usage(c, calc_usage);
-		}
-		if (!good) {
-			return CLI_EXIT_USAGE;
-		}
+	bool json = false;
+	const struct cli_plain_option plain[] = {
+		{OPT_PROFILE, &profile, NULL},
+		{OPT_PROFILE_CSV, &profile_csv, NULL},
+		{CLI_OPT_JSON, NULL, &json},
+		{0},
+	};
+	int rc;
+	if (!cli_read_options("lifetime calc", calc_usage, "", opts, plain, calc_option, &c, argc,
+			      argv, &rc)) {
+		return rc;
 	}
-	if (!cli_no_operand("lifetime calc", calc_usage, argc, argv)) {
-		return CLI_EXIT_USAGE;
-	}
-	if (!have_life || !have_rated) {
+	if (!c.have_life || !c.have_rated) {
 		fprintf(stderr,
 			"thermlog lifetime calc: --rated-life-h and --rated-temp-c are "
 			"required\n%s",
 			calc_usage);
 		return CLI_EXIT_USAGE;
 	}
-	if ((profile != NULL) + (profile_csv != NULL) + !isnan(temp) != 1) {
+	if ((profile != NULL) + (profile_csv != NULL) + !isnan(c.temp) != 1) {
 		fprintf(stderr,
 			"thermlog lifetime calc: give one of --temp-c, --profile or --profile-csv\n%s",
 			calc_usage);
@@ -329,14 +333,14 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	};
 	struct lifetime_params p;
 	char *err = NULL;
-	if (!lifetime_params_init_named(&p, &cc, &flags, &err)) {
+	if (!lifetime_params_init_named(&p, &c.cc, &flags, &err)) {
 		fprintf(stderr, "thermlog lifetime calc: %s\n", err);
 		free(err);
 		return CLI_EXIT_USAGE;
 	}
 	struct lifetime_point *pts = NULL;
 	size_t n = 0;
-	if (!calc_points(profile, profile_csv, temp, &pts, &n)) {
+	if (!calc_points(profile, profile_csv, c.temp, &pts, &n)) {
 		return CLI_EXIT_USAGE;
 	}
 	struct lifetime_acc acc;
@@ -350,7 +354,7 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	if (json) {
 		print_calc_json(&p, &r);
 	} else {
-		print_calc_text(&p, &r, profile || profile_csv, n, temp);
+		print_calc_text(&p, &r, profile || profile_csv, n, c.temp);
 	}
 	return CLI_EXIT_OK;
 }
@@ -762,7 +766,7 @@ static void history_args_init(struct history_args *a, const char *cmd) {
 }
 
 /* --from, --to and --bin of the three: each command's options table says which it takes. */
-static int history_option(void *state, int opt, const char *arg) {
+static int history_option(void *state, int opt, char *arg) {
 	struct history_args *a = state;
 	bool good;
 	switch (opt) {

@@ -30,7 +30,7 @@ bool cli_no_operand(const char *cmd, const char *usage, int argc, char **argv) {
 }
 
 /* Keeps option @opt in its entry of @plain: whether it has one. */
-static bool plain_option(const struct cli_plain_option *plain, int opt, const char *arg) {
+static bool plain_option(const struct cli_plain_option *plain, int opt, char *arg) {
 	for (; plain && plain->opt; plain++) {
 		if (plain->opt != opt) {
 			continue;

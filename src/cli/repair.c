@@ -70,7 +70,7 @@ struct repair_args {
 	bool have_after, dry_run, migrate;
 };
 
-static int repair_option(void *state, int opt, const char *arg) {
+static int repair_option(void *state, int opt, char *arg) {
 	struct repair_args *a = state;
 	if (opt != OPT_DROP_AFTER) {
 		return 0; // --help, or an option getopt_long refused

@@ -62,6 +62,7 @@ static const char usage_text[] =
 	"--tag K=V shows only the runs carrying that tag.\n";
 
 struct report_args {
+	int64_t now; // what relative times count from
 	struct cli_window w;
 	const char **labels;
 	size_t n_labels, cap_labels;
@@ -97,7 +98,82 @@ static bool map_channel(struct report_args *a, char *arg) {
 	return true;
 }
 
-static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
+/* One option of report into @state, its struct report_args (a cli_option_fn). */
+static int report_option(void *state, int opt, char *arg) {
+	struct report_args *a = state;
+	bool good = true;
+	switch (opt) {
+	case CLI_OPT_FROM:
+	case CLI_OPT_TO:
+		good = cli_window_option(&a->w, "report", opt, arg, a->now) > 0;
+		break;
+	case REPORT_OPT_LABEL:
+		a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1, sizeof(*a->labels));
+		a->labels[a->n_labels++] = arg;
+		break;
+	case CLI_OPT_OVER:
+		good = cli_over_option("report", arg, &a->over_s);
+		break;
+	case REPORT_OPT_TAG: {
+		char *err = NULL;
+		good = runtag_parse(arg, &a->tags, &err);
+		if (!good) {
+			fprintf(stderr, "thermlog report: --tag: %s\n", err);
+		}
+		free(err);
+		break;
+	}
+	case REPORT_OPT_COMPARE_FROM:
+	case REPORT_OPT_COMPARE_TO: {
+		bool from = opt == REPORT_OPT_COMPARE_FROM;
+		good = cli_time_option("report", from ? "--compare-from" : "--compare-to", arg,
+				       a->now, from ? &a->compare_from : &a->compare_to);
+		*(from ? &a->has_compare_from : &a->has_compare_to) = good;
+		break;
+	}
+	case REPORT_OPT_MAP_LABEL: {
+		char *err = NULL;
+		good = runtag_parse(arg, &a->map, &err); // LABEL=LABEL, the label rule
+		if (!good) {
+			fprintf(stderr,
+				"thermlog report: --map-label %s: %s (A=B: label A here "
+				"is label B on the other board)\n",
+				arg, err);
+		}
+		free(err);
+		break;
+	}
+	case REPORT_OPT_MAP_CHANNEL:
+		good = map_channel(a, arg);
+		break;
+	case CLI_OPT_FORMAT:
+	case 'o':
+	case CLI_OPT_FORCE:
+		good = cli_document_option(&a->doc, "report", opt, arg) > 0;
+		break;
+	case CLI_OPT_WEIGHT:
+		good = cli_weight_option("report", arg, &a->weight);
+		break;
+	case REPORT_OPT_LIFETIME:
+	case REPORT_OPT_LIFETIME_ONLY: {
+		enum report_lifetime l =
+			opt == REPORT_OPT_LIFETIME ? REPORT_LIFETIME_ADD : REPORT_LIFETIME_ONLY;
+		if (a->lifetime != REPORT_LIFETIME_NONE && a->lifetime != l) {
+			fprintf(stderr, "thermlog report: give --lifetime or --lifetime-only, "
+					"not both\n");
+			return -1;
+		}
+		a->lifetime = l;
+		break;
+	}
+	default: // --help, or an option getopt_long refused
+		return 0;
+	}
+	return good ? 1 : -1;
+}
+
+/* The options of report into @a: -1 to go on, else the exit code. */
+static int parse(struct report_args *a, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
 		{"label", required_argument, NULL, REPORT_OPT_LABEL},
@@ -117,91 +193,15 @@ static int parse(struct report_args *a, int argc, char **argv, int64_t now) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	int opt;
-	while ((opt = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
-		bool good = true;
-		switch (opt) {
-		case CLI_OPT_FROM:
-		case CLI_OPT_TO:
-			good = cli_window_option(&a->w, "report", opt, optarg, now) > 0;
-			break;
-		case REPORT_OPT_LABEL:
-			a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1,
-					  sizeof(*a->labels));
-			a->labels[a->n_labels++] = optarg;
-			break;
-		case CLI_OPT_OVER:
-			good = cli_over_option("report", optarg, &a->over_s);
-			break;
-		case REPORT_OPT_TAG: {
-			char *err = NULL;
-			good = runtag_parse(optarg, &a->tags, &err);
-			if (!good) {
-				fprintf(stderr, "thermlog report: --tag: %s\n", err);
-			}
-			free(err);
-			break;
-		}
-		case REPORT_OPT_COMPARE_FROM:
-		case REPORT_OPT_COMPARE_TO: {
-			bool from = opt == REPORT_OPT_COMPARE_FROM;
-			good = cli_time_option("report", from ? "--compare-from" : "--compare-to",
-					       optarg, now,
-					       from ? &a->compare_from : &a->compare_to);
-			*(from ? &a->has_compare_from : &a->has_compare_to) = good;
-			break;
-		}
-		case REPORT_OPT_MAP_LABEL: {
-			char *err = NULL;
-			good = runtag_parse(optarg, &a->map, &err); // LABEL=LABEL, the label rule
-			if (!good) {
-				fprintf(stderr,
-					"thermlog report: --map-label %s: %s (A=B: label A here "
-					"is label B on the other board)\n",
-					optarg, err);
-			}
-			free(err);
-			break;
-		}
-		case REPORT_OPT_MAP_CHANNEL:
-			good = map_channel(a, optarg);
-			break;
-		case REPORT_OPT_PEAK_CHANNEL:
-			a->peak_channel = optarg;
-			break;
-		case REPORT_OPT_COMPARE:
-			a->compare = optarg;
-			break;
-		case CLI_OPT_FORMAT:
-		case 'o':
-		case CLI_OPT_FORCE:
-			good = cli_document_option(&a->doc, "report", opt, optarg) > 0;
-			break;
-		case CLI_OPT_WEIGHT:
-			good = cli_weight_option("report", optarg, &a->weight);
-			break;
-		case REPORT_OPT_LIFETIME:
-		case REPORT_OPT_LIFETIME_ONLY: {
-			enum report_lifetime l = opt == REPORT_OPT_LIFETIME ? REPORT_LIFETIME_ADD
-									    : REPORT_LIFETIME_ONLY;
-			if (a->lifetime != REPORT_LIFETIME_NONE && a->lifetime != l) {
-				fprintf(stderr,
-					"thermlog report: give --lifetime or --lifetime-only, "
-					"not both\n");
-				return CLI_EXIT_USAGE;
-			}
-			a->lifetime = l;
-			break;
-		}
-		default: // --help, or an option getopt_long refused
-			return cli_usage(opt, usage_text);
-		}
-		if (!good) {
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!cli_no_operand("report", usage_text, argc, argv)) {
-		return CLI_EXIT_USAGE;
+	const struct cli_plain_option plain[] = {
+		{REPORT_OPT_PEAK_CHANNEL, &a->peak_channel, NULL},
+		{REPORT_OPT_COMPARE, &a->compare, NULL},
+		{0},
+	};
+	int rc;
+	if (!cli_read_options("report", usage_text, "ho:", options, plain, report_option, a, argc,
+			      argv, &rc)) {
+		return rc;
 	}
 	if (!a->doc.output) {
 		fprintf(stderr, "thermlog report: name the file with -o FILE (-o - for standard "
@@ -298,10 +298,10 @@ static int write_stdout(const struct report_args *a, const struct report *rep) {
 
 int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	int64_t now = (int64_t)time(NULL);
-	struct report_args a = {.over_s = NAN};
+	struct report_args a = {.over_s = NAN, .now = now};
 	cli_window_init(&a.w);
 	struct store *stores[2] = {NULL, NULL};
-	int rc = parse(&a, argc, argv, now);
+	int rc = parse(&a, argc, argv);
 	if (rc >= 0) {
 		goto out;
 	}

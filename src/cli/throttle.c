@@ -161,7 +161,7 @@ struct throttle_window {
 	struct cli_window w;
 };
 
-static int throttle_option(void *state, int opt, const char *arg) {
+static int throttle_option(void *state, int opt, char *arg) {
 	struct throttle_window *tw = state;
 	return cli_window_option(&tw->w, "throttle", opt, arg, tw->now);
 }
