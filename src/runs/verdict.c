@@ -241,15 +241,10 @@ static double meta_number(const struct jsonread_node *meta, const char *key) {
 	return v && v->kind == JSONREAD_NUMBER ? v->number : NAN;
 }
 
-/* The clocks and governors the channels' metadata records; the ambient channel's key. */
-static void from_channels(struct verdict_side *s, const struct store_channel *ch, size_t n,
-			  const char **ambient) {
+/* The clocks and governors the channels' metadata records. */
+static void from_channels(struct verdict_side *s, const struct store_channel *ch, size_t n) {
 	for (size_t i = 0; i < n; i++) {
 		const char *key = ch[i].ch.key;
-		size_t len = strlen(key);
-		if (len >= 12 && strcmp(key + len - 12, "temp_ambient") == 0 && !*ambient) {
-			*ambient = key;
-		}
 		bool clock = strncmp(key, "cpufreq/", 8) == 0 || strncmp(key, "devfreq/", 8) == 0;
 		if (!clock || ch[i].ch.kind != CHANNEL_KIND_FREQUENCY) {
 			continue;
@@ -335,15 +330,46 @@ static double ambient_mean(struct store *store, const char *key, int64_t from, i
 }
 
 /*
- * What the database says of its board: the declared cooling, the recorded hardware maxima where
- * nothing else gave one, and each clock's role (the declared roles: map over the inference).
+ * The ambient among the @n channels of roles @roles: a temperature of the ambient role, one the
+ * declared roles: map (@f) names first, else the first by key; NULL when none.
  */
-static int board_facts(struct store *store, struct verdict_side *s) {
+static const char *ambient_of(const struct store_channel *ch, size_t n, const enum role *roles,
+			      const struct boardfacts *f) {
+	const char *best = NULL;
+	bool best_declared = false;
+	for (size_t i = 0; i < n; i++) {
+		if (roles[i] != ROLE_AMBIENT || ch[i].ch.kind != CHANNEL_KIND_TEMPERATURE) {
+			continue;
+		}
+		bool declared = false;
+		for (size_t k = 0; k < f->n_roles; k++) {
+			declared = declared || (strcmp(f->roles[k].key, ch[i].ch.key) == 0 &&
+						f->roles[k].role == ROLE_AMBIENT);
+		}
+		if (!best || (declared && !best_declared) ||
+		    (declared == best_declared && strcmp(ch[i].ch.key, best) < 0)) {
+			best = ch[i].ch.key;
+			best_declared = declared;
+		}
+	}
+	return best;
+}
+
+/*
+ * What the database says of its board: the declared cooling, the recorded hardware maxima where
+ * nothing else gave one, and the roles (role_infer(): the declared roles: map over the
+ * inference) of its clocks and of its channels, one rule for both: the clocks pair by them, the
+ * ambient is the channel of the ambient role (its key into @ambient, borrowed from @ch).
+ */
+static int board_facts(struct store *store, const struct store_channel *ch, size_t n,
+		       struct verdict_side *s, const char **ambient) {
 	struct boardfacts f;
 	int rc = boardfacts_read(store, NULL, &f);
 	snprintf(s->cooling, sizeof(s->cooling), "%s", f.board.cooling ? f.board.cooling : "");
-	struct role_channel *rc_ch = xcalloc(s->n_clocks + 1, sizeof(*rc_ch));
-	enum role *roles = xcalloc(s->n_clocks + 1, sizeof(*roles));
+	// The side's clocks first (with their hardware maxima: the cluster tiers), then the
+	// channels that are none of them.
+	struct role_channel *rc_ch = xcalloc(s->n_clocks + n + 1, sizeof(*rc_ch));
+	enum role *roles = xcalloc(s->n_clocks + n + 1, sizeof(*roles));
 	for (size_t i = 0; i < s->n_clocks; i++) {
 		struct verdict_clock *c = &s->clocks[i];
 		if (isnan(c->hw_max_hz)) {
@@ -352,10 +378,21 @@ static int board_facts(struct store *store, struct verdict_side *s) {
 		rc_ch[i] =
 			(struct role_channel){c->key, NULL, CHANNEL_KIND_FREQUENCY, c->hw_max_hz};
 	}
-	role_infer(rc_ch, s->n_clocks, f.roles, f.n_roles, roles);
+	size_t m = s->n_clocks;
+	struct store_channel *others = xcalloc(n + 1, sizeof(*others));
+	for (size_t i = 0; i < n; i++) {
+		if (!clock_of(s, ch[i].ch.key)) {
+			others[m - s->n_clocks] = ch[i];
+			rc_ch[m++] = (struct role_channel){ch[i].ch.key, ch[i].ch.label,
+							   ch[i].ch.kind, NAN};
+		}
+	}
+	role_infer(rc_ch, m, f.roles, f.n_roles, roles);
 	for (size_t i = 0; i < s->n_clocks; i++) {
 		s->clocks[i].role = roles[i];
 	}
+	*ambient = ambient_of(others, m - s->n_clocks, roles + s->n_clocks, &f);
+	free(others);
 	free(rc_ch);
 	free(roles);
 	boardfacts_finish(&f);
@@ -372,8 +409,7 @@ int verdict_board_read(struct store *store, int64_t from, int64_t to, struct ver
 	if (rc < 0) {
 		return rc;
 	}
-	const char *ambient = NULL;
-	from_channels(s, ch, n, &ambient);
+	from_channels(s, ch, n);
 	// Episodes carry the hardware maximum of each domain they capped.
 	struct throttle_episode *eps = NULL;
 	size_t n_eps = 0;
@@ -388,12 +424,14 @@ int verdict_board_read(struct store *store, int64_t from, int64_t to, struct ver
 	}
 	free(eps);
 	rc = store_runs_scan(store, NULL, run_fact, out);
-	if (ambient) {
+	const char *ambient = NULL;
+	rc = rc == 0 ? board_facts(store, ch, n, s, &ambient) : rc;
+	if (rc == 0 && ambient) {
 		s->ambient_c = ambient_mean(store, ambient, from, to);
 		snprintf(s->ambient_from, sizeof(s->ambient_from), "%s", ambient);
 	}
 	store_channels_free(ch, n);
-	return rc == 0 ? board_facts(store, s) : rc;
+	return rc;
 }
 
 void verdict_board_finish(struct verdict_board *b) {

@@ -39,7 +39,7 @@ struct verdict_clock {
 struct verdict_side {
 	const char *name;      // the board, for messages
 	double ambient_c;      // the ambient's mean over the side's window, NAN: not known
-	char ambient_from[80]; // the channel it came from, or "declared"
+	char ambient_from[80]; // the channel it came from
 	struct verdict_clock clocks[VERDICT_MAX_CLOCKS];
 	size_t n_clocks;
 	struct {
@@ -77,8 +77,10 @@ void verdict_finish(struct verdict *v); // accepts a zeroed struct
 
 /**
  * What a store says for any test of its board, read once for many (a report compares every
- * label): the ambient's mean over [@from, @to) (s, 0: open; a channel whose key ends in
- * temp_ambient, a thermocouple's cold junction or an IIO ambient sensor), the clocks' hardware
+ * label): the ambient's mean over [@from, @to) (s, 0: open; the channel of the ambient role,
+ * as role_infer() gives it with the database's declared roles: map: one the map names, else an
+ * IIO temp_ambient, a thermocouple's cold junction, or a temperature labelled ambient, the first
+ * by key), the clocks' hardware
  * maxima (the channels' metadata, the runs' residency figures, the throttle episodes, the board
  * the daemon recorded), the governors (the channels' metadata), each clock's role (inferred, or
  * the database's declared roles: map), the declared cooling (boardfacts.h), and each label's

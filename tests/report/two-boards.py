@@ -12,11 +12,16 @@ own window.
 - temperatures compare as B−A in K, each zone with its counterpart of the same part, equal to both
   boards' stats --json over their own windows;
 - the label map and the channel map pair what they name and nothing else;
+- a board whose ambient is a channel of no telling name (an lm75 by the board) is judged by it
+  once the configuration's roles: names it ambient (kept in the database by an import), or its
+  label says ambient: the verdict finds the ambient by its role, as the pairing does;
 - the boards' names (board: in their databases) name every comparison; each board's per-test
   figures side by side equal its runs stats --json; the Load and Throttling sections are those of
   runs stats --json and thermlog throttle --json.
 
 usage: two-boards.py SIMHISTORY THERMLOG"""
+import csv
+import io
 import json
 import os
 import subprocess
@@ -34,6 +39,8 @@ SIMHISTORY, THERMLOG = (os.path.abspath(x) for x in sys.argv[1:3])
 def iso(ts):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 AUGUST, JANUARY = 1786000000, 1801000000  # 2026-08-06, 2027-01-26: five months apart
+SEPTEMBER = 1790000000  # 2026-09-21: board C, imported (an import takes no stamp after now)
+LM75 = "hwmon/lm75-i2c-1-48/temp1"  # a room sensor by the board: no key or label says ambient
 
 
 def run(tap):
@@ -203,6 +210,67 @@ def run(tap):
                "thermal/bigcore0-thermal (B, big-core zone)" in p.stdout,
                "--map-channel bigcore0=soc: that pair; bigcore1 still with bigcore1; A's soc "
                "and B's bigcore0 listed unmatched, never with their namesakes", pairs)
+        ambient_by_role(tap, wd, tl, js, mean["a"])
+
+
+def ambient_by_role(tap, wd, tl, js, mean_a):
+    """Board C (31.5 °C) measured its air with an lm75 by the board rather than a cold junction:
+    its history imported with that channel's key and label telling nothing, then again with the
+    configuration's roles: naming it ambient; board D's import labels it ambient."""
+    c = os.path.join(wd, "c.db")
+    p = subprocess.run([SIMHISTORY, "--db", c, "--board", "ambient=31.5", "--seed", "3", "--end",
+                        str(SEPTEMBER), "--rounds", "4", "--name", "ROCK 5C C"],
+                       capture_output=True, text=True)
+    tap.ok(p.returncode == 0, "simulated history of ROCK 5C C", p.stderr)
+    cold = "iio/maxim_thermocouple/temp_ambient"
+    rows = list(csv.DictReader(io.StringIO(tl("export", db=c).stdout)))
+    runs = tl("runs", "--csv", "--last", "100000", db=c).stdout
+
+    def imported(name, label, cfg_text):
+        db = os.path.join(wd, name + ".db")
+        path = os.path.join(wd, name + ".csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, ["unix", "channel", "value", "unit", "label"],
+                               extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                if r["channel"] == cold:
+                    r = dict(r, channel=LM75, label=label)
+                w.writerow(r)
+        cfg = os.path.join(wd, name + ".yaml")
+        with open(cfg, "w") as f:
+            f.write(cfg_text)
+        for args in (("import", path), ("runs", "import", "-")):
+            p = subprocess.run([THERMLOG, "-c", cfg, "--db", db, *args], input=runs,
+                               capture_output=True, text=True)
+            tap.ok(p.returncode == 0, "%s: %s" % (name, " ".join(args)), p.stderr)
+        return db
+
+    def ambient_reason(db):
+        v = js("runs", "compare", "--label", "all-core", "--json", db)["verdict"]
+        got = [r for r in v["reasons"] if r["code"] == "ambient"]
+        return got[0] if got else None, v
+
+    plain = imported("c1", "lm75 by the board", "board:\n  name: ROCK 5C C\n")
+    r, v = ambient_reason(plain)
+    tap.ok(r is None, "C, its lm75 of no part: no ambient to judge by", v)
+    declared = imported("c2", "lm75 by the board", "board:\n  name: ROCK 5C C\nroles:\n  %s: "
+                        "ambient\n" % LM75)
+    mc = {x["key"]: x for x in js("stats", "--json", db=declared)["channels"]}
+    r, v = ambient_reason(declared)
+    tap.ok(r is not None and abs(r["a"] - mean_a[cold]["mean"]) < 1e-9 and
+           abs(r["b"] - mc[LM75]["mean"]) < 1e-9 and r["b"] - r["a"] > 6 and
+           "(%s)" % cold in r["message"] and "on ROCK 5C C (%s)" % LM75 in r["message"],
+           "C with roles: naming its lm75 ambient: the ambient reason, B's figure that "
+           "channel's mean (stats --json), each side's channel named", v)
+    p = tl("report", "--compare", declared, "--format", "md", "-o", "-")
+    vt = find(md_tables(p.stdout), "Comparable or not", "label")
+    tap.ok(vt and "ambient" in {x[1] for x in vt[0][2]},
+           "report --compare C: the ambient reason too", vt[0][2] if vt else p.stdout[:600])
+    labelled = imported("d", "ambient air (lm75)", "board:\n  name: ROCK 5C D\n")
+    r, v = ambient_reason(labelled)
+    tap.ok(r is not None and "on ROCK 5C D (%s)" % LM75 in r["message"],
+           "D, its lm75 labelled ambient: the ambient reason", v)
 
 
 if __name__ == "__main__":
