@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""kill -9 at random moments during 1-second sampling, 32 times: the database stays whole."""
+"""kill -9 at random moments during 1-second sampling, 50 times: the database stays whole."""
 import os
 import random
 import sys
@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from thermlog_test import Daemon, Workdir, check_database, copy_fixture, cycles, main, samples, \
     wait_cycles, write_config
 
-KILLS = 32
+KILLS = 50
 
 
 def run(tap):
