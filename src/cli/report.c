@@ -15,6 +15,7 @@
 #include "cli-options.h"
 #include "cli-output.h"
 #include "cli.h"
+#include "query.h"
 #include "report.h"
 #include "runtag.h"
 #include "timefmt.h"
@@ -212,6 +213,27 @@ static int parse(struct report_args *a, int argc, char **argv) {
 	return -1;
 }
 
+/* --compare-from/--compare-to: with --compare, a window that is not empty. */
+static bool compare_window_check(const struct report_args *a) {
+	if ((a->has_compare_from || a->has_compare_to) && !a->compare) {
+		fprintf(stderr,
+			"thermlog report: %s chooses the compared board's window: give --compare "
+			"OTHER.db with it\n",
+			a->has_compare_from ? "--compare-from" : "--compare-to");
+		return false;
+	}
+	static const char *const names[] = {"--compare-from", "--compare-to"};
+	char *err = NULL;
+	int bad;
+	if (a->has_compare_from && a->has_compare_to &&
+	    query_window_check(a->compare_from, a->compare_to, false, 0, names, &bad, &err) < 0) {
+		fprintf(stderr, "thermlog report: %s (the window of %s)\n", err, a->compare);
+		free(err);
+		return false;
+	}
+	return true;
+}
+
 /* FILE without a trailing ".md": the charts are PREFIX-NAME.svg. */
 static char *chart_prefix(const char *output) {
 	size_t len = strlen(output);
@@ -306,7 +328,7 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 		goto out;
 	}
 	rc = CLI_EXIT_USAGE;
-	if (!cli_window_check(ctx, &a.w, "report", now)) {
+	if (!cli_window_check(ctx, &a.w, "report", now) || !compare_window_check(&a)) {
 		goto out;
 	}
 	if (a.w.p.has_from && !a.w.p.has_to) { // as in stats: the window ends now

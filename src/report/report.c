@@ -462,6 +462,11 @@ int report_compute(struct store *const *stores, const char *const *files, size_t
 	for (size_t i = 0; rc == 0 && i < rep->n_boards; i++) {
 		rc = board_stats(stores[i], files[i], i ? &other : opt, i ? NULL : opt->cfg,
 				 &rep->boards[i], err);
+		if (rc < 0 && i == 1 && *err) { // the compared board's own window: say whose
+			char *whose = xasprintf("%s, the compared board: %s", files[1], *err);
+			free(*err);
+			*err = whose;
+		}
 	}
 	if (rc == 0 && rep->n_boards == 2) {
 		struct report_board *a = &rep->boards[0], *b = &rep->boards[1];

@@ -12,6 +12,10 @@ own window.
 - temperatures compare as B−A in K, each zone with its counterpart of the same part, equal to both
   boards' stats --json over their own windows;
 - the label map and the channel map pair what they name and nothing else;
+- --compare-from/--compare-to choose the other board's window: its zones, its runs and their
+  per-test figures, its ambient are those of the window (stats --json and runs stats --json
+  --from/--to on its database); a bad time, an empty window and either option without
+  --compare are refused, naming the option and the database;
 - a board whose ambient is a channel of no telling name (an lm75 by the board) is judged by it
   once the configuration's roles: names it ambient (kept in the database by an import), or its
   label says ambient: the verdict finds the ambient by its role, as the pairing does;
@@ -210,7 +214,63 @@ def run(tap):
                "thermal/bigcore0-thermal (B, big-core zone)" in p.stdout,
                "--map-channel bigcore0=soc: that pair; bigcore1 still with bigcore1; A's soc "
                "and B's bigcore0 listed unmatched, never with their namesakes", pairs)
+        compare_window(tap, tl, js, b)
         ambient_by_role(tap, wd, tl, js, mean["a"])
+
+
+def compare_window(tap, tl, js, b):
+    """Board B over the second and third of its four rounds, chosen by --compare-from and
+    --compare-to: each of its figures in the report is the window's."""
+    whole = js("stats", "--json", db=b)
+    lo, hi = iso(whole["from"] + 1800), iso(whole["from"] + 5400)
+    sw = js("stats", "--json", "--from", lo, "--to", hi, db=b)
+    fw = {x["label"]: x for x in js("runs", "stats", "--json", "--from", lo, "--to", hi,
+                                    db=b)["labels"]}
+    fall = {x["label"]: x for x in js("runs", "stats", "--json", db=b)["labels"]}
+    p = tl("report", "--compare", b, "--compare-from", lo, "--compare-to", hi, "--format", "md",
+           "-o", "-")
+    t = md_tables(p.stdout)
+    bt = find(t, "Board and window", "")
+    brow = {r[0]: r[1:] for r in bt[0][2]} if bt else {}
+    tap.ok(p.returncode == 0 and brow.get("window", ["", ""])[1] == "%s .. %s" % (lo, hi),
+           "report --compare-from/--compare-to: B's window is the one given",
+           brow.get("window", p.stderr))
+    zc = find(t, "Zones compared", "zone")
+    mb = {c["key"]: c for c in sw["channels"]}
+    bad = [(r[0], [r[2], r[5], r[8]]) for r in (zc[0][2] if zc else [])
+           if [r[2], r[5], r[8]] != ["%.2f" % mb[r[0]][f] for f in ("mean", "p95", "max")]]
+    tap.ok(zc and len(zc[0][2]) == 9 and not bad,
+           "B's zones: mean, p95 and max as stats --json --from/--to on its database", bad)
+    rc = find(t, "Runs compared", "label")
+    att = {r[0]: r[1] for r in rc[0][2]} if rc else {}
+    want = {lab: "%d / %d" % (4, fw[lab]["count"]) for lab in fw}
+    tap.ok(att == want and all(fw[x]["count"] < fall[x]["count"] for x in fw),
+           "B's runs: those of the window (2 of its 4 a test), as runs stats --from/--to",
+           (att, want))
+    sec = p.stdout.split("### all-core\n")[1].split("\n### ")[0] \
+        if "### all-core\n" in p.stdout else ""
+    ft = md_tables(sec)
+    frow = {r[0]: r for r in ft[0][2]} if ft else {}
+    zb = {z["key"]: z for z in fw["all-core"]["board"]["zones"]}
+    got = [frow.get(k + " °C", [""] * 3)[2] for k in sorted(zb)]
+    tap.ok(got == ["%.2f" % zb[k]["mean"] for k in sorted(zb)],
+           "all-core's per-test figures of B: its runs stats --json --from/--to board",
+           (got, [zb[k]["mean"] for k in sorted(zb)]))
+    amb = "iio/maxim_thermocouple/temp_ambient"
+    tap.ok("%.2f °C on ROCK 5C B" % mb[amb]["mean"] in p.stdout,
+           "the verdict's ambient of B: its mean over the window", mb[amb]["mean"])
+    for args, want in ((("--compare", b, "--compare-from", "last tuesday"),
+                        ["--compare-from", "last tuesday"]),
+                       (("--compare", b, "--compare-from", hi, "--compare-to", lo),
+                        ["--compare-from", "--compare-to", "b.db", "must be before"]),
+                       (("--compare", b, "--compare-from", iso(whole["to"] + 86400)),
+                        ["b.db, the compared board: empty window"]),
+                       (("--compare-to", hi), ["--compare-to", "--compare"])):
+        p = tl("report", *args, "--format", "md", "-o", "-")
+        tap.ok(p.returncode == 2 and not p.stdout and all(w in p.stderr for w in want),
+               "report %s: refused, saying %s" % (" ".join(args[2:] if args[0] == "--compare"
+                                                           else args), ", ".join(want)),
+               (p.returncode, p.stderr))
 
 
 def ambient_by_role(tap, wd, tl, js, mean_a):
