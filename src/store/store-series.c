@@ -630,6 +630,9 @@ struct hour_build {
 
 /* Channel @id's sums in @b, added in id order if new (a cycle's values come by id). */
 static struct rollup_acc *hour_channel(struct hour_build *b, int64_t id, size_t *hint) {
+	if (*hint < b->n && b->ch[*hint].id == id) { // the same channels come every cycle
+		return &b->ch[(*hint)++].a;
+	}
 	size_t lo = *hint < b->n && b->ch[*hint].id <= id ? *hint : 0, hi = b->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -671,10 +674,79 @@ static void hour_add(struct hour_build *b, const struct series_cycle *c) {
 			a->max = q;
 			a->max_ts = c->ts;
 		}
-		a->q = xgrow(a->q, &a->cap, a->n + 1, sizeof(*a->q));
+		if (a->n == a->cap) {
+			a->q = xgrow(a->q, &a->cap, a->n + 1, sizeof(*a->q));
+		}
 		a->q[a->n++] = q;
 		a->sum += q;
 	}
+}
+
+/* Room for @n bins in store->bin_q and bin_count. */
+static void bins_reserve(struct store *store, size_t n) {
+	if (n > store->bins_cap) {
+		size_t cap = store->bins_cap;
+		store->bin_q = xgrow(store->bin_q, &cap, n, sizeof(int64_t));
+		store->bin_count = xrealloc(store->bin_count, cap * sizeof(int64_t));
+		store->bins_cap = cap;
+	}
+}
+
+/* The bins of @q[0..n) once sorted: its distinct values ascending with their counts. */
+static size_t bins_of_sorted(struct store *store, int64_t *q, size_t n) {
+	qsort(q, n, sizeof(*q), store_cmp_i64);
+	size_t n_bins = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (k == 0 || q[k] != q[k - 1]) {
+			store->bin_q[n_bins] = q[k];
+			store->bin_count[n_bins++] = 0;
+		}
+		store->bin_count[n_bins - 1]++;
+	}
+	return n_bins;
+}
+
+#define HOUR_BINS_SEARCHED 64
+
+/*
+ * The histogram of an hour's @n values @q into store->bin_q and bin_count (distinct values
+ * ascending, their counts); returns the number of bins. A sensor's values repeat, so each is
+ * looked up in the bins found so far and inserted if new, no sort; an hour of more than
+ * HOUR_BINS_SEARCHED distinct values is sorted instead. The same bins either way.
+ */
+static size_t hour_bins(struct store *store, int64_t *q, size_t n) {
+	bins_reserve(store, n);
+	int64_t *bq = store->bin_q, *bc = store->bin_count;
+	size_t n_bins = 0, last = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (n_bins > 0 && bq[last] == q[k]) { // a value often repeats the one before
+			bc[last]++;
+			continue;
+		}
+		size_t lo = 0, hi = n_bins;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (bq[mid] < q[k]) {
+				lo = mid + 1;
+			} else {
+				hi = mid;
+			}
+		}
+		last = lo;
+		if (lo < n_bins && bq[lo] == q[k]) {
+			bc[lo]++;
+			continue;
+		}
+		if (n_bins == HOUR_BINS_SEARCHED) {
+			return bins_of_sorted(store, q, n);
+		}
+		memmove(&bq[lo + 1], &bq[lo], (n_bins - lo) * sizeof(*bq));
+		memmove(&bc[lo + 1], &bc[lo], (n_bins - lo) * sizeof(*bc));
+		bq[lo] = q[k];
+		bc[lo] = 1;
+		n_bins++;
+	}
+	return n_bins;
 }
 
 /* The hour's rollups, channel by channel, to b->fn; the sums start again. */
@@ -684,25 +756,7 @@ static int hour_flush(struct hour_build *b) {
 	for (size_t i = 0; i < b->n; i++) {
 		struct rollup_acc *a = &b->ch[i].a;
 		if (ret == 0 && (a->n > 0 || a->unsynced > 0)) {
-			if (a->n > 1) { // an hour of unsynced values only has no array to sort
-				qsort(a->q, a->n, sizeof(*a->q), store_cmp_i64);
-			}
-			size_t n_bins = 0;
-			for (size_t k = 0; k < a->n; k++) {
-				if (k == 0 || a->q[k] != a->q[k - 1]) {
-					if (n_bins == store->bins_cap) {
-						size_t cap = store->bins_cap;
-						store->bin_q = xgrow(store->bin_q, &cap, n_bins + 1,
-								     sizeof(int64_t));
-						store->bin_count = xrealloc(store->bin_count,
-									    cap * sizeof(int64_t));
-						store->bins_cap = cap;
-					}
-					store->bin_q[n_bins] = a->q[k];
-					store->bin_count[n_bins++] = 0;
-				}
-				store->bin_count[n_bins - 1]++;
-			}
+			size_t n_bins = hour_bins(store, a->q, a->n);
 			struct store_rollup r = {.hour = b->hour,
 						 .channel_id = b->ch[i].id,
 						 .count = (int64_t)a->n,
