@@ -144,7 +144,7 @@ bool integrity(const char *path) {
 
 int collect_rollup(void *ctx, const struct store_rollup *r) {
 	struct rollups *c = ctx;
-	if (c->n < 64 && r->n_bins <= 64) {
+	if (c->n < 64 && r->n_bins <= ROLLUP_BINS_MAX) {
 		c->r[c->n] = *r;
 		memcpy(c->bins_q[c->n], r->bin_q, r->n_bins * sizeof(int64_t));
 		memcpy(c->bins_n[c->n], r->bin_count, r->n_bins * sizeof(int64_t));

@@ -60,9 +60,11 @@ int64_t query_fmt(const char *path, const char *fmt, ...) __attribute__((format(
 bool integrity(const char *path);
 
 /* The first 64 rollups of a scan with their bins (and the count of all). */
+#define ROLLUP_BINS_MAX 256 // bins kept of each rollup collected
+
 struct rollups {
 	struct store_rollup r[64];
-	int64_t bins_q[64][64], bins_n[64][64];
+	int64_t bins_q[64][ROLLUP_BINS_MAX], bins_n[64][ROLLUP_BINS_MAX];
 	size_t n;
 };
 

@@ -16,11 +16,11 @@ static int cmp_q(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-/* Every rollup must equal what the raw rows of its hour give. */
-static void check_rollups(struct store *store, const char *what) {
+/* Every rollup of the @hours from T0 must equal what the raw rows of its hour give. */
+static void check_rollups(struct store *store, int hours, const char *what) {
 	struct rollups *got = xcalloc(1, sizeof(*got));
-	store_scan_rollups(store, T0, T0 + 3 * 3600, NULL, 0, collect_rollup, got);
-	bool all = got->n == 9;
+	store_scan_rollups(store, T0, T0 + hours * 3600, NULL, 0, collect_rollup, got);
+	bool all = got->n == (size_t)hours * N_CHANS;
 	for (size_t i = 0; i < got->n && i < 64; i++) {
 		const struct store_rollup *r = &got->r[i];
 		struct collect *raw = xcalloc(1, sizeof(*raw));
@@ -76,8 +76,9 @@ static void test_rollups(void) {
 	store_maintain(store, T0 + 5 * 3600, 0);
 	store_rollup_horizon(store, &horizon);
 	is_int(horizon, T0 + 3 * 3600, "all complete hours rolled up");
-	check_rollups(store, "rollups equal the raw values: count, sum, min, max, max_ts, "
-			     "unsynced and every histogram bin");
+	check_rollups(store, 3,
+		      "rollups equal the raw values: count, sum, min, max, max_ts, "
+		      "unsynced and every histogram bin");
 
 	struct rollups *got = xcalloc(1, sizeof(*got));
 	int64_t cpu = channel_id(store, "cpufreq/policy4");
@@ -101,12 +102,34 @@ static void test_rollups(void) {
 	store_rollup_horizon(store, &horizon);
 	is_int(horizon, T0, "the horizon moves back");
 	store_maintain(store, T0 + 5 * 3600, 0);
-	check_rollups(store, "re-rolled hours equal the raw values");
+	check_rollups(store, 3, "re-rolled hours equal the raw values");
 	got = xcalloc(1, sizeof(*got));
 	store_scan_rollups(store, T0, T0 + 3600, &soc, 1, collect_rollup, got);
 	is_int(got->r[0].max_q, 99000, "the imported maximum is in the rollup");
 	is_int(got->r[0].max_ts, T0 + 10, "with its time");
 	free(got);
+	store_close(store);
+}
+
+/*
+ * An hour of more distinct values than the store looks up one by one (64): its bins come from
+ * the values sorted, the same bins. The values go down and up again, with repeats.
+ */
+static void test_many_values(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	srand(11);
+	for (int i = 0; i < 180; i++) {
+		double v[] = {60 - (i < 90 ? i : 180 - i) * 0.25 + (rand() % 8) * 0.125,
+			      (408 + 96 * (rand() % 20)) * 1e6, rand() % 5};
+		put(store, T0 + 20 * i, CLOCK_STATE_SYNCED, v, NULL);
+	}
+	struct rollups *got = xcalloc(1, sizeof(*got));
+	int64_t soc = channel_id(store, "thermal/soc-thermal");
+	store_scan_rollups(store, T0, T0 + 3600, &soc, 1, collect_rollup, got);
+	ok(got->n == 1 && got->r[0].n_bins > 64, "an hour of more than 64 distinct values");
+	free(got);
+	check_rollups(store, 1, "its rollups equal the raw values, every histogram bin");
 	store_close(store);
 }
 
@@ -407,6 +430,7 @@ static void test_prune_stopped(void) {
 int main(void) {
 	store_fixture_begin();
 	test_rollups();
+	test_many_values();
 	test_retention();
 	test_info_from_days();
 	test_compaction_stopped();
