@@ -708,6 +708,20 @@ static size_t bins_of_sorted(struct store *store, int64_t *q, size_t n) {
 
 #define HOUR_BINS_SEARCHED 64
 
+/* The index of the first of the @n ascending @bq not below @v (a search without branches). */
+static size_t bins_lower(const int64_t *bq, size_t n, int64_t v) {
+	if (n == 0) {
+		return 0;
+	}
+	const int64_t *b = bq;
+	while (n > 1) {
+		size_t half = n / 2;
+		b = b[half] < v ? b + half : b;
+		n -= half;
+	}
+	return (size_t)(b - bq) + (*b < v);
+}
+
 /*
  * The histogram of an hour's @n values @q into store->bin_q and bin_count (distinct values
  * ascending, their counts); returns the number of bins. A sensor's values repeat, so each is
@@ -723,15 +737,7 @@ static size_t hour_bins(struct store *store, int64_t *q, size_t n) {
 			bc[last]++;
 			continue;
 		}
-		size_t lo = 0, hi = n_bins;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (bq[mid] < q[k]) {
-				lo = mid + 1;
-			} else {
-				hi = mid;
-			}
-		}
+		size_t lo = bins_lower(bq, n_bins, q[k]);
 		last = lo;
 		if (lo < n_bins && bq[lo] == q[k]) {
 			bc[lo]++;
