@@ -331,9 +331,9 @@ def main():
         for doc in ("README.md", os.path.join("scripts", "test")):
             with open(os.path.join(root, doc)) as f:
                 text = f.read()
-            for line in re.findall(r"[^\n]*\babout \d+ minutes[^\n]*", text):
+            for line in re.findall(r"[^\n]*\babout \d+ minutes[^\n]*", text, re.I):
                 if "scripts/test" in line or "full run" in line or doc.startswith("scripts"):
-                    figures.setdefault(re.search(r"about (\d+) minutes", line).group(1),
+                    figures.setdefault(re.search(r"about (\d+) minutes", line, re.I).group(1),
                                        []).append("%s: %s" % (doc, line.strip()))
         ok(len(figures) == 1, "the full test run takes one figure of minutes in the docs (%s)"
            % ", ".join(sorted(figures)), "\n".join(sum(figures.values(), [])))
