@@ -116,6 +116,7 @@ struct conn_state {
 	unsigned char addr[16]; // the client address; an IPv6 /64 as one (the rest zero)
 	int64_t head_by_ms;     // monotonic: the request head must be in by then...
 	bool head_done;         // ...unless it is
+	bool answered;          // its request's response is queued (set atomically by the handler)
 	bool cut;               // shut down (deadline or room for a new client); closing
 };
 
@@ -206,6 +207,12 @@ static unsigned count_open(struct http *http, const unsigned char *key,
 		}
 		if (!cs->head_done && peer_closed(cs)) {
 			cut_connection(cs);
+			continue;
+		}
+		if (cs->head_done && __atomic_load_n(&cs->answered, __ATOMIC_ACQUIRE) &&
+		    peer_closed(cs)) {
+			// answered and closed by its client, until libmicrohttpd notices: gone for
+			// the count, not cut (a client that half-closed still reads its answer)
 			continue;
 		}
 		n++;
@@ -305,6 +312,7 @@ static void handle_connection(void *cls, struct MHD_Connection *conn, void **soc
 static void head_state(struct http *http, struct conn_state *cs, bool done) {
 	pthread_mutex_lock(&http->conn_lock);
 	cs->head_done = done;
+	__atomic_store_n(&cs->answered, false, __ATOMIC_RELEASE); // a new request, or none yet
 	cs->head_by_ms = mono_ms() + HEAD_TIMEOUT_S * 1000;
 	if (!done) {
 		pthread_cond_signal(&http->conn_stop); // a new deadline for the reaper
@@ -647,6 +655,21 @@ static bool body_too_large(struct MHD_Connection *conn, unsigned long long max, 
 	return errno != 0 || n > max;
 }
 
+/*
+ * MHD_queue_response() that marks the connection answered: once its client closes, the
+ * per-address count leaves it out (a closed connection frees its share at once, not when
+ * libmicrohttpd's completion comes, which a loaded machine delays).
+ */
+static enum MHD_Result queue_answer(struct MHD_Connection *conn, unsigned status,
+				    struct MHD_Response *r) {
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	struct conn_state *cs = ret == MHD_YES ? conn_state(conn) : NULL;
+	if (cs) {
+		__atomic_store_n(&cs->answered, true, __ATOMIC_RELEASE);
+	}
+	return ret;
+}
+
 /* Queues a JSON error answer from http.c itself (no API state involved); closes the connection
  * unless @retry_after is set (a 503 the client may repeat on the same connection). */
 static enum MHD_Result queue_status_retry(struct MHD_Connection *conn, unsigned status,
@@ -665,7 +688,7 @@ static enum MHD_Result queue_status_retry(struct MHD_Connection *conn, unsigned 
 	} else {
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
-	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	enum MHD_Result ret = queue_answer(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
@@ -793,7 +816,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *conn, co
 	} else {
 		struct MHD_Response *r = build_response(http, &resp, &slot);
 		if (r) {
-			ret = MHD_queue_response(conn, resp.status, r);
+			ret = queue_answer(conn, resp.status, r);
 			MHD_destroy_response(r);
 		}
 	}
