@@ -393,7 +393,7 @@ def test_batches():
     stop = threading.Event()
 
     def writer():
-        con = sqlite3.connect(db, timeout=1.0, isolation_level=None)
+        con = sqlite3.connect(db, timeout=60.0, isolation_level=None)
         i = 0
         while not stop.is_set():
             t0 = time.monotonic()
@@ -417,8 +417,13 @@ def test_batches():
     batches = re.findall(r"committed (\d+) values", p.stderr)
     ok(p.returncode == 0, f"import of {n * 5} values beside a writer", p.stderr[-2000:])
     ok(len(batches) >= 5, f"the import committed in {len(batches)} transactions", p.stderr[-500:])
-    ok(not errors and waits, f"the writer (1 s busy timeout) never failed: {len(waits)} writes, "
-       f"longest wait {max(waits or [0]) * 1000:.0f} ms, import {took:.1f} s", errors[:3])
+    # The import holds the write lock a batch at a time, never for the whole import: the
+    # writer's longest wait is a fraction of the import's time whatever the machine's pace
+    # (one transaction for the import would make a write wait for nearly all of it).
+    longest = max(waits or [0])
+    ok(not errors and waits and longest < took / 2,
+       f"the writer waited at most {longest * 1000:.0f} ms ({len(waits)} writes), under half "
+       f"of the import's {took:.1f} s", errors[:3])
 
 
 def cpu_run(*args, db, timeout):
