@@ -723,12 +723,46 @@ static size_t bins_lower(const int64_t *bq, size_t n, int64_t v) {
 }
 
 /*
- * The histogram of an hour's @n values @q into store->bin_q and bin_count (distinct values
- * ascending, their counts); returns the number of bins. A sensor's values repeat, so each is
- * looked up in the bins found so far and inserted if new, no sort; an hour of more than
- * HOUR_BINS_SEARCHED distinct values is sorted instead. The same bins either way.
+ * The bins of @n values @q between @min and @max, counted in an array indexed by value: a
+ * sensor's hour spans few of its steps. The array is store->bin_count itself, its counts
+ * moved down to their bins as they are read (a bin's index is never above its value's).
  */
-static size_t hour_bins(struct store *store, int64_t *q, size_t n) {
+static size_t bins_counted(struct store *store, const int64_t *q, size_t n, int64_t min,
+			   size_t span) {
+	bins_reserve(store, span > n ? span : n);
+	int64_t *bq = store->bin_q, *bc = store->bin_count;
+	memset(bc, 0, span * sizeof(*bc));
+	for (size_t k = 0; k < n; k++) {
+		bc[q[k] - min]++;
+	}
+	size_t n_bins = 0;
+	for (size_t v = 0; v < span; v++) {
+		int64_t count = bc[v];
+		if (count > 0) {
+			bq[n_bins] = min + (int64_t)v;
+			bc[n_bins++] = count;
+		}
+	}
+	return n_bins;
+}
+
+/* An hour whose values span at most this many steps per value (and a few) is counted. */
+#define HOUR_SPAN_PER_VALUE 4
+#define HOUR_SPAN_EXTRA     64
+
+/*
+ * The histogram of an hour's @n values @q, all within [@min, @max], into store->bin_q and
+ * bin_count (distinct values ascending, their counts); returns the number of bins. Values
+ * within a narrow range are counted by value (bins_counted()). Otherwise, as a sensor's values
+ * repeat, each is looked up in the bins found so far and inserted if new, no sort; an hour of
+ * more than HOUR_BINS_SEARCHED distinct values is sorted instead. The same bins every way.
+ */
+static size_t hour_bins(struct store *store, int64_t *q, size_t n, int64_t min, int64_t max) {
+	int64_t steps;
+	if (n > 0 && !__builtin_sub_overflow(max, min, &steps) &&
+	    (uint64_t)steps < (uint64_t)n * HOUR_SPAN_PER_VALUE + HOUR_SPAN_EXTRA) {
+		return bins_counted(store, q, n, min, (size_t)steps + 1);
+	}
 	bins_reserve(store, n);
 	int64_t *bq = store->bin_q, *bc = store->bin_count;
 	size_t n_bins = 0, last = 0;
@@ -762,7 +796,7 @@ static int hour_flush(struct hour_build *b) {
 	for (size_t i = 0; i < b->n; i++) {
 		struct rollup_acc *a = &b->ch[i].a;
 		if (ret == 0 && (a->n > 0 || a->unsynced > 0)) {
-			size_t n_bins = hour_bins(store, a->q, a->n);
+			size_t n_bins = hour_bins(store, a->q, a->n, a->min, a->max);
 			struct store_rollup r = {.hour = b->hour,
 						 .channel_id = b->ch[i].id,
 						 .count = (int64_t)a->n,

@@ -113,7 +113,9 @@ static void test_rollups(void) {
 
 /*
  * An hour of more distinct values than the store looks up one by one (64): its bins come from
- * the values sorted, the same bins. The values go down and up again, with repeats.
+ * the values sorted, the same bins. The values go down and up again, with repeats. Beside it
+ * the hour's clocks (20 values far apart: looked up) and a state of 0..4 (a narrow range:
+ * counted by value) are checked too, so each of the three ways makes its bins here.
  */
 static void test_many_values(void) {
 	struct store *store;
