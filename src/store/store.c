@@ -116,9 +116,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_MAX_PAGES_SET] = "PRAGMA max_page_count = ",
 	[ST_SCHEMA_SIZE] = "SELECT count(*) FROM sqlite_schema",
 	// check_schema(): the tables and indexes of a database to read against the built-in ones
-	[ST_SCHEMA_OBJECTS] = "SELECT type, name, tbl_name FROM sqlite_schema WHERE name NOT "
+	[ST_SCHEMA_OBJECTS] = "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
 			      "LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-	[ST_SCHEMA_OBJECT_TYPE] = "SELECT type FROM sqlite_schema WHERE name = ?1",
+	[ST_SCHEMA_OBJECT_TYPE] = "SELECT type, sql FROM sqlite_schema WHERE name = ?1",
 	[ST_SCHEMA_OBJECT_COUNT] = "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE "
 				   "'sqlite\\_%' ESCAPE '\\'",
 	[ST_SCHEMA_COLUMNS] = "SELECT name, type, \"notnull\", pk, hidden FROM "
@@ -963,6 +963,39 @@ static int migrate(struct store *store) {
 }
 
 /*
+ * Whether table @name has the same columns in both databases, @col_got's and @col_want's
+ * (ST_SCHEMA_COLUMNS): name, declared type, NOT NULL, key, generated. The first that differs
+ * is logged.
+ */
+static bool same_columns(struct store *store, sqlite3_stmt *col_got, sqlite3_stmt *col_want,
+			 const char *name) {
+	sqlite3_reset(col_got);
+	sqlite3_reset(col_want);
+	sqlite3_bind_text(col_got, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(col_want, 1, name, -1, SQLITE_TRANSIENT);
+	for (;;) {
+		int g = sqlite3_step(col_got), w = sqlite3_step(col_want);
+		if (g != SQLITE_ROW && w != SQLITE_ROW) {
+			return true;
+		}
+		bool same = g == SQLITE_ROW && w == SQLITE_ROW;
+		for (int c = 0; same && c < 5; c++) {
+			const char *a = store_column_text(col_got, c),
+				   *b = store_column_text(col_want, c);
+			same = a && b && strcmp(a, b) == 0;
+		}
+		if (!same) {
+			const char *col = g == SQLITE_ROW ? store_column_text(col_got, 0)
+							  : store_column_text(col_want, 0);
+			log_error("store: %s: the schema is not thermlog's: table '%s' column '%s' "
+				  "differs (name, type, NOT NULL, key or generated)",
+				  store->path, name, col ? col : "?");
+			return false;
+		}
+	}
+}
+
+/*
  * The schema of a database to read must be this thermlog's, object for object: the same
  * tables with the same columns (name, declared type, NOT NULL, key, none generated) and the
  * same indexes, and no view or trigger. A file needs only our application_id and user_version
@@ -988,7 +1021,8 @@ static int check_schema(struct store *store) {
 	err = -EINVAL;
 	if (prepare_on(store->db, ST_SCHEMA_OBJECTS, &got_st) != SQLITE_OK ||
 	    prepare_on(store->db, ST_SCHEMA_COLUMNS, &col_got) != SQLITE_OK ||
-	    prepare_on(want, ST_SCHEMA_COLUMNS, &col_want) != SQLITE_OK) {
+	    prepare_on(want, ST_SCHEMA_COLUMNS, &col_want) != SQLITE_OK ||
+	    prepare_on(want, ST_SCHEMA_OBJECT_TYPE, &want_st) != SQLITE_OK) {
 		log_error("store: %s: could not read its schema: %s", store->path,
 			  sqlite3_errmsg(store->db));
 		goto out;
@@ -1001,11 +1035,7 @@ static int check_schema(struct store *store) {
 			   *name = store_column_text(got_st, 1);
 		type = type ? type : "?";
 		name = name ? name : "?";
-		sqlite3_finalize(want_st);
-		want_st = NULL;
-		if (prepare_on(want, ST_SCHEMA_OBJECT_TYPE, &want_st) != SQLITE_OK) {
-			goto out;
-		}
+		sqlite3_reset(want_st);
 		sqlite3_bind_text(want_st, 1, name, -1, SQLITE_TRANSIENT);
 		const char *want_type =
 			sqlite3_step(want_st) == SQLITE_ROW ? store_column_text(want_st, 0) : NULL;
@@ -1019,34 +1049,16 @@ static int check_schema(struct store *store) {
 		}
 		found++;
 		legacy = legacy || strcmp(name, "cycles") == 0;
-		if (strcmp(type, "table") != 0) {
+		// The text of the built-in table declares the same columns: SQLite reads them
+		// from it. Any other text (an older SQLite's, a crafted one) is compared by column.
+		const char *sql = store_column_text(got_st, 2),
+			   *want_sql = store_column_text(want_st, 1);
+		if (strcmp(type, "table") != 0 || (sql && want_sql && strcmp(sql, want_sql) == 0)) {
 			continue;
 		}
-		sqlite3_reset(col_got);
-		sqlite3_reset(col_want);
-		sqlite3_bind_text(col_got, 1, name, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(col_want, 1, name, -1, SQLITE_TRANSIENT);
-		for (;;) {
-			int g = sqlite3_step(col_got), w = sqlite3_step(col_want);
-			if (g != SQLITE_ROW && w != SQLITE_ROW) {
-				break;
-			}
-			bool same = g == SQLITE_ROW && w == SQLITE_ROW;
-			for (int c = 0; same && c < 5; c++) {
-				const char *a = store_column_text(col_got, c),
-					   *b = store_column_text(col_want, c);
-				same = a && b && strcmp(a, b) == 0;
-			}
-			if (!same) {
-				const char *col = g == SQLITE_ROW ? store_column_text(col_got, 0)
-								  : store_column_text(col_want, 0);
-				log_error(
-					"store: %s: the schema is not thermlog's: table '%s' column "
-					"'%s' differs (name, type, NOT NULL, key or generated)",
-					store->path, name, col ? col : "?");
-				err = -EMEDIUMTYPE;
-				goto out;
-			}
+		if (!same_columns(store, col_got, col_want, name)) {
+			err = -EMEDIUMTYPE;
+			goto out;
 		}
 	}
 	if (rc != SQLITE_DONE) {

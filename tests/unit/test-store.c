@@ -98,6 +98,40 @@ static void test_atomic_disk_full(void) {
 	free(path);
 }
 
+/* Runs @sql on the file @path; true when it ran. */
+static bool exec_file(const char *path, const char *sql) {
+	sqlite3 *raw = NULL;
+	bool done = sqlite3_open_v2(path, &raw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+		    sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_close(raw);
+	return done;
+}
+
+/*
+ * A reader compares a table by its text first (the built-in one's declares the same columns):
+ * the same columns in other words are still read, a column changed in them is still refused.
+ */
+static void test_table_text(const char *path) {
+	struct store *store;
+	ok(exec_file(path, "ALTER TABLE state RENAME TO old_state; CREATE TABLE state (key TEXT "
+			   "PRIMARY KEY, value TEXT NOT NULL) STRICT, WITHOUT ROWID; INSERT INTO "
+			   "state SELECT * FROM old_state; DROP TABLE old_state"),
+	   "the table state made again, its columns written on one line");
+	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it");
+	store_close(store);
+	ok(exec_file(path, "ALTER TABLE state RENAME TO old_state; CREATE TABLE state (key TEXT "
+			   "PRIMARY KEY, value TEXT) STRICT, WITHOUT ROWID; INSERT INTO state "
+			   "SELECT * FROM old_state; DROP TABLE old_state"),
+	   "made again with its value allowed NULL");
+	is_int(store_open(&store, path, STORE_MODE_READ), -EMEDIUMTYPE, "a reader refuses it");
+	ok(exec_file(path, "ALTER TABLE state RENAME TO old_state; CREATE TABLE state (\n  key "
+			   "TEXT PRIMARY KEY,\n  value TEXT NOT NULL\n) STRICT, WITHOUT ROWID; "
+			   "INSERT INTO state SELECT * FROM old_state; DROP TABLE old_state"),
+	   "made again as the migrations make it");
+	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it again");
+	store_close(store);
+}
+
 static void test_files(void) {
 	char *path = tmp_path("a.db");
 	struct store *store;
@@ -118,6 +152,7 @@ static void test_files(void) {
 	struct store_info info;
 	is_int(store_info(store, &info), 0, "and reads the applied schema");
 	store_close(store);
+	test_table_text(path);
 
 	// The same file with another application's id is a foreign database.
 	char *foreign = tmp_path("foreign.db");
