@@ -439,6 +439,8 @@ int64_t store_mono_ms(void);
 void store_known_clear(struct store *store); // the writer's caches: read again when needed
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out);
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st);
+/* Prepares the text of @which on @db, one-off; the SQLite result code (nothing logged). */
+int store_prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st);
 /* store_prepare() with @param bound to ?1 when the statement has parameters. */
 int store_prepare_param(struct store *store, enum stmt which, int64_t param, const char *what,
 			sqlite3_stmt **st);
@@ -448,6 +450,14 @@ int store_query_int(struct store *store, enum stmt which, int64_t param, int64_t
 /* store_query_int() for a one-off statement. */
 int store_query_one(struct store *store, enum stmt which, int64_t param, int64_t *out, bool *null);
 int store_schema_version(void);
+/* The text of migration @v (from user_version @v to @v + 1), NULL beyond the last. */
+const char *store_migration(int v);
+/*
+ * 0 when the schema of the database to read is thermlog's, object for object (store-schema.c);
+ * -EMEDIUMTYPE (logged, naming what differs) when it is not, another negative errno when it
+ * could not be read.
+ */
+int store_check_schema(struct store *store);
 /* Runs the one-off statement @which with ?1 = @param, rows ignored; 0 or -errno (logged). */
 int store_exec_param(struct store *store, enum stmt which, int64_t param);
 /*

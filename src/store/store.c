@@ -115,8 +115,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CACHE_SIZE_SET] = "PRAGMA cache_size = ",
 	[ST_MAX_PAGES_SET] = "PRAGMA max_page_count = ",
 	[ST_SCHEMA_SIZE] = "SELECT count(*) FROM sqlite_schema",
-	// check_schema(): the tables and indexes of a database to read against the built-in ones
-	[ST_SCHEMA_OBJECTS] = "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
+	// store_check_schema(): the tables and indexes of a database to read against the built-in
+	// ones
+	[ST_SCHEMA_OBJECTS] = "SELECT type, name, sql, tbl_name FROM sqlite_schema WHERE name NOT "
 			      "LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
 	[ST_SCHEMA_OBJECT_TYPE] = "SELECT type, sql FROM sqlite_schema WHERE name = ?1",
 	[ST_SCHEMA_OBJECT_COUNT] = "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE "
@@ -483,8 +484,7 @@ sqlite3_stmt *store_stmt_window(struct store *store, enum stmt which, int64_t fr
 	return st;
 }
 
-/* Prepares the text of @which on @db, one-off; the SQLite result code. */
-static int prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st) {
+int store_prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st) {
 	return sqlite3_prepare_v2(db, stmt_sql[which], -1, st, NULL);
 }
 
@@ -494,7 +494,7 @@ static int prepare_on(sqlite3 *db, enum stmt which, sqlite3_stmt **st) {
  * errno.
  */
 int store_prepare(struct store *store, enum stmt which, const char *what, sqlite3_stmt **st) {
-	int rc = prepare_on(store->db, which, st);
+	int rc = store_prepare_on(store->db, which, st);
 	if (rc == SQLITE_OK) {
 		return 0;
 	}
@@ -585,6 +585,10 @@ int store_query_one(struct store *store, enum stmt which, int64_t param, int64_t
 
 int store_schema_version(void) {
 	return SCHEMA_VERSION;
+}
+
+const char *store_migration(int v) {
+	return v >= 0 && v < SCHEMA_VERSION ? store_migrations[v] : NULL;
 }
 
 /* One integer from a single-row query with an optional integer parameter; *null if NULL. */
@@ -868,7 +872,7 @@ static int pragma_set(struct store *store, enum stmt which, long long value) {
 int store_pragma_int(struct store *store, enum stmt which, int64_t *out) {
 	const char *sql = stmt_sql[which];
 	sqlite3_stmt *st;
-	int rc = prepare_on(store->db, which, &st);
+	int rc = store_prepare_on(store->db, which, &st);
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
 		*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -962,134 +966,6 @@ static int migrate(struct store *store) {
 	return rc;
 }
 
-/*
- * Whether table @name has the same columns in both databases, @col_got's and @col_want's
- * (ST_SCHEMA_COLUMNS): name, declared type, NOT NULL, key, generated. The first that differs
- * is logged.
- */
-static bool same_columns(struct store *store, sqlite3_stmt *col_got, sqlite3_stmt *col_want,
-			 const char *name) {
-	sqlite3_reset(col_got);
-	sqlite3_reset(col_want);
-	sqlite3_bind_text(col_got, 1, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(col_want, 1, name, -1, SQLITE_TRANSIENT);
-	for (;;) {
-		int g = sqlite3_step(col_got), w = sqlite3_step(col_want);
-		if (g != SQLITE_ROW && w != SQLITE_ROW) {
-			return true;
-		}
-		bool same = g == SQLITE_ROW && w == SQLITE_ROW;
-		for (int c = 0; same && c < 5; c++) {
-			const char *a = store_column_text(col_got, c),
-				   *b = store_column_text(col_want, c);
-			same = a && b && strcmp(a, b) == 0;
-		}
-		if (!same) {
-			const char *col = g == SQLITE_ROW ? store_column_text(col_got, 0)
-							  : store_column_text(col_want, 0);
-			log_error("store: %s: the schema is not thermlog's: table '%s' column '%s' "
-				  "differs (name, type, NOT NULL, key or generated)",
-				  store->path, name, col ? col : "?");
-			return false;
-		}
-	}
-}
-
-/*
- * The schema of a database to read must be this thermlog's, object for object: the same
- * tables with the same columns (name, declared type, NOT NULL, key, none generated) and the
- * same indexes, and no view or trigger. A file needs only our application_id and user_version
- * to pass check_identity(); a view named runs would otherwise be read as the table (NULL
- * statuses, recursive or huge rows). The expected schema is the migrations run on an empty
- * in-memory database, without the table cycles and its index once a conversion dropped them.
- */
-static int check_schema(struct store *store) {
-	sqlite3 *want = NULL;
-	sqlite3_stmt *got_st = NULL, *want_st = NULL, *col_got = NULL, *col_want = NULL;
-	int err = -ENOMEM;
-	if (sqlite3_open_v2(":memory:", &want, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		goto out;
-	}
-	for (int v = 0; v < SCHEMA_VERSION; v++) {
-		if (sqlite3_exec(want, store_migrations[v], NULL, NULL, NULL) != SQLITE_OK) {
-			log_error("store: the built-in schema %d does not apply: %s", v + 1,
-				  sqlite3_errmsg(want));
-			err = -EIO;
-			goto out;
-		}
-	}
-	err = -EINVAL;
-	if (prepare_on(store->db, ST_SCHEMA_OBJECTS, &got_st) != SQLITE_OK ||
-	    prepare_on(store->db, ST_SCHEMA_COLUMNS, &col_got) != SQLITE_OK ||
-	    prepare_on(want, ST_SCHEMA_COLUMNS, &col_want) != SQLITE_OK ||
-	    prepare_on(want, ST_SCHEMA_OBJECT_TYPE, &want_st) != SQLITE_OK) {
-		log_error("store: %s: could not read its schema: %s", store->path,
-			  sqlite3_errmsg(store->db));
-		goto out;
-	}
-	size_t found = 0;
-	bool legacy = false; // the table cycles of a database being converted is still there
-	int rc;
-	while ((rc = sqlite3_step(got_st)) == SQLITE_ROW) {
-		const char *type = store_column_text(got_st, 0),
-			   *name = store_column_text(got_st, 1);
-		type = type ? type : "?";
-		name = name ? name : "?";
-		sqlite3_reset(want_st);
-		sqlite3_bind_text(want_st, 1, name, -1, SQLITE_TRANSIENT);
-		const char *want_type =
-			sqlite3_step(want_st) == SQLITE_ROW ? store_column_text(want_st, 0) : NULL;
-		if (!want_type || strcmp(want_type, type) != 0) {
-			log_error("store: %s: the schema is not thermlog's: %s '%s' %s",
-				  store->path, type, name,
-				  want_type ? "should be a table or index of that name"
-					    : "is not part of it");
-			err = -EMEDIUMTYPE;
-			goto out;
-		}
-		found++;
-		legacy = legacy || strcmp(name, "cycles") == 0;
-		// The text of the built-in table declares the same columns: SQLite reads them
-		// from it. Any other text (an older SQLite's, a crafted one) is compared by column.
-		const char *sql = store_column_text(got_st, 2),
-			   *want_sql = store_column_text(want_st, 1);
-		if (strcmp(type, "table") != 0 || (sql && want_sql && strcmp(sql, want_sql) == 0)) {
-			continue;
-		}
-		if (!same_columns(store, col_got, col_want, name)) {
-			err = -EMEDIUMTYPE;
-			goto out;
-		}
-	}
-	if (rc != SQLITE_DONE) {
-		err = store_fail(store, rc, "could not read the schema");
-		goto out;
-	}
-	sqlite3_finalize(want_st);
-	want_st = NULL;
-	int64_t expected = 0;
-	if (prepare_on(want, ST_SCHEMA_OBJECT_COUNT, &want_st) == SQLITE_OK &&
-	    sqlite3_step(want_st) == SQLITE_ROW) {
-		expected = sqlite3_column_int64(want_st, 0);
-	}
-	expected -= legacy ? 0 : 2; // cycles and cycles_unsynced, dropped by the conversion
-	if ((int64_t)found != expected) {
-		log_error("store: %s: the schema is not thermlog's: %lld of its %lld tables and "
-			  "indexes are missing",
-			  store->path, (long long)(expected - (int64_t)found), (long long)expected);
-		err = -EMEDIUMTYPE;
-		goto out;
-	}
-	err = 0;
-out:
-	sqlite3_finalize(got_st);
-	sqlite3_finalize(want_st);
-	sqlite3_finalize(col_got);
-	sqlite3_finalize(col_want);
-	sqlite3_close(want);
-	return err;
-}
-
 static int check_reader(struct store *store) {
 	int64_t version;
 	int rc = store_pragma_int(store, ST_USER_VERSION, &version);
@@ -1106,7 +982,7 @@ static int check_reader(struct store *store) {
 		rc = version == 0 ? -ENOENT : -EPROTO;
 	}
 	if (rc == 0) {
-		rc = check_schema(store);
+		rc = store_check_schema(store);
 	}
 	return rc;
 }
@@ -1114,7 +990,7 @@ static int check_reader(struct store *store) {
 /* A write-mode database must be checked once: corruption found now can be moved aside. */
 static int quick_check(struct store *store) {
 	sqlite3_stmt *st;
-	int rc = prepare_on(store->db, ST_QUICK_CHECK, &st);
+	int rc = store_prepare_on(store->db, ST_QUICK_CHECK, &st);
 	const char *result = NULL;
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		result = store_column_text(st, 0);

@@ -108,8 +108,9 @@ static bool exec_file(const char *path, const char *sql) {
 }
 
 /*
- * A reader compares a table by its text first (the built-in one's declares the same columns):
- * the same columns in other words are still read, a column changed in them is still refused.
+ * A reader compares the schema by its text first (the objects as the migrations make them, and
+ * a table's text declares its columns): the same columns in other words are still read, a
+ * column changed in them or an index missing is still refused.
  */
 static void test_table_text(const char *path) {
 	struct store *store;
@@ -129,6 +130,11 @@ static void test_table_text(const char *path) {
 			   "INSERT INTO state SELECT * FROM old_state; DROP TABLE old_state"),
 	   "made again as the migrations make it");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it again");
+	store_close(store);
+	ok(exec_file(path, "DROP INDEX runs_start"), "an index dropped");
+	is_int(store_open(&store, path, STORE_MODE_READ), -EMEDIUMTYPE, "a reader refuses it");
+	ok(exec_file(path, "CREATE INDEX runs_start ON runs (start_ms)"), "made again");
+	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it once more");
 	store_close(store);
 }
 
