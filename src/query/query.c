@@ -455,7 +455,7 @@ static int summarize_cycles(struct store *store, const struct query_params *p, i
 	int64_t rest = from;
 	if (d0 < d1) {
 		struct kept_days kept = {0};
-		rc = store_scan_cycles(store, from, d0, on_cycle, cs);
+		rc = from < d0 ? store_scan_cycles(store, from, d0, on_cycle, cs) : 0;
 		rc = rc < 0 ? rc : store_scan_cycle_days(store, d0, d1, keep_day, &kept);
 		for (size_t i = 0; i < kept.n; i++) {
 			rc = rc < 0 ? rc : walk_day(store, cs, &kept.days[i].d);
@@ -751,6 +751,26 @@ static int time_weights(struct store *store, const struct query_params *p, struc
 	return rc < 0 ? rc : 0;
 }
 
+static int count_cycle(void *ctx, const struct store_cycle *c) {
+	(void)c;
+	++*(int64_t *)ctx;
+	return 0;
+}
+
+/*
+ * Whole merged days [*d0, d1) of a window from @from: the day @from falls in counts as whole
+ * too when it holds no cycle before @from, its merged rows being then exactly the window's part
+ * of it (the history's first day, in a window from its first cycle).
+ */
+static int first_day_whole(struct store *store, int64_t from, int64_t *d0, int64_t d1) {
+	int64_t before = 0;
+	int rc = *d0 < d1 && from < *d0
+			 ? store_scan_cycles(store, *d0 - DAY_S, from, count_cycle, &before)
+			 : 1;
+	*d0 -= rc == 0 && before == 0 ? DAY_S : 0;
+	return rc < 0 ? rc : 0;
+}
+
 int query_stats_compute(struct store *store, const struct query_params *p, struct query_stats *s,
 			char **err) {
 	*s = (struct query_stats){0};
@@ -781,6 +801,10 @@ int query_stats_compute(struct store *store, const struct query_params *p, struc
 	}
 	d1 = d1 < day_horizon ? d1 : day_horizon;
 	d1 = d1 > d0 ? d1 : d0;
+	if (first_day_whole(store, s->from, &d0, d1) < 0) {
+		query_selection_finish(&s->sel);
+		return set_err(err, -EIO, "could not read the stored cycles");
+	}
 	struct cycle_summary cs;
 	if ((rc = summarize_cycles(store, p, s->from, s->to, d0, d1, &cs, err)) < 0) {
 		query_selection_finish(&s->sel);

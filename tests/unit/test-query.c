@@ -385,6 +385,9 @@ static void all_windows(struct store *days, struct store *raw, const int64_t *ts
 		{ts[0] + 23 * 60 + 59, ts[D_CYC - 1]},   // ragged: minutes into hours
 		{day0 + 86400 + 1800, day0 + 4 * 86400}, // from mid-hour to a day's end
 		{day0 + 5 * 3600, day0 + 86400 + 7 * 3600},
+		// from inside a day, before its first cycle: that day is read as a merged one
+		{ts[0] - 3000, day0 + 2 * 86400},
+		{day0 + 86400 + 500, day0 + 3 * 86400 + 7}, // its first cycle late, after a gap
 	};
 	for (size_t k = 0; k < sizeof(win) / sizeof(win[0]); k++) {
 		for (int u = 0; u < 2; u++) {
