@@ -372,6 +372,8 @@ struct store {
 	bool cache_values;
 	int64_t cache_version;
 	uint64_t cache_writes;
+	// A scan's statements once it is closed, reset, for the next scan (one of each kind)
+	sqlite3_stmt *scan_spare[ST_FAST_HEAD - ST_BLOCKS_SCAN + 1];
 };
 
 /* The series of the history: the cycles (ts in s) and the fast samples of runs (ts in ms). */
@@ -397,8 +399,9 @@ struct series_scan {
 	bool legacy; // the head's cycles are in the table cycles (a converted database)
 	bool began;  // this scan began the read snapshot
 	sqlite3_stmt *blocks_st, *head_st, *chunks_st;
-	bool block_held, blocks_done; // blocks_st stands on the next block's first row
-	int64_t pos;                  // where the next segment starts
+	enum stmt head_which, chunks_which; // which statements head_st and chunks_st are
+	bool block_held, blocks_done;       // blocks_st stands on the next block's first row
+	int64_t pos;                        // where the next segment starts
 	enum { SEG_NONE, SEG_HEAD, SEG_BLOCK } seg;
 	int64_t seg_end;
 	struct block_buf blk;

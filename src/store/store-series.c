@@ -249,8 +249,33 @@ static void cache_keep(struct series_scan *s) {
 	st->cache_n_ids = s->n_ids;
 }
 
+/*
+ * A scan's statement @which into *st: the one it has, else the store's spare (a closed scan's),
+ * else one prepared. A report scans hundreds of runs' windows, two or three statements each.
+ */
 static int prepare(struct store *store, enum stmt which, sqlite3_stmt **st) {
-	return *st ? 0 : store_prepare(store, which, "a scan", st);
+	sqlite3_stmt **spare = &store->scan_spare[which - ST_BLOCKS_SCAN];
+	if (*st || !*spare) {
+		return *st ? 0 : store_prepare(store, which, "a scan", st);
+	}
+	*st = *spare;
+	*spare = NULL;
+	return 0;
+}
+
+/* A closed scan's statement @st (@which): kept reset as the store's spare, or finalized. */
+static void release(struct store *store, enum stmt which, sqlite3_stmt *st) {
+	if (!st) {
+		return;
+	}
+	sqlite3_stmt **spare = &store->scan_spare[which - ST_BLOCKS_SCAN];
+	if (*spare) {
+		sqlite3_finalize(st);
+		return;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	*spare = st;
 }
 
 int store_series_open(struct store *store, struct series_scan *s, int series, int64_t from,
@@ -296,9 +321,9 @@ int store_series_open(struct store *store, struct series_scan *s, int series, in
 
 void store_series_close(struct series_scan *s) {
 	cache_keep(s);
-	sqlite3_finalize(s->blocks_st);
-	sqlite3_finalize(s->head_st);
-	sqlite3_finalize(s->chunks_st);
+	release(s->store, ST_BLOCKS_SCAN, s->blocks_st);
+	release(s->store, s->head_which, s->head_st);
+	release(s->store, s->chunks_which, s->chunks_st);
 	store_block_finish(&s->blk);
 	store_chain_finish(&s->chain);
 	free(s->ids);
@@ -338,7 +363,8 @@ static int damaged(struct series_scan *s, const char *what, int64_t block, int64
 static int load_chunks(struct series_scan *s, int64_t block) {
 	// A few channels: a seek each; many or all: one pass over the block's chunks.
 	bool seek = s->n_ids > 0 && s->n_ids <= 4;
-	int rc = prepare(s->store, seek ? ST_CHUNKS_CHANNEL : ST_CHUNKS_BLOCK, &s->chunks_st);
+	s->chunks_which = seek ? ST_CHUNKS_CHANNEL : ST_CHUNKS_BLOCK;
+	int rc = prepare(s->store, s->chunks_which, &s->chunks_st);
 	for (size_t k = 0; rc == 0 && k < (seek ? s->n_ids : 1); k++) {
 		sqlite3_reset(s->chunks_st);
 		sqlite3_bind_int(s->chunks_st, 1, s->series);
@@ -411,6 +437,7 @@ static int open_head(struct series_scan *s, int64_t a, int64_t b) {
 			  : s->values              ? ST_HEAD_VALUES
 			  : s->legacy              ? ST_HEAD_CYCLES_LEGACY
 						   : ST_HEAD_CYCLES;
+	s->head_which = which;
 	int rc = prepare(s->store, which, &s->head_st);
 	if (rc == 0) {
 		sqlite3_reset(s->head_st);

@@ -1272,6 +1272,9 @@ void store_close(struct store *store) {
 	for (int i = 0; i < ST_PERSISTENT_COUNT; i++) {
 		sqlite3_finalize(store->stmts[i]);
 	}
+	for (size_t i = 0; i < sizeof(store->scan_spare) / sizeof(store->scan_spare[0]); i++) {
+		sqlite3_finalize(store->scan_spare[i]);
+	}
 	sqlite3_close(store->db);
 	store_series_cache_finish(store);
 	store_known_clear(store);

@@ -155,11 +155,58 @@ static void test_delta_slices(void) {
 	free(path);
 }
 
+struct nested {
+	struct store *store;
+	size_t outer, inner;
+};
+
+/* Each sample of the outer scan reads its cycle again with a scan of its own, inside it. */
+static int scan_inside(void *ctx, const struct store_sample *s) {
+	struct nested *n = ctx;
+	struct collect c = {0};
+	n->outer++;
+	if (store_scan_samples(n->store, s->ts, s->ts + 1, NULL, 0, true, collect_sample, &c) ==
+	    0) {
+		n->inner += c.n;
+	}
+	return 0;
+}
+
+/*
+ * A scan keeps its statements for the next one (the store's spares): scans opened inside one
+ * another each read with their own, compacted blocks and the head alike, and the scans after
+ * them read the same.
+ */
+static void test_nested_scans(void) {
+	struct store *store;
+	store_open(&store, ":memory:", STORE_MODE_WRITE);
+	double v[] = {40, 1e9, 1};
+	for (int i = 0; i < 6; i++) { // three cycles in a block that is compacted, three after
+		put(store, T0 + (i < 3 ? i * 60 : 5 * 3600 + i * 60), CLOCK_STATE_SYNCED, v, NULL);
+	}
+	is_int(store_maintain(store, T0 + 6 * 3600, 0), 0, "the first block compacted");
+	struct collect first = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &first);
+	is_int(first.n, 18, "six cycles of three values");
+	for (int round = 0; round < 2; round++) {
+		struct nested n = {.store = store};
+		is_int(store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, scan_inside, &n), 0,
+		       round ? "again, with the statements kept" : "a scan with scans inside it");
+		ok(n.outer == 18 && n.inner == 54, "each reads every value once");
+	}
+	struct collect last = {0};
+	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &last);
+	ok(last.n == first.n && memcmp(last.s, first.s, first.n * sizeof(first.s[0])) == 0,
+	   "a scan after them reads the same");
+	store_close(store);
+}
+
 int main(void) {
 	store_fixture_begin();
 	test_unsynced_and_cycles();
 	test_channel_counts();
 	test_delta_slices();
+	test_nested_scans();
 	store_fixture_end();
 	return test_done();
 }
