@@ -533,6 +533,11 @@ int store_series_open(struct store *store, struct series_scan *s, int series, in
 /* The next cycle into *c: 1, 0 at the end, or -errno (logged). */
 int store_series_next(struct series_scan *s, struct series_cycle *c);
 /*
+ * Moves scan @s (opened) to [@from, @to) from its start, keeping its statements and the block it
+ * decoded last: a window in that block reads it without decoding it again.
+ */
+void store_series_seek(struct series_scan *s, int64_t from, int64_t to);
+/*
  * Hands value @k of cycle @c to @fn (the scan's value k of the cycle), for every value of
  * @series over [from, to) of @ids read with @flags, in time then id order, passing over the
  * cycles whose clock is above @max_clock; stops at the first nonzero answer of @fn and returns
@@ -542,6 +547,14 @@ typedef int (*series_value_fn)(void *ctx, const struct series_cycle *c, size_t k
 int store_series_values(struct store *store, int series, int64_t from, int64_t to,
 			const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
 			series_value_fn fn, void *ctx);
+/*
+ * store_series_values() over each of the windows @w[0..n) in turn (in the series' unit), with
+ * one scan in one read snapshot (store_series_seek()); @fn is told the window's index.
+ */
+typedef int (*series_window_fn)(void *ctx, size_t window, const struct series_cycle *c, size_t k);
+int store_series_windows(struct store *store, int series, const struct store_window *w, size_t n,
+			 const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
+			 series_window_fn fn, void *ctx);
 int64_t store_series_unit(int series);
 
 /* store-compact.c */

@@ -235,24 +235,41 @@ int store_scan_cycles(struct store *store, int64_t from, int64_t to, store_cycle
 	return ret != 0 ? ret : rc < 0 ? rc : 0;
 }
 
+/* A value handed on as a store_sample, to a window's function or a plain one. */
 struct sample_fwd {
 	store_sample_fn fn;
+	store_window_sample_fn window_fn;
 	void *ctx;
 };
 
-static int forward_sample(void *ctx, const struct series_cycle *c, size_t k) {
+static int forward_sample(void *ctx, size_t window, const struct series_cycle *c, size_t k) {
 	const struct sample_fwd *f = ctx;
 	struct store_sample s = {.ts = c->ts,
 				 .channel_id = c->pairs[k].id,
 				 .q = c->pairs[k].q,
 				 .clock = (enum clock_state)c->clock};
-	return f->fn(f->ctx, &s);
+	return f->window_fn ? f->window_fn(f->ctx, window, &s) : f->fn(f->ctx, &s);
+}
+
+static int scan_windows(struct store *store, const struct store_window *w, size_t n,
+			const int64_t *ids, size_t n_ids, bool include_unsynced,
+			const struct sample_fwd *f) {
+	return store_series_windows(store, SERIES_CYCLES, w, n, ids, n_ids,
+				    SCAN_VALUES | SCAN_SCALED,
+				    include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED,
+				    forward_sample, (void *)f);
 }
 
 int store_scan_samples(struct store *store, int64_t from, int64_t to, const int64_t *ids,
 		       size_t n_ids, bool include_unsynced, store_sample_fn fn, void *ctx) {
-	struct sample_fwd f = {fn, ctx};
-	return store_series_values(
-		store, SERIES_CYCLES, from, to, ids, n_ids, SCAN_VALUES | SCAN_SCALED,
-		include_unsynced ? CLOCK_STATE_UNSYNCED : CLOCK_STATE_SYNCED, forward_sample, &f);
+	struct store_window w = {from, to};
+	struct sample_fwd f = {.fn = fn, .ctx = ctx};
+	return scan_windows(store, &w, 1, ids, n_ids, include_unsynced, &f);
+}
+
+int store_scan_sample_windows(struct store *store, const struct store_window *w, size_t n,
+			      const int64_t *ids, size_t n_ids, bool include_unsynced,
+			      store_window_sample_fn fn, void *ctx) {
+	struct sample_fwd f = {.window_fn = fn, .ctx = ctx};
+	return scan_windows(store, w, n, ids, n_ids, include_unsynced, &f);
 }

@@ -278,12 +278,30 @@ static void release(struct store *store, enum stmt which, sqlite3_stmt *st) {
 	*spare = st;
 }
 
+/* [*@from, *@to) held to the times a scan reads: those within STORE_TS_LIMIT (a crafted
+ * database's beyond never are). */
+static void clamp_window(int series, int64_t *from, int64_t *to) {
+	int64_t unit = store_series_unit(series);
+	*from = *from < -STORE_TS_LIMIT * unit ? -STORE_TS_LIMIT * unit : *from;
+	*to = *to > (STORE_TS_LIMIT + 1) * unit ? (STORE_TS_LIMIT + 1) * unit : *to;
+}
+
+/* Binds the compacted blocks of [s->from, s->to) to s->blocks_st, from its first row. */
+static void bind_blocks(struct series_scan *s) {
+	sqlite3_reset(s->blocks_st);
+	sqlite3_bind_int(s->blocks_st, 1, s->series);
+	sqlite3_bind_int64(s->blocks_st, 2, store_block_of(s->series, s->from));
+	// blocks starting before @to: in s, the last second @to's unit reaches, plus one
+	int64_t last = s->to == INT64_MIN
+			       ? INT64_MIN
+			       : timefmt_floor_div(s->to - 1, store_series_unit(s->series));
+	sqlite3_bind_int64(s->blocks_st, 3, last == INT64_MAX ? INT64_MAX : last + 1);
+	s->block_held = s->blocks_done = false;
+}
+
 int store_series_open(struct store *store, struct series_scan *s, int series, int64_t from,
 		      int64_t to, const int64_t *ids, size_t n_ids, unsigned flags) {
-	// Only times within STORE_TS_LIMIT are read (a crafted database's beyond never are).
-	int64_t unit = store_series_unit(series);
-	from = from < -STORE_TS_LIMIT * unit ? -STORE_TS_LIMIT * unit : from;
-	to = to > (STORE_TS_LIMIT + 1) * unit ? (STORE_TS_LIMIT + 1) * unit : to;
+	clamp_window(series, &from, &to);
 	*s = (struct series_scan){.store = store,
 				  .series = series,
 				  .from = from,
@@ -308,15 +326,20 @@ int store_series_open(struct store *store, struct series_scan *s, int series, in
 		rc = prepare(store, ST_BLOCKS_SCAN, &s->blocks_st);
 	}
 	if (rc == 0) {
-		sqlite3_bind_int(s->blocks_st, 1, series);
-		sqlite3_bind_int64(s->blocks_st, 2, store_block_of(series, from));
-		// blocks starting before @to: in s, the last second @to's unit reaches, plus one
-		int64_t last = to == INT64_MIN
-				       ? INT64_MIN
-				       : timefmt_floor_div(to - 1, store_series_unit(series));
-		sqlite3_bind_int64(s->blocks_st, 3, last == INT64_MAX ? INT64_MAX : last + 1);
+		bind_blocks(s);
 	}
 	return rc;
+}
+
+void store_series_seek(struct series_scan *s, int64_t from, int64_t to) {
+	clamp_window(s->series, &from, &to);
+	s->from = from;
+	s->to = to;
+	s->pos = from;
+	s->seg = SEG_NONE;
+	if (s->blocks_st) {
+		bind_blocks(s);
+	}
 }
 
 void store_series_close(struct series_scan *s) {
@@ -395,24 +418,34 @@ static int load_chunks(struct series_scan *s, int64_t block) {
 	return rc;
 }
 
+/* Reads block @block, already decoded in s->blk, again: its rows are stepped over. */
+static int block_again(struct series_scan *s, int64_t block) {
+	int64_t at = INT64_MAX;
+	int rc;
+	for (size_t k = 0; k < s->blk.n_chans; k++) {
+		s->blk.chans[k].at = 0;
+	}
+	while ((rc = peek_block(s, &at)) == 0 && at == block) {
+		s->block_held = false;
+	}
+	return rc;
+}
+
 /* Reads the held block's map parts (and with values its chunks) into s->blk. */
 static int load_block(struct series_scan *s, int64_t block) {
 	struct block_buf *b = &s->blk;
 	int64_t at;
 	int rc;
 	s->blk_i = 0;
-	if (cache_fits(s, block)) { // taken from the cache; its rows are stepped over
+	if (b->n > 0 && b->block == block) { // read last, by the window before
+		return block_again(s, block);
+	}
+	if (cache_fits(s, block)) { // taken from the cache
 		struct block_buf t = *b;
 		*b = s->store->cache;
 		s->store->cache = t;
 		s->store->cache.n = 0;
-		for (size_t k = 0; k < b->n_chans; k++) {
-			b->chans[k].at = 0;
-		}
-		while ((rc = peek_block(s, &at)) == 0 && at == block) {
-			s->block_held = false;
-		}
-		return rc;
+		return block_again(s, block);
 	}
 	b->block = block;
 	b->n = b->n_chans = 0;
@@ -619,23 +652,52 @@ int store_series_next(struct series_scan *s, struct series_cycle *c) {
 	}
 }
 
-int store_series_values(struct store *store, int series, int64_t from, int64_t to,
-			const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
-			series_value_fn fn, void *ctx) {
+int store_series_windows(struct store *store, int series, const struct store_window *w, size_t n,
+			 const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
+			 series_window_fn fn, void *ctx) {
+	if (n == 0) {
+		return 0;
+	}
 	struct series_scan scan;
-	int rc = store_series_open(store, &scan, series, from, to, ids, n_ids, flags), ret = 0;
-	struct series_cycle c;
-	while (rc == 0 && ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
-		rc = 0;
-		if (c.clock > max_clock) {
-			continue;
+	int rc = store_series_open(store, &scan, series, w[0].from, w[0].to, ids, n_ids, flags),
+	    ret = 0;
+	for (size_t i = 0; rc == 0 && ret == 0 && i < n; i++) {
+		if (i > 0) {
+			store_series_seek(&scan, w[i].from, w[i].to);
 		}
-		for (size_t k = 0; ret == 0 && k < c.n; k++) {
-			ret = fn(ctx, &c, k);
+		struct series_cycle c;
+		while (ret == 0 && (rc = store_series_next(&scan, &c)) > 0) {
+			rc = 0;
+			if (c.clock > max_clock) {
+				continue;
+			}
+			for (size_t k = 0; ret == 0 && k < c.n; k++) {
+				ret = fn(ctx, i, &c, k);
+			}
 		}
 	}
 	store_series_close(&scan);
 	return ret != 0 ? ret : rc < 0 ? rc : 0;
+}
+
+struct one_window {
+	series_value_fn fn;
+	void *ctx;
+};
+
+static int one_window_value(void *ctx, size_t window, const struct series_cycle *c, size_t k) {
+	(void)window;
+	const struct one_window *o = ctx;
+	return o->fn(o->ctx, c, k);
+}
+
+int store_series_values(struct store *store, int series, int64_t from, int64_t to,
+			const int64_t *ids, size_t n_ids, unsigned flags, int max_clock,
+			series_value_fn fn, void *ctx) {
+	struct store_window w = {from, to};
+	struct one_window o = {fn, ctx};
+	return store_series_windows(store, series, &w, 1, ids, n_ids, flags, max_clock,
+				    one_window_value, &o);
 }
 
 /* --- hourly rollups, from the values -------------------------------------------------------- */

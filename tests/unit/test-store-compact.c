@@ -421,9 +421,80 @@ static void test_refine_and_repair(void) {
 	store_close(store);
 }
 
+/* Each window's samples of store_scan_sample_windows(), kept apart. */
+struct by_window {
+	struct all_samples w[12];
+	int stop_at; // the answer 7 at this sample (0: never)
+	int seen;
+};
+
+static int window_sample(void *ctx, size_t window, const struct store_sample *s) {
+	struct by_window *b = ctx;
+	if (++b->seen == b->stop_at) {
+		return 7;
+	}
+	return window < 12 ? all_sample(&b->w[window], s) : -1;
+}
+
+/*
+ * Windows read by one reader (store_scan_sample_windows()) read as each read alone: several in
+ * one compacted block (later, earlier, overlapping, the same twice), across a block's edge,
+ * back to an earlier block, empty, in the head, the whole history; all channels and one.
+ */
+static void test_windows(void) {
+	bool same = true, stops = true;
+	size_t in_block = 0; // values of the first four windows, all in one block
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		struct store *store;
+		store_open(&store, ":memory:", STORE_MODE_WRITE);
+		seeded_history(store, seed);
+		store_maintain(store, T0 + 40 * 3600, 0);
+		int64_t b = block_of(T0 + BLOCK);
+		struct store_window w[12] = {{b + 100, b + 1900},
+					     {b + 2000, b + 2100},
+					     {b + 1000, b + 5000},
+					     {b + 1000, b + 5000},
+					     {b + BLOCK - 600, b + BLOCK + 900},
+					     {b + 60, b + 7200},
+					     {b + 3 * BLOCK, b + 3 * BLOCK},
+					     {b + BLOCK + 30, b + BLOCK + 40},
+					     {T0 + 31 * 3600, T0 + 34 * 3600},
+					     {b + 300, b + 400},
+					     {INT64_MIN, INT64_MAX},
+					     {b - 3600, b + 10}};
+		int64_t one = channel_id(store, chans[1].key);
+		for (int ids = 0; ids < 2; ids++) {
+			struct by_window got = {0};
+			int rc = store_scan_sample_windows(store, w, 12, ids ? &one : NULL, ids,
+							   true, window_sample, &got);
+			same = same && rc == 0;
+			for (int i = 0; i < 12; i++) {
+				struct all_samples alone = {0};
+				store_scan_samples(store, w[i].from, w[i].to, ids ? &one : NULL,
+						   ids, true, all_sample, &alone);
+				same = same && same_samples(&got.w[i], &alone);
+				in_block += i < 4 && ids == 0 ? alone.n : 0;
+				free(alone.s);
+				free(got.w[i].s);
+			}
+		}
+		struct by_window cut = {.stop_at = 40};
+		stops = stops && store_scan_sample_windows(store, w, 12, NULL, 0, true,
+							   window_sample, &cut) == 7;
+		for (int i = 0; i < 12; i++) {
+			free(cut.w[i].s);
+		}
+		store_close(store);
+	}
+	ok(same && in_block > 200,
+	   "windows read by one reader read as each alone, in a block or across blocks");
+	ok(stops, "and the function's first nonzero answer ends them");
+}
+
 int main(void) {
 	store_fixture_begin();
 	test_round_trip();
+	test_windows();
 	test_size_rule();
 	test_reopen();
 	test_fast();
