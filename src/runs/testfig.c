@@ -224,14 +224,26 @@ struct acc {
 struct group {
 	struct acc *by_slot;    // p->n_slots
 	struct acc *by_cluster; // p->n_clusters
+	size_t first, n;        // its runs in the run list
 	size_t runs_with_samples;
 };
 
+/* A merged window of a group's runs, [from, to) in whole seconds as read. */
+struct fig_window {
+	int64_t from, to;
+	size_t group;
+	size_t runs; // the runs merged in it
+};
+
+/* One pass over every group's windows, the window being read. */
 struct scan {
 	const struct plan *p;
+	struct group *groups;
+	const struct fig_window *windows;
+	size_t window; // SIZE_MAX before the first
 	struct group *g;
 	struct lifetime_spacing sp;
-	int64_t ts; // the cycle being read, INT64_MIN before the first
+	int64_t ts; // the cycle being read, INT64_MIN before the first of the window
 	int64_t dt; // the seconds it stands for
 	bool any;   // a sample in this window
 	double cpu[RUNLOAD_CPUS_MAX];
@@ -268,8 +280,30 @@ static void flush_cycle(struct scan *s) {
 	memset(s->have_cpu, 0, sizeof(s->have_cpu));
 }
 
-static int scan_sample(void *ctx, const struct store_sample *sample) {
+/* The window read is complete: its last cycle, and its runs if it held a sample. */
+static void window_end(struct scan *s) {
+	if (s->window == SIZE_MAX) {
+		return;
+	}
+	flush_cycle(s);
+	s->g->runs_with_samples += s->any ? s->windows[s->window].runs : 0;
+}
+
+/* Window @w begins: its group's sums, the spacing of its cycles from none. */
+static void window_begin(struct scan *s, size_t w) {
+	window_end(s);
+	s->window = w;
+	s->g = &s->groups[s->windows[w].group];
+	lifetime_spacing_init(&s->sp);
+	s->ts = INT64_MIN;
+	s->any = false;
+}
+
+static int scan_sample(void *ctx, size_t window, const struct store_sample *sample) {
 	struct scan *s = ctx;
+	if (window != s->window) {
+		window_begin(s, window);
+	}
 	if (sample->ts != s->ts) {
 		flush_cycle(s);
 		s->ts = sample->ts;
@@ -288,17 +322,31 @@ static int scan_sample(void *ctx, const struct store_sample *sample) {
 	return 0;
 }
 
-/* Scans window [@from_ms, @to_ms]: the minute samples stamped within it, in whole seconds. */
-static int scan_window(struct store *store, const struct plan *p, struct group *g, int64_t from_ms,
-		       int64_t to_ms, bool *any) {
-	struct scan s = {.p = p, .g = g, .ts = INT64_MIN};
-	lifetime_spacing_init(&s.sp);
-	int64_t from = (from_ms + 999) / 1000, to = to_ms / 1000 + 1;
-	int rc = p->n_slots && from < to ? store_scan_samples(store, from, to, p->ids, p->n_slots,
-							      false, scan_sample, &s)
-					 : 0;
-	flush_cycle(&s);
-	*any = s.any;
+static int by_from(const void *pa, const void *pb) {
+	const struct fig_window *a = pa, *b = pb;
+	return a->from != b->from ? (a->from > b->from) - (a->from < b->from)
+				  : (a->group > b->group) - (a->group < b->group);
+}
+
+/*
+ * Scans windows @w[0..n) (any order) in one pass, oldest first: a window's minute samples go to
+ * its group's sums, each window's cycles spaced from its own first.
+ */
+static int scan_windows(struct store *store, const struct plan *p, struct group *groups,
+			struct fig_window *w, size_t n) {
+	if (p->n_slots == 0 || n == 0) {
+		return 0;
+	}
+	qsort(w, n, sizeof(*w), by_from);
+	struct store_window *times = xcalloc(n, sizeof(*times));
+	for (size_t i = 0; i < n; i++) {
+		times[i] = (struct store_window){w[i].from, w[i].to};
+	}
+	struct scan s = {.p = p, .groups = groups, .windows = w, .window = SIZE_MAX};
+	int rc = store_scan_sample_windows(store, times, n, p->ids, p->n_slots, false, scan_sample,
+					   &s);
+	window_end(&s);
+	free(times);
 	return rc;
 }
 
@@ -409,46 +457,90 @@ static void label_throttle(const struct fig_run *runs, size_t n, struct testfig_
 	l->loaded_share = l->throttle_runs && total > 0 ? loaded / total : NAN;
 }
 
-/* One label's (group's) runs @runs[0..n), sorted by start: merged windows, scanned. */
-static int label_compute(struct store *store, const struct plan *p, const struct fig_run *runs,
-			 size_t n, struct testfig_label *l) {
-	*l = (struct testfig_label){.label = xstrdup(runs[0].label),
-				    .group = runs[0].group ? xstrdup(runs[0].group) : NULL,
+/*
+ * Group @k (runs @first..@first + @n of @runs, sorted by start) into @g and @l: its sums begun,
+ * the time its runs were under way, and their windows (runs that overlap merged) added to @w at
+ * *@n_w for the scan.
+ */
+static void group_begin(const struct plan *p, const struct run_list *runs, size_t first, size_t n,
+			size_t k, struct group *g, struct testfig_label *l, struct fig_window *w,
+			size_t *n_w) {
+	const struct fig_run *r = &runs->runs[first];
+	*l = (struct testfig_label){.label = xstrdup(r[0].label),
+				    .group = r[0].group ? xstrdup(r[0].group) : NULL,
 				    .runs = n};
-	struct group g = {.by_slot = xcalloc(p->n_slots + 1, sizeof(struct acc)),
-			  .by_cluster = xcalloc(p->n_clusters + 1, sizeof(struct acc))};
-	for (size_t k = 0; k < p->n_slots; k++) {
-		stats_init(&g.by_slot[k].secs);
+	*g = (struct group){.by_slot = xcalloc(p->n_slots + 1, sizeof(struct acc)),
+			    .by_cluster = xcalloc(p->n_clusters + 1, sizeof(struct acc)),
+			    .first = first,
+			    .n = n};
+	for (size_t i = 0; i < p->n_slots; i++) {
+		stats_init(&g->by_slot[i].secs);
 	}
 	for (size_t c = 0; c < p->n_clusters; c++) {
-		stats_init(&g.by_cluster[c].secs);
+		stats_init(&g->by_cluster[c].secs);
 	}
-	int rc = 0;
 	int64_t window_ms = 0;
-	for (size_t i = 0; i < n && rc == 0;) {
-		int64_t from = runs[i].start_ms, to = runs[i].end_ms;
-		size_t first = i;
-		for (i++; i < n && runs[i].start_ms <= to; i++) { // overlapping runs: one window
-			to = runs[i].end_ms > to ? runs[i].end_ms : to;
+	for (size_t i = 0; i < n;) {
+		int64_t from = r[i].start_ms, to = r[i].end_ms;
+		size_t merged = i;
+		for (i++; i < n && r[i].start_ms <= to; i++) { // overlapping runs: one window
+			to = r[i].end_ms > to ? r[i].end_ms : to;
 		}
-		bool any = false;
-		rc = scan_window(store, p, &g, from, to, &any);
-		l->runs_with_samples += any ? i - first : 0;
 		window_ms += to - from;
+		// The minute samples stamped within it, in whole seconds.
+		int64_t from_s = (from + 999) / 1000, to_s = to / 1000 + 1;
+		if (from_s < to_s) {
+			w[(*n_w)++] = (struct fig_window){from_s, to_s, k, i - merged};
+		}
 	}
 	l->window_s = (double)window_ms / 1000.0;
-	if (rc == 0) {
-		label_figures(p, &g, l);
-		label_throttle(runs, n, l);
-	}
+}
+
+static void group_finish(const struct plan *p, struct group *g) {
 	for (size_t k = 0; k < p->n_slots; k++) {
-		stats_finish(&g.by_slot[k].secs);
+		stats_finish(&g->by_slot[k].secs);
 	}
 	for (size_t c = 0; c < p->n_clusters; c++) {
-		stats_finish(&g.by_cluster[c].secs);
+		stats_finish(&g->by_cluster[c].secs);
 	}
-	free(g.by_slot);
-	free(g.by_cluster);
+	free(g->by_slot);
+	free(g->by_cluster);
+}
+
+/*
+ * The figures of sorted runs @runs: one group per label (and tag value), each group's windows
+ * read in one pass over them all, oldest first, so a block of the history is decoded once for
+ * the windows that fall in it whichever labels they are of.
+ */
+static int groups_compute(struct store *store, const struct plan *p, const struct run_list *runs,
+			  struct testfig_result *out) {
+	struct group *groups = xcalloc(runs->n, sizeof(*groups));
+	struct fig_window *w = xcalloc(runs->n, sizeof(*w));
+	size_t n_w = 0;
+	out->labels = xcalloc(runs->n, sizeof(*out->labels));
+	for (size_t i = 0; i < runs->n;) {
+		size_t j = i;
+		while (j < runs->n && strcmp(runs->runs[j].label, runs->runs[i].label) == 0 &&
+		       cmp_group(runs->runs[j].group, runs->runs[i].group) == 0) {
+			j++;
+		}
+		group_begin(p, runs, i, j - i, out->n, &groups[out->n], &out->labels[out->n], w,
+			    &n_w);
+		out->n++;
+		i = j;
+	}
+	int rc = scan_windows(store, p, groups, w, n_w);
+	for (size_t k = 0; k < out->n; k++) {
+		struct testfig_label *l = &out->labels[k];
+		l->runs_with_samples = groups[k].runs_with_samples;
+		if (rc == 0) {
+			label_figures(p, &groups[k], l);
+			label_throttle(&runs->runs[groups[k].first], groups[k].n, l);
+		}
+		group_finish(p, &groups[k]);
+	}
+	free(groups);
+	free(w);
 	return rc;
 }
 
@@ -469,16 +561,7 @@ int testfig_compute(struct store *store, const struct testfig_options *opt,
 	}
 	if (rc == 0 && runs.n > 0) {
 		qsort(runs.runs, runs.n, sizeof(*runs.runs), cmp_run);
-		out->labels = xcalloc(runs.n, sizeof(*out->labels));
-	}
-	for (size_t i = 0; rc == 0 && i < runs.n;) {
-		size_t j = i;
-		while (j < runs.n && strcmp(runs.runs[j].label, runs.runs[i].label) == 0 &&
-		       cmp_group(runs.runs[j].group, runs.runs[i].group) == 0) {
-			j++;
-		}
-		rc = label_compute(store, &p, &runs.runs[i], j - i, &out->labels[out->n++]);
-		i = j;
+		rc = groups_compute(store, &p, &runs, out);
 	}
 	plan_finish(&p);
 	run_list_finish(&runs);
