@@ -353,8 +353,12 @@ size_t blockcodec_series_encode(uint8_t *out, const int64_t *v, size_t n, uint64
 	return len + write_packing(out + len, scratch, n - 1);
 }
 
-/* Reads the packing of @m quotients at *@p into @u; false when damaged. */
-static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, size_t m) {
+/*
+ * Reads the packing of @m quotients at *@p into @u: the first @want of them (with want < m the
+ * rest is neither read nor checked, and *@p is left anywhere); false when damaged.
+ */
+static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, size_t m,
+			 size_t want) {
 	if (*p >= end) {
 		return false;
 	}
@@ -362,7 +366,7 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 	struct bitr r = {.end = end};
 	switch (packing) {
 	case PACK_VARINT:
-		for (size_t i = 0; i < m; i++) {
+		for (size_t i = 0; i < want; i++) {
 			if (!codec_get_varint(p, end, &u[i])) {
 				return false;
 			}
@@ -378,7 +382,7 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 			return false;
 		}
 		r.p = *p;
-		for (size_t i = 0; i < m && !r.bad; i++) {
+		for (size_t i = 0; i < want && !r.bad; i++) {
 			u[i] = base + bitr_get(&r, w);
 		}
 		*p = bitr_pos(&r);
@@ -395,19 +399,31 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 			return false;
 		}
 		r.p = *p;
-		for (size_t i = 0; i < m && !r.bad; i++) {
+		for (size_t i = 0; i < want && !r.bad; i++) {
 			u[i] = bitr_get(&r, w);
+		}
+		if (want < m) { // the exceptions follow the m values' bits
+			size_t bytes = (m * w + 7) / 8;
+			if (r.bad || (size_t)(end - *p) < bytes) {
+				return false;
+			}
+			r.p = *p + bytes;
+			r.n = 0;
 		}
 		*p = bitr_pos(&r);
 		uint64_t at = 0;
-		for (uint64_t e = 0; e < exc && !r.bad; e++) {
+		// Those after the values wanted are left unread (all are read, and checked, else).
+		for (uint64_t e = 0; e < exc && !r.bad && (want == m || at < want); e++) {
 			uint64_t gap, high;
 			if (!codec_get_varint(p, end, &gap) || !codec_get_varint(p, end, &high) ||
 			    gap >= m - at || high == 0 || (w > 0 && high >> (64 - w))) {
 				return false;
 			}
 			at += gap;
-			u[at++] |= high << w;
+			if (at < want) {
+				u[at] |= high << w;
+			}
+			at++;
 		}
 		return !r.bad;
 	}
@@ -418,7 +434,7 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 		}
 		unsigned k = *(*p)++;
 		r.p = *p;
-		for (size_t i = 0; i < m && !r.bad;) {
+		for (size_t i = 0; i < want && !r.bad;) {
 			uint64_t quot = bitr_unary(&r);
 			uint64_t s = quot << k | bitr_get(&r, k);
 			if (packing == PACK_RICE || s != 0) {
@@ -442,8 +458,10 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 	return false;
 }
 
-bool blockcodec_series_decode(const uint8_t **p, const uint8_t *end, int64_t *v, size_t n) {
-	if (n == 0) {
+/* Reads a series of @n values at *@p, the first @want of them (want <= n) into @v. */
+static bool series_decode(const uint8_t **p, const uint8_t *end, int64_t *v, size_t n,
+			  size_t want) {
+	if (n == 0 || want == 0) {
 		return true;
 	}
 	uint64_t first, g;
@@ -458,23 +476,27 @@ bool blockcodec_series_decode(const uint8_t **p, const uint8_t *end, int64_t *v,
 		return false;
 	}
 	if (g == 0) {
-		for (size_t i = 1; i < n; i++) {
+		for (size_t i = 1; i < want; i++) {
 			v[i] = v[0];
 		}
 		return true;
 	}
 	// The quotients go into v itself, read back in place: u[i] is read before v[i] is written.
 	uint64_t *u = (uint64_t *)v + 1;
-	if (!read_packing(p, end, u, n - 1)) {
+	if (!read_packing(p, end, u, n - 1, want - 1)) {
 		return false;
 	}
 	uint64_t at = (uint64_t)v[0];
-	for (size_t i = 1; i < n; i++) {
+	for (size_t i = 1; i < want; i++) {
 		at += (uint64_t)codec_unzigzag(u[i - 1]) *
 		      g; // wraps as the encoder's difference did
 		v[i] = (int64_t)at;
 	}
 	return true;
+}
+
+bool blockcodec_series_decode(const uint8_t **p, const uint8_t *end, int64_t *v, size_t n) {
+	return series_decode(p, end, v, n, n);
 }
 
 /* --- chunks ---------------------------------------------------------------------------------- */
@@ -538,23 +560,23 @@ static size_t encode_values(uint8_t *out, const int64_t *q, size_t n, uint64_t *
 	return len;
 }
 
-/* Reads a chunk's @n values at *@p, with @scratch of @n entries for a palette. */
-static bool decode_values(const uint8_t **p, const uint8_t *end, int64_t *q, size_t n,
+/* Reads a chunk's @n values at *@p, the first @want, with @scratch of @n entries (a palette). */
+static bool decode_values(const uint8_t **p, const uint8_t *end, int64_t *q, size_t n, size_t want,
 			  int64_t *scratch) {
 	if (*p >= end) {
 		return false;
 	}
 	enum values_form form = (enum values_form) * (*p)++;
 	if (form == VALUES_SERIES) {
-		return blockcodec_series_decode(p, end, q, n);
+		return series_decode(p, end, q, n, want);
 	}
 	uint64_t d;
 	if (form != VALUES_PALETTE || !codec_get_varint(p, end, &d) || d == 0 || d > n ||
 	    !blockcodec_series_decode(p, end, scratch, (size_t)d) ||
-	    !blockcodec_series_decode(p, end, q, n)) {
+	    !series_decode(p, end, q, n, want)) {
 		return false;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < want; i++) {
 		if (q[i] < 0 || (uint64_t)q[i] >= d) {
 			return false;
 		}
@@ -631,8 +653,9 @@ bool blockcodec_chunk_header(const uint8_t *p, size_t len, struct blockcodec_chu
 	return read_header(&p, p + len, BLOCKCODEC_CHUNK, &out->first, &out->cycles);
 }
 
-bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, uint32_t *idx,
-			     int64_t *q, int64_t *scratch, struct blockcodec_chunk *out) {
+bool blockcodec_chunk_decode_until(const uint8_t *p, size_t len, size_t max_cycles, size_t until,
+				   uint32_t *idx, int64_t *q, int64_t *scratch,
+				   struct blockcodec_chunk *out) {
 	const uint8_t *end = p + len;
 	*out = (struct blockcodec_chunk){0};
 	uint64_t n_runs;
@@ -663,8 +686,20 @@ bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, ui
 			return false;
 		}
 	}
-	out->n = n;
-	return (n == 0 || decode_values(&p, end, q, n, scratch)) && p == end;
+	size_t want = n;
+	while (want > 0 && idx[want - 1] >= until) {
+		want--;
+	}
+	out->n = want;
+	if (want < n) { // the values from @until on are neither read nor checked
+		return want == 0 || decode_values(&p, end, q, n, want, scratch);
+	}
+	return (n == 0 || decode_values(&p, end, q, n, n, scratch)) && p == end;
+}
+
+bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, uint32_t *idx,
+			     int64_t *q, int64_t *scratch, struct blockcodec_chunk *out) {
+	return blockcodec_chunk_decode_until(p, len, max_cycles, SIZE_MAX, idx, q, scratch, out);
 }
 
 /* --- maps ------------------------------------------------------------------------------------ */

@@ -73,6 +73,14 @@ struct blockcodec_chunk {
  */
 bool blockcodec_chunk_decode(const uint8_t *p, size_t len, size_t max_cycles, uint32_t *idx,
 			     int64_t *q, int64_t *scratch, struct blockcodec_chunk *out);
+/**
+ * blockcodec_chunk_decode() of the values of the cycles before @until (an index into the
+ * block) alone: out->n counts those. The bytes of the values after them are neither read nor
+ * checked (a chunk whose values all come before @until is checked whole).
+ */
+bool blockcodec_chunk_decode_until(const uint8_t *p, size_t len, size_t max_cycles, size_t until,
+				   uint32_t *idx, int64_t *q, int64_t *scratch,
+				   struct blockcodec_chunk *out);
 /** Reads only a chunk's header (first, cycles; n is left 0); false when it is no chunk. */
 bool blockcodec_chunk_header(const uint8_t *p, size_t len, struct blockcodec_chunk *out);
 

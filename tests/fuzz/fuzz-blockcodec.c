@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the compacted history's byte formats (blockcodec.h): any bytes decoded as
- * a chunk or a map either fail cleanly or yield values within the reader's bounds; and the input
- * read as values and a presence pattern round-trips through the encoder exactly.
+ * a chunk (whole, or up to a cycle) or a map either fail cleanly or yield values within the
+ * reader's bounds, a chunk read up to a cycle the values of its whole decode before it; and the
+ * input read as values and a presence pattern round-trips through the encoder exactly.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,19 +21,45 @@ static int64_t palette[MAX_CYCLES];
 static struct blockcodec_cycle cycles[MAX_CYCLES], cycles_back[MAX_CYCLES];
 static uint8_t out[BLOCKCODEC_CHUNK_MAX(MAX_CYCLES) + BLOCKCODEC_MAP_MAX(MAX_CYCLES)];
 
-/* The input as blobs: each must be refused or decode within the bounds given. */
-static void decode_any(const uint8_t *data, size_t size) {
-	struct blockcodec_chunk c;
-	if (blockcodec_chunk_decode(data, size, MAX_CYCLES, idx, q, palette, &c)) {
-		if (c.n > c.cycles || c.cycles > MAX_CYCLES) {
+/* Chunk @c's indexes @ix: within its cycles, ascending. */
+static void check_chunk(const struct blockcodec_chunk *c, const uint32_t *ix) {
+	if (c->n > c->cycles || c->cycles > MAX_CYCLES) {
+		abort();
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (ix[i] < c->first || ix[i] >= c->first + c->cycles ||
+		    (i > 0 && ix[i] <= ix[i - 1])) {
 			abort();
 		}
-		for (size_t i = 0; i < c.n; i++) {
-			if (idx[i] < c.first || idx[i] >= c.first + c.cycles ||
-			    (i > 0 && idx[i] <= idx[i - 1])) {
+	}
+}
+
+/* The input as blobs: each must be refused or decode within the bounds given. */
+static void decode_any(const uint8_t *data, size_t size) {
+	struct blockcodec_chunk c, u;
+	bool whole = blockcodec_chunk_decode(data, size, MAX_CYCLES, idx, q, palette, &c);
+	if (whole) {
+		check_chunk(&c, idx);
+	}
+	// Up to a cycle the last byte names: the values before it, as the whole decode read them.
+	size_t until = size > 0 ? (size_t)data[size - 1] * 8 : 0;
+	if (blockcodec_chunk_decode_until(data, size, MAX_CYCLES, until, idx_back, q_back, palette,
+					  &u)) {
+		check_chunk(&u, idx_back);
+		size_t before = 0;
+		while (whole && before < c.n && idx[before] < until) {
+			before++;
+		}
+		if (whole && u.n != before) {
+			abort();
+		}
+		for (size_t i = 0; whole && i < u.n; i++) {
+			if (idx_back[i] != idx[i] || q_back[i] != q[i] || idx_back[i] >= until) {
 				abort();
 			}
 		}
+	} else if (whole) {
+		abort(); // what reads whole reads up to any cycle
 	}
 	struct blockcodec_map m;
 	if (blockcodec_map_decode(data, size, MAX_CYCLES, cycles, ts, &m)) {

@@ -24,6 +24,53 @@ static int packing_of(const uint8_t *p, size_t len) {
 	return *p;
 }
 
+/*
+ * Chunk @chunk (@len bytes) of @q at @idx[0..n) over [@first, @first + @cycles) decoded up to
+ * each of 64 cycles or so (blockcodec_chunk_decode_until()): the values before it, exactly.
+ */
+static bool prefixes_read(const uint8_t *chunk, size_t len, size_t first, size_t cycles,
+			  const uint32_t *idx, const int64_t *q, size_t n) {
+	static uint32_t idx_back[N_MAX];
+	static int64_t q_back[N_MAX];
+	size_t step = 1 + cycles / 64;
+	for (size_t until = first; until <= first + cycles + step; until += step) {
+		size_t want = 0;
+		while (want < n && idx[want] < until) {
+			want++;
+		}
+		struct blockcodec_chunk c;
+		if (!blockcodec_chunk_decode_until(chunk, len, cycles, until, idx_back, q_back,
+						   palette, &c) ||
+		    c.n != want || c.first != first || c.cycles != cycles) {
+			return false;
+		}
+		for (size_t i = 0; i < want; i++) {
+			if (idx_back[i] != idx[i] || q_back[i] != q[i]) {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Series @v[0..n) (n > 0) coded at @series as a chunk's values, every cycle present: its prefixes.
+ */
+static bool series_prefixes(const uint8_t *series, size_t len, const int64_t *v, size_t n) {
+	static uint8_t chunk[sizeof(buf)];
+	static uint32_t idx[N_MAX];
+	size_t at = 0;
+	chunk[at++] = BLOCKCODEC_CHUNK;
+	at += codec_put_varint(chunk + at, 0); // first
+	at += codec_put_varint(chunk + at, n); // cycles
+	at += codec_put_varint(chunk + at, 0); // no runs: every cycle present
+	chunk[at++] = 0;                       // the values as a series (no palette)
+	memcpy(chunk + at, series, len);
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = (uint32_t)i;
+	}
+	return prefixes_read(chunk, at + len, 0, n, idx, v, n);
+}
+
 static bool series_round_trip(const int64_t *v, size_t n, size_t *len_out) {
 	static int64_t back[N_MAX];
 	size_t len = blockcodec_series_encode(buf, v, n, scratch);
@@ -32,6 +79,7 @@ static bool series_round_trip(const int64_t *v, size_t n, size_t *len_out) {
 	for (size_t i = 0; ok && i < n; i++) {
 		ok = back[i] == v[i];
 	}
+	ok = ok && (n == 0 || series_prefixes(buf, len, v, n));
 	if (len_out) {
 		*len_out = len;
 	}
@@ -124,7 +172,7 @@ static bool chunk_round_trip(size_t first, size_t cycles, const uint32_t *idx, c
 	for (size_t i = 0; ok && i < n; i++) {
 		ok = idx_back[i] == idx[i] && q_back[i] == q[i];
 	}
-	return ok;
+	return ok && prefixes_read(buf, len, first, cycles, idx, q, n);
 }
 
 static void test_chunks(void) {
