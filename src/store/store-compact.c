@@ -189,7 +189,7 @@ static int put_chunk_part(struct writer *w, const struct triple *v, size_t n, si
 		int rc = put_chunk_part(w, v, k, first, half);
 		return rc < 0 ? rc : put_chunk_part(w, v + k, n - k, first + half, cycles - half);
 	}
-	if (!store_block_add_chunk(&w->check, v[0].id, blob, len)) {
+	if (!store_block_add_chunk(&w->check, v[0].id, blob, len, SIZE_MAX)) {
 		return -EINVAL;
 	}
 	sqlite3_stmt *st = w->chunk_st;

@@ -300,6 +300,7 @@ struct block_buf {
 	struct blockcodec_cycle *cycles;
 	int64_t *ts; // scratch for the map's decoder
 	size_t n, cap;
+	size_t upto; // the channels' values are those of the cycles before this one (n: all)
 	struct block_chan *chans; // by id ascending
 	size_t n_chans, cap_chans;
 	int64_t *palette; // scratch for a chunk's decoder
@@ -505,7 +506,8 @@ store_scan_start(int64_t from); // where a scan from @from starts reading: its h
 int64_t *store_sorted_ids(const int64_t *ids, size_t n);
 int64_t store_block_len(int series);
 int64_t store_block_of(int series, int64_t t);
-bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, size_t len);
+bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, size_t len,
+			   size_t until);
 bool store_block_add_map(struct block_buf *b, const uint8_t *p, size_t len);
 void store_block_finish(struct block_buf *b);
 void store_block_init(struct block_buf *b);

@@ -188,12 +188,17 @@ static struct block_chan *block_chan(struct block_buf *b, int64_t id) {
 
 /*
  * Adds a chunk part (@len bytes at @p) of channel @id to @b, whose map is complete: its values
- * follow the part before, within the block's cycles. False when it is damaged.
+ * follow the part before, within the block's cycles; those of the cycles before @until alone
+ * (SIZE_MAX: all), the bytes of the rest neither read nor checked. False when it is damaged.
  */
-bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, size_t len) {
+bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, size_t len,
+			   size_t until) {
 	struct blockcodec_chunk h;
 	if (!blockcodec_chunk_header(p, len, &h) || h.first > b->n || h.cycles > b->n - h.first) {
 		return false;
+	}
+	if (h.first >= until) {
+		return true;
 	}
 	struct block_chan *c = block_chan(b, id);
 	if (c->n + h.cycles > c->cap) {
@@ -206,8 +211,8 @@ bool store_block_add_chunk(struct block_buf *b, int64_t id, const uint8_t *p, si
 		b->palette = xgrow(b->palette, &b->cap_palette, h.cycles, sizeof(*b->palette));
 	}
 	struct blockcodec_chunk got;
-	if (!blockcodec_chunk_decode(p, len, h.cycles, c->idx + c->n, c->q + c->n, b->palette,
-				     &got) ||
+	if (!blockcodec_chunk_decode_until(p, len, h.cycles, until, c->idx + c->n, c->q + c->n,
+					   b->palette, &got) ||
 	    (c->n > 0 && got.n > 0 && c->idx[c->n] <= c->idx[c->n - 1])) {
 		return false;
 	}
@@ -404,7 +409,7 @@ static int load_chunks(struct series_scan *s, int64_t block) {
 			}
 			const uint8_t *p = sqlite3_column_blob(s->chunks_st, 1);
 			size_t len = (size_t)sqlite3_column_bytes(s->chunks_st, 1);
-			if (!store_block_add_chunk(&s->blk, id, p, len)) {
+			if (!store_block_add_chunk(&s->blk, id, p, len, s->blk.upto)) {
 				rc = damaged(s, "chunk", block, id);
 			}
 		}
@@ -431,16 +436,38 @@ static int block_again(struct series_scan *s, int64_t block) {
 	return rc;
 }
 
-/* Reads the held block's map parts (and with values its chunks) into s->blk. */
+/* The first cycle of @b at or after @to (b->n when none is). */
+static size_t block_until(const struct block_buf *b, int64_t to) {
+	size_t lo = 0, hi = b->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->cycles[mid].ts < to) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+/* Whether @b holds block @block with the values of its cycles before @to. */
+static bool block_holds(const struct block_buf *b, int64_t block, int64_t to) {
+	return b->n > 0 && b->block == block && block_until(b, to) <= b->upto;
+}
+
+/*
+ * Reads the held block's map parts (and with values its chunks, up to the scan's end: a window
+ * that ends inside the block decodes no value after it) into s->blk.
+ */
 static int load_block(struct series_scan *s, int64_t block) {
 	struct block_buf *b = &s->blk;
 	int64_t at;
 	int rc;
 	s->blk_i = 0;
-	if (b->n > 0 && b->block == block) { // read last, by the window before
+	if (block_holds(b, block, s->to)) { // read last, by the window before
 		return block_again(s, block);
 	}
-	if (cache_fits(s, block)) { // taken from the cache
+	if (cache_fits(s, block) && block_holds(&s->store->cache, block, s->to)) { // the cache's
 		struct block_buf t = *b;
 		*b = s->store->cache;
 		s->store->cache = t;
@@ -457,6 +484,7 @@ static int load_block(struct series_scan *s, int64_t block) {
 		}
 		s->block_held = false;
 	}
+	b->upto = block_until(b, s->to);
 	if (rc == 0 && s->values) {
 		rc = load_chunks(s, block);
 	}
