@@ -141,6 +141,27 @@ static uint64_t bitr_unary(struct bitr *r) {
 	}
 }
 
+/*
+ * A Rice code of parameter @k: its quotient into *@quot, and its value (the quotient shifted
+ * over the k low bits). A code the buffer holds whole is taken in one step, else bitr_unary()
+ * and bitr_get() read it: the same bits either way.
+ */
+static inline uint64_t rice_get(struct bitr *r, unsigned k, uint64_t *quot) {
+	bitr_fill(r);
+	uint64_t zeros = ~r->buf;
+	unsigned ones = zeros ? (unsigned)__builtin_ctzll(zeros) : 64;
+	if (ones + 1 + k <= r->n) {
+		unsigned len = ones + 1 + k;
+		uint64_t low = r->buf >> ones >> 1 & ((UINT64_C(1) << k) - 1);
+		r->buf = len < 64 ? r->buf >> len : 0;
+		r->n -= len;
+		*quot = ones;
+		return (uint64_t)ones << k | low;
+	}
+	*quot = bitr_unary(r);
+	return *quot << k | bitr_get(r, k);
+}
+
 /* The bytes read so far: a bit reader ends at the byte holding its last bit. */
 static const uint8_t *bitr_pos(const struct bitr *r) {
 	return r->p - r->n / 8;
@@ -435,14 +456,12 @@ static bool read_packing(const uint8_t **p, const uint8_t *end, uint64_t *u, siz
 		unsigned k = *(*p)++;
 		r.p = *p;
 		for (size_t i = 0; i < want && !r.bad;) {
-			uint64_t quot = bitr_unary(&r);
-			uint64_t s = quot << k | bitr_get(&r, k);
+			uint64_t quot, s = rice_get(&r, k, &quot);
 			if (packing == PACK_RICE || s != 0) {
 				u[i++] = s;
 				continue;
 			}
-			quot = bitr_unary(&r);
-			uint64_t run = (quot << k | bitr_get(&r, k)) + 1;
+			uint64_t run = rice_get(&r, k, &quot) + 1;
 			if (r.bad || quot > (UINT64_MAX >> k) || run == 0 || run > m - i) {
 				return false;
 			}
