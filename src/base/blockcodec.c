@@ -683,10 +683,13 @@ bool blockcodec_chunk_decode_until(const uint8_t *p, size_t len, size_t max_cycl
 	    n_runs > out->cycles + 1) {
 		return false;
 	}
-	size_t n = 0;
+	// n values in all, the first want of them (those before @until) with their indexes
+	size_t n = 0, want = 0;
 	if (n_runs == 0) {
-		for (size_t i = 0; i < out->cycles; i++) {
-			idx[n++] = (uint32_t)(out->first + i);
+		n = out->cycles;
+		want = until <= out->first ? 0 : until - out->first < n ? until - out->first : n;
+		for (size_t i = 0; i < want; i++) {
+			idx[i] = (uint32_t)(out->first + i);
 		}
 	} else {
 		size_t at = 0;
@@ -697,17 +700,17 @@ bool blockcodec_chunk_decode_until(const uint8_t *p, size_t len, size_t max_cycl
 				return false;
 			}
 			for (uint64_t i = 0; r % 2 == 0 && i < length; i++) {
-				idx[n++] = (uint32_t)(out->first + at + i);
+				size_t cycle = out->first + at + (size_t)i;
+				if (cycle < until) {
+					idx[want++] = (uint32_t)cycle;
+				}
 			}
+			n += r % 2 == 0 ? (size_t)length : 0;
 			at += (size_t)length;
 		}
 		if (at != out->cycles) {
 			return false;
 		}
-	}
-	size_t want = n;
-	while (want > 0 && idx[want - 1] >= until) {
-		want--;
 	}
 	out->n = want;
 	if (want < n) { // the values from @until on are neither read nor checked
