@@ -172,6 +172,18 @@ static int scan_inside(void *ctx, const struct store_sample *s) {
 	return 0;
 }
 
+/* Field by field: a sample's padding is whatever the store's copy held. */
+static bool same_collected(const struct collect *a, const struct collect *b) {
+	for (size_t i = 0; i < a->n && i < 256; i++) {
+		const struct store_sample *x = &a->s[i], *y = &b->s[i];
+		if (x->ts != y->ts || x->channel_id != y->channel_id || x->q != y->q ||
+		    x->clock != y->clock) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * A scan keeps its statements for the next one (the store's spares): scans opened inside one
  * another each read with their own, compacted blocks and the head alike, and the scans after
@@ -196,8 +208,7 @@ static void test_nested_scans(void) {
 	}
 	struct collect last = {0};
 	store_scan_samples(store, 0, INT64_MAX, NULL, 0, true, collect_sample, &last);
-	ok(last.n == first.n && memcmp(last.s, first.s, first.n * sizeof(first.s[0])) == 0,
-	   "a scan after them reads the same");
+	ok(last.n == first.n && same_collected(&last, &first), "a scan after them reads the same");
 	store_close(store);
 }
 
