@@ -56,7 +56,8 @@ static size_t schema_next(size_t i) {
  * as SQLite stored them at build time), without the table cycles a conversion drops. SQLite
  * reads every column from that text, so nothing more needs comparing: the migrations need not
  * be run again. Any other schema (a database still converting, one of another SQLite's text, a
- * foreign one) gets store_check_schema()'s full comparison.
+ * foreign one) gets store_check_schema()'s full comparison, and so does every database when
+ * the build had no text to compare with (its Python without sqlite3: store_schema[] empty).
  */
 static bool schema_as_built(struct store *store) {
 	sqlite3_stmt *st = NULL;
@@ -65,8 +66,8 @@ static bool schema_as_built(struct store *store) {
 		return false;
 	}
 	size_t i = schema_next(0);
-	bool same = true;
-	int rc;
+	bool same = store_schema[0].name != NULL; // a build without the text: the full check
+	int rc = SQLITE_DONE;
 	while (same && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *type = store_column_text(st, 0), *name = store_column_text(st, 1),
 			   *sql = store_column_text(st, 2), *table = store_column_text(st, 3);
@@ -74,7 +75,9 @@ static bool schema_as_built(struct store *store) {
 		       same_text(name, store_schema[i].name) &&
 		       same_text(table, store_schema[i].tbl_name) &&
 		       same_text(sql, store_schema[i].sql);
-		i = schema_next(i + 1);
+		if (same) { // never past the list's end: an object after it is one too many
+			i = schema_next(i + 1);
+		}
 	}
 	same = same && rc == SQLITE_DONE && !store_schema[i].name;
 	sqlite3_finalize(st);
