@@ -536,7 +536,8 @@ int store_series_open(struct store *store, struct series_scan *s, int series, in
 int store_series_next(struct series_scan *s, struct series_cycle *c);
 /*
  * Moves scan @s (opened) to [@from, @to) from its start, keeping its statements and the block it
- * decoded last: a window in that block reads it without decoding it again.
+ * decoded last: a window in that block that ends where its values were decoded reads it without
+ * decoding it again (one that goes further decodes it again, whole).
  */
 void store_series_seek(struct series_scan *s, int64_t from, int64_t to);
 /*

@@ -457,12 +457,15 @@ static bool block_holds(const struct block_buf *b, int64_t block, int64_t to) {
 
 /*
  * Reads the held block's map parts (and with values its chunks, up to the scan's end: a window
- * that ends inside the block decodes no value after it) into s->blk.
+ * that ends inside the block decodes no value after it) into s->blk. A block read again because
+ * a later window goes further into it is decoded whole, so ascending windows in one block
+ * decode it at most twice. A block that could not be read whole is not kept (s->blk.n = 0):
+ * neither the next window nor the cache may serve it without its damage.
  */
 static int load_block(struct series_scan *s, int64_t block) {
 	struct block_buf *b = &s->blk;
 	int64_t at;
-	int rc;
+	int rc = 0;
 	s->blk_i = 0;
 	if (block_holds(b, block, s->to)) { // read last, by the window before
 		return block_again(s, block);
@@ -474,19 +477,24 @@ static int load_block(struct series_scan *s, int64_t block) {
 		s->store->cache.n = 0;
 		return block_again(s, block);
 	}
+	bool again = (b->n > 0 && b->block == block) ||
+		     (cache_fits(s, block) && s->store->cache.block == block);
 	b->block = block;
 	b->n = b->n_chans = 0;
-	while ((rc = peek_block(s, &at)) == 0 && at == block) {
+	while (rc == 0 && (rc = peek_block(s, &at)) == 0 && at == block) {
 		const uint8_t *p = sqlite3_column_blob(s->blocks_st, 3);
 		size_t len = (size_t)sqlite3_column_bytes(s->blocks_st, 3);
 		if (!store_block_add_map(b, p, len)) {
-			return damaged(s, "map", block, 0);
+			rc = damaged(s, "map", block, 0);
 		}
 		s->block_held = false;
 	}
-	b->upto = block_until(b, s->to);
+	b->upto = again ? b->n : block_until(b, s->to);
 	if (rc == 0 && s->values) {
 		rc = load_chunks(s, block);
+	}
+	if (rc != 0) {
+		b->n = b->n_chans = 0;
 	}
 	s->blk_i = 0;
 	return rc;

@@ -177,7 +177,8 @@ typedef int (*store_window_sample_fn)(void *ctx, size_t window, const struct sto
 /**
  * store_scan_samples() over each of the windows @w[0..n) in turn, in one read snapshot, @fn told
  * the index of the window a sample is of. One reader serves them all: a block of the history
- * that windows following each other fall in is decoded once, so ascending windows read fastest.
+ * that windows following each other fall in is decoded at most twice (up to the first window's
+ * end, then whole when a later one goes further), so ascending windows read fastest.
  */
 int store_scan_sample_windows(struct store *store, const struct store_window *w, size_t n,
 			      const int64_t *ids, size_t n_ids, bool include_unsynced,

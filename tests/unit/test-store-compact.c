@@ -500,6 +500,38 @@ static void test_windows(void) {
 	ok(stops, "and the function's first nonzero answer ends them");
 }
 
+/*
+ * A read that meets a damaged chunk fails, and so does the same read again: a reader keeps no
+ * block it could not read whole, which its cache would otherwise serve without the damage.
+ */
+static void test_damage_not_kept(void) {
+	char *path = tmp_path("damage.db");
+	remove_db(path);
+	struct store *store;
+	store_open(&store, path, STORE_MODE_WRITE);
+	seeded_history(store, 5);
+	is_int(store_maintain(store, T0 + 40 * 3600, 0), 0, "compacted");
+	store_close(store);
+	int64_t block = query_raw(path, "SELECT min(block) FROM chunks WHERE series = 0 AND "
+					"channel_id = 2");
+	ok(exec_raw(path, "UPDATE chunks SET data = substr(data, 1, length(data) / 2) WHERE "
+			  "series = 0 AND channel_id = 2 AND block = (SELECT min(block) FROM "
+			  "chunks WHERE series = 0 AND channel_id = 2)") == 0,
+	   "one channel's chunk of a block cut in half");
+	struct store *reader;
+	is_int(store_open(&reader, path, STORE_MODE_READ), 0, "a reader");
+	for (int i = 0; i < 3; i++) {
+		struct collect c = {0};
+		int rc = store_scan_samples(reader, block, block + BLOCK, NULL, 0, true,
+					    collect_sample, &c);
+		ok(rc < 0,
+		   i == 0 ? "a read of the block fails" : "and so does the same read again");
+	}
+	store_close(reader);
+	remove_db(path);
+	free(path);
+}
+
 int main(void) {
 	store_fixture_begin();
 	test_round_trip();
@@ -509,6 +541,7 @@ int main(void) {
 	test_fast();
 	test_disk_full();
 	test_refine_and_repair();
+	test_damage_not_kept();
 	store_fixture_end();
 	return test_done();
 }
