@@ -231,13 +231,20 @@ static void test_size_rule(void) {
 }
 
 /* A cycle or an import stamped into a compacted block reopens it; it is compacted again. */
-static void test_reopen(void) {
-	char *path = tmp_path("reopen.db");
-	remove_db(path);
+/* A file @name holding seeded history @seed, compacted; its path in *@path (to free). */
+static struct store *compacted_file(const char *name, unsigned seed, char **path) {
+	*path = tmp_path(name);
+	remove_db(*path);
 	struct store *store;
-	store_open(&store, path, STORE_MODE_WRITE);
-	seeded_history(store, 21);
+	store_open(&store, *path, STORE_MODE_WRITE);
+	seeded_history(store, seed);
 	is_int(store_maintain(store, T0 + 40 * 3600, 0), 0, "compacted");
+	return store;
+}
+
+static void test_reopen(void) {
+	char *path;
+	struct store *store = compacted_file("reopen.db", 21, &path);
 	int64_t blocks = query_raw(path, "SELECT count(*) FROM blocks");
 	ok(blocks > 5, "blocks written");
 	double v[] = {51.5, 1.2e9, 3};
@@ -505,13 +512,8 @@ static void test_windows(void) {
  * block it could not read whole, which its cache would otherwise serve without the damage.
  */
 static void test_damage_not_kept(void) {
-	char *path = tmp_path("damage.db");
-	remove_db(path);
-	struct store *store;
-	store_open(&store, path, STORE_MODE_WRITE);
-	seeded_history(store, 5);
-	is_int(store_maintain(store, T0 + 40 * 3600, 0), 0, "compacted");
-	store_close(store);
+	char *path;
+	store_close(compacted_file("damage.db", 5, &path));
 	int64_t block = query_raw(path, "SELECT min(block) FROM chunks WHERE series = 0 AND "
 					"channel_id = 2");
 	ok(exec_raw(path, "UPDATE chunks SET data = substr(data, 1, length(data) / 2) WHERE "

@@ -136,7 +136,8 @@ static void test_table_text(const char *path) {
 	ok(exec_file(path, "CREATE INDEX runs_start ON runs (start_ms)"), "made again");
 	is_int(store_open(&store, path, STORE_MODE_READ), 0, "a reader opens it once more");
 	store_close(store);
-	// An object after the last built one (by name): the comparison ends at the built list's end.
+	// An object after the last built one (by name): the comparison ends at the built list's
+	// end.
 	ok(exec_file(path, "CREATE VIEW zz AS SELECT 1"), "a view named after every object");
 	is_int(store_open(&store, path, STORE_MODE_READ), -EMEDIUMTYPE, "a reader refuses it");
 	ok(exec_file(path, "DROP VIEW zz"), "the view dropped");
