@@ -436,6 +436,8 @@ const char *store_column_text(sqlite3_stmt *st, int col);
 void store_bind_text_or_null(sqlite3_stmt *st, int col, const char *text);
 void store_done(sqlite3_stmt *st);
 char *store_dup_or_null(const char *s);
+/* Whether two texts are equal, NULL equal only to NULL. */
+bool store_text_eq(const char *a, const char *b);
 size_t store_encode_row(struct store *store, const struct codec_pair *pairs, size_t n,
 			const struct codec_pair *base, size_t n_base);
 int store_fail(struct store *store, int rc, const char *what);

@@ -39,10 +39,6 @@ static bool same_columns(struct store *store, sqlite3_stmt *col_got, sqlite3_stm
 	}
 }
 
-static bool same_text(const char *a, const char *b) {
-	return a && b && strcmp(a, b) == 0;
-}
-
 /* The next object of store_schema[] a current database has: not the table cycles nor its index. */
 static size_t schema_next(size_t i) {
 	while (store_schema[i].name && strcmp(store_schema[i].tbl_name, "cycles") == 0) {
@@ -71,10 +67,10 @@ static bool schema_as_built(struct store *store) {
 	while (same && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *type = store_column_text(st, 0), *name = store_column_text(st, 1),
 			   *sql = store_column_text(st, 2), *table = store_column_text(st, 3);
-		same = store_schema[i].name && same_text(type, store_schema[i].type) &&
-		       same_text(name, store_schema[i].name) &&
-		       same_text(table, store_schema[i].tbl_name) &&
-		       same_text(sql, store_schema[i].sql);
+		same = store_schema[i].name && store_text_eq(type, store_schema[i].type) &&
+		       store_text_eq(name, store_schema[i].name) &&
+		       store_text_eq(table, store_schema[i].tbl_name) &&
+		       store_text_eq(sql, store_schema[i].sql);
 		if (same) { // never past the list's end: an object after it is one too many
 			i = schema_next(i + 1);
 		}
@@ -146,7 +142,7 @@ int store_check_schema(struct store *store) {
 		// from it. Any other text (an older SQLite's, a crafted one) is compared by column.
 		const char *sql = store_column_text(got_st, 2),
 			   *want_sql = store_column_text(want_st, 1);
-		if (strcmp(type, "table") != 0 || same_text(sql, want_sql)) {
+		if (strcmp(type, "table") != 0 || store_text_eq(sql, want_sql)) {
 			continue;
 		}
 		if (!same_columns(store, col_got, col_want, name)) {

@@ -6,10 +6,6 @@
 
 /* --- channels (writer's cache) ----------------------------------------------------------- */
 
-static bool str_eq(const char *a, const char *b) {
-	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
-}
-
 /* Finds @key, or where it would go (*found false). */
 size_t store_known_find(struct store *store, const char *key, bool *found) {
 	size_t lo = 0, hi = store->n_known;
@@ -164,8 +160,9 @@ static int channel_seen(struct store *store, const struct channel *ch, int64_t t
 	if (k->id == 0) {
 		return 0;
 	}
-	if (!verified && (!str_eq(k->source, ch->source) || !str_eq(k->label, ch->label) ||
-			  !str_eq(k->path, ch->path) || !str_eq(k->meta, ch->meta))) {
+	if (!verified &&
+	    (!store_text_eq(k->source, ch->source) || !store_text_eq(k->label, ch->label) ||
+	     !store_text_eq(k->path, ch->path) || !store_text_eq(k->meta, ch->meta))) {
 		sqlite3_stmt *st = store_stmt(store, ST_CHANNEL_UPDATE);
 		if (!st) {
 			return -EIO;

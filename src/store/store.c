@@ -748,6 +748,10 @@ char *store_dup_or_null(const char *s) {
 	return s ? xstrdup(s) : NULL;
 }
 
+bool store_text_eq(const char *a, const char *b) {
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
 const char *store_column_text(sqlite3_stmt *st, int col) {
 	return (const char *)sqlite3_column_text(st, col);
 }
