@@ -127,6 +127,8 @@ struct pass_file {
 	char text[MEMINFO_TEXT_MAX];
 };
 
+/* The driver's state (source_ctx_priv()), freed by the sampler at its end: a reload that turns the
+ * source off leaves it, since a pass number is never reused and no later pass reads its texts. */
 struct meminfo_files {
 	struct pass_file f[FILE_COUNT];
 };
@@ -222,14 +224,9 @@ static void meminfo_carry(struct sensor *fresh, const struct sensor *old) {
 	}
 }
 
-static void meminfo_cleanup(struct source_ctx *ctx) {
-	source_ctx_priv_free(ctx, SOURCE_MEMINFO);
-}
-
 const struct source_ops source_meminfo = {
 	.config_id = SOURCE_MEMINFO,
 	.discover = meminfo_discover,
 	.read = meminfo_read,
-	.cleanup = meminfo_cleanup,
 	.carry = meminfo_carry,
 };
