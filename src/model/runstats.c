@@ -14,11 +14,6 @@
 #include "stats.h"
 #include "xalloc.h"
 
-/* The quantization step of each figure: exact statistics at this resolution, 10^-places of its
- * RUNSTATS_PLACES_* (runstats.h). */
-static const double resolution_duration = 0.001, resolution_energy = 0.001, resolution_temp = 0.001,
-		    resolution_rss = 1, resolution_share = 1e-6;
-
 /* Two groups' order: by value, the runs without the tag (NULL) last. */
 static int cmp_group(const char *a, const char *b) {
 	return a && b ? strcmp(a, b) : (a == NULL) - (b == NULL);
@@ -29,6 +24,36 @@ static int cmp_run_label(const void *a, const void *b) {
 	const struct runstats_run *const *x = a, *const *y = b;
 	int c = strcmp((*x)->label, (*y)->label);
 	return c ? c : cmp_group((*x)->group, (*y)->group);
+}
+
+/*
+ * A label's figures, in runstats.h's order, each summarised from one double of the runs: where
+ * its summary stands in struct runstats_label and its value in struct runstats_run, its
+ * quantization step (exact statistics at it: 10^-places of its RUNSTATS_PLACES_*) and the floor
+ * its values must be above (-INFINITY: every finite one).
+ */
+static const struct figure {
+	size_t summary_at, run_at;
+	double resolution, floor_v;
+} figures[] = {
+	{offsetof(struct runstats_label, duration_s), offsetof(struct runstats_run, duration_s),
+	 0.001, -INFINITY},
+	{offsetof(struct runstats_label, energy_j), offsetof(struct runstats_run, energy_j), 0.001,
+	 -INFINITY},
+	{offsetof(struct runstats_label, temp_max_c), offsetof(struct runstats_run, temp_max_c),
+	 0.001, -INFINITY},
+	{offsetof(struct runstats_label, rss_max_bytes),
+	 offsetof(struct runstats_run, rss_max_bytes), 1, -INFINITY},
+	{offsetof(struct runstats_label, swap_max_bytes),
+	 offsetof(struct runstats_run, swap_max_bytes), 1, -INFINITY},
+	{offsetof(struct runstats_label, throttled_share),
+	 offsetof(struct runstats_run, throttled_share), 1e-6, 0},
+	{offsetof(struct runstats_label, loaded_share), offsetof(struct runstats_run, loaded_share),
+	 1e-6, 0},
+};
+
+static struct runstats_summary *label_summary(struct runstats_label *l, const struct figure *f) {
+	return (struct runstats_summary *)((char *)l + f->summary_at);
 }
 
 /* The ok runs' values of one figure above @floor (-INFINITY: every finite one). */
@@ -205,23 +230,12 @@ int runstats_compute(const struct runstats_run *runs, size_t n, const struct run
 				l->loaded_from_board += r->loaded_is_board;
 			}
 		}
-		const struct runstats_run *const *g = sorted + i;
-		summarise(&l->duration_s, g, j - i, offsetof(struct runstats_run, duration_s),
-			  resolution_duration, -INFINITY, opt);
-		summarise(&l->energy_j, g, j - i, offsetof(struct runstats_run, energy_j),
-			  resolution_energy, -INFINITY, opt);
-		summarise(&l->temp_max_c, g, j - i, offsetof(struct runstats_run, temp_max_c),
-			  resolution_temp, -INFINITY, opt);
-		summarise(&l->rss_max_bytes, g, j - i, offsetof(struct runstats_run, rss_max_bytes),
-			  resolution_rss, -INFINITY, opt);
-		summarise(&l->swap_max_bytes, g, j - i,
-			  offsetof(struct runstats_run, swap_max_bytes), resolution_rss, -INFINITY,
-			  opt);
-		summarise(&l->throttled_share, g, j - i,
-			  offsetof(struct runstats_run, throttled_share), resolution_share, 0, opt);
-		summarise(&l->loaded_share, g, j - i, offsetof(struct runstats_run, loaded_share),
-			  resolution_share, 0, opt);
-		summarise_metrics(l, g, j - i, opt);
+		for (size_t f = 0; f < sizeof(figures) / sizeof(figures[0]); f++) {
+			summarise(label_summary(l, &figures[f]), sorted + i, j - i,
+				  figures[f].run_at, figures[f].resolution, figures[f].floor_v,
+				  opt);
+		}
+		summarise_metrics(l, sorted + i, j - i, opt);
 		i = j;
 	}
 	free(sorted);
@@ -256,13 +270,9 @@ void runstats_result_finish(struct runstats_result *result) {
 		struct runstats_label *l = &result->labels[i];
 		free(l->label);
 		free(l->group);
-		free(l->duration_s.percentiles);
-		free(l->energy_j.percentiles);
-		free(l->temp_max_c.percentiles);
-		free(l->rss_max_bytes.percentiles);
-		free(l->swap_max_bytes.percentiles);
-		free(l->throttled_share.percentiles);
-		free(l->loaded_share.percentiles);
+		for (size_t f = 0; f < sizeof(figures) / sizeof(figures[0]); f++) {
+			free(label_summary(l, &figures[f])->percentiles);
+		}
 		for (size_t m = 0; m < l->n_metrics; m++) {
 			free(l->metrics[m].name);
 			free(l->metrics[m].unit);
