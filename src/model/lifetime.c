@@ -119,15 +119,6 @@ const char *temp_basis_name(enum temp_basis basis) {
 	return name_in(temp_basis_names, 3, basis);
 }
 
-bool temp_basis_parse(const char *name, enum temp_basis *out) {
-	unsigned i;
-	if (!parse_in(temp_basis_names, name, &i)) {
-		return false;
-	}
-	*out = (enum temp_basis)i;
-	return true;
-}
-
 void lifetime_rise_for_current(const struct lifetime_params *p, double current_a, double *age_k,
 			       double *rise_k) {
 	switch (p->self_heating) {

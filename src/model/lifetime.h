@@ -170,7 +170,6 @@ bool lifetime_model_parse(const char *name, enum lifetime_model *out);
 const char *capacitor_type_name(enum capacitor_type type);
 bool capacitor_type_parse(const char *name, enum capacitor_type *out);
 const char *temp_basis_name(enum temp_basis basis);
-bool temp_basis_parse(const char *name, enum temp_basis *out);
 
 /** A validated capacitor model, derived from a struct capacitor_config. */
 struct lifetime_params {
