@@ -11,19 +11,18 @@
 #include "log.h"
 #include "runs.h"
 #include "store.h"
+#include "worker.h"
 #include "xalloc.h"
 
 struct summarizer {
-	struct live *live; // borrowed
-	pthread_t thread;
+	struct live *live;     // borrowed
+	struct worker *worker; // runs summarize_asked() once per request
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
 	// Under lock: what the loop asked for last.
-	bool due, stop;
 	char *path;
 	size_t max_labels;
 	uint64_t generation;
-	// The thread's own.
+	// The worker's own.
 	struct store *store;
 	char *opened; // the path store was opened at
 	uint64_t opened_generation;
@@ -70,37 +69,25 @@ static void summarize(struct summarizer *s, const char *path, size_t max_labels,
 	store_release_memory(store); // the pages read go back until the next request
 }
 
-static void *run(void *arg) {
+/* The worker's job: the summary of what the loop asked for last. */
+static void summarize_asked(void *arg) {
 	struct summarizer *s = arg;
 	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		while (!s->due && !s->stop) {
-			pthread_cond_wait(&s->wake, &s->lock);
-		}
-		if (s->stop) {
-			break;
-		}
-		s->due = false;
-		char *path = xstrdup(s->path);
-		size_t max_labels = s->max_labels;
-		uint64_t generation = s->generation;
-		pthread_mutex_unlock(&s->lock);
-		summarize(s, path, max_labels, generation);
-		free(path);
-		pthread_mutex_lock(&s->lock);
-	}
+	char *path = xstrdup(s->path);
+	size_t max_labels = s->max_labels;
+	uint64_t generation = s->generation;
 	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	summarize(s, path, max_labels, generation);
+	free(path);
 }
 
 struct summarizer *summarizer_create(struct live *live) {
 	struct summarizer *s = xcalloc(1, sizeof(*s));
 	s->live = live;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->wake, NULL);
-	if (pthread_create(&s->thread, NULL, run, s) != 0) {
+	s->worker = worker_start(summarize_asked, s);
+	if (!s->worker) {
 		log_errno("runs: could not start the summary's thread");
-		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return NULL;
@@ -117,24 +104,18 @@ void summarizer_request(struct summarizer *s, const char *db_path, size_t max_la
 	}
 	s->max_labels = max_labels;
 	s->generation = generation;
-	s->due = true;
-	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
+	worker_wake(s->worker);
 }
 
 void summarizer_destroy(struct summarizer *s) {
 	if (!s) {
 		return;
 	}
-	pthread_mutex_lock(&s->lock);
-	s->stop = true;
-	pthread_cond_signal(&s->wake);
-	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
+	worker_stop(s->worker); // after the summary under way, if one is
 	store_close(s->store);
 	free(s->opened);
 	free(s->path);
-	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

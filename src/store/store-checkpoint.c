@@ -7,31 +7,28 @@
  * next commit after a complete one starts the WAL over (journal_size_limit truncates it).
  */
 #include "store-internal.h"
+#include "worker.h"
 
 struct store_checkpointer {
 	sqlite3 *db; // its own connection to the writer's file
 	char *path;
-	int pages; // the WAL size in pages from which a checkpoint is due
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool due, stop; // under lock
-	bool warned;    // a failed checkpoint was logged: the next ones go to debug
+	int pages;             // the WAL size in pages from which a checkpoint is due
+	struct worker *worker; // runs checkpoint_once() when woken
+	bool warned;           // a failed checkpoint was logged: the next ones go to debug
 };
 
 /* The writer's WAL hook, after each commit: wakes the thread once the WAL holds @pages. */
 static int on_commit(void *arg, sqlite3 *db, const char *name, int pages) {
 	struct store_checkpointer *c = arg;
 	if (pages >= c->pages) {
-		pthread_mutex_lock(&c->lock);
-		c->due = true;
-		pthread_cond_signal(&c->wake);
-		pthread_mutex_unlock(&c->lock);
+		worker_wake(c->worker);
 	}
 	return SQLITE_OK;
 }
 
-static void checkpoint_once(struct store_checkpointer *c) {
+/* The worker's job. */
+static void checkpoint_once(void *arg) {
+	struct store_checkpointer *c = arg;
 	int log_pages = 0, copied = 0;
 	int rc = sqlite3_wal_checkpoint_v2(c->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log_pages,
 					   &copied);
@@ -47,29 +44,10 @@ static void checkpoint_once(struct store_checkpointer *c) {
 	}
 }
 
-static void *run(void *arg) {
-	struct store_checkpointer *c = arg;
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->due && !c->stop) {
-			pthread_cond_wait(&c->wake, &c->lock);
-		}
-		if (c->stop) {
-			break;
-		}
-		c->due = false;
-		pthread_mutex_unlock(&c->lock);
-		checkpoint_once(c);
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
+/* Stops the worker after the checkpoint under way, if one is, and frees the rest. */
 static void checkpointer_free(struct store_checkpointer *c) {
+	worker_stop(c->worker);
 	sqlite3_close(c->db);
-	pthread_cond_destroy(&c->wake);
-	pthread_mutex_destroy(&c->lock);
 	free(c->path);
 	free(c);
 }
@@ -81,8 +59,6 @@ int store_checkpoint_aside(struct store *store, int pages) {
 	struct store_checkpointer *c = xcalloc(1, sizeof(*c));
 	c->path = xstrdup(store->path);
 	c->pages = pages > 0 ? pages : WAL_CHECKPOINT_PAGES;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->wake, NULL);
 	int rc = sqlite3_open_v2(store->path, &c->db,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
 				 NULL);
@@ -98,7 +74,8 @@ int store_checkpoint_aside(struct store *store, int pages) {
 			NULL, NULL, NULL);
 	}
 	if (rc == SQLITE_OK) {
-		rc = pthread_create(&c->thread, NULL, run, c) == 0 ? SQLITE_OK : SQLITE_ERROR;
+		c->worker = worker_start(checkpoint_once, c);
+		rc = c->worker ? SQLITE_OK : SQLITE_ERROR;
 	}
 	if (rc != SQLITE_OK) {
 		log_warn("store: %s: checkpoints stay in the commits: %s", store->path,
@@ -119,11 +96,6 @@ void store_checkpointer_stop(struct store *store) {
 		return;
 	}
 	sqlite3_wal_hook(store->db, NULL, NULL);
-	pthread_mutex_lock(&c->lock);
-	c->stop = true;
-	pthread_cond_signal(&c->wake);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL); // after the checkpoint under way, if one is
 	checkpointer_free(c);
 	store->checkpointer = NULL;
 	sqlite3_wal_autocheckpoint(store->db, WAL_CHECKPOINT_PAGES);
