@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "plainopt.h"
 
 /* Exit codes of every command. */
 #define CLI_EXIT_OK      0
@@ -130,13 +131,6 @@ int cli_usage(int opt, const char *usage);
  */
 bool cli_no_operand(const char *cmd, const char *usage, int argc, char **argv);
 
-/* An option whose whole meaning is its argument, kept in *@text, or its being given: *@flag. */
-struct cli_plain_option {
-	int opt; // getopt_long's value; 0 ends a list
-	const char **text;
-	bool *flag;
-};
-
 /*
  * Takes option @opt (its argument @arg) of a command into @state: 1 if taken, 0 if it is none
  * of the command's (--help, or one getopt_long refused), -1 after printing why @arg is bad.
@@ -145,13 +139,13 @@ typedef int cli_option_fn(void *state, int opt, char *arg);
 
 /**
  * Reads the options of @cmd, which takes no operand: getopt_long over @argv with @shortopts and
- * @longopts; an option of the list @plain is kept there, any other given to @take (NULL: none)
- * with @state. True when they are read and the command goes on; false when it ends with *@rc:
- * --help and a refused option as cli_usage() answers with @usage, a bad value with
- * CLI_EXIT_USAGE, an operand as cli_no_operand() refuses it.
+ * @longopts; an option of the list @plain is kept there (plain_option_keep()), any other given to
+ * @take (NULL: none) with @state. True when they are read and the command goes on; false when it
+ * ends with *@rc: --help and a refused option as cli_usage() answers with @usage, a bad value
+ * with CLI_EXIT_USAGE, an operand as cli_no_operand() refuses it.
  */
 bool cli_read_options(const char *cmd, const char *usage, const char *shortopts,
-		      const struct option *longopts, const struct cli_plain_option *plain,
+		      const struct option *longopts, const struct plain_option *plain,
 		      cli_option_fn *take, void *state, int argc, char **argv, int *rc);
 
 /* Each command gets argv[0] = its name and the arguments after global options are removed. */

@@ -296,7 +296,7 @@ static int cmd_calc(struct cli_context *ctx, int argc, char **argv) {
 	c.cc.rated_temp_c = NAN;
 	const char *profile = NULL, *profile_csv = NULL;
 	bool json = false;
-	const struct cli_plain_option plain[] = {
+	const struct plain_option plain[] = {
 		{OPT_PROFILE, &profile, NULL},
 		{OPT_PROFILE_CSV, &profile_csv, NULL},
 		{CLI_OPT_JSON, NULL, &json},
@@ -748,7 +748,7 @@ struct history_args {
 	bool include_unsynced, json, csv;
 	const char *capacitor;
 	double bin_k;
-	struct cli_plain_option plain[5]; // the options kept as given
+	struct plain_option plain[5]; // the options kept as given
 };
 
 static void history_args_init(struct history_args *a, const char *cmd) {

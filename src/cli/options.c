@@ -29,30 +29,14 @@ bool cli_no_operand(const char *cmd, const char *usage, int argc, char **argv) {
 	return true;
 }
 
-/* Keeps option @opt in its entry of @plain: whether it has one. */
-static bool plain_option(const struct cli_plain_option *plain, int opt, char *arg) {
-	for (; plain && plain->opt; plain++) {
-		if (plain->opt != opt) {
-			continue;
-		}
-		if (plain->text) {
-			*plain->text = arg;
-		} else {
-			*plain->flag = true;
-		}
-		return true;
-	}
-	return false;
-}
-
 bool cli_read_options(const char *cmd, const char *usage, const char *shortopts,
-		      const struct option *longopts, const struct cli_plain_option *plain,
+		      const struct option *longopts, const struct plain_option *plain,
 		      cli_option_fn *take, void *state, int argc, char **argv, int *rc) {
 	int opt;
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		int taken = plain_option(plain, opt, optarg) ? 1
-			    : take                           ? take(state, opt, optarg)
-							     : 0;
+		int taken = plain_option_keep(plain, opt, optarg) ? 1
+			    : take                                ? take(state, opt, optarg)
+								  : 0;
 		if (taken <= 0) {
 			*rc = taken < 0 ? CLI_EXIT_USAGE : cli_usage(opt, usage);
 			return false;

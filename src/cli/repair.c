@@ -91,7 +91,7 @@ int cli_repair(struct cli_context *ctx, int argc, char **argv) {
 		{0},
 	};
 	struct repair_args a = {.now = (int64_t)time(NULL)};
-	const struct cli_plain_option plain[] = {
+	const struct plain_option plain[] = {
 		{OPT_DRY_RUN, NULL, &a.dry_run},
 		{OPT_MIGRATE, NULL, &a.migrate},
 		{0},

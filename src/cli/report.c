@@ -194,7 +194,7 @@ static int parse(struct report_args *a, int argc, char **argv) {
 		CLI_OPTION_HELP,
 		{0},
 	};
-	const struct cli_plain_option plain[] = {
+	const struct plain_option plain[] = {
 		{REPORT_OPT_PEAK_CHANNEL, &a->peak_channel, NULL},
 		{REPORT_OPT_COMPARE, &a->compare, NULL},
 		{0},

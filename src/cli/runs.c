@@ -99,6 +99,16 @@ static const struct option runs_options[] = {
 static int parse_args(struct runs_args *a, int argc, char **argv, const int *allowed,
 		      const char *usage, int n_operands) {
 	int64_t now = (int64_t)time(NULL);
+	const struct plain_option plain[] = {
+		{RUNS_OPT_LABEL, &a->filter.label, NULL},
+		{RUNS_OPT_DEFAULT_LABEL, &a->default_label, NULL},
+		{CLI_OPT_JSON, NULL, &a->json},
+		{CLI_OPT_SKIP_BAD, NULL, &a->skip_bad},
+		{RUNS_OPT_EXCLUDE_THROTTLED, NULL, &a->exclude_throttled},
+		{RUNS_OPT_BOARD, NULL, &a->board},
+		{RUNS_OPT_CSV, NULL, &a->csv},
+		{0},
+	};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "h", runs_options, NULL)) != -1) {
 		bool ok = false;
@@ -108,10 +118,10 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		if (opt == 'h' || !ok) { // --help, or an option this command does not take
 			return cli_usage(opt, usage);
 		}
+		if (plain_option_keep(plain, opt, optarg)) {
+			continue;
+		}
 		switch (opt) {
-		case RUNS_OPT_LABEL:
-			a->filter.label = optarg;
-			break;
 		case CLI_OPT_FROM:
 		case CLI_OPT_TO: {
 			int64_t ts;
@@ -153,12 +163,6 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case CLI_OPT_JSON:
-			a->json = true;
-			break;
-		case RUNS_OPT_EXCLUDE_THROTTLED:
-			a->exclude_throttled = true;
-			break;
 		case RUNS_OPT_TAG: {
 			struct runtag_list check = {0};
 			char *err = NULL;
@@ -173,12 +177,6 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 			a->tags[a->n_tags++] = optarg;
 			break;
 		}
-		case RUNS_OPT_BOARD:
-			a->board = true;
-			break;
-		case RUNS_OPT_CSV:
-			a->csv = true;
-			break;
 		case RUNS_OPT_BY:
 			if (!runtag_name_valid(optarg)) {
 				fprintf(stderr,
@@ -188,12 +186,6 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 				return CLI_EXIT_USAGE;
 			}
 			a->by = optarg;
-			break;
-		case CLI_OPT_SKIP_BAD:
-			a->skip_bad = true;
-			break;
-		case RUNS_OPT_DEFAULT_LABEL:
-			a->default_label = optarg;
 			break;
 		case CLI_OPT_TIME_UNIT:
 			a->unix_per_s = strcmp(optarg, "s") == 0    ? 1

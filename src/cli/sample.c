@@ -127,7 +127,7 @@ int cli_sample(struct cli_context *ctx, int argc, char **argv) {
 	};
 	const char *root = NULL, *proc = NULL;
 	bool json = false;
-	const struct cli_plain_option plain[] = {
+	const struct plain_option plain[] = {
 		{'r', &root, NULL},
 		{'p', &proc, NULL},
 		{CLI_OPT_JSON, NULL, &json},

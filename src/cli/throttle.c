@@ -176,7 +176,7 @@ int cli_throttle(struct cli_context *ctx, int argc, char **argv) {
 	cli_window_init(&tw.w);
 	const char *domain = NULL;
 	bool json = false, csv = false;
-	const struct cli_plain_option plain[] = {
+	const struct plain_option plain[] = {
 		{THROTTLE_OPT_DOMAIN, &domain, NULL},
 		{CLI_OPT_JSON, NULL, &json},
 		{THROTTLE_OPT_CSV, NULL, &csv},

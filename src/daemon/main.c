@@ -30,6 +30,7 @@
 #include "live.h"
 #include "log.h"
 #include "notify.h"
+#include "plainopt.h"
 #include "recorder.h"
 #include "runsock.h"
 #include "sampler.h"
@@ -570,35 +571,25 @@ static int parse_args(int argc, char **argv, struct options *opt) {
 		{"help", no_argument, NULL, OPT_HELP},
 		{0},
 	};
+	const struct plain_option plain[] = {
+		{'c', &opt->config_path, NULL},
+		{OPT_SYSFS, &opt->sysfs_root, NULL},
+		{OPT_DEBUGFS, &opt->debugfs_root, NULL},
+		{OPT_DB, &opt->db, NULL},
+		{OPT_INTERVAL, &opt->interval, NULL},
+		{OPT_LISTEN, &opt->listen, NULL},
+		{OPT_CHECK, NULL, &opt->check_config},
+		{OPT_DEMO, NULL, &opt->demo},
+		{0},
+	};
 	bool seed_given = false;
 	opt->seed = 1;
 	int c;
 	while ((c = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+		if (plain_option_keep(plain, c, optarg)) {
+			continue;
+		}
 		switch (c) {
-		case 'c':
-			opt->config_path = optarg;
-			break;
-		case OPT_SYSFS:
-			opt->sysfs_root = optarg;
-			break;
-		case OPT_DEBUGFS:
-			opt->debugfs_root = optarg;
-			break;
-		case OPT_DB:
-			opt->db = optarg;
-			break;
-		case OPT_INTERVAL:
-			opt->interval = optarg;
-			break;
-		case OPT_LISTEN:
-			opt->listen = optarg;
-			break;
-		case OPT_CHECK:
-			opt->check_config = true;
-			break;
-		case OPT_DEMO:
-			opt->demo = true;
-			break;
 		case OPT_SEED: {
 			char *end;
 			errno = 0;
