@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,6 +506,12 @@ bool store_resolution_valid(double r);
 int store_cmp_i64(const void *a, const void *b);
 int64_t
 store_scan_start(int64_t from); // where a scan from @from starts reading: its hour's first row
+/**
+ * The first index in [@lo, @hi) of @array, elements of @size bytes each holding an int64_t key at
+ * byte @key_at and sorted by it ascending, whose key is not below @key; @hi when none is.
+ */
+size_t store_lower_bound(const void *array, size_t size, size_t key_at, size_t lo, size_t hi,
+			 int64_t key);
 int64_t *store_sorted_ids(const int64_t *ids, size_t n);
 int64_t store_block_len(int series);
 int64_t store_block_of(int series, int64_t t);

@@ -18,6 +18,22 @@ int store_cmp_i64(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+size_t store_lower_bound(const void *array, size_t size, size_t key_at, size_t lo, size_t hi,
+			 int64_t key) {
+	const char *base = array;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t k;
+		memcpy(&k, base + mid * size + key_at, sizeof(k));
+		if (k < key) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
 int64_t *store_sorted_ids(const int64_t *ids, size_t n) {
 	int64_t *copy = xcalloc(n ? n : 1, sizeof(*copy));
 	if (n > 0) {
@@ -438,16 +454,8 @@ static int block_again(struct series_scan *s, int64_t block) {
 
 /* The first cycle of @b at or after @to (b->n when none is). */
 static size_t block_until(const struct block_buf *b, int64_t to) {
-	size_t lo = 0, hi = b->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (b->cycles[mid].ts < to) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	return lo;
+	return store_lower_bound(b->cycles, sizeof(*b->cycles),
+				 offsetof(struct blockcodec_cycle, ts), 0, b->n, to);
 }
 
 /* Whether @b holds block @block with the values of its cycles before @to. */
@@ -758,15 +766,8 @@ static struct rollup_acc *hour_channel(struct hour_build *b, int64_t id, size_t 
 	if (*hint < b->n && b->ch[*hint].id == id) { // the same channels come every cycle
 		return &b->ch[(*hint)++].a;
 	}
-	size_t lo = *hint < b->n && b->ch[*hint].id <= id ? *hint : 0, hi = b->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (b->ch[mid].id < id) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
+	size_t lo = store_lower_bound(b->ch, sizeof(*b->ch), offsetof(struct hour_acc, id),
+				      *hint < b->n && b->ch[*hint].id <= id ? *hint : 0, b->n, id);
 	if (lo == b->n || b->ch[lo].id != id) {
 		if (b->n == b->cap) {
 			size_t old = b->cap;

@@ -444,15 +444,8 @@ static void hour_keep(struct hour_rows *h, size_t i) {
 
 /* The index of the row at @ts in the loaded hour, or where it would go. */
 size_t store_hour_find(const struct hour_rows *h, int64_t ts, bool *found) {
-	size_t lo = 0, hi = h->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (h->rows[mid].ts < ts) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
+	size_t lo = store_lower_bound(h->rows, sizeof(*h->rows), offsetof(struct hour_row, ts), 0,
+				      h->n, ts);
 	*found = lo < h->n && h->rows[lo].ts == ts;
 	return lo;
 }
