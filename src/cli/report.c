@@ -63,22 +63,19 @@ static const char usage_text[] =
 	"--tag K=V shows only the runs carrying that tag.\n";
 
 struct report_args {
-	int64_t now; // what relative times count from
+	// What the options say of the report itself, kept there as they are read (--over,
+	// --weight, --lifetime, --compare-from/--compare-to, --peak-channel; now, what relative
+	// times count from); the rest is added from the fields below once they are checked.
+	struct report_options opt;
 	struct cli_window w;
 	const char **labels;
 	size_t n_labels, cap_labels;
-	double over_s;
 	const char *compare;
-	struct cli_document doc; // -o FILE, --force, --format
-	enum query_weight weight;
-	enum report_lifetime lifetime;
-	struct runtag_list tags;               // --tag: the runs shown carry each
-	bool has_compare_from, has_compare_to; // --compare-from/--compare-to: the other board's
-	int64_t compare_from, compare_to;      // window (unset: its whole history)
-	struct runtag_list map;                // --map-label A=B: A here is B on the other board
-	struct role_pair *channels;            // --map-channel A=B (the arguments, split)
+	struct cli_document doc;    // -o FILE, --force, --format
+	struct runtag_list tags;    // --tag: the runs shown carry each
+	struct runtag_list map;     // --map-label A=B: A here is B on the other board
+	struct role_pair *channels; // --map-channel A=B (the arguments, split)
 	size_t n_channels, cap_channels;
-	const char *peak_channel;
 };
 
 /* "A=B", two channel keys, into a pair (pointing into @arg, which is cut at '='). */
@@ -106,14 +103,14 @@ static int report_option(void *state, int opt, char *arg) {
 	switch (opt) {
 	case CLI_OPT_FROM:
 	case CLI_OPT_TO:
-		good = cli_window_option(&a->w, "report", opt, arg, a->now) > 0;
+		good = cli_window_option(&a->w, "report", opt, arg, a->opt.now) > 0;
 		break;
 	case REPORT_OPT_LABEL:
 		a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1, sizeof(*a->labels));
 		a->labels[a->n_labels++] = arg;
 		break;
 	case CLI_OPT_OVER:
-		good = cli_over_option("report", arg, &a->over_s);
+		good = cli_over_option("report", arg, &a->opt.over_s);
 		break;
 	case REPORT_OPT_TAG: {
 		char *err = NULL;
@@ -128,8 +125,9 @@ static int report_option(void *state, int opt, char *arg) {
 	case REPORT_OPT_COMPARE_TO: {
 		bool from = opt == REPORT_OPT_COMPARE_FROM;
 		good = cli_time_option("report", from ? "--compare-from" : "--compare-to", arg,
-				       a->now, from ? &a->compare_from : &a->compare_to);
-		*(from ? &a->has_compare_from : &a->has_compare_to) = good;
+				       a->opt.now,
+				       from ? &a->opt.compare_from : &a->opt.compare_to);
+		*(from ? &a->opt.has_compare_from : &a->opt.has_compare_to) = good;
 		break;
 	}
 	case REPORT_OPT_MAP_LABEL: {
@@ -153,18 +151,18 @@ static int report_option(void *state, int opt, char *arg) {
 		good = cli_document_option(&a->doc, "report", opt, arg) > 0;
 		break;
 	case CLI_OPT_WEIGHT:
-		good = cli_weight_option("report", arg, &a->weight);
+		good = cli_weight_option("report", arg, &a->opt.weight);
 		break;
 	case REPORT_OPT_LIFETIME:
 	case REPORT_OPT_LIFETIME_ONLY: {
 		enum report_lifetime l =
 			opt == REPORT_OPT_LIFETIME ? REPORT_LIFETIME_ADD : REPORT_LIFETIME_ONLY;
-		if (a->lifetime != REPORT_LIFETIME_NONE && a->lifetime != l) {
+		if (a->opt.lifetime != REPORT_LIFETIME_NONE && a->opt.lifetime != l) {
 			fprintf(stderr, "thermlog report: give --lifetime or --lifetime-only, "
 					"not both\n");
 			return -1;
 		}
-		a->lifetime = l;
+		a->opt.lifetime = l;
 		break;
 	}
 	default: // --help, or an option getopt_long refused
@@ -195,7 +193,7 @@ static int parse(struct report_args *a, int argc, char **argv) {
 		{0},
 	};
 	const struct plain_option plain[] = {
-		{REPORT_OPT_PEAK_CHANNEL, &a->peak_channel, NULL},
+		{REPORT_OPT_PEAK_CHANNEL, &a->opt.peak_channel, NULL},
 		{REPORT_OPT_COMPARE, &a->compare, NULL},
 		{0},
 	};
@@ -215,18 +213,19 @@ static int parse(struct report_args *a, int argc, char **argv) {
 
 /* --compare-from/--compare-to: with --compare, a window that is not empty. */
 static bool compare_window_check(const struct report_args *a) {
-	if ((a->has_compare_from || a->has_compare_to) && !a->compare) {
+	if ((a->opt.has_compare_from || a->opt.has_compare_to) && !a->compare) {
 		fprintf(stderr,
 			"thermlog report: %s chooses the compared board's window: give --compare "
 			"OTHER.db with it\n",
-			a->has_compare_from ? "--compare-from" : "--compare-to");
+			a->opt.has_compare_from ? "--compare-from" : "--compare-to");
 		return false;
 	}
 	static const char *const names[] = {"--compare-from", "--compare-to"};
 	char *err = NULL;
 	int bad;
-	if (a->has_compare_from && a->has_compare_to &&
-	    query_window_check(a->compare_from, a->compare_to, false, 0, names, &bad, &err) < 0) {
+	if (a->opt.has_compare_from && a->opt.has_compare_to &&
+	    query_window_check(a->opt.compare_from, a->opt.compare_to, false, 0, names, &bad,
+			       &err) < 0) {
 		fprintf(stderr, "thermlog report: %s (the window of %s)\n", err, a->compare);
 		free(err);
 		return false;
@@ -320,7 +319,7 @@ static int write_stdout(const struct report_args *a, const struct report *rep) {
 
 int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	int64_t now = (int64_t)time(NULL);
-	struct report_args a = {.over_s = NAN, .now = now};
+	struct report_args a = {.opt = {.over_s = NAN, .now = now}};
 	cli_window_init(&a.w);
 	struct store *stores[2] = {NULL, NULL};
 	int rc = parse(&a, argc, argv);
@@ -359,31 +358,21 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 		map_a[i] = a.map.tags[i].key;
 		map_b[i] = a.map.tags[i].value;
 	}
-	struct report_options opt = {
-		.tags = tags.data,
-		.has_compare_from = a.has_compare_from,
-		.has_compare_to = a.has_compare_to,
-		.compare_from = a.compare_from,
-		.compare_to = a.compare_to,
-		.map_a = map_a,
-		.map_b = map_b,
-		.n_map = a.map.n,
-		.map_channel = a.channels,
-		.n_map_channel = a.n_channels,
-		.peak_channel = a.peak_channel,
-		.has_from = a.w.p.has_from,
-		.has_to = a.w.p.has_to,
-		.from = a.w.p.from,
-		.to = a.w.p.to,
-		.weight = a.weight,
-		.labels = a.labels,
-		.n_labels = a.n_labels,
-		.over_s = a.over_s,
-		.cfg = cfg,
-		.now = now,
-		.lifetime = a.lifetime,
-	};
-	if (a.lifetime != REPORT_LIFETIME_NONE && cfg->n_capacitors == 0) {
+	struct report_options *opt = &a.opt;
+	opt->tags = tags.data;
+	opt->map_a = map_a;
+	opt->map_b = map_b;
+	opt->n_map = a.map.n;
+	opt->map_channel = a.channels;
+	opt->n_map_channel = a.n_channels;
+	opt->has_from = a.w.p.has_from;
+	opt->has_to = a.w.p.has_to;
+	opt->from = a.w.p.from;
+	opt->to = a.w.p.to;
+	opt->labels = a.labels;
+	opt->n_labels = a.n_labels;
+	opt->cfg = cfg;
+	if (opt->lifetime != REPORT_LIFETIME_NONE && cfg->n_capacitors == 0) {
 		fprintf(stderr,
 			"thermlog report: no capacitors configured (add a 'capacitors:' section to "
 			"%s): the design review says so\n",
@@ -391,7 +380,7 @@ int cli_report(struct cli_context *ctx, int argc, char **argv) {
 	}
 	struct report rep;
 	char *err = NULL;
-	int qrc = report_compute(stores, files, a.compare ? 2 : 1, &opt, &rep, &err);
+	int qrc = report_compute(stores, files, a.compare ? 2 : 1, opt, &rep, &err);
 	if (qrc < 0) {
 		rc = cli_query_failed("report", qrc, err);
 	} else if (strcmp(a.doc.output, "-") == 0) {
