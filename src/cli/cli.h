@@ -32,6 +32,8 @@ enum {
 	CLI_OPT_FORCE,
 	CLI_OPT_WEIGHT,
 	CLI_OPT_OVER,
+	CLI_OPT_LABEL,
+	CLI_OPT_TAG,
 };
 
 /*
@@ -52,6 +54,9 @@ enum {
 #define CLI_OPTION_TIME_UNIT  {"time-unit", required_argument, NULL, CLI_OPT_TIME_UNIT}
 #define CLI_OPTION_WEIGHT     {"weight", required_argument, NULL, CLI_OPT_WEIGHT}
 #define CLI_OPTION_OVER       {"over", required_argument, NULL, CLI_OPT_OVER}
+/* A run's label and a KEY=VALUE tag (runtag.h) it carries. */
+#define CLI_OPTION_LABEL      {"label", required_argument, NULL, CLI_OPT_LABEL}
+#define CLI_OPTION_TAG        {"tag", required_argument, NULL, CLI_OPT_TAG}
 /* -o FILE (--output FILE) and --force: a file written as src/cli/output.c writes it. */
 #define CLI_OPTIONS_OUTPUT    {"output", required_argument, NULL, 'o'}, \
 			      {"force", no_argument, NULL, CLI_OPT_FORCE}

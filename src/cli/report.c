@@ -22,11 +22,9 @@
 #include "xalloc.h"
 
 enum {
-	REPORT_OPT_LABEL = 512,
-	REPORT_OPT_COMPARE,
+	REPORT_OPT_COMPARE = 512,
 	REPORT_OPT_LIFETIME,
 	REPORT_OPT_LIFETIME_ONLY,
-	REPORT_OPT_TAG,
 	REPORT_OPT_COMPARE_FROM,
 	REPORT_OPT_COMPARE_TO,
 	REPORT_OPT_MAP_LABEL,
@@ -105,14 +103,14 @@ static int report_option(void *state, int opt, char *arg) {
 	case CLI_OPT_TO:
 		good = cli_window_option(&a->w, "report", opt, arg, a->opt.now) > 0;
 		break;
-	case REPORT_OPT_LABEL:
+	case CLI_OPT_LABEL:
 		a->labels = xgrow(a->labels, &a->cap_labels, a->n_labels + 1, sizeof(*a->labels));
 		a->labels[a->n_labels++] = arg;
 		break;
 	case CLI_OPT_OVER:
 		good = cli_over_option("report", arg, &a->opt.over_s);
 		break;
-	case REPORT_OPT_TAG: {
+	case CLI_OPT_TAG: {
 		char *err = NULL;
 		good = runtag_parse(arg, &a->tags, &err);
 		if (!good) {
@@ -175,14 +173,14 @@ static int report_option(void *state, int opt, char *arg) {
 static int parse(struct report_args *a, int argc, char **argv) {
 	static const struct option options[] = {
 		CLI_OPTIONS_FROM_TO,
-		{"label", required_argument, NULL, REPORT_OPT_LABEL},
+		CLI_OPTION_LABEL,
 		CLI_OPTION_OVER,
 		{"compare", required_argument, NULL, REPORT_OPT_COMPARE},
 		CLI_OPTION_FORMAT,
 		CLI_OPTION_WEIGHT,
 		{"lifetime", no_argument, NULL, REPORT_OPT_LIFETIME},
 		{"lifetime-only", no_argument, NULL, REPORT_OPT_LIFETIME_ONLY},
-		{"tag", required_argument, NULL, REPORT_OPT_TAG},
+		CLI_OPTION_TAG,
 		{"compare-from", required_argument, NULL, REPORT_OPT_COMPARE_FROM},
 		{"compare-to", required_argument, NULL, REPORT_OPT_COMPARE_TO},
 		{"map-label", required_argument, NULL, REPORT_OPT_MAP_LABEL},

@@ -186,11 +186,11 @@ static const char usage_text[] =
 	"is not reachable. CMD may write its own metrics, lines \"NAME VALUE [UNIT]\" or\n"
 	"one JSON object, to the file $THERMLOG_METRICS names. See thermlog(1).\n";
 
-enum { OPT_LABEL = 512, OPT_TAG, OPT_TIMEOUT, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
+enum { OPT_TIMEOUT = 512, OPT_PID, OPT_EXIT, OPT_STATUS, OPT_METRIC };
 
 static const struct option run_options[] = {
-	{"label", required_argument, NULL, OPT_LABEL},
-	{"tag", required_argument, NULL, OPT_TAG},
+	CLI_OPTION_LABEL,
+	CLI_OPTION_TAG,
 	{"metric", required_argument, NULL, OPT_METRIC},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"pid", required_argument, NULL, OPT_PID},
@@ -227,14 +227,14 @@ static bool exit_option(struct run_cli *o, const char *cmd, const char *arg) {
 static bool run_option(struct run_cli *o, int c, const char *arg) {
 	char *end;
 	switch (c) {
-	case OPT_LABEL:
+	case CLI_OPT_LABEL:
 		if (!jobcsv_label_valid(arg)) {
 			fprintf(stderr, "thermlog run: --label: expected " JOBCSV_LABEL_RULE "\n");
 			return false;
 		}
 		o->a.label = arg;
 		return true;
-	case OPT_TAG:
+	case CLI_OPT_TAG:
 		return add_tag(&o->a, arg);
 	case OPT_METRIC:
 		return add_metric(&o->a, o->cmd, arg);

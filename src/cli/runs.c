@@ -21,11 +21,9 @@
 
 /* Options of the runs commands only (above the shared CLI_OPT_* values). */
 enum {
-	RUNS_OPT_LABEL = 512,
-	RUNS_OPT_DEFAULT_LABEL,
+	RUNS_OPT_DEFAULT_LABEL = 512,
 	RUNS_OPT_LAST,
 	RUNS_OPT_EXCLUDE_THROTTLED,
-	RUNS_OPT_TAG,
 	RUNS_OPT_BY,
 	RUNS_OPT_BOARD,
 	RUNS_OPT_CSV,
@@ -70,7 +68,7 @@ static void tags_filter(struct runs_args *a) {
 }
 
 static const struct option runs_options[] = {
-	{"label", required_argument, NULL, RUNS_OPT_LABEL},
+	CLI_OPTION_LABEL,
 	CLI_OPTIONS_FROM_TO,
 	CLI_OPTION_OVER,
 	CLI_OPTION_PERCENTILE,
@@ -80,7 +78,7 @@ static const struct option runs_options[] = {
 	{"last", required_argument, NULL, RUNS_OPT_LAST},
 	CLI_OPTION_TIME_UNIT,
 	{"exclude-throttled", no_argument, NULL, RUNS_OPT_EXCLUDE_THROTTLED},
-	{"tag", required_argument, NULL, RUNS_OPT_TAG},
+	CLI_OPTION_TAG,
 	{"by", required_argument, NULL, RUNS_OPT_BY},
 	{"board", no_argument, NULL, RUNS_OPT_BOARD},
 	{"csv", no_argument, NULL, RUNS_OPT_CSV},
@@ -100,7 +98,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 		      const char *usage, int n_operands) {
 	int64_t now = (int64_t)time(NULL);
 	const struct plain_option plain[] = {
-		{RUNS_OPT_LABEL, &a->filter.label, NULL},
+		{CLI_OPT_LABEL, &a->filter.label, NULL},
 		{RUNS_OPT_DEFAULT_LABEL, &a->default_label, NULL},
 		{CLI_OPT_JSON, NULL, &a->json},
 		{CLI_OPT_SKIP_BAD, NULL, &a->skip_bad},
@@ -163,7 +161,7 @@ static int parse_args(struct runs_args *a, int argc, char **argv, const int *all
 				return CLI_EXIT_USAGE;
 			}
 			break;
-		case RUNS_OPT_TAG: {
+		case CLI_OPT_TAG: {
 			struct runtag_list check = {0};
 			char *err = NULL;
 			bool good = runtag_parse(optarg, &check, &err);
@@ -329,8 +327,8 @@ static int no_runs_said(struct store *store, const char *cmd, const struct store
 }
 
 static int runs_list(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,   RUNS_OPT_LAST,
-				      RUNS_OPT_TAG,   CLI_OPT_JSON, RUNS_OPT_CSV, 0};
+	static const int allowed[] = {CLI_OPT_LABEL, CLI_OPT_FROM, CLI_OPT_TO,   RUNS_OPT_LAST,
+				      CLI_OPT_TAG,   CLI_OPT_JSON, RUNS_OPT_CSV, 0};
 	const char *usage =
 		"usage: thermlog runs [--label L] [--tag K=V]... [--from T] [--to T] "
 		"[--last N] [--json]\n"
@@ -704,13 +702,13 @@ static void print_wrapped(const char *first, const char *text) {
 	printf("\n");
 }
 static int runs_stats_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL,
+	static const int allowed[] = {CLI_OPT_LABEL,
 				      CLI_OPT_FROM,
 				      CLI_OPT_TO,
 				      CLI_OPT_OVER,
 				      CLI_OPT_PERCENTILE,
 				      CLI_OPT_JSON,
-				      RUNS_OPT_TAG,
+				      CLI_OPT_TAG,
 				      RUNS_OPT_BY,
 				      RUNS_OPT_BOARD,
 				      RUNS_OPT_CSV,
@@ -974,8 +972,8 @@ static void print_sides(const struct runs_compare *c) {
 }
 
 static int runs_compare_cmd(struct cli_context *ctx, int argc, char **argv) {
-	static const int allowed[] = {RUNS_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON,
-				      RUNS_OPT_TAG, 0};
+	static const int allowed[] = {CLI_OPT_LABEL, RUNS_OPT_EXCLUDE_THROTTLED, CLI_OPT_JSON,
+				      CLI_OPT_TAG, 0};
 	const char *usage =
 		"usage: thermlog runs compare --label L [--tag K=V]... [--exclude-throttled] OTHER.db "
 		"[--json]\n"
