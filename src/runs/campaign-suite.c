@@ -459,7 +459,8 @@ static void parse_root(struct parser *p, const struct yamltree_node *root) {
 					   "steps", "tags",   "metrics", NULL};
 	if (!yamltree_check_mapping(&p->yt, root, "the suite", keys)) {
 		if (yamltree_is_null(root)) {
-			yamltree_error_node(&p->yt, root, "an empty suite: it needs a name and steps");
+			yamltree_error_node(&p->yt, root,
+					    "an empty suite: it needs a name and steps");
 		}
 		return;
 	}
@@ -593,6 +594,15 @@ const struct campaign_step *campaign_suite_step(const struct campaign_suite *s, 
 
 /* --- canonical JSON ---------------------------------------------------------------------- */
 
+/* The @n strings of @s as a JSON array, in their order. */
+static void strings_json(struct json *j, char *const *s, size_t n) {
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_string(j, s[i]);
+	}
+	json_array_end(j);
+}
+
 static void command_json(struct json *j, const char *key, const struct campaign_command *c) {
 	json_key(j, key);
 	if (!c->argv) {
@@ -603,11 +613,7 @@ static void command_json(struct json *j, const char *key, const struct campaign_
 		json_string(j, c->argv[2]);
 		return;
 	}
-	json_array_begin(j);
-	for (size_t i = 0; i < c->argc; i++) {
-		json_string(j, c->argv[i]);
-	}
-	json_array_end(j);
+	strings_json(j, c->argv, c->argc);
 }
 
 static void pairs_json(struct json *j, const char *key, const struct campaign_pair *pairs,
@@ -630,11 +636,7 @@ static void step_json(struct json *j, const struct campaign_step *st) {
 	json_field_int(j, "timeout_ms", st->timeout_ms);
 	pairs_json(j, "tags", st->tags, st->n_tags);
 	json_key(j, "metrics");
-	json_array_begin(j);
-	for (size_t i = 0; i < st->n_metrics; i++) {
-		json_string(j, st->metrics[i]);
-	}
-	json_array_end(j);
+	strings_json(j, st->metrics, st->n_metrics);
 	json_object_end(j);
 }
 
@@ -666,11 +668,7 @@ void campaign_suite_json(const struct campaign_suite *s, struct json *j) {
 	json_field_int(j, "warm_within_ms", s->warm_within_ms);
 	command_json(j, "warm_up", &s->warm_up);
 	json_key(j, "zones");
-	json_array_begin(j);
-	for (size_t i = 0; i < s->n_zones; i++) {
-		json_string(j, s->zones[i]);
-	}
-	json_array_end(j);
+	strings_json(j, s->zones, s->n_zones);
 	json_object_end(j);
 	json_field_string(j, "order", campaign_order_name(s->order));
 	json_key(j, "steps");
