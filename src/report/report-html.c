@@ -94,13 +94,20 @@ static void table_html(const struct report_block *t, struct buf *out) {
 	buf_puts(out, "</tbody></table></div>\n");
 }
 
+/* Element @tag holding @text escaped, then a line break: "<p>text</p>\n". */
+static void element(struct buf *out, const char *tag, const char *text) {
+	buf_printf(out, "<%s>", tag);
+	report_escape_xml(out, text);
+	buf_printf(out, "</%s>\n", tag);
+}
+
 void report_html_write(const struct report_doc *doc, struct buf *out) {
 	buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		      "style-src 'unsafe-inline'\">\n<title>");
-	report_escape_xml(out, doc->title);
-	buf_puts(out, "</title>\n<style>\n");
+		      "style-src 'unsafe-inline'\">\n");
+	element(out, "title", doc->title);
+	buf_puts(out, "<style>\n");
 	buf_puts(out, style);
 	buf_puts(out, "</style>\n</head>\n<body>\n<header><h1>");
 	report_escape_xml(out, doc->title);
@@ -110,20 +117,15 @@ void report_html_write(const struct report_doc *doc, struct buf *out) {
 		const struct report_block *b = &doc->blocks[i];
 		switch (b->kind) {
 		case REPORT_BLOCK_SECTION:
-			buf_puts(out, open ? "</section>\n<section>\n<h2>" : "<section>\n<h2>");
-			report_escape_xml(out, b->text);
-			buf_puts(out, "</h2>\n");
+			buf_puts(out, open ? "</section>\n<section>\n" : "<section>\n");
+			element(out, "h2", b->text);
 			open = true;
 			break;
 		case REPORT_BLOCK_HEADING:
-			buf_puts(out, "<h3>");
-			report_escape_xml(out, b->text);
-			buf_puts(out, "</h3>\n");
+			element(out, "h3", b->text);
 			break;
 		case REPORT_BLOCK_PARA:
-			buf_puts(out, "<p>");
-			report_escape_xml(out, b->text);
-			buf_puts(out, "</p>\n");
+			element(out, "p", b->text);
 			break;
 		case REPORT_BLOCK_TABLE:
 			table_html(b, out);
@@ -131,9 +133,8 @@ void report_html_write(const struct report_doc *doc, struct buf *out) {
 		case REPORT_BLOCK_CHART:
 			buf_puts(out, "<figure>\n");
 			buf_puts(out, doc->charts[b->chart].svg);
-			buf_puts(out, "<figcaption>");
-			report_escape_xml(out, b->text);
-			buf_puts(out, "</figcaption>\n</figure>\n");
+			element(out, "figcaption", b->text);
+			buf_puts(out, "</figure>\n");
 			break;
 		}
 	}
