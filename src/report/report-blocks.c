@@ -120,6 +120,18 @@ void report_num(struct report_block *t, size_t col, double v, int places) {
 	}
 }
 
+struct report_block *report_text_table(struct report_doc *doc, const char *const head[2]) {
+	struct report_block *t = report_table(doc, 2, head);
+	t->right[1] = false;
+	return t;
+}
+
+void report_text_row(struct report_block *t, const char *name, const char *text) {
+	report_row(t);
+	report_cell(t, 0, "%s", name);
+	report_cell(t, 1, "%s", text);
+}
+
 void report_chart_add(struct report_doc *doc, const char *name, char *svg, char *caption) {
 	doc->charts = xgrow(doc->charts, &doc->cap_charts, doc->n_charts + 1, sizeof(*doc->charts));
 	doc->charts[doc->n_charts] = (struct report_chart){.name = xstrdup(name), .svg = svg};

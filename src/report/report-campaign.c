@@ -289,12 +289,9 @@ static void verdict_section(struct report_doc *doc, const struct report_campaign
 	const struct verdict *v = &rc->verdict;
 	if (v->n > 0) {
 		static const char *const head[] = {"reason", "why"};
-		struct report_block *t = report_table(doc, 2, head);
-		t->right[1] = false;
+		struct report_block *t = report_text_table(doc, head);
 		for (size_t i = 0; i < v->n; i++) {
-			report_row(t);
-			report_cell(t, 0, "%s", v->reasons[i].code);
-			report_cell(t, 1, "%s", v->reasons[i].message);
+			report_text_row(t, v->reasons[i].code, v->reasons[i].message);
 		}
 	}
 	report_para(doc, "%s: %s", v->comparable ? "comparable" : "not comparable",
@@ -364,12 +361,9 @@ static void campaign_section(struct report_doc *doc, const struct report_campaig
 	if (s->n_locked > 0) {
 		report_heading(doc, "Locked");
 		static const char *const lh[] = {"fact", "value"};
-		struct report_block *l = report_table(doc, 2, lh);
-		l->right[1] = false;
+		struct report_block *l = report_text_table(doc, lh);
 		for (size_t i = 0; i < s->n_locked; i++) {
-			report_row(l);
-			report_cell(l, 0, "%s", s->locked[i].key);
-			report_cell(l, 1, "%s", s->locked[i].value);
+			report_text_row(l, s->locked[i].key, s->locked[i].value);
 		}
 	}
 }

@@ -61,6 +61,10 @@ void report_cell(struct report_block *t, size_t col, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /** A cell of a number with @places places, "-" for NAN or an infinity. */
 void report_num(struct report_block *t, size_t col, double v, int places);
+/** A table of two text columns, neither aligned right: a name and what it says (@head). */
+struct report_block *report_text_table(struct report_doc *doc, const char *const head[2]);
+/** A row of such a table: @name and @text as they are. */
+void report_text_row(struct report_block *t, const char *name, const char *text);
 /** A chart block: @svg and @caption (both newly allocated) are the document's from now on. */
 void report_chart_add(struct report_doc *doc, const char *name, char *svg, char *caption);
 /** True once the document has spent its budget. */

@@ -690,12 +690,10 @@ static void warnings(struct report_doc *doc, const struct lifetime_result *r) {
 		return;
 	}
 	static const char *const head[] = {"code", "message"};
-	struct report_block *t = report_table(doc, 2, head);
-	t->right[1] = false;
+	struct report_block *t = report_text_table(doc, head);
 	for (size_t k = 0; k < r->n_warnings; k++) {
-		report_row(t);
-		report_cell(t, 0, "%s", lifetime_warning_name(r->warnings[k].code));
-		report_cell(t, 1, "%s", r->warnings[k].message);
+		report_text_row(t, lifetime_warning_name(r->warnings[k].code),
+				r->warnings[k].message);
 	}
 }
 
