@@ -290,10 +290,17 @@ static void note_dt(struct cycle_summary *cs, int64_t dt) {
 }
 
 /*
- * The unobserved part of a spacing: beyond 1.5 times the expected one when given, else what
- * struct lifetime_spacing leaves unobserved (beyond 1.5 times the sample's own spacing).
+ * A cycle at @ts after the last one counted (or the window's first, whose time is kept): its
+ * spacing into the spacings' statistics, and the unobserved part of that spacing: beyond 1.5
+ * times the expected one when given, else what struct lifetime_spacing leaves unobserved
+ * (beyond 1.5 times the sample's own spacing). The caller then counts the cycle.
  */
 static void step_cycle(struct cycle_summary *cs, int64_t ts) {
+	if (cs->cycles > 0) {
+		stats_add(&cs->spacing, ts - cs->last_ts, ts);
+	} else {
+		cs->first_ts = ts;
+	}
 	int64_t gap;
 	int64_t dt = lifetime_spacing_next(&cs->sp, ts, 0, &gap);
 	if (cs->given_s > 0 && cs->cycles > 0) {
@@ -320,11 +327,6 @@ static int on_cycle(void *ctx, const struct store_cycle *c) {
 			return 0;
 		}
 	}
-	if (cs->cycles > 0) {
-		stats_add(&cs->spacing, c->ts - cs->last_ts, c->ts);
-	} else {
-		cs->first_ts = c->ts;
-	}
 	step_cycle(cs, c->ts);
 	cs->last_ts = c->ts;
 	cs->cycles++;
@@ -337,11 +339,6 @@ static int on_cycle_day(void *ctx, const struct store_cycle_day *d) {
 	cs->unsynced += d->unsynced;
 	if (d->cycles == 0) {
 		return 0;
-	}
-	if (cs->cycles > 0) {
-		stats_add(&cs->spacing, d->first_ts - cs->last_ts, d->first_ts);
-	} else {
-		cs->first_ts = d->first_ts;
 	}
 	step_cycle(cs, d->first_ts);
 	if (d->n_spacings > 0) {
