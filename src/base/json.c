@@ -260,3 +260,16 @@ void json_field_time_ms_or_null(struct json *j, const char *key, bool known, int
 		json_field_null(j, key);
 	}
 }
+
+void json_strings(struct json *j, char *const *s, size_t n) {
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_string(j, s[i]);
+	}
+	json_array_end(j);
+}
+
+void json_field_strings(struct json *j, const char *key, char *const *s, size_t n) {
+	json_key(j, key);
+	json_strings(j, s, n);
+}

@@ -3,6 +3,7 @@
 #define JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -65,6 +66,14 @@ void json_field_time(struct json *j, const char *key, int64_t ts);
 void json_field_time_ms(struct json *j, const char *key, int64_t ms);
 void json_field_time_or_null(struct json *j, const char *key, bool known, int64_t ts);
 void json_field_time_ms_or_null(struct json *j, const char *key, bool known, int64_t ms);
+
+/*
+ * A list of strings as an array: json_strings() writes the @n strings of @s in their order,
+ * escaped (a NULL one as null; no strings make [], and @s may then be NULL);
+ * json_field_strings() is json_key() followed by it.
+ */
+void json_strings(struct json *j, char *const *s, size_t n);
+void json_field_strings(struct json *j, const char *key, char *const *s, size_t n);
 
 /** Appends @s escaped as a JSON string body (no quotes) to @out. */
 void json_escape(struct buf *out, const char *s);

@@ -191,11 +191,55 @@ static void test_escaped(void) {
 	buf_finish(&b);
 }
 
+/* A list of strings: each in its order, escaped, NULL as null, [] for none; as the loop. */
+static void test_strings(void) {
+	struct buf b;
+	buf_init(&b);
+	struct json j;
+	json_init(&j, &b, false);
+	char *strings[] = {"a\"b", "c\\d\n", NULL, "\x01\xc3\xa9"};
+	json_object_begin(&j);
+	json_field_strings(&j, "s", strings, 4);
+	json_field_strings(&j, "none", NULL, 0);
+	json_key(&j, "bare");
+	json_strings(&j, strings + 1, 1);
+	json_object_end(&j);
+	is_str(b.data,
+	       "{\"s\":[\"a\\\"b\",\"c\\\\d\\n\",null,\"\\u0001\xc3\xa9\"],\"none\":[],"
+	       "\"bare\":[\"c\\\\d\\n\"]}",
+	       "strings: escaped, UTF-8 kept, NULL as null, none as []");
+	// pretty: the same text as the loop of array_begin, json_string a string, array_end
+	struct buf by_loop;
+	buf_init(&by_loop);
+	buf_clear(&b);
+	struct json k;
+	json_init(&j, &b, true);
+	json_init(&k, &by_loop, true);
+	json_object_begin(&j);
+	json_field_strings(&j, "s", strings, 2);
+	json_field_strings(&j, "none", strings, 0);
+	json_object_end(&j);
+	json_object_begin(&k);
+	json_key(&k, "s");
+	json_array_begin(&k);
+	json_string(&k, strings[0]);
+	json_string(&k, strings[1]);
+	json_array_end(&k);
+	json_key(&k, "none");
+	json_array_begin(&k);
+	json_array_end(&k);
+	json_object_end(&k);
+	is_str(b.data, by_loop.data, "strings, pretty: the bytes of the loop they replace");
+	buf_finish(&by_loop);
+	buf_finish(&b);
+}
+
 int main(void) {
 	test_structure();
 	test_escaped();
 	test_pretty();
 	test_fields();
 	test_doubles();
+	test_strings();
 	return test_done();
 }
