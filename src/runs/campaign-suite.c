@@ -594,15 +594,6 @@ const struct campaign_step *campaign_suite_step(const struct campaign_suite *s, 
 
 /* --- canonical JSON ---------------------------------------------------------------------- */
 
-/* The @n strings of @s as a JSON array, in their order. */
-static void strings_json(struct json *j, char *const *s, size_t n) {
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++) {
-		json_string(j, s[i]);
-	}
-	json_array_end(j);
-}
-
 static void command_json(struct json *j, const char *key, const struct campaign_command *c) {
 	json_key(j, key);
 	if (!c->argv) {
@@ -613,7 +604,7 @@ static void command_json(struct json *j, const char *key, const struct campaign_
 		json_string(j, c->argv[2]);
 		return;
 	}
-	strings_json(j, c->argv, c->argc);
+	json_strings(j, c->argv, c->argc);
 }
 
 static void pairs_json(struct json *j, const char *key, const struct campaign_pair *pairs,
@@ -635,8 +626,7 @@ static void step_json(struct json *j, const struct campaign_step *st) {
 	json_field_string(j, "start", campaign_start_name(st->start));
 	json_field_int(j, "timeout_ms", st->timeout_ms);
 	pairs_json(j, "tags", st->tags, st->n_tags);
-	json_key(j, "metrics");
-	strings_json(j, st->metrics, st->n_metrics);
+	json_field_strings(j, "metrics", st->metrics, st->n_metrics);
 	json_object_end(j);
 }
 
@@ -667,8 +657,7 @@ void campaign_suite_json(const struct campaign_suite *s, struct json *j) {
 	json_field_int(j, "max_wait_ms", s->max_wait_ms);
 	json_field_int(j, "warm_within_ms", s->warm_within_ms);
 	command_json(j, "warm_up", &s->warm_up);
-	json_key(j, "zones");
-	strings_json(j, s->zones, s->n_zones);
+	json_field_strings(j, "zones", s->zones, s->n_zones);
 	json_object_end(j);
 	json_field_string(j, "order", campaign_order_name(s->order));
 	json_key(j, "steps");

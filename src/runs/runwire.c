@@ -14,11 +14,7 @@
 void runwire_argv(struct buf *out, char *const *argv, size_t argc) {
 	struct json j;
 	json_init(&j, out, false);
-	json_array_begin(&j);
-	for (size_t i = 0; i < argc; i++) {
-		json_string(&j, argv[i]);
-	}
-	json_array_end(&j);
+	json_strings(&j, argv, argc);
 }
 
 static void put_string(struct json *j, const char *key, const char *value) {

@@ -679,12 +679,7 @@ void testfig_write_json(const struct testfig_label *l, struct json *j) {
 	json_field_int(j, "runs", (int64_t)l->throttle_runs);
 	json_field_double(j, "board_share", l->board_share);
 	json_field_double(j, "loaded_share", l->loaded_share);
-	json_key(j, "loaded_domains");
-	json_array_begin(j);
-	for (size_t i = 0; i < l->n_loaded_domains; i++) {
-		json_string(j, l->loaded_domains[i]);
-	}
-	json_array_end(j);
+	json_field_strings(j, "loaded_domains", l->loaded_domains, l->n_loaded_domains);
 	json_object_end(j);
 	json_object_end(j);
 }
