@@ -166,6 +166,18 @@ void runsock_power_fold(struct run *run, int64_t interval_ms, double upto_s) {
 	}
 }
 
+void runsock_power_add(struct run *run, int64_t interval_ms, double t_s, double watts) {
+	if (run->n_power > 0 && !(t_s > run->power[run->n_power - 1].t_s)) {
+		// A sample of the loop taken late, then one taken on time, or a wall clock stepped
+		// back: paired with the next it would integrate a span folded already.
+		return;
+	}
+	if (run->n_power == POWER_CHUNK) {
+		runsock_power_fold(run, interval_ms, run->power[POWER_CHUNK - 1].t_s);
+	}
+	run->power[run->n_power++] = (struct counters_power_sample){.t_s = t_s, .power_w = watts};
+}
+
 /* One fast sample: stored (in the next batch) and added to every active run. */
 void runsock_fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 	if (!rs->sampler) {
@@ -245,13 +257,9 @@ void runsock_fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 			if (!run->power_key) {
 				run->power_key = xstrdup(power_key);
 			}
-			if (run->n_power == POWER_CHUNK) {
-				runsock_power_fold(run, rs->cfg->runs.interval_ms,
-						   run->power[POWER_CHUNK - 1].t_s);
-			}
 			// Wall time, like the run's bounds (ms since epoch, as seconds).
-			run->power[run->n_power++] = (struct counters_power_sample){
-				.t_s = (double)now_ms / 1000, .power_w = watts};
+			runsock_power_add(run, rs->cfg->runs.interval_ms, (double)now_ms / 1000,
+					  watts);
 		}
 	}
 	rs->next_sample_mono = mono_ms + rs->cfg->runs.interval_ms;

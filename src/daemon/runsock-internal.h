@@ -114,7 +114,7 @@ struct job {
 	enum job_kind kind;
 	struct runwire_start start; // strings owned
 	int64_t id;
-	struct runwire_stop stop;            // its metrics borrowed from the waiting thread
+	struct runwire_stop stop; // its metrics borrowed from the waiting thread
 	bool simulated; // from the loop's own thread (runsock_start/_stop): the demo's workload
 	const struct runmetric_set *metrics; // JOB_METRICS: borrowed from the waiting thread
 	// the answer
@@ -173,6 +173,12 @@ struct runsock {
 void runsock_fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms);
 void runsock_flush_batch(struct runsock *rs);
 void runsock_power_fold(struct run *run, int64_t interval_ms, double upto_s);
+/*
+ * Adds @run's power sample of wall time @t_s (seconds) and @watts (NAN: a failed read, which
+ * breaks the pair), folding a full chunk first. A sample not later than the last one is
+ * dropped: the span up to the last one is integrated already.
+ */
+void runsock_power_add(struct run *run, int64_t interval_ms, double t_s, double watts);
 
 /* runsock-figures.c */
 int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *end,

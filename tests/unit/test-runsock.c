@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "cycle.h"
+#include "runsock-internal.h"
 #include "runsock.h"
 #include "sampler.h"
 #include "store.h"
@@ -426,6 +427,26 @@ static void test_batch_shares_channels(void) {
 	env_close(&e);
 }
 
+/*
+ * A run's power is integrated a chunk at a time; a sample taken at a wall time before the last
+ * one (the loop's late sample after one taken on time, or a wall clock stepped back) is not
+ * integrated again: 5 W over 40 s of samples a second covers 40 s, 200 J, whatever the order
+ * the samples arrived in around a chunk's end.
+ */
+static void test_power_never_counted_twice(void) {
+	struct run run = {.start_ms = 1000000};
+	for (int t = 1000; t <= 1031; t++) { // a chunk's 32 samples
+		runsock_power_add(&run, 1000, t, 5);
+	}
+	runsock_power_add(&run, 1000, 1030.5, 5); // before the last: folded already
+	for (int t = 1032; t <= 1040; t++) {
+		runsock_power_add(&run, 1000, t, 5);
+	}
+	runsock_power_fold(&run, 1000, 1040);
+	is_near(run.power_covered_s, 40, 1e-9, "power: 40 s covered, a late sample counted once");
+	is_near(run.power_j, 200, 1e-9, "power: 200 J");
+}
+
 int main(int argc, char **argv) {
 	// glibc's per-thread cache holds freed chunks that mallinfo2() counts as in use, filling
 	// over thousands of samples: the memory checks measure with it off (set before start).
@@ -447,5 +468,6 @@ int main(int argc, char **argv) {
 	test_memory_bounded();
 	test_batch_shares_channels();
 	test_given_up_start_never_happens();
+	test_power_never_counted_twice();
 	return test_done();
 }
