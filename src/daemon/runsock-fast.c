@@ -117,8 +117,7 @@ static double power_now(struct runsock *rs, const struct channel *ch, const stru
 	return w;
 }
 
-/* Left point: the interval since the previous sample counts at the previous frequency. */
-static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_ms) {
+void runsock_freq_add(struct run *run, const char *key, int64_t hz, int64_t now_ms) {
 	struct freq *f = NULL;
 	for (size_t k = 0; k < run->n_freq && !f; k++) {
 		f = strcmp(run->freq[k].key, key) == 0 ? &run->freq[k] : NULL;
@@ -128,7 +127,12 @@ static void freq_add(struct run *run, const char *key, int64_t hz, int64_t now_m
 		f = &run->freq[run->n_freq++];
 		*f = (struct freq){.key = xstrdup(key)};
 	}
-	if (f->seen && now_ms > f->last_ms) {
+	if (f->seen && !(now_ms > f->last_ms)) {
+		// Taken before the last (as runsock_power_add()): the span from it to the next
+		// sample is counted already.
+		return;
+	}
+	if (f->seen) {
 		size_t at = 0;
 		while (at < f->n && f->hz[at] != f->last_hz) {
 			at++;
@@ -238,7 +242,7 @@ void runsock_fast_sample(struct runsock *rs, int64_t now_ms, int64_t mono_ms) {
 			} else if (ch[i].kind == CHANNEL_KIND_FREQUENCY &&
 				   (strcmp(ch[i].source, "cpufreq") == 0 ||
 				    strcmp(ch[i].source, "devfreq") == 0)) {
-				freq_add(run, ch[i].key, llround(rd[i].value), now_ms);
+				runsock_freq_add(run, ch[i].key, llround(rd[i].value), now_ms);
 			} else if (strcmp(ch[i].key, "meminfo/available") == 0) {
 				run->mem_avail_min =
 					isnan(run->mem_avail_min) ||

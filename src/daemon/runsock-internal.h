@@ -179,6 +179,12 @@ void runsock_power_fold(struct run *run, int64_t interval_ms, double upto_s);
  * dropped: the span up to the last one is integrated already.
  */
 void runsock_power_add(struct run *run, int64_t interval_ms, double t_s, double watts);
+/*
+ * A clock's sample at @now_ms (wall, ms) added to @run's time at each frequency (left point: the
+ * interval since the previous sample counts at the previous frequency). A sample not later than
+ * the last one is dropped: its span would be counted twice.
+ */
+void runsock_freq_add(struct run *run, const char *key, int64_t hz, int64_t now_ms);
 
 /* runsock-figures.c */
 int runsock_run_end(struct runsock *rs, struct run *run, struct store_run_end *end,

@@ -7,6 +7,7 @@
  * one copy of the channel list.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -447,6 +448,39 @@ static void test_power_never_counted_twice(void) {
 	is_near(run.power_j, 200, 1e-9, "power: 200 J");
 }
 
+/*
+ * A clock's time at each frequency, like the power: a sample taken before the last one is not
+ * counted again. 1.8 GHz sampled each second over 0-10 s, a late 0.4 GHz sample at 9.5 s, then
+ * 1.8 GHz over 11-20 s: 20 s, all at 1.8 GHz (20.5 s, 1.5 of them at 0.4 GHz, before).
+ */
+static void test_freq_never_counted_twice(void) {
+	struct run run = {.start_ms = 0};
+	const char *key = "cpufreq/policy6";
+	for (int64_t t = 0; t <= 10; t++) {
+		runsock_freq_add(&run, key, 1800000000, t * 1000);
+	}
+	runsock_freq_add(&run, key, 400000000, 9500); // before the last: counted already
+	for (int64_t t = 11; t <= 20; t++) {
+		runsock_freq_add(&run, key, 1800000000, t * 1000);
+	}
+	int64_t total = 0, at_top = 0;
+	for (size_t i = 0; run.n_freq == 1 && i < run.freq[0].n; i++) {
+		total += run.freq[0].ms[i];
+		at_top += run.freq[0].hz[i] == 1800000000 ? run.freq[0].ms[i] : 0;
+	}
+	printf("# %zu frequencies, %" PRId64 " ms in all, %" PRId64 " ms at 1.8 GHz\n",
+	       run.n_freq == 1 ? run.freq[0].n : 0, total, at_top);
+	ok(run.n_freq == 1, "freq: one clock");
+	ok(total == 20000, "freq: 20 s over 20 s of samples, a late sample counted once");
+	ok(at_top == 20000, "freq: all of it at 1.8 GHz");
+	for (size_t i = 0; i < run.n_freq; i++) {
+		free(run.freq[i].key);
+		free(run.freq[i].hz);
+		free(run.freq[i].ms);
+	}
+	free(run.freq);
+}
+
 int main(int argc, char **argv) {
 	// glibc's per-thread cache holds freed chunks that mallinfo2() counts as in use, filling
 	// over thousands of samples: the memory checks measure with it off (set before start).
@@ -469,5 +503,6 @@ int main(int argc, char **argv) {
 	test_batch_shares_channels();
 	test_given_up_start_never_happens();
 	test_power_never_counted_twice();
+	test_freq_never_counted_twice();
 	return test_done();
 }
