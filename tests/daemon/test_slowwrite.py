@@ -27,11 +27,19 @@ def run(tap):
         tap.ok(len(wait_cycles(db, 3, 40, d)) >= 3, "cycles are stored", d.log_text())
         tap.ok(wait_for(lambda: re.search(NOTICE, d.log_text()), 30),
                "a slow commit misses cycles, said", d.log_text())
-        found = re.findall(NOTICE, d.log_text())
-        stages = [(f[3], int(f[4]), int(f[2])) for f in found]
-        named = [s for s in stages if s[0] == "writing the cycle to the database"]
-        tap.ok(named, "the notice names the cycle's write as the longest stage %s" % stages,
+
+        def stages():
+            found = re.findall(NOTICE, d.log_text())
+            return [(f[3], int(f[4]), int(f[2])) for f in found]
+
+        def named():
+            return [s for s in stages() if s[0] == "writing the cycle to the database"]
+        # A loaded machine may also starve the process for a second: that miss is said too,
+        # with a short step ("the loop woke too late"), before or after the write's own.
+        tap.ok(wait_for(named, 30),
+               "a notice names the cycle's write as the longest stage %s" % stages(),
                d.log_text())
+        named = named()
         tap.ok(named and all(1400 <= ms <= step for _, ms, step in named),
                "with how long it took (%s ms), within its step" %
                [ms for _, ms, _ in named])
